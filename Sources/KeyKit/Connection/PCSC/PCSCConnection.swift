@@ -1,0 +1,128 @@
+import CPCSCLite
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PC/SC connection to the card in one reader.
+///
+/// `@unchecked Sendable`: the handles are immutable after `connect`, the only mutable field (`isOpen`)
+/// is read and written on `queue`, and every pcsc-lite call on the card handle runs on that serial queue.
+public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
+    public let name: String
+    public let atr: [UInt8]
+    public let activeProtocol: DWORD
+    private let context: PCSCContext
+    private let card: SCARDHANDLE
+    private let queue: DispatchQueue
+    private var isOpen = true
+
+    /// How long to keep retrying when another program holds the card exclusively.
+    public static let sharingRetryWindow: Double = 2.0
+
+    private init(name: String, context: PCSCContext, card: SCARDHANDLE, protocol p: DWORD, atr: [UInt8]) {
+        self.name = name
+        self.context = context
+        self.card = card
+        self.activeProtocol = p
+        self.atr = atr
+        self.queue = DispatchQueue(label: "ykterm.pcsc.\(name)")
+    }
+
+    /// Connects in shared mode. When another program holds the card exclusively (gpg's scdaemon does),
+    /// retries for a short while and then explains.
+    public static func connect(reader: String, context: PCSCContext? = nil) async throws -> PCSCConnection {
+        let ctx = try context ?? PCSCContext()
+        return try await withCheckedThrowingContinuation { cont in
+            DispatchQueue.global().async {
+                cont.resume(with: Result { try connectBlocking(reader: reader, context: ctx) })
+            }
+        }
+    }
+
+    static func connectBlocking(reader: String, context ctx: PCSCContext) throws -> PCSCConnection {
+        var handle = SCARDHANDLE()
+        var proto = DWORD(0)
+        let deadline = monotonicSeconds() + sharingRetryWindow
+        var delay: UInt32 = 50_000
+        while true {
+            let rv = SCardConnect(ctx.handle, reader, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1,
+                                  &handle, &proto)
+            if UInt32(truncatingIfNeeded: rv) == PCSCStatus.sharingViolation, monotonicSeconds() < deadline {
+                usleep(delay)
+                delay = min(delay * 2, 400_000)
+                continue
+            }
+            try PCSC.check(rv, "SCardConnect", reader: reader)
+            break
+        }
+        var atrBuffer = [UInt8](repeating: 0, count: 36)
+        var atrLength = DWORD(atrBuffer.count)
+        var state = DWORD(0)
+        var p = DWORD(0)
+        var nameLength = DWORD(0)
+        let rv = SCardStatus(handle, nil, &nameLength, &state, &p, &atrBuffer, &atrLength)
+        if let e = PCSC.error(rv, "SCardStatus", reader: reader) {
+            SCardDisconnect(handle, PCSC.leaveCard)
+            throw e
+        }
+        return PCSCConnection(name: reader, context: ctx, card: handle, protocol: proto,
+                              atr: Array(atrBuffer.prefix(Int(atrLength))))
+    }
+
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { cont in
+            queue.async { cont.resume(with: Result { try work() }) }
+        }
+    }
+
+    public func transmit(_ command: [UInt8]) async throws -> [UInt8] {
+        try await onQueue { try self.transmitBlocking(command) }
+    }
+
+    private func transmitBlocking(_ command: [UInt8]) throws -> [UInt8] {
+        guard isOpen else { throw SmartCardError.closed }
+        var pci = SCARD_IO_REQUEST(dwProtocol: activeProtocol,
+                                   cbPciLength: DWORD(MemoryLayout<SCARD_IO_REQUEST>.size))
+        var receive = [UInt8](repeating: 0, count: 65_548)
+        var receiveLength = DWORD(receive.count)
+        let rv = SCardTransmit(card, &pci, command, DWORD(command.count), nil, &receive, &receiveLength)
+        try PCSC.check(rv, "SCardTransmit", reader: name)
+        // A card that vanishes mid-command can leave the driver reporting success with no bytes.
+        guard receiveLength >= 2 else { throw SmartCardError.cardRemoved }
+        return Array(receive.prefix(Int(receiveLength)))
+    }
+
+    public func withTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await onQueue {
+            guard self.isOpen else { throw SmartCardError.closed }
+            try PCSC.check(SCardBeginTransaction(self.card), "SCardBeginTransaction", reader: self.name)
+        }
+        do {
+            let result = try await body()
+            try? await onQueue { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
+            return result
+        } catch {
+            try? await onQueue { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
+            throw error
+        }
+    }
+
+    public func close() async {
+        try? await onQueue {
+            guard self.isOpen else { return }
+            self.isOpen = false
+            SCardDisconnect(self.card, PCSC.leaveCard)
+        }
+    }
+
+    deinit {
+        if isOpen { SCardDisconnect(card, PCSC.leaveCard) }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}

@@ -1,0 +1,121 @@
+/// A connection to a smart card (a key in a CCID or NFC reader, or the virtual key).
+///
+/// Implementations send one raw command and return the raw answer (data and SW1 SW2); APDU chaining,
+/// response chaining and application selection live in `SmartCardProtocol` above.
+public protocol SmartCardConnection: AnyObject, Sendable {
+    /// The card's answer to reset.
+    var atr: [UInt8] { get }
+    /// A name for the connection (the reader name).
+    var name: String { get }
+    /// Sends one command APDU, returns the response APDU.
+    func transmit(_ command: [UInt8]) async throws -> [UInt8]
+    /// Runs `body` while holding the card exclusively against other PC/SC clients.
+    func withTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
+    /// Closes the connection; later transmits fail with `SmartCardError.closed`.
+    func close() async
+}
+
+extension SmartCardConnection {
+    public func withTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await body()
+    }
+}
+
+/// One command and its answer, as seen on the wire (for the APDU console and traces).
+public struct APDUExchange: Sendable, Equatable {
+    public var command: [UInt8]
+    public var response: [UInt8]
+
+    public init(command: [UInt8], response: [UInt8]) {
+        self.command = command
+        self.response = response
+    }
+}
+
+/// The transport above a `SmartCardConnection`: command chaining, automatic GET RESPONSE on 61xx
+/// (or another instruction, such as OATH's SEND REMAINING 0xA5), re-send with the right Le on 6Cxx,
+/// and SELECT.
+public struct SmartCardProtocol: Sendable {
+    public let connection: any SmartCardConnection
+    /// The instruction that fetches the rest of a response announced by 61xx.
+    public var remainingInstruction: UInt8
+    /// Send long commands as one extended APDU instead of a chain of short ones.
+    public var useExtendedAPDUs: Bool
+    /// Called for every raw exchange, in order.
+    public var observer: (@Sendable (APDUExchange) -> Void)?
+
+    /// Guard against a device that answers 61xx forever.
+    public static let maxResponseParts = 4096
+
+    public static let getResponse: UInt8 = 0xC0
+
+    public init(connection: any SmartCardConnection, remainingInstruction: UInt8 = SmartCardProtocol.getResponse,
+                useExtendedAPDUs: Bool = false, observer: (@Sendable (APDUExchange) -> Void)? = nil) {
+        self.connection = connection
+        self.remainingInstruction = remainingInstruction
+        self.useExtendedAPDUs = useExtendedAPDUs
+        self.observer = observer
+    }
+
+    private func exchange(_ bytes: [UInt8]) async throws -> Response {
+        let raw = try await connection.transmit(bytes)
+        observer?(APDUExchange(command: bytes, response: raw))
+        return try Response(raw: raw)
+    }
+
+    /// Sends a command and gathers its whole answer. A non-9000 final status is returned, not thrown.
+    public func send(_ apdu: APDU) async throws -> Response {
+        let parts: [APDU]
+        if useExtendedAPDUs || !apdu.needsExtended {
+            parts = [apdu]
+        } else {
+            parts = apdu.chained()
+        }
+        var last = parts[parts.count - 1]
+        for part in parts.dropLast() {
+            let r = try await exchange(try part.encoded(.short))
+            guard r.status.isSuccess else { return r }
+        }
+        let encoding: APDU.Encoding = useExtendedAPDUs ? .automatic : (last.needsExtended ? .extended : .short)
+        var response = try await exchange(try last.encoded(encoding))
+        if response.status.isWrongLe {
+            last.le = response.status.sw2 == 0 ? 256 : Int(response.status.sw2)
+            response = try await exchange(try last.encoded(encoding))
+        }
+        var data = response.data
+        var count = 0
+        while response.status.isMoreDataAvailable {
+            count += 1
+            guard count < SmartCardProtocol.maxResponseParts else {
+                throw SmartCardError.malformedResponse("the answer never ends (more than \(count) parts)")
+            }
+            let more: APDU
+            if remainingInstruction == SmartCardProtocol.getResponse {
+                let n = response.status.sw2 == 0 ? 256 : Int(response.status.sw2)
+                more = APDU(cla: 0x00, ins: remainingInstruction, le: n)
+            } else {
+                more = APDU(cla: 0x00, ins: remainingInstruction)
+            }
+            response = try await exchange(try more.encoded(.short))
+            data += response.data
+        }
+        return Response(data: data, status: response.status)
+    }
+
+    /// Sends a command and returns its data; a non-9000 status is thrown as `SmartCardError.status`.
+    public func sendChecked(_ apdu: APDU) async throws -> [UInt8] {
+        try await send(apdu).checked()
+    }
+
+    /// SELECT an application by AID. A "not found" answer becomes `applicationNotAvailable(name)`.
+    public func select(_ aid: [UInt8], name: String) async throws -> [UInt8] {
+        let r = try await send(.select(aid: aid))
+        switch r.status.rawValue {
+        case 0x9000: return r.data
+        case 0x6A82, 0x6A81, 0x6D00, 0x6E00, 0x6999, 0x6A86, 0x6985:
+            throw SmartCardError.applicationNotAvailable(name)
+        default:
+            throw SmartCardError.status(r.status)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+/// Choosing a key: by reader name (case-insensitive substring) and/or serial number.
+public struct KeySelector: Sendable, Equatable {
+    public var reader: String?
+    public var serial: UInt32?
+
+    public init(reader: String? = nil, serial: UInt32? = nil) {
+        self.reader = reader?.isEmpty == true ? nil : reader
+        self.serial = serial
+    }
+
+    public func matches(readerName: String) -> Bool {
+        guard let reader else { return true }
+        return readerName.lowercased().contains(reader.lowercased())
+    }
+}
+
+public enum KeyFinderError: Error, Equatable, CustomStringConvertible {
+    case noKey(KeySelector)
+    case ambiguous([String])
+
+    public var description: String {
+        switch self {
+        case .noKey(let s):
+            var what = "no key found"
+            if let r = s.reader { what += " in a reader matching \"\(r)\"" }
+            if let n = s.serial { what += " with serial \(n)" }
+            return what + ": insert a key, or see `ykterm list` and `ykterm doctor`"
+        case .ambiguous(let labels):
+            return "several keys match; choose one with --reader or --device:\n"
+                + labels.map { "  " + $0 }.joined(separator: "\n")
+        }
+    }
+}
+
+/// Finds keys on PC/SC.
+public enum KeyFinder {
+    /// Readers holding a card that match the reader part of `selector`.
+    public static func candidateReaders(_ selector: KeySelector, context: PCSCContext) throws -> [ReaderStatus] {
+        try context.status().filter { $0.cardPresent && !$0.mute && selector.matches(readerName: $0.name) }
+    }
+
+    /// Every matching key with its information. Keys that fail to answer are skipped (their error is
+    /// returned in `failures`).
+    public static func inspectAll(_ selector: KeySelector) async throws
+        -> (keys: [KeyInfo], failures: [(reader: String, error: Error)]) {
+        let context = try PCSCContext()
+        var keys = [KeyInfo]()
+        var failures = [(reader: String, error: Error)]()
+        for reader in try candidateReaders(selector, context: context) {
+            do {
+                let connection = try await PCSCConnection.connect(reader: reader.name, context: context)
+                let info: KeyInfo
+                do {
+                    info = try await connection.withTransaction { try await KeyProbe.inspect(connection: connection) }
+                    await connection.close()
+                } catch {
+                    await connection.close()
+                    throw error
+                }
+                if let serial = selector.serial, info.device.serial != serial { continue }
+                keys.append(info)
+            } catch {
+                failures.append((reader.name, error))
+            }
+        }
+        return (keys, failures)
+    }
+
+    /// Opens a connection to the single key `selector` designates.
+    public static func connect(_ selector: KeySelector) async throws -> (PCSCConnection, KeyInfo?) {
+        let context = try PCSCContext()
+        let readers = try candidateReaders(selector, context: context)
+        if selector.serial == nil {
+            guard !readers.isEmpty else { throw KeyFinderError.noKey(selector) }
+            guard readers.count == 1 else { throw KeyFinderError.ambiguous(readers.map(\.name)) }
+            let connection = try await PCSCConnection.connect(reader: readers[0].name, context: context)
+            return (connection, nil)
+        }
+        var matches = [(PCSCConnection, KeyInfo)]()
+        for reader in readers {
+            guard let connection = try? await PCSCConnection.connect(reader: reader.name, context: context),
+                  let info = try? await KeyProbe.inspect(connection: connection) else { continue }
+            if info.device.serial == selector.serial {
+                matches.append((connection, info))
+            } else {
+                await connection.close()
+            }
+        }
+        guard !matches.isEmpty else { throw KeyFinderError.noKey(selector) }
+        guard matches.count == 1 else {
+            for m in matches { await m.0.close() }
+            throw KeyFinderError.ambiguous(matches.map { $0.1.label })
+        }
+        return (matches[0].0, matches[0].1)
+    }
+}

@@ -1,0 +1,193 @@
+import CPCSCLite
+import Foundation
+
+/// Where a key is reached.
+public enum KeyTransport: Sendable, Hashable, Codable {
+    /// A key in a PC/SC reader (USB CCID, or an NFC reader).
+    case pcsc(reader: String)
+    /// A FIDO HID device (hidraw path).
+    case hid(path: String)
+    /// The in-process virtual key.
+    case virtual
+}
+
+/// A key seen by the monitor, before any session has been opened on it.
+public struct KeyDescriptor: Sendable, Hashable, Identifiable {
+    /// Stable for as long as the key stays: "pcsc:<reader>", "hid:<path>" or "virtual".
+    public var id: String
+    public var transport: KeyTransport
+    /// Reader or product name.
+    public var name: String
+    /// ATR for PC/SC keys.
+    public var atr: [UInt8]
+
+    public init(transport: KeyTransport, name: String, atr: [UInt8] = []) {
+        self.transport = transport
+        self.name = name
+        self.atr = atr
+        switch transport {
+        case .pcsc(let reader): id = "pcsc:" + reader
+        case .hid(let path): id = "hid:" + path
+        case .virtual: id = "virtual"
+        }
+    }
+}
+
+/// What the monitor reports.
+public enum KeyEvent: Sendable, Equatable {
+    case readerAdded(String)
+    case readerRemoved(String)
+    case keyArrived(KeyDescriptor)
+    case keyLeft(id: String)
+    /// pcscd went away; the monitor waits for it to come back.
+    case serviceUnavailable
+    /// pcscd is reachable (again).
+    case serviceAvailable
+}
+
+/// Watches PC/SC readers and cards. It blocks in `SCardGetStatusChange` on the readers and the PnP
+/// notification pseudo-reader, so nothing runs while nothing changes; cancelling the stream wakes it with
+/// `SCardCancel`. Only while pcscd is unreachable does it retry, once every `serviceRetryInterval`.
+public final class KeyMonitor: Sendable {
+    public let serviceRetryInterval: Double
+    private let state = LockedState()
+
+    public init(serviceRetryInterval: Double = 2.0) {
+        self.serviceRetryInterval = serviceRetryInterval
+    }
+
+    /// A stream of events, starting with the keys present now. Ends when the consumer stops iterating.
+    public func events() -> AsyncStream<KeyEvent> {
+        let (stream, continuation) = AsyncStream<KeyEvent>.makeStream(bufferingPolicy: .unbounded)
+        let token = state.newToken()
+        let thread = Thread { [state, serviceRetryInterval] in
+            KeyMonitor.run(token: token, state: state, retry: serviceRetryInterval) { continuation.yield($0) }
+            continuation.finish()
+        }
+        thread.name = "ykterm.keymonitor"
+        continuation.onTermination = { [state] _ in state.cancel(token) }
+        thread.start()
+        return stream
+    }
+
+    private static func run(token: Int, state: LockedState, retry: Double, emit: (KeyEvent) -> Void) {
+        var known = [String: (present: Bool, atr: [UInt8])]()
+        var serviceUp: Bool?
+        while !state.isCancelled(token) {
+            guard let context = try? PCSCContext() else {
+                if serviceUp != false { emit(.serviceUnavailable) }
+                serviceUp = false
+                for (reader, s) in known {
+                    if s.present { emit(.keyLeft(id: KeyDescriptor(transport: .pcsc(reader: reader), name: reader).id)) }
+                    emit(.readerRemoved(reader))
+                }
+                known.removeAll()
+                state.sleep(token, seconds: retry)
+                continue
+            }
+            if serviceUp != true { emit(.serviceAvailable) }
+            serviceUp = true
+            state.setContext(token, context)
+            defer { state.setContext(token, nil) }
+            do {
+                while !state.isCancelled(token) {
+                    let names = try context.readers()
+                    // Readers that left.
+                    for gone in known.keys.filter({ !names.contains($0) }).sorted() {
+                        if known[gone]!.present {
+                            emit(.keyLeft(id: KeyDescriptor(transport: .pcsc(reader: gone), name: gone).id))
+                        }
+                        emit(.readerRemoved(gone))
+                        known[gone] = nil
+                    }
+                    for added in names where known[added] == nil {
+                        emit(.readerAdded(added))
+                        known[added] = (false, [])
+                    }
+                    // Current state of every reader, then wait for any change (or a reader appearing).
+                    var states = ReaderStateArray(names: names)
+                    _ = try context.waitForChange(&states, timeout: 0)
+                    report(states.statuses(), known: &known, emit: emit)
+                    var watch = ReaderStateArray(names: names + [PCSC.pnpReader],
+                                                 current: states.event.map { $0 & ~PCSCState.changed }
+                                                     + [DWORD(names.count) << 16])
+                    if state.isCancelled(token) { break }
+                    _ = try context.waitForChange(&watch, timeout: PCSC.infinite)
+                }
+            } catch SmartCardError.cancelled {
+                break
+            } catch SmartCardError.serviceUnavailable {
+                continue
+            } catch {
+                // A reader vanished between listing and waiting, or a transient error: list again.
+                state.sleep(token, seconds: 0.05)
+            }
+        }
+    }
+
+    private static func report(_ statuses: [ReaderStatus], known: inout [String: (present: Bool, atr: [UInt8])],
+                               emit: (KeyEvent) -> Void) {
+        for s in statuses {
+            let before = known[s.name] ?? (false, [])
+            let present = s.cardPresent && !s.mute
+            if present && (!before.present || before.atr != s.atr) {
+                if before.present {
+                    emit(.keyLeft(id: KeyDescriptor(transport: .pcsc(reader: s.name), name: s.name).id))
+                }
+                emit(.keyArrived(KeyDescriptor(transport: .pcsc(reader: s.name), name: s.name, atr: s.atr)))
+            } else if !present && before.present {
+                emit(.keyLeft(id: KeyDescriptor(transport: .pcsc(reader: s.name), name: s.name).id))
+            }
+            known[s.name] = (present, present ? s.atr : [])
+        }
+    }
+}
+
+/// Cancellation state shared between monitor threads and stream terminations.
+final class LockedState: Sendable {
+    private struct Entry {
+        var cancelled = false
+        var context: PCSCContext?
+    }
+
+    private let lock = NSCondition()
+    // Guarded by `lock`.
+    private nonisolated(unsafe) var entries = [Int: Entry]()
+    private nonisolated(unsafe) var next = 0
+
+    func newToken() -> Int {
+        lock.lock(); defer { lock.unlock() }
+        next += 1
+        entries[next] = Entry()
+        return next
+    }
+
+    func isCancelled(_ token: Int) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        return entries[token]?.cancelled ?? true
+    }
+
+    func setContext(_ token: Int, _ context: PCSCContext?) {
+        lock.lock(); defer { lock.unlock() }
+        entries[token]?.context = context
+        if let context, entries[token]?.cancelled == true { context.cancel() }
+    }
+
+    func cancel(_ token: Int) {
+        lock.lock()
+        entries[token]?.cancelled = true
+        let ctx = entries[token]?.context
+        lock.broadcast()
+        lock.unlock()
+        ctx?.cancel()
+    }
+
+    /// Sleeps up to `seconds`, waking early when cancelled.
+    func sleep(_ token: Int, seconds: Double) {
+        lock.lock(); defer { lock.unlock() }
+        let until = Date(timeIntervalSinceNow: seconds)
+        while entries[token]?.cancelled == false {
+            if !lock.wait(until: until) { break }
+        }
+    }
+}

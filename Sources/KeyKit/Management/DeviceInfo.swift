@@ -1,0 +1,212 @@
+/// Applications a key can carry, as the Management application's capability bits.
+public struct Capabilities: OptionSet, Hashable, Sendable, Codable {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    public static let otp = Capabilities(rawValue: 0x0001)
+    public static let u2f = Capabilities(rawValue: 0x0002)
+    public static let openpgp = Capabilities(rawValue: 0x0008)
+    public static let piv = Capabilities(rawValue: 0x0010)
+    public static let oath = Capabilities(rawValue: 0x0020)
+    public static let hsmauth = Capabilities(rawValue: 0x0100)
+    public static let fido2 = Capabilities(rawValue: 0x0200)
+
+    /// In the order ykman shows them, with the names used in JSON and on screen.
+    public static let named: [(Capabilities, String)] = [
+        (.otp, "OTP"), (.u2f, "U2F"), (.fido2, "FIDO2"), (.oath, "OATH"),
+        (.piv, "PIV"), (.openpgp, "OpenPGP"), (.hsmauth, "HSMAUTH"),
+    ]
+
+    public var names: [String] { Capabilities.named.filter { contains($0.0) }.map(\.1) }
+}
+
+/// The key's physical shape (READ CONFIG tag 0x04, low nibble).
+public enum FormFactor: UInt8, Sendable, Codable, CustomStringConvertible {
+    case unknown = 0
+    case usbAKeychain = 1
+    case usbANano = 2
+    case usbCKeychain = 3
+    case usbCNano = 4
+    case usbCLightning = 5
+    case usbABio = 6
+    case usbCBio = 7
+
+    public var description: String {
+        switch self {
+        case .unknown: return "Unknown"
+        case .usbAKeychain: return "Keychain (USB-A)"
+        case .usbANano: return "Nano (USB-A)"
+        case .usbCKeychain: return "Keychain (USB-C)"
+        case .usbCNano: return "Nano (USB-C)"
+        case .usbCLightning: return "Keychain (USB-C, Lightning)"
+        case .usbABio: return "Bio (USB-A)"
+        case .usbCBio: return "Bio (USB-C)"
+        }
+    }
+
+    /// Short identifier for JSON.
+    public var identifier: String {
+        switch self {
+        case .unknown: return "unknown"
+        case .usbAKeychain: return "usb-a-keychain"
+        case .usbANano: return "usb-a-nano"
+        case .usbCKeychain: return "usb-c-keychain"
+        case .usbCNano: return "usb-c-nano"
+        case .usbCLightning: return "usb-c-lightning"
+        case .usbABio: return "usb-a-bio"
+        case .usbCBio: return "usb-c-bio"
+        }
+    }
+}
+
+/// What the Management application (or, without it, probing) tells about a key.
+public struct DeviceInfo: Sendable, Hashable {
+    public var serial: UInt32?
+    public var version: Version
+    public var formFactor: FormFactor
+    public var isFIPS: Bool
+    public var isSky: Bool
+    public var supportedUSB: Capabilities
+    public var enabledUSB: Capabilities
+    /// nil when the key has no NFC.
+    public var supportedNFC: Capabilities?
+    public var enabledNFC: Capabilities?
+    public var isConfigLocked: Bool
+    public var partNumber: String?
+    public var autoEjectTimeout: Int?
+    public var challengeResponseTimeout: Int?
+    public var deviceFlags: UInt8
+    /// True when the information came from the Management application; false when probed.
+    public var fromManagement: Bool
+
+    public init(serial: UInt32? = nil, version: Version, formFactor: FormFactor = .unknown, isFIPS: Bool = false,
+                isSky: Bool = false, supportedUSB: Capabilities = [], enabledUSB: Capabilities = [],
+                supportedNFC: Capabilities? = nil, enabledNFC: Capabilities? = nil, isConfigLocked: Bool = false,
+                partNumber: String? = nil, autoEjectTimeout: Int? = nil, challengeResponseTimeout: Int? = nil,
+                deviceFlags: UInt8 = 0, fromManagement: Bool = true) {
+        self.serial = serial
+        self.version = version
+        self.formFactor = formFactor
+        self.isFIPS = isFIPS
+        self.isSky = isSky
+        self.supportedUSB = supportedUSB
+        self.enabledUSB = enabledUSB
+        self.supportedNFC = supportedNFC
+        self.enabledNFC = enabledNFC
+        self.isConfigLocked = isConfigLocked
+        self.partNumber = partNumber
+        self.autoEjectTimeout = autoEjectTimeout
+        self.challengeResponseTimeout = challengeResponseTimeout
+        self.deviceFlags = deviceFlags
+        self.fromManagement = fromManagement
+    }
+
+    /// Applications enabled on the transport the key is reached over (NFC-style readers use the NFC set).
+    public func enabled(overNFC: Bool) -> Capabilities {
+        overNFC ? (enabledNFC ?? enabledUSB) : enabledUSB
+    }
+
+    /// A product name in the way Yubico names its keys.
+    public var productName: String {
+        if !fromManagement { return version.major > 0 ? "YubiKey-compatible key" : "Security key" }
+        if isSky { return "Security Key" + (supportedNFC != nil ? " NFC" : "") }
+        let base: String
+        switch version.major {
+        case 5: base = "YubiKey 5"
+        case 4: base = "YubiKey 4"
+        case 3: base = "YubiKey NEO"
+        default: base = "YubiKey"
+        }
+        var name = base
+        switch formFactor {
+        case .usbCKeychain: name += "C"
+        case .usbANano: name += " Nano"
+        case .usbCNano: name += "C Nano"
+        case .usbCLightning: name += "Ci"
+        case .usbABio, .usbCBio: name = "YubiKey Bio"
+        default: break
+        }
+        if supportedNFC != nil, !supportedNFC!.isEmpty { name += " NFC" }
+        if isFIPS { name += " FIPS" }
+        return name
+    }
+}
+
+/// READ CONFIG tags.
+public enum ManagementTag {
+    public static let usbSupported: UInt32 = 0x01
+    public static let serial: UInt32 = 0x02
+    public static let usbEnabled: UInt32 = 0x03
+    public static let formFactor: UInt32 = 0x04
+    public static let version: UInt32 = 0x05
+    public static let autoEjectTimeout: UInt32 = 0x06
+    public static let challengeResponseTimeout: UInt32 = 0x07
+    public static let deviceFlags: UInt32 = 0x08
+    public static let configLock: UInt32 = 0x0A
+    public static let nfcSupported: UInt32 = 0x0D
+    public static let nfcEnabled: UInt32 = 0x0E
+    public static let moreData: UInt32 = 0x10
+    public static let partNumber: UInt32 = 0x13
+}
+
+extension DeviceInfo {
+    /// Parses the TLVs of all READ CONFIG pages. `defaultVersion` comes from SELECT.
+    public init(tlvs: [UInt32: [UInt8]], defaultVersion: Version) throws(SmartCardError) {
+        func int(_ tag: UInt32) -> Int? {
+            guard let v = tlvs[tag], !v.isEmpty, v.count <= 8 else { return nil }
+            return Int(BigEndian.integer(v))
+        }
+        guard let usbSupported = int(ManagementTag.usbSupported) else {
+            throw .malformedResponse("device information without supported USB applications")
+        }
+        let ff = UInt8(int(ManagementTag.formFactor) ?? 0)
+        var version = defaultVersion
+        if let v = tlvs[ManagementTag.version] {
+            guard v.count == 3, let parsed = Version(bytes: v) else {
+                throw .malformedResponse("firmware version field of \(v.count) bytes")
+            }
+            version = parsed
+        }
+        let serial = int(ManagementTag.serial).flatMap { $0 == 0 ? nil : UInt32(truncatingIfNeeded: $0) }
+        var nfcSupported: Capabilities?
+        var nfcEnabled: Capabilities?
+        if let n = int(ManagementTag.nfcSupported) {
+            nfcSupported = Capabilities(rawValue: UInt16(truncatingIfNeeded: n))
+            nfcEnabled = Capabilities(rawValue: UInt16(truncatingIfNeeded: int(ManagementTag.nfcEnabled) ?? 0))
+        }
+        let usbEnabled = int(ManagementTag.usbEnabled) ?? usbSupported
+        self.init(serial: serial, version: version, formFactor: FormFactor(rawValue: ff & 0x0F) ?? .unknown,
+                  isFIPS: ff & 0x80 != 0, isSky: ff & 0x40 != 0,
+                  supportedUSB: Capabilities(rawValue: UInt16(truncatingIfNeeded: usbSupported)),
+                  enabledUSB: Capabilities(rawValue: UInt16(truncatingIfNeeded: usbEnabled)),
+                  supportedNFC: nfcSupported, enabledNFC: nfcEnabled,
+                  isConfigLocked: (int(ManagementTag.configLock) ?? 0) == 1,
+                  partNumber: tlvs[ManagementTag.partNumber].map { String(decoding: $0, as: UTF8.self) },
+                  autoEjectTimeout: int(ManagementTag.autoEjectTimeout),
+                  challengeResponseTimeout: int(ManagementTag.challengeResponseTimeout),
+                  deviceFlags: UInt8(truncatingIfNeeded: int(ManagementTag.deviceFlags) ?? 0),
+                  fromManagement: true)
+    }
+
+    /// The TLVs a key would answer READ CONFIG with (the virtual key uses this), without paging.
+    public func configTLVs() -> [TLV] {
+        var out = [TLV]()
+        out.append(TLV(ManagementTag.usbSupported, BigEndian.bytes(UInt64(supportedUSB.rawValue), count: 2)))
+        if let serial { out.append(TLV(ManagementTag.serial, BigEndian.bytes(UInt64(serial), count: 4))) }
+        out.append(TLV(ManagementTag.usbEnabled, BigEndian.bytes(UInt64(enabledUSB.rawValue), count: 2)))
+        out.append(TLV(ManagementTag.formFactor,
+                       [formFactor.rawValue | (isFIPS ? 0x80 : 0) | (isSky ? 0x40 : 0)]))
+        out.append(TLV(ManagementTag.version, version.bytes))
+        out.append(TLV(ManagementTag.autoEjectTimeout, BigEndian.bytes(UInt64(autoEjectTimeout ?? 0), count: 2)))
+        out.append(TLV(ManagementTag.challengeResponseTimeout, [UInt8(challengeResponseTimeout ?? 15)]))
+        out.append(TLV(ManagementTag.deviceFlags, [deviceFlags]))
+        out.append(TLV(ManagementTag.configLock, [isConfigLocked ? 1 : 0]))
+        if let supportedNFC {
+            out.append(TLV(ManagementTag.nfcSupported, BigEndian.bytes(UInt64(supportedNFC.rawValue), count: 2)))
+            out.append(TLV(ManagementTag.nfcEnabled,
+                           BigEndian.bytes(UInt64((enabledNFC ?? []).rawValue), count: 2)))
+        }
+        if let partNumber { out.append(TLV(ManagementTag.partNumber, Array(partNumber.utf8))) }
+        return out
+    }
+}

@@ -1,0 +1,91 @@
+/// Everything learned about a key on one connection.
+public struct KeyInfo: Sendable, Hashable {
+    public var reader: String
+    public var atr: [UInt8]
+    public var device: DeviceInfo
+    /// Applications that answer (from Management, or probed by SELECT).
+    public var applications: [String]
+    /// True when the ATR says the key is on an NFC reader.
+    public var overNFC: Bool
+
+    /// `reader`, with the serial when known: how a key is named in lists and errors.
+    public var label: String {
+        device.serial.map { "\(reader) (serial \($0))" } ?? reader
+    }
+}
+
+/// Reads device information, falling back to probing applications on keys without Management
+/// (older YubiKeys, and other vendors' keys that speak the same protocols).
+public enum KeyProbe {
+    /// ISO 7816-3: an ATR whose T0 byte has high nibble F is a USB CCID key; other ATRs are taken as
+    /// keys on an NFC reader (the same rule yubikey-manager uses).
+    public static func isNFC(atr: [UInt8]) -> Bool {
+        guard atr.count > 1 else { return false }
+        return atr[1] & 0xF0 != 0xF0
+    }
+
+    public static func inspect(connection: any SmartCardConnection) async throws -> KeyInfo {
+        let nfc = isNFC(atr: connection.atr)
+        if let management = try? await ManagementSession.make(connection: connection),
+           let info = try? await management.deviceInfo() {
+            return KeyInfo(reader: connection.name, atr: connection.atr, device: info,
+                           applications: info.enabled(overNFC: nfc).names, overNFC: nfc)
+        }
+        return try await probe(connection: connection, overNFC: nfc)
+    }
+
+    /// The version from the OTP or OATH SELECT, the serial from the OTP application where readable, and
+    /// the applications that answer SELECT.
+    static func probe(connection: any SmartCardConnection, overNFC: Bool) async throws -> KeyInfo {
+        let proto = SmartCardProtocol(connection: connection)
+        var version: Version?
+        var serial: UInt32?
+        var caps: Capabilities = []
+        var apps = [String]()
+        var firstError: Error?
+
+        func trySelect(_ aid: [UInt8], _ name: String) async -> [UInt8]? {
+            do {
+                return try await proto.select(aid, name: name)
+            } catch let e as SmartCardError where e.isKeyGone || e == .serviceUnavailable {
+                firstError = firstError ?? e
+                return nil
+            } catch {
+                return nil
+            }
+        }
+
+        if let otp = await trySelect(AID.otp, "OTP") {
+            caps.insert(.otp)
+            apps.append("OTP")
+            version = Version(bytes: otp)
+            if let r = try? await proto.send(APDU(ins: 0x01, p1: 0x10)), r.status.isSuccess, r.data.count == 4 {
+                serial = UInt32(BigEndian.integer(r.data))
+                if serial == 0 { serial = nil }
+            }
+        }
+        if let fido = await trySelect(AID.fido, "FIDO") {
+            let text = String(decoding: fido, as: UTF8.self)
+            if text.contains("FIDO_2") { caps.insert(.fido2); apps.append("FIDO2") }
+            caps.insert(.u2f)
+            apps.append("U2F")
+        }
+        if let oath = await trySelect(AID.oath, "OATH") {
+            caps.insert(.oath)
+            apps.append("OATH")
+            if version == nil, let tlvs = try? TLV.parseAll(oath, mode: .simple),
+               let v = tlvs.value(for: 0x79) {
+                version = Version(bytes: v)
+            }
+        }
+        if await trySelect(AID.piv, "PIV") != nil { caps.insert(.piv); apps.append("PIV") }
+        if await trySelect(AID.openpgp, "OpenPGP") != nil { caps.insert(.openpgp); apps.append("OpenPGP") }
+        if await trySelect(AID.hsmauth, "HSMAUTH") != nil { caps.insert(.hsmauth); apps.append("HSMAUTH") }
+        if let firstError, apps.isEmpty { throw firstError }
+        let info = DeviceInfo(serial: serial, version: version ?? Version(0, 0, 0), supportedUSB: caps,
+                              enabledUSB: caps, supportedNFC: overNFC ? caps : nil, enabledNFC: overNFC ? caps : nil,
+                              fromManagement: false)
+        return KeyInfo(reader: connection.name, atr: connection.atr, device: info, applications: apps,
+                       overNFC: overNFC)
+    }
+}

@@ -1,0 +1,61 @@
+/// The Management application: firmware version and device information.
+public actor ManagementSession {
+    enum Ins {
+        static let readConfig: UInt8 = 0x1D
+    }
+
+    /// READ CONFIG was added in firmware 4.1.0.
+    public static let readConfigMinimum = Version(4, 1, 0)
+    /// A sane bound on READ CONFIG pages.
+    static let maxPages = 16
+
+    private let proto: SmartCardProtocol
+    public let version: Version
+
+    private init(proto: SmartCardProtocol, version: Version) {
+        self.proto = proto
+        self.version = version
+    }
+
+    /// SELECTs the Management application. Throws `applicationNotAvailable` on keys without it.
+    public static func make(connection: any SmartCardConnection) async throws -> ManagementSession {
+        let proto = SmartCardProtocol(connection: connection)
+        let answer = try await proto.select(AID.management, name: "Management")
+        let text = String(decoding: answer, as: UTF8.self)
+        guard let version = Version(parsing: text) else {
+            throw SmartCardError.malformedResponse("Management SELECT answered \(answer.hex)")
+        }
+        return ManagementSession(proto: proto, version: version)
+    }
+
+    /// READ CONFIG, all pages.
+    public func deviceInfo() async throws -> DeviceInfo {
+        guard version >= ManagementSession.readConfigMinimum else {
+            throw SmartCardError.applicationNotAvailable("device information (firmware \(version) is too old)")
+        }
+        var tlvs = [UInt32: [UInt8]]()
+        var page: UInt8 = 0
+        while true {
+            let data = try await proto.sendChecked(APDU(ins: Ins.readConfig, p1: page, le: 256))
+            guard let first = data.first, Int(first) == data.count - 1 else {
+                throw SmartCardError.malformedResponse("device information length \(data.first ?? 0) "
+                                                       + "does not match \(max(data.count - 1, 0)) bytes")
+            }
+            let parsed: [TLV]
+            do {
+                parsed = try TLV.parseAll(Array(data.dropFirst()), mode: .simple)
+            } catch {
+                throw SmartCardError.malformedResponse("device information: \(error)")
+            }
+            for t in parsed { tlvs[t.tag] = t.value }
+            let more = parsed.value(for: ManagementTag.moreData).map { BigEndian.integer($0) } ?? 0
+            tlvs[ManagementTag.moreData] = nil
+            page += 1
+            if more == 0 { break }
+            guard page < ManagementSession.maxPages else {
+                throw SmartCardError.malformedResponse("device information never ends")
+            }
+        }
+        return try DeviceInfo(tlvs: tlvs, defaultVersion: version)
+    }
+}
