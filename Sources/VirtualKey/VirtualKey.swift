@@ -1,1 +1,201 @@
+import Foundation
 import KeyKit
+import Synchronization
+
+/// A software key with the same applications as a YubiKey, dispatching APDUs by the selected AID.
+///
+/// Thread-safe: every command runs under one lock, so the vpcd bridge and in-process connections may
+/// share a key. With a state file, the persistent state is written after every command that changed it.
+public final class VirtualKey: Sendable {
+    /// An NFC-style ATR (T0 high nibble 8: a key on a contactless reader), as a YubiKey 5 NFC shows on NFC,
+    /// so clients treat the vpcd reader as an NFC reader.
+    public static let atr: [UInt8] = {
+        let body: [UInt8] = [0x8D, 0x80, 0x01, 0x80, 0x73, 0xC0, 0x21, 0xC0] + Array("WYubiKey".utf8)
+        let tck = body.reduce(0, ^)
+        return [0x3B] + body + [tck]
+    }()
+
+    /// Commands received, counted by instruction (for tests and benchmarks that count APDUs).
+    public struct Statistics: Sendable, Equatable {
+        public var commands = 0
+        public var byInstruction = [UInt8: Int]()
+        public var selects = [String: Int]()
+    }
+
+    private struct Inner {
+        var state: VirtualKeyState
+        var applets: [any Applet]
+        var selected: Int?
+        var chainBuffer: [UInt8] = []
+        var chainHeader: (UInt8, UInt8, UInt8)?
+        var pendingResponse: [UInt8] = []
+        var statistics = Statistics()
+        var powered = true
+    }
+
+    private let inner: Mutex<Inner>
+    private let stateFile: VirtualKeyStateFile?
+    /// Simulated processing time per command, in seconds.
+    public let latency: Double
+
+    public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
+                latency: Double = 0) {
+        let applets: [any Applet] = [ManagementApplet(), OTPApplet()]
+        inner = Mutex(Inner(state: state, applets: applets))
+        self.stateFile = stateFile
+        self.latency = latency
+    }
+
+    /// Loads the state from `file` (creating it from `initial` when missing).
+    public convenience init(stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
+                            latency: Double = 0) throws {
+        let loaded = try file.load()
+        self.init(state: loaded ?? initial, stateFile: file, latency: latency)
+        if loaded == nil { try file.save(initial) }
+    }
+
+    public var state: VirtualKeyState { inner.withLock { $0.state } }
+    public var statistics: Statistics { inner.withLock { $0.statistics } }
+    public func resetStatistics() { inner.withLock { $0.statistics = Statistics() } }
+
+    /// Power on/off or reset: every applet forgets its session, nothing is selected.
+    public func powerCycle() {
+        inner.withLock { inner in
+            inner.selected = nil
+            inner.chainBuffer = []
+            inner.chainHeader = nil
+            inner.pendingResponse = []
+            for a in inner.applets { a.powerReset() }
+        }
+    }
+
+    /// Handles one raw command APDU and returns the raw response.
+    public func process(_ command: [UInt8]) -> [UInt8] {
+        if latency > 0 { Thread.sleep(forTimeInterval: latency) }
+        var changed: VirtualKeyState?
+        let response = inner.withLock { inner -> Response in
+            let before = inner.state
+            let r = VirtualKey.handle(command, &inner)
+            if inner.state != before { changed = inner.state }
+            return r
+        }
+        if let changed, let stateFile {
+            do {
+                try stateFile.save(changed)
+            } catch {
+                FileHandle.standardError.write(Data("virtual key: \(error)\n".utf8))
+            }
+        }
+        return response.bytes
+    }
+
+    private static func handle(_ bytes: [UInt8], _ inner: inout Inner) -> Response {
+        let apdu: APDU
+        do {
+            apdu = try APDU(parsing: bytes)
+        } catch {
+            return Response(status: .wrongLength)
+        }
+        inner.statistics.commands += 1
+        inner.statistics.byInstruction[apdu.ins, default: 0] += 1
+
+        // Rest of a long answer.
+        if let sel = inner.selected, !inner.pendingResponse.isEmpty,
+           apdu.ins == inner.applets[sel].remainingInstruction {
+            return nextChunk(&inner, le: apdu.le)
+        }
+        inner.pendingResponse = []
+
+        // Command chaining: gather data while CLA has bit 0x10.
+        var command = apdu
+        if apdu.cla & 0x10 != 0 {
+            if let h = inner.chainHeader, h != (apdu.ins, apdu.p1, apdu.p2) {
+                inner.chainBuffer = []
+            }
+            inner.chainHeader = (apdu.ins, apdu.p1, apdu.p2)
+            inner.chainBuffer += apdu.data
+            guard inner.chainBuffer.count <= 65_535 else {
+                inner.chainBuffer = []
+                inner.chainHeader = nil
+                return Response(status: .wrongLength)
+            }
+            return Response(status: .ok)
+        }
+        if let h = inner.chainHeader {
+            inner.chainHeader = nil
+            let data = inner.chainBuffer
+            inner.chainBuffer = []
+            guard h == (apdu.ins, apdu.p1, apdu.p2) else { return Response(status: StatusWord(rawValue: 0x6883)) }
+            command.data = data + apdu.data
+        }
+        command.cla &= ~0x10
+
+        let response: Response
+        if command.ins == 0xA4 && command.p1 == 0x04 {
+            guard let index = inner.applets.firstIndex(where: { aidMatches(command.data, $0.aid) }) else {
+                inner.selected = nil
+                return Response(status: .fileNotFound)
+            }
+            inner.statistics.selects[command.data.hex, default: 0] += 1
+            if inner.selected != index { inner.applets[index].powerReset() }
+            inner.selected = index
+            response = inner.applets[index].select(state: &inner.state)
+        } else if let sel = inner.selected {
+            response = inner.applets[sel].process(command, state: &inner.state)
+        } else {
+            return Response(status: .conditionsNotSatisfied)
+        }
+        return split(response, &inner, le: command.le)
+    }
+
+    /// A SELECT names an application by its whole AID, or by a longer AID that starts with it.
+    private static func aidMatches(_ requested: [UInt8], _ aid: [UInt8]) -> Bool {
+        requested.count >= 5 && requested.starts(with: aid)
+    }
+
+    /// Answers longer than one response (256 bytes, or less when Le asks less) go out in parts, each
+    /// announcing what is left with 61xx.
+    private static func split(_ response: Response, _ inner: inout Inner, le: Int?) -> Response {
+        let max = min(le ?? 256, 256)
+        guard response.data.count > max, response.status.isSuccess || response.status.isMoreDataAvailable else {
+            return response
+        }
+        inner.pendingResponse = Array(response.data[max...])
+        return Response(data: Array(response.data[..<max]), status: remaining(inner.pendingResponse.count))
+    }
+
+    private static func nextChunk(_ inner: inout Inner, le: Int?) -> Response {
+        let max = min(le ?? 256, 256)
+        let n = min(max, inner.pendingResponse.count)
+        let chunk = Array(inner.pendingResponse[..<n])
+        inner.pendingResponse.removeFirst(n)
+        if inner.pendingResponse.isEmpty { return Response(data: chunk, status: .ok) }
+        return Response(data: chunk, status: remaining(inner.pendingResponse.count))
+    }
+
+    private static func remaining(_ count: Int) -> StatusWord {
+        StatusWord(sw1: 0x61, sw2: count >= 256 ? 0 : UInt8(count))
+    }
+}
+
+/// The virtual key as a `SmartCardConnection`, in the same process.
+public final class VirtualKeyConnection: SmartCardConnection {
+    public let key: VirtualKey
+    public let name: String
+    public var atr: [UInt8] { VirtualKey.atr }
+    private let open = Mutex(true)
+
+    public init(key: VirtualKey, name: String = "Virtual Key") {
+        self.key = key
+        self.name = name
+    }
+
+    public func transmit(_ command: [UInt8]) async throws -> [UInt8] {
+        guard open.withLock({ $0 }) else { throw SmartCardError.closed }
+        return key.process(command)
+    }
+
+    public func close() async {
+        open.withLock { $0 = false }
+    }
+}

@@ -77,10 +77,29 @@ public struct SmartCardProtocol: Sendable {
             guard r.status.isSuccess else { return r }
         }
         let encoding: APDU.Encoding = useExtendedAPDUs ? .automatic : (last.needsExtended ? .extended : .short)
-        var response = try await exchange(try last.encoded(encoding))
+        let first = try await exchange(try last.encoded(encoding))
+        return try await complete(first) { le in
+            last.le = le
+            return try last.encoded(encoding)
+        }
+    }
+
+    /// Sends the bytes exactly as given (no re-encoding, no command chaining), then gathers the answer
+    /// as `send` does: re-send with the right Le on 6Cxx, fetch the rest on 61xx.
+    public func sendRaw(_ bytes: [UInt8]) async throws -> Response {
+        let apdu = try APDU(parsing: bytes)
+        let first = try await exchange(bytes)
+        return try await complete(first) { le in
+            var again = apdu
+            again.le = le
+            return try again.encoded(bytes.count > 4 && bytes[4] == 0 && bytes.count > 5 ? .extended : .short)
+        }
+    }
+
+    private func complete(_ first: Response, resend: (Int) throws -> [UInt8]) async throws -> Response {
+        var response = first
         if response.status.isWrongLe {
-            last.le = response.status.sw2 == 0 ? 256 : Int(response.status.sw2)
-            response = try await exchange(try last.encoded(encoding))
+            response = try await exchange(try resend(response.status.sw2 == 0 ? 256 : Int(response.status.sw2)))
         }
         var data = response.data
         var count = 0

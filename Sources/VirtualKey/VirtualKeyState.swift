@@ -1,0 +1,91 @@
+import Foundation
+import KeyKit
+
+/// What the virtual key remembers across power cycles (and, with a state file, across runs).
+public struct VirtualKeyState: Codable, Sendable, Equatable {
+    public var serial: UInt32
+    public var version: Version
+    public var formFactor: UInt8
+    public var usbSupported: UInt16
+    public var usbEnabled: UInt16
+    public var nfcSupported: UInt16
+    public var nfcEnabled: UInt16
+    public var configLocked: Bool
+    public var deviceFlags: UInt8
+    public var autoEjectTimeout: UInt16
+    public var challengeResponseTimeout: UInt8
+    /// OTP application programming sequence number.
+    public var otpSequence: UInt8
+
+    /// A YubiKey 5 NFC (USB-A keychain) with every application.
+    public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
+        -> VirtualKeyState {
+        let all: UInt16 = Capabilities([.otp, .u2f, .openpgp, .piv, .oath, .hsmauth, .fido2]).rawValue
+        return VirtualKeyState(serial: serial, version: version, formFactor: FormFactor.usbAKeychain.rawValue,
+                               usbSupported: all, usbEnabled: all, nfcSupported: all, nfcEnabled: all,
+                               configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
+                               challengeResponseTimeout: 15, otpSequence: 1)
+    }
+
+    public var deviceInfo: DeviceInfo {
+        DeviceInfo(serial: serial, version: version, formFactor: FormFactor(rawValue: formFactor & 0x0F) ?? .unknown,
+                   supportedUSB: Capabilities(rawValue: usbSupported), enabledUSB: Capabilities(rawValue: usbEnabled),
+                   supportedNFC: Capabilities(rawValue: nfcSupported), enabledNFC: Capabilities(rawValue: nfcEnabled),
+                   isConfigLocked: configLocked, autoEjectTimeout: Int(autoEjectTimeout),
+                   challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags)
+    }
+}
+
+/// Reads and writes the state file: JSON, mode 0600, replaced atomically.
+public struct VirtualKeyStateFile: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    public enum FileError: Error, CustomStringConvertible {
+        case unreadable(String, String)
+        case unwritable(String, String)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let p, let why): return "cannot read the virtual key's state file \(p): \(why)"
+            case .unwritable(let p, let why): return "cannot write the virtual key's state file \(p): \(why)"
+            }
+        }
+    }
+
+    /// nil when the file does not exist yet.
+    public func load() throws -> VirtualKeyState? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try JSONDecoder().decode(VirtualKeyState.self, from: data)
+        } catch {
+            throw FileError.unreadable(path, "\(error)")
+        }
+    }
+
+    public func save(_ state: VirtualKeyState) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data: Data
+        do { data = try encoder.encode(state) } catch { throw FileError.unwritable(path, "\(error)") }
+        let tmp = path + ".tmp-\(getpid())"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { throw FileError.unwritable(path, String(cString: strerror(errno))) }
+        let ok = data.withUnsafeBytes { buf -> Bool in
+            var off = 0
+            while off < buf.count {
+                let n = write(fd, buf.baseAddress! + off, buf.count - off)
+                if n <= 0 { return false }
+                off += n
+            }
+            return fsync(fd) == 0
+        }
+        close(fd)
+        guard ok, rename(tmp, path) == 0 else {
+            unlink(tmp)
+            throw FileError.unwritable(path, String(cString: strerror(errno)))
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import KeyKit
+import Synchronization
+
+/// The vsmartcard vpcd protocol, as the virtual card speaks it to pcscd's vpcd driver: the driver listens
+/// on a TCP port (35963 for the first reader), the card connects, and every message in either direction is
+/// a 2-byte big-endian length followed by that many bytes. A one-byte message from the driver is a control
+/// code; anything longer is a command APDU, answered with the response APDU.
+public enum VpcdProtocol {
+    public enum Control: UInt8, Sendable {
+        case powerOff = 0
+        case powerOn = 1
+        case reset = 2
+        case getATR = 4
+    }
+
+    public enum Message: Equatable, Sendable {
+        case control(Control)
+        case apdu([UInt8])
+    }
+
+    public enum FramingError: Error, Equatable, CustomStringConvertible {
+        case tooLong(Int)
+        case unknownControl(UInt8)
+        case empty
+
+        public var description: String {
+            switch self {
+            case .tooLong(let n): return "vpcd: message of \(n) bytes exceeds 65535"
+            case .unknownControl(let c): return "vpcd: unknown control code \(c)"
+            case .empty: return "vpcd: empty message"
+            }
+        }
+    }
+
+    /// Frames a payload.
+    public static func frame(_ payload: [UInt8]) throws(FramingError) -> [UInt8] {
+        guard payload.count <= 0xFFFF else { throw .tooLong(payload.count) }
+        return [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
+    }
+
+    /// Interprets one received payload.
+    public static func message(_ payload: [UInt8]) throws(FramingError) -> Message {
+        switch payload.count {
+        case 0: throw .empty
+        case 1:
+            guard let c = Control(rawValue: payload[0]) else { throw .unknownControl(payload[0]) }
+            return .control(c)
+        default: return .apdu(payload)
+        }
+    }
+
+    /// Splits a byte stream into complete payloads; returns them and how many bytes were consumed.
+    public static func deframe(_ buffer: [UInt8]) -> (payloads: [[UInt8]], consumed: Int) {
+        var out = [[UInt8]]()
+        var i = 0
+        while buffer.count - i >= 2 {
+            let n = Int(buffer[i]) << 8 | Int(buffer[i + 1])
+            guard buffer.count - i - 2 >= n else { break }
+            out.append(Array(buffer[(i + 2)..<(i + 2 + n)]))
+            i += 2 + n
+        }
+        return (out, i)
+    }
+}
+
+/// Connects a `VirtualKey` to pcscd's vpcd driver and serves it until stopped, reconnecting whenever the
+/// driver goes away (pcscd restarted) and comes back.
+public final class VpcdBridge: Sendable {
+    public let key: VirtualKey
+    public let host: String
+    public let port: UInt16
+    public let retryInterval: Double
+    private let log: @Sendable (String) -> Void
+    private let stopped = Atomic<Bool>(false)
+    private let socketFD = Atomic<Int32>(-1)
+
+    public init(key: VirtualKey, host: String, port: UInt16, retryInterval: Double = 0.5,
+                log: @escaping @Sendable (String) -> Void) {
+        self.key = key
+        self.host = host
+        self.port = port
+        self.retryInterval = retryInterval
+        self.log = log
+    }
+
+    /// Parses `HOST:PORT`.
+    public static func parseEndpoint(_ text: String) -> (String, UInt16)? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        let host = String(text[..<colon])
+        guard !host.isEmpty, let port = UInt16(text[text.index(after: colon)...]), port > 0 else { return nil }
+        return (host, port)
+    }
+
+    /// Makes `run` return (from any thread or a signal-handling task).
+    public func stop() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
+        let fd = socketFD.load(ordering: .sequentiallyConsistent)
+        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Serves until `stop()`. Blocks the calling thread.
+    public func run() {
+        var announcedWaiting = false
+        while !stopped.load(ordering: .sequentiallyConsistent) {
+            guard let fd = connectSocket() else {
+                if !announcedWaiting {
+                    log("waiting for pcscd's vpcd driver on \(host):\(port)")
+                    announcedWaiting = true
+                }
+                Thread.sleep(forTimeInterval: retryInterval)
+                continue
+            }
+            announcedWaiting = false
+            socketFD.store(fd, ordering: .sequentiallyConsistent)
+            log("connected to vpcd at \(host):\(port)")
+            key.powerCycle()
+            serve(fd)
+            socketFD.store(-1, ordering: .sequentiallyConsistent)
+            close(fd)
+            key.powerCycle()
+            if !stopped.load(ordering: .sequentiallyConsistent) {
+                log("vpcd connection closed; reconnecting")
+            }
+        }
+    }
+
+    private func connectSocket() -> Int32? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &result) == 0, let first = result else { return nil }
+        defer { freeaddrinfo(result) }
+        var ai: UnsafeMutablePointer<addrinfo>? = first
+        while let a = ai {
+            let fd = socket(a.pointee.ai_family, a.pointee.ai_socktype, a.pointee.ai_protocol)
+            if fd >= 0 {
+                if connect(fd, a.pointee.ai_addr, a.pointee.ai_addrlen) == 0 {
+                    var one: Int32 = 1
+                    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    return fd
+                }
+                close(fd)
+            }
+            ai = a.pointee.ai_next
+        }
+        return nil
+    }
+
+    private func serve(_ fd: Int32) {
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !stopped.load(ordering: .sequentiallyConsistent) {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                return
+            }
+            buffer += chunk[..<n]
+            let (payloads, consumed) = VpcdProtocol.deframe(buffer)
+            buffer.removeFirst(consumed)
+            for payload in payloads {
+                guard let reply = handle(payload) else { continue }
+                guard let framed = try? VpcdProtocol.frame(reply), sendAll(fd, framed) else { return }
+            }
+        }
+    }
+
+    private func handle(_ payload: [UInt8]) -> [UInt8]? {
+        let message: VpcdProtocol.Message
+        do {
+            message = try VpcdProtocol.message(payload)
+        } catch {
+            log("\(error)")
+            return nil
+        }
+        switch message {
+        case .control(.powerOff), .control(.powerOn), .control(.reset):
+            key.powerCycle()
+            return nil
+        case .control(.getATR):
+            return VirtualKey.atr
+        case .apdu(let command):
+            return key.process(command)
+        }
+    }
+
+    private func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            off += n
+        }
+        return true
+    }
+}

@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import KeyKit
+
+struct APDUCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apdu",
+        abstract: "Send raw command APDUs to a key and print the answers.",
+        discussion: """
+        Each HEX argument is one command APDU; spaces and colons between hex digits are allowed \
+        (quote them). Without arguments, commands are read from standard input, one per line \
+        ('#' starts a comment). For each command the response data is printed in hex, then \
+        SW=XXXX with its meaning. 61xx answers are followed with GET RESPONSE and 6Cxx answers \
+        re-sent with the right Le unless --no-chain is given. Malformed hex exits with status 2 \
+        before anything is sent.
+        """)
+
+    @OptionGroup var key: KeyOptions
+
+    @Argument(help: ArgumentHelp("Command APDUs in hex.", valueName: "HEX"))
+    var commands: [String] = []
+
+    @Flag(name: .long, help: "Do not follow 61xx with GET RESPONSE or re-send on 6Cxx.")
+    var noChain = false
+
+    @Flag(name: [.short, .long], help: "Show every exchange on the wire ('>' command, '<' answer).")
+    var verbose = false
+
+    @Flag(name: .long, help: "Exit with status 1 when any answer is not SW=9000.")
+    var strict = false
+
+    /// Parses one line: nil for blank lines and comments.
+    static func parse(_ line: String) throws -> [UInt8]? {
+        let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+            .map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+        if text.isEmpty { return nil }
+        let bytes: [UInt8]
+        do {
+            bytes = try Hex.decode(text)
+        } catch {
+            throw YktermError.usage("invalid APDU \"\(text)\": \(error)")
+        }
+        do {
+            _ = try APDU(parsing: bytes)
+        } catch {
+            throw YktermError.usage("invalid APDU \"\(text)\": \(error)")
+        }
+        return bytes
+    }
+
+    func run() async throws {
+        let interactive = commands.isEmpty && isatty(STDIN_FILENO) == 1
+        var queue = [[UInt8]]()
+        if !commands.isEmpty {
+            queue = try commands.compactMap(APDUCommand.parse)
+            guard !queue.isEmpty else { throw YktermError.usage("no command APDU given") }
+        } else if !interactive {
+            var lineNumber = 0
+            while let line = readLine() {
+                lineNumber += 1
+                do {
+                    if let c = try APDUCommand.parse(line) { queue.append(c) }
+                } catch let e as YktermError {
+                    throw YktermError.usage("line \(lineNumber): \(e.message)")
+                }
+            }
+        }
+        let connection = try await key.connect()
+        var observer: (@Sendable (APDUExchange) -> Void)?
+        if verbose {
+            observer = { exchange in
+                out("> " + exchange.command.hex.uppercased())
+                out("< " + exchange.response.hex.uppercased())
+            }
+        }
+        let proto = SmartCardProtocol(connection: connection, observer: observer)
+        var sawFailure = false
+        var sawBadInput = false
+        do {
+            if interactive {
+                warn("Type command APDUs in hex, one per line; Ctrl-D ends.")
+                while let line = readLine() {
+                    do {
+                        guard let c = try APDUCommand.parse(line) else { continue }
+                        sawFailure = try await exchange(c, proto) || sawFailure
+                    } catch let e as YktermError {
+                        warn("ykterm: \(e.message)")
+                        sawBadInput = true
+                    }
+                }
+            } else {
+                for c in queue { sawFailure = try await exchange(c, proto) || sawFailure }
+            }
+        } catch {
+            await connection.close()
+            throw error
+        }
+        await connection.close()
+        if sawBadInput { throw ExitCode(ExitStatus.usage) }
+        if strict && sawFailure { throw ExitCode(ExitStatus.failed) }
+    }
+
+    /// Sends one command and prints the answer; returns true when the status was not 9000.
+    private func exchange(_ command: [UInt8], _ proto: SmartCardProtocol) async throws -> Bool {
+        let response: Response
+        if noChain {
+            response = try Response(raw: try await proto.connection.transmit(command))
+            if verbose {
+                out("> " + command.hex.uppercased())
+                out("< " + response.bytes.hex.uppercased())
+            }
+        } else {
+            response = try await proto.sendRaw(command)
+        }
+        if !response.data.isEmpty { out(response.data.hex.uppercased()) }
+        out(response.status.description)
+        return !response.status.isSuccess
+    }
+}

@@ -1,0 +1,163 @@
+import ArgumentParser
+import CHIDAPI
+import CNCursesW
+import Foundation
+import KeyKit
+
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check pcscd, readers, keys, FIDO device access, terminal and locale; say what to do.",
+        discussion: "Each line starts with ok, warn or fail. Exits with status 1 when any check fails.")
+
+    @OptionGroup var key: KeyOptions
+
+    enum Level: String { case ok = "ok  ", warn = "warn", fail = "fail" }
+
+    /// The udev rule file shipped in Resources, and where it goes.
+    static let udevRule = "70-ykterm-fido.rules"
+
+    func run() async throws {
+        var failed = false
+        func line(_ level: Level, _ text: String) {
+            out("\(level.rawValue)  \(text)")
+            if level == .fail { failed = true }
+        }
+
+        // pcscd and readers.
+        if key.virtual {
+            line(.ok, "virtual key: built in, no pcscd needed")
+        } else {
+            await checkPCSC(line)
+        }
+        checkHID(line)
+        checkTerminal(line)
+        if failed { throw ExitCode(ExitStatus.failed) }
+    }
+
+    private func checkPCSC(_ line: (Level, String) -> Void) async {
+        let context: PCSCContext
+        do {
+            context = try PCSCContext()
+        } catch {
+            line(.fail, "pcscd: not reachable. Install and start it: apt-get install pcscd; "
+                 + "systemctl enable --now pcscd.socket")
+            return
+        }
+        line(.ok, "pcscd: reachable")
+        let readers: [ReaderStatus]
+        do {
+            readers = try context.status()
+        } catch {
+            line(.fail, "readers: \(error)")
+            return
+        }
+        if readers.isEmpty {
+            line(.warn, "readers: none. Insert a key; USB keys need pcscd's CCID driver (apt-get install libccid)")
+            return
+        }
+        line(.ok, "readers: " + readers.map(\.name).joined(separator: ", "))
+        var found = 0
+        for r in readers where key.selector.matches(readerName: r.name) {
+            guard r.cardPresent else {
+                line(.ok, "\(r.name): empty")
+                continue
+            }
+            if r.mute {
+                line(.fail, "\(r.name): the key does not answer; remove it and insert it again")
+                continue
+            }
+            do {
+                let connection = try await PCSCConnection.connect(reader: r.name, context: context)
+                let info = try await KeyProbe.inspect(connection: connection)
+                await connection.close()
+                found += 1
+                line(.ok, "\(r.name): \(info.device.productName), serial "
+                     + (info.device.serial.map(String.init) ?? "unknown") + ", firmware \(info.device.version)")
+            } catch SmartCardError.sharingViolation(_) {
+                line(.fail, "\(r.name): another program holds the key exclusively (often gpg's scdaemon): "
+                     + "run `gpgconf --kill scdaemon`, or set `disable-ccid` in ~/.gnupg/scdaemon.conf")
+            } catch {
+                line(.fail, "\(r.name): \(error)")
+            }
+        }
+        if found == 0 { line(.warn, "keys: none found on PC/SC") }
+    }
+
+    private func checkHID(_ line: (Level, String) -> Void) {
+        guard hid_init() == 0 else {
+            line(.warn, "FIDO HID: hidapi could not start")
+            return
+        }
+        defer { hid_exit() }
+        var paths = [String]()
+        var cursor = hid_enumerate(0, 0)
+        let head = cursor
+        while let d = cursor {
+            if d.pointee.usage_page == 0xF1D0, let p = d.pointee.path {
+                let path = String(cString: p)
+                if !paths.contains(path) { paths.append(path) }
+            }
+            cursor = d.pointee.next
+        }
+        hid_free_enumeration(head)
+        if paths.isEmpty {
+            line(.ok, "FIDO HID: no FIDO devices on USB (normal without a USB key, or over NFC)")
+            return
+        }
+        for path in paths {
+            let fd = open(path, O_RDWR)
+            if fd >= 0 {
+                close(fd)
+                line(.ok, "FIDO HID: \(path) is accessible")
+            } else if errno == EACCES {
+                line(.fail, "FIDO HID: \(path): permission denied. Install the udev rule: "
+                     + "sudo install -m 644 \(DoctorCommand.rulePath()) /etc/udev/rules.d/\(DoctorCommand.udevRule)"
+                     + " && sudo udevadm control --reload && sudo udevadm trigger")
+            } else {
+                line(.warn, "FIDO HID: \(path): " + String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    /// Where the rule file is: installed copy first, then the source tree.
+    static func rulePath() -> String {
+        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let candidates = [
+            exe.deletingLastPathComponent().appendingPathComponent("../share/ykterm/udev/\(udevRule)").path,
+            "/usr/local/share/ykterm/udev/\(udevRule)",
+            "/usr/share/ykterm/udev/\(udevRule)",
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+            .map { URL(fileURLWithPath: $0).standardized.path } ?? "Resources/udev/\(udevRule)"
+    }
+
+    private func checkTerminal(_ line: (Level, String) -> Void) {
+        let env = ProcessInfo.processInfo.environment
+        setlocale(LC_ALL, "")
+        let codeset = String(cString: nl_langinfo(nl_item(CODESET)))
+        if codeset.uppercased() == "UTF-8" {
+            line(.ok, "locale: UTF-8 (\(codeset))")
+        } else {
+            line(.warn, "locale: \(codeset), not UTF-8: the TUI falls back to ASCII. "
+                 + "Set LANG to a UTF-8 locale (e.g. C.UTF-8) for box drawing and wide characters")
+        }
+        guard let term = env["TERM"], !term.isEmpty else {
+            line(.warn, "terminal: TERM is not set; the TUI needs a terminal (set TERM, e.g. xterm-256color)")
+            return
+        }
+        var err: Int32 = 0
+        if setupterm(term, 1, &err) != 0 {
+            line(.warn, "terminal: no terminfo entry for TERM=\(term): install ncurses-term, or set TERM=xterm-256color")
+            return
+        }
+        let colors = tigetnum("colors")
+        var text = "terminal: TERM=\(term)"
+        text += colors > 0 ? ", \(colors) colours" : ", monochrome"
+        if env["NO_COLOR"].map({ !$0.isEmpty }) == true { text += " (NO_COLOR set: colours off)" }
+        if isatty(STDOUT_FILENO) == 0 { text += "; standard output is not a terminal" }
+        if env["TMUX"] != nil { text += "; inside tmux" }
+        if env["SSH_CONNECTION"] != nil { text += "; over SSH (codes are copied with OSC 52)" }
+        line(.ok, text)
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import KeyKit
+import VirtualKey
+
+/// How a command chooses its key; shared by every command that talks to one.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "Use the key in the reader whose name contains NAME (case-insensitive). Default: $YKTERM_READER.",
+        valueName: "NAME"))
+    var reader: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Use the key with this serial number. Default: $YKTERM_DEVICE.", valueName: "SERIAL"))
+    var device: UInt32?
+
+    @Flag(name: .long, help: "Use the built-in virtual key instead of a real one.")
+    var virtual = false
+
+    func validate() throws {
+        if let env = ProcessInfo.processInfo.environment["YKTERM_DEVICE"], device == nil, !env.isEmpty,
+           UInt32(env) == nil {
+            throw ValidationError("YKTERM_DEVICE must be a serial number, not \"\(env)\"")
+        }
+    }
+
+    var selector: KeySelector {
+        let env = ProcessInfo.processInfo.environment
+        return KeySelector(reader: reader ?? env["YKTERM_READER"],
+                           serial: device ?? env["YKTERM_DEVICE"].flatMap { UInt32($0) })
+    }
+
+    /// Opens the chosen key.
+    func connect() async throws -> any SmartCardConnection {
+        if virtual { return VirtualKeyConnection(key: VirtualKey()) }
+        return try await KeyFinder.connect(selector).0
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import KeyKit
+import VirtualKey
+
+struct VirtualKeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "virtual-key",
+        abstract: "The built-in virtual key: a software key with the same applications.",
+        subcommands: [Serve.self])
+
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve the virtual key to pcscd through the vsmartcard vpcd driver.",
+            discussion: """
+            pcscd's vpcd driver (Debian package vsmartcard-vpcd) listens on 127.0.0.1:35963 for its \
+            first reader ("Virtual PCD 00 00") and 35964 for the second. The virtual key connects \
+            there and appears to every PC/SC client as a YubiKey 5 NFC on an NFC reader. When pcscd \
+            restarts, the key reconnects by itself. SIGINT or SIGTERM stops it. With --state, what \
+            the key stores is kept in FILE (JSON, mode 0600) and loaded on the next start.
+            """)
+
+        @Option(name: .long, help: ArgumentHelp("Where pcscd's vpcd driver listens.", valueName: "HOST:PORT"))
+        var vpcd: String = "127.0.0.1:35963"
+
+        @Option(name: .long, help: ArgumentHelp("Keep the key's state in FILE (JSON, mode 0600).",
+                                                valueName: "FILE"))
+        var state: String?
+
+        @Option(name: .long, help: "Serial number of a new key (ignored when --state names an existing file).")
+        var serial: UInt32 = 28_123_456
+
+        @Option(name: .long, help: ArgumentHelp("Firmware version of a new key.", valueName: "X.Y.Z"))
+        var firmware: String = "5.7.2"
+
+        @Option(name: .long, help: ArgumentHelp("Simulated processing time per command.", valueName: "MS"))
+        var latency: UInt = 0
+
+        func validate() throws {
+            guard VpcdBridge.parseEndpoint(vpcd) != nil else {
+                throw ValidationError("--vpcd must be HOST:PORT, e.g. 127.0.0.1:35963, not \"\(vpcd)\"")
+            }
+            guard Version(parsing: firmware) != nil else {
+                throw ValidationError("--firmware must be a version such as 5.7.2, not \"\(firmware)\"")
+            }
+        }
+
+        func run() throws {
+            let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
+            let initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
+            let key: VirtualKey
+            do {
+                if let state {
+                    key = try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
+                                         latency: Double(latency) / 1000)
+                } else {
+                    key = VirtualKey(state: initial, latency: Double(latency) / 1000)
+                }
+            } catch {
+                throw YktermError.failed("\(error)")
+            }
+            let bridge = VpcdBridge(key: key, host: host, port: port) { warn("virtual-key: " + $0) }
+            var sources = [DispatchSourceSignal]()
+            for sig in [SIGINT, SIGTERM, SIGHUP] {
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler { bridge.stop() }
+                source.resume()
+                sources.append(source)
+            }
+            warn("virtual-key: serving serial \(key.state.serial), firmware \(key.state.version)"
+                 + (state.map { ", state in \($0)" } ?? ""))
+            bridge.run()
+            sources.forEach { $0.cancel() }
+            warn("virtual-key: stopped")
+        }
+    }
+}
