@@ -14,7 +14,11 @@ struct ListCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print a JSON array of objects (reader, serial, version, form_factor, applications, ...).")
     var json = false
 
+    @Flag(name: .long, help: "List the PC/SC readers and whether a key is in each, without talking to the keys.")
+    var readers = false
+
     func run() async throws {
+        if readers { return try listReaders() }
         var keys = [KeyInfo]()
         var failures = [(reader: String, error: Error)]()
         if key.virtual {
@@ -33,6 +37,20 @@ struct ListCommand: AsyncParsableCommand {
             if !json { warn("ykterm: \(KeyFinderError.noKey(key.selector))") }
             throw ExitCode(ExitStatus.noKey)
         }
+    }
+
+    private func listReaders() throws {
+        let statuses = try PCSCContext().status().filter { key.selector.matches(readerName: $0.name) }
+        if json {
+            try printJSON(statuses.map { ["reader": $0.name, "key_present": $0.cardPresent && !$0.mute,
+                                          "atr": $0.atr.hex, "exclusive": $0.exclusive] as [String: Any] })
+        } else {
+            for s in statuses {
+                out("\(s.name): " + (s.cardPresent ? (s.mute ? "key does not answer" : "key present") : "empty")
+                    + (s.exclusive ? " (held exclusively by another program)" : ""))
+            }
+        }
+        if statuses.isEmpty { throw ExitCode(ExitStatus.noKey) }
     }
 
     static func jsonObject(_ k: KeyInfo) -> [String: Any] {

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeyKit
 import VirtualKey
 
@@ -65,7 +68,15 @@ struct VirtualKeyCommand: ParsableCommand {
             for sig in [SIGINT, SIGTERM, SIGHUP] {
                 signal(sig, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-                source.setEventHandler { bridge.stop() }
+                source.setEventHandler {
+                    bridge.stop()
+                    // A command still inside its simulated latency would hold the exit back; the state is
+                    // already saved after every command (atomically), so leaving now loses nothing.
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+                        warn("virtual-key: stopped")
+                        Glibc.exit(0)
+                    }
+                }
                 source.resume()
                 sources.append(source)
             }

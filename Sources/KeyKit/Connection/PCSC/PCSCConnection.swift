@@ -87,6 +87,8 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         var receive = [UInt8](repeating: 0, count: 65_548)
         var receiveLength = DWORD(receive.count)
         let rv = SCardTransmit(card, &pci, command, DWORD(command.count), nil, &receive, &receiveLength)
+        // An exchange that could not complete means, in practice, a key pulled out mid-command.
+        if UInt32(truncatingIfNeeded: rv) == PCSCStatus.notTransacted { throw SmartCardError.cardRemoved }
         try PCSC.check(rv, "SCardTransmit", reader: name)
         // A card that vanishes mid-command can leave the driver reporting success with no bytes.
         guard receiveLength >= 2 else { throw SmartCardError.cardRemoved }

@@ -1,0 +1,200 @@
+"""Private pcscd + virtual key for the integration tests.
+
+pcscd 1.9 always listens on /run/pcscd/pcscd.comm, so each test session starts its own pcscd in a
+private mount namespace (a tmpfs over /run) with its own reader configuration: a vpcd reader on a port
+that is free for this run. Clients outside the namespace reach it through
+PCSCLITE_CSOCK_NAME=/proc/<pcscd pid>/root/run/pcscd/pcscd.comm. A pcscd already running on the
+machine is never touched. Every process started here is stopped by its PID.
+"""
+
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+YKTERM = Path(os.environ.get("YKTERM_BIN", ROOT / ".build" / "debug" / "ykterm"))
+VENV_BIN = Path(sys.executable).parent
+VPCD_DRIVER = "/usr/lib/pcsc/drivers/serial/libifdvpcd.so"
+
+
+def _port_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port_pair():
+    """A port P with P and P+1 free (vpcd's first reader listens on P, the second on P+1)."""
+    for _ in range(200):
+        p = random.randrange(20000, 60000, 2)
+        if _port_free(p) and _port_free(p + 1):
+            return p
+    raise RuntimeError("no free port pair for vpcd")
+
+
+def stop_pid(proc, timeout=5.0):
+    """Stops a process we started: SIGTERM, then SIGKILL; always reaps it."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=timeout)
+
+
+class PrivatePCSC:
+    """A pcscd of our own, with one vpcd reader configuration (two slots: P and P+1)."""
+
+    READER0 = "Virtual PCD 00 00"
+    READER1 = "Virtual PCD 00 01"
+
+    def __init__(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="ykterm-pcsc-"))
+        self.port = free_port_pair()
+        conf = self.dir / "reader.conf.d"
+        conf.mkdir()
+        (conf / "vpcd").write_text(
+            'FRIENDLYNAME "Virtual PCD"\n'
+            f"DEVICENAME   /dev/null:0x{self.port:X}\n"
+            f"LIBPATH      {VPCD_DRIVER}\n"
+            f"CHANNELID    0x{self.port:X}\n"
+        )
+        self.proc = None
+        self.log = None
+
+    def start(self):
+        script = "mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/pcscd && exec pcscd -f -c \"$0\""
+        unshare = ["unshare", "--mount", "--propagation", "private"]
+        if os.geteuid() != 0:
+            unshare.insert(1, "--map-root-user")
+        self.log = open(self.dir / "pcscd.log", "ab")
+        self.proc = subprocess.Popen(unshare + ["sh", "-c", script, str(self.dir / "reader.conf.d")],
+                                     stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("pcscd exited: " + (self.dir / "pcscd.log").read_text())
+            if Path(self.socket).exists():
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("pcscd did not create its socket")
+        # Wait until both vpcd readers are registered.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            r = run_ykterm("list", "--readers", env=self.env(), check=False)
+            if self.READER0 in r.stdout and self.READER1 in r.stdout:
+                return self
+            time.sleep(0.1)
+        raise RuntimeError("pcscd did not list the vpcd readers")
+
+    @property
+    def socket(self):
+        return f"/proc/{self.proc.pid}/root/run/pcscd/pcscd.comm"
+
+    def env(self, **extra):
+        e = dict(os.environ)
+        e["PCSCLITE_CSOCK_NAME"] = self.socket
+        e.pop("YKTERM_READER", None)
+        e.pop("YKTERM_DEVICE", None)
+        e.update({k: str(v) for k, v in extra.items()})
+        return e
+
+    def stop(self):
+        stop_pid(self.proc)
+        if self.log:
+            self.log.close()
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ServedKey:
+    """`ykterm virtual-key serve` connected to one vpcd slot of a PrivatePCSC."""
+
+    def __init__(self, pcsc, slot=0, serial=None, state=None, latency_ms=0, extra=()):
+        self.pcsc = pcsc
+        self.slot = slot
+        self.reader = pcsc.READER0 if slot == 0 else pcsc.READER1
+        self.state = state
+        args = ["virtual-key", "serve", "--vpcd", f"127.0.0.1:{pcsc.port + slot}"]
+        if serial is not None:
+            args += ["--serial", str(serial)]
+        if state is not None:
+            args += ["--state", str(state)]
+        if latency_ms:
+            args += ["--latency", str(latency_ms)]
+        self.args = args + list(extra)
+        self.proc = None
+        self.log_path = pcsc.dir / f"serve-{slot}-{time.monotonic_ns()}.log"
+
+    def start(self, wait=True):
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([str(YKTERM)] + self.args, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        if wait:
+            self.wait_present()
+        return self
+
+    def wait_present(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = run_ykterm("list", "--json", "--reader", self.reader, env=self.pcsc.env(), check=False)
+            if r.returncode == 0 and json.loads(r.stdout):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"virtual key not seen in {self.reader}: " + self.log_path.read_text())
+
+    def wait_absent(self, timeout=10):
+        """pcscd notices a vanished card at its next presence poll; wait for that."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = run_ykterm("list", "--readers", "--reader", self.reader, env=self.pcsc.env(), check=False)
+            if r.returncode == 0 and "empty" in r.stdout:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.reader} still shows a key after the virtual key stopped")
+
+    def stop(self, wait=True):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        stop_pid(self.proc)
+        self.log.close()
+        if wait and self.pcsc.proc is not None and self.pcsc.proc.poll() is None:
+            self.wait_absent()
+
+
+def run_ykterm(*args, env=None, input=None, check=True, timeout=60):
+    r = subprocess.run([str(YKTERM)] + [str(a) for a in args], env=env, input=input, capture_output=True,
+                       text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"ykterm {' '.join(map(str, args))} exited {r.returncode}\n"
+                             f"stdout: {r.stdout}\nstderr: {r.stderr}")
+    return r
+
+
+def run_ykman(reader, *args, env=None, input=None, check=True, timeout=60):
+    r = subprocess.run([str(VENV_BIN / "ykman"), "--reader", reader] + [str(a) for a in args], env=env,
+                       input=input, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"ykman {' '.join(map(str, args))} exited {r.returncode}\n"
+                             f"stdout: {r.stdout}\nstderr: {r.stderr}")
+    return r
