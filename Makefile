@@ -1,0 +1,73 @@
+# ykterm — build, test and demo on Debian 12.
+#   make demo   install what is missing, build, show the virtual key
+#   make test   install what is missing, build, run every test (unit and integration)
+
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+SWIFT ?= swift
+PYTHON ?= python3
+VENV := .venv
+YKTERM := .build/debug/ykterm
+
+# System packages: build libraries, pcscd with the vsmartcard vpcd driver, tools the tests use.
+DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev \
+                pcscd vsmartcard-vpcd util-linux tmux python3-venv groff-base
+PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build release deps venv test test-unit test-integration demo clean distclean
+
+all: build
+
+## deps: install the Debian packages that are missing (apt-get as root, sudo otherwise).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
+	    </dev/null; \
+	fi
+	@pkg-config --exists $(PKG_CONFIG_MODULES) || \
+	  { echo "pkg-config cannot find: $(PKG_CONFIG_MODULES)"; exit 1; }
+	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH (Swift 6 toolchain needed)"; exit 1; }
+
+## venv: Python test peers (ykman, python-fido2, pyotp, yubiotp, pytest) in .venv.
+$(VENV)/.installed: Tests/Integration/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/Integration/requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test-unit: build
+	$(SWIFT) test
+
+test-integration: build venv
+	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
+
+## test: every test, unit then integration.
+test: deps venv
+	$(SWIFT) build
+	$(SWIFT) test
+	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
+
+## demo: the virtual key, shown by `ykterm list` and `ykterm doctor` (the TUI will open here once it lands).
+demo: build
+	$(YKTERM) list --virtual
+	$(YKTERM) doctor --virtual
+
+clean:
+	rm -rf .build
+
+distclean: clean
+	rm -rf $(VENV) .build-* .build_*
