@@ -13,10 +13,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
-        // libpcsclite's and ncursesw's pkg-config files carry -pthread and -D flags that SwiftPM rejects
-        // with a warning on every build; their headers sit in the default include path on Debian, so their
-        // module maps name them directly. The Makefile checks all four with pkg-config before building.
-        .systemLibrary(name: "CPCSCLite"),
+        // libpcsclite's .pc file adds -pthread, which SwiftPM drops with a notice ("prohibited flag"); its
+        // -I/usr/include/PCSC is what the headers need. ncursesw's .pc file only adds -D flags SwiftPM would
+        // drop the same way, and its headers sit in the default include path, so its module map names them
+        // directly. The Makefile checks all four libraries with pkg-config before building.
+        .systemLibrary(name: "CPCSCLite", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
         .systemLibrary(name: "CHIDAPI", pkgConfig: "hidapi-hidraw",
                        providers: [.apt(["libhidapi-dev"])]),
         .systemLibrary(name: "CNCursesW"),

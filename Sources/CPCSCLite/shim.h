@@ -1,3 +1,3 @@
-#include <PCSC/winscard.h>
-#include <PCSC/wintypes.h>
-#include <PCSC/reader.h>
+#include <winscard.h>
+#include <wintypes.h>
+#include <reader.h>
