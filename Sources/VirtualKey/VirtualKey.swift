@@ -35,22 +35,27 @@ public final class VirtualKey: Sendable {
 
     private let inner: Mutex<Inner>
     private let stateFile: VirtualKeyStateFile?
+    /// Serialises state-file writes; each write takes the newest state, so the last write is the newest.
+    private let saveLock = Mutex(0)
     /// Simulated processing time per command, in seconds.
     public let latency: Double
+    /// Seconds an OATH account that requires touch waits for its simulated touch before answering.
+    public let touchDelay: Double
 
     public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
-                latency: Double = 0) {
-        let applets: [any Applet] = [ManagementApplet(), OTPApplet()]
+                latency: Double = 0, touchDelay: Double = 0.5) {
+        let applets: [any Applet] = [ManagementApplet(), OTPApplet(), OATHApplet(touchDelay: touchDelay)]
         inner = Mutex(Inner(state: state, applets: applets))
         self.stateFile = stateFile
         self.latency = latency
+        self.touchDelay = touchDelay
     }
 
     /// Loads the state from `file` (creating it from `initial` when missing).
     public convenience init(stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
-                            latency: Double = 0) throws {
+                            latency: Double = 0, touchDelay: Double = 0.5) throws {
         let loaded = try file.load()
-        self.init(state: loaded ?? initial, stateFile: file, latency: latency)
+        self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay)
         if loaded == nil { try file.save(initial) }
     }
 
@@ -72,18 +77,20 @@ public final class VirtualKey: Sendable {
     /// Handles one raw command APDU and returns the raw response.
     public func process(_ command: [UInt8]) -> [UInt8] {
         if latency > 0 { Thread.sleep(forTimeInterval: latency) }
-        var changed: VirtualKeyState?
+        var changed = false
         let response = inner.withLock { inner -> Response in
             let before = inner.state
             let r = VirtualKey.handle(command, &inner)
-            if inner.state != before { changed = inner.state }
+            changed = inner.state != before
             return r
         }
-        if let changed, let stateFile {
-            do {
-                try stateFile.save(changed)
-            } catch {
-                FileHandle.standardError.write(Data("virtual key: \(error)\n".utf8))
+        if changed, let stateFile {
+            saveLock.withLock { _ in
+                do {
+                    try stateFile.save(state)
+                } catch {
+                    FileHandle.standardError.write(Data("virtual key: \(error)\n".utf8))
+                }
             }
         }
         return response.bytes

@@ -73,7 +73,7 @@ public final class VpcdBridge: Sendable {
     public let retryInterval: Double
     private let log: @Sendable (String) -> Void
     private let stopped = Atomic<Bool>(false)
-    private let socketFD = Atomic<Int32>(-1)
+    private let socketFD = Mutex<Int32>(-1)
 
     public init(key: VirtualKey, host: String, port: UInt16, retryInterval: Double = 0.5,
                 log: @escaping @Sendable (String) -> Void) {
@@ -95,8 +95,9 @@ public final class VpcdBridge: Sendable {
     /// Makes `run` return (from any thread or a signal-handling task).
     public func stop() {
         stopped.store(true, ordering: .sequentiallyConsistent)
-        let fd = socketFD.load(ordering: .sequentiallyConsistent)
-        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+        socketFD.withLock { fd in
+            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     /// Serves until `stop()`. Blocks the calling thread.
@@ -112,12 +113,14 @@ public final class VpcdBridge: Sendable {
                 continue
             }
             announcedWaiting = false
-            socketFD.store(fd, ordering: .sequentiallyConsistent)
+            socketFD.withLock { $0 = fd }
             log("connected to vpcd at \(host):\(port)")
             key.powerCycle()
             serve(fd)
-            socketFD.store(-1, ordering: .sequentiallyConsistent)
-            close(fd)
+            socketFD.withLock {
+                $0 = -1
+                close(fd)
+            }
             key.powerCycle()
             if !stopped.load(ordering: .sequentiallyConsistent) {
                 log("vpcd connection closed; reconnecting")

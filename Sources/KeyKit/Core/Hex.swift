@@ -29,25 +29,28 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Decodes hex digits; spaces, tabs, colons and an optional `0x` prefix per group are allowed as separators.
+    /// Decodes hex digits; white space, colons and an optional `0x` prefix per group are allowed as separators.
     public static func decode(_ text: String) throws(DecodeError) -> [UInt8] {
+        let scalars = Array(text.unicodeScalars)
         var nibbles = [UInt8]()
-        nibbles.reserveCapacity(text.utf8.count)
-        let chars = Array(text)
+        nibbles.reserveCapacity(scalars.count)
+        func isSeparator(_ c: Unicode.Scalar) -> Bool {
+            c == ":" || c.properties.isWhitespace
+        }
         var i = 0
-        while i < chars.count {
-            let c = chars[i]
-            if c == " " || c == "\t" || c == ":" || c == "\n" || c == "\r" {
+        while i < scalars.count {
+            let c = scalars[i]
+            if isSeparator(c) {
                 i += 1
                 continue
             }
-            if c == "0", i + 1 < chars.count, chars[i + 1] == "x" || chars[i + 1] == "X",
-               i == 0 || [" ", "\t", ":"].contains(chars[i - 1]) {
+            if c == "0", i + 1 < scalars.count, scalars[i + 1] == "x" || scalars[i + 1] == "X",
+               i == 0 || isSeparator(scalars[i - 1]) {
                 i += 2
                 continue
             }
-            guard let v = c.hexDigitValue, c.isASCII else {
-                throw .invalidCharacter(c, offset: i)
+            guard c.isASCII, let v = Character(c).hexDigitValue else {
+                throw .invalidCharacter(Character(c), offset: i)
             }
             nibbles.append(UInt8(v))
             i += 1

@@ -153,13 +153,19 @@ extension DeviceInfo {
     /// Parses the TLVs of all READ CONFIG pages. `defaultVersion` comes from SELECT.
     public init(tlvs: [UInt32: [UInt8]], defaultVersion: Version) throws(SmartCardError) {
         func int(_ tag: UInt32) -> Int? {
-            guard let v = tlvs[tag], !v.isEmpty, v.count <= 8 else { return nil }
+            guard let v = tlvs[tag], !v.isEmpty, v.count <= 4 else { return nil }
             return Int(BigEndian.integer(v))
+        }
+        for (tag, v) in tlvs where v.count > 4 && tag != ManagementTag.partNumber && tag < 0x11 {
+            throw .malformedResponse("device information field \(tag) of \(v.count) bytes")
+        }
+        if let ffBytes = tlvs[ManagementTag.formFactor], ffBytes.count != 1 {
+            throw .malformedResponse("form factor field of \(ffBytes.count) bytes")
         }
         guard let usbSupported = int(ManagementTag.usbSupported) else {
             throw .malformedResponse("device information without supported USB applications")
         }
-        let ff = UInt8(int(ManagementTag.formFactor) ?? 0)
+        let ff = UInt8(truncatingIfNeeded: int(ManagementTag.formFactor) ?? 0)
         var version = defaultVersion
         if let v = tlvs[ManagementTag.version] {
             guard v.count == 3, let parsed = Version(bytes: v) else {
