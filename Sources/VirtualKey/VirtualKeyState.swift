@@ -16,6 +16,8 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var challengeResponseTimeout: UInt8
     /// OTP application programming sequence number.
     public var otpSequence: UInt8
+    /// The OATH application's accounts, access key and salt.
+    public var oath = OATHState()
 
     /// A YubiKey 5 NFC (USB-A keychain) with every application.
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
@@ -33,6 +35,26 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
                    supportedNFC: Capabilities(rawValue: nfcSupported), enabledNFC: Capabilities(rawValue: nfcEnabled),
                    isConfigLocked: configLocked, autoEjectTimeout: Int(autoEjectTimeout),
                    challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags)
+    }
+}
+
+extension VirtualKeyState {
+    // Fields added after the first release are optional in the file, so older state files still load.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        serial = try c.decode(UInt32.self, forKey: .serial)
+        version = try c.decode(Version.self, forKey: .version)
+        formFactor = try c.decode(UInt8.self, forKey: .formFactor)
+        usbSupported = try c.decode(UInt16.self, forKey: .usbSupported)
+        usbEnabled = try c.decode(UInt16.self, forKey: .usbEnabled)
+        nfcSupported = try c.decode(UInt16.self, forKey: .nfcSupported)
+        nfcEnabled = try c.decode(UInt16.self, forKey: .nfcEnabled)
+        configLocked = try c.decode(Bool.self, forKey: .configLocked)
+        deviceFlags = try c.decode(UInt8.self, forKey: .deviceFlags)
+        autoEjectTimeout = try c.decode(UInt16.self, forKey: .autoEjectTimeout)
+        challengeResponseTimeout = try c.decode(UInt8.self, forKey: .challengeResponseTimeout)
+        otpSequence = try c.decode(UInt8.self, forKey: .otpSequence)
+        oath = try c.decodeIfPresent(OATHState.self, forKey: .oath) ?? OATHState()
     }
 }
 

@@ -14,7 +14,7 @@ struct KeyOptions: ParsableArguments {
         "Use the key with this serial number. Default: $YKTERM_DEVICE.", valueName: "SERIAL"))
     var device: UInt32?
 
-    @Flag(name: .long, help: "Use the built-in virtual key instead of a real one.")
+    @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")
     var virtual = false
 
     func validate() throws {
@@ -32,7 +32,7 @@ struct KeyOptions: ParsableArguments {
 
     /// Opens the chosen key.
     func connect() async throws -> any SmartCardConnection {
-        if virtual { return VirtualKeyConnection(key: VirtualKey()) }
+        if virtual { return VirtualKeyConnection(key: VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts())) }
         return try await KeyFinder.connect(selector).0
     }
 }

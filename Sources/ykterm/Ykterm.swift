@@ -34,7 +34,7 @@ struct Ykterm: AsyncParsableCommand {
         Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found.
         """,
         version: version,
-        subcommands: [ListCommand.self, APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
+        subcommands: [ListCommand.self, OATHCommand.self, APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
                       VirtualKeyCommand.self]
     )
 
@@ -69,6 +69,11 @@ struct Ykterm: AsyncParsableCommand {
         case let e as KeyFinderError:
             if case .ambiguous = e { return (ExitStatus.usage, "ykterm: \(e)") }
             return (ExitStatus.noKey, "ykterm: \(e)")
+        case let e as OATHError:
+            switch e {
+            case .invalidCredential, .invalidURI: return (ExitStatus.usage, "ykterm: \(e)")
+            default: return (ExitStatus.failed, "ykterm: \(e)")
+            }
         case let e as SmartCardError:
             switch e {
             case .serviceUnavailable, .noReaders: return (ExitStatus.noKey, "ykterm: \(e)")

@@ -1,0 +1,100 @@
+import COpenSSL
+
+/// Hash algorithms, as OATH and FIDO use them.
+public enum HashAlgorithm: String, Sendable, Codable, CaseIterable {
+    case sha1 = "SHA1"
+    case sha256 = "SHA256"
+    case sha512 = "SHA512"
+
+    var evp: OpaquePointer? {
+        switch self {
+        case .sha1: return EVP_sha1()
+        case .sha256: return EVP_sha256()
+        case .sha512: return EVP_sha512()
+        }
+    }
+
+    public var digestLength: Int {
+        switch self {
+        case .sha1: return 20
+        case .sha256: return 32
+        case .sha512: return 64
+        }
+    }
+
+    /// HMAC block size: keys longer than this are hashed first.
+    public var blockSize: Int {
+        switch self {
+        case .sha1, .sha256: return 64
+        case .sha512: return 128
+        }
+    }
+}
+
+public enum CryptoError: Error, Equatable, CustomStringConvertible {
+    case openssl(String)
+
+    public var description: String {
+        switch self {
+        case .openssl(let what): return "cryptography failed (OpenSSL \(what))"
+        }
+    }
+}
+
+/// Thin wrappers over OpenSSL's libcrypto.
+public enum Crypto {
+    public static func digest(_ algorithm: HashAlgorithm, _ data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = data.withUnsafeBufferPointer { d in
+            EVP_Digest(d.baseAddress, d.count, &out, &length, algorithm.evp, nil)
+        }
+        precondition(ok == 1, "EVP_Digest failed")
+        return Array(out.prefix(Int(length)))
+    }
+
+    public static func hmac(_ algorithm: HashAlgorithm, key: [UInt8], data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let result = key.withUnsafeBufferPointer { k in
+            data.withUnsafeBufferPointer { d in
+                HMAC(algorithm.evp, k.baseAddress ?? UnsafePointer(bitPattern: 1), Int32(k.count),
+                     d.baseAddress, d.count, &out, &length)
+            }
+        }
+        precondition(result != nil, "HMAC failed")
+        return Array(out.prefix(Int(length)))
+    }
+
+    public static func pbkdf2(_ algorithm: HashAlgorithm, password: [UInt8], salt: [UInt8], iterations: Int,
+                              length: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: length)
+        let ok = password.withUnsafeBufferPointer { p in
+            salt.withUnsafeBufferPointer { s in
+                p.withMemoryRebound(to: CChar.self) { pc in
+                    PKCS5_PBKDF2_HMAC(pc.baseAddress, Int32(pc.count), s.baseAddress, Int32(s.count),
+                                      Int32(iterations), algorithm.evp, Int32(length), &out)
+                }
+            }
+        }
+        precondition(ok == 1, "PKCS5_PBKDF2_HMAC failed")
+        return out
+    }
+
+    /// Cryptographically secure random bytes.
+    public static func random(_ count: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        guard count > 0 else { return out }
+        let ok = RAND_bytes(&out, Int32(count))
+        precondition(ok == 1, "RAND_bytes failed")
+        return out
+    }
+
+    /// Compares without leaking where the first difference is.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var diff: UInt8 = 0
+        for i in a.indices { diff |= a[i] ^ b[i] }
+        return diff == 0
+    }
+}

@@ -1,0 +1,124 @@
+/// Base32 (RFC 4648 section 6, alphabet `A`–`Z`, `2`–`7`) as used for OATH secrets.
+///
+/// Decoding is lenient where authenticator apps are lenient and strict where a mistake would silently give
+/// a wrong secret:
+/// - lower-case letters are accepted;
+/// - spaces and tabs anywhere are ignored (secrets are often shown in groups of four); hyphens are *not*
+///   ignored, as no common authenticator writes them;
+/// - `=` padding may be left out; when present it must come only at the end and be exactly the amount
+///   RFC 4648 prescribes (the text, without spaces, is then a multiple of 8 characters);
+/// - a text whose length is 1, 3 or 6 more than a multiple of 8 cannot come from any byte string and is
+///   rejected;
+/// - the unused low bits of the last character need not be zero (RFC 4648 section 3.5 allows decoders to
+///   reject such text, but most authenticators accept it, and so do we: the bits are dropped);
+/// - an empty secret (nothing but spaces and padding) is an error, so `decode("")` throws even though
+///   `encode([])` is `""`.
+///
+/// Errors are `OATHError.invalidCredential` with a message that starts with "the secret".
+public enum Base32 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+
+    /// The value of a Base32 character (either case), or nil.
+    private static func value(of scalar: Unicode.Scalar) -> UInt8? {
+        switch scalar.value {
+        case 0x41...0x5A: return UInt8(scalar.value - 0x41)        // A-Z
+        case 0x61...0x7A: return UInt8(scalar.value - 0x61)        // a-z
+        case 0x32...0x37: return UInt8(scalar.value - 0x32 + 26)   // 2-7
+        default: return nil
+        }
+    }
+
+    /// Characters (not counting padding) left over after the last full group of 8, and the padding
+    /// each needs.
+    private static func padding(forRemainder remainder: Int) -> Int? {
+        switch remainder {
+        case 0: return 0
+        case 2: return 6
+        case 4: return 4
+        case 5: return 3
+        case 7: return 1
+        default: return nil
+        }
+    }
+
+    /// Decodes a Base32 secret. See the type's documentation for what is accepted.
+    public static func decode(_ text: String) throws(OATHError) -> [UInt8] {
+        var values = [UInt8]()
+        values.reserveCapacity(text.utf8.count)
+        var paddingCount = 0
+        var firstPadding: Int?      // 1-based position of the first "="
+        var position = 0
+        for character in text {
+            position += 1
+            if character == " " || character == "\t" { continue }
+            if character == "=" {
+                paddingCount += 1
+                if firstPadding == nil { firstPadding = position }
+                continue
+            }
+            let scalars = character.unicodeScalars
+            guard scalars.count == 1, let v = value(of: scalars.first!) else {
+                throw .invalidCredential("the secret has \"\(character)\" at position \(position), which is not a "
+                                         + "Base32 character (A-Z, 2-7)")
+            }
+            if let firstPadding {
+                throw .invalidCredential("the secret has padding (\"=\") at position \(firstPadding), before its "
+                                         + "end; padding may only end a Base32 text")
+            }
+            values.append(v)
+        }
+        guard !values.isEmpty else { throw .invalidCredential("the secret is empty") }
+        let remainder = values.count % 8
+        guard let needed = padding(forRemainder: remainder) else {
+            throw .invalidCredential("the secret is \(values.count) Base32 characters long, which no byte string "
+                                     + "encodes to (a length can't be 1, 3 or 6 more than a multiple of 8): "
+                                     + "a character is missing or extra")
+        }
+        if paddingCount != 0 && paddingCount != needed {
+            throw .invalidCredential("the secret ends in \(paddingCount) \"=\" but \(values.count) Base32 characters "
+                                     + "need \(needed == 0 ? "none" : String(needed)): leave the padding out or "
+                                     + "correct it")
+        }
+
+        var out = [UInt8]()
+        out.reserveCapacity(values.count * 5 / 8)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for v in values {
+            buffer = (buffer << 5) | UInt32(v)
+            bits += 5
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                buffer &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // Any bits still in `buffer` are the unused low bits of the last character: dropped, even if non-zero.
+        return out
+    }
+
+    /// Upper-case Base32 of `bytes`; without `=` padding unless `padding` is true (authenticator URIs
+    /// usually leave it out).
+    public static func encode(_ bytes: [UInt8], padding: Bool = false) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count + 4) / 5 * 8)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for b in bytes {
+            buffer = (buffer << 8) | UInt32(b)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                out.append(alphabet[Int((buffer >> UInt32(bits)) & 0x1F)])
+            }
+            buffer &= (1 << UInt32(bits)) - 1
+        }
+        if bits > 0 {
+            out.append(alphabet[Int((buffer << UInt32(5 - bits)) & 0x1F)])
+        }
+        if padding {
+            while out.count % 8 != 0 { out.append(UInt8(ascii: "=")) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,342 @@
+/// Google Authenticator's "Transfer accounts" export: `otpauth-migration://offline?data=BASE64`, where the
+/// data is a protobuf `MigrationPayload`:
+///
+/// ```
+/// message MigrationPayload {
+///   repeated OtpParameters otp_parameters = 1;
+///   int32 version = 2; int32 batch_size = 3; int32 batch_index = 4; int32 batch_id = 5;
+/// }
+/// message OtpParameters {
+///   bytes secret = 1; string name = 2; string issuer = 3; Algorithm algorithm = 4;
+///   DigitCount digits = 5; OtpType type = 6; int64 counter = 7;
+/// }
+/// enum Algorithm { UNSPECIFIED = 0; SHA1 = 1; SHA256 = 2; SHA512 = 3; MD5 = 4; }
+/// enum DigitCount { UNSPECIFIED = 0; SIX = 1; EIGHT = 2; }
+/// enum OtpType { UNSPECIFIED = 0; HOTP = 1; TOTP = 2; }
+/// ```
+///
+/// Rules:
+/// - The scheme and host are case-insensitive; `data` is required and may appear once; other parameters
+///   are ignored. `data` is percent-decoded with `+` kept as a plus (it is a base64 digit here). Both
+///   standard (`+/`) and URL-safe (`-_`) base64 are accepted, with or without `=` padding (correct if
+///   present); spaces and line breaks are not.
+/// - The protobuf reader is strict: truncated input, varints longer than 10 bytes or overflowing 64 bits,
+///   group wire types (3, 4), unknown wire types (6, 7), field number 0 and a known field with the wrong
+///   wire type are errors. Unknown fields are skipped. A repeated scalar field keeps its last value, as
+///   protobuf specifies.
+/// - Unspecified enum values take the defaults (SHA1, 6 digits, TOTP); values outside the enums are errors.
+///   MD5 accounts are errors, as a YubiKey can't store them. The period is always 30 seconds (the export
+///   does not carry it).
+/// - A name `Issuer:Account` (or `Issuer: Account`) is split like an otpauth label when the issuer field is
+///   empty or equal to the prefix; otherwise the whole name is kept as the account name.
+/// - An HOTP counter must be 0...4294967295. Names must be non-empty UTF-8; secrets non-empty.
+/// - An export with no accounts is an error.
+///
+/// Errors are `OATHError.invalidURI` with a message naming the account (by name, or by position when the
+/// name is not known yet).
+public enum MigrationImport {
+    /// Parses an `otpauth-migration://offline?data=...` URI into the accounts it carries, in order.
+    public static func parse(_ uri: String) throws(OATHError) -> [CredentialData] {
+        let parts = try OTPURIParts(uri)
+        guard parts.scheme.lowercased() == "otpauth-migration" else {
+            throw .invalidURI("scheme must be otpauth-migration, not \"\(parts.scheme)\"")
+        }
+        guard parts.authority.lowercased() == "offline" else {
+            throw .invalidURI("expected otpauth-migration://offline, not otpauth-migration://\(parts.authority)")
+        }
+        guard parts.path == nil || parts.path == "" else {
+            throw .invalidURI("unexpected path \"/\(parts.path!)\" after otpauth-migration://offline")
+        }
+        let parameters = try OTPQueryParameters(parts.query, known: ["data"], plusIsSpace: false)
+        guard let data = parameters["data"] else { throw .invalidURI("missing data parameter") }
+        let payload = try decodeBase64(data)
+        return try parsePayload(payload)
+    }
+
+    /// Parses the protobuf `MigrationPayload` bytes (the decoded `data` parameter).
+    public static func parsePayload(_ payload: [UInt8]) throws(OATHError) -> [CredentialData] {
+        var reader = ProtobufReader(payload, what: "the export data")
+        var accounts = [CredentialData]()
+        while let (field, wireType) = try reader.nextField() {
+            switch field {
+            case 1:
+                try reader.expect(wireType, .lengthDelimited, field: "otp_parameters")
+                let bytes = try reader.readLengthDelimited()
+                accounts.append(try parseAccount(bytes, number: accounts.count + 1))
+            case 2, 3, 4, 5:
+                // version, batch_size, batch_index, batch_id: read (so they are checked) and not needed.
+                let names = ["version", "batch_size", "batch_index", "batch_id"]
+                try reader.expect(wireType, .varint, field: names[field - 2])
+                _ = try reader.readVarint()
+            default:
+                try reader.skip(wireType)
+            }
+        }
+        guard !accounts.isEmpty else { throw .invalidURI("the export contains no accounts") }
+        return accounts
+    }
+
+    private static func parseAccount(_ bytes: ArraySlice<UInt8>, number: Int) throws(OATHError) -> CredentialData {
+        var reader = ProtobufReader(bytes, what: "account \(number)")
+        var secret: [UInt8] = []
+        var nameBytes: ArraySlice<UInt8> = []
+        var issuerBytes: ArraySlice<UInt8> = []
+        var algorithm: UInt64 = 0
+        var digits: UInt64 = 0
+        var type: UInt64 = 0
+        var counter: UInt64 = 0
+        while let (field, wireType) = try reader.nextField() {
+            switch field {
+            case 1:
+                try reader.expect(wireType, .lengthDelimited, field: "secret")
+                secret = Array(try reader.readLengthDelimited())
+            case 2:
+                try reader.expect(wireType, .lengthDelimited, field: "name")
+                nameBytes = try reader.readLengthDelimited()
+            case 3:
+                try reader.expect(wireType, .lengthDelimited, field: "issuer")
+                issuerBytes = try reader.readLengthDelimited()
+            case 4:
+                try reader.expect(wireType, .varint, field: "algorithm")
+                algorithm = try reader.readVarint()
+            case 5:
+                try reader.expect(wireType, .varint, field: "digits")
+                digits = try reader.readVarint()
+            case 6:
+                try reader.expect(wireType, .varint, field: "type")
+                type = try reader.readVarint()
+            case 7:
+                try reader.expect(wireType, .varint, field: "counter")
+                counter = try reader.readVarint()
+            default:
+                try reader.skip(wireType)
+            }
+        }
+
+        guard let fullName = String(validating: nameBytes, as: UTF8.self) else {
+            throw .invalidURI("account \(number)'s name is not valid UTF-8")
+        }
+        guard let issuerField = String(validating: issuerBytes, as: UTF8.self) else {
+            throw .invalidURI("account \(number)'s issuer is not valid UTF-8")
+        }
+        var name = fullName
+        var issuer: String? = issuerField.isEmpty ? nil : issuerField
+        if let colon = fullName.firstIndex(of: ":") {
+            let prefix = String(fullName[..<colon])
+            if issuer == nil || issuer == prefix {
+                name = String(fullName[fullName.index(after: colon)...].drop(while: { $0 == " " }))
+                if !prefix.isEmpty { issuer = prefix }
+            }
+        }
+        guard !name.isEmpty else {
+            throw .invalidURI("account \(number) has no name" + (fullName.isEmpty ? "" : " (\"\(fullName)\")"))
+        }
+        let shown = "\"" + (issuer.map { $0 + ":" } ?? "") + name + "\""
+
+        let hash: HashAlgorithm
+        switch algorithm {
+        case 0, 1: hash = .sha1
+        case 2: hash = .sha256
+        case 3: hash = .sha512
+        case 4: throw .invalidURI("account \(shown) uses MD5, which a YubiKey cannot store")
+        default: throw .invalidURI("account \(shown) has an unknown algorithm (\(algorithm))")
+        }
+        let digitCount: Int
+        switch digits {
+        case 0, 1: digitCount = 6
+        case 2: digitCount = 8
+        default: throw .invalidURI("account \(shown) has an unknown digit count (\(digits))")
+        }
+        let oathType: OATHType
+        switch type {
+        case 0, 2: oathType = .totp
+        case 1: oathType = .hotp
+        default: throw .invalidURI("account \(shown) has an unknown type (\(type))")
+        }
+        var hotpCounter: UInt32 = 0
+        if oathType == .hotp {
+            // int64: a negative counter arrives as a huge two's-complement varint.
+            let signed = Int64(bitPattern: counter)
+            guard signed >= 0, signed <= Int64(UInt32.max) else {
+                throw .invalidURI("account \(shown) has counter \(signed); it must be from 0 to \(UInt32.max)")
+            }
+            hotpCounter = UInt32(signed)
+        }
+        guard !secret.isEmpty else { throw .invalidURI("account \(shown) has an empty secret") }
+        return CredentialData(name: name, issuer: issuer, type: oathType, algorithm: hash, digits: digitCount,
+                              period: CredentialData.defaultPeriod, counter: hotpCounter, secret: secret)
+    }
+
+    /// Standard or URL-safe base64, padding optional (but exact if present).
+    static func decodeBase64(_ text: String) throws(OATHError) -> [UInt8] {
+        var values = [UInt8]()
+        values.reserveCapacity(text.utf8.count)
+        var paddingCount = 0
+        var position = 0
+        for character in text {
+            position += 1
+            if character == "=" {
+                paddingCount += 1
+                continue
+            }
+            let value: UInt8?
+            if let ascii = character.asciiValue {
+                switch ascii {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = ascii - UInt8(ascii: "A")
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): value = ascii - UInt8(ascii: "a") + 26
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = ascii - UInt8(ascii: "0") + 52
+                case UInt8(ascii: "+"), UInt8(ascii: "-"): value = 62
+                case UInt8(ascii: "/"), UInt8(ascii: "_"): value = 63
+                default: value = nil
+                }
+            } else {
+                value = nil
+            }
+            guard let value else {
+                throw .invalidURI("data has \"\(character)\" at position \(position), which is not a base64 character")
+            }
+            guard paddingCount == 0 else {
+                throw .invalidURI("data has base64 padding (\"=\") before its end")
+            }
+            values.append(value)
+        }
+        guard !values.isEmpty else { throw .invalidURI("data is empty") }
+        let needed: Int
+        switch values.count % 4 {
+        case 0: needed = 0
+        case 2: needed = 2
+        case 3: needed = 1
+        default:
+            throw .invalidURI("data is \(values.count) base64 characters long, which no byte string encodes to: "
+                              + "it was cut short or mangled")
+        }
+        guard paddingCount == 0 || paddingCount == needed else {
+            throw .invalidURI("data ends in \(paddingCount) \"=\" but \(values.count) base64 characters need "
+                              + "\(needed == 0 ? "none" : String(needed))")
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(values.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for v in values {
+            buffer = (buffer << 6) | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                buffer &= (1 << UInt32(bits)) - 1
+            }
+        }
+        return out
+    }
+}
+
+/// A strict reader of the protobuf wire format over a byte slice. It never reads out of bounds: every
+/// problem is an `OATHError.invalidURI` naming `what` it was reading.
+struct ProtobufReader {
+    enum WireType: UInt8 {
+        case varint = 0
+        case fixed64 = 1
+        case lengthDelimited = 2
+        case startGroup = 3
+        case endGroup = 4
+        case fixed32 = 5
+
+        var name: String {
+            switch self {
+            case .varint: return "varint"
+            case .fixed64: return "fixed64"
+            case .lengthDelimited: return "length-delimited"
+            case .startGroup: return "start-group"
+            case .endGroup: return "end-group"
+            case .fixed32: return "fixed32"
+            }
+        }
+    }
+
+    private let bytes: ArraySlice<UInt8>
+    private var index: Int
+    private let what: String
+
+    init(_ bytes: [UInt8], what: String) {
+        self.init(bytes[...], what: what)
+    }
+
+    init(_ bytes: ArraySlice<UInt8>, what: String) {
+        self.bytes = bytes
+        self.index = bytes.startIndex
+        self.what = what
+    }
+
+    var isAtEnd: Bool { index >= bytes.endIndex }
+
+    private func truncated(_ reading: String) -> OATHError {
+        .invalidURI("\(what) is cut short (in a \(reading) at byte \(index - bytes.startIndex))")
+    }
+
+    /// A base-128 varint of at most 10 bytes that fits in 64 bits.
+    mutating func readVarint() throws(OATHError) -> UInt64 {
+        let start = index
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard index < bytes.endIndex else { throw truncated("varint") }
+            let byte = bytes[index]
+            index += 1
+            if shift == 63 && byte > 1 {
+                throw .invalidURI("\(what) has a varint at byte \(start - bytes.startIndex) that is longer than "
+                                  + "64 bits")
+            }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+
+    /// The next field's number and wire type, or nil at the end of the message.
+    mutating func nextField() throws(OATHError) -> (Int, WireType)? {
+        guard !isAtEnd else { return nil }
+        let at = index - bytes.startIndex
+        let key = try readVarint()
+        let number = key >> 3
+        guard number >= 1, number <= 0x1FFF_FFFF else {
+            throw .invalidURI("\(what) has an invalid field number \(number) at byte \(at)")
+        }
+        let rawType = UInt8(key & 0x07)
+        guard let wireType = WireType(rawValue: rawType), wireType != .startGroup, wireType != .endGroup else {
+            throw .invalidURI("\(what) has field \(number) with unsupported wire type \(rawType) at byte \(at)")
+        }
+        return (Int(number), wireType)
+    }
+
+    func expect(_ wireType: WireType, _ expected: WireType, field: String) throws(OATHError) {
+        guard wireType == expected else {
+            throw .invalidURI("\(what) has \(field) as \(wireType.name), not \(expected.name)")
+        }
+    }
+
+    mutating func readLengthDelimited() throws(OATHError) -> ArraySlice<UInt8> {
+        let length = try readVarint()
+        guard length <= UInt64(bytes.endIndex - index) else { throw truncated("length-delimited field") }
+        let start = index
+        index += Int(length)
+        return bytes[start..<index]
+    }
+
+    mutating func readFixed(_ count: Int) throws(OATHError) {
+        guard bytes.endIndex - index >= count else { throw truncated("fixed\(count * 8)") }
+        index += count
+    }
+
+    /// Skips an unknown field's value.
+    mutating func skip(_ wireType: WireType) throws(OATHError) {
+        switch wireType {
+        case .varint: _ = try readVarint()
+        case .fixed64: try readFixed(8)
+        case .lengthDelimited: _ = try readLengthDelimited()
+        case .fixed32: try readFixed(4)
+        case .startGroup, .endGroup:
+            throw .invalidURI("\(what) has a group (wire type \(wireType.rawValue)), which is not supported")
+        }
+    }
+}

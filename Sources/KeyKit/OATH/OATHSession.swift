@@ -1,0 +1,336 @@
+import Foundation
+
+/// The YKOATH application: accounts, codes, password.
+///
+/// Each method builds its TLVs, sends one command (the transport gathers long answers with SEND REMAINING)
+/// and parses the answer. After `make`, a password-protected key is locked until `validate` or `unlock`.
+public actor OATHSession {
+    enum Ins {
+        static let put: UInt8 = 0x01
+        static let delete: UInt8 = 0x02
+        static let setCode: UInt8 = 0x03
+        static let reset: UInt8 = 0x04
+        static let rename: UInt8 = 0x05
+        static let list: UInt8 = 0xA1
+        static let calculate: UInt8 = 0xA2
+        static let validate: UInt8 = 0xA3
+        static let calculateAll: UInt8 = 0xA4
+        static let sendRemaining: UInt8 = 0xA5
+    }
+
+    enum Tag {
+        static let name: UInt32 = 0x71
+        static let nameList: UInt32 = 0x72
+        static let key: UInt32 = 0x73
+        static let challenge: UInt32 = 0x74
+        static let response: UInt32 = 0x75
+        static let truncated: UInt32 = 0x76
+        static let hotp: UInt32 = 0x77
+        static let property: UInt8 = 0x78
+        static let version: UInt32 = 0x79
+        static let imf: UInt32 = 0x7A
+        static let algorithm: UInt32 = 0x7B
+        static let touch: UInt32 = 0x7C
+    }
+
+    static let requireTouch: UInt8 = 0x02
+    /// HMAC keys shorter than this are zero-padded (the key expects at least 14 bytes).
+    static let minimumKeyLength = 14
+    static let passwordIterations = 1000
+    static let passwordKeyLength = 16
+
+    private let proto: SmartCardProtocol
+    public let version: Version
+    public private(set) var salt: [UInt8]
+    private var challenge: [UInt8]?
+
+    private init(proto: SmartCardProtocol, version: Version, salt: [UInt8], challenge: [UInt8]?) {
+        self.proto = proto
+        self.version = version
+        self.salt = salt
+        self.challenge = challenge
+    }
+
+    /// SELECTs the OATH application.
+    public static func make(connection: any SmartCardConnection,
+                            observer: (@Sendable (APDUExchange) -> Void)? = nil) async throws -> OATHSession {
+        let proto = SmartCardProtocol(connection: connection, remainingInstruction: Ins.sendRemaining,
+                                      observer: observer)
+        let answer = try await proto.select(AID.oath, name: "OATH")
+        let tlvs = try parse(answer)
+        guard let v = tlvs.value(for: Tag.version).flatMap({ Version(bytes: $0) }),
+              let salt = tlvs.value(for: Tag.name) else {
+            throw SmartCardError.malformedResponse("OATH SELECT answer lacks version or salt")
+        }
+        return OATHSession(proto: proto, version: v, salt: salt, challenge: tlvs.value(for: Tag.challenge))
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> [TLV] {
+        do {
+            return try TLV.parseAll(bytes, mode: .simple)
+        } catch {
+            throw SmartCardError.malformedResponse("OATH: \(error)")
+        }
+    }
+
+    /// True while a password is set and not yet given in this session.
+    public var isLocked: Bool { challenge != nil }
+
+    /// A stable identifier of this key's OATH application (changes on RESET).
+    public var deviceID: String { OATHSession.deviceID(salt: salt) }
+
+    public static func deviceID(salt: [UInt8]) -> String {
+        let digest = Crypto.digest(.sha256, salt)
+        return Data(digest.prefix(16)).base64EncodedString().replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The access key for a password: PBKDF2-HMAC-SHA1(password, salt, 1000 iterations, 16 bytes).
+    public func deriveKey(password: String) -> [UInt8] {
+        OATHSession.deriveKey(password: password, salt: salt)
+    }
+
+    public static func deriveKey(password: String, salt: [UInt8]) -> [UInt8] {
+        Crypto.pbkdf2(.sha1, password: Array(password.utf8), salt: salt, iterations: passwordIterations,
+                      length: passwordKeyLength)
+    }
+
+    // MARK: Password
+
+    /// VALIDATE: proves we know the key and checks that the key knows it too.
+    public func validate(key: [UInt8]) async throws {
+        guard let challenge else { return }
+        let ours = Crypto.random(8)
+        let data = TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
+            + TLV(Tag.challenge, ours).encoded
+        let r = try await proto.send(APDU(ins: Ins.validate, data: data))
+        if r.status == .dataInvalid || r.status == .incorrectParameters { throw OATHError.wrongPassword }
+        let answer = try check(r)
+        guard let theirs = try OATHSession.parse(answer).value(for: Tag.response),
+              Crypto.constantTimeEqual(theirs, Crypto.hmac(.sha1, key: key, data: ours)) else {
+            throw OATHError.keyResponseMismatch
+        }
+        self.challenge = nil
+    }
+
+    public func unlock(password: String) async throws {
+        try await validate(key: deriveKey(password: password))
+    }
+
+    /// SET CODE: protects the application with `key` (from `deriveKey`).
+    public func setKey(_ key: [UInt8]) async throws {
+        let challenge = Crypto.random(8)
+        let data = TLV(Tag.key, [OATHType.totp.rawValue | HashAlgorithm.sha1.oathCode] + key).encoded
+            + TLV(Tag.challenge, challenge).encoded
+            + TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
+        try check(try await proto.send(APDU(ins: Ins.setCode, data: data)))
+    }
+
+    /// SET CODE with an empty key: removes the password.
+    public func removePassword() async throws {
+        try check(try await proto.send(APDU(ins: Ins.setCode, data: TLV(Tag.key, []).encoded)))
+    }
+
+    /// RESET: deletes every account and the password. A new salt (and device ID) follows.
+    public func reset() async throws {
+        try check(try await proto.send(APDU(ins: Ins.reset, p1: 0xDE, p2: 0xAD)))
+        let answer = try await proto.select(AID.oath, name: "OATH")
+        let tlvs = try OATHSession.parse(answer)
+        salt = tlvs.value(for: Tag.name) ?? salt
+        challenge = tlvs.value(for: Tag.challenge)
+    }
+
+    // MARK: Accounts
+
+    /// LIST: every account with its type and algorithm.
+    public func list() async throws -> [Credential] {
+        let answer = try check(try await proto.send(APDU(ins: Ins.list)))
+        return try OATHSession.parse(answer).compactMap { t in
+            guard t.tag == Tag.nameList, let first = t.value.first,
+                  let type = OATHType(rawValue: first & 0xF0) else { return nil }
+            return Credential(rawID: Array(t.value.dropFirst()), type: type,
+                              algorithm: HashAlgorithm(oathCode: first))
+        }
+    }
+
+    /// A calculated (or pending) entry of CALCULATE ALL.
+    public struct Entry: Sendable, Hashable {
+        public var credential: Credential
+        /// nil for HOTP and touch accounts, which are calculated on request only.
+        public var code: Code?
+        public var digits: Int
+    }
+
+    /// CALCULATE ALL with the 30-second time step of `time`, then one CALCULATE for each TOTP account with
+    /// another period (with its own time step). HOTP and touch accounts are left for `calculate`.
+    public func calculateAll(at time: Int64) async throws -> [Entry] {
+        let step = time / Int64(CredentialData.defaultPeriod)
+        let data = TLV(Tag.challenge, BigEndian.bytes(UInt64(max(step, 0)), count: 8)).encoded
+        let answer = try check(try await proto.send(APDU(ins: Ins.calculateAll, p2: 0x01, data: data)))
+        let tlvs = try OATHSession.parse(answer)
+        guard tlvs.count % 2 == 0 else {
+            throw SmartCardError.malformedResponse("OATH: CALCULATE ALL answer has an odd number of fields")
+        }
+        var entries = [Entry]()
+        var i = 0
+        while i < tlvs.count {
+            let nameTLV = tlvs[i], resp = tlvs[i + 1]
+            i += 2
+            guard nameTLV.tag == Tag.name, let digits = resp.value.first.map(Int.init) else {
+                throw SmartCardError.malformedResponse("OATH: unexpected field in CALCULATE ALL answer")
+            }
+            let type: OATHType = resp.tag == Tag.hotp ? .hotp : .totp
+            var credential = Credential(rawID: nameTLV.value, type: type, touch: resp.tag == Tag.touch)
+            switch resp.tag {
+            case Tag.truncated:
+                if credential.period != CredentialData.defaultPeriod {
+                    let code = try await calculate(credential, at: time)
+                    entries.append(Entry(credential: credential, code: code, digits: digits))
+                } else {
+                    let code = try OATHSession.code(fromTruncated: resp.value, credential: credential, time: time)
+                    entries.append(Entry(credential: credential, code: code, digits: digits))
+                }
+            case Tag.hotp, Tag.touch:
+                credential.touch = resp.tag == Tag.touch
+                entries.append(Entry(credential: credential, code: nil, digits: digits))
+            case Tag.response:
+                let code = try OATHSession.code(fromFull: resp.value, credential: credential, time: time)
+                entries.append(Entry(credential: credential, code: code, digits: digits))
+            default:
+                throw SmartCardError.malformedResponse("OATH: unknown tag \(String(resp.tag, radix: 16))")
+            }
+        }
+        return entries
+    }
+
+    /// CALCULATE one account (touch accounts wait for the touch; HOTP counters advance).
+    public func calculate(_ credential: Credential, at time: Int64) async throws -> Code {
+        let challenge: [UInt8]
+        if credential.type == .totp {
+            challenge = BigEndian.bytes(UInt64(max(time / Int64(credential.period), 0)), count: 8)
+        } else {
+            challenge = []
+        }
+        let data = TLV(Tag.name, credential.rawID).encoded + TLV(Tag.challenge, challenge).encoded
+        let r = try await proto.send(APDU(ins: Ins.calculate, p2: 0x01, data: data))
+        if r.status == .fileNotFound { throw OATHError.noSuchCredential(credential.id.string) }
+        if r.status == .conditionsNotSatisfied || r.status == .securityConditionNotSatisfied && !isLocked {
+            throw OATHError.touchTimeout
+        }
+        let tlvs = try OATHSession.parse(try check(r))
+        if let t = tlvs.value(for: Tag.truncated) {
+            return try OATHSession.code(fromTruncated: t, credential: credential, time: time)
+        }
+        if let full = tlvs.value(for: Tag.response) {
+            return try OATHSession.code(fromFull: full, credential: credential, time: time)
+        }
+        throw SmartCardError.malformedResponse("OATH: CALCULATE answer has no code")
+    }
+
+    /// PUT: creates (or overwrites) an account.
+    @discardableResult
+    public func put(_ data: CredentialData) async throws -> Credential {
+        try data.id.validate()
+        guard (6...8).contains(data.digits) else {
+            throw OATHError.invalidCredential("digits must be 6, 7 or 8, not \(data.digits)")
+        }
+        guard data.period > 0 else { throw OATHError.invalidCredential("the period must be positive") }
+        if data.touch { try OATHFeature.touch.check(version) }
+        if data.algorithm == .sha512 { try OATHFeature.sha512.check(version) }
+        let secret = OATHSession.prepareSecret(data.secret, algorithm: data.algorithm)
+        var body = TLV(Tag.name, data.id.bytes).encoded
+        body += TLV(Tag.key, [data.type.rawValue | data.algorithm.oathCode, UInt8(data.digits)] + secret).encoded
+        if data.touch { body += [Tag.property, OATHSession.requireTouch] }
+        if data.type == .hotp && data.counter > 0 {
+            body += TLV(Tag.imf, BigEndian.bytes(UInt64(data.counter), count: 4)).encoded
+        }
+        let r = try await proto.send(APDU(ins: Ins.put, data: body))
+        if r.status == .noSpace { throw OATHError.noSpace }
+        try check(r)
+        return Credential(rawID: data.id.bytes, type: data.type, algorithm: data.algorithm, touch: data.touch)
+    }
+
+    /// DELETE an account.
+    public func delete(_ credential: Credential) async throws {
+        let r = try await proto.send(APDU(ins: Ins.delete, data: TLV(Tag.name, credential.rawID).encoded))
+        if r.status == .fileNotFound { throw OATHError.noSuchCredential(credential.id.string) }
+        try check(r)
+    }
+
+    /// RENAME an account (firmware 5.3.1 and later). The new ID keeps the account's type and period.
+    @discardableResult
+    public func rename(_ credential: Credential, to newID: CredentialID) async throws -> Credential {
+        try OATHFeature.rename.check(version)
+        try newID.validate()
+        let data = TLV(Tag.name, credential.rawID).encoded + TLV(Tag.name, newID.bytes).encoded
+        let r = try await proto.send(APDU(ins: Ins.rename, data: data))
+        if r.status == .fileNotFound { throw OATHError.noSuchCredential(credential.id.string) }
+        if r.status == .incorrectParameters {
+            throw OATHError.invalidCredential("an account \"\(newID)\" already exists")
+        }
+        try check(r)
+        var renamed = credential
+        renamed.rawID = newID.bytes
+        renamed.id = newID
+        return renamed
+    }
+
+    // MARK: Helpers
+
+    /// Keys longer than the hash block are hashed; shorter ones padded to 14 bytes.
+    public static func prepareSecret(_ secret: [UInt8], algorithm: HashAlgorithm) -> [UInt8] {
+        var s = secret.count > algorithm.blockSize ? Crypto.digest(algorithm, secret) : secret
+        if s.count < minimumKeyLength { s += [UInt8](repeating: 0, count: minimumKeyLength - s.count) }
+        return s
+    }
+
+    static let steamAlphabet = Array("23456789BCDFGHJKMNPQRTVWXY")
+
+    /// Formats a dynamically truncated 31-bit value: decimal digits, or 5 Steam characters.
+    public static func format(value: UInt32, digits: Int, steam: Bool) -> String {
+        var v = value & 0x7FFF_FFFF
+        if steam {
+            var out = ""
+            for _ in 0..<5 {
+                out.append(steamAlphabet[Int(v % 26)])
+                v /= 26
+            }
+            return out
+        }
+        var mod: UInt32 = 1
+        for _ in 0..<digits { mod = mod &* 10 }
+        let s = String(v % mod)
+        return String(repeating: "0", count: max(digits - s.count, 0)) + s
+    }
+
+    static func window(_ credential: Credential, time: Int64) -> (Int64, Int64) {
+        guard credential.type == .totp else { return (time, Int64.max) }
+        let p = Int64(credential.period)
+        let start = (time / p) * p
+        return (start, start + p)
+    }
+
+    static func code(fromTruncated value: [UInt8], credential: Credential, time: Int64) throws -> Code {
+        guard value.count == 5 else { throw SmartCardError.malformedResponse("OATH: truncated code of \(value.count) bytes") }
+        let n = UInt32(BigEndian.integer(value.dropFirst()))
+        let (from, to) = window(credential, time: time)
+        return Code(value: format(value: n, digits: Int(value[0]), steam: credential.isSteam), validFrom: from,
+                    validTo: to)
+    }
+
+    /// Full HMAC answers (P2 = 0): dynamic truncation as in RFC 4226.
+    static func code(fromFull value: [UInt8], credential: Credential, time: Int64) throws -> Code {
+        guard value.count >= 21 else { throw SmartCardError.malformedResponse("OATH: full response too short") }
+        let digits = Int(value[0])
+        let mac = Array(value.dropFirst())
+        let offset = Int(mac[mac.count - 1] & 0x0F)
+        let n = UInt32(BigEndian.integer(mac[offset..<(offset + 4)]))
+        let (from, to) = window(credential, time: time)
+        return Code(value: format(value: n, digits: digits, steam: credential.isSteam), validFrom: from, validTo: to)
+    }
+
+    @discardableResult
+    private func check(_ r: Response) throws -> [UInt8] {
+        if r.status == .securityConditionNotSatisfied && isLocked { throw OATHError.passwordRequired }
+        return try r.checked()
+    }
+}

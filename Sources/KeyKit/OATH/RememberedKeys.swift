@@ -1,0 +1,100 @@
+import Foundation
+
+/// OATH access keys the user asked to remember, by device ID: `$XDG_CONFIG_HOME/ykterm/oath-keys.json`
+/// (or `~/.config/ykterm/oath-keys.json`), mode 0600. Only the derived key is stored, never the password.
+public struct RememberedKeys: Sendable {
+    public let path: String
+
+    public init(path: String? = nil) {
+        self.path = path ?? RememberedKeys.defaultPath()
+    }
+
+    public static func configDirectory() -> String {
+        let env = ProcessInfo.processInfo.environment
+        if let xdg = env["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/ykterm" }
+        let home = env["HOME"] ?? NSHomeDirectory()
+        return home + "/.config/ykterm"
+    }
+
+    public static func defaultPath() -> String { configDirectory() + "/oath-keys.json" }
+
+    public enum StoreError: Error, CustomStringConvertible {
+        case unreadable(String, String)
+        case unwritable(String, String)
+        case insecure(String, UInt16)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let p, let why): return "cannot read remembered OATH keys in \(p): \(why)"
+            case .unwritable(let p, let why): return "cannot write remembered OATH keys to \(p): \(why)"
+            case .insecure(let p, let mode):
+                return "\(p) has mode \(String(mode, radix: 8)); it holds secrets and must be 600: "
+                    + "run `chmod 600 \(p)`"
+            }
+        }
+    }
+
+    private func load() throws -> [String: String] {
+        guard FileManager.default.fileExists(atPath: path) else { return [:] }
+        var st = stat()
+        if stat(path, &st) == 0, st.st_mode & 0o077 != 0 {
+            throw StoreError.insecure(path, UInt16(st.st_mode & 0o777))
+        }
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try JSONDecoder().decode([String: String].self, from: data)
+        } catch {
+            throw StoreError.unreadable(path, "\(error)")
+        }
+    }
+
+    private func save(_ entries: [String: String]) throws {
+        let dir = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StoreError.unwritable(path, "\(error)")
+        }
+        if entries.isEmpty {
+            unlink(path)
+            return
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(entries)
+        let tmp = path + ".tmp-\(getpid())"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { throw StoreError.unwritable(path, String(cString: strerror(errno))) }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+        close(fd)
+        guard written == data.count, rename(tmp, path) == 0 else {
+            unlink(tmp)
+            throw StoreError.unwritable(path, String(cString: strerror(errno)))
+        }
+    }
+
+    public func key(for deviceID: String) throws -> [UInt8]? {
+        guard let hex = try load()[deviceID] else { return nil }
+        return try? Hex.decode(hex)
+    }
+
+    public func remember(_ key: [UInt8], for deviceID: String) throws {
+        var entries = try load()
+        entries[deviceID] = key.hex
+        try save(entries)
+    }
+
+    /// Returns true when something was forgotten.
+    @discardableResult
+    public func forget(_ deviceID: String) throws -> Bool {
+        var entries = try load()
+        guard entries.removeValue(forKey: deviceID) != nil else { return false }
+        try save(entries)
+        return true
+    }
+
+    public func forgetAll() throws {
+        if FileManager.default.fileExists(atPath: path) { try save([:]) }
+    }
+}

@@ -1,0 +1,483 @@
+import ArgumentParser
+import Foundation
+import KeyKit
+
+struct OATHCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "oath",
+        abstract: "OATH accounts (TOTP and HOTP codes) on the key.",
+        discussion: """
+        Passwords are never taken from the command line: they are asked for without echo on a terminal, \
+        or read from standard input one per line (after any secret or URI given as -), in the order the \
+        command needs them. --remember keeps the derived access key (never the password) in \
+        $XDG_CONFIG_HOME/ykterm/oath-keys.json, mode 0600.
+        """,
+        subcommands: [List.self, Code.self, Add.self, Delete.self, Rename.self, Password.self, Reset.self])
+}
+
+/// Options every `oath` subcommand shares.
+struct OATHOptions: ParsableArguments {
+    @OptionGroup var key: KeyOptions
+
+    @Flag(name: .long, help: "Remember the access key for this key after a successful unlock.")
+    var remember = false
+}
+
+/// Connects, SELECTs OATH, unlocks when needed, runs `body`, closes.
+func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
+                 _ body: (OATHSession) async throws -> T) async throws -> T {
+    let connection = try await options.key.connect()
+    do {
+        let session = try await OATHSession.make(connection: connection)
+        if unlock { try await unlockIfNeeded(session, options: options, prompt: prompt) }
+        let result = try await body(session)
+        await connection.close()
+        return result
+    } catch {
+        await connection.close()
+        throw error
+    }
+}
+
+func unlockIfNeeded(_ session: OATHSession, options: OATHOptions, prompt: Prompt,
+                    label: String = "Password") async throws {
+    guard await session.isLocked else { return }
+    let store = RememberedKeys()
+    let deviceID = await session.deviceID
+    if let key = try? store.key(for: deviceID) {
+        do {
+            try await session.validate(key: key)
+            return
+        } catch OATHError.wrongPassword {
+            _ = try? store.forget(deviceID)
+            warn("ykterm: the remembered OATH password no longer works and was forgotten")
+        }
+    }
+    let password = try prompt.secret(label)
+    let key = await session.deriveKey(password: password)
+    try await session.validate(key: key)
+    if options.remember {
+        try store.remember(key, for: deviceID)
+    }
+}
+
+/// Finds one account by exact ID, or by a unique case-insensitive part of it.
+func findCredential(_ query: String, in credentials: [Credential]) throws -> Credential {
+    if let exact = credentials.first(where: { $0.id.string == query }) { return exact }
+    let q = query.lowercased()
+    let exactCI = credentials.filter { $0.id.string.lowercased() == q }
+    if exactCI.count == 1 { return exactCI[0] }
+    let matches = credentials.filter { $0.id.string.lowercased().contains(q) }
+    switch matches.count {
+    case 0: throw OATHError.noSuchCredential(query)
+    case 1: return matches[0]
+    default:
+        throw YktermError.usage("\"\(query)\" matches several accounts; give more of the name:\n"
+                                + matches.map { "  " + $0.id.string }.joined(separator: "\n"))
+    }
+}
+
+func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+extension OATHCommand {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the accounts.")
+
+        @OptionGroup var options: OATHOptions
+
+        @Flag(name: .long, help: "Print a JSON array (id, issuer, name, type, algorithm, digits, period, touch).")
+        var json = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let entries = try await withOATH(options, prompt: prompt) { session -> [(Credential, Int?)] in
+                let listed = try await session.list()
+                let calculated = try await session.calculateAll(at: now())
+                return listed.map { c in
+                    let e = calculated.first { $0.credential.rawID == c.rawID }
+                    var c = c
+                    c.touch = e?.credential.touch
+                    return (c, e?.digits)
+                }
+            }
+            if json {
+                try printJSON(entries.map { credentialJSON($0.0, digits: $0.1) })
+            } else {
+                for (c, _) in entries {
+                    var line = c.id.string
+                    var tags = [String]()
+                    if c.type == .hotp { tags.append("HOTP") }
+                    if c.touch == true { tags.append("touch") }
+                    if !tags.isEmpty { line += "  [" + tags.joined(separator: ", ") + "]" }
+                    out(line)
+                }
+            }
+        }
+    }
+
+    struct Code: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show codes; QUERY keeps the accounts whose ID contains it.",
+            discussion: """
+            TOTP codes are calculated at once. HOTP and touch accounts are calculated only when QUERY \
+            leaves just that account (a touch account then asks for a touch).
+            """)
+
+        @OptionGroup var options: OATHOptions
+
+        @Argument(help: "Part of an account ID (case-insensitive).")
+        var query: String?
+
+        @Flag(name: .long, help: "Print a JSON array (fields of list, plus code, valid_from, valid_to).")
+        var json = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let query = self.query
+            let json = self.json
+            let rows = try await withOATH(options, prompt: prompt) { session -> [(OATHSession.Entry, Credential?)] in
+                let time = now()
+                var entries = try await session.calculateAll(at: time)
+                let listed = try await session.list()
+                if let query {
+                    let q = query.lowercased()
+                    let exact = entries.filter { $0.credential.id.string.lowercased() == q }
+                    entries = exact.count == 1 ? exact
+                        : entries.filter { $0.credential.id.string.lowercased().contains(q) }
+                    if entries.count == 1, entries[0].code == nil {
+                        if entries[0].credential.touch == true, !json || isatty(STDERR_FILENO) == 1 {
+                            warn("Touch your key…")
+                        }
+                        entries[0].code = try await session.calculate(entries[0].credential, at: now())
+                    }
+                }
+                return entries.map { e in (e, listed.first { $0.rawID == e.credential.rawID }) }
+            }
+            if let query, rows.isEmpty {
+                throw YktermError.failed("no account matches \"\(query)\"")
+            }
+            if json {
+                try printJSON(rows.map { e, listed in
+                    var c = e.credential
+                    c.algorithm = listed?.algorithm
+                    var o = credentialJSON(c, digits: e.digits)
+                    o["code"] = e.code?.value ?? NSNull()
+                    o["valid_from"] = e.code.map { Int($0.validFrom) as Any } ?? NSNull()
+                    o["valid_to"] = e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) as Any }
+                        ?? NSNull()
+                    return o
+                })
+            } else {
+                let width = min(rows.map { $0.0.credential.id.string.count }.max() ?? 0, 60)
+                for (e, _) in rows {
+                    let id = e.credential.id.string
+                    let pad = String(repeating: " ", count: max(width - id.count, 0))
+                    let code = e.code?.value
+                        ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
+                    out("\(id)\(pad)  \(code)")
+                }
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add an account from an otpauth:// URI, or from its fields.",
+            discussion: """
+            URI may be otpauth://totp/..., otpauth://hotp/..., or otpauth-migration://offline?data=... \
+            (several accounts). Give - to read the URI from standard input; with --name and no --secret, \
+            the secret is asked for without echo (or read from standard input). A URI or secret on the \
+            command line is visible to other users of this machine while the command runs. An existing \
+            account with the same ID is overwritten only after confirmation, or with --force.
+            """)
+
+        @OptionGroup var options: OATHOptions
+
+        @Argument(help: "otpauth:// or otpauth-migration:// URI, or - for standard input.")
+        var uri: String?
+
+        @Option(name: .long, help: "Issuer (e.g. the service's name).")
+        var issuer: String?
+
+        @Option(name: .long, help: "Account name.")
+        var name: String?
+
+        @Option(name: .long, help: "Base32 secret, or - to read it from standard input.")
+        var secret: String?
+
+        @Option(name: .long, help: "totp or hotp.")
+        var type: String = "totp"
+
+        @Option(name: .long, help: "SHA1, SHA256 or SHA512.")
+        var algorithm: String = "SHA1"
+
+        @Option(name: .long, help: "6, 7 or 8.")
+        var digits: Int = 6
+
+        @Option(name: .long, help: "TOTP period in seconds.")
+        var period: Int = 30
+
+        @Option(name: .long, help: "HOTP initial counter.")
+        var counter: UInt32 = 0
+
+        @Flag(name: .long, help: "Require a touch for every code.")
+        var touch = false
+
+        @Flag(name: .long, help: "Overwrite an account with the same ID without asking.")
+        var force = false
+
+        func validate() throws {
+            if uri != nil && (name != nil || secret != nil || issuer != nil) {
+                throw ValidationError("give either a URI or --name/--secret, not both")
+            }
+            if uri == nil && name == nil {
+                throw ValidationError("give an otpauth:// URI (or -), or --name with --secret")
+            }
+        }
+
+        func readAccounts(_ prompt: Prompt) throws -> [CredentialData] {
+            if var text = uri {
+                if text == "-" {
+                    text = try prompt.line("otpauth URI")
+                } else {
+                    warn("ykterm: warning: a URI on the command line holds the secret and is visible to other "
+                         + "users (ps); use - to read it from standard input")
+                }
+                text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                var accounts: [CredentialData]
+                if text.lowercased().hasPrefix("otpauth-migration:") {
+                    accounts = try MigrationImport.parse(text)
+                } else {
+                    accounts = [try OTPAuthURI.parse(text)]
+                }
+                if touch { accounts = accounts.map { var a = $0; a.touch = true; return a } }
+                return accounts
+            }
+            var secretText: String
+            if let secret, secret != "-" {
+                warn("ykterm: warning: a secret on the command line is visible to other users (ps); "
+                     + "use --secret - to read it from standard input")
+                secretText = secret
+            } else {
+                secretText = try prompt.secret("Secret (Base32)")
+            }
+            let bytes = try Base32.decode(secretText)
+            secretText = ""
+            guard let t = OATHType.allCases.first(where: { $0.description == type.lowercased() }) else {
+                throw YktermError.usage("--type must be totp or hotp, not \"\(type)\"")
+            }
+            guard let alg = HashAlgorithm(rawValue: algorithm.uppercased().replacingOccurrences(of: "-", with: ""))
+            else {
+                throw YktermError.usage("--algorithm must be SHA1, SHA256 or SHA512, not \"\(algorithm)\"")
+            }
+            guard (6...8).contains(digits) else { throw YktermError.usage("--digits must be 6, 7 or 8") }
+            guard period > 0 else { throw YktermError.usage("--period must be a positive number of seconds") }
+            return [CredentialData(name: name!, issuer: issuer, type: t, algorithm: alg, digits: digits,
+                                   period: period, counter: counter, secret: bytes, touch: touch)]
+        }
+
+        func run() async throws {
+            let prompt = Prompt()
+            let accounts: [CredentialData]
+            do {
+                accounts = try readAccounts(prompt)
+            } catch let e as OATHError {
+                throw YktermError.usage(e.description)
+            }
+            for a in accounts { try a.id.validate() }
+            let force = self.force
+            let added = try await withOATH(options, prompt: prompt) { session -> [String] in
+                let existing = Set(try await session.list().map(\.id.string))
+                var added = [String]()
+                for a in accounts {
+                    let id = a.id.string
+                    if existing.contains(id) && !force {
+                        guard prompt.confirm("An account \"\(id)\" exists. Overwrite it?") else {
+                            throw OATHError.credentialExists(id)
+                        }
+                    }
+                    try await session.put(a)
+                    added.append(id)
+                }
+                return added
+            }
+            for id in added { out("Added \(id)") }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete an account (asks first, unless --force).")
+
+        @OptionGroup var options: OATHOptions
+
+        @Argument(help: "The account's ID, or a unique part of it.")
+        var id: String
+
+        @Flag(name: .long, help: "Delete without asking.")
+        var force = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let (id, force) = (self.id, self.force)
+            let deleted = try await withOATH(options, prompt: prompt) { session -> String in
+                let c = try findCredential(id, in: try await session.list())
+                if !force {
+                    guard prompt.interactive else {
+                        throw YktermError.usage("deleting \"\(c.id)\" needs --force when standard input is not a terminal")
+                    }
+                    guard prompt.confirm("Delete \"\(c.id)\"? Its codes cannot be recovered.") else {
+                        throw YktermError.failed("nothing was deleted")
+                    }
+                }
+                try await session.delete(c)
+                return c.id.string
+            }
+            out("Deleted \(deleted)")
+        }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rename an account (firmware 5.3.1 and later).",
+            discussion: "NEW_ID is [ISSUER:]NAME; the account keeps its type and period.")
+
+        @OptionGroup var options: OATHOptions
+
+        @Argument(help: "The account's ID, or a unique part of it.")
+        var id: String
+
+        @Argument(help: "The new [ISSUER:]NAME.")
+        var newID: String
+
+        func run() async throws {
+            let prompt = Prompt()
+            let (id, newText) = (self.id, self.newID)
+            let (old, new) = try await withOATH(options, prompt: prompt) { session -> (String, String) in
+                let credentials = try await session.list()
+                let c = try findCredential(id, in: credentials)
+                var target = CredentialID(name: newText, issuer: nil, type: c.type, period: c.period)
+                if let colon = newText.firstIndex(of: ":"), colon != newText.startIndex {
+                    target = CredentialID(name: String(newText[newText.index(after: colon)...]),
+                                          issuer: String(newText[..<colon]), type: c.type, period: c.period)
+                }
+                if credentials.contains(where: { $0.rawID == target.bytes && $0.rawID != c.rawID }) {
+                    throw YktermError.failed("an account \"\(target)\" already exists; nothing was renamed")
+                }
+                try await session.rename(c, to: target)
+                return (c.id.string, target.string)
+            }
+            out("Renamed \(old) to \(new)")
+        }
+    }
+
+    struct Password: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set, change or clear the OATH password, or forget a remembered one.",
+            discussion: """
+            set: asks for the new password (twice on a terminal). change: the current password, then \
+            the new one. clear: the current password. forget: removes the remembered access key of \
+            this key (or of every key with --all) from this computer.
+            """)
+
+        enum Action: String, ExpressibleByArgument, CaseIterable {
+            case set, change, clear, forget
+        }
+
+        @OptionGroup var options: OATHOptions
+
+        @Argument(help: "set, change, clear or forget.")
+        var action: Action
+
+        @Flag(name: .long, help: "With forget: forget the keys of every device.")
+        var all = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let store = RememberedKeys()
+            if action == .forget && all {
+                try store.forgetAll()
+                out("Forgot every remembered OATH password")
+                return
+            }
+            let (action, remember) = (self.action, options.remember)
+            let message = try await withOATH(options, prompt: prompt, unlock: false) { session -> String in
+                let locked = await session.isLocked
+                let deviceID = await session.deviceID
+                switch action {
+                case .forget:
+                    return try store.forget(deviceID) ? "Forgot the remembered password of this key"
+                        : "No password was remembered for this key"
+                case .set:
+                    guard !locked else {
+                        throw YktermError.failed("the key already has a password: use `ykterm oath password change`")
+                    }
+                case .change, .clear:
+                    guard locked else {
+                        if action == .clear { return "The key has no password" }
+                        throw YktermError.failed("the key has no password: use `ykterm oath password set`")
+                    }
+                    let password = try prompt.secret("Current password")
+                    try await session.unlock(password: password)
+                }
+                if action == .clear {
+                    try await session.removePassword()
+                    _ = try? store.forget(deviceID)
+                    return "Password cleared"
+                }
+                let new = try prompt.newSecret("New password")
+                guard !new.isEmpty else { throw YktermError.usage("the new password is empty; nothing was changed") }
+                let key = await session.deriveKey(password: new)
+                try await session.setKey(key)
+                if remember {
+                    try store.remember(key, for: deviceID)
+                } else {
+                    _ = try? store.forget(deviceID)
+                }
+                return action == .set ? "Password set" : "Password changed"
+            }
+            out(message)
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete every account and the password (asks first, unless --force).")
+
+        @OptionGroup var options: OATHOptions
+
+        @Flag(name: .long, help: "Reset without asking.")
+        var force = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            if !force {
+                guard prompt.interactive else {
+                    throw YktermError.usage("reset needs --force when standard input is not a terminal")
+                }
+                guard prompt.confirm("Delete every OATH account and the password on this key?") else {
+                    throw YktermError.failed("nothing was reset")
+                }
+            }
+            try await withOATH(options, prompt: prompt, unlock: false) { session in
+                let old = await session.deviceID
+                try await session.reset()
+                _ = try? RememberedKeys().forget(old)
+            }
+            out("OATH application reset: every account and the password are gone")
+        }
+    }
+}
+
+func credentialJSON(_ c: Credential, digits: Int?) -> [String: Any] {
+    [
+        "id": c.id.string,
+        "issuer": c.issuer ?? NSNull(),
+        "name": c.name,
+        "type": c.type.description,
+        "algorithm": c.algorithm?.rawValue ?? NSNull(),
+        "digits": digits ?? NSNull(),
+        "period": c.period,
+        "touch": c.touch ?? NSNull(),
+    ]
+}

@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads secrets and answers: from the terminal without echo when standard input is one, otherwise one
+/// line per request from standard input, in the order the command asks for them.
+final class Prompt {
+    let interactive: Bool
+
+    init() {
+        interactive = isatty(STDIN_FILENO) == 1
+    }
+
+    enum PromptError: Error, CustomStringConvertible {
+        case endOfInput(String)
+        var description: String {
+            switch self {
+            case .endOfInput(let what): return "standard input ended before \(what) was given"
+            }
+        }
+    }
+
+    /// A secret (password, PIN, key): no echo on a terminal.
+    func secret(_ label: String) throws -> String {
+        guard interactive else {
+            guard let line = readLine(strippingNewline: true) else { throw PromptError.endOfInput(label) }
+            return line
+        }
+        FileHandle.standardError.write(Data("\(label): ".utf8))
+        var old = termios()
+        let haveTerm = tcgetattr(STDIN_FILENO, &old) == 0
+        if haveTerm {
+            var quiet = old
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            quiet.c_lflag |= tcflag_t(ECHONL)
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+            Prompt.savedTerminal = old
+        }
+        defer {
+            if haveTerm {
+                tcsetattr(STDIN_FILENO, TCSAFLUSH, &old)
+                Prompt.savedTerminal = nil
+            }
+        }
+        guard let line = readLine(strippingNewline: true) else { throw PromptError.endOfInput(label) }
+        return line
+    }
+
+    /// A new secret: asked twice on a terminal (must match), once from standard input.
+    func newSecret(_ label: String) throws -> String {
+        let first = try secret(label)
+        guard interactive else { return first }
+        let again = try secret("Repeat " + label.prefix(1).lowercased() + label.dropFirst())
+        guard first == again else { throw YktermError.usage("the two entries differ; nothing was changed") }
+        return first
+    }
+
+    /// A line with echo.
+    func line(_ label: String) throws -> String {
+        if interactive { FileHandle.standardError.write(Data("\(label): ".utf8)) }
+        guard let line = readLine(strippingNewline: true) else { throw PromptError.endOfInput(label) }
+        return line
+    }
+
+    /// A yes/no question; only asked on a terminal (false otherwise).
+    func confirm(_ question: String) -> Bool {
+        guard interactive else { return false }
+        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        guard let answer = readLine() else { return false }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
+    /// The terminal settings to put back if a signal ends the program while echo is off.
+    nonisolated(unsafe) static var savedTerminal: termios?
+
+    /// Installs handlers that restore the terminal on SIGINT and SIGTERM while a secret is being read.
+    static func installSignalRestore() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig) { s in
+                if var t = Prompt.savedTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) }
+                signal(s, SIG_DFL)
+                raise(s)
+            }
+        }
+    }
+}
