@@ -40,6 +40,13 @@ struct VirtualKeyCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("Simulated processing time per command.", valueName: "MS"))
         var latency: UInt = 0
 
+        @Option(name: .long, help: ArgumentHelp("How long a touch takes to arrive for accounts that need one.",
+                                                valueName: "MS"))
+        var touchDelay: UInt = 500
+
+        @Flag(name: .long, help: "Load a new key with demo OATH accounts (TOTP 30/60 s, HOTP, touch, SHA-256, 8 digits, Steam).")
+        var demoAccounts = false
+
         func validate() throws {
             guard VpcdBridge.parseEndpoint(vpcd) != nil else {
                 throw ValidationError("--vpcd must be HOST:PORT, e.g. 127.0.0.1:35963, not \"\(vpcd)\"")
@@ -51,14 +58,16 @@ struct VirtualKeyCommand: ParsableCommand {
 
         func run() throws {
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
-            let initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
+            var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
+            if demoAccounts { initial = initial.withDemoAccounts() }
+            let touch = Double(touchDelay) / 1000
             let key: VirtualKey
             do {
                 if let state {
                     key = try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
-                                         latency: Double(latency) / 1000)
+                                         latency: Double(latency) / 1000, touchDelay: touch)
                 } else {
-                    key = VirtualKey(state: initial, latency: Double(latency) / 1000)
+                    key = VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch)
                 }
             } catch {
                 throw YktermError.failed("\(error)")

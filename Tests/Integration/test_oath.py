@@ -233,3 +233,44 @@ def test_reset(key, env):
     assert r.returncode == 2
     yk(key, env, "oath", "reset", "--force")
     assert ykman(key, env, "accounts", "list").stdout.strip() == ""
+
+
+def _pb_varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def _pb_field(number, value):
+    if isinstance(value, int):
+        return _pb_varint(number << 3) + _pb_varint(value)
+    return _pb_varint(number << 3 | 2) + _pb_varint(len(value)) + value
+
+
+def test_migration_export_imports_every_account(key, env):
+    from urllib.parse import quote
+    accounts = [
+        (base64.b32decode(SECRET_A), b"alice@example.com", b"Example", 1, 1, 2, 0),   # TOTP SHA1 6
+        (base64.b32decode(SECRET_B), b"bob", b"Wide", 2, 2, 2, 0),                     # TOTP SHA256 8
+        (base64.b32decode(SECRET_C), b"Counter:carol", b"", 1, 1, 1, 7),                # HOTP, counter 7
+    ]
+    payload = b""
+    for secret, name, issuer, alg, digits, typ, counter in accounts:
+        p = _pb_field(1, secret) + _pb_field(2, name) + (_pb_field(3, issuer) if issuer else b"")
+        p += _pb_field(4, alg) + _pb_field(5, digits) + _pb_field(6, typ) + _pb_field(7, counter)
+        payload += _pb_field(1, p)
+    payload += _pb_field(2, 1) + _pb_field(3, 1)
+    uri = "otpauth-migration://offline?data=" + quote(base64.b64encode(payload).decode(), safe="")
+    r = yk(key, env, "oath", "add", "-", input=uri + "\n")
+    assert r.stdout.split("\n")[:3] == ["Added Example:alice@example.com", "Added Wide:bob", "Added Counter:carol"]
+    before = int(time.time())
+    seen = ykman_codes(key, env)
+    after = int(time.time())
+    assert seen["Example:alice@example.com"] in {totp(SECRET_A).at(before), totp(SECRET_A).at(after)}
+    assert seen["Wide:bob"] in {totp(SECRET_B, 8, hashlib.sha256).at(t) for t in (before, after)}
+    assert ykman_codes(key, env, "Counter:carol")["Counter:carol"] == pyotp.HOTP(SECRET_C).at(7)

@@ -212,7 +212,9 @@ public actor OATHSession {
         }
         let data = TLV(Tag.name, credential.rawID).encoded + TLV(Tag.challenge, challenge).encoded
         let r = try await proto.send(APDU(ins: Ins.calculate, p2: 0x01, data: data))
-        if r.status == .fileNotFound { throw OATHError.noSuchCredential(credential.id.string) }
+        if r.status == .fileNotFound || r.status == .dataInvalid {
+            throw OATHError.noSuchCredential(credential.id.string)
+        }
         if r.status == .conditionsNotSatisfied || r.status == .securityConditionNotSatisfied && !isLocked {
             throw OATHError.touchTimeout
         }
@@ -252,7 +254,9 @@ public actor OATHSession {
     /// DELETE an account.
     public func delete(_ credential: Credential) async throws {
         let r = try await proto.send(APDU(ins: Ins.delete, data: TLV(Tag.name, credential.rawID).encoded))
-        if r.status == .fileNotFound { throw OATHError.noSuchCredential(credential.id.string) }
+        if r.status == .fileNotFound || r.status == .dataInvalid {
+            throw OATHError.noSuchCredential(credential.id.string)
+        }
         try check(r)
     }
 
@@ -263,7 +267,9 @@ public actor OATHSession {
         try newID.validate()
         let data = TLV(Tag.name, credential.rawID).encoded + TLV(Tag.name, newID.bytes).encoded
         let r = try await proto.send(APDU(ins: Ins.rename, data: data))
-        if r.status == .fileNotFound { throw OATHError.noSuchCredential(credential.id.string) }
+        if r.status == .fileNotFound || r.status == .dataInvalid {
+            throw OATHError.noSuchCredential(credential.id.string)
+        }
         if r.status == .incorrectParameters {
             throw OATHError.invalidCredential("an account \"\(newID)\" already exists")
         }
