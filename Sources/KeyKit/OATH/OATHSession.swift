@@ -5,35 +5,10 @@ import Foundation
 /// Each method builds its TLVs, sends one command (the transport gathers long answers with SEND REMAINING)
 /// and parses the answer. After `make`, a password-protected key is locked until `validate` or `unlock`.
 public actor OATHSession {
-    enum Ins {
-        static let put: UInt8 = 0x01
-        static let delete: UInt8 = 0x02
-        static let setCode: UInt8 = 0x03
-        static let reset: UInt8 = 0x04
-        static let rename: UInt8 = 0x05
-        static let list: UInt8 = 0xA1
-        static let calculate: UInt8 = 0xA2
-        static let validate: UInt8 = 0xA3
-        static let calculateAll: UInt8 = 0xA4
-        static let sendRemaining: UInt8 = 0xA5
-    }
+    typealias Ins = YKOATH.Ins
+    typealias Tag = YKOATH.Tag
 
-    enum Tag {
-        static let name: UInt32 = 0x71
-        static let nameList: UInt32 = 0x72
-        static let key: UInt32 = 0x73
-        static let challenge: UInt32 = 0x74
-        static let response: UInt32 = 0x75
-        static let truncated: UInt32 = 0x76
-        static let hotp: UInt32 = 0x77
-        static let property: UInt8 = 0x78
-        static let version: UInt32 = 0x79
-        static let imf: UInt32 = 0x7A
-        static let algorithm: UInt32 = 0x7B
-        static let touch: UInt32 = 0x7C
-    }
-
-    static let requireTouch: UInt8 = 0x02
+    static let requireTouch = YKOATH.requireTouch
     /// HMAC keys shorter than this are zero-padded (the key expects at least 14 bytes).
     static let minimumKeyLength = 14
     static let passwordIterations = 1000
