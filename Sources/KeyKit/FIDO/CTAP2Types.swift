@@ -1,0 +1,236 @@
+/// CTAP2 command bytes.
+public enum CTAP2Command: UInt8, Sendable {
+    case makeCredential = 0x01
+    case getAssertion = 0x02
+    case getInfo = 0x04
+    case clientPIN = 0x06
+    case reset = 0x07
+    case getNextAssertion = 0x08
+    case credentialManagement = 0x0A
+    case selection = 0x0B
+    /// The CTAP 2.1 preview command some keys (YubiKey 5.2-5.4) have instead of 0x0A.
+    case credentialManagementPreview = 0x41
+}
+
+/// A CTAP2 status code other than success, with what it means for the user.
+public struct CTAPError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let code: UInt8
+    /// PIN retries left, when the session learned them after a wrong PIN.
+    public var retriesLeft: Int?
+
+    public init(_ code: UInt8, retriesLeft: Int? = nil) {
+        self.code = code
+        self.retriesLeft = retriesLeft
+    }
+
+    public static let invalidCommand: UInt8 = 0x01
+    public static let invalidParameter: UInt8 = 0x02
+    public static let invalidLength: UInt8 = 0x03
+    public static let cborUnexpectedType: UInt8 = 0x11
+    public static let invalidCBOR: UInt8 = 0x12
+    public static let missingParameter: UInt8 = 0x14
+    public static let credentialExcluded: UInt8 = 0x19
+    public static let invalidCredential: UInt8 = 0x22
+    public static let unsupportedAlgorithm: UInt8 = 0x26
+    public static let operationDenied: UInt8 = 0x27
+    public static let keyStoreFull: UInt8 = 0x28
+    public static let unsupportedOption: UInt8 = 0x2B
+    public static let invalidOption: UInt8 = 0x2C
+    public static let keepaliveCancel: UInt8 = 0x2D
+    public static let noCredentials: UInt8 = 0x2E
+    public static let userActionTimeout: UInt8 = 0x2F
+    public static let notAllowed: UInt8 = 0x30
+    public static let pinInvalid: UInt8 = 0x31
+    public static let pinBlocked: UInt8 = 0x32
+    public static let pinAuthInvalid: UInt8 = 0x33
+    public static let pinAuthBlocked: UInt8 = 0x34
+    public static let pinNotSet: UInt8 = 0x35
+    public static let pinRequired: UInt8 = 0x36
+    public static let pinPolicyViolation: UInt8 = 0x37
+    public static let requestTooLarge: UInt8 = 0x39
+    public static let actionTimeout: UInt8 = 0x3A
+    public static let upRequired: UInt8 = 0x3B
+    public static let uvBlocked: UInt8 = 0x3C
+    public static let integrityFailure: UInt8 = 0x3F
+    public static let invalidSubcommand: UInt8 = 0x40
+    public static let unauthorizedPermission: UInt8 = 0x42
+    public static let other: UInt8 = 0x7F
+
+    public var name: String {
+        switch code {
+        case 0x01: return "CTAP1_ERR_INVALID_COMMAND"
+        case 0x02: return "CTAP1_ERR_INVALID_PARAMETER"
+        case 0x03: return "CTAP1_ERR_INVALID_LENGTH"
+        case 0x11: return "CTAP2_ERR_CBOR_UNEXPECTED_TYPE"
+        case 0x12: return "CTAP2_ERR_INVALID_CBOR"
+        case 0x14: return "CTAP2_ERR_MISSING_PARAMETER"
+        case 0x19: return "CTAP2_ERR_CREDENTIAL_EXCLUDED"
+        case 0x22: return "CTAP2_ERR_INVALID_CREDENTIAL"
+        case 0x26: return "CTAP2_ERR_UNSUPPORTED_ALGORITHM"
+        case 0x27: return "CTAP2_ERR_OPERATION_DENIED"
+        case 0x28: return "CTAP2_ERR_KEY_STORE_FULL"
+        case 0x2B: return "CTAP2_ERR_UNSUPPORTED_OPTION"
+        case 0x2C: return "CTAP2_ERR_INVALID_OPTION"
+        case 0x2D: return "CTAP2_ERR_KEEPALIVE_CANCEL"
+        case 0x2E: return "CTAP2_ERR_NO_CREDENTIALS"
+        case 0x2F: return "CTAP2_ERR_USER_ACTION_TIMEOUT"
+        case 0x30: return "CTAP2_ERR_NOT_ALLOWED"
+        case 0x31: return "CTAP2_ERR_PIN_INVALID"
+        case 0x32: return "CTAP2_ERR_PIN_BLOCKED"
+        case 0x33: return "CTAP2_ERR_PIN_AUTH_INVALID"
+        case 0x34: return "CTAP2_ERR_PIN_AUTH_BLOCKED"
+        case 0x35: return "CTAP2_ERR_PIN_NOT_SET"
+        case 0x36: return "CTAP2_ERR_PUAT_REQUIRED"
+        case 0x37: return "CTAP2_ERR_PIN_POLICY_VIOLATION"
+        case 0x39: return "CTAP2_ERR_REQUEST_TOO_LARGE"
+        case 0x3A: return "CTAP2_ERR_ACTION_TIMEOUT"
+        case 0x3B: return "CTAP2_ERR_UP_REQUIRED"
+        case 0x3C: return "CTAP2_ERR_UV_BLOCKED"
+        case 0x3F: return "CTAP2_ERR_INTEGRITY_FAILURE"
+        case 0x40: return "CTAP2_ERR_INVALID_SUBCOMMAND"
+        case 0x42: return "CTAP2_ERR_UNAUTHORIZED_PERMISSION"
+        case 0x7F: return "CTAP1_ERR_OTHER"
+        default: return "CTAP error 0x" + String(code, radix: 16, uppercase: true)
+        }
+    }
+
+    /// What happened and what to do next.
+    public var description: String {
+        switch code {
+        case CTAPError.pinInvalid:
+            if let r = retriesLeft {
+                return "wrong PIN: \(r) " + (r == 1 ? "try" : "tries") + " left before the PIN is blocked"
+            }
+            return "wrong PIN"
+        case CTAPError.pinBlocked:
+            return "the PIN is blocked after too many wrong tries: only a FIDO reset (which deletes every "
+                + "FIDO credential) makes the key usable again"
+        case CTAPError.pinAuthBlocked:
+            return "three wrong PINs in a row: remove the key and insert it again before the next try"
+        case CTAPError.pinNotSet: return "no PIN is set on this key: set one with `ykterm fido pin set`"
+        case CTAPError.pinRequired: return "this needs the PIN: give it when asked"
+        case CTAPError.pinPolicyViolation:
+            return "the key refused the new PIN: it breaks the key's PIN rules (length or complexity)"
+        case CTAPError.pinAuthInvalid:
+            return "the PIN token is no longer valid: try again (the key may have been re-inserted)"
+        case CTAPError.notAllowed:
+            return "the key does not allow this now (for a reset: do it within 10 seconds of inserting the key)"
+        case CTAPError.userActionTimeout, CTAPError.actionTimeout: return "the key was not touched in time"
+        case CTAPError.keepaliveCancel: return "cancelled"
+        case CTAPError.noCredentials: return "the key has no matching credential"
+        case CTAPError.keyStoreFull: return "the key has no room for another discoverable credential"
+        case CTAPError.credentialExcluded: return "a credential for this account already exists on the key"
+        case CTAPError.operationDenied: return "the operation was denied (no touch, or the user declined)"
+        case CTAPError.uvBlocked: return "built-in user verification is blocked: use the PIN"
+        case CTAPError.invalidCommand:
+            return "the key does not support this command (it may speak only U2F, or be too old)"
+        default: return "the key answered \(name)"
+        }
+    }
+}
+
+/// What `authenticatorGetInfo` reports.
+public struct AuthenticatorInfo: Sendable, Equatable {
+    public var versions: [String]
+    public var extensions: [String]
+    public var aaguid: [UInt8]
+    public var options: [String: Bool]
+    public var maxMessageSize: Int?
+    public var pinUVAuthProtocols: [Int]
+    public var maxCredentialCountInList: Int?
+    public var maxCredentialIDLength: Int?
+    public var transports: [String]
+    public var algorithms: [Int]
+    public var minPINLength: Int
+    public var firmwareVersion: Int?
+    public var remainingDiscoverableCredentials: Int?
+    public var forcePINChange: Bool
+    public var raw: CBOR
+
+    public init(cbor: CBOR) throws {
+        guard cbor.map != nil else { throw CTAPError(CTAPError.invalidCBOR) }
+        raw = cbor
+        versions = cbor[1]?.array?.compactMap(\.string) ?? []
+        extensions = cbor[2]?.array?.compactMap(\.string) ?? []
+        guard let aaguid = cbor[3]?.bytes, aaguid.count == 16 else {
+            throw FIDOSessionError.malformed("getInfo has no 16-byte AAGUID")
+        }
+        self.aaguid = aaguid
+        var opts = [String: Bool]()
+        for (k, v) in cbor[4]?.map ?? [:] {
+            if let k = k.string, let v = v.bool { opts[k] = v }
+        }
+        options = opts
+        maxMessageSize = cbor[5]?.int
+        pinUVAuthProtocols = cbor[6]?.array?.compactMap(\.int) ?? []
+        maxCredentialCountInList = cbor[7]?.int
+        maxCredentialIDLength = cbor[8]?.int
+        transports = cbor[9]?.array?.compactMap(\.string) ?? []
+        algorithms = cbor[10]?.array?.compactMap { $0["alg"]?.int } ?? []
+        forcePINChange = cbor[0x0C]?.bool ?? false
+        minPINLength = cbor[0x0D]?.int ?? 4
+        firmwareVersion = cbor[0x0E]?.int
+        remainingDiscoverableCredentials = cbor[0x14]?.int
+    }
+
+    /// True when a PIN is set (option clientPin); nil when the key has no PIN support.
+    public var pinSet: Bool? { options["clientPin"] }
+
+    public var supportsCredentialManagement: Bool {
+        options["credMgmt"] == true || options["credentialMgmtPreview"] == true
+    }
+
+    /// UUID text form of the AAGUID.
+    public var aaguidString: String {
+        let h = aaguid.hex
+        let p = Array(h)
+        return [String(p[0..<8]), String(p[8..<12]), String(p[12..<16]), String(p[16..<20]), String(p[20..<32])]
+            .joined(separator: "-")
+    }
+}
+
+public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertible {
+    case malformed(String)
+    case pinTooShort(minimum: Int)
+    case pinTooLong
+    case pinHasNUL
+    case noPINSupport
+    case signatureInvalid(String)
+    case notSupported(String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let why): return "the key answered something unexpected: \(why)"
+        case .pinTooShort(let m): return "the PIN must have at least \(m) characters"
+        case .pinTooLong: return "the PIN must be at most 63 bytes of UTF-8"
+        case .pinHasNUL: return "the PIN must not contain a NUL character"
+        case .noPINSupport: return "this key does not support a FIDO2 PIN"
+        case .signatureInvalid(let what): return "signature check failed: \(what)"
+        case .notSupported(let what): return "the key does not support \(what)"
+        }
+    }
+}
+
+/// PIN rules checked before anything is sent: at least `minimum` Unicode code points (4 unless the key says
+/// more), at most 63 bytes of UTF-8, no NUL.
+public enum PINRules {
+    public static let maxBytes = 63
+
+    public static func check(_ pin: String, minimum: Int = 4) throws(FIDOSessionError) {
+        if pin.unicodeScalars.contains("\0") { throw .pinHasNUL }
+        if pin.unicodeScalars.count < max(minimum, 4) { throw .pinTooShort(minimum: max(minimum, 4)) }
+        if pin.utf8.count > maxBytes { throw .pinTooLong }
+    }
+}
+
+/// PIN/UV auth token permissions (CTAP 2.1).
+public struct PINPermissions: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let makeCredential = PINPermissions(rawValue: 0x01)
+    public static let getAssertion = PINPermissions(rawValue: 0x02)
+    public static let credentialManagement = PINPermissions(rawValue: 0x04)
+    public static let bioEnrollment = PINPermissions(rawValue: 0x08)
+    public static let largeBlobWrite = PINPermissions(rawValue: 0x10)
+    public static let authenticatorConfig = PINPermissions(rawValue: 0x20)
+}
