@@ -1,0 +1,63 @@
+"""The man page and --help stay true to each other; groff finds nothing to warn about."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from harness import ROOT, run_ykterm
+
+MAN = ROOT / "man" / "ykterm.1"
+
+
+def subcommands(path=()):
+    out = run_ykterm(*path, "--help").stdout
+    section = out.split("SUBCOMMANDS:", 1)
+    if len(section) < 2:
+        return []
+    names = []
+    for line in section[1].splitlines():
+        m = re.match(r"^  (\S+)", line)
+        if m and not line.strip().startswith("See "):
+            names.append(m.group(1))
+    found = []
+    for n in names:
+        found.append(path + (n,))
+        found += subcommands(path + (n,))
+    return found
+
+
+def man_text():
+    # Undo the escapes groff needs so names read as typed.
+    return MAN.read_text().replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
+
+
+def test_every_subcommand_is_in_the_man_page():
+    text = man_text()
+    commands = subcommands()
+    assert ("oath", "code") in commands and ("virtual-key", "serve") in commands
+    for cmd in commands:
+        assert " ".join(cmd) in text, f"'{' '.join(cmd)}' is listed by --help but missing from man/ykterm.1"
+
+
+def test_every_long_option_is_in_the_man_page():
+    text = man_text()
+    for cmd in [()] + subcommands():
+        out = run_ykterm(*cmd, "--help").stdout
+        for opt in set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", out)):
+            if opt in ("--help", "--version"):
+                continue
+            assert opt in text, f"{opt} of '{' '.join(cmd)}' is missing from man/ykterm.1"
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="groff not installed")
+def test_groff_reports_nothing():
+    r = subprocess.run(["groff", "-man", "-ww", "-z", str(MAN)], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == ""
+
+
+def test_no_command_takes_a_pin_or_password_option():
+    for cmd in [()] + subcommands():
+        out = run_ykterm(*cmd, "--help").stdout.lower()
+        assert not re.search(r"--(pin|password|new-pin|new-password|passphrase)\b", out), cmd
