@@ -1,0 +1,484 @@
+/// A credential as makeCredential returns it, with its attestation.
+public struct AttestedCredential: Sendable, Equatable {
+    public var format: String
+    public var authData: AuthenticatorData
+    public var attestationStatement: CBOR
+    public var credentialID: [UInt8] { authData.credentialID ?? [] }
+}
+
+/// One assertion from getAssertion / getNextAssertion.
+public struct Assertion: Sendable, Equatable {
+    public var credentialID: [UInt8]
+    public var authData: AuthenticatorData
+    public var signature: [UInt8]
+    public var user: CBOR?
+    public var numberOfCredentials: Int?
+}
+
+/// Parsed authenticator data: RP ID hash, flags, counter, attested credential data.
+public struct AuthenticatorData: Sendable, Equatable {
+    public var raw: [UInt8]
+    public var rpIDHash: [UInt8]
+    public var flags: UInt8
+    public var signCount: UInt32
+    public var aaguid: [UInt8]?
+    public var credentialID: [UInt8]?
+    public var credentialPublicKey: CBOR?
+    public var extensions: CBOR?
+
+    public static let userPresent: UInt8 = 0x01
+    public static let userVerified: UInt8 = 0x04
+    public static let attestedData: UInt8 = 0x40
+    public static let extensionData: UInt8 = 0x80
+
+    public init(_ raw: [UInt8]) throws {
+        guard raw.count >= 37 else { throw FIDOSessionError.malformed("authenticator data of \(raw.count) bytes") }
+        self.raw = raw
+        rpIDHash = Array(raw[0..<32])
+        flags = raw[32]
+        signCount = UInt32(BigEndian.integer(raw[33..<37]))
+        var offset = 37
+        if flags & AuthenticatorData.attestedData != 0 {
+            guard raw.count >= offset + 18 else { throw FIDOSessionError.malformed("attested credential data") }
+            aaguid = Array(raw[offset..<(offset + 16)])
+            let n = Int(BigEndian.integer(raw[(offset + 16)..<(offset + 18)]))
+            offset += 18
+            guard raw.count >= offset + n else { throw FIDOSessionError.malformed("credential ID length") }
+            credentialID = Array(raw[offset..<(offset + n)])
+            offset += n
+            let rest = Array(raw[offset...])
+            let (key, used) = try CBOR.decodePrefix(rest)
+            credentialPublicKey = key
+            offset += used
+        }
+        if flags & AuthenticatorData.extensionData != 0 {
+            let rest = Array(raw[offset...])
+            let (ext, used) = try CBOR.decodePrefix(rest)
+            extensions = ext
+            offset += used
+        }
+        guard offset == raw.count else { throw FIDOSessionError.malformed("trailing bytes in authenticator data") }
+    }
+
+    /// The credential's ES256 public key from its COSE form.
+    public var es256PublicKey: P256PublicKey? {
+        guard let k = credentialPublicKey, k[3]?.int == -7, let x = k[-2]?.bytes, let y = k[-3]?.bytes else {
+            return nil
+        }
+        return try? P256PublicKey(x: x, y: y)
+    }
+}
+
+/// CTAP2 over any FIDO connection: info, PIN, credentials, reset.
+///
+/// The PIN is never kept; a PIN/UV auth token obtained with it is kept until `dropToken()` or the
+/// session ends, and is used for later commands that need it.
+public actor CTAP2Session {
+    public let connection: any FIDOConnection
+    public private(set) var info: AuthenticatorInfo
+    private var token: (value: [UInt8], protocolVersion: PINUVAuthProtocol, permissions: PINPermissions)?
+    /// Progress (touch needed) for long operations.
+    public var progress: (@Sendable (FIDOProgress) -> Void)?
+
+    private init(connection: any FIDOConnection, info: AuthenticatorInfo) {
+        self.connection = connection
+        self.info = info
+    }
+
+    public static func make(connection: any FIDOConnection) async throws -> CTAP2Session {
+        let info = try await CTAP2Session.getInfo(connection)
+        return CTAP2Session(connection: connection, info: info)
+    }
+
+    public func setProgress(_ handler: (@Sendable (FIDOProgress) -> Void)?) { progress = handler }
+
+    static func getInfo(_ connection: any FIDOConnection) async throws -> AuthenticatorInfo {
+        let r = try await send(connection, .getInfo, nil, progress: nil)
+        guard let r else { throw FIDOSessionError.malformed("getInfo answered nothing") }
+        return try AuthenticatorInfo(cbor: r)
+    }
+
+    /// Sends a command with integer-keyed parameters; returns the decoded answer (nil when empty).
+    static func send(_ connection: any FIDOConnection, _ command: CTAP2Command, _ params: [Int: CBOR]?,
+                     progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> CBOR? {
+        var request: [UInt8] = [command.rawValue]
+        if let params {
+            var m = [CBOR: CBOR]()
+            for (k, v) in params { m[CBOR(k)] = v }
+            request += CBOR.map(m).encoded
+        }
+        let response = try await connection.sendCBOR(request, progress: progress)
+        guard let status = response.first else { throw FIDOSessionError.malformed("empty CTAP response") }
+        guard status == 0 else { throw CTAPError(status) }
+        if response.count == 1 { return nil }
+        do {
+            return try CBOR.decode(Array(response.dropFirst()))
+        } catch {
+            throw FIDOSessionError.malformed("\(error)")
+        }
+    }
+
+    private func send(_ command: CTAP2Command, _ params: [Int: CBOR]?) async throws -> CBOR? {
+        try await CTAP2Session.send(connection, command, params, progress: progress)
+    }
+
+    /// Reads getInfo again (after PIN changes, the clientPin option and counts change).
+    @discardableResult
+    public func refreshInfo() async throws -> AuthenticatorInfo {
+        info = try await CTAP2Session.getInfo(connection)
+        return info
+    }
+
+    // MARK: clientPIN
+
+    enum PINSub {
+        static let getRetries = 0x01
+        static let getKeyAgreement = 0x02
+        static let setPIN = 0x03
+        static let changePIN = 0x04
+        static let getToken = 0x05
+        static let getUVRetries = 0x07
+        static let getTokenWithPermissions = 0x09
+    }
+
+    /// The best PIN/UV auth protocol both sides support (2 before 1).
+    public var pinProtocol: PINUVAuthProtocol {
+        info.pinUVAuthProtocols.contains(2) ? .two : .one
+    }
+
+    private func clientPIN(_ sub: Int, _ extra: [Int: CBOR] = [:]) async throws -> CBOR? {
+        guard info.pinSet != nil || !info.pinUVAuthProtocols.isEmpty else { throw FIDOSessionError.noPINSupport }
+        var params: [Int: CBOR] = [1: CBOR(pinProtocol.version), 2: CBOR(sub)]
+        for (k, v) in extra { params[k] = v }
+        return try await send(.clientPIN, params)
+    }
+
+    /// PIN retries left, and whether a power cycle is needed before the next try (when the key says).
+    public func pinRetries() async throws -> (retries: Int, powerCycleNeeded: Bool?) {
+        let r = try await clientPIN(PINSub.getRetries)
+        guard let n = r?[3]?.int else { throw FIDOSessionError.malformed("getPINRetries has no count") }
+        return (n, r?[4]?.bool)
+    }
+
+    public func uvRetries() async throws -> Int {
+        let r = try await clientPIN(PINSub.getUVRetries)
+        guard let n = r?[5]?.int else { throw FIDOSessionError.malformed("getUVRetries has no count") }
+        return n
+    }
+
+    private func sharedSecret() async throws -> (CBOR, [UInt8]) {
+        let r = try await clientPIN(PINSub.getKeyAgreement)
+        guard let cose = r?[1] else { throw FIDOSessionError.malformed("no key agreement") }
+        return try pinProtocol.encapsulate(try PINUVAuthProtocol.publicKey(fromCOSE: cose))
+    }
+
+    public func setPIN(_ pin: String) async throws {
+        try PINRules.check(pin, minimum: info.minPINLength)
+        let (keyAgreement, shared) = try await sharedSecret()
+        let p = pinProtocol
+        let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(pin))
+        _ = try await clientPIN(PINSub.setPIN, [3: keyAgreement, 4: .bytes(p.authenticate(key: shared, newPinEnc)),
+                                                5: .bytes(newPinEnc)])
+        token = nil
+        try await refreshInfo()
+    }
+
+    public func changePIN(old: String, new: String) async throws {
+        try PINRules.check(new, minimum: info.minPINLength)
+        let (keyAgreement, shared) = try await sharedSecret()
+        let p = pinProtocol
+        let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(new))
+        let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(old))
+        do {
+            _ = try await clientPIN(PINSub.changePIN, [3: keyAgreement,
+                                                       4: .bytes(p.authenticate(key: shared, newPinEnc + pinHashEnc)),
+                                                       5: .bytes(newPinEnc), 6: .bytes(pinHashEnc)])
+        } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
+            throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
+        }
+        token = nil
+        try await refreshInfo()
+    }
+
+    /// Gets a PIN/UV auth token with the PIN (with permissions on CTAP 2.1 keys; the legacy command
+    /// otherwise). The token is kept for later commands; the PIN is not.
+    public func verifyPIN(_ pin: String, permissions: PINPermissions = [], rpID: String? = nil) async throws {
+        guard !pin.isEmpty else { throw FIDOSessionError.pinTooShort(minimum: max(info.minPINLength, 4)) }
+        let (keyAgreement, shared) = try await sharedSecret()
+        let p = pinProtocol
+        let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(pin))
+        let withPermissions = info.options["pinUvAuthToken"] == true && !permissions.isEmpty
+        var params: [Int: CBOR] = [3: keyAgreement, 6: .bytes(pinHashEnc)]
+        if withPermissions {
+            params[9] = CBOR(permissions.rawValue)
+            if let rpID { params[0x0A] = .text(rpID) }
+        }
+        let r: CBOR?
+        do {
+            r = try await clientPIN(withPermissions ? PINSub.getTokenWithPermissions : PINSub.getToken, params)
+        } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
+            throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
+        }
+        guard let enc = r?[2]?.bytes else { throw FIDOSessionError.malformed("no PIN token") }
+        let value = try p.decrypt(key: shared, enc)
+        guard value.count == 16 || value.count == 32 else { throw FIDOSessionError.malformed("PIN token length") }
+        token = (value, p, permissions)
+    }
+
+    /// Forgets the PIN/UV auth token.
+    public func dropToken() {
+        if var t = token {
+            for i in t.value.indices { t.value[i] = 0 }
+        }
+        token = nil
+    }
+
+    public var hasToken: Bool { token != nil }
+
+    private func requireToken() throws -> (value: [UInt8], protocolVersion: PINUVAuthProtocol, permissions: PINPermissions) {
+        guard let token else { throw CTAPError(CTAPError.pinRequired) }
+        return token
+    }
+
+    // MARK: Credentials
+
+    public struct RelyingParty: Sendable, Hashable {
+        public var id: String
+        public var name: String?
+        public init(id: String, name: String? = nil) {
+            self.id = id
+            self.name = name
+        }
+        var cbor: CBOR {
+            var m: [CBOR: CBOR] = ["id": .text(id)]
+            if let name { m["name"] = .text(name) }
+            return .map(m)
+        }
+    }
+
+    public struct User: Sendable, Hashable {
+        public var id: [UInt8]
+        public var name: String?
+        public var displayName: String?
+        public init(id: [UInt8], name: String? = nil, displayName: String? = nil) {
+            self.id = id
+            self.name = name
+            self.displayName = displayName
+        }
+        var cbor: CBOR {
+            var m: [CBOR: CBOR] = ["id": .bytes(id)]
+            if let name { m["name"] = .text(name) }
+            if let displayName { m["displayName"] = .text(displayName) }
+            return .map(m)
+        }
+        init?(cbor: CBOR?) {
+            guard let id = cbor?["id"]?.bytes else { return nil }
+            self.init(id: id, name: cbor?["name"]?.string, displayName: cbor?["displayName"]?.string)
+        }
+    }
+
+    static func descriptor(_ id: [UInt8]) -> CBOR { ["id": .bytes(id), "type": "public-key"] }
+
+    /// makeCredential with ES256. Adds pinUvAuthParam when a token is held; without one, a key that has a
+    /// PIN answers PUAT_REQUIRED, reported as "this needs the PIN".
+    public func makeCredential(clientDataHash: [UInt8], rp: RelyingParty, user: User, residentKey: Bool,
+                               excludeList: [[UInt8]] = []) async throws -> AttestedCredential {
+        var params: [Int: CBOR] = [1: .bytes(clientDataHash), 2: rp.cbor, 3: user.cbor,
+                                   4: [["alg": -7, "type": "public-key"]]]
+        if !excludeList.isEmpty { params[5] = .array(excludeList.map(CTAP2Session.descriptor)) }
+        if residentKey { params[7] = ["rk": true] }
+        if let token {
+            params[8] = .bytes(token.protocolVersion.authenticate(key: token.value, clientDataHash))
+            params[9] = CBOR(token.protocolVersion.version)
+        }
+        guard let r = try await send(.makeCredential, params), let fmt = r[1]?.string, let ad = r[2]?.bytes,
+              let att = r[3] else {
+            throw FIDOSessionError.malformed("makeCredential answer incomplete")
+        }
+        return AttestedCredential(format: fmt, authData: try AuthenticatorData(ad), attestationStatement: att)
+    }
+
+    /// getAssertion, followed by getNextAssertion for every further credential.
+    public func getAssertions(rpID: String, clientDataHash: [UInt8], allowList: [[UInt8]] = [],
+                              userPresence: Bool = true) async throws -> [Assertion] {
+        var params: [Int: CBOR] = [1: .text(rpID), 2: .bytes(clientDataHash)]
+        if !allowList.isEmpty { params[3] = .array(allowList.map(CTAP2Session.descriptor)) }
+        if !userPresence { params[5] = ["up": false] }
+        if let token {
+            params[6] = .bytes(token.protocolVersion.authenticate(key: token.value, clientDataHash))
+            params[7] = CBOR(token.protocolVersion.version)
+        }
+        guard let first = try await send(.getAssertion, params) else {
+            throw FIDOSessionError.malformed("getAssertion answered nothing")
+        }
+        var out = [try CTAP2Session.assertion(first, allowList: allowList)]
+        let count = out[0].numberOfCredentials ?? 1
+        if count > 1 {
+            for _ in 1..<count {
+                guard let next = try await send(.getNextAssertion, nil) else { break }
+                out.append(try CTAP2Session.assertion(next, allowList: allowList))
+            }
+        }
+        return out
+    }
+
+    static func assertion(_ r: CBOR, allowList: [[UInt8]]) throws -> Assertion {
+        guard let ad = r[2]?.bytes, let sig = r[3]?.bytes else {
+            throw FIDOSessionError.malformed("assertion incomplete")
+        }
+        let id = r[1]?["id"]?.bytes ?? (allowList.count == 1 ? allowList[0] : nil)
+        guard let id else { throw FIDOSessionError.malformed("assertion without credential") }
+        return Assertion(credentialID: id, authData: try AuthenticatorData(ad), signature: sig, user: r[4],
+                         numberOfCredentials: r[5]?.int)
+    }
+
+    /// authenticatorReset: deletes every credential and the PIN. Keys allow it only within seconds of
+    /// being inserted, and want a touch.
+    public func reset() async throws {
+        _ = try await send(.reset, nil)
+        token = nil
+        try await refreshInfo()
+    }
+
+    /// authenticatorSelection: waits for a touch (CTAP 2.1).
+    public func selection() async throws {
+        _ = try await send(.selection, nil)
+    }
+
+    // MARK: Credential management
+
+    public struct CredentialsMetadata: Sendable, Equatable {
+        public var existing: Int
+        public var remaining: Int
+    }
+
+    public struct StoredRelyingParty: Sendable, Hashable {
+        public var id: String
+        public var name: String?
+        public var idHash: [UInt8]
+    }
+
+    public struct StoredCredential: Sendable, Hashable {
+        public var rpID: String
+        public var credentialID: [UInt8]
+        public var user: User
+        public var publicKey: CBOR?
+        public var credProtect: Int?
+    }
+
+    private var credMgmtCommand: CTAP2Command {
+        info.options["credMgmt"] == true ? .credentialManagement : .credentialManagementPreview
+    }
+
+    private func credMgmt(_ sub: Int, _ subParams: CBOR? = nil, authenticated: Bool = true) async throws -> CBOR? {
+        guard info.supportsCredentialManagement else {
+            throw FIDOSessionError.notSupported("credential management")
+        }
+        var params: [Int: CBOR] = [1: CBOR(sub)]
+        if let subParams { params[2] = subParams }
+        if authenticated {
+            let t = try requireToken()
+            params[3] = CBOR(t.protocolVersion.version)
+            params[4] = .bytes(t.protocolVersion.authenticate(key: t.value, [UInt8(sub)] + (subParams?.encoded ?? [])))
+        }
+        return try await send(credMgmtCommand, params)
+    }
+
+    public func credentialsMetadata() async throws -> CredentialsMetadata {
+        let r = try await credMgmt(0x01)
+        return CredentialsMetadata(existing: r?[1]?.int ?? 0, remaining: r?[2]?.int ?? 0)
+    }
+
+    public func relyingParties() async throws -> [StoredRelyingParty] {
+        let first: CBOR?
+        do {
+            first = try await credMgmt(0x02)
+        } catch let e as CTAPError where e.code == CTAPError.noCredentials {
+            return []
+        }
+        guard let first, let total = first[5]?.int else { return [] }
+        var out = [StoredRelyingParty]()
+        func add(_ r: CBOR?) throws {
+            guard let r, let id = r[3]?["id"]?.string, let hash = r[4]?.bytes else {
+                throw FIDOSessionError.malformed("relying party entry")
+            }
+            out.append(StoredRelyingParty(id: id, name: r[3]?["name"]?.string, idHash: hash))
+        }
+        try add(first)
+        if total > 1 {
+            for _ in 1..<total { try add(try await credMgmt(0x03, authenticated: false)) }
+        }
+        return out
+    }
+
+    public func credentials(of rp: StoredRelyingParty) async throws -> [StoredCredential] {
+        let first: CBOR?
+        do {
+            first = try await credMgmt(0x04, [1: .bytes(rp.idHash)])
+        } catch let e as CTAPError where e.code == CTAPError.noCredentials {
+            return []
+        }
+        guard let first, let total = first[9]?.int else { return [] }
+        var out = [StoredCredential]()
+        func add(_ r: CBOR?) throws {
+            guard let r, let user = User(cbor: r[6]), let id = r[7]?["id"]?.bytes else {
+                throw FIDOSessionError.malformed("credential entry")
+            }
+            out.append(StoredCredential(rpID: rp.id, credentialID: id, user: user, publicKey: r[8],
+                                        credProtect: r[0x0A]?.int))
+        }
+        try add(first)
+        if total > 1 {
+            for _ in 1..<total { try add(try await credMgmt(0x05, authenticated: false)) }
+        }
+        return out
+    }
+
+    public func deleteCredential(_ credentialID: [UInt8]) async throws {
+        _ = try await credMgmt(0x06, [2: CTAP2Session.descriptor(credentialID)])
+    }
+
+    public func updateUser(_ credentialID: [UInt8], user: User) async throws {
+        _ = try await credMgmt(0x07, [2: CTAP2Session.descriptor(credentialID), 3: user.cbor])
+    }
+}
+
+/// Checks what a key returns.
+public enum FIDOVerifier {
+    /// Packed attestation: with x5c, the signature over authData || clientDataHash verifies with the
+    /// certificate's key; without, with the credential's own key (self attestation). "none" has nothing to check.
+    public static func verifyAttestation(_ credential: AttestedCredential, clientDataHash: [UInt8]) throws {
+        let message = credential.authData.raw + clientDataHash
+        switch credential.format {
+        case "none":
+            return
+        case "packed":
+            guard let sig = credential.attestationStatement["sig"]?.bytes,
+                  credential.attestationStatement["alg"]?.int == -7 else {
+                throw FIDOSessionError.signatureInvalid("packed attestation without an ES256 signature")
+            }
+            if let chain = credential.attestationStatement["x5c"]?.array, let first = chain.first?.bytes {
+                let cert = try X509Certificate(der: first)
+                guard let key = cert.publicKey, key.verify(signature: sig, message: message) else {
+                    throw FIDOSessionError.signatureInvalid("attestation signature does not match its certificate")
+                }
+            } else {
+                guard let key = credential.authData.es256PublicKey, key.verify(signature: sig, message: message) else {
+                    throw FIDOSessionError.signatureInvalid("self attestation signature does not verify")
+                }
+            }
+        default:
+            throw FIDOSessionError.notSupported("attestation format \(credential.format)")
+        }
+    }
+
+    public static func verifyAssertion(_ assertion: Assertion, publicKey: P256PublicKey, clientDataHash: [UInt8],
+                                       rpID: String) throws {
+        guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
+            throw FIDOSessionError.signatureInvalid("assertion is for another relying party")
+        }
+        guard publicKey.verify(signature: assertion.signature, message: assertion.authData.raw + clientDataHash) else {
+            throw FIDOSessionError.signatureInvalid("assertion signature does not verify")
+        }
+    }
+}

@@ -1,0 +1,83 @@
+/// Progress while a FIDO command runs.
+public enum FIDOProgress: Sendable, Equatable {
+    /// The key is working on the command.
+    case processing
+    /// The key waits for a touch.
+    case waitingForUserPresence
+}
+
+/// A connection that carries CTAP messages (CTAPHID over HID, or NFCCTAP over PC/SC).
+///
+/// Implementations move whole messages; the CTAP2 and U2F sessions above build and parse them.
+public protocol FIDOConnection: AnyObject, Sendable {
+    /// A name for the connection (the HID path, or the reader name).
+    var name: String { get }
+    /// Sends a CTAP2 CBOR request (command byte + CBOR) and returns the response (status byte + CBOR).
+    /// `progress` is told when the key starts waiting for a touch (and when it goes back to work).
+    func sendCBOR(_ request: [UInt8], progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8]
+    /// Sends a U2F/CTAP1 APDU (raw bytes) and returns the raw response (data + SW).
+    func sendU2F(_ apdu: [UInt8]) async throws -> [UInt8]
+    /// Asks the key to stop waiting (CTAPHID_CANCEL); no-op where unsupported.
+    func cancel() async
+    /// Closes the connection; later sends fail with `FIDOTransportError.closed`.
+    func close() async
+}
+
+extension FIDOConnection {
+    /// `sendCBOR` without progress reports.
+    public func sendCBOR(_ request: [UInt8]) async throws -> [UInt8] {
+        try await sendCBOR(request, progress: nil)
+    }
+}
+
+/// Errors of the FIDO transports (framing and channel trouble, not CTAP2 status codes, which are
+/// `CTAPError`). Each says what happened and what to do next.
+public enum FIDOTransportError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The key did not answer in time.
+    case timeout
+    /// The key stayed busy with another program's request.
+    case channelBusy
+    /// Packets of a message arrived out of order.
+    case invalidSequence
+    /// A message is longer than the transport allows, or its length field does not fit.
+    case invalidLength
+    /// The key answered with another command than the one sent.
+    case unexpectedCommand
+    /// The key answered CTAPHID_ERROR with this code (see `CTAPHID.ErrorCode`).
+    case ctaphidError(UInt8)
+    /// The device is gone (unplugged) or stopped working.
+    case deviceGone
+    /// The connection was closed.
+    case closed
+    /// The key answered something that cannot be parsed.
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .timeout:
+            return "the key did not answer in time: touch it if it blinks, otherwise remove it, insert it again "
+                + "and retry"
+        case .channelBusy:
+            return "the key is busy with another program (a browser or ssh?): finish or cancel there and retry"
+        case .invalidSequence:
+            return "the key's answer arrived out of order: remove the key, insert it again and retry"
+        case .invalidLength:
+            return "the message is too long for the USB HID transport (at most \(CTAPHID.maxPayload) bytes)"
+        case .unexpectedCommand:
+            return "the key answered a different command than the one sent: close other programs that use "
+                + "the key and retry"
+        case .ctaphidError(let code):
+            return "the key rejected the message (\(CTAPHID.ErrorCode.name(code))): " + CTAPHID.ErrorCode.advice(code)
+        case .deviceGone:
+            return "the key was removed or stopped answering: insert it again and retry"
+        case .closed:
+            return "the connection to the key is closed"
+        case .malformed(let why):
+            return "the key answered something unexpected (\(why)): it may not be a FIDO key; "
+                + "remove it, insert it again and retry"
+        }
+    }
+
+    /// True for errors that mean the key went away.
+    public var isKeyGone: Bool { self == .deviceGone }
+}

@@ -1,0 +1,77 @@
+import Testing
+@testable import KeyKit
+
+@Suite struct CryptoVectorTests {
+    func h(_ s: String) -> [UInt8] { try! Hex.decode(s) }
+
+    @Test func hkdfRFC5869Case1() throws {
+        let okm = try Crypto.hkdfSHA256(ikm: [UInt8](repeating: 0x0b, count: 22), salt: h("000102030405060708090a0b0c"),
+                                        info: h("f0f1f2f3f4f5f6f7f8f9"), length: 42)
+        #expect(okm.hex == "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
+    }
+
+    @Test func aes256CBCSP80038A() throws {
+        let key = h("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4")
+        let iv = h("000102030405060708090a0b0c0d0e0f")
+        let pt = h("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51")
+        let ct = try Crypto.aes256CBCEncrypt(key: key, iv: iv, pt)
+        #expect(ct.hex == "f58c4c04d6e5f1ba779eabfb5f7bfbd69cfc4e967edb808d679f777bc6702c7d")
+        #expect(try Crypto.aes256CBCDecrypt(key: key, iv: iv, ct) == pt)
+        #expect(throws: CryptoError.self) { _ = try Crypto.aes256CBCEncrypt(key: key, iv: iv, [1, 2, 3]) }
+    }
+
+    @Test func aes128ECBSP80038A() throws {
+        let key = h("2b7e151628aed2a6abf7158809cf4f3c")
+        let ct = try Crypto.aes128ECBEncrypt(key: key, h("6bc1bee22e409f96e93d7e117393172a"))
+        #expect(ct.hex == "3ad77bb40d7a3660a89ecaf32466ef97")
+        #expect(try Crypto.aes128ECBDecrypt(key: key, ct).hex == "6bc1bee22e409f96e93d7e117393172a")
+    }
+
+    @Test func ecdhRFC5903P256() throws {
+        let i = try P256PrivateKey(raw: h("C88F01F510D9AC3F70A292DAA2316DE544E9AAB8AFE84049C62A9C57862D1433"))
+        let r = try P256PrivateKey(raw: h("C6EF9C5D78AE012A011164ACB397CE2088685D8F06BF9BE0B283AB46476BEE53"))
+        #expect(i.publicKey.x.hex == "dad0b65394221cf9b051e1feca5787d098dfe637fc90b9ef945d0c3772581180")
+        let z = try i.sharedSecret(with: r.publicKey)
+        #expect(z.hex == "d6840f6b42f6edafd13116e0e12565202fef8e9ece7dce03812464d04b9442de")
+        #expect(try r.sharedSecret(with: i.publicKey) == z)
+    }
+
+    @Test func ecdsaSignVerify() throws {
+        let k = P256PrivateKey()
+        let msg = Array("message".utf8)
+        let sig = k.sign(msg)
+        #expect(k.publicKey.verify(signature: sig, message: msg))
+        #expect(!k.publicKey.verify(signature: sig, message: msg + [0]))
+        var bad = sig
+        bad[bad.count - 1] ^= 1
+        #expect(!k.publicKey.verify(signature: bad, message: msg))
+        #expect(!P256PrivateKey().publicKey.verify(signature: sig, message: msg))
+        #expect(!k.publicKey.verify(signature: [0x30, 0x00], message: msg))
+        #expect(try P256PublicKey(spki: k.publicKey.spki) == k.publicKey)
+    }
+
+    @Test func invalidPointsAndScalarsAreRejected() {
+        #expect(throws: CryptoError.self) { _ = try P256PublicKey(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32)) }
+        #expect(throws: CryptoError.self) { _ = try P256PublicKey(uncompressed: [4, 1, 2]) }
+        #expect(throws: CryptoError.self) { _ = try P256PrivateKey(raw: [UInt8](repeating: 0, count: 32)) }
+        #expect(throws: CryptoError.self) { _ = try P256PrivateKey(raw: [UInt8](repeating: 0xFF, count: 32)) }
+    }
+
+    @Test func ed25519RFC8032Test1() throws {
+        let pk = try Ed25519PublicKey(raw: h("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))
+        let sig = h("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+        #expect(pk.verify(signature: sig, message: []))
+        #expect(!pk.verify(signature: sig, message: [0]))
+    }
+
+    @Test func selfSignedCertificate() throws {
+        let k = P256PrivateKey()
+        let cert = try X509Certificate.selfSigned(key: k, commonName: "ykterm test", serial: 42)
+        let parsed = try X509Certificate(der: cert.der)
+        #expect(parsed.publicKey == k.publicKey)
+        #expect(parsed.subject.contains("CN=ykterm test"))
+        #expect(parsed.isSigned(by: k.publicKey))
+        #expect(!parsed.isSigned(by: P256PrivateKey().publicKey))
+        #expect(throws: CryptoError.self) { _ = try X509Certificate(der: [0x30, 0x03, 0x01, 0x02]) }
+    }
+}
