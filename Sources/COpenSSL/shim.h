@@ -11,3 +11,5 @@
 #include <openssl/x509.h>
 #include <openssl/obj_mac.h>
 #include <openssl/param_build.h>
+#include <openssl/objects.h>
+#include <openssl/x509v3.h>

@@ -31,6 +31,8 @@ public final class VirtualKey: Sendable {
         var pendingResponse: [UInt8] = []
         var statistics = Statistics()
         var powered = true
+        /// The FIDO authenticator, shared by the NFC applet and the HID handler.
+        let fido: FIDOAuthenticator
     }
 
     private let inner: Mutex<Inner>
@@ -41,21 +43,34 @@ public final class VirtualKey: Sendable {
     public let latency: Double
     /// Seconds an OATH account that requires touch waits for its simulated touch before answering.
     public let touchDelay: Double
+    /// Seconds the FIDO authenticator's simulated touch takes (0: at once).
+    public let userPresenceDelay: Double
+    /// Seconds after power-up during which a FIDO reset is allowed.
+    public let resetWindow: Double
+    /// Set by `cancelFIDO()`: a FIDO request waiting for its simulated touch stops.
+    private let fidoCancelled = Atomic<Bool>(false)
 
     public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
-                latency: Double = 0, touchDelay: Double = 0.5) {
-        let applets: [any Applet] = [ManagementApplet(), OTPApplet(), OATHApplet(touchDelay: touchDelay)]
-        inner = Mutex(Inner(state: state, applets: applets))
+                latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
+                resetWindow: Double = 10) {
+        let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
+        let applets: [any Applet] = [ManagementApplet(), OTPApplet(), OATHApplet(touchDelay: touchDelay),
+                                     FIDOApplet(authenticator: fido)]
+        inner = Mutex(Inner(state: state, applets: applets, fido: fido))
         self.stateFile = stateFile
         self.latency = latency
         self.touchDelay = touchDelay
+        self.userPresenceDelay = userPresenceDelay
+        self.resetWindow = resetWindow
     }
 
     /// Loads the state from `file` (creating it from `initial` when missing).
     public convenience init(stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
-                            latency: Double = 0, touchDelay: Double = 0.5) throws {
+                            latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
+                            resetWindow: Double = 10) throws {
         let loaded = try file.load()
-        self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay)
+        self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
+                  userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
         if loaded == nil { try file.save(initial) }
     }
 
@@ -63,7 +78,9 @@ public final class VirtualKey: Sendable {
     public var statistics: Statistics { inner.withLock { $0.statistics } }
     public func resetStatistics() { inner.withLock { $0.statistics = Statistics() } }
 
-    /// Power on/off or reset: every applet forgets its session, nothing is selected.
+    /// Power on/off or reset: every applet forgets its session, nothing is selected, and the FIDO
+    /// authenticator starts afresh (new PIN token and key agreement key, wrong-PIN block lifted, reset
+    /// window open again).
     public func powerCycle() {
         inner.withLock { inner in
             inner.selected = nil
@@ -71,16 +88,22 @@ public final class VirtualKey: Sendable {
             inner.chainHeader = nil
             inner.pendingResponse = []
             for a in inner.applets { a.powerReset() }
+            inner.fido.powerCycle()
         }
     }
 
     /// Handles one raw command APDU and returns the raw response.
     public func process(_ command: [UInt8]) -> [UInt8] {
         if latency > 0 { Thread.sleep(forTimeInterval: latency) }
+        return withInner { VirtualKey.handle(command, &$0) }.bytes
+    }
+
+    /// Runs `body` under the lock, then saves the state when it changed.
+    private func withInner<R>(_ body: (inout Inner) -> R) -> R {
         var changed = false
-        let response = inner.withLock { inner -> Response in
+        let result = inner.withLock { inner -> R in
             let before = inner.state
-            let r = VirtualKey.handle(command, &inner)
+            let r = body(&inner)
             changed = inner.state != before
             return r
         }
@@ -93,7 +116,57 @@ public final class VirtualKey: Sendable {
                 }
             }
         }
-        return response.bytes
+        return result
+    }
+
+    // MARK: FIDO over USB HID
+
+    /// The handler for a `VirtualHIDDevice` that makes it this key's FIDO interface: CBOR requests go to
+    /// the same authenticator (and state) as the NFC applet, MSG requests are U2F APDUs. While a request
+    /// waits for its simulated touch the device is told to send KEEPALIVE "user presence needed".
+    public func fidoHIDHandler() -> VirtualHIDDevice.Handler {
+        { [self] command, payload, keepalive in
+            self.processFIDO(command: command, payload: payload, keepalive: keepalive)
+        }
+    }
+
+    /// A `VirtualHIDDevice` wired to this key's FIDO authenticator, CTAPHID_CANCEL included. Without
+    /// `options` the device reports the key's firmware version and, as a YubiKey with U2F does, CBOR, WINK
+    /// and MSG (no NMSG).
+    public func makeFIDOHIDDevice(options: VirtualHIDDevice.Options? = nil) -> VirtualHIDDevice {
+        let options = options ?? {
+            var o = VirtualHIDDevice.Options()
+            o.deviceVersion = state.version
+            o.capabilities = [.wink, .cbor]
+            return o
+        }()
+        let device = VirtualHIDDevice(options: options, handler: fidoHIDHandler())
+        device.setCancelHook { [self] in self.cancelFIDO() }
+        return device
+    }
+
+    /// Stops a FIDO request that waits for its simulated touch (CTAPHID_CANCEL): it ends with
+    /// CTAP2_ERR_KEEPALIVE_CANCEL.
+    public func cancelFIDO() {
+        fidoCancelled.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    private func processFIDO(command: UInt8, payload: [UInt8], keepalive: @Sendable (UInt8) -> Void) -> [UInt8] {
+        if latency > 0 { Thread.sleep(forTimeInterval: latency) }
+        switch command {
+        case CTAPHID.Command.cbor:
+            fidoCancelled.store(false, ordering: .sequentiallyConsistent)
+            return withInner { inner in
+                inner.fido.processCTAP2(payload, state: &inner.state, keepalive: keepalive) {
+                    self.fidoCancelled.load(ordering: .sequentiallyConsistent)
+                }
+            }
+        case CTAPHID.Command.msg:
+            guard let apdu = try? APDU(parsing: payload) else { return Response(status: .wrongLength).bytes }
+            return withInner { inner in inner.fido.processU2F(apdu, state: &inner.state) }.bytes
+        default:
+            return [CTAPError.invalidCommand]
+        }
     }
 
     private static func handle(_ bytes: [UInt8], _ inner: inout Inner) -> Response {

@@ -18,6 +18,8 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var otpSequence: UInt8
     /// The OATH application's accounts, access key and salt.
     public var oath = OATHState()
+    /// The FIDO2/U2F authenticator's PIN, credentials, counter and keys.
+    public var fido = FIDOState()
 
     /// A YubiKey 5 NFC (USB-A keychain) with every application.
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
@@ -55,6 +57,7 @@ extension VirtualKeyState {
         challengeResponseTimeout = try c.decode(UInt8.self, forKey: .challengeResponseTimeout)
         otpSequence = try c.decode(UInt8.self, forKey: .otpSequence)
         oath = try c.decodeIfPresent(OATHState.self, forKey: .oath) ?? OATHState()
+        fido = try c.decodeIfPresent(FIDOState.self, forKey: .fido) ?? FIDOState()
     }
 }
 

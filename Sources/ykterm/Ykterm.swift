@@ -34,7 +34,7 @@ struct Ykterm: AsyncParsableCommand {
         Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found.
         """,
         version: version,
-        subcommands: [ListCommand.self, OATHCommand.self, APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
+        subcommands: [ListCommand.self, OATHCommand.self, FIDOCommand.self, U2FCommand.self, APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
                       VirtualKeyCommand.self]
     )
 
@@ -74,6 +74,15 @@ struct Ykterm: AsyncParsableCommand {
             case .invalidCredential, .invalidURI: return (ExitStatus.usage, "ykterm: \(e)")
             default: return (ExitStatus.failed, "ykterm: \(e)")
             }
+        case let e as FIDOSessionError:
+            switch e {
+            case .pinTooShort, .pinTooLong, .pinHasNUL: return (ExitStatus.usage, "ykterm: \(e)")
+            default: return (ExitStatus.failed, "ykterm: \(e)")
+            }
+        case let e as CTAPError:
+            return (ExitStatus.failed, "ykterm: \(e)")
+        case let e as FIDOTransportError:
+            return (ExitStatus.failed, "ykterm: \(e)")
         case let e as SmartCardError:
             switch e {
             case .serviceUnavailable, .noReaders: return (ExitStatus.noKey, "ykterm: \(e)")

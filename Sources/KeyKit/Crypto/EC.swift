@@ -1,232 +1,387 @@
 import COpenSSL
 
-/// NIST P-256 through OpenSSL's EC_GROUP/EC_POINT and EVP_PKEY interfaces.
+// NIST P-256 (ECDSA, ECDH) and Ed25519 verification over OpenSSL 3's EVP_PKEY interface. Keys are kept as bytes
+// (so the types are plain Sendable values) and turned into EVP_PKEYs only for the duration of one operation.
+
+/// Helpers shared by the OpenSSL wrappers in this folder.
+enum OSSL {
+    /// Names for OSSL_PARAM arrays. OpenSSL keeps the *pointer* to a parameter's name (OSSL_PARAM_BLD and
+    /// OSSL_PARAM_construct_* never copy it), so a Swift String bridged for one call would dangle; these
+    /// literals live in static memory. They are the values of the OSSL_PKEY_PARAM_* / OSSL_KDF_PARAM_* macros.
+    static let groupName: StaticString = "group"  // OSSL_PKEY_PARAM_GROUP_NAME
+    static let publicKey: StaticString = "pub"  // OSSL_PKEY_PARAM_PUB_KEY
+    static let privateKey: StaticString = "priv"  // OSSL_PKEY_PARAM_PRIV_KEY
+    static let ecPublicX: StaticString = "qx"  // OSSL_PKEY_PARAM_EC_PUB_X
+    static let ecPublicY: StaticString = "qy"  // OSSL_PKEY_PARAM_EC_PUB_Y
+    static let digest: StaticString = "digest"  // OSSL_KDF_PARAM_DIGEST
+    static let key: StaticString = "key"  // OSSL_KDF_PARAM_KEY
+    static let salt: StaticString = "salt"  // OSSL_KDF_PARAM_SALT
+    static let info: StaticString = "info"  // OSSL_KDF_PARAM_INFO
+    /// OpenSSL's name for P-256 (SN_X9_62_prime256v1).
+    static let p256: StaticString = "prime256v1"
+    static let sha256: StaticString = "SHA256"
+
+    /// EVP_PKEY_PUBLIC_KEY and EVP_PKEY_KEYPAIR: ORs of nested macros, which Swift does not import.
+    static let selectPublicKey = Int32(OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+        | OSSL_KEYMGMT_SELECT_PUBLIC_KEY)
+    static let selectKeyPair = selectPublicKey | Int32(OSSL_KEYMGMT_SELECT_PRIVATE_KEY)
+
+    /// A CryptoError naming the step that failed and OpenSSL's reason, if it left one. Clears OpenSSL's
+    /// per-thread error queue so that later calls do not report stale errors.
+    static func failure(_ what: String) -> CryptoError {
+        let code = ERR_peek_last_error()
+        var message = what
+        if code != 0, let reason = ERR_reason_error_string(code) {
+            message += ": " + String(cString: reason)
+        }
+        ERR_clear_error()
+        return .openssl(message)
+    }
+
+    /// `bytes` as a pointer that is never nil, even when empty (some OpenSSL calls reject NULL with length 0).
+    static func withBytes<R>(_ bytes: [UInt8], _ body: (UnsafePointer<UInt8>, Int) throws -> R) rethrows -> R {
+        if bytes.isEmpty {
+            var zero: UInt8 = 0
+            return try withUnsafePointer(to: &zero) { try body($0, 0) }
+        }
+        return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!, $0.count) }
+    }
+
+    /// A BIGNUM as exactly `count` big-endian bytes, or nil when it does not fit.
+    static func bytes(of bn: OpaquePointer, count: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        guard BN_bn2binpad(bn, &out, Int32(count)) == Int32(count) else { return nil }
+        return out
+    }
+
+    /// DER from an i2d_* function called the usual two-pass way (length first, then the bytes).
+    static func der(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> [UInt8]? {
+        let length = encode(nil)
+        guard length > 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: Int(length))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var p = buffer.baseAddress
+            return encode(&p)
+        }
+        guard written == length else { return nil }
+        return out
+    }
+
+    /// Parses DER with a d2i_* function, requiring that it consumes every byte. Caller frees the result.
+    static func parse(_ der: [UInt8],
+                      _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+                      free: (OpaquePointer) -> Void) -> OpaquePointer? {
+        guard !der.isEmpty else { return nil }
+        return der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var p: UnsafePointer<UInt8>? = buffer.baseAddress
+            guard let object = decode(&p, buffer.count) else {
+                ERR_clear_error()
+                return nil
+            }
+            guard p == buffer.baseAddress! + buffer.count else {
+                free(object)
+                return nil
+            }
+            return object
+        }
+    }
+
+    /// One-shot EVP_DigestVerify: true only for a signature that verifies (never for an error).
+    static func digestVerify(key: OpaquePointer, digest: OpaquePointer?, signature: [UInt8],
+                             message: [UInt8]) -> Bool {
+        defer { ERR_clear_error() }
+        guard !signature.isEmpty, let ctx = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(ctx) }
+        guard EVP_DigestVerifyInit(ctx, nil, digest, nil, key) == 1 else { return false }
+        return withBytes(signature) { s, sn in
+            withBytes(message) { m, mn in EVP_DigestVerify(ctx, s, sn, m, mn) == 1 }
+        }
+    }
+}
+
+extension StaticString {
+    /// The literal's NUL-terminated bytes, valid for the life of the program.
+    var cString: UnsafePointer<CChar> {
+        UnsafeRawPointer(utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+}
+
+/// P-256 arithmetic and EVP_PKEY construction.
 enum P256 {
-    static let nid = NID_X9_62_prime256v1
+    static let coordinateLength = 32
 
-    /// Runs `body` with the P-256 group (freed afterwards).
-    static func withGroup<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
-        guard let group = EC_GROUP_new_by_curve_name(nid) else { throw CryptoError.openssl("EC_GROUP_new_by_curve_name") }
-        defer { EC_GROUP_free(group) }
-        return try body(group)
-    }
-
-    /// Whether the 65-byte uncompressed encoding is a point on the curve.
-    static func isValidPoint(_ encoded: [UInt8]) -> Bool {
-        guard encoded.count == 65, encoded[0] == 0x04 else { return false }
-        return (try? withGroup { group -> Bool in
-            guard let point = EC_POINT_new(group) else { return false }
-            defer { EC_POINT_free(point) }
-            return EC_POINT_oct2point(group, point, encoded, encoded.count, nil) == 1
-                && EC_POINT_is_on_curve(group, point, nil) == 1
-        }) ?? false
-    }
-
-    /// d·G, uncompressed.
-    static func publicPoint(private d: [UInt8]) throws -> [UInt8] {
-        try withGroup { group in
-            guard let bn = BN_bin2bn(d, Int32(d.count), nil) else { throw CryptoError.openssl("BN_bin2bn") }
-            defer { BN_clear_free(bn) }
-            guard let point = EC_POINT_new(group) else { throw CryptoError.openssl("EC_POINT_new") }
-            defer { EC_POINT_free(point) }
-            guard EC_POINT_mul(group, point, bn, nil, nil, nil) == 1 else { throw CryptoError.openssl("EC_POINT_mul") }
-            var out = [UInt8](repeating: 0, count: 65)
-            let n = EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &out, 65, nil)
-            guard n == 65 else { throw CryptoError.openssl("EC_POINT_point2oct") }
-            return out
+    /// An EVP_PKEY for the uncompressed point `point` and, when given, the private scalar. OpenSSL decodes
+    /// the point with EC_POINT_oct2point, which rejects coordinates ≥ p and points not on the curve.
+    /// The caller frees the key.
+    static func evpKey(point: [UInt8], scalar: [UInt8]? = nil) throws -> OpaquePointer {
+        guard let builder = OSSL_PARAM_BLD_new() else { throw OSSL.failure("OSSL_PARAM_BLD_new") }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        var secret: OpaquePointer?
+        defer { if let secret { BN_clear_free(secret) } }
+        guard OSSL_PARAM_BLD_push_utf8_string(builder, OSSL.groupName.cString, OSSL.p256.cString, 0) == 1 else {
+            throw OSSL.failure("OSSL_PARAM_BLD_push_utf8_string")
         }
-    }
-
-    /// Whether 0 < d < n.
-    static func isValidScalar(_ d: [UInt8]) -> Bool {
-        guard d.count == 32, d.contains(where: { $0 != 0 }) else { return false }
-        return (try? withGroup { group -> Bool in
-            guard let order = EC_GROUP_get0_order(group), let bn = BN_bin2bn(d, 32, nil) else { return false }
-            defer { BN_clear_free(bn) }
-            return BN_cmp(bn, order) < 0
-        }) ?? false
-    }
-
-    /// An EVP_PKEY for the key pair or public key (caller frees).
-    static func pkey(publicPoint: [UInt8], privateScalar: [UInt8]?) throws -> OpaquePointer {
-        guard let bld = OSSL_PARAM_BLD_new() else { throw CryptoError.openssl("OSSL_PARAM_BLD_new") }
-        defer { OSSL_PARAM_BLD_free(bld) }
-        var priv: OpaquePointer?
-        defer { if let priv { BN_clear_free(priv) } }
-        guard OSSL_PARAM_BLD_push_utf8_string(bld, "group", "prime256v1", 0) == 1,
-              OSSL_PARAM_BLD_push_octet_string(bld, "pub", publicPoint, publicPoint.count) == 1 else {
-            throw CryptoError.openssl("OSSL_PARAM_BLD_push")
-        }
-        if let privateScalar {
-            priv = BN_bin2bn(privateScalar, Int32(privateScalar.count), nil)
-            guard let priv, OSSL_PARAM_BLD_push_BN(bld, "priv", priv) == 1 else {
-                throw CryptoError.openssl("OSSL_PARAM_BLD_push_BN")
+        if let scalar {
+            // A secure BIGNUM makes OSSL_PARAM_BLD put the scalar in the secure heap and clear it on free.
+            secret = BN_secure_new()
+            guard let secret, scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), secret) }) != nil,
+                  OSSL_PARAM_BLD_push_BN(builder, OSSL.privateKey.cString, secret) == 1 else {
+                throw OSSL.failure("OSSL_PARAM_BLD_push_BN")
             }
         }
-        guard let params = OSSL_PARAM_BLD_to_param(bld) else { throw CryptoError.openssl("OSSL_PARAM_BLD_to_param") }
-        defer { OSSL_PARAM_free(params) }
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw CryptoError.openssl("EVP_PKEY_CTX_new") }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        var key: OpaquePointer?
-        // EVP_PKEY_PUBLIC_KEY (0x86) and EVP_PKEY_KEYPAIR (0x87) are macros Swift cannot import.
-        let selection = privateScalar == nil ? 0x86 : 0x87
-        guard EVP_PKEY_fromdata_init(ctx) == 1, EVP_PKEY_fromdata(ctx, &key, Int32(selection), params) == 1,
-              let key else {
-            throw CryptoError.openssl("EVP_PKEY_fromdata")
+        // OSSL_PARAM_BLD copies the point when it builds the array, so it must stay valid until then.
+        return try OSSL.withBytes(point) { p, n in
+            guard OSSL_PARAM_BLD_push_octet_string(builder, OSSL.publicKey.cString, p, n) == 1 else {
+                throw OSSL.failure("OSSL_PARAM_BLD_push_octet_string")
+            }
+            guard let params = OSSL_PARAM_BLD_to_param(builder) else { throw OSSL.failure("OSSL_PARAM_BLD_to_param") }
+            defer { OSSL_PARAM_free(params) }
+            guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+                throw OSSL.failure("EVP_PKEY_CTX_new_from_name")
+            }
+            defer { EVP_PKEY_CTX_free(ctx) }
+            var key: OpaquePointer?
+            guard EVP_PKEY_fromdata_init(ctx) == 1,
+                  EVP_PKEY_fromdata(ctx, &key, scalar == nil ? OSSL.selectPublicKey : OSSL.selectKeyPair, params) == 1,
+                  let key else {
+                throw OSSL.failure("P-256 key")
+            }
+            return key
         }
-        return key
     }
 
-    /// The uncompressed point of an EC EVP_PKEY, when it is on P-256.
-    static func point(of key: OpaquePointer) -> [UInt8]? {
-        var group = [CChar](repeating: 0, count: 64)
-        var glen = 0
-        guard EVP_PKEY_get_utf8_string_param(key, "group", &group, group.count, &glen) == 1,
-              Crypto.string(fromC: group) == "prime256v1" else { return nil }
-        var out = [UInt8](repeating: 0, count: 65)
-        var len = 0
-        guard EVP_PKEY_get_octet_string_param(key, "pub", &out, 65, &len) == 1, len == 65 else { return nil }
+    /// The affine coordinates of an EC EVP_PKEY on P-256 (whatever point encoding it was read from).
+    static func coordinates(of key: OpaquePointer) throws -> (x: [UInt8], y: [UInt8]) {
+        guard EVP_PKEY_is_a(key, "EC") == 1 else { throw CryptoError.openssl("the key is not an EC key") }
+        var name = [CChar](repeating: 0, count: 64)
+        var nameLength = 0
+        guard EVP_PKEY_get_utf8_string_param(key, OSSL.groupName.cString, &name, name.count, &nameLength) == 1,
+              String(decoding: name.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
+        else {
+            ERR_clear_error()
+            throw CryptoError.openssl("the EC key is not on curve P-256")
+        }
+        func coordinate(_ param: StaticString) throws -> [UInt8] {
+            var bn: OpaquePointer?
+            guard EVP_PKEY_get_bn_param(key, param.cString, &bn) == 1, let bn else {
+                throw OSSL.failure("EVP_PKEY_get_bn_param")
+            }
+            defer { BN_free(bn) }
+            guard let bytes = OSSL.bytes(of: bn, count: coordinateLength) else {
+                throw CryptoError.openssl("P-256 coordinate out of range")
+            }
+            return bytes
+        }
+        return (try coordinate(OSSL.ecPublicX), try coordinate(OSSL.ecPublicY))
+    }
+
+    /// d·G, uncompressed, after checking 0 < d < n.
+    static func publicPoint(scalar: [UInt8]) throws -> [UInt8] {
+        guard scalar.count == coordinateLength else {
+            throw CryptoError.openssl("a P-256 private key is 32 bytes, not \(scalar.count)")
+        }
+        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else {
+            throw OSSL.failure("EC_GROUP_new_by_curve_name")
+        }
+        defer { EC_GROUP_free(group) }
+        guard let bnContext = BN_CTX_secure_new() else { throw OSSL.failure("BN_CTX_secure_new") }
+        defer { BN_CTX_free(bnContext) }
+        guard let d = BN_secure_new() else { throw OSSL.failure("BN_secure_new") }
+        defer { BN_clear_free(d) }
+        guard scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), d) }) != nil,
+              let order = EC_GROUP_get0_order(group) else {
+            throw OSSL.failure("BN_bin2bn")
+        }
+        guard BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
+            throw CryptoError.openssl("the P-256 private key is out of range (it must be between 1 and n-1)")
+        }
+        guard let point = EC_POINT_new(group) else { throw OSSL.failure("EC_POINT_new") }
+        defer { EC_POINT_clear_free(point) }
+        guard EC_POINT_mul(group, point, d, nil, nil, bnContext) == 1 else { throw OSSL.failure("EC_POINT_mul") }
+        var out = [UInt8](repeating: 0, count: 1 + 2 * coordinateLength)
+        guard EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &out, out.count, bnContext) == out.count
+        else {
+            throw OSSL.failure("EC_POINT_point2oct")
+        }
         return out
     }
 }
 
+/// A NIST P-256 public key (an affine point on the curve).
 public struct P256PublicKey: Sendable, Hashable {
     public let x: [UInt8]
     public let y: [UInt8]
 
+    /// The DER prefix of a SubjectPublicKeyInfo for an uncompressed P-256 point: SEQUENCE { SEQUENCE {
+    /// id-ecPublicKey, prime256v1 }, BIT STRING (no unused bits) }, followed by the 65-byte point.
+    private static let spkiPrefix: [UInt8] = [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+        0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+    ]
+
+    /// Checks that (x, y) is on the curve.
     public init(x: [UInt8], y: [UInt8]) throws {
-        guard x.count == 32, y.count == 32, P256.isValidPoint([0x04] + x + y) else {
-            throw CryptoError.openssl("not a P-256 point")
+        guard x.count == P256.coordinateLength, y.count == P256.coordinateLength else {
+            throw CryptoError.openssl("P-256 coordinates are 32 bytes each, not \(x.count) and \(y.count)")
         }
+        let key: OpaquePointer
+        do {
+            key = try P256.evpKey(point: [0x04] + x + y)
+        } catch {
+            throw CryptoError.openssl("the public key is not a point on curve P-256")
+        }
+        EVP_PKEY_free(key)
         self.x = x
         self.y = y
     }
 
+    /// 65 bytes: 04 || x || y.
     public init(uncompressed: [UInt8]) throws {
-        guard uncompressed.count == 65, uncompressed[0] == 0x04 else {
-            throw CryptoError.openssl("not an uncompressed P-256 point")
+        guard uncompressed.count == 1 + 2 * P256.coordinateLength, uncompressed[0] == 0x04 else {
+            throw CryptoError.openssl("an uncompressed P-256 point is 65 bytes starting with 04 (got \(uncompressed.count) bytes)")
         }
-        try self.init(x: Array(uncompressed[1..<33]), y: Array(uncompressed[33..<65]))
+        try self.init(x: Array(uncompressed[1...32]), y: Array(uncompressed[33...64]))
     }
 
+    /// A DER SubjectPublicKeyInfo holding an EC key on P-256 (compressed or uncompressed point).
     public init(spki der: [UInt8]) throws {
-        var p: UnsafePointer<UInt8>? = nil
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buf in
-            p = buf.baseAddress
-            return d2i_PUBKEY(nil, &p, buf.count)
+        guard let key = OSSL.parse(der, { d2i_PUBKEY(nil, $0, $1) }, free: { EVP_PKEY_free($0) }) else {
+            throw CryptoError.openssl("not a DER SubjectPublicKeyInfo")
         }
-        guard let key else { throw CryptoError.openssl("d2i_PUBKEY") }
         defer { EVP_PKEY_free(key) }
-        guard let point = P256.point(of: key) else { throw CryptoError.openssl("not a P-256 key") }
-        try self.init(uncompressed: point)
+        let (x, y) = try P256.coordinates(of: key)
+        try self.init(x: x, y: y)
     }
 
     public var uncompressed: [UInt8] { [0x04] + x + y }
 
-    public var spki: [UInt8] {
-        guard let key = try? P256.pkey(publicPoint: uncompressed, privateScalar: nil) else { return [] }
-        defer { EVP_PKEY_free(key) }
-        let n = i2d_PUBKEY(key, nil)
-        guard n > 0 else { return [] }
-        var out = [UInt8](repeating: 0, count: Int(n))
-        out.withUnsafeMutableBufferPointer { buf in
-            var p: UnsafeMutablePointer<UInt8>? = buf.baseAddress
-            _ = i2d_PUBKEY(key, &p)
-        }
-        return out
-    }
+    /// DER SubjectPublicKeyInfo (id-ecPublicKey, prime256v1, uncompressed point), as OpenSSL writes it.
+    public var spki: [UInt8] { Self.spkiPrefix + uncompressed }
 
+    /// ECDSA P-256 with SHA-256 over `message`; `signature` is DER (as FIDO uses). False for any malformed input.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
-        guard !signature.isEmpty, let key = try? P256.pkey(publicPoint: uncompressed, privateScalar: nil) else {
-            return false
-        }
+        guard let key = try? P256.evpKey(point: uncompressed) else { return false }
         defer { EVP_PKEY_free(key) }
-        return Crypto.digestVerify(key: key, md: EVP_sha256(), signature: signature, message: message)
+        return OSSL.digestVerify(key: key, digest: EVP_sha256(), signature: signature, message: message)
     }
 }
 
+/// A NIST P-256 private key. Its description and mirror show only the public key, so that printing or dumping
+/// one never puts the scalar in a log.
 public struct P256PrivateKey: Sendable {
-    public let raw: [UInt8]
-    private let point: [UInt8]
+    private let scalar: [UInt8]
+    public let publicKey: P256PublicKey
 
+    /// A fresh random key: a uniformly random scalar in [1, n-1] (random 32-byte strings are retried until one is
+    /// in range, which takes more than one try with probability about 2⁻³²).
     public init() {
-        var d = Crypto.random(32)
-        while !P256.isValidScalar(d) { d = Crypto.random(32) }
-        // A valid scalar always has a public point.
-        try! self.init(raw: d)
-    }
-
-    public init(raw: [UInt8]) throws {
-        guard P256.isValidScalar(raw) else { throw CryptoError.openssl("not a P-256 private key") }
-        self.raw = raw
-        self.point = try P256.publicPoint(private: raw)
-    }
-
-    public var publicKey: P256PublicKey {
-        // The point came from d·G, so it is valid.
-        try! P256PublicKey(uncompressed: point)
-    }
-
-    public func sign(_ message: [UInt8]) -> [UInt8] {
-        guard let key = try? P256.pkey(publicPoint: point, privateScalar: raw),
-              let ctx = EVP_MD_CTX_new() else { return [] }
-        defer {
-            EVP_MD_CTX_free(ctx)
-            EVP_PKEY_free(key)
+        for _ in 0..<64 {
+            if let key = try? P256PrivateKey(raw: Crypto.random(P256.coordinateLength)) {
+                self = key
+                return
+            }
         }
-        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { return [] }
-        var length = 0
-        guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else { return [] }
-        var sig = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(ctx, &sig, &length, message, message.count) == 1 else { return [] }
-        return Array(sig.prefix(length))
+        preconditionFailure("could not make a P-256 key (OpenSSL's elliptic-curve arithmetic keeps failing)")
     }
 
+    /// A 32-byte big-endian scalar d with 0 < d < n.
+    public init(raw: [UInt8]) throws {
+        let point = try P256.publicPoint(scalar: raw)
+        self.publicKey = try P256PublicKey(uncompressed: point)
+        self.scalar = raw
+    }
+
+    /// The 32-byte big-endian scalar.
+    public var raw: [UInt8] { scalar }
+
+    private func evpKey() throws -> OpaquePointer {
+        try P256.evpKey(point: publicKey.uncompressed, scalar: scalar)
+    }
+
+    /// ECDSA-SHA256 over `message`; the signature is DER.
+    public func sign(_ message: [UInt8]) -> [UInt8] {
+        do {
+            return try signature(message)
+        } catch {
+            // Only reachable when OpenSSL itself fails (e.g. out of memory): the key was validated when made.
+            preconditionFailure("ECDSA signing failed: \(error)")
+        }
+    }
+
+    private func signature(_ message: [UInt8]) throws -> [UInt8] {
+        let key = try evpKey()
+        defer { EVP_PKEY_free(key) }
+        guard let ctx = EVP_MD_CTX_new() else { throw OSSL.failure("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(ctx) }
+        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { throw OSSL.failure("EVP_DigestSignInit") }
+        return try OSSL.withBytes(message) { m, n in
+            var length = 0
+            guard EVP_DigestSign(ctx, nil, &length, m, n) == 1, length > 0 else {
+                throw OSSL.failure("EVP_DigestSign")
+            }
+            var out = [UInt8](repeating: 0, count: length)
+            guard EVP_DigestSign(ctx, &out, &length, m, n) == 1 else { throw OSSL.failure("EVP_DigestSign") }
+            return Array(out.prefix(length))
+        }
+    }
+
+    /// ECDH: the shared point's x coordinate (32 bytes), as CTAP's PIN protocols use it.
     public func sharedSecret(with peer: P256PublicKey) throws -> [UInt8] {
-        let mine = try P256.pkey(publicPoint: point, privateScalar: raw)
+        let mine = try evpKey()
         defer { EVP_PKEY_free(mine) }
-        let theirs = try P256.pkey(publicPoint: peer.uncompressed, privateScalar: nil)
+        let theirs = try P256.evpKey(point: peer.uncompressed)
         defer { EVP_PKEY_free(theirs) }
-        guard let ctx = EVP_PKEY_CTX_new(mine, nil) else { throw CryptoError.openssl("EVP_PKEY_CTX_new") }
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, mine, nil) else {
+            throw OSSL.failure("EVP_PKEY_CTX_new_from_pkey")
+        }
         defer { EVP_PKEY_CTX_free(ctx) }
-        var length = 32
-        var out = [UInt8](repeating: 0, count: 32)
-        guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer(ctx, theirs) == 1,
-              EVP_PKEY_derive(ctx, &out, &length) == 1, length == 32 else {
-            throw CryptoError.openssl("ECDH")
+        // EVP_PKEY_derive_set_peer also validates the peer's key.
+        guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer(ctx, theirs) == 1 else {
+            throw OSSL.failure("ECDH with the peer's key")
+        }
+        var length = 0
+        guard EVP_PKEY_derive(ctx, nil, &length) == 1, length == P256.coordinateLength else {
+            throw OSSL.failure("EVP_PKEY_derive")
+        }
+        var out = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_derive(ctx, &out, &length) == 1, length == P256.coordinateLength else {
+            throw OSSL.failure("EVP_PKEY_derive")
         }
         return out
     }
 }
 
+extension P256PrivateKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "P256PrivateKey(public: \(publicKey.uncompressed.hex))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey]) }
+}
+
+/// An Ed25519 public key (RFC 8032), for verifying signatures.
 public struct Ed25519PublicKey: Sendable, Hashable {
+    /// The 32-byte encoded point.
     public let raw: [UInt8]
 
     public init(raw: [UInt8]) throws {
-        guard raw.count == 32 else { throw CryptoError.openssl("Ed25519 keys are 32 bytes") }
+        guard raw.count == 32 else { throw CryptoError.openssl("an Ed25519 public key is 32 bytes, not \(raw.count)") }
+        let key = try Self.evpKey(raw)
+        EVP_PKEY_free(key)
         self.raw = raw
     }
 
+    private static func evpKey(_ raw: [UInt8]) throws -> OpaquePointer {
+        guard let key = raw.withUnsafeBufferPointer({
+            EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, $0.baseAddress, $0.count)
+        }) else {
+            throw OSSL.failure("EVP_PKEY_new_raw_public_key_ex")
+        }
+        return key
+    }
+
+    /// Ed25519 (pure, no pre-hash) over `message`; false for any malformed input.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
-        guard signature.count == 64,
-              let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw, raw.count) else { return false }
+        guard signature.count == 64, let key = try? Self.evpKey(raw) else { return false }
         defer { EVP_PKEY_free(key) }
-        return Crypto.digestVerify(key: key, md: nil, signature: signature, message: message)
-    }
-}
-
-extension Crypto {
-    /// A NUL-terminated C buffer as a String.
-    static func string(fromC buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    static func digestVerify(key: OpaquePointer, md: OpaquePointer?, signature: [UInt8], message: [UInt8]) -> Bool {
-        guard let ctx = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestVerifyInit(ctx, nil, md, nil, key) == 1 else { return false }
-        let ok = EVP_DigestVerify(ctx, signature, signature.count, message, message.count) == 1
-        ERR_clear_error()
-        return ok
+        return OSSL.digestVerify(key: key, digest: nil, signature: signature, message: message)
     }
 }

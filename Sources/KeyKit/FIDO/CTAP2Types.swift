@@ -118,6 +118,8 @@ public struct CTAPError: Error, Hashable, Sendable, CustomStringConvertible {
         case CTAPError.userActionTimeout, CTAPError.actionTimeout: return "the key was not touched in time"
         case CTAPError.keepaliveCancel: return "cancelled"
         case CTAPError.noCredentials: return "the key has no matching credential"
+        case CTAPError.invalidCredential:
+            return "the key does not know this credential (another key, application ID or key handle?)"
         case CTAPError.keyStoreFull: return "the key has no room for another discoverable credential"
         case CTAPError.credentialExcluded: return "a credential for this account already exists on the key"
         case CTAPError.operationDenied: return "the operation was denied (no touch, or the user declined)"

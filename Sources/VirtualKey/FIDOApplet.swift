@@ -1,0 +1,111 @@
+import Foundation
+import KeyKit
+
+/// The FIDO application as an NFC reader reaches it (CTAP over ISO 7816, CTAP 2.1 section 11.3): SELECT
+/// answers "U2F_V2"; NFCCTAP_MSG carries CTAP2 requests, U2F commands are plain APDUs.
+///
+/// With a simulated touch delay, a request that needs the touch is answered SW 9100 with the KEEPALIVE
+/// status "user presence needed" when the client allows it (NFCCTAP_MSG P1 bit 0x80); the client then
+/// polls with NFCCTAP_GETRESPONSE until the delay has passed (by the clock), or cancels with P1 0x11.
+/// Clients that do not allow it wait inside NFCCTAP_MSG.
+final class FIDOApplet: Applet {
+    let aid = AID.fido
+    let authenticator: FIDOAuthenticator
+
+    enum Ins {
+        static let nfcctapMsg: UInt8 = 0x10
+        static let nfcctapGetResponse: UInt8 = 0x11
+    }
+
+    static let ctapClass: UInt8 = 0x80
+    /// NFCCTAP_MSG P1: the client polls with NFCCTAP_GETRESPONSE.
+    static let getResponseSupported: UInt8 = 0x80
+    /// NFCCTAP_GETRESPONSE P1: cancel the request.
+    static let cancel: UInt8 = 0x11
+    static let statusUpdate = StatusWord(rawValue: 0x9100)
+
+    /// A request waiting for its simulated touch.
+    private struct Pending {
+        var request: [UInt8]
+        var receivedAt: Double
+        var ready: Double
+    }
+
+    private var pending: Pending?
+
+    init(authenticator: FIDOAuthenticator) {
+        self.authenticator = authenticator
+    }
+
+    /// Only the NFC exchange is forgotten; the authenticator's power-cycle state (PIN token, wrong-PIN
+    /// block) is reset by `VirtualKey.powerCycle()`, not by selecting another application.
+    func powerReset() {
+        pending = nil
+    }
+
+    func select(state: inout VirtualKeyState) -> Response {
+        pending = nil
+        return Response(data: Array("U2F_V2".utf8), status: .ok)
+    }
+
+    func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
+        switch (apdu.cla, apdu.ins) {
+        case (Self.ctapClass, Ins.nfcctapMsg):
+            return message(apdu, &state)
+        case (Self.ctapClass, Ins.nfcctapGetResponse):
+            return getResponse(apdu, &state)
+        case (0x00, 0x01...0x03):
+            pending = nil
+            return authenticator.processU2F(apdu, state: &state)
+        case (0x00, _), (Self.ctapClass, _):
+            return Response(status: .invalidInstruction)
+        default:
+            return Response(status: .classNotSupported)
+        }
+    }
+
+    private func message(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
+        pending = nil
+        let now = FIDOAuthenticator.uptime()
+        let delay = authenticator.userPresenceDelay
+        guard delay > 0 else {
+            return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) { .granted })
+        }
+        guard apdu.p1 & Self.getResponseSupported != 0 else {
+            return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) {
+                Thread.sleep(forTimeInterval: delay)
+                return .granted
+            })
+        }
+        let outcome = authenticator.run(apdu.data, state: &state, receivedAt: now) { .deferred }
+        if case .response = outcome { return answer(outcome) }
+        pending = Pending(request: apdu.data, receivedAt: now, ready: now + delay)
+        return Self.waitingForTouch
+    }
+
+    private func getResponse(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
+        guard let p = pending else { return Response(status: .conditionsNotSatisfied) }
+        if apdu.p1 == Self.cancel {
+            pending = nil
+            return Response(data: [CTAPError.keepaliveCancel], status: .ok)
+        }
+        let left = p.ready - FIDOAuthenticator.uptime()
+        if left > 0 {
+            // Keep a client that polls without pause from spinning.
+            Thread.sleep(forTimeInterval: min(left, 0.05))
+            if p.ready > FIDOAuthenticator.uptime() { return Self.waitingForTouch }
+        }
+        pending = nil
+        return answer(authenticator.run(p.request, state: &state, receivedAt: p.receivedAt) { .granted })
+    }
+
+    private static let waitingForTouch = Response(data: [CTAPHID.KeepaliveStatus.userPresenceNeeded],
+                                                  status: statusUpdate)
+
+    private func answer(_ outcome: FIDOAuthenticator.Outcome) -> Response {
+        switch outcome {
+        case .response(let bytes): return Response(data: bytes, status: .ok)
+        case .needsPresence: return Response(data: [CTAPError.other], status: .ok)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import KeyKit
+
+/// What the virtual key's FIDO2/U2F authenticator remembers across power cycles.
+///
+/// In the state file byte strings are lower-case hex, private keys included: the file is mode 0600 and
+/// belongs to a test and demonstration key, never to a key that protects anything. Keys that are made on
+/// first use (wrapping keys, the U2F attestation key) are empty until then. Every field is optional in
+/// the file, so state files written before the authenticator existed still load.
+public struct FIDOState: Codable, Sendable, Equatable {
+    /// PIN retries after a correct PIN, a new PIN or a reset.
+    public static let maxPINRetries = 8
+    /// The minimum PIN length (in Unicode code points) of a fresh key.
+    public static let defaultMinPINLength = 4
+
+    /// A discoverable (resident) credential.
+    public struct Credential: Codable, Sendable, Equatable {
+        /// The credential ID: 32 random bytes (never a wrapped key handle, so a deleted credential is gone).
+        public var id: [UInt8]
+        public var rpID: String
+        public var rpName: String?
+        public var userID: [UInt8]
+        public var userName: String?
+        public var userDisplayName: String?
+        /// The raw P-256 private scalar (32 bytes).
+        public var privateKey: [UInt8]
+        /// credProtect level: 1 userVerificationOptional, 2 ...WithCredentialIDList, 3 userVerificationRequired.
+        public var credProtect: Int
+        /// Made with the hmac-secret extension.
+        public var hmacSecret: Bool
+        /// Creation order (larger is newer); getAssertion offers the newest first.
+        public var created: UInt64
+
+        public init(id: [UInt8], rpID: String, rpName: String?, userID: [UInt8], userName: String?,
+                    userDisplayName: String?, privateKey: [UInt8], credProtect: Int, hmacSecret: Bool = false,
+                    created: UInt64) {
+            self.id = id
+            self.rpID = rpID
+            self.rpName = rpName
+            self.userID = userID
+            self.userName = userName
+            self.userDisplayName = userDisplayName
+            self.privateKey = privateKey
+            self.credProtect = credProtect
+            self.hmacSecret = hmacSecret
+            self.created = created
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case id, rpID, rpName, userID, userName, userDisplayName, privateKey, credProtect, hmacSecret, created
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try decodeHex(c, .id)
+            rpID = try c.decode(String.self, forKey: .rpID)
+            rpName = try c.decodeIfPresent(String.self, forKey: .rpName)
+            userID = try decodeHex(c, .userID)
+            userName = try c.decodeIfPresent(String.self, forKey: .userName)
+            userDisplayName = try c.decodeIfPresent(String.self, forKey: .userDisplayName)
+            privateKey = try decodeHex(c, .privateKey)
+            credProtect = try c.decodeIfPresent(Int.self, forKey: .credProtect) ?? 1
+            hmacSecret = try c.decodeIfPresent(Bool.self, forKey: .hmacSecret) ?? false
+            created = try c.decodeIfPresent(UInt64.self, forKey: .created) ?? 0
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id.hex, forKey: .id)
+            try c.encode(rpID, forKey: .rpID)
+            try c.encodeIfPresent(rpName, forKey: .rpName)
+            try c.encode(userID.hex, forKey: .userID)
+            try c.encodeIfPresent(userName, forKey: .userName)
+            try c.encodeIfPresent(userDisplayName, forKey: .userDisplayName)
+            try c.encode(privateKey.hex, forKey: .privateKey)
+            try c.encode(credProtect, forKey: .credProtect)
+            try c.encode(hmacSecret, forKey: .hmacSecret)
+            try c.encode(created, forKey: .created)
+        }
+    }
+
+    /// LEFT(SHA-256(PIN), 16); nil when no PIN is set. The PIN itself is never stored.
+    public var pinHash: [UInt8]?
+    /// Wrong PINs left before the PIN is blocked (only a reset unblocks it).
+    public var pinRetries: Int
+    public var minPINLength: Int
+    /// Discoverable credentials, in the order they were made.
+    public var credentials: [FIDOState.Credential]
+    /// The signature counter, shared by every credential and by U2F.
+    public var signCount: UInt32
+    /// The `created` value of the next discoverable credential.
+    public var nextCreated: UInt64
+    /// AES-256 key that encrypts non-discoverable credential IDs and U2F key handles (empty: not made yet).
+    public var wrapEncryptionKey: [UInt8]
+    /// HMAC-SHA-256 key that authenticates them (and derives hmac-secret's CredRandom).
+    public var wrapMACKey: [UInt8]
+    /// The U2F attestation key (raw P-256 scalar) and its self-signed certificate (DER); empty until the
+    /// first U2F registration. A reset keeps them, as a real key keeps its attestation certificate.
+    public var attestationKey: [UInt8]
+    public var attestationCertificate: [UInt8]
+
+    public init(pinHash: [UInt8]? = nil, pinRetries: Int = FIDOState.maxPINRetries,
+                minPINLength: Int = FIDOState.defaultMinPINLength, credentials: [FIDOState.Credential] = [],
+                signCount: UInt32 = 0, nextCreated: UInt64 = 1, wrapEncryptionKey: [UInt8] = [],
+                wrapMACKey: [UInt8] = [], attestationKey: [UInt8] = [], attestationCertificate: [UInt8] = []) {
+        self.pinHash = pinHash
+        self.pinRetries = pinRetries
+        self.minPINLength = minPINLength
+        self.credentials = credentials
+        self.signCount = signCount
+        self.nextCreated = nextCreated
+        self.wrapEncryptionKey = wrapEncryptionKey
+        self.wrapMACKey = wrapMACKey
+        self.attestationKey = attestationKey
+        self.attestationCertificate = attestationCertificate
+    }
+
+    public var isPINSet: Bool { pinHash != nil }
+
+    /// How many discoverable credentials the key holds: 100 from firmware 5.7, 25 before.
+    public static func capacity(for version: Version) -> Int {
+        version >= Version(5, 7, 0) ? 100 : 25
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case pinHash, pinRetries, minPINLength, credentials, signCount, nextCreated, wrapEncryptionKey,
+             wrapMACKey, attestationKey, attestationCertificate
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        pinHash = try c.contains(.pinHash) && !c.decodeNil(forKey: .pinHash) ? decodeHex(c, .pinHash) : nil
+        pinRetries = try c.decodeIfPresent(Int.self, forKey: .pinRetries) ?? Self.maxPINRetries
+        minPINLength = try c.decodeIfPresent(Int.self, forKey: .minPINLength) ?? Self.defaultMinPINLength
+        credentials = try c.decodeIfPresent([FIDOState.Credential].self, forKey: .credentials) ?? []
+        signCount = try c.decodeIfPresent(UInt32.self, forKey: .signCount) ?? 0
+        nextCreated = try c.decodeIfPresent(UInt64.self, forKey: .nextCreated) ?? 1
+        wrapEncryptionKey = try c.contains(.wrapEncryptionKey) ? decodeHex(c, .wrapEncryptionKey) : []
+        wrapMACKey = try c.contains(.wrapMACKey) ? decodeHex(c, .wrapMACKey) : []
+        attestationKey = try c.contains(.attestationKey) ? decodeHex(c, .attestationKey) : []
+        attestationCertificate = try c.contains(.attestationCertificate) ? decodeHex(c, .attestationCertificate) : []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(pinHash?.hex, forKey: .pinHash)
+        try c.encode(pinRetries, forKey: .pinRetries)
+        try c.encode(minPINLength, forKey: .minPINLength)
+        try c.encode(credentials, forKey: .credentials)
+        try c.encode(signCount, forKey: .signCount)
+        try c.encode(nextCreated, forKey: .nextCreated)
+        try c.encode(wrapEncryptionKey.hex, forKey: .wrapEncryptionKey)
+        try c.encode(wrapMACKey.hex, forKey: .wrapMACKey)
+        try c.encode(attestationKey.hex, forKey: .attestationKey)
+        try c.encode(attestationCertificate.hex, forKey: .attestationCertificate)
+    }
+}
+
+private func decodeHex<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> [UInt8] {
+    let text = try c.decode(String.self, forKey: key)
+    do {
+        return try Hex.decode(text)
+    } catch {
+        throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(error)")
+    }
+}

@@ -1,0 +1,396 @@
+import ArgumentParser
+import Foundation
+import KeyKit
+import VirtualKey
+
+struct FIDOCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fido",
+        abstract: "FIDO2: information, PIN, discoverable credentials, reset, self-test.",
+        discussion: """
+        USB keys are reached through hidraw (FIDO HID); with --reader, or when no FIDO HID device is \
+        present, through pcscd (NFC readers). PINs are never taken from the command line: on a terminal \
+        they are asked for without echo, otherwise read from standard input one per line (current PIN \
+        first, then the new one).
+        """,
+        subcommands: [Info.self, PIN.self, Credentials.self, Reset.self, SelfTest.self])
+}
+
+/// Opens the chosen key's FIDO interface: the in-process virtual key over CTAPHID, a FIDO HID device,
+/// or a key on PC/SC.
+func openFIDO(_ key: KeyOptions) async throws -> any FIDOConnection {
+    if key.virtual {
+        let vk = VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts(), touchDelay: 0.2)
+        return try await CTAPHIDConnection(device: vk.makeFIDOHIDDevice(), name: "Virtual Key (HID)")
+    }
+    let selector = key.selector
+    if selector.reader == nil && selector.serial == nil {
+        let hid = HIDAPIDevice.enumerateFIDO()
+        if hid.count > 1 {
+            throw KeyFinderError.ambiguous(hid.map { "\($0.productName ?? "FIDO key") (\($0.path))" })
+        }
+        if let d = hid.first {
+            return try await CTAPHIDConnection.open(d)
+        }
+    }
+    let (card, _) = try await KeyFinder.connect(selector)
+    do {
+        return try await PCSCFIDOConnection.open(card: card)
+    } catch {
+        await card.close()
+        throw error
+    }
+}
+
+/// Runs `body` with a CTAP2 session; the connection is closed and the PIN token dropped afterwards.
+func withCTAP2<T>(_ key: KeyOptions, _ body: (CTAP2Session) async throws -> T) async throws -> T {
+    let connection = try await openFIDO(key)
+    do {
+        let session = try await CTAP2Session.make(connection: connection)
+        await session.setProgress { p in
+            if p == .waitingForUserPresence { touchNotice() }
+        }
+        let result = try await body(session)
+        await session.dropToken()
+        await connection.close()
+        return result
+    } catch {
+        await connection.close()
+        throw error
+    }
+}
+
+private let touchNoticeShown = TouchNotice()
+
+final class TouchNotice: @unchecked Sendable {
+    // Only the first notice of a command is printed; guarded by `lock`.
+    private let lock = NSLock()
+    private var shown = false
+    func show() {
+        lock.lock(); defer { lock.unlock() }
+        if !shown { warn("Touch your key…") }
+        shown = true
+    }
+}
+
+func touchNotice() { touchNoticeShown.show() }
+
+/// Asks for a PIN, checking the key's rules before anything is sent.
+func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -> String {
+    let pin = new ? try prompt.newSecret(label) : try prompt.secret(label)
+    if new {
+        do {
+            try PINRules.check(pin, minimum: minimum)
+        } catch {
+            throw YktermError.usage("\(error); nothing was changed")
+        }
+    }
+    return pin
+}
+
+extension FIDOCommand {
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show versions, AAGUID, options, PIN state and retries, and credential room.")
+
+        @OptionGroup var key: KeyOptions
+
+        @Flag(name: .long, help: "JSON: versions, aaguid, options, pin_set, pin_retries, min_pin_length, ...")
+        var json = false
+
+        func run() async throws {
+            let (info, retries) = try await withCTAP2(key) { s -> (AuthenticatorInfo, Int?) in
+                let info = await s.info
+                var retries: Int?
+                if info.pinSet != nil { retries = try? await s.pinRetries().retries }
+                return (info, retries)
+            }
+            if json {
+                var o: [String: Any] = [
+                    "versions": info.versions, "extensions": info.extensions, "aaguid": info.aaguidString,
+                    "options": info.options, "pin_set": info.pinSet ?? false,
+                    "pin_retries": retries.map { $0 as Any } ?? NSNull(), "min_pin_length": info.minPINLength,
+                    "pin_protocols": info.pinUVAuthProtocols, "transports": info.transports,
+                    "algorithms": info.algorithms,
+                ]
+                o["max_msg_size"] = info.maxMessageSize ?? NSNull()
+                o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? NSNull()
+                o["firmware_version"] = info.firmwareVersion ?? NSNull()
+                o["force_pin_change"] = info.forcePINChange
+                try printJSON(o)
+                return
+            }
+            out("Versions:            " + info.versions.joined(separator: ", "))
+            out("AAGUID:              " + info.aaguidString)
+            if let f = info.firmwareVersion {
+                out("Firmware:            \(f >> 16).\((f >> 8) & 0xFF).\(f & 0xFF)")
+            }
+            switch info.pinSet {
+            case .some(true):
+                out("PIN:                 set, " + (retries.map { "\($0) attempts left" } ?? "attempts unknown")
+                    + (info.forcePINChange ? " (must be changed before use)" : ""))
+            case .some(false): out("PIN:                 not set (set one with `ykterm fido pin set`)")
+            case .none: out("PIN:                 not supported")
+            }
+            out("Minimum PIN length:  \(info.minPINLength)")
+            if let r = info.remainingDiscoverableCredentials { out("Room for credentials: \(r) more") }
+            out("Options:             " + info.options.sorted { $0.key < $1.key }
+                .map { "\($0.key)=\($0.value ? "yes" : "no")" }.joined(separator: " "))
+            if !info.extensions.isEmpty { out("Extensions:          " + info.extensions.joined(separator: ", ")) }
+            if !info.transports.isEmpty { out("Transports:          " + info.transports.joined(separator: ", ")) }
+        }
+    }
+
+    struct PIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pin",
+            abstract: "Set, change or verify the FIDO2 PIN.",
+            discussion: """
+            set asks for the new PIN (twice on a terminal); change asks for the current PIN, then the new \
+            one; verify asks for the PIN and reports the attempts left. A PIN has at least 4 characters (or \
+            the key's minimum) and at most 63 bytes of UTF-8. Three wrong PINs in a row need the key to be \
+            removed and inserted again; 8 block the PIN until a FIDO reset.
+            """)
+
+        enum Action: String, ExpressibleByArgument, CaseIterable { case set, change, verify }
+
+        @OptionGroup var key: KeyOptions
+
+        @Argument(help: "set, change or verify.")
+        var action: Action
+
+        func run() async throws {
+            let prompt = Prompt()
+            let action = self.action
+            let message = try await withCTAP2(key) { s -> String in
+                let info = await s.info
+                guard let pinSet = info.pinSet else { throw FIDOSessionError.noPINSupport }
+                switch action {
+                case .set:
+                    guard !pinSet else {
+                        throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`")
+                    }
+                    let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+                    try await s.setPIN(pin)
+                    return "PIN set"
+                case .change:
+                    guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+                    let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
+                    let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+                    do {
+                        try await s.changePIN(old: old, new: new)
+                    } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
+                        throw YktermError.failed("\(e); the PIN was not changed")
+                    }
+                    return "PIN changed"
+                case .verify:
+                    guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+                    let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+                    try await s.verifyPIN(pin)
+                    let retries = try await s.pinRetries().retries
+                    return "PIN is correct (\(retries) attempts left)"
+                }
+            }
+            out(message)
+        }
+    }
+
+    struct Credentials: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Discoverable credentials (passkeys) on the key: list and delete.",
+            subcommands: [List.self, Delete.self])
+
+        static func all(_ s: CTAP2Session, prompt: Prompt) async throws -> [CTAP2Session.StoredCredential] {
+            let info = await s.info
+            guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
+            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            try await s.verifyPIN(pin, permissions: [.credentialManagement])
+            var out = [CTAP2Session.StoredCredential]()
+            for rp in try await s.relyingParties() { out += try await s.credentials(of: rp) }
+            return out
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List credentials by relying party (needs the PIN).")
+
+            @OptionGroup var key: KeyOptions
+
+            @Flag(name: .long, help: "JSON: rp_id, credential_id (hex), user_id (hex), user_name, display_name.")
+            var json = false
+
+            func run() async throws {
+                let creds = try await withCTAP2(key) { try await Credentials.all($0, prompt: Prompt()) }
+                if json {
+                    try printJSON(creds.map { c -> [String: Any] in
+                        ["rp_id": c.rpID, "credential_id": c.credentialID.hex, "user_id": c.user.id.hex,
+                         "user_name": c.user.name ?? NSNull(), "display_name": c.user.displayName ?? NSNull()]
+                    })
+                    return
+                }
+                if creds.isEmpty { out("No discoverable credentials"); return }
+                for (rp, group) in Dictionary(grouping: creds, by: \.rpID).sorted(by: { $0.key < $1.key }) {
+                    out(rp)
+                    for c in group {
+                        let who = [c.user.name, c.user.displayName.map { "(\($0))" }].compactMap { $0 }
+                            .joined(separator: " ")
+                        out("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)")
+                    }
+                }
+            }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Delete a credential by its ID (hex, or a unique start of it); needs the PIN.")
+
+            @OptionGroup var key: KeyOptions
+
+            @Argument(help: "Credential ID in hex (a unique prefix is enough).")
+            var id: String
+
+            @Flag(name: .long, help: "Delete without asking.")
+            var force = false
+
+            func run() async throws {
+                let prompt = Prompt()
+                if !force && !prompt.interactive {
+                    throw YktermError.usage("deleting a credential needs --force when standard input is not a terminal")
+                }
+                let (query, force) = (id.lowercased(), self.force)
+                let deleted = try await withCTAP2(key) { s -> String in
+                    let creds = try await Credentials.all(s, prompt: prompt)
+                    let matches = creds.filter { $0.credentialID.hex.hasPrefix(query) }
+                    guard matches.count == 1, !query.isEmpty else {
+                        if matches.isEmpty { throw YktermError.failed("no credential with ID \(query)") }
+                        throw YktermError.usage("several credentials start with \(query); give more of the ID")
+                    }
+                    let c = matches[0]
+                    if !force {
+                        guard prompt.confirm("Delete the credential of \(c.user.name ?? "?") for \(c.rpID)? "
+                                             + "Signing in there with this key will no longer work.") else {
+                            throw YktermError.failed("nothing was deleted")
+                        }
+                    }
+                    try await s.deleteCredential(c.credentialID)
+                    return "\(c.rpID) \(c.user.name ?? c.user.id.hex)"
+                }
+                out("Deleted the credential of \(deleted)")
+            }
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Reset the FIDO application: deletes every FIDO credential and the PIN.",
+            discussion: """
+            Keys accept a reset only within seconds of being inserted, with a touch. ykterm asks for \
+            confirmation (unless --force), then, if the key refuses because it was inserted too long \
+            ago, asks you to remove and re-insert it, waits for it, and sends the reset at once.
+            """)
+
+        @OptionGroup var key: KeyOptions
+
+        @Flag(name: .long, help: "Do not ask for confirmation.")
+        var force = false
+
+        @Option(name: .long, help: "Seconds to wait for the key to be removed and inserted again.")
+        var wait: Int = 30
+
+        func run() async throws {
+            let prompt = Prompt()
+            if !force {
+                guard prompt.interactive else {
+                    throw YktermError.usage("reset needs --force when standard input is not a terminal")
+                }
+                guard prompt.confirm("Reset FIDO? Every passkey and U2F registration on this key is lost, "
+                                     + "and the PIN is removed. This cannot be undone.") else {
+                    throw YktermError.failed("nothing was reset")
+                }
+            }
+            do {
+                try await withCTAP2(key) { try await $0.reset() }
+            } catch let e as CTAPError where e.code == CTAPError.notAllowed && !key.virtual {
+                warn("The key accepts a reset only just after it is inserted: remove it and insert it again now.")
+                try await waitForReinsertion(timeout: Double(wait))
+                try await withCTAP2(key) { try await $0.reset() }
+            }
+            out("FIDO application reset: no credentials, no PIN")
+        }
+
+        private func waitForReinsertion(timeout: Double) async throws {
+            let selector = key.selector
+            let deadline = Date().addingTimeInterval(timeout)
+            var left = false
+            let monitor = KeyMonitor()
+            let events = monitor.events()
+            let timer = Task {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+            }
+            defer { timer.cancel() }
+            for await event in events {
+                if Date() > deadline { break }
+                switch event {
+                case .keyLeft(let id) where selector.matches(readerName: String(id.dropFirst(5))):
+                    left = true
+                case .keyArrived(let d) where left && selector.matches(readerName: d.name):
+                    return
+                default: break
+                }
+            }
+            throw YktermError.failed("the key was not re-inserted in time; nothing was reset")
+        }
+    }
+
+    struct SelfTest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "test",
+            abstract: "Make a credential and an assertion with a throwaway relying party and check both signatures.",
+            discussion: """
+            Uses the relying party ykterm-selftest.invalid. With a PIN set, the PIN is asked for and the \
+            credential is made discoverable, then deleted again through credential management.
+            """)
+
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            let rpID = "ykterm-selftest.invalid"
+            let lines = try await withCTAP2(key) { s -> [String] in
+                var lines = [String]()
+                let info = await s.info
+                let resident = info.pinSet == true
+                // CTAP 2.1 tokens lose their permissions once used with a touch, so each step gets its own.
+                var pin: String?
+                if resident {
+                    pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+                    try await s.verifyPIN(pin!, permissions: [.makeCredential], rpID: rpID)
+                }
+                let clientDataHash = Crypto.random(32)
+                let user = CTAP2Session.User(id: Crypto.random(16), name: "selftest", displayName: "ykterm self-test")
+                let made = try await s.makeCredential(clientDataHash: clientDataHash,
+                                                      rp: .init(id: rpID, name: "ykterm self-test"), user: user,
+                                                      residentKey: resident)
+                await s.dropToken()
+                try FIDOVerifier.verifyAttestation(made, clientDataHash: clientDataHash)
+                guard let publicKey = made.authData.es256PublicKey else {
+                    throw FIDOSessionError.malformed("the new credential has no ES256 key")
+                }
+                lines.append("ok  made a credential (\(made.format) attestation verified)")
+                let challenge = Crypto.random(32)
+                let assertions = try await s.getAssertions(rpID: rpID, clientDataHash: challenge,
+                                                           allowList: [made.credentialID])
+                guard let a = assertions.first else { throw CTAPError(CTAPError.noCredentials) }
+                try FIDOVerifier.verifyAssertion(a, publicKey: publicKey, clientDataHash: challenge, rpID: rpID)
+                lines.append("ok  got an assertion (signature verified, counter \(a.authData.signCount))")
+                if let p = pin {
+                    try await s.verifyPIN(p, permissions: [.credentialManagement])
+                    try await s.deleteCredential(made.credentialID)
+                    lines.append("ok  deleted the test credential")
+                }
+                return lines
+            }
+            lines.forEach(out)
+            out("FIDO2 self-test passed")
+        }
+    }
+}

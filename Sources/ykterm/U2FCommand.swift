@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import KeyKit
+
+struct U2FCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "u2f",
+        abstract: "U2F (CTAP1): register and sign, with every signature checked.",
+        subcommands: [Register.self, Sign.self])
+
+    static let defaultAppID = "https://ykterm.invalid"
+
+    static func application(_ appID: String) -> [UInt8] { Crypto.digest(.sha256, Array(appID.utf8)) }
+
+    static func withU2F<T>(_ key: KeyOptions, _ body: (U2FSession) async throws -> T) async throws -> T {
+        let connection = try await openFIDO(key)
+        do {
+            let result = try await body(U2FSession(connection: connection))
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register with an application ID; prints the key handle and public key.",
+            discussion: "The registration signature is verified against the attestation certificate.")
+
+        @OptionGroup var key: KeyOptions
+
+        @Option(name: .long, help: "Application ID (its SHA-256 is the application parameter).")
+        var appID: String = U2FCommand.defaultAppID
+
+        @Flag(name: .long, help: "JSON: key_handle, public_key (hex), certificate_subject.")
+        var json = false
+
+        func run() async throws {
+            let app = U2FCommand.application(appID)
+            let reg = try await U2FCommand.withU2F(key) { s in
+                try await s.register(challenge: Crypto.random(32), application: app) { p in
+                    if p == .waitingForUserPresence { touchNotice() }
+                }
+            }
+            let subject = (try? X509Certificate(der: reg.certificate))?.subject ?? ""
+            if json {
+                try printJSON(["key_handle": reg.keyHandle.hex, "public_key": reg.publicKey.uncompressed.hex,
+                               "certificate_subject": subject])
+            } else {
+                out("Registered (signature verified against \(subject.isEmpty ? "the certificate" : subject))")
+                out("Key handle: \(reg.keyHandle.hex)")
+                out("Public key: \(reg.publicKey.uncompressed.hex)")
+            }
+        }
+    }
+
+    struct Sign: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Authenticate with a key handle; verifies the signature with the public key.")
+
+        @OptionGroup var key: KeyOptions
+
+        @Option(name: .long, help: "Application ID used at registration.")
+        var appID: String = U2FCommand.defaultAppID
+
+        @Option(name: .long, help: "Key handle (hex) from `ykterm u2f register`.")
+        var keyHandle: String
+
+        @Option(name: .long, help: "Public key (hex, 65 bytes uncompressed) from `ykterm u2f register`.")
+        var publicKey: String
+
+        @Flag(name: .long, help: "JSON: counter, user_presence, signature.")
+        var json = false
+
+        func run() async throws {
+            let handle: [UInt8]
+            let pub: P256PublicKey
+            do {
+                handle = try Hex.decode(keyHandle)
+                pub = try P256PublicKey(uncompressed: try Hex.decode(publicKey))
+            } catch {
+                throw YktermError.usage("--key-handle and --public-key must be hex from `ykterm u2f register`: \(error)")
+            }
+            guard !handle.isEmpty, handle.count < 256 else { throw YktermError.usage("key handle length") }
+            let app = U2FCommand.application(appID)
+            let auth = try await U2FCommand.withU2F(key) { s in
+                try await s.authenticate(challenge: Crypto.random(32), application: app, keyHandle: handle,
+                                         publicKey: pub) { p in
+                    if p == .waitingForUserPresence { touchNotice() }
+                }
+            }
+            if json {
+                try printJSON(["counter": Int(auth.counter), "user_presence": auth.userPresence & 1 == 1,
+                               "signature": auth.signature.hex])
+            } else {
+                out("Signature verified; counter \(auth.counter)"
+                    + (auth.userPresence & 1 == 1 ? ", user present" : ""))
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+"""python-fido2 as an independent FIDO2 client over PC/SC, driven by the integration tests.
+
+Usage: fido2_peer.py READER ACTION [ARGS...]; prints one JSON object. Reads the PIN from stdin where an
+action needs one (never from argv, like the program under test).
+"""
+
+import hashlib
+import json
+import os
+import sys
+
+from fido2.attestation import PackedAttestation
+from fido2.ctap import CtapError
+from fido2.ctap2 import Ctap2
+from fido2.ctap2.credman import CredentialManagement
+from fido2.ctap2.pin import ClientPin
+from fido2.pcsc import CtapPcscDevice
+
+
+def device(reader):
+    for d in CtapPcscDevice.list_devices(reader):
+        return d
+    raise SystemExit(json.dumps({"error": "no device"}))
+
+
+def main():
+    reader, action, *args = sys.argv[1:]
+    ctap = Ctap2(device(reader))
+    client_pin = ClientPin(ctap)
+    result = {}
+    try:
+        if action == "info":
+            info = ctap.get_info()
+            result = {"versions": info.versions, "options": info.options, "aaguid": info.aaguid.hex()}
+        elif action == "retries":
+            result = {"retries": client_pin.get_pin_retries()[0]}
+        elif action == "token":
+            pin = sys.stdin.readline().rstrip("\n")
+            token = client_pin.get_pin_token(pin)
+            result = {"token": len(token)}
+        elif action == "make-resident":
+            pin = sys.stdin.readline().rstrip("\n")
+            rp_id, user_name = args
+            token = client_pin.get_pin_token(pin, ClientPin.PERMISSION.MAKE_CREDENTIAL, rp_id)
+            cdh = os.urandom(32)
+            att = ctap.make_credential(
+                cdh, {"id": rp_id, "name": rp_id}, {"id": user_name.encode(), "name": user_name},
+                [{"type": "public-key", "alg": -7}], options={"rk": True},
+                pin_uv_param=client_pin.protocol.authenticate(token, cdh),
+                pin_uv_protocol=client_pin.protocol.VERSION)
+            PackedAttestation().verify(att.att_stmt, att.auth_data, cdh)  # self attestation, checked here
+            result = {"credential_id": att.auth_data.credential_data.credential_id.hex()}
+        elif action == "list-resident":
+            pin = sys.stdin.readline().rstrip("\n")
+            token = client_pin.get_pin_token(pin, ClientPin.PERMISSION.CREDENTIAL_MGMT)
+            cm = CredentialManagement(ctap, client_pin.protocol, token)
+            ids = []
+            for rp in cm.enumerate_rps():
+                for cred in cm.enumerate_creds(rp[4]):
+                    ids.append({"rp_id": rp[3]["id"], "credential_id": cred[7]["id"].hex(),
+                                "user_name": cred[6].get("name")})
+            result = {"credentials": ids}
+        elif action == "u2f-register":
+            from fido2.ctap1 import Ctap1
+            app = hashlib.sha256(args[0].encode()).digest()
+            chal = os.urandom(32)
+            reg = Ctap1(device(reader)).register(chal, app)
+            reg.verify(app, chal)  # registration signature against the attestation certificate
+            result = {"key_handle": reg.key_handle.hex(), "public_key": reg.public_key.hex()}
+        elif action == "u2f-sign":
+            from fido2.ctap1 import Ctap1
+            app = hashlib.sha256(args[0].encode()).digest()
+            chal = os.urandom(32)
+            sig = Ctap1(device(reader)).authenticate(chal, app, bytes.fromhex(args[1]))
+            sig.verify(app, chal, bytes.fromhex(args[2]))
+            result = {"counter": sig.counter}
+        elif action == "assert":
+            rp_id = args[0]
+            cdh = hashlib.sha256(b"peer").digest()
+            r = ctap.get_assertion(rp_id, cdh)
+            result = {"credential_id": r.credential["id"].hex()}
+        else:
+            raise SystemExit(f"unknown action {action}")
+    except CtapError as e:
+        result = {"ctap_error": e.code.name}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
