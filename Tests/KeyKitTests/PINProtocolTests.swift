@@ -53,3 +53,20 @@ import Testing
         #expect(throws: FIDOSessionError.pinHasNUL) { try PINRules.check("12\u{0}34") }
     }
 }
+
+@Suite struct COSEVerifyTests {
+    @Test func ed25519COSEKeyRFC8032() throws {
+        let x = try Hex.decode("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+        let sig = try Hex.decode("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+        let cose: CBOR = [1: 1, 3: -8, -1: 6, -2: .bytes(x)]
+        #expect(try FIDOVerifier.verify(signature: sig, message: [], coseKey: cose))
+        #expect(try !FIDOVerifier.verify(signature: sig, message: [1], coseKey: cose))
+        #expect(throws: FIDOSessionError.self) { _ = try FIDOVerifier.verify(signature: sig, message: [], coseKey: [3: -257]) }
+    }
+
+    @Test func es256COSEKey() throws {
+        let k = P256PrivateKey()
+        let cose: CBOR = [1: 2, 3: -7, -1: 1, -2: .bytes(k.publicKey.x), -3: .bytes(k.publicKey.y)]
+        #expect(try FIDOVerifier.verify(signature: k.sign([7]), message: [7], coseKey: cose))
+    }
+}
