@@ -16,7 +16,7 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps venv test test-unit test-integration demo clean distclean
+.PHONY: all build release deps venv test test-unit test-integration test-asan test-tsan demo install uninstall clean distclean
 
 all: build
 
@@ -60,6 +60,35 @@ test: deps venv
 	$(SWIFT) build
 	$(SWIFT) test
 	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
+
+## test-asan / test-tsan: the unit tests under the address and thread sanitizers (own build folders).
+test-asan: deps
+	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+test-tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+## install: release binary, man page, shell completions, udev rule (PREFIX=/usr/local, DESTDIR for packaging).
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
+SHAREDIR = $(DESTDIR)$(PREFIX)/share/ykterm
+install: release
+	install -d $(BINDIR) $(MANDIR) $(SHAREDIR)/udev \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 .build/release/ykterm $(BINDIR)/ykterm
+	install -m 644 man/ykterm.1 $(MANDIR)/ykterm.1
+	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
+	.build/release/ykterm --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ykterm
+	.build/release/ykterm --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm
+	.build/release/ykterm --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
+
+uninstall:
+	rm -f $(BINDIR)/ykterm $(MANDIR)/ykterm.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ykterm \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
+	rm -rf $(SHAREDIR)
 
 ## demo: the virtual key, shown by `ykterm list` and `ykterm doctor` (the TUI will open here once it lands).
 demo: build
