@@ -7,7 +7,11 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the keys found, with serial, firmware, form factor and enabled applications.",
-        discussion: "Exits with status 3 when no key is found.")
+        discussion: """
+        Keys on PC/SC (USB CCID and NFC readers) are listed with their device information; FIDO HID devices \
+        (a USB key's FIDO interface) with their hidraw path, firmware and FIDO applications. Exits with \
+        status 3 when no key is found.
+        """)
 
     @OptionGroup var key: KeyOptions
 
@@ -21,22 +25,64 @@ struct ListCommand: AsyncParsableCommand {
         if readers { return try listReaders() }
         var keys = [KeyInfo]()
         var failures = [(reader: String, error: Error)]()
+        var hid = [[String: Any]]()
         if key.virtual {
             let connection = VirtualKeyConnection(key: VirtualKey())
             keys = [try await KeyProbe.inspect(connection: connection)]
         } else {
-            (keys, failures) = try await KeyFinder.inspectAll(key.selector)
+            (hid, failures) = await ListCommand.hidKeys(key.selector)
+            do {
+                let (found, failed) = try await KeyFinder.inspectAll(key.selector)
+                keys = found
+                failures += failed
+            } catch let e as SmartCardError where !hid.isEmpty {
+                // pcscd missing is not fatal when FIDO keys answer over HID.
+                failures.append(("pcscd", e))
+            }
         }
         if json {
-            try printJSON(keys.map(ListCommand.jsonObject))
+            try printJSON(keys.map(ListCommand.jsonObject) + hid)
         } else {
             for k in keys { out(ListCommand.describe(k)) }
+            for h in hid {
+                out("\(h["reader"]!): \(h["name"]!), FIDO HID, firmware \(h["version"]!)\n  applications: "
+                    + ((h["applications"] as? [String]) ?? []).joined(separator: " "))
+            }
         }
         for f in failures { warn("ykterm: \(f.reader): \(f.error)") }
-        if keys.isEmpty {
+        if keys.isEmpty && hid.isEmpty {
             if !json { warn("ykterm: \(KeyFinderError.noKey(key.selector))") }
             throw ExitCode(ExitStatus.noKey)
         }
+    }
+
+    /// FIDO HID devices (USB keys' FIDO interface), with what CTAPHID INIT and getInfo tell.
+    static func hidKeys(_ selector: KeySelector) async -> ([[String: Any]], [(reader: String, error: Error)]) {
+        var out = [[String: Any]]()
+        var failures = [(reader: String, error: Error)]()
+        for d in HIDAPIDevice.enumerateFIDO() {
+            let name = d.productName ?? "FIDO key"
+            guard selector.matches(readerName: d.path) || selector.matches(readerName: name) else { continue }
+            let serial = d.serialNumber.flatMap { UInt32($0) }
+            if let wanted = selector.serial, serial != wanted { continue }
+            do {
+                let connection = try await CTAPHIDConnection.open(d)
+                var apps = connection.capabilities.contains(.nmsg) ? [String]() : ["U2F"]
+                if connection.capabilities.contains(.cbor),
+                   let session = try? await CTAP2Session.make(connection: connection) {
+                    let info = await session.info
+                    if info.versions.contains(where: { $0.hasPrefix("FIDO_2") }) { apps.insert("FIDO2", at: 0) }
+                }
+                await connection.close()
+                out.append(["reader": d.path, "name": name, "serial": serial.map { Int($0) as Any } ?? NSNull(),
+                            "version": connection.deviceVersion.description, "form_factor": "unknown",
+                            "applications": apps, "transport": "hid", "vendor_id": Int(d.vendorID),
+                            "product_id": Int(d.productID)])
+            } catch {
+                failures.append((d.path, error))
+            }
+        }
+        return (out, failures)
     }
 
     private func listReaders() throws {
