@@ -155,11 +155,3 @@ public struct FIDOState: Codable, Sendable, Equatable {
     }
 }
 
-private func decodeHex<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> [UInt8] {
-    let text = try c.decode(String.self, forKey: key)
-    do {
-        return try Hex.decode(text)
-    } catch {
-        throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(error)")
-    }
-}

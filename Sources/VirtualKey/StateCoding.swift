@@ -1,0 +1,11 @@
+import KeyKit
+
+/// State files keep byte strings as lower-case hex; a value that is not hex is reported with its key.
+func decodeHex<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> [UInt8] {
+    let text = try c.decode(String.self, forKey: key)
+    do {
+        return try Hex.decode(text)
+    } catch {
+        throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(error)")
+    }
+}
