@@ -38,39 +38,3 @@ final class ManagementApplet: Applet {
         }
     }
 }
-
-/// The OTP application's CCID interface: status on SELECT and STATUS, serial number.
-final class OTPApplet: Applet {
-    let aid = AID.otp
-
-    enum Ins {
-        static let config: UInt8 = 0x01
-        static let status: UInt8 = 0x03
-    }
-
-    enum Slot {
-        static let deviceSerial: UInt8 = 0x10
-    }
-
-    static func status(_ state: VirtualKeyState) -> [UInt8] {
-        // version, programming sequence, touch level (little-endian): no slots configured yet.
-        state.version.bytes + [state.otpSequence, 0x00, 0x00]
-    }
-
-    func select(state: inout VirtualKeyState) -> Response {
-        Response(data: OTPApplet.status(state), status: .ok)
-    }
-
-    func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
-        switch apdu.ins {
-        case Ins.status:
-            return Response(data: OTPApplet.status(state), status: .ok)
-        case Ins.config where apdu.p1 == Slot.deviceSerial:
-            return Response(data: BigEndian.bytes(UInt64(state.serial), count: 4), status: .ok)
-        case Ins.config:
-            return Response(status: .incorrectParameters)
-        default:
-            return Response(status: .invalidInstruction)
-        }
-    }
-}

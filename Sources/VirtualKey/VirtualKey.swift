@@ -33,6 +33,8 @@ public final class VirtualKey: Sendable {
         var powered = true
         /// The FIDO authenticator, shared by the NFC applet and the HID handler.
         let fido: FIDOAuthenticator
+        /// Makes the Yubico OTPs of the NDEF tag and `typeOTP()`.
+        let otpGenerator = OTPGenerator()
     }
 
     private let inner: Mutex<Inner>
@@ -54,9 +56,10 @@ public final class VirtualKey: Sendable {
                 latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
                 resetWindow: Double = 10) {
         let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
-        let applets: [any Applet] = [ManagementApplet(), OTPApplet(), OATHApplet(touchDelay: touchDelay),
-                                     FIDOApplet(authenticator: fido)]
-        inner = Mutex(Inner(state: state, applets: applets, fido: fido))
+        var core = Inner(state: state, applets: [], fido: fido)
+        core.applets = [ManagementApplet(), OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay),
+                        FIDOApplet(authenticator: fido), NDEFApplet(generator: core.otpGenerator)]
+        inner = Mutex(core)
         self.stateFile = stateFile
         self.latency = latency
         self.touchDelay = touchDelay
@@ -89,7 +92,13 @@ public final class VirtualKey: Sendable {
             inner.pendingResponse = []
             for a in inner.applets { a.powerReset() }
             inner.fido.powerCycle()
+            inner.otpGenerator.powerUp()
         }
+    }
+
+    /// A fresh Yubico OTP, as a touch of the key's OTP button would type it (for demos and the TUI).
+    public func typeOTP() -> String {
+        withInner { $0.otpGenerator.next(state: &$0.state) }
     }
 
     /// Handles one raw command APDU and returns the raw response.

@@ -20,6 +20,10 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var oath = OATHState()
     /// The FIDO2/U2F authenticator's PIN, credentials, counter and keys.
     public var fido = FIDOState()
+    /// The OTP application's slot configurations (slot 1 and 2).
+    public var otpSlots = OTPSlotsState()
+    /// The Yubico OTP credential of the NDEF tag; nil until first used (then random, serial-based public ID).
+    public var otpToken: OTPTokenState?
 
     /// A YubiKey 5 NFC (USB-A keychain) with every application.
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
@@ -58,6 +62,8 @@ extension VirtualKeyState {
         otpSequence = try c.decode(UInt8.self, forKey: .otpSequence)
         oath = try c.decodeIfPresent(OATHState.self, forKey: .oath) ?? OATHState()
         fido = try c.decodeIfPresent(FIDOState.self, forKey: .fido) ?? FIDOState()
+        otpSlots = try c.decodeIfPresent(OTPSlotsState.self, forKey: .otpSlots) ?? OTPSlotsState()
+        otpToken = try c.decodeIfPresent(OTPTokenState.self, forKey: .otpToken)
     }
 }
 

@@ -47,7 +47,45 @@ struct VirtualKeyCommand: ParsableCommand {
         @Flag(name: .long, help: "Load a new key with demo OATH accounts (TOTP 30/60 s, HOTP, touch, SHA-256, 8 digits, Steam).")
         var demoAccounts = false
 
+        @Option(name: .long, help: ArgumentHelp(
+            "AES-128 key of a new key's Yubico OTP credential (NDEF tag). Default: random.", valueName: "HEX"))
+        var otpAesKey: String?
+
+        @Option(name: .long, help: ArgumentHelp(
+            "Public ID of a new key's Yubico OTP credential. Default: from the serial (vvcc...).", valueName: "MODHEX"))
+        var otpPublicId: String?
+
+        @Option(name: .long, help: ArgumentHelp(
+            "Private ID (6 bytes) of a new key's Yubico OTP credential. Default: random.", valueName: "HEX"))
+        var otpPrivateId: String?
+
+        /// The Yubico OTP credential the options ask for, or nil when none is given.
+        func otpToken(serial: UInt32) throws -> OTPTokenState? {
+            guard otpAesKey != nil || otpPublicId != nil || otpPrivateId != nil else { return nil }
+            var token = OTPTokenState.random(serial: serial)
+            if let otpAesKey {
+                guard let k = try? Hex.decode(otpAesKey), k.count == 16 else {
+                    throw ValidationError("--otp-aes-key must be 32 hex digits")
+                }
+                token.aesKey = k
+            }
+            if let otpPublicId {
+                guard let p = try? Modhex.decode(otpPublicId), p.count <= 8 else {
+                    throw ValidationError("--otp-public-id must be at most 16 modhex characters (cbdefghijklnrtuv)")
+                }
+                token.publicID = p
+            }
+            if let otpPrivateId {
+                guard let p = try? Hex.decode(otpPrivateId), p.count == 6 else {
+                    throw ValidationError("--otp-private-id must be 12 hex digits")
+                }
+                token.privateID = p
+            }
+            return token
+        }
+
         func validate() throws {
+            _ = try otpToken(serial: serial)
             guard VpcdBridge.parseEndpoint(vpcd) != nil else {
                 throw ValidationError("--vpcd must be HOST:PORT, e.g. 127.0.0.1:35963, not \"\(vpcd)\"")
             }
@@ -60,6 +98,7 @@ struct VirtualKeyCommand: ParsableCommand {
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
             var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
             if demoAccounts { initial = initial.withDemoAccounts() }
+            initial.otpToken = try otpToken(serial: serial)
             let touch = Double(touchDelay) / 1000
             let key: VirtualKey
             do {

@@ -1,0 +1,180 @@
+import Foundation
+
+/// Errors of the OTP application's slot commands.
+public enum OTPError: Error, Equatable, CustomStringConvertible {
+    case invalidSlot(Int)
+    case slotEmpty(Int)
+    case notChallengeResponse(Int)
+    case touchTimeout(Int)
+    case challengeTooLong(Int)
+    case invalidKey(Int)
+    case invalidAccessCode
+    case configurationRefused
+    case unexpectedResponse(String)
+
+    public var description: String {
+        switch self {
+        case .invalidSlot(let s): return "there is no slot \(s); the slots are 1 and 2"
+        case .slotEmpty(let s): return "slot \(s) is empty"
+        case .notChallengeResponse(let s):
+            return "slot \(s) is not configured for HMAC-SHA1 challenge-response"
+        case .touchTimeout(let s): return "slot \(s) needs a touch, and none came in time"
+        case .challengeTooLong(let n): return "the challenge is \(n) bytes; at most 64 are allowed"
+        case .invalidKey(let n):
+            return "an HMAC-SHA1 key must be 1 to 20 bytes (or more than 64, which is hashed); this one is \(n)"
+        case .invalidAccessCode: return "an access code is 6 bytes (12 hex digits)"
+        case .configurationRefused:
+            return "the key refused the configuration (slot protected by an access code?)"
+        case .unexpectedResponse(let why): return "unexpected answer from the OTP application: \(why)"
+        }
+    }
+}
+
+/// The OTP application over CCID: slot status, serial number, HMAC-SHA1 challenge-response, and slot
+/// programming.
+public actor OTPSession {
+    /// What the OTP application reports on SELECT and after every slot write.
+    public struct Status: Sendable, Equatable {
+        public var version: Version
+        /// Increments with every successful slot write (and returns to 0 when no slot is left configured).
+        public var programSequence: UInt8
+        /// The touch-level word: bit 0/1 slot 1/2 configured, bit 2/3 slot 1/2 triggered by touch.
+        public var touchLevel: UInt16
+
+        public init(version: Version, programSequence: UInt8, touchLevel: UInt16) {
+            self.version = version
+            self.programSequence = programSequence
+            self.touchLevel = touchLevel
+        }
+
+        /// Parses version (3), program sequence (1), touch level (2, little-endian).
+        public init(bytes: [UInt8]) throws(OTPError) {
+            guard bytes.count >= 6, let v = Version(bytes: bytes) else {
+                throw .unexpectedResponse("status is \(bytes.count) bytes, expected 6")
+            }
+            self.init(version: v, programSequence: bytes[3], touchLevel: UInt16(bytes[4]) | UInt16(bytes[5]) << 8)
+        }
+
+        public var slot1Configured: Bool { touchLevel & 0x01 != 0 }
+        public var slot2Configured: Bool { touchLevel & 0x02 != 0 }
+        /// Slot 1 sends its OTP on a touch (a keyboard slot; challenge-response slots do not set this).
+        public var slot1Touch: Bool { touchLevel & 0x04 != 0 }
+        public var slot2Touch: Bool { touchLevel & 0x08 != 0 }
+
+        public func isConfigured(slot: Int) -> Bool { slot == 1 ? slot1Configured : slot2Configured }
+        public func isTouchTriggered(slot: Int) -> Bool { slot == 1 ? slot1Touch : slot2Touch }
+    }
+
+    public enum Ins {
+        public static let config: UInt8 = 0x01
+        public static let status: UInt8 = 0x03
+    }
+
+    /// Slot commands (P1 of INS 01).
+    public enum Command {
+        public static let config1: UInt8 = 0x01
+        public static let config2: UInt8 = 0x03
+        public static let update1: UInt8 = 0x04
+        public static let update2: UInt8 = 0x05
+        public static let swap: UInt8 = 0x06
+        public static let deviceSerial: UInt8 = 0x10
+        public static let challengeOTP1: UInt8 = 0x20
+        public static let challengeOTP2: UInt8 = 0x28
+        public static let challengeHMAC1: UInt8 = 0x30
+        public static let challengeHMAC2: UInt8 = 0x38
+    }
+
+    private let proto: SmartCardProtocol
+    public private(set) var status: Status
+
+    private init(proto: SmartCardProtocol, status: Status) {
+        self.proto = proto
+        self.status = status
+    }
+
+    /// SELECTs the OTP application and reads its status.
+    public static func make(connection: any SmartCardConnection) async throws -> OTPSession {
+        let proto = SmartCardProtocol(connection: connection)
+        let answer = try await proto.select(AID.otp, name: "OTP")
+        return OTPSession(proto: proto, status: try Status(bytes: answer))
+    }
+
+    /// The key's serial number; nil when the key does not reveal it.
+    public func serial() async throws -> UInt32? {
+        let r = try await proto.send(APDU(ins: Ins.config, p1: Command.deviceSerial))
+        guard r.status.isSuccess, r.data.count == 4 else { return nil }
+        return UInt32(BigEndian.integer(r.data))
+    }
+
+    /// Reads the status again.
+    @discardableResult
+    public func refreshStatus() async throws -> Status {
+        status = try Status(bytes: try await proto.sendChecked(APDU(ins: Ins.status)))
+        return status
+    }
+
+    private static func check(slot: Int) throws(OTPError) {
+        guard slot == 1 || slot == 2 else { throw .invalidSlot(slot) }
+    }
+
+    /// HMAC-SHA1 challenge-response: the 20-byte response of `slot` to `challenge` (at most 64 bytes,
+    /// padded as yubikey-manager does for slots that strip the padding). A slot that needs a touch answers
+    /// only after it.
+    public func calculateHMAC(slot: Int, challenge: [UInt8]) async throws -> [UInt8] {
+        try Self.check(slot: slot)
+        guard challenge.count <= 64 else { throw OTPError.challengeTooLong(challenge.count) }
+        guard status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
+        let started = Date()
+        let r = try await proto.send(APDU(ins: Ins.config, p1: slot == 1 ? Command.challengeHMAC1 : Command.challengeHMAC2,
+                                          data: OTPSlotConfiguration.paddedHMACChallenge(challenge)))
+        if r.status.isSuccess && r.data.count == 20 { return r.data }
+        // A slot with another kind of configuration refuses at once; a touch slot refuses after waiting.
+        let waited = Date().timeIntervalSince(started) > 2
+        if r.status.isSuccess && !r.data.isEmpty {
+            throw OTPError.unexpectedResponse("\(r.data.count) bytes instead of 20")
+        }
+        if r.status.isSuccess || r.status == .conditionsNotSatisfied || r.status == .securityConditionNotSatisfied
+            || r.status == .incorrectParameters || r.status == .dataInvalid {
+            throw waited ? OTPError.touchTimeout(slot) : OTPError.notChallengeResponse(slot)
+        }
+        throw SmartCardError.status(r.status)
+    }
+
+    /// Programs `slot` with an HMAC-SHA1 challenge-response key (1 to 20 bytes). `accessCode` is the
+    /// slot's current access code, kept as its new one.
+    public func programChallengeResponse(slot: Int, key: [UInt8], requireTouch: Bool = false,
+                                         accessCode: [UInt8]? = nil) async throws {
+        try Self.check(slot: slot)
+        let config = try OTPSlotConfiguration.challengeResponse(key: key, requireTouch: requireTouch,
+                                                                accessCode: accessCode)
+        try await write(command: slot == 1 ? Command.config1 : Command.config2, config: config.bytes,
+                        accessCode: accessCode)
+    }
+
+    /// Empties `slot` (an all-zero configuration).
+    public func deleteSlot(slot: Int, accessCode: [UInt8]? = nil) async throws {
+        try Self.check(slot: slot)
+        try await write(command: slot == 1 ? Command.config1 : Command.config2,
+                        config: [UInt8](repeating: 0, count: OTPSlotConfiguration.size), accessCode: accessCode)
+    }
+
+    /// Sends a slot write (configuration followed by the current access code) and checks that the program
+    /// sequence moved on: by one, or back to 0 when no slot is left configured.
+    public func write(command: UInt8, config: [UInt8], accessCode: [UInt8]?) async throws {
+        if let accessCode, accessCode.count != OTPSlotConfiguration.accessCodeSize {
+            throw OTPError.invalidAccessCode
+        }
+        let code = accessCode ?? [UInt8](repeating: 0, count: OTPSlotConfiguration.accessCodeSize)
+        let r = try await proto.send(APDU(ins: Ins.config, p1: command, data: config + code))
+        guard r.status.isSuccess else {
+            if [0x6982, 0x6985, 0x6A80, 0x6984].contains(r.status.rawValue) { throw OTPError.configurationRefused }
+            throw SmartCardError.status(r.status)
+        }
+        let before = status.programSequence
+        let after = r.data.count >= 6 ? try Status(bytes: r.data) : try await refreshStatus()
+        status = after
+        if after.programSequence == before &+ 1 { return }
+        if after.programSequence == 0 && before > 0 && after.touchLevel & 0x1F == 0 { return }
+        throw OTPError.configurationRefused
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import KeyKit
+
+/// The OTP slots' configurations, as the virtual key stores them (nil: the slot is empty).
+public struct OTPSlotsState: Codable, Sendable, Equatable {
+    /// The 52 bytes written to slot 1 (CRC included).
+    public var slot1: [UInt8]?
+    /// The 52 bytes written to slot 2 (CRC included).
+    public var slot2: [UInt8]?
+
+    public init(slot1: [UInt8]? = nil, slot2: [UInt8]? = nil) {
+        self.slot1 = slot1
+        self.slot2 = slot2
+    }
+
+    public subscript(slot: Int) -> [UInt8]? {
+        get { slot == 1 ? slot1 : slot2 }
+        set { if slot == 1 { slot1 = newValue } else { slot2 = newValue } }
+    }
+
+    public func configuration(_ slot: Int) -> OTPSlotConfiguration? {
+        self[slot].flatMap { OTPSlotConfiguration(bytes: $0) }
+    }
+}
+
+/// The OTP application's CCID interface: status on SELECT and STATUS, serial number, slot writes
+/// (configure, delete, swap) and HMAC-SHA1 challenge-response.
+///
+/// As a YubiKey does, a slot write answers with the status; a refused write (wrong access code, bad
+/// CRC) leaves the program sequence unchanged. The sequence returns to 0 when no slot is left configured.
+final class OTPApplet: Applet {
+    let aid = AID.otp
+    /// Seconds a challenge-response slot that requires touch waits for its (simulated) touch.
+    let touchDelay: Double
+
+    init(touchDelay: Double = 0.5) {
+        self.touchDelay = touchDelay
+    }
+
+    typealias Ins = OTPSession.Ins
+    typealias Command = OTPSession.Command
+
+    /// Touch-level bits: slot configured, slot triggered by touch (a keyboard slot, not challenge-response).
+    static func touchLevel(_ state: VirtualKeyState) -> UInt16 {
+        var level: UInt16 = 0
+        for slot in 1...2 {
+            guard let config = state.otpSlots.configuration(slot) else { continue }
+            level |= slot == 1 ? 0x01 : 0x02
+            if !config.isChallengeResponse { level |= slot == 1 ? 0x04 : 0x08 }
+        }
+        return level
+    }
+
+    static func status(_ state: VirtualKeyState) -> [UInt8] {
+        // version, programming sequence, touch level (little-endian).
+        let level = touchLevel(state)
+        return state.version.bytes + [state.otpSequence, UInt8(level & 0xFF), UInt8(level >> 8)]
+    }
+
+    func select(state: inout VirtualKeyState) -> Response {
+        Response(data: OTPApplet.status(state), status: .ok)
+    }
+
+    func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
+        switch apdu.ins {
+        case Ins.status:
+            return Response(data: OTPApplet.status(state), status: .ok)
+        case Ins.config:
+            switch apdu.p1 {
+            case Command.deviceSerial:
+                return Response(data: BigEndian.bytes(UInt64(state.serial), count: 4), status: .ok)
+            case Command.config1, Command.config2:
+                return configure(slot: apdu.p1 == Command.config1 ? 1 : 2, apdu.data, &state)
+            case Command.swap:
+                return swap(apdu.data, &state)
+            case Command.challengeHMAC1, Command.challengeHMAC2:
+                return challengeHMAC(slot: apdu.p1 == Command.challengeHMAC1 ? 1 : 2, apdu.data, state)
+            default:
+                return Response(status: .incorrectParameters)
+            }
+        default:
+            return Response(status: .invalidInstruction)
+        }
+    }
+
+    private static let size = OTPSlotConfiguration.size
+    private static let codeSize = OTPSlotConfiguration.accessCodeSize
+
+    /// The access code the command gives must match the slot's, when it has one.
+    private static func accessAllowed(slot: Int, given: [UInt8], _ state: VirtualKeyState) -> Bool {
+        guard let current = state.otpSlots.configuration(slot), current.hasAccessCode else { return true }
+        return given == current.accessCode
+    }
+
+    /// A write took effect: the sequence moves on, or back to 0 when every slot is empty.
+    private static func written(_ state: inout VirtualKeyState) -> Response {
+        if state.otpSlots.slot1 == nil && state.otpSlots.slot2 == nil {
+            state.otpSequence = 0
+        } else {
+            state.otpSequence = state.otpSequence &+ 1
+        }
+        return Response(data: status(state), status: .ok)
+    }
+
+    private func configure(slot: Int, _ data: [UInt8], _ state: inout VirtualKeyState) -> Response {
+        guard data.count == Self.size || data.count == Self.size + Self.codeSize else {
+            return Response(status: .wrongLength)
+        }
+        let config = Array(data[..<Self.size])
+        let given = data.count > Self.size ? Array(data[Self.size...]) : [UInt8](repeating: 0, count: Self.codeSize)
+        guard Self.accessAllowed(slot: slot, given: given, state) else {
+            return Response(data: Self.status(state), status: .ok)
+        }
+        if config.allSatisfy({ $0 == 0 }) {
+            state.otpSlots[slot] = nil
+            return Self.written(&state)
+        }
+        guard OTPSlotConfiguration(bytes: config) != nil else {
+            return Response(data: Self.status(state), status: .ok)
+        }
+        state.otpSlots[slot] = config
+        return Self.written(&state)
+    }
+
+    private func swap(_ data: [UInt8], _ state: inout VirtualKeyState) -> Response {
+        let given = data.count >= Self.codeSize ? Array(data.suffix(Self.codeSize)) : [UInt8](repeating: 0, count: Self.codeSize)
+        guard Self.accessAllowed(slot: 1, given: given, state), Self.accessAllowed(slot: 2, given: given, state) else {
+            return Response(data: Self.status(state), status: .ok)
+        }
+        let one = state.otpSlots.slot1
+        state.otpSlots.slot1 = state.otpSlots.slot2
+        state.otpSlots.slot2 = one
+        return Self.written(&state)
+    }
+
+    private func challengeHMAC(slot: Int, _ data: [UInt8], _ state: VirtualKeyState) -> Response {
+        guard let config = state.otpSlots.configuration(slot), config.isHMACChallengeResponse else {
+            return Response(status: .conditionsNotSatisfied)
+        }
+        guard data.count <= 64 else { return Response(status: .wrongLength) }
+        var challenge = data
+        if config.configFlags & OTPSlotConfiguration.ConfigFlag.hmacLessThan64 != 0 {
+            challenge = OTPSlotConfiguration.strippedHMACChallenge(challenge)
+        }
+        if config.requiresTouch && touchDelay > 0 { Thread.sleep(forTimeInterval: touchDelay) }
+        return Response(data: Crypto.hmac(.sha1, key: config.hmacKey, data: challenge), status: .ok)
+    }
+}

@@ -1,0 +1,307 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import KeyKit
+
+struct OTPCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "otp",
+        abstract: "One-time passwords a key types or shows on NFC: capture, parse, decrypt, read the NDEF tag.",
+        discussion: """
+        A key types a Yubico OTP (public ID, then 32 modhex characters), an OATH-HOTP code (6 or 8 digits, \
+        optionally after a 12-character token identifier) or a static password. Text typed on a German, \
+        French or Dvorak keyboard layout is recognised and translated back to what the key sent.
+        """,
+        subcommands: [Capture.self, Parse.self, Decrypt.self, Read.self])
+}
+
+/// The classification as JSON fields.
+func otpJSON(_ c: ClassifiedOTP) -> [String: Any] {
+    var j: [String: Any] = ["type": c.kind.rawValue, "otp": c.text, "raw": c.raw, "layout": c.layout.rawValue]
+    j["public_id"] = c.publicID ?? NSNull()
+    j["serial"] = c.serial.map { Int($0) } ?? NSNull()
+    if let t = c.token { j["token"] = t }
+    if let code = c.code { j["code"] = code }
+    return j
+}
+
+/// One NDEF record as a line for people.
+func recordLine(_ row: [String: Any]) -> String {
+    switch row["type"] as? String {
+    case "uri": return "URI: \(row["value"] ?? "")"
+    case "text": return "Text: \(row["value"] ?? "")"
+    default: return "Record: TNF \(row["tnf"] ?? ""), type \(row["record_type"] ?? "")"
+    }
+}
+
+/// The classification as lines for people.
+func printOTP(_ c: ClassifiedOTP) {
+    switch c.kind {
+    case .yubicoOTP:
+        out("Type: Yubico OTP")
+        out("Public ID: " + ((c.publicID ?? "").isEmpty ? "(none)" : c.publicID!))
+        if let s = c.serial { out("Serial: \(s)") }
+        if let t = c.token { out("Token: \(t)") }
+    case .oathHOTP:
+        out("Type: OATH-HOTP")
+        if let id = c.publicID { out("Token identifier: \(id)") }
+        if let s = c.serial { out("Serial: \(s)") }
+        if let code = c.code { out("Code: \(code)") }
+    case .staticPassword:
+        out("Type: static password (or not typed by a key)")
+    }
+    if c.layout != .us {
+        out("Keyboard layout: \(c.layout.displayName) (as the key meant it: \(c.text))")
+    }
+}
+
+extension OTPCommand {
+    struct Capture: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Wait for a key to type an OTP, then show it and what it is.",
+            discussion: """
+            On a terminal, input is read without echo, character by character: only a burst that ends with \
+            Enter and has no pause longer than --max-gap counts as the key's; slower typing is ignored. When \
+            standard input is not a terminal, one line is read.
+            """)
+
+        @Option(name: .long, help: ArgumentHelp("How long to wait for the key.", valueName: "SECONDS"))
+        var timeout: Double = 30
+
+        @Option(name: .long, help: ArgumentHelp("Longest pause between two characters a key types.", valueName: "MS"))
+        var maxGap: UInt = 50
+
+        @Flag(name: .long, help: "Print JSON (otp, raw, type, layout, public_id, serial, token or code).")
+        var json = false
+
+        func validate() throws {
+            guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+        }
+
+        func run() throws {
+            let captured: String
+            if isatty(STDIN_FILENO) == 1 {
+                captured = try captureFromTerminal()
+            } else {
+                guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                    throw YktermError.failed("standard input ended before an OTP was given")
+                }
+                captured = line
+            }
+            let c = OTPClassifier.classify(captured)
+            if json {
+                try printJSON(otpJSON(c))
+            } else {
+                out(c.raw)
+                printOTP(c)
+            }
+        }
+
+        private func captureFromTerminal() throws -> String {
+            var old = termios()
+            guard tcgetattr(STDIN_FILENO, &old) == 0 else {
+                throw YktermError.failed("cannot read the terminal's settings: \(String(cString: strerror(errno)))")
+            }
+            var raw = old
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+            raw.c_iflag &= ~tcflag_t(ICRNL)
+            // VMIN 0 / VTIME 0: read returns what is there; poll does the waiting.
+            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+                cc[Int(VMIN)] = 0
+                cc[Int(VTIME)] = 0
+            }
+            Prompt.savedTerminal = old
+            Prompt.installSignalRestore()
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
+            defer {
+                tcsetattr(STDIN_FILENO, TCSAFLUSH, &old)
+                Prompt.savedTerminal = nil
+            }
+            warn("Touch your key now (waiting \(Int(timeout.rounded(.up))) s)...")
+            var detector = BurstDetector(maxGap: Double(maxGap) / 1000)
+            let start = Date()
+            var pending = [UInt8]()
+            while true {
+                let left = timeout - Date().timeIntervalSince(start)
+                guard left > 0 else {
+                    throw YktermError.failed("no key typed an OTP within \(Int(timeout.rounded(.up))) s")
+                }
+                var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+                let r = poll(&fds, 1, Int32(min(left * 1000, 1000)))
+                if r < 0 && errno == EINTR { continue }
+                guard r >= 0 else { throw YktermError.failed("cannot read the terminal: \(String(cString: strerror(errno)))") }
+                if r == 0 { continue }
+                var buffer = [UInt8](repeating: 0, count: 256)
+                let n = read(STDIN_FILENO, &buffer, buffer.count)
+                if n == 0 { throw YktermError.failed("the terminal closed before an OTP was typed") }
+                if n < 0 { continue }
+                let now = Date().timeIntervalSince(start)
+                pending += buffer[..<n]
+                // Keep an incomplete UTF-8 sequence for the next read.
+                var cut = pending.count
+                while cut > 0 && pending[cut - 1] & 0xC0 == 0x80 { cut -= 1 }
+                if cut > 0 && pending[cut - 1] >= 0xC0 {
+                    let lead = pending[cut - 1]
+                    let need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+                    cut = pending.count - (cut - 1) >= need ? pending.count : cut - 1
+                } else {
+                    cut = pending.count
+                }
+                let text = String(decoding: pending[..<cut], as: UTF8.self)
+                pending.removeFirst(cut)
+                for ch in text {
+                    if ch == "\u{04}" { throw YktermError.failed("cancelled") }
+                    switch detector.feed(ch, at: now) {
+                    case .captured(let s)?:
+                        return s
+                    case .rejected?:
+                        warn("That was typed too slowly for a key; touch the key.")
+                    case nil:
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    struct Parse: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Tell what a captured OTP is: Yubico OTP, OATH-HOTP or static password.",
+            discussion: """
+            For a Yubico OTP, the public ID and, when it is serial-based (modhex of FF 00 and the serial, \
+            as ykman programs it when told to use the serial as public ID, so it starts with vvcc), the serial number.
+            """)
+
+        @Argument(help: "The OTP as typed.")
+        var otp: String
+
+        @Flag(name: .long, help: "Print JSON (otp, raw, type, layout, public_id, serial, token or code).")
+        var json = false
+
+        func run() throws {
+            let c = OTPClassifier.classify(otp)
+            if json { try printJSON(otpJSON(c)) } else { printOTP(c) }
+        }
+    }
+
+    struct Decrypt: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Decrypt a Yubico OTP with its AES key and check it.",
+            discussion: """
+            Shows the private ID, the usage counter (counter), the session counter, the 8 Hz timestamp, the \
+            random field and whether the CRC checks. A wrong key or an altered OTP fails the CRC check \
+            (exit status 1). Give the key as - to read it from standard input: the command line is visible \
+            to other users.
+            """)
+
+        @Option(name: .long, help: ArgumentHelp("The AES-128 key (32 hex digits), or - to read it from standard input.",
+                                                valueName: "HEX|-"))
+        var key: String
+
+        @Argument(help: "The Yubico OTP.")
+        var otp: String
+
+        @Flag(name: .long, help: "Print JSON (public_id, private_id, counter, session_counter, timestamp, random, crc_ok).")
+        var json = false
+
+        func run() throws {
+            let keyText: String
+            if key == "-" {
+                guard let line = readLine(strippingNewline: true) else {
+                    throw YktermError.usage("standard input ended before the AES key was given")
+                }
+                keyText = line
+            } else {
+                warn("ykterm: warning: a key on the command line is visible to other users; use --key - instead")
+                keyText = key
+            }
+            let aes: [UInt8]
+            do { aes = try Hex.decode(keyText.trimmingCharacters(in: .whitespaces)) } catch {
+                throw YktermError.usage("the AES key is not hex: \(error)")
+            }
+            guard aes.count == 16 else {
+                throw YktermError.usage("the AES key must be 16 bytes (32 hex digits), not \(aes.count)")
+            }
+            let c = OTPClassifier.classify(otp)
+            guard c.kind == .yubicoOTP else {
+                throw YktermError.usage("\"\(otp)\" is not a Yubico OTP (public ID and 32 modhex characters)")
+            }
+            let d: DecryptedOTP
+            do { d = try YubicoOTP.decrypt(c.text, key: aes) } catch { throw YktermError.usage("\(error)") }
+            let t = d.token
+            if json {
+                try printJSON([
+                    "public_id": d.publicID, "serial": YubicoOTP.serial(fromPublicID: d.publicID).map { Int($0) } as Any? ?? NSNull(),
+                    "private_id": t.privateID.hex, "counter": Int(t.usageCounter),
+                    "session_counter": Int(t.sessionCounter), "timestamp": Int(t.timestamp), "random": Int(t.random),
+                    "crc": Int(t.crc), "crc_ok": d.crcOK,
+                ] as [String: Any])
+            } else {
+                out("Public ID: " + (d.publicID.isEmpty ? "(none)" : d.publicID))
+                out("Private ID: \(t.privateID.hex)")
+                out("Counter: \(t.usageCounter)")
+                out("Session counter: \(t.sessionCounter)")
+                out("Timestamp: \(t.timestamp)")
+                out("Random: \(t.random)")
+                out("CRC: " + (d.crcOK ? "ok" : "FAILED"))
+            }
+            guard d.crcOK else { throw YktermError.failed(YubicoOTPError.crcMismatch.description) }
+        }
+    }
+
+    struct Read: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read the key's NDEF tag (over NFC, or the virtual key) and the OTP in it.",
+            discussion: """
+            The OTP is taken from the default https://my.yubico.com/yk/#OTP URI, or from a text record. \
+            For another format give --pattern: a regular expression whose first capture group is the OTP.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+
+        @Option(name: .long, help: ArgumentHelp("A regular expression whose first capture group is the OTP.",
+                                                valueName: "REGEX"))
+        var pattern: String?
+
+        @Flag(name: .long, help: "Print JSON (records, otp, type, public_id, serial).")
+        var json = false
+
+        func run() async throws {
+            let connection = try await keyOptions.connect()
+            let records: [NDEFRecord]
+            do {
+                records = try await NDEFSession(connection: connection).read()
+                await connection.close()
+            } catch {
+                await connection.close()
+                if let e = error as? NDEFError { throw YktermError.failed("\(e)") }
+                throw error
+            }
+            var rows = [[String: Any]]()
+            for r in records {
+                switch try? r.content() {
+                case .uri(let u)?: rows.append(["type": "uri", "value": u])
+                case .text(let t, let lang, _)?: rows.append(["type": "text", "value": t, "language": lang])
+                default: rows.append(["type": "other", "tnf": Int(r.tnf), "record_type": r.type.hex])
+                }
+            }
+            let otp: String
+            do { otp = try NDEFOTP.extract(from: records, pattern: pattern) } catch {
+                if !json { rows.forEach { out(recordLine($0)) } }
+                throw YktermError.failed("\(error)")
+            }
+            let c = OTPClassifier.classify(otp)
+            if json {
+                var j = otpJSON(c)
+                j["records"] = rows
+                try printJSON(j)
+            } else {
+                rows.forEach { out(recordLine($0)) }
+                out("OTP: \(otp)")
+                printOTP(c)
+            }
+        }
+    }
+}
