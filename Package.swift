@@ -8,9 +8,12 @@ let package = Package(
         .executable(name: "ykterm", targets: ["ykterm"]),
         .library(name: "KeyKit", targets: ["KeyKit"]),
         .library(name: "VirtualKey", targets: ["VirtualKey"]),
+        .library(name: "AuthenticatorModel", targets: ["AuthenticatorModel"]),
+        .library(name: "TerminalUI", targets: ["TerminalUI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // libpcsclite's .pc file adds -pthread, which SwiftPM drops with a notice ("prohibited flag"); its
@@ -25,12 +28,21 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL"]),
         .target(name: "VirtualKey", dependencies: ["KeyKit"]),
+        // The app's state, messages, pure update() and the runner that performs commands with KeyKit.
+        .target(name: "AuthenticatorModel", dependencies: [
+            "KeyKit", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Screen protocol, ncurses and in-memory screens, input decoding, and one view per tab.
+        .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW"]),
         .executableTarget(name: "ykterm", dependencies: [
-            "KeyKit", "VirtualKey", "CNCursesW", "CHIDAPI",
+            "KeyKit", "VirtualKey", "AuthenticatorModel", "TerminalUI", "CNCursesW", "CHIDAPI",
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "KeyKitTests", dependencies: ["KeyKit"]),
         .testTarget(name: "VirtualKeyTests", dependencies: ["VirtualKey", "KeyKit"]),
+        .testTarget(name: "AuthenticatorModelTests", dependencies: ["AuthenticatorModel", "KeyKit", "VirtualKey"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit"]),
     ],
     swiftLanguageModes: [.v6]
 )
