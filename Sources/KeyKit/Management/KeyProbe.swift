@@ -8,6 +8,14 @@ public struct KeyInfo: Sendable, Hashable {
     /// True when the ATR says the key is on an NFC reader.
     public var overNFC: Bool
 
+    public init(reader: String, atr: [UInt8], device: DeviceInfo, applications: [String], overNFC: Bool) {
+        self.reader = reader
+        self.atr = atr
+        self.device = device
+        self.applications = applications
+        self.overNFC = overNFC
+    }
+
     /// `reader`, with the serial when known: how a key is named in lists and errors.
     public var label: String {
         device.serial.map { "\(reader) (serial \($0))" } ?? reader

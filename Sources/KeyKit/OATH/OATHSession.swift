@@ -15,7 +15,7 @@ public actor OATHSession {
     static let passwordKeyLength = 16
 
     private let proto: SmartCardProtocol
-    public let version: Version
+    public nonisolated let version: Version
     public private(set) var salt: [UInt8]
     private var challenge: [UInt8]?
 
@@ -133,11 +133,18 @@ public actor OATHSession {
         /// nil for HOTP and touch accounts, which are calculated on request only.
         public var code: Code?
         public var digits: Int
+
+        public init(credential: Credential, code: Code?, digits: Int) {
+            self.credential = credential
+            self.code = code
+            self.digits = digits
+        }
     }
 
     /// CALCULATE ALL with the 30-second time step of `time`, then one CALCULATE for each TOTP account with
-    /// another period (with its own time step). HOTP and touch accounts are left for `calculate`.
-    public func calculateAll(at time: Int64) async throws -> [Entry] {
+    /// another period (with its own time step) unless `otherPeriods` is false (then their code is nil, for a
+    /// caller that knows it is still valid). HOTP and touch accounts are left for `calculate`.
+    public func calculateAll(at time: Int64, otherPeriods: Bool = true) async throws -> [Entry] {
         let step = time / Int64(CredentialData.defaultPeriod)
         let data = TLV(Tag.challenge, BigEndian.bytes(UInt64(max(step, 0)), count: 8)).encoded
         let answer = try check(try await proto.send(APDU(ins: Ins.calculateAll, p2: 0x01, data: data)))
@@ -157,7 +164,9 @@ public actor OATHSession {
             var credential = Credential(rawID: nameTLV.value, type: type, touch: resp.tag == Tag.touch)
             switch resp.tag {
             case Tag.truncated:
-                if credential.period != CredentialData.defaultPeriod {
+                if credential.period != CredentialData.defaultPeriod && !otherPeriods {
+                    entries.append(Entry(credential: credential, code: nil, digits: digits))
+                } else if credential.period != CredentialData.defaultPeriod {
                     let code = try await calculate(credential, at: time)
                     entries.append(Entry(credential: credential, code: code, digits: digits))
                 } else {

@@ -1,0 +1,107 @@
+import KeyKit
+
+/// The tabs, in the order the tab bar shows them (`1`-`4` select them).
+public enum Tab: Int, CaseIterable, Sendable, Hashable {
+    case oath, otp, fido, apdu
+
+    public var next: Tab { Tab(rawValue: (rawValue + 1) % Tab.allCases.count)! }
+    public var previous: Tab { Tab(rawValue: (rawValue + Tab.allCases.count - 1) % Tab.allCases.count)! }
+}
+
+/// Text for the user, resolved by the view through the string tables: a key and its named arguments.
+/// `literal` carries text that has no entry (an error description from the protocol library).
+public struct UIText: Sendable, Hashable {
+    public var key: String
+    public var arguments: [String: String]
+    public var literal: String?
+
+    public init(_ key: String, _ arguments: [String: String] = [:]) {
+        self.key = key
+        self.arguments = arguments
+        self.literal = nil
+    }
+
+    public static func literal(_ text: String) -> UIText {
+        var t = UIText("literal")
+        t.literal = text
+        return t
+    }
+}
+
+/// A line in the status bar, with how serious it is and until when it shows.
+public struct StatusMessage: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable { case info, success, warning, error }
+    public var text: UIText
+    public var kind: Kind
+    /// Seconds since 1970 after which the message is dropped (nil: until replaced).
+    public var expires: Double?
+
+    public init(_ text: UIText, kind: Kind = .info, expires: Double? = nil) {
+        self.text = text
+        self.kind = kind
+        self.expires = expires
+    }
+}
+
+/// A key the monitor reported, and what a probe learned about it.
+public struct KeyEntry: Sendable, Hashable, Identifiable {
+    public var descriptor: KeyDescriptor
+    public var serial: UInt32?
+    public var version: Version?
+    /// "YubiKey 5 NFC" and the like, when the Management application told.
+    public var model: String?
+    public var info: KeyInfo?
+    public var probed: Bool
+
+    public var id: String { descriptor.id }
+
+    public init(descriptor: KeyDescriptor) {
+        self.descriptor = descriptor
+        self.probed = false
+    }
+}
+
+/// Whether pcscd answers.
+public enum ServiceState: Sendable, Hashable { case unknown, available, unavailable }
+
+/// Everything the app shows, and nothing else: `update` changes it, `view` draws it.
+public struct AppState: Sendable {
+    public var now: Double
+    public var tab: Tab = .oath
+    public var keys: [KeyEntry] = []
+    /// The key the tabs work on.
+    public var selectedKeyID: String?
+    /// The serial the user chose; when a key with it arrives, it is selected again.
+    public var preferredSerial: UInt32?
+    public var service: ServiceState = .unknown
+    public var status: StatusMessage?
+    public var showHelp = false
+    public var showKeySwitcher = false
+    public var keySwitcherIndex = 0
+    public var oath = OATHTabState()
+    public var bindings: KeyBindings
+    public var quitting = false
+    /// Names the virtual key's demo mode, where the status bar says so.
+    public var virtualMode: Bool
+
+    public init(now: Double, bindings: KeyBindings = KeyBindings(), virtualMode: Bool = false,
+                preferredSerial: UInt32? = nil) {
+        self.now = now
+        self.bindings = bindings
+        self.virtualMode = virtualMode
+        self.preferredSerial = preferredSerial
+    }
+
+    public var selectedKey: KeyEntry? {
+        guard let id = selectedKeyID else { return nil }
+        return keys.first { $0.id == id }
+    }
+
+    /// True while a text field or dialog has the keyboard, so printable keys are text, not bindings.
+    public var textFocused: Bool {
+        switch tab {
+        case .oath: return oath.filterFocused || oath.dialog != nil
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import KeyKit
+
+/// Everything that can happen to the app: input, time, keys coming and going, and the answers of commands.
+public enum Msg: Sendable {
+    case key(KeyPress)
+    /// The clock, once a second while something counts down (and at each period boundary).
+    case tick(now: Double)
+    case keyEvent(KeyEvent)
+    case probed(keyID: String, KeyInfo?)
+
+    // OATH answers.
+    case oathOpened(keyID: String, OATHSnapshot)
+    case oathLocked(keyID: String, deviceID: String, version: Version)
+    case oathCodes(keyID: String, [OATHSession.Entry])
+    case oathCode(keyID: String, accountID: String, Code)
+    case oathUnlocked(keyID: String, OATHSnapshot, remembered: Bool)
+    case oathChanged(keyID: String, OATHSnapshot, UIText)
+    case oathFailed(keyID: String, OATHFailure)
+    case pinsLoaded(deviceID: String, Set<String>)
+    case copied(Bool, UIText)
+}
+
+/// The accounts and codes of an opened OATH application.
+public struct OATHSnapshot: Sendable, Equatable {
+    public var deviceID: String
+    public var version: Version
+    public var hasPassword: Bool
+    public var entries: [OATHSession.Entry]
+
+    public init(deviceID: String, version: Version, hasPassword: Bool, entries: [OATHSession.Entry]) {
+        self.deviceID = deviceID
+        self.version = version
+        self.hasPassword = hasPassword
+        self.entries = entries
+    }
+}
+
+/// Why an OATH command failed, and what the tab does about it.
+public struct OATHFailure: Sendable, Equatable {
+    public enum Operation: Sendable, Equatable {
+        case open, refresh, calculate(accountID: String), unlock, add, rename, delete, password
+    }
+    public var operation: Operation
+    public var message: UIText
+    /// The key went away during the command (the key monitor will say when it is back).
+    public var keyGone: Bool
+    /// The key has no OATH application.
+    public var notAvailable: Bool
+    /// The password was wrong (unlock, or the current password when changing it).
+    public var wrongPassword: Bool
+
+    public init(operation: Operation, message: UIText, keyGone: Bool = false, notAvailable: Bool = false,
+                wrongPassword: Bool = false) {
+        self.operation = operation
+        self.message = message
+        self.keyGone = keyGone
+        self.notAvailable = notAvailable
+        self.wrongPassword = wrongPassword
+    }
+}
+
+/// Work for the runner: each is performed asynchronously and answers with messages.
+public enum Command: Sendable, Equatable {
+    /// Watch for keys arriving and leaving (once, at start).
+    case watchKeys
+    case probe(KeyDescriptor)
+    case oathOpen(KeyDescriptor, time: Double)
+    /// CALCULATE ALL (30-second accounts) and single CALCULATEs for `single` (other periods).
+    case oathRefresh(KeyDescriptor, time: Double, all: Bool, single: [Credential])
+    case oathCalculate(KeyDescriptor, Credential, time: Double)
+    case oathUnlock(KeyDescriptor, password: String, remember: Bool, time: Double)
+    case oathAdd(KeyDescriptor, CredentialData, time: Double)
+    case oathRename(KeyDescriptor, Credential, to: CredentialID, time: Double)
+    case oathDelete(KeyDescriptor, Credential, time: Double)
+    /// Set, change (current given) or remove (new empty) the password.
+    case oathSetPassword(KeyDescriptor, current: String?, new: String, time: Double)
+    case loadPins(deviceID: String)
+    case savePins(deviceID: String, Set<String>)
+    /// Forget the derived keys the runner holds for a key that left.
+    case forgetKey(keyID: String)
+    case copy(String)
+    case quit
+}

@@ -1,0 +1,131 @@
+import KeyKit
+
+/// One account on the OATH tab.
+public struct OATHAccount: Sendable, Hashable, Identifiable {
+    public var credential: Credential
+    public var digits: Int
+    public var code: Code?
+    /// A CALCULATE for this account is on its way (a touch account waits for the touch).
+    public var calculating = false
+
+    public init(credential: Credential, digits: Int, code: Code? = nil) {
+        self.credential = credential
+        self.digits = digits
+        self.code = code
+    }
+
+    public var id: String { credential.id.string }
+    public var requiresTouch: Bool { credential.touch == true }
+    public var isHOTP: Bool { credential.type == .hotp }
+    /// HOTP and touch accounts are calculated only when asked for.
+    public var onRequest: Bool { isHOTP || requiresTouch }
+    public var period: Int { credential.period }
+    public var issuer: String? { credential.issuer }
+    public var name: String { credential.name }
+
+    /// The code while it is valid; a HOTP code stays until the next one is asked for.
+    public func validCode(at now: Double) -> Code? {
+        guard let code else { return nil }
+        if isHOTP { return code }
+        return Double(code.validTo) > now ? code : nil
+    }
+}
+
+/// What the OATH tab knows about the selected key.
+public enum OATHPhase: Sendable, Hashable {
+    /// No key, or the key has no OATH application.
+    case noKey
+    case loading
+    /// A password is set; the accounts show after it is given.
+    case locked
+    case ready
+    case unavailable(UIText)
+}
+
+/// The dialogs of the OATH tab.
+public enum OATHDialogKind: Sendable, Hashable {
+    case unlock
+    case add
+    case rename(accountID: String)
+    case delete(accountID: String)
+    case password
+}
+
+public struct OATHDialog: Sendable, Hashable {
+    public var kind: OATHDialogKind
+    public var form: Form
+
+    public init(kind: OATHDialogKind, form: Form) {
+        self.kind = kind
+        self.form = form
+    }
+}
+
+public struct OATHTabState: Sendable, Hashable {
+    public var phase: OATHPhase = .noKey
+    /// The key the accounts belong to (its descriptor id).
+    public var keyID: String?
+    public var deviceID: String?
+    public var version: Version?
+    public var hasPassword = false
+    public var accounts: [OATHAccount] = []
+    /// Pinned accounts (credential id strings), stored per device ID.
+    public var pinned: Set<String> = []
+    public var filter = TextField(maxLength: 64)
+    public var filterFocused = false
+    /// The selected account's id (kept across refreshes and re-sorting).
+    public var selectedID: String?
+    /// A CALCULATE ALL is on its way.
+    public var refreshing = false
+    public var dialog: OATHDialog?
+    /// The account to copy when its requested code arrives.
+    public var copyWhenReady: String?
+
+    public init() {}
+
+    /// Accounts as shown: filtered, pinned first, then by issuer and name (case-insensitive).
+    public var visibleAccounts: [OATHAccount] {
+        let needle = filter.text.lowercased()
+        return accounts
+            .filter { needle.isEmpty || $0.id.lowercased().contains(needle) }
+            .sorted { a, b in
+                let pa = pinned.contains(a.id), pb = pinned.contains(b.id)
+                if pa != pb { return pa }
+                let ia = (a.issuer ?? a.name).lowercased(), ib = (b.issuer ?? b.name).lowercased()
+                if ia != ib { return ia < ib }
+                if a.name.lowercased() != b.name.lowercased() { return a.name.lowercased() < b.name.lowercased() }
+                return a.id < b.id
+            }
+    }
+
+    public var selectedAccount: OATHAccount? {
+        let visible = visibleAccounts
+        return visible.first { $0.id == selectedID } ?? visible.first
+    }
+
+    public var selectedIndex: Int? {
+        let visible = visibleAccounts
+        guard !visible.isEmpty else { return nil }
+        return visible.firstIndex { $0.id == selectedID } ?? 0
+    }
+
+    /// The TOTP accounts (not touch) whose code is missing or expired at `now`, split into those the
+    /// 30-second CALCULATE ALL refreshes and those with another period, calculated one by one.
+    public func dueAccounts(at now: Double) -> (all: Bool, single: [OATHAccount]) {
+        var all = false
+        var single = [OATHAccount]()
+        for a in accounts where !a.onRequest && !a.calculating && a.validCode(at: now) == nil {
+            if a.period == CredentialData.defaultPeriod { all = true } else { single.append(a) }
+        }
+        return (all, single)
+    }
+
+    /// When the next shown code expires (the next time the key needs to be asked), if any.
+    public func nextExpiry(after now: Double) -> Double? {
+        accounts.compactMap { a -> Double? in
+            guard !a.isHOTP, let c = a.code else { return nil }
+            let t = Double(c.validTo)
+            return t > now ? t : nil
+        }.min()
+    }
+}

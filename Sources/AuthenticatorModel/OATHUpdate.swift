@@ -1,0 +1,406 @@
+import Foundation
+import KeyKit
+
+// MARK: - Time
+
+/// The refreshes the clock calls for: CALCULATE ALL when a 30-second code expired, a single CALCULATE for
+/// each account of another period whose code expired, nothing otherwise.
+func oathDue(_ state: inout AppState) -> [Command] {
+    guard state.oath.phase == .ready, !state.oath.refreshing, let key = state.selectedKey else { return [] }
+    let (all, single) = state.oath.dueAccounts(at: state.now)
+    guard all || !single.isEmpty else { return [] }
+    state.oath.refreshing = true
+    return [.oathRefresh(key.descriptor, time: state.now, all: all, single: single.map(\.credential))]
+}
+
+// MARK: - Answers
+
+func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
+    func current(_ keyID: String) -> Bool { state.oath.keyID == keyID && state.selectedKeyID == keyID }
+    switch msg {
+    case .oathOpened(let id, let snapshot):
+        guard current(id) else { return [] }
+        state.oath.hasPassword = snapshot.hasPassword
+        return opened(&state, snapshot)
+    case .oathUnlocked(let id, let snapshot, let remembered):
+        guard current(id) else { return [] }
+        state.oath.dialog = nil
+        state.oath.hasPassword = true
+        state.status = StatusMessage(UIText(remembered ? "oath.unlockedRemembered" : "oath.unlocked"),
+                                     kind: .success, expires: state.now + statusSeconds)
+        return opened(&state, snapshot)
+    case .oathLocked(let id, let deviceID, let version):
+        guard current(id) else { return [] }
+        state.oath.phase = .locked
+        state.oath.deviceID = deviceID
+        state.oath.version = version
+        state.oath.hasPassword = true
+        state.oath.dialog = unlockDialog()
+        return [.loadPins(deviceID: deviceID)]
+    case .oathCodes(let id, let entries):
+        guard current(id) else { return [] }
+        state.oath.refreshing = false
+        merge(&state.oath, entries, replaceList: false)
+        return []
+    case .oathCode(let id, let accountID, let code):
+        guard current(id), let i = state.oath.accounts.firstIndex(where: { $0.id == accountID }) else { return [] }
+        state.oath.accounts[i].code = code
+        state.oath.accounts[i].calculating = false
+        state.oath.refreshing = state.oath.refreshing && state.oath.accounts.contains { $0.calculating && !$0.onRequest }
+        if state.oath.copyWhenReady == accountID {
+            state.oath.copyWhenReady = nil
+            return [.copy(code.value)]
+        }
+        return []
+    case .oathChanged(let id, let snapshot, let text):
+        guard current(id) else { return [] }
+        state.oath.dialog = nil
+        state.oath.hasPassword = snapshot.hasPassword
+        state.status = StatusMessage(text, kind: .success, expires: state.now + statusSeconds)
+        return opened(&state, snapshot)
+    case .oathFailed(let id, let failure):
+        guard current(id) else { return [] }
+        return failed(&state, failure)
+    case .pinsLoaded(let deviceID, let pins):
+        if state.oath.deviceID == deviceID { state.oath.pinned = pins }
+        return []
+    case .copied(let ok, let text):
+        state.status = StatusMessage(text, kind: ok ? .success : .warning, expires: state.now + statusSeconds)
+        return []
+    default:
+        return []
+    }
+}
+
+func opened(_ state: inout AppState, _ snapshot: OATHSnapshot) -> [Command] {
+    let newDevice = state.oath.deviceID != snapshot.deviceID
+    state.oath.phase = .ready
+    state.oath.refreshing = false
+    state.oath.deviceID = snapshot.deviceID
+    state.oath.version = snapshot.version
+    merge(&state.oath, snapshot.entries, replaceList: true)
+    var commands: [Command] = newDevice ? [.loadPins(deviceID: snapshot.deviceID)] : []
+    commands += oathDue(&state)
+    return commands
+}
+
+/// Takes the entries of a CALCULATE ALL. With `replaceList`, the list is the key's (accounts that are gone
+/// go); otherwise only codes are updated. Codes of on-request accounts survive until they expire.
+func merge(_ oath: inout OATHTabState, _ entries: [OATHSession.Entry], replaceList: Bool) {
+    var old = [String: OATHAccount]()
+    for a in oath.accounts { old[a.id] = a }
+    var result = [OATHAccount]()
+    for e in entries {
+        var account = OATHAccount(credential: e.credential, digits: e.digits, code: e.code)
+        if let previous = old[account.id] {
+            if e.code == nil { account.code = previous.code }
+            account.calculating = e.code == nil && previous.calculating
+        }
+        result.append(account)
+        old[account.id] = nil
+    }
+    if !replaceList {
+        // Accounts the answer did not mention stay as they were (a single-CALCULATE refresh).
+        result += oath.accounts.filter { old[$0.id] != nil }
+    }
+    oath.accounts = result
+    if let s = oath.selectedID, !result.contains(where: { $0.id == s }) { oath.selectedID = nil }
+}
+
+func failed(_ state: inout AppState, _ failure: OATHFailure) -> [Command] {
+    state.oath.refreshing = false
+    for i in state.oath.accounts.indices { state.oath.accounts[i].calculating = false }
+    state.oath.copyWhenReady = nil
+    if failure.notAvailable {
+        state.oath.phase = .unavailable(failure.message)
+        state.oath.dialog = nil
+        return []
+    }
+    if failure.keyGone {
+        // The monitor reports the key leaving; until then, say what happened and keep what is shown.
+        state.oath.dialog = nil
+        state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error)
+        return []
+    }
+    if var dialog = state.oath.dialog {
+        dialog.form.busy = false
+        dialog.form.problem = failure.message
+        if failure.wrongPassword {
+            dialog.form.wipeSecrets()
+            dialog.form.focus = 0
+        }
+        state.oath.dialog = dialog
+        return []
+    }
+    if failure.operation == .open { state.oath.phase = .unavailable(failure.message) }
+    state.status = StatusMessage(failure.message, kind: .error, expires: state.now + 2 * statusSeconds)
+    return []
+}
+
+// MARK: - Keys on the OATH tab
+
+func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    if state.oath.dialog != nil { return oathDialogKey(&state, key) }
+    if state.oath.filterFocused {
+        switch key {
+        case .escape:
+            state.oath.filter = TextField(maxLength: 64)
+            state.oath.filterFocused = false
+        case .enter, .down:
+            state.oath.filterFocused = false
+        default:
+            state.oath.filter.handle(key)
+            state.oath.selectedID = state.oath.visibleAccounts.first?.id
+        }
+        return []
+    }
+    if state.oath.phase == .locked && (key == .enter || state.bindings.action(for: key) == .password) {
+        state.oath.dialog = unlockDialog()
+        return []
+    }
+    let visible = state.oath.visibleAccounts
+    let index = state.oath.selectedIndex
+    func move(_ to: Int) {
+        guard !visible.isEmpty else { return }
+        state.oath.selectedID = visible[max(0, min(visible.count - 1, to))].id
+    }
+    switch key {
+    case .up, .char("k"): move((index ?? 0) - 1); return []
+    case .down, .char("j"): move((index ?? -1) + 1); return []
+    case .pageUp: move((index ?? 0) - 10); return []
+    case .pageDown: move((index ?? 0) + 10); return []
+    case .home, .char("g"): move(0); return []
+    case .end, .char("G"): move(visible.count - 1); return []
+    case .enter: return copyOrCalculate(&state)
+    case .escape:
+        if !state.oath.filter.text.isEmpty { state.oath.filter = TextField(maxLength: 64) }
+        return []
+    default: break
+    }
+    guard let action = state.bindings.action(for: key) else { return [] }
+    let ready = state.oath.phase == .ready
+    switch action {
+    case .filter:
+        state.oath.filterFocused = true
+    case .copy:
+        return copyOrCalculate(&state)
+    case .add where ready:
+        state.oath.dialog = addDialog()
+    case .rename where ready:
+        guard let a = state.oath.selectedAccount else { return [] }
+        if let v = state.oath.version, !OATHFeature.rename.isSupported(by: v) {
+            state.status = StatusMessage(UIText("oath.renameUnsupported", ["version": v.description]), kind: .warning,
+                                         expires: state.now + statusSeconds)
+            return []
+        }
+        let current = a.issuer.map { "\($0):\(a.name)" } ?? a.name
+        var form = Form(title: UIText("oath.rename.title", ["account": a.id]),
+                        fields: [Form.Field(UIText("oath.rename.field"), TextField(current, maxLength: 64))])
+        form.note = UIText("oath.rename.note")
+        state.oath.dialog = OATHDialog(kind: .rename(accountID: a.id), form: form)
+    case .delete where ready:
+        guard let a = state.oath.selectedAccount else { return [] }
+        let form = Form(title: UIText("oath.delete.title", ["account": a.id]), fields: [],
+                        note: UIText("oath.delete.note"))
+        state.oath.dialog = OATHDialog(kind: .delete(accountID: a.id), form: form)
+    case .pin where ready:
+        guard let a = state.oath.selectedAccount, let deviceID = state.oath.deviceID else { return [] }
+        if state.oath.pinned.contains(a.id) { state.oath.pinned.remove(a.id) } else { state.oath.pinned.insert(a.id) }
+        state.oath.selectedID = a.id
+        return [.savePins(deviceID: deviceID, state.oath.pinned)]
+    case .password where ready:
+        state.oath.dialog = passwordDialog(hasPassword: state.oath.hasPassword)
+    case .refresh:
+        guard let key = state.selectedKey else { return [] }
+        state.oath = OATHTabState.reloading(from: state.oath)
+        return [.oathOpen(key.descriptor, time: state.now)]
+    default:
+        break
+    }
+    return []
+}
+
+extension OATHTabState {
+    /// The tab as it is while the accounts are read again: selection, filter and pins stay.
+    static func reloading(from old: OATHTabState) -> OATHTabState {
+        var s = old
+        s.phase = .loading
+        s.refreshing = false
+        s.dialog = nil
+        return s
+    }
+}
+
+func copyOrCalculate(_ state: inout AppState) -> [Command] {
+    guard state.oath.phase == .ready, let a = state.oath.selectedAccount, let key = state.selectedKey else { return [] }
+    state.oath.selectedID = a.id
+    if !a.isHOTP, let code = a.validCode(at: state.now) { return [.copy(code.value)] }
+    guard a.onRequest || a.code == nil else { return [] }
+    guard !a.calculating, let i = state.oath.accounts.firstIndex(where: { $0.id == a.id }) else { return [] }
+    state.oath.accounts[i].calculating = true
+    state.oath.copyWhenReady = a.id
+    return [.oathCalculate(key.descriptor, a.credential, time: state.now)]
+}
+
+// MARK: - Dialogs
+
+func unlockDialog() -> OATHDialog {
+    var form = Form(title: UIText("oath.unlock.title"), fields: [
+        Form.Field(UIText("oath.unlock.password"), TextField(secret: true, maxLength: 256)),
+        Form.Field(UIText("oath.unlock.remember"), TextField("no"), toggle: true),
+    ])
+    form.note = UIText("oath.unlock.note")
+    return OATHDialog(kind: .unlock, form: form)
+}
+
+func addDialog() -> OATHDialog {
+    var form = Form(title: UIText("oath.add.title"), fields: [
+        Form.Field(UIText("oath.add.uri"), TextField(maxLength: 2048)),
+        Form.Field(UIText("oath.add.issuer"), TextField(maxLength: 64)),
+        Form.Field(UIText("oath.add.name"), TextField(maxLength: 64)),
+        Form.Field(UIText("oath.add.secret"), TextField(secret: true, maxLength: 1024)),
+        Form.Field(UIText("oath.add.type"), TextField("TOTP"), choices: ["TOTP", "HOTP"]),
+        Form.Field(UIText("oath.add.algorithm"), TextField("SHA1"), choices: ["SHA1", "SHA256", "SHA512"]),
+        Form.Field(UIText("oath.add.digits"), TextField("6"), choices: ["6", "7", "8"]),
+        Form.Field(UIText("oath.add.period"), TextField("30", maxLength: 4)),
+        Form.Field(UIText("oath.add.touch"), TextField("no"), toggle: true),
+    ])
+    form.note = UIText("oath.add.note")
+    return OATHDialog(kind: .add, form: form)
+}
+
+func passwordDialog(hasPassword: Bool) -> OATHDialog {
+    var fields = [Form.Field]()
+    if hasPassword { fields.append(Form.Field(UIText("oath.password.current"), TextField(secret: true, maxLength: 256))) }
+    fields.append(Form.Field(UIText("oath.password.new"), TextField(secret: true, maxLength: 256)))
+    fields.append(Form.Field(UIText("oath.password.confirm"), TextField(secret: true, maxLength: 256)))
+    var form = Form(title: UIText(hasPassword ? "oath.password.changeTitle" : "oath.password.setTitle"), fields: fields)
+    form.note = UIText(hasPassword ? "oath.password.changeNote" : "oath.password.setNote")
+    return OATHDialog(kind: .password, form: form)
+}
+
+/// The credential the add form describes, or the first problem with it.
+public func addFormCredential(_ form: Form) -> Result<CredentialData, OATHError> {
+    let uri = form[0].trimmingCharacters(in: .whitespaces)
+    if !uri.isEmpty {
+        do { return .success(try OTPAuthURI.parse(uri)) } catch { return .failure(error) }
+    }
+    let name = form[2].trimmingCharacters(in: .whitespaces)
+    guard !name.isEmpty else { return .failure(.invalidCredential("the account needs a name (or paste an otpauth:// URI)")) }
+    let secretText = form[3]
+    guard !secretText.isEmpty else { return .failure(.invalidCredential("the secret is empty")) }
+    let secret: [UInt8]
+    do { secret = try Base32.decode(secretText) } catch {
+        return .failure(.invalidCredential("the secret is not Base32 (letters A-Z and digits 2-7): \(error)"))
+    }
+    guard let period = Int(form[7]), period > 0, period <= OTPAuthURI.maxPeriod else {
+        return .failure(.invalidCredential("the period must be a number of seconds from 1 to \(OTPAuthURI.maxPeriod)"))
+    }
+    let issuer = form[1].trimmingCharacters(in: .whitespaces)
+    let data = CredentialData(name: name, issuer: issuer.isEmpty ? nil : issuer,
+                              type: form[4] == "HOTP" ? .hotp : .totp,
+                              algorithm: HashAlgorithm(rawValue: form[5]) ?? .sha1,
+                              digits: Int(form[6]) ?? 6, period: period, secret: secret,
+                              touch: form.fields[8].isOn)
+    do { try data.id.validate() } catch { return .failure(error) }
+    return .success(data)
+}
+
+func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    guard var dialog = state.oath.dialog else { return [] }
+    let outcome = dialog.form.handle(key)
+    switch outcome {
+    case .cancel:
+        dialog.form.wipeSecrets()
+        state.oath.dialog = nil
+        return []
+    case .editing:
+        dialog.form.problem = liveProblem(dialog, state)
+        state.oath.dialog = dialog
+        return []
+    case .submit:
+        if let problem = liveProblem(dialog, state, submitting: true) {
+            dialog.form.problem = problem
+            state.oath.dialog = dialog
+            return []
+        }
+        guard let key = state.selectedKey else { state.oath.dialog = nil; return [] }
+        dialog.form.busy = true
+        dialog.form.problem = nil
+        var commands = [Command]()
+        let now = state.now
+        switch dialog.kind {
+        case .unlock:
+            commands = [.oathUnlock(key.descriptor, password: dialog.form[0], remember: dialog.form.fields[1].isOn, time: now)]
+        case .add:
+            if case .success(let data) = addFormCredential(dialog.form) {
+                commands = [.oathAdd(key.descriptor, data, time: now)]
+            }
+        case .rename(let id):
+            guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
+            let (issuer, name) = splitIssuer(dialog.form[0])
+            commands = [.oathRename(key.descriptor, a.credential,
+                                    to: CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period), time: now)]
+        case .delete(let id):
+            guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
+            commands = [.oathDelete(key.descriptor, a.credential, time: now)]
+        case .password:
+            let n = dialog.form.fields.count
+            let current = n == 3 ? dialog.form[0] : nil
+            commands = [.oathSetPassword(key.descriptor, current: current, new: dialog.form[n - 2], time: now)]
+        }
+        dialog.form.wipeSecrets()
+        state.oath.dialog = dialog
+        return commands
+    }
+}
+
+/// "Issuer:name" → ("Issuer", "name"); a name without a colon has no issuer.
+func splitIssuer(_ text: String) -> (String?, String) {
+    let t = text.trimmingCharacters(in: .whitespaces)
+    guard let colon = t.firstIndex(of: ":") else { return (nil, t) }
+    let issuer = String(t[..<colon]).trimmingCharacters(in: .whitespaces)
+    let name = String(t[t.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+    return (issuer.isEmpty ? nil : issuer, name)
+}
+
+/// What is wrong with the form as typed so far (checked after each key; on submit, empty required
+/// fields count too).
+func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = false) -> UIText? {
+    let form = dialog.form
+    switch dialog.kind {
+    case .unlock:
+        if submitting && form[0].isEmpty { return UIText("oath.unlock.empty") }
+    case .add:
+        let touched = form.fields.prefix(4).contains { !$0.input.text.isEmpty }
+        guard submitting || touched else { return nil }
+        if !submitting && form[0].isEmpty && (form[2].isEmpty || form[3].isEmpty) { return nil }
+        if case .failure(let e) = addFormCredential(form) { return .literal(e.description) }
+        if case .success(let data) = addFormCredential(form),
+           state.oath.accounts.contains(where: { $0.id == data.id.string }) {
+            return UIText("oath.add.exists", ["account": data.id.string])
+        }
+        if case .success(let data) = addFormCredential(form), let v = state.oath.version {
+            if data.touch && !OATHFeature.touch.isSupported(by: v) { return UIText("oath.add.noTouch") }
+            if data.algorithm == .sha512 && !OATHFeature.sha512.isSupported(by: v) { return UIText("oath.add.noSHA512") }
+        }
+    case .rename(let id):
+        let (issuer, name) = splitIssuer(form[0])
+        if name.isEmpty { return UIText("oath.rename.empty") }
+        guard let a = state.oath.accounts.first(where: { $0.id == id }) else { return nil }
+        let newID = CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period)
+        do { try newID.validate() } catch { return .literal(error.description) }
+        if newID.string != id && state.oath.accounts.contains(where: { $0.id == newID.string }) {
+            return UIText("oath.add.exists", ["account": newID.string])
+        }
+    case .delete:
+        return nil
+    case .password:
+        let n = form.fields.count
+        let new = form[n - 2], confirm = form[n - 1]
+        if submitting && n == 3 && form[0].isEmpty { return UIText("oath.password.currentEmpty") }
+        if !confirm.isEmpty || submitting, new != confirm { return UIText("oath.password.mismatch") }
+        if submitting && n == 2 && new.isEmpty { return UIText("oath.password.empty") }
+    }
+    return nil
+}

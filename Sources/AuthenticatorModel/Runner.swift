@@ -1,0 +1,135 @@
+import Foundation
+import KeyKit
+
+/// Where keys come from: their arrivals and departures, and a connection to one.
+public protocol KeyBackend: Sendable {
+    func events() -> AsyncStream<KeyEvent>
+    func connect(_ key: KeyDescriptor) async throws -> any SmartCardConnection
+}
+
+/// Keys in PC/SC readers, watched by `KeyMonitor` (blocking on pcscd, no polling).
+public struct PCSCBackend: KeyBackend {
+    let monitor: KeyMonitor
+
+    public init(monitor: KeyMonitor = KeyMonitor()) {
+        self.monitor = monitor
+    }
+
+    public func events() -> AsyncStream<KeyEvent> { monitor.events() }
+
+    public func connect(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
+        guard case .pcsc(let reader) = key.transport else {
+            throw SmartCardError.applicationNotAvailable("smart-card interface on \(key.name)")
+        }
+        return try await PCSCConnection.connect(reader: reader)
+    }
+}
+
+/// The effects that live outside the model and the keys: the clipboard and the files of pins and
+/// remembered passwords.
+public struct RunnerEnvironment: Sendable {
+    /// Copies text to the clipboard; answers what was done ("copied (OSC 52)") or nil when nothing could be.
+    public var copy: @Sendable (String) async -> String?
+    public var pins: PinStore
+    public var rememberedKeys: RememberedKeys
+    /// Each APDU exchanged, for the trace and the benchmarks' APDU count.
+    public var observer: (@Sendable (APDUExchange) -> Void)?
+
+    public init(copy: @escaping @Sendable (String) async -> String?, pins: PinStore = PinStore(),
+                rememberedKeys: RememberedKeys = RememberedKeys(),
+                observer: (@Sendable (APDUExchange) -> Void)? = nil) {
+        self.copy = copy
+        self.pins = pins
+        self.rememberedKeys = rememberedKeys
+        self.observer = observer
+    }
+}
+
+/// Performs commands: key work one command at a time (a key has one selected application), everything
+/// else at once; each answer is posted back as a message.
+public final class Runner: Sendable {
+    private let backend: any KeyBackend
+    private let environment: RunnerEnvironment
+    private let post: @Sendable (Msg) -> Void
+    private let queue: AsyncStream<Command>.Continuation
+    private let worker: Task<Void, Never>
+    private let watcher = LockedValue<Task<Void, Never>?>(nil)
+    /// Derived OATH access keys of unlocked keys, by key id; in memory only, dropped when the key leaves.
+    private let unlockKeys = LockedValue<[String: [UInt8]]>([:])
+
+    public init(backend: any KeyBackend, environment: RunnerEnvironment, post: @escaping @Sendable (Msg) -> Void) {
+        self.backend = backend
+        self.environment = environment
+        self.post = post
+        let (stream, continuation) = AsyncStream<Command>.makeStream(bufferingPolicy: .unbounded)
+        queue = continuation
+        let work = KeyWork(backend: backend, environment: environment, post: post)
+        let keys = unlockKeys
+        worker = Task {
+            for await command in stream { await work.perform(command, unlockKeys: keys) }
+        }
+    }
+
+    deinit {
+        queue.finish()
+        worker.cancel()
+        watcher.withLock { $0?.cancel() }
+    }
+
+    public func perform(_ command: Command) {
+        switch command {
+        case .watchKeys:
+            let events = backend.events()
+            let post = self.post
+            let task = Task {
+                for await event in events { post(.keyEvent(event)) }
+            }
+            watcher.withLock { $0?.cancel(); $0 = task }
+        case .copy(let text):
+            let (copy, post) = (environment.copy, self.post)
+            Task {
+                let done = await copy(text)
+                post(.copied(done != nil, done.map { UIText("status.copied", ["how": $0]) } ?? UIText("status.copyFailed")))
+            }
+        case .loadPins(let deviceID):
+            post(.pinsLoaded(deviceID: deviceID, environment.pins.pins(for: deviceID)))
+        case .savePins(let deviceID, let pins):
+            environment.pins.save(pins, for: deviceID)
+        case .forgetKey(let keyID):
+            unlockKeys.withLock { keys in
+                keys[keyID]?.withUnsafeMutableBytes { bytes in
+                    for i in bytes.indices { bytes[i] = 0 }
+                }
+                keys[keyID] = nil
+            }
+        case .quit:
+            queue.finish()
+            watcher.withLock { $0?.cancel() }
+        default:
+            queue.yield(command)
+        }
+    }
+
+    /// Stops watching and working.
+    public func stop() {
+        perform(.quit)
+    }
+}
+
+/// A value guarded by a lock, for state shared between the runner's tasks.
+public final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: every access to `value` holds `lock`.
+    private var value: Value
+    private let lock = NSLock()
+
+    public init(_ value: Value) {
+        self.value = value
+    }
+
+    @discardableResult
+    public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

@@ -1,0 +1,155 @@
+import KeyKit
+
+/// How long a status message stays, in seconds.
+let statusSeconds = 5.0
+
+/// The commands to run when the app starts.
+public func initialCommands(_ state: AppState) -> [Command] {
+    [.watchKeys]
+}
+
+/// The app's whole behaviour: applies `msg` to `state` and returns the work to do. No I/O, no clock:
+/// time arrives in `.tick` messages and in `state.now`.
+public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
+    switch msg {
+    case .key(let key):
+        return handleKey(&state, key)
+    case .tick(let now):
+        state.now = now
+        if let s = state.status, let e = s.expires, e <= now { state.status = nil }
+        return oathDue(&state)
+    case .keyEvent(let event):
+        return keyEvent(&state, event)
+    case .probed(let id, let info):
+        guard let i = state.keys.firstIndex(where: { $0.id == id }) else { return [] }
+        state.keys[i].probed = true
+        state.keys[i].info = info
+        state.keys[i].serial = info?.device.serial
+        state.keys[i].version = info?.device.version
+        state.keys[i].model = info.map { $0.device.productName }
+        // The key the user chose earlier came back in another reader: follow it.
+        if let preferred = state.preferredSerial, info?.device.serial == preferred, state.selectedKeyID != id,
+           state.selectedKey?.serial != preferred {
+            return select(&state, id)
+        }
+        return []
+    default:
+        return oathMessage(&state, msg)
+    }
+}
+
+// MARK: - Keys arriving and leaving
+
+func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
+    switch event {
+    case .keyArrived(let d):
+        state.keys.removeAll { $0.id == d.id }
+        state.keys.append(KeyEntry(descriptor: d))
+        var commands: [Command] = [.probe(d)]
+        if state.selectedKeyID == nil {
+            commands += select(&state, d.id)
+            if state.keys.count == 1 { state.status = StatusMessage(UIText("status.keyArrived", ["name": d.name]), kind: .info, expires: state.now + statusSeconds) }
+        }
+        return commands
+    case .keyLeft(let id):
+        let wasSelected = state.selectedKeyID == id
+        let name = state.keys.first { $0.id == id }?.descriptor.name ?? id
+        state.keys.removeAll { $0.id == id }
+        var commands: [Command] = [.forgetKey(keyID: id)]
+        if wasSelected {
+            state.selectedKeyID = nil
+            state.oath = OATHTabState()
+            state.status = StatusMessage(UIText("status.keyRemoved", ["name": name]), kind: .warning)
+            if let next = state.keys.first { commands += select(&state, next.id) }
+        }
+        state.keySwitcherIndex = min(state.keySwitcherIndex, max(0, state.keys.count - 1))
+        return commands
+    case .serviceUnavailable:
+        state.service = .unavailable
+        state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error)
+        return []
+    case .serviceAvailable:
+        state.service = .available
+        if state.status?.text.key == "status.pcscdMissing" { state.status = nil }
+        return []
+    case .readerAdded, .readerRemoved:
+        return []
+    }
+}
+
+/// Makes `id` the key the tabs work on and opens its OATH application.
+func select(_ state: inout AppState, _ id: String) -> [Command] {
+    guard let entry = state.keys.first(where: { $0.id == id }) else { return [] }
+    state.selectedKeyID = id
+    state.oath = OATHTabState()
+    state.oath.keyID = id
+    state.oath.phase = .loading
+    return [.oathOpen(entry.descriptor, time: state.now)]
+}
+
+// MARK: - Keyboard
+
+func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    if key == .ctrl("c") {
+        state.quitting = true
+        return [.quit]
+    }
+    if state.showHelp {
+        state.showHelp = false
+        return []
+    }
+    if state.showKeySwitcher { return keySwitcher(&state, key) }
+    switch key {
+    case .tab: state.tab = state.tab.next; return []
+    case .backTab: state.tab = state.tab.previous; return []
+    default: break
+    }
+    if state.textFocused { return tabKey(&state, key) }
+    switch key {
+    case .char("1"), .char("2"), .char("3"), .char("4"):
+        if case .char(let c) = key, let n = c.wholeNumberValue { state.tab = Tab(rawValue: n - 1)! }
+        return []
+    default: break
+    }
+    switch state.bindings.action(for: key) {
+    case .quit:
+        state.quitting = true
+        return [.quit]
+    case .help:
+        state.showHelp = true
+        return []
+    case .keys:
+        state.showKeySwitcher = true
+        state.keySwitcherIndex = state.keys.firstIndex { $0.id == state.selectedKeyID } ?? 0
+        return []
+    default:
+        return tabKey(&state, key)
+    }
+}
+
+func keySwitcher(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    switch key {
+    case .escape, .char("q"), .char("K"):
+        state.showKeySwitcher = false
+    case .up, .char("k"):
+        state.keySwitcherIndex = max(0, state.keySwitcherIndex - 1)
+    case .down, .char("j"):
+        state.keySwitcherIndex = min(max(0, state.keys.count - 1), state.keySwitcherIndex + 1)
+    case .enter:
+        state.showKeySwitcher = false
+        guard state.keys.indices.contains(state.keySwitcherIndex) else { return [] }
+        let entry = state.keys[state.keySwitcherIndex]
+        if let serial = entry.serial { state.preferredSerial = serial }
+        if entry.id != state.selectedKeyID { return select(&state, entry.id) }
+    default:
+        break
+    }
+    return []
+}
+
+func tabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    switch state.tab {
+    case .oath: return oathKey(&state, key)
+    default: return []
+    }
+}

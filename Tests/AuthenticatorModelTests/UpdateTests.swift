@@ -1,0 +1,371 @@
+import Testing
+import KeyKit
+@testable import AuthenticatorModel
+
+/// Builders for the messages the runner would post.
+enum Fixture {
+    static let reader = KeyDescriptor(transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"), name: "Yubico YubiKey OTP+FIDO+CCID 00 00")
+    static let other = KeyDescriptor(transport: .pcsc(reader: "Virtual PCD 00 01"), name: "Virtual PCD 00 01")
+
+    static func credential(_ id: String, type: OATHType = .totp, touch: Bool = false) -> Credential {
+        Credential(rawID: Array(id.utf8), type: type, touch: touch)
+    }
+
+    static func entry(_ id: String, code: String?, from: Int64 = 0, period: Int64 = 30,
+                      type: OATHType = .totp, touch: Bool = false) -> OATHSession.Entry {
+        OATHSession.Entry(credential: credential(id, type: type, touch: touch),
+                          code: code.map { Code(value: $0, validFrom: from, validTo: from + period) }, digits: 6)
+    }
+
+    static func snapshot(_ entries: [OATHSession.Entry], password: Bool = false) -> OATHSnapshot {
+        OATHSnapshot(deviceID: "dev1", version: Version(5, 7, 2), hasPassword: password, entries: entries)
+    }
+
+    /// A state with `reader` selected and its accounts loaded at t = 1000.
+    static func loaded(_ entries: [OATHSession.Entry]) -> AppState {
+        var state = AppState(now: 1000)
+        _ = update(&state, .keyEvent(.keyArrived(reader)))
+        _ = update(&state, .oathOpened(keyID: reader.id, snapshot(entries)))
+        return state
+    }
+
+    static func type(_ text: String, into state: inout AppState) -> [Command] {
+        text.flatMap { update(&state, .key(.char($0))) }
+    }
+}
+
+@Suite("Model: keys arriving and leaving")
+struct KeyLifecycleTests {
+    @Test func firstKeyIsSelectedProbedAndOpened() {
+        var state = AppState(now: 100)
+        #expect(initialCommands(state) == [.watchKeys])
+        let commands = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
+        #expect(commands == [.probe(Fixture.reader), .oathOpen(Fixture.reader, time: 100)])
+        #expect(state.selectedKeyID == Fixture.reader.id)
+        #expect(state.oath.phase == .loading)
+    }
+
+    @Test func secondKeyDoesNotTakeTheSelection() {
+        var state = Fixture.loaded([Fixture.entry("a", code: "123456", from: 990)])
+        let commands = update(&state, .keyEvent(.keyArrived(Fixture.other)))
+        #expect(commands == [.probe(Fixture.other)])
+        #expect(state.selectedKeyID == Fixture.reader.id)
+        #expect(state.keys.count == 2)
+    }
+
+    @Test func selectedKeyLeavingClearsTheTabAndTheNextKeyTakesOver() {
+        var state = Fixture.loaded([Fixture.entry("a", code: "123456", from: 990)])
+        _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
+        let commands = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
+        #expect(commands == [.forgetKey(keyID: Fixture.reader.id), .oathOpen(Fixture.other, time: 1000)])
+        #expect(state.selectedKeyID == Fixture.other.id)
+        #expect(state.status?.text.key == "status.keyRemoved")
+        #expect(state.oath.accounts.isEmpty)
+    }
+
+    @Test func lastKeyLeavingShowsNoKeyAndItsReturnReloadsWithoutAKeypress() {
+        var state = Fixture.loaded([Fixture.entry("a", code: "123456", from: 990)])
+        _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
+        #expect(state.selectedKey == nil)
+        #expect(state.oath.phase == .noKey)
+        let commands = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
+        #expect(commands.contains(.oathOpen(Fixture.reader, time: 1000)))
+    }
+
+    @Test func answersForAKeyThatLeftAreIgnored() {
+        var state = Fixture.loaded([])
+        _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
+        _ = update(&state, .oathOpened(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)])))
+        #expect(state.oath.accounts.isEmpty)
+    }
+
+    @Test func pcscdGoingAwayIsShownAndItsReturnClearsTheMessage() {
+        var state = AppState(now: 0)
+        _ = update(&state, .keyEvent(.serviceUnavailable))
+        #expect(state.service == .unavailable)
+        #expect(state.status?.text.key == "status.pcscdMissing")
+        _ = update(&state, .keyEvent(.serviceAvailable))
+        #expect(state.status == nil)
+    }
+
+    @Test func keySwitcherSelectsAnotherKeyAndRemembersItsSerial() {
+        var state = Fixture.loaded([])
+        _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
+        var info = KeyInfo(reader: Fixture.other.name, atr: [], device: DeviceInfo(version: Version(5, 4, 3)), applications: [], overNFC: false)
+        info.device.serial = 4242
+        _ = update(&state, .probed(keyID: Fixture.other.id, info))
+        _ = update(&state, .key(.char("K")))
+        #expect(state.showKeySwitcher)
+        _ = update(&state, .key(.down))
+        let commands = update(&state, .key(.enter))
+        #expect(commands == [.oathOpen(Fixture.other, time: 1000)])
+        #expect(state.preferredSerial == 4242)
+        #expect(!state.showKeySwitcher)
+    }
+}
+
+@Suite("Model: keyboard")
+struct KeyboardTests {
+    @Test func tabsSwitchWithNumbersTabAndShiftTab() {
+        var state = AppState(now: 0)
+        _ = update(&state, .key(.char("3")))
+        #expect(state.tab == .fido)
+        _ = update(&state, .key(.tab))
+        #expect(state.tab == .apdu)
+        _ = update(&state, .key(.tab))
+        #expect(state.tab == .oath)
+        _ = update(&state, .key(.backTab))
+        #expect(state.tab == .apdu)
+    }
+
+    @Test func qQuitsOutsideFieldsButIsTextInTheFilter() {
+        var state = Fixture.loaded([Fixture.entry("qa", code: "1", from: 990)])
+        _ = update(&state, .key(.char("/")))
+        #expect(state.textFocused)
+        #expect(update(&state, .key(.char("q"))).isEmpty)
+        #expect(!state.quitting)
+        #expect(state.oath.filter.text == "q")
+        // Digits are text too, not tab switches.
+        _ = update(&state, .key(.char("2")))
+        #expect(state.tab == .oath)
+        _ = update(&state, .key(.enter))
+        #expect(update(&state, .key(.char("q"))) == [.quit])
+        #expect(state.quitting)
+    }
+
+    @Test func ctrlCQuitsFromAnywhereEvenInADialog() {
+        var state = Fixture.loaded([])
+        _ = update(&state, .key(.char("a")))
+        #expect(state.oath.dialog != nil)
+        #expect(update(&state, .key(.ctrl("c"))) == [.quit])
+    }
+
+    @Test func helpOverlayOpensAndAnyKeyClosesIt() {
+        var state = AppState(now: 0)
+        _ = update(&state, .key(.char("?")))
+        #expect(state.showHelp)
+        _ = update(&state, .key(.char("x")))
+        #expect(!state.showHelp)
+    }
+
+    @Test func reboundKeysTakeEffectAndClashesAreRefused() throws {
+        let bindings = try KeyBindings(overrides: [.quit: "x", .copy: "y"])
+        var state = AppState(now: 0, bindings: bindings)
+        #expect(update(&state, .key(.char("q"))).isEmpty)
+        #expect(update(&state, .key(.char("x"))) == [.quit])
+        #expect(throws: KeyBindings.BindingError.self) { try KeyBindings(overrides: [.quit: "a"]) }
+        #expect(throws: KeyBindings.BindingError.self) { try KeyBindings(overrides: [.help: "1"]) }
+    }
+}
+
+@Suite("Model: OATH codes and time")
+struct OATHTimeTests {
+    @Test func tickBeforeTheBoundaryAsksNothingAndAtTheBoundaryOneCalculateAll() {
+        var state = Fixture.loaded([Fixture.entry("a", code: "111111", from: 990), Fixture.entry("b", code: "222222", from: 990)])
+        #expect(update(&state, .tick(now: 1019.5)).isEmpty)
+        let commands = update(&state, .tick(now: 1020))
+        #expect(commands == [.oathRefresh(Fixture.reader, time: 1020, all: true, single: [])])
+        // While the refresh is on its way, further ticks ask nothing more.
+        #expect(update(&state, .tick(now: 1021)).isEmpty)
+        _ = update(&state, .oathCodes(keyID: Fixture.reader.id,
+                                      [Fixture.entry("a", code: "333333", from: 1020), Fixture.entry("b", code: "444444", from: 1020)]))
+        #expect(state.oath.accounts.map { $0.code?.value } == ["333333", "444444"])
+        #expect(update(&state, .tick(now: 1030)).isEmpty)
+    }
+
+    @Test func otherPeriodsAreCalculatedSinglyAtTheirOwnBoundary() {
+        let sixty = Fixture.entry("60/Fastmail:a", code: "555555", from: 960, period: 60)
+        var state = Fixture.loaded([Fixture.entry("a", code: "111111", from: 990), sixty])
+        // At 1020 both expire: one CALCULATE ALL plus one CALCULATE for the 60-second account.
+        #expect(update(&state, .tick(now: 1020)) == [.oathRefresh(Fixture.reader, time: 1020, all: true, single: [sixty.credential])])
+        _ = update(&state, .oathCodes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "1", from: 1020),
+                                                                  Fixture.entry("60/Fastmail:a", code: "666666", from: 1020, period: 60)]))
+        // At 1050 only the 30-second code expired: CALCULATE ALL, and the 60-second one is left alone.
+        #expect(update(&state, .tick(now: 1050)) == [.oathRefresh(Fixture.reader, time: 1050, all: true, single: [])])
+        _ = update(&state, .oathCodes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "2", from: 1050),
+                                                                  OATHSession.Entry(credential: sixty.credential, code: nil, digits: 6)]))
+        #expect(state.oath.accounts.first { $0.id == "60/Fastmail:a" }?.code?.value == "666666")
+        #expect(state.oath.nextExpiry(after: 1050) == 1080)
+    }
+
+    @Test func touchAndHOTPAccountsAreNeverCalculatedByTheClock() {
+        var state = Fixture.loaded([Fixture.entry("touch", code: nil, touch: true), Fixture.entry("hotp", code: nil, type: .hotp)])
+        #expect(update(&state, .tick(now: 5000)).isEmpty)
+        #expect(state.oath.nextExpiry(after: 5000) == nil)
+    }
+
+    @Test func enterOnATouchAccountCalculatesThenCopies() {
+        var state = Fixture.loaded([Fixture.entry("touch", code: nil, touch: true)])
+        let commands = update(&state, .key(.enter))
+        #expect(commands == [.oathCalculate(Fixture.reader, Fixture.credential("touch", touch: true), time: 1000)])
+        #expect(state.oath.accounts[0].calculating)
+        let after = update(&state, .oathCode(keyID: Fixture.reader.id, accountID: "touch",
+                                             Code(value: "987654", validFrom: 990, validTo: 1020)))
+        #expect(after == [.copy("987654")])
+        #expect(!state.oath.accounts[0].calculating)
+        // A valid code is copied at once, without asking the key.
+        #expect(update(&state, .key(.char("c"))) == [.copy("987654")])
+    }
+
+    @Test func nextExpiryIsTheEarliestShownCode() {
+        let state = Fixture.loaded([Fixture.entry("a", code: "1", from: 990),
+                                    Fixture.entry("60/b", code: "2", from: 960, period: 60)])
+        #expect(state.oath.nextExpiry(after: 1000) == 1020)
+    }
+}
+
+@Suite("Model: OATH list, filter, pins")
+struct OATHListTests {
+    @Test func filterNarrowsAsYouTypeAndEscClearsIt() {
+        var state = Fixture.loaded([Fixture.entry("GitHub:alice", code: "1", from: 990),
+                                    Fixture.entry("Google:alice", code: "2", from: 990),
+                                    Fixture.entry("Fastmail:bob", code: "3", from: 990)])
+        _ = update(&state, .key(.char("/")))
+        _ = Fixture.type("gi", into: &state)
+        #expect(state.oath.visibleAccounts.map(\.id) == ["GitHub:alice"])
+        _ = update(&state, .key(.backspace))
+        #expect(state.oath.visibleAccounts.map(\.id) == ["GitHub:alice", "Google:alice"])
+        _ = update(&state, .key(.escape))
+        #expect(!state.oath.filterFocused)
+        #expect(state.oath.visibleAccounts.count == 3)
+    }
+
+    @Test func pinnedAccountsComeFirstThenByIssuer() {
+        var state = Fixture.loaded([Fixture.entry("Zeta:z", code: "1", from: 990),
+                                    Fixture.entry("Alpha:a", code: "2", from: 990),
+                                    Fixture.entry("Mid:m", code: "3", from: 990)])
+        #expect(state.oath.visibleAccounts.map(\.id) == ["Alpha:a", "Mid:m", "Zeta:z"])
+        _ = update(&state, .key(.end))
+        let commands = update(&state, .key(.char("p")))
+        #expect(commands == [.savePins(deviceID: "dev1", ["Zeta:z"])])
+        #expect(state.oath.visibleAccounts.map(\.id) == ["Zeta:z", "Alpha:a", "Mid:m"])
+        #expect(state.oath.selectedAccount?.id == "Zeta:z")
+    }
+
+    @Test func selectionMovesAndStaysOnTheSameAccountAcrossRefreshes() {
+        var state = Fixture.loaded([Fixture.entry("A:a", code: "1", from: 990), Fixture.entry("B:b", code: "2", from: 990)])
+        _ = update(&state, .key(.down))
+        #expect(state.oath.selectedAccount?.id == "B:b")
+        _ = update(&state, .oathCodes(keyID: Fixture.reader.id, [Fixture.entry("A:a", code: "5", from: 1020), Fixture.entry("B:b", code: "6", from: 1020)]))
+        #expect(state.oath.selectedAccount?.id == "B:b")
+        _ = update(&state, .key(.down))
+        #expect(state.oath.selectedAccount?.id == "B:b")
+    }
+}
+
+@Suite("Model: OATH password, add, rename, delete")
+struct OATHDialogTests {
+    @Test func lockedKeyAsksForThePasswordAndAWrongOneKeepsTheDialog() {
+        var state = AppState(now: 1000)
+        _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
+        let commands = update(&state, .oathLocked(keyID: Fixture.reader.id, deviceID: "dev1", version: Version(5, 7, 2)))
+        #expect(commands == [.loadPins(deviceID: "dev1")])
+        #expect(state.oath.phase == .locked)
+        #expect(state.oath.dialog?.kind == .unlock)
+        _ = Fixture.type("hunter2", into: &state)
+        #expect(state.oath.dialog?.form[0] == "hunter2")
+        _ = update(&state, .key(.enter))              // to "remember"
+        _ = update(&state, .key(.char(" ")))          // remember: yes
+        let submit = update(&state, .key(.enter))
+        #expect(submit == [.oathUnlock(Fixture.reader, password: "hunter2", remember: true, time: 1000)])
+        // The typed password does not stay in the state.
+        #expect(state.oath.dialog?.form[0] == "")
+        _ = update(&state, .oathFailed(keyID: Fixture.reader.id, OATHFailure(operation: .unlock, message: UIText("oath.wrongPassword"), wrongPassword: true)))
+        #expect(state.oath.dialog?.form.problem == UIText("oath.wrongPassword"))
+        #expect(state.oath.dialog?.form.busy == false)
+        _ = update(&state, .oathUnlocked(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)], password: true), remembered: true))
+        #expect(state.oath.phase == .ready)
+        #expect(state.oath.dialog == nil)
+        #expect(state.oath.hasPassword)
+    }
+
+    @Test func addFromAURIIsValidatedAsYouType() {
+        var state = Fixture.loaded([])
+        _ = update(&state, .key(.char("a")))
+        _ = Fixture.type("otpauth://totp/Ex:bob?secret=1", into: &state)
+        #expect(state.oath.dialog?.form.problem != nil)
+        for _ in 0..<1 { _ = update(&state, .key(.backspace)) }
+        _ = Fixture.type("JBSWY3DPEHPK3PXP&issuer=Ex", into: &state)
+        #expect(state.oath.dialog?.form.problem == nil)
+        // Enter walks through the fields, then submits.
+        var commands = [Command]()
+        for _ in 0..<9 { commands += update(&state, .key(.enter)) }
+        guard case .oathAdd(_, let data, _) = commands.first else {
+            Issue.record("no add command: \(commands)")
+            return
+        }
+        #expect(data.name == "bob")
+        #expect(data.issuer == "Ex")
+        #expect(data.secret == Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xEF])
+    }
+
+    @Test func addFromFieldsRefusesBadBase32AndDuplicates() {
+        var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
+        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .key(.enter))
+        _ = Fixture.type("Ex", into: &state)
+        _ = update(&state, .key(.enter))
+        _ = Fixture.type("bob", into: &state)
+        _ = update(&state, .key(.enter))
+        _ = Fixture.type("JBSWY3DPEHPK3PX1", into: &state)
+        #expect(state.oath.dialog?.form.problem?.literal?.contains("Base32") == true)
+        _ = update(&state, .key(.backspace))
+        _ = Fixture.type("P", into: &state)
+        #expect(state.oath.dialog?.form.problem == UIText("oath.add.exists", ["account": "Ex:bob"]))
+    }
+
+    @Test func renameAndDeleteConfirm() {
+        var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
+        _ = update(&state, .key(.char("r")))
+        #expect(state.oath.dialog?.form[0] == "Ex:bob")
+        for _ in 0..<3 { _ = update(&state, .key(.backspace)) }
+        _ = Fixture.type("carol", into: &state)
+        let rename = update(&state, .key(.enter))
+        #expect(rename == [.oathRename(Fixture.reader, Fixture.credential("Ex:bob"),
+                                       to: CredentialID(name: "carol", issuer: "Ex", type: .totp), time: 1000)])
+        state.oath.dialog = nil
+        _ = update(&state, .key(.char("d")))
+        #expect(state.oath.dialog?.form.isConfirmation == true)
+        #expect(update(&state, .key(.char("n"))).isEmpty)
+        #expect(state.oath.dialog == nil)
+        _ = update(&state, .key(.char("d")))
+        #expect(update(&state, .key(.char("y"))) == [.oathDelete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1000)])
+    }
+
+    @Test func renameIsRefusedBeforeFirmware53() {
+        var state = AppState(now: 1000)
+        _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
+        _ = update(&state, .oathOpened(keyID: Fixture.reader.id, OATHSnapshot(deviceID: "d", version: Version(5, 2, 4), hasPassword: false,
+                                                                              entries: [Fixture.entry("Ex:bob", code: "1", from: 990)])))
+        _ = update(&state, .key(.char("r")))
+        #expect(state.oath.dialog == nil)
+        #expect(state.status?.text.key == "oath.renameUnsupported")
+    }
+
+    @Test func passwordChangeNeedsMatchingConfirmation() {
+        var state = Fixture.loaded([])
+        state.oath.hasPassword = true
+        _ = update(&state, .key(.char("P")))
+        #expect(state.oath.dialog?.form.fields.count == 3)
+        _ = Fixture.type("old", into: &state)
+        _ = update(&state, .key(.enter))
+        _ = Fixture.type("new1", into: &state)
+        _ = update(&state, .key(.enter))
+        _ = Fixture.type("new2", into: &state)
+        #expect(state.oath.dialog?.form.problem == UIText("oath.password.mismatch"))
+        #expect(update(&state, .key(.enter)).isEmpty)
+        _ = update(&state, .key(.backspace))
+        _ = Fixture.type("1", into: &state)
+        #expect(update(&state, .key(.enter)) == [.oathSetPassword(Fixture.reader, current: "old", new: "new1", time: 1000)])
+    }
+
+    @Test func keyPulledOutMidOperationSaysSoAndClosesTheDialog() {
+        var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
+        _ = update(&state, .key(.char("d")))
+        _ = update(&state, .key(.char("y")))
+        _ = update(&state, .oathFailed(keyID: Fixture.reader.id, OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true)))
+        #expect(state.oath.dialog == nil)
+        #expect(state.status?.text.key == "status.keyGoneMidOperation")
+        #expect(state.oath.accounts.count == 1)
+    }
+}
