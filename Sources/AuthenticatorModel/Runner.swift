@@ -28,14 +28,15 @@ public struct PCSCBackend: KeyBackend {
 /// The effects that live outside the model and the keys: the clipboard and the files of pins and
 /// remembered passwords.
 public struct RunnerEnvironment: Sendable {
-    /// Copies text to the clipboard; answers what was done ("copied (OSC 52)") or nil when nothing could be.
-    public var copy: @Sendable (String) async -> String?
+    /// Copies text to the clipboard; answers how ("OSC 52, xclip"), or nil when nothing could. A host
+    /// that owns the terminal (the TUI loop) handles `.copy` itself and leaves this nil.
+    public var copy: (@Sendable (String) async -> String?)?
     public var pins: PinStore
     public var rememberedKeys: RememberedKeys
     /// Each APDU exchanged, for the trace and the benchmarks' APDU count.
     public var observer: (@Sendable (APDUExchange) -> Void)?
 
-    public init(copy: @escaping @Sendable (String) async -> String?, pins: PinStore = PinStore(),
+    public init(copy: (@Sendable (String) async -> String?)? = nil, pins: PinStore = PinStore(),
                 rememberedKeys: RememberedKeys = RememberedKeys(),
                 observer: (@Sendable (APDUExchange) -> Void)? = nil) {
         self.copy = copy
@@ -86,7 +87,8 @@ public final class Runner: Sendable {
             }
             watcher.withLock { $0?.cancel(); $0 = task }
         case .copy(let text):
-            let (copy, post) = (environment.copy, self.post)
+            guard let copy = environment.copy else { return }
+            let post = self.post
             Task {
                 let done = await copy(text)
                 post(.copied(done != nil, done.map { UIText("status.copied", ["how": $0]) } ?? UIText("status.copyFailed")))

@@ -1,0 +1,294 @@
+import AuthenticatorModel
+import KeyKit
+
+/// Turns model text into words on the screen (the string tables, in the user's language).
+public typealias Localize = @Sendable (UIText) -> String
+
+/// The colours and attributes views use, so a monochrome terminal falls back to attributes alone.
+public struct Theme: Sendable {
+    public var tabActive = TextStyle(foreground: .black, background: .cyan, bold: true)
+    public var tabInactive = TextStyle(dim: false)
+    public var selection = TextStyle(reverse: true)
+    public var code = TextStyle(bold: true)
+    public var codeExpiring = TextStyle(foreground: .red, bold: true)
+    public var dim = TextStyle(dim: true)
+    public var heading = TextStyle(bold: true, underline: false)
+    public var statusBar = TextStyle(reverse: true)
+    public var success = TextStyle(foreground: .green, bold: true)
+    public var warning = TextStyle(foreground: .yellow, bold: true)
+    public var error = TextStyle(foreground: .red, bold: true)
+    public var pinned = TextStyle(foreground: .yellow)
+    public var barFull = TextStyle(foreground: .green)
+    public var barLow = TextStyle(foreground: .red)
+    public var field = TextStyle(underline: true)
+    public var focusedField = TextStyle(reverse: true)
+    public var border = TextStyle(foreground: .cyan)
+
+    public init() {}
+
+    /// No colours: only bold, reverse and underline (`NO_COLOR`, or a terminal without colours).
+    public static let monochrome: Theme = {
+        var t = Theme()
+        t.tabActive = TextStyle(bold: true, reverse: true)
+        t.codeExpiring = TextStyle(bold: true, underline: true)
+        t.success = TextStyle(bold: true)
+        t.warning = TextStyle(bold: true)
+        t.error = TextStyle(bold: true, reverse: true)
+        t.pinned = TextStyle(bold: true)
+        t.barFull = .plain
+        t.barLow = TextStyle(bold: true)
+        t.border = .plain
+        return t
+    }()
+}
+
+/// The whole screen: tab bar, the selected tab, the status bar, and any overlay.
+public struct AppView {
+    public let screen: Screen
+    public let text: Localize
+    public let theme: Theme
+
+    public init(screen: Screen, text: @escaping Localize, theme: Theme = Theme()) {
+        self.screen = screen
+        self.text = text
+        self.theme = theme
+    }
+
+    /// The first row under the tab bar, and the last row above the status bar.
+    var bodyTop: Int { 1 }
+    var bodyBottom: Int { screen.size.rows - 3 }
+
+    public func render(_ state: AppState) {
+        screen.erase()
+        screen.hideCursor()
+        guard screen.size.rows >= 5, screen.size.columns >= 20 else {
+            screen.draw(text(UIText("view.tooSmall")), row: 0, column: 0, style: theme.error)
+            screen.present()
+            return
+        }
+        tabBar(state)
+        let body = Box(row: bodyTop, column: 0, height: bodyBottom - bodyTop + 1, width: screen.size.columns)
+        switch state.tab {
+        case .oath: OATHView(app: self, area: body).render(state)
+        case .otp: planned(UIText("view.tab.otpPlanned"), body)
+        case .fido: planned(UIText("view.tab.fidoPlanned"), body)
+        case .apdu: planned(UIText("view.tab.apduPlanned"), body)
+        }
+        statusBar(state)
+        if state.showKeySwitcher { keySwitcher(state) }
+        if state.showHelp { help(state) }
+        screen.present()
+    }
+
+    // MARK: Bars
+
+    static let tabKeys: [Tab: String] = [.oath: "tab.oath", .otp: "tab.otp", .fido: "tab.fido", .apdu: "tab.apdu"]
+
+    func tabBar(_ state: AppState) {
+        var column = 0
+        for tab in Tab.allCases {
+            let label = " \(tab.rawValue + 1) \(text(UIText(Self.tabKeys[tab]!))) "
+            screen.draw(label, row: 0, column: column, style: tab == state.tab ? theme.tabActive : theme.tabInactive)
+            column += label.cellWidth + 1
+        }
+        let hint = text(UIText("view.helpHint", ["key": String(state.bindings.key(for: .help))]))
+        let hintColumn = screen.size.columns - hint.cellWidth - 1
+        if hintColumn > column { screen.draw(hint, row: 0, column: hintColumn, style: theme.dim) }
+    }
+
+    /// Row rows-2: the key and its state; row rows-1: the latest message, or the tab's main bindings.
+    func statusBar(_ state: AppState) {
+        let columns = screen.size.columns
+        let keyRow = screen.size.rows - 2
+        var parts = [String]()
+        if let key = state.selectedKey {
+            parts.append(key.model ?? key.descriptor.name)
+            if let serial = key.serial { parts.append(text(UIText("view.status.serial", ["serial": String(serial)]))) }
+            if let version = key.version { parts.append(text(UIText("view.status.firmware", ["version": version.description]))) }
+            if key.model != nil, key.descriptor.name != key.model { parts.append(key.descriptor.name) }
+            switch state.oath.phase {
+            case .locked: parts.append(text(UIText("view.status.locked")))
+            case .loading: parts.append(text(UIText("view.status.reading")))
+            default: parts.append(text(UIText("view.status.connected")))
+            }
+        } else if state.service == .unavailable {
+            parts.append(text(UIText("view.status.noPcscd")))
+        } else {
+            parts.append(text(UIText("view.status.noKey")))
+        }
+        if state.keys.count > 1 {
+            parts.append(text(UIText("view.status.moreKeys", ["count": String(state.keys.count), "key": String(state.bindings.key(for: .keys))])))
+        }
+        if state.virtualMode { parts.append(text(UIText("view.status.virtual"))) }
+        let separator = screen.unicode ? " · " : " | "
+        screen.draw((" " + parts.joined(separator: separator)).padded(toCells: columns, unicode: screen.unicode),
+                    row: keyRow, column: 0, style: theme.statusBar)
+        let messageRow = screen.size.rows - 1
+        if let status = state.status {
+            let style: TextStyle
+            switch status.kind {
+            case .info: style = .plain
+            case .success: style = theme.success
+            case .warning: style = theme.warning
+            case .error: style = theme.error
+            }
+            screen.draw(" " + resolve(status.text), row: messageRow, column: 0, style: style, width: columns)
+        } else {
+            screen.draw(" " + hints(state), row: messageRow, column: 0, style: theme.dim, width: columns)
+        }
+    }
+
+    func hints(_ state: AppState) -> String {
+        let b = state.bindings
+        if state.tab == .oath {
+            if state.oath.dialog != nil { return text(UIText("view.hints.dialog")) }
+            if state.oath.filterFocused { return text(UIText("view.hints.filter")) }
+            if state.oath.phase == .locked { return text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))])) }
+            return text(UIText("view.hints.oath", [
+                "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)), "add": String(b.key(for: .add)),
+                "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)), "pin": String(b.key(for: .pin)),
+                "password": String(b.key(for: .password)), "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
+            ]))
+        }
+        return text(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+    }
+
+    /// Model text, or the literal the protocol library gave.
+    func resolve(_ t: UIText) -> String { t.literal ?? text(t) }
+
+    // MARK: Tabs still to come
+
+    func planned(_ what: UIText, _ area: Box) {
+        let lines = resolve(what).split(separator: "\n").map(String.init)
+        let top = area.row + max(0, (area.height - lines.count) / 2)
+        for (i, line) in lines.enumerated() where top + i <= area.row + area.height - 1 {
+            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
+                        style: i == 0 ? theme.heading : theme.dim)
+        }
+    }
+
+    // MARK: Overlays
+
+    func overlayBox(lines: Int, width: Int) -> Box {
+        let w = min(width, screen.size.columns)
+        let h = min(lines + 2, screen.size.rows)
+        return Box.centered(height: h, width: w, in: screen.size)
+    }
+
+    func help(_ state: AppState) {
+        let b = state.bindings
+        var rows: [(String, String)] = [
+            ("Tab / Shift-Tab", text(UIText("help.tabs"))),
+            ("1-4", text(UIText("help.tabNumbers"))),
+            ("Up/Down j/k", text(UIText("help.move"))),
+            ("PgUp/PgDn Home/End", text(UIText("help.page"))),
+            ("Enter", text(UIText("help.enter"))),
+            ("Esc", text(UIText("help.escape"))),
+        ]
+        for action in Action.allCases {
+            rows.append((String(b.key(for: action)), text(UIText(action.helpKey))))
+        }
+        rows.append(("Ctrl-C", text(UIText("help.ctrlC"))))
+        let keyWidth = rows.map { $0.0.cellWidth }.max() ?? 4
+        let box = overlayBox(lines: rows.count + 2, width: 72)
+        box.draw(on: screen, title: text(UIText("view.help.title")), style: theme.border, titleStyle: theme.heading)
+        for (i, row) in rows.enumerated() where i < box.innerHeight - 2 {
+            screen.draw(" " + row.0.padded(toCells: keyWidth, unicode: screen.unicode), row: box.innerRow + i,
+                        column: box.innerColumn, style: theme.code, width: box.innerWidth)
+            screen.draw(row.1, row: box.innerRow + i, column: box.innerColumn + keyWidth + 3, style: .plain,
+                        width: max(0, box.innerWidth - keyWidth - 3))
+        }
+        screen.draw(text(UIText("view.help.footer")).centered(inCells: box.innerWidth, unicode: screen.unicode),
+                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+    }
+
+    func keySwitcher(_ state: AppState) {
+        let box = overlayBox(lines: max(state.keys.count, 1) + 2, width: 70)
+        box.draw(on: screen, title: text(UIText("view.keys.title")), style: theme.border, titleStyle: theme.heading)
+        if state.keys.isEmpty {
+            screen.draw(" " + text(UIText("view.keys.none")), row: box.innerRow, column: box.innerColumn,
+                        style: theme.dim, width: box.innerWidth)
+        }
+        for (i, key) in state.keys.enumerated() where i < box.innerHeight - 2 {
+            var label = key.model ?? key.descriptor.name
+            if let serial = key.serial { label += "  " + text(UIText("view.status.serial", ["serial": String(serial)])) }
+            if key.model != nil { label += "  " + key.descriptor.name }
+            let mark = key.id == state.selectedKeyID ? (screen.unicode ? "● " : "* ") : "  "
+            screen.draw((" " + mark + label).padded(toCells: box.innerWidth, unicode: screen.unicode),
+                        row: box.innerRow + i, column: box.innerColumn,
+                        style: i == state.keySwitcherIndex ? theme.selection : .plain)
+        }
+        screen.draw(text(UIText("view.keys.footer")).centered(inCells: box.innerWidth, unicode: screen.unicode),
+                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+    }
+
+    /// A modal form, centred: title, fields, the live problem, a note and the keys that work.
+    func form(_ form: Form, width: Int = 66) {
+        let noteLines = form.note.map { wrap(resolve($0), width: min(width, screen.size.columns) - 4) } ?? []
+        let lines = max(1, form.fields.count) + 2 + noteLines.count + 1
+        let box = overlayBox(lines: lines, width: width)
+        box.draw(on: screen, title: resolve(form.title), style: theme.border, titleStyle: theme.heading)
+        var row = box.innerRow
+        let labelWidth = min(22, (form.fields.map { resolve($0.label).cellWidth }.max() ?? 0) + 1)
+        for (i, field) in form.fields.enumerated() where row < box.innerRow + box.innerHeight {
+            let focused = i == form.focus
+            screen.draw(" " + resolve(field.label).padded(toCells: labelWidth, unicode: screen.unicode), row: row,
+                        column: box.innerColumn, style: focused ? theme.heading : .plain)
+            let valueColumn = box.innerColumn + labelWidth + 2
+            let valueWidth = max(1, box.innerWidth - labelWidth - 3)
+            var shown = field.input.secret ? String(repeating: screen.unicode ? "•" : "*", count: field.input.text.count)
+                                           : field.input.text
+            var cursor = field.input.secret ? field.input.cursor : String(field.input.text.prefix(field.input.cursor)).cellWidth
+            if field.toggle || !field.choices.isEmpty { shown = "< \(shown) >" }
+            // Long values scroll so the cursor stays in view.
+            if cursor >= valueWidth {
+                let drop = cursor - valueWidth + 1
+                shown = String(shown.dropFirst(drop))
+                cursor -= drop
+            }
+            screen.draw(shown.padded(toCells: valueWidth, unicode: screen.unicode), row: row, column: valueColumn,
+                        style: focused ? theme.focusedField : theme.field)
+            if focused && !field.toggle && field.choices.isEmpty && !form.busy {
+                screen.setCursor(row: row, column: valueColumn + cursor)
+            }
+            row += 1
+        }
+        if form.isConfirmation { row += 0 }
+        row += 1
+        if form.busy {
+            screen.draw(" " + text(UIText("view.working")), row: row, column: box.innerColumn, style: theme.warning, width: box.innerWidth)
+        } else if let problem = form.problem {
+            screen.draw(" " + resolve(problem), row: row, column: box.innerColumn, style: theme.error, width: box.innerWidth)
+        }
+        row += 1
+        for line in noteLines where row < box.innerRow + box.innerHeight - 1 {
+            screen.draw(" " + line, row: row, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
+            row += 1
+        }
+        let footer = text(UIText(form.isConfirmation ? "view.dialog.confirmHint" : "view.dialog.hint"))
+        screen.draw(footer.centered(inCells: box.innerWidth, unicode: screen.unicode),
+                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+    }
+}
+
+/// Splits text into lines of at most `width` cells at spaces (a word longer than a line is cut).
+func wrap(_ text: String, width: Int) -> [String] {
+    guard width > 0 else { return [] }
+    var lines = [String]()
+    for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        var line = ""
+        for word in paragraph.split(separator: " ") {
+            let w = String(word)
+            if line.isEmpty {
+                line = w.prefix(cells: width)
+            } else if line.cellWidth + 1 + w.cellWidth <= width {
+                line += " " + w
+            } else {
+                lines.append(line)
+                line = w.prefix(cells: width)
+            }
+        }
+        lines.append(line)
+    }
+    return lines
+}

@@ -1,0 +1,174 @@
+import AuthenticatorModel
+import KeyKit
+
+/// The OATH tab: the filter line, the accounts with their codes and countdowns, and the tab's dialogs.
+struct OATHView {
+    let app: AppView
+    let area: Box
+
+    var screen: Screen { app.screen }
+    var theme: Theme { app.theme }
+
+    func render(_ state: AppState) {
+        let oath = state.oath
+        switch oath.phase {
+        case .noKey:
+            if state.service == .unavailable {
+                centered([UIText("view.noPcscd"), UIText("view.noPcscdHint")])
+            } else {
+                centered([UIText("view.noKey"), UIText("view.noKeyHint")])
+            }
+        case .loading:
+            centered([UIText("view.loading")])
+        case .locked:
+            centered([UIText("view.locked"), UIText("view.lockedHint")])
+        case .unavailable(let why):
+            centered([UIText("view.oathUnavailable"), why])
+        case .ready:
+            list(state)
+        }
+        if let dialog = oath.dialog { app.form(dialog.form) }
+    }
+
+    func centered(_ lines: [UIText]) {
+        let texts = lines.flatMap { wrap(app.resolve($0), width: area.width - 4) }
+        let top = area.row + max(0, (area.height - texts.count) / 2)
+        for (i, line) in texts.enumerated() where top + i < area.row + area.height {
+            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
+                        style: i == 0 ? theme.heading : theme.dim)
+        }
+    }
+
+    /// Column widths for the screen's width: the countdown bar goes first when space runs out, then the
+    /// issuer gets its own column no more.
+    struct Columns {
+        var issuer: Int
+        var name: Int
+        var code: Int
+        var bar: Int
+        var seconds: Int
+    }
+
+    func columns(_ accounts: [OATHAccount]) -> Columns {
+        let width = area.width
+        let codeWidth = max(11, (accounts.map { $0.digits }.max() ?? 6) + 3)
+        var c = Columns(issuer: 0, name: 0, code: codeWidth, bar: 0, seconds: 4)
+        var rest = width - 2 - codeWidth - c.seconds - 2
+        if rest >= 50 {
+            c.bar = min(12, rest - 46)
+            rest -= c.bar + 1
+        }
+        if rest >= 30 {
+            c.issuer = min(20, max(10, rest / 3))
+            c.name = rest - c.issuer - 1
+        } else {
+            c.name = max(4, rest)
+        }
+        return c
+    }
+
+    func list(_ state: AppState) {
+        let oath = state.oath
+        var top = area.row
+        if oath.filterFocused || !oath.filter.text.isEmpty {
+            let label = app.text(UIText("view.filter"))
+            screen.draw(" " + label, row: top, column: 0, style: theme.heading)
+            let column = label.cellWidth + 2
+            screen.draw(oath.filter.text, row: top, column: column, style: oath.filterFocused ? theme.field : .plain,
+                        width: max(0, area.width - column))
+            if oath.filterFocused {
+                screen.setCursor(row: top, column: column + String(oath.filter.text.prefix(oath.filter.cursor)).cellWidth)
+            }
+            top += 1
+        }
+        let visible = oath.visibleAccounts
+        if visible.isEmpty {
+            let what = oath.accounts.isEmpty ? UIText("view.noAccounts", ["add": String(state.bindings.key(for: .add))])
+                                             : UIText("view.noMatch", ["filter": oath.filter.text])
+            screen.draw(" " + app.text(what), row: top + 1, column: 0, style: theme.dim, width: area.width)
+            return
+        }
+        let c = columns(visible)
+        let rows = area.row + area.height - top
+        let selected = oath.selectedIndex ?? 0
+        // Keep the selection in view, a page at a time.
+        let first = rows > 0 ? (selected / rows) * rows : 0
+        for (offset, account) in visible.dropFirst(first).prefix(max(0, rows)).enumerated() {
+            row(account, state: state, c: c, at: top + offset, selected: first + offset == selected)
+        }
+        if visible.count > rows, rows > 0 {
+            let more = "\(first + 1)-\(min(visible.count, first + rows))/\(visible.count)"
+            screen.draw(more, row: area.row + area.height - 1, column: area.width - more.cellWidth - 1, style: theme.dim)
+        }
+    }
+
+    func row(_ account: OATHAccount, state: AppState, c: Columns, at y: Int, selected: Bool) {
+        let unicode = screen.unicode
+        let base: TextStyle = selected ? theme.selection : .plain
+        screen.draw(String(repeating: " ", count: area.width), row: y, column: 0, style: base)
+        var x = 0
+        let pinned = state.oath.pinned.contains(account.id)
+        screen.draw(pinned ? (unicode ? "★ " : "* ") : "  ", row: y, column: x,
+                    style: selected ? base : theme.pinned)
+        x += 2
+        if c.issuer > 0 {
+            screen.draw((account.issuer ?? "").padded(toCells: c.issuer, unicode: unicode), row: y, column: x,
+                        style: selected ? base : theme.heading)
+            x += c.issuer + 1
+            screen.draw(account.name.padded(toCells: c.name, unicode: unicode), row: y, column: x, style: base)
+        } else {
+            let label = account.issuer.map { "\($0): \(account.name)" } ?? account.name
+            screen.draw(label.padded(toCells: c.name, unicode: unicode), row: y, column: x, style: base)
+        }
+        x += c.name + 1
+        let now = state.now
+        if let code = account.validCode(at: now) {
+            let remaining = Double(code.validTo) - now
+            let expiring = !account.isHOTP && remaining < 5
+            var codeStyle = expiring ? theme.codeExpiring : theme.code
+            if selected { codeStyle.reverse = true }
+            screen.draw(Self.grouped(code.value).padded(toCells: c.code, alignment: .right, unicode: unicode),
+                        row: y, column: x, style: codeStyle)
+            x += c.code + 1
+            if !account.isHOTP {
+                if c.bar > 0 {
+                    let fraction = max(0, min(1, remaining / Double(account.period)))
+                    var barStyle = expiring ? theme.barLow : theme.barFull
+                    if selected { barStyle.reverse = true }
+                    screen.draw(Widgets.bar(fraction: fraction, width: c.bar, unicode: unicode), row: y, column: x, style: barStyle)
+                    x += c.bar + 1
+                }
+                screen.draw(String(format: "%3ds", Int(remaining.rounded(.up))), row: y, column: x, style: base)
+            } else {
+                screen.draw(app.text(UIText("view.hotpAgain")), row: y, column: x, style: selected ? base : theme.dim,
+                            width: max(0, area.width - x))
+            }
+        } else {
+            let label: UIText
+            if account.calculating {
+                label = account.requiresTouch ? UIText("view.touchYourKey") : UIText("view.calculating")
+            } else if account.requiresTouch {
+                label = UIText("view.touchAccount")
+            } else if account.isHOTP {
+                label = UIText("view.hotpAccount")
+            } else {
+                label = UIText("view.calculating")
+            }
+            let style = account.calculating && account.requiresTouch ? theme.warning : theme.dim
+            screen.draw(app.text(label).padded(toCells: max(0, area.width - x), unicode: unicode), row: y, column: x,
+                        style: selected ? base : style)
+        }
+    }
+
+    /// `123456` → `123 456`, `12345678` → `1234 5678`; Steam codes (letters) stay whole.
+    static func grouped(_ code: String) -> String {
+        guard code.allSatisfy(\.isNumber) else { return code }
+        let chars = Array(code)
+        switch chars.count {
+        case 6: return String(chars[0..<3]) + " " + String(chars[3...])
+        case 7: return String(chars[0..<4]) + " " + String(chars[4...])
+        case 8: return String(chars[0..<4]) + " " + String(chars[4...])
+        default: return code
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import AuthenticatorModel
+import Foundation
+import KeyKit
+
+/// The TUI's loop: one `poll` on the keyboard, the screen's signal pipe and the runner's message pipe, with
+/// a timeout only while something on screen counts down (the next whole second). Each wake-up feeds
+/// messages to `update`, hands the commands to the runner, and redraws.
+public final class TerminalApp {
+    private let screen: CursesScreen
+    private let view: AppView
+    private var state: AppState
+    private let inbox = LockedValue<[Msg]>([])
+    private let wakeup: Wakeup
+    private var runner: Runner?
+    private let clipboard: Clipboard
+    /// OSC 52 sequences to write after the next frame.
+    private var pendingRaw = [[UInt8]]()
+
+    public init(screen: CursesScreen, state: AppState, text: @escaping Localize, theme: Theme,
+                clipboard: Clipboard) throws {
+        self.screen = screen
+        self.clipboard = clipboard
+        self.state = state
+        self.view = AppView(screen: screen, text: text, theme: theme)
+        self.wakeup = try Wakeup()
+    }
+
+    /// Runs until the user quits or the terminal goes away. The screen is ended on the way out.
+    public func run(backend: any KeyBackend, environment: RunnerEnvironment) {
+        let inbox = self.inbox, wakeup = self.wakeup
+        let runner = Runner(backend: backend, environment: environment) { msg in
+            inbox.withLock { $0.append(msg) }
+            wakeup.signal()
+        }
+        self.runner = runner
+        defer {
+            runner.stop()
+            screen.end()
+        }
+        state.now = Date().timeIntervalSince1970
+        initialCommands(state).forEach(runner.perform)
+        var lastTick = floor(state.now)
+        while !state.quitting {
+            view.render(state)
+            for bytes in pendingRaw { screen.writeRaw(bytes) }
+            pendingRaw.removeAll()
+            let timeout = Self.timeout(state, now: Date().timeIntervalSince1970)
+            let result: PollResult
+            do {
+                result = try Poller.poll(fds: screen.pollDescriptors + [wakeup.fd], timeoutMilliseconds: timeout)
+            } catch {
+                break
+            }
+            var messages = [Msg]()
+            if result.readable.contains(screen.inputFD) || result.readable.contains(screen.signalFD) || result.interrupted {
+                for event in screen.readAvailable() {
+                    switch event {
+                    case .key(let key): messages.append(.key(key))
+                    case .paste(let text): messages += text.filter { !$0.isNewline }.map { .key(.char($0)) }
+                    case .resize: break
+                    }
+                }
+                if screen.inputClosed { break }
+            }
+            if result.readable.contains(wakeup.fd) {
+                wakeup.drain()
+                messages += inbox.withLock { queued in
+                    defer { queued.removeAll() }
+                    return queued
+                }
+            }
+            let now = Date().timeIntervalSince1970
+            for msg in messages { dispatch(msg) }
+            if floor(now) != lastTick || messages.isEmpty {
+                lastTick = floor(now)
+                dispatch(.tick(now: now))
+            }
+        }
+    }
+
+    private func dispatch(_ msg: Msg) {
+        if case .key = msg { state.now = Date().timeIntervalSince1970 }
+        for command in update(&state, msg) {
+            if case .copy(let text) = command { copy(text) } else { runner?.perform(command) }
+        }
+    }
+
+    /// OSC 52 goes to the terminal from this thread, after the frame; local tools run aside and report.
+    private func copy(_ text: String) {
+        let sequence = clipboard.terminalSequence(for: text)
+        if let sequence { pendingRaw.append(sequence) }
+        let clipboard = self.clipboard, inbox = self.inbox, wakeup = self.wakeup
+        Task {
+            let local = await clipboard.copyWithLocalTools(text)
+            let how = (sequence != nil ? ["OSC 52"] : []) + local.succeeded
+            let msg: Msg = how.isEmpty ? .copied(false, UIText("status.copyFailed"))
+                                       : .copied(true, UIText("status.copied", ["how": how.joined(separator: ", ")]))
+            inbox.withLock { $0.append(msg) }
+            wakeup.signal()
+        }
+    }
+
+    /// Milliseconds until the next whole second while a countdown, a pending code or a timed message is on
+    /// screen; nil (wait for input or a message only) when nothing changes by itself.
+    static func timeout(_ state: AppState, now: Double) -> Int? {
+        let counting = state.oath.phase == .ready && state.oath.accounts.contains { !$0.isHOTP && $0.code != nil }
+        let expiring = state.status?.expires != nil
+        guard counting || expiring else { return nil }
+        let next = floor(now) + 1
+        return max(1, Int(((next - now) * 1000).rounded(.up)))
+    }
+}
