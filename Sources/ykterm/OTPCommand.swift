@@ -8,13 +8,16 @@ import KeyKit
 struct OTPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "otp",
-        abstract: "One-time passwords a key types or shows on NFC: capture, parse, decrypt, read the NDEF tag.",
+        abstract: "One-time passwords and the OTP slots: capture, parse, decrypt, NDEF, challenge-response.",
         discussion: """
         A key types a Yubico OTP (public ID, then 32 modhex characters), an OATH-HOTP code (6 or 8 digits, \
         optionally after a 12-character token identifier) or a static password. Text typed on a German, \
-        French or Dvorak keyboard layout is recognised and translated back to what the key sent.
+        French or Dvorak keyboard layout is recognised and translated back to what the key sent. The \
+        OTP application's two slots can be shown (info), programmed for HMAC-SHA1 challenge-response \
+        (chalresp), asked a challenge (calculate) and emptied (delete).
         """,
-        subcommands: [Capture.self, Parse.self, Decrypt.self, Read.self])
+        subcommands: [Capture.self, Parse.self, Decrypt.self, Read.self, Info.self, Calculate.self, ChalResp.self,
+                      Delete.self])
 }
 
 /// The classification as JSON fields.

@@ -1,5 +1,6 @@
 """`ykterm otp`: Yubico OTPs made by PyPI yubiotp decrypt the same; the virtual key's NDEF tag serves OTPs
-that yubiotp decrypts with the key's AES key."""
+that yubiotp decrypts with the key's AES key; challenge-response slots programmed by ykman answer ykterm
+with the HMAC-SHA1 Python computes, and the other way round; info and delete agree with ykman."""
 
 import json
 import struct
@@ -8,7 +9,7 @@ import pytest
 from yubiotp.modhex import modhex
 from yubiotp.otp import OTP, YubiKey, decode_otp, encode_otp
 
-from harness import ServedKey, run_ykterm
+from harness import ServedKey, run_ykman, run_ykterm
 
 KEY_HEX = "2b7e151628aed2a6abf7158809cf4f3c"
 KEY = bytes.fromhex(KEY_HEX)
@@ -152,3 +153,219 @@ def test_capture_times_out_and_restores_the_terminal():
     code, out, err, before, after = _capture_on_pty(lambda m: None, timeout="1")
     assert code == 1 and "within" in err
     assert after == before
+
+
+# The OTP application's slots: challenge-response programmed and answered by ykterm and by ykman.
+
+HMAC_KEY = "303132333435363738393a3b3c3d3e3f40414243"  # 20 bytes, the largest an HMAC-SHA1 slot holds
+SHORT_KEY = "0102030405"
+# Challenges shorter than 64 bytes, including ones that end in 00 and 01 (the key strips the padding).
+CHALLENGES = ["00", "01", "313233", "0102030400", "fefe0101", "a5" * 62 + "00", bytes(range(1, 64)).hex()]
+
+
+def hmac_sha1(key_hex, challenge_hex):
+    import hashlib
+    import hmac
+
+    return hmac.new(bytes.fromhex(key_hex), bytes.fromhex(challenge_hex), hashlib.sha1).hexdigest()
+
+
+def ykterm_otp(key, env, *args, **kw):
+    return run_ykterm("otp", args[0], "--reader", key.reader, *args[1:], env=env, **kw)
+
+
+def ykman_slots(key, env):
+    """ykman's view of the slots: {1: 'programmed'|'empty', 2: ...}."""
+    out = run_ykman(key.reader, "otp", "info", env=env).stdout
+    slots = {}
+    for line in out.splitlines():
+        if line.startswith("Slot "):
+            n, state = line[5:].split(": ", 1)
+            slots[int(n)] = state.strip()
+    return slots
+
+
+def test_slot_programmed_by_ykman_answers_ykterm_calculate(key, env):
+    run_ykman(key.reader, "otp", "chalresp", "2", HMAC_KEY, "-f", env=env)
+    for challenge in CHALLENGES:
+        r = ykterm_otp(key, env, "calculate", "--slot", "2", challenge)
+        assert r.stdout.strip() == hmac_sha1(HMAC_KEY, challenge), challenge
+    assert "Touch" not in r.stderr  # a slot without touch answers at once
+    # The challenge from standard input.
+    r = ykterm_otp(key, env, "calculate", "--slot", "2", "-", input="c0ffee\n")
+    assert r.stdout.strip() == hmac_sha1(HMAC_KEY, "c0ffee")
+    # A short key, with touch: the answer waits for the (simulated) touch and ykterm says so.
+    run_ykman(key.reader, "otp", "chalresp", "--touch", "1", SHORT_KEY, "-f", env=env)
+    r = ykterm_otp(key, env, "calculate", "--slot", "1", "313233")
+    assert r.stdout.strip() == hmac_sha1(SHORT_KEY, "313233")
+    assert "Touch your key" in r.stderr
+
+
+def test_slot_programmed_by_ykterm_answers_ykman_calculate(key, env):
+    # The key from standard input: no warning.
+    r = ykterm_otp(key, env, "chalresp", "--slot", "1", "-", input=HMAC_KEY + "\n")
+    assert "visible" not in r.stderr and HMAC_KEY not in r.stdout + r.stderr
+    assert "Slot 1 programmed" in r.stdout
+    for challenge in CHALLENGES:
+        assert run_ykman(key.reader, "otp", "calculate", "1", challenge, env=env).stdout.strip() \
+            == hmac_sha1(HMAC_KEY, challenge), challenge
+    # A 64-byte challenge: the key takes the run of equal bytes at its end for padding, for every client alike.
+    full = bytes(range(64)).hex()
+    assert ykterm_otp(key, env, "calculate", "--slot", "1", full).stdout.strip() \
+        == run_ykman(key.reader, "otp", "calculate", "1", full, env=env).stdout.strip()
+    # The key on the command line works, with a warning; --touch makes the slot wait for a touch.
+    r = ykterm_otp(key, env, "chalresp", "--slot", "2", "--touch", SHORT_KEY)
+    assert "visible to other users" in r.stderr
+    assert "touch required" in r.stdout
+    assert run_ykman(key.reader, "otp", "calculate", "2", "abcdef", env=env).stdout.strip().splitlines()[-1] \
+        == hmac_sha1(SHORT_KEY, "abcdef")
+    assert "Touch your key" in ykterm_otp(key, env, "calculate", "--slot", "2", "abcdef").stderr
+
+
+def test_key_omitted_is_read_from_standard_input(key, env):
+    r = ykterm_otp(key, env, "chalresp", "--slot", "2", input=SHORT_KEY + "\n")
+    assert "visible" not in r.stderr
+    assert run_ykman(key.reader, "otp", "calculate", "2", "00ff", env=env).stdout.strip() \
+        == hmac_sha1(SHORT_KEY, "00ff")
+
+
+def test_info_agrees_with_ykman(key, env):
+    def check():
+        info = json.loads(ykterm_otp(key, env, "info", "--json").stdout)
+        slots = ykman_slots(key, env)
+        assert {s["slot"]: ("programmed" if s["configured"] else "empty") for s in info["slots"]} == slots
+        text = ykterm_otp(key, env, "info").stdout.splitlines()
+        for n, state in slots.items():
+            assert f"Slot {n}: {state}" in text
+        return info
+
+    info = check()
+    assert info["version"] == "5.7.2"
+    assert info["serial"] == 28123456
+    ykman_info = run_ykman(key.reader, "info", env=env).stdout
+    assert "Serial number: 28123456" in ykman_info and "5.7.2" in ykman_info
+    assert "Serial: 28123456" in ykterm_otp(key, env, "info").stdout
+    run_ykman(key.reader, "otp", "chalresp", "2", HMAC_KEY, "-f", env=env)
+    info = check()
+    assert [s["configured"] for s in info["slots"]] == [False, True]
+    assert not any(s["touch_triggered"] for s in info["slots"])  # challenge-response slots type nothing
+    ykterm_otp(key, env, "chalresp", "--slot", "1", "--touch", "-", input=SHORT_KEY + "\n")
+    info = check()
+    assert [s["configured"] for s in info["slots"]] == [True, True]
+
+
+def test_keyboard_slot_is_touch_triggered_and_not_challenge_response(key, env):
+    run_ykman(key.reader, "otp", "static", "--keyboard-layout", "MODHEX", "1", "cbdefghijklnrtuv", "-f", env=env)
+    info = json.loads(ykterm_otp(key, env, "info", "--json").stdout)
+    assert info["slots"][0] == {"slot": 1, "configured": True, "touch_triggered": True}
+    assert "Slot 1: programmed, touch-triggered" in ykterm_otp(key, env, "info").stdout
+    r = ykterm_otp(key, env, "calculate", "--slot", "1", "00", check=False)
+    assert r.returncode == 1 and "not configured for HMAC-SHA1 challenge-response" in r.stderr
+
+
+def test_delete_and_ykman_sees_the_slot_empty(key, env):
+    run_ykman(key.reader, "otp", "chalresp", "1", HMAC_KEY, "-f", env=env)
+    run_ykman(key.reader, "otp", "chalresp", "2", SHORT_KEY, "-f", env=env)
+    # Without a terminal to ask on, --force is needed; the slot is left as it was.
+    r = ykterm_otp(key, env, "delete", "--slot", "1", check=False)
+    assert r.returncode == 2 and "--force" in r.stderr
+    assert ykman_slots(key, env) == {1: "programmed", 2: "programmed"}
+    r = ykterm_otp(key, env, "delete", "--slot", "1", "--force")
+    assert "Slot 1 deleted" in r.stdout
+    assert ykman_slots(key, env) == {1: "empty", 2: "programmed"}
+    assert run_ykman(key.reader, "otp", "calculate", "2", "00", env=env).stdout.strip() == hmac_sha1(SHORT_KEY, "00")
+    r = ykterm_otp(key, env, "delete", "--slot", "1", "-f", check=False)
+    assert r.returncode == 1 and "already empty" in r.stderr
+    r = ykterm_otp(key, env, "calculate", "--slot", "1", "00", check=False)
+    assert r.returncode == 1 and "slot 1 is empty" in r.stderr
+    # The last slot: the key's program sequence goes back to 0, which ykterm accepts.
+    ykterm_otp(key, env, "delete", "--slot", "2", "-f")
+    assert ykman_slots(key, env) == {1: "empty", 2: "empty"}
+    assert json.loads(ykterm_otp(key, env, "info", "--json").stdout)["program_sequence"] == 0
+
+
+def test_overwrite_needs_force_when_not_a_terminal(key, env):
+    ykterm_otp(key, env, "chalresp", "--slot", "2", "-", input=HMAC_KEY + "\n")
+    r = ykterm_otp(key, env, "chalresp", "--slot", "2", "-", input=SHORT_KEY + "\n", check=False)
+    assert r.returncode == 2 and "--force" in r.stderr
+    assert run_ykman(key.reader, "otp", "calculate", "2", "42", env=env).stdout.strip() == hmac_sha1(HMAC_KEY, "42")
+    ykterm_otp(key, env, "chalresp", "--slot", "2", "-f", "-", input=SHORT_KEY + "\n")
+    assert run_ykman(key.reader, "otp", "calculate", "2", "42", env=env).stdout.strip() == hmac_sha1(SHORT_KEY, "42")
+
+
+def _on_pty(args, env, answers):
+    """Runs ykterm with a pseudo-terminal as standard input, typing each answer after a pause. Returns the
+    exit status, stdout, stderr and what the terminal showed (the echo)."""
+    import os
+    import select
+    import subprocess
+    import time
+
+    from harness import YKTERM
+
+    master, slave = os.openpty()
+    proc = subprocess.Popen([str(YKTERM)] + list(args), stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    shown = b""
+    try:
+        for answer in answers:
+            time.sleep(1.0)
+            os.write(master, (answer + "\n").encode())
+        out, err = proc.communicate(timeout=30)
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+        os.close(slave)
+    return proc.returncode, out, err, shown.decode(errors="replace")
+
+
+def test_on_a_terminal_the_key_is_asked_without_echo_and_overwriting_is_confirmed(key, env):
+    base = ["otp", "chalresp", "--reader", key.reader, "--slot", "1"]
+    code, out, err, shown = _on_pty(base, env, [HMAC_KEY])
+    assert code == 0, err
+    assert "HMAC-SHA1 key (hex)" in err
+    assert HMAC_KEY not in shown and HMAC_KEY not in out + err
+    assert run_ykman(key.reader, "otp", "calculate", "1", "99", env=env).stdout.strip() == hmac_sha1(HMAC_KEY, "99")
+    # Overwriting asks; "n" leaves the slot alone, "y" overwrites.
+    code, out, err, _ = _on_pty(base + ["-"], env, [SHORT_KEY, "n"])
+    assert code == 1 and "Overwrite it?" in err and "nothing was changed" in err
+    assert run_ykman(key.reader, "otp", "calculate", "1", "99", env=env).stdout.strip() == hmac_sha1(HMAC_KEY, "99")
+    code, out, err, _ = _on_pty(base + ["-"], env, [SHORT_KEY, "y"])
+    assert code == 0, err
+    assert run_ykman(key.reader, "otp", "calculate", "1", "99", env=env).stdout.strip() == hmac_sha1(SHORT_KEY, "99")
+    # Deleting asks too.
+    code, out, err, _ = _on_pty(["otp", "delete", "--reader", key.reader, "--slot", "1"], env, ["y"])
+    assert code == 0 and "Delete the configuration of slot 1?" in err
+    assert ykman_slots(key, env)[1] == "empty"
+
+
+def test_bad_input_is_rejected(key, env):
+    def fails(*args, status=2, input=None):
+        r = ykterm_otp(key, env, *args, input=input, check=False)
+        assert r.returncode == status, (args, r.stderr)
+        return r.stderr
+
+    assert "--slot must be 1 or 2" in fails("calculate", "--slot", "3", "00")
+    assert "--slot must be 1 or 2" in fails("chalresp", "--slot", "0", "-f", SHORT_KEY)
+    assert "not hex" in fails("calculate", "--slot", "1", "xyz0")
+    assert "odd number" in fails("calculate", "--slot", "1", "abc")
+    assert "empty" in fails("calculate", "--slot", "1", "")
+    assert "at most 64" in fails("calculate", "--slot", "1", "00" * 65)
+    assert "1 to 20 bytes" in fails("chalresp", "--slot", "1", "-f", "-", input="11" * 21 + "\n")
+    assert "1 to 20 bytes" in fails("chalresp", "--slot", "1", "-f", "-", input="\n")
+    # A key that is not hex: the message does not repeat it.
+    err = fails("chalresp", "--slot", "1", "-f", "-", input="0102zz0405\n")
+    assert "not hex" in err and "zz" not in err and "0102" not in err
+    # None of these changed the key.
+    assert ykman_slots(key, env) == {1: "empty", 2: "empty"}
+    assert "slot 2 is empty" in fails("calculate", "--slot", "2", "00", status=1)

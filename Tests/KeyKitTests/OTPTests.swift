@@ -1,5 +1,6 @@
 import Foundation
 @testable import KeyKit
+import Synchronization
 import Testing
 
 // Vectors: the token below was made with PyPI `yubiotp` (encode_otp) for the key 000102…0f, private ID
@@ -277,5 +278,208 @@ struct OTPNDEFTests {
         var noFile = cc
         noFile[7] = 0x05
         #expect(throws: NDEFError.self) { try NDEFSession.CapabilityContainer(parsing: noFile) }
+    }
+}
+
+// Vectors: yubikey-manager's `HmacSha1SlotConfiguration(key).get_config(access_code)` (yubikit 5.x).
+private func hexBytes(_ text: String) -> [UInt8] { (try? Hex.decode(text)) ?? [] }
+
+@Suite("OTP: slot configuration")
+struct OTPSlotConfigurationTests {
+    @Test func challengeResponseMatchesYubikeyManager() throws {
+        let twenty = hexBytes("303132333435363738393a3b3c3d3e3f40414243")
+        #expect(try OTPSlotConfiguration.challengeResponse(key: twenty).bytes == hexBytes(
+            "00000000000000000000000000000000404142430000303132333435363738393a3b3c3d3e3f0000000000000024402600000921"))
+        let five = hexBytes("0102030405")
+        #expect(try OTPSlotConfiguration.challengeResponse(key: five, requireTouch: true).bytes == hexBytes(
+            "00000000000000000000000000000000000000000000010203040500000000000000000000000000000000000024402e0000c51d"))
+        let code = hexBytes("a1a2a3a4a5a6")
+        #expect(try OTPSlotConfiguration.challengeResponse(key: five, requireTouch: true, accessCode: code).bytes
+            == hexBytes("0000000000000000000000000000000000000000000001020304050000000000000000000000a1a2a3a4a5a60024402e000052e7"))
+    }
+
+    @Test func parsesBackAndChecksTheCRC() throws {
+        let key = hexBytes("303132333435363738393a3b3c3d3e3f40414243")
+        let bytes = try OTPSlotConfiguration.challengeResponse(key: key, requireTouch: true).bytes
+        #expect(bytes.count == OTPSlotConfiguration.size)
+        #expect(OTPSlotConfiguration.crc(bytes) == OTPSlotConfiguration.crcResidual)
+        let parsed = try #require(OTPSlotConfiguration(bytes: bytes))
+        #expect(parsed.isChallengeResponse && parsed.isHMACChallengeResponse && parsed.requiresTouch)
+        #expect(parsed.hmacKey == key)
+        #expect(!parsed.hasAccessCode)
+        #expect(parsed.bytes == bytes)
+        var broken = bytes
+        broken[30] ^= 0x01
+        #expect(OTPSlotConfiguration(bytes: broken) == nil)
+        #expect(OTPSlotConfiguration(bytes: Array(bytes.dropLast())) == nil)
+        let noTouch = try #require(OTPSlotConfiguration(bytes: try OTPSlotConfiguration.challengeResponse(key: key).bytes))
+        #expect(noTouch.isHMACChallengeResponse && !noTouch.requiresTouch)
+    }
+
+    @Test func keySizes() throws {
+        #expect(throws: OTPError.invalidKey(0)) { try OTPSlotConfiguration.challengeResponse(key: []) }
+        #expect(throws: OTPError.invalidKey(21)) {
+            try OTPSlotConfiguration.challengeResponse(key: [UInt8](repeating: 7, count: 21))
+        }
+        #expect(throws: OTPError.invalidKey(64)) {
+            try OTPSlotConfiguration.challengeResponse(key: [UInt8](repeating: 7, count: 64))
+        }
+        #expect(throws: OTPError.invalidAccessCode) {
+            try OTPSlotConfiguration.challengeResponse(key: [1], accessCode: [1, 2, 3])
+        }
+        // Longer than a SHA-1 block: hashed first, as HMAC itself does, so the response is the same.
+        let long = [UInt8](repeating: 0x5A, count: 65)
+        let c = try OTPSlotConfiguration.challengeResponse(key: long)
+        #expect(c.hmacKey == Crypto.digest(.sha1, long))
+        #expect(Crypto.hmac(.sha1, key: c.hmacKey, data: [1, 2, 3]) == Crypto.hmac(.sha1, key: long, data: [1, 2, 3]))
+        // A short key is padded with zeros, which HMAC does too.
+        let short = try OTPSlotConfiguration.challengeResponse(key: [0xAB])
+        #expect(Crypto.hmac(.sha1, key: short.hmacKey, data: [9]) == Crypto.hmac(.sha1, key: [0xAB], data: [9]))
+    }
+
+    @Test func challengePadding() {
+        let endsInZero: [UInt8] = [1, 2, 0]
+        let padded = OTPSlotConfiguration.paddedHMACChallenge(endsInZero)
+        #expect(padded.count == 64 && padded.suffix(61).allSatisfy { $0 == 1 })
+        #expect(OTPSlotConfiguration.strippedHMACChallenge(padded) == endsInZero)
+        let other: [UInt8] = [0xFF, 0x10]
+        let padded2 = OTPSlotConfiguration.paddedHMACChallenge(other)
+        #expect(padded2.suffix(62).allSatisfy { $0 == 0 })
+        #expect(OTPSlotConfiguration.strippedHMACChallenge(padded2) == other)
+        let full = [UInt8](0..<64)
+        #expect(OTPSlotConfiguration.paddedHMACChallenge(full) == full)
+    }
+}
+
+/// A scripted card that takes `delay` seconds to answer each command (a slot waiting for a touch).
+private final class SlowConnection: SmartCardConnection {
+    let inner: ScriptedConnection
+    let delay: Double
+    var atr: [UInt8] { inner.atr }
+    var name: String { inner.name }
+
+    init(_ inner: ScriptedConnection, delay: Double) {
+        self.inner = inner
+        self.delay = delay
+    }
+
+    func transmit(_ command: [UInt8]) async throws -> [UInt8] {
+        try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+        return try await inner.transmit(command)
+    }
+
+    func close() async { await inner.close() }
+}
+
+private final class CallCounter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+@Suite("OTP: session")
+struct OTPSessionTests {
+    private static let select = ((try? APDU.select(aid: AID.otp).encoded()) ?? []).hex
+
+    /// Status 5.7.2, program sequence 3, and the touch level given.
+    private static func status(_ sequence: UInt8 = 3, level: UInt16 = 0x0002) -> String {
+        "050702" + Hex.encode([sequence, UInt8(level & 0xFF), UInt8(level >> 8)])
+    }
+
+    @Test func statusBits() throws {
+        let s = try OTPSession.Status(bytes: hexBytes("05070209" + "0500"))
+        #expect(s.version == Version(5, 7, 2) && s.programSequence == 9)
+        #expect(s.isConfigured(slot: 1) && s.isTouchTriggered(slot: 1))
+        #expect(!s.isConfigured(slot: 2) && !s.isTouchTriggered(slot: 2))
+        let both = try OTPSession.Status(bytes: hexBytes("0507020a" + "0b00"))
+        #expect(both.slot1Configured && both.slot2Configured && !both.slot1Touch && both.slot2Touch)
+        #expect(throws: OTPError.self) { try OTPSession.Status(bytes: [5, 7, 2]) }
+    }
+
+    @Test func calculateSendsThePaddedChallenge() async throws {
+        let response = [UInt8](repeating: 0xA5, count: 20)
+        let challenge: [UInt8] = [0x01, 0x02, 0x03]
+        let card = ScriptedConnection([
+            (Self.select, Self.status() + "9000"),
+            ("00013800" + "40" + OTPSlotConfiguration.paddedHMACChallenge(challenge).hex, response.hex + "9000"),
+        ])
+        let session = try await OTPSession.make(connection: card)
+        #expect(await session.status.slot2Configured)
+        #expect(try await session.calculateHMAC(slot: 2, challenge: challenge) == response)
+        #expect(card.remaining == 0)
+    }
+
+    @Test func calculateRefusesBadInputWithoutSending() async throws {
+        let card = ScriptedConnection([(Self.select, Self.status() + "9000")])
+        let session = try await OTPSession.make(connection: card)
+        await #expect(throws: OTPError.slotEmpty(1)) { try await session.calculateHMAC(slot: 1, challenge: [1]) }
+        await #expect(throws: OTPError.invalidSlot(3)) { try await session.calculateHMAC(slot: 3, challenge: [1]) }
+        await #expect(throws: OTPError.challengeTooLong(65)) {
+            try await session.calculateHMAC(slot: 2, challenge: [UInt8](repeating: 1, count: 65))
+        }
+        #expect(card.sent.count == 1)
+    }
+
+    @Test func slotWithAnotherConfigurationIsReported() async throws {
+        let card = ScriptedConnection([
+            (Self.select, Self.status(level: 0x0001) + "9000"),
+            ("00013000" + "40" + OTPSlotConfiguration.paddedHMACChallenge([7]).hex, "6985"),
+        ])
+        let session = try await OTPSession.make(connection: card)
+        await #expect(throws: OTPError.notChallengeResponse(1)) { try await session.calculateHMAC(slot: 1, challenge: [7]) }
+    }
+
+    @Test func touchNoticeComesOnlyWhenTheAnswerIsSlow() async throws {
+        let response = [UInt8](repeating: 0x11, count: 20)
+        let apdu = "00013800" + "40" + OTPSlotConfiguration.paddedHMACChallenge([9]).hex
+        // Fast answer: the notice is cancelled and never comes, even after its delay has passed.
+        let fast = CallCounter()
+        let quick = try await OTPSession.make(connection: ScriptedConnection([
+            (Self.select, Self.status() + "9000"), (apdu, response.hex + "9000"),
+        ]))
+        #expect(try await quick.calculateHMAC(slot: 2, challenge: [9], touchNoticeAfter: 0.2) { fast.add() } == response)
+        try await Task.sleep(nanoseconds: 400_000_000)
+        #expect(fast.value == 0)
+        // Slow answer: the notice comes once.
+        let slow = CallCounter()
+        let card = SlowConnection(ScriptedConnection([
+            (Self.select, Self.status() + "9000"), (apdu, response.hex + "9000"),
+        ]), delay: 0.5)
+        let waiting = try await OTPSession.make(connection: card)
+        #expect(try await waiting.calculateHMAC(slot: 2, challenge: [9], touchNoticeAfter: 0.05) { slow.add() } == response)
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(slow.value == 1)
+    }
+
+    @Test func programmingChecksTheSequence() async throws {
+        let key = hexBytes("0102030405")
+        let config = try OTPSlotConfiguration.challengeResponse(key: key, requireTouch: true).bytes
+        let write = "00010300" + "3a" + config.hex + "000000000000"
+        let card = ScriptedConnection([
+            (Self.select, Self.status(3, level: 0x0000) + "9000"),
+            (write, Self.status(4, level: 0x0002) + "9000"),
+            (write, Self.status(4, level: 0x0002) + "9000"),  // refused: the sequence did not move
+        ])
+        let session = try await OTPSession.make(connection: card)
+        try await session.programChallengeResponse(slot: 2, key: key, requireTouch: true)
+        #expect(await session.status.slot2Configured)
+        await #expect(throws: OTPError.configurationRefused) {
+            try await session.programChallengeResponse(slot: 2, key: key, requireTouch: true)
+        }
+        await #expect(throws: OTPError.invalidKey(21)) {
+            try await session.programChallengeResponse(slot: 1, key: [UInt8](repeating: 1, count: 21))
+        }
+        #expect(card.remaining == 0 && card.sent.count == 3)
+    }
+
+    @Test func deletingTheLastSlotResetsTheSequence() async throws {
+        let card = ScriptedConnection([
+            (Self.select, Self.status(7, level: 0x0001) + "9000"),
+            ("00010100" + "3a" + [UInt8](repeating: 0, count: 58).hex, Self.status(0, level: 0x0000) + "9000"),
+        ])
+        let session = try await OTPSession.make(connection: card)
+        try await session.deleteSlot(slot: 1)
+        #expect(await !session.status.slot1Configured)
+        await #expect(throws: OTPError.invalidSlot(0)) { try await session.deleteSlot(slot: 0) }
     }
 }

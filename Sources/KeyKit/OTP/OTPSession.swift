@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Errors of the OTP application's slot commands.
 public enum OTPError: Error, Equatable, CustomStringConvertible {
@@ -117,16 +118,26 @@ public actor OTPSession {
         guard slot == 1 || slot == 2 else { throw .invalidSlot(slot) }
     }
 
+    /// How long `calculateHMAC` waits for the answer before it reports that the key is waiting for a touch:
+    /// the OTP application does not tell whether a challenge-response slot needs one, and a slot that does
+    /// not answers within milliseconds.
+    public static let touchNoticeDelay: Double = 0.3
+
     /// HMAC-SHA1 challenge-response: the 20-byte response of `slot` to `challenge` (at most 64 bytes,
     /// padded as yubikey-manager does for slots that strip the padding). A slot that needs a touch answers
-    /// only after it.
-    public func calculateHMAC(slot: Int, challenge: [UInt8]) async throws -> [UInt8] {
+    /// only after it; `onWaitingForTouch` is called (once, from another thread) when no answer has come
+    /// after `touchNoticeAfter` seconds, so the caller can say "Touch your key".
+    public func calculateHMAC(slot: Int, challenge: [UInt8], touchNoticeAfter: Double = OTPSession.touchNoticeDelay,
+                              onWaitingForTouch: (@Sendable () -> Void)? = nil) async throws -> [UInt8] {
         try Self.check(slot: slot)
         guard challenge.count <= 64 else { throw OTPError.challengeTooLong(challenge.count) }
         guard status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
         let started = Date()
+        let notice = onWaitingForTouch.map { DelayedNotice(after: touchNoticeAfter, $0) }
+        defer { notice?.cancel() }
         let r = try await proto.send(APDU(ins: Ins.config, p1: slot == 1 ? Command.challengeHMAC1 : Command.challengeHMAC2,
                                           data: OTPSlotConfiguration.paddedHMACChallenge(challenge)))
+        notice?.cancel()
         if r.status.isSuccess && r.data.count == 20 { return r.data }
         // A slot with another kind of configuration refuses at once; a touch slot refuses after waiting.
         let waited = Date().timeIntervalSince(started) > 2
@@ -176,5 +187,27 @@ public actor OTPSession {
         if after.programSequence == before &+ 1 { return }
         if after.programSequence == 0 && before > 0 && after.touchLevel & 0x1F == 0 { return }
         throw OTPError.configurationRefused
+    }
+}
+
+/// Calls an action after a delay unless cancelled first; the action runs at most once.
+final class DelayedNotice: Sendable {
+    private enum State { case pending, fired, cancelled }
+    private let state = Mutex(State.pending)
+
+    init(after seconds: Double, _ action: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(seconds, 0)) { [self] in
+            let fire = state.withLock { s -> Bool in
+                guard s == .pending else { return false }
+                s = .fired
+                return true
+            }
+            if fire { action() }
+        }
+    }
+
+    /// Stops the action from running if it has not started; harmless after it ran.
+    func cancel() {
+        state.withLock { s in if s == .pending { s = .cancelled } }
     }
 }

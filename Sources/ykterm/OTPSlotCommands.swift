@@ -1,0 +1,240 @@
+import ArgumentParser
+import Foundation
+import KeyKit
+
+/// The `--slot` option of the slot commands.
+struct OTPSlotOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The OTP slot: 1 (short touch) or 2 (long touch).", valueName: "1|2"))
+    var slot: Int
+
+    func validate() throws {
+        guard slot == 1 || slot == 2 else { throw ValidationError("--slot must be 1 or 2, not \(slot)") }
+    }
+}
+
+/// Connects, SELECTs the OTP application, runs `body`, closes.
+func withOTP<T>(_ options: KeyOptions, _ body: (OTPSession) async throws -> T) async throws -> T {
+    let connection = try await options.connect()
+    do {
+        let session = try await OTPSession.make(connection: connection)
+        let result = try await body(session)
+        await connection.close()
+        return result
+    } catch {
+        await connection.close()
+        throw error
+    }
+}
+
+/// Maps the OTP application's errors to exit statuses: bad input is a usage error, the rest a failure.
+func otpFailure(_ error: Error) -> Error {
+    guard let e = error as? OTPError else { return error }
+    switch e {
+    case .invalidSlot, .challengeTooLong, .invalidKey, .invalidAccessCode: return YktermError.usage(e.description)
+    default: return YktermError.failed(e.description)
+    }
+}
+
+/// Decodes hex given by the user. For a secret the message does not repeat the offending character.
+func decodeHex(_ text: String, what: String, secret: Bool = false) throws -> [UInt8] {
+    do {
+        return try Hex.decode(text)
+    } catch {
+        switch error {
+        case .invalidCharacter(_, let offset) where secret:
+            throw YktermError.usage("\(what) is not hex: character \(offset + 1) is not a hexadecimal digit")
+        default:
+            throw YktermError.usage("\(what) is not hex: \(error)")
+        }
+    }
+}
+
+/// Reads a line from standard input for an argument given as `-`.
+func readStandardInput(_ what: String) throws -> String {
+    guard let line = readLine(strippingNewline: true) else {
+        throw YktermError.usage("standard input ended before \(what) was given")
+    }
+    return line
+}
+
+extension OTPCommand {
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the OTP application's version, which slots are programmed, and the serial.",
+            discussion: """
+            A slot that types its OTP when touched (Yubico OTP, OATH-HOTP, static password) is shown as \
+            touch-triggered; a challenge-response slot is not, whether or not it waits for a touch (the \
+            key does not tell). The serial is shown when the key reveals it to the OTP application.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+
+        @Flag(name: .long, help: "Print JSON (version, serial, program_sequence, slots: slot, configured, touch_triggered).")
+        var json = false
+
+        func run() async throws {
+            let (status, serial) = try await withOTP(keyOptions) { session in
+                (await session.status, try await session.serial())
+            }
+            if json {
+                try printJSON([
+                    "version": status.version.description,
+                    "serial": serial.map { Int($0) } as Any? ?? NSNull(),
+                    "program_sequence": Int(status.programSequence),
+                    "slots": (1...2).map { slot in
+                        ["slot": slot, "configured": status.isConfigured(slot: slot),
+                         "touch_triggered": status.isTouchTriggered(slot: slot)] as [String: Any]
+                    },
+                ] as [String: Any])
+            } else {
+                out("Version: \(status.version)")
+                out("Serial: " + (serial.map { String($0) } ?? "not readable"))
+                for slot in 1...2 {
+                    let state = !status.isConfigured(slot: slot) ? "empty"
+                        : status.isTouchTriggered(slot: slot) ? "programmed, touch-triggered" : "programmed"
+                    out("Slot \(slot): \(state)")
+                }
+            }
+        }
+    }
+
+    struct Calculate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send a challenge to a challenge-response slot and print the HMAC-SHA1 response in hex.",
+            discussion: """
+            The challenge is 1 to 64 bytes. A slot that needs a touch answers only after it: when the key \
+            has not answered within a moment, "Touch your key" is printed on standard error.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+
+        @Argument(help: ArgumentHelp("The challenge in hex (1 to 64 bytes), or - to read it from standard input.",
+                                     valueName: "CHALLENGE_HEX"))
+        var challenge: String
+
+        func run() async throws {
+            let text = challenge == "-" ? try readStandardInput("the challenge") : challenge
+            let bytes = try decodeHex(text, what: "the challenge")
+            guard !bytes.isEmpty else { throw YktermError.usage("the challenge is empty; give 1 to 64 bytes in hex") }
+            guard bytes.count <= 64 else { throw otpFailure(OTPError.challengeTooLong(bytes.count)) }
+            let slot = slotOption.slot
+            let response: [UInt8]
+            do {
+                response = try await withOTP(keyOptions) { session in
+                    guard await session.status.isConfigured(slot: slot) else {
+                        throw YktermError.failed("slot \(slot) is empty; program it with ykterm otp chalresp --slot \(slot)")
+                    }
+                    return try await session.calculateHMAC(slot: slot, challenge: bytes) {
+                        warn("Touch your key…")
+                    }
+                }
+            } catch {
+                throw otpFailure(error)
+            }
+            out(response.hex)
+        }
+    }
+
+    struct ChalResp: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "chalresp",
+            abstract: "Program a slot for HMAC-SHA1 challenge-response (asks before overwriting a programmed slot).",
+            discussion: """
+            The key is 1 to 20 bytes in hex (a key longer than 64 bytes is hashed with SHA-1 first, as HMAC \
+            does). Give - to read it from standard input; without KEY_HEX it is asked for without echo (or \
+            read from standard input when that is not a terminal). A key on the command line is visible to \
+            other users of this machine while the command runs. A programmed slot is overwritten only after \
+            confirmation, or with --force; without a terminal to ask on, --force is needed.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+
+        @Flag(name: .long, help: "Answer a challenge only after a touch.")
+        var touch = false
+
+        @Flag(name: [.long, .short], help: "Overwrite a programmed slot without asking.")
+        var force = false
+
+        @Argument(help: ArgumentHelp(
+            "The HMAC-SHA1 key in hex, or - to read it from standard input; asked for when omitted.",
+            valueName: "KEY_HEX"))
+        var key: String?
+
+        func run() async throws {
+            let prompt = Prompt()
+            var text: String
+            switch key {
+            case "-"?:
+                text = try readStandardInput("the key")
+            case let given?:
+                warn("ykterm: warning: a key on the command line is visible to other users (ps); "
+                     + "give - to read it from standard input")
+                text = given
+            case nil:
+                text = try prompt.secret("HMAC-SHA1 key (hex)")
+            }
+            var secret = try decodeHex(text, what: "the key", secret: true)
+            text = ""
+            defer { for i in secret.indices { secret[i] = 0 } }
+            // Refuse a key that does not fit before touching the key.
+            do { _ = try OTPSlotConfiguration.challengeResponse(key: secret, requireTouch: touch) } catch {
+                throw otpFailure(error)
+            }
+            let (slot, touch, force) = (slotOption.slot, self.touch, self.force)
+            do {
+                try await withOTP(keyOptions) { session in
+                    if await session.status.isConfigured(slot: slot) && !force {
+                        guard prompt.interactive else {
+                            throw YktermError.usage("slot \(slot) is programmed; overwriting it needs --force "
+                                                    + "when standard input is not a terminal")
+                        }
+                        guard prompt.confirm("Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.") else {
+                            throw YktermError.failed("nothing was changed")
+                        }
+                    }
+                    try await session.programChallengeResponse(slot: slot, key: secret, requireTouch: touch)
+                }
+            } catch {
+                throw otpFailure(error)
+            }
+            out("Slot \(slot) programmed for HMAC-SHA1 challenge-response" + (touch ? " (touch required)." : "."))
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a slot's configuration (asks first, unless --force).")
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+
+        @Flag(name: [.long, .short], help: "Delete without asking.")
+        var force = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let (slot, force) = (slotOption.slot, self.force)
+            do {
+                try await withOTP(keyOptions) { session in
+                    guard await session.status.isConfigured(slot: slot) else {
+                        throw YktermError.failed("slot \(slot) is already empty")
+                    }
+                    if !force {
+                        guard prompt.interactive else {
+                            throw YktermError.usage("deleting slot \(slot) needs --force when standard input is not a terminal")
+                        }
+                        guard prompt.confirm("Delete the configuration of slot \(slot)? It cannot be recovered.") else {
+                            throw YktermError.failed("nothing was deleted")
+                        }
+                    }
+                    try await session.deleteSlot(slot: slot)
+                }
+            } catch {
+                throw otpFailure(error)
+            }
+            out("Slot \(slot) deleted.")
+        }
+    }
+}
