@@ -1,0 +1,405 @@
+import AuthenticatorModel
+import CNCursesW
+import Foundation
+import Glibc
+import Synchronization
+
+/// How the ncurses screen is set up.
+public struct CursesConfiguration: Sendable {
+    public enum ColorMode: String, Sendable, CaseIterable {
+        /// Colours when the terminal has them and `NO_COLOR` is unset or empty.
+        case auto
+        /// Colours whenever the terminal has them.
+        case always
+        /// Bold and reverse only.
+        case never
+    }
+
+    public var colors: ColorMode
+    /// Asks the terminal to mark pasted text (`ESC [?2004h`), so a paste arrives as one `.paste` event.
+    public var bracketedPaste: Bool
+    /// How long ncurses waits after ESC for the rest of an escape sequence, in milliseconds.
+    public var escapeDelay: Int
+    /// Whether Ctrl-C (SIGINT) reaches the app as the key `.ctrl("c")` so it can quit cleanly; a second Ctrl-C the
+    /// app has not read yet ends the process (after restoring the terminal). When false, SIGINT restores the
+    /// terminal and ends the process at once.
+    public var interruptAsKey: Bool
+    /// The environment consulted for `NO_COLOR` (the process environment by default).
+    public var environment: [String: String]?
+
+    public init(colors: ColorMode = .auto, bracketedPaste: Bool = true, escapeDelay: Int = 25,
+                interruptAsKey: Bool = true, environment: [String: String]? = nil) {
+        self.colors = colors
+        self.bracketedPaste = bracketedPaste
+        self.escapeDelay = escapeDelay
+        self.interruptAsKey = interruptAsKey
+        self.environment = environment
+    }
+}
+
+/// Why the terminal could not be opened.
+public enum CursesScreenError: Error, Equatable, CustomStringConvertible {
+    case notATerminal
+    case unknownTerminal(String)
+    case alreadyActive
+    case system(SystemCallError)
+
+    public var description: String {
+        switch self {
+        case .notATerminal: return "not a terminal: run ykterm in a terminal, or use a subcommand"
+        case .unknownTerminal(let name): return "unknown terminal type \"\(name)\": set TERM (for example xterm-256color)"
+        case .alreadyActive: return "the terminal is already in use by another screen"
+        case .system(let error): return error.description
+        }
+    }
+}
+
+/// The terminal, through ncursesw.
+///
+/// Opens `/dev/tty` (or stdin/stdout when there is none) in cbreak, no-echo, keypad mode with the alternate screen.
+/// Draws with wide-character cells; `present()` sends only the changed cells. `end()` restores the terminal; so do
+/// SIGTERM, SIGHUP, SIGQUIT, crash signals and `exit()`, through async-signal-safe handlers. SIGWINCH is turned into
+/// a `.resize` event by `readAvailable()`, and Ctrl-C into the key `.ctrl("c")` (see `CursesConfiguration`).
+///
+/// Use one at a time, from one thread.
+public final class CursesScreen: Screen, RawTerminalOutput {
+    public private(set) var size: ScreenSize
+    public let unicode: Bool
+    /// Whether colours are in use (otherwise styles show as bold, reverse, underline and dim only).
+    public let colors: Bool
+    /// The descriptor keyboard input arrives on: poll it for reading.
+    public let inputFD: Int32
+    /// A descriptor that becomes readable when a signal (resize, Ctrl-C) needs the loop's attention: poll it too.
+    public var signalFD: Int32 { signalWakeup.fd }
+    /// The descriptors the app loop polls for this screen: `[inputFD, signalFD]`.
+    public var pollDescriptors: [Int32] { [inputFD, signalFD] }
+    /// Set when the terminal went away (hang-up): the app should quit.
+    public private(set) var inputClosed = false
+    /// Whether `end()` has run.
+    public private(set) var ended = false
+
+    private let outputFD: Int32
+    private let inputFile: UnsafeMutablePointer<FILE>
+    private let outputFile: UnsafeMutablePointer<FILE>
+    private let screenPointer: OpaquePointer
+    private let window: UnsafeMutablePointer<WINDOW>
+    private let signalWakeup: Wakeup
+    private let configuration: CursesConfiguration
+    private var decoder = InputDecoder()
+    private var cursor: CellPosition?
+    private var cursorShown: Bool?
+    private var pairs: [ColorKey: Int16] = [:]
+    private let maximumPairs: Int
+    private let defaultColors: Bool
+
+    private struct ColorKey: Hashable {
+        let foreground: TerminalColor?
+        let background: TerminalColor?
+    }
+
+    private static let inUse = Atomic<Bool>(false)
+
+    public init(configuration: CursesConfiguration = CursesConfiguration()) throws {
+        guard !CursesScreen.inUse.exchange(true, ordering: .sequentiallyConsistent) else {
+            throw CursesScreenError.alreadyActive
+        }
+        var cleanup: [() -> Void] = [{ CursesScreen.inUse.store(false, ordering: .sequentiallyConsistent) }]
+        func fail(_ error: CursesScreenError) -> CursesScreenError {
+            for step in cleanup.reversed() { step() }
+            return error
+        }
+        self.configuration = configuration
+        setlocale(LC_ALL, "")
+
+        // The terminal: /dev/tty, so the screen works with stdout redirected; stdin and stdout when there is none.
+        var input = fopen("/dev/tty", "r")
+        var output = input == nil ? nil : fopen("/dev/tty", "w")
+        if input == nil || output == nil {
+            if let input { fclose(input) }
+            input = fdopen(dup(STDIN_FILENO), "r")
+            output = fdopen(dup(STDOUT_FILENO), "w")
+        }
+        guard let input, let output else { throw fail(.notATerminal) }
+        cleanup.append { fclose(input); fclose(output) }
+        guard isatty(fileno(input)) == 1, isatty(fileno(output)) == 1 else { throw fail(.notATerminal) }
+        inputFile = input
+        outputFile = output
+        inputFD = fileno(input)
+        outputFD = fileno(output)
+
+        do {
+            signalWakeup = try Wakeup()
+        } catch let error as SystemCallError {
+            throw fail(.system(error))
+        }
+
+        // The shell's terminal settings, for the signal-time restore.
+        var shellSettings = termios()
+        let haveSettings = tcgetattr(outputFD, &shellSettings) == 0
+
+        TerminalRestore.installHandlers()
+        cleanup.append { TerminalRestore.removeHandlers() }
+        TerminalRestore.interruptAsKey.store(configuration.interruptAsKey, ordering: .sequentiallyConsistent)
+
+        guard let screen = newterm(nil, output, input) else {
+            let name = getenv("TERM").map { String(cString: $0) } ?? ""
+            throw fail(.unknownTerminal(name))
+        }
+        screenPointer = screen
+        _ = set_term(screen)
+        guard let window = newwin(0, 0, 0, 0) else {
+            endwin()
+            delscreen(screen)
+            throw fail(.unknownTerminal(String(cString: termname())))
+        }
+        self.window = window
+        size = ScreenSize(rows: Int(getmaxy(window)), columns: Int(getmaxx(window)))
+
+        cbreak()
+        noecho()
+        nonl()
+        intrflush(window, false)
+        keypad(window, true)
+        meta(window, true)
+        nodelay(window, true)
+        leaveok(window, true)
+        set_escdelay(Int32(configuration.escapeDelay))
+        curs_set(0)
+
+        let codeset = nl_langinfo(nl_item(CODESET)).map { String(cString: $0) } ?? ""
+        unicode = ["utf-8", "utf8"].contains(codeset.lowercased())
+
+        let environment = configuration.environment ?? ProcessInfo.processInfo.environment
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        let wantColors: Bool
+        switch configuration.colors {
+        case .never: wantColors = false
+        case .always: wantColors = true
+        case .auto: wantColors = !noColor
+        }
+        if wantColors && has_colors() {
+            start_color()
+            colors = true
+            defaultColors = use_default_colors() == OK
+            maximumPairs = Int(max(0, min(tigetnum("pairs"), 32767)))
+        } else {
+            colors = false
+            defaultColors = false
+            maximumPairs = 0
+        }
+
+        // What a signal-time restore sends: what endwin would, plus bracketed paste off.
+        var restore: [UInt8] = []
+        if configuration.bracketedPaste { restore += Array("\u{1B}[?2004l".utf8) }
+        for capability in ["sgr0", "cnorm", "rmkx"] { restore += CursesScreen.terminfoString(capability) }
+        let leaveAlternate = CursesScreen.terminfoString("rmcup")
+        restore += leaveAlternate.isEmpty ? Array("\r\n".utf8) : leaveAlternate
+        TerminalRestore.prepare(terminalFD: outputFD, sequence: restore, termios: haveSettings ? shellSettings : nil)
+        TerminalRestore.wakeFD.store(signalWakeup.writeFD, ordering: .sequentiallyConsistent)
+        TerminalRestore.resizePending.store(false, ordering: .sequentiallyConsistent)
+        TerminalRestore.interruptPending.store(false, ordering: .sequentiallyConsistent)
+        TerminalRestore.active.store(true, ordering: .sequentiallyConsistent)
+
+        werase(window)
+        wnoutrefresh(window)
+        doupdate()
+        if configuration.bracketedPaste { writeRaw(Array("\u{1B}[?2004h".utf8)) }
+    }
+
+    deinit {
+        end()
+    }
+
+    /// Gives the terminal back to the shell. Safe to call more than once.
+    public func end() {
+        guard !ended else { return }
+        ended = true
+        TerminalRestore.active.store(false, ordering: .sequentiallyConsistent)
+        TerminalRestore.wakeFD.store(-1, ordering: .sequentiallyConsistent)
+        if configuration.bracketedPaste { writeRaw(Array("\u{1B}[?2004l".utf8)) }
+        curs_set(1)
+        endwin()
+        TerminalRestore.removeHandlers()
+        TerminalRestore.terminalFD.store(-1, ordering: .sequentiallyConsistent)
+        delwin(window)
+        delscreen(screenPointer)
+        fclose(inputFile)
+        fclose(outputFile)
+        CursesScreen.inUse.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    // MARK: Screen
+
+    public func erase() {
+        guard !ended else { return }
+        werase(window)
+    }
+
+    public func draw(_ text: String, row: Int, column: Int, style: TextStyle, width: Int?) {
+        guard !ended, row >= 0, row < size.rows else { return }
+        let unicode = self.unicode
+        let placements = CellLayout.place(text, column: column, width: width, screenColumns: size.columns,
+                                          representable: { cell in
+            if cell.isASCII { return true }
+            // Outside a UTF-8 locale, show what the locale's character set has and `?` for the rest.
+            guard !unicode else { return true }
+            guard (CWidth.processLocaleWidth(cell.scalars[0].value) ?? -1) > 0 else { return false }
+            return cell.scalars.dropFirst().allSatisfy { CWidth.processLocaleWidth($0.value) == 0 }
+        })
+        let (attributes, pair) = attributesAndPair(for: style)
+        var cell = cchar_t()
+        var characters = [wchar_t](repeating: 0, count: TextCell.maximumCombining + 2)
+        for placement in placements {
+            let scalars = placement.cell.scalars
+            for index in characters.indices {
+                characters[index] = index < scalars.count ? wchar_t(bitPattern: scalars[index].value) : 0
+            }
+            guard setcchar(&cell, characters, attributes, pair, nil) == OK else { continue }
+            // ERR at the bottom-right corner only means the cursor could not move on; the cell is written.
+            _ = mvwadd_wch(window, Int32(row), Int32(placement.column), &cell)
+        }
+    }
+
+    public func setCursor(row: Int, column: Int) {
+        if row >= 0, row < size.rows, column >= 0, column < size.columns {
+            cursor = CellPosition(row: row, column: column)
+        } else {
+            cursor = nil
+        }
+    }
+
+    public func hideCursor() {
+        cursor = nil
+    }
+
+    public func present() {
+        guard !ended else { return }
+        if let cursor {
+            leaveok(window, false)
+            wmove(window, Int32(cursor.row), Int32(cursor.column))
+        } else {
+            leaveok(window, true)
+        }
+        let show = cursor != nil
+        if cursorShown != show {
+            curs_set(show ? 1 : 0)
+            cursorShown = show
+        }
+        wnoutrefresh(window)
+        doupdate()
+    }
+
+    /// Writes bytes straight to the terminal, past ncurses (OSC 52). Call after `present()`.
+    public func writeRaw(_ bytes: [UInt8]) {
+        guard !ended else { return }
+        fflush(outputFile)
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(outputFD, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+        }
+    }
+
+    // MARK: Input
+
+    /// Everything the terminal has sent, decoded, without waiting (beyond ncurses' ESC delay when an ESC arrived
+    /// alone); also picks up a resize or Ctrl-C that a signal reported. Call when `poll` says `inputFD` or `signalFD`
+    /// is readable, or was interrupted.
+    public func readAvailable() -> [InputEvent] {
+        guard !ended else { return [] }
+        var events: [InputEvent] = []
+        signalWakeup.drain()
+        if TerminalRestore.resizePending.exchange(false, ordering: .sequentiallyConsistent) {
+            applyTerminalSize()
+            events.append(.resize(size))
+        }
+        if TerminalRestore.interruptPending.exchange(false, ordering: .sequentiallyConsistent) {
+            events.append(.key(.ctrl("c")))
+        }
+        var batch: [RawInput] = []
+        while batch.count < 4096 {
+            var value: wint_t = 0
+            let status = wget_wch(window, &value)
+            guard let raw = RawInput(status: status, value: value) else { break }
+            if raw == .keyCode(KEY_RESIZE) { applyTerminalSize() }
+            batch.append(raw)
+        }
+        for event in decoder.decode(batch, size: size) {
+            if case .resize = event, events.contains(where: { if case .resize = $0 { true } else { false } }) {
+                continue
+            }
+            events.append(event)
+        }
+        if batch.isEmpty, let result = try? Poller.poll(fds: [inputFD], timeoutMilliseconds: 0),
+           result.hungUp.contains(inputFD) {
+            inputClosed = true
+        }
+        return events
+    }
+
+    /// Takes the terminal's current size (TIOCGWINSZ) into ncurses and this screen; the next `present()` repaints
+    /// everything, so nothing of the old layout is left behind.
+    private func applyTerminalSize() {
+        var windowSize = winsize()
+        if ioctl(outputFD, UInt(TIOCGWINSZ), &windowSize) == 0, windowSize.ws_row > 0, windowSize.ws_col > 0 {
+            _ = resize_term(Int32(windowSize.ws_row), Int32(windowSize.ws_col))
+            _ = wresize(window, Int32(windowSize.ws_row), Int32(windowSize.ws_col))
+        }
+        size = ScreenSize(rows: Int(getmaxy(window)), columns: Int(getmaxx(window)))
+        werase(window)
+        clearok(window, true)
+    }
+
+    // MARK: Styles
+
+    static let attributeUnderline: attr_t = 1 << 17
+    static let attributeReverse: attr_t = 1 << 18
+    static let attributeDim: attr_t = 1 << 20
+    static let attributeBold: attr_t = 1 << 21
+
+    private func attributesAndPair(for style: TextStyle) -> (attr_t, Int16) {
+        var attributes: attr_t = 0
+        if style.bold { attributes |= CursesScreen.attributeBold }
+        if style.dim { attributes |= CursesScreen.attributeDim }
+        if style.reverse { attributes |= CursesScreen.attributeReverse }
+        if style.underline { attributes |= CursesScreen.attributeUnderline }
+        guard colors else {
+            // Monochrome: a coloured background (a highlight) shows as reverse video.
+            if style.background != nil { attributes |= CursesScreen.attributeReverse }
+            return (attributes, 0)
+        }
+        return (attributes, pair(foreground: style.foreground, background: style.background))
+    }
+
+    /// The colour pair for the colours, allocated on first use; pair 0 (the terminal's defaults) when the terminal
+    /// has run out of pairs.
+    private func pair(foreground: TerminalColor?, background: TerminalColor?) -> Int16 {
+        if foreground == nil && background == nil { return 0 }
+        let key = ColorKey(foreground: foreground, background: background)
+        if let existing = pairs[key] { return existing }
+        let number = pairs.count + 1
+        guard number < maximumPairs else { return 0 }
+        // Without default-colour support, "default" means white on black.
+        let fallbackForeground = defaultColors ? -1 : Int16(COLOR_WHITE)
+        let fallbackBackground = defaultColors ? -1 : Int16(COLOR_BLACK)
+        let fg = foreground.map { Int16($0.rawValue) } ?? fallbackForeground
+        let bg = background.map { Int16($0.rawValue) } ?? fallbackBackground
+        guard init_pair(Int16(number), fg, bg) == OK else { return 0 }
+        pairs[key] = Int16(number)
+        return Int16(number)
+    }
+
+    private static func terminfoString(_ name: String) -> [UInt8] {
+        guard let pointer = tigetstr(name), Int(bitPattern: pointer) != -1 else { return [] }
+        return Array(String(cString: pointer).utf8)
+    }
+}
+
