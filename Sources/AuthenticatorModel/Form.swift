@@ -45,7 +45,7 @@ public struct Form: Sendable, Hashable {
         if busy { return key == .escape ? .cancel : .editing }
         if isConfirmation {
             switch key {
-            case .char("y"), .char("Y"), .enter: return .submit
+            case .char("y"), .char("Y"), .char("j"), .char("J"), .enter: return .submit
             case .char("n"), .char("N"), .escape: return .cancel
             default: return .editing
             }

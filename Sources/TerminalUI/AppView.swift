@@ -101,16 +101,18 @@ public struct AppView {
         let columns = screen.size.columns
         let keyRow = screen.size.rows - 2
         var parts = [String]()
+        var reader: String?
         if let key = state.selectedKey {
             parts.append(key.model ?? key.descriptor.name)
             if let serial = key.serial { parts.append(text(UIText("view.status.serial", ["serial": String(serial)]))) }
             if let version = key.version { parts.append(text(UIText("view.status.firmware", ["version": version.description]))) }
-            if key.model != nil, key.descriptor.name != key.model { parts.append(key.descriptor.name) }
             switch state.oath.phase {
             case .locked: parts.append(text(UIText("view.status.locked")))
             case .loading: parts.append(text(UIText("view.status.reading")))
             default: parts.append(text(UIText("view.status.connected")))
             }
+            // The reader goes last: it is the first thing to give way on a narrow terminal.
+            if key.model != nil, key.descriptor.name != key.model { reader = key.descriptor.name }
         } else if state.service == .unavailable {
             parts.append(text(UIText("view.status.noPcscd")))
         } else {
@@ -120,6 +122,7 @@ public struct AppView {
             parts.append(text(UIText("view.status.moreKeys", ["count": String(state.keys.count), "key": String(state.bindings.key(for: .keys))])))
         }
         if state.virtualMode { parts.append(text(UIText("view.status.virtual"))) }
+        if let reader { parts.append(reader) }
         let separator = screen.unicode ? " · " : " | "
         screen.draw((" " + parts.joined(separator: separator)).padded(toCells: columns, unicode: screen.unicode),
                     row: keyRow, column: 0, style: theme.statusBar)
@@ -190,7 +193,7 @@ public struct AppView {
         }
         rows.append(("Ctrl-C", text(UIText("help.ctrlC"))))
         let keyWidth = rows.map { $0.0.cellWidth }.max() ?? 4
-        let box = overlayBox(lines: rows.count + 2, width: 72)
+        let box = overlayBox(lines: rows.count + 2, width: 100)
         box.draw(on: screen, title: text(UIText("view.help.title")), style: theme.border, titleStyle: theme.heading)
         for (i, row) in rows.enumerated() where i < box.innerHeight - 2 {
             screen.draw(" " + row.0.padded(toCells: keyWidth, unicode: screen.unicode), row: box.innerRow + i,
@@ -223,13 +226,13 @@ public struct AppView {
     }
 
     /// A modal form, centred: title, fields, the live problem, a note and the keys that work.
-    func form(_ form: Form, width: Int = 66) {
+    func form(_ form: Form, width: Int = 76) {
         let noteLines = form.note.map { wrap(resolve($0), width: min(width, screen.size.columns) - 4) } ?? []
         let lines = max(1, form.fields.count) + 2 + noteLines.count + 1
         let box = overlayBox(lines: lines, width: width)
         box.draw(on: screen, title: resolve(form.title), style: theme.border, titleStyle: theme.heading)
         var row = box.innerRow
-        let labelWidth = min(22, (form.fields.map { resolve($0.label).cellWidth }.max() ?? 0) + 1)
+        let labelWidth = min(28, (form.fields.map { resolve($0.label).cellWidth }.max() ?? 0) + 1)
         for (i, field) in form.fields.enumerated() where row < box.innerRow + box.innerHeight {
             let focused = i == form.focus
             screen.draw(" " + resolve(field.label).padded(toCells: labelWidth, unicode: screen.unicode), row: row,

@@ -75,7 +75,10 @@ enum TUI {
 }
 
 extension TUI {
+    /// The TUI's words from Resources/strings/<language>.json, English for what a language lacks.
     static func localizer() -> Localize {
-        { t in t.literal ?? ([t.key] + t.arguments.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ") }
+        let tables = StringTables.load()
+        return { t in t.literal ?? tables.format(t.key, t.arguments) }
     }
 }
+

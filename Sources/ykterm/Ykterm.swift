@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KeyKit
+import TerminalUI
 
 /// Exit statuses, as documented in the man page.
 enum ExitStatus {
@@ -21,6 +22,8 @@ struct YktermError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
+extension CursesConfiguration.ColorMode: ExpressibleByArgument {}
+
 struct Ykterm: AsyncParsableCommand {
     static let version = "0.1.0"
 
@@ -37,6 +40,17 @@ struct Ykterm: AsyncParsableCommand {
         subcommands: [ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
                       VirtualKeyCommand.self]
     )
+
+    @OptionGroup var key: KeyOptions
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Colours in the TUI: auto, always or never (NO_COLOR set means never).", valueName: "WHEN"))
+    var color: CursesConfiguration.ColorMode = .auto
+
+    /// With no subcommand: the TUI.
+    func run() async throws {
+        try TUI.run(options: key, colors: color, clipboard: Clipboard(method: .auto), localize: TUI.localizer())
+    }
 
     /// Parses and runs; returns the exit status.
     static func main(arguments: [String]) async -> Int32 {

@@ -1,0 +1,293 @@
+"""The TUI end to end in tmux: `ykterm --virtual`, and `ykterm` on the virtual key served through pcscd.
+
+Codes on screen are checked against pyotp; changes made in the TUI are checked with ykman.
+"""
+
+import base64
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+
+import pyotp
+import pytest
+
+from harness import YKTERM, ServedKey, run_ykman
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
+
+# The demo accounts' secrets (Sources/VirtualKey/OATHState.swift).
+GITHUB = bytes([0x09, 0x30, 0x2A, 0xAA, 0xB8, 0xFD, 0xA8, 0xB6, 0x56, 0xC7,
+                0xD0, 0x3E, 0xD3, 0x8E, 0x07, 0x7D, 0xB1, 0xAC, 0x60, 0xD6])
+FASTMAIL = bytes([0x29, 0x8D, 0xE7, 0x54, 0xCF, 0x21, 0xE3, 0x1D, 0x99, 0xD0,
+                  0x5B, 0x02, 0x8E, 0x83, 0xA6, 0x89, 0x06, 0xC4, 0xD6, 0xC8])
+
+
+def b32(secret):
+    return base64.b32encode(secret).decode().rstrip("=")
+
+
+def totp(secret, t, period=30, digits=6):
+    return pyotp.TOTP(b32(secret), interval=period, digits=digits).at(int(t))
+
+
+class Tmux:
+    """One tmux server of our own (-L), one window running a command; stopped by its server PID."""
+
+    def __init__(self, command, env, columns=100, rows=30):
+        self.socket = "ykterm-test-" + uuid.uuid4().hex[:8]
+        self.env = dict(env)
+        self.env.pop("TMUX", None)
+        self.env["TERM"] = "xterm-256color"
+        self.env.setdefault("LANG", "C.UTF-8")
+        self.env["LC_ALL"] = "C.UTF-8"
+        # The shell line ends with a marker, so the tests see the exit status and that the terminal
+        # settings were given back (echo and canonical mode on).
+        shell = f"trap true INT; {command}; echo EXITED=$?; stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo; sleep 60"
+        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(columns),
+                        "-y", str(rows), "sh", "-c", shell], env=self.env, check=True)
+        self.server_pid = int(self.tmux("display-message", "-p", "#{pid}").strip())
+
+    def tmux(self, *args):
+        return subprocess.run(["tmux", "-L", self.socket] + list(args), env=self.env, check=True,
+                              capture_output=True, text=True).stdout
+
+    def send(self, *keys):
+        self.tmux("send-keys", "-t", "0", *keys)
+
+    def type(self, text):
+        self.tmux("send-keys", "-t", "0", "-l", text)
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", "0")
+
+    def wait_for(self, pattern, timeout=15):
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if re.search(pattern, text):
+                return text
+            time.sleep(0.1)
+        raise AssertionError(f"{pattern!r} not on screen after {timeout} s:\n{text}")
+
+    def wait_gone(self, pattern, timeout=15):
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if not re.search(pattern, text):
+                return text
+            time.sleep(0.1)
+        raise AssertionError(f"{pattern!r} still on screen after {timeout} s:\n{text}")
+
+    def close(self):
+        try:
+            os.kill(self.server_pid, 15)
+        except ProcessLookupError:
+            pass
+
+
+def code_of(screen, issuer):
+    """The code shown in `issuer`'s row (digits without the group space) and its seconds left."""
+    for line in screen.splitlines():
+        m = re.match(rf"^..{re.escape(issuer)}\s.*?\s(\d{{3,4}}) (\d{{3,4}})\s.*?(\d+)s\s*$", line)
+        if m:
+            return m.group(1) + m.group(2), int(m.group(3))
+    raise AssertionError(f"no code for {issuer} on screen:\n{screen}")
+
+
+def stable_code(tmux, issuer, secret, period=30):
+    """Reads `issuer`'s code away from a period boundary and checks it against pyotp."""
+    while True:
+        now = time.time()
+        if 1.5 < period - now % period < period - 1.5:
+            break
+        time.sleep(0.5)
+    screen = tmux.screen()
+    code, left = code_of(screen, issuer)
+    assert code == totp(secret, time.time(), period), screen
+    return code, left
+
+
+@pytest.fixture
+def virtual_tui(tmp_path):
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))
+    t = Tmux(f"{shlex.quote(str(YKTERM))} --virtual", env)
+    yield t
+    t.close()
+
+
+def test_virtual_key_codes_match_pyotp_and_count_down(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    code, left = stable_code(t, "GitHub", GITHUB)
+    stable_code(t, "Fastmail", FASTMAIL, period=60)
+    time.sleep(2.2)
+    _, later = code_of(t.screen(), "GitHub")
+    assert later < left or later > 25, "the countdown did not move"
+    # Across the next boundary the code changes by itself, to pyotp's next code.
+    time.sleep(30 - time.time() % 30 + 1.5)
+    new, _ = stable_code(t, "GitHub", GITHUB)
+    assert new != code or totp(GITHUB, time.time()) == code
+    # Touch and HOTP accounts wait for Enter.
+    screen = t.screen()
+    assert re.search(r"Google .*touch · Enter", screen), screen
+    assert re.search(r"Example Bank .*HOTP · Enter", screen), screen
+
+
+def test_filter_help_tabs_and_quit_restore_the_terminal(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    t.send("/")
+    t.type("fast")
+    screen = t.wait_gone("GitHub")
+    assert "Fastmail" in screen and "Filter: fast" in screen
+    # In the filter, q and digits are text.
+    t.type("q2")
+    screen = t.wait_for("Filter: fastq2")
+    assert "No account matches" in screen
+    t.send("Escape")
+    t.wait_for("GitHub")
+    t.send("?")
+    t.wait_for("Any key closes this help")
+    t.send("x")
+    t.wait_gone("Any key closes this help")
+    t.send("3")
+    t.wait_for("ykterm fido info")
+    t.send("Tab")
+    t.wait_for("APDU console")
+    t.send("Tab")
+    t.wait_for("GitHub")
+    t.send("q")
+    t.wait_for("EXITED=0")
+    screen = t.wait_for(r"(?m)^icanon echo", timeout=5)
+
+
+def test_ctrl_c_quits_and_restores(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    t.send("a")
+    t.wait_for("Add account")
+    t.send("C-c")
+    t.wait_for("EXITED=")
+    t.wait_for(r"(?m)^icanon echo", timeout=5)
+
+
+def test_hotp_on_enter_and_pins(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    t.send("/")
+    t.type("bank")
+    t.send("Enter")
+    t.wait_gone("GitHub")
+    t.send("Enter")
+    # RFC 4226 HOTP with counter 0 for the demo secret, computed by pyotp.
+    secret = bytes([0xBD, 0x11, 0x90, 0x79, 0xB1, 0x5E, 0xE4, 0x34, 0xE7, 0x9C,
+                    0x06, 0xF2, 0xDC, 0xF9, 0xA1, 0x2D, 0xBF, 0xDA, 0x52, 0x83])
+    expected = pyotp.HOTP(b32(secret)).at(0)
+    t.wait_for(f"{expected[:3]} {expected[3:]}")
+    t.wait_for(r"Copied \(OSC 52")
+
+
+def served_tui(pcsc, tmp_path, key):
+    env = pcsc.env(XDG_CONFIG_HOME=str(tmp_path / "config"))
+    return Tmux(f"{shlex.quote(str(YKTERM))} --reader {shlex.quote(key.reader)}", env)
+
+
+def ykman_accounts(key, env):
+    return run_ykman(key.reader, "oath", "accounts", "list", env=env).stdout.splitlines()
+
+
+def test_served_key_add_rename_delete_seen_by_ykman(pcsc, env, tmp_path):
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--demo-accounts",)).start()
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        t.wait_for("GitHub")
+        stable_code(t, "GitHub", GITHUB)
+        # Add from a URI.
+        secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+        t.send("a")
+        t.wait_for("Add account")
+        t.type(f"otpauth://totp/Example:carol@example.com?secret={secret}&issuer=Example")
+        for _ in range(9):
+            t.send("Enter")
+        t.wait_for("Added Example:carol@example.com")
+        assert "Example:carol@example.com" in ykman_accounts(key, env)
+        code, _ = stable_code(t, "Example", base64.b32decode(secret))
+        # Rename it.
+        t.send("/")
+        t.type("carol")
+        t.send("Enter")
+        t.send("r")
+        t.wait_for("Rename Example:carol@example.com")
+        t.send("C-u")
+        t.type("Example:dave@example.com")
+        t.send("Enter")
+        t.wait_for("Renamed Example:carol@example.com to Example:dave@example.com")
+        accounts = ykman_accounts(key, env)
+        assert "Example:dave@example.com" in accounts and "Example:carol@example.com" not in accounts
+        # Delete it, after saying no once.
+        t.send("Escape")
+        t.send("/")
+        t.type("dave")
+        t.send("Enter")
+        t.send("d")
+        t.wait_for(r"Delete Example:dave@example.com\?")
+        t.send("n")
+        t.wait_gone(r"Delete Example:dave")
+        assert "Example:dave@example.com" in ykman_accounts(key, env)
+        t.send("d")
+        t.wait_for(r"Delete Example:dave@example.com\?")
+        t.send("y")
+        t.wait_for("Deleted Example:dave@example.com")
+        assert "Example:dave@example.com" not in ykman_accounts(key, env)
+    finally:
+        t.close()
+        key.stop()
+
+
+def test_served_key_leaving_and_coming_back(pcsc, tmp_path):
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--demo-accounts",)).start()
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        t.wait_for("GitHub")
+        key.stop()
+        screen = t.wait_for("No key", timeout=20)
+        assert "GitHub" not in screen
+        key.start()
+        # No keypress: the monitor sees the key and the codes come back.
+        t.wait_for("GitHub", timeout=20)
+        stable_code(t, "GitHub", GITHUB)
+        t.send("q")
+        t.wait_for("EXITED=0")
+    finally:
+        t.close()
+        key.stop()
+
+
+def test_password_protected_key_unlocks_in_the_tui(pcsc, env, tmp_path):
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--demo-accounts",)).start()
+    run_ykman(key.reader, "oath", "access", "change", "-n", "s3cret-pw", env=env)
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        t.wait_for("OATH password")
+        t.type("wrong")
+        t.send("Enter")
+        t.send("Enter")
+        t.wait_for("Wrong password")
+        screen = t.screen()
+        assert "wrong" not in screen.replace("Wrong", "")
+        t.type("s3cret-pw")
+        t.send("Enter")
+        t.send("Enter")
+        t.wait_for("GitHub")
+        stable_code(t, "GitHub", GITHUB)
+        # Nothing was remembered: the config directory has no remembered key.
+        assert not (tmp_path / "config" / "ykterm" / "oath-keys.json").exists()
+    finally:
+        t.close()
+        key.stop()
