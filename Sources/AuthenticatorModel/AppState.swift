@@ -79,6 +79,11 @@ public struct AppState: Sendable {
     public var showKeySwitcher = false
     public var keySwitcherIndex = 0
     public var oath = OATHTabState()
+    public var otp = OTPTabState()
+    public var fido = FIDOTabState()
+    public var apdu = APDUTabState()
+    /// The Management information overlay of the selected key.
+    public var showDeviceInfo = false
     public var bindings: KeyBindings
     public var quitting = false
     /// Names the virtual key's demo mode, where the status bar says so.
@@ -101,7 +106,9 @@ public struct AppState: Sendable {
     public var textFocused: Bool {
         switch tab {
         case .oath: return oath.filterFocused || oath.dialog != nil
-        default: return false
+        case .otp: return otp.textFocused
+        case .fido: return fido.textFocused
+        case .apdu: return apdu.textFocused
         }
     }
 }

@@ -1,6 +1,6 @@
 /// The actions a key can be bound to outside text fields.
 public enum Action: String, CaseIterable, Sendable, Hashable {
-    case quit, help, keys, filter, copy, add, delete, rename, pin, password, refresh
+    case quit, help, keys, device, filter, copy, add, delete, rename, pin, password, refresh
 
     /// The string-table key of the help overlay's description.
     public var helpKey: String { "help.action.\(rawValue)" }
@@ -11,7 +11,7 @@ public struct KeyBindings: Sendable, Hashable {
     public private(set) var characters: [Action: Character]
 
     public static let defaults: [Action: Character] = [
-        .quit: "q", .help: "?", .keys: "K", .filter: "/", .copy: "c", .add: "a", .delete: "d",
+        .quit: "q", .help: "?", .keys: "K", .device: "i", .filter: "/", .copy: "c", .add: "a", .delete: "d",
         .rename: "r", .pin: "p", .password: "P", .refresh: "R",
     ]
 

@@ -59,6 +59,12 @@ struct KeyWork: Sendable {
             }
         case .oathSetPassword(let d, let current, let new, let time):
             await setPassword(d, current: current, new: new, time: time, unlockKeys)
+        case .otp(let c):
+            await OTPTabWork(backend: backend, environment: environment, post: post).perform(c)
+        case .fido(let c):
+            await FIDOTabWork(backend: backend, environment: environment, post: post).perform(c)
+        case .apdu(let c):
+            await APDUTabWork(backend: backend, environment: environment, post: post).perform(c)
         default:
             break
         }

@@ -18,6 +18,11 @@ public enum Msg: Sendable {
     case oathFailed(keyID: String, OATHFailure)
     case pinsLoaded(deviceID: String, Set<String>)
     case copied(Bool, UIText)
+
+    // The other tabs' answers.
+    case otp(OTPTabMsg)
+    case fido(FIDOTabMsg)
+    case apdu(APDUTabMsg)
 }
 
 /// The accounts and codes of an opened OATH application.
@@ -80,4 +85,9 @@ public enum Command: Sendable, Equatable {
     case forgetKey(keyID: String)
     case copy(String)
     case quit
+
+    // The other tabs' work.
+    case otp(OTPTabCommand)
+    case fido(FIDOTabCommand)
+    case apdu(APDUTabCommand)
 }

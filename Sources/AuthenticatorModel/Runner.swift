@@ -5,6 +5,13 @@ import KeyKit
 public protocol KeyBackend: Sendable {
     func events() -> AsyncStream<KeyEvent>
     func connect(_ key: KeyDescriptor) async throws -> any SmartCardConnection
+    /// The Yubico OTP a touch of the key's button types, for a key that can be touched from software (the
+    /// virtual key in demo mode); nil for real keys, which type it themselves.
+    func touchForOTP() -> String?
+}
+
+extension KeyBackend {
+    public func touchForOTP() -> String? { nil }
 }
 
 /// Keys in PC/SC readers, watched by `KeyMonitor` (blocking on pcscd, no polling).

@@ -17,7 +17,7 @@ public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
     case .tick(let now):
         state.now = now
         if let s = state.status, let e = s.expires, e <= now { state.status = nil }
-        return oathDue(&state)
+        return oathDue(&state) + otpTabTick(&state) + fidoTabTick(&state) + apduTabTick(&state)
     case .keyEvent(let event):
         return keyEvent(&state, event)
     case .probed(let id, let info):
@@ -33,8 +33,31 @@ public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
             return select(&state, id)
         }
         return []
+    case .otp(let m):
+        return otpTabUpdate(&state, m)
+    case .fido(let m):
+        return fidoTabUpdate(&state, m)
+    case .apdu(let m):
+        return apduTabUpdate(&state, m)
     default:
         return oathMessage(&state, msg)
+    }
+}
+
+/// Every tab hears of the selected key changing (nil: no key), so it can drop what belonged to the old one.
+func selectedKeyChanged(_ state: inout AppState) -> [Command] {
+    otpTabKeyChanged(&state) + fidoTabKeyChanged(&state) + apduTabKeyChanged(&state)
+}
+
+/// Switches tabs; the tab that opens may start work (the OTP tab listens, the FIDO2 tab reads the key's info).
+func switchTab(_ state: inout AppState, to tab: Tab) -> [Command] {
+    guard tab != state.tab else { return [] }
+    state.tab = tab
+    switch tab {
+    case .oath: return []
+    case .otp: return otpTabOpened(&state)
+    case .fido: return fidoTabOpened(&state)
+    case .apdu: return apduTabOpened(&state)
     }
 }
 
@@ -60,7 +83,7 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
             state.selectedKeyID = nil
             state.oath = OATHTabState()
             state.status = StatusMessage(UIText("status.keyRemoved", ["name": name]), kind: .warning)
-            if let next = state.keys.first { commands += select(&state, next.id) }
+            if let next = state.keys.first { commands += select(&state, next.id) } else { commands += selectedKeyChanged(&state) }
         }
         state.keySwitcherIndex = min(state.keySwitcherIndex, max(0, state.keys.count - 1))
         return commands
@@ -84,7 +107,7 @@ func select(_ state: inout AppState, _ id: String) -> [Command] {
     state.oath = OATHTabState()
     state.oath.keyID = id
     state.oath.phase = .loading
-    return [.oathOpen(entry.descriptor, time: state.now)]
+    return [.oathOpen(entry.descriptor, time: state.now)] + selectedKeyChanged(&state)
 }
 
 // MARK: - Keyboard
@@ -99,15 +122,19 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return []
     }
     if state.showKeySwitcher { return keySwitcher(&state, key) }
+    if state.showDeviceInfo {
+        state.showDeviceInfo = false
+        return []
+    }
     switch key {
-    case .tab: state.tab = state.tab.next; return []
-    case .backTab: state.tab = state.tab.previous; return []
+    case .tab: return switchTab(&state, to: state.tab.next)
+    case .backTab: return switchTab(&state, to: state.tab.previous)
     default: break
     }
     if state.textFocused { return tabKey(&state, key) }
     switch key {
     case .char("1"), .char("2"), .char("3"), .char("4"):
-        if case .char(let c) = key, let n = c.wholeNumberValue { state.tab = Tab(rawValue: n - 1)! }
+        if case .char(let c) = key, let n = c.wholeNumberValue { return switchTab(&state, to: Tab(rawValue: n - 1)!) }
         return []
     default: break
     }
@@ -117,6 +144,9 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return [.quit]
     case .help:
         state.showHelp = true
+        return []
+    case .device:
+        state.showDeviceInfo = true
         return []
     case .keys:
         state.showKeySwitcher = true
@@ -150,6 +180,8 @@ func keySwitcher(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 func tabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     switch state.tab {
     case .oath: return oathKey(&state, key)
-    default: return []
+    case .otp: return otpTabKey(&state, key)
+    case .fido: return fidoTabKey(&state, key)
+    case .apdu: return apduTabKey(&state, key)
     }
 }

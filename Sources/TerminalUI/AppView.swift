@@ -70,11 +70,12 @@ public struct AppView {
         let body = Box(row: bodyTop, column: 0, height: bodyBottom - bodyTop + 1, width: screen.size.columns)
         switch state.tab {
         case .oath: OATHView(app: self, area: body).render(state)
-        case .otp: planned(UIText("view.tab.otpPlanned"), body)
-        case .fido: planned(UIText("view.tab.fidoPlanned"), body)
-        case .apdu: planned(UIText("view.tab.apduPlanned"), body)
+        case .otp: OTPTabView(app: self, area: body).render(state)
+        case .fido: FIDOTabView(app: self, area: body).render(state)
+        case .apdu: APDUTabView(app: self, area: body).render(state)
         }
         statusBar(state)
+        if state.showDeviceInfo { DeviceInfoView(app: self).render(state) }
         if state.showKeySwitcher { keySwitcher(state) }
         if state.showHelp { help(state) }
         screen.present()
@@ -191,6 +192,14 @@ public struct AppView {
         for action in Action.allCases {
             rows.append((String(b.key(for: action)), text(UIText(action.helpKey))))
         }
+        let tabRows: [(String, UIText)]
+        switch state.tab {
+        case .oath: tabRows = []
+        case .otp: tabRows = OTPTabView.helpRows(state)
+        case .fido: tabRows = FIDOTabView.helpRows(state)
+        case .apdu: tabRows = APDUTabView.helpRows(state)
+        }
+        rows += tabRows.map { ($0.0, text($0.1)) }
         rows.append(("Ctrl-C", text(UIText("help.ctrlC"))))
         let keyWidth = rows.map { $0.0.cellWidth }.max() ?? 4
         let box = overlayBox(lines: rows.count + 2, width: 100)
