@@ -79,6 +79,8 @@ install: release
 	install -m 755 .build/release/ykterm $(BINDIR)/ykterm
 	install -m 644 man/ykterm.1 $(MANDIR)/ykterm.1
 	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
+	install -d $(SHAREDIR)/strings
+	install -m 644 Resources/strings/*.json $(SHAREDIR)/strings/
 	.build/release/ykterm --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ykterm
 	.build/release/ykterm --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm
 	.build/release/ykterm --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
@@ -90,10 +92,10 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
 	rm -rf $(SHAREDIR)
 
-## demo: the virtual key, shown by `ykterm list` and `ykterm doctor` (the TUI will open here once it lands).
+## demo: the TUI on the virtual key with demo accounts (q quits); without a terminal, what the key holds.
 demo: build
-	$(YKTERM) list --virtual
-	$(YKTERM) doctor --virtual
+	@if [ -t 0 ] && [ -t 1 ]; then $(YKTERM) --virtual; \
+	else $(YKTERM) list --virtual && $(YKTERM) oath code --virtual; fi
 
 clean:
 	rm -rf .build
