@@ -75,9 +75,17 @@ public final class VpcdBridge: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let socketFD = Mutex<Int32>(-1)
 
+    /// Faults to inject (tests only); nil for a well-behaved key.
+    public let faults: FaultInjector?
+    /// How long a "removed" key stays away before it is back in the reader.
+    public let removedFor: Double
+
     public init(key: VirtualKey, host: String, port: UInt16, retryInterval: Double = 0.5,
+                faults: FaultInjector? = nil, removedFor: Double = 2.0,
                 log: @escaping @Sendable (String) -> Void) {
         self.key = key
+        self.faults = faults
+        self.removedFor = removedFor
         self.host = host
         self.port = port
         self.retryInterval = retryInterval
@@ -164,9 +172,49 @@ public final class VpcdBridge: Sendable {
             let (payloads, consumed) = VpcdProtocol.deframe(buffer)
             buffer.removeFirst(consumed)
             for payload in payloads {
+                if let faults, case .apdu(let command)? = try? VpcdProtocol.message(payload),
+                   let (action, rule) = faults.action(for: command) {
+                    log("fault: \(rule)")
+                    guard let reply = faulty(action, command, fd) else { return }
+                    guard let framed = try? VpcdProtocol.frame(reply), sendAll(fd, framed) else { return }
+                    continue
+                }
                 guard let reply = handle(payload) else { continue }
                 guard let framed = try? VpcdProtocol.frame(reply), sendAll(fd, framed) else { return }
             }
+        }
+    }
+
+    /// The answer a fault gives to `command`, or nil when the connection ends (the key is "removed", or
+    /// never answers); a removed key stays away for `removedFor` seconds.
+    private func faulty(_ action: FaultRule.Action, _ command: [UInt8], _ fd: Int32) -> [UInt8]? {
+        switch action {
+        case .removeBefore, .removeAfter:
+            if action == .removeAfter { _ = key.process(command) }
+            shutdown(fd, Int32(SHUT_RDWR))
+            Thread.sleep(forTimeInterval: removedFor)
+            return nil
+        case .truncate:
+            let answer = key.process(command)
+            let data = answer.dropLast(2)
+            return Array(data.prefix(data.count / 2)) + answer.suffix(2)
+        case .garbage:
+            let answer = key.process(command)
+            return (0..<max(0, answer.count - 2)).map { _ in UInt8.random(in: 0...255) } + [0x90, 0x00]
+        case .status(let sw):
+            return [UInt8(sw >> 8), UInt8(sw & 0xFF)]
+        case .hang:
+            // Silence until the client side gives up and closes, or the key is stopped (at most a minute).
+            let deadline = Date().addingTimeInterval(60)
+            var probe = [UInt8](repeating: 0, count: 1)
+            while !stopped.load(ordering: .sequentiallyConsistent) && Date() < deadline {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                if poll(&p, 1, 200) > 0 {
+                    if recv(fd, &probe, 1, Int32(MSG_PEEK)) <= 0 { break }
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+            }
+            return nil
         }
     }
 

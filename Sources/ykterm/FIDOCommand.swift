@@ -179,8 +179,20 @@ extension FIDOCommand {
                     let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
                     do {
                         try await s.changePIN(old: old, new: new)
-                    } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
-                        throw YktermError.failed("\(e); the PIN was not changed")
+                    } catch let e as CTAPError {
+                        // The key answered: it refused, so nothing changed.
+                        throw YktermError.failed("\(e); the PIN was not changed, the old PIN is still valid")
+                    } catch let e as SmartCardError {
+                        if case .status = e {
+                            throw YktermError.failed("\(e); the PIN was not changed, the old PIN is still valid")
+                        }
+                        throw YktermError.failed("\(e); the key may not have taken the new PIN: "
+                            + "check with `ykterm fido pin verify` (try the old PIN first)")
+                    } catch let e as FIDOSessionError {
+                        throw e
+                    } catch {
+                        throw YktermError.failed("\(error); the key may not have taken the new PIN: "
+                            + "check with `ykterm fido pin verify` (try the old PIN first)")
                     }
                     return "PIN changed"
                 case .verify:

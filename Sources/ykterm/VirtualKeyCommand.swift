@@ -84,7 +84,20 @@ struct VirtualKeyCommand: ParsableCommand {
             return token
         }
 
+        @Option(name: .long, help: ArgumentHelp(
+            "Inject a fault, for testing clients (repeatable): ACTION@TRIGGER, ACTION one of remove-before, "
+                + "remove-after, truncate, garbage, status=XXXX, hang; TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N.",
+            valueName: "FAULT"))
+        var fault: [String] = []
+
+        func faultRules() throws -> [FaultRule] {
+            try fault.map { text in
+                do { return try FaultRule(parsing: text) } catch let e as FaultRule.ParseError { throw ValidationError(e.description) }
+            }
+        }
+
         func validate() throws {
+            _ = try faultRules()
             _ = try otpToken(serial: serial)
             guard VpcdBridge.parseEndpoint(vpcd) != nil else {
                 throw ValidationError("--vpcd must be HOST:PORT, e.g. 127.0.0.1:35963, not \"\(vpcd)\"")
@@ -111,7 +124,9 @@ struct VirtualKeyCommand: ParsableCommand {
             } catch {
                 throw YktermError.failed("\(error)")
             }
-            let bridge = VpcdBridge(key: key, host: host, port: port) { warn("virtual-key: " + $0) }
+            let rules = try faultRules()
+            let bridge = VpcdBridge(key: key, host: host, port: port,
+                                    faults: rules.isEmpty ? nil : FaultInjector(rules)) { warn("virtual-key: " + $0) }
             var sources = [DispatchSourceSignal]()
             for sig in [SIGINT, SIGTERM, SIGHUP] {
                 signal(sig, SIG_IGN)

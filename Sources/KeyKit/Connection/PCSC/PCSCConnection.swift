@@ -1,5 +1,6 @@
 import CPCSCLite
 import Dispatch
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,6 +17,8 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     private let card: SCARDHANDLE
     private let queue: DispatchQueue
     private var isOpen = true
+    /// Set when an exchange was given up; later commands fail at once.
+    private let timedOut = AtomicFlag()
 
     /// How long to keep retrying when another program holds the card exclusively.
     public static let sharingRetryWindow: Double = 2.0
@@ -76,12 +79,33 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         }
     }
 
+    /// How long one exchange may take before it is given up: `YKTERM_CARD_TIMEOUT` seconds, or 30 (longer
+    /// than any touch a key waits for; FIDO over PC/SC answers every 100 ms while it waits).
+    public static let transmitTimeout: Double = {
+        if let text = getenv("YKTERM_CARD_TIMEOUT").map({ String(cString: $0) }), let seconds = Double(text), seconds > 0 {
+            return seconds
+        }
+        return 30
+    }()
+
+    /// Sends one APDU. A card that never answers ends the wait after `transmitTimeout` with
+    /// `SmartCardError.timeout`; the connection is then closed to new commands (the blocked exchange is
+    /// left to pcscd, which ends it when the reader gives up or the card goes).
     public func transmit(_ command: [UInt8]) async throws -> [UInt8] {
-        try await onQueue { try self.transmitBlocking(command) }
+        let outcome = OneShot<Result<[UInt8], any Error>>()
+        queue.async {
+            outcome.resolve(Result { try self.transmitBlocking(command) })
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.transmitTimeout) {
+            outcome.resolve(.failure(SmartCardError.timeout))
+        }
+        let result = await outcome.value
+        if case .failure(SmartCardError.timeout) = result { timedOut.store(true) }
+        return try result.get()
     }
 
     private func transmitBlocking(_ command: [UInt8]) throws -> [UInt8] {
-        guard isOpen else { throw SmartCardError.closed }
+        guard isOpen, !timedOut.load() else { throw SmartCardError.closed }
         var pci = SCARD_IO_REQUEST(dwProtocol: activeProtocol,
                                    cbPciLength: DWORD(MemoryLayout<SCARD_IO_REQUEST>.size))
         var receive = [UInt8](repeating: 0, count: 65_548)
@@ -127,4 +151,47 @@ func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// A flag shared between threads.
+final class AtomicFlag: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock`.
+    private var value = false
+    private let lock = NSLock()
+
+    func store(_ v: Bool) { lock.lock(); value = v; lock.unlock() }
+    func load() -> Bool { lock.lock(); defer { lock.unlock() }; return value }
+}
+
+/// A value set once by whichever of several racing parties comes first, awaited by one task.
+final class OneShot<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `result` and `waiter` are only touched under `lock`.
+    private var result: T?
+    private var waiter: CheckedContinuation<T, Never>?
+    private let lock = NSLock()
+
+    func resolve(_ value: T) {
+        lock.lock()
+        guard result == nil else { lock.unlock(); return }
+        result = value
+        let w = waiter
+        waiter = nil
+        lock.unlock()
+        w?.resume(returning: value)
+    }
+
+    var value: T {
+        get async {
+            await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
+                lock.lock()
+                if let result {
+                    lock.unlock()
+                    c.resume(returning: result)
+                } else {
+                    waiter = c
+                    lock.unlock()
+                }
+            }
+        }
+    }
 }
