@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import Foundation
 import KeyKit
 import TerminalUI
@@ -34,6 +35,10 @@ struct Ykterm: AsyncParsableCommand {
         Keys are reached through pcscd (USB keys and NFC readers). Choose one with --reader or --device \
         (defaults from YKTERM_READER and YKTERM_DEVICE), or use --virtual for the built-in virtual key.
 
+        ykterm --verbose COMMAND (--verbose before the subcommand) writes a redacted trace of every APDU \
+        and CTAP message, for bug reports, to $YKTERM_LOG or else ~/.local/state/ykterm/trace.log; \
+        YKTERM_LOG=FILE alone does too. PINs, passwords, secrets and codes are left out.
+
         Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found.
         """,
         version: version,
@@ -55,16 +60,54 @@ struct Ykterm: AsyncParsableCommand {
     /// Parses and runs; returns the exit status.
     static func main(arguments: [String]) async -> Int32 {
         do {
-            var command = try parseAsRoot(arguments)
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
+            var arguments = arguments
+            let verbose = takeVerbose(&arguments)
+            let command = try parseAsRoot(arguments)
+            if let tracer = try startTrace(command, verbose: verbose) {
+                try await tracer.run { try await execute(command) }
             } else {
-                try command.run()
+                try await execute(command)
             }
             return ExitStatus.ok
         } catch {
             return report(error)
         }
+    }
+
+    static func execute(_ parsed: ParsableCommand) async throws {
+        var command = parsed
+        if var asyncCommand = command as? AsyncParsableCommand {
+            try await asyncCommand.run()
+        } else {
+            try command.run()
+        }
+    }
+
+    /// Removes a `--verbose` given before the subcommand and says whether there was one. It is taken out
+    /// before parsing, not declared as an option, because a root option would also capture the `--verbose`
+    /// of subcommands that have their own (`ykterm apdu --verbose`).
+    static func takeVerbose(_ arguments: inout [String]) -> Bool {
+        let names = Set(configuration.subcommands.map { $0._commandName })
+        let end = arguments.firstIndex { names.contains($0) || $0 == "--" } ?? arguments.endIndex
+        guard let i = arguments[..<end].firstIndex(of: "--verbose") else { return false }
+        arguments.remove(at: i)
+        return true
+    }
+
+    /// The trace of `--verbose` or `YKTERM_LOG=FILE`, or nil.
+    static func startTrace(_ command: ParsableCommand, verbose: Bool) throws -> WireTracer? {
+        guard let path = WireTracer.path(verbose: verbose, environment: ProcessInfo.processInfo.environment) else {
+            return nil
+        }
+        let tracer: WireTracer
+        do {
+            tracer = try WireTracer.open(path: path)
+        } catch {
+            throw YktermError.usage(error.description)
+        }
+        if verbose { warn("ykterm: writing a redacted trace to \(path)") }
+        tracer.logger.info("ykterm \(version) \(type(of: command)._commandName), pid \(getpid())")
+        return tracer
     }
 
     static func report(_ error: Error) -> Int32 {

@@ -58,7 +58,14 @@ public struct SmartCardProtocol: Sendable {
     }
 
     private func exchange(_ bytes: [UInt8]) async throws -> Response {
-        let raw = try await connection.transmit(bytes)
+        let raw: [UInt8]
+        do {
+            raw = try await connection.transmit(bytes)
+        } catch {
+            WireTrace.observer?(.apdu(connection: connection.name, command: bytes, response: .failure(error)))
+            throw error
+        }
+        WireTrace.observer?(.apdu(connection: connection.name, command: bytes, response: .success(raw)))
         observer?(APDUExchange(command: bytes, response: raw))
         return try Response(raw: raw)
     }

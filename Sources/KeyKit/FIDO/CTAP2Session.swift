@@ -235,6 +235,31 @@ public actor CTAP2Session {
 
     public var hasToken: Bool { token != nil }
 
+    /// A PIN/UV auth token taken out of one session to be used in a later one with the same key (it stays
+    /// valid until the key is powered off, or the key drops it). Keep it in memory only; `wipe()` it.
+    public struct HeldToken: Sendable {
+        fileprivate var value: [UInt8]
+        fileprivate let protocolVersion: PINUVAuthProtocol
+        public let permissions: PINPermissions
+
+        /// Overwrites the token's bytes.
+        public mutating func wipe() {
+            for i in value.indices { value[i] = 0 }
+            value = []
+        }
+    }
+
+    /// A copy of the token this session holds, for `adoptToken(_:)` in a later session.
+    public func heldToken() -> HeldToken? {
+        token.map { HeldToken(value: $0.value, protocolVersion: $0.protocolVersion, permissions: $0.permissions) }
+    }
+
+    /// Uses a token from an earlier session (an empty, wiped token is ignored).
+    public func adoptToken(_ held: HeldToken) {
+        guard !held.value.isEmpty else { return }
+        token = (held.value, held.protocolVersion, held.permissions)
+    }
+
     private func requireToken() throws -> (value: [UInt8], protocolVersion: PINUVAuthProtocol, permissions: PINPermissions) {
         guard let token else { throw CTAPError(CTAPError.pinRequired) }
         return token

@@ -102,11 +102,15 @@ public final class CTAPHIDConnection: FIDOConnection {
     // MARK: Commands
 
     public func sendCBOR(_ request: [UInt8], progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
-        try await call(CTAPHID.Command.cbor, request, progress: progress)
+        try await WireTrace.ctaphid(connection: name, command: CTAPHID.Command.cbor, request: request) {
+            try await call(CTAPHID.Command.cbor, request, progress: progress)
+        }
     }
 
     public func sendU2F(_ apdu: [UInt8]) async throws -> [UInt8] {
-        try await call(CTAPHID.Command.msg, apdu, progress: nil)
+        try await WireTrace.ctaphid(connection: name, command: CTAPHID.Command.msg, request: apdu) {
+            try await call(CTAPHID.Command.msg, apdu, progress: nil)
+        }
     }
 
     /// CTAPHID_PING: the key echoes `data` (up to 7609 bytes).

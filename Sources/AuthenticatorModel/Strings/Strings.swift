@@ -1,0 +1,215 @@
+import Foundation
+
+/// The languages ykterm's string tables exist in.
+public enum Language: String, Sendable, Equatable, CaseIterable {
+    case en, de
+
+    /// The language of a locale name as in LANG: `de_DE.UTF-8`, `de_AT@euro`, `de` → `.de`;
+    /// `C`, `POSIX`, empty, or a language without tables → nil.
+    public static func fromLocale(_ locale: String) -> Language? {
+        let code = locale.prefix { $0 != "_" && $0 != "." && $0 != "@" && $0 != "-" }.lowercased()
+        return Language(rawValue: code)
+    }
+
+    /// The language to use: `configured` (the config file's `language`, nil for "auto"), else the first of
+    /// LC_ALL, LC_MESSAGES and LANG that is set and not empty (as POSIX orders them: a later one is not
+    /// consulted even when the first names a language without tables), else English.
+    public static func preferred(configured: Language?, environment: [String: String]) -> Language {
+        if let configured { return configured }
+        for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let value = environment[name], !value.isEmpty {
+                return fromLocale(value) ?? .en
+            }
+        }
+        return .en
+    }
+}
+
+/// A string table that cannot be used.
+public struct StringsError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// The user's texts, from `Resources/strings/<language>.json`.
+///
+/// Format of the files: one flat JSON object, key → text. Keys are dotted names grouped by where the text
+/// appears (`tab.oath`, `status.keyRemoved`, `error.pinInvalid`). A text may hold named placeholders,
+/// `{name}` (a letter, then letters, digits or `_`), filled from the arguments given with the key; every
+/// language has the same placeholders for a key (a unit test checks), and braces that do not form a known
+/// placeholder are left as they are.
+///
+/// Where the files are looked for, first found wins: `$YKTERM_RESOURCES/strings` (a directory laid out as
+/// `Resources/` or `share/ykterm/`), `<directory of the executable>/../share/ykterm/strings` (an installed
+/// ykterm), then the source tree this file was compiled from (a build from a clone).
+///
+/// Missing texts: a key the language lacks falls back to English. `load` (used by tests and `ykterm doctor`)
+/// throws when a table is missing or malformed; `forRuntime` never fails: without English tables every text
+/// is its key (ugly, but the program keeps working), and `problem` says why so it can be shown once.
+public struct Strings: Sendable {
+    public let language: Language
+    /// The chosen language's table.
+    public let table: [String: String]
+    /// The English table, the fallback for keys `table` lacks.
+    public let english: [String: String]
+    /// Why the tables could not be loaded as they should, when `forRuntime` fell back; nil otherwise.
+    public let problem: String?
+
+    public init(language: Language, table: [String: String], english: [String: String], problem: String? = nil) {
+        self.language = language
+        self.table = table
+        self.english = english
+        self.problem = problem
+    }
+
+    // MARK: Texts
+
+    /// The text for `key` with its placeholders filled from `arguments`; English when the language lacks the
+    /// key, the key itself when English lacks it too.
+    public func text(_ key: String, _ arguments: [String: String] = [:]) -> String {
+        Strings.fill(table[key] ?? english[key] ?? key, arguments)
+    }
+
+    /// `text(key, arguments)`.
+    public func callAsFunction(_ key: String, _ arguments: [String: String] = [:]) -> String {
+        text(key, arguments)
+    }
+
+    /// The model's text: its literal when it has one, else its key and arguments looked up.
+    public func text(_ uiText: UIText) -> String {
+        uiText.literal ?? text(uiText.key, uiText.arguments)
+    }
+
+    /// Replaces each `{name}` in `template` that `arguments` has a value for, in one pass (a value that
+    /// itself contains `{...}` is not expanded again).
+    public static func fill(_ template: String, _ arguments: [String: String]) -> String {
+        guard !arguments.isEmpty, template.contains("{") else { return template }
+        var out = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            let afterOpen = rest.index(after: open)
+            if let close = rest[afterOpen...].firstIndex(of: "}"), isPlaceholderName(rest[afterOpen..<close]),
+               let value = arguments[String(rest[afterOpen..<close])] {
+                out += value
+                rest = rest[rest.index(after: close)...]
+            } else {
+                out.append("{")
+                rest = rest[afterOpen...]
+            }
+        }
+        return out + rest
+    }
+
+    /// The placeholder names in `template`.
+    public static func placeholders(in template: String) -> Set<String> {
+        var names = Set<String>()
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            let afterOpen = rest.index(after: open)
+            if let close = rest[afterOpen...].firstIndex(of: "}"), isPlaceholderName(rest[afterOpen..<close]) {
+                names.insert(String(rest[afterOpen..<close]))
+                rest = rest[rest.index(after: close)...]
+            } else {
+                rest = rest[afterOpen...]
+            }
+        }
+        return names
+    }
+
+    static func isPlaceholderName(_ name: Substring) -> Bool {
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                                                                || $0 == "_") }
+    }
+
+    // MARK: Loading
+
+    /// The directories that may hold the `<language>.json` files, in the order they are tried.
+    public static func searchDirectories(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                         executablePath: String? = Strings.executablePath()) -> [String] {
+        var dirs = [String]()
+        if let resources = environment["YKTERM_RESOURCES"], !resources.isEmpty {
+            dirs.append(resources + "/strings")
+        }
+        if let executablePath {
+            let binDir = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
+            dirs.append(binDir.appendingPathComponent("../share/ykterm/strings").standardized.path)
+        }
+        // Sources/AuthenticatorModel/Strings/Strings.swift → the package root.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        dirs.append(root.appendingPathComponent("Resources/strings").path)
+        return dirs
+    }
+
+    /// This program's executable (through /proc/self/exe, so a symlink in PATH leads to the real install).
+    public static func executablePath() -> String? {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        return Bundle.main.executablePath
+    }
+
+    /// The first of `directories` with an `en.json`.
+    public static func directory(among directories: [String]) -> String? {
+        directories.first { FileManager.default.isReadableFile(atPath: $0 + "/en.json") }
+    }
+
+    /// Loads `language` over English from the first directory with tables; throws when there is none, or a
+    /// needed table is missing or malformed.
+    public static func load(language: Language,
+                            directories: [String] = Strings.searchDirectories()) throws(StringsError) -> Strings {
+        guard let dir = directory(among: directories) else {
+            throw StringsError("no string tables (en.json) in " + directories.joined(separator: ", ")
+                               + "; set YKTERM_RESOURCES to the directory holding strings/")
+        }
+        let english = try loadTable(dir + "/en.json")
+        let table = language == .en ? english : try loadTable(dir + "/\(language.rawValue).json")
+        return Strings(language: language, table: table, english: english)
+    }
+
+    /// For the program: never fails. Falls back to English when the language's table is unusable, and to
+    /// the keys themselves when English is; `problem` then says what went wrong.
+    public static func forRuntime(configured: Language? = nil,
+                                  environment: [String: String] = ProcessInfo.processInfo.environment) -> Strings {
+        let language = Language.preferred(configured: configured, environment: environment)
+        let directories = searchDirectories(environment: environment)
+        do {
+            return try load(language: language, directories: directories)
+        } catch let languageError {
+            if language != .en, let english = try? load(language: .en, directories: directories) {
+                return Strings(language: .en, table: english.table, english: english.table,
+                               problem: languageError.message)
+            }
+            return Strings(language: .en, table: [:], english: [:], problem: languageError.message)
+        }
+    }
+
+    /// Reads one table: a flat JSON object whose values are all strings.
+    public static func loadTable(_ path: String) throws(StringsError) -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StringsError("\(path) cannot be read")
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw StringsError("\(path) is not valid JSON: \(error.localizedDescription)")
+        }
+        guard let dictionary = object as? [String: Any] else {
+            throw StringsError("\(path) must hold one JSON object (key → text)")
+        }
+        var table = [String: String]()
+        for (key, value) in dictionary {
+            guard let text = value as? String else {
+                throw StringsError("\(path): the value of \"\(key)\" must be a string")
+            }
+            table[key] = text
+        }
+        return table
+    }
+}

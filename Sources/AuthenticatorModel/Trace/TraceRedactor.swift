@@ -1,0 +1,309 @@
+import KeyKit
+
+/// One exchange as the trace file shows it: hex with the secret parts replaced by `<N bytes redacted>`,
+/// and a name for the command when it is a known one ("OATH PUT", "CTAP2 clientPIN").
+public struct RedactedExchange: Sendable, Equatable {
+    /// The command: hex, or hex of the header followed by `<N bytes redacted>`.
+    public var command: String
+    /// The response: data (hex or `<N bytes redacted>`) then the status word; nil when there was none.
+    public var response: String?
+    /// What the command is, when known.
+    public var label: String?
+
+    public init(command: String, response: String?, label: String?) {
+        self.command = command
+        self.response = response
+        self.label = label
+    }
+}
+
+/// Redacts the secrets in a connection's APDUs before they are traced.
+///
+/// The meaning of an instruction depends on the application selected, so the redactor follows the
+/// SELECT commands it sees; it keeps one state per connection (a card keeps its selected application
+/// across exchanges). It also follows the parts of one logical command: an ISO chain (CLA bit 0x10) is
+/// judged by its first part, and the parts of an answer fetched later (61xx then GET RESPONSE, OATH SEND
+/// REMAINING, or NFCCTAP GETRESPONSE while a FIDO key answers 9100) by the command they answer.
+///
+/// What is redacted:
+/// - OATH: the data of PUT (01), SET CODE (03) and VALIDATE (A3); the answers of VALIDATE, CALCULATE (A2)
+///   and CALCULATE ALL (A4) — codes are secrets while they are valid.
+/// - OTP: the data of every write (INS 01: slot configurations P1 01/03/04/05, and the other writes,
+///   which end with the access code), except challenge-response (P1 20/28/30/38), whose answers are
+///   redacted instead.
+/// - FIDO over PC/SC: NFCCTAP_MSG carrying clientPIN (CTAP2 command 06): everything after the command
+///   byte, and the answer after its status byte. U2F carries nothing secret.
+/// - Management: the data of WRITE CONFIG (1C), which may carry a lock code.
+/// - NDEF: the answers of READ BINARY (B0), which carry a fresh one-time password.
+/// - Any application: ISO VERIFY (20), CHANGE REFERENCE DATA (24) and RESET RETRY COUNTER (2C) data (PINs).
+/// - No application known (no SELECT seen on this connection): the data of INS 01, 03, A3, 1C and the
+///   answers of A2 and A4, as if it might be OATH, OTP or Management.
+public struct APDURedactor: Sendable {
+    /// The application a connection has selected, as far as the redactor has seen.
+    public enum Application: Sendable, Equatable {
+        case unknown, oath, otp, fido, management, ndef, other
+    }
+
+    public private(set) var application: Application = .unknown
+
+    /// The decision for the command whose answer is being fetched in parts (61xx, 9100).
+    private var pendingAnswer: Decision?
+    /// The decision for an ISO command chain in progress.
+    private var chain: Decision?
+
+    private struct Decision {
+        var label: String?
+        /// Bytes of the command data shown before the redaction (the CTAP command byte), or nil: data shown.
+        var commandKeep: Int?
+        /// Bytes of the answer data shown before the redaction (the CTAP status byte), or nil: answer shown.
+        var responseKeep: Int?
+    }
+
+    public init() {}
+
+    /// Redacts one exchange: `command` as sent, `response` as received (data and SW1 SW2), or nil when the
+    /// exchange failed.
+    public mutating func redact(command: [UInt8], response: [UInt8]?) -> RedactedExchange {
+        guard command.count >= 4 else {
+            // Not an APDU; nothing the protocol layer would send. Show only its length.
+            return RedactedExchange(command: "<\(command.count) bytes redacted>",
+                                    response: response.map { APDURedactor.formatResponse($0, keep: 0) }, label: nil)
+        }
+        let apdu = try? APDU(parsing: command)
+        let decision = decide(command, apdu: apdu)
+        let shownCommand = APDURedactor.formatCommand(command, apdu: apdu, keep: decision.commandKeep)
+        let shownResponse = response.map { APDURedactor.formatResponse($0, keep: decision.responseKeep) }
+
+        // Follow the chains and the SELECTs for the next exchanges.
+        if command[0] & 0x10 != 0, command[0] != 0xFF {
+            chain = decision
+        } else {
+            chain = nil
+        }
+        if let response, response.count >= 2 {
+            let sw1 = response[response.count - 2], sw2 = response[response.count - 1]
+            let moreComing = sw1 == 0x61 || (application == .fido && sw1 == 0x91 && sw2 == 0x00)
+            pendingAnswer = moreComing ? decision : nil
+            if APDURedactor.isSelect(command), let apdu {
+                application = sw1 == 0x90 && sw2 == 0x00 ? APDURedactor.application(for: apdu.data) : .unknown
+            }
+        } else {
+            pendingAnswer = nil
+            if APDURedactor.isSelect(command) { application = .unknown }
+        }
+        return RedactedExchange(command: shownCommand, response: shownResponse, label: decision.label)
+    }
+
+    // MARK: Rules
+
+    private func decide(_ bytes: [UInt8], apdu: APDU?) -> Decision {
+        let cla = bytes[0], ins = bytes[1], p1 = bytes[2]
+        if var chain {
+            // A later part of a chained command: its data is all payload, none of it a command byte.
+            chain.commandKeep = chain.commandKeep.map { _ in 0 }
+            return chain
+        }
+        if APDURedactor.isSelect(bytes) {
+            let name = apdu.map { APDURedactor.name(of: APDURedactor.application(for: $0.data)) } ?? nil
+            return Decision(label: "SELECT" + (name.map { " " + $0 } ?? ""))
+        }
+        // The rest of an answer: judged by the command it belongs to.
+        let continuation: [UInt8] = application == .oath ? [0xC0, 0xA5] : application == .fido ? [0xC0, 0x11] : [0xC0]
+        if continuation.contains(ins), let pending = pendingAnswer {
+            let name: String = ins == 0xA5 ? "SEND REMAINING" : ins == 0x11 ? "NFCCTAP GETRESPONSE" : "GET RESPONSE"
+            return Decision(label: name + (pending.label.map { " (\($0))" } ?? ""), commandKeep: nil,
+                            responseKeep: pending.responseKeep)
+        }
+        if cla & 0x80 == 0, [0x20, 0x24, 0x2C].contains(ins), application != .fido, application != .oath,
+           application != .otp {
+            let names: [UInt8: String] = [0x20: "VERIFY", 0x24: "CHANGE REFERENCE DATA", 0x2C: "RESET RETRY COUNTER"]
+            return Decision(label: names[ins], commandKeep: 0)
+        }
+        switch application {
+        case .oath:
+            return APDURedactor.oath(ins: ins, p1: p1)
+        case .otp:
+            return APDURedactor.otp(ins: ins, p1: p1)
+        case .fido:
+            return APDURedactor.fido(cla: cla, ins: ins, data: apdu?.data)
+        case .management:
+            return ins == 0x1C ? Decision(label: "MANAGEMENT WRITE CONFIG", commandKeep: 0)
+                : Decision(label: ins == 0x1D ? "MANAGEMENT READ CONFIG" : nil)
+        case .ndef:
+            return ins == 0xB0 ? Decision(label: "NDEF READ BINARY", responseKeep: 0) : Decision(label: nil)
+        case .other:
+            return Decision(label: nil)
+        case .unknown:
+            switch ins {
+            case 0x01, 0x03, 0xA3, 0x1C: return Decision(label: nil, commandKeep: 0)
+            case 0xA2, 0xA4: return Decision(label: nil, responseKeep: 0)
+            case 0x10 where cla & 0x80 != 0: return APDURedactor.fido(cla: cla, ins: ins, data: apdu?.data)
+            default: return Decision(label: nil)
+            }
+        }
+    }
+
+    private static func oath(ins: UInt8, p1: UInt8) -> Decision {
+        switch ins {
+        case 0x01: return Decision(label: "OATH PUT", commandKeep: 0)
+        case 0x02: return Decision(label: "OATH DELETE")
+        case 0x03: return Decision(label: "OATH SET CODE", commandKeep: 0)
+        case 0x04: return Decision(label: "OATH RESET")
+        case 0x05: return Decision(label: "OATH RENAME")
+        case 0xA1: return Decision(label: "OATH LIST")
+        case 0xA2: return Decision(label: "OATH CALCULATE", responseKeep: 0)
+        case 0xA3: return Decision(label: "OATH VALIDATE", commandKeep: 0, responseKeep: 0)
+        case 0xA4: return Decision(label: "OATH CALCULATE ALL", responseKeep: 0)
+        default: return Decision(label: nil)
+        }
+    }
+
+    private static func otp(ins: UInt8, p1: UInt8) -> Decision {
+        guard ins == 0x01 else {
+            return Decision(label: ins == 0x03 ? "OTP STATUS" : nil)
+        }
+        switch p1 {
+        case 0x01, 0x03:
+            return Decision(label: "OTP CONFIG SLOT \(p1 == 0x01 ? 1 : 2)", commandKeep: 0)
+        case 0x04, 0x05:
+            return Decision(label: "OTP UPDATE SLOT \(p1 == 0x04 ? 1 : 2)", commandKeep: 0)
+        case 0x20, 0x28, 0x30, 0x38:
+            let kind = p1 >= 0x30 ? "HMAC" : "OTP"
+            return Decision(label: "OTP CHALLENGE \(kind) SLOT \(p1 & 0x08 == 0 ? 1 : 2)", responseKeep: 0)
+        case 0x10:
+            return Decision(label: "OTP READ SERIAL")
+        default:
+            // Other writes (NDEF, swap, device configuration, scan map) end with the access code.
+            return Decision(label: "OTP WRITE " + hex([p1]), commandKeep: 0)
+        }
+    }
+
+    private static func fido(cla: UInt8, ins: UInt8, data: [UInt8]?) -> Decision {
+        switch ins {
+        case 0x10 where cla & 0x80 != 0:
+            guard let command = data?.first else { return Decision(label: "NFCCTAP_MSG") }
+            let name = "NFCCTAP_MSG " + CTAPRedactor.name(ofCBORCommand: command)
+            return command == CTAPRedactor.clientPIN ? Decision(label: name, commandKeep: 1, responseKeep: 1)
+                : Decision(label: name)
+        case 0x12 where cla & 0x80 != 0:
+            return Decision(label: "NFCCTAP_CANCEL")
+        case 0x01 where cla & 0x80 == 0: return Decision(label: "U2F REGISTER")
+        case 0x02 where cla & 0x80 == 0: return Decision(label: "U2F AUTHENTICATE")
+        case 0x03 where cla & 0x80 == 0: return Decision(label: "U2F VERSION")
+        default: return Decision(label: nil)
+        }
+    }
+
+    static func isSelect(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 4 && bytes[0] & 0x80 == 0 && bytes[1] == 0xA4 && bytes[2] == 0x04
+    }
+
+    static func application(for aid: [UInt8]) -> Application {
+        let known: [([UInt8], Application)] = [
+            (AID.oath, .oath), (AID.otp, .otp), (AID.fido, .fido), (AID.management, .management), (AID.ndef, .ndef),
+        ]
+        for (prefix, app) in known where aid.count >= 5 && (aid.starts(with: prefix) || prefix.starts(with: aid)) {
+            return app
+        }
+        return .other
+    }
+
+    static func name(of application: Application) -> String? {
+        switch application {
+        case .oath: return "OATH"
+        case .otp: return "OTP"
+        case .fido: return "FIDO"
+        case .management: return "Management"
+        case .ndef: return "NDEF"
+        case .other, .unknown: return nil
+        }
+    }
+
+    // MARK: Formatting
+
+    /// The command in hex; with `keep`, only the header and the first `keep` data bytes, then the count
+    /// of redacted bytes (the length fields are left out, they would tell nothing more).
+    static func formatCommand(_ bytes: [UInt8], apdu: APDU?, keep: Int?) -> String {
+        guard let keep else { return hex(bytes) }
+        let header = hex(Array(bytes.prefix(4)))
+        guard let apdu else {
+            // Unparsable: redact everything after the header.
+            return bytes.count > 4 ? header + " <\(bytes.count - 4) bytes redacted>" : header
+        }
+        let data = apdu.data
+        guard data.count > keep else { return header + (data.isEmpty ? "" : " " + hex(data)) }
+        let shown = keep > 0 ? " " + hex(Array(data.prefix(keep))) : ""
+        return header + shown + " <\(data.count - keep) bytes redacted>"
+    }
+
+    /// Response data (hex, or with `keep` the first `keep` bytes and the count redacted), then the SW.
+    static func formatResponse(_ bytes: [UInt8], keep: Int?) -> String {
+        guard bytes.count >= 2 else { return bytes.isEmpty ? "(empty)" : "<\(bytes.count) bytes redacted>" }
+        let data = Array(bytes.dropLast(2))
+        let sw = hex(Array(bytes.suffix(2)))
+        if data.isEmpty { return sw }
+        guard let keep, data.count > keep else { return hex(data) + " " + sw }
+        let shown = keep > 0 ? hex(Array(data.prefix(keep))) + " " : ""
+        return shown + "<\(data.count - keep) bytes redacted> " + sw
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.hex.uppercased()
+    }
+}
+
+/// Redacts CTAPHID messages (FIDO over USB HID). Stateless: each CTAP2 request names its command in its
+/// first byte. clientPIN (06) requests are redacted after the command byte and their answers after the
+/// status byte; everything else is shown, U2F included.
+public enum CTAPRedactor {
+    static let clientPIN: UInt8 = 0x06
+
+    public static func redact(command: UInt8, request: [UInt8], response: [UInt8]?) -> RedactedExchange {
+        switch command {
+        case CTAPHID.Command.cbor:
+            guard let ctap = request.first else {
+                return RedactedExchange(command: "", response: response.map { APDURedactor.hex($0) }, label: "CTAP2")
+            }
+            let label = "CTAP2 " + name(ofCBORCommand: ctap)
+            guard ctap == clientPIN else {
+                return RedactedExchange(command: APDURedactor.hex(request), response: response.map { APDURedactor.hex($0) },
+                                        label: label)
+            }
+            return RedactedExchange(command: keepOne(request), response: response.map(keepOne), label: label)
+        case CTAPHID.Command.msg:
+            let names: [UInt8: String] = [0x01: "U2F REGISTER", 0x02: "U2F AUTHENTICATE", 0x03: "U2F VERSION"]
+            return RedactedExchange(command: APDURedactor.hex(request),
+                                    response: response.map { APDURedactor.formatResponse($0, keep: nil) },
+                                    label: request.count > 1 ? names[request[1]] : nil)
+        default:
+            // PING, WINK and the like carry no secrets, but nothing here needs their payload either.
+            return RedactedExchange(command: "<\(request.count) bytes>", response: response.map { "<\($0.count) bytes>" },
+                                    label: "CTAPHID " + APDURedactor.hex([command]))
+        }
+    }
+
+    /// The first byte (CTAP command or status) in hex, then how many bytes were redacted.
+    private static func keepOne(_ bytes: [UInt8]) -> String {
+        guard let first = bytes.first else { return "" }
+        let head = APDURedactor.hex([first])
+        return bytes.count > 1 ? head + " <\(bytes.count - 1) bytes redacted>" : head
+    }
+
+    /// CTAP 2.1 command names (section 6).
+    public static func name(ofCBORCommand command: UInt8) -> String {
+        switch command {
+        case 0x01: return "makeCredential"
+        case 0x02: return "getAssertion"
+        case 0x04: return "getInfo"
+        case 0x06: return "clientPIN"
+        case 0x07: return "reset"
+        case 0x08: return "getNextAssertion"
+        case 0x09, 0x40: return "bioEnrollment"
+        case 0x0A, 0x41: return "credentialManagement"
+        case 0x0B: return "selection"
+        case 0x0C: return "largeBlobs"
+        case 0x0D: return "config"
+        default: return "command " + APDURedactor.hex([command])
+        }
+    }
+}
