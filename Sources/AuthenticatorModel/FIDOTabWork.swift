@@ -1,10 +1,203 @@
+import Foundation
 import KeyKit
 
-/// Performs the FIDO tab's commands.
+/// What the FIDO2 tab's work keeps between commands, on the runner's side only: the PIN tokens of keys
+/// (by key id, in memory, wiped when the key leaves or a PIN changes) and the connection of the command
+/// that runs, so a wait for a touch can be cancelled.
+final class FIDOTabRuntime: Sendable {
+    private let tokens = LockedValue<[String: CTAP2Session.HeldToken]>([:])
+    private let running = LockedValue<(any FIDOConnection)?>(nil)
+
+    func token(for keyID: String) -> CTAP2Session.HeldToken? {
+        tokens.withLock { $0[keyID] }
+    }
+
+    func keep(_ token: CTAP2Session.HeldToken?, for keyID: String) {
+        tokens.withLock { tokens in
+            tokens[keyID]?.wipe()
+            tokens[keyID] = token
+        }
+    }
+
+    /// Drops and wipes the token of a key (it left, or its PIN changed).
+    func forget(_ keyID: String) {
+        keep(nil, for: keyID)
+    }
+
+    func started(_ connection: (any FIDOConnection)?) {
+        running.withLock { $0 = connection }
+    }
+
+    /// Asks the key to stop waiting for a touch (NFCCTAP_GETRESPONSE with the cancel flag).
+    func cancel() async {
+        let connection = running.withLock { $0 }
+        await connection?.cancel()
+    }
+}
+
+/// Performs the FIDO2 tab's commands: each opens the key's smart-card interface, speaks CTAP over it
+/// (PCSCFIDOConnection), does its work, closes, and posts what came of it.
 struct FIDOTabWork: Sendable {
     let backend: any KeyBackend
     let environment: RunnerEnvironment
     let post: @Sendable (Msg) -> Void
+    let runtime: FIDOTabRuntime
 
-    func perform(_ command: FIDOTabCommand) async {}
+    func perform(_ command: FIDOTabCommand) async {
+        switch command {
+        case .load(let d):
+            await session(d, .load) { s in .loaded(keyID: d.id, try await info(s)) }
+        case .setPIN(let d, let new):
+            await session(d, .setPIN) { s in
+                guard await s.info.pinSet == false else { throw FIDOWorkError.pinAlreadySet }
+                try await s.setPIN(new)
+                runtime.forget(d.id)
+                return .pinSet(keyID: d.id, try await info(s), changed: false)
+            }
+        case .changePIN(let d, let current, let new):
+            await session(d, .changePIN) { s in
+                guard await s.info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
+                try await s.changePIN(old: current, new: new)
+                runtime.forget(d.id)
+                return .pinSet(keyID: d.id, try await info(s), changed: true)
+            }
+        case .verifyPIN(let d, let pin, let thenList):
+            await session(d, .verifyPIN) { s in
+                let permissions: PINPermissions = await s.info.supportsCredentialManagement ? [.credentialManagement] : []
+                try await s.verifyPIN(pin, permissions: permissions)
+                runtime.keep(await s.heldToken(), for: d.id)
+                let credentials = thenList ? try await list(s) : nil
+                return .verified(keyID: d.id, try await info(s), credentials: credentials)
+            }
+        case .listCredentials(let d):
+            await session(d, .list, token: true) { s in .credentials(keyID: d.id, try await list(s)) }
+        case .deleteCredential(let d, let id):
+            await session(d, .delete, token: true) { s in
+                let all = try await list(s)
+                guard let credential = all.first(where: { $0.credentialID == id }) else {
+                    throw CTAPError(CTAPError.noCredentials)
+                }
+                try await s.deleteCredential(id)
+                return .deleted(keyID: d.id, credential, remaining: try await list(s), try await info(s))
+            }
+        case .reset(let d):
+            runtime.forget(d.id)
+            await session(d, .reset) { s in
+                try await s.reset()
+                return .resetDone(keyID: d.id, try await info(s))
+            }
+        case .cancel:
+            await runtime.cancel()
+        }
+    }
+
+    /// The information the tab shows: getInfo (read again) and the PIN retries.
+    private func info(_ s: CTAP2Session) async throws -> FIDOInfo {
+        let info = try await s.refreshInfo()
+        var retries: Int?
+        var powerCycle = false
+        if info.pinSet != nil, let r = try? await s.pinRetries() {
+            retries = r.retries
+            powerCycle = r.powerCycleNeeded ?? false
+        }
+        return FIDOInfo(info, retries: retries, powerCycleNeeded: powerCycle)
+    }
+
+    /// Every discoverable credential, by relying party (needs the token).
+    private func list(_ s: CTAP2Session) async throws -> [FIDOCredential] {
+        var out = [FIDOCredential]()
+        for rp in try await s.relyingParties() {
+            for c in try await s.credentials(of: rp) {
+                out.append(FIDOCredential(rpID: rp.id, rpName: rp.name, userName: c.user.name,
+                                          displayName: c.user.displayName, credentialID: c.credentialID))
+            }
+        }
+        return out
+    }
+
+    /// Opens CTAP over the key's smart-card interface, reports touches, runs `body` and posts its answer;
+    /// failures become `.failed`. With `token`, the PIN token the runner holds is used (none: PIN needed).
+    private func session(_ d: KeyDescriptor, _ operation: FIDOOperation, token: Bool = false,
+                         _ body: (CTAP2Session) async throws -> FIDOTabMsg) async {
+        var card: (any SmartCardConnection)?
+        var connection: PCSCFIDOConnection?
+        do {
+            let c = try await backend.connect(d)
+            card = c
+            let fido = try await PCSCFIDOConnection.open(card: c, observer: environment.observer)
+            connection = fido
+            runtime.started(fido)
+            let s = try await CTAP2Session.make(connection: fido)
+            let post = self.post
+            await s.setProgress { p in post(.fido(.touch(keyID: d.id, waiting: p == .waitingForUserPresence))) }
+            if token {
+                guard let held = runtime.token(for: d.id) else { throw CTAPError(CTAPError.pinAuthInvalid) }
+                await s.adoptToken(held)
+            }
+            let msg: FIDOTabMsg
+            do {
+                msg = try await body(s)
+            } catch let e as CTAPError where token && e.code == CTAPError.pinAuthInvalid {
+                runtime.forget(d.id)
+                throw e
+            }
+            await s.dropToken()
+            runtime.started(nil)
+            await fido.close()
+            post(.fido(msg))
+        } catch {
+            runtime.started(nil)
+            if let connection { await connection.close() } else if let card { await card.close() }
+            post(.fido(.failed(keyID: d.id, FIDOFailure(operation, Self.reason(error, operation)))))
+        }
+    }
+
+    static func reason(_ error: any Error, _ operation: FIDOOperation) -> FIDOFailureReason {
+        if let e = error as? SmartCardError {
+            if e.isKeyGone || e == .closed { return .keyGone }
+            if case .applicationNotAvailable = e { return .notAvailable }
+            return .other(.literal(e.description))
+        }
+        if let e = error as? FIDOTransportError {
+            if e.isKeyGone || e == .closed { return .keyGone }
+            if e == .timeout { return .timeout }
+            return .other(.literal(e.description))
+        }
+        if let e = error as? FIDOWorkError {
+            switch e {
+            case .pinAlreadySet: return .other(UIText("fido.pinAlreadySet"))
+            }
+        }
+        if let e = error as? FIDOSessionError {
+            switch e {
+            case .pinTooShort(let m): return .pinRule(UIText("fido.pin.tooShortKey", ["minimum": String(m)]))
+            case .pinTooLong: return .pinRule(UIText("fido.pin.tooLong", ["bytes": "64+"]))
+            case .pinHasNUL: return .pinRule(UIText("fido.pin.nul"))
+            case .noPINSupport: return .noPINSupport
+            default: return .other(.literal(e.description))
+            }
+        }
+        if let e = error as? CTAPError {
+            switch e.code {
+            case CTAPError.pinInvalid: return .wrongPIN(retriesLeft: e.retriesLeft)
+            case CTAPError.pinBlocked: return .pinBlocked
+            case CTAPError.pinAuthBlocked: return .pinAuthBlocked
+            case CTAPError.pinPolicyViolation: return .policyViolation
+            case CTAPError.pinAuthInvalid, CTAPError.pinRequired: return .tokenInvalid
+            case CTAPError.pinNotSet: return .noPIN
+            case CTAPError.notAllowed: return .notAllowed
+            case CTAPError.keepaliveCancel: return .cancelled
+            case CTAPError.userActionTimeout, CTAPError.actionTimeout: return .timeout
+            case CTAPError.operationDenied where operation == .reset: return .cancelled
+            default: return .other(.literal(e.description))
+            }
+        }
+        return .other(.literal(String(describing: error)))
+    }
+}
+
+/// What the tab's work refuses before asking the key.
+enum FIDOWorkError: Error {
+    /// Set PIN on a key that has one (another program set it since the tab read the key).
+    case pinAlreadySet
 }

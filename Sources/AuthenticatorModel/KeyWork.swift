@@ -7,6 +7,10 @@ struct KeyWork: Sendable {
     let backend: any KeyBackend
     let environment: RunnerEnvironment
     let post: @Sendable (Msg) -> Void
+    /// The FIDO2 tab's PIN tokens and the connection of its running command (for cancel).
+    let fidoRuntime = FIDOTabRuntime()
+    /// The APDU console's connection, kept across its commands.
+    let apduConsole = APDUConsole()
 
     func perform(_ command: Command, unlockKeys: LockedValue<[String: [UInt8]]>) async {
         switch command {
@@ -62,9 +66,9 @@ struct KeyWork: Sendable {
         case .otp(let c):
             await OTPTabWork(backend: backend, environment: environment, post: post).perform(c)
         case .fido(let c):
-            await FIDOTabWork(backend: backend, environment: environment, post: post).perform(c)
+            await FIDOTabWork(backend: backend, environment: environment, post: post, runtime: fidoRuntime).perform(c)
         case .apdu(let c):
-            await APDUTabWork(backend: backend, environment: environment, post: post).perform(c)
+            await APDUTabWork(backend: backend, environment: environment, post: post, console: apduConsole).perform(c)
         default:
             break
         }

@@ -1,10 +1,73 @@
 import KeyKit
 
-/// Performs the OTP tab's commands.
+/// Performs the OTP tab's commands: each opens a short-lived connection, does its work, closes, and posts
+/// what came of it.
 struct OTPTabWork: Sendable {
     let backend: any KeyBackend
     let environment: RunnerEnvironment
     let post: @Sendable (Msg) -> Void
 
-    func perform(_ command: OTPTabCommand) async {}
+    func perform(_ command: OTPTabCommand) async {
+        switch command {
+        case .touch:
+            post(.otp(.touched(backend.touchForOTP())))
+        case .readNDEF(let d):
+            await withConnection(d, .ndef) { connection in
+                let records = try await NDEFSession(connection: connection).read()
+                return .ndefRead(keyID: d.id, otp: try NDEFOTP.extract(from: records))
+            }
+        case .challengeResponse(let d, let slot, let challenge):
+            await withConnection(d, .challenge) { connection in
+                let session = try await OTPSession.make(connection: connection)
+                let post = self.post
+                let response = try await session.calculateHMAC(slot: slot, challenge: challenge) {
+                    post(.otp(.challengeWaitingForTouch(keyID: d.id)))
+                }
+                return .challengeAnswered(keyID: d.id, slot: slot, challenge: challenge, response: response)
+            }
+        }
+    }
+
+    private func withConnection(_ d: KeyDescriptor, _ operation: OTPTabFailure.Operation,
+                                _ body: (any SmartCardConnection) async throws -> OTPTabMsg) async {
+        var connection: (any SmartCardConnection)?
+        do {
+            let c = try await backend.connect(d)
+            connection = c
+            let msg = try await body(c)
+            await c.close()
+            post(.otp(msg))
+        } catch {
+            if let connection { await connection.close() }
+            post(.otp(.failed(keyID: d.id, Self.failure(operation, error))))
+        }
+    }
+
+    static func failure(_ operation: OTPTabFailure.Operation, _ error: any Error) -> OTPTabFailure {
+        if let e = error as? SmartCardError {
+            if e.isKeyGone || e == .closed {
+                return OTPTabFailure(operation: operation, message: .literal(e.description), keyGone: true)
+            }
+            if case .applicationNotAvailable = e {
+                return OTPTabFailure(operation: operation,
+                                     message: UIText(operation == .ndef ? "otp.ndef.notAvailable" : "otp.chalresp.notAvailable"))
+            }
+            return OTPTabFailure(operation: operation, message: .literal(e.description))
+        }
+        if let e = error as? OTPError {
+            switch e {
+            case .slotEmpty(let s): return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.slotEmpty", ["slot": String(s)]))
+            case .notChallengeResponse(let s):
+                return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.notHMAC", ["slot": String(s)]))
+            case .touchTimeout(let s):
+                return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.touchTimeout", ["slot": String(s)]))
+            default:
+                return OTPTabFailure(operation: operation, message: .literal(e.description))
+            }
+        }
+        if let e = error as? NDEFError {
+            return OTPTabFailure(operation: operation, message: UIText("otp.ndef.failed", ["why": e.description]))
+        }
+        return OTPTabFailure(operation: operation, message: .literal(String(describing: error)))
+    }
 }

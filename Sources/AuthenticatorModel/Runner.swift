@@ -64,6 +64,8 @@ public final class Runner: Sendable {
     private let watcher = LockedValue<Task<Void, Never>?>(nil)
     /// Derived OATH access keys of unlocked keys, by key id; in memory only, dropped when the key leaves.
     private let unlockKeys = LockedValue<[String: [UInt8]]>([:])
+    /// The FIDO2 tab's PIN tokens (in memory only, dropped when the key leaves) and running connection.
+    private let fidoRuntime: FIDOTabRuntime
 
     public init(backend: any KeyBackend, environment: RunnerEnvironment, post: @escaping @Sendable (Msg) -> Void) {
         self.backend = backend
@@ -72,6 +74,7 @@ public final class Runner: Sendable {
         let (stream, continuation) = AsyncStream<Command>.makeStream(bufferingPolicy: .unbounded)
         queue = continuation
         let work = KeyWork(backend: backend, environment: environment, post: post)
+        fidoRuntime = work.fidoRuntime
         let keys = unlockKeys
         worker = Task {
             for await command in stream { await work.perform(command, unlockKeys: keys) }
@@ -104,7 +107,12 @@ public final class Runner: Sendable {
             post(.pinsLoaded(deviceID: deviceID, environment.pins.pins(for: deviceID)))
         case .savePins(let deviceID, let pins):
             environment.pins.save(pins, for: deviceID)
+        case .fido(let c) where c.runsAtOnce:
+            // A cancel must reach the key while the command it cancels still waits in the queue's worker.
+            let runtime = fidoRuntime
+            Task { await runtime.cancel() }
         case .forgetKey(let keyID):
+            fidoRuntime.forget(keyID)
             unlockKeys.withLock { keys in
                 keys[keyID]?.withUnsafeMutableBytes { bytes in
                     for i in bytes.indices { bytes[i] = 0 }

@@ -11,6 +11,13 @@ public func initialCommands(_ state: AppState) -> [Command] {
 /// The app's whole behaviour: applies `msg` to `state` and returns the work to do. No I/O, no clock:
 /// time arrives in `.tick` messages and in `state.now`.
 public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
+    let commands = route(&state, msg)
+    // The APDU console notes other work on the key its connection holds (the selection may change).
+    apduNoteKeyWork(&state, commands)
+    return commands
+}
+
+func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
     switch msg {
     case .key(let key):
         return handleKey(&state, key)
@@ -68,7 +75,8 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
     case .keyArrived(let d):
         state.keys.removeAll { $0.id == d.id }
         state.keys.append(KeyEntry(descriptor: d))
-        var commands: [Command] = [.probe(d)]
+        // A FIDO2 reset waiting for this key goes first: keys allow it only just after insertion.
+        var commands: [Command] = fidoTabKeyArrived(&state, d) + [.probe(d)]
         if state.selectedKeyID == nil {
             commands += select(&state, d.id)
             if state.keys.count == 1 { state.status = StatusMessage(UIText("status.keyArrived", ["name": d.name]), kind: .info, expires: state.now + statusSeconds) }

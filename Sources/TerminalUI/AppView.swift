@@ -154,6 +154,8 @@ public struct AppView {
                 "password": String(b.key(for: .password)), "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
             ]))
         }
+        if state.tab == .otp { return OTPTabView.hints(state, app: self) }
+        if state.tab == .apdu { return APDUTabView.hints(state, text) }
         return text(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
     }
 
@@ -189,7 +191,9 @@ public struct AppView {
             ("Enter", text(UIText("help.enter"))),
             ("Esc", text(UIText("help.escape"))),
         ]
-        for action in Action.allCases {
+        // The OATH tab's actions only where they work, so each tab's own rows fit at 80x24.
+        let global: Set<Action> = [.quit, .help, .keys, .device]
+        for action in Action.allCases where state.tab == .oath || global.contains(action) {
             rows.append((String(b.key(for: action)), text(UIText(action.helpKey))))
         }
         let tabRows: [(String, UIText)]

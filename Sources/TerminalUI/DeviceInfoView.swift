@@ -1,8 +1,94 @@
 import AuthenticatorModel
+import KeyKit
 
-/// The Management information of the selected key, as an overlay.
+/// The Management information of the selected key, as an overlay: model, serial, firmware, form factor,
+/// flags, and which applications are supported and enabled over USB and NFC. Any key closes it.
 struct DeviceInfoView {
     let app: AppView
 
-    func render(_ state: AppState) {}
+    var screen: Screen { app.screen }
+    var theme: Theme { app.theme }
+
+    /// The rows of the overlay: label and value (an empty label continues the value above).
+    func rows(_ state: AppState) -> [(label: String, value: String, style: TextStyle)] {
+        func t(_ key: String, _ args: [String: String] = [:]) -> String { app.text(UIText(key, args)) }
+        guard let key = state.selectedKey else {
+            return [("", t(state.service == .unavailable ? "view.status.noPcscd" : "view.noKey"), theme.dim)]
+        }
+        var rows: [(label: String, value: String, style: TextStyle)] = []
+        guard let info = key.info else {
+            rows.append((t("device.reader"), key.descriptor.name, .plain))
+            rows.append(("", t(key.probed ? "device.unreadable" : "device.reading"), theme.dim))
+            return rows
+        }
+        let d = info.device
+        let yes = t("device.yes"), no = t("device.no")
+        rows.append((t("device.model"), d.productName, theme.heading))
+        rows.append((t("device.serial"), d.serial.map(String.init) ?? t("device.unknown"), .plain))
+        rows.append((t("device.firmware"), d.version.description, .plain))
+        if d.fromManagement {
+            rows.append((t("device.formFactor"), d.formFactor.description, .plain))
+            var flags = [String]()
+            if d.isFIPS { flags.append("FIPS") }
+            if d.isSky { flags.append("Security Key") }
+            if !flags.isEmpty { rows.append((t("device.series"), flags.joined(separator: ", "), .plain)) }
+            rows.append((t("device.configLock"), d.isConfigLocked ? yes : no, d.isConfigLocked ? theme.warning : .plain))
+            if let part = d.partNumber, !part.isEmpty { rows.append((t("device.partNumber"), part, .plain)) }
+            if let eject = d.autoEjectTimeout {
+                rows.append((t("device.autoEject"), eject == 0 ? t("device.off") : t("device.seconds", ["count": String(eject)]), .plain))
+            }
+            if let cr = d.challengeResponseTimeout {
+                rows.append((t("device.chalrespTimeout"), t("device.seconds", ["count": String(cr)]), .plain))
+            }
+        }
+        rows.append((t("device.reader"), info.reader, .plain))
+        rows.append((t("device.transport"), t(info.overNFC ? "device.nfc" : "device.usb"), .plain))
+        if d.fromManagement {
+            rows.append((t("device.usbApps"), capabilities(enabled: d.enabledUSB, supported: d.supportedUSB), .plain))
+            if let supported = d.supportedNFC, !supported.isEmpty {
+                rows.append((t("device.nfcApps"), capabilities(enabled: d.enabledNFC ?? [], supported: supported), .plain))
+            } else {
+                rows.append((t("device.nfcApps"), t("device.noNFC"), theme.dim))
+            }
+        } else {
+            rows.append((t("device.apps"), info.applications.joined(separator: " "), .plain))
+            rows.append(("", t("device.probed"), theme.dim))
+        }
+        return rows
+    }
+
+    /// `OTP FIDO2 OATH -PIV` style: enabled ones plain, supported but disabled ones marked off.
+    func capabilities(enabled: Capabilities, supported: Capabilities) -> String {
+        let off = app.text(UIText("device.offMark"))
+        let names = Capabilities.named.compactMap { cap, name -> String? in
+            guard supported.contains(cap) else { return nil }
+            return enabled.contains(cap) ? name : "\(name)\(off)"
+        }
+        return names.isEmpty ? "-" : names.joined(separator: " ")
+    }
+
+    func render(_ state: AppState) {
+        let rows = rows(state)
+        var footer = [String]()
+        if state.keys.count > 1 {
+            footer.append(app.text(UIText("device.moreKeys", ["count": String(state.keys.count),
+                                                              "key": String(state.bindings.key(for: .keys))])))
+        }
+        footer.append(app.text(UIText("device.footer")))
+        let box = app.overlayBox(lines: rows.count + footer.count + 1, width: 72)
+        box.draw(on: screen, title: app.text(UIText("device.title")), style: theme.border, titleStyle: theme.heading)
+        let labelWidth = min(24, (rows.map { $0.label.cellWidth }.max() ?? 0) + 1)
+        for (i, row) in rows.enumerated() where i < box.innerHeight - footer.count - 1 {
+            let y = box.innerRow + i
+            screen.draw(" " + row.label.padded(toCells: labelWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
+                        style: theme.dim, width: box.innerWidth)
+            screen.draw(row.value, row: y, column: box.innerColumn + labelWidth + 2, style: row.style,
+                        width: max(0, box.innerWidth - labelWidth - 3))
+        }
+        for (i, line) in footer.enumerated() {
+            let y = box.innerRow + box.innerHeight - footer.count + i
+            screen.draw(line.centered(inCells: box.innerWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
+                        style: theme.dim)
+        }
+    }
 }

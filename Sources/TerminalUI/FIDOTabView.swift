@@ -1,14 +1,247 @@
 import AuthenticatorModel
+import KeyKit
 
-/// The FIDO tab.
+/// The FIDO2 tab: the authenticator's information at a glance, the credentials list, the PIN dialogs,
+/// the guided reset and "Touch your key" while the key waits for presence.
 struct FIDOTabView {
     let app: AppView
     let area: Box
 
+    var screen: Screen { app.screen }
+    var theme: Theme { app.theme }
+
     func render(_ state: AppState) {
-        app.planned(UIText("view.tab.fidoPlanned"), area)
+        let fido = state.fido
+        switch fido.phase {
+        case .noKey where fido.reset == nil:
+            if state.service == .unavailable {
+                centered([UIText("view.noPcscd"), UIText("view.noPcscdHint")])
+            } else {
+                centered([UIText("view.noKey"), UIText("fido.view.noKeyHint")])
+            }
+        case .loading where fido.info == nil && fido.reset == nil:
+            centered([UIText("fido.view.reading")])
+        case .unavailable(let why):
+            centered([UIText("fido.view.unavailable"), why])
+        default:
+            if fido.showCredentials, fido.credentials != nil {
+                credentials(state)
+            } else if let info = fido.info {
+                information(info, state)
+            }
+        }
+        if let stage = fido.reset { reset(stage, state) }
+        if let busy = fido.busy, busy.touch {
+            touch(busy)
+        } else if let busy = fido.busy, busy.operation == .reset {
+            message(title: UIText("fido.reset.title"), lines: [UIText("fido.reset.sending")], style: theme.warning)
+        }
+        if let dialog = fido.dialog { app.form(dialog.form) }
+    }
+
+    // MARK: Information
+
+    func information(_ info: FIDOInfo, _ state: AppState) {
+        var lines: [(UIText, String, TextStyle)] = []
+        let dot = screen.unicode ? " · " : ", "
+        lines.append((UIText("fido.view.versions"), info.versions.joined(separator: dot), .plain))
+        lines.append((UIText("fido.view.aaguid"), info.aaguid, .plain))
+        if let firmware = info.firmware { lines.append((UIText("fido.view.firmware"), firmware, .plain)) }
+        let pin: UIText
+        var pinStyle = TextStyle.plain
+        switch info.pinSet {
+        case true?:
+            if info.retries == 0 {
+                pin = UIText("fido.view.pinBlocked")
+                pinStyle = theme.error
+            } else if let r = info.retries {
+                pin = UIText("fido.view.pinSetRetries", ["retries": String(r)])
+                if r <= 3 { pinStyle = theme.warning }
+            } else {
+                pin = UIText("fido.view.pinSet")
+            }
+        case false?: pin = UIText("fido.view.pinNotSet")
+        case nil: pin = UIText("fido.view.pinUnsupported")
+        }
+        lines.append((UIText("fido.view.pin"), app.resolve(pin), pinStyle))
+        lines.append((UIText("fido.view.minLength"),
+                      app.text(UIText("fido.view.characters", ["count": String(info.minPINLength)])), .plain))
+        var room = info.remainingCredentials.map { app.text(UIText("fido.view.room", ["count": String($0)])) }
+            ?? app.text(UIText("fido.view.roomUnknown"))
+        if let listed = state.fido.credentials?.count {
+            room += dot + app.text(UIText("fido.view.listed", ["count": String(listed)]))
+        }
+        lines.append((UIText("fido.view.credentials"), room, .plain))
+        let options = info.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value ? "yes" : "no")" }
+        lines.append((UIText("fido.view.options"), options.joined(separator: " "), .plain))
+        if !info.extensions.isEmpty {
+            lines.append((UIText("fido.view.extensions"), info.extensions.joined(separator: ", "), .plain))
+        }
+
+        var row = area.row
+        screen.draw(" " + app.text(UIText("fido.view.title")), row: row, column: area.column, style: theme.heading,
+                    width: area.width)
+        row += 2
+        let labelWidth = min(24, (lines.map { app.text($0.0).cellWidth }.max() ?? 10) + 2)
+        let valueColumn = area.column + 1 + labelWidth
+        let valueWidth = max(1, area.width - valueColumn - 1)
+        let bottom = area.row + area.height - 2
+        for (label, value, style) in lines where row < bottom {
+            screen.draw(" " + app.text(label), row: row, column: area.column, style: theme.dim, width: labelWidth + 1)
+            for piece in wrap(value, width: valueWidth) where row < bottom {
+                screen.draw(piece, row: row, column: valueColumn, style: style, width: valueWidth)
+                row += 1
+            }
+        }
+        if let alert = state.fido.alert, row + 1 < bottom {
+            row += 1
+            for piece in wrap(app.resolve(alert), width: area.width - 3) where row < bottom {
+                screen.draw(" " + piece, row: row, column: area.column, style: theme.warning, width: area.width)
+                row += 1
+            }
+        }
+        actions(hints(info, state))
+    }
+
+    /// The tab's bindings that apply now, on the last row of the tab.
+    func hints(_ info: FIDOInfo, _ state: AppState) -> [String] {
+        var parts = [String]()
+        if info.pinSet == false { parts.append(app.text(UIText("fido.hint.set"))) }
+        if info.pinSet == true {
+            parts.append(app.text(UIText("fido.hint.change")))
+            parts.append(app.text(UIText("fido.hint.verify")))
+        }
+        if info.credentialManagement { parts.append(app.text(UIText("fido.hint.list"))) }
+        parts.append(app.text(UIText("fido.hint.reset")))
+        parts.append(app.text(UIText("fido.hint.reload")))
+        return parts
+    }
+
+    func actions(_ parts: [String]) {
+        let separator = screen.unicode ? " · " : " | "
+        screen.draw(" " + parts.joined(separator: separator), row: area.row + area.height - 1, column: area.column,
+                    style: theme.dim, width: area.width)
+    }
+
+    // MARK: Credentials
+
+    func credentials(_ state: AppState) {
+        let list = state.fido.sortedCredentials
+        var top = area.row
+        screen.draw(" " + app.text(UIText("fido.view.credentialsTitle", ["count": String(list.count)])), row: top,
+                    column: area.column, style: theme.heading, width: area.width)
+        top += 2
+        actions([UIText("fido.hint.move"), UIText("fido.hint.delete"), UIText("fido.hint.back")].map { app.text($0) })
+        guard !list.isEmpty else {
+            screen.draw(" " + app.text(UIText("fido.view.noCredentials")), row: top, column: area.column,
+                        style: theme.dim, width: area.width)
+            return
+        }
+        // Rows: a heading per relying party, then its credentials.
+        enum Line { case rp(String, String?), credential(Int) }
+        var lines = [Line]()
+        var lastRP: String?
+        for (i, c) in list.enumerated() {
+            if c.rpID != lastRP {
+                lines.append(.rp(c.rpID, c.rpName))
+                lastRP = c.rpID
+            }
+            lines.append(.credential(i))
+        }
+        let selected = max(0, min(list.count - 1, state.fido.selectedCredential))
+        let rows = max(1, area.row + area.height - 1 - top)
+        let selectedLine = lines.firstIndex { if case .credential(selected) = $0 { return true } else { return false } } ?? 0
+        let first = (selectedLine / rows) * rows
+        let idWidth = 16
+        for (offset, line) in lines.dropFirst(first).prefix(rows).enumerated() {
+            let y = top + offset
+            switch line {
+            case .rp(let id, let name):
+                var label = id
+                if let name, name != id { label += "  (\(name))" }
+                screen.draw(" " + label, row: y, column: area.column, style: theme.heading, width: area.width)
+            case .credential(let i):
+                let c = list[i]
+                let isSelected = i == selected
+                let style: TextStyle = isSelected ? theme.selection : .plain
+                var who = c.userName ?? app.text(UIText("fido.view.noName"))
+                if let display = c.displayName, display != c.userName { who += "  (\(display))" }
+                let id = c.credentialID.hex
+                let shortID = id.count > idWidth ? String(id.prefix(idWidth - 1)) + (screen.unicode ? "…" : "~") : id
+                let whoWidth = max(4, area.width - 4 - idWidth - 5)
+                let text = "   " + who.padded(toCells: whoWidth, unicode: screen.unicode) + "  id " + shortID
+                screen.draw(text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column,
+                            style: style)
+            }
+        }
+        if lines.count > rows {
+            let more = "\(first + 1)-\(min(lines.count, first + rows))/\(lines.count)"
+            screen.draw(more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
+        }
+    }
+
+    // MARK: Overlays
+
+    func centered(_ lines: [UIText]) {
+        let texts = lines.flatMap { wrap(app.resolve($0), width: area.width - 4) }
+        let top = area.row + max(0, (area.height - texts.count) / 2)
+        for (i, line) in texts.enumerated() where top + i < area.row + area.height {
+            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
+                        style: i == 0 ? theme.heading : theme.dim)
+        }
+    }
+
+    /// A box in the middle of the screen with a title, wrapped lines and a footer.
+    func message(title: UIText, lines: [UIText], style: TextStyle, footer: UIText? = nil, width: Int = 66) {
+        let inner = min(width, screen.size.columns) - 4
+        let texts = lines.flatMap { wrap(app.resolve($0), width: inner) + [""] }.dropLast()
+        let box = app.overlayBox(lines: texts.count + (footer == nil ? 0 : 2), width: width)
+        box.draw(on: screen, title: app.resolve(title), style: theme.border, titleStyle: style)
+        for (i, line) in texts.enumerated() where i < box.innerHeight {
+            screen.draw(" " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? style : .plain,
+                        width: box.innerWidth)
+        }
+        if let footer {
+            screen.draw(app.text(footer).centered(inCells: box.innerWidth, unicode: screen.unicode),
+                        row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+        }
+    }
+
+    func touch(_ busy: FIDOBusy) {
+        let lines = busy.operation == .reset ? [UIText("fido.touch.title"), UIText("fido.touch.reset")]
+                                             : [UIText("fido.touch.title"), UIText("fido.touch.note")]
+        message(title: UIText("fido.touch.box"), lines: lines, style: theme.warning, footer: UIText("fido.touch.cancel"))
+    }
+
+    func reset(_ stage: FIDOResetStage, _ state: AppState) {
+        let check = screen.unicode ? "✔" : "x"
+        switch stage {
+        case .sending:
+            return
+        case .removeKey:
+            message(title: UIText("fido.reset.title"),
+                    lines: [UIText("fido.reset.reinsert"), UIText("fido.reset.step1"), UIText("fido.reset.step2"),
+                            UIText("fido.reset.step3")],
+                    style: theme.warning, footer: UIText("fido.reset.cancelHint"))
+        case .insertKey:
+            message(title: UIText("fido.reset.title"),
+                    lines: [UIText("fido.reset.reinsert"), UIText("fido.reset.step1Done", ["check": check]),
+                            UIText("fido.reset.step2"), UIText("fido.reset.step3")],
+                    style: theme.warning, footer: UIText("fido.reset.cancelHint"))
+        }
     }
 
     /// The tab's own bindings for the help overlay.
-    static func helpRows(_ state: AppState) -> [(String, UIText)] { [] }
+    static func helpRows(_ state: AppState) -> [(String, UIText)] {
+        [
+            ("s", UIText("fido.help.set")),
+            ("c", UIText("fido.help.change")),
+            ("v", UIText("fido.help.verify")),
+            ("l", UIText("fido.help.list")),
+            ("d / Del", UIText("fido.help.delete")),
+            ("R", UIText("fido.help.reset")),
+            ("r", UIText("fido.help.reload")),
+            ("Enter / Esc", UIText("fido.help.dialog")),
+        ]
+    }
 }

@@ -105,8 +105,11 @@ public final class TerminalApp {
     static func timeout(_ state: AppState, now: Double) -> Int? {
         let counting = state.oath.phase == .ready && state.oath.accounts.contains { !$0.isHOTP && $0.code != nil }
         let expiring = state.status?.expires != nil
-        guard counting || expiring else { return nil }
+        // The OTP tab holds a bound key until it is sure no burst follows: wake up then.
+        let otpDue = state.tab == .otp ? state.otp.wakeAt.map { max(1, Int((($0 - now) * 1000).rounded(.up))) } : nil
+        guard counting || expiring else { return otpDue }
         let next = floor(now) + 1
-        return max(1, Int(((next - now) * 1000).rounded(.up)))
+        let second = max(1, Int(((next - now) * 1000).rounded(.up)))
+        return otpDue.map { min($0, second) } ?? second
     }
 }

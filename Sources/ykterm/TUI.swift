@@ -18,6 +18,11 @@ struct VirtualBackend: KeyBackend {
     func connect(_ descriptor: KeyDescriptor) async throws -> any SmartCardConnection {
         VirtualKeyConnection(key: key, name: descriptor.name)
     }
+
+    /// A touch of the virtual key's button: the Yubico OTP of its NDEF credential, as a real key would type it.
+    func touchForOTP() -> String? {
+        key.typeOTP()
+    }
 }
 
 /// PC/SC keys, only those in readers whose name contains `reader` when one is given.
@@ -49,11 +54,21 @@ struct FilteredBackend: KeyBackend {
 
 enum TUI {
     /// Opens the TUI on the keys `options` choose (or the virtual key) and runs it until the user quits.
+    /// `aesKeys`: Yubico OTP AES keys by public ID (modhex) for the OTP tab, from the config file's
+    /// `[otp.aes_keys]`.
     static func run(options: KeyOptions, colors: CursesConfiguration.ColorMode, clipboard: Clipboard,
-                    localize: @escaping Localize) throws {
+                    localize: @escaping Localize, aesKeys: [String: [UInt8]] = [:]) throws {
         let backend: any KeyBackend
+        var aesKeys = aesKeys
         if options.virtual {
-            backend = VirtualBackend(key: VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts()))
+            // The OTP credential is made up front so the OTP tab can decrypt what the demo key types.
+            var keyState = VirtualKeyState.yubiKey5NFC().withDemoAccounts()
+            let token = OTPTokenState.random(serial: keyState.serial)
+            keyState.otpToken = token
+            aesKeys[Modhex.encode(token.publicID)] = token.aesKey
+            // FIDO2: a simulated touch of a second (so "Touch your key" shows and Esc can cancel), and a reset
+            // allowed at any time, since the demo key cannot be removed and inserted again.
+            backend = VirtualBackend(key: VirtualKey(state: keyState, userPresenceDelay: 1, resetWindow: .infinity))
         } else {
             backend = FilteredBackend(inner: PCSCBackend(), reader: options.selector.reader)
         }
@@ -66,8 +81,9 @@ enum TUI {
         } catch {
             throw YktermError.failed("cannot open the terminal: \(error)")
         }
-        let state = AppState(now: Date().timeIntervalSince1970, virtualMode: options.virtual,
+        var state = AppState(now: Date().timeIntervalSince1970, virtualMode: options.virtual,
                              preferredSerial: options.selector.serial)
+        state.otp.aesKeys = aesKeys
         let app = try TerminalApp(screen: screen, state: state, text: localize,
                                   theme: screen.colors ? Theme() : .monochrome, clipboard: clipboard)
         app.run(backend: backend, environment: RunnerEnvironment())

@@ -189,11 +189,13 @@ struct ShellViewTests {
         #expect(screen.contains("Ctrl-C") && screen.contains("Shift-Tab"))
     }
 
-    @Test func otherTabsSayWhatTheyWillHold() {
+    @Test func everyTabHasItsOwnTitleInTheTabBar() {
         var state = ViewFixture.state()
-        for (key, text) in [("2", "OTP capture"), ("3", "FIDO2"), ("4", "APDU console")] {
+        for (key, tab) in [("2", Tab.otp), ("3", Tab.fido), ("4", Tab.apdu), ("1", Tab.oath)] {
             _ = update(&state, .key(.char(Character(key))))
-            #expect(ViewFixture.render(state).contains(text))
+            #expect(state.tab == tab)
+            let bar = ViewFixture.render(state).text(row: 0)
+            #expect(bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU"))
         }
     }
 
