@@ -19,6 +19,11 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
         case status(UInt16)
         /// No answer at all, until the client gives up or the key is stopped.
         case hang
+        /// A CTAP message over PC/SC answered "still processing" (SW 9100) forever: every NFCCTAP_GETRESPONSE
+        /// gets another keep-alive, until the client cancels (then CTAP2_ERR_KEEPALIVE_CANCEL).
+        case keepalive
+        /// The answer to a cancel while keeping alive (not a rule of its own).
+        case keepaliveCancelled
     }
 
     public enum Trigger: Sendable, Equatable {
@@ -41,7 +46,7 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
             switch self {
             case .invalid(let text):
                 return "invalid fault \"\(text)\": use ACTION@TRIGGER with ACTION remove-before, remove-after, "
-                    + "truncate, garbage, status=XXXX or hang, and TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N"
+                    + "truncate, garbage, status=XXXX, hang or keepalive, and TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N"
             }
         }
     }
@@ -55,6 +60,7 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
         case "truncate": action = .truncate
         case "garbage": action = .garbage
         case "hang": action = .hang
+        case "keepalive": action = .keepalive
         case let a where a.hasPrefix("status="):
             guard let sw = UInt16(a.dropFirst(7), radix: 16), a.count == 11 else { throw .invalid(text) }
             action = .status(sw)
@@ -110,18 +116,27 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
 
 /// Applies fault rules to the commands a served key receives; each rule fires once.
 public final class FaultInjector: Sendable {
-    private let state: Mutex<(rules: [FaultRule], count: Int)>
+    private let state: Mutex<(rules: [FaultRule], count: Int, keepingAlive: FaultRule?)>
 
     public init(_ rules: [FaultRule]) {
-        state = Mutex((rules, 0))
+        state = Mutex((rules, 0, nil))
     }
 
     /// The action for the next command, if a rule fires for it (the rule is then used up).
     public func action(for command: [UInt8]) -> (FaultRule.Action, FaultRule)? {
         state.withLock { s in
             s.count += 1
+            // A keep-alive fault goes on for every poll (NFCCTAP_GETRESPONSE, 80 11) until a cancel (P1 11).
+            if let rule = s.keepingAlive, command.count >= 4, command[0] == 0x80, command[1] == 0x11 {
+                if command[2] == 0x11 {
+                    s.keepingAlive = nil
+                    return (.keepaliveCancelled, rule)
+                }
+                return (.keepalive, rule)
+            }
             guard let i = s.rules.firstIndex(where: { $0.matches(command, index: s.count) }) else { return nil }
             let rule = s.rules.remove(at: i)
+            if rule.action == .keepalive { s.keepingAlive = rule }
             return (rule.action, rule)
         }
     }

@@ -215,6 +215,11 @@ public final class VpcdBridge: Sendable {
                 }
             }
             return nil
+        case .keepalive:
+            // Status byte 01: processing (not waiting for a touch).
+            return [0x01, 0x91, 0x00]
+        case .keepaliveCancelled:
+            return [0x2D, 0x90, 0x00]
         }
     }
 

@@ -86,7 +86,7 @@ struct VirtualKeyCommand: ParsableCommand {
 
         @Option(name: .long, help: ArgumentHelp(
             "Inject a fault, for testing clients (repeatable): ACTION@TRIGGER, ACTION one of remove-before, "
-                + "remove-after, truncate, garbage, status=XXXX, hang; TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N.",
+                + "remove-after, truncate, garbage, status=XXXX, hang, keepalive; TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N.",
             valueName: "FAULT"))
         var fault: [String] = []
 

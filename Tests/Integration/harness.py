@@ -163,7 +163,7 @@ class ServedKey:
             time.sleep(0.1)
         raise RuntimeError(f"virtual key not seen in {self.reader}: " + self.log_path.read_text())
 
-    def wait_absent(self, timeout=10):
+    def wait_absent(self, timeout=20):
         """pcscd notices a vanished card at its next presence poll; wait for that."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

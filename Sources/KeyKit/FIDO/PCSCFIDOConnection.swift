@@ -23,7 +23,10 @@ public final class PCSCFIDOConnection: FIDOConnection {
         self.timeout = timeout
     }
 
-    public static func open(card: any SmartCardConnection, timeout: Double = 60,
+    /// How long a CTAP message may keep the key busy (keep-alives included): 60 s, or `YKTERM_CARD_TIMEOUT`.
+    public static var defaultTimeout: Double { PCSCConnection.configuredTimeout ?? 60 }
+
+    public static func open(card: any SmartCardConnection, timeout: Double = defaultTimeout,
                             observer: (@Sendable (APDUExchange) -> Void)? = nil) async throws -> PCSCFIDOConnection {
         let proto = SmartCardProtocol(connection: card, observer: observer)
         let answer = try await proto.select(AID.fido, name: "FIDO")
@@ -39,7 +42,11 @@ public final class PCSCFIDOConnection: FIDOConnection {
             if let status = r.data.first {
                 progress?(status == 2 ? .waitingForUserPresence : .processing)
             }
-            guard Date() < deadline else { throw FIDOTransportError.timeout }
+            guard Date() < deadline else {
+                // Ask the key to stop before giving up on it.
+                _ = try? await proto.send(APDU(cla: 0x80, ins: 0x11, p1: 0x11, p2: 0x00, le: 256))
+                throw FIDOTransportError.timeout
+            }
             try await Task.sleep(nanoseconds: UInt64(PCSCFIDOConnection.keepAliveInterval * 1e9))
             let cancel = cancelled.withLock { $0 }
             r = try await proto.send(APDU(cla: 0x80, ins: 0x11, p1: cancel ? 0x11 : 0x00, p2: 0x00, le: 256))

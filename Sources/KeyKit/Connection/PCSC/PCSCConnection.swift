@@ -81,11 +81,14 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
 
     /// How long one exchange may take before it is given up: `YKTERM_CARD_TIMEOUT` seconds, or 30 (longer
     /// than any touch a key waits for; FIDO over PC/SC answers every 100 ms while it waits).
-    public static let transmitTimeout: Double = {
+    public static let transmitTimeout: Double = configuredTimeout ?? 30
+
+    /// `YKTERM_CARD_TIMEOUT` when it holds a positive number of seconds.
+    public static let configuredTimeout: Double? = {
         if let text = getenv("YKTERM_CARD_TIMEOUT").map({ String(cString: $0) }), let seconds = Double(text), seconds > 0 {
             return seconds
         }
-        return 30
+        return nil
     }()
 
     /// Sends one APDU. A card that never answers ends the wait after `transmitTimeout` with
@@ -126,15 +129,25 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         }
         do {
             let result = try await body()
-            try? await onQueue { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
+            await endTransaction()
             return result
         } catch {
-            try? await onQueue { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
+            await endTransaction()
             throw error
         }
     }
 
+    /// Ends the transaction, unless an exchange timed out: its call still blocks the queue, and pcscd ends
+    /// the transaction itself when the process goes.
+    private func endTransaction() async {
+        guard !timedOut.load() else { return }
+        try? await onQueue { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
+    }
+
     public func close() async {
+        // After a timeout the queue is still blocked in SCardTransmit; waiting for it would hang the close.
+        // pcscd releases the card handle when the blocked call returns or the process exits.
+        guard !timedOut.load() else { return }
         try? await onQueue {
             guard self.isOpen else { return }
             self.isOpen = false
