@@ -171,6 +171,26 @@ extension OATHState {
 
 extension VirtualKeyState {
     /// This state with the demo accounts added (replacing accounts with the same IDs).
+    /// `count` TOTP accounts (SHA-1, 6 digits, 30 s) named `Issuer NN:user-NNNN@example.com`, beyond what any
+    /// hardware holds, for benchmarks. Their secrets follow a fixed pattern: byte j of account i is
+    /// `(i * 31 + j * 7) & 0xFF` (20 bytes), so a peer can check the codes; they protect nothing.
+    public func withGeneratedAccounts(_ count: Int) -> VirtualKeyState {
+        var copy = self
+        for i in 0..<count {
+            let secret = (0..<20).map { j in UInt8(truncatingIfNeeded: i * 31 + j * 7) }
+            let data = CredentialData(name: "user-\(String(format: "%04d", i))@example.com",
+                                      issuer: "Issuer \(String(format: "%02d", i % 100))", type: .totp,
+                                      algorithm: .sha1, digits: 6, secret: secret)
+            let account = OATHState.StoredCredential(data)
+            if let k = copy.oath.index(of: account.id) {
+                copy.oath.credentials[k] = account
+            } else {
+                copy.oath.credentials.append(account)
+            }
+        }
+        return copy
+    }
+
     public func withDemoAccounts() -> VirtualKeyState {
         var copy = self
         for account in OATHState.demoAccounts() {

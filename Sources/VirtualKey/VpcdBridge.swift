@@ -80,10 +80,14 @@ public final class VpcdBridge: Sendable {
     /// How long a "removed" key stays away before it is back in the reader.
     public let removedFor: Double
 
+    /// Log the header of every command APDU (`apdu CLA INS P1 P2 +LEN`), for counting exchanges.
+    public let logAPDUs: Bool
+
     public init(key: VirtualKey, host: String, port: UInt16, retryInterval: Double = 0.5,
-                faults: FaultInjector? = nil, removedFor: Double = 2.0,
+                faults: FaultInjector? = nil, removedFor: Double = 2.0, logAPDUs: Bool = false,
                 log: @escaping @Sendable (String) -> Void) {
         self.key = key
+        self.logAPDUs = logAPDUs
         self.faults = faults
         self.removedFor = removedFor
         self.host = host
@@ -164,6 +168,11 @@ public final class VpcdBridge: Sendable {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !stopped.load(ordering: .sequentiallyConsistent) {
             let n = recv(fd, &chunk, chunk.count, 0)
+            // vpcd writes a message's length and its bytes separately; with Nagle on its side, the second
+            // write waits for our ACK, which Linux delays by up to 40 ms. Acknowledge at once instead (the
+            // option resets itself, so set it after every read).
+            var quick: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &quick, socklen_t(MemoryLayout<Int32>.size))
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
                 return
@@ -238,6 +247,11 @@ public final class VpcdBridge: Sendable {
         case .control(.getATR):
             return VirtualKey.atr
         case .apdu(let command):
+            if logAPDUs {
+                // The header only: the data may hold secrets.
+                log("apdu " + command.prefix(4).map { String(format: "%02X", $0) }.joined(separator: " ")
+                    + " +\(max(0, command.count - 4))")
+            }
             return key.process(command)
         }
     }

@@ -85,6 +85,15 @@ struct VirtualKeyCommand: ParsableCommand {
         }
 
         @Option(name: .long, help: ArgumentHelp(
+            "Load a new key with N generated TOTP accounts (Issuer NN:user-NNNN@example.com), beyond what any "
+                + "hardware holds; for benchmarks. Their secrets follow a published pattern and protect nothing.",
+            valueName: "N"))
+        var accounts: Int?
+
+        @Flag(name: .customLong("log-apdus"), help: "Log the header (CLA INS P1 P2, data length) of every command APDU, to count exchanges.")
+        var logAPDUs = false
+
+        @Option(name: .long, help: ArgumentHelp(
             "Inject a fault, for testing clients (repeatable): ACTION@TRIGGER, ACTION one of remove-before, "
                 + "remove-after, truncate, garbage, status=XXXX, hang, keepalive; TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N.",
             valueName: "FAULT"))
@@ -98,6 +107,9 @@ struct VirtualKeyCommand: ParsableCommand {
 
         func validate() throws {
             _ = try faultRules()
+            if let accounts, !(0...100_000).contains(accounts) {
+                throw ValidationError("--accounts must be between 0 and 100000, not \(accounts)")
+            }
             _ = try otpToken(serial: serial)
             guard VpcdBridge.parseEndpoint(vpcd) != nil else {
                 throw ValidationError("--vpcd must be HOST:PORT, e.g. 127.0.0.1:35963, not \"\(vpcd)\"")
@@ -111,6 +123,7 @@ struct VirtualKeyCommand: ParsableCommand {
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
             var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
             if demoAccounts { initial = initial.withDemoAccounts() }
+            if let accounts { initial = initial.withGeneratedAccounts(accounts) }
             initial.otpToken = try otpToken(serial: serial)
             let touch = Double(touchDelay) / 1000
             let key: VirtualKey
@@ -126,7 +139,7 @@ struct VirtualKeyCommand: ParsableCommand {
             }
             let rules = try faultRules()
             let bridge = VpcdBridge(key: key, host: host, port: port,
-                                    faults: rules.isEmpty ? nil : FaultInjector(rules)) { warn("virtual-key: " + $0) }
+                                    faults: rules.isEmpty ? nil : FaultInjector(rules), logAPDUs: logAPDUs) { warn("virtual-key: " + $0) }
             var sources = [DispatchSourceSignal]()
             for sig in [SIGINT, SIGTERM, SIGHUP] {
                 signal(sig, SIG_IGN)
