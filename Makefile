@@ -16,7 +16,7 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps venv test test-unit test-integration test-asan test-tsan demo install uninstall clean distclean
+.PHONY: all build release deps venv test test-unit test-integration test-asan test-tsan bench fuzz fuzz-build demo install uninstall clean distclean
 
 all: build
 
@@ -46,8 +46,9 @@ venv: $(VENV)/.installed
 build: deps
 	$(SWIFT) build
 
+## release: one binary with the Swift runtime linked in (runs without the toolchain; starts faster, less memory).
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 
 test-unit: build
 	$(SWIFT) test
@@ -61,14 +62,40 @@ test: deps venv
 	$(SWIFT) test
 	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
 
-## test-asan / test-tsan: the unit tests under the address and thread sanitizers (own build folders).
+## test-asan / test-tsan: the unit tests under the address and thread sanitizers (own build folders), one at a
+## time: the sanitizers slow everything down several times, and in parallel the tests that wait up to 10 s for a
+## runner's answer can find the few cooperative threads (two on two cores) all taken by tests that block them.
+## Leaks that are the toolchain's own (Foundation's Process, XCTest) are suppressed in Tests/Sanitizers/lsan.supp,
+## each with its reason.
 test-asan: deps
-	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp:print_suppressions=0 \
+	  $(SWIFT) test --sanitize=address --scratch-path .build-asan --no-parallel
 
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp \
+	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --no-parallel
 
-## install: release binary, man page, shell completions, udev rule (PREFIX=/usr/local, DESTDIR for packaging).
+## bench: release build against ykman on the same virtual key through a private pcscd (not a test: prints a
+## table; BENCH_ARGS e.g. "--runs 20 --idle 120").
+BENCH_ARGS ?=
+bench: release venv
+	YKTERM_BIN=$(CURDIR)/.build/release/ykterm $(VENV)/bin/python Tests/Bench/bench.py $(BENCH_ARGS)
+
+## fuzz: every libFuzzer target (Tests/Fuzz, a package of its own) for FUZZ_SECONDS each, from the seed corpora
+## in Tests/Fuzz/Corpus; prints executions and crashes per target and fails when one crashed. FUZZ_TARGETS picks
+## some. Release mode with lld only: debug builds crash gold's DWARF reader.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz-build: deps
+	cd Tests/Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+	  -Xswiftc -use-ld=lld
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh $(FUZZ_TARGETS)
+
+## install: release binary, man page, shell completions, udev rule, string tables, example config
+## (PREFIX=/usr/local, DESTDIR for packaging; BUILT names another binary, e.g. with make -o release).
+BUILT ?= .build/release/ykterm
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 SHAREDIR = $(DESTDIR)$(PREFIX)/share/ykterm
@@ -76,14 +103,15 @@ install: release
 	install -d $(BINDIR) $(MANDIR) $(SHAREDIR)/udev \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-	install -m 755 .build/release/ykterm $(BINDIR)/ykterm
+	install -m 755 $(BUILT) $(BINDIR)/ykterm
 	install -m 644 man/ykterm.1 $(MANDIR)/ykterm.1
 	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
 	install -d $(SHAREDIR)/strings
 	install -m 644 Resources/strings/*.json $(SHAREDIR)/strings/
-	.build/release/ykterm --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ykterm
-	.build/release/ykterm --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm
-	.build/release/ykterm --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
+	install -m 644 Resources/config.example.toml $(SHAREDIR)/config.example.toml
+	$(BUILT) --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ykterm
+	$(BUILT) --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm
+	$(BUILT) --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
 
 uninstall:
 	rm -f $(BINDIR)/ykterm $(MANDIR)/ykterm.1 \
@@ -101,4 +129,4 @@ clean:
 	rm -rf .build
 
 distclean: clean
-	rm -rf $(VENV) .build-* .build_*
+	rm -rf $(VENV) .build-* .build_* Tests/Fuzz/.build Tests/Fuzz/.work

@@ -308,8 +308,9 @@ func apduTabUpdate(_ state: inout AppState, _ msg: APDUTabMsg) -> [Command] {
         return []
     case .saveFailed(let kind, let path, let message, let exists):
         if exists {
-            var form = Form(title: UIText("apdu.save.overwrite", ["path": path]), fields: [])
-            form.note = UIText("apdu.save.overwriteNote")
+            // The path goes in the note, which wraps: a long one would not fit the title.
+            var form = Form(title: UIText("apdu.save.overwriteTitle"), fields: [])
+            form.note = UIText("apdu.save.overwriteNote", ["path": path])
             state.apdu.dialog = APDUDialog(kind: .overwrite(kind, path: path), form: form)
             return []
         }
@@ -396,7 +397,18 @@ func apduInputKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     case .escape:
         apdu.inputFocused = false
     case .enter:
-        return apduSend(&apdu, state)
+        switch apdu.parsed {
+        case .problem(let why):
+            // Nothing is sent: the line stays as typed, to be corrected; the log and the status line say why.
+            appendLog(&apdu, [APDULogLine(.error, UIText("apdu.log.notSent", ["input": apdu.input.text]), suffix: why)])
+            state.status = StatusMessage(why, kind: .error, expires: state.now + statusSeconds)
+            return []
+        case .command where apdu.pending != nil:
+            state.status = StatusMessage(UIText("apdu.status.pending"), kind: .warning, expires: state.now + statusSeconds)
+            return []
+        default:
+            return apduSend(&apdu, state)
+        }
     case .up:
         guard !apdu.history.isEmpty else { return [] }
         if let i = apdu.historyIndex {
@@ -452,7 +464,9 @@ func apduSend(_ apdu: inout APDUTabState, _ state: AppState) -> [Command] {
     apdu.nextID += 1
     apdu.pending = id
     // OATH fetches the rest of a long answer with SEND REMAINING; the other applications with GET RESPONSE.
-    let remaining: UInt8 = apdu.application == "OATH" ? 0xA5 : SmartCardProtocol.getResponse
+    // A SELECT's own answer already comes from the application it selects.
+    let target = apduSelected(bytes) ?? apdu.application
+    let remaining: UInt8 = target == "OATH" ? YKOATH.Ins.sendRemaining : SmartCardProtocol.getResponse
     return [.apdu(.send(key.descriptor, bytes: bytes, remaining: remaining, id: id))]
 }
 

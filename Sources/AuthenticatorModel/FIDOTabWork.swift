@@ -7,6 +7,9 @@ import KeyKit
 final class FIDOTabRuntime: Sendable {
     private let tokens = LockedValue<[String: CTAP2Session.HeldToken]>([:])
     private let running = LockedValue<(any FIDOConnection)?>(nil)
+    /// Esc came after the command opened its connection but before the key reported waiting (the connection
+    /// clears its cancel flag when it sends): the cancel is repeated at the key's next keep-alive.
+    private let cancelPending = LockedValue(false)
 
     func token(for keyID: String) -> CTAP2Session.HeldToken? {
         tokens.withLock { $0[keyID] }
@@ -24,12 +27,23 @@ final class FIDOTabRuntime: Sendable {
         keep(nil, for: keyID)
     }
 
-    func started(_ connection: (any FIDOConnection)?) {
+    /// A command opened its connection (an earlier, stray cancel does not carry over to it).
+    func started(_ connection: any FIDOConnection) {
+        cancelPending.withLock { $0 = false }
         running.withLock { $0 = connection }
     }
 
+    /// The command ended: a cancel that came too late has nothing left to stop.
+    func ended() {
+        running.withLock { $0 = nil }
+        cancelPending.withLock { $0 = false }
+    }
+
+    var isCancelPending: Bool { cancelPending.withLock { $0 } }
+
     /// Asks the key to stop waiting for a touch (NFCCTAP_GETRESPONSE with the cancel flag).
     func cancel() async {
+        cancelPending.withLock { $0 = true }
         let connection = running.withLock { $0 }
         await connection?.cancel()
     }
@@ -129,7 +143,12 @@ struct FIDOTabWork: Sendable {
             runtime.started(fido)
             let s = try await CTAP2Session.make(connection: fido)
             let post = self.post
-            await s.setProgress { p in post(.fido(.touch(keyID: d.id, waiting: p == .waitingForUserPresence))) }
+            let runtime = self.runtime
+            await s.setProgress { p in
+                post(.fido(.touch(keyID: d.id, waiting: p == .waitingForUserPresence)))
+                // A cancel asked for before the key started waiting reaches it now.
+                if runtime.isCancelPending { Task { await fido.cancel() } }
+            }
             if token {
                 guard let held = runtime.token(for: d.id) else { throw CTAPError(CTAPError.pinAuthInvalid) }
                 await s.adoptToken(held)
@@ -142,11 +161,11 @@ struct FIDOTabWork: Sendable {
                 throw e
             }
             await s.dropToken()
-            runtime.started(nil)
+            runtime.ended()
             await fido.close()
             post(.fido(msg))
         } catch {
-            runtime.started(nil)
+            runtime.ended()
             if let connection { await connection.close() } else if let card { await card.close() }
             post(.fido(.failed(keyID: d.id, FIDOFailure(operation, Self.reason(error, operation)))))
         }

@@ -12,7 +12,7 @@ struct KeyWork: Sendable {
     /// The APDU console's connection, kept across its commands.
     let apduConsole = APDUConsole()
 
-    func perform(_ command: Command, unlockKeys: LockedValue<[String: [UInt8]]>) async {
+    func perform(_ command: Command, unlockKeys: LockedValue<[String: SecretBytes]>) async {
         switch command {
         case .probe(let d):
             let info: KeyInfo? = await withConnection(d) { try await KeyProbe.inspect(connection: $0) }
@@ -90,7 +90,7 @@ struct KeyWork: Sendable {
     /// Opens the OATH application (unlocking it with the key held in memory or remembered on disk), runs
     /// `body` and posts its message; failures become `.oathFailed`, a locked key `.oathLocked`.
     private func oath(_ d: KeyDescriptor, _ operation: OATHFailure.Operation,
-                      _ unlockKeys: LockedValue<[String: [UInt8]]>,
+                      _ unlockKeys: LockedValue<[String: SecretBytes]>,
                       _ body: (OATHSession, Bool) async throws -> Msg) async {
         var connection: (any SmartCardConnection)?
         do {
@@ -106,7 +106,8 @@ struct KeyWork: Sendable {
                         unlockKeys.withLock { $0[d.id] = nil }
                     }
                 }
-                if !unlocked, let key = try? environment.rememberedKeys.key(for: deviceID) {
+                if !unlocked, var remembered = try? environment.rememberedKeys.key(for: deviceID) {
+                    let key = SecretBytes(wiping: &remembered)
                     do {
                         try await session.validate(key: key)
                         unlocked = true
@@ -131,18 +132,20 @@ struct KeyWork: Sendable {
     }
 
     private func unlock(_ d: KeyDescriptor, password: String, remember: Bool, time: Double,
-                        _ unlockKeys: LockedValue<[String: [UInt8]]>) async {
+                        _ unlockKeys: LockedValue<[String: SecretBytes]>) async {
         var connection: (any SmartCardConnection)?
         do {
             let c = try await backend.connect(d)
             connection = c
             let session = try await OATHSession.make(connection: c, observer: environment.observer)
-            let key = await session.deriveKey(password: password)
+            let key = await session.deriveSecretKey(password: SecretBytes(utf8: password))
             try await session.validate(key: key)
             unlockKeys.withLock { $0[d.id] = key }
             var remembered = false
             if remember {
-                try environment.rememberedKeys.remember(key, for: await session.deviceID)
+                var bytes = key.copyBytes()
+                defer { SecretBytes.wipe(&bytes) }
+                try environment.rememberedKeys.remember(bytes, for: await session.deviceID)
                 remembered = true
             }
             let entries = try await session.calculateAll(at: Int64(time))
@@ -155,7 +158,7 @@ struct KeyWork: Sendable {
     }
 
     private func setPassword(_ d: KeyDescriptor, current: String?, new: String, time: Double,
-                             _ unlockKeys: LockedValue<[String: [UInt8]]>) async {
+                             _ unlockKeys: LockedValue<[String: SecretBytes]>) async {
         var connection: (any SmartCardConnection)?
         do {
             let c = try await backend.connect(d)
@@ -164,7 +167,7 @@ struct KeyWork: Sendable {
             let deviceIDBefore = await session.deviceID
             if await session.isLocked {
                 // The current password is asked for again: changing it proves knowing it.
-                try await session.validate(key: await session.deriveKey(password: current ?? ""))
+                try await session.validate(key: await session.deriveSecretKey(password: SecretBytes(utf8: current ?? "")))
             }
             let text: UIText
             if new.isEmpty {
@@ -173,12 +176,15 @@ struct KeyWork: Sendable {
                 _ = try? environment.rememberedKeys.forget(deviceIDBefore)
                 text = UIText("oath.passwordRemoved")
             } else {
-                let key = await session.deriveKey(password: new)
+                let key = await session.deriveSecretKey(password: SecretBytes(utf8: new))
                 try await session.setKey(key)
                 unlockKeys.withLock { $0[d.id] = key }
                 // A remembered key for the old password no longer works: replace it.
-                if (try? environment.rememberedKeys.key(for: deviceIDBefore)) != nil {
-                    try? environment.rememberedKeys.remember(key, for: deviceIDBefore)
+                if var old = try? environment.rememberedKeys.key(for: deviceIDBefore) {
+                    SecretBytes.wipe(&old)
+                    var bytes = key.copyBytes()
+                    try? environment.rememberedKeys.remember(bytes, for: deviceIDBefore)
+                    SecretBytes.wipe(&bytes)
                 }
                 text = UIText(current == nil ? "oath.passwordSet" : "oath.passwordChanged")
             }

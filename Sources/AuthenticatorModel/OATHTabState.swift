@@ -85,17 +85,23 @@ public struct OATHTabState: Sendable, Hashable {
 
     /// Accounts as shown: filtered, pinned first, then by issuer and name (case-insensitive).
     public var visibleAccounts: [OATHAccount] {
+        // The sort keys are made once per account, not in every comparison: with a thousand accounts this
+        // runs on every filter keystroke.
         let needle = filter.text.lowercased()
-        return accounts
-            .filter { needle.isEmpty || $0.id.lowercased().contains(needle) }
-            .sorted { a, b in
-                let pa = pinned.contains(a.id), pb = pinned.contains(b.id)
-                if pa != pb { return pa }
-                let ia = (a.issuer ?? a.name).lowercased(), ib = (b.issuer ?? b.name).lowercased()
-                if ia != ib { return ia < ib }
-                if a.name.lowercased() != b.name.lowercased() { return a.name.lowercased() < b.name.lowercased() }
-                return a.id < b.id
-            }
+        var rows: [(pinned: Bool, issuer: String, name: String, account: OATHAccount)] = []
+        rows.reserveCapacity(accounts.count)
+        for account in accounts {
+            if !needle.isEmpty && !account.id.lowercased().contains(needle) { continue }
+            rows.append((pinned.contains(account.id), (account.issuer ?? account.name).lowercased(),
+                         account.name.lowercased(), account))
+        }
+        rows.sort { a, b in
+            if a.pinned != b.pinned { return a.pinned }
+            if a.issuer != b.issuer { return a.issuer < b.issuer }
+            if a.name != b.name { return a.name < b.name }
+            return a.account.id < b.account.id
+        }
+        return rows.map(\.account)
     }
 
     public var selectedAccount: OATHAccount? {

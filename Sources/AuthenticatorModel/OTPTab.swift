@@ -73,12 +73,18 @@ public struct DeferredKey: Sendable, Hashable {
 /// Keyboard: while the tab is shown it listens, so every printable key comes to it (`textFocused` is true)
 /// and a key's OTP is never taken as bindings. A bound character (`q`, `?`, `K`, `i`, `1`-`4`, and the tab's
 /// `x` and `T`) that does not belong to a burst is performed once `detector.maxGap` has passed with no
-/// further character (`wakeAt` tells the app loop when to look again). The tab's other bindings are keys no
-/// key types: F5 / Ctrl-R read NDEF, Ctrl-T touches the virtual key, Up/Down choose a capture, Del clears.
+/// further character (`wakeAt` tells the app loop when to look again), or at once when a key no key types
+/// follows. The tab's other bindings are such keys: F5 / Ctrl-R read NDEF, Ctrl-T touches the virtual key,
+/// Up/Down choose a capture, Del clears.
+///
+/// NFC: when the selected key is on an NFC reader (its ATR says so), the tab reads its NDEF tag by itself,
+/// once each time the key is presented (or selected) while the tab is open.
 public struct OTPTabState: Sendable {
     /// Yubico OTP AES keys by public ID (lowercase modhex), from the configuration (and, in `--virtual`
     /// mode, the virtual key's own). Secret: never shown, never logged.
     public var aesKeys: [String: [UInt8]] = [:]
+    /// The config file's `[otp] parsers`: patterns that find the OTP in what a key types (a URL, say).
+    public var parsers: [Config.OTPPattern] = []
     /// Newest first, at most `maxCaptures`.
     public var captures: [OTPCaptureEntry] = []
     public var selected = 0
@@ -96,6 +102,10 @@ public struct OTPTabState: Sendable {
     public var response: ChallengeResponseResult?
     /// The last thing typed too slowly for a key: how many characters were ignored.
     public var ignoredTyping: Int?
+    /// Characters dropped from bursts that a pause ended (typed by hand) since the last Enter.
+    var slowCharacters = 0
+    /// The key whose NDEF tag was read when it was found on an NFC reader (read once per arrival).
+    public var ndefReadKeyID: String?
 
     public enum Busy: Sendable, Hashable { case ndef, challenge, touch }
 
@@ -116,6 +126,9 @@ public struct OTPTabState: Sendable {
 
     /// Characters of the burst in progress.
     public var pendingCount: Int { detector.pending.count }
+
+    /// True while a burst is coming in (two characters or more within the gap): a key is typing.
+    public var receiving: Bool { pendingCount >= 2 }
 
     public var selectedCapture: OTPCaptureEntry? {
         captures.indices.contains(selected) ? captures[selected] : nil
@@ -159,7 +172,24 @@ func otpTabOpened(_ state: inout AppState) -> [Command] {
     state.otp.detector.reset()
     state.otp.lastCharacter = nil
     state.otp.deferred = nil
-    return []
+    state.otp.slowCharacters = 0
+    return autoReadNDEF(&state)
+}
+
+/// The key `id` was probed: when it is the selected one and sits on an NFC reader, its tag is read.
+func otpTabProbed(_ state: inout AppState, _ id: String) -> [Command] {
+    guard id == state.selectedKeyID else { return [] }
+    return autoReadNDEF(&state)
+}
+
+/// Reads the selected key's NDEF tag when the tab is open, the key is on an NFC reader and its tag was not
+/// read since it arrived (or was selected).
+func autoReadNDEF(_ state: inout AppState) -> [Command] {
+    guard state.tab == .otp, let key = state.selectedKey, key.info?.overNFC == true,
+          state.otp.ndefReadKeyID != key.id, state.otp.busy == nil else { return [] }
+    state.otp.ndefReadKeyID = key.id
+    state.otp.busy = .ndef
+    return [.otp(.readNDEF(key.descriptor))]
 }
 
 func otpTabTick(_ state: inout AppState) -> [Command] {
@@ -176,15 +206,20 @@ func otpTabTick(_ state: inout AppState) -> [Command] {
 
 func otpTabKeyChanged(_ state: inout AppState) -> [Command] {
     if let r = state.otp.response, r.keyID != state.selectedKeyID { state.otp.response = nil }
-    if state.otp.busy != nil && state.otp.busy != .touch {
+    state.otp.ndefReadKeyID = nil
+    if let busy = state.otp.busy, busy != .touch {
+        // The key the work was for left (its answer, if any, is for a key no longer selected).
         state.otp.busy = nil
         state.otp.waitingForTouch = false
-        if state.otp.form != nil {
-            state.otp.form?.busy = false
-            state.otp.form?.problem = UIText("otp.keyChanged")
+        if busy == .challenge {
+            state.otp.form = nil
+            state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error)
         }
+    } else if state.otp.form != nil {
+        let problem = UIText(state.selectedKey == nil ? "otp.noKey" : "otp.keyChanged")
+        state.otp.form?.problem = problem
     }
-    return []
+    return autoReadNDEF(&state)
 }
 
 func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
@@ -222,8 +257,12 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
             return []
         }
         if failure.operation == .challenge { state.otp.form = nil }
-        state.status = StatusMessage(failure.keyGone ? UIText("status.keyGoneMidOperation") : failure.message,
-                                     kind: .error)
+        var message = failure.message
+        // A card on an NFC reader that has no tag is not one to hold on a reader: say what it lacks.
+        if failure.operation == .ndef, message.key == "otp.ndef.notAvailable", state.selectedKey?.info?.overNFC == true {
+            message = UIText("otp.ndef.noTag")
+        }
+        state.status = StatusMessage(failure.keyGone ? UIText("status.keyGoneMidOperation") : message, kind: .error)
     }
     return []
 }
@@ -235,8 +274,14 @@ func otpTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     if state.otp.form != nil { return challengeFormKey(&state, key) }
     var commands = [Command]()
     if let d = state.otp.deferred {
-        if state.now - d.time > state.otp.detector.maxGap {
-            // No tick came in between: perform the binding, then this key as if it came after it.
+        let typed: Bool
+        switch key {
+        case .char, .enter: typed = true
+        default: typed = false
+        }
+        if state.now - d.time > state.otp.detector.maxGap || !typed {
+            // No tick came in between, or a key no key types followed: the bound one was pressed alone.
+            // Perform the binding, then this key as if it came after it.
             commands = resolveDeferred(&state)
             if state.quitting { return commands }
             return commands + handleKey(&state, key)
@@ -268,6 +313,7 @@ func otpTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.otp.ignoredTyping = nil
     case .escape:
         state.otp.ignoredTyping = nil
+        state.otp.slowCharacters = 0
         state.otp.detector.reset()
         state.otp.lastCharacter = nil
     default:
@@ -286,6 +332,8 @@ func feed(_ state: inout AppState, _ c: Character) -> [Command] {
     let isEnter = c == "\r"
     let gap = state.otp.detector.maxGap
     let startsBurst = state.otp.detector.pending.isEmpty || (state.otp.lastCharacter.map { state.now - $0 > gap } ?? true)
+    // A pause ends a burst: what it held was typed by hand (or is the tail of a burst without Enter).
+    if startsBurst && !isEnter { state.otp.slowCharacters += state.otp.detector.pending.count }
     let event = state.otp.detector.feed(c, at: state.now)
     state.otp.lastCharacter = isEnter ? nil : state.now
     if startsBurst && !isEnter && otpBound(state, c) {
@@ -294,9 +342,11 @@ func feed(_ state: inout AppState, _ c: Character) -> [Command] {
     switch event {
     case .captured(let text)?:
         state.otp.ignoredTyping = nil
+        state.otp.slowCharacters = 0
         capture(&state, text, source: .typed)
     case .rejected(let text)?:
-        state.otp.ignoredTyping = text.count
+        state.otp.ignoredTyping = state.otp.slowCharacters + text.count
+        state.otp.slowCharacters = 0
     case nil:
         break
     }
@@ -334,7 +384,16 @@ func isGlobalAction(_ state: AppState, _ c: Character) -> Bool {
 /// Classifies what arrived (typed in a burst, touched, or read from NDEF), decrypts it when its AES key is
 /// configured, and puts it at the top of the list.
 func capture(_ state: inout AppState, _ raw: String, source: OTPCaptureEntry.Source) {
-    let c = OTPClassifier.classify(raw)
+    var parsed = raw
+    if source != .ndef {  // NDEF records went through the parsers when they were read
+        for parser in state.otp.parsers {
+            if let otp = parser.firstMatch(in: raw) {
+                parsed = otp
+                break
+            }
+        }
+    }
+    let c = OTPClassifier.classify(parsed)
     var entry = OTPCaptureEntry(time: state.now, source: source, kind: c.kind,
                                 text: c.kind == .staticPassword ? nil : c.text, length: c.raw.count,
                                 layout: c.layout, publicID: c.publicID, serial: c.serial, code: c.code,

@@ -14,7 +14,9 @@ struct OTPTabWork: Sendable {
         case .readNDEF(let d):
             await withConnection(d, .ndef) { connection in
                 let records = try await NDEFSession(connection: connection).read()
-                return .ndefRead(keyID: d.id, otp: try NDEFOTP.extract(from: records))
+                var otp = Config.OTP()
+                otp.parsers = environment.otpParsers
+                return .ndefRead(keyID: d.id, otp: try otp.extract(from: records))
             }
         case .challengeResponse(let d, let slot, let challenge):
             await withConnection(d, .challenge) { connection in

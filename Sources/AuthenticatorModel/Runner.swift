@@ -42,6 +42,8 @@ public struct RunnerEnvironment: Sendable {
     public var rememberedKeys: RememberedKeys
     /// Each APDU exchanged, for the trace and the benchmarks' APDU count.
     public var observer: (@Sendable (APDUExchange) -> Void)?
+    /// The config file's `[otp] parsers`, tried on NDEF records before the standard forms.
+    public var otpParsers: [Config.OTPPattern] = []
 
     public init(copy: (@Sendable (String) async -> String?)? = nil, pins: PinStore = PinStore(),
                 rememberedKeys: RememberedKeys = RememberedKeys(),
@@ -63,7 +65,8 @@ public final class Runner: Sendable {
     private let worker: Task<Void, Never>
     private let watcher = LockedValue<Task<Void, Never>?>(nil)
     /// Derived OATH access keys of unlocked keys, by key id; in memory only, dropped when the key leaves.
-    private let unlockKeys = LockedValue<[String: [UInt8]]>([:])
+    /// OATH access keys of unlocked keys, by key id, each in a buffer that is zeroed when it is dropped.
+    private let unlockKeys = LockedValue<[String: SecretBytes]>([:])
     /// The FIDO2 tab's PIN tokens (in memory only, dropped when the key leaves) and running connection.
     private let fidoRuntime: FIDOTabRuntime
 
@@ -114,9 +117,7 @@ public final class Runner: Sendable {
         case .forgetKey(let keyID):
             fidoRuntime.forget(keyID)
             unlockKeys.withLock { keys in
-                keys[keyID]?.withUnsafeMutableBytes { bytes in
-                    for i in bytes.indices { bytes[i] = 0 }
-                }
+                keys[keyID]?.wipe()
                 keys[keyID] = nil
             }
         case .quit:

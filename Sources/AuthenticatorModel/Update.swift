@@ -39,7 +39,8 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
            state.selectedKey?.serial != preferred {
             return select(&state, id)
         }
-        return []
+        // The OTP tab reads the NDEF tag of a key it now knows is on an NFC reader.
+        return otpTabProbed(&state, id)
     case .otp(let m):
         return otpTabUpdate(&state, m)
     case .fido(let m):
@@ -131,7 +132,12 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     }
     if state.showKeySwitcher { return keySwitcher(&state, key) }
     if state.showDeviceInfo {
-        state.showDeviceInfo = false
+        // The keys binding opens the key switcher over the device view, which then shows the key chosen.
+        if state.bindings.action(for: key) == .keys, state.keys.count > 1 {
+            openKeySwitcher(&state)
+        } else {
+            state.showDeviceInfo = false
+        }
         return []
     }
     switch key {
@@ -157,17 +163,24 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.showDeviceInfo = true
         return []
     case .keys:
-        state.showKeySwitcher = true
-        state.keySwitcherIndex = state.keys.firstIndex { $0.id == state.selectedKeyID } ?? 0
+        openKeySwitcher(&state)
         return []
     default:
         return tabKey(&state, key)
     }
 }
 
+func openKeySwitcher(_ state: inout AppState) {
+    state.showKeySwitcher = true
+    state.keySwitcherIndex = state.keys.firstIndex { $0.id == state.selectedKeyID } ?? 0
+}
+
 func keySwitcher(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     switch key {
-    case .escape, .char("q"), .char("K"):
+    case .escape:
+        state.showKeySwitcher = false
+    case _ where [.quit, .keys].contains(state.bindings.action(for: key)):
+        // The quit and keys bindings (q and K unless rebound) close it too.
         state.showKeySwitcher = false
     case .up, .char("k"):
         state.keySwitcherIndex = max(0, state.keySwitcherIndex - 1)

@@ -162,17 +162,6 @@ public struct AppView {
     /// Model text, or the literal the protocol library gave.
     func resolve(_ t: UIText) -> String { t.literal ?? text(t) }
 
-    // MARK: Tabs still to come
-
-    func planned(_ what: UIText, _ area: Box) {
-        let lines = resolve(what).split(separator: "\n").map(String.init)
-        let top = area.row + max(0, (area.height - lines.count) / 2)
-        for (i, line) in lines.enumerated() where top + i <= area.row + area.height - 1 {
-            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
-                        style: i == 0 ? theme.heading : theme.dim)
-        }
-    }
-
     // MARK: Overlays
 
     func overlayBox(lines: Int, width: Int) -> Box {
@@ -287,22 +276,29 @@ public struct AppView {
     }
 }
 
-/// Splits text into lines of at most `width` cells at spaces (a word longer than a line is cut).
+/// Splits text into lines of at most `width` cells at spaces (a word longer than a line, such as a file
+/// path, is broken over lines).
 func wrap(_ text: String, width: Int) -> [String] {
     guard width > 0 else { return [] }
     var lines = [String]()
     for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
         var line = ""
         for word in paragraph.split(separator: " ") {
-            let w = String(word)
-            if line.isEmpty {
-                line = w.prefix(cells: width)
-            } else if line.cellWidth + 1 + w.cellWidth <= width {
-                line += " " + w
-            } else {
+            var w = String(word)
+            if !line.isEmpty {
+                if line.cellWidth + 1 + w.cellWidth <= width {
+                    line += " " + w
+                    continue
+                }
                 lines.append(line)
-                line = w.prefix(cells: width)
             }
+            while w.cellWidth > width {
+                let head = w.prefix(cells: width)
+                guard !head.isEmpty else { break }
+                lines.append(head)
+                w = String(w.dropFirst(head.count))
+            }
+            line = w.prefix(cells: width)
         }
         lines.append(line)
     }

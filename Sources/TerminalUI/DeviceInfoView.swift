@@ -77,7 +77,8 @@ struct DeviceInfoView {
         footer.append(app.text(UIText("device.footer")))
         let box = app.overlayBox(lines: rows.count + footer.count + 1, width: 72)
         box.draw(on: screen, title: app.text(UIText("device.title")), style: theme.border, titleStyle: theme.heading)
-        let labelWidth = min(24, (rows.map { $0.label.cellWidth }.max() ?? 0) + 1)
+        // Wide enough for the longest label ("Challenge-response timeout", German ones too).
+        let labelWidth = min(30, (rows.map { $0.label.cellWidth }.max() ?? 0) + 1)
         for (i, row) in rows.enumerated() where i < box.innerHeight - footer.count - 1 {
             let y = box.innerRow + i
             screen.draw(" " + row.label.padded(toCells: labelWidth, unicode: screen.unicode), row: y, column: box.innerColumn,

@@ -31,12 +31,13 @@ struct FIDOTabView {
             }
         }
         if let stage = fido.reset { reset(stage, state) }
+        if let dialog = fido.dialog { app.form(dialog.form) }
+        // "Touch your key" goes on top of everything: whenever the key waits for presence, it says so.
         if let busy = fido.busy, busy.touch {
             touch(busy)
         } else if let busy = fido.busy, busy.operation == .reset {
             message(title: UIText("fido.reset.title"), lines: [UIText("fido.reset.sending")], style: theme.warning)
         }
-        if let dialog = fido.dialog { app.form(dialog.form) }
     }
 
     // MARK: Information

@@ -90,7 +90,7 @@ struct OATHView {
         }
         let c = columns(visible)
         let rows = area.row + area.height - top
-        let selected = oath.selectedIndex ?? 0
+        let selected = visible.firstIndex { $0.id == oath.selectedID } ?? 0
         // Keep the selection in view, a page at a time.
         let first = rows > 0 ? (selected / rows) * rows : 0
         for (offset, account) in visible.dropFirst(first).prefix(max(0, rows)).enumerated() {

@@ -25,7 +25,7 @@ struct OTPTabView {
         case .challenge?: heading = UIText("otp.view.challenging"); headingStyle = theme.warning
         case .touch?: heading = UIText("otp.view.touching"); headingStyle = theme.warning
         case nil:
-            heading = otp.pendingCount > 0 ? UIText("otp.view.receiving", ["count": String(otp.pendingCount)])
+            heading = otp.receiving ? UIText("otp.view.receiving", ["count": String(otp.pendingCount)])
                                            : UIText("otp.view.listening")
             headingStyle = theme.heading
         }

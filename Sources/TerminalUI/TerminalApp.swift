@@ -52,8 +52,13 @@ public final class TerminalApp {
                 break
             }
             var messages = [Msg]()
+            // Keys read together arrived together: they share the time of the read (the OTP tab tells a
+            // key's burst from a person's typing by the time between keys, not by how fast they are handled).
+            var readAt: Double?
             if result.readable.contains(screen.inputFD) || result.readable.contains(screen.signalFD) || result.interrupted {
-                for event in screen.readAvailable() {
+                let events = screen.readAvailable()
+                readAt = Date().timeIntervalSince1970
+                for event in events {
                     switch event {
                     case .key(let key): messages.append(.key(key))
                     case .paste(let text): messages += text.filter { !$0.isNewline }.map { .key(.char($0)) }
@@ -70,7 +75,7 @@ public final class TerminalApp {
                 }
             }
             let now = Date().timeIntervalSince1970
-            for msg in messages { dispatch(msg) }
+            for msg in messages { dispatch(msg, keyTime: readAt) }
             if floor(now) != lastTick || messages.isEmpty {
                 lastTick = floor(now)
                 dispatch(.tick(now: now))
@@ -78,8 +83,8 @@ public final class TerminalApp {
         }
     }
 
-    private func dispatch(_ msg: Msg) {
-        if case .key = msg { state.now = Date().timeIntervalSince1970 }
+    private func dispatch(_ msg: Msg, keyTime: Double? = nil) {
+        if case .key = msg { state.now = keyTime ?? Date().timeIntervalSince1970 }
         for command in update(&state, msg) {
             if case .copy(let text) = command { copy(text) } else { runner?.perform(command) }
         }

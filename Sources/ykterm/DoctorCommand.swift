@@ -2,6 +2,7 @@ import ArgumentParser
 import CHIDAPI
 import CNCursesW
 import Foundation
+import AuthenticatorModel
 import KeyKit
 
 struct DoctorCommand: AsyncParsableCommand {
@@ -32,6 +33,7 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         checkHID(line)
         checkTerminal(line)
+        checkConfig(line)
         if failed { throw ExitCode(ExitStatus.failed) }
     }
 
@@ -40,8 +42,15 @@ struct DoctorCommand: AsyncParsableCommand {
         do {
             context = try PCSCContext()
         } catch {
-            line(.fail, "pcscd: not reachable. Install and start it: apt-get install pcscd; "
-                 + "systemctl enable --now pcscd.socket")
+            let installed = ["/usr/sbin/pcscd", "/usr/bin/pcscd", "/usr/local/sbin/pcscd"]
+                .contains { FileManager.default.isExecutableFile(atPath: $0) }
+            if installed {
+                line(.fail, "pcscd: not reachable: it is installed but not running. Start it: "
+                     + "sudo systemctl enable --now pcscd.socket")
+            } else {
+                line(.fail, "pcscd: not reachable: not installed. Install and start it: sudo apt-get install pcscd libccid; "
+                     + "sudo systemctl enable --now pcscd.socket")
+            }
             return
         }
         line(.ok, "pcscd: reachable")
@@ -75,8 +84,11 @@ struct DoctorCommand: AsyncParsableCommand {
                 line(.ok, "\(r.name): \(info.device.productName), serial "
                      + (info.device.serial.map(String.init) ?? "unknown") + ", firmware \(info.device.version)")
             } catch SmartCardError.sharingViolation(_) {
-                line(.fail, "\(r.name): another program holds the key exclusively (often gpg's scdaemon): "
-                     + "run `gpgconf --kill scdaemon`, or set `disable-ccid` in ~/.gnupg/scdaemon.conf")
+                let who = DoctorCommand.scdaemonRunning() ? "gpg's scdaemon is running and holds it"
+                    : "often gpg's scdaemon"
+                line(.fail, "\(r.name): another program holds the key exclusively (\(who)): "
+                     + "run `gpgconf --kill scdaemon`, and add `disable-ccid` to ~/.gnupg/scdaemon.conf "
+                     + "(or `pcsc-shared`) so it leaves the key to pcscd")
             } catch {
                 line(.fail, "\(r.name): \(error)")
             }
@@ -120,9 +132,40 @@ struct DoctorCommand: AsyncParsableCommand {
         }
     }
 
+    /// Whether a process named scdaemon runs (it may take a card from pcscd for itself).
+    static func scdaemonRunning() -> Bool {
+        guard let pids = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return false }
+        return pids.contains { pid in
+            pid.allSatisfy(\.isNumber)
+                && (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "scdaemon"
+        }
+    }
+
+    /// The config file and the string tables.
+    private func checkConfig(_ line: (Level, String) -> Void) {
+        let path = Config.defaultPath
+        do {
+            let config = try Config.load(path: path)
+            let exists = FileManager.default.fileExists(atPath: path)
+            line(.ok, exists ? "config: \(path)" + (config.otp.aesKeys.isEmpty ? "" : " (\(config.otp.aesKeys.count) "
+                                                     + "OTP AES keys, mode 0600)")
+                 : "config: none at \(path) (defaults)")
+        } catch {
+            line(.fail, "config: \(error)")
+        }
+        let language = StringTables.language()
+        do {
+            _ = try StringTables.validated(language: language)
+            line(.ok, "strings: \(language)")
+        } catch {
+            line(.warn, "strings: \(error); the interface shows English or bare keys")
+        }
+    }
+
     /// Where the rule file is: installed copy first, then the source tree.
     static func rulePath() -> String {
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let exe = URL(fileURLWithPath: StringTables.executablePath() ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
         let candidates = [
             exe.deletingLastPathComponent().appendingPathComponent("../share/ykterm/udev/\(udevRule)").path,
             "/usr/local/share/ykterm/udev/\(udevRule)",

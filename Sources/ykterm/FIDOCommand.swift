@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import KeyKit
 import VirtualKey
 
@@ -62,14 +63,14 @@ func withCTAP2<T>(_ key: KeyOptions, _ body: (CTAP2Session) async throws -> T) a
 
 private let touchNoticeShown = TouchNotice()
 
-final class TouchNotice: @unchecked Sendable {
-    // Only the first notice of a command is printed; guarded by `lock`.
-    private let lock = NSLock()
-    private var shown = false
+/// Only the first notice of a command is printed.
+final class TouchNotice: Sendable {
+    private let shown = Mutex(false)
     func show() {
-        lock.lock(); defer { lock.unlock() }
-        if !shown { warn("Touch your key…") }
-        shown = true
+        shown.withLock { shown in
+            if !shown { warn("Touch your key…") }
+            shown = true
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import Foundation
 import KeyKit
 import VirtualKey
@@ -6,12 +7,12 @@ import VirtualKey
 /// How a command chooses its key; shared by every command that talks to one.
 struct KeyOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "Use the key in the reader whose name contains NAME (case-insensitive). Default: $YKTERM_READER.",
+        "Use the key in the reader whose name contains NAME (case-insensitive). Default: $YKTERM_READER, else the config file.",
         valueName: "NAME"))
     var reader: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Use the key with this serial number. Default: $YKTERM_DEVICE.", valueName: "SERIAL"))
+        "Use the key with this serial number. Default: $YKTERM_DEVICE, else the config file.", valueName: "SERIAL"))
     var device: UInt32?
 
     @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")
@@ -24,10 +25,19 @@ struct KeyOptions: ParsableArguments {
         }
     }
 
+    /// The key to use: --reader and --device, else YKTERM_READER and YKTERM_DEVICE, else the config file's
+    /// `[key]` (used only when neither options nor environment name a key).
     var selector: KeySelector {
-        let env = ProcessInfo.processInfo.environment
-        return KeySelector(reader: reader ?? env["YKTERM_READER"],
-                           serial: device ?? env["YKTERM_DEVICE"].flatMap { UInt32($0) })
+        selector(environment: ProcessInfo.processInfo.environment, config: LoadedConfig.current)
+    }
+
+    func selector(environment env: [String: String], config: Config) -> KeySelector {
+        let reader = reader ?? env["YKTERM_READER"].flatMap { $0.isEmpty ? nil : $0 }
+        let serial = device ?? env["YKTERM_DEVICE"].flatMap { UInt32($0) }
+        if reader == nil && serial == nil {
+            return KeySelector(reader: config.key.reader, serial: config.key.serial)
+        }
+        return KeySelector(reader: reader, serial: serial)
     }
 
     /// Opens the chosen key.

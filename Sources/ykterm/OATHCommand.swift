@@ -138,7 +138,8 @@ extension OATHCommand {
             let rows = try await withOATH(options, prompt: prompt) { session -> [(OATHSession.Entry, Credential?)] in
                 let time = now()
                 var entries = try await session.calculateAll(at: time)
-                let listed = try await session.list()
+                // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
+                let listed = json ? try await session.list() : []
                 if let query {
                     let q = query.lowercased()
                     let exact = entries.filter { $0.credential.id.string.lowercased() == q }

@@ -93,7 +93,7 @@ extension OTPCommand {
                 }
                 captured = line
             }
-            let c = OTPClassifier.classify(captured)
+            let c = OTPClassifier.classify(LoadedConfig.current.otp.extract(fromTyped: captured))
             if json {
                 try printJSON(otpJSON(c))
             } else {
@@ -184,7 +184,8 @@ extension OTPCommand {
         var json = false
 
         func run() throws {
-            let c = OTPClassifier.classify(otp)
+            // The config file's [otp] parsers find the OTP in longer text (a URL the key types).
+            let c = OTPClassifier.classify(LoadedConfig.current.otp.extract(fromTyped: otp))
             if json { try printJSON(otpJSON(c)) } else { printOTP(c) }
         }
     }
@@ -259,7 +260,8 @@ extension OTPCommand {
             abstract: "Read the key's NDEF tag (over NFC, or the virtual key) and the OTP in it.",
             discussion: """
             The OTP is taken from the default https://my.yubico.com/yk/#OTP URI, or from a text record. \
-            For another format give --pattern: a regular expression whose first capture group is the OTP.
+            For another format give --pattern: a regular expression whose first capture group is the OTP, \
+            or list such patterns under [otp] parsers in the config file.
             """)
 
         @OptionGroup var keyOptions: KeyOptions
@@ -291,7 +293,14 @@ extension OTPCommand {
                 }
             }
             let otp: String
-            do { otp = try NDEFOTP.extract(from: records, pattern: pattern) } catch {
+            do {
+                // --pattern, else the config file's [otp] parsers, else the standard forms.
+                if let pattern {
+                    otp = try NDEFOTP.extract(from: records, pattern: pattern)
+                } else {
+                    otp = try LoadedConfig.current.otp.extract(from: records)
+                }
+            } catch {
                 if !json { rows.forEach { out(recordLine($0)) } }
                 throw YktermError.failed("\(error)")
             }

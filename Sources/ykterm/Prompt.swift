@@ -34,8 +34,8 @@ final class Prompt {
             var quiet = old
             quiet.c_lflag &= ~tcflag_t(ECHO)
             quiet.c_lflag |= tcflag_t(ECHONL)
-            tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
             Prompt.savedTerminal = old
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
         }
         defer {
             if haveTerm {
@@ -72,6 +72,9 @@ final class Prompt {
     }
 
     /// The terminal settings to put back if a signal ends the program while echo is off.
+    // nonisolated(unsafe): read by the SIGINT/SIGTERM handler, which can take no lock. Written only on the main
+    // thread, set before echo goes off and cleared after it is back on, so while echo is off it holds complete
+    // settings; a signal in the middle of one of those two writes is the only window, and echo is on then.
     nonisolated(unsafe) static var savedTerminal: termios?
 
     /// Installs handlers that restore the terminal on SIGINT and SIGTERM while a secret is being read.

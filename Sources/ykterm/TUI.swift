@@ -56,8 +56,9 @@ enum TUI {
     /// Opens the TUI on the keys `options` choose (or the virtual key) and runs it until the user quits.
     /// `aesKeys`: Yubico OTP AES keys by public ID (modhex) for the OTP tab, from the config file's
     /// `[otp.aes_keys]`.
+    /// `config`: the config file's key bindings, `[colors]` and `[otp] parsers`.
     static func run(options: KeyOptions, colors: CursesConfiguration.ColorMode, clipboard: Clipboard,
-                    localize: @escaping Localize, aesKeys: [String: [UInt8]] = [:]) throws {
+                    localize: @escaping Localize, aesKeys: [String: [UInt8]] = [:], config: Config = Config()) throws {
         let backend: any KeyBackend
         var aesKeys = aesKeys
         if options.virtual {
@@ -81,12 +82,15 @@ enum TUI {
         } catch {
             throw YktermError.failed("cannot open the terminal: \(error)")
         }
-        var state = AppState(now: Date().timeIntervalSince1970, virtualMode: options.virtual,
+        var state = AppState(now: Date().timeIntervalSince1970, bindings: config.keyBindings, virtualMode: options.virtual,
                              preferredSerial: options.selector.serial)
         state.otp.aesKeys = aesKeys
+        state.otp.parsers = config.otp.parsers
         let app = try TerminalApp(screen: screen, state: state, text: localize,
-                                  theme: screen.colors ? Theme() : .monochrome, clipboard: clipboard)
-        app.run(backend: backend, environment: RunnerEnvironment())
+                                  theme: screen.colors ? Theme().applying(config.colors) : .monochrome, clipboard: clipboard)
+        var environment = RunnerEnvironment()
+        environment.otpParsers = config.otp.parsers
+        app.run(backend: backend, environment: environment)
     }
 }
 

@@ -33,7 +33,12 @@ struct Ykterm: AsyncParsableCommand {
         abstract: "A terminal authenticator for YubiKeys and keys that speak the same protocols.",
         discussion: """
         Keys are reached through pcscd (USB keys and NFC readers). Choose one with --reader or --device \
-        (defaults from YKTERM_READER and YKTERM_DEVICE), or use --virtual for the built-in virtual key.
+        (defaults from YKTERM_READER and YKTERM_DEVICE, then the config file), or use --virtual for the \
+        built-in virtual key.
+
+        Settings (default key, clipboard, colours, key bindings, language, OTP AES keys and parsers) are read \
+        from $XDG_CONFIG_HOME/ykterm/config.toml (~/.config/ykterm/config.toml; YKTERM_CONFIG names another \
+        file); a bad file stops ykterm with status 2 and the line at fault. See ykterm(1).
 
         ykterm --verbose COMMAND (--verbose before the subcommand) writes a redacted trace of every APDU \
         and CTAP message, for bug reports, to $YKTERM_LOG or else ~/.local/state/ykterm/trace.log; \
@@ -49,12 +54,15 @@ struct Ykterm: AsyncParsableCommand {
     @OptionGroup var key: KeyOptions
 
     @Option(name: .long, help: ArgumentHelp(
-        "Colours in the TUI: auto, always or never (NO_COLOR set means never).", valueName: "WHEN"))
-    var color: CursesConfiguration.ColorMode = .auto
+        "Colours in the TUI: auto, always or never (NO_COLOR set means never). Default: the config file's, else auto.",
+        valueName: "WHEN"))
+    var color: CursesConfiguration.ColorMode?
 
-    /// With no subcommand: the TUI.
+    /// With no subcommand: the TUI, set up from the config file (options win).
     func run() async throws {
-        try TUI.run(options: key, colors: color, clipboard: Clipboard(method: .auto), localize: TUI.localizer())
+        let config = LoadedConfig.current
+        try TUI.run(options: key, colors: color ?? config.colorMode, clipboard: Clipboard(method: config.clipboardMethod),
+                    localize: TUI.localizer(), aesKeys: config.aesKeyBytes, config: config)
     }
 
     /// Parses and runs; returns the exit status.
@@ -63,6 +71,13 @@ struct Ykterm: AsyncParsableCommand {
             var arguments = arguments
             let verbose = takeVerbose(&arguments)
             let command = try parseAsRoot(arguments)
+            // The config file, before anything runs; `doctor` reports a bad one instead of stopping, and
+            // help (ArgumentParser's own command) needs none.
+            if command is DoctorCommand {
+                try? LoadedConfig.load()
+            } else if !String(reflecting: type(of: command)).hasPrefix("ArgumentParser.") {
+                try LoadedConfig.load()
+            }
             if let tracer = try startTrace(command, verbose: verbose) {
                 try await tracer.run { try await execute(command) }
             } else {

@@ -11,6 +11,7 @@ import os
 import platform
 import re
 import select
+import shlex
 import shutil
 import signal
 import statistics
@@ -215,9 +216,10 @@ def main():
         import threading
         cpu = {}
         t = threading.Thread(target=lambda: cpu.__setitem__("peer", tmux_cpu(
-            f"watch -n 1 {YKMAN} --reader '{peer_key.reader}' oath accounts code", peer_env, args.idle)))
+            "watch -n 1 " + shlex.quote(f"{YKMAN} --reader '{peer_key.reader}' oath accounts code"), peer_env,
+            args.idle)))
         t.start()
-        cpu["ykterm"] = tmux_cpu(f"{YKTERM} --reader '{key.reader}'", env, args.idle)
+        cpu["ykterm"] = tmux_cpu(f"{YKTERM} --reader {shlex.quote(key.reader)}", env, args.idle)
         t.join()
         idle_mine, idle_peer = apdus(key) - before_mine, apdus(peer_key) - before_peer
         boundaries = int(args.idle // 30)

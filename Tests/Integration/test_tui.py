@@ -157,7 +157,7 @@ def test_filter_help_tabs_and_quit_restore_the_terminal(virtual_tui):
     t.send("x")
     t.wait_gone("Any key closes this help")
     t.send("3")
-    t.wait_for("ykterm fido info")
+    t.wait_for("AAGUID")
     t.send("Tab")
     t.wait_for("APDU console")
     t.send("Tab")

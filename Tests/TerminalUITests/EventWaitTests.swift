@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 @testable import TerminalUI
@@ -16,15 +17,17 @@ import Testing
         #expect(try Poller.poll(fds: [wakeup.fd], timeoutMilliseconds: 0).readable.isEmpty)
     }
 
-    @Test func wakeupFromAnotherThreadEndsAWait() async throws {
+    @Test func wakeupFromAnotherThreadEndsAWait() throws {
         let wakeup = try Wakeup()
-        let signaller = Task.detached {
-            try await Task.sleep(for: .milliseconds(50))
+        // A thread of its own, not a task: the poll below blocks this thread, and a task could be waiting for
+        // the same few cooperative threads (two on a two-core machine) that other tests are blocking too.
+        let signaller = Thread {
+            usleep(50_000)
             wakeup.signal()
         }
+        signaller.start()
         let result = try Poller.poll(fds: [wakeup.fd], timeoutMilliseconds: 10_000)
         #expect(result.readable.contains(wakeup.fd))
-        try await signaller.value
     }
 
     @Test func signalsNeverBlockEvenWhenThePipeIsFull() throws {

@@ -14,6 +14,10 @@ import KeyKit
 /// color = "auto"         # auto | always | never
 /// language = "auto"      # en | de | auto (from LC_ALL, LC_MESSAGES, LANG)
 ///
+/// [colors]               # the TUI's colours by role: black red green yellow blue magenta cyan white, or none
+/// code = "cyan"          # roles: see `ThemeRole` (tab, code, expiring, success, warning, error, pinned,
+///                        #        bar, bar-low, border)
+///
 /// [keys]                 # TUI key bindings: one character each, no two actions on one character
 /// copy = "c"             # actions: see `Action` (quit, help, keys, device, filter, copy, add, delete,
 ///                        #          rename, pin, password, refresh); 1-4, j and k are reserved
@@ -33,8 +37,33 @@ public struct Config: Sendable, Equatable {
     /// The TUI's key bindings: the defaults with the `[keys]` overrides applied.
     public var keyBindings = KeyBindings()
     public var otp = OTP()
+    /// `[colors]`: the colour of each role the file names (the others keep the built-in theme).
+    public var colors: [ThemeRole: ColorName] = [:]
 
     public init() {}
+
+    /// The parts of the TUI's theme that `[colors]` can change.
+    public enum ThemeRole: String, Sendable, Equatable, CaseIterable {
+        /// The selected tab's background.
+        case tab
+        /// OATH codes.
+        case code
+        /// A code in its last seconds.
+        case expiring
+        case success, warning, error
+        /// Pinned accounts.
+        case pinned
+        /// The countdown bar, and the bar in its last seconds.
+        case bar
+        case barLow = "bar-low"
+        /// Dialog borders.
+        case border
+    }
+
+    /// A terminal colour, or `none` for the terminal's own.
+    public enum ColorName: String, Sendable, Equatable, CaseIterable {
+        case black, red, green, yellow, blue, magenta, cyan, white, none
+    }
 
     /// `[key]`: which key commands and the TUI use when no option says.
     public struct KeyDefaults: Sendable, Equatable {
@@ -80,6 +109,23 @@ public struct Config: Sendable, Equatable {
         public var parsers: [OTPPattern] = []
 
         public init() {}
+
+        /// The OTP in an NDEF message: the first of `parsers` that matches a URI or text record, else what
+        /// `NDEFOTP.extract` finds by default (`https://my.yubico.com/yk/#OTP`, a text record).
+        public func extract(from records: [NDEFRecord]) throws -> String {
+            for parser in parsers {
+                if let otp = try? NDEFOTP.extract(from: records, pattern: parser.pattern) { return otp }
+            }
+            return try NDEFOTP.extract(from: records)
+        }
+
+        /// The OTP in typed text: the capture of the first of `parsers` that matches, else the text itself.
+        public func extract(fromTyped text: String) -> String {
+            for parser in parsers {
+                if let otp = parser.firstMatch(in: text) { return otp }
+            }
+            return text
+        }
     }
 
     /// A 16-byte AES key. Its description never shows the key.

@@ -13,6 +13,7 @@ struct ConfigSchema {
     static let tables: [(name: String, keys: [String]?)] = [
         ("key", ["reader", "serial"]),
         ("ui", ["clipboard", "color", "language"]),
+        ("colors", Config.ThemeRole.allCases.map(\.rawValue)),
         ("keys", Action.allCases.map(\.rawValue)),
         ("otp", ["parsers"]),
         ("otp.aes_keys", nil),
@@ -51,6 +52,7 @@ struct ConfigSchema {
             case "key": try keyEntry(entry)
             case "ui": try uiEntry(entry)
             case "keys": try bindingEntry(entry)
+            case "colors": config.colors[Config.ThemeRole(rawValue: entry.key)!] = try choice(entry, Config.ColorName.self)
             case "otp": try otpEntry(entry)
             default: try aesKeyEntry(entry)
             }

@@ -1,48 +1,217 @@
 import Foundation
+import Synchronization
 
-/// The string tables: the user's language over English. Found through YKTERM_RESOURCES, the installed
-/// share directory next to the binary, or the source tree.
+/// The languages ykterm's string tables exist in.
+public enum Language: String, Sendable, Equatable, CaseIterable {
+    case en, de
+
+    /// The language of a locale name as in LANG: `de_DE.UTF-8`, `de_AT@euro`, `de` → `.de`;
+    /// `C`, `POSIX`, empty, or a language without tables → nil.
+    public static func fromLocale(_ locale: String) -> Language? {
+        let code = locale.prefix { $0 != "_" && $0 != "." && $0 != "@" && $0 != "-" }.lowercased()
+        return Language(rawValue: code)
+    }
+
+    /// The language to use: `configured` (the config file's `language`, nil for "auto"), else the first of
+    /// LC_ALL, LC_MESSAGES and LANG that is set and not empty (as POSIX orders them: a later one is not
+    /// consulted even when the first names a language without tables), else English.
+    public static func preferred(configured: Language?, environment: [String: String]) -> Language {
+        if let configured { return configured }
+        for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let value = environment[name], !value.isEmpty {
+                return fromLocale(value) ?? .en
+            }
+        }
+        return .en
+    }
+}
+
+/// A string table that cannot be used.
+public struct StringsError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// The user's texts, from `Resources/strings/<language>.json`: the chosen language over English.
+///
+/// Format of the files: one flat JSON object, key → text. Keys are dotted names grouped by where the text
+/// appears (`tab.oath`, `status.keyRemoved`). A text may hold named placeholders, `{name}` (an ASCII letter,
+/// then letters, digits or `_`), filled from the arguments given with the key; every language has the same
+/// placeholders for a key (a unit test checks), and braces that do not form a known placeholder stay as
+/// they are.
+///
+/// Where the files are looked for, first found wins: `$YKTERM_RESOURCES/strings` (a directory laid out as
+/// `Resources/` or `share/ykterm/`), `<directory of the executable>/../share/ykterm/strings` (an installed
+/// ykterm), then the source tree this file was compiled from (a build from a clone).
+///
+/// The language: the config file's `language` when it names one (`StringTables.configuredLanguage`, set
+/// once at start-up), else LC_ALL, LC_MESSAGES, LANG. A key the language lacks falls back to English, and a
+/// key English lacks shows as itself, so the program keeps working with broken tables; `problem` says why.
 public struct StringTables: Sendable {
     public var primary: [String: String]
     public var english: [String: String]
+    /// Why the tables could not be loaded as they should; nil when they were.
+    public var problem: String?
 
-    public static func directories() -> [String] {
+    public init(primary: [String: String], english: [String: String], problem: String? = nil) {
+        self.primary = primary
+        self.english = english
+        self.problem = problem
+    }
+
+    /// The language the config file chose (nil: from the locale variables). Set once by the executable
+    /// before anything is shown; every later `load()` follows it.
+    public static let configuredLanguage = Mutex<Language?>(nil)
+
+    // MARK: Texts
+
+    /// The text for `key` with `{name}` placeholders filled; English when the language lacks the key, the
+    /// key itself when English lacks it too.
+    public func format(_ key: String, _ arguments: [String: String]) -> String {
+        StringTables.fill(primary[key] ?? english[key] ?? key, arguments)
+    }
+
+    /// The model's text: its literal when it has one, else its key and arguments looked up.
+    public func text(_ uiText: UIText) -> String {
+        uiText.literal ?? format(uiText.key, uiText.arguments)
+    }
+
+    /// Replaces each `{name}` in `template` that `arguments` has a value for, in one pass (a value that
+    /// itself contains `{...}` is not expanded again).
+    public static func fill(_ template: String, _ arguments: [String: String]) -> String {
+        guard !arguments.isEmpty, template.contains("{") else { return template }
+        var out = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            let afterOpen = rest.index(after: open)
+            if let close = rest[afterOpen...].firstIndex(of: "}"), isPlaceholderName(rest[afterOpen..<close]),
+               let value = arguments[String(rest[afterOpen..<close])] {
+                out += value
+                rest = rest[rest.index(after: close)...]
+            } else {
+                out.append("{")
+                rest = rest[afterOpen...]
+            }
+        }
+        return out + rest
+    }
+
+    /// The placeholder names in `template`.
+    public static func placeholders(in template: String) -> Set<String> {
+        var names = Set<String>()
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            let afterOpen = rest.index(after: open)
+            if let close = rest[afterOpen...].firstIndex(of: "}"), isPlaceholderName(rest[afterOpen..<close]) {
+                names.insert(String(rest[afterOpen..<close]))
+                rest = rest[rest.index(after: close)...]
+            } else {
+                rest = rest[afterOpen...]
+            }
+        }
+        return names
+    }
+
+    static func isPlaceholderName(_ name: Substring) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else { return false }
+        return name.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_")
+        }
+    }
+
+    // MARK: Language
+
+    /// The language code to load: the configured language, else the locale variables, else "en".
+    public static func language(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                configured: Language? = StringTables.configuredLanguage.withLock { $0 }) -> String {
+        Language.preferred(configured: configured, environment: environment).rawValue
+    }
+
+    // MARK: Loading
+
+    /// The directories that may hold the `<language>.json` files, in the order they are tried.
+    public static func directories(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                   executablePath: String? = StringTables.executablePath()) -> [String] {
         var dirs = [String]()
-        if let env = ProcessInfo.processInfo.environment["YKTERM_RESOURCES"], !env.isEmpty { dirs.append(env + "/strings") }
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        dirs.append(exe.appendingPathComponent("../share/ykterm/strings").standardized.path)
-        dirs.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../../Resources/strings").standardized.path)
+        if let resources = environment["YKTERM_RESOURCES"], !resources.isEmpty {
+            dirs.append(resources + "/strings")
+        }
+        if let executablePath {
+            let binDir = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
+            dirs.append(binDir.appendingPathComponent("../share/ykterm/strings").standardized.path)
+        }
+        // Sources/AuthenticatorModel/Localization/StringTables.swift → the package root.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        dirs.append(root.appendingPathComponent("Resources/strings").path)
         return dirs
     }
 
-    public static func language(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let env = environment
-        for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
-            if let v = env[name], !v.isEmpty { return String(v.prefix { $0.isLetter }).lowercased() }
-        }
-        return "en"
+    /// This program's executable (through /proc/self/exe, so a symlink in PATH leads to the real install).
+    public static func executablePath() -> String? {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        return Bundle.main.executablePath
     }
 
-    public static func table(_ language: String) -> [String: String] {
-        for dir in directories() {
-            if let data = FileManager.default.contents(atPath: "\(dir)/\(language).json"),
-               let table = try? JSONDecoder().decode([String: String].self, from: data) {
-                return table
+    /// The first of `directories` with an `en.json`.
+    public static func directory(among directories: [String]) -> String? {
+        directories.first { FileManager.default.isReadableFile(atPath: $0 + "/en.json") }
+    }
+
+    /// Loads `language` over English from the first directory with tables; throws when there is none, or a
+    /// needed table is missing or malformed (for tests and `ykterm doctor`).
+    public static func validated(language: String,
+                                 directories: [String] = StringTables.directories()) throws(StringsError) -> StringTables {
+        guard let dir = directory(among: directories) else {
+            throw StringsError("no string tables (en.json) in " + directories.joined(separator: ", ")
+                               + "; set YKTERM_RESOURCES to the directory holding strings/")
+        }
+        let english = try loadTable(dir + "/en.json")
+        let primary = language == "en" ? english : try loadTable(dir + "/\(language).json")
+        return StringTables(primary: primary, english: english)
+    }
+
+    /// For the program: never fails. Falls back to English when the language's table is unusable, and to
+    /// the keys themselves when English is; `problem` then says what went wrong.
+    public static func load(language: String = StringTables.language(),
+                            directories: [String] = StringTables.directories()) -> StringTables {
+        do {
+            return try validated(language: language, directories: directories)
+        } catch let languageError {
+            if language != "en", let english = try? validated(language: "en", directories: directories) {
+                return StringTables(primary: english.english, english: english.english, problem: languageError.message)
             }
+            return StringTables(primary: [:], english: [:], problem: languageError.message)
         }
-        return [:]
     }
 
-    public static func load(language: String = StringTables.language()) -> StringTables {
-        let english = table("en")
-        return StringTables(primary: language == "en" ? english : table(language), english: english)
-    }
-
-    /// The text for `key` with `{name}` placeholders filled; the key itself when no table has it.
-    public func format(_ key: String, _ arguments: [String: String]) -> String {
-        var text = primary[key] ?? english[key] ?? key
-        for (name, value) in arguments { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
-        return text
+    /// Reads one table: a flat JSON object whose values are all strings.
+    public static func loadTable(_ path: String) throws(StringsError) -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StringsError("\(path) cannot be read")
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw StringsError("\(path) is not valid JSON: \(error.localizedDescription)")
+        }
+        guard let dictionary = object as? [String: Any] else {
+            throw StringsError("\(path) must hold one JSON object (key → text)")
+        }
+        var table = [String: String]()
+        for (key, value) in dictionary {
+            guard let text = value as? String else {
+                throw StringsError("\(path): the value of \"\(key)\" must be a string")
+            }
+            table[key] = text
+        }
+        return table
     }
 }

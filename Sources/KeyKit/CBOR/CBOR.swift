@@ -236,6 +236,9 @@ extension CBOR {
                 let n = try length(info, at: start)
                 guard n <= (bytes.count - offset) / 2 else { throw .truncated(offset: offset) }
                 var m = [CBOR: CBOR]()
+                // Keys are also compared by their canonical encoding: NaN is not equal to itself, so two NaN
+                // keys would both go into the dictionary and then encode as a map with a duplicate key.
+                var canonicalKeys = Set<[UInt8]>()
                 var previousKey: [UInt8]?
                 for _ in 0..<n {
                     let keyStart = offset
@@ -246,7 +249,9 @@ extension CBOR {
                     }
                     previousKey = keyBytes
                     let v = try value(depth: depth + 1)
-                    guard m.updateValue(v, forKey: k) == nil else { throw .duplicateKey(offset: keyStart) }
+                    guard canonicalKeys.insert(k.encoded).inserted, m.updateValue(v, forKey: k) == nil else {
+                        throw .duplicateKey(offset: keyStart)
+                    }
                 }
                 return .map(m)
             case 6:

@@ -81,6 +81,35 @@ public enum Crypto {
         return out
     }
 
+    /// HMAC with a secret key that stays in its own buffer.
+    public static func hmac(_ algorithm: HashAlgorithm, key: SecretBytes, data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = key.withUnsafeBytes { k in
+            data.withUnsafeBufferPointer { d in
+                HMAC(algorithm.evp, k.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(k.count),
+                     d.baseAddress, d.count, &out, &length) != nil
+            }
+        }
+        precondition(ok, "HMAC failed")
+        return Array(out.prefix(Int(length)))
+    }
+
+    /// PBKDF2 from a secret password to a secret key; neither leaves its own buffer.
+    public static func pbkdf2(_ algorithm: HashAlgorithm, password: SecretBytes, salt: [UInt8], iterations: Int,
+                              length: Int) -> SecretBytes {
+        var out = [UInt8](repeating: 0, count: length)
+        let ok = password.withUnsafeBytes { p in
+            salt.withUnsafeBufferPointer { s in
+                PKCS5_PBKDF2_HMAC(p.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(p.count),
+                                  s.baseAddress, Int32(s.count), Int32(iterations), algorithm.evp, Int32(length),
+                                  &out) == 1
+            }
+        }
+        precondition(ok, "PKCS5_PBKDF2_HMAC failed")
+        return SecretBytes(wiping: &out)
+    }
+
     /// Cryptographically secure random bytes.
     public static func random(_ count: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)

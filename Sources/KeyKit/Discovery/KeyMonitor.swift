@@ -151,7 +151,8 @@ final class LockedState: Sendable {
     }
 
     private let lock = NSCondition()
-    // Guarded by `lock`.
+    // nonisolated(unsafe): both are read and written only while `lock` is held. An NSCondition rather than a
+    // Mutex because `sleep` waits on it and is woken by `cancel` (Mutex has no condition to wait on).
     private nonisolated(unsafe) var entries = [Int: Entry]()
     private nonisolated(unsafe) var next = 0
 

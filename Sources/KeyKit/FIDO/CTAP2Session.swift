@@ -76,7 +76,8 @@ public struct AuthenticatorData: Sendable, Equatable {
 public actor CTAP2Session {
     public let connection: any FIDOConnection
     public private(set) var info: AuthenticatorInfo
-    private var token: (value: [UInt8], protocolVersion: PINUVAuthProtocol, permissions: PINPermissions)?
+    /// The PIN/UV auth token, in a buffer that is zeroed when it is dropped or the session ends.
+    private var token: (value: SecretBytes, protocolVersion: PINUVAuthProtocol, permissions: PINPermissions)?
     /// Progress (touch needed) for long operations.
     public var progress: (@Sendable (FIDOProgress) -> Void)?
 
@@ -220,16 +221,17 @@ public actor CTAP2Session {
             throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
         }
         guard let enc = r?[2]?.bytes else { throw FIDOSessionError.malformed("no PIN token") }
-        let value = try p.decrypt(key: shared, enc)
-        guard value.count == 16 || value.count == 32 else { throw FIDOSessionError.malformed("PIN token length") }
-        token = (value, p, permissions)
+        var value = try p.decrypt(key: shared, enc)
+        guard value.count == 16 || value.count == 32 else {
+            SecretBytes.wipe(&value)
+            throw FIDOSessionError.malformed("PIN token length")
+        }
+        token = (SecretBytes(wiping: &value), p, permissions)
     }
 
     /// Forgets the PIN/UV auth token.
     public func dropToken() {
-        if var t = token {
-            for i in t.value.indices { t.value[i] = 0 }
-        }
+        token?.value.wipe()
         token = nil
     }
 
@@ -238,29 +240,35 @@ public actor CTAP2Session {
     /// A PIN/UV auth token taken out of one session to be used in a later one with the same key (it stays
     /// valid until the key is powered off, or the key drops it). Keep it in memory only; `wipe()` it.
     public struct HeldToken: Sendable {
-        fileprivate var value: [UInt8]
+        // Each HeldToken has a buffer of its own (copied in and out of sessions), so wiping one wipes no other.
+        fileprivate var value: SecretBytes
         fileprivate let protocolVersion: PINUVAuthProtocol
         public let permissions: PINPermissions
 
         /// Overwrites the token's bytes.
         public mutating func wipe() {
-            for i in value.indices { value[i] = 0 }
-            value = []
+            value.wipe()
+            value = SecretBytes()
         }
     }
 
     /// A copy of the token this session holds, for `adoptToken(_:)` in a later session.
     public func heldToken() -> HeldToken? {
-        token.map { HeldToken(value: $0.value, protocolVersion: $0.protocolVersion, permissions: $0.permissions) }
+        token.map { t in
+            var copy = t.value.copyBytes()
+            return HeldToken(value: SecretBytes(wiping: &copy), protocolVersion: t.protocolVersion,
+                             permissions: t.permissions)
+        }
     }
 
     /// Uses a token from an earlier session (an empty, wiped token is ignored).
     public func adoptToken(_ held: HeldToken) {
         guard !held.value.isEmpty else { return }
-        token = (held.value, held.protocolVersion, held.permissions)
+        var copy = held.value.copyBytes()
+        token = (SecretBytes(wiping: &copy), held.protocolVersion, held.permissions)
     }
 
-    private func requireToken() throws -> (value: [UInt8], protocolVersion: PINUVAuthProtocol, permissions: PINPermissions) {
+    private func requireToken() throws -> (value: SecretBytes, protocolVersion: PINUVAuthProtocol, permissions: PINPermissions) {
         guard let token else { throw CTAPError(CTAPError.pinRequired) }
         return token
     }

@@ -63,6 +63,12 @@ public struct PINUVAuthProtocol: Sendable, Hashable {
         return version == 1 ? Array(mac.prefix(16)) : mac
     }
 
+    /// HMAC-SHA-256 with a PIN/UV auth token (or shared secret) kept in its own buffer.
+    public func authenticate(key: SecretBytes, _ message: [UInt8]) -> [UInt8] {
+        let mac = Crypto.hmac(.sha256, key: key.prefix(32), data: message)
+        return version == 1 ? Array(mac.prefix(16)) : mac
+    }
+
     /// Whether `signature` authenticates `message` (constant time).
     public func verify(key: [UInt8], _ message: [UInt8], signature: [UInt8]) -> Bool {
         Crypto.constantTimeEqual(authenticate(key: key, message), signature)

@@ -121,10 +121,9 @@ public enum MigrationImport {
         }
         var name = fullName
         var issuer: String? = issuerField.isEmpty ? nil : issuerField
-        if let colon = fullName.firstIndex(of: ":") {
-            let prefix = String(fullName[..<colon])
+        if let (prefix, rest) = OTPURIParts.splitAtColon(fullName) {
             if issuer == nil || issuer == prefix {
-                name = String(fullName[fullName.index(after: colon)...].drop(while: { $0 == " " }))
+                name = String(rest.drop(while: { $0 == " " }))
                 if !prefix.isEmpty { issuer = prefix }
             }
         }

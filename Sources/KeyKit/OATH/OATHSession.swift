@@ -65,7 +65,16 @@ public actor OATHSession {
     }
 
     public static func deriveKey(password: String, salt: [UInt8]) -> [UInt8] {
-        Crypto.pbkdf2(.sha1, password: Array(password.utf8), salt: salt, iterations: passwordIterations,
+        deriveSecretKey(password: SecretBytes(utf8: password), salt: salt).copyBytes()
+    }
+
+    /// The access key for a password, kept in a buffer that is zeroed when released.
+    public func deriveSecretKey(password: SecretBytes) -> SecretBytes {
+        OATHSession.deriveSecretKey(password: password, salt: salt)
+    }
+
+    public static func deriveSecretKey(password: SecretBytes, salt: [UInt8]) -> SecretBytes {
+        Crypto.pbkdf2(.sha1, password: password, salt: salt, iterations: passwordIterations,
                       length: passwordKeyLength)
     }
 
@@ -73,6 +82,11 @@ public actor OATHSession {
 
     /// VALIDATE: proves we know the key and checks that the key knows it too.
     public func validate(key: [UInt8]) async throws {
+        try await validate(key: SecretBytes(key))
+    }
+
+    /// VALIDATE with a key kept in its own buffer.
+    public func validate(key: SecretBytes) async throws {
         guard let challenge else { return }
         let ours = Crypto.random(8)
         let data = TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
@@ -88,15 +102,22 @@ public actor OATHSession {
     }
 
     public func unlock(password: String) async throws {
-        try await validate(key: deriveKey(password: password))
+        try await validate(key: deriveSecretKey(password: SecretBytes(utf8: password)))
     }
 
     /// SET CODE: protects the application with `key` (from `deriveKey`).
     public func setKey(_ key: [UInt8]) async throws {
+        try await setKey(SecretBytes(key))
+    }
+
+    /// SET CODE with a key kept in its own buffer.
+    public func setKey(_ key: SecretBytes) async throws {
         let challenge = Crypto.random(8)
-        let data = TLV(Tag.key, [OATHType.totp.rawValue | HashAlgorithm.sha1.oathCode] + key).encoded
+        var keyField = [OATHType.totp.rawValue | HashAlgorithm.sha1.oathCode] + key.copyBytes()
+        let data = TLV(Tag.key, keyField).encoded
             + TLV(Tag.challenge, challenge).encoded
             + TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
+        SecretBytes.wipe(&keyField)
         try check(try await proto.send(APDU(ins: Ins.setCode, data: data)))
     }
 

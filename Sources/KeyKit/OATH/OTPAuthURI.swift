@@ -52,10 +52,11 @@ public enum OTPAuthURI {
         let label = try OTPURIParts.percentDecode(rawLabel, plusIsSpace: false, what: "the label")
         var labelIssuer: String?
         var name = label
-        if let colon = label.firstIndex(of: ":") {
-            let prefix = label[..<colon]
-            labelIssuer = prefix.isEmpty ? nil : String(prefix)
-            name = String(label[label.index(after: colon)...].drop(while: { $0 == " " }))
+        // The colon is found among Unicode scalars, not characters: a combining mark after it would otherwise
+        // hide it inside one character (":\u{301}"), and an issuer would be read as part of the name.
+        if let (prefix, rest) = OTPURIParts.splitAtColon(label) {
+            labelIssuer = prefix.isEmpty ? nil : prefix
+            name = String(rest.drop(while: { $0 == " " }))
         }
         guard !name.isEmpty else { throw .invalidURI("the label \"\(label)\" has no account name") }
 
@@ -122,9 +123,9 @@ public enum OTPAuthURI {
     /// split.
     public static func make(_ data: CredentialData) -> String {
         var label = ""
-        if let issuer = data.issuer, !issuer.contains(":") {
+        if let issuer = data.issuer, !issuer.unicodeScalars.contains(":") {
             label = OTPURIParts.percentEncode(issuer) + ":"
-        } else if data.name.contains(":") {
+        } else if data.name.unicodeScalars.contains(":") {
             label = ":"
         }
         label += OTPURIParts.percentEncode(data.name)
@@ -186,6 +187,14 @@ struct OTPURIParts {
         } else {
             authority = rest
         }
+    }
+
+    /// The text before and after the first colon (a Unicode scalar, even where a combining mark follows it),
+    /// or nil without one.
+    static func splitAtColon(_ text: String) -> (String, String)? {
+        let scalars = text.unicodeScalars
+        guard let colon = scalars.firstIndex(of: ":") else { return nil }
+        return (String(scalars[..<colon]), String(scalars[scalars.index(after: colon)...]))
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora in Tests/Fuzz/Corpus/<target>/: small, meaningful inputs, published vectors where
+they exist (RFC 8949 appendix A for CBOR, the CTAP 2.1 getInfo example, the YKOATH and ISO 7816 examples,
+Google's Key Uri Format, the NFC Forum URI and text record examples, the Yubico OTP example from Yubico's
+documentation). Each seed is named after what it is. Run it again after changing it; `make fuzz` reads the
+directories, it does not run this script.
+"""
+
+import base64
+import os
+import shutil
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "Corpus"
+
+
+def h(text):
+    return bytes.fromhex(text.replace(" ", ""))
+
+
+def write(target, seeds):
+    d = HERE / target
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    for name, data in seeds.items():
+        (d / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+# --- CBOR: RFC 8949 appendix A, and a CTAP2 authenticatorGetInfo answer (CTAP 2.1, 6.4 example).
+CBOR = {
+    "rfc8949-0": h("00"), "rfc8949-23": h("17"), "rfc8949-24": h("1818"), "rfc8949-1000000": h("1a000f4240"),
+    "rfc8949-uint64max": h("1bffffffffffffffff"), "rfc8949-neg1000": h("3903e7"),
+    "rfc8949-float16": h("f93c00"), "rfc8949-float32": h("fa47c35000"), "rfc8949-float64": h("fb3ff199999999999a"),
+    "rfc8949-nan16": h("f97e00"), "rfc8949-false": h("f4"), "rfc8949-true": h("f5"), "rfc8949-null": h("f6"),
+    "rfc8949-undefined": h("f7"), "rfc8949-simple255": h("f8ff"),
+    "rfc8949-tag1": h("c11a514b67b0"), "rfc8949-bytes": h("4401020304"), "rfc8949-text-ietf": h("6449455446"),
+    "rfc8949-text-utf8": h("62c3bc"), "rfc8949-array": h("83010203"),
+    "rfc8949-nested": h("8301820203820405"), "rfc8949-map": h("a201020304"),
+    "rfc8949-map-text": h("a26161016162820203"), "rfc8949-indefinite-bytes": h("5f42010243030405ff"),
+    "rfc8949-indefinite-array": h("9fff"),
+    # Crashes found by the fuzzer, kept as seeds (Tests/KeyKitTests/FuzzRegressionTests.swift).
+    "regression-nan-keys": h("a2f97e0000f97e0000"),
+    "ctap-getinfo": h(
+        "a60182665532465f5632684649444f5f325f3002826375766d6b686d61632d7365637265740350f8a011f38c0a4d15800617111f9e"
+        "dc7d04a462726bf5627570f564706c6174f469636c69656e7450696ef4051904b0068101"),
+    "ctap-makecredential-params": h(
+        "a4015820687134968222ec17202e42505f8ed2b16ae22f16bb05b88c25db9e602645f14102a262696469746573742e6374617064"
+        "6e616d6569746573742e637461700381a263616c672664747970656a7075626c69632d6b657904a162726bf5"),
+}
+
+# --- TLV: YKOATH LIST and CALCULATE ALL answers, SELECT answer, management device information, BER nesting.
+TLV = {
+    "ykoath-select": h("7903050402 7108a1a2a3a4a5a6a7a8 7408c0c1c2c3c4c5c6c7 7b0121"),
+    "ykoath-list": h("72 0b 21 6578616d706c652e636f6d 72 0a 12 686f74702d6163637400"),
+    "ykoath-calculate-all": h("7106 626f622d3031 7605 06 12345678 7108 636f6e746f736f21 7700"),
+    "management-deviceinfo": h("2e 0102 023f 0302023f 0204 00bc614e 0401 01 0503 050402 0602 0000 0701 01 0801 00"
+                               " 0a01 00 0d02 023f 0e02 023f"),
+    "ber-nested": h("e1 0a 4f 05 a000000527 9f0102 0102"),
+    "ber-long-length": h("53 81 82" + "00" * 130),
+    "ber-two-byte-tag": h("5f2f 02 4040"),
+}
+
+# --- Response APDUs (ISO 7816-4 status words) and version bytes.
+RESPONSE = {
+    "ok-empty": h("9000"), "ok-version": h("050402 9000"), "more-data": h("0102 61 10"),
+    "security-not-satisfied": h("6982"), "pin-retries-3": h("63c3"), "wrong-length-exact": h("6c 08"),
+    "file-not-found": h("6a82"), "ins-not-supported": h("6d00"), "ykoath-more": h("7100 61ff"),
+    "one-byte": h("90"),
+}
+
+
+# --- CTAPHID, in the fuzz target's own input layout: packet-size selector, packet count, then packets as
+# (length, flags, bytes); flags bit 0 puts the packet on the reassembler's channel.
+def ctaphid_seed(packets, size_byte=0):
+    out = bytes([size_byte, len(packets)])
+    for flags, p in packets:
+        out += bytes([len(p), flags]) + p
+    return out
+
+
+CID = h("01020304")
+INIT = h("ffffffff 86 0008 0011223344556677")
+PING_1 = CID + h("81 0004 01020304")
+MSG_PAYLOAD = bytes(range(80))
+CBOR_INIT = CID + bytes([0x90, 0, len(MSG_PAYLOAD)]) + MSG_PAYLOAD[:57]
+CBOR_CONT = CID + bytes([0x00]) + MSG_PAYLOAD[57:]
+CTAPHID = {
+    "init-broadcast": ctaphid_seed([(0, INIT)]),
+    "ping-one-packet": ctaphid_seed([(1, PING_1)]),
+    "cbor-two-packets": ctaphid_seed([(1, CBOR_INIT), (1, CBOR_CONT)]),
+    "cbor-out-of-sequence": ctaphid_seed([(1, CBOR_INIT), (1, CID + bytes([0x01]) + MSG_PAYLOAD[57:])]),
+    "keepalive": ctaphid_seed([(1, CID + h("bb 0001 02"))]),
+    "error-busy": ctaphid_seed([(1, CID + h("bf 0001 06"))]),
+    "small-packets": ctaphid_seed([(1, CID + h("83 0004 0a0b")), (1, CID + h("00 0c0d"))], size_byte=1),
+}
+
+
+# --- vpcd frames (2-byte big-endian length, then a control byte or an APDU) as pcscd's vpcd driver sends.
+def frame(payload):
+    return len(payload).to_bytes(2, "big") + payload
+
+
+SELECT_OATH = h("00a4040007a0000005272101")
+SELECT_OTP = h("00a4040008a000000527200101")
+SELECT_FIDO = h("00a4040008a0000006472f0001")
+SELECT_MGMT = h("00a4040008a000000527471117")
+VPCD = {
+    "power-on-atr": frame(h("01")) + frame(h("04")),
+    "select-oath-list": frame(h("04")) + frame(SELECT_OATH) + frame(h("00a1000000")),
+    "oath-put-calculate": frame(SELECT_OATH)
+        + frame(h("0001000016 7104 74657374 730c 21 06 3132333435363738393031 "))
+        + frame(h("00a4000a 740800000000033fc3a0")),
+    "select-otp-status": frame(SELECT_OTP) + frame(h("0003000000")),
+    "select-fido-getinfo": frame(SELECT_FIDO) + frame(h("8010000001 04 00")),
+    "select-mgmt-info": frame(SELECT_MGMT) + frame(h("001d000000")),
+    "reset-power-off": frame(h("03")) + frame(h("00")),
+    "partial-frame": frame(SELECT_OATH)[:5],
+}
+
+# --- otpauth:// URIs (Google Authenticator's Key Uri Format and its examples).
+OTPAUTH = {
+    "google-example": "otpauth://totp/Example:alice@google.com?secret=JBSWY3DPEHPK3PXP&issuer=Example",
+    "google-full": "otpauth://totp/ACME%20Co:john.doe@email.com?secret=HXDMVJECJJWSRB3HWIZR4IFUGFTMXBOZ"
+                   "&issuer=ACME%20Co&algorithm=SHA1&digits=6&period=30",
+    "hotp-counter": "otpauth://hotp/Provider:user?secret=GEZDGNBVGY3TQOJQ&counter=42&digits=8",
+    "sha512-60s": "otpauth://totp/S:me?secret=MFRGGZDFMZTWQ2LKNNWG23TPOBYXE43U&algorithm=SHA512&period=60",
+    "steam": "otpauth://totp/Steam:gamer?secret=ONSWG4TFOQQGC3TEEBYGC43TO5XXEZDT&issuer=Steam",
+    "no-issuer-padded": "otpauth://totp/plain?secret=JBSWY3DPEHPK3PXP%3D%3D%3D%3D",
+    "bad-digits": "otpauth://totp/X?secret=JBSWY3DPEHPK3PXP&digits=9",
+    "regression-combining-after-colon": "otpauth://totp/%CC%81x?secret=JBSWY3DPEHPK3PXP&issuer=a",
+}
+
+
+# --- otpauth-migration: Google Authenticator's export protobuf (MigrationPayload), and the URI around it.
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def field_bytes(number, data):
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def field_int(number, value):
+    return varint(number << 3) + varint(value)
+
+
+def otp_parameters(secret, name, issuer, algorithm=1, digits=1, typ=2, counter=0):
+    p = field_bytes(1, secret) + field_bytes(2, name.encode())
+    if issuer:
+        p += field_bytes(3, issuer.encode())
+    p += field_int(4, algorithm) + field_int(5, digits) + field_int(6, typ)
+    if counter:
+        p += field_int(7, counter)
+    return p
+
+
+PAYLOAD_ONE = field_bytes(1, otp_parameters(b"Hello!\xde\xad\xbe\xef", "alice@example.com", "Example")) \
+    + field_int(2, 1) + field_int(3, 1) + field_int(4, 0) + field_int(5, 12345)
+PAYLOAD_TWO = field_bytes(1, otp_parameters(b"12345678901234567890", "totp8", "", algorithm=2, digits=2)) \
+    + field_bytes(1, otp_parameters(b"abcdefghij", "counter", "H", typ=1, counter=7)) + field_int(2, 1)
+MIGRATION = {
+    # First byte even: the rest is the URI text; odd: the rest is the protobuf payload.
+    "uri-one-account": b"\x00otpauth-migration://offline?data=" + base64.b64encode(PAYLOAD_ONE).replace(
+        b"+", b"%2B").replace(b"/", b"%2F").replace(b"=", b"%3D"),
+    "payload-one-account": b"\x01" + PAYLOAD_ONE,
+    "payload-two-accounts": b"\x01" + PAYLOAD_TWO,
+    "payload-empty": b"\x01",
+    "regression-combining-name": b"\x01" + field_bytes(1, otp_parameters(b"abcdefghij", "\u0301x", "i")),
+}
+
+
+# --- NDEF: the NFC Forum URI record example, a text record, the YubiKey's NDEF message with an OTP.
+def ndef_record(tnf, rtype, payload, mb=True, me=True):
+    header = (0x80 if mb else 0) | (0x40 if me else 0) | 0x10 | tnf
+    return bytes([header, len(rtype), len(payload)]) + rtype + payload
+
+
+NDEF = {
+    "uri-https-example": ndef_record(1, b"U", b"\x04example.com"),
+    "uri-yubico-otp": ndef_record(1, b"U", b"\x04my.yubico.com/yk/#cccccccccccbnfkdrfhlbrdtlgujneivctgkrngcnrvi"),
+    "text-en": ndef_record(1, b"T", b"\x02enHello, world"),
+    "text-utf16": ndef_record(1, b"T", b"\x82en\xfe\xff\x00H\x00i"),
+    "two-records": ndef_record(1, b"U", b"\x01yubico.com", me=False)
+        + ndef_record(1, b"T", b"\x02de123456", mb=False),
+    "capability-container": h("000f 20 003b 0034 04 06 e104 0800 00 00"),
+    "long-record": bytes([0xC1, 1, 0, 0, 0, 5]) + b"U" + b"\x00abcd",
+}
+
+# --- OTP classification: first byte even is text mode (typed text), odd is token mode (structured).
+OTP = {
+    "yubico-doc-otp": b"\x00vvvvvvcucrlcietctckflvnncdgckubflugerlnr\r",
+    "yubico-otp-44": b"\x00cccccccccccbnfkdrfhlbrdtlgujneivctgkrngcnrvi",
+    "hotp-6": b"\x00" + b"123456\r",
+    "hotp-8": b"\x00" + b"12345678\n",
+    "static-password": b"\x00correct horse battery staple\r",
+    "dvorak-typed": b"\x00jjjjjjcucrlcietctckflvnncdgckubflugerlnr",
+    "token-zero": b"\x01" + bytes(20),
+    "token-serial-public-id": b"\x01" + h("0102030405060100aabbcc0a3412") + bytes([6]) + h("ff0000bc614e"),
+}
+
+# --- The APDU console's input: hex as people type it.
+APDUHEX = {
+    "select-oath-spaces": "00 A4 04 00 07 A0 00 00 05 27 21 01",
+    "select-oath-compact": "00a4040007a0000005272101",
+    "colons": "00:a4:04:00:08:a0:00:00:05:27:20:01:01",
+    "0x-prefixes": "0x00 0xCA 0x00 0x6E 0x00",
+    "case4-short": "80 10 00 00 01 04 00",
+    "case2-extended": "00 B0 00 00 00 01 00",
+    "case3-extended": "00 DA 00 00 00 00 03 01 02 03",
+    "odd-digits": "00 A4 0",
+}
+
+if __name__ == "__main__":
+    write("FuzzCBOR", CBOR)
+    write("FuzzTLV", TLV)
+    write("FuzzResponse", RESPONSE)
+    write("FuzzCTAPHID", CTAPHID)
+    write("FuzzVpcd", VPCD)
+    write("FuzzOTPAuthURI", OTPAUTH)
+    write("FuzzMigration", MIGRATION)
+    write("FuzzNDEF", NDEF)
+    write("FuzzOTP", OTP)
+    write("FuzzAPDUHex", APDUHEX)
+    for d in sorted(HERE.iterdir()):
+        print(f"{d.name}: {len(list(d.iterdir()))} seeds")

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target (or those named) for FUZZ_SECONDS each, starting from its seed corpus in
+# Tests/Fuzz/Corpus/<target>/, and prints a table: executions, new corpus inputs, crashes. New inputs go to
+# Tests/Fuzz/.work/<target>/corpus (not the seeds), crash inputs to Tests/Fuzz/.work/<target>/ with the
+# libFuzzer log beside them. Exits 1 when any target crashed. Build first (`make fuzz` does both).
+#
+#   FUZZ_SECONDS=60 Tests/Fuzz/run.sh [Target ...]
+set -u
+cd "$(dirname "$0")"
+SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
+BIN=.build/release
+ALL=(FuzzCBOR FuzzTLV FuzzResponse FuzzCTAPHID FuzzVpcd FuzzOTPAuthURI FuzzMigration FuzzNDEF FuzzOTP FuzzAPDUHex)
+if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
+
+failed=0
+rows=()
+for t in "${TARGETS[@]}"; do
+    if [ ! -x "$BIN/$t" ]; then
+        echo "fuzz: $BIN/$t is missing: build the fuzz package first (make fuzz-build)" >&2
+        exit 2
+    fi
+    work=.work/$t
+    mkdir -p "$work/corpus"
+    rm -f "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*
+    log=$work/fuzz.log
+    echo "fuzz: $t for ${SECONDS_PER_TARGET}s"
+    # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: over 2 GB is a memory blow-up.
+    "$BIN/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$work/" "$work/corpus" "Corpus/$t" >"$log" 2>&1
+    status=$?
+    execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+    if [ -z "$execs" ]; then
+        execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+    fi
+    crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+    if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes="?"; fi
+    corpus=$(find "$work/corpus" -type f | wc -l)
+    rows+=("$(printf '%-16s %14s %8s %8s' "$t" "${execs:-0}" "$corpus" "$crashes")")
+    if [ "$status" -ne 0 ]; then
+        failed=1
+        echo "fuzz: $t stopped with status $status; see $log" >&2
+        grep -m1 -E 'ERROR: (AddressSanitizer|libFuzzer)|fuzz invariant failed|Fatal error' "$log" >&2
+        find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) >&2
+    fi
+done
+
+echo
+printf '%-16s %14s %8s %8s\n' target executions corpus crashes
+for r in "${rows[@]}"; do echo "$r"; done
+exit $failed
