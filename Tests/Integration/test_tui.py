@@ -291,3 +291,51 @@ def test_password_protected_key_unlocks_in_the_tui(pcsc, env, tmp_path):
     finally:
         t.close()
         key.stop()
+
+
+def ykterm_pid(t):
+    """The ykterm process in the tmux window (a child of the window's shell)."""
+    shell = int(t.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip())
+    out = subprocess.run(["pgrep", "-P", str(shell), "-x", "ykterm"], capture_output=True, text=True).stdout.split()
+    assert len(out) == 1, out
+    return int(out[0])
+
+
+def test_sigterm_restores_the_terminal(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    os.kill(ykterm_pid(t), 15)
+    t.wait_for(r"EXITED=\d+")
+    t.wait_for(r"(?m)^icanon echo", timeout=5)
+
+
+def test_resizing_down_to_narrow_and_back_leaves_no_garbage(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    for columns, rows in ((80, 24), (50, 16), (120, 40)):
+        t.tmux("resize-window", "-t", "0", "-x", str(columns), "-y", str(rows))
+        screen = t.wait_for("GitHub")
+        lines = screen.splitlines()
+        # The tab bar on top, one line per account at most, nothing wider than the window.
+        assert "OATH" in lines[0], screen
+        assert all(len(line) <= columns for line in lines), screen
+        assert screen.count("GitHub") == 1, screen
+    code, _ = code_of(t.screen(), "GitHub")
+    assert code == totp(GITHUB, time.time()) or code == totp(GITHUB, time.time() - 1), t.screen()
+
+
+def test_no_color_and_a_non_utf8_locale_give_plain_ascii(tmp_path):
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))
+    t = Tmux(f"env LC_ALL=C LANG=C NO_COLOR=1 TERM=screen {shlex.quote(str(YKTERM))} --virtual", env)
+    try:
+        screen = t.wait_for("GitHub")
+        assert screen.isascii(), screen
+        # No colour at all: tmux shows the window's cells with their attributes when asked.
+        styled = t.tmux("capture-pane", "-p", "-e", "-t", "0")
+        assert not re.search(r"\x1b\[[0-9;]*3[0-7]m|\x1b\[38;", styled), styled
+        code, _ = code_of(screen, "GitHub")
+        assert code in (totp(GITHUB, time.time()), totp(GITHUB, time.time() - 1))
+        t.send("q")
+        t.wait_for("EXITED=0")
+    finally:
+        t.close()
