@@ -152,7 +152,8 @@ extension OATHCommand {
                         entries[0].code = try await session.calculate(entries[0].credential, at: now())
                     }
                 }
-                return entries.map { e in (e, listed.first { $0.rawID == e.credential.rawID }) }
+                let byID = Dictionary(listed.map { ($0.rawID, $0) }, uniquingKeysWith: { first, _ in first })
+                return entries.map { e in (e, byID[e.credential.rawID]) }
             }
             if let query, rows.isEmpty {
                 throw YktermError.failed("no account matches \"\(query)\"")
