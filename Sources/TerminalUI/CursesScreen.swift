@@ -163,6 +163,9 @@ public final class CursesScreen: Screen, RawTerminalOutput {
         meta(window, true)
         nodelay(window, true)
         leaveok(window, true)
+        // No typeahead check while updating: ncurses would otherwise poll the input and flush its buffer every
+        // few lines (a write per line of countdown bars, several times a second); frames are small and quick.
+        typeahead(-1)
         set_escdelay(Int32(configuration.escapeDelay))
         curs_set(0)
 
