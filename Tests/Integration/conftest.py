@@ -21,6 +21,14 @@ def pcsc():
     p.cleanup()
 
 
+@pytest.fixture(autouse=True)
+def _no_key_left_running():
+    """Stops, by PID, any served key a test started and did not stop (a test that failed half-way)."""
+    yield
+    for k in list(ServedKey.running):
+        k.stop(wait=False)
+
+
 @pytest.fixture
 def key(pcsc, tmp_path):
     """A fresh virtual key (state file in tmp_path) in the first vpcd reader."""

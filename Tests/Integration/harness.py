@@ -146,8 +146,13 @@ class ServedKey:
         self.proc = None
         self.log_path = pcsc.dir / f"serve-{slot}-{time.monotonic_ns()}.log"
 
+    # Every key started and not yet stopped, so a test that fails half-way leaves no process behind
+    # (conftest stops them after each test).
+    running = []
+
     def start(self, wait=True):
         self.log = open(self.log_path, "ab")
+        ServedKey.running.append(self)
         self.proc = subprocess.Popen([str(YKTERM)] + self.args, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
         if wait:
@@ -174,6 +179,8 @@ class ServedKey:
         raise RuntimeError(f"{self.reader} still shows a key after the virtual key stopped")
 
     def stop(self, wait=True):
+        if self in ServedKey.running:
+            ServedKey.running.remove(self)
         if self.proc is None or self.proc.poll() is not None:
             return
         stop_pid(self.proc)
