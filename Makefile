@@ -47,8 +47,12 @@ build: deps
 	$(SWIFT) build
 
 ## release: one binary with the Swift runtime linked in (runs without the toolchain; starts faster, less memory).
+## It is linked at a fixed address (no-pie: the loader has no 80,000 pointers to relocate and copy at start) and
+## exports no symbols (see Resources/link/release-exports.map). Both take start-up time and memory off every run.
+RELEASE_LINK := -Xswiftc -Xclang-linker -Xswiftc -no-pie \
+                -Xlinker --version-script=$(CURDIR)/Resources/link/release-exports.map
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_LINK)
 
 test-unit: build
 	$(SWIFT) test

@@ -19,6 +19,17 @@ enum CellLayout {
         if let width { limit = min(limit, column + max(0, width)) }
         guard column < limit else { return [] }
         var placements: [CellPlacement] = []
+        if CellWidth.isPrintableASCII(text) {
+            // One cell per byte, always representable: only the clipping is left to do.
+            placements.reserveCapacity(max(0, min(limit, column + text.utf8.count) - max(column, 0)))
+            var position = column
+            for byte in text.utf8 {
+                guard position < limit else { break }
+                if position >= 0 { placements.append(CellPlacement(column: position, cell: TextCell(ascii: byte))) }
+                position += 1
+            }
+            return placements
+        }
         var position = column
         for character in text {
             guard position < limit else { break }

@@ -18,9 +18,17 @@ public enum CellWidth {
 
     /// Cells taken by `text` when drawn (control characters count as the one cell their `?` takes).
     public static func of(_ text: String) -> Int {
+        if isPrintableASCII(text) { return text.utf8.count }
         var total = 0
         for character in text { total += TextCell(character).width }
         return total
+    }
+
+    /// Whether every byte of `text` is a printable ASCII character (space to `~`): one cell each, drawn as is.
+    /// Most of what a frame draws is such text, and it needs no grapheme or width work.
+    @inline(__always)
+    static func isPrintableASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
     /// Cells taken by one character (grapheme cluster) when drawn: 1 or 2.
@@ -56,10 +64,16 @@ public enum CellWidth {
 /// One drawable cell's worth of text: a grapheme cluster reduced to what a terminal cell can hold (a spacing
 /// character plus up to four zero-width ones), with its width (1 or 2). Control characters become `?`.
 public struct TextCell: Hashable, Sendable {
-    /// The scalars to draw in this cell: a base character and the combining characters joined to it.
-    public let scalars: [Unicode.Scalar]
+    /// The spacing character drawn in the cell.
+    public let base: Unicode.Scalar
+    /// Zero-width characters joined to the base (combining marks, variation selectors); usually none, which
+    /// keeps a cell free of heap storage.
+    public let combining: [Unicode.Scalar]
     /// 1, or 2 for a wide character (CJK, emoji).
     public let width: Int
+
+    /// The scalars to draw in this cell: the base character and the combining characters joined to it.
+    public var scalars: [Unicode.Scalar] { [base] + combining }
 
     /// The most zero-width scalars an ncurses cell holds after its base character (CCHARW_MAX - 1).
     static let maximumCombining = 4
@@ -91,13 +105,22 @@ public struct TextCell: Hashable, Sendable {
             }
             // Further spacing scalars in the same cluster (ZWJ sequences, flag pairs) are dropped.
         }
-        self.scalars = [base ?? "?"] + combining
+        self.base = base ?? "?"
+        self.combining = combining
         self.width = baseWidth
     }
 
     init(scalars: [Unicode.Scalar], width: Int) {
-        self.scalars = scalars
+        self.base = scalars.first ?? "?"
+        self.combining = Array(scalars.dropFirst())
         self.width = width
+    }
+
+    /// The cell of a printable ASCII character (space to `~`).
+    init(ascii byte: UInt8) {
+        self.base = Unicode.Scalar(byte)
+        self.combining = []
+        self.width = 1
     }
 
     /// A one-cell placeholder of `?` characters standing for text the terminal cannot show.
@@ -106,12 +129,13 @@ public struct TextCell: Hashable, Sendable {
     /// The cell's text.
     public var text: String {
         var string = String.UnicodeScalarView()
-        string.append(contentsOf: scalars)
+        string.append(base)
+        string.append(contentsOf: combining)
         return String(string)
     }
 
     /// Whether every scalar is ASCII.
-    public var isASCII: Bool { scalars.allSatisfy { $0.isASCII } }
+    public var isASCII: Bool { base.isASCII && combining.allSatisfy { $0.isASCII } }
 
     /// The cells of `text`, in order.
     public static func cells(of text: String) -> [TextCell] {

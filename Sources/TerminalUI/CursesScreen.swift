@@ -246,20 +246,25 @@ public final class CursesScreen: Screen, RawTerminalOutput {
             if cell.isASCII { return true }
             // Outside a UTF-8 locale, show what the locale's character set has and `?` for the rest.
             guard !unicode else { return true }
-            guard (CWidth.processLocaleWidth(cell.scalars[0].value) ?? -1) > 0 else { return false }
-            return cell.scalars.dropFirst().allSatisfy { CWidth.processLocaleWidth($0.value) == 0 }
+            guard (CWidth.processLocaleWidth(cell.base.value) ?? -1) > 0 else { return false }
+            return cell.combining.allSatisfy { CWidth.processLocaleWidth($0.value) == 0 }
         })
         let (attributes, pair) = attributesAndPair(for: style)
         var cell = cchar_t()
-        var characters = [wchar_t](repeating: 0, count: TextCell.maximumCombining + 2)
-        for placement in placements {
-            let scalars = placement.cell.scalars
-            for index in characters.indices {
-                characters[index] = index < scalars.count ? wchar_t(bitPattern: scalars[index].value) : 0
+        // The base character, up to four combining ones, and the terminating zero setcchar expects.
+        var characters: (wchar_t, wchar_t, wchar_t, wchar_t, wchar_t, wchar_t) = (0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &characters) { raw in
+            let wide = raw.bindMemory(to: wchar_t.self)
+            for placement in placements {
+                let drawn = placement.cell
+                wide[0] = wchar_t(bitPattern: drawn.base.value)
+                for index in 1..<wide.count {
+                    wide[index] = index <= drawn.combining.count ? wchar_t(bitPattern: drawn.combining[index - 1].value) : 0
+                }
+                guard setcchar(&cell, wide.baseAddress, attributes, pair, nil) == OK else { continue }
+                // ERR at the bottom-right corner only means the cursor could not move on; the cell is written.
+                _ = mvwadd_wch(window, Int32(row), Int32(placement.column), &cell)
             }
-            guard setcchar(&cell, characters, attributes, pair, nil) == OK else { continue }
-            // ERR at the bottom-right corner only means the cursor could not move on; the cell is written.
-            _ = mvwadd_wch(window, Int32(row), Int32(placement.column), &cell)
         }
     }
 

@@ -138,7 +138,9 @@ struct OATHView {
                     screen.draw(Widgets.bar(fraction: fraction, width: c.bar, unicode: unicode), row: y, column: x, style: barStyle)
                     x += c.bar + 1
                 }
-                screen.draw(String(format: "%3ds", Int(remaining.rounded(.up))), row: y, column: x, style: base)
+                let seconds = String(Int(remaining.rounded(.up)))
+                screen.draw(String(repeating: " ", count: max(0, 3 - seconds.count)) + seconds + "s", row: y, column: x,
+                            style: base)
             } else {
                 screen.draw(app.text(UIText("view.hotpAgain")), row: y, column: x, style: selected ? base : theme.dim,
                             width: max(0, area.width - x))

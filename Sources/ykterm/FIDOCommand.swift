@@ -92,6 +92,7 @@ func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -
 extension FIDOCommand {
     struct Info: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "info",
             abstract: "Show versions, AAGUID, options, PIN state and retries, and credential room.")
 
         @OptionGroup var key: KeyOptions
@@ -210,6 +211,7 @@ extension FIDOCommand {
 
     struct Credentials: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "credentials",
             abstract: "Discoverable credentials (passkeys) on the key: list and delete.",
             subcommands: [List.self, Delete.self])
 
@@ -224,7 +226,7 @@ extension FIDOCommand {
         }
 
         struct List: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List credentials by relying party (needs the PIN).")
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List credentials by relying party (needs the PIN).")
 
             @OptionGroup var key: KeyOptions
 
@@ -254,6 +256,7 @@ extension FIDOCommand {
 
         struct Delete: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "delete",
                 abstract: "Delete a credential by its ID (hex, or a unique start of it); needs the PIN.")
 
             @OptionGroup var key: KeyOptions
@@ -294,6 +297,7 @@ extension FIDOCommand {
 
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "reset",
             abstract: "Reset the FIDO application: deletes every FIDO credential and the PIN.",
             discussion: """
             Keys accept a reset only within seconds of being inserted, with a touch. ykterm asks for \

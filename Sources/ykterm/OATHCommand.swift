@@ -81,7 +81,7 @@ func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
 extension OATHCommand {
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the accounts.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the accounts.")
 
         @OptionGroup var options: OATHOptions
 
@@ -117,6 +117,7 @@ extension OATHCommand {
 
     struct Code: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "code",
             abstract: "Show codes; QUERY keeps the accounts whose ID contains it.",
             discussion: """
             TOTP codes are calculated at once. HOTP and touch accounts are calculated only when QUERY \
@@ -184,6 +185,7 @@ extension OATHCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add an account from an otpauth:// URI, or from its fields.",
             discussion: """
             URI may be otpauth://totp/..., otpauth://hotp/..., or otpauth-migration://offline?data=... \
@@ -309,6 +311,7 @@ extension OATHCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete an account (asks first, unless --force).")
 
         @OptionGroup var options: OATHOptions
@@ -341,6 +344,7 @@ extension OATHCommand {
 
     struct Rename: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rename",
             abstract: "Rename an account (firmware 5.3.1 and later).",
             discussion: "NEW_ID is [ISSUER:]NAME; the account keeps its type and period.")
 
@@ -375,6 +379,7 @@ extension OATHCommand {
 
     struct Password: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "password",
             abstract: "Set, change or clear the OATH password, or forget a remembered one.",
             discussion: """
             set: asks for the new password (twice on a terminal). change: the current password, then \
@@ -444,6 +449,7 @@ extension OATHCommand {
 
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "reset",
             abstract: "Delete every account and the password (asks first, unless --force).")
 
         @OptionGroup var options: OATHOptions

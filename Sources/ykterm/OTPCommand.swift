@@ -63,6 +63,7 @@ func printOTP(_ c: ClassifiedOTP) {
 extension OTPCommand {
     struct Capture: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "capture",
             abstract: "Wait for a key to type an OTP, then show it and what it is.",
             discussion: """
             On a terminal, input is read without echo, character by character: only a burst that ends with \
@@ -171,6 +172,7 @@ extension OTPCommand {
 
     struct Parse: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "parse",
             abstract: "Tell what a captured OTP is: Yubico OTP, OATH-HOTP or static password.",
             discussion: """
             For a Yubico OTP, the public ID and, when it is serial-based (modhex of FF 00 and the serial, \
@@ -192,6 +194,7 @@ extension OTPCommand {
 
     struct Decrypt: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "decrypt",
             abstract: "Decrypt a Yubico OTP with its AES key and check it.",
             discussion: """
             Shows the private ID, the usage counter (counter), the session counter, the 8 Hz timestamp, the \
@@ -257,6 +260,7 @@ extension OTPCommand {
 
     struct Read: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "read",
             abstract: "Read the key's NDEF tag (over NFC, or the virtual key) and the OTP in it.",
             discussion: """
             The OTP is taken from the default https://my.yubico.com/yk/#OTP URI, or from a text record. \

@@ -60,6 +60,7 @@ func readStandardInput(_ what: String) throws -> String {
 extension OTPCommand {
     struct Info: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "info",
             abstract: "Show the OTP application's version, which slots are programmed, and the serial.",
             discussion: """
             A slot that types its OTP when touched (Yubico OTP, OATH-HOTP, static password) is shown as \
@@ -100,6 +101,7 @@ extension OTPCommand {
 
     struct Calculate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "calculate",
             abstract: "Send a challenge to a challenge-response slot and print the HMAC-SHA1 response in hex.",
             discussion: """
             The challenge is 1 to 64 bytes. A slot that needs a touch answers only after it: when the key \
@@ -205,6 +207,7 @@ extension OTPCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete a slot's configuration (asks first, unless --force).")
 
         @OptionGroup var keyOptions: KeyOptions

@@ -26,6 +26,7 @@ struct U2FCommand: ParsableCommand {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "register",
             abstract: "Register with an application ID; prints the key handle and public key.",
             discussion: "The registration signature is verified against the attestation certificate.")
 
@@ -58,6 +59,7 @@ struct U2FCommand: ParsableCommand {
 
     struct Sign: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sign",
             abstract: "Authenticate with a key handle; verifies the signature with the public key.")
 
         @OptionGroup var key: KeyOptions

@@ -15,6 +15,7 @@ struct VirtualKeyCommand: ParsableCommand {
 
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "serve",
             abstract: "Serve the virtual key to pcscd through the vsmartcard vpcd driver.",
             discussion: """
             pcscd's vpcd driver (Debian package vsmartcard-vpcd) listens on 127.0.0.1:35963 for its \
