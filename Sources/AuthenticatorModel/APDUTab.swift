@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 // The APDU console.
@@ -454,7 +455,7 @@ func apduSend(_ apdu: inout APDUTabState, _ state: AppState) -> [Command] {
     }
     lines.append(APDULogLine(.command, .literal("> " + Hex.encode(bytes, uppercase: true)), suffix: label.map { .literal($0) }))
     appendLog(&apdu, lines)
-    let typed = apdu.input.text.trimmingCharacters(in: .whitespaces)
+    let typed = apdu.input.text.trimmingSpaces
     if apdu.history.last != typed { apdu.history.append(typed) }
     if apdu.history.count > APDUTabState.maxHistory { apdu.history.removeFirst(apdu.history.count - APDUTabState.maxHistory) }
     apdu.historyIndex = nil
@@ -495,7 +496,7 @@ func apduDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return []
     case .editing:
         if case .save = dialog.kind {
-            dialog.form.problem = dialog.form[0].trimmingCharacters(in: .whitespaces).isEmpty ? UIText("apdu.save.pathEmpty") : nil
+            dialog.form.problem = dialog.form[0].trimmingSpaces.isEmpty ? UIText("apdu.save.pathEmpty") : nil
         }
         state.apdu.dialog = dialog
         return []
@@ -504,7 +505,7 @@ func apduDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         switch dialog.kind {
         case .save(let k):
             kind = k
-            path = dialog.form[0].trimmingCharacters(in: .whitespaces)
+            path = dialog.form[0].trimmingSpaces
             overwrite = false
             guard !path.isEmpty else {
                 dialog.form.problem = UIText("apdu.save.pathEmpty")

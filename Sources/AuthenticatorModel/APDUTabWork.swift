@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The APDU console's one connection, kept from the first command until the key leaves, another key is
@@ -120,7 +121,7 @@ struct APDUTabWork: Sendable {
 
     static func expandHome(_ path: String) -> String {
         guard path == "~" || path.hasPrefix("~/") else { return path }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? PathString.homeDirectory()
         return home + path.dropFirst()
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// What the FIDO2 tab's work keeps between commands, on the runner's side only: the PIN tokens of keys

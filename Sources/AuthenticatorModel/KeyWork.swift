@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The key commands: each opens a short-lived connection, selects the application, does its work, closes,
@@ -241,7 +242,7 @@ public struct PinStore: Sendable {
     public func save(_ pins: Set<String>, for deviceID: String) {
         var map = load()
         map[deviceID] = pins.isEmpty ? nil : pins.sorted()
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathString.directory(of: path)
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
         let encoder = JSONEncoder()

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 // MARK: - Time
@@ -281,11 +282,11 @@ func passwordDialog(hasPassword: Bool) -> OATHDialog {
 
 /// The credential the add form describes, or the first problem with it.
 public func addFormCredential(_ form: Form) -> Result<CredentialData, OATHError> {
-    let uri = form[0].trimmingCharacters(in: .whitespaces)
+    let uri = form[0].trimmingSpaces
     if !uri.isEmpty {
         do { return .success(try OTPAuthURI.parse(uri)) } catch { return .failure(error) }
     }
-    let name = form[2].trimmingCharacters(in: .whitespaces)
+    let name = form[2].trimmingSpaces
     guard !name.isEmpty else { return .failure(.invalidCredential("the account needs a name (or paste an otpauth:// URI)")) }
     let secretText = form[3]
     guard !secretText.isEmpty else { return .failure(.invalidCredential("the secret is empty")) }
@@ -296,7 +297,7 @@ public func addFormCredential(_ form: Form) -> Result<CredentialData, OATHError>
     guard let period = Int(form[7]), period > 0, period <= OTPAuthURI.maxPeriod else {
         return .failure(.invalidCredential("the period must be a number of seconds from 1 to \(OTPAuthURI.maxPeriod)"))
     }
-    let issuer = form[1].trimmingCharacters(in: .whitespaces)
+    let issuer = form[1].trimmingSpaces
     let data = CredentialData(name: name, issuer: issuer.isEmpty ? nil : issuer,
                               type: form[4] == "HOTP" ? .hotp : .totp,
                               algorithm: HashAlgorithm(rawValue: form[5]) ?? .sha1,
@@ -357,10 +358,10 @@ func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 
 /// "Issuer:name" → ("Issuer", "name"); a name without a colon has no issuer.
 func splitIssuer(_ text: String) -> (String?, String) {
-    let t = text.trimmingCharacters(in: .whitespaces)
+    let t = text.trimmingSpaces
     guard let colon = t.firstIndex(of: ":") else { return (nil, t) }
-    let issuer = String(t[..<colon]).trimmingCharacters(in: .whitespaces)
-    let name = String(t[t.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+    let issuer = String(t[..<colon]).trimmingSpaces
+    let name = String(t[t.index(after: colon)...]).trimmingSpaces
     return (issuer.isEmpty ? nil : issuer, name)
 }
 

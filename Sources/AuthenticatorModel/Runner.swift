@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// Where keys come from: their arrivals and departures, and a connection to one.
@@ -138,7 +139,7 @@ public final class Runner: Sendable {
 public final class LockedValue<Value: Sendable>: @unchecked Sendable {
     // @unchecked: every access to `value` holds `lock`.
     private var value: Value
-    private let lock = NSLock()
+    private let lock = ThreadLock()
 
     public init(_ value: Value) {
         self.value = value

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import KeyKit
+import Glibc
 
 /// How copied text reaches the user's clipboard.
 public enum ClipboardMethod: String, Sendable, CaseIterable {
@@ -209,41 +211,104 @@ public struct Clipboard: Sendable {
     func run(_ tool: ClipboardTool, input: Data) async -> Bool {
         guard let path = executablePath(tool.name) else { return false }
         Clipboard.ignoreBrokenPipes()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = tool.arguments
-        process.environment = environment
-        let stdin = Pipe()
-        process.standardInput = stdin
-        // The tools keep running in the background to serve the selection: they must not hold our pipes or tty.
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        guard let pid = Clipboard.spawn(path: path, arguments: tool.arguments, environment: environment,
+                                        input: input) else { return false }
         let finished = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { process in
-            finished.continuation.yield(process.terminationStatus)
+        let waiter = SystemThread.start(name: "ykterm.clip") {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            // Exited normally: the status byte; killed by a signal: not a success.
+            let exited = status & 0x7F == 0
+            finished.continuation.yield(exited ? (status >> 8) & 0xFF : -1)
             finished.continuation.finish()
         }
-        do {
-            try process.run()
-        } catch {
+        if !waiter {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
             return false
         }
-        do {
-            try stdin.fileHandleForWriting.write(contentsOf: input)
-        } catch {
-            // The tool closed its stdin early; its exit status tells the rest.
-        }
-        try? stdin.fileHandleForWriting.close()
         let timeout = toolTimeout
         let timer = Task {
             try await Task.sleep(for: timeout)
-            // SIGKILL, not terminate()'s SIGTERM: a child spawned from a worker thread inherits that thread's signal
-            // mask, in which SIGTERM may be blocked.
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            // SIGKILL: the tool has had its time.
+            kill(pid, SIGKILL)
         }
         var status: Int32 = -1
         for await value in finished.stream { status = value }
         timer.cancel()
         return status == 0
+    }
+
+    /// Starts `path` with `arguments` and `environment`, `input` on its stdin and /dev/null for stdout and stderr,
+    /// with default signal handling and nothing else of ours open (the tools may stay in the background serving
+    /// the selection: they must not hold the terminal or the key's connections). Returns its process ID.
+    static func spawn(path: String, arguments: [String], environment: [String: String], input: Data) -> pid_t? {
+        var pipeFDs: [Int32] = [-1, -1]
+        guard pipe(&pipeFDs) == 0 else { return nil }
+        let (readEnd, writeEnd) = (pipeFDs[0], pipeFDs[1])
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        defer { close(readEnd) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, readEnd, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        closeFrom(3, actions: &actions)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid = pid_t()
+        guard posix_spawn(&pid, path, &actions, &attributes, argv, envp) == 0 else {
+            close(writeEnd)
+            return nil
+        }
+        input.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(writeEnd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    // The tool closed its stdin early (EPIPE); its exit status tells the rest.
+                    break
+                }
+            }
+        }
+        close(writeEnd)
+        return pid
+    }
+
+    /// Adds "close every descriptor from `first` on" to the spawn (glibc's posix_spawn_file_actions_addclosefrom_np,
+    /// looked up by name: Swift's Glibc module does not declare it). Without it, descriptors above `first` that are
+    /// open now are closed one by one.
+    private static func closeFrom(_ first: Int32, actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, first)
+            return
+        }
+        for fd in first..<Int32(min(4096, sysconf(Int32(_SC_OPEN_MAX)))) where fcntl(fd, F_GETFD) >= 0 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
     }
 }

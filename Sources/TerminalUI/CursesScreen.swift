@@ -1,6 +1,6 @@
 import AuthenticatorModel
 import CNCursesW
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 

@@ -1,5 +1,6 @@
 import AuthenticatorModel
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The OTP tab: "Touch your key now", the captures (newest first) with their type, public ID, serial and
@@ -172,7 +173,7 @@ struct OTPTabView {
         var t = time_t(time.rounded(.down))
         var parts = tm()
         guard localtime_r(&t, &parts) != nil else { return "--:--:--" }
-        return String(format: "%02d:%02d:%02d", Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        return [parts.tm_hour, parts.tm_min, parts.tm_sec].map { String.zeroPadded(Int($0), width: 2) }.joined(separator: ":")
     }
 
     /// The line of bindings at the bottom while the tab is shown.

@@ -1,5 +1,6 @@
 import AuthenticatorModel
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The TUI's loop: one `poll` on the keyboard, the screen's signal pipe and the runner's message pipe, with

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The FIDO application as an NFC reader reaches it (CTAP over ISO 7816, CTAP 2.1 section 11.3): SELECT
@@ -73,7 +74,7 @@ final class FIDOApplet: Applet {
         }
         guard apdu.p1 & Self.getResponseSupported != 0 else {
             return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) {
-                Thread.sleep(forTimeInterval: delay)
+                SystemThread.sleep(delay)
                 return .granted
             })
         }
@@ -92,7 +93,7 @@ final class FIDOApplet: Applet {
         let left = p.ready - FIDOAuthenticator.uptime()
         if left > 0 {
             // Keep a client that polls without pause from spinning.
-            Thread.sleep(forTimeInterval: min(left, 0.05))
+            SystemThread.sleep(min(left, 0.05))
             if p.ready > FIDOAuthenticator.uptime() { return Self.waitingForTouch }
         }
         pending = nil

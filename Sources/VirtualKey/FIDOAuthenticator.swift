@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The FIDO2 (CTAP 2.1) and U2F (CTAP1) authenticator of the virtual key, answering as a YubiKey 5 with
@@ -143,7 +144,7 @@ public final class FIDOAuthenticator {
             let end = Self.uptime() + delay
             while Self.uptime() < end {
                 if isCancelled() { return .denied(CTAPError.keepaliveCancel) }
-                Thread.sleep(forTimeInterval: min(0.01, max(0, end - Self.uptime())))
+                SystemThread.sleep(min(0.01, max(0, end - Self.uptime())))
             }
             return isCancelled() ? .denied(CTAPError.keepaliveCancel) : .granted
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The Yubico OTP credential behind the virtual key's NDEF tag (and `VirtualKey.typeOTP()`).

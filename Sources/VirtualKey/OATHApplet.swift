@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The OATH application (YKOATH), as a YubiKey 5 answers it: TOTP and HOTP accounts, an optional access
@@ -167,7 +168,7 @@ final class OATHApplet: Applet {
         }
         guard let index = state.oath.index(of: name) else { return Self.noSuchObject }
         let credential = state.oath.credentials[index]
-        if credential.touch && touchDelay > 0 { Thread.sleep(forTimeInterval: touchDelay) }
+        if credential.touch && touchDelay > 0 { SystemThread.sleep(touchDelay) }
         let challenge: [UInt8]
         if credential.type == .hotp {
             challenge = BigEndian.bytes(credential.counter, count: 8)

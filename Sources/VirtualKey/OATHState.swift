@@ -178,8 +178,8 @@ extension VirtualKeyState {
         var copy = self
         for i in 0..<count {
             let secret = (0..<20).map { j in UInt8(truncatingIfNeeded: i * 31 + j * 7) }
-            let data = CredentialData(name: "user-\(String(format: "%04d", i))@example.com",
-                                      issuer: "Issuer \(String(format: "%02d", i % 100))", type: .totp,
+            let data = CredentialData(name: "user-\(String.zeroPadded(i, width: 4))@example.com",
+                                      issuer: "Issuer \(String.zeroPadded(i % 100, width: 2))", type: .totp,
                                       algorithm: .sha1, digits: 6, secret: secret)
             let account = OATHState.StoredCredential(data)
             if let k = copy.oath.index(of: account.id) {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The OTP slots' configurations, as the virtual key stores them (nil: the slot is empty).
@@ -142,7 +143,7 @@ final class OTPApplet: Applet {
         if config.configFlags & OTPSlotConfiguration.ConfigFlag.hmacLessThan64 != 0 {
             challenge = OTPSlotConfiguration.strippedHMACChallenge(challenge)
         }
-        if config.requiresTouch && touchDelay > 0 { Thread.sleep(forTimeInterval: touchDelay) }
+        if config.requiresTouch && touchDelay > 0 { SystemThread.sleep(touchDelay) }
         return Response(data: Crypto.hmac(.sha1, key: config.hmacKey, data: challenge), status: .ok)
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 import Synchronization
 
@@ -103,7 +104,7 @@ public final class VirtualKey: Sendable {
 
     /// Handles one raw command APDU and returns the raw response.
     public func process(_ command: [UInt8]) -> [UInt8] {
-        if latency > 0 { Thread.sleep(forTimeInterval: latency) }
+        if latency > 0 { SystemThread.sleep(latency) }
         return withInner { VirtualKey.handle(command, &$0) }.bytes
     }
 
@@ -121,7 +122,7 @@ public final class VirtualKey: Sendable {
                 do {
                     try stateFile.save(state)
                 } catch {
-                    FileHandle.standardError.write(Data("virtual key: \(error)\n".utf8))
+                    StandardStream.write("virtual key: \(error)\n", to: 2)
                 }
             }
         }
@@ -161,7 +162,7 @@ public final class VirtualKey: Sendable {
     }
 
     private func processFIDO(command: UInt8, payload: [UInt8], keepalive: @Sendable (UInt8) -> Void) -> [UInt8] {
-        if latency > 0 { Thread.sleep(forTimeInterval: latency) }
+        if latency > 0 { SystemThread.sleep(latency) }
         switch command {
         case CTAPHID.Command.cbor:
             fidoCancelled.store(false, ordering: .sequentiallyConsistent)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// What the virtual key remembers across power cycles (and, with a state file, across runs).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 import Synchronization
 
@@ -121,7 +122,7 @@ public final class VpcdBridge: Sendable {
                     log("waiting for pcscd's vpcd driver on \(host):\(port)")
                     announcedWaiting = true
                 }
-                Thread.sleep(forTimeInterval: retryInterval)
+                SystemThread.sleep(retryInterval)
                 continue
             }
             announcedWaiting = false
@@ -201,7 +202,7 @@ public final class VpcdBridge: Sendable {
         case .removeBefore, .removeAfter:
             if action == .removeAfter { _ = key.process(command) }
             shutdown(fd, Int32(SHUT_RDWR))
-            Thread.sleep(forTimeInterval: removedFor)
+            SystemThread.sleep(removedFor)
             return nil
         case .truncate:
             let answer = key.process(command)
@@ -220,7 +221,7 @@ public final class VpcdBridge: Sendable {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 if poll(&p, 1, 200) > 0 {
                     if recv(fd, &probe, 1, Int32(MSG_PEEK)) <= 0 { break }
-                    Thread.sleep(forTimeInterval: 0.2)
+                    SystemThread.sleep(0.2)
                 }
             }
             return nil
@@ -249,7 +250,7 @@ public final class VpcdBridge: Sendable {
         case .apdu(let command):
             if logAPDUs {
                 // The header only: the data may hold secrets.
-                log("apdu " + command.prefix(4).map { String(format: "%02X", $0) }.joined(separator: " ")
+                log("apdu " + command.prefix(4).map { Hex.encode([$0], uppercase: true) }.joined(separator: " ")
                     + " +\(max(0, command.count - 4))")
             }
             return key.process(command)

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 struct APDUCommand: AsyncParsableCommand {
@@ -32,7 +33,7 @@ struct APDUCommand: AsyncParsableCommand {
     /// Parses one line: nil for blank lines and comments.
     static func parse(_ line: String) throws -> [UInt8]? {
         let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
-            .map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+            .map(String.init)?.trimmingSpaces ?? ""
         if text.isEmpty { return nil }
         let bytes: [UInt8]
         do {

@@ -1,7 +1,8 @@
 import ArgumentParser
 import CHIDAPI
 import CNCursesW
-import Foundation
+import FoundationEssentials
+import Glibc
 import AuthenticatorModel
 import KeyKit
 
@@ -138,7 +139,7 @@ struct DoctorCommand: AsyncParsableCommand {
         return pids.contains { pid in
             pid.allSatisfy(\.isNumber)
                 && (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "scdaemon"
+                    .trimmingWhitespace == "scdaemon"
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import KeyKit
 import VirtualKey
@@ -111,13 +112,13 @@ extension FIDOCommand {
                 var o: [String: Any] = [
                     "versions": info.versions, "extensions": info.extensions, "aaguid": info.aaguidString,
                     "options": info.options, "pin_set": info.pinSet ?? false,
-                    "pin_retries": retries.map { $0 as Any } ?? NSNull(), "min_pin_length": info.minPINLength,
+                    "pin_retries": retries.map { $0 as Any } ?? JSONNull(), "min_pin_length": info.minPINLength,
                     "pin_protocols": info.pinUVAuthProtocols, "transports": info.transports,
                     "algorithms": info.algorithms,
                 ]
-                o["max_msg_size"] = info.maxMessageSize ?? NSNull()
-                o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? NSNull()
-                o["firmware_version"] = info.firmwareVersion ?? NSNull()
+                o["max_msg_size"] = info.maxMessageSize ?? JSONNull()
+                o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? JSONNull()
+                o["firmware_version"] = info.firmwareVersion ?? JSONNull()
                 o["force_pin_change"] = info.forcePINChange
                 try printJSON(o)
                 return
@@ -238,7 +239,7 @@ extension FIDOCommand {
                 if json {
                     try printJSON(creds.map { c -> [String: Any] in
                         ["rp_id": c.rpID, "credential_id": c.credentialID.hex, "user_id": c.user.id.hex,
-                         "user_name": c.user.name ?? NSNull(), "display_name": c.user.displayName ?? NSNull()]
+                         "user_name": c.user.name ?? JSONNull(), "display_name": c.user.displayName ?? JSONNull()]
                     })
                     return
                 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthenticatorModel
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 import VirtualKey
 

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 import VirtualKey
 
@@ -74,7 +75,7 @@ struct ListCommand: AsyncParsableCommand {
                     if info.versions.contains(where: { $0.hasPrefix("FIDO_2") }) { apps.insert("FIDO2", at: 0) }
                 }
                 await connection.close()
-                out.append(["reader": d.path, "name": name, "serial": serial.map { Int($0) as Any } ?? NSNull(),
+                out.append(["reader": d.path, "name": name, "serial": serial.map { Int($0) as Any } ?? JSONNull(),
                             "version": connection.deviceVersion.description, "form_factor": "unknown",
                             "applications": apps, "transport": "hid", "vendor_id": Int(d.vendorID),
                             "product_id": Int(d.productID)])
@@ -103,7 +104,7 @@ struct ListCommand: AsyncParsableCommand {
         [
             "reader": k.reader,
             "name": k.device.productName,
-            "serial": k.device.serial.map { Int($0) as Any } ?? NSNull(),
+            "serial": k.device.serial.map { Int($0) as Any } ?? JSONNull(),
             "version": k.device.version.description,
             "form_factor": k.device.formFactor.identifier,
             "applications": k.applications,

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 struct MonitorCommand: AsyncParsableCommand {
@@ -13,7 +14,7 @@ struct MonitorCommand: AsyncParsableCommand {
 
     func run() async throws {
         for await event in KeyMonitor().events() {
-            var fields: [String: Any]
+            var fields: [String: String]
             switch event {
             case .readerAdded(let r): fields = ["event": "reader-added", "reader": r]
             case .readerRemoved(let r): fields = ["event": "reader-removed", "reader": r]
@@ -24,10 +25,9 @@ struct MonitorCommand: AsyncParsableCommand {
             case .serviceAvailable: fields = ["event": "pcscd-available"]
             }
             if json {
-                let data = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
-                out(String(decoding: data, as: UTF8.self))
+                out(JSONText.compactLine(fields))
             } else {
-                let event = fields.removeValue(forKey: "event") as! String
+                let event = fields.removeValue(forKey: "event") ?? ""
                 let rest = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
                 out(rest.isEmpty ? event : "\(event) \(rest)")
             }

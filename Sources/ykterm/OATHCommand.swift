@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 struct OATHCommand: ParsableCommand {
@@ -164,10 +165,10 @@ extension OATHCommand {
                     var c = e.credential
                     c.algorithm = listed?.algorithm
                     var o = credentialJSON(c, digits: e.digits)
-                    o["code"] = e.code?.value ?? NSNull()
-                    o["valid_from"] = e.code.map { Int($0.validFrom) as Any } ?? NSNull()
+                    o["code"] = e.code?.value ?? JSONNull()
+                    o["valid_from"] = e.code.map { Int($0.validFrom) as Any } ?? JSONNull()
                     o["valid_to"] = e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) as Any }
-                        ?? NSNull()
+                        ?? JSONNull()
                     return o
                 })
             } else {
@@ -247,7 +248,7 @@ extension OATHCommand {
                     warn("ykterm: warning: a URI on the command line holds the secret and is visible to other "
                          + "users (ps); use - to read it from standard input")
                 }
-                text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                text = text.trimmingWhitespace
                 var accounts: [CredentialData]
                 if text.lowercased().hasPrefix("otpauth-migration:") {
                     accounts = try MigrationImport.parse(text)
@@ -270,7 +271,7 @@ extension OATHCommand {
             guard let t = OATHType.allCases.first(where: { $0.description == type.lowercased() }) else {
                 throw YktermError.usage("--type must be totp or hotp, not \"\(type)\"")
             }
-            guard let alg = HashAlgorithm(rawValue: algorithm.uppercased().replacingOccurrences(of: "-", with: ""))
+            guard let alg = HashAlgorithm(rawValue: algorithm.uppercased().replacing("-", with: ""))
             else {
                 throw YktermError.usage("--algorithm must be SHA1, SHA256 or SHA512, not \"\(algorithm)\"")
             }
@@ -480,12 +481,12 @@ extension OATHCommand {
 func credentialJSON(_ c: Credential, digits: Int?) -> [String: Any] {
     [
         "id": c.id.string,
-        "issuer": c.issuer ?? NSNull(),
+        "issuer": c.issuer ?? JSONNull(),
         "name": c.name,
         "type": c.type.description,
-        "algorithm": c.algorithm?.rawValue ?? NSNull(),
-        "digits": digits ?? NSNull(),
+        "algorithm": c.algorithm?.rawValue ?? JSONNull(),
+        "digits": digits ?? JSONNull(),
         "period": c.period,
-        "touch": c.touch ?? NSNull(),
+        "touch": c.touch ?? JSONNull(),
     ]
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,8 +23,8 @@ struct OTPCommand: ParsableCommand {
 /// The classification as JSON fields.
 func otpJSON(_ c: ClassifiedOTP) -> [String: Any] {
     var j: [String: Any] = ["type": c.kind.rawValue, "otp": c.text, "raw": c.raw, "layout": c.layout.rawValue]
-    j["public_id"] = c.publicID ?? NSNull()
-    j["serial"] = c.serial.map { Int($0) } ?? NSNull()
+    j["public_id"] = c.publicID ?? JSONNull()
+    j["serial"] = c.serial.map { Int($0) } ?? JSONNull()
     if let t = c.token { j["token"] = t }
     if let code = c.code { j["code"] = code }
     return j
@@ -225,7 +225,7 @@ extension OTPCommand {
                 keyText = key
             }
             let aes: [UInt8]
-            do { aes = try Hex.decode(keyText.trimmingCharacters(in: .whitespaces)) } catch {
+            do { aes = try Hex.decode(keyText.trimmingSpaces) } catch {
                 throw YktermError.usage("the AES key is not hex: \(error)")
             }
             guard aes.count == 16 else {
@@ -240,7 +240,7 @@ extension OTPCommand {
             let t = d.token
             if json {
                 try printJSON([
-                    "public_id": d.publicID, "serial": YubicoOTP.serial(fromPublicID: d.publicID).map { Int($0) } as Any? ?? NSNull(),
+                    "public_id": d.publicID, "serial": YubicoOTP.serial(fromPublicID: d.publicID).map { Int($0) } as Any? ?? JSONNull(),
                     "private_id": t.privateID.hex, "counter": Int(t.usageCounter),
                     "session_counter": Int(t.sessionCounter), "timestamp": Int(t.timestamp), "random": Int(t.random),
                     "crc": Int(t.crc), "crc_ok": d.crcOK,

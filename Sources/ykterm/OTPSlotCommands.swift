@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// The `--slot` option of the slot commands.
@@ -80,7 +81,7 @@ extension OTPCommand {
             if json {
                 try printJSON([
                     "version": status.version.description,
-                    "serial": serial.map { Int($0) } as Any? ?? NSNull(),
+                    "serial": serial.map { Int($0) } as Any? ?? JSONNull(),
                     "program_sequence": Int(status.programSequence),
                     "slots": (1...2).map { slot in
                         ["slot": slot, "configured": status.isConfigured(slot: slot),

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import KeyKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +28,7 @@ final class Prompt {
             guard let line = readLine(strippingNewline: true) else { throw PromptError.endOfInput(label) }
             return line
         }
-        FileHandle.standardError.write(Data("\(label): ".utf8))
+        StandardStream.write("\(label): ", to: 2)
         var old = termios()
         let haveTerm = tcgetattr(STDIN_FILENO, &old) == 0
         if haveTerm {
@@ -58,7 +59,7 @@ final class Prompt {
 
     /// A line with echo.
     func line(_ label: String) throws -> String {
-        if interactive { FileHandle.standardError.write(Data("\(label): ".utf8)) }
+        if interactive { StandardStream.write("\(label): ", to: 2) }
         guard let line = readLine(strippingNewline: true) else { throw PromptError.endOfInput(label) }
         return line
     }
@@ -66,9 +67,9 @@ final class Prompt {
     /// A yes/no question; only asked on a terminal (false otherwise).
     func confirm(_ question: String) -> Bool {
         guard interactive else { return false }
-        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        StandardStream.write("\(question) [y/N] ", to: 2)
         guard let answer = readLine() else { return false }
-        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        return ["y", "yes"].contains(answer.trimmingSpaces.lowercased())
     }
 
     /// The terminal settings to put back if a signal ends the program while echo is off.

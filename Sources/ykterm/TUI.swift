@@ -1,5 +1,6 @@
 import AuthenticatorModel
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 import TerminalUI
 import VirtualKey

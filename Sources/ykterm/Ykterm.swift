@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthenticatorModel
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 import TerminalUI
 
@@ -128,8 +129,7 @@ struct Ykterm: AsyncParsableCommand {
     static func report(_ error: Error) -> Int32 {
         let (status, message) = classify(error)
         if !message.isEmpty {
-            let stream = status == ExitStatus.ok ? FileHandle.standardOutput : FileHandle.standardError
-            stream.write(Data((message.hasSuffix("\n") ? message : message + "\n").utf8))
+            StandardStream.write(message.hasSuffix("\n") ? message : message + "\n", to: status == ExitStatus.ok ? 1 : 2)
         }
         return status
     }
@@ -179,12 +179,12 @@ struct Ykterm: AsyncParsableCommand {
 
 /// Writes a line to standard output at once (unbuffered, so pipes see each line as it is made).
 func out(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    StandardStream.write((text + "\n"), to: 1)
 }
 
 /// Writes a line to standard error.
 func warn(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    StandardStream.write((text + "\n"), to: 2)
 }
 
 /// JSON with the key order given, pretty-printed, for `--json` outputs.
@@ -193,11 +193,14 @@ func printJSON(_ value: Any) throws {
     var text = ""
     try JSONText.append(value, to: &text, indent: 0)
     text += "\n"
-    FileHandle.standardOutput.write(Data(text.utf8))
+    StandardStream.write(text, to: 1)
 }
 
+/// JSON's `null` in the values handed to `printJSON`.
+struct JSONNull {}
+
 /// Pretty-printed JSON with sorted keys and unescaped slashes, from the values the commands build
-/// (strings, integers, booleans, doubles, NSNull, arrays and string-keyed dictionaries of them).
+/// (strings, integers, booleans, doubles, JSONNull, arrays and string-keyed dictionaries of them).
 enum JSONText {
     struct Unsupported: Error, CustomStringConvertible {
         let type: String
@@ -206,7 +209,7 @@ enum JSONText {
 
     static func append(_ value: Any, to out: inout String, indent: Int) throws {
         switch value {
-        case is NSNull:
+        case is JSONNull:
             out += "null"
         case let b as Bool:
             out += b ? "true" : "false"
@@ -243,6 +246,18 @@ enum JSONText {
         default:
             throw Unsupported(type: String(describing: type(of: value)))
         }
+    }
+
+    /// One line, `{"key":"value",...}` with the keys sorted, for a flat object of strings.
+    static func compactLine(_ object: [String: String]) -> String {
+        var out = "{"
+        for (i, key) in object.keys.sorted().enumerated() {
+            if i > 0 { out += "," }
+            appendString(key, to: &out)
+            out += ":"
+            appendString(object[key]!, to: &out)
+        }
+        return out + "}"
     }
 
     static func appendString(_ s: String, to out: inout String) {

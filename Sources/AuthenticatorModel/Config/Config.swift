@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 
 /// ykterm's configuration file, `$XDG_CONFIG_HOME/ykterm/config.toml` (`~/.config/ykterm/config.toml`
@@ -153,25 +154,18 @@ public struct Config: Sendable, Equatable {
 
         /// Why `pattern` cannot be used, or nil.
         static func problem(with pattern: String) -> String? {
-            let regex: NSRegularExpression
-            do {
-                regex = try NSRegularExpression(pattern: pattern)
-            } catch {
-                return "is not a valid regular expression"
-            }
-            if regex.numberOfCaptureGroups != 1 {
-                return "must have exactly one capture group (the OTP), not \(regex.numberOfCaptureGroups)"
+            guard UserPattern.compile(pattern) != nil else { return "is not a valid regular expression" }
+            let groups = UserPattern.captureGroups(in: pattern)
+            if groups != 1 {
+                return "must have exactly one capture group (the OTP), not \(groups)"
             }
             return nil
         }
 
         /// The text of the capture group in the first match in `text`, or nil.
         public func firstMatch(in text: String) -> String? {
-            guard let regex = try? NSRegularExpression(pattern: pattern) else { return nil }
-            let whole = NSRange(text.startIndex..., in: text)
-            guard let match = regex.firstMatch(in: text, range: whole),
-                  let range = Range(match.range(at: 1), in: text) else { return nil }
-            return String(text[range])
+            guard let regex = UserPattern.compile(pattern) else { return nil }
+            return UserPattern.firstCapture(of: regex, in: text)
         }
     }
 }
@@ -203,7 +197,7 @@ extension Config {
     public static func defaultPath(environment: [String: String]) -> String {
         if let path = environment["YKTERM_CONFIG"], !path.isEmpty { return path }
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/ykterm/config.toml" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? PathString.homeDirectory()
         return home + "/.config/ykterm/config.toml"
     }
 

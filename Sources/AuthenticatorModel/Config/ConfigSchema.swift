@@ -85,7 +85,7 @@ struct ConfigSchema {
         switch entry.key {
         case "reader":
             let reader = try string(entry)
-            guard !reader.trimmingCharacters(in: .whitespaces).isEmpty else {
+            guard !reader.trimmingSpaces.isEmpty else {
                 throw error(entry.line, "reader must not be empty (leave it out to use any reader)")
             }
             config.key.reader = reader

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import KeyKit
+import Glibc
 import Synchronization
 
 /// The languages ykterm's string tables exist in.
@@ -143,20 +145,18 @@ public struct StringTables: Sendable {
             dirs.append(resources + "/strings")
         }
         if let executablePath {
-            let binDir = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
-            dirs.append(binDir.appendingPathComponent("../share/ykterm/strings").standardized.path)
+            dirs.append(PathString.normalized(PathString.directory(of: executablePath) + "/../share/ykterm/strings"))
         }
         // Sources/AuthenticatorModel/Localization/StringTables.swift → the package root.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        dirs.append(root.appendingPathComponent("Resources/strings").path)
+        var root = #filePath
+        for _ in 0..<4 { root = PathString.directory(of: root) }
+        dirs.append(PathString.normalized(root + "/Resources/strings"))
         return dirs
     }
 
     /// This program's executable (through /proc/self/exe, so a symlink in PATH leads to the real install).
     public static func executablePath() -> String? {
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
-        return Bundle.main.executablePath
+        PathString.executable()
     }
 
     /// The first of `directories` with an `en.json`.
@@ -196,22 +196,32 @@ public struct StringTables: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw StringsError("\(path) cannot be read")
         }
-        let object: Any
+        // Parsed in three steps so that each kind of mistake gets its own message.
+        let decoder = JSONDecoder()
         do {
-            object = try JSONSerialization.jsonObject(with: data)
+            _ = try decoder.decode(AnyJSONValue.self, from: data)
         } catch {
-            throw StringsError("\(path) is not valid JSON: \(error.localizedDescription)")
+            throw StringsError("\(path) is not valid JSON: \(error)")
         }
-        guard let dictionary = object as? [String: Any] else {
+        guard let dictionary = try? decoder.decode([String: AnyJSONValue].self, from: data) else {
             throw StringsError("\(path) must hold one JSON object (key → text)")
         }
         var table = [String: String]()
         for (key, value) in dictionary {
-            guard let text = value as? String else {
+            guard let text = value.text else {
                 throw StringsError("\(path): the value of \"\(key)\" must be a string")
             }
             table[key] = text
         }
         return table
+    }
+}
+
+/// Any JSON value; keeps the text when it is a string.
+private struct AnyJSONValue: Decodable {
+    let text: String?
+
+    init(from decoder: any Decoder) throws {
+        text = try? decoder.singleValueContainer().decode(String.self)
     }
 }

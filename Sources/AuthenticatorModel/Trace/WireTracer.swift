@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import KeyKit
 import Logging
 import Synchronization
@@ -78,19 +79,19 @@ public final class WireTracer: Sendable {
 
     static func defaultStateDirectory(environment: [String: String]) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? PathString.homeDirectory()
         return home + "/.local/state"
     }
 
     /// Opens the trace file at `path`, creating its directory (mode 0700) when missing.
     public static func open(path: String) throws(LogFileError) -> WireTracer {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathString.directory(of: path)
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
             } catch {
-                throw LogFileError(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
+                throw LogFileError(path: path, reason: "cannot create \(directory): \(error)")
             }
         }
         return try WireTracer(path: path)

@@ -1,5 +1,6 @@
 import CPCSCLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a key is reached.
 public enum KeyTransport: Sendable, Hashable, Codable {
@@ -60,13 +61,15 @@ public final class KeyMonitor: Sendable {
     public func events() -> AsyncStream<KeyEvent> {
         let (stream, continuation) = AsyncStream<KeyEvent>.makeStream(bufferingPolicy: .unbounded)
         let token = state.newToken()
-        let thread = Thread { [state, serviceRetryInterval] in
+        continuation.onTermination = { [state] _ in state.cancel(token) }
+        let started = SystemThread.start(name: "ykterm.keymon") { [state, serviceRetryInterval] in
             KeyMonitor.run(token: token, state: state, retry: serviceRetryInterval) { continuation.yield($0) }
             continuation.finish()
         }
-        thread.name = "ykterm.keymonitor"
-        continuation.onTermination = { [state] _ in state.cancel(token) }
-        thread.start()
+        if !started {
+            continuation.yield(.serviceUnavailable)
+            continuation.finish()
+        }
         return stream
     }
 
@@ -150,8 +153,8 @@ final class LockedState: Sendable {
         var context: PCSCContext?
     }
 
-    private let lock = NSCondition()
-    // nonisolated(unsafe): both are read and written only while `lock` is held. An NSCondition rather than a
+    private let lock = ThreadCondition()
+    // nonisolated(unsafe): both are read and written only while `lock` is held. A condition rather than a
     // Mutex because `sleep` waits on it and is woken by `cancel` (Mutex has no condition to wait on).
     private nonisolated(unsafe) var entries = [Int: Entry]()
     private nonisolated(unsafe) var next = 0
@@ -186,9 +189,9 @@ final class LockedState: Sendable {
     /// Sleeps up to `seconds`, waking early when cancelled.
     func sleep(_ token: Int, seconds: Double) {
         lock.lock(); defer { lock.unlock() }
-        let until = Date(timeIntervalSinceNow: seconds)
+        let until = ThreadCondition.monotonicNow() + seconds
         while entries[token]?.cancelled == false {
-            if !lock.wait(until: until) { break }
+            if !lock.wait(untilMonotonic: until) { break }
         }
     }
 }

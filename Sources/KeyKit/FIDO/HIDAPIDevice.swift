@@ -92,7 +92,7 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
         if access(path, F_OK) != 0 { return .notFound(path) }
         if access(path, R_OK | W_OK) != 0, errno == EACCES { return .permissionDenied(path) }
         let reason = libraryLock.withLock { _ in wideString(hid_error(nil)) } ?? "unknown error"
-        if reason.localizedLowercase.contains("permission denied") { return .permissionDenied(path) }
+        if reason.lowercased().contains("permission denied") { return .permissionDenied(path) }
         return .openFailed(path: path, reason: reason)
     }
 

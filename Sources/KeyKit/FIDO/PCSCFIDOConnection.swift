@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// CTAP over PC/SC, as NFC readers (and keys offering FIDO over CCID) carry it: SELECT the FIDO application,

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// U2F (CTAP1) register and authenticate, over any FIDO connection, with the signatures checked.
 public struct U2FSession: Sendable {

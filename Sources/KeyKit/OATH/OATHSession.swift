@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The YKOATH application: accounts, codes, password.
 ///
@@ -56,7 +57,7 @@ public actor OATHSession {
 
     public static func deviceID(salt: [UInt8]) -> String {
         let digest = Crypto.digest(.sha256, salt)
-        return Data(digest.prefix(16)).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        return Data(digest.prefix(16)).base64EncodedString().replacing("=", with: "")
     }
 
     /// The access key for a password: PBKDF2-HMAC-SHA1(password, salt, 1000 iterations, 16 bytes).

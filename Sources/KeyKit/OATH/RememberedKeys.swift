@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// OATH access keys the user asked to remember, by device ID: `$XDG_CONFIG_HOME/ykterm/oath-keys.json`
 /// (or `~/.config/ykterm/oath-keys.json`), mode 0600. Only the derived key is stored, never the password.
@@ -12,7 +13,7 @@ public struct RememberedKeys: Sendable {
     public static func configDirectory() -> String {
         let env = ProcessInfo.processInfo.environment
         if let xdg = env["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/ykterm" }
-        let home = env["HOME"] ?? NSHomeDirectory()
+        let home = env["HOME"] ?? PathString.homeDirectory()
         return home + "/.config/ykterm"
     }
 
@@ -49,7 +50,7 @@ public struct RememberedKeys: Sendable {
     }
 
     private func save(_ entries: [String: String]) throws {
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = PathString.directory(of: path)
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 public enum NDEFError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(String)
@@ -218,19 +219,14 @@ public enum NDEFOTP {
         }
         guard !texts.isEmpty else { throw NDEFError.noOTP("the tag holds no URI or text record") }
         if let pattern {
-            let regex: NSRegularExpression
-            do { regex = try NSRegularExpression(pattern: pattern) } catch {
+            guard let regex = UserPattern.compile(pattern) else {
                 throw NDEFError.noOTP("the pattern \"\(pattern)\" is not a valid regular expression")
             }
-            guard regex.numberOfCaptureGroups >= 1 else {
+            guard UserPattern.captureGroups(in: pattern) >= 1 else {
                 throw NDEFError.noOTP("the pattern \"\(pattern)\" needs one capture group")
             }
             for t in texts {
-                let ns = t as NSString
-                if let m = regex.firstMatch(in: t, range: NSRange(location: 0, length: ns.length)),
-                   m.range(at: 1).location != NSNotFound {
-                    return ns.substring(with: m.range(at: 1))
-                }
+                if let captured = UserPattern.firstCapture(of: regex, in: t) { return captured }
             }
             throw NDEFError.noOTP("the pattern matched none of: " + texts.joined(separator: ", "))
         }
@@ -246,7 +242,7 @@ public enum NDEFOTP {
                     if OTPClassifier.classify(last).kind != .staticPassword { return last }
                 }
             case .text(let t, _, _):
-                let trimmed = t.trimmingCharacters(in: .whitespacesAndNewlines)
+                let trimmed = t.trimmingWhitespace
                 if !trimmed.isEmpty { return trimmed }
             case .other:
                 continue

@@ -1,6 +1,6 @@
 import CPCSCLite
 import Dispatch
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -170,7 +170,7 @@ func monotonicSeconds() -> Double {
 final class AtomicFlag: @unchecked Sendable {
     // @unchecked: `value` is only touched under `lock`.
     private var value = false
-    private let lock = NSLock()
+    private let lock = ThreadLock()
 
     func store(_ v: Bool) { lock.lock(); value = v; lock.unlock() }
     func load() -> Bool { lock.lock(); defer { lock.unlock() }; return value }
@@ -181,7 +181,7 @@ final class OneShot<T: Sendable>: @unchecked Sendable {
     // @unchecked: `result` and `waiter` are only touched under `lock`.
     private var result: T?
     private var waiter: CheckedContinuation<T, Never>?
-    private let lock = NSLock()
+    private let lock = ThreadLock()
 
     func resolve(_ value: T) {
         lock.lock()

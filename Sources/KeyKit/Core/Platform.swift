@@ -1,0 +1,264 @@
+import Glibc
+
+// Small system helpers the modules share. They stand in for the parts of Foundation that FoundationEssentials
+// leaves out (threads, locks, standard streams, path strings), so that ykterm links FoundationEssentials only:
+// without CoreFoundation and ICU a run starts faster and keeps about 3 MiB less resident.
+
+/// A mutual-exclusion lock (a pthread mutex), for state shared between threads and tasks.
+public final class ThreadLock: @unchecked Sendable {
+    // @unchecked: the mutex is the synchronisation; it lives at a fixed heap address for the object's lifetime.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
+    @discardableResult
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// A lock with a condition to wait on (a pthread mutex and condition variable on the monotonic clock).
+public final class ThreadCondition: @unchecked Sendable {
+    // @unchecked: the mutex and condition variable are the synchronisation; both live at fixed heap addresses.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+    /// Wakes every thread waiting. Call with the lock held.
+    public func broadcast() { pthread_cond_broadcast(condition) }
+
+    /// The monotonic clock's time in seconds, for `wait(untilMonotonic:)` deadlines.
+    public static func monotonicNow() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// Waits (the lock held, released while waiting) until woken or the deadline passes; false on the deadline.
+    public func wait(untilMonotonic deadline: Double) -> Bool {
+        let whole = deadline.rounded(.down)
+        var until = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline - whole) * 1e9))
+        return pthread_cond_timedwait(condition, mutex, &until) != ETIMEDOUT
+    }
+}
+
+public enum SystemThread {
+    private final class Body {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+
+    /// Runs `body` on a new detached thread named `name` (at most 15 bytes show in `ps`). Returns false when no
+    /// thread could be created.
+    @discardableResult
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { raw in
+            let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
+            body.run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return false
+        }
+        _ = setThreadName(thread, String(name.utf8.prefix(15)) ?? "ykterm")
+        pthread_detach(thread)
+        return true
+    }
+
+    /// glibc's `pthread_setname_np`, which Swift's Glibc module leaves out (it sits behind `_GNU_SOURCE`).
+    private static func setThreadName(_ thread: pthread_t, _ name: String) -> Int32 {
+        typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np") else { return -1 }
+        return unsafeBitCast(symbol, to: SetName.self)(thread, name)
+    }
+
+    /// Blocks the calling thread for `seconds` (resumed after signals until the time is up).
+    public static func sleep(_ seconds: Double) {
+        guard seconds > 0 else { return }
+        let whole = seconds.rounded(.down)
+        var request = timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+}
+
+public enum StandardStream {
+    /// Writes all of `text` to the descriptor (standard output 1, standard error 2), retrying short writes.
+    public static func write(_ text: String, to fd: Int32) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+        }
+    }
+}
+
+public enum PathString {
+    /// The directory part of a path, as `dirname` gives it without touching the string it is given:
+    /// `/a/b` → `/a`, `/a` → `/`, `a` → `.`, `a/b/` → `a`.
+    public static func directory(of path: String) -> String {
+        var text = Substring(path)
+        while text.count > 1, text.hasSuffix("/") { text = text.dropLast() }
+        guard let slash = text.lastIndex(of: "/") else { return "." }
+        var directory = text[..<slash]
+        while directory.count > 1, directory.hasSuffix("/") { directory = directory.dropLast() }
+        return directory.isEmpty ? "/" : String(directory)
+    }
+
+    /// The path with `.` and `..` components and repeated slashes resolved as text (no file system access);
+    /// `..` at the root stays at the root.
+    public static func normalized(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        var parts = [Substring]()
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." { continue }
+            if part == "..", let last = parts.last, last != ".." {
+                parts.removeLast()
+            } else if part == "..", absolute {
+                continue
+            } else {
+                parts.append(part)
+            }
+        }
+        let joined = parts.joined(separator: "/")
+        return absolute ? "/" + joined : (joined.isEmpty ? "." : joined)
+    }
+
+    /// The user's home directory from the password database (for when HOME is unset), or `/`.
+    public static func homeDirectory() -> String {
+        guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return "/" }
+        return String(cString: directory)
+    }
+
+    /// The running executable's path (`/proc/self/exe`), or nil.
+    public static func executable() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs (other horizontal white space too), newlines kept.
+    public var trimmingSpaces: String { trimmed { $0.isWhitespace && !$0.isNewline } }
+
+    /// The text without leading and trailing white space, newlines included.
+    public var trimmingWhitespace: String { trimmed { $0.isWhitespace } }
+
+    private func trimmed(_ drop: (Character) -> Bool) -> String {
+        guard let first = firstIndex(where: { !drop($0) }), let last = lastIndex(where: { !drop($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+
+    /// The decimal digits of `value`, left-padded with zeros to `width`.
+    public static func zeroPadded(_ value: Int, width: Int) -> String {
+        let digits = String(value.magnitude)
+        let padding = String(repeating: "0", count: Swift.max(0, width - digits.count))
+        return (value < 0 ? "-" : "") + padding + digits
+    }
+}
+
+/// Regular expressions as users write them (`otp read --pattern`, `[otp] parsers`), compiled with Swift's
+/// engine (the ICU/PCRE syntax: `\\d`, `[a-z]{32}`, `(?:…)`, `(?<name>…)`, lazy quantifiers).
+public enum UserPattern {
+    /// The compiled expression, or nil when it is not valid.
+    public static func compile(_ pattern: String) -> Regex<AnyRegexOutput>? {
+        try? Regex(pattern)
+    }
+
+    /// How many capture groups the pattern has: each `(` that is not escaped, not inside a `[…]` class and not
+    /// a non-capturing `(?…)` group (named groups `(?<name>…)`, `(?'name'…)` and `(?P<name>…)` do capture).
+    public static func captureGroups(in pattern: String) -> Int {
+        let characters = Array(pattern)
+        var count = 0
+        var index = 0
+        var inClass = false
+        var quoted = false
+        while index < characters.count {
+            let c = characters[index]
+            if quoted {
+                if c == "\\", index + 1 < characters.count, characters[index + 1] == "E" { quoted = false; index += 1 }
+            } else if c == "\\" {
+                if index + 1 < characters.count, characters[index + 1] == "Q" { quoted = true }
+                index += 1
+            } else if inClass {
+                if c == "]" { inClass = false }
+            } else if c == "[" {
+                inClass = true
+                // A `]` right after `[` or `[^` is a member, not the end.
+                if index + 1 < characters.count, characters[index + 1] == "^" { index += 1 }
+                if index + 1 < characters.count, characters[index + 1] == "]" { index += 1 }
+            } else if c == "(" {
+                if index + 1 < characters.count, characters[index + 1] == "?" {
+                    let rest = characters.dropFirst(index + 2).prefix(2)
+                    let named = rest.first == "'" || rest.first == "P"
+                        || (rest.first == "<" && rest.dropFirst().first != "=" && rest.dropFirst().first != "!")
+                    if named { count += 1 }
+                } else if index + 1 < characters.count, characters[index + 1] == "*" {
+                    // `(*VERB)` controls are not groups.
+                } else {
+                    count += 1
+                }
+            }
+            index += 1
+        }
+        return count
+    }
+
+    /// The text of the first capture group in the first match in `text`, or nil.
+    public static func firstCapture(of regex: Regex<AnyRegexOutput>, in text: String) -> String? {
+        guard let match = try? regex.firstMatch(in: text), match.output.count > 1,
+              let captured = match.output[1].substring else { return nil }
+        return String(captured)
+    }
+}
