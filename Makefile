@@ -11,7 +11,7 @@ YKTERM := .build/debug/ykterm
 
 # System packages: build libraries, pcscd with the vsmartcard vpcd driver, tools the tests use.
 DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev \
-                pcscd vsmartcard-vpcd util-linux tmux python3-venv groff-base
+                pcscd vsmartcard-vpcd util-linux tmux python3-venv groff-base time
 PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
