@@ -118,6 +118,30 @@ import Testing
         #expect(arguments == "-selection clipboard\n")
     }
 
+    @Test func toolsGetNoneOfOurDescriptors() async throws {
+        // The tools may stay in the background: they must not keep the terminal or a key's connection open.
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ykterm-clipboard-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("xclip")
+        try """
+        #!/bin/sh
+        cat > /dev/null
+        if [ -e /proc/$$/fd/77 ]; then echo open; else echo closed; fi > "\(directory.path)/fd77"
+        """.write(to: script, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let held = open("/dev/null", O_RDONLY)
+        #expect(dup2(held, 77) == 77)
+        defer { close(77); close(held) }
+
+        let clipboard = Clipboard(method: .xclip, environment: ["PATH": directory.path + ":/usr/bin:/bin"])
+        let outcome = await clipboard.copyWithLocalTools("x")
+        #expect(outcome.succeeded == ["xclip"])
+        let state = try String(contentsOf: directory.appendingPathComponent("fd77"), encoding: .utf8)
+        #expect(state == "closed\n")
+    }
+
     @Test func missingOrFailingToolIsReported() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("ykterm-clipboard-\(UUID().uuidString)")
