@@ -137,7 +137,8 @@ public final class Runner: Sendable {
 
 /// A value guarded by a lock, for state shared between the runner's tasks.
 public final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: every access to `value` holds `lock`.
+    // @unchecked: every access to `value` holds `lock`. Not a `Mutex`: its `withLock` only hands back
+    // Sendable results, and callers here read out values of any type.
     private var value: Value
     private let lock = ThreadLock()
 
@@ -147,8 +148,6 @@ public final class LockedValue<Value: Sendable>: @unchecked Sendable {
 
     @discardableResult
     public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+        try lock.withLock { try body(&value) }
     }
 }

@@ -280,20 +280,8 @@ public struct Clipboard: Sendable {
             close(writeEnd)
             return nil
         }
-        input.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(writeEnd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    // The tool closed its stdin early (EPIPE); its exit status tells the rest.
-                    break
-                }
-            }
-        }
+        // When the tool closes its stdin early (EPIPE), its exit status tells the rest.
+        input.withUnsafeBytes { _ = StandardStream.writeAll($0, to: writeEnd) }
         close(writeEnd)
         return pid
     }

@@ -2,6 +2,7 @@ import AuthenticatorModel
 import CNCursesW
 import FoundationEssentials
 import Glibc
+import KeyKit
 import Synchronization
 
 /// How the ncurses screen is set up.
@@ -301,19 +302,7 @@ public final class CursesScreen: Screen, RawTerminalOutput {
     public func writeRaw(_ bytes: [UInt8]) {
         guard !ended else { return }
         fflush(outputFile)
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(outputFD, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    break
-                }
-            }
-        }
+        bytes.withUnsafeBytes { _ = StandardStream.writeAll($0, to: outputFD) }
     }
 
     // MARK: Input

@@ -1,4 +1,5 @@
 import Glibc
+import KeyKit
 import Synchronization
 
 /// What signal handlers need to give the terminal back to the shell, and the flags they raise for the app loop.
@@ -77,18 +78,8 @@ enum TerminalRestore {
         guard active.exchange(false, ordering: .sequentiallyConsistent) else { return }
         let fd = terminalFD.load(ordering: .sequentiallyConsistent)
         guard fd >= 0 else { return }
-        var offset = 0
         let length = sequenceLength.load(ordering: .sequentiallyConsistent)
-        while offset < length {
-            let written = write(fd, sequence + offset, length - offset)
-            if written > 0 {
-                offset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                break
-            }
-        }
+        StandardStream.writeAll(UnsafeRawBufferPointer(start: sequence, count: length), to: fd)
         if hasTermios.load(ordering: .sequentiallyConsistent) {
             _ = tcsetattr(fd, TCSADRAIN, savedTermios)
         }

@@ -4,10 +4,11 @@ import Glibc
 // leaves out (threads, locks, standard streams, path strings), so that ykterm links FoundationEssentials only:
 // without CoreFoundation and ICU a run starts faster and keeps about 3 MiB less resident.
 
-/// A mutual-exclusion lock (a pthread mutex), for state shared between threads and tasks.
+/// A mutual-exclusion lock (a pthread mutex). Where the guarded value and what is read out of it are Sendable,
+/// `Synchronization.Mutex` is the simpler choice; this one lets a closure return a value of any type.
 public final class ThreadLock: @unchecked Sendable {
     // @unchecked: the mutex is the synchronisation; it lives at a fixed heap address for the object's lifetime.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
         mutex = .allocate(capacity: 1)
@@ -33,14 +34,11 @@ public final class ThreadLock: @unchecked Sendable {
 
 /// A lock with a condition to wait on (a pthread mutex and condition variable on the monotonic clock).
 public final class ThreadCondition: @unchecked Sendable {
-    // @unchecked: the mutex and condition variable are the synchronisation; both live at fixed heap addresses.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // @unchecked: the lock and the condition variable are the synchronisation; both live at fixed heap addresses.
+    private let mutex = ThreadLock()
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     public init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
@@ -52,13 +50,11 @@ public final class ThreadCondition: @unchecked Sendable {
 
     deinit {
         pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
         condition.deallocate()
-        mutex.deallocate()
     }
 
-    public func lock() { pthread_mutex_lock(mutex) }
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    public func lock() { mutex.lock() }
+    public func unlock() { mutex.unlock() }
     /// Wakes every thread waiting. Call with the lock held.
     public func broadcast() { pthread_cond_broadcast(condition) }
 
@@ -73,7 +69,7 @@ public final class ThreadCondition: @unchecked Sendable {
     public func wait(untilMonotonic deadline: Double) -> Bool {
         let whole = deadline.rounded(.down)
         var until = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline - whole) * 1e9))
-        return pthread_cond_timedwait(condition, mutex, &until) != ETIMEDOUT
+        return pthread_cond_timedwait(condition, mutex.mutex, &until) != ETIMEDOUT
     }
 }
 
@@ -124,19 +120,25 @@ public enum StandardStream {
     /// Writes all of `text` to the descriptor (standard output 1, standard error 2), retrying short writes.
     public static func write(_ text: String, to fd: Int32) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    break
-                }
+        text.withUTF8 { _ = writeAll(UnsafeRawBufferPointer($0), to: fd) }
+    }
+
+    /// Writes all of `bytes` to any descriptor, retrying short writes and EINTR; false when it stopped early
+    /// (the reader went away, the descriptor failed). Allocates nothing: safe in a signal handler.
+    @discardableResult
+    public static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
             }
         }
+        return true
     }
 }
 

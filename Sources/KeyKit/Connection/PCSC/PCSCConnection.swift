@@ -3,6 +3,7 @@ import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// A PC/SC connection to the card in one reader.
@@ -167,43 +168,37 @@ func monotonicSeconds() -> Double {
 }
 
 /// A flag shared between threads.
-final class AtomicFlag: @unchecked Sendable {
-    // @unchecked: `value` is only touched under `lock`.
-    private var value = false
-    private let lock = ThreadLock()
+final class AtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
 
-    func store(_ v: Bool) { lock.lock(); value = v; lock.unlock() }
-    func load() -> Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func store(_ v: Bool) { value.store(v, ordering: .sequentiallyConsistent) }
+    func load() -> Bool { value.load(ordering: .sequentiallyConsistent) }
 }
 
 /// A value set once by whichever of several racing parties comes first, awaited by one task.
-final class OneShot<T: Sendable>: @unchecked Sendable {
-    // @unchecked: `result` and `waiter` are only touched under `lock`.
-    private var result: T?
-    private var waiter: CheckedContinuation<T, Never>?
-    private let lock = ThreadLock()
+final class OneShot<T: Sendable>: Sendable {
+    private let state = Mutex<(result: T?, waiter: CheckedContinuation<T, Never>?)>((nil, nil))
 
     func resolve(_ value: T) {
-        lock.lock()
-        guard result == nil else { lock.unlock(); return }
-        result = value
-        let w = waiter
-        waiter = nil
-        lock.unlock()
-        w?.resume(returning: value)
+        // Only the first value is kept; the task already waiting (if any) gets it.
+        let waiter = state.withLock { state -> CheckedContinuation<T, Never>? in
+            guard state.result == nil else { return nil }
+            state.result = value
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: value)
     }
 
     var value: T {
         get async {
             await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
-                lock.lock()
-                if let result {
-                    lock.unlock()
-                    c.resume(returning: result)
-                } else {
-                    waiter = c
-                    lock.unlock()
+                let ready: T? = state.withLock { state in
+                    if let result = state.result { return result }
+                    state.waiter = c
+                    return nil
                 }
+                if let ready { c.resume(returning: ready) }
             }
         }
     }
