@@ -5,6 +5,21 @@ import Testing
 @Suite struct ClipboardTests {
     func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    /// A new directory for stand-in clipboard tools; the caller removes it.
+    func toolDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ykterm-clipboard-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// An executable script `name` in `directory`, standing in for a clipboard tool.
+    func addTool(_ name: String, _ script: String, in directory: URL) throws {
+        let path = directory.appendingPathComponent(name)
+        try script.write(to: path, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path.path)
+    }
+
     @Test func plainOSC52() {
         // base64("123456") = "MTIzNDU2"
         let sequence = Clipboard.osc52Sequence(for: "123456", environment: ["TERM": "xterm-256color"])
@@ -93,17 +108,13 @@ import Testing
 
     @Test func localToolGetsTheTextOnStdinNotInArguments() async throws {
         // A stand-in for xclip: a script that saves its stdin and its arguments.
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ykterm-clipboard-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try toolDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let script = directory.appendingPathComponent("xclip")
-        try """
+        try addTool("xclip", """
         #!/bin/sh
         cat > "\(directory.path)/stdin"
         echo "$@" > "\(directory.path)/args"
-        """.write(to: script, atomically: false, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        """, in: directory)
 
         let clipboard = Clipboard(method: .auto,
                                   environment: ["DISPLAY": ":9", "PATH": directory.path + ":/usr/bin:/bin"])
@@ -120,17 +131,13 @@ import Testing
 
     @Test func toolsGetNoneOfOurDescriptors() async throws {
         // The tools may stay in the background: they must not keep the terminal or a key's connection open.
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ykterm-clipboard-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try toolDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let script = directory.appendingPathComponent("xclip")
-        try """
+        try addTool("xclip", """
         #!/bin/sh
         cat > /dev/null
         if [ -e /proc/$$/fd/77 ]; then echo open; else echo closed; fi > "\(directory.path)/fd77"
-        """.write(to: script, atomically: false, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        """, in: directory)
         let held = open("/dev/null", O_RDONLY)
         #expect(dup2(held, 77) == 77)
         defer { close(77); close(held) }
@@ -143,13 +150,9 @@ import Testing
     }
 
     @Test func missingOrFailingToolIsReported() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ykterm-clipboard-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try toolDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let script = directory.appendingPathComponent("wl-copy")
-        try "#!/bin/sh\nexit 3\n".write(to: script, atomically: false, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        try addTool("wl-copy", "#!/bin/sh\nexit 3\n", in: directory)
 
         let clipboard = Clipboard(method: .auto,
                                   environment: ["WAYLAND_DISPLAY": "w", "DISPLAY": ":9", "PATH": directory.path])
@@ -159,13 +162,9 @@ import Testing
     }
 
     @Test func hangingToolIsStoppedAfterTheTimeout() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ykterm-clipboard-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try toolDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let script = directory.appendingPathComponent("xclip")
-        try "#!/bin/sh\nexec /bin/sleep 30\n".write(to: script, atomically: false, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        try addTool("xclip", "#!/bin/sh\nexec /bin/sleep 30\n", in: directory)
 
         let clipboard = Clipboard(method: .xclip, environment: ["PATH": directory.path],
                                   toolTimeout: .milliseconds(200))
