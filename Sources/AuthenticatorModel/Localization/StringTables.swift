@@ -196,24 +196,33 @@ public struct StringTables: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw StringsError("\(path) cannot be read")
         }
-        // Parsed in three steps so that each kind of mistake gets its own message.
-        let decoder = JSONDecoder()
+        // One parse; each kind of mistake gets its own message.
+        let parsed: TableJSON
         do {
-            _ = try decoder.decode(AnyJSONValue.self, from: data)
+            parsed = try JSONDecoder().decode(TableJSON.self, from: data)
         } catch {
             throw StringsError("\(path) is not valid JSON: \(error)")
         }
-        guard let dictionary = try? decoder.decode([String: AnyJSONValue].self, from: data) else {
+        guard let members = parsed.members else {
             throw StringsError("\(path) must hold one JSON object (key → text)")
         }
         var table = [String: String]()
-        for (key, value) in dictionary {
-            guard let text = value.text else {
+        for (key, member) in members {
+            guard let text = member.text else {
                 throw StringsError("\(path): the value of \"\(key)\" must be a string")
             }
             table[key] = text
         }
         return table
+    }
+}
+
+/// A string table file as parsed: its members when it is a JSON object, nil when it is any other value.
+private struct TableJSON: Decodable {
+    let members: [String: AnyJSONValue]?
+
+    init(from decoder: any Decoder) throws {
+        members = try? decoder.singleValueContainer().decode([String: AnyJSONValue].self)
     }
 }
 
