@@ -310,8 +310,8 @@ func apduTabUpdate(_ state: inout AppState, _ msg: APDUTabMsg) -> [Command] {
     case .saveFailed(let kind, let path, let message, let exists):
         if exists {
             // The path goes in the note, which wraps: a long one would not fit the title.
-            var form = Form(title: UIText("apdu.save.overwriteTitle"), fields: [])
-            form.note = UIText("apdu.save.overwriteNote", ["path": path])
+            let form = Form.confirmation(title: UIText("apdu.save.overwriteTitle"),
+                                         note: UIText("apdu.save.overwriteNote", ["path": path]), askedAt: state.now)
             state.apdu.dialog = APDUDialog(kind: .overwrite(kind, path: path), form: form)
             return []
         }
@@ -350,7 +350,7 @@ func apduNoteKeyWork(_ state: inout AppState, _ commands: [Command]) {
         switch command {
         case .probe(let d): what = (d.id, "Management")
         case .oathOpen(let d, _), .oathRefresh(let d, _, _, _), .oathCalculate(let d, _, _), .oathUnlock(let d, _, _, _),
-             .oathAdd(let d, _, _), .oathRename(let d, _, _, _), .oathDelete(let d, _, _), .oathSetPassword(let d, _, _, _):
+             .oathAdd(let d, _, _, _), .oathRename(let d, _, _, _), .oathDelete(let d, _, _), .oathSetPassword(let d, _, _, _):
             what = (d.id, "OATH")
         case .otp: what = (state.selectedKeyID, "OTP")
         case .fido: what = (state.selectedKeyID, "FIDO2")
@@ -489,7 +489,7 @@ func saveDialog(_ kind: APDUSaveKind, _ state: AppState) -> APDUDialog {
 
 func apduDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     guard var dialog = state.apdu.dialog else { return [] }
-    let outcome = dialog.form.handle(key)
+    let outcome = dialog.form.handle(key, now: state.now)
     switch outcome {
     case .cancel:
         state.apdu.dialog = nil
@@ -531,4 +531,17 @@ func apduDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 
 func nothingToSave(_ kind: APDUSaveKind) -> UIText {
     UIText(kind == .transcript ? "apdu.save.nothing.transcript" : "apdu.save.nothing.history")
+}
+
+/// Pasted text on the APDU tab goes into the file-name dialog or the command line (where it is checked as
+/// typed text is); it is never sent by itself.
+func apduTabPaste(_ state: inout AppState, _ text: String) -> Bool {
+    if var dialog = state.apdu.dialog {
+        guard dialog.form.paste(text) else { return false }
+        state.apdu.dialog = dialog
+        return true
+    }
+    guard state.apdu.inputFocused else { return false }
+    state.apdu.input.insert(text)
+    return true
 }

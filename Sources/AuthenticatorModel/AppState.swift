@@ -102,6 +102,16 @@ public struct AppState: Sendable {
         return keys.first { $0.id == id }
     }
 
+    /// True while the shown tab has a dialog open (Tab moves between its fields, not between tabs).
+    public var dialogOpen: Bool {
+        switch tab {
+        case .oath: return oath.dialog != nil
+        case .otp: return otp.form != nil
+        case .fido: return fido.dialog != nil
+        case .apdu: return apdu.dialog != nil
+        }
+    }
+
     /// True while a text field or dialog has the keyboard, so printable keys are text, not bindings.
     public var textFocused: Bool {
         switch tab {

@@ -489,8 +489,8 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         case .char("d"), .delete:
             guard let c = state.fido.selected else { return [] }
             let who = c.who ?? "?"
-            let form = Form(title: UIText("fido.delete.title", ["user": who, "rp": c.rpID]), fields: [],
-                            note: UIText("fido.delete.note", ["rp": c.rpID]))
+            let form = Form.confirmation(title: UIText("fido.delete.title", ["user": who, "rp": c.rpID]),
+                                         note: UIText("fido.delete.note", ["rp": c.rpID]), askedAt: state.now)
             state.fido.dialog = FIDODialog(kind: .deleteCredential(id: c.id), form: form)
             return []
         default:
@@ -528,7 +528,7 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.fido.dialog = pinDialog(.verifyPIN(thenList: true), info)
     case .char("R"):
         guard ready else { return [] }
-        let form = Form(title: UIText("fido.reset.title"), fields: [], note: UIText("fido.reset.note"))
+        let form = Form.confirmation(title: UIText("fido.reset.title"), note: UIText("fido.reset.note"), askedAt: state.now)
         state.fido.dialog = FIDODialog(kind: .reset, form: form)
     case .char("r"):
         return fidoLoad(&state)
@@ -562,7 +562,9 @@ func pinDialog(_ kind: FIDODialogKind, _ info: FIDOInfo?) -> FIDODialog {
         form = Form(title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field("fido.pin.pin")],
                     note: UIText(thenList ? "fido.listPIN.note" : "fido.verifyPIN.note"))
     case .deleteCredential, .reset:
-        form = Form(title: UIText("fido.reset.title"), fields: [])
+        // Not a PIN dialog: confirmations are made where they are opened, with the time of the key that
+        // opened them. One made here could never be answered yes (only Esc closes it).
+        form = Form.confirmation(title: UIText("fido.reset.title"), askedAt: .infinity)
     }
     return FIDODialog(kind: kind, form: form)
 }
@@ -596,7 +598,7 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
 func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     guard var dialog = state.fido.dialog else { return [] }
     let minimum = state.fido.info?.minPINLength ?? 4
-    switch dialog.form.handle(key) {
+    switch dialog.form.handle(key, now: state.now) {
     case .cancel:
         let wasBusy = dialog.form.busy
         dialog.form.wipeSecrets()
@@ -714,4 +716,12 @@ func fidoTabKeyArrived(_ state: inout AppState, _ d: KeyDescriptor) -> [Command]
     state.fido.keyID = d.id
     state.fido.busy = FIDOBusy(.reset)
     return commands
+}
+
+/// Pasted text on the FIDO2 tab goes only into a PIN field; a paste never answers a confirmation.
+func fidoTabPaste(_ state: inout AppState, _ text: String) -> Bool {
+    guard var dialog = state.fido.dialog, dialog.form.paste(text) else { return false }
+    dialog.form.problem = fidoDialogProblem(dialog, minimum: state.fido.info?.minPINLength ?? 4)
+    state.fido.dialog = dialog
+    return true
 }

@@ -1,5 +1,11 @@
 /// A modal form: labelled fields, one with the focus, a live validation message, and what it is for.
-/// Enter moves to the next field and submits on the last; Up/Down move between fields; Esc cancels.
+/// Enter moves to the next field and submits on the last; Up/Down and Tab/Shift-Tab move between fields;
+/// Esc cancels.
+///
+/// A form without fields is a confirmation, and a form with fields may ask one before it submits
+/// (`confirming`). Both default to No and take only a deliberate answer: `y` (or `Y`) typed after the
+/// question was on screen. A key that arrived in the same input burst as the key that asked (within
+/// `burstSeconds`: a paste, or typeahead) answers nothing, and a bare Enter means No.
 public struct Form: Sendable, Hashable {
     public struct Field: Sendable, Hashable {
         public var label: UIText
@@ -17,7 +23,24 @@ public struct Form: Sendable, Hashable {
         }
 
         public var isOn: Bool { input.text == "yes" }
+        /// Free text (not a toggle or a choice): takes typed and pasted characters.
+        public var isText: Bool { !toggle && choices.isEmpty }
     }
+
+    /// A question asked before a form with fields submits (overwrite an account, remove a password).
+    public struct Confirmation: Sendable, Hashable {
+        public var question: UIText
+        /// When the key that led to the question arrived (seconds since 1970).
+        public var askedAt: Double
+
+        public init(_ question: UIText, askedAt: Double) {
+            self.question = question
+            self.askedAt = askedAt
+        }
+    }
+
+    /// Keys closer than this to the key that asked a question belong to its burst and do not answer it.
+    public static let burstSeconds = 0.05
 
     public var title: UIText
     public var fields: [Field]
@@ -26,8 +49,14 @@ public struct Form: Sendable, Hashable {
     public var problem: UIText?
     /// A line under the fields (what the form does, what will be lost).
     public var note: UIText?
-    /// A confirmation has no fields: y / Enter confirms, n / Esc cancels.
+    /// A confirmation has no fields: only `y` confirms; n, Esc and Enter cancel.
     public var isConfirmation: Bool { fields.isEmpty }
+    /// When a confirmation was opened (the time of the key that opened it).
+    public var askedAt: Double?
+    /// The question a form with fields asks before it submits; nil while editing.
+    public var confirming: Confirmation?
+    /// The question was answered yes: the next submit goes through (any edit takes it back).
+    public var confirmed = false
     /// Set while the key works on the submitted form.
     public var busy = false
 
@@ -37,19 +66,62 @@ public struct Form: Sendable, Hashable {
         self.note = note
     }
 
+    /// A yes/no question (delete, reset, overwrite), opened by a key that arrived at `askedAt`.
+    public static func confirmation(title: UIText, note: UIText? = nil, askedAt: Double) -> Form {
+        var form = Form(title: title, fields: [], note: note)
+        form.askedAt = askedAt
+        return form
+    }
+
+    /// Asks `question` before the form submits; the answer comes through `handle`.
+    public mutating func ask(_ question: UIText, at now: Double) {
+        confirming = Confirmation(question, askedAt: now)
+        confirmed = false
+    }
+
+    /// The answer to a question asked at `askedAt`, for a key at `now`: true yes, false no, nil not an answer.
+    static func answer(_ key: KeyPress, askedAt: Double?, now: Double) -> Bool? {
+        switch key {
+        case .char("y"), .char("Y"):
+            // Part of the burst that asked (typeahead or a paste) is no reply to what is on screen.
+            if let askedAt, now - askedAt < burstSeconds { return nil }
+            return true
+        case .char("n"), .char("N"), .enter, .escape:
+            return false
+        default:
+            return nil
+        }
+    }
+
     public subscript(_ i: Int) -> String { fields[i].input.text }
 
     public enum Outcome: Sendable, Equatable { case editing, submit, cancel }
 
-    public mutating func handle(_ key: KeyPress) -> Outcome {
+    /// Applies a key that arrived at `now` (the time decides whether it answers a question).
+    public mutating func handle(_ key: KeyPress, now: Double) -> Outcome {
         if busy { return key == .escape ? .cancel : .editing }
         if isConfirmation {
-            switch key {
-            case .char("y"), .char("Y"), .char("j"), .char("J"), .enter: return .submit
-            case .char("n"), .char("N"), .escape: return .cancel
-            default: return .editing
+            switch Self.answer(key, askedAt: askedAt, now: now) {
+            case true?: return .submit
+            case false?: return .cancel
+            case nil: return .editing
             }
         }
+        if let question = confirming {
+            switch Self.answer(key, askedAt: question.askedAt, now: now) {
+            case true?:
+                confirming = nil
+                confirmed = true
+                return .submit
+            case false?:
+                // No: back to the fields, nothing lost.
+                confirming = nil
+                return .editing
+            case nil:
+                return .editing
+            }
+        }
+        confirmed = false
         switch key {
         case .escape: return .cancel
         case .enter:
@@ -76,6 +148,16 @@ public struct Form: Sendable, Hashable {
             fields[focus] = field
         }
         return .editing
+    }
+
+    /// Pasted text into the focused text field; false when nothing could take it (a confirmation, a
+    /// toggle or a choice, or the form is busy).
+    @discardableResult
+    public mutating func paste(_ text: String) -> Bool {
+        guard !busy, confirming == nil, fields.indices.contains(focus), fields[focus].isText else { return false }
+        confirmed = false
+        fields[focus].input.insert(text)
+        return true
     }
 
     /// Empties every secret field.

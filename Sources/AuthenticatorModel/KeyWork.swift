@@ -41,14 +41,17 @@ struct KeyWork: Sendable {
             }
         case .oathUnlock(let d, let password, let remember, let time):
             await unlock(d, password: password, remember: remember, time: time, unlockKeys)
-        case .oathAdd(let d, let data, let time):
+        case .oathAdd(let d, let accounts, let overwrite, let time):
             await oath(d, .add, unlockKeys) { session, hasPassword in
-                if try await session.list().contains(where: { $0.id == data.id }) {
-                    throw OATHError.credentialExists(data.id.string)
+                let existing = Set(try await session.list().map(\.id))
+                if !overwrite, let taken = accounts.first(where: { existing.contains($0.id) }) {
+                    throw OATHError.credentialExists(taken.id.string)
                 }
-                _ = try await session.put(data)
+                for data in accounts { _ = try await session.put(data) }
+                let text = accounts.count == 1 ? UIText("oath.added", ["account": accounts[0].id.string])
+                                               : UIText("oath.addedSeveral", ["count": String(accounts.count)])
                 return .oathChanged(keyID: d.id, await snapshot(session, hasPassword, try await session.calculateAll(at: Int64(time))),
-                                    UIText("oath.added", ["account": data.id.string]))
+                                    text)
             }
         case .oathRename(let d, let credential, let newID, let time):
             await oath(d, .rename, unlockKeys) { session, hasPassword in

@@ -3,6 +3,9 @@ import KeyKit
 /// Everything that can happen to the app: input, time, keys coming and going, and the answers of commands.
 public enum Msg: Sendable {
     case key(KeyPress)
+    /// Text the terminal marked as pasted (bracketed paste). It never acts as key presses: a text field
+    /// takes it, the OATH list opens Add with an `otpauth://` URI, the OTP tab decodes an OTP.
+    case paste(String)
     /// The clock, once a second while something counts down (and at each period boundary).
     case tick(now: Double)
     case keyEvent(KeyEvent)
@@ -74,7 +77,9 @@ public enum Command: Sendable, Equatable {
     case oathRefresh(KeyDescriptor, time: Double, all: Bool, single: [Credential])
     case oathCalculate(KeyDescriptor, Credential, time: Double)
     case oathUnlock(KeyDescriptor, password: String, remember: Bool, time: Double)
-    case oathAdd(KeyDescriptor, CredentialData, time: Double)
+    /// PUT each account (an export may carry several); `overwrite` replaces accounts of the same name, which
+    /// the user confirmed.
+    case oathAdd(KeyDescriptor, [CredentialData], overwrite: Bool, time: Double)
     case oathRename(KeyDescriptor, Credential, to: CredentialID, time: Double)
     case oathDelete(KeyDescriptor, Credential, time: Double)
     /// Set, change (current given) or remove (new empty) the password.

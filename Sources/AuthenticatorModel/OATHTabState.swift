@@ -54,6 +54,8 @@ public enum OATHDialogKind: Sendable, Hashable {
 public struct OATHDialog: Sendable, Hashable {
     public var kind: OATHDialogKind
     public var form: Form
+    /// Add: the URI the fields were last filled from (they are the user's to change after that).
+    public var filledFromURI: String?
 
     public init(kind: OATHDialogKind, form: Form) {
         self.kind = kind

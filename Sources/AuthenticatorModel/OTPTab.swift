@@ -3,7 +3,7 @@ import KeyKit
 /// One thing a key typed (or its NDEF tag held, or the virtual key's touch gave), classified and, when an AES
 /// key is configured for its public ID, decrypted.
 public struct OTPCaptureEntry: Sendable, Hashable {
-    public enum Source: Sendable, Hashable { case typed, touch, ndef }
+    public enum Source: Sendable, Hashable { case typed, touch, ndef, pasted }
 
     /// The fields of a decrypted Yubico OTP whose CRC checked.
     public struct Decoded: Sendable, Hashable {
@@ -476,7 +476,7 @@ public func challengeProblem(_ text: String) -> UIText? {
 
 func challengeFormKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     guard var form = state.otp.form else { return [] }
-    let outcome = form.handle(key)
+    let outcome = form.handle(key, now: state.now)
     switch outcome {
     case .cancel:
         state.otp.form = nil
@@ -506,4 +506,24 @@ func challengeFormKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.otp.waitingForTouch = false
         return [.otp(.challengeResponse(key.descriptor, slot: slot, challenge: challenge))]
     }
+}
+
+/// Pasted text on the OTP tab: into the challenge-response form, or, as one line, an OTP to decode (as if
+/// the key had typed it). Several lines are not an OTP: false, and the paste is dropped.
+func otpTabPaste(_ state: inout AppState, _ text: String) -> Bool {
+    if var form = state.otp.form {
+        guard form.paste(text) else { return false }
+        form.problem = form[1].isEmpty ? nil : challengeProblem(form[1])
+        state.otp.form = form
+        return true
+    }
+    let line = text.trimmingWhitespace
+    guard !line.isEmpty, !line.contains(where: \.isNewline), line.count <= OTPTabState.maxPastedOTP else { return false }
+    capture(&state, line, source: .pasted)
+    return true
+}
+
+extension OTPTabState {
+    /// The longest pasted line taken as an OTP (a URL with an OTP in it fits).
+    public static let maxPastedOTP = 512
 }

@@ -52,6 +52,18 @@ public struct TextField: Sendable, Hashable {
         return true
     }
 
+    /// Inserts pasted text at the cursor, as far as `maxLength` allows. A field is one line: line breaks and
+    /// tabs become nothing and spaces (a URI copied with a trailing newline stays one URI).
+    public mutating func insert(_ pasted: String) {
+        for c in pasted {
+            if c == "\n" || c == "\r\n" || c == "\r" { continue }
+            guard text.count < maxLength else { break }
+            let i = text.index(text.startIndex, offsetBy: cursor)
+            text.insert(c == "\t" ? " " : c, at: i)
+            cursor += 1
+        }
+    }
+
     /// Overwrites and empties the text (what Swift allows for a String held by value).
     public mutating func clear() {
         text = String(repeating: "\0", count: text.count)

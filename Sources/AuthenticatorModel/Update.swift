@@ -21,6 +21,8 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
     switch msg {
     case .key(let key):
         return handleKey(&state, key)
+    case .paste(let text):
+        return handlePaste(&state, text)
     case .tick(let now):
         state.now = now
         if let s = state.status, let e = s.expires, e <= now { state.status = nil }
@@ -140,10 +142,13 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         }
         return []
     }
-    switch key {
-    case .tab: return switchTab(&state, to: state.tab.next)
-    case .backTab: return switchTab(&state, to: state.tab.previous)
-    default: break
+    // Tab and Shift-Tab switch tabs, except in a dialog, where they move between its fields.
+    if !state.dialogOpen {
+        switch key {
+        case .tab: return switchTab(&state, to: state.tab.next)
+        case .backTab: return switchTab(&state, to: state.tab.previous)
+        default: break
+        }
     }
     if state.textFocused { return tabKey(&state, key) }
     switch key {
@@ -168,6 +173,24 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     default:
         return tabKey(&state, key)
     }
+}
+
+/// Pasted text. It is never replayed as key presses, so a paste cannot delete, reset or quit: a focused text
+/// field or dialog takes it, the OATH list opens Add with a pasted `otpauth://` or `otpauth-migration://`
+/// URI, the OTP tab decodes a pasted OTP, and anything else is dropped with a word in the status line.
+func handlePaste(_ state: inout AppState, _ text: String) -> [Command] {
+    let overlay = state.showHelp || state.showKeySwitcher || state.showDeviceInfo
+    if !overlay {
+        switch state.tab {
+        case .oath: if oathPaste(&state, text) { return [] }
+        case .otp: if otpTabPaste(&state, text) { return [] }
+        case .fido: if fidoTabPaste(&state, text) { return [] }
+        case .apdu: if apduTabPaste(&state, text) { return [] }
+        }
+    }
+    state.status = StatusMessage(UIText(state.tab == .oath ? "status.pasteIgnoredOATH" : "status.pasteIgnored"),
+                                 kind: .warning, expires: state.now + statusSeconds)
+    return []
 }
 
 func openKeySwitcher(_ state: inout AppState) {

@@ -227,18 +227,52 @@ public struct AppView {
                     row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
     }
 
-    /// A modal form, centred: title, fields, the live problem, a note and the keys that work.
-    func form(_ form: Form, width: Int = 76) {
-        let noteLines = form.note.map { wrap(resolve($0), width: min(width, screen.size.columns) - 4) } ?? []
-        let lines = max(1, form.fields.count) + 2 + noteLines.count + 1
+    /// A modal box: it covers the whole rows it spans (nothing behind shows beside it), then its outline.
+    func modal(lines: Int, width: Int, title: String) -> Box {
         let box = overlayBox(lines: lines, width: width)
-        box.draw(on: screen, title: resolve(form.title), style: theme.border, titleStyle: theme.heading)
+        let blank = String(repeating: " ", count: screen.size.columns)
+        for row in box.row..<(box.row + box.height) { screen.draw(blank, row: row, column: 0, style: .plain) }
+        box.draw(on: screen, title: title, style: theme.border, titleStyle: theme.heading)
+        return box
+    }
+
+    /// A modal form, centred: title, fields, the live problem (or the question it asks), a note and the keys
+    /// that work. Messages wrap, never cut. On a short screen the note goes first, then the fields scroll so
+    /// the focused one stays in view; the outline and the keys line always show.
+    func form(_ form: Form, width: Int = 76) {
+        let inner = max(1, min(width, screen.size.columns) - 2)
+        let messageStyle: TextStyle
+        var message: [String]
+        if form.busy {
+            message = wrap(text(UIText("view.working")), width: inner - 2)
+            messageStyle = theme.warning
+        } else if let question = form.confirming {
+            message = wrap(resolve(question.question), width: inner - 2)
+            messageStyle = theme.warning
+        } else if let problem = form.problem {
+            message = wrap(resolve(problem), width: inner - 2)
+            messageStyle = theme.error
+        } else {
+            message = []
+            messageStyle = .plain
+        }
+        var noteLines = form.note.map { wrap(resolve($0), width: inner - 2) } ?? []
+        let fieldCount = max(1, form.fields.count)
+        // Inside the outline: the fields, a blank line, the message (at least one line), the note, the keys.
+        func needed(_ fields: Int) -> Int { fields + 1 + max(1, message.count) + noteLines.count + 1 }
+        let room = max(1, screen.size.rows - 2)
+        if needed(fieldCount) > room { noteLines = [] }
+        if needed(fieldCount) > room { message = Array(message.prefix(max(1, room - fieldCount - 2))) }
+        let visibleFields = max(1, min(fieldCount, room - (needed(fieldCount) - fieldCount)))
+        let box = modal(lines: needed(visibleFields), width: width, title: resolve(form.title))
+        let bottom = box.innerRow + box.innerHeight
         var row = box.innerRow
+        let firstField = form.focus >= visibleFields ? form.focus - visibleFields + 1 : 0
         let labelWidth = min(28, (form.fields.map { resolve($0.label).cellWidth }.max() ?? 0) + 1)
-        for (i, field) in form.fields.enumerated() where row < box.innerRow + box.innerHeight {
+        for (i, field) in form.fields.enumerated().dropFirst(firstField).prefix(visibleFields) where row < bottom - 1 {
             let focused = i == form.focus
             screen.draw(" " + resolve(field.label).padded(toCells: labelWidth, unicode: screen.unicode), row: row,
-                        column: box.innerColumn, style: focused ? theme.heading : .plain)
+                        column: box.innerColumn, style: focused ? theme.heading : .plain, width: box.innerWidth)
             let valueColumn = box.innerColumn + labelWidth + 2
             let valueWidth = max(1, box.innerWidth - labelWidth - 3)
             var shown = field.input.secret ? String(repeating: screen.unicode ? "•" : "*", count: field.input.text.count)
@@ -253,26 +287,24 @@ public struct AppView {
             }
             screen.draw(shown.padded(toCells: valueWidth, unicode: screen.unicode), row: row, column: valueColumn,
                         style: focused ? theme.focusedField : theme.field)
-            if focused && !field.toggle && field.choices.isEmpty && !form.busy {
+            if focused && field.isText && !form.busy && form.confirming == nil {
                 screen.setCursor(row: row, column: valueColumn + cursor)
             }
             row += 1
         }
-        if form.isConfirmation { row += 0 }
         row += 1
-        if form.busy {
-            screen.draw(" " + text(UIText("view.working")), row: row, column: box.innerColumn, style: theme.warning, width: box.innerWidth)
-        } else if let problem = form.problem {
-            screen.draw(" " + resolve(problem), row: row, column: box.innerColumn, style: theme.error, width: box.innerWidth)
+        for line in message.prefix(max(0, bottom - 1 - row)) {
+            screen.draw(" " + line, row: row, column: box.innerColumn, style: messageStyle, width: box.innerWidth)
+            row += 1
         }
-        row += 1
-        for line in noteLines where row < box.innerRow + box.innerHeight - 1 {
+        if message.isEmpty { row += 1 }
+        for line in noteLines where row < bottom - 1 {
             screen.draw(" " + line, row: row, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
             row += 1
         }
-        let footer = text(UIText(form.isConfirmation ? "view.dialog.confirmHint" : "view.dialog.hint"))
-        screen.draw(footer.centered(inCells: box.innerWidth, unicode: screen.unicode),
-                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+        let hint = form.isConfirmation ? "view.dialog.confirmHint" : form.confirming != nil ? "view.dialog.questionHint" : "view.dialog.hint"
+        screen.draw(text(UIText(hint)).centered(inCells: box.innerWidth, unicode: screen.unicode),
+                    row: bottom - 1, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
     }
 }
 

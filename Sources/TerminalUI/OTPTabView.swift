@@ -144,6 +144,7 @@ struct OTPTabView {
         case .typed: source = app.text(UIText("otp.source.typed"))
         case .touch: source = app.text(UIText("otp.source.touch"))
         case .ndef: source = app.text(UIText("otp.source.ndef"))
+        case .pasted: source = app.text(UIText("otp.source.pasted"))
         }
         lines.append((app.text(UIText("otp.view.detail", ["type": app.text(typeText(c)), "source": source])), theme.heading))
         if let text = c.text { lines.append(("  " + text, theme.code)) }

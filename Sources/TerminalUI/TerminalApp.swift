@@ -62,7 +62,7 @@ public final class TerminalApp {
                 for event in events {
                     switch event {
                     case .key(let key): messages.append(.key(key))
-                    case .paste(let text): messages += text.filter { !$0.isNewline }.map { .key(.char($0)) }
+                    case .paste(let text): messages.append(.paste(text))
                     case .resize: break
                     }
                 }

@@ -466,6 +466,7 @@ struct APDUConsoleTests {
         _ = update(&state, .apdu(.saveFailed(.transcript, path: "/tmp/t.txt", message: UIText("apdu.save.failed"), exists: true)))
         #expect(state.apdu.dialog?.kind == .overwrite(.transcript, path: "/tmp/t.txt"))
         #expect(state.apdu.dialog?.form.isConfirmation == true)
+        state.now += 1
         let overwrite = update(&state, .key(.char("y")))
         #expect(overwrite == [.apdu(.save(path: "/tmp/t.txt", .transcript(state.apdu.log), overwrite: true))])
         _ = update(&state, .apdu(.saved(.transcript, path: "/tmp/t.txt")))

@@ -35,6 +35,13 @@ enum FIDOFixture {
         keys.flatMap { update(&state, .key($0)) }
     }
 
+    /// Opens a confirmation with `opener`, and a second later answers it yes.
+    static func confirm(_ opener: KeyPress, into state: inout AppState) -> [Command] {
+        _ = update(&state, .key(opener))
+        state.now += 1
+        return update(&state, .key(.char("y")))
+    }
+
     static func failed(_ operation: FIDOOperation, _ reason: FIDOFailureReason) -> Msg {
         .fido(.failed(keyID: d.id, FIDOFailure(operation, reason)))
     }
@@ -306,8 +313,7 @@ struct FIDOTabUpdateTests {
         #expect(confirm.form.title == UIText("fido.delete.title", ["user": "zed", "rp": "a.example"]))
         #expect(update(&state, .key(.char("n"))).isEmpty)
         #expect(state.fido.dialog == nil && state.fido.credentials?.count == 3)
-        _ = update(&state, .key(.char("d")))
-        #expect(update(&state, .key(.char("y"))) == [.fido(.deleteCredential(F.d, credentialID: zed.credentialID))])
+        #expect(F.confirm(.char("d"), into: &state) == [.fido(.deleteCredential(F.d, credentialID: zed.credentialID))])
         #expect(state.fido.busy == FIDOBusy(.delete) && state.fido.dialog == nil)
         _ = update(&state, .fido(.deleted(keyID: F.d.id, zed, remaining: [alice, bob], F.info(pinSet: true))))
         #expect(state.fido.sortedCredentials == [alice, bob] && state.fido.busy == nil)
@@ -335,8 +341,17 @@ struct FIDOTabUpdateTests {
         let warning = try #require(state.fido.dialog)
         #expect(warning.kind == .reset && warning.form.isConfirmation && warning.form.note == UIText("fido.reset.note"))
         #expect(update(&state, .key(.char("n"))).isEmpty && state.fido.dialog == nil && state.fido.reset == nil)
+        // Enter is No, the default: nothing is reset.
         _ = update(&state, .key(.char("R")))
-        #expect(update(&state, .key(.enter)) == [.fido(.reset(F.d))])
+        #expect(update(&state, .key(.enter)).isEmpty && state.fido.dialog == nil && state.fido.reset == nil)
+        // A y in the same burst as R (typeahead, a paste without bracketing) answers nothing.
+        _ = update(&state, .key(.char("R")))
+        #expect(update(&state, .key(.char("y"))).isEmpty && state.fido.dialog != nil)
+        state.now += 0.03
+        #expect(update(&state, .key(.char("y"))).isEmpty && state.fido.dialog != nil)
+        // A deliberate y, after the question was on screen, resets.
+        state.now += 0.5
+        #expect(update(&state, .key(.char("y"))) == [.fido(.reset(F.d))])
         #expect(state.fido.reset == .sending(keyID: F.d.id) && state.fido.busy == FIDOBusy(.reset))
         _ = update(&state, .fido(.touch(keyID: F.d.id, waiting: true)))
         #expect(state.fido.busy == FIDOBusy(.reset, touch: true))
@@ -347,23 +362,40 @@ struct FIDOTabUpdateTests {
         #expect(state.fido.reset == nil && state.fido.busy == nil)
         #expect(state.status?.text == UIText("fido.resetCancelled") && state.status?.kind == .warning)
         // Again, touched this time.
-        _ = F.press(.char("R"), .char("y"), into: &state)
+        _ = F.confirm(.char("R"), into: &state)
         _ = update(&state, .fido(.touch(keyID: F.d.id, waiting: true)))
         _ = update(&state, .fido(.resetDone(keyID: F.d.id, F.info(pinSet: false))))
         #expect(state.fido.reset == nil && state.fido.busy == nil && state.fido.info?.pinSet == false)
         #expect(state.status?.text == UIText("fido.resetDone"))
     }
 
+    @Test func aPasteOnTheTabNeverActsAndOnlyAPINFieldTakesIt() {
+        var state = F.opened(F.info(pinSet: true), virtual: true)
+        // "Ry" pasted: no dialog, no reset, a word in the status line.
+        #expect(update(&state, .paste("Ry")).isEmpty)
+        #expect(state.fido.dialog == nil && state.fido.reset == nil && state.fido.busy == nil)
+        #expect(state.status?.text == UIText("status.pasteIgnored"))
+        // Into the verify dialog's PIN field it goes as text (a password manager's paste).
+        _ = update(&state, .key(.char("v")))
+        #expect(update(&state, .paste("1234\n")).isEmpty)
+        #expect(state.fido.dialog?.form[0] == "1234")
+        // A confirmation takes no paste.
+        state.fido.dialog = nil
+        _ = update(&state, .key(.char("R")))
+        state.now += 1
+        #expect(update(&state, .paste("y")).isEmpty && state.fido.dialog?.kind == .reset)
+    }
+
     @Test func resetOfTheVirtualKeyOutsideItsWindowExplainsWhy() {
         var state = F.opened(F.info(pinSet: true), virtual: true)
-        _ = F.press(.char("R"), .enter, into: &state)
+        _ = F.confirm(.char("R"), into: &state)
         _ = update(&state, F.failed(.reset, .notAllowed))
         #expect(state.fido.reset == nil && state.status?.text == UIText("fido.notAllowedVirtual"))
     }
 
     @Test func resetOfARealKeyGuidesThroughRemovalAndReinsertion() {
         var state = F.opened(F.info(pinSet: true))
-        _ = F.press(.char("R"), .enter, into: &state)
+        _ = F.confirm(.char("R"), into: &state)
         _ = update(&state, F.failed(.reset, .notAllowed))
         #expect(state.fido.reset == .removeKey(F.d))
         _ = update(&state, .keyEvent(.keyLeft(id: F.d.id)))
@@ -381,7 +413,7 @@ struct FIDOTabUpdateTests {
 
     @Test func escWhileWaitingForTheKeyToBeReinsertedCancelsTheReset() {
         var state = F.opened(F.info(pinSet: true))
-        _ = F.press(.char("R"), .enter, into: &state)
+        _ = F.confirm(.char("R"), into: &state)
         _ = update(&state, F.failed(.reset, .notAllowed))
         _ = update(&state, .keyEvent(.keyLeft(id: F.d.id)))
         #expect(update(&state, .key(.escape)).isEmpty)

@@ -151,7 +151,7 @@ struct RunnerTests {
         let h = Harness(backend, directory: temporaryDirectory())
         let d = InProcessBackend.descriptor
         let data = CredentialData(name: "carol", issuer: "Ex", secret: Array("12345678901234567890".utf8))
-        let added = try await h.run(.oathAdd(d, data, time: 59)) { msg -> OATHSnapshot? in
+        let added = try await h.run(.oathAdd(d, [data], overwrite: false, time: 59)) { msg -> OATHSnapshot? in
             if case .oathChanged(_, let s, _) = msg { return s } else { return nil }
         }
         #expect(added.entries.map(\.credential.id.string) == ["Ex:carol"])
@@ -167,13 +167,22 @@ struct RunnerTests {
         }
         #expect(deleted.entries.isEmpty)
         // Adding the same account twice is refused, and the first stays.
-        _ = try await h.run(.oathAdd(d, data, time: 59)) { msg -> Bool? in
+        _ = try await h.run(.oathAdd(d, [data], overwrite: false, time: 59)) { msg -> Bool? in
             if case .oathChanged = msg { return true } else { return nil }
         }
-        let duplicate = try await h.run(.oathAdd(d, data, time: 59)) { msg -> OATHFailure? in
+        let duplicate = try await h.run(.oathAdd(d, [data], overwrite: false, time: 59)) { msg -> OATHFailure? in
             if case .oathFailed(_, let f) = msg { return f } else { return nil }
         }
         #expect(duplicate.message.literal?.contains("already exists") == true)
+        // Confirmed, it replaces the account: the new secret's code (RFC 4226's secret, RFC 6238's SHA-256 row).
+        let replacement = CredentialData(name: "carol", issuer: "Ex", algorithm: .sha256,
+                                         secret: Array("12345678901234567890123456789012".utf8))
+        let replaced = try await h.run(.oathAdd(d, [replacement], overwrite: true, time: 59)) { msg -> OATHSnapshot? in
+            if case .oathChanged(_, let s, _) = msg { return s } else { return nil }
+        }
+        // RFC 6238 appendix B, SHA-256, T = 59: 46119246; 6 digits: 119246.
+        #expect(replaced.entries.map(\.credential.id.string) == ["Ex:carol"])
+        #expect(replaced.entries.first?.code?.value == "119246")
     }
 
     @Test func keyPulledOutIsReportedAsGone() async throws {

@@ -32,6 +32,12 @@ enum Fixture {
     static func type(_ text: String, into state: inout AppState) -> [Command] {
         text.flatMap { update(&state, .key(.char($0))) }
     }
+
+    /// A key pressed a second after the last one (a deliberate answer, not part of a burst).
+    static func later(_ key: KeyPress, into state: inout AppState) -> [Command] {
+        state.now += 1
+        return update(&state, .key(key))
+    }
 }
 
 @Suite("Model: keys arriving and leaving")
@@ -279,7 +285,7 @@ struct OATHDialogTests {
         #expect(state.oath.hasPassword)
     }
 
-    @Test func addFromAURIIsValidatedAsYouType() {
+    @Test func addFromAURIIsValidatedAsYouType() throws {
         var state = Fixture.loaded([])
         _ = update(&state, .key(.char("a")))
         _ = Fixture.type("otpauth://totp/Ex:bob?secret=1", into: &state)
@@ -287,16 +293,93 @@ struct OATHDialogTests {
         for _ in 0..<1 { _ = update(&state, .key(.backspace)) }
         _ = Fixture.type("JBSWY3DPEHPK3PXP&issuer=Ex", into: &state)
         #expect(state.oath.dialog?.form.problem == nil)
-        // Enter walks through the fields, then submits.
-        var commands = [Command]()
-        for _ in 0..<9 { commands += update(&state, .key(.enter)) }
-        guard case .oathAdd(_, let data, _) = commands.first else {
+        // The URI filled the fields for review; one Enter adds.
+        let form = try #require(state.oath.dialog?.form)
+        #expect(form[.issuer] == "Ex" && form[.name] == "bob" && form[.secret] == "JBSWY3DPEHPK3PXP")
+        let commands = update(&state, .key(.enter))
+        guard case .oathAdd(_, let accounts, let overwrite, _) = commands.first, let data = accounts.first else {
             Issue.record("no add command: \(commands)")
             return
         }
+        #expect(accounts.count == 1 && !overwrite)
         #expect(data.name == "bob")
         #expect(data.issuer == "Ex")
         #expect(data.secret == Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xEF])
+    }
+
+    @Test func aPastedURIOnTheListOpensAddFilledInEveryField() throws {
+        var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
+        let uri = "otpauth://hotp/ACME:carol?secret=JBSWY3DPEHPK3PXP&issuer=ACME&algorithm=SHA256&digits=8&counter=42\n"
+        #expect(update(&state, .paste(uri)).isEmpty)
+        let dialog = try #require(state.oath.dialog)
+        #expect(dialog.kind == .add)
+        let form = dialog.form
+        #expect(form[.uri] == uri.trimmingWhitespace)
+        #expect(form[.issuer] == "ACME" && form[.name] == "carol" && form[.secret] == "JBSWY3DPEHPK3PXP")
+        #expect(form[.type] == "HOTP" && form[.algorithm] == "SHA256" && form[.digits] == "8" && form[.counter] == "42")
+        #expect(form.problem == nil)
+        // Changed on review, the fields are what is added.
+        state.oath.dialog?.form.focus = AddField.name.rawValue
+        _ = update(&state, .key(.ctrl("u")))
+        _ = Fixture.type("dave", into: &state)
+        let commands = update(&state, .key(.enter))
+        guard case .oathAdd(_, let accounts, false, _) = commands.first, let data = accounts.first else {
+            Issue.record("no add command: \(commands)")
+            return
+        }
+        #expect(data.id.string == "ACME:dave" && data.type == .hotp && data.counter == 42 && data.digits == 8)
+        #expect(data.algorithm == .sha256)
+    }
+
+    @Test func pastedTextThatIsNotAURINeverActsAsKeys() {
+        var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990), Fixture.entry("Ex:zed", code: "2", from: 990)])
+        // "study": s, t, u, d (delete), y (yes) as keys would have deleted the selected account.
+        #expect(update(&state, .paste("study")).isEmpty)
+        #expect(state.oath.dialog == nil && state.oath.accounts.count == 2 && state.oath.pinned.isEmpty)
+        #expect(state.status?.text == UIText("status.pasteIgnoredOATH"))
+        // In the filter, a paste is text.
+        _ = update(&state, .key(.char("/")))
+        _ = update(&state, .paste("zed"))
+        #expect(state.oath.filter.text == "zed" && state.oath.visibleAccounts.map(\.id) == ["Ex:zed"])
+    }
+
+    @Test func anExportWithSeveralAccountsAddsThemAll() throws {
+        // Two accounts, Ex:a and Ex:b, as Google Authenticator exports them (protobuf, then base64).
+        let secret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xEF]
+        func account(_ name: String) -> [UInt8] {
+            let body: [UInt8] = [0x0A, UInt8(secret.count)] + secret + [0x12, UInt8(name.utf8.count)] + Array(name.utf8)
+            return [0x0A, UInt8(body.count)] + body
+        }
+        // base64 of account("Ex:a") + account("Ex:b"), "+" and "/" percent-encoded.
+        let uri = "otpauth-migration://offline?data=" + Self.base64(account("Ex:a") + account("Ex:b"))
+        var state = Fixture.loaded([])
+        _ = update(&state, .paste(uri))
+        #expect(state.oath.dialog?.form.note == UIText("oath.add.several", ["count": "2"]))
+        #expect(state.oath.dialog?.form.problem == nil)
+        let commands = update(&state, .key(.enter))
+        guard case .oathAdd(_, let accounts, false, _) = commands.first else {
+            Issue.record("no add command: \(commands)")
+            return
+        }
+        #expect(accounts.map(\.id.string) == ["Ex:a", "Ex:b"])
+    }
+
+    static func base64(_ bytes: [UInt8]) -> String {
+        let table = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        var out = ""
+        var i = 0
+        while i < bytes.count {
+            let n = min(3, bytes.count - i)
+            var v = 0
+            for j in 0..<3 { v = v << 8 | (j < n ? Int(bytes[i + j]) : 0) }
+            for j in 0..<4 {
+                guard j <= n else { out += "="; continue }
+                let d = (v >> (18 - 6 * j)) & 63
+                out += d < 62 ? String(table[d]) : (d == 62 ? "%2B" : "%2F")
+            }
+            i += 3
+        }
+        return out
     }
 
     @Test func addFromFieldsRefusesBadBase32AndDuplicates() {
@@ -311,7 +394,23 @@ struct OATHDialogTests {
         #expect(state.oath.dialog?.form.problem?.literal?.contains("Base32") == true)
         _ = update(&state, .key(.backspace))
         _ = Fixture.type("P", into: &state)
-        #expect(state.oath.dialog?.form.problem == UIText("oath.add.exists", ["account": "Ex:bob"]))
+        #expect(state.oath.dialog?.form.problem == nil)
+        // An account of that name exists: adding asks before it replaces it; a y in the same burst is no answer.
+        var commands = [Command]()
+        for _ in 0..<7 { commands += update(&state, .key(.enter)) }
+        #expect(commands.isEmpty)
+        #expect(state.oath.dialog?.form.confirming?.question == UIText("oath.add.replaceQuestion", ["accounts": "Ex:bob"]))
+        #expect(update(&state, .key(.char("y"))).isEmpty)
+        // No (Enter) goes back to the fields with everything kept.
+        #expect(Fixture.later(.enter, into: &state).isEmpty)
+        #expect(state.oath.dialog?.form.confirming == nil && state.oath.dialog?.form[.secret] == "JBSWY3DPEHPK3PXP")
+        _ = update(&state, .key(.enter))
+        commands = Fixture.later(.char("y"), into: &state)
+        guard case .oathAdd(_, let accounts, true, _) = commands.first else {
+            Issue.record("no overwriting add: \(commands)")
+            return
+        }
+        #expect(accounts.map(\.id.string) == ["Ex:bob"])
     }
 
     @Test func renameAndDeleteConfirm() {
@@ -328,8 +427,32 @@ struct OATHDialogTests {
         #expect(state.oath.dialog?.form.isConfirmation == true)
         #expect(update(&state, .key(.char("n"))).isEmpty)
         #expect(state.oath.dialog == nil)
+        // Enter is No; so is a y that came with the d (a burst); a deliberate y deletes.
         _ = update(&state, .key(.char("d")))
-        #expect(update(&state, .key(.char("y"))) == [.oathDelete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1000)])
+        #expect(update(&state, .key(.enter)).isEmpty && state.oath.dialog == nil)
+        _ = update(&state, .key(.char("d")))
+        #expect(update(&state, .key(.char("y"))).isEmpty && state.oath.dialog != nil)
+        #expect(Fixture.later(.char("y"), into: &state) == [.oathDelete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1001)])
+    }
+
+    @Test func removingThePasswordAsksFirst() {
+        var state = Fixture.loaded([])
+        state.oath.hasPassword = true
+        _ = update(&state, .key(.char("P")))
+        _ = Fixture.type("old", into: &state)
+        for _ in 0..<2 { #expect(update(&state, .key(.enter)).isEmpty) }
+        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(state.oath.dialog?.form.confirming?.question == UIText("oath.password.removeQuestion"))
+        #expect(Fixture.later(.char("y"), into: &state) == [.oathSetPassword(Fixture.reader, current: "old", new: "", time: 1001)])
+    }
+
+    @Test func tabMovesBetweenTheFieldsOfADialog() {
+        var state = Fixture.loaded([])
+        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .key(.tab))
+        #expect(state.tab == .oath && state.oath.dialog?.form.focus == 1)
+        _ = update(&state, .key(.backTab))
+        #expect(state.tab == .oath && state.oath.dialog?.form.focus == 0)
     }
 
     @Test func renameIsRefusedBeforeFirmware53() {
@@ -362,7 +485,7 @@ struct OATHDialogTests {
     @Test func keyPulledOutMidOperationSaysSoAndClosesTheDialog() {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
         _ = update(&state, .key(.char("d")))
-        _ = update(&state, .key(.char("y")))
+        _ = Fixture.later(.char("y"), into: &state)
         _ = update(&state, .oathFailed(keyID: Fixture.reader.id, OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true)))
         #expect(state.oath.dialog == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")

@@ -180,7 +180,7 @@ def test_tui_key_pulled_out_during_delete_recovers(pcsc, tmp_path):
         t.send("Enter")
         t.send("d")
         t.wait_for("Delete GitHub")
-        t.send("y")
+        t.answer("y")
         t.wait_for("removed", timeout=20)
         # The key comes back by itself; the account is still there, and the codes return with no key press.
         t.wait_for("GitHub", timeout=20)

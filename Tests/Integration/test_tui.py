@@ -61,6 +61,17 @@ class Tmux:
     def type(self, text):
         self.tmux("send-keys", "-t", "0", "-l", text)
 
+    def answer(self, key):
+        """Answers a question on screen as a person does, a moment after it showed (ykterm takes no answer
+        from the same input burst as the key that asked)."""
+        time.sleep(0.2)
+        self.send(key)
+
+    def paste(self, text):
+        """Pastes `text` as a terminal does (bracketed, when the program asked for it)."""
+        self.tmux("set-buffer", "-b", "ykterm-test", "--", text)
+        self.tmux("paste-buffer", "-p", "-d", "-b", "ykterm-test", "-t", "0")
+
     def screen(self):
         return self.tmux("capture-pane", "-p", "-t", "0")
 
@@ -167,6 +178,48 @@ def test_filter_help_tabs_and_quit_restore_the_terminal(virtual_tui):
     screen = t.wait_for(r"(?m)^icanon echo", timeout=5)
 
 
+def test_a_paste_never_acts_as_key_presses(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    before = [line[:40] for line in t.screen().splitlines()[1:8]]
+    # On the list, "study" as keys would delete the selected account (d opens the dialog, y confirms it).
+    t.paste("study")
+    t.wait_for("Paste ignored")
+    time.sleep(0.5)
+    screen = t.screen()
+    assert "Delete" not in screen and "Add account" not in screen
+    assert [line[:40] for line in screen.splitlines()[1:8]] == before
+    # Not even typed in one burst: the y that came with the d answers nothing; Enter is No.
+    t.type("dy")
+    t.wait_for(r"Delete Corp VPN:alice\?")
+    time.sleep(0.5)
+    assert "Deleted" not in t.screen()
+    t.answer("Enter")
+    t.wait_gone(r"Delete Corp VPN")
+    assert "Corp VPN" in t.screen()
+    t.send("q")
+    t.wait_for("EXITED=0")
+
+
+def test_a_pasted_uri_opens_add_filled_in_and_one_enter_adds(virtual_tui):
+    t = virtual_tui
+    t.wait_for("GitHub")
+    t.paste("otpauth://totp/ACME:bob@example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=ACME&digits=8&period=60\n")
+    screen = t.wait_for("Add account")
+    assert re.search(r"Issuer\s+ACME", screen) and re.search(r"Name\s+bob@example.com", screen), screen
+    assert re.search(r"Digits\s+< 8 >", screen) and re.search(r"Period \(s\)\s+60", screen), screen
+    assert "★" not in screen  # nothing was pinned (p)
+    t.answer("Enter")
+    t.wait_for("Added 60/ACME:bob@example.com")
+    screen = t.wait_for(r"ACME\s+bob@example.com\s+\d{4} \d{4}")
+    code = re.search(r"ACME\s+bob@example.com\s+(\d{4}) (\d{4})", screen)
+    now = time.time()
+    expected = {pyotp.TOTP("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", interval=60, digits=8).at(int(t0)) for t0 in (now - 2, now)}
+    assert code.group(1) + code.group(2) in expected
+    t.send("q")
+    t.wait_for("EXITED=0")
+
+
 def test_ctrl_c_quits_and_restores(virtual_tui):
     t = virtual_tui
     t.wait_for("GitHub")
@@ -213,8 +266,9 @@ def test_served_key_add_rename_delete_seen_by_ykman(pcsc, env, tmp_path):
         t.send("a")
         t.wait_for("Add account")
         t.type(f"otpauth://totp/Example:carol@example.com?secret={secret}&issuer=Example")
-        for _ in range(9):
-            t.send("Enter")
+        # The URI fills the fields for review; one Enter adds.
+        t.wait_for(r"Name\s+carol@example.com")
+        t.send("Enter")
         t.wait_for("Added Example:carol@example.com")
         assert "Example:carol@example.com" in ykman_accounts(key, env)
         code, _ = stable_code(t, "Example", base64.b32decode(secret))
@@ -242,7 +296,7 @@ def test_served_key_add_rename_delete_seen_by_ykman(pcsc, env, tmp_path):
         assert "Example:dave@example.com" in ykman_accounts(key, env)
         t.send("d")
         t.wait_for(r"Delete Example:dave@example.com\?")
-        t.send("y")
+        t.answer("y")
         t.wait_for("Deleted Example:dave@example.com")
         assert "Example:dave@example.com" not in ykman_accounts(key, env)
     finally:

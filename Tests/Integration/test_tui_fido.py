@@ -128,7 +128,7 @@ def test_credentials_made_by_python_fido2_are_listed_and_deleted_after_confirmat
         t.wait_for(r"Discoverable credentials \(2\)")
         t.send("d")
         t.wait_for(r"Delete the credential of alice for example.org\?")
-        t.send("y")
+        t.answer("y")
         screen = t.wait_for("Deleted the credential of alice for example.org|PIN for the credentials")
         if "PIN for the credentials" in screen:
             # pcscd powered the idle card down, which ends a PIN token: the tab asks for the PIN again, says
@@ -138,7 +138,7 @@ def test_credentials_made_by_python_fido2_are_listed_and_deleted_after_confirmat
             t.wait_gone("PIN for the credentials")
             t.send("d")
             t.wait_for(r"Delete the credential of alice for example.org\?")
-            t.send("y")
+            t.answer("y")
             t.wait_for("Deleted the credential of alice for example.org")
         t.wait_for(r"Discoverable credentials \(1\)")
         left = peer(key, env, "list-resident", pin="cred-pin")["credentials"]
@@ -189,10 +189,21 @@ def test_virtual_reset_is_guided_and_esc_cancels_the_touch(tmp_path):
         assert "Every FIDO credential on this key is lost" in screen
         t.send("n")
         t.wait_gone(r"Reset FIDO2\?")
+        # "Ry" pasted is no key press: nothing opens, nothing is reset.
+        t.paste("Ry")
+        t.wait_for("Paste ignored")
+        time.sleep(0.5)
+        assert "Reset FIDO2?" not in t.screen() and "Touch your key" not in t.screen()
+        # Enter is No.
+        t.send("R")
+        t.wait_for(r"Reset FIDO2\?")
+        t.answer("Enter")
+        t.wait_gone(r"Reset FIDO2\?")
+        t.wait_for("set · 8 tries left")
         # Confirmed, the key waits for a touch; Esc cancels it and nothing is reset.
         t.send("R")
         t.wait_for(r"Reset FIDO2\?")
-        t.send("Enter")
+        t.answer("y")
         t.wait_for("Touch your key")
         t.wait_for("Esc cancels")
         t.send("Escape")
@@ -202,7 +213,7 @@ def test_virtual_reset_is_guided_and_esc_cancels_the_touch(tmp_path):
         # Again, and this time the (simulated) touch comes: the PIN is gone.
         t.send("R")
         t.wait_for(r"Reset FIDO2\?")
-        t.send("y")
+        t.answer("y")
         t.wait_for("Touch your key")
         t.wait_for("FIDO2 reset: every credential and the PIN are gone")
         t.wait_for(r"not set \(s sets one\)")

@@ -222,7 +222,8 @@ struct APDUTabViewTests {
         screen = ViewFixture.render(state)
         #expect(screen.contains("The file exists. Overwrite it?"))
         #expect(screen.contains("ykterm-apdu-transcript.txt exists: what it holds now is lost."))
-        #expect(screen.contains("y / Enter confirm"))
+        #expect(screen.contains("y confirm"))
+        state.now += 1
         _ = update(&state, .key(.char("y")))
         _ = update(&state, .apdu(.saved(.transcript, path: "ykterm-apdu-transcript.txt")))
         #expect(ViewFixture.render(state).text(row: 23).contains("Transcript saved to ykterm-apdu-transcript.txt"))

@@ -165,7 +165,9 @@ struct FIDOTabViewTests {
         #expect(F.contains(warning, "Reset FIDO2?"))
         let text = warning.lines.joined(separator: " ")
         #expect(text.contains("Every FIDO credential on this key is lost") && text.contains("PIN is removed"))
-        _ = update(&state, .key(.enter))
+        #expect(F.contains(warning, "y confirm · n / Enter / Esc cancel"))
+        state.now += 1
+        _ = update(&state, .key(.char("y")))
         let sending = F.screen(state)
         #expect(F.contains(sending, "Resetting… touch your key when it blinks."))
         _ = update(&state, .fido(.touch(keyID: F.key.id, waiting: true)))
@@ -182,7 +184,8 @@ struct FIDOTabViewTests {
     @Test func guidedResetOfARealKeyAsksToRemoveAndReinsert() {
         var state = F.state()
         _ = update(&state, .key(.char("R")))
-        _ = update(&state, .key(.enter))
+        state.now += 1
+        _ = update(&state, .key(.char("y")))
         _ = update(&state, .fido(.failed(keyID: F.key.id, FIDOFailure(.reset, .notAllowed))))
         let remove = F.screen(state)
         #expect(F.contains(remove, "The key allows a reset only within a few seconds"))

@@ -173,7 +173,7 @@ struct OATHViewTests {
         _ = update(&state, .key(.char("d")))
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Delete Corp VPN:alice?"))
-        #expect(screen.contains("y / Enter confirm"))
+        #expect(screen.contains("y confirm · n / Enter / Esc cancel"))
     }
 }
 

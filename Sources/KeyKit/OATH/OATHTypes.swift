@@ -115,8 +115,8 @@ public struct CredentialID: Sendable, Hashable, CustomStringConvertible {
     public func validate() throws(OATHError) {
         guard !name.isEmpty else { throw .invalidCredential("the account name is empty") }
         guard bytes.count <= CredentialID.maxLength else {
-            throw .invalidCredential("\"\(string)\" is \(bytes.count) bytes; the key stores at most "
-                                     + "\(CredentialID.maxLength) bytes of issuer and name")
+            throw .invalidCredential("issuer and name together may have at most \(CredentialID.maxLength) bytes "
+                                     + "(\(bytes.count) here): shorten \"\(string)\"")
         }
     }
 }
