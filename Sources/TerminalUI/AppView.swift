@@ -50,7 +50,12 @@ public struct AppView {
 
     public init(screen: Screen, text: @escaping Localize, theme: Theme = Theme()) {
         self.screen = screen
-        self.text = text
+        // A terminal without UTF-8 gets every word in ASCII (the tables' symbols and umlauts have stand-ins).
+        if screen.unicode {
+            self.text = text
+        } else {
+            self.text = { (t: UIText) -> String in ASCIIFallback.fold(text(t)) }
+        }
         self.theme = theme
     }
 
@@ -160,7 +165,10 @@ public struct AppView {
     }
 
     /// Model text, or the literal the protocol library gave.
-    func resolve(_ t: UIText) -> String { t.literal ?? text(t) }
+    func resolve(_ t: UIText) -> String {
+        guard let literal = t.literal else { return text(t) }
+        return screen.unicode ? literal : ASCIIFallback.fold(literal)
+    }
 
     // MARK: Overlays
 

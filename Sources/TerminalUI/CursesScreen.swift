@@ -110,7 +110,8 @@ public final class CursesScreen: Screen, RawTerminalOutput {
             return error
         }
         self.configuration = configuration
-        setlocale(LC_ALL, "")
+        let environment = configuration.environment ?? ProcessInfo.processInfo.environment
+        let locale = TerminalLocale.setUp(environment: environment)
 
         // The terminal: /dev/tty, so the screen works with stdout redirected; stdin and stdout when there is none.
         var input = fopen("/dev/tty", "r")
@@ -170,10 +171,8 @@ public final class CursesScreen: Screen, RawTerminalOutput {
         set_escdelay(Int32(configuration.escapeDelay))
         curs_set(0)
 
-        let codeset = nl_langinfo(nl_item(CODESET)).map { String(cString: $0) } ?? ""
-        unicode = ["utf-8", "utf8"].contains(codeset.lowercased())
+        unicode = locale.isUTF8
 
-        let environment = configuration.environment ?? ProcessInfo.processInfo.environment
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
         let wantColors: Bool
         switch configuration.colors {
@@ -242,6 +241,8 @@ public final class CursesScreen: Screen, RawTerminalOutput {
     public func draw(_ text: String, row: Int, column: Int, style: TextStyle, width: Int?) {
         guard !ended, row >= 0, row < size.rows else { return }
         let unicode = self.unicode
+        // Outside UTF-8, text from keys and files (account names) is folded as the string tables are.
+        let text = unicode ? text : ASCIIFallback.fold(text)
         let placements = CellLayout.place(text, column: column, width: width, screenColumns: size.columns,
                                           representable: { cell in
             if cell.isASCII { return true }

@@ -96,6 +96,7 @@ public final class MemoryScreen: Screen {
     public func draw(_ text: String, row: Int, column: Int, style: TextStyle, width: Int?) {
         guard row >= 0, row < size.rows else { return }
         let ascii = !unicode
+        let text = ascii ? ASCIIFallback.fold(text) : text
         let placements = CellLayout.place(text, column: column, width: width, screenColumns: size.columns,
                                           representable: { ascii ? $0.isASCII : true })
         for placement in placements {

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Glibc
 import AuthenticatorModel
 import KeyKit
+import TerminalUI
 
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -178,9 +179,12 @@ struct DoctorCommand: AsyncParsableCommand {
 
     private func checkTerminal(_ line: (Level, String) -> Void) {
         let env = ProcessInfo.processInfo.environment
-        setlocale(LC_ALL, "")
-        let codeset = String(cString: nl_langinfo(nl_item(CODESET)))
-        if codeset.uppercased() == "UTF-8" {
+        let locale = TerminalLocale.setUp(environment: env)
+        let codeset = locale.codeset
+        if let standIn = locale.standIn {
+            line(.warn, "locale: \(locale.requested) is not installed; the TUI draws in UTF-8 through \(standIn). "
+                 + "Install it (locale-gen) for the rest of its settings")
+        } else if locale.isUTF8 {
             line(.ok, "locale: UTF-8 (\(codeset))")
         } else {
             line(.warn, "locale: \(codeset), not UTF-8: the TUI falls back to ASCII. "

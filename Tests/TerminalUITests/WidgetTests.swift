@@ -1,5 +1,6 @@
 import Testing
 @testable import TerminalUI
+import AuthenticatorModel
 
 @Suite struct TextFittingTests {
     @Test func truncationKeepsShortText() {
@@ -124,5 +125,30 @@ import Testing
         #expect(screen.style(row: 0, column: 0) == style)
         #expect(screen.style(row: 1, column: 3) == style)
         #expect(screen.style(row: 1, column: 1) == .plain)
+    }
+}
+
+@Suite("Character set: ASCII stand-ins and the locale for drawing")
+struct CharacterSetTests {
+    @Test func everySymbolInTheStringTablesHasAnASCIIStandIn() {
+        for language in ["en", "de"] {
+            for (key, value) in StringTables.load(language: language).primary {
+                let folded = ASCIIFallback.fold(value)
+                #expect(folded.utf8.allSatisfy { $0 < 0x80 }, "\(language) \(key)")
+                #expect(!folded.contains("?") || value.contains("?"), "\(language) \(key): \(folded)")
+            }
+        }
+        #expect(ASCIIFallback.fold("Berührung · Schlüssel…") == "Beruehrung | Schluessel...")
+        #expect(ASCIIFallback.fold("plain") == "plain")
+        #expect(ASCIIFallback.fold("鍵") == "?")
+    }
+
+    @Test func theCTypeLocaleIsTheOnePOSIXNames() {
+        #expect(TerminalLocale.requestedCType(["LANG": "de_DE.UTF-8"]) == "de_DE.UTF-8")
+        #expect(TerminalLocale.requestedCType(["LANG": "C", "LC_CTYPE": "C.UTF-8", "LC_MESSAGES": "de_DE.UTF-8"]) == "C.UTF-8")
+        #expect(TerminalLocale.requestedCType(["LANG": "C", "LC_ALL": "fr_FR.utf8"]) == "fr_FR.utf8")
+        #expect(TerminalLocale.requestedCType([:]) == "")
+        #expect(TerminalLocale.asksForUTF8("de_DE.UTF-8") && TerminalLocale.asksForUTF8("en_US.utf8"))
+        #expect(!TerminalLocale.asksForUTF8("C") && !TerminalLocale.asksForUTF8("de_DE@euro"))
     }
 }
