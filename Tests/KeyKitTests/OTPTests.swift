@@ -379,7 +379,8 @@ private final class CallCounter: Sendable {
 
 @Suite("OTP: session")
 struct OTPSessionTests {
-    private static let select = ((try? APDU.select(aid: AID.otp).encoded()) ?? []).hex
+    /// SELECT with Le 00 (it answers the status).
+    private static let select = ((try? APDU(ins: 0xA4, p1: 0x04, data: AID.otp, le: 256).encoded()) ?? []).hex
 
     /// Status 5.7.2, program sequence 3, and the touch level given.
     private static func status(_ sequence: UInt8 = 3, level: UInt16 = 0x0002) -> String {
@@ -401,7 +402,7 @@ struct OTPSessionTests {
         let challenge: [UInt8] = [0x01, 0x02, 0x03]
         let card = ScriptedConnection([
             (Self.select, Self.status() + "9000"),
-            ("00013800" + "40" + OTPSlotConfiguration.paddedHMACChallenge(challenge).hex, response.hex + "9000"),
+            ("00013800" + "40" + OTPSlotConfiguration.paddedHMACChallenge(challenge).hex + "00", response.hex + "9000"),
         ])
         let session = try await OTPSession.make(connection: card)
         #expect(await session.status.slot2Configured)
@@ -423,7 +424,7 @@ struct OTPSessionTests {
     @Test func slotWithAnotherConfigurationIsReported() async throws {
         let card = ScriptedConnection([
             (Self.select, Self.status(level: 0x0001) + "9000"),
-            ("00013000" + "40" + OTPSlotConfiguration.paddedHMACChallenge([7]).hex, "6985"),
+            ("00013000" + "40" + OTPSlotConfiguration.paddedHMACChallenge([7]).hex + "00", "6985"),
         ])
         let session = try await OTPSession.make(connection: card)
         await #expect(throws: OTPError.notChallengeResponse(1)) { try await session.calculateHMAC(slot: 1, challenge: [7]) }
@@ -431,7 +432,7 @@ struct OTPSessionTests {
 
     @Test func touchNoticeComesOnlyWhenTheAnswerIsSlow() async throws {
         let response = [UInt8](repeating: 0x11, count: 20)
-        let apdu = "00013800" + "40" + OTPSlotConfiguration.paddedHMACChallenge([9]).hex
+        let apdu = "00013800" + "40" + OTPSlotConfiguration.paddedHMACChallenge([9]).hex + "00"
         // Fast answer: the notice is cancelled and never comes, even after its delay has passed.
         let fast = CallCounter()
         let quick = try await OTPSession.make(connection: ScriptedConnection([
@@ -454,7 +455,8 @@ struct OTPSessionTests {
     @Test func programmingChecksTheSequence() async throws {
         let key = hexBytes("0102030405")
         let config = try OTPSlotConfiguration.challengeResponse(key: key, requireTouch: true).bytes
-        let write = "00010300" + "3a" + config.hex + "000000000000"
+        // A write answers the new status: Le 00.
+        let write = "00010300" + "3a" + config.hex + "000000000000" + "00"
         let card = ScriptedConnection([
             (Self.select, Self.status(3, level: 0x0000) + "9000"),
             (write, Self.status(4, level: 0x0002) + "9000"),
@@ -475,7 +477,7 @@ struct OTPSessionTests {
     @Test func deletingTheLastSlotResetsTheSequence() async throws {
         let card = ScriptedConnection([
             (Self.select, Self.status(7, level: 0x0001) + "9000"),
-            ("00010100" + "3a" + [UInt8](repeating: 0, count: 58).hex, Self.status(0, level: 0x0000) + "9000"),
+            ("00010100" + "3a" + [UInt8](repeating: 0, count: 58).hex + "00", Self.status(0, level: 0x0000) + "9000"),
         ])
         let session = try await OTPSession.make(connection: card)
         try await session.deleteSlot(slot: 1)

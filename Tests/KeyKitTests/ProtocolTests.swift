@@ -100,16 +100,17 @@ private extension SmartCardError {
         #expect(card.remaining == 0)
     }
 
-    @Test func customRemainingInstructionHasNoLe() async throws {
-        // OATH: SEND REMAINING is 00 A5 00 00, with no Le.
+    @Test func customRemainingInstructionCarriesLe() async throws {
+        // OATH: SEND REMAINING is 00 A5 00 00 00, with Le 00 (as yubikey-manager sends it): a key may read a
+        // command without Le as "no data wanted".
         let card = ScriptedConnection([
-            ("00 A1 00 00", "71 03 61 62 63 61 00"),
-            ("00 A5 00 00", "71 03 64 65 66 61 10"),
-            ("00 A5 00 00", "71 01 67 90 00"),
+            ("00 A1 00 00 00", "71 03 61 62 63 61 00"),
+            ("00 A5 00 00 00", "71 03 64 65 66 61 10"),
+            ("00 A5 00 00 00", "71 01 67 90 00"),
         ])
         let proto = SmartCardProtocol(connection: card, remainingInstruction: 0xA5)
         #expect(proto.remainingInstruction == 0xA5)
-        let r = try await proto.send(APDU(ins: 0xA1))
+        let r = try await proto.send(APDU(ins: 0xA1, le: 256))
         #expect(r.data == bytes("71 03 61 62 63 71 03 64 65 66 71 01 67"))
         #expect(r.status == .ok)
         #expect(card.remaining == 0)
@@ -312,7 +313,7 @@ private extension SmartCardError {
     }
 
     @Test func selectReturnsTheAnswer() async throws {
-        let card = ScriptedConnection([("00 A4 04 00 07 A0 00 00 05 27 21 01", "79 03 05 07 02 61 02"),
+        let card = ScriptedConnection([("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "79 03 05 07 02 61 02"),
                                        ("00 C0 00 00 02", "71 00 90 00")])
         let answer = try await SmartCardProtocol(connection: card).select(AID.oath, name: "OATH")
         #expect(answer == bytes("79 03 05 07 02 71 00"))
@@ -320,14 +321,14 @@ private extension SmartCardError {
 
     @Test(arguments: ["6A 82", "6A 81", "6D 00", "6E 00", "69 99", "6A 86", "69 85"])
     func selectNotFoundMeansApplicationNotAvailable(status: String) async throws {
-        let card = ScriptedConnection([("00 A4 04 00 07 A0 00 00 05 27 21 01", status)])
+        let card = ScriptedConnection([("00 A4 04 00 07 A0 00 00 05 27 21 01 00", status)])
         await #expect(throws: SmartCardError.applicationNotAvailable("OATH")) {
             try await SmartCardProtocol(connection: card).select(AID.oath, name: "OATH")
         }
     }
 
     @Test func selectOtherFailuresKeepTheStatus() async throws {
-        let card = ScriptedConnection([("00 A4 04 00 05 A0 00 00 03 08", "69 82")])
+        let card = ScriptedConnection([("00 A4 04 00 05 A0 00 00 03 08 00", "69 82")])
         await #expect(throws: SmartCardError.status(.securityConditionNotSatisfied)) {
             try await SmartCardProtocol(connection: card).select(AID.piv, name: "PIV")
         }
@@ -340,7 +341,8 @@ private func page(_ tlvs: [TLV]) -> String {
     return ([UInt8(body.count)] + body + [0x90, 0x00]).hex
 }
 
-private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17"
+/// SELECT carries Le 00: it answers data.
+private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
 
 @Suite struct ManagementTests {
     @Test func twoPageDeviceInfo() async throws {
@@ -553,14 +555,14 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17"
     @Test func inspectProbesKeysWithoutManagement() async throws {
         let card = ScriptedConnection(name: "Reader 1", [
             (selectManagement, "6A 82"),
-            ("00 A4 04 00 07 A0 00 00 05 27 20 01", "04 03 04 05 00 00 90 00"),
-            ("00 01 10 00", "00 0F 42 40 90 00"),
-            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01", "55 32 46 5F 56 32 90 00"),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 01", "6A 82"),
-            ("00 A4 04 00 05 A0 00 00 03 08", "61 02"),
+            ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "04 03 04 05 00 00 90 00"),
+            ("00 01 10 00 00", "00 0F 42 40 90 00"),
+            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+            ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "6A 82"),
+            ("00 A4 04 00 05 A0 00 00 03 08 00", "61 02"),
             ("00 C0 00 00 02", "AA BB 90 00"),
-            ("00 A4 04 00 06 D2 76 00 01 24 01", "6D 00"),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 07", "6A 82"),
+            ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6D 00"),
+            ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
         ])
         let info = try await KeyProbe.inspect(connection: card)
         #expect(card.remaining == 0)

@@ -35,6 +35,10 @@ public struct APDUExchange: Sendable, Equatable {
 /// The transport above a `SmartCardConnection`: command chaining, automatic GET RESPONSE on 61xx
 /// (or another instruction, such as OATH's SEND REMAINING 0xA5), re-send with the right Le on 6Cxx,
 /// and SELECT.
+///
+/// Commands that expect data must carry Le (ISO 7816-4 cases 2 and 4; short Le 00 asks for up to 256
+/// bytes): a key may read a command without Le as "no data wanted" and answer 61xx with nothing. The
+/// sessions build their commands that way, and the fetches made here always carry Le.
 public struct SmartCardProtocol: Sendable {
     public let connection: any SmartCardConnection
     /// The instruction that fetches the rest of a response announced by 61xx.
@@ -103,6 +107,10 @@ public struct SmartCardProtocol: Sendable {
         }
     }
 
+    /// Gathers the rest of an answer. The first answer may announce its data with 61xx and bring none
+    /// (ISO 7816-4's T=0 way of answering a command sent without Le); after that, every fetch carries Le
+    /// and must bring data: a fetch answered 61xx with no data would be asked again for ever, so it ends
+    /// the exchange at once with `SmartCardError.emptyResponsePart`.
     private func complete(_ first: Response, resend: (Int) throws -> [UInt8]) async throws -> Response {
         var response = first
         if response.status.isWrongLe {
@@ -115,17 +123,36 @@ public struct SmartCardProtocol: Sendable {
             guard count < SmartCardProtocol.maxResponseParts else {
                 throw SmartCardError.malformedResponse("the answer never ends (more than \(count) parts)")
             }
-            let more: APDU
-            if remainingInstruction == SmartCardProtocol.getResponse {
-                let n = response.status.sw2 == 0 ? 256 : Int(response.status.sw2)
-                more = APDU(cla: 0x00, ins: remainingInstruction, le: n)
-            } else {
-                more = APDU(cla: 0x00, ins: remainingInstruction)
+            response = try await exchange(try fetchCommand(announced: response.status))
+            if response.data.isEmpty && response.status.isMoreDataAvailable {
+                throw SmartCardError.emptyResponsePart(response.status,
+                                                       after: SmartCardProtocol.name(ofFetch: remainingInstruction))
             }
-            response = try await exchange(try more.encoded(.short))
             data += response.data
         }
         return Response(data: data, status: response.status)
+    }
+
+    /// The command that fetches the rest announced by `announced` (61xx): GET RESPONSE asks for the
+    /// announced length (SW2, 00 = 256); other instructions (OATH's SEND REMAINING) ask for up to 256
+    /// bytes (Le 00), as a key that reads a command without Le as "no data wanted" needs.
+    func fetchCommand(announced: StatusWord) throws -> [UInt8] {
+        let le: Int
+        if remainingInstruction == SmartCardProtocol.getResponse {
+            le = announced.sw2 == 0 ? 256 : Int(announced.sw2)
+        } else {
+            le = 256
+        }
+        return try APDU(cla: 0x00, ins: remainingInstruction, le: le).encoded(.short)
+    }
+
+    /// How errors and traces name the instruction that fetches the rest of an answer.
+    public static func name(ofFetch instruction: UInt8) -> String {
+        switch instruction {
+        case getResponse: return "GET RESPONSE"
+        case 0xA5: return "SEND REMAINING"
+        default: return "INS " + Hex.encode([instruction], uppercase: true)
+        }
     }
 
     /// Sends a command and returns its data; a non-9000 status is thrown as `SmartCardError.status`.
@@ -135,7 +162,11 @@ public struct SmartCardProtocol: Sendable {
 
     /// SELECT an application by AID. A "not found" answer becomes `applicationNotAvailable(name)`.
     public func select(_ aid: [UInt8], name: String) async throws -> [UInt8] {
-        let r = try await send(.select(aid: aid))
+        // SELECT answers data (a version, a challenge): it carries Le, so that a key which reads a command
+        // without Le as "no data wanted" answers it too (ISO 7816-4 case 4).
+        var command = APDU.select(aid: aid)
+        command.le = 256
+        let r = try await send(command)
         switch r.status.rawValue {
         case 0x9000: return r.data
         case 0x6A82, 0x6A81, 0x6D00, 0x6E00, 0x6999, 0x6A86, 0x6985:

@@ -26,6 +26,9 @@ public enum SmartCardError: Error, Equatable, Sendable, CustomStringConvertible 
     case malformedResponse(String)
     /// The card answered with a non-success status word.
     case status(StatusWord)
+    /// A fetch of the rest of an answer (`after`: "SEND REMAINING", "GET RESPONSE") was answered 61xx
+    /// again with no data: the key announced more but sent none, so the exchange was ended.
+    case emptyResponsePart(StatusWord, after: String)
     /// SELECT of an application failed: the key does not have it, or has it disabled.
     case applicationNotAvailable(String)
     /// The connection was closed.
@@ -63,6 +66,9 @@ public enum SmartCardError: Error, Equatable, Sendable, CustomStringConvertible 
             return "the key answered something unexpected (\(why)): it may not be a supported key"
         case .status(let sw):
             return "the key refused the command: \(sw)"
+        case .emptyResponsePart(let sw, let fetch):
+            return "the exchange broke off: the key announced more data but sent none (\(sw.hexString) with no data "
+                + "after \(fetch)); retry, and if it happens again run with --verbose and report the trace"
         case .applicationNotAvailable(let name):
             return "the key has no \(name) application, or it is disabled"
         case .closed:

@@ -25,8 +25,11 @@ public struct U2FSession: Sendable {
         public var signature: [UInt8]
     }
 
+    /// VERSION ("U2F_V2"). Like every U2F command it is sent in the extended encoding, here with Le
+    /// 00 00 00 (up to 65536 bytes): it answers data, and a key may send none to a command without Le.
     public func version() async throws -> String {
-        let r = try Response(raw: try await connection.sendU2F([0x00, 0x03, 0x00, 0x00]))
+        let command = try APDU(ins: 0x03, le: 65536).encoded(.extended)
+        let r = try Response(raw: try await connection.sendU2F(command))
         return String(decoding: try r.checked(), as: UTF8.self)
     }
 

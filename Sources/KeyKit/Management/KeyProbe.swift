@@ -67,7 +67,7 @@ public enum KeyProbe {
             caps.insert(.otp)
             apps.append("OTP")
             version = Version(bytes: otp)
-            if let r = try? await proto.send(APDU(ins: 0x01, p1: 0x10)), r.status.isSuccess, r.data.count == 4 {
+            if let r = try? await proto.send(APDU(ins: 0x01, p1: 0x10, le: 256)), r.status.isSuccess, r.data.count == 4 {
                 serial = UInt32(BigEndian.integer(r.data))
                 if serial == 0 { serial = nil }
             }

@@ -4,7 +4,8 @@ import Glibc
 /// The YKOATH application: accounts, codes, password.
 ///
 /// Each method builds its TLVs, sends one command (the transport gathers long answers with SEND REMAINING)
-/// and parses the answer. After `make`, a password-protected key is locked until `validate` or `unlock`.
+/// and parses the answer. Commands that answer data (VALIDATE, LIST, CALCULATE, CALCULATE ALL, and SELECT)
+/// carry Le 00; those that answer only a status (PUT, DELETE, RENAME, SET CODE, RESET) carry none. After `make`, a password-protected key is locked until `validate` or `unlock`.
 public actor OATHSession {
     typealias Ins = YKOATH.Ins
     typealias Tag = YKOATH.Tag
@@ -92,7 +93,7 @@ public actor OATHSession {
         let ours = Crypto.random(8)
         let data = TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
             + TLV(Tag.challenge, ours).encoded
-        let r = try await proto.send(APDU(ins: Ins.validate, data: data))
+        let r = try await proto.send(APDU(ins: Ins.validate, data: data, le: 256))
         if r.status == .dataInvalid || r.status == .incorrectParameters { throw OATHError.wrongPassword }
         let answer = try check(r)
         guard let theirs = try OATHSession.parse(answer).value(for: Tag.response),
@@ -140,7 +141,7 @@ public actor OATHSession {
 
     /// LIST: every account with its type and algorithm.
     public func list() async throws -> [Credential] {
-        let answer = try check(try await proto.send(APDU(ins: Ins.list)))
+        let answer = try check(try await proto.send(APDU(ins: Ins.list, le: 256)))
         return try OATHSession.parse(answer).compactMap { t in
             guard t.tag == Tag.nameList, let first = t.value.first,
                   let type = OATHType(rawValue: first & 0xF0) else { return nil }
@@ -169,7 +170,7 @@ public actor OATHSession {
     public func calculateAll(at time: Int64, otherPeriods: Bool = true) async throws -> [Entry] {
         let step = time / Int64(CredentialData.defaultPeriod)
         let data = TLV(Tag.challenge, BigEndian.bytes(UInt64(max(step, 0)), count: 8)).encoded
-        let answer = try check(try await proto.send(APDU(ins: Ins.calculateAll, p2: 0x01, data: data)))
+        let answer = try check(try await proto.send(APDU(ins: Ins.calculateAll, p2: 0x01, data: data, le: 256)))
         let tlvs = try OATHSession.parse(answer)
         guard tlvs.count % 2 == 0 else {
             throw SmartCardError.malformedResponse("OATH: CALCULATE ALL answer has an odd number of fields")
@@ -217,7 +218,7 @@ public actor OATHSession {
             challenge = []
         }
         let data = TLV(Tag.name, credential.rawID).encoded + TLV(Tag.challenge, challenge).encoded
-        let r = try await proto.send(APDU(ins: Ins.calculate, p2: 0x01, data: data))
+        let r = try await proto.send(APDU(ins: Ins.calculate, p2: 0x01, data: data, le: 256))
         if r.status == .fileNotFound || r.status == .dataInvalid {
             throw OATHError.noSuchCredential(credential.id.string)
         }

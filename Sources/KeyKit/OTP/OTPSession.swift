@@ -104,7 +104,7 @@ public actor OTPSession {
 
     /// The key's serial number; nil when the key does not reveal it.
     public func serial() async throws -> UInt32? {
-        let r = try await proto.send(APDU(ins: Ins.config, p1: Command.deviceSerial))
+        let r = try await proto.send(APDU(ins: Ins.config, p1: Command.deviceSerial, le: 256))
         guard r.status.isSuccess, r.data.count == 4 else { return nil }
         return UInt32(BigEndian.integer(r.data))
     }
@@ -112,7 +112,7 @@ public actor OTPSession {
     /// Reads the status again.
     @discardableResult
     public func refreshStatus() async throws -> Status {
-        status = try Status(bytes: try await proto.sendChecked(APDU(ins: Ins.status)))
+        status = try Status(bytes: try await proto.sendChecked(APDU(ins: Ins.status, le: 256)))
         return status
     }
 
@@ -138,7 +138,7 @@ public actor OTPSession {
         let notice = onWaitingForTouch.map { DelayedNotice(after: touchNoticeAfter, $0) }
         defer { notice?.cancel() }
         let r = try await proto.send(APDU(ins: Ins.config, p1: slot == 1 ? Command.challengeHMAC1 : Command.challengeHMAC2,
-                                          data: OTPSlotConfiguration.paddedHMACChallenge(challenge)))
+                                          data: OTPSlotConfiguration.paddedHMACChallenge(challenge), le: 256))
         notice?.cancel()
         if r.status.isSuccess && r.data.count == 20 { return r.data }
         // A slot with another kind of configuration refuses at once; a touch slot refuses after waiting.
@@ -178,7 +178,7 @@ public actor OTPSession {
             throw OTPError.invalidAccessCode
         }
         let code = accessCode ?? [UInt8](repeating: 0, count: OTPSlotConfiguration.accessCodeSize)
-        let r = try await proto.send(APDU(ins: Ins.config, p1: command, data: config + code))
+        let r = try await proto.send(APDU(ins: Ins.config, p1: command, data: config + code, le: 256))
         guard r.status.isSuccess else {
             if [0x6982, 0x6985, 0x6A80, 0x6984].contains(r.status.rawValue) { throw OTPError.configurationRefused }
             throw SmartCardError.status(r.status)
