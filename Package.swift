@@ -40,7 +40,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "KeyKitTests", dependencies: ["KeyKit"]),
-        .testTarget(name: "VirtualKeyTests", dependencies: ["VirtualKey", "KeyKit"]),
+        // AuthenticatorModel for the trace of exchanges with the virtual key (WireTracer, APDURedactor).
+        .testTarget(name: "VirtualKeyTests", dependencies: ["VirtualKey", "KeyKit", "AuthenticatorModel"]),
         .testTarget(name: "AuthenticatorModelTests", dependencies: ["AuthenticatorModel", "KeyKit", "VirtualKey"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit"]),
     ],

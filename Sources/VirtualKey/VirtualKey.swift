@@ -50,12 +50,14 @@ public final class VirtualKey: Sendable {
     public let userPresenceDelay: Double
     /// Seconds after power-up during which a FIDO reset is allowed.
     public let resetWindow: Double
+    /// How the key behaves where makes differ (see `VirtualKeyProfile`).
+    public let profile: VirtualKeyProfile
     /// Set by `cancelFIDO()`: a FIDO request waiting for its simulated touch stops.
     private let fidoCancelled = Atomic<Bool>(false)
 
     public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
                 latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
-                resetWindow: Double = 10) {
+                resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) {
         let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
         var core = Inner(state: state, applets: [], fido: fido)
         core.applets = [ManagementApplet(), OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay),
@@ -66,15 +68,16 @@ public final class VirtualKey: Sendable {
         self.touchDelay = touchDelay
         self.userPresenceDelay = userPresenceDelay
         self.resetWindow = resetWindow
+        self.profile = profile
     }
 
     /// Loads the state from `file` (creating it from `initial` when missing).
     public convenience init(stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
                             latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
-                            resetWindow: Double = 10) throws {
+                            resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) throws {
         let loaded = try file.load()
         self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
-                  userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
+                  userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile)
         if loaded == nil { try file.save(initial) }
     }
 
@@ -105,7 +108,7 @@ public final class VirtualKey: Sendable {
     /// Handles one raw command APDU and returns the raw response.
     public func process(_ command: [UInt8]) -> [UInt8] {
         if latency > 0 { SystemThread.sleep(latency) }
-        return withInner { VirtualKey.handle(command, &$0) }.bytes
+        return withInner { VirtualKey.handle(command, &$0, profile: profile) }.bytes
     }
 
     /// Runs `body` under the lock, then saves the state when it changed.
@@ -179,7 +182,7 @@ public final class VirtualKey: Sendable {
         }
     }
 
-    private static func handle(_ bytes: [UInt8], _ inner: inout Inner) -> Response {
+    private static func handle(_ bytes: [UInt8], _ inner: inout Inner, profile: VirtualKeyProfile) -> Response {
         let apdu: APDU
         do {
             apdu = try APDU(parsing: bytes)
@@ -192,6 +195,10 @@ public final class VirtualKey: Sendable {
         // Rest of a long answer.
         if let sel = inner.selected, !inner.pendingResponse.isEmpty,
            apdu.ins == inner.applets[sel].remainingInstruction {
+            if apdu.le == nil && profile.withholdsDataWithoutLe {
+                // No Le, no data: the same announcement again, and nothing fetched.
+                return Response(status: remaining(inner.pendingResponse.count))
+            }
             return nextChunk(&inner, le: apdu.le)
         }
         inner.pendingResponse = []
@@ -235,7 +242,20 @@ public final class VirtualKey: Sendable {
         } else {
             return Response(status: .conditionsNotSatisfied)
         }
+        if command.le == nil && profile.withholdsDataWithoutLe {
+            return withhold(response, &inner)
+        }
         return split(response, &inner, le: command.le)
+    }
+
+    /// A command without Le gets no data: the whole answer waits, announced with 61xx, for a fetch that
+    /// carries Le. Answers without data (and refusals) go out as they are.
+    private static func withhold(_ response: Response, _ inner: inout Inner) -> Response {
+        guard !response.data.isEmpty, response.status.isSuccess || response.status.isMoreDataAvailable else {
+            return response
+        }
+        inner.pendingResponse = response.data
+        return Response(status: remaining(inner.pendingResponse.count))
     }
 
     /// A SELECT names an application by its whole AID, or by a longer AID that starts with it.

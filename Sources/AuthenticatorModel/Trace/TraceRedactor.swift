@@ -57,6 +57,14 @@ public struct APDURedactor: Sendable {
         var commandKeep: Int?
         /// Bytes of the answer data shown before the redaction (the CTAP status byte), or nil: answer shown.
         var responseKeep: Int?
+        /// True for a fetch of the rest of an answer (GET RESPONSE, SEND REMAINING).
+        var isFetch = false
+        /// For a fetch: the label of the command whose answer it fetches (nil when that one has none), so
+        /// that every later fetch names that command, not the fetch before it.
+        var answerOf: String?
+
+        /// The command a further fetch belongs to: the one this fetch belongs to, or this command itself.
+        var owner: String? { isFetch ? answerOf : label }
     }
 
     public init() {}
@@ -110,9 +118,11 @@ public struct APDURedactor: Sendable {
         // The rest of an answer: judged by the command it belongs to.
         let continuation: [UInt8] = application == .oath ? [0xC0, 0xA5] : application == .fido ? [0xC0, 0x11] : [0xC0]
         if continuation.contains(ins), let pending = pendingAnswer {
+            // One level only, whatever the round: every fetch is labelled with the command it answers.
             let name: String = ins == 0xA5 ? "SEND REMAINING" : ins == 0x11 ? "NFCCTAP GETRESPONSE" : "GET RESPONSE"
-            return Decision(label: name + (pending.label.map { " (\($0))" } ?? ""), commandKeep: nil,
-                            responseKeep: pending.responseKeep)
+            let owner = pending.owner
+            return Decision(label: name + (owner.map { " (\($0))" } ?? ""), commandKeep: nil,
+                            responseKeep: pending.responseKeep, isFetch: true, answerOf: owner)
         }
         if cla & 0x80 == 0, [0x20, 0x24, 0x2C].contains(ins), application != .fido, application != .oath,
            application != .otp {
