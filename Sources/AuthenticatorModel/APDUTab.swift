@@ -545,3 +545,17 @@ func apduTabPaste(_ state: inout AppState, _ text: String) -> Bool {
     state.apdu.input.insert(text)
     return true
 }
+
+/// The tab's keys, for the help overlay.
+func apduTabHelp(_ state: AppState) -> [HelpEntry] {
+    [
+        HelpEntry("Enter", UIText("apdu.help.enter")),
+        HelpEntry("Up/Down", UIText("apdu.help.history")),
+        HelpEntry("PgUp/PgDn", UIText("apdu.help.scroll")),
+        HelpEntry("Esc", UIText("apdu.help.escape")),
+        HelpEntry(": \(state.bindings.key(for: .filter))", UIText("apdu.help.focus")),
+        HelpEntry("select NAME", UIText("apdu.help.select")),
+        HelpEntry("s / h", UIText("apdu.help.save")),
+        HelpEntry("x", UIText("apdu.help.clear")),
+    ]
+}

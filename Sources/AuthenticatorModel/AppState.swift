@@ -76,6 +76,8 @@ public struct AppState: Sendable {
     public var service: ServiceState = .unknown
     public var status: StatusMessage?
     public var showHelp = false
+    /// The first help entry shown (the help scrolls when it does not fit).
+    public var helpScroll = 0
     public var showKeySwitcher = false
     public var keySwitcherIndex = 0
     public var oath = OATHTabState()

@@ -139,6 +139,8 @@ public struct FIDOTabState: Sendable, Hashable {
     public var credentials: [FIDOCredential]?
     /// The credentials list is showing (instead of the information).
     public var showCredentials = false
+    /// The first line of the information shown (it scrolls with Up/Down when the terminal is short).
+    public var infoScroll = 0
     public var selectedCredential = 0
     public var reset: FIDOResetStage?
     /// The runner holds a PIN token for this key (the token itself never enters the state).
@@ -498,6 +500,10 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         }
     }
     switch key {
+    case .up, .char("k"): state.fido.infoScroll = max(0, state.fido.infoScroll - 1)
+    case .down, .char("j"): state.fido.infoScroll = min(FIDOTabState.maxInfoScroll, state.fido.infoScroll + 1)
+    case .pageUp, .home, .char("g"): state.fido.infoScroll = 0
+    case .pageDown: state.fido.infoScroll = min(FIDOTabState.maxInfoScroll, state.fido.infoScroll + 5)
     case .char("s"):
         guard ready, let info else { return [] }
         if info.pinSet == nil { return note(&state, "fido.noPINSupport") }
@@ -724,4 +730,23 @@ func fidoTabPaste(_ state: inout AppState, _ text: String) -> Bool {
     dialog.form.problem = fidoDialogProblem(dialog, minimum: state.fido.info?.minPINLength ?? 4)
     state.fido.dialog = dialog
     return true
+}
+
+/// The tab's keys, for the help overlay.
+func fidoTabHelp(_ state: AppState) -> [HelpEntry] {
+    [
+        HelpEntry("s", UIText("fido.help.set")),
+        HelpEntry("c", UIText("fido.help.change")),
+        HelpEntry("v", UIText("fido.help.verify")),
+        HelpEntry("l", UIText("fido.help.list")),
+        HelpEntry("d / Del", UIText("fido.help.delete")),
+        HelpEntry("R", UIText("fido.help.reset")),
+        HelpEntry("r", UIText("fido.help.reload")),
+        HelpEntry("Enter / Esc", UIText("fido.help.dialog")),
+    ]
+}
+
+extension FIDOTabState {
+    /// A bound on the information's scrolling; the view shows no further than its last line.
+    public static let maxInfoScroll = 40
 }

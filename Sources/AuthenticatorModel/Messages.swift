@@ -67,6 +67,16 @@ public struct OATHFailure: Sendable, Equatable {
     }
 }
 
+extension Command {
+    /// Work the user asked for (not the bookkeeping that follows: pins saved, keys forgotten).
+    var isAction: Bool {
+        switch self {
+        case .savePins, .loadPins, .forgetKey, .watchKeys, .probe: return false
+        default: return true
+        }
+    }
+}
+
 /// Work for the runner: each is performed asynchronously and answers with messages.
 public enum Command: Sendable, Equatable {
     /// Watch for keys arriving and leaving (once, at start).
@@ -88,7 +98,8 @@ public enum Command: Sendable, Equatable {
     case savePins(deviceID: String, Set<String>)
     /// Forget the derived keys the runner holds for a key that left.
     case forgetKey(keyID: String)
-    case copy(String)
+    /// Put a code on the clipboard; `account` names it in the status line.
+    case copy(String, account: String)
     case quit
 
     // The other tabs' work.

@@ -50,7 +50,7 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
         state.oath.refreshing = state.oath.refreshing && state.oath.accounts.contains { $0.calculating && !$0.onRequest }
         if state.oath.copyWhenReady == accountID {
             state.oath.copyWhenReady = nil
-            return [.copy(code.value)]
+            return [.copy(code.value, account: accountID)]
         }
         return []
     case .oathChanged(let id, let snapshot, let text):
@@ -235,7 +235,7 @@ extension OATHTabState {
 func copyOrCalculate(_ state: inout AppState) -> [Command] {
     guard state.oath.phase == .ready, let a = state.oath.selectedAccount, let key = state.selectedKey else { return [] }
     state.oath.selectedID = a.id
-    if !a.isHOTP, let code = a.validCode(at: state.now) { return [.copy(code.value)] }
+    if !a.isHOTP, let code = a.validCode(at: state.now) { return [.copy(code.value, account: a.id)] }
     guard a.onRequest || a.code == nil else { return [] }
     guard !a.calculating, let i = state.oath.accounts.firstIndex(where: { $0.id == a.id }) else { return [] }
     state.oath.accounts[i].calculating = true

@@ -527,3 +527,15 @@ extension OTPTabState {
     /// The longest pasted line taken as an OTP (a URL with an OTP in it fits).
     public static let maxPastedOTP = 512
 }
+
+/// The tab's keys, for the help overlay.
+func otpTabHelp(_ state: AppState) -> [HelpEntry] {
+    [
+        HelpEntry("F5 / Ctrl-R", UIText("otp.help.ndef")),
+        HelpEntry(String(OTPTabState.challengeKey), UIText("otp.help.challenge")),
+        HelpEntry("\(OTPTabState.touchKey) / Ctrl-T", UIText("otp.help.touch")),
+        HelpEntry("Up/Down", UIText("otp.help.select")),
+        HelpEntry("Del", UIText("otp.help.clear")),
+        HelpEntry("", UIText("otp.help.typing")),
+    ]
+}

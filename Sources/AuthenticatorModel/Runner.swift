@@ -100,12 +100,12 @@ public final class Runner: Sendable {
                 for await event in events { post(.keyEvent(event)) }
             }
             watcher.withLock { $0?.cancel(); $0 = task }
-        case .copy(let text):
+        case .copy(let text, let account):
             guard let copy = environment.copy else { return }
             let post = self.post
             Task {
                 let done = await copy(text)
-                post(.copied(done != nil, done.map { UIText("status.copied", ["how": $0]) } ?? UIText("status.copyFailed")))
+                post(.copied(done != nil, done.map { UIText("status.copied", ["how": $0, "account": account]) } ?? UIText("status.copyFailed")))
             }
         case .loadPins(let deviceID):
             post(.pinsLoaded(deviceID: deviceID, environment.pins.pins(for: deviceID)))

@@ -20,7 +20,14 @@ public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
 func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
     switch msg {
     case .key(let key):
-        return handleKey(&state, key)
+        // A new action replaces what the status line said about the last one (unless it says something itself).
+        let (status, dialog) = (state.status, state.dialogOpen)
+        let commands = handleKey(&state, key)
+        if state.status == status, status?.text.key != "status.pcscdMissing",
+           commands.contains(where: \.isAction) || (!dialog && state.dialogOpen) {
+            state.status = nil
+        }
+        return commands
     case .paste(let text):
         return handlePaste(&state, text)
     case .tick(let now):
@@ -129,7 +136,7 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return [.quit]
     }
     if state.showHelp {
-        state.showHelp = false
+        helpKey(&state, key)
         return []
     }
     if state.showKeySwitcher { return keySwitcher(&state, key) }

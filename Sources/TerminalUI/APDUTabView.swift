@@ -136,18 +136,4 @@ struct APDUTabView {
                                               "quit": String(state.bindings.key(for: .quit)),
                                               "device": String(state.bindings.key(for: .device))]))
     }
-
-    /// The tab's own bindings for the help overlay.
-    static func helpRows(_ state: AppState) -> [(String, UIText)] {
-        [
-            ("Enter", UIText("apdu.help.enter")),
-            ("Up/Down", UIText("apdu.help.history")),
-            ("PgUp/PgDn", UIText("apdu.help.scroll")),
-            ("Esc", UIText("apdu.help.escape")),
-            (": \(state.bindings.key(for: .filter))", UIText("apdu.help.focus")),
-            ("select NAME", UIText("apdu.help.select")),
-            ("s / h", UIText("apdu.help.save")),
-            ("x", UIText("apdu.help.clear")),
-        ]
-    }
 }

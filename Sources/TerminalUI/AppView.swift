@@ -59,9 +59,9 @@ public struct AppView {
         self.theme = theme
     }
 
-    /// The first row under the tab bar, and the last row above the status bar.
+    /// The first row under the tab bar, and the last row above the hints line.
     var bodyTop: Int { 1 }
-    var bodyBottom: Int { screen.size.rows - 3 }
+    var bodyBottom: Int { screen.size.rows - 4 }
 
     public func render(_ state: AppState) {
         screen.erase()
@@ -72,6 +72,8 @@ public struct AppView {
             return
         }
         tabBar(state)
+        // The bars first: a tab's dialog may cover them on a short terminal.
+        statusBar(state)
         let body = Box(row: bodyTop, column: 0, height: bodyBottom - bodyTop + 1, width: screen.size.columns)
         switch state.tab {
         case .oath: OATHView(app: self, area: body).render(state)
@@ -79,7 +81,6 @@ public struct AppView {
         case .fido: FIDOTabView(app: self, area: body).render(state)
         case .apdu: APDUTabView(app: self, area: body).render(state)
         }
-        statusBar(state)
         if state.showDeviceInfo { DeviceInfoView(app: self).render(state) }
         if state.showKeySwitcher { keySwitcher(state) }
         if state.showHelp { help(state) }
@@ -88,12 +89,10 @@ public struct AppView {
 
     // MARK: Bars
 
-    static let tabKeys: [Tab: String] = [.oath: "tab.oath", .otp: "tab.otp", .fido: "tab.fido", .apdu: "tab.apdu"]
-
     func tabBar(_ state: AppState) {
         var column = 0
         for tab in Tab.allCases {
-            let label = " \(tab.rawValue + 1) \(text(UIText(Self.tabKeys[tab]!))) "
+            let label = " \(tab.rawValue + 1) \(text(UIText(tab.nameKey))) "
             screen.draw(label, row: 0, column: column, style: tab == state.tab ? theme.tabActive : theme.tabInactive)
             column += label.cellWidth + 1
         }
@@ -102,7 +101,8 @@ public struct AppView {
         if hintColumn > column { screen.draw(hint, row: 0, column: hintColumn, style: theme.dim) }
     }
 
-    /// Row rows-2: the key and its state; row rows-1: the latest message, or the tab's main bindings.
+    /// Row rows-3: the keys that work now (every tab, always there); row rows-2: the key and its state;
+    /// row rows-1: the latest message.
     func statusBar(_ state: AppState) {
         let columns = screen.size.columns
         let keyRow = screen.size.rows - 2
@@ -142,9 +142,8 @@ public struct AppView {
             case .error: style = theme.error
             }
             screen.draw(" " + resolve(status.text), row: messageRow, column: 0, style: style, width: columns)
-        } else {
-            screen.draw(" " + hints(state), row: messageRow, column: 0, style: theme.dim, width: columns)
         }
+        screen.draw(" " + hints(state), row: keyRow - 1, column: 0, style: theme.dim, width: columns)
     }
 
     func hints(_ state: AppState) -> String {
@@ -161,7 +160,7 @@ public struct AppView {
         }
         if state.tab == .otp { return OTPTabView.hints(state, app: self) }
         if state.tab == .apdu { return APDUTabView.hints(state, text) }
-        return text(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+        return FIDOTabView.hints(state, app: self)
     }
 
     /// Model text, or the literal the protocol library gave.
@@ -178,46 +177,50 @@ public struct AppView {
         return Box.centered(height: h, width: w, in: screen.size)
     }
 
+    /// The help of the shown tab (its keys, then the ones that work everywhere), descriptions wrapped, never
+    /// cut; it scrolls by entries from `state.helpScroll` when it does not fit, and says where it is.
     func help(_ state: AppState) {
-        let b = state.bindings
-        var rows: [(String, String)] = [
-            ("Tab / Shift-Tab", text(UIText("help.tabs"))),
-            ("1-4", text(UIText("help.tabNumbers"))),
-            ("Up/Down j/k", text(UIText("help.move"))),
-            ("PgUp/PgDn Home/End", text(UIText("help.page"))),
-            ("Enter", text(UIText("help.enter"))),
-            ("Esc", text(UIText("help.escape"))),
-        ]
-        // The OATH tab's actions only where they work, so each tab's own rows fit at 80x24.
-        let global: Set<Action> = [.quit, .help, .keys, .device]
-        for action in Action.allCases where state.tab == .oath || global.contains(action) {
-            rows.append((String(b.key(for: action)), text(UIText(action.helpKey))))
+        let entries = helpEntries(state)
+        let width = min(100, screen.size.columns)
+        let inner = max(1, width - 2)
+        let keyWidth = min(max(4, inner / 3), entries.filter { !$0.isHeading }.map { $0.keys.cellWidth }.max() ?? 4)
+        let textWidth = max(1, inner - keyWidth - 3)
+        // Each entry as the lines it takes.
+        let blocks: [[(keys: String, text: String, heading: Bool)]] = entries.map { entry in
+            if entry.isHeading { return [("", resolve(entry.text), true)] }
+            let lines = wrap(resolve(entry.text), width: textWidth)
+            return lines.enumerated().map { i, line in (i == 0 ? entry.keys : "", line, false) }
         }
-        let tabRows: [(String, UIText)]
-        switch state.tab {
-        case .oath: tabRows = []
-        case .otp: tabRows = OTPTabView.helpRows(state)
-        case .fido: tabRows = FIDOTabView.helpRows(state)
-        case .apdu: tabRows = APDUTabView.helpRows(state)
+        let total = blocks.reduce(0) { $0 + $1.count }
+        let box = modal(lines: total + 1, width: width, title: text(UIText("view.help.title")))
+        let room = max(0, box.innerHeight - 1)
+        let first = min(state.helpScroll, max(0, entries.count - 1))
+        var row = box.innerRow
+        var shownLast = first - 1
+        for (index, block) in blocks.enumerated().dropFirst(first) {
+            guard row + block.count <= box.innerRow + room || row == box.innerRow else { break }
+            for line in block where row < box.innerRow + room {
+                if line.heading {
+                    screen.draw(" " + line.text, row: row, column: box.innerColumn, style: theme.heading, width: box.innerWidth)
+                } else {
+                    screen.draw(" " + line.keys.padded(toCells: keyWidth, unicode: screen.unicode), row: row,
+                                column: box.innerColumn, style: theme.code, width: keyWidth + 1)
+                    screen.draw(line.text, row: row, column: box.innerColumn + keyWidth + 3, style: .plain, width: textWidth)
+                }
+                row += 1
+            }
+            shownLast = index
         }
-        rows += tabRows.map { ($0.0, text($0.1)) }
-        rows.append(("Ctrl-C", text(UIText("help.ctrlC"))))
-        let keyWidth = rows.map { $0.0.cellWidth }.max() ?? 4
-        let box = overlayBox(lines: rows.count + 2, width: 100)
-        box.draw(on: screen, title: text(UIText("view.help.title")), style: theme.border, titleStyle: theme.heading)
-        for (i, row) in rows.enumerated() where i < box.innerHeight - 2 {
-            screen.draw(" " + row.0.padded(toCells: keyWidth, unicode: screen.unicode), row: box.innerRow + i,
-                        column: box.innerColumn, style: theme.code, width: box.innerWidth)
-            screen.draw(row.1, row: box.innerRow + i, column: box.innerColumn + keyWidth + 3, style: .plain,
-                        width: max(0, box.innerWidth - keyWidth - 3))
-        }
-        screen.draw(text(UIText("view.help.footer")).centered(inCells: box.innerWidth, unicode: screen.unicode),
-                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+        let position = first > 0 || shownLast < entries.count - 1
+            ? "\(first + 1)-\(shownLast + 1)/\(entries.count) " + (screen.unicode ? "· " : "| ") : ""
+        var footer = position + text(UIText("view.help.footer"))
+        if footer.cellWidth > box.innerWidth { footer = position + text(UIText("view.help.footerShort")) }
+        screen.draw(footer.centered(inCells: box.innerWidth, unicode: screen.unicode),
+                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
     }
 
     func keySwitcher(_ state: AppState) {
-        let box = overlayBox(lines: max(state.keys.count, 1) + 2, width: 70)
-        box.draw(on: screen, title: text(UIText("view.keys.title")), style: theme.border, titleStyle: theme.heading)
+        let box = modal(lines: max(state.keys.count, 1) + 2, width: 70, title: text(UIText("view.keys.title")))
         if state.keys.isEmpty {
             screen.draw(" " + text(UIText("view.keys.none")), row: box.innerRow, column: box.innerColumn,
                         style: theme.dim, width: box.innerWidth)

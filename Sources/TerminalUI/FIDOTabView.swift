@@ -79,49 +79,54 @@ struct FIDOTabView {
             lines.append((UIText("fido.view.extensions"), info.extensions.joined(separator: ", "), .plain))
         }
 
-        var row = area.row
-        screen.draw(" " + app.text(UIText("fido.view.title")), row: row, column: area.column, style: theme.heading,
-                    width: area.width)
-        row += 2
         let labelWidth = min(24, (lines.map { app.text($0.0).cellWidth }.max() ?? 10) + 2)
         let valueColumn = area.column + 1 + labelWidth
         let valueWidth = max(1, area.width - valueColumn - 1)
-        let bottom = area.row + area.height - 2
-        for (label, value, style) in lines where row < bottom {
-            screen.draw(" " + app.text(label), row: row, column: area.column, style: theme.dim, width: labelWidth + 1)
-            for piece in wrap(value, width: valueWidth) where row < bottom {
-                screen.draw(piece, row: row, column: valueColumn, style: style, width: valueWidth)
-                row += 1
+        // Every screen line of the information: the title, the fields with their values wrapped, the alert.
+        var shown: [(label: String, value: String, column: Int, style: TextStyle)] = [
+            (" " + app.text(UIText("fido.view.title")), "", 0, theme.heading), ("", "", 0, .plain),
+        ]
+        for (label, value, style) in lines {
+            for (i, piece) in wrap(value, width: valueWidth).enumerated() {
+                shown.append((i == 0 ? " " + app.text(label) : "", piece, valueColumn, style))
             }
         }
-        if let alert = state.fido.alert, row + 1 < bottom {
-            row += 1
-            for piece in wrap(app.resolve(alert), width: area.width - 3) where row < bottom {
-                screen.draw(" " + piece, row: row, column: area.column, style: theme.warning, width: area.width)
-                row += 1
-            }
+        if let alert = state.fido.alert {
+            shown.append(("", "", 0, .plain))
+            for piece in wrap(app.resolve(alert), width: area.width - 3) { shown.append((" " + piece, "", 0, theme.warning)) }
         }
-        actions(hints(info, state))
+        // A short terminal scrolls (Up/Down); a line at the bottom says more follows.
+        let rows = area.height
+        let first = min(state.fido.infoScroll, max(0, shown.count - rows))
+        let more = shown.count - first > rows
+        for (offset, line) in shown.dropFirst(first).prefix(more ? rows - 1 : rows).enumerated() {
+            let row = area.row + offset
+            let labelStyle = line.column == 0 ? line.style : theme.dim
+            screen.draw(line.label, row: row, column: area.column, style: labelStyle,
+                        width: line.column == 0 ? area.width : labelWidth + 1)
+            if line.column > 0 { screen.draw(line.value, row: row, column: line.column, style: line.style, width: valueWidth) }
+        }
+        if more {
+            screen.draw(" " + app.text(UIText("fido.view.more")), row: area.row + rows - 1, column: area.column,
+                        style: theme.dim, width: area.width)
+        }
     }
 
-    /// The tab's bindings that apply now, on the last row of the tab.
-    func hints(_ info: FIDOInfo, _ state: AppState) -> [String] {
-        var parts = [String]()
-        if info.pinSet == false { parts.append(app.text(UIText("fido.hint.set"))) }
-        if info.pinSet == true {
-            parts.append(app.text(UIText("fido.hint.change")))
-            parts.append(app.text(UIText("fido.hint.verify")))
+    /// The tab's bindings that apply now, for the hints line every tab shares.
+    static func hints(_ state: AppState, app: AppView) -> String {
+        var parts = [UIText]()
+        if state.fido.dialog != nil { return app.text(UIText("view.hints.dialog")) }
+        if state.fido.showCredentials {
+            parts = [UIText("fido.hint.move"), UIText("fido.hint.delete"), UIText("fido.hint.back")]
+        } else if state.fido.phase == .ready, let info = state.fido.info {
+            if info.pinSet == false { parts.append(UIText("fido.hint.set")) }
+            if info.pinSet == true { parts += [UIText("fido.hint.change"), UIText("fido.hint.verify")] }
+            if info.credentialManagement { parts.append(UIText("fido.hint.list")) }
+            parts += [UIText("fido.hint.reset"), UIText("fido.hint.reload")]
         }
-        if info.credentialManagement { parts.append(app.text(UIText("fido.hint.list"))) }
-        parts.append(app.text(UIText("fido.hint.reset")))
-        parts.append(app.text(UIText("fido.hint.reload")))
-        return parts
-    }
-
-    func actions(_ parts: [String]) {
-        let separator = screen.unicode ? " · " : " | "
-        screen.draw(" " + parts.joined(separator: separator), row: area.row + area.height - 1, column: area.column,
-                    style: theme.dim, width: area.width)
+        let b = state.bindings
+        parts.append(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+        return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
     }
 
     // MARK: Credentials
@@ -132,7 +137,6 @@ struct FIDOTabView {
         screen.draw(" " + app.text(UIText("fido.view.credentialsTitle", ["count": String(list.count)])), row: top,
                     column: area.column, style: theme.heading, width: area.width)
         top += 2
-        actions([UIText("fido.hint.move"), UIText("fido.hint.delete"), UIText("fido.hint.back")].map { app.text($0) })
         guard !list.isEmpty else {
             screen.draw(" " + app.text(UIText("fido.view.noCredentials")), row: top, column: area.column,
                         style: theme.dim, width: area.width)
@@ -230,19 +234,5 @@ struct FIDOTabView {
                             UIText("fido.reset.step2"), UIText("fido.reset.step3")],
                     style: theme.warning, footer: UIText("fido.reset.cancelHint"))
         }
-    }
-
-    /// The tab's own bindings for the help overlay.
-    static func helpRows(_ state: AppState) -> [(String, UIText)] {
-        [
-            ("s", UIText("fido.help.set")),
-            ("c", UIText("fido.help.change")),
-            ("v", UIText("fido.help.verify")),
-            ("l", UIText("fido.help.list")),
-            ("d / Del", UIText("fido.help.delete")),
-            ("R", UIText("fido.help.reset")),
-            ("r", UIText("fido.help.reload")),
-            ("Enter / Esc", UIText("fido.help.dialog")),
-        ]
     }
 }

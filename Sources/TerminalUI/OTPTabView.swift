@@ -186,16 +186,4 @@ struct OTPTabView {
             "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
         ]))
     }
-
-    /// The tab's own bindings for the help overlay.
-    static func helpRows(_ state: AppState) -> [(String, UIText)] {
-        [
-            ("F5 / Ctrl-R", UIText("otp.help.ndef")),
-            (String(OTPTabState.challengeKey), UIText("otp.help.challenge")),
-            ("\(OTPTabState.touchKey) / Ctrl-T", UIText("otp.help.touch")),
-            ("Up/Down", UIText("otp.help.select")),
-            ("Del", UIText("otp.help.clear")),
-            ("", UIText("otp.help.typing")),
-        ]
-    }
 }

@@ -87,12 +87,12 @@ public final class TerminalApp {
     private func dispatch(_ msg: Msg, keyTime: Double? = nil) {
         if case .key = msg { state.now = keyTime ?? Date().timeIntervalSince1970 }
         for command in update(&state, msg) {
-            if case .copy(let text) = command { copy(text) } else { runner?.perform(command) }
+            if case .copy(let text, let account) = command { copy(text, account: account) } else { runner?.perform(command) }
         }
     }
 
     /// OSC 52 goes to the terminal from this thread, after the frame; local tools run aside and report.
-    private func copy(_ text: String) {
+    private func copy(_ text: String, account: String) {
         let sequence = clipboard.terminalSequence(for: text)
         if let sequence { pendingRaw.append(sequence) }
         let clipboard = self.clipboard, inbox = self.inbox, wakeup = self.wakeup
@@ -100,7 +100,7 @@ public final class TerminalApp {
             let local = await clipboard.copyWithLocalTools(text)
             let how = (sequence != nil ? ["OSC 52"] : []) + local.succeeded
             let msg: Msg = how.isEmpty ? .copied(false, UIText("status.copyFailed"))
-                                       : .copied(true, UIText("status.copied", ["how": how.joined(separator: ", ")]))
+                                       : .copied(true, UIText("status.copied", ["how": how.joined(separator: ", "), "account": account]))
             inbox.withLock { $0.append(msg) }
             wakeup.signal()
         }

@@ -207,10 +207,10 @@ struct OATHTimeTests {
         #expect(state.oath.accounts[0].calculating)
         let after = update(&state, .oathCode(keyID: Fixture.reader.id, accountID: "touch",
                                              Code(value: "987654", validFrom: 990, validTo: 1020)))
-        #expect(after == [.copy("987654")])
+        #expect(after == [.copy("987654", account: "touch")])
         #expect(!state.oath.accounts[0].calculating)
         // A valid code is copied at once, without asking the key.
-        #expect(update(&state, .key(.char("c"))) == [.copy("987654")])
+        #expect(update(&state, .key(.char("c"))) == [.copy("987654", account: "touch")])
     }
 
     @Test func nextExpiryIsTheEarliestShownCode() {

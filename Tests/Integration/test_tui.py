@@ -164,9 +164,9 @@ def test_filter_help_tabs_and_quit_restore_the_terminal(virtual_tui):
     t.send("Escape")
     t.wait_for("GitHub")
     t.send("?")
-    t.wait_for("Any key closes this help")
+    t.wait_for("any other key closes this help")
     t.send("x")
-    t.wait_gone("Any key closes this help")
+    t.wait_gone("any other key closes this help")
     t.send("3")
     t.wait_for("AAGUID")
     t.send("Tab")
@@ -218,6 +218,41 @@ def test_a_pasted_uri_opens_add_filled_in_and_one_enter_adds(virtual_tui):
     assert code.group(1) + code.group(2) in expected
     t.send("q")
     t.wait_for("EXITED=0")
+
+
+def test_help_fits_and_scrolls_on_a_small_terminal(tmp_path):
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))
+    t = Tmux(f"{shlex.quote(str(YKTERM))} --virtual", env, columns=60, rows=15)
+    try:
+        t.wait_for("GitHub")
+        t.send("?")
+        screen = t.wait_for("OATH tab")
+        seen = screen
+        for _ in range(25):
+            t.send("Down")
+            time.sleep(0.05)
+            seen += t.screen()
+        # Every binding was reachable, the OATH-only ones and the general ones, and nothing ran into the border.
+        for text in ("filter accounts", "set, change or remove the OATH", "read the accounts again",
+                     "quit from anywhere", "Everywhere"):
+            assert text in seen, seen
+        for line in seen.splitlines():
+            if line.startswith("│"):
+                assert line.rstrip().endswith("│"), line
+        t.send("Escape")
+        t.wait_gone("Everywhere")
+        # On the APDU tab, its own keys: Enter sends there.
+        t.send("4")
+        t.wait_for("APDU console")
+        t.send("Escape")
+        t.send("?")
+        screen = t.wait_for("APDU tab")
+        assert "send the command" in screen and "copy the code" not in screen, screen
+        t.send("x")
+        t.send("q")
+        t.wait_for("EXITED=0")
+    finally:
+        t.close()
 
 
 def test_ctrl_c_quits_and_restores(virtual_tui):
@@ -391,7 +426,7 @@ def test_no_color_and_a_non_utf8_locale_give_plain_ascii(tmp_path):
         assert code in (totp(GITHUB, time.time()), totp(GITHUB, time.time() - 1))
         # The string tables' symbols have ASCII stand-ins (not "?"): the HOTP row, the hints, every tab.
         assert re.search(r"HOTP \| Enter", screen), screen
-        for key, shown in (("a", "Add account"), ("Escape", "GitHub"), ("?", "Any key closes"), ("x", "GitHub"),
+        for key, shown in (("a", "Add account"), ("Escape", "GitHub"), ("?", "any other key closes"), ("x", "GitHub"),
                            ("2", "OTP"), ("3", "AAGUID"), ("4", "APDU console")):
             t.send(key)
             screen = t.wait_for(shown)

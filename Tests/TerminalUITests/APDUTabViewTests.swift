@@ -67,36 +67,36 @@ struct APDUTabViewTests {
             #expect(intro.contains(name + ",") || intro.contains(name + ")"), "\(name)")
         }
         // The input line above the check line; the cursor sits in it.
-        #expect(screen.text(row: 20).hasPrefix(" > "))
-        #expect(screen.cursor == CellPosition(row: 20, column: 3))
-        #expect(screen.text(row: 21).contains("hex, or select NAME"))
-        // The bindings of the input in the bottom line.
-        #expect(screen.text(row: 23).contains("Enter send") && screen.text(row: 23).contains("Esc leave input"))
+        #expect(screen.text(row: 19).hasPrefix(" > "))
+        #expect(screen.cursor == CellPosition(row: 19, column: 3))
+        #expect(screen.text(row: 20).contains("hex, or select NAME"))
+        // The bindings of the input in the hints line.
+        #expect(screen.text(row: 21).contains("Enter send") && screen.text(row: 21).contains("Esc leave input"))
     }
 
     @Test func inputIsCheckedAsTyped() {
         var state = APDUViewFixture.console()
         APDUViewFixture.type("00A4 04 0G", &state)
         var screen = ViewFixture.render(state)
-        #expect(screen.text(row: 20).contains(" > 00A4 04 0G"))
-        #expect(screen.cursor == CellPosition(row: 20, column: 13))
-        let problem = screen.text(row: 21)
+        #expect(screen.text(row: 19).contains(" > 00A4 04 0G"))
+        #expect(screen.cursor == CellPosition(row: 19, column: 13))
+        let problem = screen.text(row: 20)
         #expect(problem.contains("'G' at position 10 is not a hexadecimal digit"))
         let column = problem.distance(from: problem.startIndex, to: problem.range(of: "'G'")!.lowerBound)
-        #expect(screen.style(row: 21, column: column) == Theme().error)
+        #expect(screen.style(row: 20, column: column) == Theme().error)
 
         state = APDUViewFixture.console()
         APDUViewFixture.type("00A4040007A0000005272101", &state)
         screen = ViewFixture.render(state)
-        #expect(screen.text(row: 21).contains("12 bytes · case 3 · INS A4 · Lc 7 · Le - · Enter sends"))
+        #expect(screen.text(row: 20).contains("12 bytes · case 3 · INS A4 · Lc 7 · Le - · Enter sends"))
 
         state = APDUViewFixture.console()
         APDUViewFixture.type("sel oath", &state)
-        #expect(ViewFixture.render(state).text(row: 21).contains("00A4040007A0000005272101 · Enter sends"))
+        #expect(ViewFixture.render(state).text(row: 20).contains("00A4040007A0000005272101 · Enter sends"))
 
         state = APDUViewFixture.console()
         APDUViewFixture.type("select banana", &state)
-        #expect(ViewFixture.render(state).text(row: 21).contains("unknown application \"banana\""))
+        #expect(ViewFixture.render(state).text(row: 20).contains("unknown application \"banana\""))
     }
 
     @Test func malformedLineOnEnterSaysItWasNotSent() {
@@ -106,7 +106,7 @@ struct APDUTabViewTests {
         let screen = ViewFixture.render(state)
         #expect(screen.contains("not sent: 00A40"))
         #expect(screen.text(row: 23).contains("odd number of hex digits (5)"))
-        #expect(screen.text(row: 20).contains(" > 00A40"))
+        #expect(screen.text(row: 19).contains(" > 00A40"))
     }
 
     @Test func oathSelectShowsCommandStatusWordDataAndTLV() throws {
@@ -125,8 +125,8 @@ struct APDUTabViewTests {
         #expect(ViewFixture.line(screen, containing: "79 (3) 050702")?.contains("version") == true)
         #expect(ViewFixture.line(screen, containing: "71 (8) 1122334455667788")?.contains("name") == true)
         // The input is empty again and keeps the focus.
-        #expect(screen.text(row: 20).trimmingCharacters(in: .whitespaces) == ">")
-        #expect(screen.cursor == CellPosition(row: 20, column: 3))
+        #expect(screen.text(row: 19).trimmingCharacters(in: .whitespaces) == ">")
+        #expect(screen.cursor == CellPosition(row: 19, column: 3))
     }
 
     @Test func shortcutAndFailureStatusWord() throws {
@@ -162,20 +162,20 @@ struct APDUTabViewTests {
         APDUViewFixture.type("00A10000", &state)
         _ = update(&state, .key(.enter))
         let screen = ViewFixture.render(state)
-        #expect(screen.text(row: 21).contains("Working"))
+        #expect(screen.text(row: 20).contains("Working"))
         #expect(screen.contains("> 00A10000"))
     }
 
     @Test func longLogShowsTheNewestAndScrollsBack() {
         var state = APDUViewFixture.console()
         for _ in 0..<12 { APDUViewFixture.exchange("00A10000", data: [], &state) }
-        // 1 note + 12 × (command, status) lines; 18 rows show, between the header and the input.
+        // 1 note + 12 × (command, status) lines; 17 rows show, between the header and the input.
         var screen = ViewFixture.render(state)
-        #expect(screen.text(row: 1).contains("8-25/25"))
-        #expect(screen.text(row: 19).contains("< SW=9000"))
+        #expect(screen.text(row: 1).contains("9-25/25"))
+        #expect(screen.text(row: 18).contains("< SW=9000"))
         _ = update(&state, .key(.pageUp))
         screen = ViewFixture.render(state)
-        #expect(screen.text(row: 1).contains("1-18/25"))
+        #expect(screen.text(row: 1).contains("1-17/25"))
         #expect(screen.text(row: 2).contains("connection opened"))
     }
 
@@ -185,24 +185,24 @@ struct APDUTabViewTests {
         APDUViewFixture.type(long, &state)
         let screen = ViewFixture.render(state)
         let cursor = screen.cursor
-        #expect(cursor?.row == 20)
+        #expect(cursor?.row == 19)
         #expect((cursor?.column ?? 99) < 80)
-        #expect(screen.text(row: 20).contains("ABAB"))
-        #expect(!screen.text(row: 20).contains("00DA"))
+        #expect(screen.text(row: 19).contains("ABAB"))
+        #expect(!screen.text(row: 19).contains("00DA"))
     }
 
     @Test func outsideTheInputTheHintsNameTheConsoleKeysAndHelpFitsAt80x24() {
         var state = APDUViewFixture.console()
         _ = update(&state, .key(.escape))
         var screen = ViewFixture.render(state)
-        let hints = screen.text(row: 23)
+        let hints = screen.text(row: 21)
         #expect(hints.contains("Enter type") && hints.contains("s save transcript"))
-        #expect(screen.text(row: 21).contains("Enter, : or / to type a command"))
+        #expect(screen.text(row: 20).contains("Enter, : or / to type a command"))
         #expect(screen.cursor == nil)
         _ = update(&state, .key(.char("?")))
         screen = ViewFixture.render(state)
         for text in ["send the command", "earlier and later commands", "scroll the log", "SELECT: oath fido otp management piv openpgp ndef",
-                     "save the transcript", "clear the log", "device information", "Any key closes this help"] {
+                     "save the transcript", "clear the log", "device information", "any other key closes this help"] {
             #expect(screen.contains(text), "\(text)")
         }
     }
@@ -216,7 +216,7 @@ struct APDUTabViewTests {
         #expect(screen.contains("Save the transcript"))
         #expect(ViewFixture.line(screen, containing: "File")?.contains("ykterm-apdu-transcript.txt") == true)
         #expect(screen.contains("mode 0600"))
-        #expect(screen.text(row: 23).contains("Esc cancel"))
+        #expect(screen.text(row: 21).contains("Esc cancel"))
         _ = update(&state, .key(.enter))
         _ = update(&state, .apdu(.saveFailed(.transcript, path: "ykterm-apdu-transcript.txt", message: UIText("apdu.save.failed"), exists: true)))
         screen = ViewFixture.render(state)

@@ -240,3 +240,34 @@ struct FIDOTabViewTests {
         #expect(screen.lines.contains { $0.contains(tables.format("fido.changePIN.title", [:])) })
     }
 }
+
+@Suite("Views: short terminals")
+struct ShortTerminalTests {
+    static func render(_ state: AppState) -> MemoryScreen {
+        let screen = MemoryScreen(rows: 15, columns: 60)
+        AppView(screen: screen, text: ViewFixture.text).render(state)
+        return screen
+    }
+
+    @Test func theFIDO2InformationScrollsAtSixtyByFifteen() {
+        var state = FIDOViewFixture.state()
+        var screen = Self.render(state)
+        #expect(screen.contains("↓ more below") && !screen.contains("Extensions"))
+        for _ in 0..<6 { _ = update(&state, .key(.down)) }
+        screen = Self.render(state)
+        #expect(screen.contains("Extensions") && screen.contains("credProtect"))
+        #expect(!screen.contains("↓ more below"))
+        _ = update(&state, .key(.home))
+        #expect(Self.render(state).contains("FIDO2 authenticator"))
+    }
+
+    @Test func theAddDialogKeepsItsOutlineAndKeysAtSixtyByFifteen() {
+        var state = ViewFixture.state()
+        _ = update(&state, .key(.char("a")))
+        let screen = Self.render(state)
+        #expect(screen.text(row: 0).hasPrefix("┌ Add account"))
+        #expect(screen.text(row: 14).hasPrefix("└") && screen.text(row: 14).hasSuffix("┘"))
+        #expect(screen.text(row: 13).contains("Esc cancel"))
+        #expect(screen.contains("Require touch"))
+    }
+}

@@ -64,7 +64,7 @@ struct OTPTabViewTests {
         #expect(screen.text(row: 1).contains("Touch your key now: listening for the OTP it types"))
         #expect(screen.text(row: 2).contains("slow typing by hand is ignored"))
         #expect(screen.contains("Nothing captured yet."))
-        let hints = screen.text(row: 23)
+        let hints = screen.text(row: 21)
         #expect(hints.contains("F5 read NDEF") && hints.contains("x challenge-response") && hints.contains("? help"))
         #expect(!hints.contains("touch the key"))
         #expect(screen.text(row: 22).contains("serial 28123456"))
@@ -141,7 +141,7 @@ struct OTPTabViewTests {
 
     @Test func virtualModeHintsNameTheTouchKey() {
         let screen = ViewFixture.render(OTPViewFixture.state(virtual: true))
-        #expect(screen.text(row: 23).contains("T touch the key"))
+        #expect(screen.text(row: 21).contains("T touch the key"))
         var touching = OTPViewFixture.state(virtual: true)
         _ = update(&touching, .key(.ctrl("t")))
         #expect(ViewFixture.render(touching).text(row: 1).contains("Touching the virtual key…"))
@@ -162,7 +162,7 @@ struct OTPTabViewTests {
         #expect(screen.contains("c0fz"))
         #expect(screen.contains("\"z\" is not a hex digit (0-9, a-f)"))
         #expect(screen.contains("Up to 64 bytes in hex"))
-        #expect(screen.text(row: 23).contains("Esc cancel"))
+        #expect(screen.text(row: 21).contains("Esc cancel"))
         _ = update(&state, .key(.backspace))
         _ = update(&state, .key(.char("e")))
         _ = update(&state, .key(.enter))
@@ -207,7 +207,7 @@ struct OTPTabViewTests {
         #expect(screen.lines.allSatisfy { $0.cellWidth == 80 })
         for text in ["F5 / Ctrl-R", "read the OTP from the NDEF tag", "HMAC-SHA1 challenge-response on slot 1 or 2",
                      "T / Ctrl-T", "touch the virtual key", "clear the captures", "a fast burst is an OTP",
-                     "Ctrl-C", "Any key closes this help"] {
+                     "Ctrl-C", "any other key closes this help"] {
             #expect(screen.contains(text), "\(text)\n\(screen.dump)")
         }
     }

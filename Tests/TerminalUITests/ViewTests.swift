@@ -57,12 +57,12 @@ struct OATHViewTests {
         let screen = ViewFixture.render(ViewFixture.state(), rows: rows, columns: columns)
         #expect(screen.lines.count == rows)
         #expect(screen.lines.allSatisfy { $0.cellWidth == columns })
-        // Tab bar on top, the key in the status bar, the bindings on the last line.
+        // Tab bar on top, the bindings above the status bar with the key, messages on the last line.
         #expect(screen.text(row: 0).hasPrefix(" 1 OATH  "))
         #expect(screen.text(row: 0).contains("2 OTP") && screen.text(row: 0).contains("3 FIDO2") && screen.text(row: 0).contains("4 APDU"))
         let status = screen.text(row: rows - 2)
         #expect(status.contains("serial 28123456") && status.contains("firmware 5.7.2") && status.contains("connected"))
-        #expect(screen.text(row: rows - 1).contains("filter"))
+        #expect(screen.text(row: rows - 3).contains("filter"))
         // Codes in groups, seconds left at t = 1000 (20 s of the 30-second period, 20 s of the 60-second).
         let github = try #require(ViewFixture.line(screen, containing: "GitHub"))
         #expect(github.contains("123 456") && github.contains(" 20s"))
@@ -255,7 +255,8 @@ struct StringTableTests {
             }
         }
         used.formUnion(Action.allCases.map(\.helpKey))
-        used.formUnion(AppView.tabKeys.values)
+        used.formUnion(Tab.allCases.map(\.nameKey))
+        used.formUnion(Tab.allCases.map(\.helpHeadingKey))
         #expect(used.count > 80)
         #expect(used.subtracting(allKeys).isEmpty, "missing: \(used.subtracting(allKeys).sorted())")
     }
@@ -269,5 +270,81 @@ struct StringTableTests {
         #expect(german.format("status.keyRemoved", ["name": "YubiKey"]) == "YubiKey wurde entfernt")
         // A language without a table falls back to English.
         #expect(StringTables.load(language: "xx").format("view.noKey", [:]) == "No key")
+    }
+}
+
+@Suite("Views: help")
+struct HelpViewTests {
+    static func helpScreen(_ state: AppState, rows: Int, columns: Int) -> MemoryScreen {
+        let screen = MemoryScreen(rows: rows, columns: columns)
+        AppView(screen: screen, text: ViewFixture.text).render(state)
+        return screen
+    }
+
+    @Test func eachTabShowsItsOwnKeysThenTheGeneralOnes() {
+        var state = ViewFixture.state()
+        _ = update(&state, .key(.char("?")))
+        var text = Self.helpScreen(state, rows: 40, columns: 100).lines.joined(separator: "\n")
+        #expect(text.contains("OATH tab") && text.contains("copy the code; compute a touch or HOTP code"))
+        #expect(text.contains("Everywhere") && text.contains("quit from anywhere"))
+        _ = update(&state, .key(.escape))
+        _ = update(&state, .key(.char("4")))
+        _ = update(&state, .key(.escape))
+        _ = update(&state, .key(.char("?")))
+        text = Self.helpScreen(state, rows: 40, columns: 100).lines.joined(separator: "\n")
+        // The APDU tab's Enter sends; the OATH tab's "copy the code" is not offered there.
+        #expect(text.contains("APDU tab") && text.contains("send the command"))
+        #expect(!text.contains("copy the code") && !text.contains("filter accounts"))
+    }
+
+    @Test func atSixtyByFifteenItScrollsAndNothingIsCut() {
+        var state = ViewFixture.state()
+        _ = update(&state, .key(.char("?")))
+        let entries = helpEntries(state)
+        var seen = Set<String>()
+        var screen = Self.helpScreen(state, rows: 15, columns: 60)
+        // Every description is wrapped inside the box: no line runs into the border.
+        for _ in 0..<entries.count {
+            for line in screen.lines where line.contains("│") {
+                let inside = line.split(separator: "│", omittingEmptySubsequences: false)
+                #expect(inside.count >= 3, "\(line)")
+            }
+            for entry in entries where !entry.isHeading && screen.lines.contains(where: { $0.contains(" " + entry.keys + " ") }) {
+                seen.insert(entry.keys)
+            }
+            _ = update(&state, .key(.down))
+            screen = Self.helpScreen(state, rows: 15, columns: 60)
+        }
+        // Scrolled to the end, every binding was on screen at some point: P, R and Ctrl-C too.
+        #expect(seen.isSuperset(of: ["P", "R", "Ctrl-C", "q"]), "\(seen)")
+        #expect(screen.lines.joined().contains("/\(entries.count)"))
+        // Any other key closes it.
+        _ = update(&state, .key(.char("x")))
+        #expect(!state.showHelp && state.helpScroll == 0)
+    }
+}
+
+@Suite("Views: the hints line")
+struct HintsLineTests {
+    @Test func everyTabHasItsHintsOnTheSameLineEvenWithAMessageShowing() {
+        var state = ViewFixture.state()
+        // A key just arrived: its message does not take the hints' place.
+        state.status = StatusMessage(UIText("status.keyArrived", ["name": "YubiKey"]), kind: .info, expires: 2000)
+        let expected: [Tab: String] = [.oath: "filter", .otp: "F5 read NDEF", .fido: "help", .apdu: "Enter send"]
+        for tab in Tab.allCases {
+            state.tab = tab
+            let screen = ViewFixture.render(state)
+            #expect(screen.text(row: 21).contains(expected[tab]!), "\(tab): \(screen.text(row: 21))")
+            #expect(screen.text(row: 23).contains("YubiKey connected"))
+        }
+    }
+
+    @Test func aNewActionReplacesTheLastMessageAndCopyNamesTheAccount() {
+        var state = ViewFixture.state()
+        _ = update(&state, .copied(true, UIText("status.copied", ["how": "OSC 52", "account": "GitHub:alice@example.com"])))
+        #expect(ViewFixture.render(state).text(row: 23).contains("Copied the code of GitHub:alice@example.com (OSC 52)"))
+        // Opening a dialog is a new action: the old message goes.
+        _ = update(&state, .key(.char("a")))
+        #expect(state.status == nil)
     }
 }
