@@ -94,8 +94,8 @@ public struct OATHTabState: Sendable, Hashable {
         rows.reserveCapacity(accounts.count)
         for account in accounts {
             if !needle.isEmpty && !account.id.lowercased().contains(needle) { continue }
-            rows.append((pinned.contains(account.id), (account.issuer ?? account.name).lowercased(),
-                         account.name.lowercased(), account))
+            let key = account.credential.id.displayOrder
+            rows.append((pinned.contains(account.id), key.issuer, key.name, account))
         }
         rows.sort { a, b in
             if a.pinned != b.pinned { return a.pinned }
@@ -135,5 +135,13 @@ public struct OATHTabState: Sendable, Hashable {
             let t = Double(c.validTo)
             return t > now ? t : nil
         }.min()
+    }
+}
+
+extension CredentialID {
+    /// How accounts are listed, in the TUI and by `oath code` / `oath list`: by issuer (an account without
+    /// one by its name), then name, case-insensitive; the ID decides between equals.
+    public var displayOrder: (issuer: String, name: String, id: String) {
+        ((issuer ?? name).lowercased(), name.lowercased(), string)
     }
 }

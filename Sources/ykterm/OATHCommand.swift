@@ -94,7 +94,7 @@ extension OATHCommand {
             let entries = try await withOATH(options, prompt: prompt) { session -> [(Credential, Int?)] in
                 let listed = try await session.list()
                 let calculated = try await session.calculateAll(at: now())
-                return listed.map { c in
+                return listed.sorted { $0.id.displayOrder < $1.id.displayOrder }.map { c in
                     let e = calculated.first { $0.credential.rawID == c.rawID }
                     var c = c
                     c.touch = e?.credential.touch
@@ -155,6 +155,8 @@ extension OATHCommand {
                     }
                 }
                 let byID = Dictionary(listed.map { ($0.rawID, $0) }, uniquingKeysWith: { first, _ in first })
+                // In the order the TUI shows them (the key's own order is the order they were added).
+                entries.sort { $0.credential.id.displayOrder < $1.credential.id.displayOrder }
                 return entries.map { e in (e, byID[e.credential.rawID]) }
             }
             if let query, rows.isEmpty {

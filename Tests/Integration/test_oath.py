@@ -124,6 +124,17 @@ def test_accounts_added_by_ykterm_are_calculated_by_ykman(key, env):
     assert hotp["H:five"] == pyotp.HOTP(SECRET_A).at(5)
 
 
+def test_code_and_list_sort_as_the_tui_does_not_in_the_keys_order(key, env):
+    # Added by ykman in an order that is neither sorted nor reversed; an account without issuer sorts by name.
+    for name in ("zed:amy", "Beta:carol", "alpha:bob", "Carl", "beta:Anne"):
+        ykman(key, env, "accounts", "add", "--force", name, SECRET_A)
+    expected = ["alpha:bob", "beta:Anne", "Beta:carol", "Carl", "zed:amy"]
+    code_lines = yk(key, env, "oath", "code").stdout.splitlines()
+    assert [line.split()[0] for line in code_lines] == expected, code_lines
+    assert [e["id"] for e in json.loads(yk(key, env, "oath", "code", "--json").stdout)] == expected
+    assert [line.split()[0] for line in yk(key, env, "oath", "list").stdout.splitlines()] == expected
+
+
 def test_secret_on_argv_warns_and_uri_argument_works(key, env):
     r = yk(key, env, "oath", "add", "--name", "argv", "--secret", SECRET_A)
     assert "visible to other users" in r.stderr
