@@ -54,6 +54,9 @@ struct FilteredBackend: KeyBackend {
 }
 
 enum TUI {
+    /// The demo key's OATH salt ("ykterm" and two bytes of its serial's end).
+    static let demoSalt: [UInt8] = Array("ykterm".utf8) + [0x1E, 0x40]
+
     /// Opens the TUI on the keys `options` choose (or the virtual key) and runs it until the user quits.
     /// `aesKeys`: Yubico OTP AES keys by public ID (modhex) for the OTP tab, from the config file's
     /// `[otp.aes_keys]`.
@@ -65,6 +68,9 @@ enum TUI {
         if options.virtual {
             // The OTP credential is made up front so the OTP tab can decrypt what the demo key types.
             var keyState = VirtualKeyState.yubiKey5NFC().withDemoAccounts()
+            // A stable identity: the OATH device ID comes from the salt, which a new key makes at random. A
+            // fixed one keeps the demo key's pins across runs (and pins.json from gaining an entry per run).
+            keyState.oath.salt = Self.demoSalt
             let token = OTPTokenState.random(serial: keyState.serial)
             keyState.otpToken = token
             aesKeys[Modhex.encode(token.publicID)] = token.aesKey

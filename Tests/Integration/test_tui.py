@@ -4,6 +4,7 @@ Codes on screen are checked against pyotp; changes made in the TUI are checked w
 """
 
 import base64
+import json
 import os
 import re
 import shlex
@@ -253,6 +254,27 @@ def test_help_fits_and_scrolls_on_a_small_terminal(tmp_path):
         t.wait_for("EXITED=0")
     finally:
         t.close()
+
+
+def test_the_demo_key_keeps_its_pins_across_runs(tmp_path):
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))
+    pins = tmp_path / "config" / "ykterm" / "pins.json"
+    for run in range(3):
+        t = Tmux(f"{shlex.quote(str(YKTERM))} --virtual", env)
+        try:
+            screen = t.wait_for("GitHub")
+            if run == 0:
+                assert "★" not in screen
+                t.send("G")  # the last account, Steam, then pin it: pinned accounts come first
+                t.send("p")
+                t.wait_for(r"(?m)^★ Steam")
+            else:
+                assert re.search(r"(?m)^★ Steam", screen), screen
+            t.send("q")
+            t.wait_for("EXITED=0")
+        finally:
+            t.close()
+    assert len(json.loads(pins.read_text())) == 1, pins.read_text()
 
 
 def test_ctrl_c_quits_and_restores(virtual_tui):
