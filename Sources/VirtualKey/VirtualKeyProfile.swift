@@ -21,7 +21,7 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     /// One line for help texts.
     public var summary: String {
         switch self {
-        case .yubikey: return "a YubiKey 5 NFC (the default)"
+        case .yubikey: return "answers as a YubiKey 5 NFC"
         case .strictLe: return "data only for commands that carry Le; without Le the answer is 61xx and no data"
         }
     }

@@ -91,6 +91,16 @@ struct VirtualKeyCommand: ParsableCommand {
             valueName: "N"))
         var accounts: Int?
 
+        @Option(name: .long, help: ArgumentHelp(
+            "How the key behaves where keys of different makes differ: "
+                + VirtualKeyProfile.allCases.map { "\($0.name): \($0.summary)" }.joined(separator: "; ") + ".",
+            valueName: "NAME"))
+        var profile: String = VirtualKeyProfile.yubikey.name
+
+        func keyProfile() throws -> VirtualKeyProfile {
+            do { return try VirtualKeyProfile(named: profile) } catch { throw ValidationError(error.description) }
+        }
+
         @Flag(name: .customLong("log-apdus"), help: "Log the header (CLA INS P1 P2, data length) of every command APDU, to count exchanges.")
         var logAPDUs = false
 
@@ -108,6 +118,7 @@ struct VirtualKeyCommand: ParsableCommand {
 
         func validate() throws {
             _ = try faultRules()
+            _ = try keyProfile()
             if let accounts, !(0...100_000).contains(accounts) {
                 throw ValidationError("--accounts must be between 0 and 100000, not \(accounts)")
             }
@@ -131,9 +142,10 @@ struct VirtualKeyCommand: ParsableCommand {
             do {
                 if let state {
                     key = try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
-                                         latency: Double(latency) / 1000, touchDelay: touch)
+                                         latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile())
                 } else {
-                    key = VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch)
+                    key = VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch,
+                                     profile: try keyProfile())
                 }
             } catch {
                 throw YktermError.failed("\(error)")
@@ -158,7 +170,7 @@ struct VirtualKeyCommand: ParsableCommand {
                 sources.append(source)
             }
             warn("virtual-key: serving serial \(key.state.serial), firmware \(key.state.version)"
-                 + (state.map { ", state in \($0)" } ?? ""))
+                 + (key.profile == .yubikey ? "" : ", profile \(key.profile)") + (state.map { ", state in \($0)" } ?? ""))
             bridge.run()
             sources.forEach { $0.cancel() }
             warn("virtual-key: stopped")

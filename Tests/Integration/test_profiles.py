@@ -1,0 +1,121 @@
+"""Virtual key profiles through pcscd: keys of other makes that speak the same protocols.
+
+strict-le answers a command without Le 61xx and no data, every time, as a key of another make does; data
+goes only to commands that carry Le. ykterm must work with it as with a YubiKey, at full speed; ykman (which
+sends Le where a command has no data field) reads the same accounts as an independent client.
+"""
+
+import base64
+import json
+import re
+import time
+
+import pyotp
+import pytest
+
+from harness import ServedKey, run_ykman, run_ykterm
+
+ACCOUNTS = 12
+
+
+def secret(i):
+    """A 20-byte Base32 secret per account (pyotp wants 16+ bytes)."""
+    return base64.b32encode(bytes((i * 37 + j * 11 + 3) % 256 for j in range(20))).decode()
+
+
+def account_id(i):
+    return f"Vendor {i:02d}:user{i}@example.org"
+
+
+@pytest.fixture
+def strict_key(pcsc, tmp_path):
+    k = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--profile", "strict-le", "--log-apdus")).start()
+    yield k
+    k.stop()
+
+
+@pytest.fixture
+def env(pcsc, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    return pcsc.env(HOME=home, XDG_CONFIG_HOME=home / ".config", YKTERM_READER=pcsc.READER0)
+
+
+def apdu_headers(key):
+    """The command headers the served key logged: [(CLA INS P1 P2, bytes after the header)]."""
+    return [(m.group(1), int(m.group(2)))
+            for m in re.finditer(r"apdu ((?:[0-9A-F]{2} ){3}[0-9A-F]{2}) \+(\d+)", key.log_path.read_text())]
+
+
+def test_the_served_key_says_which_profile_it_has(strict_key):
+    deadline = time.monotonic() + 5
+    while "profile strict-le" not in strict_key.log_path.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "profile strict-le" in strict_key.log_path.read_text()
+
+
+def test_unknown_profile_is_refused_with_the_known_names(pcsc):
+    r = run_ykterm("virtual-key", "serve", "--vpcd", f"127.0.0.1:{pcsc.port}", "--profile", "other", check=False)
+    assert r.returncode == 2
+    assert 'unknown virtual key profile "other": use one of yubikey, strict-le' in r.stderr
+
+
+def test_oath_add_list_and_code_with_12_accounts_on_a_strict_le_key(strict_key, env, tmp_path):
+    started = time.monotonic()
+    for i in range(ACCOUNTS):
+        issuer, name = account_id(i).split(":")
+        run_ykterm("oath", "add", "--issuer", issuer, "--name", name, "--secret", "-", env=env,
+                   input=secret(i) + "\n", timeout=30)
+    added = time.monotonic() - started
+
+    listed = run_ykterm("oath", "list", env=env, timeout=30).stdout.splitlines()
+    assert sorted(listed) == sorted(account_id(i) for i in range(ACCOUNTS))
+
+    before = int(time.time())
+    codes = {e["id"]: e for e in json.loads(run_ykterm("oath", "code", "--json", env=env, timeout=30).stdout)}
+    after = int(time.time())
+    assert sorted(codes) == sorted(account_id(i) for i in range(ACCOUNTS))
+    for i in range(ACCOUNTS):
+        totp = pyotp.TOTP(secret(i))
+        assert codes[account_id(i)]["code"] in {totp.at(before), totp.at(after)}, account_id(i)
+    # Nothing waits for thousands of rounds: 12 adds, a list and the codes take seconds, not minutes.
+    assert added < 30 and time.monotonic() - started < 60
+
+    # Every LIST, CALCULATE ALL and SEND REMAINING that ykterm sent carried Le (one byte after the
+    # header for LIST and SEND REMAINING; Lc, data and Le for CALCULATE ALL).
+    headers = apdu_headers(strict_key)
+    lists = [n for h, n in headers if h == "00 A1 00 00"]
+    remaining = [n for h, n in headers if h == "00 A5 00 00"]
+    calculate_all = [n for h, n in headers if h == "00 A4 00 01"]
+    assert lists and calculate_all and remaining
+    assert set(lists) == {1} and set(remaining) == {1} and set(calculate_all) == {1 + 10 + 1}
+
+    # ykman, an independent client, reads the same accounts and codes from the same key.
+    ykman_list = run_ykman(strict_key.reader, "oath", "accounts", "list", env=env).stdout.splitlines()
+    assert sorted(ykman_list) == sorted(account_id(i) for i in range(ACCOUNTS))
+    before = int(time.time())
+    out = run_ykman(strict_key.reader, "oath", "accounts", "code", env=env).stdout
+    after = int(time.time())
+    for i in range(ACCOUNTS):
+        m = re.search(re.escape(account_id(i)) + r"\s+(\d{6})$", out, re.M)
+        assert m, out
+        assert m.group(1) in {pyotp.TOTP(secret(i)).at(before), pyotp.TOTP(secret(i)).at(after)}
+
+
+def test_trace_of_a_strict_le_list_has_one_label_per_exchange(pcsc, env, tmp_path):
+    # 40 accounts: LIST and CALCULATE ALL come in several parts each, so a label nested once per round
+    # would show.
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json",
+                    extra=("--profile", "strict-le", "--accounts", "40")).start()
+    try:
+        trace = tmp_path / "trace.log"
+        listed = run_ykterm("oath", "list", env=dict(env, YKTERM_LOG=str(trace)), timeout=30).stdout.splitlines()
+        assert len(listed) == 40
+    finally:
+        key.stop()
+    lines = trace.read_text().splitlines()
+    fetches = [line for line in lines if "> 00A5000000" in line]
+    assert len(fetches) >= 4, lines
+    assert all(re.search(r"SEND REMAINING \(OATH (LIST|CALCULATE ALL)\)$", line) for line in fetches), fetches
+    assert not any("SEND REMAINING (SEND REMAINING" in line for line in lines)
+    assert len(trace.read_bytes()) < 64 * 1024
