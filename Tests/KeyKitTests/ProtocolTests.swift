@@ -558,6 +558,9 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
             ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "04 03 04 05 00 00 90 00"),
             ("00 01 10 00 00", "00 0F 42 40 90 00"),
             ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+            // "U2F_V2" may come from a key that speaks CTAP2 too: getInfo is asked, and refused here.
+            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+            ("80 10 80 00 01 04 00", "6D 00"),
             ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "6A 82"),
             ("00 A4 04 00 05 A0 00 00 03 08 00", "61 02"),
             ("00 C0 00 00 02", "AA BB 90 00"),
@@ -574,6 +577,42 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
         #expect(info.device.supportedNFC == nil)
         #expect(!info.device.fromManagement)
         #expect(info.device.productName == "YubiKey-compatible key")
+    }
+
+    @Test func probeAsksGetInfoWhenTheFIDOSelectSaysU2F() async throws {
+        // A key without Management whose FIDO application answers SELECT "U2F_V2" (as YubiKeys do over NFC)
+        // and getInfo with FIDO_2_0: it speaks FIDO2 too.
+        let info: CBOR = [1: ["U2F_V2", "FIDO_2_0"], 3: .bytes([UInt8](repeating: 0x11, count: 16))]
+        let card = ScriptedConnection(atr: nfcATR, name: "Reader 2", [
+            (selectManagement, "6A 82"),
+            ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "6A 82"),
+            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+            ("80 10 80 00 01 04 00", ([0x00] + info.encoded + [0x90, 0x00]).hex),
+            ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "79 03 05 04 03 71 01 AA 90 00"),
+            ("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82"),
+            ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6A 82"),
+            ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
+        ])
+        let probed = try await KeyProbe.inspect(connection: card)
+        #expect(card.remaining == 0)
+        #expect(probed.applications == ["FIDO2", "U2F", "OATH"])
+        #expect(probed.device.supportedNFC?.contains(.fido2) == true)
+    }
+
+    @Test func aFIDO2OnlySelectAnswerIsFIDO2WithoutU2F() async throws {
+        let card = ScriptedConnection(name: "Reader 3", [
+            (selectManagement, "6A 82"),
+            ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "6A 82"),
+            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "46 49 44 4F 5F 32 5F 30 90 00"),
+            ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "6A 82"),
+            ("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82"),
+            ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6A 82"),
+            ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
+        ])
+        let probed = try await KeyProbe.inspect(connection: card)
+        #expect(card.remaining == 0)
+        #expect(probed.applications == ["FIDO2"])
     }
 
     @Test func inspectReportsAKeyThatWentAway() async throws {

@@ -74,9 +74,17 @@ public enum KeyProbe {
         }
         if let fido = await trySelect(AID.fido, "FIDO") {
             let text = String(decoding: fido, as: UTF8.self)
-            if text.contains("FIDO_2") { caps.insert(.fido2); apps.append("FIDO2") }
-            caps.insert(.u2f)
-            apps.append("U2F")
+            if text.contains("FIDO_2"), !text.contains("U2F") {
+                caps.insert(.fido2); apps.append("FIDO2")
+            } else {
+                // "U2F_V2" is what a key that speaks both answers too (YubiKeys over NFC among them):
+                // getInfo tells whether it also speaks CTAP2.
+                var fido2 = text.contains("FIDO_2")
+                if !fido2 { fido2 = await speaksCTAP2(connection) }
+                if fido2 { caps.insert(.fido2); apps.append("FIDO2") }
+                caps.insert(.u2f)
+                apps.append("U2F")
+            }
         }
         if let oath = await trySelect(AID.oath, "OATH") {
             caps.insert(.oath)
@@ -96,4 +104,14 @@ public enum KeyProbe {
         return KeyInfo(reader: connection.name, atr: connection.atr, device: info, applications: apps,
                        overNFC: overNFC)
     }
+
+    /// Whether the FIDO application answers getInfo with a FIDO_2_x version. The connection stays open.
+    static func speaksCTAP2(_ connection: any SmartCardConnection) async -> Bool {
+        guard let fido = try? await PCSCFIDOConnection.open(card: connection, timeout: getInfoTimeout),
+              let session = try? await CTAP2Session.make(connection: fido) else { return false }
+        return await session.info.versions.contains { $0.hasPrefix("FIDO_2") }
+    }
+
+    /// getInfo needs no touch: a key still busy after this long is taken as U2F only.
+    static let getInfoTimeout: Double = 5
 }
