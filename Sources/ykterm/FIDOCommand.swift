@@ -118,29 +118,43 @@ extension FIDOCommand {
                 ]
                 o["max_msg_size"] = info.maxMessageSize ?? JSONNull()
                 o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? JSONNull()
-                o["firmware_version"] = info.firmwareVersion ?? JSONNull()
+                o["firmware_version"] = info.firmware.map { $0.description as Any } ?? JSONNull()
                 o["force_pin_change"] = info.forcePINChange
                 try printJSON(o)
                 return
             }
-            out("Versions:            " + info.versions.joined(separator: ", "))
-            out("AAGUID:              " + info.aaguidString)
-            if let f = info.firmwareVersion {
-                out("Firmware:            \(f >> 16).\((f >> 8) & 0xFF).\(f & 0xFF)")
+            for (label, value) in Info.lines(info, retries: retries) {
+                out(Info.field(label, value))
             }
+        }
+
+        /// The text output's fields, in order.
+        static func lines(_ info: AuthenticatorInfo, retries: Int?) -> [(String, String)] {
+            var lines: [(String, String)] = [("Versions", info.versions.joined(separator: ", ")),
+                                             ("AAGUID", info.aaguidString)]
+            if let f = info.firmware { lines.append(("Firmware", f.description)) }
             switch info.pinSet {
             case .some(true):
-                out("PIN:                 set, " + (retries.map { "\($0) attempts left" } ?? "attempts unknown")
-                    + (info.forcePINChange ? " (must be changed before use)" : ""))
-            case .some(false): out("PIN:                 not set (set one with `ykterm fido pin set`)")
-            case .none: out("PIN:                 not supported")
+                lines.append(("PIN", "set, " + (retries.map { "\($0) attempts left" } ?? "attempts unknown")
+                              + (info.forcePINChange ? " (must be changed before use)" : "")))
+            case .some(false): lines.append(("PIN", "no PIN set (set one with `ykterm fido pin set`)"))
+            case .none: lines.append(("PIN", "not supported"))
             }
-            out("Minimum PIN length:  \(info.minPINLength)")
-            if let r = info.remainingDiscoverableCredentials { out("Room for credentials: \(r) more") }
-            out("Options:             " + info.options.sorted { $0.key < $1.key }
-                .map { "\($0.key)=\($0.value ? "yes" : "no")" }.joined(separator: " "))
-            if !info.extensions.isEmpty { out("Extensions:          " + info.extensions.joined(separator: ", ")) }
-            if !info.transports.isEmpty { out("Transports:          " + info.transports.joined(separator: ", ")) }
+            lines.append(("Minimum PIN length", "\(info.minPINLength)"))
+            if let r = info.remainingDiscoverableCredentials { lines.append(("Room for credentials", "\(r) more")) }
+            lines.append(("Options", info.options.sorted { $0.key < $1.key }
+                .map { "\($0.key)=\($0.value ? "yes" : "no")" }.joined(separator: " ")))
+            if !info.extensions.isEmpty { lines.append(("Extensions", info.extensions.joined(separator: ", "))) }
+            if !info.transports.isEmpty { lines.append(("Transports", info.transports.joined(separator: ", "))) }
+            return lines
+        }
+
+        /// The labels' column: the longest label, its colon and a space, so every value starts in one column.
+        static let labelWidth = "Room for credentials".count + 2
+
+        static func field(_ label: String, _ value: String) -> String {
+            let head = label + ":"
+            return head + String(repeating: " ", count: max(1, labelWidth - head.count)) + value
         }
     }
 

@@ -37,6 +37,16 @@ def test_info_json_fields(key, env):
     assert i["aaguid"].replace("-", "") == peer(key, env, "info")["aaguid"]
 
 
+def test_info_text_labels_line_up_and_firmware_is_a_version(key, env):
+    assert info(key, env)["firmware_version"] == "5.7.2"
+    lines = fido(key, env, "info").stdout.splitlines()
+    assert any(line.startswith("Room for credentials:") for line in lines)
+    assert "PIN:" in "".join(lines) and any("no PIN set" in line for line in lines)
+    columns = {re.match(r"^[^:]+:\s+", line).end() for line in lines}
+    assert len(columns) == 1, lines
+    assert any(re.fullmatch(r"Firmware:\s+5\.7\.2", line) for line in lines)
+
+
 def test_pin_set_by_ykterm_works_in_python_fido2(key, env):
     fido(key, env, "pin", "set", input="4711-abc\n")
     assert info(key, env)["pin_set"] is True

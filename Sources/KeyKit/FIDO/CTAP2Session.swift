@@ -155,11 +155,19 @@ public actor CTAP2Session {
     }
 
     /// PIN retries left, and whether a power cycle is needed before the next try (when the key says).
+    /// getPINRetries. A count outside 0...255 (some keys answer a negative one before a PIN exists) is no
+    /// count: it is thrown as malformed, so callers show the attempts as unknown.
     public func pinRetries() async throws -> (retries: Int, powerCycleNeeded: Bool?) {
         let r = try await clientPIN(PINSub.getRetries)
         guard let n = r?[3]?.int else { throw FIDOSessionError.malformed("getPINRetries has no count") }
+        guard CTAP2Session.possibleRetries.contains(n) else {
+            throw FIDOSessionError.malformed("getPINRetries answered an impossible count (\(n))")
+        }
         return (n, r?[4]?.bool)
     }
+
+    /// What a retry counter can be (an unsigned byte).
+    static let possibleRetries = 0...255
 
     public func uvRetries() async throws -> Int {
         let r = try await clientPIN(PINSub.getUVRetries)

@@ -145,6 +145,13 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     public var algorithms: [Int]
     public var minPINLength: Int
     public var firmwareVersion: Int?
+
+    /// `firmwareVersion` as a version: YubiKeys (and the virtual key) put it as 0xMMmmpp, so 329474 is 5.7.2.
+    /// Nil when absent or outside 0...0xFFFFFF.
+    public var firmware: Version? {
+        guard let v = firmwareVersion, (0...0xFF_FFFF).contains(v) else { return nil }
+        return Version(v >> 16, (v >> 8) & 0xFF, v & 0xFF)
+    }
     public var remainingDiscoverableCredentials: Int?
     public var forcePINChange: Bool
     public var raw: CBOR
