@@ -274,7 +274,7 @@ extension OTPCommand {
                                                 valueName: "REGEX"))
         var pattern: String?
 
-        @Flag(name: .long, help: "Print JSON (records, otp, type, public_id, serial).")
+        @Flag(name: .long, help: "Print JSON (records, otp, type, public_id, serial); otp and type are null when no OTP is found.")
         var json = false
 
         func run() async throws {
@@ -305,7 +305,12 @@ extension OTPCommand {
                     otp = try LoadedConfig.current.otp.extract(from: records)
                 }
             } catch {
-                if !json { rows.forEach { out(recordLine($0)) } }
+                // What was read is shown either way; the exit status and the error say no OTP was found.
+                if json {
+                    try printJSON(["otp": JSONNull(), "type": JSONNull(), "records": rows] as [String: Any])
+                } else {
+                    rows.forEach { out(recordLine($0)) }
+                }
                 throw YktermError.failed("\(error)")
             }
             let c = OTPClassifier.classify(otp)

@@ -102,6 +102,16 @@ def test_read_ndef_from_the_virtual_key(otp_key, env):
     assert "OTP: " + PUBLIC_ID.decode() in custom
 
 
+def test_read_json_without_an_otp_still_prints_the_records(otp_key, env):
+    r = run_ykterm("otp", "read", "--reader", otp_key.reader, "--json", "--pattern", "no-such-thing/(.+)", env=env,
+                   check=False)
+    assert r.returncode == 1 and r.stderr.startswith("ykterm: "), r.stderr
+    out = json.loads(r.stdout)
+    assert out["otp"] is None and out["type"] is None
+    assert out["records"][0]["type"] == "uri"
+    assert out["records"][0]["value"].startswith("https://my.yubico.com/yk/#")
+
+
 def _capture_on_pty(feed, timeout="10"):
     """Runs `otp capture --json` with a pseudo-terminal as standard input; `feed(master)` types."""
     import os
