@@ -44,15 +44,7 @@ struct DoctorCommand: AsyncParsableCommand {
         do {
             context = try PCSCContext()
         } catch {
-            let installed = ["/usr/sbin/pcscd", "/usr/bin/pcscd", "/usr/local/sbin/pcscd"]
-                .contains { FileManager.default.isExecutableFile(atPath: $0) }
-            if installed {
-                line(.fail, "pcscd: not reachable: it is installed but not running. Start it: "
-                     + "sudo systemctl enable --now pcscd.socket")
-            } else {
-                line(.fail, "pcscd: not reachable: not installed. Install and start it: sudo apt-get install pcscd libccid; "
-                     + "sudo systemctl enable --now pcscd.socket")
-            }
+            line(.fail, "pcscd: not reachable: " + PCSCDaemon.unreachableAdvice())
             return
         }
         line(.ok, "pcscd: reachable")

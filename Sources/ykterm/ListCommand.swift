@@ -50,7 +50,7 @@ struct ListCommand: AsyncParsableCommand {
                     + ((h["applications"] as? [String]) ?? []).joined(separator: " "))
             }
         }
-        for f in failures { warn("ykterm: \(f.reader): \(f.error)") }
+        for f in failures { warn("ykterm: \(f.reader): " + PCSCDaemon.describe(f.error)) }
         if keys.isEmpty && hid.isEmpty {
             if !json { warn("ykterm: \(KeyFinderError.noKey(key.selector))") }
             throw ExitCode(ExitStatus.noKey)

@@ -157,7 +157,8 @@ struct Ykterm: AsyncParsableCommand {
             return (ExitStatus.failed, "ykterm: \(e)")
         case let e as SmartCardError:
             switch e {
-            case .serviceUnavailable, .noReaders: return (ExitStatus.noKey, "ykterm: \(e)")
+            case .serviceUnavailable: return (ExitStatus.noKey, "ykterm: " + PCSCDaemon.unreachableMessage())
+            case .noReaders: return (ExitStatus.noKey, "ykterm: \(e)")
             default: return (ExitStatus.failed, "ykterm: \(e)")
             }
         case let e as ExitCode:

@@ -230,6 +230,19 @@ def test_pcscd_missing_is_explained(tmp_path):
     assert r.stdout.startswith("fail  pcscd: not reachable")
 
 
+def test_list_without_pcscd_says_what_doctor_says(tmp_path):
+    # pcscd is installed here (the tests run their own), so both say it is installed but not running.
+    env = dict(os.environ, PCSCLITE_CSOCK_NAME=str(tmp_path / "nothing-here.comm"))
+    doctor = run_ykterm("doctor", env=env, check=False).stdout.splitlines()[0]
+    advice = doctor.split("pcscd: not reachable: ", 1)[1]
+    assert advice.startswith("it is installed but not running")
+    for command in (["list"], ["oath", "list"]):
+        r = run_ykterm(*command, env=env, check=False)
+        assert r.returncode == 3
+        assert r.stderr.strip() == "ykterm: pcscd is not reachable: " + advice, r.stderr
+        assert "apt-get install" not in r.stderr
+
+
 def test_usage_errors_exit_2():
     r = run_ykterm("list", "--no-such-option", check=False)
     assert r.returncode == 2
