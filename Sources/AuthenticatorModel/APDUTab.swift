@@ -190,7 +190,9 @@ public func parseAPDUInput(_ text: String) -> APDUInput {
     var summary = ["bytes": String(n), "case": String(apdu.apduCase.rawValue), "lc": String(apdu.data.count),
                    "le": apdu.le.map(String.init) ?? "-"]
     summary["ins"] = Hex.encode([apdu.ins], uppercase: true)
-    return .command(bytes: bytes, label: nil, summary: UIText("apdu.input.ok", summary))
+    // A SELECT typed in hex is labelled like the `select NAME` shortcut when the AID is a known one.
+    let known = apduSelected(bytes).flatMap { name in AID.known.contains { $0.name == name } ? "SELECT \(name)" : nil }
+    return .command(bytes: bytes, label: known, summary: UIText("apdu.input.ok", summary))
 }
 
 // MARK: - Formatting answers
@@ -219,7 +221,15 @@ public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (
         func add(_ tlvs: [TLV], depth: Int) {
             for t in tlvs {
                 let tag = Hex.encode(t.tagBytes, uppercase: true)
-                let name = depth == 0 ? tagNames[t.tag] : nil
+                var name = depth == 0 ? tagNames[t.tag] : nil
+                // OATH account names read as text: a name (71), or a LIST entry (72: kind and algorithm, then the name).
+                if let n = name, tagNames[0x72] == "name list", t.tag == 0x71 || t.tag == 0x72 {
+                    let text = t.tag == 0x71 ? t.value[...] : t.value.dropFirst()
+                    if !text.isEmpty, let decoded = String(validating: text, as: UTF8.self),
+                       !decoded.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                        name = n + " \"" + decoded + "\""
+                    }
+                }
                 if t.isConstructed, depth < 8, !t.value.isEmpty, let children = try? t.children(mode: mode) {
                     lines.append((depth, "\(tag) (\(t.value.count))", name))
                     add(children, depth: depth + 1)

@@ -43,6 +43,7 @@ public enum CursesScreenError: Error, Equatable, CustomStringConvertible {
     case notATerminal
     case unknownTerminal(String)
     case alreadyActive
+    case background
     case system(SystemCallError)
 
     public var description: String {
@@ -50,6 +51,7 @@ public enum CursesScreenError: Error, Equatable, CustomStringConvertible {
         case .notATerminal: return "not a terminal: run ykterm in a terminal, or use a subcommand"
         case .unknownTerminal(let name): return "unknown terminal type \"\(name)\": set TERM (for example xterm-256color)"
         case .alreadyActive: return "the terminal is already in use by another screen"
+        case .background: return "the terminal belongs to another job: bring ykterm to the foreground (fg)"
         case .system(let error): return error.description
         }
     }
@@ -100,6 +102,22 @@ public final class CursesScreen: Screen, RawTerminalOutput {
 
     private static let inUse = Atomic<Bool>(false)
 
+    /// Started in the background (`ykterm &`): stops, as job control expects of a full-screen program, until the
+    /// shell brings it to the foreground, so it never draws over the shell or takes its terminal modes (ncurses
+    /// would otherwise go ahead, with SIGTTOU ignored). A SIGTERM while stopped ends it with the terminal
+    /// untouched. False when it cannot stop (SIGTTIN ignored) and is still in the background.
+    static func waitForForeground(_ fd: Int32) -> Bool {
+        while true {
+            let foreground = tcgetpgrp(fd)
+            if foreground == -1 || foreground == getpgrp() { return true }
+            var current = sigaction()
+            guard sigaction(SIGTTIN, nil, &current) == 0,
+                  unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+                    != unsafeBitCast(SIG_IGN, to: Int.self) else { return false }
+            _ = kill(0, SIGTTIN)
+        }
+    }
+
     public init(configuration: CursesConfiguration = CursesConfiguration()) throws {
         guard !CursesScreen.inUse.exchange(true, ordering: .sequentiallyConsistent) else {
             throw CursesScreenError.alreadyActive
@@ -124,6 +142,7 @@ public final class CursesScreen: Screen, RawTerminalOutput {
         guard let input, let output else { throw fail(.notATerminal) }
         cleanup.append { fclose(input); fclose(output) }
         guard isatty(fileno(input)) == 1, isatty(fileno(output)) == 1 else { throw fail(.notATerminal) }
+        guard Self.waitForForeground(fileno(output)) else { throw fail(.background) }
         inputFile = input
         outputFile = output
         inputFD = fileno(input)

@@ -78,11 +78,20 @@ enum TerminalRestore {
         guard active.exchange(false, ordering: .sequentiallyConsistent) else { return }
         let fd = terminalFD.load(ordering: .sequentiallyConsistent)
         guard fd >= 0 else { return }
+        // From the background (started with `&`, or after Ctrl-Z and `bg`) the write and tcsetattr would stop the
+        // process with SIGTTOU before the terminal is given back, and a SIGTERM then left it raw. With SIGTTOU
+        // ignored for the moment, both go through (sigaction, write and tcsetattr are async-signal-safe).
+        var ignore = sigaction()
+        ignore.__sigaction_handler.sa_handler = SIG_IGN
+        sigemptyset(&ignore.sa_mask)
+        var previous = sigaction()
+        let ignored = sigaction(SIGTTOU, &ignore, &previous) == 0
         let length = sequenceLength.load(ordering: .sequentiallyConsistent)
         StandardStream.writeAll(UnsafeRawBufferPointer(start: sequence, count: length), to: fd)
         if hasTermios.load(ordering: .sequentiallyConsistent) {
             _ = tcsetattr(fd, TCSADRAIN, savedTermios)
         }
+        if ignored { _ = sigaction(SIGTTOU, &previous, nil) }
     }
 
     // MARK: Handlers

@@ -55,7 +55,7 @@ struct APDUInputTests {
         let plain = parseAPDUInput("00A4040007A0000005272101")
         guard case .command(let bytes, let label, let summary) = plain else { Issue.record("\(plain)"); return }
         #expect(bytes == APDUFixture.selectOATHBytes)
-        #expect(label == nil)
+        #expect(label == "SELECT OATH")  // typed in hex, labelled as the shortcut is
         #expect(summary.key == "apdu.input.ok")
         #expect(summary.arguments["bytes"] == "12" && summary.arguments["case"] == "3" && summary.arguments["lc"] == "7")
         #expect(summary.arguments["ins"] == "A4" && summary.arguments["le"] == "-")
@@ -237,7 +237,7 @@ struct APDUConsoleTests {
         #expect(state.apdu.history == [APDUFixture.selectOATH])
         let log = APDUFixture.log(state)
         #expect(log == ["apdu.note.connecting", "> 00A4040007A0000005272101"])
-        #expect(state.apdu.log[1].suffix == nil)
+        #expect(state.apdu.log[1].suffix == .literal("SELECT OATH"))
         // The note names the key by its model, as the probe told it.
         #expect(state.selectedKey?.model != nil)
         #expect(state.apdu.log[0].text.arguments["name"] == state.selectedKey?.model)
@@ -651,5 +651,33 @@ struct DeviceViewModelTests {
         #expect(!state.showKeySwitcher && !state.quitting)
         _ = update(&state, .key(.escape))
         #expect(!state.showDeviceInfo)
+    }
+}
+
+@Suite("Model: APDU console labels and OATH names")
+struct APDULabelTests {
+    @Test func aSelectTypedInHexIsLabelledLikeTheShortcut() {
+        guard case .command(_, let label, _) = parseAPDUInput("00A4040007A0000005272101") else {
+            Issue.record("not a command")
+            return
+        }
+        #expect(label == "SELECT OATH")
+        guard case .command(_, let same, _) = parseAPDUInput("select oath") else { return }
+        #expect(same == label)
+        // An AID no one knows, or another instruction, gets no label.
+        guard case .command(_, let unknown, _) = parseAPDUInput("00A4040005F000000001"),
+              case .command(_, let other, _) = parseAPDUInput("00A10000") else { return }
+        #expect(unknown == nil && other == nil)
+    }
+
+    @Test func oathListAnswersShowTheAccountNamesAsText() throws {
+        // LIST: 72 (1 + name): 0x21 = TOTP, SHA-1.
+        let name = Array("GitHub:alice@example.com".utf8)
+        let data: [UInt8] = [0x72, UInt8(name.count + 1), 0x21] + name + [0x71, 3] + Array("bob".utf8)
+        let tlv = try #require(apduTLVLines(data, tagNames: oathTagNames))
+        #expect(tlv.lines.map(\.name) == ["name list \"GitHub:alice@example.com\"", "name \"bob\""])
+        // Not valid UTF-8: the tag's name alone, the hex stays.
+        let bad = try #require(apduTLVLines([0x71, 2, 0xFF, 0xFE], tagNames: oathTagNames))
+        #expect(bad.lines.map(\.name) == ["name"])
     }
 }

@@ -277,6 +277,45 @@ def test_the_demo_key_keeps_its_pins_across_runs(tmp_path):
     assert len(json.loads(pins.read_text())) == 1, pins.read_text()
 
 
+def test_sigterm_in_the_background_ends_it_and_leaves_the_terminal_cooked(tmp_path):
+    """Stopped with Ctrl-Z, put in the background, then sent SIGTERM: it ends and the terminal is not raw."""
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"), ENV="")
+    # dash: job control, and no line editor that would put the terminal modes back by itself.
+    t = Tmux("sh -i", env)
+    try:
+        t.type(f"set -m; {shlex.quote(str(YKTERM))} --virtual")
+        t.send("Enter")
+        t.wait_for("GitHub")
+        t.send("C-z")
+        t.wait_for("Stopped")
+        # In the background it stops again at once (its output to the terminal: SIGTTOU), as a TUI does.
+        t.type("bg")
+        t.send("Enter")
+        time.sleep(1)
+        # dash's kill sends SIGTERM alone; the job gets it when it is continued.
+        t.type("kill %1; kill -CONT %1; sleep 1; echo JOBS=$(jobs | wc -l)X")
+        t.send("Enter")
+        jobs = t.wait_for(r"JOBS=\d+X", timeout=20)
+        assert "JOBS=0X" in jobs, jobs
+        t.type("clear; stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY")
+        t.send("Enter")
+        screen = t.wait_for(r"(?m)^\S*icanon \S*echo STTY|STTY$", timeout=20)
+        assert re.search(r"(?m)^icanon echo STTY", screen), screen
+        # Started with &, it waits stopped for the foreground and never draws over the shell; SIGTERM ends it.
+        t.type(f"clear; {shlex.quote(str(YKTERM))} --virtual & sleep 1; jobs; echo STARTED")
+        t.send("Enter")
+        screen = t.wait_for("STARTED")
+        assert "Stopped" in screen and "GitHub" not in screen, screen
+        t.type("kill %1; kill -CONT %1; sleep 1; echo JOBS=$(jobs | wc -l)Y; stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY")
+        t.send("Enter")
+        screen = t.wait_for(r"JOBS=\d+Y")
+        assert "JOBS=0Y" in screen, screen
+        screen = t.wait_for(r"(?m)^\S*icanon \S*echo STTY")
+        assert re.search(r"(?m)^icanon echo STTY", screen) and "GitHub" not in screen, screen
+    finally:
+        t.close()
+
+
 def test_ctrl_c_quits_and_restores(virtual_tui):
     t = virtual_tui
     t.wait_for("GitHub")

@@ -117,7 +117,7 @@ struct APDUTabViewTests {
         #expect(screen.text(row: 1).contains(state.selectedKey?.model ?? "?"))
         #expect(screen.contains("connection opened to"))
         let command = try #require(ViewFixture.line(screen, containing: "> 00A4040007A0000005272101"))
-        #expect(!command.contains("SELECT"))
+        #expect(command.contains("SELECT OATH"))
         let sw = try #require(ViewFixture.line(screen, containing: "< SW=9000 (success)"))
         #expect(sw.contains("15 bytes"))
         #expect(screen.contains("79 03 05 07 02 71 08 11 22 33 44 55 66 77 88"))
