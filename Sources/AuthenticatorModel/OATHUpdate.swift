@@ -354,7 +354,7 @@ public func addFormCredentials(_ form: Form) -> Result<[CredentialData], OATHErr
     guard !secretText.isEmpty else { return .failure(.invalidCredential("the secret is empty")) }
     let secret: [UInt8]
     do { secret = try Base32.decode(secretText) } catch {
-        return .failure(.invalidCredential("the secret must be Base32 (letters A-Z and digits 2-7): \(error)"))
+        return .failure(error)
     }
     guard let period = Int(form[.period]), period > 0, period <= OTPAuthURI.maxPeriod else {
         return .failure(.invalidCredential("the period must be a number of seconds from 1 to \(OTPAuthURI.maxPeriod)"))

@@ -80,7 +80,7 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
 
     @Test(arguments: ["M", "MZX", "MZXW6Y", "MZXW6YTBO", "MZXW6YTBOIM"])
     func impossibleLengths(text: String) {
-        #expect(base32Error(text)?.contains("no byte string encodes to") == true)
+        #expect(base32Error(text)?.contains("can't be 1, 3 or 6 characters more than a multiple of 8") == true)
     }
 
     @Test func badPadding() {
@@ -228,7 +228,7 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
         ("otpauth://totp/x?issuer=Example", "missing secret"),
         ("otpauth://totp/x?secret=", "the secret is empty"),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PX1", "\"1\" at position 16"),
-        ("otpauth://totp/x?secret=JBSWY3DPEHPK3P", "no byte string encodes to"),
+        ("otpauth://totp/x?secret=JBSWY3DPEHPK3P", "can't be 1, 3 or 6 characters more than a multiple of 8"),
         ("otpauth://totp/x?secret=JB%G0", "secret has \"%G0\""),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&secret=JBSWY3DPEHPK3PXP", "parameter \"secret\" is given twice"),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&Digits=6&digits=6", "parameter \"digits\" is given twice"),

@@ -348,3 +348,25 @@ struct HintsLineTests {
         #expect(state.status == nil)
     }
 }
+
+@Suite("Views: dialog messages")
+struct DialogMessageTests {
+    @Test func aLongProblemWrapsAndLeadsWithTheRule() {
+        var state = ViewFixture.state()
+        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .key(.down))
+        for c in String(repeating: "i", count: 40) { _ = update(&state, .key(.char(c))) }
+        _ = update(&state, .key(.down))
+        for c in String(repeating: "n", count: 40) { _ = update(&state, .key(.char(c))) }
+        _ = update(&state, .key(.down))
+        for c in "JBSWY3DPEHPK3PXP" { _ = update(&state, .key(.char(c))) }
+        let screen = ViewFixture.render(state)
+        let text = screen.lines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " │")) }.joined(separator: " ")
+        #expect(text.contains("issuer and name together may have at most 64 bytes (81 here)"), "\(screen.lines)")
+        // Nothing behind the dialog shows beside it on the rows it covers.
+        for line in screen.lines where line.contains("│") {
+            let outside = line.prefix { $0 != "│" } + line.reversed().prefix { $0 != "│" }
+            #expect(outside.allSatisfy { $0 == " " }, "\(line)")
+        }
+    }
+}

@@ -58,8 +58,8 @@ public enum Base32 {
             }
             let scalars = character.unicodeScalars
             guard scalars.count == 1, let v = value(of: scalars.first!) else {
-                throw .invalidCredential("the secret has \"\(character)\" at position \(position), which is not a "
-                                         + "Base32 character (A-Z, 2-7)")
+                throw .invalidCredential("the secret must be Base32 (letters A-Z, digits 2-7): \"\(character)\" at "
+                                         + "position \(position) is not a Base32 character")
             }
             if let firstPadding {
                 throw .invalidCredential("the secret has padding (\"=\") at position \(firstPadding), before its "
@@ -70,9 +70,8 @@ public enum Base32 {
         guard !values.isEmpty else { throw .invalidCredential("the secret is empty") }
         let remainder = values.count % 8
         guard let needed = padding(forRemainder: remainder) else {
-            throw .invalidCredential("the secret is \(values.count) Base32 characters long, which no byte string "
-                                     + "encodes to (a length can't be 1, 3 or 6 more than a multiple of 8): "
-                                     + "a character is missing or extra")
+            throw .invalidCredential("a Base32 secret can't be 1, 3 or 6 characters more than a multiple of 8 long; "
+                                     + "this one has \(values.count): a character is missing or extra")
         }
         if paddingCount != 0 && paddingCount != needed {
             throw .invalidCredential("the secret ends in \(paddingCount) \"=\" but \(values.count) Base32 characters "
