@@ -559,7 +559,7 @@ struct APDUWorkTests {
         guard case .answered(_, _, let exchanges, let response) = reply else { Issue.record("\(reply)"); return }
         #expect(exchanges.count >= 2)
         #expect(try Response(raw: exchanges[0].response).status.isMoreDataAvailable)
-        #expect(exchanges[1].command == [0x00, 0xA5, 0x00, 0x00])
+        #expect(exchanges[1].command == [0x00, 0xA5, 0x00, 0x00, 0x00])
         #expect(response.status == .ok)
         #expect(try TLV.parseAll(response.data, mode: .simple).contains { $0.tag == 0x71 })
         // GET RESPONSE for the Management application.

@@ -339,7 +339,7 @@ def test_hotp_on_enter_and_pins(virtual_tui):
                     0x06, 0xF2, 0xDC, 0xF9, 0xA1, 0x2D, 0xBF, 0xDA, 0x52, 0x83])
     expected = pyotp.HOTP(b32(secret)).at(0)
     t.wait_for(f"{expected[:3]} {expected[3:]}")
-    t.wait_for(r"Copied \(OSC 52")
+    t.wait_for(r"Copied the code of Example Bank:alice \(OSC 52")
 
 
 def served_tui(pcsc, tmp_path, key):
