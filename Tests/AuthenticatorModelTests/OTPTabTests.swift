@@ -62,6 +62,21 @@ enum OTPFixture {
 
 @Suite("Model: OTP tab captures")
 struct OTPCaptureTests {
+    @Test func aPastedOTPIsDecodedAndNeverTakenForBindings() throws {
+        var state = OTPFixture.state()
+        let otp = OTPFixture.otp(usage: 7, session: 1)
+        #expect(update(&state, .paste(otp + "\n")).isEmpty)
+        let c = try #require(state.otp.captures.first)
+        #expect(c.kind == .yubicoOTP && c.source == .pasted && c.text == otp)
+        guard case .decoded(let d) = c.decryption else { Issue.record("not decoded: \(c.decryption)"); return }
+        #expect(d.usageCounter == 7 && d.sessionCounter == 1)
+        // "qx" pasted is no quit and no challenge form; several lines are no OTP.
+        _ = update(&state, .paste("a\nb"))
+        #expect(state.otp.captures.count == 1 && state.status?.text.key == "status.pasteIgnored")
+        _ = update(&state, .paste("q"))
+        #expect(!state.quitting && state.otp.form == nil)
+    }
+
     @Test func yubicoOTPBurstShowsPublicIDSerialAndDecodedCounters() throws {
         var state = OTPFixture.state()
         let otp = OTPFixture.otp(usage: 41, session: 3)
