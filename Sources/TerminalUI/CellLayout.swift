@@ -1,3 +1,5 @@
+import KeyKit
+
 /// Where the cells of a drawn text land: the clipping rules every `Screen` shares.
 ///
 /// Text never wraps; it is clipped at the screen's right edge and at `column + width`. A wide character that does
@@ -30,6 +32,9 @@ enum CellLayout {
             }
             return placements
         }
+        // Controls and bidirectional formatting characters from outside (an account name, NDEF text) are shown
+        // as escapes (\x1B, \u{202E}): they never reach the terminal.
+        let text = VisibleText.escaped(text)
         var position = column
         for character in text {
             guard position < limit else { break }

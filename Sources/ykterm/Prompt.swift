@@ -28,7 +28,7 @@ final class Prompt {
             guard let line = readLine(strippingNewline: true) else { throw PromptError.endOfInput(label) }
             return line
         }
-        StandardStream.write("\(label): ", to: 2)
+        StandardStream.write(VisibleText.escaped("\(label): "), to: 2)
         var old = termios()
         let haveTerm = tcgetattr(STDIN_FILENO, &old) == 0
         if haveTerm {
@@ -59,7 +59,7 @@ final class Prompt {
 
     /// A line with echo.
     func line(_ label: String) throws -> String {
-        if interactive { StandardStream.write("\(label): ", to: 2) }
+        if interactive { StandardStream.write(VisibleText.escaped("\(label): "), to: 2) }
         guard let line = readLine(strippingNewline: true) else { throw PromptError.endOfInput(label) }
         return line
     }
@@ -67,7 +67,7 @@ final class Prompt {
     /// A yes/no question; only asked on a terminal (false otherwise).
     func confirm(_ question: String) -> Bool {
         guard interactive else { return false }
-        StandardStream.write("\(question) [y/N] ", to: 2)
+        StandardStream.write(VisibleText.escaped("\(question) [y/N] "), to: 2)
         guard let answer = readLine() else { return false }
         return ["y", "yes"].contains(answer.trimmingSpaces.lowercased())
     }

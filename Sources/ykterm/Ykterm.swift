@@ -129,7 +129,8 @@ struct Ykterm: AsyncParsableCommand {
     static func report(_ error: Error) -> Int32 {
         let (status, message) = classify(error)
         if !message.isEmpty {
-            StandardStream.write(message.hasSuffix("\n") ? message : message + "\n", to: status == ExitStatus.ok ? 1 : 2)
+            let shown = VisibleText.escaped(message, keepingLineBreaks: true)
+            StandardStream.write(shown.hasSuffix("\n") ? shown : shown + "\n", to: status == ExitStatus.ok ? 1 : 2)
         }
         return status
     }
@@ -179,13 +180,14 @@ struct Ykterm: AsyncParsableCommand {
 }
 
 /// Writes a line to standard output at once (unbuffered, so pipes see each line as it is made).
+/// Control characters and bidirectional formatting in it (from an account name, say) are written as visible escapes.
 func out(_ text: String) {
-    StandardStream.write((text + "\n"), to: 1)
+    StandardStream.write((VisibleText.escaped(text, keepingLineBreaks: true) + "\n"), to: 1)
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error, escaped as `out` does.
 func warn(_ text: String) {
-    StandardStream.write((text + "\n"), to: 2)
+    StandardStream.write((VisibleText.escaped(text, keepingLineBreaks: true) + "\n"), to: 2)
 }
 
 /// JSON with the key order given, pretty-printed, for `--json` outputs.
@@ -270,7 +272,9 @@ enum JSONText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where VisibleText.isUnsafe(scalar):
+                // Controls as JSON requires, and DEL, C1 and bidirectional formatting too: the text stays the
+                // same for a parser, and a terminal showing the JSON is not driven by it.
                 out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                     + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)

@@ -16,7 +16,7 @@ import uuid
 import pyotp
 import pytest
 
-from harness import YKTERM, ServedKey, run_ykman
+from harness import YKTERM, ServedKey, run_ykman, run_ykterm
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
 
@@ -521,3 +521,38 @@ def test_a_missing_locale_still_draws_in_utf8_with_the_language_it_names(tmp_pat
             t.close()
     if "de_de.utf8" in installed:
         pytest.skip("de_DE.UTF-8 is installed here: the missing-locale path was not exercised")
+
+
+def test_names_from_outside_cannot_drive_the_terminal(pcsc, env, tmp_path):
+    """An account someone else named: an OSC 52 clipboard write, a clear-screen and a right-to-left override in
+    its name show as escapes in the TUI and in `oath code`, reach no terminal, and JSON keeps the name exact."""
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--demo-accounts",)).start()
+    name = "Evil:\x1b]52;c;aGVsbG8=\x07x\x1b[2J\u202emoc.evil"
+    run_ykman(key.reader, "oath", "accounts", "add", "--force", name, "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", env=env)
+    ykenv = dict(env, YKTERM_READER=key.reader)
+    code = run_ykterm("oath", "code", env=ykenv).stdout
+    assert "\x1b" not in code and "\u202e" not in code and "\x07" not in code, repr(code)
+    assert "Evil:\\x1B]52;c;aGVsbG8=\\x07x\\x1B[2J\\u{202E}moc.evil" in code, code
+    listed = json.loads(run_ykterm("oath", "code", "--json", env=ykenv).stdout)
+    assert name in [e["id"] for e in listed]
+    raw = run_ykterm("oath", "code", "--json", env=ykenv).stdout
+    assert "\x1b" not in raw and "\u202e" not in raw and "\\u202e" in raw
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        # Let tmux take OSC 52 from the program, so a write that got through would leave a buffer.
+        t.tmux("set-option", "-g", "set-clipboard", "on")
+        t.wait_for("GitHub")
+        screen = t.wait_for(r"Evil\s+\\x1B\]52;c;aGVsbG8=\\x07x\\x1B\[2J\\u\{202E\}")
+        # The screen was not cleared: the other accounts are still there after a redraw or two.
+        time.sleep(1.5)
+        screen = t.screen()
+        assert "GitHub" in screen and "Fastmail" in screen, screen
+        styled = t.tmux("capture-pane", "-p", "-e", "-t", "0")
+        assert "\u202e" not in styled and "]52;" not in styled.replace("\\x1B]52;", ""), repr(styled)
+        buffers = subprocess.run(["tmux", "-L", t.socket, "list-buffers"], env=t.env, capture_output=True, text=True)
+        assert buffers.stdout.strip() == "", buffers.stdout
+        t.send("q")
+        t.wait_for("EXITED=0")
+    finally:
+        t.close()
+        key.stop()

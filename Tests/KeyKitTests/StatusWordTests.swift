@@ -234,3 +234,17 @@ import Testing
         }
     }
 }
+
+@Suite("Visible text: strings from outside cannot drive the terminal")
+struct VisibleTextTests {
+    @Test func controlsAndBidiBecomeEscapesAndOtherTextIsKept() {
+        #expect(VisibleText.escaped("GitHub:alice") == "GitHub:alice")
+        #expect(VisibleText.escaped("Grüße, 鍵 ✔") == "Grüße, 鍵 ✔")
+        #expect(VisibleText.escaped("\u{1B}[2J") == "\\x1B[2J")
+        #expect(VisibleText.escaped("\u{1B}]52;c;aGk=\u{7}") == "\\x1B]52;c;aGk=\\x07")
+        #expect(VisibleText.escaped("a\u{202E}b\u{2066}c\u{200F}") == "a\\u{202E}b\\u{2066}c\\u{200F}")
+        #expect(VisibleText.escaped("\u{0}\u{7F}\u{85}\u{9F}") == "\\x00\\x7F\\x85\\x9F")
+        #expect(VisibleText.escaped("line\n\tnext") == "line\\x0A\\x09next")
+        #expect(VisibleText.escaped("line\n\tnext\r", keepingLineBreaks: true) == "line\n\tnext\\x0D")
+    }
+}

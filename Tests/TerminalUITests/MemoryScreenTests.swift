@@ -1,4 +1,5 @@
 import Testing
+import KeyKit
 @testable import TerminalUI
 
 @Suite struct MemoryScreenTests {
@@ -97,16 +98,19 @@ import Testing
         #expect(screen.cell(row: 0, column: 4).text == "z")
     }
 
-    @Test func controlCharactersAreNeverWrittenRaw() {
-        let screen = MemoryScreen(rows: 1, columns: 12)
+    @Test func controlCharactersAreNeverWrittenRawButShownAsEscapes() {
+        let screen = MemoryScreen(rows: 1, columns: 40)
         screen.draw("a\u{1B}[31mb\u{7}\tc\u{7F}\u{9B}", row: 0, column: 0)
-        #expect(screen.text(row: 0, trimmed: true) == "a?[31mb??c??")
+        #expect(screen.text(row: 0, trimmed: true) == "a\\x1B[31mb\\x07\\x09c\\x7F\\x9B")
         for row in screen.lines {
-            #expect(!row.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) })
+            #expect(!row.unicodeScalars.contains { VisibleText.isUnsafe($0) })
         }
-        // "\r\n" is one grapheme cluster, and still one `?`.
-        screen.draw("x\r\ny", row: 0, column: 0)
-        #expect(screen.text(row: 0).hasPrefix("x?y"))
+        // "\r\n" (one grapheme cluster) and a right-to-left override, which would make the rest read backwards.
+        screen.draw("x\r\ny\u{202E}moc.elgoog", row: 0, column: 0)
+        #expect(screen.text(row: 0).hasPrefix("x\\x0D\\x0Ay\\u{202E}moc.elgoog"))
+        // An OSC 52 clipboard write in an account name is text on the screen.
+        screen.draw("Evil\u{1B}]52;c;aGk=\u{7}", row: 0, column: 0)
+        #expect(screen.text(row: 0).hasPrefix("Evil\\x1B]52;c;aGk=\\x07"))
     }
 
     @Test func asciiScreenShowsQuestionMarksForNonASCII() {
