@@ -231,8 +231,13 @@ public struct PinStore: Sendable {
     }
 
     private func load() -> [String: [String]] {
-        guard let data = FileManager.default.contents(atPath: path),
-              let map = try? JSONDecoder().decode([String: [String]].self, from: data) else { return [:] }
+        guard let data = FileManager.default.contents(atPath: path) else { return [:] }
+        guard let map = try? JSONDecoder().decode([String: [String]].self, from: data) else {
+            // Unreadable (cut short by a crash of an older version, edited by hand): kept aside as
+            // pins.json.corrupt, and pinning starts afresh.
+            AtomicFile.setAside(path)
+            return [:]
+        }
         return map
     }
 
@@ -251,8 +256,6 @@ public struct PinStore: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         guard let data = try? encoder.encode(map) else { return }
-        let tmp = path + ".tmp"
-        guard FileManager.default.createFile(atPath: tmp, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
-        _ = rename(tmp, path)
+        try? AtomicFile.write(Array(data), to: path)
     }
 }

@@ -102,22 +102,10 @@ public struct VirtualKeyStateFile: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data: Data
         do { data = try encoder.encode(state) } catch { throw FileError.unwritable(path, "\(error)") }
-        let tmp = path + ".tmp-\(getpid())"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0 else { throw FileError.unwritable(path, String(cString: strerror(errno))) }
-        let ok = data.withUnsafeBytes { buf -> Bool in
-            var off = 0
-            while off < buf.count {
-                let n = write(fd, buf.baseAddress! + off, buf.count - off)
-                if n <= 0 { return false }
-                off += n
-            }
-            return fsync(fd) == 0
-        }
-        close(fd)
-        guard ok, rename(tmp, path) == 0 else {
-            unlink(tmp)
-            throw FileError.unwritable(path, String(cString: strerror(errno)))
+        do {
+            try AtomicFile.write(Array(data), to: path)
+        } catch {
+            throw FileError.unwritable(path, error.reason)
         }
     }
 }

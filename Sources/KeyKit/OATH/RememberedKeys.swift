@@ -41,12 +41,19 @@ public struct RememberedKeys: Sendable {
         if stat(path, &st) == 0, st.st_mode & 0o077 != 0 {
             throw StoreError.insecure(path, UInt16(st.st_mode & 0o777))
         }
+        let data: Data
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            return try JSONDecoder().decode([String: String].self, from: data)
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw StoreError.unreadable(path, "\(error)")
         }
+        guard let entries = try? JSONDecoder().decode([String: String].self, from: data) else {
+            // Not JSON any more (edited by hand, or cut short by an older version): kept aside as
+            // oath-keys.json.corrupt, and the passwords are asked for again.
+            AtomicFile.setAside(path)
+            return [:]
+        }
+        return entries
     }
 
     private func save(_ entries: [String: String]) throws {
@@ -64,14 +71,10 @@ public struct RememberedKeys: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(entries)
-        let tmp = path + ".tmp-\(getpid())"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0 else { throw StoreError.unwritable(path, String(cString: strerror(errno))) }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
-        close(fd)
-        guard written == data.count, rename(tmp, path) == 0 else {
-            unlink(tmp)
-            throw StoreError.unwritable(path, String(cString: strerror(errno)))
+        do {
+            try AtomicFile.write(Array(data), to: path)
+        } catch {
+            throw StoreError.unwritable(path, error.reason)
         }
     }
 
