@@ -74,11 +74,13 @@ test-unit: build
 test-integration: build venv
 	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
 
-## test: every test, unit then integration.
+## test: every test, unit then integration, with a private TMPDIR (and TMUX_TMPDIR) removed at the end, so the
+## toolchain's and the tests' temporary files never pile up in /tmp (.ci/run checks that nothing is left).
 test: deps venv
-	$(SWIFT) build
-	$(SWIFT) test
-	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
+	@tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/ykterm-test.XXXXXX") && trap 'rm -rf "$$tmp"' EXIT && \
+	  export TMPDIR="$$tmp" TMUX_TMPDIR="$$tmp" && \
+	  $(SWIFT) build && $(SWIFT) test && \
+	  (cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q)
 
 ## test-asan / test-tsan: the unit tests under the address and thread sanitizers (own build folders), one at a
 ## time: the sanitizers slow everything down several times, and in parallel the tests that wait up to 10 s for a

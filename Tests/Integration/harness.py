@@ -59,6 +59,58 @@ def stop_pid(proc, timeout=5.0):
         proc.wait(timeout=timeout)
 
 
+def descendants(pid):
+    """The PIDs of every process below `pid` (read from /proc), children first found first."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def stop_tree(pid, timeout=5.0):
+    """Stops a process that is not our child (a tmux server) and everything below it: SIGTERM to all, then
+    SIGKILL to what is left after `timeout`; returns when none of them runs any more."""
+    pids = [pid] + descendants(pid)
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [p for p in alive if _running(p)]
+    for p in alive:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    while any(_running(p) for p in alive) and time.monotonic() < deadline + timeout:
+        time.sleep(0.05)
+
+
+def _running(pid):
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class PrivatePCSC:
     """A pcscd of our own, with one vpcd reader configuration (two slots: P and P+1)."""
 

@@ -16,7 +16,7 @@ import uuid
 import pyotp
 import pytest
 
-from harness import YKTERM, ServedKey, run_ykman, run_ykterm
+from harness import YKTERM, ServedKey, run_ykman, run_ykterm, stop_tree
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
 
@@ -97,10 +97,8 @@ class Tmux:
         raise AssertionError(f"{pattern!r} still on screen after {timeout} s:\n{text}")
 
     def close(self):
-        try:
-            os.kill(self.server_pid, 15)
-        except ProcessLookupError:
-            pass
+        # The server, and the shell, ykterm and sleep below it: all gone before the next test starts.
+        stop_tree(self.server_pid)
 
 
 def code_of(screen, issuer):
