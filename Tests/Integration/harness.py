@@ -79,26 +79,48 @@ def descendants(pid):
     return found
 
 
-def stop_tree(pid, timeout=5.0):
-    """Stops a process that is not our child (a tmux server) and everything below it: SIGTERM to all, then
-    SIGKILL to what is left after `timeout`; returns when none of them runs any more."""
-    pids = [pid] + descendants(pid)
+def _sessions(pids):
+    """The session IDs of `pids` (a tmux pane's shell leads a session of its own)."""
+    found = set()
     for p in pids:
         try:
-            os.kill(p, signal.SIGTERM)
-        except ProcessLookupError:
+            with open(f"/proc/{p}/stat") as f:
+                found.add(int(f.read().rsplit(")", 1)[1].split()[3]))
+        except (OSError, IndexError, ValueError):
             pass
+    return found
+
+
+def _in_sessions(sessions):
+    """Running processes whose session is one of `sessions` (also those whose parent has gone)."""
+    return [p for p in _all_pids() if _sessions([p]) & sessions and _running(p)]
+
+
+def _all_pids():
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+
+
+def stop_tree(pid, timeout=5.0):
+    """Stops a process that is not our child (a tmux server) and everything below it, including what its panes'
+    shells start while it is being stopped (found by session): SIGTERM, then SIGKILL to what is left after
+    `timeout`; returns when none of them runs any more."""
+    pids = [pid] + descendants(pid)
+    sessions = _sessions(pids[1:]) - {os.getsid(0)}
     deadline = time.monotonic() + timeout
-    alive = pids
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-        alive = [p for p in alive if _running(p)]
-    for p in alive:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    while any(_running(p) for p in alive) and time.monotonic() < deadline + timeout:
+    sig = signal.SIGTERM
+    while True:
+        alive = [p for p in set(pids + _in_sessions(sessions)) if _running(p)]
+        if not alive:
+            return
+        if time.monotonic() > deadline:
+            if sig == signal.SIGKILL and time.monotonic() > deadline + timeout:
+                return
+            sig = signal.SIGKILL
+        for p in alive:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
         time.sleep(0.05)
 
 
