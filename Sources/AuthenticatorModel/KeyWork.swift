@@ -230,25 +230,30 @@ public struct PinStore: Sendable {
         self.path = path ?? RememberedKeys.configDirectory() + "/pins.json"
     }
 
-    private func load() -> [String: [String]] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [:] }
+    /// The file's pins; an unreadable file (cut short by a crash of an older version, edited by hand) is kept
+    /// aside as `pins.json.corrupt` and pinning starts afresh: `setAside` then names where it went.
+    private func load() -> (map: [String: [String]], setAside: String?) {
+        guard let data = FileManager.default.contents(atPath: path) else { return ([:], nil) }
         guard let map = try? JSONDecoder().decode([String: [String]].self, from: data) else {
-            // Unreadable (cut short by a crash of an older version, edited by hand): kept aside as
-            // pins.json.corrupt, and pinning starts afresh.
-            AtomicFile.setAside(path)
-            return [:]
+            return ([:], AtomicFile.setAside(path))
         }
-        return map
+        return (map, nil)
     }
 
     public func pins(for deviceID: String) -> Set<String> {
-        Set(load()[deviceID] ?? [])
+        loadReporting(for: deviceID).pins
+    }
+
+    /// The pins of one device, and where an unreadable file was moved (to tell the user), if it was.
+    public func loadReporting(for deviceID: String) -> (pins: Set<String>, setAside: String?) {
+        let (map, aside) = load()
+        return (Set(map[deviceID] ?? []), aside)
     }
 
     /// Saves the pins of one device (an empty set removes its entry). Failures are ignored: pins are a
     /// convenience, never worth stopping for.
     public func save(_ pins: Set<String>, for deviceID: String) {
-        var map = load()
+        var map = load().map
         map[deviceID] = pins.isEmpty ? nil : pins.sorted()
         let directory = PathString.directory(of: path)
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,

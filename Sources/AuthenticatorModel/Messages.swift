@@ -20,6 +20,8 @@ public enum Msg: Sendable {
     case oathChanged(keyID: String, OATHSnapshot, UIText)
     case oathFailed(keyID: String, OATHFailure)
     case pinsLoaded(deviceID: String, Set<String>)
+    /// Something to tell the user in the status line (a file that could not be read was set aside).
+    case notice(UIText, StatusMessage.Kind)
     case copied(Bool, UIText)
 
     // The other tabs' answers.

@@ -108,7 +108,11 @@ public final class Runner: Sendable {
                 post(.copied(done != nil, done.map { UIText("status.copied", ["how": $0, "account": account]) } ?? UIText("status.copyFailed")))
             }
         case .loadPins(let deviceID):
-            post(.pinsLoaded(deviceID: deviceID, environment.pins.pins(for: deviceID)))
+            let (pins, setAside) = environment.pins.loadReporting(for: deviceID)
+            post(.pinsLoaded(deviceID: deviceID, pins))
+            if let setAside {
+                post(.notice(UIText("status.fileSetAside", ["path": environment.pins.path, "aside": setAside]), .warning))
+            }
         case .savePins(let deviceID, let pins):
             environment.pins.save(pins, for: deviceID)
         case .fido(let c) where c.runsAtOnce:

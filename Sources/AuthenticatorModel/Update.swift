@@ -30,6 +30,9 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
         return commands
     case .paste(let text):
         return handlePaste(&state, text)
+    case .notice(let text, let kind):
+        state.status = StatusMessage(text, kind: kind, expires: state.now + 3 * statusSeconds)
+        return []
     case .tick(let now):
         state.now = now
         if let s = state.status, let e = s.expires, e <= now { state.status = nil }

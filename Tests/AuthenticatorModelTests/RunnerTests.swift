@@ -208,4 +208,21 @@ struct RunnerTests {
         let mode = try FileManager.default.attributesOfItem(atPath: dir + "/sub/pins.json")[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
+
+    @Test func anUnreadablePinsFileIsSetAsideAndReportedWithItsPath() async throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/pins.json"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"dev1\": [\"Git".utf8)))
+        let h = Harness(InProcessBackend(), directory: dir)
+        let notice = try await h.run(.loadPins(deviceID: "dev1")) { msg -> UIText? in
+            if case .notice(let text, .warning) = msg { return text } else { return nil }
+        }
+        #expect(notice == UIText("status.fileSetAside", ["path": path, "aside": path + ".corrupt"]))
+        #expect(FileManager.default.contents(atPath: path + ".corrupt") == Data("{\"dev1\": [\"Git".utf8))
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // Pinning works again, in a new file.
+        PinStore(path: path).save(["GitHub:alice"], for: "dev1")
+        #expect(PinStore(path: path).pins(for: "dev1") == ["GitHub:alice"])
+    }
 }
