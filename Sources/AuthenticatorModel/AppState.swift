@@ -104,15 +104,18 @@ public struct AppState: Sendable {
         return keys.first { $0.id == id }
     }
 
-    /// True while the shown tab has a dialog open (Tab moves between its fields, not between tabs).
-    public var dialogOpen: Bool {
+    /// The form of the dialog open on the shown tab, if any.
+    public var openForm: Form? {
         switch tab {
-        case .oath: return oath.dialog != nil
-        case .otp: return otp.form != nil
-        case .fido: return fido.dialog != nil
-        case .apdu: return apdu.dialog != nil
+        case .oath: return oath.dialog?.form
+        case .otp: return otp.form
+        case .fido: return fido.dialog?.form
+        case .apdu: return apdu.dialog?.form
         }
     }
+
+    /// True while the shown tab has a dialog open (Tab moves between its fields, not between tabs).
+    public var dialogOpen: Bool { openForm != nil }
 
     /// True while a text field or dialog has the keyboard, so printable keys are text, not bindings.
     public var textFocused: Bool {

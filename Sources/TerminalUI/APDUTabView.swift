@@ -130,7 +130,6 @@ struct APDUTabView {
 
     /// The bindings line at the bottom while the tab shows.
     static func hints(_ state: AppState, _ text: Localize) -> String {
-        if state.apdu.dialog != nil { return text(UIText("view.hints.dialog")) }
         if state.apdu.inputFocused { return text(UIText("apdu.hints.input")) }
         return text(UIText("apdu.hints.log", ["help": String(state.bindings.key(for: .help)),
                                               "quit": String(state.bindings.key(for: .quit)),

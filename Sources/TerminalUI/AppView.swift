@@ -148,8 +148,13 @@ public struct AppView {
 
     func hints(_ state: AppState) -> String {
         let b = state.bindings
+        // A question takes only its answers; a form its editing keys.
+        if let form = state.openForm {
+            if form.isConfirmation { return text(UIText("view.dialog.confirmHint")) }
+            if form.confirming != nil { return text(UIText("view.dialog.questionHint")) }
+            return text(UIText("view.hints.dialog"))
+        }
         if state.tab == .oath {
-            if state.oath.dialog != nil { return text(UIText("view.hints.dialog")) }
             if state.oath.filterFocused { return text(UIText("view.hints.filter")) }
             if state.oath.phase == .locked { return text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))])) }
             return text(UIText("view.hints.oath", [

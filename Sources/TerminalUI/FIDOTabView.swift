@@ -115,7 +115,6 @@ struct FIDOTabView {
     /// The tab's bindings that apply now, for the hints line every tab shares.
     static func hints(_ state: AppState, app: AppView) -> String {
         var parts = [UIText]()
-        if state.fido.dialog != nil { return app.text(UIText("view.hints.dialog")) }
         if state.fido.showCredentials {
             parts = [UIText("fido.hint.move"), UIText("fido.hint.delete"), UIText("fido.hint.back")]
         } else if state.fido.phase == .ready, let info = state.fido.info {

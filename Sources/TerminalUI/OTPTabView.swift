@@ -179,7 +179,6 @@ struct OTPTabView {
 
     /// The line of bindings at the bottom while the tab is shown.
     static func hints(_ state: AppState, app: AppView) -> String {
-        if state.otp.form != nil { return app.text(UIText("view.hints.dialog")) }
         let b = state.bindings
         return app.text(UIText(state.virtualMode ? "otp.hints.virtual" : "otp.hints", [
             "challenge": String(OTPTabState.challengeKey), "touch": String(OTPTabState.touchKey),

@@ -370,3 +370,16 @@ struct DialogMessageTests {
         }
     }
 }
+
+@Suite("Views: hints in dialogs")
+struct DialogHintTests {
+    @Test func aQuestionsHintsNameOnlyItsAnswers() {
+        var state = ViewFixture.state()
+        _ = update(&state, .key(.char("d")))
+        let hints = ViewFixture.render(state).text(row: 21)
+        #expect(hints.contains("y confirm · n / Enter / Esc cancel") && !hints.contains("Space toggles"), "\(hints)")
+        _ = update(&state, .key(.escape))
+        _ = update(&state, .key(.char("a")))
+        #expect(ViewFixture.render(state).text(row: 21).contains("Space toggles"))
+    }
+}
