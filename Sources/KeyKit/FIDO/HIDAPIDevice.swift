@@ -17,6 +17,10 @@ public struct HIDDeviceInfo: Sendable, Hashable {
     public var productName: String?
     /// The USB serial number string; YubiKeys usually have none.
     public var serialNumber: String?
+    /// The top-level usage page and usage of the interface's report descriptor (0xF1D0/1 for FIDO, 1/6 for a
+    /// keyboard such as a YubiKey's OTP interface).
+    public var usagePage: UInt16 = 0
+    public var usage: UInt16 = 0
 
     public init(path: String, vendorID: UInt16, productID: UInt16, productName: String? = nil,
                 serialNumber: String? = nil) {
@@ -73,7 +77,7 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
 
     /// hidapi's global state (enumeration, error strings) is not thread-safe: enumerate and open under
     /// this lock.
-    private static let libraryLock = Mutex(())
+    static let libraryLock = Mutex(())
     /// `hid_init` runs once, the first time it is needed (Swift initialises static lets exactly once).
     private static let initialized: Bool = hid_init() == 0
 
@@ -98,6 +102,11 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
 
     /// The FIDO devices (usage page 0xF1D0) on USB, by path.
     public static func enumerateFIDO() -> [HIDDeviceInfo] {
+        enumerateAll().filter { $0.usagePage == fidoUsagePage }
+    }
+
+    /// Every HID interface hidapi finds (one entry per hidraw node, with its first top-level usage), by path.
+    public static func enumerateAll() -> [HIDDeviceInfo] {
         guard initialized else { return [] }
         return libraryLock.withLock { _ in
             var found = [String: HIDDeviceInfo]()
@@ -107,12 +116,16 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
             while let d = cursor {
                 let info = d.pointee
                 cursor = info.next
-                guard info.usage_page == fidoUsagePage, let p = info.path else { continue }
+                guard let p = info.path else { continue }
                 let path = String(cString: p)
-                guard found[path] == nil else { continue }
-                found[path] = HIDDeviceInfo(path: path, vendorID: info.vendor_id, productID: info.product_id,
-                                            productName: wideString(info.product_string),
-                                            serialNumber: wideString(info.serial_number))
+                // A node with several top-level collections is listed once per usage; FIDO's wins.
+                if let seen = found[path], seen.usagePage == fidoUsagePage { continue }
+                var entry = HIDDeviceInfo(path: path, vendorID: info.vendor_id, productID: info.product_id,
+                                          productName: wideString(info.product_string),
+                                          serialNumber: wideString(info.serial_number))
+                entry.usagePage = info.usage_page
+                entry.usage = info.usage
+                if found[path] == nil || info.usage_page == fidoUsagePage { found[path] = entry }
             }
             return found.values.sorted { $0.path < $1.path }
         }
