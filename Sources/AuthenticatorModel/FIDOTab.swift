@@ -441,7 +441,9 @@ private func failed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command
 private func resetFailed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
     state.fido.busy = nil
     if failure.reason == .notAllowed, !state.virtualMode, let key = state.selectedKey {
-        state.fido.reset = .removeKey(key.descriptor)
+        var target = key.descriptor
+        target.serial = target.serial ?? key.serial
+        state.fido.reset = .removeKey(target)
         return []
     }
     state.fido.reset = nil
@@ -669,6 +671,12 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 func fidoLoad(_ state: inout AppState) -> [Command] {
     guard let entry = state.selectedKey, state.fido.busy == nil, state.fido.reset == nil else { return [] }
     state.fido.keyID = entry.id
+    guard entry.descriptor.has(.fido) else {
+        state.fido.info = nil
+        state.fido.phase = .unavailable(UIText("fido.notOnKey", ["interfaces": entry.descriptor.interfaces
+            .map { $0.rawValue.uppercased() }.joined(separator: "+")]))
+        return []
+    }
     if state.fido.info == nil { state.fido.phase = .loading }
     state.fido.busy = FIDOBusy(.load)
     return [.fido(.load(entry.descriptor))]
@@ -683,6 +691,16 @@ func fidoTabOpened(_ state: inout AppState) -> [Command] {
 }
 
 func fidoTabTick(_ state: inout AppState) -> [Command] { [] }
+
+/// The selected key gained or lost its FIDO interface: what the tab showed of it is read again.
+func fidoTabInterfacesChanged(_ state: inout AppState) -> [Command] {
+    guard state.fido.reset == nil, state.fido.busy == nil else { return [] }
+    state.fido.dialog = nil
+    state.fido.credentials = nil
+    state.fido.showCredentials = false
+    state.fido.info = nil
+    return state.tab == .fido ? fidoLoad(&state) : []
+}
 
 func fidoTabKeyChanged(_ state: inout AppState) -> [Command] {
     let selected = state.selectedKeyID
@@ -712,8 +730,14 @@ func fidoTabKeyChanged(_ state: inout AppState) -> [Command] {
 
 /// A key arrived. When a guided reset waits for this key, the reset goes first, before anything else
 /// reads the key: the key allows it only within seconds of being inserted.
+///
+/// On USB the reset goes over the FIDO HID interface, so it waits for that interface: the window is timed
+/// from the moment it is back. The key is recognised by its id or by an interface it had before (the same
+/// reader or hidraw node); a key never seen is not reset.
 func fidoTabKeyArrived(_ state: inout AppState, _ d: KeyDescriptor) -> [Command] {
-    guard case .insertKey(let target)? = state.fido.reset, target.id == d.id else { return [] }
+    guard case .insertKey(let target)? = state.fido.reset, d.has(.fido),
+          target.id == d.id || !target.addresses.isDisjoint(with: d.addresses)
+            || (target.serial != nil && target.serial == d.serial) else { return [] }
     var commands: [Command] = [.fido(.reset(d))]
     state.fido.reset = .sending(keyID: d.id)
     if state.selectedKeyID != nil && state.selectedKeyID != d.id {

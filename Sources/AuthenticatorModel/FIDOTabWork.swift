@@ -50,8 +50,9 @@ final class FIDOTabRuntime: Sendable {
     }
 }
 
-/// Performs the FIDO2 tab's commands: each opens the key's smart-card interface, speaks CTAP over it
-/// (PCSCFIDOConnection), does its work, closes, and posts what came of it.
+/// Performs the FIDO2 tab's commands: each opens the interface the key's FIDO application is on (CTAPHID on
+/// USB, CTAP over the reader on NFC; `KeyBackend.connectFIDO`), does its work, closes, and posts what came
+/// of it.
 struct FIDOTabWork: Sendable {
     let backend: any KeyBackend
     let environment: RunnerEnvironment
@@ -130,16 +131,13 @@ struct FIDOTabWork: Sendable {
         return out
     }
 
-    /// Opens CTAP over the key's smart-card interface, reports touches, runs `body` and posts its answer;
+    /// Opens CTAP on the key's FIDO interface, reports touches, runs `body` and posts its answer;
     /// failures become `.failed`. With `token`, the PIN token the runner holds is used (none: PIN needed).
     private func session(_ d: KeyDescriptor, _ operation: FIDOOperation, token: Bool = false,
                          _ body: (CTAP2Session) async throws -> FIDOTabMsg) async {
-        var card: (any SmartCardConnection)?
-        var connection: PCSCFIDOConnection?
+        var connection: (any FIDOConnection)?
         do {
-            let c = try await backend.connect(d)
-            card = c
-            let fido = try await PCSCFIDOConnection.open(card: c, observer: environment.observer)
+            let fido = try await backend.connectFIDO(d, observer: environment.observer)
             connection = fido
             runtime.started(fido)
             let s = try await CTAP2Session.make(connection: fido)
@@ -167,12 +165,17 @@ struct FIDOTabWork: Sendable {
             post(.fido(msg))
         } catch {
             runtime.ended()
-            if let connection { await connection.close() } else if let card { await card.close() }
+            if let connection { await connection.close() }
             post(.fido(.failed(keyID: d.id, FIDOFailure(operation, Self.reason(error, operation)))))
         }
     }
 
     static func reason(_ error: any Error, _ operation: FIDOOperation) -> FIDOFailureReason {
+        if error is KeyRouteError { return .notAvailable }
+        if let e = error as? HIDDeviceError {
+            if case .notFound = e { return .keyGone }
+            return .other(.literal(e.description))
+        }
         if let e = error as? SmartCardError {
             if e.isKeyGone || e == .closed { return .keyGone }
             if case .applicationNotAvailable = e { return .notAvailable }

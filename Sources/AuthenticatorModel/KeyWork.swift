@@ -16,8 +16,7 @@ struct KeyWork: Sendable {
     func perform(_ command: Command, unlockKeys: LockedValue<[String: SecretBytes]>) async {
         switch command {
         case .probe(let d):
-            let info: KeyInfo? = await withConnection(d) { try await KeyProbe.inspect(connection: $0) }
-            post(.probed(keyID: d.id, info))
+            post(.probed(keyID: d.id, await probe(d)))
         case .oathOpen(let d, let time):
             await oath(d, .open, unlockKeys) { session, hasPassword in
                 let entries = try await session.calculateAll(at: Int64(time))
@@ -83,6 +82,18 @@ struct KeyWork: Sendable {
     }
 
     /// Runs `body` on a fresh connection, closing it after; nil when anything failed.
+    /// What the key tells of itself: over its reader when it has one (Management, or probing the
+    /// applications), else over its FIDO interface.
+    private func probe(_ d: KeyDescriptor) async -> KeyInfo? {
+        if d.reader != nil {
+            return await withConnection(d) { try await KeyProbe.inspect(connection: $0) }
+        }
+        guard d.has(.fido), let fido = try? await backend.connectFIDO(d, observer: nil) else { return nil }
+        let info = await KeyProbe.inspect(fido: fido, name: d.name)
+        await fido.close()
+        return info
+    }
+
     private func withConnection<T: Sendable>(_ d: KeyDescriptor,
                                              _ body: (any SmartCardConnection) async throws -> T) async -> T? {
         guard let connection = try? await backend.connect(d) else { return nil }

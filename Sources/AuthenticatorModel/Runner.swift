@@ -2,10 +2,15 @@ import FoundationEssentials
 import Glibc
 import KeyKit
 
-/// Where keys come from: their arrivals and departures, and a connection to one.
+/// Where keys come from: their arrivals and departures, and connections to their interfaces. Which
+/// interface serves an application is decided by `KeyDescriptor.channels(for:)`, nowhere else.
 public protocol KeyBackend: Sendable {
     func events() -> AsyncStream<KeyEvent>
+    /// A connection to the key's smart-card interface (CCID on USB, or its NFC reader).
     func connect(_ key: KeyDescriptor) async throws -> any SmartCardConnection
+    /// A connection for FIDO2 and U2F: CTAPHID on the FIDO HID interface on USB, CTAP over the reader on NFC.
+    func connectFIDO(_ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
+        -> any FIDOConnection
     /// The Yubico OTP a touch of the key's button types, for a key that can be touched from software (the
     /// virtual key in demo mode); nil for real keys, which type it themselves.
     func touchForOTP() -> String?
@@ -13,21 +18,41 @@ public protocol KeyBackend: Sendable {
 
 extension KeyBackend {
     public func touchForOTP() -> String? { nil }
+
+    public func connectFIDO(_ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
+        -> any FIDOConnection {
+        switch key.channels(for: .fido).first {
+        case .fidoHID?:
+            guard let hid = key.fidoHID else { throw KeyRouteError.notOnThisKey(.fido, key.interfaces) }
+            return try await CTAPHIDConnection.open(hid)
+        case .ctapOverSmartCard?:
+            let card = try await connect(key)
+            do {
+                return try await PCSCFIDOConnection.open(card: card, observer: observer)
+            } catch {
+                await card.close()
+                throw error
+            }
+        default:
+            throw KeyRouteError.notOnThisKey(.fido, key.interfaces)
+        }
+    }
 }
 
-/// Keys in PC/SC readers, watched by `KeyMonitor` (blocking on pcscd, no polling).
-public struct PCSCBackend: KeyBackend {
-    let monitor: KeyMonitor
+/// The keys on this machine: PC/SC readers and HID interfaces joined into keys by `DeviceMonitor`
+/// (blocking on pcscd and on inotify, no polling).
+public struct DeviceBackend: KeyBackend {
+    let monitor: DeviceMonitor
 
-    public init(monitor: KeyMonitor = KeyMonitor()) {
+    public init(monitor: DeviceMonitor = DeviceMonitor()) {
         self.monitor = monitor
     }
 
     public func events() -> AsyncStream<KeyEvent> { monitor.events() }
 
     public func connect(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
-        guard case .pcsc(let reader) = key.transport else {
-            throw SmartCardError.applicationNotAvailable("smart-card interface on \(key.name)")
+        guard key.has(.apdu), let reader = key.reader else {
+            throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
         }
         return try await PCSCConnection.connect(reader: reader)
     }

@@ -95,6 +95,19 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
             if state.keys.count == 1 { state.status = StatusMessage(UIText("status.keyArrived", ["name": d.name]), kind: .info, expires: state.now + statusSeconds) }
         }
         return commands
+    case .keyChanged(let d):
+        guard let i = state.keys.firstIndex(where: { $0.id == d.id }) else { return keyEvent(&state, .keyArrived(d)) }
+        let old = state.keys[i].descriptor
+        state.keys[i].descriptor = d
+        // The interface a waiting FIDO2 reset needs may be the one that came back.
+        var commands: [Command] = fidoTabKeyArrived(&state, d) + [.probe(d)]
+        guard state.selectedKeyID == d.id else { return commands }
+        if old.reader != d.reader {
+            commands += select(&state, d.id)
+        } else if old.channels(for: .fido) != d.channels(for: .fido) || old.fidoHID != d.fidoHID {
+            commands += fidoTabInterfacesChanged(&state)
+        }
+        return commands
     case .keyLeft(let id):
         let wasSelected = state.selectedKeyID == id
         let name = state.keys.first { $0.id == id }?.descriptor.name ?? id
@@ -110,8 +123,9 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
         return commands
     case .serviceUnavailable:
         state.service = .unavailable
-        state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error)
-        return []
+        // HID interfaces work without pcscd: the FIDO2 tab is not told about it.
+        if state.tab != .fido { state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error) }
+        return reopenWithoutReader(&state)
     case .serviceAvailable:
         state.service = .available
         if state.status?.text.key == "status.pcscdMissing" { state.status = nil }
@@ -121,14 +135,36 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
     }
 }
 
-/// Makes `id` the key the tabs work on and opens its OATH application.
+/// Makes `id` the key the tabs work on and opens its OATH application (on a key without a smart-card
+/// interface, the OATH tab says what it lacks instead).
 func select(_ state: inout AppState, _ id: String) -> [Command] {
     guard let entry = state.keys.first(where: { $0.id == id }) else { return [] }
     state.selectedKeyID = id
     state.oath = OATHTabState()
     state.oath.keyID = id
+    guard entry.descriptor.has(.oath) else {
+        state.oath.phase = .unavailable(notOnKeyText(entry.descriptor, state.service, application: "OATH"))
+        return selectedKeyChanged(&state)
+    }
     state.oath.phase = .loading
     return [.oathOpen(entry.descriptor, time: state.now)] + selectedKeyChanged(&state)
+}
+
+/// Why an application that needs a smart-card interface is not on `key`: pcscd is not running (so its CCID
+/// interface is not seen), or the key has none (a FIDO-only key).
+public func notOnKeyText(_ key: KeyDescriptor, _ service: ServiceState, application: String) -> UIText {
+    if service == .unavailable { return UIText("view.notOnKey.pcscd", ["application": application]) }
+    return UIText("view.notOnKey.ccid", ["application": application,
+                                         "interfaces": key.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")])
+}
+
+/// pcscd went away: the key keeps its HID interfaces, and the tabs that need the reader say why they cannot.
+func reopenWithoutReader(_ state: inout AppState) -> [Command] {
+    guard let key = state.selectedKey, !key.descriptor.has(.oath) else { return [] }
+    if case .unavailable = state.oath.phase {
+        state.oath.phase = .unavailable(notOnKeyText(key.descriptor, state.service, application: "OATH"))
+    }
+    return []
 }
 
 // MARK: - Keyboard

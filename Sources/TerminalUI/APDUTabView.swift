@@ -57,7 +57,12 @@ struct APDUTabView {
 
     func intro(_ state: AppState, top: Int, rows: Int) {
         let names = AID.known.map(\.name).joined(separator: ", ")
-        let lines = [UIText("apdu.view.intro"), UIText("apdu.view.introExample"), UIText("apdu.view.introSelect", ["names": names])]
+        var texts = [UIText("apdu.view.intro"), UIText("apdu.view.introExample"), UIText("apdu.view.introSelect", ["names": names])]
+        // A key without a smart-card interface (or with pcscd not running) takes no APDUs: said first.
+        if let key = state.selectedKey, !key.descriptor.has(.apdu) {
+            texts.insert(notOnKeyText(key.descriptor, state.service, application: "The APDU console"), at: 0)
+        }
+        let lines = texts
             .flatMap { wrap(app.resolve($0), width: area.width - 4) }
         for (i, line) in lines.enumerated() where i + 1 < rows {
             screen.draw("  " + line, row: top + 1 + i, column: area.column, style: i == 0 ? .plain : theme.dim, width: area.width)

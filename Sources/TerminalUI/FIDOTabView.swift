@@ -14,11 +14,8 @@ struct FIDOTabView {
         let fido = state.fido
         switch fido.phase {
         case .noKey where fido.reset == nil:
-            if state.service == .unavailable {
-                centered([UIText("view.noPcscd"), UIText("view.noPcscdHint")])
-            } else {
-                centered([UIText("view.noKey"), UIText("fido.view.noKeyHint")])
-            }
+            // FIDO keys on USB are HID devices: pcscd running or not, the hint is to insert a key.
+            centered([UIText("view.noKey"), UIText("fido.view.noKeyHint")])
         case .loading where fido.info == nil && fido.reset == nil:
             centered([UIText("fido.view.reading")])
         case .unavailable(let why):

@@ -5,9 +5,20 @@ import KeyKit
 import TerminalUI
 import VirtualKey
 
-/// The virtual key as a key source: present from the start, never leaving.
+/// The virtual key as a key source: present from the start, never leaving, shaped as a USB YubiKey with its
+/// three interfaces (CCID, FIDO HID, OTP HID), so each tab reaches it as it would reach a real key.
 struct VirtualBackend: KeyBackend {
-    static let descriptor = KeyDescriptor(transport: .virtual, name: "Virtual Key", atr: VirtualKey.atr)
+    /// The ATR a USB YubiKey's CCID interface gives.
+    static let usbATR: [UInt8] = [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21,
+                                  0xC0, 0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40]
+    static let descriptor: KeyDescriptor = {
+        var d = KeyDescriptor(transport: .virtual, name: "Virtual Key", atr: usbATR)
+        d.fidoHID = HIDDeviceInfo(path: "virtual:fido", vendorID: HIDDeviceInfo.yubicoVendorID, productID: 0x0407,
+                                  productName: "Virtual Key")
+        d.otpHID = HIDDeviceInfo(path: "virtual:otp", vendorID: HIDDeviceInfo.yubicoVendorID, productID: 0x0407,
+                                 productName: "Virtual Key")
+        return d
+    }()
     let key: VirtualKey
 
     func events() -> AsyncStream<KeyEvent> {
@@ -17,7 +28,13 @@ struct VirtualBackend: KeyBackend {
     }
 
     func connect(_ descriptor: KeyDescriptor) async throws -> any SmartCardConnection {
-        VirtualKeyConnection(key: key, name: descriptor.name)
+        USBCardConnection(inner: VirtualKeyConnection(key: key, name: descriptor.name))
+    }
+
+    /// FIDO over the virtual key's HID interface (CTAPHID), as on a USB key.
+    func connectFIDO(_ descriptor: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
+        -> any FIDOConnection {
+        try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "Virtual Key (FIDO HID)")
     }
 
     /// A touch of the virtual key's button: the Yubico OTP of its NDEF credential, as a real key would type it.
@@ -26,9 +43,23 @@ struct VirtualBackend: KeyBackend {
     }
 }
 
-/// PC/SC keys, only those in readers whose name contains `reader` when one is given.
+/// The virtual key's CCID interface as a USB key's: the ATR a USB YubiKey gives.
+final class USBCardConnection: SmartCardConnection {
+    let inner: VirtualKeyConnection
+    var atr: [UInt8] { VirtualBackend.usbATR }
+
+    init(inner: VirtualKeyConnection) {
+        self.inner = inner
+    }
+    var name: String { inner.name }
+
+    func transmit(_ command: [UInt8]) async throws -> [UInt8] { try await inner.transmit(command) }
+    func close() async { await inner.close() }
+}
+
+/// The machine's keys, only those with a reader or hidraw node whose name contains `reader` when one is given.
 struct FilteredBackend: KeyBackend {
-    let inner: PCSCBackend
+    let inner: DeviceBackend
     let reader: String?
 
     func events() -> AsyncStream<KeyEvent> {
@@ -36,9 +67,19 @@ struct FilteredBackend: KeyBackend {
         guard let reader = reader?.lowercased() else { return events }
         return AsyncStream { continuation in
             let task = Task {
+                // The keys let through: a key that gains a matching interface comes in then.
+                var shown = Set<String>()
                 for await event in events {
                     switch event {
-                    case .keyArrived(let d) where !d.name.lowercased().contains(reader): continue
+                    case .keyArrived(let d), .keyChanged(let d):
+                        if shown.contains(d.id) {
+                            continuation.yield(event)
+                        } else if FilteredBackend.matches(d, reader) {
+                            shown.insert(d.id)
+                            continuation.yield(.keyArrived(d))
+                        }
+                    case .keyLeft(let id):
+                        if shown.remove(id) != nil { continuation.yield(event) }
                     default: continuation.yield(event)
                     }
                 }
@@ -50,6 +91,13 @@ struct FilteredBackend: KeyBackend {
 
     func connect(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
         try await inner.connect(key)
+    }
+
+    /// `--reader` matches a reader name, a hidraw path or a HID product name.
+    static func matches(_ d: KeyDescriptor, _ reader: String) -> Bool {
+        [d.name, d.reader, d.fidoHID?.path, d.otpHID?.path, d.fidoHID?.productName].contains {
+            $0?.lowercased().contains(reader) == true
+        }
     }
 }
 
@@ -78,7 +126,7 @@ enum TUI {
             // allowed at any time, since the demo key cannot be removed and inserted again.
             backend = VirtualBackend(key: VirtualKey(state: keyState, userPresenceDelay: 1, resetWindow: .infinity))
         } else {
-            backend = FilteredBackend(inner: PCSCBackend(), reader: options.selector.reader)
+            backend = FilteredBackend(inner: DeviceBackend(), reader: options.selector.reader)
         }
         guard isatty(STDIN_FILENO) == 1 || FileManager.default.isReadableFile(atPath: "/dev/tty") else {
             throw YktermError.usage("the TUI needs a terminal; use a subcommand (ykterm --help) in scripts")

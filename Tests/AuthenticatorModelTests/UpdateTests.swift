@@ -4,7 +4,9 @@ import KeyKit
 
 /// Builders for the messages the runner would post.
 enum Fixture {
-    static let reader = KeyDescriptor(transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"), name: "Yubico YubiKey OTP+FIDO+CCID 00 00")
+    /// A USB YubiKey: its CCID reader and its FIDO HID interface.
+    static let reader = KeyDescriptor(transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"), name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
+                                      fidoHID: HIDDeviceInfo(path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407))
     static let other = KeyDescriptor(transport: .pcsc(reader: "Virtual PCD 00 01"), name: "Virtual PCD 00 01")
 
     static func credential(_ id: String, type: OATHType = .totp, touch: Bool = false) -> Credential {

@@ -2,50 +2,6 @@ import CPCSCLite
 import FoundationEssentials
 import Glibc
 
-/// Where a key is reached.
-public enum KeyTransport: Sendable, Hashable, Codable {
-    /// A key in a PC/SC reader (USB CCID, or an NFC reader).
-    case pcsc(reader: String)
-    /// A FIDO HID device (hidraw path).
-    case hid(path: String)
-    /// The in-process virtual key.
-    case virtual
-}
-
-/// A key seen by the monitor, before any session has been opened on it.
-public struct KeyDescriptor: Sendable, Hashable, Identifiable {
-    /// Stable for as long as the key stays: "pcsc:<reader>", "hid:<path>" or "virtual".
-    public var id: String
-    public var transport: KeyTransport
-    /// Reader or product name.
-    public var name: String
-    /// ATR for PC/SC keys.
-    public var atr: [UInt8]
-
-    public init(transport: KeyTransport, name: String, atr: [UInt8] = []) {
-        self.transport = transport
-        self.name = name
-        self.atr = atr
-        switch transport {
-        case .pcsc(let reader): id = "pcsc:" + reader
-        case .hid(let path): id = "hid:" + path
-        case .virtual: id = "virtual"
-        }
-    }
-}
-
-/// What the monitor reports.
-public enum KeyEvent: Sendable, Equatable {
-    case readerAdded(String)
-    case readerRemoved(String)
-    case keyArrived(KeyDescriptor)
-    case keyLeft(id: String)
-    /// pcscd went away; the monitor waits for it to come back.
-    case serviceUnavailable
-    /// pcscd is reachable (again).
-    case serviceAvailable
-}
-
 /// Watches PC/SC readers and cards. It blocks in `SCardGetStatusChange` on the readers and the PnP
 /// notification pseudo-reader, so nothing runs while nothing changes; cancelling the stream wakes it with
 /// `SCardCancel`. Only while pcscd is unreachable does it retry, once every `serviceRetryInterval`.

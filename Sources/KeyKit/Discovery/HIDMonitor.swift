@@ -1,0 +1,148 @@
+import FoundationEssentials
+import Glibc
+
+/// The HID interfaces present now, read from hidapi's enumeration (sysfs) and checked against /dev.
+public enum HIDScan {
+    /// Every FIDO interface and YubiKey OTP interface whose node is ready, with its USB device; `settling`
+    /// is true when a node is listed in sysfs but not (yet, or any more) usable in /dev — a key being
+    /// plugged in or pulled out — so the caller looks again shortly.
+    public static func scan() -> (found: [FoundHID], settling: Bool) {
+        var found = [FoundHID]()
+        var settling = false
+        for info in HIDAPIDevice.enumerateAll() {
+            let h = FoundHID(info: info, usbDevice: usbDevice(ofNode: info.path))
+            guard h.isFIDO || h.isYubiKeyOTP else { continue }
+            guard nodeReady(info.path) else {
+                settling = true
+                continue
+            }
+            found.append(h)
+        }
+        return (found, settling)
+    }
+
+    /// The sysfs directory of the USB device a hidraw node belongs to: the first directory above
+    /// /sys/class/hidraw/NODE/device that has an `idVendor` file. Nil for other buses.
+    public static func usbDevice(ofNode path: String) -> String? {
+        guard let node = path.split(separator: "/").last, node.hasPrefix("hidraw") else { return nil }
+        guard let resolved = realpath("/sys/class/hidraw/\(node)/device", nil) else { return nil }
+        var dir = String(cString: resolved)
+        free(resolved)
+        while dir.count > 1 {
+            if access(dir + "/idVendor", F_OK) == 0 { return dir }
+            guard let slash = dir.lastIndex(of: "/") else { break }
+            dir = String(dir[..<slash])
+        }
+        return nil
+    }
+
+    /// A character device, or a file mounted over the node (a served HID device): not an empty file that
+    /// waits for its mount, and not a node already gone.
+    static func nodeReady(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return false }
+        if st.st_mode & S_IFMT == S_IFCHR { return true }
+        var parent = stat()
+        let dir = path.split(separator: "/").dropLast().joined(separator: "/")
+        guard stat("/" + dir, &parent) == 0 else { return false }
+        return st.st_mode & S_IFMT == S_IFREG && st.st_dev != parent.st_dev
+    }
+}
+
+/// Watches /dev for hidraw nodes with inotify (no udev needed: it works on a plain tmpfs /dev, in
+/// containers and in the USB test bed) and reports the HID interfaces present each time they change.
+/// Nothing runs while nothing changes; only while a node settles does it look again, a few times within
+/// two seconds.
+public final class HIDMonitor: Sendable {
+    let directory: String
+
+    public init(directory: String = "/dev") {
+        self.directory = directory
+    }
+
+    /// The interfaces now, then again after every change. Ends when the consumer stops iterating.
+    public func snapshots() -> AsyncStream<[FoundHID]> {
+        let (stream, continuation) = AsyncStream<[FoundHID]>.makeStream(bufferingPolicy: .bufferingNewest(4))
+        var pipeFDs: [Int32] = [-1, -1]
+        guard pipe(&pipeFDs) == 0 else {
+            continuation.yield(HIDScan.scan().found)
+            continuation.finish()
+            return stream
+        }
+        let wake = pipeFDs
+        for fd in wake { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        continuation.onTermination = { _ in
+            var one: UInt8 = 1
+            _ = write(wake[1], &one, 1)
+        }
+        let directory = self.directory
+        let started = SystemThread.start(name: "ykterm.hidmon") {
+            HIDMonitor.run(directory: directory, wake: wake[0]) { continuation.yield($0) }
+            continuation.finish()
+            close(wake[0])
+            close(wake[1])
+        }
+        if !started {
+            continuation.yield(HIDScan.scan().found)
+            continuation.finish()
+        }
+        return stream
+    }
+
+    private static func run(directory: String, wake: Int32, emit: ([FoundHID]) -> Void) {
+        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        defer { if inotify >= 0 { close(inotify) } }
+        if inotify >= 0 {
+            let mask = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM)
+            _ = inotify_add_watch(inotify, directory, mask)
+        }
+        var last: [FoundHID]?
+        var settleDelays = [Int32]()
+        while true {
+            let (found, settling) = HIDScan.scan()
+            if found != last {
+                emit(found)
+                last = found
+            }
+            if settling {
+                if settleDelays.isEmpty && last == found { settleDelays = [20, 50, 100, 200, 400, 600, 800] }
+            } else {
+                settleDelays = []
+            }
+            let timeout: Int32 = settling && !settleDelays.isEmpty ? settleDelays.removeFirst() : -1
+            var fds = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            if inotify >= 0 { fds.append(pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)) }
+            let n = poll(&fds, nfds_t(fds.count), timeout)
+            if n < 0 && errno != EINTR { return }
+            if fds[0].revents != 0 { return }
+            if fds.count > 1, fds[1].revents != 0 {
+                guard drain(inotify) else { continue }
+                // A node that appears is settled again from the start.
+                settleDelays = []
+            }
+        }
+    }
+
+    /// Reads the pending inotify events; true when one names a hidraw node (or the queue overflowed).
+    private static func drain(_ fd: Int32) -> Bool {
+        var relevant = false
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            var offset = 0
+            let header = MemoryLayout<inotify_event>.size
+            while offset + header <= n {
+                let (mask, length) = buffer.withUnsafeBytes { raw -> (UInt32, Int) in
+                    let e = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    return (e.mask, Int(e.len))
+                }
+                let nameBytes = buffer[(offset + header)..<min(n, offset + header + length)]
+                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                if name.hasPrefix("hidraw") || mask & UInt32(IN_Q_OVERFLOW) != 0 { relevant = true }
+                offset += header + length
+            }
+        }
+        return relevant
+    }
+}

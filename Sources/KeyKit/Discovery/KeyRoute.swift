@@ -1,0 +1,85 @@
+/// The applications a key can carry, as far as choosing an interface goes.
+public enum KeyApplication: String, Sendable, Hashable, CaseIterable {
+    case management, oath, piv, openPGP, otp, fido, ndef, apdu
+
+    /// How messages name it.
+    public var displayName: String {
+        switch self {
+        case .management: return "the Management application"
+        case .oath: return "OATH"
+        case .piv: return "PIV"
+        case .openPGP: return "OpenPGP"
+        case .otp: return "the OTP application"
+        case .fido: return "FIDO2"
+        case .ndef: return "the NDEF tag"
+        case .apdu: return "sending APDUs"
+        }
+    }
+}
+
+/// How a connection to an application is made.
+public enum KeyChannel: Sendable, Hashable {
+    /// APDUs through the key's PC/SC reader (CCID on USB, or NFC).
+    case smartCard
+    /// CTAP wrapped in APDUs through the PC/SC reader (NFCCTAP): FIDO on an NFC reader.
+    case ctapOverSmartCard
+    /// CTAPHID on the FIDO HID interface: on USB the only way to FIDO2 and U2F.
+    case fidoHID
+    /// The OTP HID interface's feature reports.
+    case otpHID
+}
+
+extension KeyDescriptor {
+    /// The one place that decides which interface serves an application, best first; empty when the key
+    /// has no interface that carries it. The TUI and every command use it.
+    ///
+    /// - FIDO2 and U2F: FIDO HID on USB; CTAP over PC/SC on an NFC reader (or a reader that is not a USB
+    ///   YubiKey's own CCID interface, which never carries FIDO).
+    /// - OATH, PIV, OpenPGP, NDEF, the APDU console: the PC/SC reader.
+    /// - OTP: the reader when the OTP application answers there (firmware 5.3 and later, and NFC), else OTP HID.
+    /// - Management: whichever is present, the reader first.
+    public func channels(for application: KeyApplication) -> [KeyChannel] {
+        switch application {
+        case .fido:
+            if fidoHID != nil { return [.fidoHID] }
+            if reader != nil && !readerIsUSBYubiKey { return [.ctapOverSmartCard] }
+            return []
+        case .oath, .piv, .openPGP, .ndef, .apdu:
+            return reader != nil ? [.smartCard] : []
+        case .otp:
+            return (reader != nil ? [.smartCard] : []) + (otpHID != nil ? [.otpHID] : [])
+        case .management:
+            return (reader != nil ? [.smartCard] : []) + (fidoHID != nil ? [.fidoHID] : [])
+                + (otpHID != nil ? [.otpHID] : [])
+        }
+    }
+
+    /// True when some interface carries `application`.
+    public func has(_ application: KeyApplication) -> Bool {
+        !channels(for: application).isEmpty
+    }
+}
+
+/// A key has no interface that carries what was asked for.
+public enum KeyRouteError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notOnThisKey(KeyApplication, [KeyInterfaceKind])
+
+    public var description: String {
+        switch self {
+        case .notOnThisKey(let application, let interfaces):
+            let has = interfaces.isEmpty ? "none" : interfaces.map(\.rawValue).joined(separator: ", ")
+            switch application {
+            case .fido:
+                return "FIDO2 and U2F need the key's FIDO HID interface (or an NFC reader), and this key has "
+                    + "neither (its interfaces: \(has))"
+            case .otp:
+                return "the OTP application needs a smart-card or OTP HID interface, and this key has neither "
+                    + "(its interfaces: \(has)); without pcscd a key's CCID interface is not seen: see `ykterm doctor`"
+            default:
+                return "\(application.displayName) needs a smart-card interface (CCID or an NFC reader), and this key "
+                    + "has none (its interfaces: \(has)); without pcscd a key's CCID interface is not seen: see "
+                    + "`ykterm doctor`"
+            }
+        }
+    }
+}
