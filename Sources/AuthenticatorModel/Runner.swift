@@ -21,21 +21,7 @@ extension KeyBackend {
 
     public func connectFIDO(_ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
         -> any FIDOConnection {
-        switch key.channels(for: .fido).first {
-        case .fidoHID?:
-            guard let hid = key.fidoHID else { throw KeyRouteError.notOnThisKey(.fido, key.interfaces) }
-            return try await CTAPHIDConnection.open(hid)
-        case .ctapOverSmartCard?:
-            let card = try await connect(key)
-            do {
-                return try await PCSCFIDOConnection.open(card: card, observer: observer)
-            } catch {
-                await card.close()
-                throw error
-            }
-        default:
-            throw KeyRouteError.notOnThisKey(.fido, key.interfaces)
-        }
+        try await key.openFIDO(observer: observer) { try await connect(key) }
     }
 }
 

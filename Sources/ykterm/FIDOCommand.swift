@@ -25,23 +25,8 @@ func openFIDO(_ key: KeyOptions) async throws -> any FIDOConnection {
         let vk = VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts(), touchDelay: 0.2)
         return try await CTAPHIDConnection(device: vk.makeFIDOHIDDevice(), name: "Virtual Key (HID)")
     }
-    let selector = key.selector
-    if selector.reader == nil && selector.serial == nil {
-        let hid = HIDAPIDevice.enumerateFIDO()
-        if hid.count > 1 {
-            throw KeyFinderError.ambiguous(hid.map { "\($0.productName ?? "FIDO key") (\($0.path))" })
-        }
-        if let d = hid.first {
-            return try await CTAPHIDConnection.open(d)
-        }
-    }
-    let (card, _) = try await KeyFinder.connect(selector)
-    do {
-        return try await PCSCFIDOConnection.open(card: card)
-    } catch {
-        await card.close()
-        throw error
-    }
+    // The interface is the one KeyDescriptor.channels(for: .fido) picks: FIDO HID on USB, the reader on NFC.
+    return try await KeyDiscovery.key(for: .fido, key.selector).openFIDO()
 }
 
 /// Runs `body` with a CTAP2 session; the connection is closed and the PIN token dropped afterwards.

@@ -7,83 +7,90 @@ import VirtualKey
 struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the keys found, with serial, firmware, form factor and enabled applications.",
+        abstract: "List the keys found, one per key, with interfaces, serial, firmware, form factor and applications.",
         discussion: """
-        Keys on PC/SC (USB CCID and NFC readers) are listed with their device information; FIDO HID devices \
-        (a USB key's FIDO interface) with their hidraw path, firmware and FIDO applications. Exits with \
-        status 3 when no key is found.
+        A USB YubiKey is one device with up to three interfaces — CCID (a PC/SC reader), FIDO HID and OTP HID — \
+        and is listed once, with them all ("interfaces": ["ccid", "fido", "otp"]); a key on an NFC reader has \
+        ["nfc"]. Its information comes from the Management application over the first interface that has it. \
+        Keys with only HID interfaces (Security Keys, keys with CCID turned off) are listed without pcscd. A HID \
+        node that cannot be opened is listed with the reason and the fix. Exits with status 3 when no key is found.
         """)
 
     @OptionGroup var key: KeyOptions
 
-    @Flag(name: .long, help: "Print a JSON array of objects (reader, serial, version, form_factor, applications, ...).")
+    @Flag(name: .long, help: "Print a JSON array, one object per key (reader, interfaces, serial, version, form_factor, applications, ...).")
     var json = false
 
     @Flag(name: .long, help: "List the PC/SC readers and whether a key is in each, without talking to the keys.")
     var readers = false
 
+    /// One key as listed: what it told of itself, or why it could not be asked.
+    struct Row {
+        var key: KeyDescriptor?
+        var info: KeyInfo?
+        var error: Error?
+    }
+
     func run() async throws {
         if readers { return try listReaders() }
-        var keys = [KeyInfo]()
+        var rows = [Row]()
         var failures = [(reader: String, error: Error)]()
-        var hid = [[String: Any]]()
         if key.virtual {
             let connection = VirtualKeyConnection(key: VirtualKey())
-            keys = [try await KeyProbe.inspect(connection: connection)]
+            rows = [Row(info: try await KeyProbe.inspect(connection: connection))]
         } else {
-            (hid, failures) = await ListCommand.hidKeys(key.selector)
-            do {
-                let (found, failed) = try await KeyFinder.inspectAll(key.selector)
-                keys = found
-                failures += failed
-            } catch let e as SmartCardError where !hid.isEmpty {
-                // pcscd missing is not fatal when FIDO keys answer over HID.
-                failures.append(("pcscd", e))
+            let (keys, pcscError) = await KeyDiscovery.keys(key.selector)
+            if let pcscError {
+                // Without pcscd, keys with HID interfaces are still listed; its absence is said.
+                if keys.isEmpty { throw pcscError }
+                failures.append(("pcscd", pcscError))
+            }
+            for d in keys {
+                var row = await ListCommand.inspect(d)
+                if let wanted = key.selector.serial {
+                    guard let serial = row.info?.device.serial ?? d.serial, serial == wanted else { continue }
+                }
+                if row.error != nil, row.info == nil { row.key = d }
+                rows.append(row)
             }
         }
         if json {
-            try printJSON(keys.map(ListCommand.jsonObject) + hid)
+            try printJSON(rows.map(ListCommand.jsonObject))
         } else {
-            for k in keys { out(ListCommand.describe(k)) }
-            for h in hid {
-                out("\(h["reader"]!): \(h["name"]!), FIDO HID, firmware \(h["version"]!)\n  applications: "
-                    + ((h["applications"] as? [String]) ?? []).joined(separator: " "))
-            }
+            for r in rows { out(ListCommand.describe(r)) }
         }
         for f in failures { warn("ykterm: \(f.reader): " + PCSCDaemon.describe(f.error)) }
-        if keys.isEmpty && hid.isEmpty {
+        if rows.isEmpty {
             if !json { warn("ykterm: \(KeyFinderError.noKey(key.selector))") }
             throw ExitCode(ExitStatus.noKey)
         }
     }
 
-    /// FIDO HID devices (USB keys' FIDO interface), with what CTAPHID INIT and getInfo tell.
-    static func hidKeys(_ selector: KeySelector) async -> ([[String: Any]], [(reader: String, error: Error)]) {
-        var out = [[String: Any]]()
-        var failures = [(reader: String, error: Error)]()
-        for d in HIDAPIDevice.enumerateFIDO() {
-            let name = d.productName ?? "FIDO key"
-            guard selector.matches(readerName: d.path) || selector.matches(readerName: name) else { continue }
-            let serial = d.serialNumber.flatMap { UInt32($0) }
-            if let wanted = selector.serial, serial != wanted { continue }
+    /// What a key tells of itself, over the interface Management is reached on: its reader, else FIDO HID.
+    static func inspect(_ d: KeyDescriptor) async -> Row {
+        if let reader = d.reader {
             do {
-                let connection = try await CTAPHIDConnection.open(d)
-                var apps = connection.capabilities.contains(.nmsg) ? [String]() : ["U2F"]
-                if connection.capabilities.contains(.cbor),
-                   let session = try? await CTAP2Session.make(connection: connection) {
-                    let info = await session.info
-                    if info.versions.contains(where: { $0.hasPrefix("FIDO_2") }) { apps.insert("FIDO2", at: 0) }
+                let connection = try await PCSCConnection.connect(reader: reader)
+                do {
+                    let info = try await connection.withTransaction { try await KeyProbe.inspect(connection: connection) }
+                    await connection.close()
+                    return Row(key: d, info: info)
+                } catch {
+                    await connection.close()
+                    throw error
                 }
-                await connection.close()
-                out.append(["reader": d.path, "name": name, "serial": serial.map { Int($0) as Any } ?? JSONNull(),
-                            "version": connection.deviceVersion.description, "form_factor": "unknown",
-                            "applications": apps, "transport": "hid", "vendor_id": Int(d.vendorID),
-                            "product_id": Int(d.productID)])
             } catch {
-                failures.append((d.path, error))
+                return Row(key: d, error: error)
             }
         }
-        return (out, failures)
+        do {
+            let fido = try await d.openFIDO()
+            let info = await KeyProbe.inspect(fido: fido, name: d.name)
+            await fido.close()
+            return Row(key: d, info: info)
+        } catch {
+            return Row(key: d, error: error)
+        }
     }
 
     private func listReaders() throws {
@@ -100,28 +107,48 @@ struct ListCommand: AsyncParsableCommand {
         if statuses.isEmpty { throw ExitCode(ExitStatus.noKey) }
     }
 
-    static func jsonObject(_ k: KeyInfo) -> [String: Any] {
-        [
-            "reader": k.reader,
-            "name": k.device.productName,
-            "serial": k.device.serial.map { Int($0) as Any } ?? JSONNull(),
-            "version": k.device.version.description,
-            "form_factor": k.device.formFactor.identifier,
-            "applications": k.applications,
-            "transport": k.overNFC ? "nfc" : "usb",
-            "atr": k.atr.hex,
-            "config_locked": k.device.isConfigLocked,
-            "from_management": k.device.fromManagement,
+    static func jsonObject(_ row: Row) -> [String: Any] {
+        let d = row.key
+        var o: [String: Any] = [
+            "reader": d.map(KeyDiscovery.place) ?? row.info?.reader ?? "",
+            "name": row.info?.device.productName ?? d?.name ?? "",
+            "serial": (row.info?.device.serial ?? d?.serial).map { Int($0) as Any } ?? JSONNull(),
+            "interfaces": d.map { $0.interfaces.map(\.rawValue) } ?? [(row.info?.overNFC ?? false) ? "nfc" : "ccid"],
+            "fido_hid": d?.fidoHID?.path ?? JSONNull(),
+            "otp_hid": d?.otpHID?.path ?? JSONNull(),
         ]
+        if let k = row.info {
+            o["version"] = k.device.version.description
+            o["form_factor"] = k.device.formFactor.identifier
+            o["applications"] = k.applications
+            o["transport"] = k.overNFC ? "nfc" : "usb"
+            o["atr"] = k.atr.hex
+            o["config_locked"] = k.device.isConfigLocked
+            o["from_management"] = k.device.fromManagement
+        }
+        if let e = row.error { o["error"] = describeError(e) }
+        return o
     }
 
-    static func describe(_ k: KeyInfo) -> String {
-        var line = "\(k.reader): \(k.device.productName)"
-        line += k.device.serial.map { ", serial \($0)" } ?? ", serial unknown"
+    static func describe(_ row: Row) -> String {
+        let place = row.key.map(KeyDiscovery.place) ?? row.info?.reader ?? ""
+        guard let k = row.info else {
+            return "\(place): \(row.key?.name ?? "key")\n  cannot be read: " + describeError(row.error!)
+        }
+        var line = "\(place): \(k.device.productName)"
+        line += (k.device.serial ?? row.key?.serial).map { ", serial \($0)" } ?? ", serial unknown"
         line += ", firmware \(k.device.version)"
         if k.device.formFactor != .unknown { line += ", \(k.device.formFactor)" }
         line += k.overNFC ? ", NFC" : ", USB"
+        if let d = row.key, !k.overNFC {
+            line += "\n  interfaces: " + d.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")
+        }
         line += "\n  applications: " + (k.applications.isEmpty ? "none found" : k.applications.joined(separator: " "))
         return line
+    }
+
+    static func describeError(_ error: Error) -> String {
+        if let e = error as? HIDDeviceError { return e.description }
+        return PCSCDaemon.describe(error)
     }
 }

@@ -3,12 +3,12 @@ import Glibc
 
 /// Reads the serial number of one interface, so that discovery can tell which interfaces are one key.
 public enum KeyIdentity {
-    /// The serial of the key in `reader`, from its Management application (nil when it has none).
+    /// The serial of the key in `reader`: from its Management application, else from its OTP application
+    /// (nil when neither tells).
     public static func serial(ofReader reader: String) async -> UInt32? {
         guard let connection = try? await PCSCConnection.connect(reader: reader) else { return nil }
         let serial = try? await connection.withTransaction { () async throws -> UInt32? in
-            let management = try await ManagementSession.make(connection: connection)
-            return try await management.deviceInfo().serial
+            try await KeyProbe.inspect(connection: connection).device.serial
         }
         await connection.close()
         return serial ?? nil

@@ -83,3 +83,34 @@ public enum KeyRouteError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension KeyDescriptor {
+    /// Opens FIDO (CTAP2 and U2F) on the interface `channels(for: .fido)` picks: CTAPHID on the FIDO HID
+    /// interface, or NFCCTAP through the smart-card connection `card` opens.
+    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil,
+                         card: () async throws -> any SmartCardConnection) async throws -> any FIDOConnection {
+        switch channels(for: .fido).first {
+        case .fidoHID?:
+            guard let fidoHID else { throw KeyRouteError.notOnThisKey(.fido, interfaces) }
+            return try await CTAPHIDConnection.open(fidoHID)
+        case .ctapOverSmartCard?:
+            let connection = try await card()
+            do {
+                return try await PCSCFIDOConnection.open(card: connection, observer: observer)
+            } catch {
+                await connection.close()
+                throw error
+            }
+        default:
+            throw KeyRouteError.notOnThisKey(.fido, interfaces)
+        }
+    }
+
+    /// `openFIDO` with the key's PC/SC reader as its smart-card interface.
+    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil) async throws -> any FIDOConnection {
+        try await openFIDO(observer: observer) {
+            guard let reader else { throw KeyRouteError.notOnThisKey(.fido, interfaces) }
+            return try await PCSCConnection.connect(reader: reader)
+        }
+    }
+}
