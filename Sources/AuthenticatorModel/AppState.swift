@@ -105,25 +105,11 @@ public struct AppState: Sendable {
     }
 
     /// The form of the dialog open on the shown tab, if any.
-    public var openForm: Form? {
-        switch tab {
-        case .oath: return oath.dialog?.form
-        case .otp: return otp.form
-        case .fido: return fido.dialog?.form
-        case .apdu: return apdu.dialog?.form
-        }
-    }
+    public var openForm: Form? { tab.model.form(self) }
 
     /// True while the shown tab has a dialog open (Tab moves between its fields, not between tabs).
     public var dialogOpen: Bool { openForm != nil }
 
     /// True while a text field or dialog has the keyboard, so printable keys are text, not bindings.
-    public var textFocused: Bool {
-        switch tab {
-        case .oath: return oath.filterFocused || oath.dialog != nil
-        case .otp: return otp.textFocused
-        case .fido: return fido.textFocused
-        case .apdu: return apdu.textFocused
-        }
-    }
+    public var textFocused: Bool { tab.model.textFocused(self) }
 }

@@ -20,13 +20,7 @@ public struct HelpEntry: Sendable, Hashable {
 /// The help for the shown tab: its own bindings first, then the ones that work everywhere.
 public func helpEntries(_ state: AppState) -> [HelpEntry] {
     let b = state.bindings
-    var entries: [HelpEntry] = [.heading(UIText(state.tab.helpHeadingKey))]
-    switch state.tab {
-    case .oath: entries += oathHelp(b)
-    case .otp: entries += otpTabHelp(state)
-    case .fido: entries += fidoTabHelp(state)
-    case .apdu: entries += apduTabHelp(state)
-    }
+    var entries: [HelpEntry] = [.heading(UIText(state.tab.helpHeadingKey))] + state.tab.model.help(state)
     entries.append(.heading(UIText("help.section.general")))
     entries += [
         HelpEntry("Tab / Shift-Tab", UIText("help.tabs")),

@@ -77,6 +77,20 @@ extension Command {
         default: return true
         }
     }
+
+    /// The key application the command selects on a key, and which key (nil: the selected one); nil for
+    /// commands that talk to no key. Every case is named, so a new command says what it does to a key.
+    var keyApplication: (keyID: String?, name: String)? {
+        switch self {
+        case .probe(let d): return (d.id, "Management")
+        case .oathOpen(let d, _), .oathRefresh(let d, _, _, _), .oathCalculate(let d, _, _), .oathUnlock(let d, _, _, _),
+             .oathAdd(let d, _, _, _), .oathRename(let d, _, _, _), .oathDelete(let d, _, _), .oathSetPassword(let d, _, _, _):
+            return (d.id, "OATH")
+        case .otp: return (nil, "OTP")
+        case .fido: return (nil, "FIDO2")
+        case .apdu, .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .quit: return nil
+        }
+    }
 }
 
 /// Work for the runner: each is performed asynchronously and answers with messages.

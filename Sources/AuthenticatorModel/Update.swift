@@ -36,7 +36,7 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
     case .tick(let now):
         state.now = now
         if let s = state.status, let e = s.expires, e <= now { state.status = nil }
-        return oathDue(&state) + otpTabTick(&state) + fidoTabTick(&state) + apduTabTick(&state)
+        return tabModels.flatMap { $0.tick(&state) }
     case .keyEvent(let event):
         return keyEvent(&state, event)
     case .probed(let id, let info):
@@ -51,34 +51,27 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
            state.selectedKey?.serial != preferred {
             return select(&state, id)
         }
-        // The OTP tab reads the NDEF tag of a key it now knows is on an NFC reader.
-        return otpTabProbed(&state, id)
-    case .otp(let m):
-        return otpTabUpdate(&state, m)
-    case .fido(let m):
-        return fidoTabUpdate(&state, m)
-    case .apdu(let m):
-        return apduTabUpdate(&state, m)
+        // The OTP tab, for one, reads the NDEF tag of a key it now knows is on an NFC reader.
+        return tabModels.flatMap { $0.probed(&state, keyID: id) }
     default:
-        return oathMessage(&state, msg)
+        // A tab's own message goes to that tab; each answers only for its own.
+        for model in tabModels {
+            if let commands = model.update(&state, msg) { return commands }
+        }
+        return []
     }
 }
 
 /// Every tab hears of the selected key changing (nil: no key), so it can drop what belonged to the old one.
 func selectedKeyChanged(_ state: inout AppState) -> [Command] {
-    otpTabKeyChanged(&state) + fidoTabKeyChanged(&state) + apduTabKeyChanged(&state)
+    tabModels.flatMap { $0.selectedKeyChanged(&state) }
 }
 
 /// Switches tabs; the tab that opens may start work (the OTP tab listens, the FIDO2 tab reads the key's info).
 func switchTab(_ state: inout AppState, to tab: Tab) -> [Command] {
     guard tab != state.tab else { return [] }
     state.tab = tab
-    switch tab {
-    case .oath: return []
-    case .otp: return otpTabOpened(&state)
-    case .fido: return fidoTabOpened(&state)
-    case .apdu: return apduTabOpened(&state)
-    }
+    return tab.model.opened(&state)
 }
 
 // MARK: - Keys arriving and leaving
@@ -226,14 +219,7 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 /// URI, the OTP tab decodes a pasted OTP, and anything else is dropped with a word in the status line.
 func handlePaste(_ state: inout AppState, _ text: String) -> [Command] {
     let overlay = state.showHelp || state.showKeySwitcher || state.showDeviceInfo
-    if !overlay {
-        switch state.tab {
-        case .oath: if oathPaste(&state, text) { return [] }
-        case .otp: if otpTabPaste(&state, text) { return [] }
-        case .fido: if fidoTabPaste(&state, text) { return [] }
-        case .apdu: if apduTabPaste(&state, text) { return [] }
-        }
-    }
+    if !overlay, state.tab.model.paste(&state, text) { return [] }
     state.status = StatusMessage(UIText(state.tab == .oath ? "status.pasteIgnoredOATH" : "status.pasteIgnored"),
                                  kind: .warning, expires: state.now + statusSeconds)
     return []
@@ -268,10 +254,5 @@ func keySwitcher(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 }
 
 func tabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
-    switch state.tab {
-    case .oath: return oathKey(&state, key)
-    case .otp: return otpTabKey(&state, key)
-    case .fido: return fidoTabKey(&state, key)
-    case .apdu: return apduTabKey(&state, key)
-    }
+    state.tab.model.key(&state, key)
 }

@@ -75,12 +75,7 @@ public struct AppView {
         // The bars first: a tab's dialog may cover them on a short terminal.
         statusBar(state)
         let body = Box(row: bodyTop, column: 0, height: bodyBottom - bodyTop + 1, width: screen.size.columns)
-        switch state.tab {
-        case .oath: OATHView(app: self, area: body).render(state)
-        case .otp: OTPTabView(app: self, area: body).render(state)
-        case .fido: FIDOTabView(app: self, area: body).render(state)
-        case .apdu: APDUTabView(app: self, area: body).render(state)
-        }
+        state.tab.view.init(app: self, area: body).render(state)
         if state.showDeviceInfo { DeviceInfoView(app: self).render(state) }
         if state.showKeySwitcher { keySwitcher(state) }
         if state.showHelp { help(state) }
@@ -147,25 +142,13 @@ public struct AppView {
     }
 
     func hints(_ state: AppState) -> String {
-        let b = state.bindings
         // A question takes only its answers; a form its editing keys.
         if let form = state.openForm {
             if form.isConfirmation { return text(UIText("view.dialog.confirmHint")) }
             if form.confirming != nil { return text(UIText("view.dialog.questionHint")) }
             return text(UIText("view.hints.dialog"))
         }
-        if state.tab == .oath {
-            if state.oath.filterFocused { return text(UIText("view.hints.filter")) }
-            if state.oath.phase == .locked { return text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))])) }
-            return text(UIText("view.hints.oath", [
-                "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)), "add": String(b.key(for: .add)),
-                "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)), "pin": String(b.key(for: .pin)),
-                "password": String(b.key(for: .password)), "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
-            ]))
-        }
-        if state.tab == .otp { return OTPTabView.hints(state, app: self) }
-        if state.tab == .apdu { return APDUTabView.hints(state, text) }
-        return FIDOTabView.hints(state, app: self)
+        return state.tab.view.hints(state, app: self)
     }
 
     /// Model text, or the literal the protocol library gave.

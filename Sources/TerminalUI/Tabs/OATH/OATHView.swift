@@ -174,3 +174,16 @@ struct OATHView {
         }
     }
 }
+
+extension OATHView: TabView {
+    static func hints(_ state: AppState, app: AppView) -> String {
+        let b = state.bindings
+        if state.oath.filterFocused { return app.text(UIText("view.hints.filter")) }
+        if state.oath.phase == .locked { return app.text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))])) }
+        return app.text(UIText("view.hints.oath", [
+            "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)), "add": String(b.key(for: .add)),
+            "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)), "pin": String(b.key(for: .pin)),
+            "password": String(b.key(for: .password)), "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
+        ]))
+    }
+}

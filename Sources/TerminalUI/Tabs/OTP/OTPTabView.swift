@@ -186,3 +186,5 @@ struct OTPTabView {
         ]))
     }
 }
+
+extension OTPTabView: TabView {}

@@ -232,3 +232,5 @@ struct FIDOTabView {
         }
     }
 }
+
+extension FIDOTabView: TabView {}

@@ -356,17 +356,11 @@ func apduTabKeyChanged(_ state: inout AppState) -> [Command] {
 func apduNoteKeyWork(_ state: inout AppState, _ commands: [Command]) {
     guard state.apdu.connected, let keyID = state.apdu.keyID else { return }
     for command in commands {
-        let what: (id: String?, name: String)?
-        switch command {
-        case .probe(let d): what = (d.id, "Management")
-        case .oathOpen(let d, _), .oathRefresh(let d, _, _, _), .oathCalculate(let d, _, _), .oathUnlock(let d, _, _, _),
-             .oathAdd(let d, _, _, _), .oathRename(let d, _, _, _), .oathDelete(let d, _, _), .oathSetPassword(let d, _, _, _):
-            what = (d.id, "OATH")
-        case .otp: what = (state.selectedKeyID, "OTP")
-        case .fido: what = (state.selectedKeyID, "FIDO2")
-        default: what = nil
-        }
-        if let what, what.id == keyID, !state.apdu.otherWork.contains(what.name) { state.apdu.otherWork.append(what.name) }
+        guard let (id, name) = command.keyApplication, (id ?? state.selectedKeyID) == keyID else { continue }
+        // FIDO2 over HID leaves the smart-card interface's selection as it was.
+        if name == "FIDO2", let key = state.keys.first(where: { $0.id == keyID }),
+           key.descriptor.channels(for: .fido).first == .fidoHID { continue }
+        if !state.apdu.otherWork.contains(name) { state.apdu.otherWork.append(name) }
     }
 }
 

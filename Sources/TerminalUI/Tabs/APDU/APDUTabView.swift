@@ -141,3 +141,7 @@ struct APDUTabView {
                                               "device": String(state.bindings.key(for: .device))]))
     }
 }
+
+extension APDUTabView: TabView {
+    static func hints(_ state: AppState, app: AppView) -> String { hints(state, app.text) }
+}

@@ -1,0 +1,28 @@
+import KeyKit
+
+/// The OATH tab: accounts with live codes, add/rename/delete, password.
+enum OATHTab: TabModel {
+    static let tab = Tab.oath
+    static let application: KeyApplication? = .oath
+
+    static func update(_ state: inout AppState, _ msg: Msg) -> [Command]? {
+        switch msg {
+        case .oathOpened, .oathLocked, .oathCodes, .oathCode, .oathUnlocked, .oathChanged, .oathFailed,
+             .pinsLoaded, .copied:
+            return oathMessage(&state, msg)
+        default:
+            return nil
+        }
+    }
+
+    static func key(_ state: inout AppState, _ key: KeyPress) -> [Command] { oathKey(&state, key) }
+    static func paste(_ state: inout AppState, _ text: String) -> Bool { oathPaste(&state, text) }
+    /// The accounts are read when a key is selected, whichever tab is shown.
+    static func opened(_ state: inout AppState) -> [Command] { [] }
+    static func tick(_ state: inout AppState) -> [Command] { oathDue(&state) }
+    /// `select` opens the OATH application of a newly selected key itself.
+    static func selectedKeyChanged(_ state: inout AppState) -> [Command] { [] }
+    static func form(_ state: AppState) -> Form? { state.oath.dialog?.form }
+    static func textFocused(_ state: AppState) -> Bool { state.oath.filterFocused || state.oath.dialog != nil }
+    static func help(_ state: AppState) -> [HelpEntry] { oathHelp(state.bindings) }
+}

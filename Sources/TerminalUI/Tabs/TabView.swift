@@ -1,0 +1,22 @@
+import AuthenticatorModel
+
+/// What a tab's view is to the app: drawn in the body between the bars, with the hints line it wants. A new
+/// tab's view is a folder named as the tab's model folder, with a type that conforms.
+protocol TabView {
+    init(app: AppView, area: Box)
+    func render(_ state: AppState)
+    /// The hints line while the tab is shown and no dialog is open.
+    static func hints(_ state: AppState, app: AppView) -> String
+}
+
+extension Tab {
+    /// The tab's view (the one list of them).
+    var view: any TabView.Type {
+        switch self {
+        case .oath: return OATHView.self
+        case .otp: return OTPTabView.self
+        case .fido: return FIDOTabView.self
+        case .apdu: return APDUTabView.self
+        }
+    }
+}
