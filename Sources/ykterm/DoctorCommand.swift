@@ -1,5 +1,4 @@
 import ArgumentParser
-import CHIDAPI
 import CNCursesW
 import FoundationEssentials
 import Glibc
@@ -90,38 +89,26 @@ struct DoctorCommand: AsyncParsableCommand {
         if found == 0 { line(.warn, "keys: none found on PC/SC") }
     }
 
+    /// The HID interfaces keys have on USB (FIDO, and a YubiKey's OTP keyboard interface), and whether this
+    /// user may open each: FIDO2 and U2F on USB, and OTP on keys without CCID, go through them.
     private func checkHID(_ line: (Level, String) -> Void) {
-        guard hid_init() == 0 else {
-            line(.warn, "FIDO HID: hidapi could not start")
+        let interfaces = KeyAssembler.relevant(HIDAPIDevice.enumerateAll().map { FoundHID(info: $0, usbDevice: nil) })
+        if interfaces.isEmpty {
+            line(.ok, "HID: no FIDO or YubiKey OTP interfaces on USB (normal without a USB key, or over NFC)")
             return
         }
-        defer { hid_exit() }
-        var paths = [String]()
-        var cursor = hid_enumerate(0, 0)
-        let head = cursor
-        while let d = cursor {
-            if d.pointee.usage_page == 0xF1D0, let p = d.pointee.path {
-                let path = String(cString: p)
-                if !paths.contains(path) { paths.append(path) }
-            }
-            cursor = d.pointee.next
-        }
-        hid_free_enumeration(head)
-        if paths.isEmpty {
-            line(.ok, "FIDO HID: no FIDO devices on USB (normal without a USB key, or over NFC)")
-            return
-        }
-        for path in paths {
-            let fd = open(path, O_RDWR)
+        for h in interfaces {
+            let what = h.isFIDO ? "FIDO HID" : "OTP HID"
+            let fd = open(h.info.path, O_RDWR)
             if fd >= 0 {
                 close(fd)
-                line(.ok, "FIDO HID: \(path) is accessible")
+                line(.ok, "\(what): \(h.info.path) (\(h.info.productName ?? "unnamed")) is accessible")
             } else if errno == EACCES {
-                line(.fail, "FIDO HID: \(path): permission denied. Install the udev rule: "
+                line(.fail, "\(what): \(h.info.path): permission denied. Install the udev rule: "
                      + "sudo install -m 644 \(DoctorCommand.rulePath()) /etc/udev/rules.d/\(DoctorCommand.udevRule)"
                      + " && sudo udevadm control --reload && sudo udevadm trigger")
             } else {
-                line(.warn, "FIDO HID: \(path): " + String(cString: strerror(errno)))
+                line(.warn, "\(what): \(h.info.path): " + String(cString: strerror(errno)))
             }
         }
     }
