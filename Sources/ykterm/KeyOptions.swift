@@ -8,7 +8,7 @@ import VirtualKey
 /// How a command chooses its key; shared by every command that talks to one.
 struct KeyOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "Use the key in the reader whose name contains NAME (case-insensitive). Default: $YKTERM_READER, else the config file.",
+        "Use the key whose reader name, hidraw path (/dev/hidraw3) or HID product name contains NAME (case-insensitive). Default: $YKTERM_READER, else the config file.",
         valueName: "NAME"))
     var reader: String?
 
