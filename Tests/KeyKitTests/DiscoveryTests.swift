@@ -1,4 +1,6 @@
 import KeyKit
+import Foundation
+import Synchronization
 import Testing
 
 private let usbATR: [UInt8] = [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21, 0xC0,
@@ -135,5 +137,74 @@ private let usb2 = "/sys/devices/pci0000:00/usb1/1-2"
         #expect(!hidOnly.has(.oath))
         #expect(KeyRouteError.notOnThisKey(.oath, hidOnly.interfaces).description.hasPrefix(
             "OATH needs a smart-card interface (CCID or an NFC reader), and this key has none (its interfaces: fido, otp)"))
+    }
+}
+
+/// Counts the scans the monitor makes and answers with the nodes `present` names.
+private final class ScanCounter: Sendable {
+    let state = Mutex((scans: 0, present: [FoundHID](), settling: false))
+    func scan() -> (found: [FoundHID], settling: Bool) {
+        state.withLock { s in
+            s.scans += 1
+            return (s.present, s.settling)
+        }
+    }
+    var scans: Int { state.withLock { $0.scans } }
+}
+
+@Suite struct HIDMonitorTests {
+    func directory() -> String {
+        let dir = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/ykterm-hidmon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        mkdir(dir, 0o700)
+        return dir
+    }
+
+    func next(_ iterator: inout AsyncStream<[FoundHID]>.AsyncIterator) async -> [FoundHID]? {
+        await iterator.next()
+    }
+
+    @Test func aNodeAppearingIsReportedAndNothingElseWakesIt() async throws {
+        let dir = directory()
+        defer { rmdir(dir) }
+        let counter = ScanCounter()
+        let monitor = HIDMonitor(directory: dir, scan: { counter.scan() })
+        var events = monitor.snapshots().makeAsyncIterator()
+        #expect(await events.next() == [])
+        // Idle: no polling.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(counter.scans == 1)
+        // A file that is not a hidraw node: not even a scan.
+        close(open(dir + "/ttyUSB0", O_CREAT | O_WRONLY, 0o600))
+        defer { unlink(dir + "/ttyUSB0") }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(counter.scans == 1)
+        // A hidraw node: scanned again, and the new interface reported.
+        counter.state.withLock { $0.present = [fido(7, usb: usb1)] }
+        close(open(dir + "/hidraw7", O_CREAT | O_WRONLY, 0o600))
+        #expect(await events.next() == [fido(7, usb: usb1)])
+        // Gone again.
+        counter.state.withLock { $0.present = [] }
+        unlink(dir + "/hidraw7")
+        #expect(await events.next() == [])
+    }
+
+    @Test func aNodeThatIsNotReadyYetIsLookedAtAgainShortly() async throws {
+        let dir = directory()
+        defer { rmdir(dir) }
+        let counter = ScanCounter()
+        // Listed in sysfs, its /dev node not usable yet (a key being plugged in).
+        counter.state.withLock { $0.settling = true }
+        let monitor = HIDMonitor(directory: dir, scan: { counter.scan() })
+        var events = monitor.snapshots().makeAsyncIterator()
+        #expect(await events.next() == [])
+        counter.state.withLock {
+            $0.settling = false
+            $0.present = [fido(2, usb: usb1)]
+        }
+        // No inotify event comes: the settle timer finds it.
+        #expect(await events.next() == [fido(2, usb: usb1)])
+        let scans = counter.scans
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(counter.scans == scans)
     }
 }

@@ -55,9 +55,13 @@ public enum HIDScan {
 /// two seconds.
 public final class HIDMonitor: Sendable {
     let directory: String
+    let scan: @Sendable () -> (found: [FoundHID], settling: Bool)
 
-    public init(directory: String = "/dev") {
+    /// `scan` lists the interfaces (hidapi's enumeration by default); `directory` is where nodes appear.
+    public init(directory: String = "/dev",
+                scan: @escaping @Sendable () -> (found: [FoundHID], settling: Bool) = { HIDScan.scan() }) {
         self.directory = directory
+        self.scan = scan
     }
 
     /// The interfaces now, then again after every change. Ends when the consumer stops iterating.
@@ -65,7 +69,7 @@ public final class HIDMonitor: Sendable {
         let (stream, continuation) = AsyncStream<[FoundHID]>.makeStream(bufferingPolicy: .bufferingNewest(4))
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else {
-            continuation.yield(HIDScan.scan().found)
+            continuation.yield(scan().found)
             continuation.finish()
             return stream
         }
@@ -76,20 +80,22 @@ public final class HIDMonitor: Sendable {
             _ = write(wake[1], &one, 1)
         }
         let directory = self.directory
+        let scan = self.scan
         let started = SystemThread.start(name: "ykterm.hidmon") {
-            HIDMonitor.run(directory: directory, wake: wake[0]) { continuation.yield($0) }
+            HIDMonitor.run(directory: directory, wake: wake[0], scan: scan) { continuation.yield($0) }
             continuation.finish()
             close(wake[0])
             close(wake[1])
         }
         if !started {
-            continuation.yield(HIDScan.scan().found)
+            continuation.yield(scan().found)
             continuation.finish()
         }
         return stream
     }
 
-    private static func run(directory: String, wake: Int32, emit: ([FoundHID]) -> Void) {
+    private static func run(directory: String, wake: Int32, scan: () -> (found: [FoundHID], settling: Bool),
+                            emit: ([FoundHID]) -> Void) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         defer { if inotify >= 0 { close(inotify) } }
         if inotify >= 0 {
@@ -99,7 +105,7 @@ public final class HIDMonitor: Sendable {
         var last: [FoundHID]?
         var settleDelays = [Int32]()
         while true {
-            let (found, settling) = HIDScan.scan()
+            let (found, settling) = scan()
             if found != last {
                 emit(found)
                 last = found
@@ -110,15 +116,21 @@ public final class HIDMonitor: Sendable {
                 settleDelays = []
             }
             let timeout: Int32 = settling && !settleDelays.isEmpty ? settleDelays.removeFirst() : -1
-            var fds = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            if inotify >= 0 { fds.append(pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)) }
-            let n = poll(&fds, nfds_t(fds.count), timeout)
-            if n < 0 && errno != EINTR { return }
-            if fds[0].revents != 0 { return }
-            if fds.count > 1, fds[1].revents != 0 {
-                guard drain(inotify) else { continue }
-                // A node that appears is settled again from the start.
-                settleDelays = []
+            // Wait for a change to a hidraw node (other files in the directory do not count), or the timeout.
+            let deadline = ThreadCondition.monotonicNow() + Double(timeout) / 1000
+            while true {
+                let left: Int32 = timeout < 0 ? -1 : max(0, Int32((deadline - ThreadCondition.monotonicNow()) * 1000))
+                var fds = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+                if inotify >= 0 { fds.append(pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)) }
+                let n = poll(&fds, nfds_t(fds.count), left)
+                if n < 0 && errno != EINTR { return }
+                if fds[0].revents != 0 { return }
+                if n == 0 { break }
+                if fds.count > 1, fds[1].revents != 0, drain(inotify) {
+                    // A node that appears is settled again from the start.
+                    settleDelays = []
+                    break
+                }
             }
         }
     }
