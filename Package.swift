@@ -24,9 +24,11 @@ let package = Package(
         .systemLibrary(name: "CHIDAPI", pkgConfig: "hidapi-hidraw",
                        providers: [.apt(["libhidapi-dev"])]),
         .systemLibrary(name: "CNCursesW"),
+        // prctl (variadic in C) through fixed-argument wrappers: process hardening for secrets.
+        .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL"]),
+        .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL", "CLinux"]),
         .target(name: "VirtualKey", dependencies: ["KeyKit"]),
         // The app's state, messages, pure update() and the runner that performs commands with KeyKit.
         .target(name: "AuthenticatorModel", dependencies: [

@@ -1,4 +1,5 @@
 @testable import KeyKit
+import Glibc
 import Testing
 
 /// Secrets in a buffer of their own: zeroed on wipe, never shown, and the crypto that takes them agrees with the
@@ -109,5 +110,15 @@ import Testing
         let short = Array(token.prefix(16))
         #expect(PINUVAuthProtocol.one.authenticate(key: SecretBytes(short), message)
             == PINUVAuthProtocol.one.authenticate(key: short, message))
+    }
+}
+
+@Suite struct SecretMemoryTests {
+    @Test func aProtectedProcessIsNotDumpableAndWritesNoCore() {
+        SecretMemory.protectProcess()
+        #expect(!SecretMemory.isDumpable)
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)
+        #expect(limit.rlim_cur == 0 && limit.rlim_max == 0)
     }
 }

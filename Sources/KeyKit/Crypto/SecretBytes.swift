@@ -20,10 +20,16 @@ public final class SecretBytes: Sendable, CustomStringConvertible, CustomDebugSt
     }
 
     private let storage: Mutex<Storage>
+    private static let pageSize = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
 
     /// A copy of `bytes`. The caller's array is left as it is: prefer `init(wiping:)`.
     public init(_ bytes: some Collection<UInt8>) {
-        let pointer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        // Pages of its own, locked in memory: mlock counts no references, so a page is never shared with
+        // another secret that would unlock it when it goes.
+        let page = SecretBytes.pageSize
+        let size = (max(bytes.count, 1) + page - 1) / page * page
+        let pointer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: page)
+        SecretMemory.lock(pointer)
         pointer.initializeMemory(as: UInt8.self, repeating: 0)
         var i = 0
         for b in bytes {
@@ -52,7 +58,10 @@ public final class SecretBytes: Sendable, CustomStringConvertible, CustomDebugSt
 
     deinit {
         wipe()
-        storage.withLock { $0.pointer.deallocate() }
+        storage.withLock {
+            SecretMemory.unlock($0.pointer)
+            $0.pointer.deallocate()
+        }
     }
 
     /// The number of bytes (0 after `wipe()`).
