@@ -6,8 +6,12 @@ import KeyKit
 /// interface serves an application is decided by `KeyDescriptor.channels(for:)`, nowhere else.
 public protocol KeyBackend: Sendable {
     func events() -> AsyncStream<KeyEvent>
-    /// A connection to the key's smart-card interface (CCID on USB, or its NFC reader).
+    /// A connection to the key's smart-card interface (CCID on USB, or its NFC reader) for one operation: on
+    /// PC/SC it is one transaction, so no other program's command comes between this one's.
     func connect(_ key: KeyDescriptor) async throws -> any SmartCardConnection
+    /// A connection that outlives an operation (the APDU console's): it holds no transaction between
+    /// operations, and each operation takes one with `withTransaction`.
+    func connectHeld(_ key: KeyDescriptor) async throws -> any SmartCardConnection
     /// A connection for FIDO2 and U2F: CTAPHID on the FIDO HID interface on USB, CTAP over the reader on NFC.
     func connectFIDO(_ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
         -> any FIDOConnection
@@ -18,6 +22,10 @@ public protocol KeyBackend: Sendable {
 
 extension KeyBackend {
     public func touchForOTP() -> String? { nil }
+
+    public func connectHeld(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
+        try await connect(key)
+    }
 
     public func connectFIDO(_ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
         -> any FIDOConnection {
@@ -41,6 +49,13 @@ public struct DeviceBackend: KeyBackend {
             throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
         }
         return try await PCSCConnection.connect(reader: reader)
+    }
+
+    public func connectHeld(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
+        guard key.has(.apdu), let reader = key.reader else {
+            throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
+        }
+        return try await PCSCConnection.connect(reader: reader, transaction: false)
     }
 }
 

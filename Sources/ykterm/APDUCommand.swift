@@ -66,7 +66,8 @@ struct APDUCommand: AsyncParsableCommand {
                 }
             }
         }
-        let connection = try await key.connect()
+        // Typed commands wait for the user: the key is not held between them, each is a transaction of its own.
+        let connection = try await key.connect(transaction: !interactive)
         var observer: (@Sendable (APDUExchange) -> Void)?
         if verbose {
             observer = { exchange in
@@ -83,7 +84,8 @@ struct APDUCommand: AsyncParsableCommand {
                 while let line = readLine() {
                     do {
                         guard let c = try APDUCommand.parse(line) else { continue }
-                        sawFailure = try await exchange(c, proto) || sawFailure
+                        let failed = try await connection.withTransaction { try await exchange(c, proto) }
+                        sawFailure = failed || sawFailure
                     } catch let e as YktermError {
                         warn("ykterm: \(e.message)")
                         sawBadInput = true

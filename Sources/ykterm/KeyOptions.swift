@@ -41,9 +41,10 @@ struct KeyOptions: ParsableArguments {
         return KeySelector(reader: reader, serial: serial)
     }
 
-    /// Opens the chosen key.
-    func connect() async throws -> any SmartCardConnection {
+    /// Opens the chosen key: one PC/SC transaction until closed, unless `transaction` is false (a
+    /// connection that waits for the user between operations takes one per operation).
+    func connect(transaction: Bool = true) async throws -> any SmartCardConnection {
         if virtual { return VirtualKeyConnection(key: VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts())) }
-        return try await KeyFinder.connect(selector).0
+        return try await KeyFinder.connect(selector, transaction: transaction).0
     }
 }

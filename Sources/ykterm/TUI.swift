@@ -93,6 +93,10 @@ struct FilteredBackend: KeyBackend {
         try await inner.connect(key)
     }
 
+    func connectHeld(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
+        try await inner.connectHeld(key)
+    }
+
     /// `--reader` matches a reader name, a hidraw path or a HID product name.
     static func matches(_ d: KeyDescriptor, _ reader: String) -> Bool {
         [d.name, d.reader, d.fidoHID?.path, d.otpHID?.path, d.fidoHID?.productName].contains {

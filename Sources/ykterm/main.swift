@@ -7,4 +7,9 @@ import KeyKit
 SecretMemory.protectProcess()
 Prompt.installSignalRestore()
 let status = await Ykterm.main(arguments: Array(CommandLine.arguments.dropFirst()))
-exit(status)
+// The work is done and the terminal given back. `exit` would run the libraries' destructors (libpcsclite's
+// among them) while a dispatch thread may still be dropping the last reference to a PC/SC context, whose
+// release then crashes in a library already torn down (seen as SIGSEGV with ykman working on the same key).
+// Flush what is buffered and leave without them.
+fflush(nil)
+_exit(status)

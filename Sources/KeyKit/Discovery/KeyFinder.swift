@@ -66,19 +66,22 @@ public enum KeyFinder {
         return (keys, failures)
     }
 
-    /// Opens a connection to the single key `selector` designates.
-    public static func connect(_ selector: KeySelector) async throws -> (PCSCConnection, KeyInfo?) {
+    /// Opens a connection to the single key `selector` designates; with `transaction`, it is one PC/SC
+    /// transaction until it is closed (see `PCSCConnection.connect`).
+    public static func connect(_ selector: KeySelector, transaction: Bool = true) async throws -> (PCSCConnection, KeyInfo?) {
         let context = try PCSCContext()
         let readers = try candidateReaders(selector, context: context)
         if selector.serial == nil {
             guard !readers.isEmpty else { throw KeyFinderError.noKey(selector) }
             guard readers.count == 1 else { throw KeyFinderError.ambiguous(readers.map(\.name)) }
-            let connection = try await PCSCConnection.connect(reader: readers[0].name, context: context)
+            let connection = try await PCSCConnection.connect(reader: readers[0].name, context: context,
+                                                              transaction: transaction)
             return (connection, nil)
         }
         var matches = [(PCSCConnection, KeyInfo)]()
         for reader in readers {
-            guard let connection = try? await PCSCConnection.connect(reader: reader.name, context: context),
+            guard let connection = try? await PCSCConnection.connect(reader: reader.name, context: context,
+                                                                     transaction: transaction),
                   let info = try? await KeyProbe.inspect(connection: connection) else { continue }
             if info.device.serial == selector.serial {
                 matches.append((connection, info))

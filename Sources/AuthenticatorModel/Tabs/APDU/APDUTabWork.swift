@@ -17,7 +17,7 @@ public final class APDUConsole: Sendable {
         let current = held.withLock { $0 }
         if let current, current.keyID == key.id { return current.connection }
         await close()
-        let connection = try await backend.connect(key)
+        let connection = try await backend.connectHeld(key)
         held.withLock { $0 = (key.id, connection) }
         return connection
     }
@@ -63,7 +63,9 @@ struct APDUTabWork: Sendable {
                 exchanges.withLock { $0.append(exchange) }
                 trace?(exchange)
             }
-            let response = try await proto.sendRaw(bytes)
+            // One transaction per command (with its GET RESPONSE or SEND REMAINING parts); none between commands,
+            // so other programs keep using the key while the console is open.
+            let response = try await connection.withTransaction { try await proto.sendRaw(bytes) }
             post(.apdu(.answered(keyID: key.id, id: id, exchanges: exchanges.withLock { $0 }, response: response)))
         } catch {
             await console.close()

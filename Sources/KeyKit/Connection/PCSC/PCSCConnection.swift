@@ -20,11 +20,15 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     private var isOpen = true
     /// Set when an exchange was given up; later commands fail at once.
     private let timedOut = AtomicFlag()
+    /// The connection holds a PC/SC transaction from connect to close.
+    public let holdsTransaction: Bool
 
     /// How long to keep retrying when another program holds the card exclusively.
     public static let sharingRetryWindow: Double = 2.0
 
-    private init(name: String, context: PCSCContext, card: SCARDHANDLE, protocol p: DWORD, atr: [UInt8]) {
+    private init(name: String, context: PCSCContext, card: SCARDHANDLE, protocol p: DWORD, atr: [UInt8],
+                 holdsTransaction: Bool) {
+        self.holdsTransaction = holdsTransaction
         self.name = name
         self.context = context
         self.card = card
@@ -35,16 +39,23 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
 
     /// Connects in shared mode. When another program holds the card exclusively (gpg's scdaemon does),
     /// retries for a short while and then explains.
-    public static func connect(reader: String, context: PCSCContext? = nil) async throws -> PCSCConnection {
+    ///
+    /// With `transaction` (the default) the connection is one PC/SC transaction from connect to close, so
+    /// another program (ykman, a browser) cannot select another application between this connection's
+    /// SELECT and its commands; connections are short-lived, one per operation, so the key is never held
+    /// between operations. A connection that outlives an operation (the APDU console's) passes false and
+    /// wraps each operation in `withTransaction`.
+    public static func connect(reader: String, context: PCSCContext? = nil,
+                               transaction: Bool = true) async throws -> PCSCConnection {
         let ctx = try context ?? PCSCContext()
         return try await withCheckedThrowingContinuation { cont in
             DispatchQueue.global().async {
-                cont.resume(with: Result { try connectBlocking(reader: reader, context: ctx) })
+                cont.resume(with: Result { try connectBlocking(reader: reader, context: ctx, transaction: transaction) })
             }
         }
     }
 
-    static func connectBlocking(reader: String, context ctx: PCSCContext) throws -> PCSCConnection {
+    static func connectBlocking(reader: String, context ctx: PCSCContext, transaction: Bool) throws -> PCSCConnection {
         var handle = SCARDHANDLE()
         var proto = DWORD(0)
         let deadline = monotonicSeconds() + sharingRetryWindow
@@ -52,7 +63,10 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         while true {
             let rv = SCardConnect(ctx.handle, reader, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1,
                                   &handle, &proto)
-            if UInt32(truncatingIfNeeded: rv) == PCSCStatus.sharingViolation, monotonicSeconds() < deadline {
+            // Another program holds the card exclusively (ykman does while it works), or has just unpowered or
+            // reset it on leaving (pcscd powers it up again): both pass, so try again for a moment.
+            let transient = [PCSCStatus.sharingViolation, PCSCStatus.unpoweredCard, PCSCStatus.resetCard]
+            if transient.contains(UInt32(truncatingIfNeeded: rv)), monotonicSeconds() < deadline {
                 usleep(delay)
                 delay = min(delay * 2, 400_000)
                 continue
@@ -60,18 +74,42 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
             try PCSC.check(rv, "SCardConnect", reader: reader)
             break
         }
+        // Another program that disconnects with a reset (ykman does) just after our connect leaves the handle
+        // reporting the reset once: nothing of ours was sent yet, so reconnect and go on.
+        func afterResets(_ call: () -> LONG) -> LONG {
+            var rv = call()
+            var resets = 0
+            while [PCSCStatus.resetCard, PCSCStatus.unpoweredCard].contains(UInt32(truncatingIfNeeded: rv)), resets < 5 {
+                resets += 1
+                var reconnected = DWORD(0)
+                rv = SCardReconnect(handle, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1, PCSC.leaveCard,
+                                    &reconnected)
+                if rv == SCARD_S_SUCCESS {
+                    proto = reconnected
+                    rv = call()
+                }
+            }
+            return rv
+        }
         var atrBuffer = [UInt8](repeating: 0, count: 36)
         var atrLength = DWORD(atrBuffer.count)
         var state = DWORD(0)
         var p = DWORD(0)
         var nameLength = DWORD(0)
-        let rv = SCardStatus(handle, nil, &nameLength, &state, &p, &atrBuffer, &atrLength)
+        let rv = afterResets {
+            atrLength = DWORD(atrBuffer.count)
+            return SCardStatus(handle, nil, &nameLength, &state, &p, &atrBuffer, &atrLength)
+        }
         if let e = PCSC.error(rv, "SCardStatus", reader: reader) {
             SCardDisconnect(handle, PCSC.leaveCard)
             throw e
         }
+        if transaction, let e = PCSC.error(afterResets { SCardBeginTransaction(handle) }, "SCardBeginTransaction", reader: reader) {
+            SCardDisconnect(handle, PCSC.leaveCard)
+            throw e
+        }
         return PCSCConnection(name: reader, context: ctx, card: handle, protocol: proto,
-                              atr: Array(atrBuffer.prefix(Int(atrLength))))
+                              atr: Array(atrBuffer.prefix(Int(atrLength))), holdsTransaction: transaction)
     }
 
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
@@ -152,6 +190,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         try? await onQueue {
             guard self.isOpen else { return }
             self.isOpen = false
+            if self.holdsTransaction { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
             SCardDisconnect(self.card, PCSC.leaveCard)
         }
     }
