@@ -98,6 +98,13 @@ public final class Runner: Sendable {
     private let fidoRuntime: FIDOTabRuntime
 
     public init(backend: any KeyBackend, environment: RunnerEnvironment, post: @escaping @Sendable (Msg) -> Void) {
+        var environment = environment
+        if environment.rememberedKeys.onSetAside == nil {
+            // An unreadable file of remembered passwords is said in the status line, with where it went.
+            environment.rememberedKeys.onSetAside = { path, aside in
+                post(.notice(UIText("status.fileSetAside", ["path": path, "aside": aside]), .warning))
+            }
+        }
         self.backend = backend
         self.environment = environment
         self.post = post

@@ -43,7 +43,7 @@ func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
 func unlockIfNeeded(_ session: OATHSession, options: OATHOptions, prompt: Prompt,
                     label: String = "Password") async throws {
     guard await session.isLocked else { return }
-    let store = RememberedKeys()
+    let store = RememberedKeys.reporting()
     let deviceID = await session.deviceID
     if let key = try? store.key(for: deviceID) {
         do {
@@ -404,7 +404,7 @@ extension OATHCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let store = RememberedKeys()
+            let store = RememberedKeys.reporting()
             if action == .forget && all {
                 try store.forgetAll()
                 out("Forgot every remembered OATH password")
@@ -491,4 +491,14 @@ func credentialJSON(_ c: Credential, digits: Int?) -> [String: Any] {
         "period": c.period,
         "touch": c.touch ?? JSONNull(),
     ]
+}
+
+extension RememberedKeys {
+    /// The remembered keys, saying on standard error when the file was unreadable and moved aside.
+    static func reporting() -> RememberedKeys {
+        RememberedKeys { path, aside in
+            warn("ykterm: \(path) could not be read (not the JSON ykterm writes); it was moved to \(aside), and "
+                 + "passwords are asked for again")
+        }
+    }
 }

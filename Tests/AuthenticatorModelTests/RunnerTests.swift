@@ -146,6 +146,31 @@ struct RunnerTests {
         #expect(opened)
     }
 
+    @Test func anUnreadableFileOfRememberedPasswordsIsSetAsideAndReported() async throws {
+        let backend = InProcessBackend()
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let d = InProcessBackend.descriptor
+        let h = Harness(backend, directory: dir)
+        _ = try await h.run(.oathSetPassword(d, current: nil, new: "correct horse", time: 1000)) { msg -> Bool? in
+            if case .oathChanged(_, let s, _) = msg { return s.hasPassword } else { return nil }
+        }
+        // Cut short, as a crash of an older version could leave it.
+        let path = dir + "/oath-keys.json"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"abc\": \"12".utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let fresh = Harness(backend, directory: dir)
+        let locked = try await fresh.run(.oathOpen(d, time: 1000)) { msg -> Bool? in
+            if case .oathLocked = msg { return true } else if case .oathOpened = msg { return false } else { return nil }
+        }
+        #expect(locked)
+        let notice = fresh.messages.withLock { $0.lazy.compactMap { msg -> UIText? in
+            if case .notice(let text, .warning) = msg { return text } else { return nil }
+        }.first }
+        #expect(notice == UIText("status.fileSetAside", ["path": path, "aside": path + ".corrupt"]))
+        #expect(FileManager.default.contents(atPath: path + ".corrupt") == Data("{\"abc\": \"12".utf8))
+    }
+
     @Test func addRenameDeleteChangeTheKey() async throws {
         let backend = InProcessBackend(VirtualKeyState.yubiKey5NFC())
         let h = Harness(backend, directory: temporaryDirectory())

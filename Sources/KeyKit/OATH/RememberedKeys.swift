@@ -5,9 +5,12 @@ import Glibc
 /// (or `~/.config/ykterm/oath-keys.json`), mode 0600. Only the derived key is stored, never the password.
 public struct RememberedKeys: Sendable {
     public let path: String
+    /// Told when the file could not be read as JSON and was moved aside (to `aside`), so the user hears of it.
+    public var onSetAside: (@Sendable (_ path: String, _ aside: String) -> Void)?
 
-    public init(path: String? = nil) {
+    public init(path: String? = nil, onSetAside: (@Sendable (_ path: String, _ aside: String) -> Void)? = nil) {
         self.path = path ?? RememberedKeys.defaultPath()
+        self.onSetAside = onSetAside
     }
 
     public static func configDirectory() -> String {
@@ -50,7 +53,7 @@ public struct RememberedKeys: Sendable {
         guard let entries = try? JSONDecoder().decode([String: String].self, from: data) else {
             // Not JSON any more (edited by hand, or cut short by an older version): kept aside as
             // oath-keys.json.corrupt, and the passwords are asked for again.
-            AtomicFile.setAside(path)
+            if let aside = AtomicFile.setAside(path) { onSetAside?(path, aside) }
             return [:]
         }
         return entries
