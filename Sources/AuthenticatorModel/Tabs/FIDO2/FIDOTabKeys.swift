@@ -1,0 +1,212 @@
+import KeyKit
+
+// MARK: - Keys
+
+func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    if state.fido.dialog != nil { return fidoDialogKey(&state, key) }
+    if let stage = state.fido.reset {
+        switch stage {
+        case .sending:
+            if key == .escape { return [.fido(.cancel)] }
+        case .removeKey, .insertKey:
+            if key == .escape {
+                state.fido.reset = nil
+                state.status = StatusMessage(UIText("fido.resetCancelled"), kind: .warning, expires: state.now + statusSeconds)
+            }
+        }
+        return []
+    }
+    if state.fido.busy != nil {
+        if key == .escape { return [.fido(.cancel)] }
+        return []
+    }
+    guard let entry = state.selectedKey else { return [] }
+    let info = state.fido.info
+    let ready = state.fido.phase == .ready && info != nil
+    if state.fido.showCredentials {
+        let count = state.fido.sortedCredentials.count
+        func move(_ to: Int) { state.fido.selectedCredential = max(0, min(max(0, count - 1), to)) }
+        switch key {
+        case .up, .char("k"): move(state.fido.selectedCredential - 1); return []
+        case .down, .char("j"): move(state.fido.selectedCredential + 1); return []
+        case .pageUp: move(state.fido.selectedCredential - 10); return []
+        case .pageDown: move(state.fido.selectedCredential + 10); return []
+        case .home, .char("g"): move(0); return []
+        case .end, .char("G"): move(count - 1); return []
+        case .escape:
+            state.fido.showCredentials = false
+            return []
+        case .char("d"), .delete:
+            guard let c = state.fido.selected else { return [] }
+            let who = c.who ?? "?"
+            let form = Form.confirmation(title: UIText("fido.delete.title", ["user": who, "rp": c.rpID]),
+                                         note: UIText("fido.delete.note", ["rp": c.rpID]), askedAt: state.now)
+            state.fido.dialog = FIDODialog(kind: .deleteCredential(id: c.id), form: form)
+            return []
+        default:
+            break
+        }
+    }
+    switch key {
+    case .up, .char("k"): state.fido.infoScroll = max(0, state.fido.infoScroll - 1)
+    case .down, .char("j"): state.fido.infoScroll = min(FIDOTabState.maxInfoScroll, state.fido.infoScroll + 1)
+    case .pageUp, .home, .char("g"): state.fido.infoScroll = 0
+    case .pageDown: state.fido.infoScroll = min(FIDOTabState.maxInfoScroll, state.fido.infoScroll + 5)
+    case .char("s"):
+        guard ready, let info else { return [] }
+        if info.pinSet == nil { return note(&state, "fido.noPINSupport") }
+        if info.pinSet == true { return note(&state, "fido.pinAlreadySet") }
+        state.fido.dialog = pinDialog(.setPIN, info)
+    case .char("c"):
+        guard ready, let info else { return [] }
+        if info.pinSet == nil { return note(&state, "fido.noPINSupport") }
+        if info.pinSet == false { return note(&state, "fido.noPIN") }
+        state.fido.dialog = pinDialog(.changePIN, info)
+    case .char("v"):
+        guard ready, let info else { return [] }
+        if info.pinSet == nil { return note(&state, "fido.noPINSupport") }
+        if info.pinSet == false { return note(&state, "fido.noPIN") }
+        state.fido.dialog = pinDialog(.verifyPIN(thenList: false), info)
+    case .char("l"):
+        guard ready, let info else { return [] }
+        if state.fido.showCredentials {
+            state.fido.showCredentials = false
+            return []
+        }
+        if !info.credentialManagement { return note(&state, "fido.noCredentialManagement") }
+        if info.pinSet != true { return note(&state, "fido.listNeedsPIN") }
+        if state.fido.hasToken {
+            state.fido.busy = FIDOBusy(.list)
+            return [.fido(.listCredentials(entry.descriptor))]
+        }
+        state.fido.dialog = pinDialog(.verifyPIN(thenList: true), info)
+    case .char("R"):
+        guard ready else { return [] }
+        let form = Form.confirmation(title: UIText("fido.reset.title"), note: UIText("fido.reset.note"), askedAt: state.now)
+        state.fido.dialog = FIDODialog(kind: .reset, form: form)
+    case .char("r"):
+        return fidoLoad(&state)
+    default:
+        break
+    }
+    return []
+}
+
+func note(_ state: inout AppState, _ key: String) -> [Command] {
+    state.status = StatusMessage(UIText(key), kind: .warning, expires: state.now + statusSeconds)
+    return []
+}
+
+func pinDialog(_ kind: FIDODialogKind, _ info: FIDOInfo?) -> FIDODialog {
+    let minimum = String(max(4, info?.minPINLength ?? 4))
+    func field(_ label: String) -> Form.Field {
+        // 63 bytes of UTF-8 are at most 63 characters; one more lets the rule be seen as it is broken.
+        Form.Field(UIText(label), TextField(secret: true, maxLength: PINRules.maxBytes + 1))
+    }
+    var form: Form
+    switch kind {
+    case .setPIN:
+        form = Form(title: UIText("fido.setPIN.title"), fields: [field("fido.pin.new"), field("fido.pin.confirm")],
+                    note: UIText("fido.setPIN.note", ["minimum": minimum]))
+    case .changePIN:
+        form = Form(title: UIText("fido.changePIN.title"),
+                    fields: [field("fido.pin.current"), field("fido.pin.new"), field("fido.pin.confirm")],
+                    note: UIText("fido.changePIN.note", ["minimum": minimum]))
+    case .verifyPIN(let thenList):
+        form = Form(title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field("fido.pin.pin")],
+                    note: UIText(thenList ? "fido.listPIN.note" : "fido.verifyPIN.note"))
+    case .deleteCredential, .reset:
+        // Not a PIN dialog: confirmations are made where they are opened, with the time of the key that
+        // opened them. One made here could never be answered yes (only Esc closes it).
+        form = Form.confirmation(title: UIText("fido.reset.title"), askedAt: .infinity)
+    }
+    return FIDODialog(kind: kind, form: form)
+}
+
+/// What is wrong with the PIN dialog as typed so far; on submit, empty fields count too.
+func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = false) -> UIText? {
+    let form = dialog.form
+    switch dialog.kind {
+    case .setPIN, .changePIN:
+        let first = dialog.kind == .changePIN ? 1 : 0
+        let current = dialog.kind == .changePIN ? form[0] : nil
+        let new = form[first], confirm = form[first + 1]
+        if submitting, let current, current.isEmpty { return UIText("fido.pin.currentEmpty") }
+        if !new.isEmpty || submitting || form.focus > first {
+            if let problem = fidoPINProblem(new, minimum: minimum) { return problem }
+        }
+        // The confirmation is compared as it is typed: a wrong character shows at once.
+        if (!confirm.isEmpty && !new.hasPrefix(confirm)) || (submitting && new != confirm) {
+            return UIText("fido.pin.mismatch")
+        }
+        if submitting, let current, current == new { return UIText("fido.pin.same") }
+    case .verifyPIN:
+        if submitting && form[0].isEmpty { return UIText("fido.pin.empty") }
+        if form[0].utf8.count > PINRules.maxBytes { return UIText("fido.pin.tooLong", ["bytes": String(form[0].utf8.count)]) }
+    case .deleteCredential, .reset:
+        return nil
+    }
+    return nil
+}
+
+func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    guard var dialog = state.fido.dialog else { return [] }
+    let minimum = state.fido.info?.minPINLength ?? 4
+    switch dialog.form.handle(key, now: state.now) {
+    case .cancel:
+        let wasBusy = dialog.form.busy
+        dialog.form.wipeSecrets()
+        state.fido.dialog = nil
+        // A dialog closed while its command runs: the answer still comes, in the status line.
+        return wasBusy ? [.fido(.cancel)] : []
+    case .editing:
+        if !dialog.form.busy { dialog.form.problem = fidoDialogProblem(dialog, minimum: minimum) }
+        state.fido.dialog = dialog
+        return []
+    case .submit:
+        if let problem = fidoDialogProblem(dialog, minimum: minimum, submitting: true) {
+            dialog.form.problem = problem
+            state.fido.dialog = dialog
+            return []
+        }
+        guard let entry = state.selectedKey else {
+            dialog.form.wipeSecrets()
+            state.fido.dialog = nil
+            return []
+        }
+        let d = entry.descriptor
+        let command: FIDOTabCommand
+        switch dialog.kind {
+        case .setPIN:
+            command = .setPIN(d, new: dialog.form[0])
+            state.fido.busy = FIDOBusy(.setPIN)
+        case .changePIN:
+            command = .changePIN(d, current: dialog.form[0], new: dialog.form[1])
+            state.fido.busy = FIDOBusy(.changePIN)
+        case .verifyPIN(let thenList):
+            command = .verifyPIN(d, pin: dialog.form[0], thenList: thenList)
+            state.fido.busy = FIDOBusy(.verifyPIN)
+        case .deleteCredential(let id):
+            guard let c = state.fido.credentials?.first(where: { $0.id == id }) else {
+                state.fido.dialog = nil
+                return []
+            }
+            command = .deleteCredential(d, credentialID: c.credentialID)
+            state.fido.busy = FIDOBusy(.delete)
+            state.fido.dialog = nil
+            return [.fido(command)]
+        case .reset:
+            state.fido.dialog = nil
+            state.fido.reset = .sending(keyID: d.id)
+            state.fido.busy = FIDOBusy(.reset)
+            state.fido.hasToken = false
+            return [.fido(.reset(d))]
+        }
+        // The PIN leaves the state with the command.
+        dialog.form.wipeSecrets()
+        dialog.form.busy = true
+        dialog.form.problem = nil
+        state.fido.dialog = dialog
+        return [.fido(command)]
+    }
+}

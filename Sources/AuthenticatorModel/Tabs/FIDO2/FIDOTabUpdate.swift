@@ -1,0 +1,214 @@
+import KeyKit
+
+// MARK: - PIN rules as typed
+
+/// The first rule `pin` breaks, as the key and CTAP 2.1 define them: at least `minimum` code points (4 at
+/// least), at most 63 bytes of UTF-8, no NUL.
+public func fidoPINProblem(_ pin: String, minimum: Int) -> UIText? {
+    let minimum = max(4, minimum)
+    if pin.unicodeScalars.contains("\0") { return UIText("fido.pin.nul") }
+    if pin.utf8.count > PINRules.maxBytes { return UIText("fido.pin.tooLong", ["bytes": String(pin.utf8.count)]) }
+    let count = pin.unicodeScalars.count
+    if count < minimum {
+        return UIText("fido.pin.tooShort", ["minimum": String(minimum), "count": String(count)])
+    }
+    return nil
+}
+
+// MARK: - Update
+
+func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
+    func current(_ keyID: String) -> Bool { state.fido.keyID == keyID && state.selectedKeyID == keyID }
+    switch msg {
+    case .loaded(let id, let info):
+        guard current(id) else { return [] }
+        if state.fido.busy?.operation == .load { state.fido.busy = nil }
+        state.fido.phase = .ready
+        setInfo(&state, info)
+        return []
+    case .touch(let id, let waiting):
+        guard current(id), state.fido.busy != nil else { return [] }
+        state.fido.busy?.touch = waiting
+        return []
+    case .pinSet(let id, let info, let changed):
+        guard current(id) else { return [] }
+        finish(&state)
+        state.fido.hasToken = false
+        setInfo(&state, info)
+        state.status = StatusMessage(UIText(changed ? "fido.pinChanged" : "fido.pinSetDone"), kind: .success,
+                                     expires: state.now + statusSeconds)
+        return []
+    case .verified(let id, let info, let credentials):
+        guard current(id) else { return [] }
+        finish(&state)
+        state.fido.hasToken = true
+        setInfo(&state, info)
+        if let credentials {
+            showList(&state, credentials)
+        } else {
+            state.status = StatusMessage(UIText("fido.pinCorrect", ["retries": info.retries.map(String.init) ?? "?"]),
+                                         kind: .success, expires: state.now + statusSeconds)
+        }
+        return []
+    case .credentials(let id, let credentials):
+        guard current(id) else { return [] }
+        finish(&state)
+        showList(&state, credentials)
+        return []
+    case .deleted(let id, let credential, let remaining, let info):
+        guard current(id) else { return [] }
+        finish(&state)
+        setInfo(&state, info)
+        showList(&state, remaining)
+        state.status = StatusMessage(UIText("fido.deleted", ["user": credential.who ?? "?", "rp": credential.rpID]),
+                                     kind: .success, expires: state.now + statusSeconds)
+        return []
+    case .resetDone(let id, let info):
+        guard state.selectedKeyID == id else { return [] }
+        state.fido = FIDOTabState()
+        state.fido.keyID = id
+        state.fido.phase = .ready
+        state.fido.info = info
+        state.status = StatusMessage(UIText("fido.resetDone"), kind: .success, expires: state.now + 2 * statusSeconds)
+        return []
+    case .failed(let id, let failure):
+        if failure.operation == .reset, case .sending(let target) = state.fido.reset, target == id {
+            return resetFailed(&state, failure)
+        }
+        guard current(id) else { return [] }
+        return failed(&state, failure)
+    }
+}
+
+func setInfo(_ state: inout AppState, _ info: FIDOInfo) {
+    state.fido.info = info
+    if info.pinSet == true && info.powerCycleNeeded {
+        state.fido.alert = UIText("fido.alert.reinsert")
+    } else if info.pinSet == true && info.retries == 0 {
+        state.fido.alert = UIText("fido.alert.blocked")
+    } else if info.forcePINChange {
+        state.fido.alert = UIText("fido.alert.forceChange")
+    } else {
+        state.fido.alert = nil
+    }
+}
+
+/// The command that was running answered: the busy mark and the dialog go.
+func finish(_ state: inout AppState) {
+    state.fido.busy = nil
+    state.fido.dialog?.form.wipeSecrets()
+    state.fido.dialog = nil
+}
+
+func showList(_ state: inout AppState, _ credentials: [FIDOCredential]) {
+    let previous = state.fido.selected?.id
+    state.fido.credentials = credentials
+    state.fido.showCredentials = true
+    let list = state.fido.sortedCredentials
+    state.fido.selectedCredential = min(list.firstIndex { $0.id == previous } ?? state.fido.selectedCredential,
+                                        max(0, list.count - 1))
+}
+
+/// What the user reads about a failure.
+func fidoFailureText(_ reason: FIDOFailureReason, operation: FIDOOperation) -> UIText {
+    switch reason {
+    case .keyGone: return UIText("status.keyGoneMidOperation")
+    case .notAvailable: return UIText("fido.notAvailable")
+    case .wrongPIN(let r?):
+        return UIText(operation == .changePIN ? "fido.wrongCurrentPIN" : "fido.wrongPIN", ["retries": String(r)])
+    case .wrongPIN(nil): return UIText("fido.wrongPINUnknown")
+    case .pinBlocked: return UIText("fido.alert.blocked")
+    case .pinAuthBlocked: return UIText("fido.alert.reinsert")
+    case .policyViolation: return UIText("fido.policyViolation")
+    case .pinRule(let text): return text
+    case .tokenInvalid: return UIText("fido.tokenInvalid")
+    case .notAllowed: return UIText("fido.notAllowed")
+    case .cancelled: return UIText(operation == .reset ? "fido.resetCancelled" : "fido.cancelled")
+    case .timeout: return UIText(operation == .reset ? "fido.resetTimeout" : "fido.touchTimeout")
+    case .noPIN: return UIText("fido.noPIN")
+    case .noPINSupport: return UIText("fido.noPINSupport")
+    case .other(let text): return text
+    }
+}
+
+func failed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
+    state.fido.busy = nil
+    let text = fidoFailureText(failure.reason, operation: failure.operation)
+    switch failure.reason {
+    case .keyGone:
+        state.fido.dialog?.form.wipeSecrets()
+        state.fido.dialog = nil
+        state.status = StatusMessage(text, kind: .error)
+        return []
+    case .notAvailable:
+        state.fido.dialog = nil
+        state.fido.phase = .unavailable(text)
+        return []
+    case .wrongPIN(let retries):
+        if let retries, var info = state.fido.info {
+            info.retries = retries
+            setInfo(&state, info)
+        }
+    case .pinBlocked:
+        if var info = state.fido.info { info.retries = 0; setInfo(&state, info) }
+        state.fido.alert = text
+    case .pinAuthBlocked:
+        if var info = state.fido.info { info.powerCycleNeeded = true; setInfo(&state, info) }
+        state.fido.alert = text
+    case .tokenInvalid:
+        state.fido.hasToken = false
+        if failure.operation == .list || failure.operation == .delete {
+            // The token is gone (expired, or the key was re-inserted): ask for the PIN again.
+            var dialog = pinDialog(.verifyPIN(thenList: true), state.fido.info)
+            dialog.form.problem = text
+            state.fido.dialog = dialog
+            return []
+        }
+    default:
+        break
+    }
+    if failure.operation == .load {
+        state.fido.phase = .unavailable(text)
+        return []
+    }
+    if var dialog = state.fido.dialog, !dialog.form.isConfirmation {
+        // Stay in the PIN dialog: say what the key answered, empty the fields, and put the cursor where the
+        // answer points (the current PIN when it was wrong, the new one when the key refused it).
+        dialog.form.busy = false
+        dialog.form.problem = text
+        dialog.form.wipeSecrets()
+        switch failure.reason {
+        case .policyViolation, .pinRule: dialog.form.focus = dialog.kind == .changePIN ? 1 : 0
+        default: dialog.form.focus = 0
+        }
+        switch failure.reason {
+        case .pinBlocked, .pinAuthBlocked:
+            state.fido.dialog = nil
+            state.status = StatusMessage(text, kind: .error)
+        default:
+            state.fido.dialog = dialog
+        }
+        return []
+    }
+    state.fido.dialog = nil
+    state.status = StatusMessage(text, kind: .error, expires: state.now + 2 * statusSeconds)
+    return []
+}
+
+/// The reset's answer was a failure: too late after insertion means "remove and re-insert" (not possible
+/// with the virtual demo key); anything else ends the reset.
+func resetFailed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
+    state.fido.busy = nil
+    if failure.reason == .notAllowed, !state.virtualMode, let key = state.selectedKey {
+        var target = key.descriptor
+        target.serial = target.serial ?? key.serial
+        state.fido.reset = .removeKey(target)
+        return []
+    }
+    state.fido.reset = nil
+    let text = failure.reason == .notAllowed ? UIText("fido.notAllowedVirtual")
+                                             : fidoFailureText(failure.reason, operation: .reset)
+    state.status = StatusMessage(text, kind: failure.reason == .cancelled ? .warning : .error,
+                                 expires: state.now + 2 * statusSeconds)
+    return []
+}

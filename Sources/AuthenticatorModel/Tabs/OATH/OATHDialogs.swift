@@ -1,0 +1,325 @@
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+// MARK: - Dialogs
+
+func unlockDialog() -> OATHDialog {
+    var form = Form(title: UIText("oath.unlock.title"), fields: [
+        Form.Field(UIText("oath.unlock.password"), TextField(secret: true, maxLength: 256)),
+        Form.Field(UIText("oath.unlock.remember"), TextField("no"), toggle: true),
+    ])
+    form.note = UIText("oath.unlock.note")
+    return OATHDialog(kind: .unlock, form: form)
+}
+
+/// The fields of the add dialog, in the order shown.
+public enum AddField: Int, CaseIterable, Sendable {
+    case uri, issuer, name, secret, type, algorithm, digits, period, counter, touch
+}
+
+func addDialog() -> OATHDialog {
+    func field(_ f: AddField, _ input: TextField, toggle: Bool = false, choices: [String] = []) -> Form.Field {
+        let labels: [AddField: String] = [
+            .uri: "oath.add.uri", .issuer: "oath.add.issuer", .name: "oath.add.name", .secret: "oath.add.secret",
+            .type: "oath.add.type", .algorithm: "oath.add.algorithm", .digits: "oath.add.digits",
+            .period: "oath.add.period", .counter: "oath.add.counter", .touch: "oath.add.touch",
+        ]
+        return Form.Field(UIText(labels[f]!), input, toggle: toggle, choices: choices)
+    }
+    var form = Form(title: UIText("oath.add.title"), fields: [
+        field(.uri, TextField(maxLength: 4096)),
+        field(.issuer, TextField(maxLength: 64)),
+        field(.name, TextField(maxLength: 64)),
+        field(.secret, TextField(secret: true, maxLength: 1024)),
+        field(.type, TextField("TOTP"), choices: ["TOTP", "HOTP"]),
+        field(.algorithm, TextField("SHA1"), choices: ["SHA1", "SHA256", "SHA512"]),
+        field(.digits, TextField("6"), choices: ["6", "7", "8"]),
+        field(.period, TextField("30", maxLength: 4)),
+        field(.counter, TextField("0", maxLength: 10)),
+        field(.touch, TextField("no"), toggle: true),
+    ])
+    form.note = UIText("oath.add.note")
+    return OATHDialog(kind: .add, form: form)
+}
+
+extension Form {
+    /// The text of an add-dialog field.
+    subscript(_ f: AddField) -> String {
+        get { fields[f.rawValue].input.text }
+        set { fields[f.rawValue].input = TextField(newValue, secret: fields[f.rawValue].input.secret,
+                                                   maxLength: fields[f.rawValue].input.maxLength) }
+    }
+}
+
+/// Whether pasted text is a URI the add dialog takes.
+func isAccountURI(_ text: String) -> Bool {
+    let t = text.trimmingWhitespace.lowercased()
+    return t.hasPrefix("otpauth://") || t.hasPrefix("otpauth-migration://")
+}
+
+/// The accounts an `otpauth://` or `otpauth-migration://` URI carries.
+func accountsInURI(_ uri: String) -> Result<[CredentialData], OATHError> {
+    do {
+        if uri.lowercased().hasPrefix("otpauth-migration:") { return .success(try MigrationImport.parse(uri)) }
+        return .success([try OTPAuthURI.parse(uri)])
+    } catch {
+        return .failure(error)
+    }
+}
+
+/// After the URI field changed: a URI with one account fills every field, so what will be added can be seen
+/// (and changed) before Enter adds it. A URI with several accounts (an export) leaves the fields empty.
+func fillFromURI(_ dialog: inout OATHDialog) {
+    let uri = dialog.form[.uri].trimmingWhitespace
+    guard uri != dialog.filledFromURI else { return }
+    dialog.form.note = UIText("oath.add.note")
+    guard !uri.isEmpty, case .success(let accounts) = accountsInURI(uri) else {
+        dialog.filledFromURI = nil
+        return
+    }
+    dialog.filledFromURI = uri
+    guard accounts.count == 1, let data = accounts.first else {
+        for f in [AddField.issuer, .name, .secret] { dialog.form[f] = "" }
+        dialog.form.note = UIText("oath.add.several", ["count": String(accounts.count)])
+        return
+    }
+    dialog.form[.issuer] = data.issuer ?? ""
+    dialog.form[.name] = data.name
+    dialog.form[.secret] = Base32.encode(data.secret)
+    dialog.form[.type] = data.type == .hotp ? "HOTP" : "TOTP"
+    dialog.form[.algorithm] = data.algorithm.rawValue
+    dialog.form[.digits] = String(data.digits)
+    dialog.form[.period] = String(data.period)
+    dialog.form[.counter] = String(data.counter)
+    dialog.form[.touch] = data.touch ? "yes" : "no"
+}
+
+/// The accounts the add dialog describes, or the first problem with it. A URI with one account has filled
+/// the fields, and the fields (as the user may have changed them) are what is added; an export with several
+/// accounts adds them as they are.
+public func addFormCredentials(_ form: Form) -> Result<[CredentialData], OATHError> {
+    let uri = form[.uri].trimmingWhitespace
+    if !uri.isEmpty {
+        switch accountsInURI(uri) {
+        case .failure(let e): return .failure(e)
+        case .success(let accounts) where accounts.count > 1: return .success(accounts)
+        case .success: break
+        }
+    }
+    let name = form[.name].trimmingSpaces
+    guard !name.isEmpty else { return .failure(.invalidCredential("the account needs a name (or paste an otpauth:// URI)")) }
+    let secretText = form[.secret]
+    guard !secretText.isEmpty else { return .failure(.invalidCredential("the secret is empty")) }
+    let secret: [UInt8]
+    do { secret = try Base32.decode(secretText) } catch {
+        return .failure(error)
+    }
+    guard let period = Int(form[.period]), period > 0, period <= OTPAuthURI.maxPeriod else {
+        return .failure(.invalidCredential("the period must be a number of seconds from 1 to \(OTPAuthURI.maxPeriod)"))
+    }
+    let hotp = form[.type] == "HOTP"
+    guard let counter = UInt32(form[.counter].trimmingSpaces) else {
+        return .failure(.invalidCredential("the counter must be a whole number from 0 to \(UInt32.max)"))
+    }
+    let issuer = form[.issuer].trimmingSpaces
+    let data = CredentialData(name: name, issuer: issuer.isEmpty ? nil : issuer, type: hotp ? .hotp : .totp,
+                              algorithm: HashAlgorithm(rawValue: form[.algorithm]) ?? .sha1,
+                              digits: Int(form[.digits]) ?? 6, period: period, counter: hotp ? counter : 0,
+                              secret: secret, touch: form.fields[AddField.touch.rawValue].isOn)
+    do { try data.id.validate() } catch { return .failure(error) }
+    return .success([data])
+}
+
+func passwordDialog(hasPassword: Bool) -> OATHDialog {
+    var fields = [Form.Field]()
+    if hasPassword { fields.append(Form.Field(UIText("oath.password.current"), TextField(secret: true, maxLength: 256))) }
+    fields.append(Form.Field(UIText("oath.password.new"), TextField(secret: true, maxLength: 256)))
+    fields.append(Form.Field(UIText("oath.password.confirm"), TextField(secret: true, maxLength: 256)))
+    var form = Form(title: UIText(hasPassword ? "oath.password.changeTitle" : "oath.password.setTitle"), fields: fields)
+    form.note = UIText(hasPassword ? "oath.password.changeNote" : "oath.password.setNote")
+    return OATHDialog(kind: .password, form: form)
+}
+
+/// The credential the add form describes, or the first problem with it.
+public func addFormCredential(_ form: Form) -> Result<CredentialData, OATHError> {
+    let uri = form[0].trimmingSpaces
+    if !uri.isEmpty {
+        do { return .success(try OTPAuthURI.parse(uri)) } catch { return .failure(error) }
+    }
+    let name = form[2].trimmingSpaces
+    guard !name.isEmpty else { return .failure(.invalidCredential("the account needs a name (or paste an otpauth:// URI)")) }
+    let secretText = form[3]
+    guard !secretText.isEmpty else { return .failure(.invalidCredential("the secret is empty")) }
+    let secret: [UInt8]
+    do { secret = try Base32.decode(secretText) } catch {
+        return .failure(.invalidCredential("the secret is not Base32 (letters A-Z and digits 2-7): \(error)"))
+    }
+    guard let period = Int(form[7]), period > 0, period <= OTPAuthURI.maxPeriod else {
+        return .failure(.invalidCredential("the period must be a number of seconds from 1 to \(OTPAuthURI.maxPeriod)"))
+    }
+    let issuer = form[1].trimmingSpaces
+    let data = CredentialData(name: name, issuer: issuer.isEmpty ? nil : issuer,
+                              type: form[4] == "HOTP" ? .hotp : .totp,
+                              algorithm: HashAlgorithm(rawValue: form[5]) ?? .sha1,
+                              digits: Int(form[6]) ?? 6, period: period, secret: secret,
+                              touch: form.fields[8].isOn)
+    do { try data.id.validate() } catch { return .failure(error) }
+    return .success(data)
+}
+
+func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    guard var dialog = state.oath.dialog else { return [] }
+    var outcome = dialog.form.handle(key, now: state.now)
+    // Filled from a URI, the add dialog is ready for review: one Enter adds, from whichever field.
+    if key == .enter, outcome == .editing, dialog.kind == .add, dialog.form.confirming == nil, !dialog.form.busy,
+       dialog.filledFromURI != nil, case .success = addFormCredentials(dialog.form) {
+        outcome = .submit
+    }
+    return oathDialogOutcome(&state, &dialog, outcome)
+}
+
+/// Pasted text on the OATH tab: into the open dialog's field or the filter, or, on the list, a URI that
+/// opens Add filled in from it. False when the tab has no use for it.
+func oathPaste(_ state: inout AppState, _ text: String) -> Bool {
+    if var dialog = state.oath.dialog {
+        guard dialog.form.paste(text) else { return false }
+        _ = oathDialogOutcome(&state, &dialog, .editing)
+        return true
+    }
+    if state.oath.filterFocused {
+        state.oath.filter.insert(text)
+        state.oath.selectedID = state.oath.visibleAccounts.first?.id
+        return true
+    }
+    guard state.oath.phase == .ready, isAccountURI(text) else { return false }
+    var dialog = addDialog()
+    dialog.form.paste(text.trimmingWhitespace)
+    _ = oathDialogOutcome(&state, &dialog, .editing)
+    return true
+}
+
+func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ outcome: Form.Outcome) -> [Command] {
+    switch outcome {
+    case .cancel:
+        dialog.form.wipeSecrets()
+        state.oath.dialog = nil
+        return []
+    case .editing:
+        if dialog.kind == .add { fillFromURI(&dialog) }
+        if dialog.form.confirming == nil { dialog.form.problem = liveProblem(dialog, state) }
+        state.oath.dialog = dialog
+        return []
+    case .submit:
+        if dialog.kind == .add { fillFromURI(&dialog) }
+        if let problem = liveProblem(dialog, state, submitting: true) {
+            dialog.form.problem = problem
+            state.oath.dialog = dialog
+            return []
+        }
+        // What cannot be undone is asked first: replacing an account, removing the password.
+        if !dialog.form.confirmed, let question = oathQuestion(dialog, state) {
+            dialog.form.problem = nil
+            dialog.form.ask(question, at: state.now)
+            state.oath.dialog = dialog
+            return []
+        }
+        guard let key = state.selectedKey else { state.oath.dialog = nil; return [] }
+        dialog.form.busy = true
+        dialog.form.problem = nil
+        var commands = [Command]()
+        let now = state.now
+        switch dialog.kind {
+        case .unlock:
+            commands = [.oathUnlock(key.descriptor, password: dialog.form[0], remember: dialog.form.fields[1].isOn, time: now)]
+        case .add:
+            if case .success(let accounts) = addFormCredentials(dialog.form) {
+                let replacing = accounts.contains { a in state.oath.accounts.contains { $0.id == a.id.string } }
+                commands = [.oathAdd(key.descriptor, accounts, overwrite: replacing, time: now)]
+            }
+        case .rename(let id):
+            guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
+            let (issuer, name) = splitIssuer(dialog.form[0])
+            commands = [.oathRename(key.descriptor, a.credential,
+                                    to: CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period), time: now)]
+        case .delete(let id):
+            guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
+            commands = [.oathDelete(key.descriptor, a.credential, time: now)]
+        case .password:
+            let n = dialog.form.fields.count
+            let current = n == 3 ? dialog.form[0] : nil
+            commands = [.oathSetPassword(key.descriptor, current: current, new: dialog.form[n - 2], time: now)]
+        }
+        dialog.form.wipeSecrets()
+        state.oath.dialog = dialog
+        return commands
+    }
+}
+
+/// The question a dialog asks before it submits, if what it does cannot be undone.
+func oathQuestion(_ dialog: OATHDialog, _ state: AppState) -> UIText? {
+    switch dialog.kind {
+    case .add:
+        guard case .success(let accounts) = addFormCredentials(dialog.form) else { return nil }
+        let existing = accounts.map(\.id.string).filter { id in state.oath.accounts.contains { $0.id == id } }
+        guard !existing.isEmpty else { return nil }
+        return UIText("oath.add.replaceQuestion", ["accounts": existing.joined(separator: ", ")])
+    case .password:
+        let n = dialog.form.fields.count
+        return n == 3 && dialog.form[1].isEmpty && dialog.form[2].isEmpty ? UIText("oath.password.removeQuestion") : nil
+    case .unlock, .rename, .delete:
+        return nil
+    }
+}
+
+/// "Issuer:name" → ("Issuer", "name"); a name without a colon has no issuer.
+func splitIssuer(_ text: String) -> (String?, String) {
+    let t = text.trimmingSpaces
+    guard let colon = t.firstIndex(of: ":") else { return (nil, t) }
+    let issuer = String(t[..<colon]).trimmingSpaces
+    let name = String(t[t.index(after: colon)...]).trimmingSpaces
+    return (issuer.isEmpty ? nil : issuer, name)
+}
+
+/// What is wrong with the form as typed so far (checked after each key; on submit, empty required
+/// fields count too).
+func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = false) -> UIText? {
+    let form = dialog.form
+    switch dialog.kind {
+    case .unlock:
+        if submitting && form[0].isEmpty { return UIText("oath.unlock.empty") }
+    case .add:
+        let touched = form.fields.prefix(4).contains { !$0.input.text.isEmpty }
+        guard submitting || touched else { return nil }
+        if !submitting && form[.uri].isEmpty && (form[.name].isEmpty || form[.secret].isEmpty) { return nil }
+        switch addFormCredentials(form) {
+        case .failure(let e):
+            return .literal(e.description)
+        case .success(let accounts):
+            if let v = state.oath.version {
+                if accounts.contains(where: \.touch), !OATHFeature.touch.isSupported(by: v) { return UIText("oath.add.noTouch") }
+                if accounts.contains(where: { $0.algorithm == .sha512 }), !OATHFeature.sha512.isSupported(by: v) {
+                    return UIText("oath.add.noSHA512")
+                }
+            }
+        }
+    case .rename(let id):
+        let (issuer, name) = splitIssuer(form[0])
+        if name.isEmpty { return UIText("oath.rename.empty") }
+        guard let a = state.oath.accounts.first(where: { $0.id == id }) else { return nil }
+        let newID = CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period)
+        do { try newID.validate() } catch { return .literal(error.description) }
+        if newID.string != id && state.oath.accounts.contains(where: { $0.id == newID.string }) {
+            return UIText("oath.add.exists", ["account": newID.string])
+        }
+    case .delete:
+        return nil
+    case .password:
+        let n = form.fields.count
+        let new = form[n - 2], confirm = form[n - 1]
+        if submitting && n == 3 && form[0].isEmpty { return UIText("oath.password.currentEmpty") }
+        if !confirm.isEmpty || submitting, new != confirm { return UIText("oath.password.mismatch") }
+        if submitting && n == 2 && new.isEmpty { return UIText("oath.password.empty") }
+    }
+    return nil
+}

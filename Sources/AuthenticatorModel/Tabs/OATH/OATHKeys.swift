@@ -1,0 +1,108 @@
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+// MARK: - Keys on the OATH tab
+
+func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    if state.oath.dialog != nil { return oathDialogKey(&state, key) }
+    if state.oath.filterFocused {
+        switch key {
+        case .escape:
+            state.oath.filter = TextField(maxLength: 64)
+            state.oath.filterFocused = false
+        case .enter, .down:
+            state.oath.filterFocused = false
+        default:
+            state.oath.filter.handle(key)
+            state.oath.selectedID = state.oath.visibleAccounts.first?.id
+        }
+        return []
+    }
+    if state.oath.phase == .locked && (key == .enter || state.bindings.action(for: key) == .password) {
+        state.oath.dialog = unlockDialog()
+        return []
+    }
+    let visible = state.oath.visibleAccounts
+    let index = state.oath.selectedIndex
+    func move(_ to: Int) {
+        guard !visible.isEmpty else { return }
+        state.oath.selectedID = visible[max(0, min(visible.count - 1, to))].id
+    }
+    switch key {
+    case .up, .char("k"): move((index ?? 0) - 1); return []
+    case .down, .char("j"): move((index ?? -1) + 1); return []
+    case .pageUp: move((index ?? 0) - 10); return []
+    case .pageDown: move((index ?? 0) + 10); return []
+    case .home, .char("g"): move(0); return []
+    case .end, .char("G"): move(visible.count - 1); return []
+    case .enter: return copyOrCalculate(&state)
+    case .escape:
+        if !state.oath.filter.text.isEmpty { state.oath.filter = TextField(maxLength: 64) }
+        return []
+    default: break
+    }
+    guard let action = state.bindings.action(for: key) else { return [] }
+    let ready = state.oath.phase == .ready
+    switch action {
+    case .filter:
+        state.oath.filterFocused = true
+    case .copy:
+        return copyOrCalculate(&state)
+    case .add where ready:
+        state.oath.dialog = addDialog()
+    case .rename where ready:
+        guard let a = state.oath.selectedAccount else { return [] }
+        if let v = state.oath.version, !OATHFeature.rename.isSupported(by: v) {
+            state.status = StatusMessage(UIText("oath.renameUnsupported", ["version": v.description]), kind: .warning,
+                                         expires: state.now + statusSeconds)
+            return []
+        }
+        let current = a.issuer.map { "\($0):\(a.name)" } ?? a.name
+        var form = Form(title: UIText("oath.rename.title", ["account": a.id]),
+                        fields: [Form.Field(UIText("oath.rename.field"), TextField(current, maxLength: 64))])
+        form.note = UIText("oath.rename.note")
+        state.oath.dialog = OATHDialog(kind: .rename(accountID: a.id), form: form)
+    case .delete where ready:
+        guard let a = state.oath.selectedAccount else { return [] }
+        let form = Form.confirmation(title: UIText("oath.delete.title", ["account": a.id]),
+                                     note: UIText("oath.delete.note"), askedAt: state.now)
+        state.oath.dialog = OATHDialog(kind: .delete(accountID: a.id), form: form)
+    case .pin where ready:
+        guard let a = state.oath.selectedAccount, let deviceID = state.oath.deviceID else { return [] }
+        if state.oath.pinned.contains(a.id) { state.oath.pinned.remove(a.id) } else { state.oath.pinned.insert(a.id) }
+        state.oath.selectedID = a.id
+        return [.savePins(deviceID: deviceID, state.oath.pinned)]
+    case .password where ready:
+        state.oath.dialog = passwordDialog(hasPassword: state.oath.hasPassword)
+    case .refresh:
+        guard let key = state.selectedKey else { return [] }
+        state.oath = OATHTabState.reloading(from: state.oath)
+        return [.oathOpen(key.descriptor, time: state.now)]
+    default:
+        break
+    }
+    return []
+}
+
+extension OATHTabState {
+    /// The tab as it is while the accounts are read again: selection, filter and pins stay.
+    static func reloading(from old: OATHTabState) -> OATHTabState {
+        var s = old
+        s.phase = .loading
+        s.refreshing = false
+        s.dialog = nil
+        return s
+    }
+}
+
+func copyOrCalculate(_ state: inout AppState) -> [Command] {
+    guard state.oath.phase == .ready, let a = state.oath.selectedAccount, let key = state.selectedKey else { return [] }
+    state.oath.selectedID = a.id
+    if !a.isHOTP, let code = a.validCode(at: state.now) { return [.copy(code.value, account: a.id)] }
+    guard a.onRequest || a.code == nil else { return [] }
+    guard !a.calculating, let i = state.oath.accounts.firstIndex(where: { $0.id == a.id }) else { return [] }
+    state.oath.accounts[i].calculating = true
+    state.oath.copyWhenReady = a.id
+    return [.oathCalculate(key.descriptor, a.credential, time: state.now)]
+}
