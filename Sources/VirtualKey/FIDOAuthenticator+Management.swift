@@ -1,0 +1,183 @@
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+/// Reset, credential management and the wrapped key handles of non-resident credentials.
+extension FIDOAuthenticator {
+    // MARK: reset
+
+    func reset(_ state: inout VirtualKeyState, _ now: Double,
+                       _ presence: () -> Presence) throws(Failure) -> [UInt8] {
+        guard now - poweredUpAt <= resetWindow else { throw .status(CTAPError.notAllowed) }
+        try collectPresence(presence)
+        let attestationKey = state.fido.attestationKey
+        let attestationCertificate = state.fido.attestationCertificate
+        state.fido = FIDOState(wrapEncryptionKey: Crypto.random(32), wrapMACKey: Crypto.random(32),
+                               attestationKey: attestationKey, attestationCertificate: attestationCertificate)
+        token = nil
+        consecutiveWrongPINs = 0
+        keyAgreementKey = P256PrivateKey()
+        return [0]
+    }
+
+    // MARK: Credential management
+
+    enum CredentialManagementSubcommand {
+        static let getCredsMetadata = 0x01
+        static let enumerateRPsBegin = 0x02
+        static let enumerateRPsGetNextRP = 0x03
+        static let enumerateCredentialsBegin = 0x04
+        static let enumerateCredentialsGetNextCredential = 0x05
+        static let deleteCredential = 0x06
+        static let updateUserInformation = 0x07
+    }
+
+    func credentialManagement(_ p: Fields, _ state: inout VirtualKeyState, rps: [RPEntry]?,
+                                      credentials: [FIDOState.Credential]?) throws(Failure) -> [UInt8] {
+        typealias Sub = CredentialManagementSubcommand
+        guard let sub = try p.int(1) else { throw .status(CTAPError.missingParameter) }
+        let subParams = try p.map(2)
+
+        switch sub {
+        case Sub.enumerateRPsGetNextRP:
+            guard var rps, !rps.isEmpty else { throw .status(CTAPError.notAllowed) }
+            let next = rps.removeFirst()
+            if !rps.isEmpty { pendingRPs = rps }
+            return Self.ok(.map(rpFields(next)))
+        case Sub.enumerateCredentialsGetNextCredential:
+            guard var credentials, !credentials.isEmpty else { throw .status(CTAPError.notAllowed) }
+            let next = credentials.removeFirst()
+            if !credentials.isEmpty { pendingCredentials = credentials }
+            return Self.ok(.map(credentialFields(next)))
+        case Sub.getCredsMetadata, Sub.enumerateRPsBegin, Sub.enumerateCredentialsBegin, Sub.deleteCredential,
+             Sub.updateUserInformation:
+            break
+        default:
+            throw .status(CTAPError.invalidSubcommand)
+        }
+
+        guard let auth = try p.bytes(4) else { throw .status(CTAPError.pinRequired) }
+        let pinProtocol = try requestProtocol(p, key: 3)
+        var message = [UInt8(sub)]
+        if let raw = p[2] { message += raw.encoded }
+        // The RP a bound token is for is checked below, per subcommand.
+        try authorize(pinProtocol, auth, message, permission: .credentialManagement, rpID: nil)
+        let boundRP = token?.rpID
+
+        switch sub {
+        case Sub.getCredsMetadata:
+            guard boundRP == nil else { throw .status(CTAPError.pinAuthInvalid) }
+            let count = state.fido.credentials.count
+            return Self.ok([1: CBOR(count), 2: CBOR(max(0, FIDOState.capacity(for: state.version) - count))])
+
+        case Sub.enumerateRPsBegin:
+            guard boundRP == nil else { throw .status(CTAPError.pinAuthInvalid) }
+            var entries = [RPEntry]()
+            for c in state.fido.credentials.sorted(by: { $0.created < $1.created })
+            where !entries.contains(where: { $0.id == c.rpID }) {
+                entries.append(RPEntry(id: c.rpID, name: c.rpName))
+            }
+            guard !entries.isEmpty else { throw .status(CTAPError.noCredentials) }
+            var fields = rpFields(entries.removeFirst())
+            fields[5] = CBOR(entries.count + 1)
+            if !entries.isEmpty { pendingRPs = entries }
+            return Self.ok(.map(fields))
+
+        case Sub.enumerateCredentialsBegin:
+            guard let rpIDHash = try subParams?.bytes(1) else { throw .status(CTAPError.missingParameter) }
+            if let boundRP, Crypto.digest(.sha256, Array(boundRP.utf8)) != rpIDHash {
+                throw .status(CTAPError.pinAuthInvalid)
+            }
+            var matching = state.fido.credentials
+                .filter { Crypto.digest(.sha256, Array($0.rpID.utf8)) == rpIDHash }
+                .sorted { $0.created < $1.created }
+            guard !matching.isEmpty else { throw .status(CTAPError.noCredentials) }
+            var fields = credentialFields(matching.removeFirst())
+            fields[9] = CBOR(matching.count + 1)
+            if !matching.isEmpty { pendingCredentials = matching }
+            return Self.ok(.map(fields))
+
+        case Sub.deleteCredential:
+            let index = try residentIndex(subParams, state, boundRP: boundRP)
+            state.fido.credentials.remove(at: index)
+            return [0]
+
+        default: // updateUserInformation
+            let index = try residentIndex(subParams, state, boundRP: boundRP)
+            guard let user = try subParams?.map(3) else { throw .status(CTAPError.missingParameter) }
+            guard let userID = try user.bytes("id") else { throw .status(CTAPError.missingParameter) }
+            guard userID == state.fido.credentials[index].userID else {
+                throw .status(CTAPError.invalidParameter)
+            }
+            state.fido.credentials[index].userName = try user.text("name")
+            state.fido.credentials[index].userDisplayName = try user.text("displayName")
+            return [0]
+        }
+    }
+
+    /// The stored credential a subcommand's credentialId descriptor (parameter 2) names.
+    func residentIndex(_ subParams: Fields?, _ state: VirtualKeyState,
+                               boundRP: String?) throws(Failure) -> Int {
+        guard let descriptor = try subParams?.map(2) else { throw .status(CTAPError.missingParameter) }
+        guard let id = try descriptor.bytes("id") else { throw .status(CTAPError.missingParameter) }
+        guard let index = state.fido.credentials.firstIndex(where: { $0.id == id }) else {
+            throw .status(CTAPError.noCredentials)
+        }
+        if let boundRP, state.fido.credentials[index].rpID != boundRP { throw .status(CTAPError.pinAuthInvalid) }
+        return index
+    }
+
+    func rpFields(_ rp: RPEntry) -> [CBOR: CBOR] {
+        var entity: [CBOR: CBOR] = ["id": .text(rp.id)]
+        if let name = rp.name { entity["name"] = .text(name) }
+        return [3: .map(entity), 4: .bytes(Crypto.digest(.sha256, Array(rp.id.utf8)))]
+    }
+
+    func credentialFields(_ c: FIDOState.Credential) -> [CBOR: CBOR] {
+        var user: [CBOR: CBOR] = ["id": .bytes(c.userID)]
+        if let name = c.userName { user["name"] = .text(name) }
+        if let name = c.userDisplayName { user["displayName"] = .text(name) }
+        var fields: [CBOR: CBOR] = [
+            6: .map(user),
+            7: ["id": .bytes(c.id), "type": "public-key"],
+            10: CBOR(c.credProtect),
+        ]
+        if let key = try? P256PrivateKey(raw: c.privateKey) { fields[8] = Self.coseKey(key.publicKey) }
+        return fields
+    }
+
+    // MARK: Key handles
+
+    static let keyHandleFormat: UInt8 = 0x01
+    static let keyHandleLength = 98
+
+    func ensureWrappingKeys(_ state: inout VirtualKeyState) {
+        if state.fido.wrapEncryptionKey.count != 32 { state.fido.wrapEncryptionKey = Crypto.random(32) }
+        if state.fido.wrapMACKey.count != 32 { state.fido.wrapMACKey = Crypto.random(32) }
+    }
+
+    func wrap(_ privateKey: [UInt8], rpIDHash: [UInt8], credProtect: Int, hmacSecret: Bool,
+                      _ fido: FIDOState) -> [UInt8]? {
+        let flags = UInt8(credProtect & 0x03) | (hmacSecret ? 0x80 : 0)
+        let iv = Crypto.random(16)
+        guard let sealed = try? Crypto.aes256CBCEncrypt(key: fido.wrapEncryptionKey, iv: iv, privateKey + rpIDHash)
+        else { return nil }
+        let body = [Self.keyHandleFormat, flags] + iv + sealed
+        return body + Crypto.hmac(.sha256, key: fido.wrapMACKey, data: body).prefix(16)
+    }
+
+    func unwrap(_ handle: [UInt8], rpIDHash: [UInt8], _ fido: FIDOState)
+        -> (privateKey: [UInt8], credProtect: Int, hmacSecret: Bool)? {
+        guard handle.count == Self.keyHandleLength, handle[0] == Self.keyHandleFormat,
+              fido.wrapEncryptionKey.count == 32, fido.wrapMACKey.count == 32 else { return nil }
+        let body = Array(handle[..<82])
+        let mac = Array(Crypto.hmac(.sha256, key: fido.wrapMACKey, data: body).prefix(16))
+        guard Crypto.constantTimeEqual(mac, Array(handle[82...])) else { return nil }
+        guard let plain = try? Crypto.aes256CBCDecrypt(key: fido.wrapEncryptionKey, iv: Array(handle[2..<18]),
+                                                        Array(handle[18..<82])),
+              plain.count == 64, Crypto.constantTimeEqual(Array(plain[32...]), rpIDHash) else { return nil }
+        let level = Int(handle[1] & 0x03)
+        guard (1...3).contains(level) else { return nil }
+        return (Array(plain[..<32]), level, handle[1] & 0x80 != 0)
+    }
+}
