@@ -1,0 +1,70 @@
+/// Checks what a key returns.
+public enum FIDOVerifier {
+    /// Packed attestation: with x5c, the signature over authData || clientDataHash verifies with the
+    /// certificate's key; without, with the credential's own key (self attestation). "none" has nothing to check.
+    public static func verifyAttestation(_ credential: AttestedCredential, clientDataHash: [UInt8]) throws {
+        let message = credential.authData.raw + clientDataHash
+        switch credential.format {
+        case "none":
+            return
+        case "packed":
+            guard let sig = credential.attestationStatement["sig"]?.bytes,
+                  let alg = credential.attestationStatement["alg"]?.int, alg == -7 || alg == -8 else {
+                throw FIDOSessionError.signatureInvalid("packed attestation without an ES256 or EdDSA signature")
+            }
+            if let chain = credential.attestationStatement["x5c"]?.array, let first = chain.first?.bytes {
+                let cert = try X509Certificate(der: first)
+                guard let key = cert.publicKey, key.verify(signature: sig, message: message) else {
+                    throw FIDOSessionError.signatureInvalid("attestation signature does not match its certificate")
+                }
+            } else {
+                guard let cose = credential.authData.credentialPublicKey,
+                      try verify(signature: sig, message: message, coseKey: cose) else {
+                    throw FIDOSessionError.signatureInvalid("self attestation signature does not verify")
+                }
+            }
+        default:
+            throw FIDOSessionError.notSupported("attestation format \(credential.format)")
+        }
+    }
+
+    /// Verifies a signature with a COSE public key: ES256 (-7) or EdDSA/Ed25519 (-8).
+    public static func verify(signature: [UInt8], message: [UInt8], coseKey: CBOR) throws -> Bool {
+        switch coseKey[3]?.int {
+        case -7:
+            guard let x = coseKey[-2]?.bytes, let y = coseKey[-3]?.bytes else {
+                throw FIDOSessionError.malformed("ES256 key without coordinates")
+            }
+            return try P256PublicKey(x: x, y: y).verify(signature: signature, message: message)
+        case -8:
+            guard coseKey[1]?.int == 1, coseKey[-1]?.int == 6, let x = coseKey[-2]?.bytes else {
+                throw FIDOSessionError.malformed("EdDSA key is not an Ed25519 OKP key")
+            }
+            return try Ed25519PublicKey(raw: x).verify(signature: signature, message: message)
+        default:
+            throw FIDOSessionError.notSupported("signature algorithm \(coseKey[3]?.int.map(String.init) ?? "?")")
+        }
+    }
+
+    /// Checks an assertion against the credential's COSE public key (ES256 or EdDSA).
+    public static func verifyAssertion(_ assertion: Assertion, coseKey: CBOR, clientDataHash: [UInt8],
+                                       rpID: String) throws {
+        guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
+            throw FIDOSessionError.signatureInvalid("assertion is for another relying party")
+        }
+        guard try verify(signature: assertion.signature, message: assertion.authData.raw + clientDataHash,
+                         coseKey: coseKey) else {
+            throw FIDOSessionError.signatureInvalid("assertion signature does not verify")
+        }
+    }
+
+    public static func verifyAssertion(_ assertion: Assertion, publicKey: P256PublicKey, clientDataHash: [UInt8],
+                                       rpID: String) throws {
+        guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
+            throw FIDOSessionError.signatureInvalid("assertion is for another relying party")
+        }
+        guard publicKey.verify(signature: assertion.signature, message: assertion.authData.raw + clientDataHash) else {
+            throw FIDOSessionError.signatureInvalid("assertion signature does not verify")
+        }
+    }
+}
