@@ -45,8 +45,15 @@ struct ListCommand: AsyncParsableCommand {
                 if keys.isEmpty { throw pcscError }
                 failures.append(("pcscd", pcscError))
             }
-            for d in keys {
-                var row = await ListCommand.inspect(d)
+            // Each key answers in its own time: ask them all at once, list them in discovery order.
+            let inspected = await withTaskGroup(of: (Int, Row).self) { group -> [Row] in
+                for (i, d) in keys.enumerated() { group.addTask { (i, await ListCommand.inspect(d)) } }
+                var rows = [Row?](repeating: nil, count: keys.count)
+                for await (i, row) in group { rows[i] = row }
+                return rows.compactMap { $0 }
+            }
+            for (d, found) in zip(keys, inspected) {
+                var row = found
                 if let wanted = key.selector.serial {
                     guard let serial = row.info?.device.serial ?? d.serial, serial == wanted else { continue }
                 }
