@@ -16,7 +16,7 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps venv test test-unit test-integration test-asan test-tsan bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all build release deps venv test test-unit golden test-integration test-asan test-tsan bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 all: build
 
@@ -70,6 +70,12 @@ hot-functions: release venv
 
 test-unit: build
 	$(SWIFT) test
+
+## golden: writes the golden frames of the view tests (Tests/TerminalUITests/Golden) anew from the views as they
+## are now; review the difference with git before committing. Tests never write them.
+golden: build
+	YKTERM_GOLDEN_UPDATE=1 $(SWIFT) test --filter GoldenFrameTests
+	@git status --short Tests/TerminalUITests/Golden
 
 test-integration: build venv
 	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q

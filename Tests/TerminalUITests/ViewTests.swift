@@ -8,8 +8,10 @@ import KeyKit
 enum ViewFixture {
     static let tables = StringTables.load(language: "en")
     static let text: Localize = { t in t.literal ?? tables.format(t.key, t.arguments) }
+    /// A USB YubiKey: its CCID reader and its FIDO HID interface.
     static let key = KeyDescriptor(transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"),
-                                   name: "Yubico YubiKey OTP+FIDO+CCID 00 00")
+                                   name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
+                                   fidoHID: HIDDeviceInfo(path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407))
 
     static func entry(_ id: String, code: String?, from: Int64 = 990, period: Int64 = 30, type: OATHType = .totp,
                       touch: Bool = false, digits: Int = 6) -> OATHSession.Entry {

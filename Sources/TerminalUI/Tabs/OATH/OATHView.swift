@@ -22,6 +22,9 @@ struct OATHView {
             centered([UIText("view.loading")])
         case .locked:
             centered([UIText("view.locked"), UIText("view.lockedHint")])
+        case .unavailable(let why) where why.key.hasPrefix("view.notOnKey."):
+            // Not an error: the key has no interface that carries OATH (or pcscd, which serves it, is not running).
+            centered([UIText("view.notOnKey.title", ["application": "OATH"]), why])
         case .unavailable(let why):
             centered([UIText("view.oathUnavailable"), why])
         case .ready:
@@ -180,6 +183,12 @@ extension OATHView: TabView {
         let b = state.bindings
         if state.oath.filterFocused { return app.text(UIText("view.hints.filter")) }
         if state.oath.phase == .locked { return app.text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))])) }
+        // No accounts to act on: only what works everywhere.
+        switch state.oath.phase {
+        case .noKey, .unavailable:
+            return app.text(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+        default: break
+        }
         return app.text(UIText("view.hints.oath", [
             "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)), "add": String(b.key(for: .add)),
             "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)), "pin": String(b.key(for: .pin)),
