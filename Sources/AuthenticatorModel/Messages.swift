@@ -2,7 +2,7 @@ import KeyKit
 
 /// Everything that can happen to the app: input, time, keys coming and going, and the answers of commands.
 public enum Msg: Sendable {
-    case key(KeyPress)
+    case keyPress(KeyPress)
     /// Text the terminal marked as pasted (bracketed paste). It never acts as key presses: a text field
     /// takes it, the OATH list opens Add with an `otpauth://` URI, the OTP tab decodes an OTP.
     case paste(String)

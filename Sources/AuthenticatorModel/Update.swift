@@ -19,7 +19,7 @@ public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
 
 func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
     switch msg {
-    case .key(let key):
+    case .keyPress(let key):
         // A new action replaces what the status line said about the last one (unless it says something itself).
         let (status, dialog) = (state.status, state.dialogOpen)
         let commands = handleKey(&state, key)
@@ -254,5 +254,5 @@ func keySwitcher(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 }
 
 func tabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
-    state.tab.model.key(&state, key)
+    state.tab.model.keyPress(&state, key)
 }

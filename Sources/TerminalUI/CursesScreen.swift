@@ -339,7 +339,7 @@ public final class CursesScreen: Screen, RawTerminalOutput {
             events.append(.resize(size))
         }
         if TerminalRestore.interruptPending.exchange(false, ordering: .sequentiallyConsistent) {
-            events.append(.key(.ctrl("c")))
+            events.append(.keyPress(.ctrl("c")))
         }
         var batch: [RawInput] = []
         while batch.count < 4096 {

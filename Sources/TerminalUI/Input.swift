@@ -3,7 +3,7 @@ import CNCursesW
 
 /// What the terminal reports to the app loop.
 public enum InputEvent: Hashable, Sendable {
-    case key(KeyPress)
+    case keyPress(KeyPress)
     /// The terminal changed size; the screen has already taken the new size. Redraw everything.
     case resize(ScreenSize)
     /// Text pasted while bracketed paste is on (newlines as `\n`); a text field inserts it, elsewhere it may be
@@ -107,7 +107,7 @@ public struct InputDecoder: Sendable {
             case .character(0x1B):
                 index = decodeEscape(batch, from: index, into: &events)
             default:
-                if let key = KeyDecoder.decode(raw) { events.append(.key(key)) }
+                if let key = KeyDecoder.decode(raw) { events.append(.keyPress(key)) }
             }
         }
         return events
@@ -118,7 +118,7 @@ public struct InputDecoder: Sendable {
         guard start < batch.count, case .character(let introducer) = batch[start],
               introducer == 0x5B || introducer == 0x4F else {
             // ESC alone, or ESC before a key (Alt+key): the Escape key, then the key itself.
-            events.append(.key(.escape))
+            events.append(.keyPress(.escape))
             return start
         }
         // CSI (ESC [) or SS3 (ESC O): parameters 0x30–0x3F, intermediates 0x20–0x2F, a final byte 0x40–0x7E.
@@ -142,7 +142,7 @@ public struct InputDecoder: Sendable {
                     }
                 } else if let key = Self.escapeSequenceKey(ss3: introducer == 0x4F, parameters: parameters,
                                                            final: final) {
-                    events.append(.key(key))
+                    events.append(.keyPress(key))
                 }
                 return index
             }

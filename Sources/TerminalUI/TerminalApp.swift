@@ -61,7 +61,7 @@ public final class TerminalApp {
                 readAt = Date().timeIntervalSince1970
                 for event in events {
                     switch event {
-                    case .key(let key): messages.append(.key(key))
+                    case .keyPress(let key): messages.append(.keyPress(key))
                     case .paste(let text): messages.append(.paste(text))
                     case .resize: break
                     }
@@ -85,7 +85,7 @@ public final class TerminalApp {
     }
 
     private func dispatch(_ msg: Msg, keyTime: Double? = nil) {
-        if case .key = msg { state.now = keyTime ?? Date().timeIntervalSince1970 }
+        if case .keyPress = msg { state.now = keyTime ?? Date().timeIntervalSince1970 }
         for command in update(&state, msg) {
             if case .copy(let text, let account) = command { copy(text, account: account) } else { runner?.perform(command) }
         }

@@ -16,14 +16,14 @@ enum APDUFixture {
         info.device.formFactor = .usbAKeychain
         _ = update(&state, .probed(keyID: Fixture.reader.id, info))
         state.status = nil
-        _ = update(&state, .key(.char("4")))
+        _ = update(&state, .keyPress(.char("4")))
         return state
     }
 
     /// Types `text` and presses Enter: the commands that came of it.
     static func send(_ text: String, _ state: inout AppState) -> [Command] {
         _ = Fixture.type(text, into: &state)
-        return update(&state, .key(.enter))
+        return update(&state, .keyPress(.enter))
     }
 
     /// The id of the `.send` command in `commands`.
@@ -207,22 +207,22 @@ struct APDUConsoleTests {
         #expect(state.tab == .apdu && !state.quitting && !state.showHelp)
         #expect(state.apdu.input.text == "1q?2")
         // Esc leaves the input: now the global keys work; Enter goes back in.
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         #expect(!state.apdu.inputFocused && !state.textFocused)
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.char("i")))
         #expect(state.showDeviceInfo)
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.char("x")))
         #expect(!state.showDeviceInfo)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         #expect(state.apdu.inputFocused)
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("/")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("/")))
         #expect(state.apdu.inputFocused)
         // Leaving the tab and coming back puts the focus in the input again.
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("1")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("1")))
         #expect(state.tab == .oath)
-        _ = update(&state, .key(.char("4")))
+        _ = update(&state, .keyPress(.char("4")))
         #expect(state.tab == .apdu && state.apdu.inputFocused)
     }
 
@@ -285,9 +285,9 @@ struct APDUConsoleTests {
         #expect(state.apdu.log.last?.suffix?.key == "apdu.problem.notHex")
         #expect(state.apdu.log.last?.kind == .error)
         // An empty line does nothing at all.
-        _ = update(&state, .key(.ctrl("u")))
+        _ = update(&state, .keyPress(.ctrl("u")))
         let before = state.apdu.log.count
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.apdu.log.count == before)
     }
 
@@ -325,23 +325,23 @@ struct APDUConsoleTests {
         _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 4, exchanges: [], response: Response(status: .ok))))
         #expect(state.apdu.history == ["sel oath", "00A4040007A0000005272101", "00A10000"])
         _ = Fixture.type("00CA", into: &state)
-        _ = update(&state, .key(.up))
+        _ = update(&state, .keyPress(.up))
         #expect(state.apdu.input.text == "00A10000")
-        _ = update(&state, .key(.up))
-        _ = update(&state, .key(.up))
+        _ = update(&state, .keyPress(.up))
+        _ = update(&state, .keyPress(.up))
         #expect(state.apdu.input.text == "sel oath")
-        _ = update(&state, .key(.up))
+        _ = update(&state, .keyPress(.up))
         #expect(state.apdu.input.text == "sel oath")
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
         #expect(state.apdu.input.text == "00A4040007A0000005272101")
-        _ = update(&state, .key(.down))
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.down))
         // Past the newest: the draft typed before Up.
         #expect(state.apdu.input.text == "00CA")
         #expect(state.apdu.historyIndex == nil)
         // Sending a recalled line sends it again.
-        _ = update(&state, .key(.up))
-        let commands = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.up))
+        let commands = update(&state, .keyPress(.enter))
         #expect(APDUFixture.sent(commands)?.bytes == [0x00, 0xA1, 0x00, 0x00])
     }
 
@@ -376,15 +376,15 @@ struct APDUConsoleTests {
         _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
         _ = APDUFixture.send("sel oath", &state)
         _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("K")))
-        _ = update(&state, .key(.down))
-        let commands = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("K")))
+        _ = update(&state, .keyPress(.down))
+        let commands = update(&state, .keyPress(.enter))
         #expect(state.selectedKeyID == Fixture.other.id)
         #expect(commands.contains(.apdu(.close)))
         #expect(APDUFixture.log(state).last == "apdu.note.closedChanged")
         // The next command goes to the other key, on a new connection.
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         let sent = APDUFixture.send("00A10000", &state)
         #expect(sent.first == .apdu(.send(Fixture.other, bytes: [0x00, 0xA1, 0x00, 0x00], remaining: 0xC0, id: 2)))
     }
@@ -411,25 +411,25 @@ struct APDUConsoleTests {
             _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: i, exchanges: [], response: Response(status: .ok))))
         }
         #expect(state.apdu.log.count == 61)
-        _ = update(&state, .key(.pageUp))
+        _ = update(&state, .keyPress(.pageUp))
         #expect(state.apdu.scroll == APDUTabState.page)
-        _ = update(&state, .key(.pageDown))
+        _ = update(&state, .keyPress(.pageDown))
         #expect(state.apdu.scroll == 0)
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("k")))
-        _ = update(&state, .key(.char("k")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("k")))
+        _ = update(&state, .keyPress(.char("k")))
         #expect(state.apdu.scroll == 2)
-        _ = update(&state, .key(.char("g")))
+        _ = update(&state, .keyPress(.char("g")))
         #expect(state.apdu.scroll == 60)
-        _ = update(&state, .key(.char("G")))
+        _ = update(&state, .keyPress(.char("G")))
         #expect(state.apdu.scroll == 0)
-        _ = update(&state, .key(.pageUp))
+        _ = update(&state, .keyPress(.pageUp))
         // A new line follows the output again.
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = APDUFixture.send("00A10000", &state)
         #expect(state.apdu.scroll == 0)
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("x")))
         #expect(state.apdu.log.isEmpty)
         // The history outlives clearing the log.
         #expect(state.apdu.history == ["00A10000"])
@@ -437,29 +437,29 @@ struct APDUConsoleTests {
 
     @Test func savingTheTranscriptAsksForAFileAndForOverwriting() throws {
         var state = APDUFixture.console()
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         // Nothing to save yet.
-        _ = update(&state, .key(.char("s")))
+        _ = update(&state, .keyPress(.char("s")))
         #expect(state.apdu.dialog?.form.problem?.key == "apdu.save.nothing.transcript")
-        #expect(update(&state, .key(.enter)).isEmpty)
-        _ = update(&state, .key(.escape))
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        _ = update(&state, .keyPress(.escape))
         #expect(state.apdu.dialog == nil)
 
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = APDUFixture.send(APDUFixture.selectOATH, &state)
         _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("s")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("s")))
         #expect(state.apdu.dialog?.kind == .save(.transcript))
         #expect(state.apdu.dialog?.form[0] == "ykterm-apdu-transcript.txt")
         #expect(state.textFocused)
         // An empty name is refused as typed.
-        _ = update(&state, .key(.ctrl("u")))
+        _ = update(&state, .keyPress(.ctrl("u")))
         #expect(state.apdu.dialog?.form.problem?.key == "apdu.save.pathEmpty")
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         _ = Fixture.type("/tmp/t.txt", into: &state)
         #expect(state.apdu.dialog?.form.problem == nil)
-        let save = update(&state, .key(.enter))
+        let save = update(&state, .keyPress(.enter))
         #expect(save == [.apdu(.save(path: "/tmp/t.txt", .transcript(state.apdu.log), overwrite: false))])
         #expect(state.apdu.dialog == nil)
         // The file exists: a confirmation, and yes writes over it.
@@ -467,7 +467,7 @@ struct APDUConsoleTests {
         #expect(state.apdu.dialog?.kind == .overwrite(.transcript, path: "/tmp/t.txt"))
         #expect(state.apdu.dialog?.form.isConfirmation == true)
         state.now += 1
-        let overwrite = update(&state, .key(.char("y")))
+        let overwrite = update(&state, .keyPress(.char("y")))
         #expect(overwrite == [.apdu(.save(path: "/tmp/t.txt", .transcript(state.apdu.log), overwrite: true))])
         _ = update(&state, .apdu(.saved(.transcript, path: "/tmp/t.txt")))
         #expect(state.status?.kind == .success)
@@ -477,9 +477,9 @@ struct APDUConsoleTests {
         #expect(state.status?.kind == .error && state.status?.text.key == "apdu.save.failed")
         #expect(state.apdu.dialog == nil)
         // The history goes to a file of its own.
-        _ = update(&state, .key(.char("h")))
+        _ = update(&state, .keyPress(.char("h")))
         #expect(state.apdu.dialog?.kind == .save(.history))
-        let history = update(&state, .key(.enter))
+        let history = update(&state, .keyPress(.enter))
         #expect(history == [.apdu(.save(path: "ykterm-apdu-history.txt", .history([APDUFixture.selectOATH]), overwrite: false))])
     }
 }
@@ -630,26 +630,26 @@ struct DeviceViewModelTests {
         var state = AppState(now: 1000, bindings: try KeyBindings(overrides: [.keys: "S"]))
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
         _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.char("i")))
         #expect(state.showDeviceInfo)
-        _ = update(&state, .key(.char("S")))
+        _ = update(&state, .keyPress(.char("S")))
         #expect(state.showKeySwitcher && state.showDeviceInfo)
         #expect(state.keySwitcherIndex == 0)
         // K is not the keys binding here: it neither closes nor moves.
-        _ = update(&state, .key(.char("K")))
+        _ = update(&state, .keyPress(.char("K")))
         #expect(state.showKeySwitcher)
-        _ = update(&state, .key(.char("S")))
+        _ = update(&state, .keyPress(.char("S")))
         #expect(!state.showKeySwitcher && state.showDeviceInfo)
-        _ = update(&state, .key(.char("S")))
-        _ = update(&state, .key(.char("j")))
-        let commands = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.char("S")))
+        _ = update(&state, .keyPress(.char("j")))
+        let commands = update(&state, .keyPress(.enter))
         #expect(state.selectedKeyID == Fixture.other.id)
         #expect(commands.contains(.oathOpen(Fixture.other, time: 1000)))
         #expect(state.showDeviceInfo && !state.showKeySwitcher)
-        _ = update(&state, .key(.char("S")))
-        _ = update(&state, .key(.char("q")))
+        _ = update(&state, .keyPress(.char("S")))
+        _ = update(&state, .keyPress(.char("q")))
         #expect(!state.showKeySwitcher && !state.quitting)
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         #expect(!state.showDeviceInfo)
     }
 }

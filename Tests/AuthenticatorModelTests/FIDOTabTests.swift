@@ -21,7 +21,7 @@ enum FIDOFixture {
     static func opened(_ info: FIDOInfo = info(), virtual: Bool = false) -> AppState {
         var state = AppState(now: 1000, virtualMode: virtual)
         _ = update(&state, .keyEvent(.keyArrived(d)))
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         _ = update(&state, .fido(.loaded(keyID: d.id, info)))
         state.status = nil
         return state
@@ -32,14 +32,14 @@ enum FIDOFixture {
     }
 
     static func press(_ keys: KeyPress..., into state: inout AppState) -> [Command] {
-        keys.flatMap { update(&state, .key($0)) }
+        keys.flatMap { update(&state, .keyPress($0)) }
     }
 
     /// Opens a confirmation with `opener`, and a second later answers it yes.
     static func confirm(_ opener: KeyPress, into state: inout AppState) -> [Command] {
-        _ = update(&state, .key(opener))
+        _ = update(&state, .keyPress(opener))
         state.now += 1
-        return update(&state, .key(.char("y")))
+        return update(&state, .keyPress(.char("y")))
     }
 
     static func failed(_ operation: FIDOOperation, _ reason: FIDOFailureReason) -> Msg {
@@ -55,7 +55,7 @@ struct FIDOTabUpdateTests {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(F.d)))
         #expect(state.fido.phase == .loading)
-        let commands = update(&state, .key(.char("3")))
+        let commands = update(&state, .keyPress(.char("3")))
         #expect(commands == [.fido(.load(F.d))])
         #expect(state.tab == .fido && state.fido.busy == FIDOBusy(.load))
         _ = update(&state, .fido(.loaded(keyID: F.d.id, F.info())))
@@ -64,16 +64,16 @@ struct FIDOTabUpdateTests {
         _ = update(&state, .fido(.loaded(keyID: "elsewhere", F.info(pinSet: true))))
         #expect(state.fido.info?.pinSet == false)
         // r reads again; without a key the tab says so.
-        #expect(update(&state, .key(.char("r"))) == [.fido(.load(F.d))])
+        #expect(update(&state, .keyPress(.char("r"))) == [.fido(.load(F.d))])
         var empty = AppState(now: 1)
-        #expect(update(&empty, .key(.char("3"))).isEmpty)
+        #expect(update(&empty, .keyPress(.char("3"))).isEmpty)
         #expect(empty.fido.phase == .noKey)
     }
 
     @Test func loadFailureSaysWhy() {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(F.d)))
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         _ = update(&state, F.failed(.load, .notAvailable))
         #expect(state.fido.phase == .unavailable(UIText("fido.notAvailable")))
         #expect(F.press(.char("s"), into: &state).isEmpty && state.fido.dialog == nil)
@@ -81,7 +81,7 @@ struct FIDOTabUpdateTests {
 
     @Test func setPINRulesAreCheckedAsYouTypeAndThePINLeavesTheStateWithTheCommand() throws {
         var state = F.opened()
-        _ = update(&state, .key(.char("s")))
+        _ = update(&state, .keyPress(.char("s")))
         let dialog = try #require(state.fido.dialog)
         #expect(dialog.kind == .setPIN && dialog.form.fields.count == 2)
         #expect(dialog.form.fields.allSatisfy { $0.input.secret })
@@ -92,14 +92,14 @@ struct FIDOTabUpdateTests {
         _ = Fixture.type("3Zq", into: &state)
         #expect(state.fido.dialog?.form.problem == nil)
         // Enter moves to the confirmation; a wrong character there shows at once.
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.fido.dialog?.form.focus == 1)
         _ = Fixture.type("9", into: &state)
         #expect(state.fido.dialog?.form.problem == UIText("fido.pin.mismatch"))
-        _ = update(&state, .key(.backspace))
+        _ = update(&state, .keyPress(.backspace))
         #expect(state.fido.dialog?.form.problem == nil)
         _ = Fixture.type("123Zq", into: &state)
-        let commands = update(&state, .key(.enter))
+        let commands = update(&state, .keyPress(.enter))
         #expect(commands == [.fido(.setPIN(F.d, new: "123Zq"))])
         #expect(state.fido.busy == FIDOBusy(.setPIN))
         let busy = try #require(state.fido.dialog)
@@ -114,25 +114,25 @@ struct FIDOTabUpdateTests {
 
     @Test func setPINRefusesShortAndDifferingPINsOnSubmit() {
         var state = F.opened(F.info(minimum: 6))
-        _ = update(&state, .key(.char("s")))
+        _ = update(&state, .keyPress(.char("s")))
         _ = Fixture.type("1234", into: &state)
         #expect(state.fido.dialog?.form.problem == UIText("fido.pin.tooShort", ["minimum": "6", "count": "4"]))
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("1234", into: &state)
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.fido.dialog?.form.problem == UIText("fido.pin.tooShort", ["minimum": "6", "count": "4"]))
         #expect(state.fido.busy == nil)
         // Long enough, but the two differ.
-        _ = update(&state, .key(.up))
+        _ = update(&state, .keyPress(.up))
         _ = Fixture.type("56", into: &state)
-        _ = update(&state, .key(.enter))
-        #expect(update(&state, .key(.enter)).isEmpty)
+        _ = update(&state, .keyPress(.enter))
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.fido.dialog?.form.problem == UIText("fido.pin.mismatch"))
     }
 
     @Test func typingInADialogIsTextNotBindings() {
         var state = F.opened()
-        _ = update(&state, .key(.char("s")))
+        _ = update(&state, .keyPress(.char("s")))
         let commands = Fixture.type("1q?3R", into: &state)
         #expect(commands.isEmpty)
         #expect(state.tab == .fido && !state.quitting && !state.showHelp)
@@ -141,37 +141,37 @@ struct FIDOTabUpdateTests {
 
     @Test func escCancelsADialogAndWipesWhatWasTyped() {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("c")))
+        _ = update(&state, .keyPress(.char("c")))
         _ = Fixture.type("Zx9Qv1", into: &state)
         #expect(String(describing: state).contains("Zx9Qv1"))
-        #expect(update(&state, .key(.escape)).isEmpty)
+        #expect(update(&state, .keyPress(.escape)).isEmpty)
         #expect(state.fido.dialog == nil && state.fido.busy == nil)
         #expect(!String(describing: state).contains("Zx9Qv1"))
     }
 
     @Test func actionsThatDoNotFitThePINStateSaySo() {
         var withPIN = F.opened(F.info(pinSet: true))
-        _ = update(&withPIN, .key(.char("s")))
+        _ = update(&withPIN, .keyPress(.char("s")))
         #expect(withPIN.fido.dialog == nil && withPIN.status?.text == UIText("fido.pinAlreadySet"))
         var without = F.opened()
         for key in ["c", "v"] {
             without.status = nil
-            _ = update(&without, .key(.char(Character(key))))
+            _ = update(&without, .keyPress(.char(Character(key))))
             #expect(without.fido.dialog == nil && without.status?.text == UIText("fido.noPIN"))
         }
-        _ = update(&without, .key(.char("l")))
+        _ = update(&without, .keyPress(.char("l")))
         #expect(without.status?.text == UIText("fido.listNeedsPIN"))
         var noPIN = F.opened(F.info(pinSet: nil, retries: nil))
-        _ = update(&noPIN, .key(.char("s")))
+        _ = update(&noPIN, .keyPress(.char("s")))
         #expect(noPIN.status?.text == UIText("fido.noPINSupport"))
         var noCredMgmt = F.opened(F.info(pinSet: true, credentialManagement: false))
-        _ = update(&noCredMgmt, .key(.char("l")))
+        _ = update(&noCredMgmt, .keyPress(.char("l")))
         #expect(noCredMgmt.status?.text == UIText("fido.noCredentialManagement"))
     }
 
     @Test func changePINAsksTheCurrentPINAndTheNewOneTwice() throws {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("c")))
+        _ = update(&state, .keyPress(.char("c")))
         let dialog = try #require(state.fido.dialog)
         #expect(dialog.kind == .changePIN && dialog.form.fields.count == 3)
         // Submitting with the current PIN empty is refused.
@@ -180,32 +180,32 @@ struct FIDOTabUpdateTests {
         state.fido.dialog = pinDialog(.changePIN, state.fido.info)
         // The new PIN equal to the current one is refused too.
         _ = Fixture.type("old-pin", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("old-pin", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("old-pin", into: &state)
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.fido.dialog?.form.problem == UIText("fido.pin.same"))
         state.fido.dialog = pinDialog(.changePIN, state.fido.info)
         _ = Fixture.type("old-pin", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("new-pin", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("new-pin", into: &state)
-        #expect(update(&state, .key(.enter)) == [.fido(.changePIN(F.d, current: "old-pin", new: "new-pin"))])
+        #expect(update(&state, .keyPress(.enter)) == [.fido(.changePIN(F.d, current: "old-pin", new: "new-pin"))])
         _ = update(&state, .fido(.pinSet(keyID: F.d.id, F.info(pinSet: true), changed: true)))
         #expect(state.fido.dialog == nil && state.status?.text == UIText("fido.pinChanged"))
     }
 
     @Test func wrongCurrentPINKeepsTheDialogAndShowsTheRetriesLeft() throws {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("c")))
+        _ = update(&state, .keyPress(.char("c")))
         _ = Fixture.type("wrong", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("new-pin", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("new-pin", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, F.failed(.changePIN, .wrongPIN(retriesLeft: 5)))
         let dialog = try #require(state.fido.dialog)
         #expect(dialog.form.problem == UIText("fido.wrongCurrentPIN", ["retries": "5"]))
@@ -214,11 +214,11 @@ struct FIDOTabUpdateTests {
         #expect(state.fido.info?.retries == 5 && state.fido.busy == nil)
         // The key's rules for the new PIN put the cursor on the new PIN.
         _ = Fixture.type("right", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("aaaa", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("aaaa", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, F.failed(.changePIN, .policyViolation))
         #expect(state.fido.dialog?.form.problem == UIText("fido.policyViolation"))
         #expect(state.fido.dialog?.form.focus == 1)
@@ -226,18 +226,18 @@ struct FIDOTabUpdateTests {
 
     @Test func wrongPINOnVerifyShowsTheRetriesLeft() throws {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         #expect(state.fido.dialog?.kind == .verifyPIN(thenList: false))
         // An empty PIN is refused before the key is asked.
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.fido.dialog?.form.problem == UIText("fido.pin.empty"))
         _ = Fixture.type("0000", into: &state)
-        #expect(update(&state, .key(.enter)) == [.fido(.verifyPIN(F.d, pin: "0000", thenList: false))])
+        #expect(update(&state, .keyPress(.enter)) == [.fido(.verifyPIN(F.d, pin: "0000", thenList: false))])
         _ = update(&state, F.failed(.verifyPIN, .wrongPIN(retriesLeft: 7)))
         #expect(state.fido.dialog?.form.problem == UIText("fido.wrongPIN", ["retries": "7"]))
         #expect(state.fido.info?.retries == 7)
         _ = Fixture.type("123456", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         var after = F.info(pinSet: true)
         after.retries = 8
         _ = update(&state, .fido(.verified(keyID: F.d.id, after, credentials: nil)))
@@ -247,32 +247,32 @@ struct FIDOTabUpdateTests {
 
     @Test func blockedPINsCloseTheDialogAndLeaveAnAlert() {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         _ = Fixture.type("0000", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, F.failed(.verifyPIN, .pinAuthBlocked))
         #expect(state.fido.dialog == nil && state.fido.alert == UIText("fido.alert.reinsert"))
         #expect(state.status?.kind == .error)
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         _ = Fixture.type("0000", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, F.failed(.verifyPIN, .pinBlocked))
         #expect(state.fido.alert == UIText("fido.alert.blocked") && state.fido.info?.retries == 0)
     }
 
     @Test func keyPulledOutMidOperationSaysSoAndDropsTheDialog() {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         _ = Fixture.type("123456", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, F.failed(.verifyPIN, .keyGone))
         #expect(state.fido.dialog == nil && state.fido.busy == nil)
         #expect(state.status == StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error))
         // The monitor's word may come first: the tab forgets the key, and the late answer changes nothing.
         var other = F.opened(F.info(pinSet: true))
-        _ = update(&other, .key(.char("v")))
+        _ = update(&other, .keyPress(.char("v")))
         _ = Fixture.type("123456", into: &other)
-        _ = update(&other, .key(.enter))
+        _ = update(&other, .keyPress(.enter))
         _ = update(&other, .keyEvent(.keyLeft(id: F.d.id)))
         #expect(other.fido.phase == .noKey && other.fido.dialog == nil && other.fido.busy == nil && other.fido.info == nil)
         let removed = other.status
@@ -284,10 +284,10 @@ struct FIDOTabUpdateTests {
 
     @Test func escDuringACommandCancelsIt() {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         _ = Fixture.type("123456", into: &state)
-        _ = update(&state, .key(.enter))
-        #expect(update(&state, .key(.escape)) == [.fido(.cancel)])
+        _ = update(&state, .keyPress(.enter))
+        #expect(update(&state, .keyPress(.escape)) == [.fido(.cancel)])
         #expect(state.fido.dialog == nil)
         _ = update(&state, F.failed(.verifyPIN, .cancelled))
         #expect(state.fido.busy == nil && state.status?.text == UIText("fido.cancelled"))
@@ -295,23 +295,23 @@ struct FIDOTabUpdateTests {
 
     @Test func credentialsAreListedAfterThePINSortedByRelyingPartyAndDeletedAfterAsking() throws {
         var state = F.opened(F.info(pinSet: true))
-        _ = update(&state, .key(.char("l")))
+        _ = update(&state, .keyPress(.char("l")))
         #expect(state.fido.dialog?.kind == .verifyPIN(thenList: true))
         _ = Fixture.type("123456", into: &state)
-        #expect(update(&state, .key(.enter)) == [.fido(.verifyPIN(F.d, pin: "123456", thenList: true))])
+        #expect(update(&state, .keyPress(.enter)) == [.fido(.verifyPIN(F.d, pin: "123456", thenList: true))])
         let bob = F.credential("b.example", "bob", 1), alice = F.credential("a.example", "alice", 2),
             zed = F.credential("a.example", "zed", 3)
         _ = update(&state, .fido(.verified(keyID: F.d.id, F.info(pinSet: true), credentials: [bob, zed, alice])))
         #expect(state.fido.showCredentials && state.fido.hasToken && state.fido.dialog == nil)
         #expect(state.fido.sortedCredentials == [alice, zed, bob])
-        _ = update(&state, .key(.char("j")))
+        _ = update(&state, .keyPress(.char("j")))
         #expect(state.fido.selected == zed)
         // d asks first; n keeps it.
-        _ = update(&state, .key(.char("d")))
+        _ = update(&state, .keyPress(.char("d")))
         let confirm = try #require(state.fido.dialog)
         #expect(confirm.kind == .deleteCredential(id: zed.id) && confirm.form.isConfirmation)
         #expect(confirm.form.title == UIText("fido.delete.title", ["user": "zed", "rp": "a.example"]))
-        #expect(update(&state, .key(.char("n"))).isEmpty)
+        #expect(update(&state, .keyPress(.char("n"))).isEmpty)
         #expect(state.fido.dialog == nil && state.fido.credentials?.count == 3)
         #expect(F.confirm(.char("d"), into: &state) == [.fido(.deleteCredential(F.d, credentialID: zed.credentialID))])
         #expect(state.fido.busy == FIDOBusy(.delete) && state.fido.dialog == nil)
@@ -319,16 +319,16 @@ struct FIDOTabUpdateTests {
         #expect(state.fido.sortedCredentials == [alice, bob] && state.fido.busy == nil)
         #expect(state.status?.text == UIText("fido.deleted", ["user": "zed", "rp": "a.example"]))
         // l (or Esc) goes back; with the token held, l lists again without asking.
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         #expect(!state.fido.showCredentials)
-        #expect(update(&state, .key(.char("l"))) == [.fido(.listCredentials(F.d))])
+        #expect(update(&state, .keyPress(.char("l"))) == [.fido(.listCredentials(F.d))])
         #expect(state.fido.dialog == nil)
     }
 
     @Test func anExpiredTokenAsksForThePINAgain() {
         var state = F.opened(F.info(pinSet: true))
         state.fido.hasToken = true
-        #expect(update(&state, .key(.char("l"))) == [.fido(.listCredentials(F.d))])
+        #expect(update(&state, .keyPress(.char("l"))) == [.fido(.listCredentials(F.d))])
         _ = update(&state, F.failed(.list, .tokenInvalid))
         #expect(!state.fido.hasToken)
         #expect(state.fido.dialog?.kind == .verifyPIN(thenList: true))
@@ -337,27 +337,27 @@ struct FIDOTabUpdateTests {
 
     @Test func resetWarnsWhatIsLostThenWaitsForTheTouchWhichEscCancels() throws {
         var state = F.opened(F.info(pinSet: true), virtual: true)
-        _ = update(&state, .key(.char("R")))
+        _ = update(&state, .keyPress(.char("R")))
         let warning = try #require(state.fido.dialog)
         #expect(warning.kind == .reset && warning.form.isConfirmation && warning.form.note == UIText("fido.reset.note"))
-        #expect(update(&state, .key(.char("n"))).isEmpty && state.fido.dialog == nil && state.fido.reset == nil)
+        #expect(update(&state, .keyPress(.char("n"))).isEmpty && state.fido.dialog == nil && state.fido.reset == nil)
         // Enter is No, the default: nothing is reset.
-        _ = update(&state, .key(.char("R")))
-        #expect(update(&state, .key(.enter)).isEmpty && state.fido.dialog == nil && state.fido.reset == nil)
+        _ = update(&state, .keyPress(.char("R")))
+        #expect(update(&state, .keyPress(.enter)).isEmpty && state.fido.dialog == nil && state.fido.reset == nil)
         // A y in the same burst as R (typeahead, a paste without bracketing) answers nothing.
-        _ = update(&state, .key(.char("R")))
-        #expect(update(&state, .key(.char("y"))).isEmpty && state.fido.dialog != nil)
+        _ = update(&state, .keyPress(.char("R")))
+        #expect(update(&state, .keyPress(.char("y"))).isEmpty && state.fido.dialog != nil)
         state.now += 0.03
-        #expect(update(&state, .key(.char("y"))).isEmpty && state.fido.dialog != nil)
+        #expect(update(&state, .keyPress(.char("y"))).isEmpty && state.fido.dialog != nil)
         // A deliberate y, after the question was on screen, resets.
         state.now += 0.5
-        #expect(update(&state, .key(.char("y"))) == [.fido(.reset(F.d))])
+        #expect(update(&state, .keyPress(.char("y"))) == [.fido(.reset(F.d))])
         #expect(state.fido.reset == .sending(keyID: F.d.id) && state.fido.busy == FIDOBusy(.reset))
         _ = update(&state, .fido(.touch(keyID: F.d.id, waiting: true)))
         #expect(state.fido.busy == FIDOBusy(.reset, touch: true))
         // Other keys do nothing while the key waits; Esc cancels.
-        #expect(update(&state, .key(.char("s"))).isEmpty)
-        #expect(update(&state, .key(.escape)) == [.fido(.cancel)])
+        #expect(update(&state, .keyPress(.char("s"))).isEmpty)
+        #expect(update(&state, .keyPress(.escape)) == [.fido(.cancel)])
         _ = update(&state, F.failed(.reset, .cancelled))
         #expect(state.fido.reset == nil && state.fido.busy == nil)
         #expect(state.status?.text == UIText("fido.resetCancelled") && state.status?.kind == .warning)
@@ -376,12 +376,12 @@ struct FIDOTabUpdateTests {
         #expect(state.fido.dialog == nil && state.fido.reset == nil && state.fido.busy == nil)
         #expect(state.status?.text == UIText("status.pasteIgnored"))
         // Into the verify dialog's PIN field it goes as text (a password manager's paste).
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         #expect(update(&state, .paste("1234\n")).isEmpty)
         #expect(state.fido.dialog?.form[0] == "1234")
         // A confirmation takes no paste.
         state.fido.dialog = nil
-        _ = update(&state, .key(.char("R")))
+        _ = update(&state, .keyPress(.char("R")))
         state.now += 1
         #expect(update(&state, .paste("y")).isEmpty && state.fido.dialog?.kind == .reset)
     }
@@ -416,7 +416,7 @@ struct FIDOTabUpdateTests {
         _ = F.confirm(.char("R"), into: &state)
         _ = update(&state, F.failed(.reset, .notAllowed))
         _ = update(&state, .keyEvent(.keyLeft(id: F.d.id)))
-        #expect(update(&state, .key(.escape)).isEmpty)
+        #expect(update(&state, .keyPress(.escape)).isEmpty)
         #expect(state.fido.reset == nil && state.status?.text == UIText("fido.resetCancelled"))
         #expect(!update(&state, .keyEvent(.keyArrived(F.d))).contains(.fido(.reset(F.d))))
     }

@@ -44,12 +44,12 @@ struct KeyInterfacesModelTests {
         #expect(!commands.contains { if case .oathOpen = $0 { return true } else { return false } })
         #expect(state.oath.phase == .unavailable(UIText("view.notOnKey.ccid", ["application": "OATH", "interfaces": "FIDO"])))
         #expect(commands.contains(.probe(U.securityKey)))
-        #expect(update(&state, .key(.char("3"))) == [.fido(.load(U.securityKey))])
+        #expect(update(&state, .keyPress(.char("3"))) == [.fido(.load(U.securityKey))])
     }
 
     @Test func withoutPcscdTheHIDInterfacesStillWorkAndOATHSaysWhy() {
         var state = AppState(now: 1000)
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         _ = update(&state, .keyEvent(.serviceUnavailable))
         // Not over the FIDO2 tab: HID keys do not need pcscd.
         #expect(state.status == nil)
@@ -75,7 +75,7 @@ struct KeyInterfacesModelTests {
         var state = AppState(now: 1000)
         let ccidOnly = KeyDescriptor(transport: .pcsc(reader: U.reader), name: U.reader, atr: U.usbATR)
         _ = update(&state, .keyEvent(.keyArrived(ccidOnly)))
-        #expect(update(&state, .key(.char("3"))).isEmpty)
+        #expect(update(&state, .keyPress(.char("3"))).isEmpty)
         #expect(state.fido.phase == .unavailable(UIText("fido.notOnKey", ["interfaces": "CCID"])))
         // Its FIDO interface shows up (the HID node came after the reader): the tab reads it.
         var full = U.full
@@ -91,7 +91,7 @@ struct KeyInterfacesModelTests {
         key.id = "pcsc:" + U.reader
         key.transport = .pcsc(reader: U.reader)
         _ = update(&state, .keyEvent(.keyArrived(key)))
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         _ = update(&state, .fido(.loaded(keyID: key.id, FIDOFixture.info(pinSet: true))))
         _ = FIDOFixture.confirm(.char("R"), into: &state)
         _ = update(&state, .fido(.failed(keyID: key.id, FIDOFailure(.reset, .notAllowed))))
@@ -120,7 +120,7 @@ struct KeyInterfacesModelTests {
     @Test func aKeyNeverSeenIsNotReset() {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(U.securityKey)))
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         _ = update(&state, .fido(.loaded(keyID: U.securityKey.id, FIDOFixture.info(pinSet: true))))
         _ = FIDOFixture.confirm(.char("R"), into: &state)
         _ = update(&state, .fido(.failed(keyID: U.securityKey.id, FIDOFailure(.reset, .notAllowed))))

@@ -24,7 +24,7 @@ enum OTPFixture {
         var state = AppState(now: 1000, virtualMode: virtual)
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
         state.otp.aesKeys = aesKeys
-        _ = update(&state, .key(.char("2")))
+        _ = update(&state, .keyPress(.char("2")))
         #expect(state.tab == .otp)
         state.status = nil
         return state
@@ -35,10 +35,10 @@ enum OTPFixture {
     static func burst(_ text: String, into state: inout AppState, gap: Double = 0.008) -> [Command] {
         var commands = [Command]()
         for c in text {
-            commands += update(&state, .key(.char(c)))
+            commands += update(&state, .keyPress(.char(c)))
             state.now += gap
         }
-        commands += update(&state, .key(.enter))
+        commands += update(&state, .keyPress(.enter))
         state.now += 1
         return commands
     }
@@ -47,11 +47,11 @@ enum OTPFixture {
     static func slowly(_ text: String, into state: inout AppState, gap: Double = 0.2) -> [Command] {
         var commands = [Command]()
         for c in text {
-            commands += update(&state, .key(.char(c)))
+            commands += update(&state, .keyPress(.char(c)))
             state.now += gap
             commands += update(&state, .tick(now: state.now))
         }
-        return commands + update(&state, .key(.enter))
+        return commands + update(&state, .keyPress(.enter))
     }
 
     static func nfcInfo(_ d: KeyDescriptor, nfc: Bool = true) -> KeyInfo {
@@ -150,7 +150,7 @@ struct OTPCaptureTests {
         #expect(state.otp.ignoredTyping == 12)
         #expect(state.status == nil)
         // Esc clears the notice; a key's burst after it is taken.
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         #expect(state.otp.ignoredTyping == nil)
         OTPFixture.burst(otp, into: &state)
         #expect(state.otp.captures.count == 1 && state.otp.ignoredTyping == nil)
@@ -159,7 +159,7 @@ struct OTPCaptureTests {
     @Test func whatAHumanTypedBeforeTheTouchIsDropped() throws {
         var state = OTPFixture.state()
         for c in "cbd" {
-            _ = update(&state, .key(.char(c)))
+            _ = update(&state, .keyPress(.char(c)))
             state.now += 0.3
         }
         let otp = OTPFixture.otp(usage: 1, session: 0)
@@ -217,18 +217,18 @@ struct OTPCaptureTests {
         }
         #expect(state.otp.captures.count == OTPTabState.maxCaptures)
         #expect(state.otp.selected == 0)
-        _ = update(&state, .key(.down))
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.down))
         #expect(state.otp.selected == 2)
-        _ = update(&state, .key(.up))
+        _ = update(&state, .keyPress(.up))
         #expect(state.otp.selected == 1)
-        _ = update(&state, .key(.end))
+        _ = update(&state, .keyPress(.end))
         #expect(state.otp.selected == OTPTabState.maxCaptures - 1)
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
         #expect(state.otp.selected == OTPTabState.maxCaptures - 1)
-        _ = update(&state, .key(.home))
+        _ = update(&state, .keyPress(.home))
         #expect(state.otp.selected == 0)
-        _ = update(&state, .key(.delete))
+        _ = update(&state, .keyPress(.delete))
         #expect(state.otp.captures.isEmpty && state.otp.selectedCapture == nil)
     }
 }
@@ -238,17 +238,17 @@ struct OTPKeyTests {
     @Test func tabListensAndTakesPrintableKeys() {
         var state = OTPFixture.state()
         #expect(state.textFocused)
-        _ = update(&state, .key(.char("c")))
+        _ = update(&state, .keyPress(.char("c")))
         #expect(state.otp.pendingCount == 1 && state.otp.deferred == nil && state.otp.wakeAt == nil)
         // Opening the tab again starts afresh.
-        _ = update(&state, .key(.tab))
-        _ = update(&state, .key(.backTab))
+        _ = update(&state, .keyPress(.tab))
+        _ = update(&state, .keyPress(.backTab))
         #expect(state.tab == .otp && state.otp.pendingCount == 0)
     }
 
     @Test func aLoneBoundKeyActsOnceTheGapHasPassed() {
         var state = OTPFixture.state()
-        _ = update(&state, .key(.char("q")))
+        _ = update(&state, .keyPress(.char("q")))
         #expect(!state.quitting)
         let due = try! #require(state.otp.wakeAt)
         #expect(due > 1000 && due < 1000.1)
@@ -259,43 +259,43 @@ struct OTPKeyTests {
 
     @Test func tabNumbersHelpAndTheChallengeFormWorkAlone() {
         var state = OTPFixture.state()
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         _ = update(&state, .tick(now: 1001))
         #expect(state.showHelp)
-        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .keyPress(.char("a")))
         #expect(!state.showHelp)
         state.now = 1002
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.char("x")))
         _ = update(&state, .tick(now: 1003))
         #expect(state.otp.form != nil)
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         #expect(state.otp.form == nil)
         state.now = 1004
-        _ = update(&state, .key(.char("1")))
+        _ = update(&state, .keyPress(.char("1")))
         _ = update(&state, .tick(now: 1005))
         #expect(state.tab == .oath)
     }
 
     @Test func aKeyLaterWithoutATickPerformsTheBindingFirst() {
         var state = OTPFixture.state()
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         state.now += 0.5
-        _ = update(&state, .key(.char("c")))
+        _ = update(&state, .keyPress(.char("c")))
         #expect(state.tab == .fido)
     }
 
     @Test func aKeyNoKeyTypesEndsTheWaitAtOnce() {
         var state = OTPFixture.state()
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.char("x")))
         state.now += 0.005
-        _ = update(&state, .key(.up))
+        _ = update(&state, .keyPress(.up))
         // The form opened, then Up moved its focus to the slot.
         #expect(state.otp.form?.focus == 0)
     }
 
     @Test func theBoundKeyLeavingTheTabIsForgotten() {
         var state = OTPFixture.state()
-        _ = update(&state, .key(.char("q")))
+        _ = update(&state, .keyPress(.char("q")))
         state.tab = .oath
         _ = update(&state, .tick(now: 1001))
         #expect(!state.quitting && state.otp.deferred == nil)
@@ -303,25 +303,25 @@ struct OTPKeyTests {
 
     @Test func touchAsksTheVirtualKeyAndItsOTPIsCaptured() throws {
         var state = OTPFixture.state(virtual: true)
-        #expect(update(&state, .key(.ctrl("t"))) == [.otp(.touch)])
+        #expect(update(&state, .keyPress(.ctrl("t"))) == [.otp(.touch)])
         #expect(state.otp.busy == .touch)
-        #expect(update(&state, .key(.ctrl("t"))).isEmpty)
+        #expect(update(&state, .keyPress(.ctrl("t"))).isEmpty)
         _ = update(&state, .otp(.touched(OTPFixture.otp(usage: 3, session: 0))))
         #expect(state.otp.busy == nil)
         let c = try #require(state.otp.captures.first)
         #expect(c.source == .touch && c.kind == .yubicoOTP)
         // "T" alone does the same.
-        _ = update(&state, .key(.char("T")))
+        _ = update(&state, .keyPress(.char("T")))
         #expect(update(&state, .tick(now: state.now + 0.1)) == [.otp(.touch)])
     }
 
     @Test func touchOnARealKeySaysToTouchItsButton() {
         var state = OTPFixture.state()
-        #expect(update(&state, .key(.ctrl("t"))).isEmpty)
+        #expect(update(&state, .keyPress(.ctrl("t"))).isEmpty)
         #expect(state.status?.text.key == "otp.touchRealKey" && state.otp.busy == nil)
         // A backend that cannot be touched says the same.
         var virtual = OTPFixture.state(virtual: true)
-        _ = update(&virtual, .key(.ctrl("t")))
+        _ = update(&virtual, .keyPress(.ctrl("t")))
         _ = update(&virtual, .otp(.touched(nil)))
         #expect(virtual.status?.text.key == "otp.touchRealKey" && virtual.otp.busy == nil)
     }
@@ -331,9 +331,9 @@ struct OTPKeyTests {
 struct OTPNDEFTests {
     @Test func f5AndCtrlRReadTheTagAndItsOTPIsCaptured() throws {
         var state = OTPFixture.state()
-        #expect(update(&state, .key(.function(5))) == [.otp(.readNDEF(Fixture.reader))])
+        #expect(update(&state, .keyPress(.function(5))) == [.otp(.readNDEF(Fixture.reader))])
         #expect(state.otp.busy == .ndef)
-        #expect(update(&state, .key(.ctrl("r"))).isEmpty)
+        #expect(update(&state, .keyPress(.ctrl("r"))).isEmpty)
         let otp = OTPFixture.otp(usage: 7, session: 1)
         _ = update(&state, .otp(.ndefRead(keyID: Fixture.reader.id, otp: otp)))
         #expect(state.otp.busy == nil)
@@ -341,13 +341,13 @@ struct OTPNDEFTests {
         #expect(c.source == .ndef && c.text == otp)
         guard case .decoded(let d) = c.decryption else { Issue.record("not decoded"); return }
         #expect(d.usageCounter == 7 && d.sessionCounter == 1)
-        #expect(update(&state, .key(.ctrl("r"))) == [.otp(.readNDEF(Fixture.reader))])
+        #expect(update(&state, .keyPress(.ctrl("r"))) == [.otp(.readNDEF(Fixture.reader))])
     }
 
     @Test func withoutAKeyThereIsNothingToRead() {
         var state = OTPFixture.state()
         _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
-        #expect(update(&state, .key(.function(5))).isEmpty)
+        #expect(update(&state, .keyPress(.function(5))).isEmpty)
         #expect(state.status?.text.key == "otp.noKey")
     }
 
@@ -360,8 +360,8 @@ struct OTPNDEFTests {
         _ = update(&state, .otp(.ndefRead(keyID: Fixture.reader.id, otp: OTPFixture.otp(usage: 1, session: 0))))
         #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))).isEmpty)
         // Leaving the tab and coming back does not read it again...
-        _ = update(&state, .key(.tab))
-        #expect(update(&state, .key(.backTab)).isEmpty)
+        _ = update(&state, .keyPress(.tab))
+        #expect(update(&state, .keyPress(.backTab)).isEmpty)
         // ...taking it off the reader and putting it back does.
         _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
@@ -375,7 +375,7 @@ struct OTPNDEFTests {
         #expect(state.status?.text.key == "otp.ndef.noTag" && state.otp.busy == nil)
         var usb = OTPFixture.state()
         _ = update(&usb, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader, nfc: false)))
-        _ = update(&usb, .key(.function(5)))
+        _ = update(&usb, .keyPress(.function(5)))
         _ = update(&usb, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable")))))
         #expect(usb.status?.text.key == "otp.ndef.notAvailable")
     }
@@ -384,18 +384,18 @@ struct OTPNDEFTests {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
         #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))).isEmpty)
-        #expect(update(&state, .key(.char("2"))) == [.otp(.readNDEF(Fixture.reader))])
+        #expect(update(&state, .keyPress(.char("2"))) == [.otp(.readNDEF(Fixture.reader))])
     }
 
     @Test func failuresSaySoAndAnswersForAnotherKeyAreIgnored() {
         var state = OTPFixture.state()
-        _ = update(&state, .key(.function(5)))
+        _ = update(&state, .keyPress(.function(5)))
         _ = update(&state, .otp(.ndefRead(keyID: Fixture.other.id, otp: OTPFixture.otp(usage: 1, session: 0))))
         #expect(state.otp.captures.isEmpty)
         _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable")))))
         #expect(state.otp.busy == nil)
         #expect(state.status?.text.key == "otp.ndef.notAvailable" && state.status?.kind == .error)
-        _ = update(&state, .key(.function(5)))
+        _ = update(&state, .keyPress(.function(5)))
         _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: .literal("gone"), keyGone: true))))
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
         #expect(state.otp.captures.isEmpty)
@@ -405,7 +405,7 @@ struct OTPNDEFTests {
 @Suite("Model: OTP tab challenge-response")
 struct OTPChallengeTests {
     static func openForm(_ state: inout AppState) {
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.char("x")))
         _ = update(&state, .tick(now: state.now + 0.1))
     }
 
@@ -415,30 +415,30 @@ struct OTPChallengeTests {
         let form = try #require(state.otp.form)
         #expect(form[0] == "2" && form.focus == 1 && form.problem == nil)
         // Enter on an empty challenge: a problem, no command.
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.otp.form?.problem == UIText("otp.chalresp.empty"))
         _ = Fixture.type("c0fz", into: &state)
         #expect(state.otp.form?.problem == UIText("otp.chalresp.notHex", ["char": "z"]))
-        _ = update(&state, .key(.backspace))
+        _ = update(&state, .keyPress(.backspace))
         #expect(state.otp.form?.problem == UIText("otp.chalresp.odd"))
-        _ = update(&state, .key(.ctrl("u")))
+        _ = update(&state, .keyPress(.ctrl("u")))
         _ = Fixture.type(String(repeating: "ab", count: 65), into: &state)
         #expect(state.otp.form?.problem == UIText("otp.chalresp.tooLong", ["count": "65"]))
-        #expect(update(&state, .key(.enter)).isEmpty)
-        _ = update(&state, .key(.ctrl("u")))
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        _ = update(&state, .keyPress(.ctrl("u")))
         // "q" and digits are text in the form.
         _ = Fixture.type("c0 ff EE", into: &state)
         #expect(state.otp.form?.problem == nil && !state.quitting)
         // The slot: Up to it, Space to change it.
-        _ = update(&state, .key(.up))
-        _ = update(&state, .key(.char(" ")))
+        _ = update(&state, .keyPress(.up))
+        _ = update(&state, .keyPress(.char(" ")))
         #expect(state.otp.form?[0] == "1")
-        _ = update(&state, .key(.enter))
-        let commands = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
+        let commands = update(&state, .keyPress(.enter))
         #expect(commands == [.otp(.challengeResponse(Fixture.reader, slot: 1, challenge: [0xC0, 0xFF, 0xEE]))])
         #expect(state.otp.form?.busy == true && state.otp.busy == .challenge)
         // Keys while it works do nothing; the key asks for a touch; the answer closes the form.
-        #expect(update(&state, .key(.enter)).isEmpty)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         _ = update(&state, .otp(.challengeWaitingForTouch(keyID: Fixture.reader.id)))
         #expect(state.otp.waitingForTouch)
         let response = [UInt8](repeating: 0xAB, count: 20)
@@ -453,19 +453,19 @@ struct OTPChallengeTests {
         var state = OTPFixture.state()
         Self.openForm(&state)
         _ = Fixture.type("00", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .challenge, message: UIText("otp.chalresp.slotEmpty", ["slot": "2"])))))
         #expect(state.otp.form?.problem == UIText("otp.chalresp.slotEmpty", ["slot": "2"]))
         #expect(state.otp.form?.busy == false && state.otp.busy == nil)
         // Submitting again works.
-        #expect(update(&state, .key(.enter)) == [.otp(.challengeResponse(Fixture.reader, slot: 2, challenge: [0]))])
+        #expect(update(&state, .keyPress(.enter)) == [.otp(.challengeResponse(Fixture.reader, slot: 2, challenge: [0]))])
     }
 
     @Test func keyPulledOutMidChallengeSaysSoAndClosesTheForm() {
         var state = OTPFixture.state()
         Self.openForm(&state)
         _ = Fixture.type("0102", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .challenge, message: .literal("no card"), keyGone: true))))
         #expect(state.otp.form == nil && state.otp.busy == nil && state.otp.response == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
@@ -475,7 +475,7 @@ struct OTPChallengeTests {
         var state = OTPFixture.state()
         Self.openForm(&state)
         _ = Fixture.type("0102", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
         #expect(state.otp.form == nil && state.otp.busy == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
@@ -491,7 +491,7 @@ struct OTPChallengeTests {
         #expect(state.selectedKeyID == Fixture.other.id)
         #expect(state.otp.form?.problem == UIText("otp.keyChanged"))
         _ = Fixture.type("ab", into: &state)
-        #expect(update(&state, .key(.enter)) == [.otp(.challengeResponse(Fixture.other, slot: 2, challenge: [0xAB]))])
+        #expect(update(&state, .keyPress(.enter)) == [.otp(.challengeResponse(Fixture.other, slot: 2, challenge: [0xAB]))])
     }
 
     @Test func withoutAKeyTheFormDoesNotOpen() {

@@ -31,14 +31,14 @@ struct TabContractTests {
 
     @Test func theShownTabOwnsTheKeyboardAndItsDialog() {
         var state = AppState(now: 1000)
-        _ = update(&state, .key(.char("4")))
+        _ = update(&state, .keyPress(.char("4")))
         // The APDU console focuses its input on opening: typed characters are its text.
         #expect(state.textFocused == APDUTab.textFocused(state) && state.textFocused)
-        _ = update(&state, .key(.char("q")))
+        _ = update(&state, .keyPress(.char("q")))
         #expect(!state.quitting && state.apdu.input.text == "q")
         // Tab is still the tab switch: the OATH list has no text focused.
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.tab))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath && state.openForm == nil && !state.textFocused)
     }
 }

@@ -32,13 +32,13 @@ enum Fixture {
     }
 
     static func type(_ text: String, into state: inout AppState) -> [Command] {
-        text.flatMap { update(&state, .key(.char($0))) }
+        text.flatMap { update(&state, .keyPress(.char($0))) }
     }
 
     /// A key pressed a second after the last one (a deliberate answer, not part of a burst).
     static func later(_ key: KeyPress, into state: inout AppState) -> [Command] {
         state.now += 1
-        return update(&state, .key(key))
+        return update(&state, .keyPress(key))
     }
 }
 
@@ -102,10 +102,10 @@ struct KeyLifecycleTests {
         var info = KeyInfo(reader: Fixture.other.name, atr: [], device: DeviceInfo(version: Version(5, 4, 3)), applications: [], overNFC: false)
         info.device.serial = 4242
         _ = update(&state, .probed(keyID: Fixture.other.id, info))
-        _ = update(&state, .key(.char("K")))
+        _ = update(&state, .keyPress(.char("K")))
         #expect(state.showKeySwitcher)
-        _ = update(&state, .key(.down))
-        let commands = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.down))
+        let commands = update(&state, .keyPress(.enter))
         #expect(commands == [.oathOpen(Fixture.other, time: 1000)])
         #expect(state.preferredSerial == 4242)
         #expect(!state.showKeySwitcher)
@@ -116,51 +116,51 @@ struct KeyLifecycleTests {
 struct KeyboardTests {
     @Test func tabsSwitchWithNumbersTabAndShiftTab() {
         var state = AppState(now: 0)
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         #expect(state.tab == .fido)
-        _ = update(&state, .key(.tab))
+        _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .apdu)
-        _ = update(&state, .key(.tab))
+        _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath)
-        _ = update(&state, .key(.backTab))
+        _ = update(&state, .keyPress(.backTab))
         #expect(state.tab == .apdu)
     }
 
     @Test func qQuitsOutsideFieldsButIsTextInTheFilter() {
         var state = Fixture.loaded([Fixture.entry("qa", code: "1", from: 990)])
-        _ = update(&state, .key(.char("/")))
+        _ = update(&state, .keyPress(.char("/")))
         #expect(state.textFocused)
-        #expect(update(&state, .key(.char("q"))).isEmpty)
+        #expect(update(&state, .keyPress(.char("q"))).isEmpty)
         #expect(!state.quitting)
         #expect(state.oath.filter.text == "q")
         // Digits are text too, not tab switches.
-        _ = update(&state, .key(.char("2")))
+        _ = update(&state, .keyPress(.char("2")))
         #expect(state.tab == .oath)
-        _ = update(&state, .key(.enter))
-        #expect(update(&state, .key(.char("q"))) == [.quit])
+        _ = update(&state, .keyPress(.enter))
+        #expect(update(&state, .keyPress(.char("q"))) == [.quit])
         #expect(state.quitting)
     }
 
     @Test func ctrlCQuitsFromAnywhereEvenInADialog() {
         var state = Fixture.loaded([])
-        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .keyPress(.char("a")))
         #expect(state.oath.dialog != nil)
-        #expect(update(&state, .key(.ctrl("c"))) == [.quit])
+        #expect(update(&state, .keyPress(.ctrl("c"))) == [.quit])
     }
 
     @Test func helpOverlayOpensAndAnyKeyClosesIt() {
         var state = AppState(now: 0)
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         #expect(state.showHelp)
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.char("x")))
         #expect(!state.showHelp)
     }
 
     @Test func reboundKeysTakeEffectAndClashesAreRefused() throws {
         let bindings = try KeyBindings(overrides: [.quit: "x", .copy: "y"])
         var state = AppState(now: 0, bindings: bindings)
-        #expect(update(&state, .key(.char("q"))).isEmpty)
-        #expect(update(&state, .key(.char("x"))) == [.quit])
+        #expect(update(&state, .keyPress(.char("q"))).isEmpty)
+        #expect(update(&state, .keyPress(.char("x"))) == [.quit])
         #expect(throws: KeyBindings.BindingError.self) { try KeyBindings(overrides: [.quit: "a"]) }
         #expect(throws: KeyBindings.BindingError.self) { try KeyBindings(overrides: [.help: "1"]) }
     }
@@ -204,7 +204,7 @@ struct OATHTimeTests {
 
     @Test func enterOnATouchAccountCalculatesThenCopies() {
         var state = Fixture.loaded([Fixture.entry("touch", code: nil, touch: true)])
-        let commands = update(&state, .key(.enter))
+        let commands = update(&state, .keyPress(.enter))
         #expect(commands == [.oathCalculate(Fixture.reader, Fixture.credential("touch", touch: true), time: 1000)])
         #expect(state.oath.accounts[0].calculating)
         let after = update(&state, .oathCode(keyID: Fixture.reader.id, accountID: "touch",
@@ -212,7 +212,7 @@ struct OATHTimeTests {
         #expect(after == [.copy("987654", account: "touch")])
         #expect(!state.oath.accounts[0].calculating)
         // A valid code is copied at once, without asking the key.
-        #expect(update(&state, .key(.char("c"))) == [.copy("987654", account: "touch")])
+        #expect(update(&state, .keyPress(.char("c"))) == [.copy("987654", account: "touch")])
     }
 
     @Test func nextExpiryIsTheEarliestShownCode() {
@@ -228,12 +228,12 @@ struct OATHListTests {
         var state = Fixture.loaded([Fixture.entry("GitHub:alice", code: "1", from: 990),
                                     Fixture.entry("Google:alice", code: "2", from: 990),
                                     Fixture.entry("Fastmail:bob", code: "3", from: 990)])
-        _ = update(&state, .key(.char("/")))
+        _ = update(&state, .keyPress(.char("/")))
         _ = Fixture.type("gi", into: &state)
         #expect(state.oath.visibleAccounts.map(\.id) == ["GitHub:alice"])
-        _ = update(&state, .key(.backspace))
+        _ = update(&state, .keyPress(.backspace))
         #expect(state.oath.visibleAccounts.map(\.id) == ["GitHub:alice", "Google:alice"])
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         #expect(!state.oath.filterFocused)
         #expect(state.oath.visibleAccounts.count == 3)
     }
@@ -243,8 +243,8 @@ struct OATHListTests {
                                     Fixture.entry("Alpha:a", code: "2", from: 990),
                                     Fixture.entry("Mid:m", code: "3", from: 990)])
         #expect(state.oath.visibleAccounts.map(\.id) == ["Alpha:a", "Mid:m", "Zeta:z"])
-        _ = update(&state, .key(.end))
-        let commands = update(&state, .key(.char("p")))
+        _ = update(&state, .keyPress(.end))
+        let commands = update(&state, .keyPress(.char("p")))
         #expect(commands == [.savePins(deviceID: "dev1", ["Zeta:z"])])
         #expect(state.oath.visibleAccounts.map(\.id) == ["Zeta:z", "Alpha:a", "Mid:m"])
         #expect(state.oath.selectedAccount?.id == "Zeta:z")
@@ -252,11 +252,11 @@ struct OATHListTests {
 
     @Test func selectionMovesAndStaysOnTheSameAccountAcrossRefreshes() {
         var state = Fixture.loaded([Fixture.entry("A:a", code: "1", from: 990), Fixture.entry("B:b", code: "2", from: 990)])
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
         #expect(state.oath.selectedAccount?.id == "B:b")
         _ = update(&state, .oathCodes(keyID: Fixture.reader.id, [Fixture.entry("A:a", code: "5", from: 1020), Fixture.entry("B:b", code: "6", from: 1020)]))
         #expect(state.oath.selectedAccount?.id == "B:b")
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
         #expect(state.oath.selectedAccount?.id == "B:b")
     }
 }
@@ -272,9 +272,9 @@ struct OATHDialogTests {
         #expect(state.oath.dialog?.kind == .unlock)
         _ = Fixture.type("hunter2", into: &state)
         #expect(state.oath.dialog?.form[0] == "hunter2")
-        _ = update(&state, .key(.enter))              // to "remember"
-        _ = update(&state, .key(.char(" ")))          // remember: yes
-        let submit = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))              // to "remember"
+        _ = update(&state, .keyPress(.char(" ")))          // remember: yes
+        let submit = update(&state, .keyPress(.enter))
         #expect(submit == [.oathUnlock(Fixture.reader, password: "hunter2", remember: true, time: 1000)])
         // The typed password does not stay in the state.
         #expect(state.oath.dialog?.form[0] == "")
@@ -289,16 +289,16 @@ struct OATHDialogTests {
 
     @Test func addFromAURIIsValidatedAsYouType() throws {
         var state = Fixture.loaded([])
-        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .keyPress(.char("a")))
         _ = Fixture.type("otpauth://totp/Ex:bob?secret=1", into: &state)
         #expect(state.oath.dialog?.form.problem != nil)
-        for _ in 0..<1 { _ = update(&state, .key(.backspace)) }
+        for _ in 0..<1 { _ = update(&state, .keyPress(.backspace)) }
         _ = Fixture.type("JBSWY3DPEHPK3PXP&issuer=Ex", into: &state)
         #expect(state.oath.dialog?.form.problem == nil)
         // The URI filled the fields for review; one Enter adds.
         let form = try #require(state.oath.dialog?.form)
         #expect(form[.issuer] == "Ex" && form[.name] == "bob" && form[.secret] == "JBSWY3DPEHPK3PXP")
-        let commands = update(&state, .key(.enter))
+        let commands = update(&state, .keyPress(.enter))
         guard case .oathAdd(_, let accounts, let overwrite, _) = commands.first, let data = accounts.first else {
             Issue.record("no add command: \(commands)")
             return
@@ -322,9 +322,9 @@ struct OATHDialogTests {
         #expect(form.problem == nil)
         // Changed on review, the fields are what is added.
         state.oath.dialog?.form.focus = AddField.name.rawValue
-        _ = update(&state, .key(.ctrl("u")))
+        _ = update(&state, .keyPress(.ctrl("u")))
         _ = Fixture.type("dave", into: &state)
-        let commands = update(&state, .key(.enter))
+        let commands = update(&state, .keyPress(.enter))
         guard case .oathAdd(_, let accounts, false, _) = commands.first, let data = accounts.first else {
             Issue.record("no add command: \(commands)")
             return
@@ -340,7 +340,7 @@ struct OATHDialogTests {
         #expect(state.oath.dialog == nil && state.oath.accounts.count == 2 && state.oath.pinned.isEmpty)
         #expect(state.status?.text == UIText("status.pasteIgnoredOATH"))
         // In the filter, a paste is text.
-        _ = update(&state, .key(.char("/")))
+        _ = update(&state, .keyPress(.char("/")))
         _ = update(&state, .paste("zed"))
         #expect(state.oath.filter.text == "zed" && state.oath.visibleAccounts.map(\.id) == ["Ex:zed"])
     }
@@ -358,7 +358,7 @@ struct OATHDialogTests {
         _ = update(&state, .paste(uri))
         #expect(state.oath.dialog?.form.note == UIText("oath.add.several", ["count": "2"]))
         #expect(state.oath.dialog?.form.problem == nil)
-        let commands = update(&state, .key(.enter))
+        let commands = update(&state, .keyPress(.enter))
         guard case .oathAdd(_, let accounts, false, _) = commands.first else {
             Issue.record("no add command: \(commands)")
             return
@@ -386,27 +386,27 @@ struct OATHDialogTests {
 
     @Test func addFromFieldsRefusesBadBase32AndDuplicates() {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
-        _ = update(&state, .key(.char("a")))
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.char("a")))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("Ex", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("bob", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("JBSWY3DPEHPK3PX1", into: &state)
         #expect(state.oath.dialog?.form.problem?.literal?.contains("Base32") == true)
-        _ = update(&state, .key(.backspace))
+        _ = update(&state, .keyPress(.backspace))
         _ = Fixture.type("P", into: &state)
         #expect(state.oath.dialog?.form.problem == nil)
         // An account of that name exists: adding asks before it replaces it; a y in the same burst is no answer.
         var commands = [Command]()
-        for _ in 0..<7 { commands += update(&state, .key(.enter)) }
+        for _ in 0..<7 { commands += update(&state, .keyPress(.enter)) }
         #expect(commands.isEmpty)
         #expect(state.oath.dialog?.form.confirming?.question == UIText("oath.add.replaceQuestion", ["accounts": "Ex:bob"]))
-        #expect(update(&state, .key(.char("y"))).isEmpty)
+        #expect(update(&state, .keyPress(.char("y"))).isEmpty)
         // No (Enter) goes back to the fields with everything kept.
         #expect(Fixture.later(.enter, into: &state).isEmpty)
         #expect(state.oath.dialog?.form.confirming == nil && state.oath.dialog?.form[.secret] == "JBSWY3DPEHPK3PXP")
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         commands = Fixture.later(.char("y"), into: &state)
         guard case .oathAdd(_, let accounts, true, _) = commands.first else {
             Issue.record("no overwriting add: \(commands)")
@@ -417,43 +417,43 @@ struct OATHDialogTests {
 
     @Test func renameAndDeleteConfirm() {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
-        _ = update(&state, .key(.char("r")))
+        _ = update(&state, .keyPress(.char("r")))
         #expect(state.oath.dialog?.form[0] == "Ex:bob")
-        for _ in 0..<3 { _ = update(&state, .key(.backspace)) }
+        for _ in 0..<3 { _ = update(&state, .keyPress(.backspace)) }
         _ = Fixture.type("carol", into: &state)
-        let rename = update(&state, .key(.enter))
+        let rename = update(&state, .keyPress(.enter))
         #expect(rename == [.oathRename(Fixture.reader, Fixture.credential("Ex:bob"),
                                        to: CredentialID(name: "carol", issuer: "Ex", type: .totp), time: 1000)])
         state.oath.dialog = nil
-        _ = update(&state, .key(.char("d")))
+        _ = update(&state, .keyPress(.char("d")))
         #expect(state.oath.dialog?.form.isConfirmation == true)
-        #expect(update(&state, .key(.char("n"))).isEmpty)
+        #expect(update(&state, .keyPress(.char("n"))).isEmpty)
         #expect(state.oath.dialog == nil)
         // Enter is No; so is a y that came with the d (a burst); a deliberate y deletes.
-        _ = update(&state, .key(.char("d")))
-        #expect(update(&state, .key(.enter)).isEmpty && state.oath.dialog == nil)
-        _ = update(&state, .key(.char("d")))
-        #expect(update(&state, .key(.char("y"))).isEmpty && state.oath.dialog != nil)
+        _ = update(&state, .keyPress(.char("d")))
+        #expect(update(&state, .keyPress(.enter)).isEmpty && state.oath.dialog == nil)
+        _ = update(&state, .keyPress(.char("d")))
+        #expect(update(&state, .keyPress(.char("y"))).isEmpty && state.oath.dialog != nil)
         #expect(Fixture.later(.char("y"), into: &state) == [.oathDelete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1001)])
     }
 
     @Test func removingThePasswordAsksFirst() {
         var state = Fixture.loaded([])
         state.oath.hasPassword = true
-        _ = update(&state, .key(.char("P")))
+        _ = update(&state, .keyPress(.char("P")))
         _ = Fixture.type("old", into: &state)
-        for _ in 0..<2 { #expect(update(&state, .key(.enter)).isEmpty) }
-        #expect(update(&state, .key(.enter)).isEmpty)
+        for _ in 0..<2 { #expect(update(&state, .keyPress(.enter)).isEmpty) }
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.oath.dialog?.form.confirming?.question == UIText("oath.password.removeQuestion"))
         #expect(Fixture.later(.char("y"), into: &state) == [.oathSetPassword(Fixture.reader, current: "old", new: "", time: 1001)])
     }
 
     @Test func tabMovesBetweenTheFieldsOfADialog() {
         var state = Fixture.loaded([])
-        _ = update(&state, .key(.char("a")))
-        _ = update(&state, .key(.tab))
+        _ = update(&state, .keyPress(.char("a")))
+        _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath && state.oath.dialog?.form.focus == 1)
-        _ = update(&state, .key(.backTab))
+        _ = update(&state, .keyPress(.backTab))
         #expect(state.tab == .oath && state.oath.dialog?.form.focus == 0)
     }
 
@@ -462,7 +462,7 @@ struct OATHDialogTests {
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
         _ = update(&state, .oathOpened(keyID: Fixture.reader.id, OATHSnapshot(deviceID: "d", version: Version(5, 2, 4), hasPassword: false,
                                                                               entries: [Fixture.entry("Ex:bob", code: "1", from: 990)])))
-        _ = update(&state, .key(.char("r")))
+        _ = update(&state, .keyPress(.char("r")))
         #expect(state.oath.dialog == nil)
         #expect(state.status?.text.key == "oath.renameUnsupported")
     }
@@ -470,23 +470,23 @@ struct OATHDialogTests {
     @Test func passwordChangeNeedsMatchingConfirmation() {
         var state = Fixture.loaded([])
         state.oath.hasPassword = true
-        _ = update(&state, .key(.char("P")))
+        _ = update(&state, .keyPress(.char("P")))
         #expect(state.oath.dialog?.form.fields.count == 3)
         _ = Fixture.type("old", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("new1", into: &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("new2", into: &state)
         #expect(state.oath.dialog?.form.problem == UIText("oath.password.mismatch"))
-        #expect(update(&state, .key(.enter)).isEmpty)
-        _ = update(&state, .key(.backspace))
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        _ = update(&state, .keyPress(.backspace))
         _ = Fixture.type("1", into: &state)
-        #expect(update(&state, .key(.enter)) == [.oathSetPassword(Fixture.reader, current: "old", new: "new1", time: 1000)])
+        #expect(update(&state, .keyPress(.enter)) == [.oathSetPassword(Fixture.reader, current: "old", new: "new1", time: 1000)])
     }
 
     @Test func keyPulledOutMidOperationSaysSoAndClosesTheDialog() {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
-        _ = update(&state, .key(.char("d")))
+        _ = update(&state, .keyPress(.char("d")))
         _ = Fixture.later(.char("y"), into: &state)
         _ = update(&state, .oathFailed(keyID: Fixture.reader.id, OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true)))
         #expect(state.oath.dialog == nil)

@@ -15,19 +15,19 @@ enum APDUViewFixture {
     /// The APDU tab of the view fixture's key.
     static func console() -> AppState {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("4")))
+        _ = update(&state, .keyPress(.char("4")))
         return state
     }
 
     static func type(_ text: String, _ state: inout AppState) {
-        for c in text { _ = update(&state, .key(.char(c))) }
+        for c in text { _ = update(&state, .keyPress(.char(c))) }
     }
 
     /// Sends `text` and answers it with `data` and `sw` (one exchange, or `exchanges`).
     static func exchange(_ text: String, data: [UInt8], sw: StatusWord = .ok, exchanges: [APDUExchange]? = nil,
                          _ state: inout AppState) {
         type(text, &state)
-        let commands = update(&state, .key(.enter))
+        let commands = update(&state, .keyPress(.enter))
         guard case .apdu(.send(_, let bytes, _, let id)) = commands.first else {
             Issue.record("nothing sent for \(text): \(commands)")
             return
@@ -102,7 +102,7 @@ struct APDUTabViewTests {
     @Test func malformedLineOnEnterSaysItWasNotSent() {
         var state = APDUViewFixture.console()
         APDUViewFixture.type("00A40", &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         let screen = ViewFixture.render(state)
         #expect(screen.contains("not sent: 00A40"))
         #expect(screen.text(row: 23).contains("odd number of hex digits (5)"))
@@ -160,7 +160,7 @@ struct APDUTabViewTests {
     @Test func pendingCommandSaysWorking() {
         var state = APDUViewFixture.console()
         APDUViewFixture.type("00A10000", &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         let screen = ViewFixture.render(state)
         #expect(screen.text(row: 20).contains("Working"))
         #expect(screen.contains("> 00A10000"))
@@ -173,7 +173,7 @@ struct APDUTabViewTests {
         var screen = ViewFixture.render(state)
         #expect(screen.text(row: 1).contains("9-25/25"))
         #expect(screen.text(row: 18).contains("< SW=9000"))
-        _ = update(&state, .key(.pageUp))
+        _ = update(&state, .keyPress(.pageUp))
         screen = ViewFixture.render(state)
         #expect(screen.text(row: 1).contains("1-17/25"))
         #expect(screen.text(row: 2).contains("connection opened"))
@@ -193,13 +193,13 @@ struct APDUTabViewTests {
 
     @Test func outsideTheInputTheHintsNameTheConsoleKeysAndHelpFitsAt80x24() {
         var state = APDUViewFixture.console()
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         var screen = ViewFixture.render(state)
         let hints = screen.text(row: 21)
         #expect(hints.contains("Enter type") && hints.contains("s save transcript"))
         #expect(screen.text(row: 20).contains("Enter, : or / to type a command"))
         #expect(screen.cursor == nil)
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         screen = ViewFixture.render(state)
         for text in ["send the command", "earlier and later commands", "scroll the log", "SELECT: oath fido otp management piv openpgp ndef",
                      "save the transcript", "clear the log", "device information", "any other key closes this help"] {
@@ -210,21 +210,21 @@ struct APDUTabViewTests {
     @Test func saveDialogAndOverwriteConfirmation() {
         var state = APDUViewFixture.console()
         APDUViewFixture.exchange("00A10000", data: [], &state)
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("s")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("s")))
         var screen = ViewFixture.render(state)
         #expect(screen.contains("Save the transcript"))
         #expect(ViewFixture.line(screen, containing: "File")?.contains("ykterm-apdu-transcript.txt") == true)
         #expect(screen.contains("mode 0600"))
         #expect(screen.text(row: 21).contains("Esc cancel"))
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, .apdu(.saveFailed(.transcript, path: "ykterm-apdu-transcript.txt", message: UIText("apdu.save.failed"), exists: true)))
         screen = ViewFixture.render(state)
         #expect(screen.contains("The file exists. Overwrite it?"))
         #expect(screen.contains("ykterm-apdu-transcript.txt exists: what it holds now is lost."))
         #expect(screen.contains("y confirm"))
         state.now += 1
-        _ = update(&state, .key(.char("y")))
+        _ = update(&state, .keyPress(.char("y")))
         _ = update(&state, .apdu(.saved(.transcript, path: "ykterm-apdu-transcript.txt")))
         #expect(ViewFixture.render(state).text(row: 23).contains("Transcript saved to ykterm-apdu-transcript.txt"))
     }
@@ -263,7 +263,7 @@ struct DeviceViewTests {
     @Test func managementInformationOfTheSelectedKey() throws {
         var state = ViewFixture.state()
         _ = update(&state, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.char("i")))
         #expect(state.showDeviceInfo)
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Device information"))
@@ -282,7 +282,7 @@ struct DeviceViewTests {
         // The overlay fits: its border is on screen, the status bar still below it.
         #expect(screen.text(row: 22).contains("serial 28123456"))
         // Any key closes it.
-        _ = update(&state, .key(.char("z")))
+        _ = update(&state, .keyPress(.char("z")))
         #expect(!state.showDeviceInfo)
         #expect(!ViewFixture.render(state).contains("Device information"))
     }
@@ -293,12 +293,12 @@ struct DeviceViewTests {
         info.device.supportedNFC = nil
         info.device.enabledNFC = nil
         _ = update(&state, .probed(keyID: ViewFixture.key.id, info))
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.char("i")))
         #expect(ViewFixture.line(ViewFixture.render(state), containing: "NFC applications")?.contains("no NFC") == true)
 
         var reading = AppState(now: 1000)
         _ = update(&reading, .keyEvent(.keyArrived(ViewFixture.key)))
-        _ = update(&reading, .key(.char("i")))
+        _ = update(&reading, .keyPress(.char("i")))
         let screen = ViewFixture.render(reading)
         #expect(screen.contains("Reading the key…"))
         #expect(ViewFixture.line(screen, containing: "Reader")?.contains(ViewFixture.key.name) == true)
@@ -311,7 +311,7 @@ struct DeviceViewTests {
         let info = KeyInfo(reader: ViewFixture.key.name, atr: [], device: DeviceInfo(version: Version(0, 0, 0), fromManagement: false),
                            applications: ["OATH", "FIDO"], overNFC: true)
         _ = update(&state, .probed(keyID: ViewFixture.key.id, info))
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.char("i")))
         let screen = ViewFixture.render(state)
         #expect(ViewFixture.line(screen, containing: "Applications")?.contains("OATH FIDO") == true)
         #expect(screen.contains("Probed: the key has no Management application"))
@@ -319,16 +319,16 @@ struct DeviceViewTests {
         #expect(ViewFixture.line(screen, containing: "Serial")?.contains("unknown") == true)
 
         var empty = AppState(now: 1000)
-        _ = update(&empty, .key(.char("i")))
+        _ = update(&empty, .keyPress(.char("i")))
         #expect(ViewFixture.render(empty).contains("No key"))
     }
 
     @Test func deviceViewOpensFromTheAPDUTabOutsideTheInput() {
         var state = APDUViewFixture.console()
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.char("i")))
         #expect(!state.showDeviceInfo)
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("i")))
         #expect(state.showDeviceInfo)
         #expect(ViewFixture.render(state).contains("Device information"))
     }
@@ -337,10 +337,10 @@ struct DeviceViewTests {
         var state = ViewFixture.state()
         _ = update(&state, .keyEvent(.keyArrived(APDUViewFixture.second)))
         _ = update(&state, .probed(keyID: APDUViewFixture.second.id, APDUViewFixture.fullInfo(serial: 31_000_001)))
-        _ = update(&state, .key(.char("i")))
+        _ = update(&state, .keyPress(.char("i")))
         #expect(ViewFixture.render(state).contains("2 keys present: K switches"))
         // K opens the switcher over the device view.
-        _ = update(&state, .key(.char("K")))
+        _ = update(&state, .keyPress(.char("K")))
         #expect(state.showKeySwitcher && state.showDeviceInfo)
         var screen = ViewFixture.render(state)
         #expect(screen.contains("Keys present"))
@@ -351,12 +351,12 @@ struct DeviceViewTests {
         let column = screen.lines[first].distance(from: screen.lines[first].startIndex, to: screen.lines[first].range(of: "●")!.lowerBound)
         #expect(screen.style(row: first, column: column).reverse)
         #expect(screen.contains("Up/Down choose · Enter select · Esc close"))
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
         screen = ViewFixture.render(state)
         let markColumn = column
         #expect(screen.style(row: second, column: markColumn).reverse)
         #expect(!screen.style(row: first, column: markColumn).reverse)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         #expect(!state.showKeySwitcher)
         #expect(state.selectedKeyID == APDUViewFixture.second.id)
         #expect(state.preferredSerial == 31_000_001)
@@ -365,23 +365,23 @@ struct DeviceViewTests {
         // The device view, still open, shows the key chosen; any other key closes it.
         #expect(state.showDeviceInfo)
         #expect(ViewFixture.line(screen, containing: "Serial")?.contains("31000001") == true)
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         #expect(!state.showDeviceInfo)
         // With one key, K closes the device view like any other key.
         _ = update(&state, .keyEvent(.keyLeft(id: ViewFixture.key.id)))
-        _ = update(&state, .key(.char("i")))
-        _ = update(&state, .key(.char("K")))
+        _ = update(&state, .keyPress(.char("i")))
+        _ = update(&state, .keyPress(.char("K")))
         #expect(!state.showDeviceInfo && !state.showKeySwitcher)
     }
 
     @Test func switcherInASCIIAndWithNoKeys() {
         var state = ViewFixture.state()
         _ = update(&state, .keyEvent(.keyArrived(APDUViewFixture.second)))
-        _ = update(&state, .key(.char("K")))
+        _ = update(&state, .keyPress(.char("K")))
         let screen = ViewFixture.render(state, unicode: false)
         #expect(screen.lines.contains { $0.contains("* ") && $0.contains("serial 28123456") })
         var empty = AppState(now: 1000)
-        _ = update(&empty, .key(.char("K")))
+        _ = update(&empty, .keyPress(.char("K")))
         #expect(ViewFixture.render(empty).contains("No key: insert one"))
     }
 }

@@ -19,14 +19,14 @@ enum FIDOViewFixture {
     static func state(_ info: FIDOInfo = info(), virtual: Bool = false) -> AppState {
         var state = ViewFixture.state()
         state.virtualMode = virtual
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         _ = update(&state, .fido(.loaded(keyID: key.id, info)))
         state.status = nil
         return state
     }
 
     static func type(_ text: String, _ state: inout AppState) {
-        for c in text { _ = update(&state, .key(.char(c))) }
+        for c in text { _ = update(&state, .keyPress(.char(c))) }
     }
 
     static func screen(_ state: AppState) -> MemoryScreen {
@@ -84,7 +84,7 @@ struct FIDOTabViewTests {
 
     @Test func setPINDialogHidesThePINAndChecksTheRulesAsYouType() throws {
         var state = F.state(F.info(pinSet: false, retries: nil))
-        _ = update(&state, .key(.char("s")))
+        _ = update(&state, .keyPress(.char("s")))
         F.type("ab1", &state)
         let screen = F.screen(state)
         #expect(F.contains(screen, "Set the FIDO2 PIN"))
@@ -98,13 +98,13 @@ struct FIDOTabViewTests {
 
     @Test func changePINDialogShowsTheKeysAnswer() {
         var state = F.state()
-        _ = update(&state, .key(.char("c")))
+        _ = update(&state, .keyPress(.char("c")))
         F.type("wrong", &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         F.type("new-pin", &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         F.type("new-pin", &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         let working = F.screen(state)
         #expect(F.contains(working, "Change the FIDO2 PIN") && F.contains(working, "Current PIN"))
         _ = update(&state, .fido(.failed(keyID: F.key.id, FIDOFailure(.changePIN, .wrongPIN(retriesLeft: 6)))))
@@ -114,9 +114,9 @@ struct FIDOTabViewTests {
 
     @Test func wrongPINOnVerifyShowsTheTriesLeft() {
         var state = F.state()
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         F.type("0000", &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, .fido(.failed(keyID: F.key.id, FIDOFailure(.verifyPIN, .wrongPIN(retriesLeft: 7)))))
         let screen = F.screen(state)
         #expect(F.contains(screen, "Verify the FIDO2 PIN"))
@@ -134,7 +134,7 @@ struct FIDOTabViewTests {
             FIDOCredential(rpID: "github.com", rpName: "GitHub", userName: "carol", credentialID: [9, 9]),
         ]
         _ = update(&state, .fido(.verified(keyID: F.key.id, F.info(), credentials: creds)))
-        _ = update(&state, .key(.char("j")))
+        _ = update(&state, .keyPress(.char("j")))
         let screen = F.screen(state)
         #expect(F.contains(screen, "Discoverable credentials (3)"))
         let rpRows = ["example.org", "github.com  (GitHub)"].map { rp in screen.lines.firstIndex { $0.contains(rp) } ?? -1 }
@@ -145,7 +145,7 @@ struct FIDOTabViewTests {
         // j moved to the second in list order: alice (github.com, after example.org's bob).
         #expect(screen.style(row: alice, column: 5).reverse)
         #expect(screen.text(row: 21).contains("d delete") && screen.text(row: 21).contains("Esc / l back"))
-        _ = update(&state, .key(.char("d")))
+        _ = update(&state, .keyPress(.char("d")))
         let confirm = F.screen(state)
         #expect(F.contains(confirm, "Delete the credential of alice for github.com?"))
         #expect(F.contains(confirm, "Signing in to github.com with this key will no longer work."))
@@ -160,21 +160,21 @@ struct FIDOTabViewTests {
 
     @Test func resetWarnsWhatIsLostThenShowsTouchYourKeyWithEscToCancel() {
         var state = F.state(virtual: true)
-        _ = update(&state, .key(.char("R")))
+        _ = update(&state, .keyPress(.char("R")))
         let warning = F.screen(state)
         #expect(F.contains(warning, "Reset FIDO2?"))
         let text = warning.lines.joined(separator: " ")
         #expect(text.contains("Every FIDO credential on this key is lost") && text.contains("PIN is removed"))
         #expect(F.contains(warning, "y confirm · n / Enter / Esc cancel"))
         state.now += 1
-        _ = update(&state, .key(.char("y")))
+        _ = update(&state, .keyPress(.char("y")))
         let sending = F.screen(state)
         #expect(F.contains(sending, "Resetting… touch your key when it blinks."))
         _ = update(&state, .fido(.touch(keyID: F.key.id, waiting: true)))
         let touch = F.screen(state)
         #expect(F.contains(touch, "Touch your key") && F.contains(touch, "Esc cancels"))
         #expect(F.contains(touch, "Touching the key confirms the reset"))
-        _ = update(&state, .key(.escape))
+        _ = update(&state, .keyPress(.escape))
         _ = update(&state, .fido(.failed(keyID: F.key.id, FIDOFailure(.reset, .cancelled))))
         let after = F.screen(state)
         #expect(!F.contains(after, "Touch your key"))
@@ -183,9 +183,9 @@ struct FIDOTabViewTests {
 
     @Test func guidedResetOfARealKeyAsksToRemoveAndReinsert() {
         var state = F.state()
-        _ = update(&state, .key(.char("R")))
+        _ = update(&state, .keyPress(.char("R")))
         state.now += 1
-        _ = update(&state, .key(.char("y")))
+        _ = update(&state, .keyPress(.char("y")))
         _ = update(&state, .fido(.failed(keyID: F.key.id, FIDOFailure(.reset, .notAllowed))))
         let remove = F.screen(state)
         #expect(F.contains(remove, "The key allows a reset only within a few seconds"))
@@ -198,9 +198,9 @@ struct FIDOTabViewTests {
 
     @Test func keyPulledOutMidOperationIsSaidInTheStatusLine() {
         var state = F.state()
-        _ = update(&state, .key(.char("v")))
+        _ = update(&state, .keyPress(.char("v")))
         F.type("123456", &state)
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, .fido(.failed(keyID: F.key.id, FIDOFailure(.verifyPIN, .keyGone))))
         let screen = F.screen(state)
         #expect(!F.contains(screen, "Verify the FIDO2 PIN"))
@@ -210,11 +210,11 @@ struct FIDOTabViewTests {
 
     @Test func noKeyAndUnavailableStates() {
         var state = AppState(now: 1000)
-        _ = update(&state, .key(.char("3")))
+        _ = update(&state, .keyPress(.char("3")))
         let none = F.screen(state)
         #expect(F.contains(none, "No key") && F.contains(none, "Insert a FIDO2 key"))
         var loaded = F.state()
-        _ = update(&loaded, .key(.char("r")))
+        _ = update(&loaded, .keyPress(.char("r")))
         _ = update(&loaded, .fido(.failed(keyID: F.key.id, FIDOFailure(.load, .notAvailable))))
         let unavailable = F.screen(loaded)
         #expect(F.contains(unavailable, "No FIDO2 here"))
@@ -222,7 +222,7 @@ struct FIDOTabViewTests {
 
     @Test func helpOverlayListsTheTabsBindings() {
         var state = F.state()
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         let screen = F.screen(state)
         for (key, text) in [("s", "set a PIN"), ("c", "change the PIN"), ("v", "verify the PIN"),
                             ("l", "list the credentials"), ("R", "reset"), ("Enter / Esc", "in a PIN dialog")] {
@@ -234,7 +234,7 @@ struct FIDOTabViewTests {
         let tables = StringTables.load(language: "de")
         let screen = MemoryScreen(rows: 24, columns: 80, unicode: true)
         var state = F.state()
-        _ = update(&state, .key(.char("c")))
+        _ = update(&state, .keyPress(.char("c")))
         AppView(screen: screen, text: { t in t.literal ?? tables.format(t.key, t.arguments) }).render(state)
         #expect(screen.lines.allSatisfy { $0.cellWidth == 80 })
         #expect(screen.lines.contains { $0.contains(tables.format("fido.changePIN.title", [:])) })
@@ -253,17 +253,17 @@ struct ShortTerminalTests {
         var state = FIDOViewFixture.state()
         var screen = Self.render(state)
         #expect(screen.contains("↓ more below") && !screen.contains("Extensions"))
-        for _ in 0..<6 { _ = update(&state, .key(.down)) }
+        for _ in 0..<6 { _ = update(&state, .keyPress(.down)) }
         screen = Self.render(state)
         #expect(screen.contains("Extensions") && screen.contains("credProtect"))
         #expect(!screen.contains("↓ more below"))
-        _ = update(&state, .key(.home))
+        _ = update(&state, .keyPress(.home))
         #expect(Self.render(state).contains("FIDO2 authenticator"))
     }
 
     @Test func theAddDialogKeepsItsOutlineAndKeysAtSixtyByFifteen() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .keyPress(.char("a")))
         let screen = Self.render(state)
         #expect(screen.text(row: 0).hasPrefix("┌ Add account"))
         #expect(screen.text(row: 14).hasPrefix("└") && screen.text(row: 14).hasSuffix("┘"))

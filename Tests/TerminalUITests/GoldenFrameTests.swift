@@ -65,7 +65,7 @@ enum Golden {
 
     static func press(_ keys: [KeyPress], _ state: AppState) -> AppState {
         var s = state
-        for k in keys { _ = update(&s, .key(k)) }
+        for k in keys { _ = update(&s, .keyPress(k)) }
         s.status = nil
         return s
     }

@@ -71,29 +71,29 @@ import Testing
     @Test func decodesABatchOfKeys() {
         var decoder = InputDecoder()
         let events = decoder.decode(characters("ab\r") + [.keyCode(KEY_UP), .character(0x03)], size: size)
-        #expect(events == [.key(.char("a")), .key(.char("b")), .key(.enter), .key(.up), .key(.ctrl("c"))])
+        #expect(events == [.keyPress(.char("a")), .keyPress(.char("b")), .keyPress(.enter), .keyPress(.up), .keyPress(.ctrl("c"))])
     }
 
     @Test func loneEscapeIsTheEscapeKey() {
         var decoder = InputDecoder()
-        #expect(decoder.decode([.character(0x1B)], size: size) == [.key(.escape)])
+        #expect(decoder.decode([.character(0x1B)], size: size) == [.keyPress(.escape)])
         // ESC then an ordinary key in the same batch (Alt+x): Escape, then the key.
-        #expect(decoder.decode(characters("\u{1B}x"), size: size) == [.key(.escape), .key(.char("x"))])
+        #expect(decoder.decode(characters("\u{1B}x"), size: size) == [.keyPress(.escape), .keyPress(.char("x"))])
     }
 
     @Test func resizeBecomesOneEvent() {
         var decoder = InputDecoder()
         let events = decoder.decode([.keyCode(KEY_RESIZE), .keyCode(KEY_RESIZE), .character(0x71)], size: size)
-        #expect(events == [.resize(size), .key(.char("q"))])
+        #expect(events == [.resize(size), .keyPress(.char("q"))])
     }
 
     @Test func escapeSequencesNcursesDidNotKnowAreDecodedOrDropped() {
         var decoder = InputDecoder()
         #expect(decoder.decode(characters("\u{1B}[A\u{1B}OB\u{1B}[3~\u{1B}[Z\u{1B}OP\u{1B}[15~"), size: size)
-            == [.key(.up), .key(.down), .key(.delete), .key(.backTab), .key(.function(1)), .key(.function(5))])
-        #expect(decoder.decode(characters("\u{1B}[1;5C"), size: size) == [.key(.right)])
+            == [.keyPress(.up), .keyPress(.down), .keyPress(.delete), .keyPress(.backTab), .keyPress(.function(1)), .keyPress(.function(5))])
+        #expect(decoder.decode(characters("\u{1B}[1;5C"), size: size) == [.keyPress(.right)])
         // Unknown sequences never turn into text.
-        #expect(decoder.decode(characters("\u{1B}[?1;2cz"), size: size) == [.key(.char("z"))])
+        #expect(decoder.decode(characters("\u{1B}[?1;2cz"), size: size) == [.keyPress(.char("z"))])
         #expect(decoder.decode(characters("\u{1B}[99~"), size: size) == [])
         // An incomplete sequence at the end of a batch is dropped.
         #expect(decoder.decode(characters("\u{1B}[1;"), size: size) == [])
@@ -103,7 +103,7 @@ import Testing
         var decoder = InputDecoder()
         let text = "\u{1B}[200~otpauth://totp/A:b?secret=JBSWY3DPEHPK3PXP\r\nq\u{1B}[201~x"
         let events = decoder.decode(characters(text), size: size)
-        #expect(events == [.paste("otpauth://totp/A:b?secret=JBSWY3DPEHPK3PXP\nq"), .key(.char("x"))])
+        #expect(events == [.paste("otpauth://totp/A:b?secret=JBSWY3DPEHPK3PXP\nq"), .keyPress(.char("x"))])
         #expect(!decoder.isPasting)
     }
 
@@ -112,7 +112,7 @@ import Testing
         #expect(decoder.decode(characters("\u{1B}[200~ab"), size: size) == [])
         #expect(decoder.isPasting)
         #expect(decoder.decode(characters("c\u{1B}[20"), size: size) == [])
-        #expect(decoder.decode(characters("1~d"), size: size) == [.paste("abc"), .key(.char("d"))])
+        #expect(decoder.decode(characters("1~d"), size: size) == [.paste("abc"), .keyPress(.char("d"))])
     }
 
     @Test func pastedControlCharactersAreRemoved() {

@@ -22,7 +22,7 @@ enum OTPViewFixture {
         var state = ViewFixture.state()
         state.virtualMode = virtual
         state.otp.aesKeys = [publicID: aesKey]
-        _ = update(&state, .key(.char("2")))
+        _ = update(&state, .keyPress(.char("2")))
         state.status = nil
         return state
     }
@@ -30,10 +30,10 @@ enum OTPViewFixture {
     /// Types `text` and Enter as a key does.
     static func burst(_ text: String, into state: inout AppState) {
         for c in text {
-            _ = update(&state, .key(.char(c)))
+            _ = update(&state, .keyPress(.char(c)))
             state.now += 0.005
         }
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         state.now += 1
     }
 
@@ -101,12 +101,12 @@ struct OTPTabViewTests {
         #expect(screen.contains("Usage counter 41 · session counter 3 · timestamp 658188"))
         #expect(screen.contains("Private ID c0ffee123456 · CRC ok"))
         // Down to the wrong key: its details say so.
-        _ = update(&state, .key(.down))
-        _ = update(&state, .key(.down))
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.down))
         let wrongScreen = ViewFixture.render(state)
         #expect(wrongScreen.contains("The AES key for ijcccccc fails the CRC check"))
         #expect(wrongScreen.style(row: header + 3, column: 3).reverse)
-        _ = update(&state, .key(.up))
+        _ = update(&state, .keyPress(.up))
         #expect(ViewFixture.render(state).contains("No AES key for cbdefghi ([otp.aes_keys] in the config file)"))
     }
 
@@ -123,16 +123,16 @@ struct OTPTabViewTests {
     @Test func handTypingIsReportedAndAKeyTypingIsShown() {
         var state = OTPViewFixture.state()
         for c in "hello" {
-            _ = update(&state, .key(.char(c)))
+            _ = update(&state, .keyPress(.char(c)))
             state.now += 0.3
             _ = update(&state, .tick(now: state.now))
         }
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.enter))
         var screen = ViewFixture.render(state)
         #expect(screen.text(row: 2).contains("Ignored 5 characters typed by hand (too slow for a key)"))
         #expect(screen.contains("Nothing captured yet."))
         for c in "vvcccc" {
-            _ = update(&state, .key(.char(c)))
+            _ = update(&state, .keyPress(.char(c)))
             state.now += 0.005
         }
         screen = ViewFixture.render(state)
@@ -143,18 +143,18 @@ struct OTPTabViewTests {
         let screen = ViewFixture.render(OTPViewFixture.state(virtual: true))
         #expect(screen.text(row: 21).contains("T touch the key"))
         var touching = OTPViewFixture.state(virtual: true)
-        _ = update(&touching, .key(.ctrl("t")))
+        _ = update(&touching, .keyPress(.ctrl("t")))
         #expect(ViewFixture.render(touching).text(row: 1).contains("Touching the virtual key…"))
         var reading = OTPViewFixture.state()
-        _ = update(&reading, .key(.function(5)))
+        _ = update(&reading, .keyPress(.function(5)))
         #expect(ViewFixture.render(reading).text(row: 1).contains("Reading the NDEF tag…"))
     }
 
     @Test func challengeFormShowsSlotChallengeAndLiveProblem() {
         var state = OTPViewFixture.state()
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.char("x")))
         _ = update(&state, .tick(now: state.now + 0.1))
-        for c in "c0fz" { _ = update(&state, .key(.char(c))) }
+        for c in "c0fz" { _ = update(&state, .keyPress(.char(c))) }
         var screen = ViewFixture.render(state)
         #expect(screen.lines.allSatisfy { $0.cellWidth == 80 })
         #expect(screen.contains("Challenge-response (HMAC-SHA1)"))
@@ -163,9 +163,9 @@ struct OTPTabViewTests {
         #expect(screen.contains("\"z\" is not a hex digit (0-9, a-f)"))
         #expect(screen.contains("Up to 64 bytes in hex"))
         #expect(screen.text(row: 21).contains("Esc cancel"))
-        _ = update(&state, .key(.backspace))
-        _ = update(&state, .key(.char("e")))
-        _ = update(&state, .key(.enter))
+        _ = update(&state, .keyPress(.backspace))
+        _ = update(&state, .keyPress(.char("e")))
+        _ = update(&state, .keyPress(.enter))
         _ = update(&state, .otp(.challengeWaitingForTouch(keyID: ViewFixture.key.id)))
         screen = ViewFixture.render(state)
         #expect(screen.contains("Touch your key…"))
@@ -192,7 +192,7 @@ struct OTPTabViewTests {
         #expect(screen.contains("/30"))
         #expect(screen.contains("usage 1 · session 29"))
         #expect(screen.contains("Usage counter 1 · session counter 29"))
-        for _ in 0..<25 { _ = update(&state, .key(.down)) }
+        for _ in 0..<25 { _ = update(&state, .keyPress(.down)) }
         screen = ViewFixture.render(state)
         #expect(screen.contains("Usage counter 1 · session counter 4 "))
         #expect(screen.lines.contains { $0.contains("usage 1 · session 4") })
@@ -201,7 +201,7 @@ struct OTPTabViewTests {
 
     @Test func helpListsTheTabsKeysAndFitsAt80x24() {
         var state = OTPViewFixture.state()
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         _ = update(&state, .tick(now: state.now + 0.1))
         let screen = ViewFixture.render(state)
         #expect(screen.lines.allSatisfy { $0.cellWidth == 80 })

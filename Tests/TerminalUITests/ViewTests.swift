@@ -83,8 +83,8 @@ struct OATHViewTests {
 
     @Test func selectedRowIsReversedAndPinnedComeFirstWithAStar() throws {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.end))
-        _ = update(&state, .key(.char("p")))
+        _ = update(&state, .keyPress(.end))
+        _ = update(&state, .keyPress(.char("p")))
         let screen = ViewFixture.render(state)
         let first = screen.text(row: 1)
         #expect(first.contains("★") && first.contains("Steam"))
@@ -107,8 +107,8 @@ struct OATHViewTests {
 
     @Test func filterLineAndNoMatch() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("/")))
-        for c in "zzz" { _ = update(&state, .key(.char(c))) }
+        _ = update(&state, .keyPress(.char("/")))
+        for c in "zzz" { _ = update(&state, .keyPress(.char(c))) }
         let screen = ViewFixture.render(state)
         #expect(screen.text(row: 1).contains("Filter: zzz"))
         #expect(screen.contains("No account matches \"zzz\"."))
@@ -127,7 +127,7 @@ struct OATHViewTests {
 
     @Test func asciiFallbackWithoutUnicode() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("p")))
+        _ = update(&state, .keyPress(.char("p")))
         let screen = ViewFixture.render(state, unicode: false)
         #expect(screen.lines.joined().unicodeScalars.allSatisfy { $0.isASCII })
         #expect(screen.contains("#"))
@@ -152,8 +152,8 @@ struct OATHViewTests {
     @Test func passwordFieldsShowBulletsNeverTheText() {
         var state = ViewFixture.state()
         state.oath.hasPassword = true
-        _ = update(&state, .key(.char("P")))
-        for c in "hunter2" { _ = update(&state, .key(.char(c))) }
+        _ = update(&state, .keyPress(.char("P")))
+        for c in "hunter2" { _ = update(&state, .keyPress(.char(c))) }
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Change OATH password"))
         #expect(screen.contains("•••••••"))
@@ -162,8 +162,8 @@ struct OATHViewTests {
 
     @Test func addDialogShowsTheLiveProblem() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("a")))
-        for c in "otpauth://totp/x?secret=!!" { _ = update(&state, .key(.char(c))) }
+        _ = update(&state, .keyPress(.char("a")))
+        for c in "otpauth://totp/x?secret=!!" { _ = update(&state, .keyPress(.char(c))) }
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Add account"))
         #expect(screen.contains("invalid otpauth URI"))
@@ -172,7 +172,7 @@ struct OATHViewTests {
 
     @Test func deleteConfirmationNamesTheAccount() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("d")))
+        _ = update(&state, .keyPress(.char("d")))
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Delete Corp VPN:alice?"))
         #expect(screen.contains("y confirm · n / Enter / Esc cancel"))
@@ -183,7 +183,7 @@ struct OATHViewTests {
 struct ShellViewTests {
     @Test func helpOverlayListsEveryBinding() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         let screen = ViewFixture.render(state, rows: 40, columns: 120)
         for action in Action.allCases {
             #expect(screen.contains(ViewFixture.tables.format(action.helpKey, [:])), "\(action)")
@@ -195,7 +195,7 @@ struct ShellViewTests {
         var state = ViewFixture.state()
         // Tab switches from anywhere (the OTP tab and the APDU console take digits as input).
         for tab in [Tab.otp, Tab.fido, Tab.apdu, Tab.oath] {
-            _ = update(&state, .key(.tab))
+            _ = update(&state, .keyPress(.tab))
             #expect(state.tab == tab)
             let bar = ViewFixture.render(state).text(row: 0)
             #expect(bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU"))
@@ -212,7 +212,7 @@ struct ShellViewTests {
     @Test func keySwitcherListsKeysWithSerials() {
         var state = ViewFixture.state()
         _ = update(&state, .keyEvent(.keyArrived(KeyDescriptor(transport: .pcsc(reader: "Virtual PCD 00 01"), name: "Virtual PCD 00 01"))))
-        _ = update(&state, .key(.char("K")))
+        _ = update(&state, .keyPress(.char("K")))
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Keys present"))
         #expect(screen.contains("serial 28123456"))
@@ -285,14 +285,14 @@ struct HelpViewTests {
 
     @Test func eachTabShowsItsOwnKeysThenTheGeneralOnes() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         var text = Self.helpScreen(state, rows: 40, columns: 100).lines.joined(separator: "\n")
         #expect(text.contains("OATH tab") && text.contains("copy the code; compute a touch or HOTP code"))
         #expect(text.contains("Everywhere") && text.contains("quit from anywhere"))
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("4")))
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("4")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("?")))
         text = Self.helpScreen(state, rows: 40, columns: 100).lines.joined(separator: "\n")
         // The APDU tab's Enter sends; the OATH tab's "copy the code" is not offered there.
         #expect(text.contains("APDU tab") && text.contains("send the command"))
@@ -301,7 +301,7 @@ struct HelpViewTests {
 
     @Test func atSixtyByFifteenItScrollsAndNothingIsCut() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("?")))
+        _ = update(&state, .keyPress(.char("?")))
         let entries = helpEntries(state)
         var seen = Set<String>()
         var screen = Self.helpScreen(state, rows: 15, columns: 60)
@@ -314,14 +314,14 @@ struct HelpViewTests {
             for entry in entries where !entry.isHeading && screen.lines.contains(where: { $0.contains(" " + entry.keys + " ") }) {
                 seen.insert(entry.keys)
             }
-            _ = update(&state, .key(.down))
+            _ = update(&state, .keyPress(.down))
             screen = Self.helpScreen(state, rows: 15, columns: 60)
         }
         // Scrolled to the end, every binding was on screen at some point: P, R and Ctrl-C too.
         #expect(seen.isSuperset(of: ["P", "R", "Ctrl-C", "q"]), "\(seen)")
         #expect(screen.lines.joined().contains("/\(entries.count)"))
         // Any other key closes it.
-        _ = update(&state, .key(.char("x")))
+        _ = update(&state, .keyPress(.char("x")))
         #expect(!state.showHelp && state.helpScroll == 0)
     }
 }
@@ -346,7 +346,7 @@ struct HintsLineTests {
         _ = update(&state, .copied(true, UIText("status.copied", ["how": "OSC 52", "account": "GitHub:alice@example.com"])))
         #expect(ViewFixture.render(state).text(row: 23).contains("Copied the code of GitHub:alice@example.com (OSC 52)"))
         // Opening a dialog is a new action: the old message goes.
-        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .keyPress(.char("a")))
         #expect(state.status == nil)
     }
 }
@@ -355,13 +355,13 @@ struct HintsLineTests {
 struct DialogMessageTests {
     @Test func aLongProblemWrapsAndLeadsWithTheRule() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("a")))
-        _ = update(&state, .key(.down))
-        for c in String(repeating: "i", count: 40) { _ = update(&state, .key(.char(c))) }
-        _ = update(&state, .key(.down))
-        for c in String(repeating: "n", count: 40) { _ = update(&state, .key(.char(c))) }
-        _ = update(&state, .key(.down))
-        for c in "JBSWY3DPEHPK3PXP" { _ = update(&state, .key(.char(c))) }
+        _ = update(&state, .keyPress(.char("a")))
+        _ = update(&state, .keyPress(.down))
+        for c in String(repeating: "i", count: 40) { _ = update(&state, .keyPress(.char(c))) }
+        _ = update(&state, .keyPress(.down))
+        for c in String(repeating: "n", count: 40) { _ = update(&state, .keyPress(.char(c))) }
+        _ = update(&state, .keyPress(.down))
+        for c in "JBSWY3DPEHPK3PXP" { _ = update(&state, .keyPress(.char(c))) }
         let screen = ViewFixture.render(state)
         let text = screen.lines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " │")) }.joined(separator: " ")
         #expect(text.contains("issuer and name together may have at most 64 bytes (81 here)"), "\(screen.lines)")
@@ -377,11 +377,11 @@ struct DialogMessageTests {
 struct DialogHintTests {
     @Test func aQuestionsHintsNameOnlyItsAnswers() {
         var state = ViewFixture.state()
-        _ = update(&state, .key(.char("d")))
+        _ = update(&state, .keyPress(.char("d")))
         let hints = ViewFixture.render(state).text(row: 21)
         #expect(hints.contains("y confirm · n / Enter / Esc cancel") && !hints.contains("Space toggles"), "\(hints)")
-        _ = update(&state, .key(.escape))
-        _ = update(&state, .key(.char("a")))
+        _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.char("a")))
         #expect(ViewFixture.render(state).text(row: 21).contains("Space toggles"))
     }
 }

@@ -12,7 +12,7 @@ protocol TabModel: Sendable {
     /// Its own messages: the commands they call for, or nil when `msg` is not the tab's.
     static func update(_ state: inout AppState, _ msg: Msg) -> [Command]?
     /// A key press while the tab is shown (and no overlay is open).
-    static func key(_ state: inout AppState, _ key: KeyPress) -> [Command]
+    static func keyPress(_ state: inout AppState, _ key: KeyPress) -> [Command]
     /// Pasted text while the tab is shown; false when the tab has no use for it.
     static func paste(_ state: inout AppState, _ text: String) -> Bool
     /// The tab became the one shown.

@@ -10,7 +10,7 @@ enum APDUTab: TabModel {
         return apduTabUpdate(&state, m)
     }
 
-    static func key(_ state: inout AppState, _ key: KeyPress) -> [Command] { apduTabKey(&state, key) }
+    static func keyPress(_ state: inout AppState, _ key: KeyPress) -> [Command] { apduTabKey(&state, key) }
     static func paste(_ state: inout AppState, _ text: String) -> Bool { apduTabPaste(&state, text) }
     static func opened(_ state: inout AppState) -> [Command] { apduTabOpened(&state) }
     static func tick(_ state: inout AppState) -> [Command] { apduTabTick(&state) }

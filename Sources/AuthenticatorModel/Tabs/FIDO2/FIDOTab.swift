@@ -10,7 +10,7 @@ enum FIDOTab: TabModel {
         return fidoTabUpdate(&state, m)
     }
 
-    static func key(_ state: inout AppState, _ key: KeyPress) -> [Command] { fidoTabKey(&state, key) }
+    static func keyPress(_ state: inout AppState, _ key: KeyPress) -> [Command] { fidoTabKey(&state, key) }
     static func paste(_ state: inout AppState, _ text: String) -> Bool { fidoTabPaste(&state, text) }
     static func opened(_ state: inout AppState) -> [Command] { fidoTabOpened(&state) }
     static func tick(_ state: inout AppState) -> [Command] { fidoTabTick(&state) }

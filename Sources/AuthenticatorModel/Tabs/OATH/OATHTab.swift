@@ -15,7 +15,7 @@ enum OATHTab: TabModel {
         }
     }
 
-    static func key(_ state: inout AppState, _ key: KeyPress) -> [Command] { oathKey(&state, key) }
+    static func keyPress(_ state: inout AppState, _ key: KeyPress) -> [Command] { oathKey(&state, key) }
     static func paste(_ state: inout AppState, _ text: String) -> Bool { oathPaste(&state, text) }
     /// The accounts are read when a key is selected, whichever tab is shown.
     static func opened(_ state: inout AppState) -> [Command] { [] }

@@ -10,7 +10,7 @@ enum OTPTab: TabModel {
         return otpTabUpdate(&state, m)
     }
 
-    static func key(_ state: inout AppState, _ key: KeyPress) -> [Command] { otpTabKey(&state, key) }
+    static func keyPress(_ state: inout AppState, _ key: KeyPress) -> [Command] { otpTabKey(&state, key) }
     static func paste(_ state: inout AppState, _ text: String) -> Bool { otpTabPaste(&state, text) }
     static func opened(_ state: inout AppState) -> [Command] { otpTabOpened(&state) }
     static func tick(_ state: inout AppState) -> [Command] { otpTabTick(&state) }
