@@ -30,6 +30,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL", "CLinux"]),
         .target(name: "VirtualKey", dependencies: ["KeyKit"]),
+        // The virtual key as a USB composite device: hidraw nodes served through FUSE, sysfs, vpcd.
+        .target(name: "VirtualUSB", dependencies: ["VirtualKey", "KeyKit"]),
         // The app's state, messages, pure update() and the runner that performs commands with KeyKit.
         .target(name: "AuthenticatorModel", dependencies: [
             "KeyKit", .product(name: "Logging", package: "swift-log"),
@@ -37,11 +39,12 @@ let package = Package(
         // Screen protocol, ncurses and in-memory screens, input decoding, and one view per tab.
         .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW"]),
         .executableTarget(name: "ykterm", dependencies: [
-            "KeyKit", "VirtualKey", "AuthenticatorModel", "TerminalUI", "CNCursesW", "CHIDAPI",
+            "KeyKit", "VirtualKey", "VirtualUSB", "AuthenticatorModel", "TerminalUI", "CNCursesW", "CHIDAPI",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "KeyKitTests", dependencies: ["KeyKit"]),
+        .testTarget(name: "VirtualUSBTests", dependencies: ["VirtualUSB"]),
         // AuthenticatorModel for the trace of exchanges with the virtual key (WireTracer, APDURedactor).
         .testTarget(name: "VirtualKeyTests", dependencies: ["VirtualKey", "KeyKit", "AuthenticatorModel"]),
         .testTarget(name: "AuthenticatorModelTests", dependencies: ["AuthenticatorModel", "KeyKit", "VirtualKey"]),

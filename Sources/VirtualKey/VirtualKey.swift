@@ -16,6 +16,20 @@ public final class VirtualKey: Sendable {
         return [0x3B] + body + [tck]
     }()
 
+    /// The ATR a YubiKey 5 gives on USB (its CCID interface), T0 high nibble F: clients treat the reader
+    /// as the key's own USB interface.
+    public static let usbATR: [UInt8] = [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0,
+                                         0x21, 0xC0] + Array("WYubiKey@".utf8)
+
+    /// Which ATR the key answers with: as on an NFC reader (the default) or as a USB key.
+    public enum ATRStyle: Sendable {
+        case nfc, usb
+    }
+
+    public static func atr(_ style: ATRStyle) -> [UInt8] {
+        style == .usb ? usbATR : atr
+    }
+
     /// Commands received, counted by instruction (for tests and benchmarks that count APDUs).
     public struct Statistics: Sendable, Equatable {
         public var commands = 0

@@ -11,7 +11,7 @@ struct VirtualKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "virtual-key",
         abstract: "The built-in virtual key: a software key with the same applications.",
-        subcommands: [Serve.self])
+        subcommands: [Serve.self, USB.self])
 
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -23,7 +23,28 @@ struct VirtualKeyCommand: ParsableCommand {
             there and appears to every PC/SC client as a YubiKey 5 NFC on an NFC reader. When pcscd \
             restarts, the key reconnects by itself. SIGINT or SIGTERM stops it. With --state, what \
             the key stores is kept in FILE (JSON, mode 0600) and loaded on the next start.
+
+            With --usb (root only) the key is a USB composite YubiKey instead, and COMMAND (default: \
+            $SHELL) runs in a private mount namespace where it is plugged in: its CCID interface is a \
+            card in the reader "Yubico YubiKey OTP+FIDO+CCID 00 00" of a private pcscd at the standard \
+            socket, its FIDO and OTP interfaces are /dev/hidrawN nodes (served through FUSE) with \
+            sysfs entries under one USB device (vendor 1050, product 0407 for all three interfaces). \
+            --interfaces picks the interfaces (a comma list of ccid, fido, otp; fido alone is a \
+            Security Key, with no pcscd). `ykterm virtual-key usb unplug` and `usb plug`, run inside, \
+            pull the key out and put it back (through the socket in $YKTERM_USB_CONTROL). Every \
+            interface shares one key state. The command exits with COMMAND's status, having stopped \
+            pcscd and unmounted everything. --vpcd, --fault and --log-apdus do not apply.
             """)
+
+        @Flag(name: .long, help: "Serve the key as a USB key to COMMAND in a private mount namespace (root).")
+        var usb = false
+
+        @Option(name: .long, help: ArgumentHelp("With --usb: the USB interfaces that are on.", valueName: "LIST"))
+        var interfaces: String = "otp,fido,ccid"
+
+        @Argument(parsing: .postTerminator, help: ArgumentHelp("With --usb: the command to run (default: $SHELL).",
+                                                               valueName: "COMMAND"))
+        var command: [String] = []
 
         @Option(name: .long, help: ArgumentHelp("Where pcscd's vpcd driver listens.", valueName: "HOST:PORT"))
         var vpcd: String = "127.0.0.1:35963"
@@ -132,6 +153,8 @@ struct VirtualKeyCommand: ParsableCommand {
         }
 
         func run() throws {
+            if usb { return try runUSB() }
+            guard command.isEmpty else { throw ValidationError("COMMAND is only for --usb") }
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
             var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
             if demoAccounts { initial = initial.withDemoAccounts() }

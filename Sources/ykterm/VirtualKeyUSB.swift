@@ -1,0 +1,169 @@
+import ArgumentParser
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+import KeyKit
+import VirtualKey
+import VirtualUSB
+
+extension VirtualKeyCommand.Serve {
+    /// `serve --usb`: the key as a USB composite device in a private mount namespace, COMMAND inside.
+    func runUSB() throws {
+        guard geteuid() == 0 else {
+            throw YktermError.failed("virtual-key serve --usb needs root (it mounts FUSE files and tmpfs in a private mount namespace)")
+        }
+        guard let interfaces = USBInterfaces(parsing: self.interfaces) else {
+            throw YktermError.usage("--interfaces must be a comma list of ccid, fido and otp, not \"\(self.interfaces)\"")
+        }
+        guard getenv(USBNamespace.marker) != nil else {
+            throw YktermError.failed("\(USBNamespace.reexecInPrivateNamespace(arguments: Array(CommandLine.arguments.dropFirst())))")
+        }
+        unsetenv(USBNamespace.marker)
+        let key = try makeUSBKey()
+        let log: @Sendable (String) -> Void = { warn("virtual-key: " + $0) }
+        do {
+            try USBNamespace.setUpDev()
+            try USBNamespace.setUpRun()
+        } catch {
+            throw YktermError.failed("\(error)")
+        }
+        var pcscd: pid_t?
+        var port: UInt16?
+        if interfaces.contains(.ccid) {
+            guard let p = USBNamespace.freePortPair() else { throw YktermError.failed("no free port for vpcd") }
+            port = p
+            do {
+                let conf = USBNamespace.runDirectory + "/reader.conf.d"
+                try USBNamespace.writeReaderConfiguration(directory: conf, name: interfaces.deviceName, port: p)
+                pcscd = try USBNamespace.spawn(["pcscd", "--foreground", "-c", conf], environment: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], quiet: true)
+            } catch {
+                throw YktermError.failed("\(error)")
+            }
+            var st = stat()
+            var waited = 0
+            while stat("/run/pcscd/pcscd.comm", &st) != 0 && waited < 200 {
+                SystemThread.sleep(0.05)
+                waited += 1
+            }
+        }
+        let usb: VirtualUSBKey
+        let control: USBControlServer
+        do {
+            let sysDevices = try USBNamespace.setUpSys()
+            usb = VirtualUSBKey(key: key, interfaces: interfaces, vpcdPort: port, sysDevices: sysDevices,
+                                makeFeatures: VirtualKeyUSB.features(key), log: log)
+            try usb.prepareBus()
+            try usb.plug()
+            control = try USBControlServer(path: USBNamespace.controlPath, key: usb)
+        } catch {
+            if let pcscd { USBNamespace.stop(pcscd) }
+            throw YktermError.failed("\(error)")
+        }
+        var environment = [String]()
+        var e = environ
+        while let entry = e.pointee {
+            let s = String(cString: entry)
+            if !s.hasPrefix("PCSCLITE_CSOCK_NAME=") && !s.hasPrefix(USBNamespace.controlVariable + "=")
+                && !s.hasPrefix("SYSTEMD_DEVICE_VERIFY_SYSFS=") {
+                environment.append(s)
+            }
+            e += 1
+        }
+        environment += [USBNamespace.controlVariable + "=" + USBNamespace.controlPath, "SYSTEMD_DEVICE_VERIFY_SYSFS=0"]
+        let argv = command.isEmpty ? [String(cString: getenv("SHELL") ?? strdup("/bin/sh"))] : command
+        warn("virtual-key: \(interfaces.deviceName) (USB \(String(format4(interfaces.productID)))) serial \(key.state.serial), "
+             + "firmware \(key.state.version) plugged in; running \(argv[0])")
+        let child: pid_t
+        do {
+            child = try USBNamespace.spawn(argv, environment: environment, quiet: false)
+        } catch {
+            try? usb.unplug()
+            control.stop()
+            if let pcscd { USBNamespace.stop(pcscd) }
+            throw YktermError.failed("\(error)")
+        }
+        signal(SIGINT, SIG_IGN)
+        signal(SIGQUIT, SIG_IGN)
+        var sources = [DispatchSourceSignal]()
+        for sig in [SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { kill(child, sig) }
+            source.resume()
+            sources.append(source)
+        }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        sources.forEach { $0.cancel() }
+        control.stop()
+        if usb.isPlugged { try? usb.unplug() }
+        if let pcscd { USBNamespace.stop(pcscd) }
+        let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        throw ExitCode(code)
+    }
+
+    private func format4(_ v: UInt16) -> String {
+        let s = String(v, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 4 - s.count)) + s
+    }
+
+    /// The key as `serve` makes it (state file, serial, firmware, demo accounts, profile).
+    private func makeUSBKey() throws -> VirtualKey {
+        var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
+        if demoAccounts { initial = initial.withDemoAccounts() }
+        if let accounts { initial = initial.withGeneratedAccounts(accounts) }
+        initial.otpToken = try otpToken(serial: serial)
+        let touch = Double(touchDelay) / 1000
+        do {
+            if let state {
+                return try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
+                                      latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile())
+            }
+            return VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile())
+        } catch {
+            throw YktermError.failed("\(error)")
+        }
+    }
+}
+
+enum VirtualKeyUSB {
+    /// The OTP interface's feature reports, from the key's OTP HID device.
+    static func features(_ key: VirtualKey) -> (@Sendable () -> FeatureReports?)? {
+        nil
+    }
+}
+
+extension VirtualKeyCommand {
+    struct USB: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "usb",
+            abstract: "Plug or unplug the virtual USB key (inside `virtual-key serve --usb`).",
+            subcommands: [Plug.self, Unplug.self])
+
+        struct Plug: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Plug the virtual key back in: sysfs entries, then hidraw nodes, then the card in its reader.")
+            func run() throws { try USB.send("plug") }
+        }
+
+        struct Unplug: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Pull the virtual key out: the card leaves its reader, open HID files fail, the hidraw nodes go.")
+            func run() throws { try USB.send("unplug") }
+        }
+
+        static func send(_ command: String) throws {
+            guard let path = getenv(USBNamespace.controlVariable).map({ String(cString: $0) }), !path.isEmpty else {
+                throw YktermError.failed("\(USBNamespace.controlVariable) is not set: run this inside `ykterm virtual-key serve --usb`")
+            }
+            let answer: String?
+            do {
+                answer = try USBControl.send(command, path: path)
+            } catch {
+                throw YktermError.failed("\(error)")
+            }
+            if let answer { throw YktermError.failed(answer) }
+        }
+    }
+}
