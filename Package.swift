@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "ykterm", targets: ["ykterm"]),
         .library(name: "KeyKit", targets: ["KeyKit"]),
         .library(name: "VirtualKey", targets: ["VirtualKey"]),
+        // pcscd reader driver for `virtual-key serve --usb`: vpcd with one slot (loaded by pcscd, next to ykterm).
+        .library(name: "ykterm-ifd-one-slot", type: .dynamic, targets: ["CIFDOneSlot"]),
         .library(name: "AuthenticatorModel", targets: ["AuthenticatorModel"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
     ],
@@ -32,6 +34,7 @@ let package = Package(
         .target(name: "VirtualKey", dependencies: ["KeyKit"]),
         // The virtual key as a USB composite device: hidraw nodes served through FUSE, sysfs, vpcd.
         .target(name: "VirtualUSB", dependencies: ["VirtualKey", "KeyKit"]),
+        .target(name: "CIFDOneSlot"),
         // The app's state, messages, pure update() and the runner that performs commands with KeyKit.
         .target(name: "AuthenticatorModel", dependencies: [
             "KeyKit", .product(name: "Logging", package: "swift-log"),

@@ -73,11 +73,30 @@ public enum USBNamespace {
     }
 
     /// A vpcd reader configuration for pcscd in `directory`, naming the reader as the key's CCID interface.
-    public static func writeReaderConfiguration(directory: String, name: String, port: UInt16) throws {
+    public static func writeReaderConfiguration(directory: String, name: String, port: UInt16, driver: String) throws {
         try SysFS.directory(directory)
         let hexPort = String(port, radix: 16, uppercase: true)
         try SysFS.file(directory + "/vpcd", "FRIENDLYNAME \"\(name)\"\nDEVICENAME /dev/null:0x\(hexPort)\n"
-                       + "LIBPATH /usr/lib/pcsc/drivers/serial/libifdvpcd.so\nCHANNELID 0x\(hexPort)\n")
+                       + "LIBPATH \(driver)\nCHANNELID 0x\(hexPort)\n")
+    }
+
+    public static let vpcdDriver = "/usr/lib/pcsc/drivers/serial/libifdvpcd.so"
+    public static let oneSlotDriverName = "libykterm-ifd-one-slot.so"
+
+    /// The reader driver for pcscd: vpcd behind ykterm's one-slot driver when that sits next to the
+    /// executable (or in ../lib), so pcscd makes one reader; vpcd itself (two readers, the second always
+    /// empty) otherwise.
+    public static func readerDriver() -> (path: String, oneSlot: Bool) {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if n > 0 {
+            let exe = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let dir = String(exe[..<(exe.lastIndex(of: "/") ?? exe.endIndex)])
+            for candidate in [dir + "/" + oneSlotDriverName, dir + "/../lib/ykterm/" + oneSlotDriverName] {
+                if access(candidate, R_OK) == 0 { return (candidate, true) }
+            }
+        }
+        return (vpcdDriver, false)
     }
 
     /// A port P with P and P+1 free on 127.0.0.1 (vpcd listens on one per slot).

@@ -35,8 +35,15 @@ extension VirtualKeyCommand.Serve {
             port = p
             do {
                 let conf = USBNamespace.runDirectory + "/reader.conf.d"
-                try USBNamespace.writeReaderConfiguration(directory: conf, name: interfaces.deviceName, port: p)
-                pcscd = try USBNamespace.spawn(["pcscd", "--foreground", "-c", conf], environment: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], quiet: true)
+                let driver = USBNamespace.readerDriver()
+                if !driver.oneSlot {
+                    log("\(USBNamespace.oneSlotDriverName) is not next to ykterm: pcscd shows a second, empty reader")
+                }
+                try USBNamespace.writeReaderConfiguration(directory: conf, name: interfaces.deviceName, port: p,
+                                                          driver: driver.path)
+                pcscd = try USBNamespace.spawn(["pcscd", "--foreground", "-c", conf],
+                                               environment: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                                                             "YKTERM_IFD_DRIVER=" + USBNamespace.vpcdDriver], quiet: true)
             } catch {
                 throw YktermError.failed("\(error)")
             }
