@@ -153,15 +153,13 @@ public final class HIDNode: Sendable {
         disconnect()
         if umount2(path, Int32(MNT_DETACH)) != 0 { log("unmount \(path): \(String(cString: strerror(errno)))") }
         unlink(path)
-        stopped.store(true, ordering: .sequentiallyConsistent)
-        // The serving thread closes the FUSE file descriptor when it sees `stopped`: that ends the
-        // connection, so a program that still holds the node open gets an error, never a hang.
-        var waited = 0
-        while !finished.load(ordering: .sequentiallyConsistent) && waited < 100 {
-            SystemThread.sleep(0.01)
-            waited += 1
-        }
+        // The connection lives on while programs still hold the node open (each call then fails with
+        // ENODEV, and close succeeds, as on a hidraw node whose device is gone); when the last one closes,
+        // the kernel ends it and the serving thread closes its file descriptor.
     }
+
+    /// Whether the FUSE connection has ended.
+    public var isFinished: Bool { finished.load(ordering: .sequentiallyConsistent) }
 
     /// The device is gone: held reads fail with ENODEV, polls wake, every handle closes; the node stays
     /// until `remove()`.

@@ -292,7 +292,24 @@ public final class VirtualUSBKey: Sendable {
         }
         _ = fidoBase
         state.withLock { $0.plugged = Plugged(nodes: nodes, features: features) }
-        card?.insert()
+        if let card {
+            card.insert()
+            waitForCard(present: true)
+        }
+    }
+
+    /// Waits (at most 5 s) until pcscd shows the card in (or out of) the key's reader, so that a client
+    /// started after `plug` or `unplug` finds the key as it is.
+    private func waitForCard(present: Bool) {
+        let reader = interfaces.deviceName
+        for _ in 0..<100 {
+            if let context = try? PCSCContext(), let status = try? context.status(),
+               let mine = status.first(where: { $0.name.hasPrefix(reader) }), mine.cardPresent == present {
+                return
+            }
+            SystemThread.sleep(0.05)
+        }
+        log("pcscd did not see the card \(present ? "arrive" : "leave") within 5 s")
     }
 
     /// Pulls the key out: the card leaves the reader, held reads fail with ENODEV, the sysfs entries go,
@@ -303,7 +320,12 @@ public final class VirtualUSBKey: Sendable {
             s.plugged = nil
             return p
         }
-        if let card { card.remove() } else { key.powerCycle() }
+        if let card {
+            card.remove()
+            waitForCard(present: false)
+        } else {
+            key.powerCycle()
+        }
         for node in plugged.nodes { node.disconnect() }
         removeSysEntries()
         for node in plugged.nodes { node.remove() }

@@ -20,6 +20,8 @@ extension VirtualKeyCommand.Serve {
             throw YktermError.failed("\(USBNamespace.reexecInPrivateNamespace(arguments: Array(CommandLine.arguments.dropFirst())))")
         }
         unsetenv(USBNamespace.marker)
+        // This process asks the namespace's pcscd (at the standard socket) whether the card is in.
+        unsetenv("PCSCLITE_CSOCK_NAME")
         let key = try makeUSBKey()
         let log: @Sendable (String) -> Void = { warn("virtual-key: " + $0) }
         do {
