@@ -279,3 +279,50 @@ def run_ykman(reader, *args, env=None, input=None, check=True, timeout=60):
         raise AssertionError(f"ykman {' '.join(map(str, args))} exited {r.returncode}\n"
                              f"stdout: {r.stdout}\nstderr: {r.stderr}")
     return r
+
+
+# --- The virtual key as a USB key (`virtual-key serve --usb`) -------------------------------------------
+
+def usb_unavailable_reason():
+    """Why `virtual-key serve --usb` cannot run here (it needs root and /dev/fuse), or None."""
+    if os.geteuid() != 0:
+        return "virtual-key serve --usb needs root"
+    if not os.path.exists("/dev/fuse"):
+        return "/dev/fuse is missing (no FUSE in this kernel)"
+    if shutil.which("unshare") is None:
+        return "unshare (util-linux) is missing"
+    return None
+
+
+def serve_usb(*args, script=None, command=None, env=None, timeout=90):
+    """Runs `ykterm virtual-key serve --usb ARGS -- COMMAND` and returns the finished process.
+
+    `script` is Python run inside the namespace with the test venv's interpreter (its source is written to
+    a temporary directory that is removed afterwards); `command` is an argv list instead. Every process it
+    starts is stopped by PID when the time runs out."""
+    workdir = Path(tempfile.mkdtemp(prefix="ykterm-usb-test-"))
+    try:
+        if script is not None:
+            path = workdir / "inside.py"
+            path.write_text(script)
+            command = [sys.executable, str(path)]
+        e = dict(os.environ if env is None else env)
+        e["YKTERM_BIN"] = str(YKTERM)
+        e["YKMAN_BIN"] = str(VENV_BIN / "ykman")
+        proc = subprocess.Popen([str(YKTERM), "virtual-key", "serve", "--usb"] + [str(a) for a in args] + ["--"]
+                                + list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=e, stdin=subprocess.DEVNULL)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for pid in reversed(descendants(proc.pid)):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            stop_pid(proc)
+            out, err = proc.communicate()
+            raise AssertionError(f"serve --usb did not finish in {timeout} s\nstdout: {out}\nstderr: {err}")
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

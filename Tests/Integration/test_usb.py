@@ -1,0 +1,223 @@
+"""`ykterm virtual-key serve --usb`: the virtual key plugged in as a USB YubiKey inside a private mount
+namespace, checked with independent clients (python-fido2, ykman, pyscard through pcscd) running inside."""
+
+import json
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+from harness import YKTERM, serve_usb, usb_unavailable_reason
+
+pytestmark = pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
+
+PRELUDE = """
+import glob, json, os, subprocess, sys, time, threading
+YKTERM = os.environ["YKTERM_BIN"]
+YKMAN = os.environ["YKMAN_BIN"]
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+def ykterm(*args):
+    return subprocess.run([YKTERM] + list(args), capture_output=True, text=True, timeout=30)
+def ykman(*args):
+    return subprocess.run([YKMAN] + list(args), capture_output=True, text=True, timeout=60)
+"""
+
+
+def results(run):
+    assert run.returncode == 0, f"exit {run.returncode}\nstdout: {run.stdout}\nstderr: {run.stderr}"
+    out = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("{"):
+            out.update(json.loads(line))
+    return out
+
+
+def mounts_of_ours():
+    with open("/proc/self/mountinfo") as f:
+        return [line for line in f if "ykterm-hid" in line or "/run/ykterm-usb" in line]
+
+
+def test_fido_over_hid_and_pin_shared_with_pcsc():
+    r = results(serve_usb("--serial", "7654321", script=PRELUDE + """
+from fido2.hid import CtapHidDevice
+from fido2.ctap2 import Ctap2, ClientPin
+from fido2.pcsc import CtapPcscDevice
+devices = list(CtapHidDevice.list_devices())
+emit(hid_devices=[d.descriptor.path for d in devices])
+hid = Ctap2(devices[0])
+emit(versions=hid.info.versions, aaguid=str(hid.info.aaguid))
+ClientPin(hid).set_pin("246810")
+readers = list(CtapPcscDevice.list_devices())
+emit(pcsc=[repr(d) for d in readers])
+pcsc = Ctap2(readers[0])
+emit(pcsc_aaguid=str(pcsc.info.aaguid), pcsc_pin_set=pcsc.info.options.get("clientPin"))
+token = ClientPin(pcsc).get_pin_token("246810")
+emit(token_length=len(token))
+try:
+    ClientPin(pcsc).get_pin_token("000000")
+except Exception as e:
+    emit(wrong_pin=str(e))
+emit(retries_over_hid=ClientPin(Ctap2(list(CtapHidDevice.list_devices())[0])).get_pin_retries()[0])
+"""))
+    assert len(r["hid_devices"]) == 1
+    assert "FIDO_2_0" in r["versions"] and "U2F_V2" in r["versions"]
+    assert r["pcsc"] == ["CtapPcscDevice(Yubico YubiKey OTP+FIDO+CCID 00 00)"]
+    assert r["pcsc_aaguid"] == r["aaguid"]
+    assert r["pcsc_pin_set"] is True
+    assert r["token_length"] > 0
+    assert "PIN_INVALID" in r["wrong_pin"]
+    assert r["retries_over_hid"] == 7
+
+
+def test_ykman_sees_one_usb_key():
+    r = results(serve_usb("--serial", "7654321", "--firmware", "5.7.2", script=PRELUDE + """
+for name, args in [("list", ["list"]), ("info", ["info"]), ("fido", ["fido", "info"]), ("otp", ["otp", "info"])]:
+    p = ykman(*args)
+    emit(**{name: p.stdout, name + "_rc": p.returncode, name + "_err": p.stderr})
+"""))
+    assert r["list_rc"] == 0, r["list_err"]
+    assert r["list"].strip().splitlines() == ["YubiKey 5 NFC (5.7.2) [OTP+FIDO+CCID] Serial: 7654321"]
+    assert r["info_rc"] == 0 and "Serial number: 7654321" in r["info"]
+    assert "Enabled USB interfaces: OTP, FIDO, CCID" in r["info"]
+    assert r["fido_rc"] == 0 and "AAGUID:" in r["fido"], r["fido"] + r["fido_err"]
+    assert "PIN:" in r["fido"] and "Not supported" not in r["fido"]
+    assert r["otp_rc"] == 0 and "Slot 1:" in r["otp"], r["otp_err"]
+
+
+def test_sysfs_and_dev_as_on_real_hardware():
+    r = results(serve_usb(script=PRELUDE + """
+nodes = sorted(glob.glob("/dev/hidraw*"))
+emit(nodes=nodes, sys=sorted(os.listdir("/sys/class/hidraw")))
+usb = set()
+for n in sorted(os.listdir("/sys/class/hidraw")):
+    d = os.path.realpath(f"/sys/class/hidraw/{n}/device")
+    emit(**{n + "_uevent": open(f"/sys/class/hidraw/{n}/uevent").read(),
+            n + "_hid": open(d + "/uevent").read(),
+            n + "_rdesc": open(d + "/report_descriptor", "rb").read()[:3].hex()})
+    while not os.path.exists(d + "/idVendor"):
+        d = os.path.dirname(d)
+    usb.add(d)
+d = usb.pop() if len(usb) == 1 else None
+emit(usb_devices=len(usb) + (1 if d else 0))
+if d:
+    read = lambda f: open(os.path.join(d, f)).read().strip()
+    emit(idVendor=read("idVendor"), idProduct=read("idProduct"), manufacturer=read("manufacturer"),
+         product=read("product"), serial=read("serial") if os.path.exists(d + "/serial") else "",
+         busnum=read("busnum"), devnum=read("devnum"), usb_uevent=read("uevent"))
+emit(verify=os.environ.get("SYSTEMD_DEVICE_VERIFY_SYSFS"), control=os.environ.get("YKTERM_USB_CONTROL"),
+     pcscd_socket=os.path.exists("/run/pcscd/pcscd.comm"))
+import pty
+m, s = pty.openpty()
+emit(pty=os.ttyname(s))
+r = ykterm("list", "--json")
+emit(ykterm_list=json.loads(r.stdout) if r.returncode == 0 else r.stderr)
+"""))
+    assert r["nodes"] == ["/dev/hidraw0", "/dev/hidraw1"] and r["sys"] == ["hidraw0", "hidraw1"]
+    assert "DEVNAME=hidraw0" in r["hidraw0_uevent"]
+    for n in ("hidraw0", "hidraw1"):
+        assert "HID_ID=0003:00001050:00000407" in r[n + "_hid"]
+        assert "HID_NAME=Yubico YubiKey OTP+FIDO+CCID" in r[n + "_hid"] and "HID_UNIQ=" in r[n + "_hid"]
+    assert r["hidraw0_rdesc"] == "050109"      # the OTP keyboard: usage page 1, usage 6
+    assert r["hidraw1_rdesc"] == "06d0f1"      # FIDO: usage page 0xF1D0
+    assert r["usb_devices"] == 1
+    assert (r["idVendor"], r["idProduct"], r["manufacturer"], r["product"], r["serial"]) == \
+        ("1050", "0407", "Yubico", "YubiKey OTP+FIDO+CCID", "")
+    assert r["busnum"] and r["devnum"]
+    assert "DEVTYPE=usb_device" in r["usb_uevent"] and "PRODUCT=1050/407/" in r["usb_uevent"]
+    assert r["verify"] == "0" and r["control"] and r["pcscd_socket"]
+    assert r["pty"].startswith("/dev/pts/")
+    keys = r["ykterm_list"]
+    assert isinstance(keys, list) and len(keys) == 1, keys
+    assert keys[0]["fido_hid"] == "/dev/hidraw1" and keys[0]["otp_hid"] == "/dev/hidraw0"
+    assert keys[0]["reader"] == "Yubico YubiKey OTP+FIDO+CCID 00 00" and keys[0]["transport"] == "usb"
+
+
+def test_security_key_has_fido_only_and_no_pcscd():
+    r = results(serve_usb("--interfaces", "fido", script=PRELUDE + """
+from fido2.hid import CtapHidDevice
+from fido2.ctap2 import Ctap2
+devices = list(CtapHidDevice.list_devices())
+emit(devices=len(devices), versions=Ctap2(devices[0]).info.versions, nodes=sorted(glob.glob("/dev/hidraw*")),
+     pcscd=os.path.exists("/run/pcscd/pcscd.comm"),
+     hid=open(os.path.realpath("/sys/class/hidraw/hidraw0/device") + "/uevent").read())
+"""))
+    assert r["devices"] == 1 and "FIDO_2_0" in r["versions"]
+    assert r["nodes"] == ["/dev/hidraw0"] and r["pcscd"] is False
+    assert "HID_NAME=Yubico Security Key NFC" in r["hid"] and "HID_ID=0003:00001050:00000120" in r["hid"]
+
+
+def test_unplug_and_plug_from_inside():
+    r = results(serve_usb(script=PRELUDE + """
+from fido2.hid import CtapHidDevice
+from fido2.ctap2 import Ctap2
+from fido2.pcsc import CtapPcscDevice
+fd = os.open("/dev/hidraw1", os.O_RDWR)
+held = {}
+def reader():
+    try:
+        os.read(fd, 64)
+        held["result"] = "data"
+    except OSError as e:
+        held["result"] = e.errno
+t = threading.Thread(target=reader)
+t.start()
+time.sleep(0.3)
+p = ykterm("virtual-key", "usb", "unplug")
+t.join(5)
+emit(unplug=p.returncode, held=held.get("result"))
+os.close(fd)
+emit(gone_nodes=glob.glob("/dev/hidraw*"), gone_sys=os.listdir("/sys/class/hidraw"),
+     gone_pcsc=len(list(CtapPcscDevice.list_devices())), gone_hid=len(list(CtapHidDevice.list_devices())))
+p = ykterm("virtual-key", "usb", "unplug")
+emit(unplug_again=p.returncode, unplug_again_err=p.stderr)
+p = ykterm("virtual-key", "usb", "plug")
+emit(plug=p.returncode, nodes=sorted(glob.glob("/dev/hidraw*")))
+devices = list(CtapHidDevice.list_devices())
+emit(hid=len(devices), versions=Ctap2(devices[0]).info.versions, pcsc=len(list(CtapPcscDevice.list_devices())))
+p = ykterm("virtual-key", "usb", "plug")
+emit(plug_again=p.returncode, plug_again_err=p.stderr)
+"""))
+    assert r["unplug"] == 0
+    assert r["held"] == 19                     # ENODEV, as a hidraw read when the key leaves
+    assert r["gone_nodes"] == [] and r["gone_sys"] == [] and r["gone_pcsc"] == 0 and r["gone_hid"] == 0
+    assert r["unplug_again"] != 0 and "not plugged in" in r["unplug_again_err"]
+    assert r["plug"] == 0 and r["nodes"] == ["/dev/hidraw0", "/dev/hidraw1"]
+    assert r["hid"] == 1 and "FIDO_2_0" in r["versions"] and r["pcsc"] == 1
+    assert r["plug_again"] != 0 and "already plugged in" in r["plug_again_err"]
+
+
+def test_exit_status_and_nothing_left_behind():
+    tmp_before = set(os.listdir(tempfile.gettempdir()))
+    run = serve_usb(command=["sh", "-c", "echo pcscd=$(cat /run/pcscd/pcscd.pid); exit 7"])
+    assert run.returncode == 7, run.stderr
+    pcscd = int(run.stdout.split("pcscd=")[1].split()[0])
+    # The namespace's pcscd shows its own PID there only if it has none of the host's; look for any pcscd
+    # whose reader configuration is ours instead.
+    leftovers = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"/run/ykterm-usb" in f.read():
+                        leftovers.append(pid)
+            except OSError:
+                pass
+    assert leftovers == [], f"still running: {leftovers} (pcscd pid file said {pcscd})"
+    assert mounts_of_ours() == []
+    new = {n for n in set(os.listdir(tempfile.gettempdir())) - tmp_before if "ykterm-usb-test" not in n}
+    assert not {n for n in new if "pcsc" in n or "ykterm" in n or "hidraw" in n}, new
+
+
+def test_refused_without_root_and_with_bad_interfaces():
+    bad = subprocess.run([str(YKTERM), "virtual-key", "serve", "--usb", "--interfaces", "ccid,usb", "--", "true"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode != 0 and "--interfaces" in bad.stderr
+    nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(YKTERM),
+                             "virtual-key", "serve", "--usb", "--", "true"], capture_output=True, text=True, timeout=30,
+                            env={"PATH": os.environ["PATH"], "HOME": "/nonexistent"})
+    assert nobody.returncode != 0 and "needs root" in nobody.stderr
+    outside = subprocess.run([str(YKTERM), "virtual-key", "usb", "plug"], capture_output=True, text=True, timeout=30,
+                             env={k: v for k, v in os.environ.items() if k != "YKTERM_USB_CONTROL"})
+    assert outside.returncode != 0 and "YKTERM_USB_CONTROL" in outside.stderr
