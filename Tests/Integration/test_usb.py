@@ -221,3 +221,21 @@ def test_refused_without_root_and_with_bad_interfaces():
     outside = subprocess.run([str(YKTERM), "virtual-key", "usb", "plug"], capture_output=True, text=True, timeout=30,
                              env={k: v for k, v in os.environ.items() if k != "YKTERM_USB_CONTROL"})
     assert outside.returncode != 0 and "YKTERM_USB_CONTROL" in outside.stderr
+
+
+def test_state_file_keeps_what_the_key_stores(tmp_path):
+    state = tmp_path / "key.json"
+    first = results(serve_usb("--state", state, "--interfaces", "fido", script=PRELUDE + """
+from fido2.hid import CtapHidDevice
+from fido2.ctap2 import Ctap2, ClientPin
+ClientPin(Ctap2(list(CtapHidDevice.list_devices())[0])).set_pin("135790")
+emit(done=True)
+"""))
+    assert first["done"] and state.exists() and (state.stat().st_mode & 0o777) == 0o600
+    second = results(serve_usb("--state", state, script=PRELUDE + """
+from fido2.pcsc import CtapPcscDevice
+from fido2.ctap2 import Ctap2, ClientPin
+pcsc = Ctap2(list(CtapPcscDevice.list_devices())[0])
+emit(pin_set=pcsc.info.options.get("clientPin"), token=len(ClientPin(pcsc).get_pin_token("135790")))
+"""))
+    assert second["pin_set"] is True and second["token"] > 0
