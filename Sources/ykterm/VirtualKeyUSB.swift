@@ -43,7 +43,8 @@ extension VirtualKeyCommand.Serve {
                 }
                 try USBNamespace.writeReaderConfiguration(directory: conf, name: interfaces.deviceName, port: p,
                                                           driver: driver.path)
-                pcscd = try USBNamespace.spawn(["pcscd", "--foreground", "-c", conf],
+                // setpriv --pdeathsig: pcscd ends with this process even when it is killed outright.
+                pcscd = try USBNamespace.spawn(["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", conf],
                                                environment: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin",
                                                              "YKTERM_IFD_DRIVER=" + USBNamespace.vpcdDriver], quiet: true)
             } catch {
