@@ -118,6 +118,12 @@ public final class CTAPHIDConnection: FIDOConnection {
         try await call(CTAPHID.Command.ping, data, progress: nil)
     }
 
+    /// Any CTAPHID command on this connection's channel (a vendor command, 0x40 to 0x7F, without the
+    /// initialisation bit), and its answer's payload. A CTAPHID error answer throws.
+    public func call(command: UInt8, payload: [UInt8]) async throws -> [UInt8] {
+        try await call(command & 0x7F, payload, progress: nil)
+    }
+
     /// CTAPHID_WINK: the key blinks (when `capabilities` contains `.wink`).
     public func wink() async throws {
         _ = try await call(CTAPHID.Command.wink, [], progress: nil)

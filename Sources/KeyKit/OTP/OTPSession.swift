@@ -87,11 +87,17 @@ public actor OTPSession {
         public static let challengeHMAC2: UInt8 = 0x38
     }
 
-    private let proto: SmartCardProtocol
+    /// How the session reaches the OTP application: CCID APDUs, or the OTP HID interface's slot commands.
+    private enum Backend {
+        case ccid(SmartCardProtocol)
+        case hid(OTPHIDConnection)
+    }
+
+    private let backend: Backend
     public private(set) var status: Status
 
-    private init(proto: SmartCardProtocol, status: Status) {
-        self.proto = proto
+    private init(backend: Backend, status: Status) {
+        self.backend = backend
         self.status = status
     }
 
@@ -99,11 +105,26 @@ public actor OTPSession {
     public static func make(connection: any SmartCardConnection) async throws -> OTPSession {
         let proto = SmartCardProtocol(connection: connection)
         let answer = try await proto.select(AID.otp, name: "OTP")
-        return OTPSession(proto: proto, status: try Status(bytes: answer))
+        return OTPSession(backend: .ccid(proto), status: try Status(bytes: answer))
+    }
+
+    /// The OTP application over the key's OTP HID (keyboard) interface; reads its status report.
+    public static func make(hid: OTPHIDConnection) async throws -> OTPSession {
+        OTPSession(backend: .hid(hid), status: try await hid.readStatus())
     }
 
     /// The key's serial number; nil when the key does not reveal it.
     public func serial() async throws -> UInt32? {
+        let proto: SmartCardProtocol
+        switch backend {
+        case .ccid(let p): proto = p
+        case .hid(let hid):
+            do {
+                return try await ManagementHID.serial(otp: hid)
+            } catch OTPHIDError.commandRejected {
+                return nil
+            }
+        }
         let r = try await proto.send(APDU(ins: Ins.config, p1: Command.deviceSerial, le: 256))
         guard r.status.isSuccess, r.data.count == 4 else { return nil }
         return UInt32(BigEndian.integer(r.data))
@@ -112,6 +133,13 @@ public actor OTPSession {
     /// Reads the status again.
     @discardableResult
     public func refreshStatus() async throws -> Status {
+        let proto: SmartCardProtocol
+        switch backend {
+        case .ccid(let p): proto = p
+        case .hid(let hid):
+            status = try await hid.readStatus()
+            return status
+        }
         status = try Status(bytes: try await proto.sendChecked(APDU(ins: Ins.status, le: 256)))
         return status
     }
@@ -137,6 +165,15 @@ public actor OTPSession {
         let started = Date()
         let notice = onWaitingForTouch.map { DelayedNotice(after: touchNoticeAfter, $0) }
         defer { notice?.cancel() }
+        let command = slot == 1 ? Command.challengeHMAC1 : Command.challengeHMAC2
+        let proto: SmartCardProtocol
+        switch backend {
+        case .ccid(let p): proto = p
+        case .hid(let hid):
+            return try await Self.hmacOverHID(hid, slot: slot, command: command,
+                                              challenge: OTPSlotConfiguration.paddedHMACChallenge(challenge),
+                                              notice: notice)
+        }
         let r = try await proto.send(APDU(ins: Ins.config, p1: slot == 1 ? Command.challengeHMAC1 : Command.challengeHMAC2,
                                           data: OTPSlotConfiguration.paddedHMACChallenge(challenge), le: 256))
         notice?.cancel()
@@ -178,6 +215,21 @@ public actor OTPSession {
             throw OTPError.invalidAccessCode
         }
         let code = accessCode ?? [UInt8](repeating: 0, count: OTPSlotConfiguration.accessCodeSize)
+        let proto: SmartCardProtocol
+        switch backend {
+        case .ccid(let p): proto = p
+        case .hid(let hid):
+            do {
+                // The connection checks that the programming sequence moved on.
+                guard case .status(let after) = try await hid.send(slot: command, data: config + code) else {
+                    throw OTPError.unexpectedResponse("a slot write answered with data")
+                }
+                status = after
+                return
+            } catch OTPHIDError.commandRejected {
+                throw OTPError.configurationRefused
+            }
+        }
         let r = try await proto.send(APDU(ins: Ins.config, p1: command, data: config + code, le: 256))
         guard r.status.isSuccess else {
             if [0x6982, 0x6985, 0x6A80, 0x6984].contains(r.status.rawValue) { throw OTPError.configurationRefused }
@@ -192,12 +244,38 @@ public actor OTPSession {
     }
 }
 
+extension OTPSession {
+    /// HMAC-SHA1 over HID: the key says when it waits for a touch, so the notice goes out at once then.
+    fileprivate static func hmacOverHID(_ hid: OTPHIDConnection, slot: Int, command: UInt8, challenge: [UInt8],
+                                        notice: DelayedNotice?) async throws -> [UInt8] {
+        let answer: OTPHIDAnswer
+        do {
+            answer = try await hid.send(slot: command, data: challenge) { progress in
+                if progress == .waitingForUserPresence { notice?.fireNow() }
+            }
+        } catch OTPHIDError.commandRejected {
+            throw OTPError.notChallengeResponse(slot)
+        } catch OTPHIDError.touchTimeout {
+            throw OTPError.touchTimeout(slot)
+        }
+        guard case .data(let data) = answer else { throw OTPError.notChallengeResponse(slot) }
+        do {
+            return try OTPHID.checkedResponse(data, length: 20)
+        } catch {
+            throw OTPError.unexpectedResponse("\(error)")
+        }
+    }
+}
+
 /// Calls an action after a delay unless cancelled first; the action runs at most once.
 final class DelayedNotice: Sendable {
     private enum State { case pending, fired, cancelled }
     private let state = Mutex(State.pending)
 
+    private let action: @Sendable () -> Void
+
     init(after seconds: Double, _ action: @escaping @Sendable () -> Void) {
+        self.action = action
         DispatchQueue.global().asyncAfter(deadline: .now() + max(seconds, 0)) { [self] in
             let fire = state.withLock { s -> Bool in
                 guard s == .pending else { return false }
@@ -206,6 +284,16 @@ final class DelayedNotice: Sendable {
             }
             if fire { action() }
         }
+    }
+
+    /// Runs the action now unless it ran or was cancelled.
+    func fireNow() {
+        let fire = state.withLock { s -> Bool in
+            guard s == .pending else { return false }
+            s = .fired
+            return true
+        }
+        if fire { action() }
     }
 
     /// Stops the action from running if it has not started; harmless after it ran.

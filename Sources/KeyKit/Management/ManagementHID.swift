@@ -1,0 +1,70 @@
+/// The Management application's device information over the HID interfaces of a YubiKey: the vendor
+/// CTAPHID command on the FIDO interface, the READ CONFIG slot command on the OTP interface. The pages are
+/// the TLVs READ CONFIG gives over CCID, parsed by the same code.
+public enum ManagementHID {
+    /// YubiKey vendor CTAPHID command: READ CONFIG (the page in the payload's first byte).
+    public static let ctapReadConfig: UInt8 = 0x42
+
+    /// Device information through the FIDO interface. Firmware before 4.1 has no READ CONFIG.
+    public static func readDeviceInfo(fido: CTAPHIDConnection) async throws -> DeviceInfo {
+        guard fido.deviceVersion >= ManagementSession.readConfigMinimum else {
+            throw SmartCardError.applicationNotAvailable("device information (firmware \(fido.deviceVersion) is too old)")
+        }
+        return try await readPages(defaultVersion: fido.deviceVersion) { page in
+            try await fido.call(command: ctapReadConfig, payload: [page])
+        }
+    }
+
+    /// Device information through the OTP interface. Before firmware 4.1 it is what the status report and
+    /// the serial command tell.
+    public static func readDeviceInfo(otp: OTPHIDConnection) async throws -> DeviceInfo {
+        let status = try await otp.readStatus()
+        guard status.version >= ManagementSession.readConfigMinimum else {
+            let serial = try? await serial(otp: otp)
+            return DeviceInfo(serial: serial, version: status.version)
+        }
+        return try await readPages(defaultVersion: status.version) { page in
+            guard case .data(let answer) = try await otp.send(slot: OTPHID.Command.readConfig, data: [page]) else {
+                throw OTPHIDError.malformedReport("device information answered with a status")
+            }
+            return try OTPHID.checkedConfigResponse(answer)
+        }
+    }
+
+    /// The serial number through the OTP interface (slot command 0x10).
+    public static func serial(otp: OTPHIDConnection) async throws -> UInt32 {
+        guard case .data(let answer) = try await otp.send(slot: OTPSession.Command.deviceSerial) else {
+            throw OTPHIDError.malformedReport("the serial number answered with a status")
+        }
+        return UInt32(BigEndian.integer(try OTPHID.checkedResponse(answer, length: 4)))
+    }
+
+    /// Reads pages (a length byte, then TLVs) until one does not announce more.
+    static func readPages(defaultVersion: Version,
+                          read: (UInt8) async throws -> [UInt8]) async throws -> DeviceInfo {
+        var tlvs = [UInt32: [UInt8]]()
+        var page: UInt8 = 0
+        while true {
+            let data = try await read(page)
+            guard let first = data.first, Int(first) == data.count - 1 else {
+                throw SmartCardError.malformedResponse("device information length \(data.first ?? 0) "
+                                                       + "does not match \(max(data.count - 1, 0)) bytes")
+            }
+            let parsed: [TLV]
+            do {
+                parsed = try TLV.parseAll(Array(data.dropFirst()), mode: .simple)
+            } catch {
+                throw SmartCardError.malformedResponse("device information: \(error)")
+            }
+            for t in parsed { tlvs[t.tag] = t.value }
+            let more = parsed.value(for: ManagementTag.moreData).map { BigEndian.integer($0) } ?? 0
+            tlvs[ManagementTag.moreData] = nil
+            page += 1
+            if more == 0 { break }
+            guard page < ManagementSession.maxPages else {
+                throw SmartCardError.malformedResponse("device information never ends")
+            }
+        }
+        return try DeviceInfo(tlvs: tlvs, defaultVersion: defaultVersion)
+    }
+}
