@@ -18,7 +18,8 @@ import Synchronization
 /// `Options` also holds faults for tests (a key that never answers, keeps sending KEEPALIVE, answers
 /// with an error, or numbers its packets wrong).
 public final class VirtualHIDDevice: HIDReportDevice {
-    /// Runs one CBOR (0x10) or MSG (0x03) request and returns the answer (status byte + CBOR, or data + SW).
+    /// Runs one CBOR (0x10) or MSG (0x03) request and returns the answer (status byte + CBOR, or data + SW);
+    /// an empty answer sends nothing (the key lost power meanwhile).
     /// `keepalive` sends a KEEPALIVE with that status at once, and makes it the status of the periodic ones.
     public typealias Handler = @Sendable (_ command: UInt8, _ payload: [UInt8],
                                           _ keepalive: @Sendable (UInt8) -> Void) -> [UInt8]
@@ -31,6 +32,9 @@ public final class VirtualHIDDevice: HIDReportDevice {
         public var keepAliveInterval: Double? = 0.1
         /// Seconds a request's continuation packets may take before ERR_MSG_TIMEOUT.
         public var transactionTimeout = 0.5
+        /// Answers the YubiKey vendor command READ CONFIG (0x42) with this page of device information (a
+        /// length byte, then TLVs); nil: the command is unknown, as on a key of another maker.
+        public var readConfig: (@Sendable (_ page: UInt8) -> [UInt8])?
 
         // Faults.
         /// CBOR and MSG requests never reach the handler; KEEPALIVE with `keepAliveStatus` goes on until
@@ -370,6 +374,9 @@ private final class Core: Sendable {
             process(&s, cid: cid, command: message.command, payload: payload)
         case CTAPHID.Command.msg where !s.options.capabilities.contains(.nmsg):
             process(&s, cid: cid, command: message.command, payload: payload)
+        case ManagementHID.ctapReadConfig where s.options.readConfig != nil:
+            let page = payload.first ?? 0
+            Self.send(&s, channel: cid, command: message.command, payload: s.options.readConfig?(page) ?? [0])
         default:
             Self.sendError(&s, channel: cid, code: CTAPHID.ErrorCode.invalidCommand)
         }
@@ -414,7 +421,8 @@ private final class Core: Sendable {
         state.withLock { s in
             guard let busy = s.busy, busy.generation == generation else { return }  // cancelled meanwhile
             s.busy = nil
-            guard !s.options.dropResponses else { return }
+            // An empty answer: the key lost power while it worked (a real answer has at least its status).
+            guard !s.options.dropResponses, !answer.isEmpty else { return }
             Self.send(&s, channel: busy.channel, command: command, payload: answer)
         }
     }
