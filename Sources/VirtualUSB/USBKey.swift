@@ -90,8 +90,7 @@ final class FIDONodeHandle: HIDNodeHandle {
            cid != CTAPHID.broadcastCID, packet.count >= 8 {
             let length = Int(packet[5]) << 8 | Int(packet[6])
             let page = length >= 1 ? packet[7] : 0
-            let body = page == 0 ? key.state.deviceInfo.configTLVs().flatMap(\.encoded) : []
-            let reply = (try? CTAPHID.fragment(cid: cid, command: Self.readConfig, payload: [UInt8(body.count)] + body)) ?? []
+            let reply = (try? CTAPHID.fragment(cid: cid, command: Self.readConfig, payload: key.deviceInfoPage(page))) ?? []
             answers.withLock { $0 += reply }
             return
         }

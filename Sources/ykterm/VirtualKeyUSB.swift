@@ -140,7 +140,12 @@ extension VirtualKeyCommand.Serve {
 enum VirtualKeyUSB {
     /// The OTP interface's feature reports, from the key's OTP HID device.
     static func features(_ key: VirtualKey) -> (@Sendable () -> FeatureReports?)? {
-        nil
+        {
+            // One OTP device per plug-in, shared by every open file of the node (as the key's one interface).
+            let device = key.makeOTPHIDDevice()
+            return FeatureReports(set: { try device.setFeature($0) }, get: { try device.getFeature() },
+                                  close: { device.close() })
+        }
     }
 }
 

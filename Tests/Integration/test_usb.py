@@ -239,3 +239,35 @@ pcsc = Ctap2(list(CtapPcscDevice.list_devices())[0])
 emit(pin_set=pcsc.info.options.get("clientPin"), token=len(ClientPin(pcsc).get_pin_token("135790")))
 """))
     assert second["pin_set"] is True and second["token"] > 0
+
+
+def test_otp_over_hid_shares_the_slots_with_ccid():
+    import hashlib
+    import hmac
+    secret = bytes(range(1, 21))
+    challenge = bytes.fromhex("00112233")
+    r = results(serve_usb("--serial", "4455667", script=PRELUDE + f"""
+p = ykman("otp", "chalresp", "--force", "2", "{secret.hex()}")
+emit(program=p.returncode, program_err=p.stderr)
+p = ykman("otp", "calculate", "2", "{challenge.hex()}")
+emit(hid_response=p.stdout.strip(), hid_err=p.stderr)
+p = ykman("otp", "info")
+emit(info=p.stdout)
+from ykman.pcsc import list_devices
+from yubikit.core.smartcard import SmartCardConnection
+from yubikit.yubiotp import YubiOtpSession
+from yubikit.core.otp import OtpConnection
+from ykman.hid import list_otp_devices
+with list_devices()[0].open_connection(SmartCardConnection) as c:
+    emit(ccid_response=YubiOtpSession(c).calculate_hmac_sha1(2, bytes.fromhex("{challenge.hex()}")).hex())
+otp = list_otp_devices()
+with otp[0].open_connection(OtpConnection) as c:
+    session = YubiOtpSession(c)
+    emit(otp_devices=len(otp), otp_serial=session.get_serial(), otp_version=str(session.version))
+"""))
+    assert r["program"] == 0, r["program_err"]
+    expected = hmac.new(secret, challenge, hashlib.sha1).hexdigest()
+    assert r["hid_response"] == expected, r["hid_err"]
+    assert r["ccid_response"] == expected
+    assert "Slot 2: programmed" in r["info"]
+    assert r["otp_devices"] == 1 and r["otp_serial"] == 4455667 and r["otp_version"] == "5.7.2"
