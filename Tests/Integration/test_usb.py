@@ -3,12 +3,15 @@ namespace, checked with independent clients (python-fido2, ykman, pyscard throug
 
 import json
 import os
+import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 
 import pytest
 
-from harness import YKTERM, serve_usb, usb_unavailable_reason
+from harness import YKTERM, serve_usb, stop_pid, usb_unavailable_reason
 
 pytestmark = pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
 
@@ -132,6 +135,7 @@ emit(ykterm_list=json.loads(r.stdout) if r.returncode == 0 else r.stderr)
     assert isinstance(keys, list) and len(keys) == 1, keys
     assert keys[0]["fido_hid"] == "/dev/hidraw1" and keys[0]["otp_hid"] == "/dev/hidraw0"
     assert keys[0]["reader"] == "Yubico YubiKey OTP+FIDO+CCID 00 00" and keys[0]["transport"] == "usb"
+    assert keys[0]["atr"] == "3bfd1300008131fe158073c021c057597562694b657940"   # a USB YubiKey's ATR
 
 
 def test_security_key_has_fido_only_and_no_pcscd():
@@ -208,6 +212,31 @@ def test_exit_status_and_nothing_left_behind():
     assert mounts_of_ours() == []
     new = {n for n in set(os.listdir(tempfile.gettempdir())) - tmp_before if "ykterm-usb-test" not in n}
     assert not {n for n in new if "pcsc" in n or "ykterm" in n or "hidraw" in n}, new
+
+
+def test_sigterm_reaches_command_and_everything_stops():
+    script = PRELUDE + """
+emit(ready=True)
+time.sleep(60)
+"""
+    workdir = tempfile.mkdtemp(prefix="ykterm-usb-test-")
+    try:
+        path = os.path.join(workdir, "inside.py")
+        with open(path, "w") as f:
+            f.write(script)
+        env = dict(os.environ, YKTERM_BIN=str(YKTERM), YKMAN_BIN="ykman")
+        proc = subprocess.Popen([str(YKTERM), "virtual-key", "serve", "--usb", "--", sys.executable, path],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        try:
+            assert "ready" in proc.stdout.readline()
+            proc.terminate()
+            assert proc.wait(timeout=15) == 128 + signal.SIGTERM
+        finally:
+            stop_pid(proc)
+            proc.stdout.close()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    assert mounts_of_ours() == []
 
 
 def test_refused_without_root_and_with_bad_interfaces():
