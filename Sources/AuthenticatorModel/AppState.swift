@@ -36,6 +36,9 @@ public struct StatusMessage: Sendable, Hashable {
     /// Seconds since 1970 after which the message is dropped (nil: until replaced).
     public var expires: Double?
 
+    /// The messages of operations a removal cut short; the removal itself does not replace them.
+    static let keyGoneKeys: Set<String> = ["status.keyGoneMidOperation", "fido.keyGone.change", "fido.keyGone.set"]
+
     public init(_ text: UIText, kind: Kind = .info, expires: Double? = nil) {
         self.text = text
         self.kind = kind

@@ -71,6 +71,8 @@ func selectedKeyChanged(_ state: inout AppState) -> [Command] {
 func switchTab(_ state: inout AppState, to tab: Tab) -> [Command] {
     guard tab != state.tab else { return [] }
     state.tab = tab
+    // pcscd serves the smart-card interface only: on a tab that works without it, its absence is not news.
+    if tab.application == .fido, state.status?.text.key == "status.pcscdMissing" { state.status = nil }
     return tab.model.opened(&state)
 }
 
@@ -109,7 +111,10 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
         if wasSelected {
             state.selectedKeyID = nil
             state.oath = OATHTabState()
-            state.status = StatusMessage(UIText("status.keyRemoved", ["name": name]), kind: .warning)
+            // What an operation cut short by the removal said stays: it tells what to do next.
+            if !(state.status?.kind == .error && StatusMessage.keyGoneKeys.contains(state.status?.text.key ?? "")) {
+                state.status = StatusMessage(UIText("status.keyRemoved", ["name": name]), kind: .warning)
+            }
             if let next = state.keys.first { commands += select(&state, next.id) } else { commands += selectedKeyChanged(&state) }
         }
         state.keySwitcherIndex = min(state.keySwitcherIndex, max(0, state.keys.count - 1))

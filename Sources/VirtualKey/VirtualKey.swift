@@ -46,6 +46,12 @@ public final class VirtualKey: Sendable {
         var pendingResponse: [UInt8] = []
         var statistics = Statistics()
         var powered = true
+        /// Counts power cycles: a request received before one is not processed after it (a key that loses
+        /// power forgets what it was doing).
+        var powerCycles = 0
+        /// Counts resets of the smart-card interface (power cycles included): an APDU received before one is
+        /// not processed after it.
+        var cardResets = 0
         /// The FIDO authenticator, shared by the NFC applet and the HID handler.
         let fido: FIDOAuthenticator
         /// Makes the Yubico OTPs of the NDEF tag and `typeOTP()`.
@@ -108,9 +114,25 @@ public final class VirtualKey: Sendable {
             inner.chainBuffer = []
             inner.chainHeader = nil
             inner.pendingResponse = []
+            inner.powerCycles += 1
+            inner.cardResets += 1
             for a in inner.applets { a.powerReset() }
             inner.fido.powerCycle()
             inner.otpGenerator.powerUp()
+        }
+    }
+
+    /// A reset of the smart-card interface alone (the reader powering the card of a USB key on and off): the
+    /// applets forget their session and nothing is selected; the FIDO HID interface, another interface of the
+    /// same USB device, goes on undisturbed.
+    public func resetSmartCard() {
+        inner.withLock { inner in
+            inner.selected = nil
+            inner.chainBuffer = []
+            inner.chainHeader = nil
+            inner.pendingResponse = []
+            inner.cardResets += 1
+            for a in inner.applets { a.powerReset() }
         }
     }
 
@@ -121,8 +143,13 @@ public final class VirtualKey: Sendable {
 
     /// Handles one raw command APDU and returns the raw response.
     public func process(_ command: [UInt8]) -> [UInt8] {
+        let received = inner.withLock { $0.cardResets }
         if latency > 0 { SystemThread.sleep(latency) }
-        return withInner { VirtualKey.handle(command, &$0, profile: profile) }.bytes
+        return withInner { inner in
+            // Lost with the power, as on a card pulled out of its reader mid-command.
+            guard inner.cardResets == received else { return Response(status: .commandAborted) }
+            return VirtualKey.handle(command, &inner, profile: profile)
+        }.bytes
     }
 
     /// Runs `body` under the lock, then saves the state when it changed.
@@ -179,18 +206,25 @@ public final class VirtualKey: Sendable {
     }
 
     private func processFIDO(command: UInt8, payload: [UInt8], keepalive: @Sendable (UInt8) -> Void) -> [UInt8] {
+        let received = inner.withLock { $0.powerCycles }
         if latency > 0 { SystemThread.sleep(latency) }
         switch command {
         case CTAPHID.Command.cbor:
             fidoCancelled.store(false, ordering: .sequentiallyConsistent)
             return withInner { inner in
-                inner.fido.processCTAP2(payload, state: &inner.state, keepalive: keepalive) {
+                // Pulled out (or reset) while it was working on this request: the request is lost with the power.
+                guard inner.powerCycles == received else { return [] }
+                return inner.fido.processCTAP2(payload, state: &inner.state, keepalive: keepalive) {
                     self.fidoCancelled.load(ordering: .sequentiallyConsistent)
                 }
             }
         case CTAPHID.Command.msg:
             guard let apdu = try? APDU(parsing: payload) else { return Response(status: .wrongLength).bytes }
-            return withInner { inner in inner.fido.processU2F(apdu, state: &inner.state) }.bytes
+            let response: Response? = withInner { inner in
+                guard inner.powerCycles == received else { return nil }
+                return inner.fido.processU2F(apdu, state: &inner.state)
+            }
+            return response?.bytes ?? []
         default:
             return [CTAPError.invalidCommand]
         }

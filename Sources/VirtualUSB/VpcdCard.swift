@@ -84,7 +84,8 @@ public final class VpcdCard: Sendable {
                 close(fd)
                 return
             }
-            key.powerCycle()
+            // pcscd (re)connecting powers the CCID interface: the smart-card side alone, as on a USB key.
+            key.resetSmartCard()
             serve(fd)
             state.withLock { s in if s.fd == fd { s.fd = -1 } }
             close(fd)
@@ -110,7 +111,7 @@ public final class VpcdCard: Sendable {
                 let reply: [UInt8]?
                 switch try? VpcdProtocol.message(payload) {
                 case .control(.getATR)?: reply = VirtualKey.atr(.usb)
-                case .control?: key.powerCycle(); reply = nil
+                case .control?: key.resetSmartCard(); reply = nil
                 case .apdu(let command)?: reply = key.process(command)
                 case nil: reply = nil
                 }

@@ -65,10 +65,12 @@ struct KeyInterfacesModelTests {
         #expect(state.keys.count == 1 && state.keys[0].descriptor.interfaces == [.ccid, .fido, .otp])
     }
 
-    @Test func onTheOATHTabPcscdMissingIsStillSaid() {
+    @Test func onTheOATHTabPcscdMissingIsStillSaidAndTheFIDO2TabDropsIt() {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.serviceUnavailable))
         #expect(state.status?.text == UIText("status.pcscdMissing"))
+        _ = update(&state, .keyPress(.char("3")))
+        #expect(state.status == nil)
     }
 
     @Test func theFIDO2TabOfAKeyWithoutFIDOSaysSoWithoutAsking() {

@@ -75,7 +75,14 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
         if failure.operation == .reset, case .sending(let target) = state.fido.reset, target == id {
             return resetFailed(&state, failure)
         }
-        guard current(id) else { return [] }
+        guard current(id) else {
+            // The key left before its failure came in: a PIN set or change it cut short still says which PIN
+            // the key has now (the removal alone would leave the user guessing).
+            if failure.reason == .keyGone, failure.operation == .setPIN || failure.operation == .changePIN {
+                state.status = StatusMessage(fidoFailureText(.keyGone, operation: failure.operation), kind: .error)
+            }
+            return []
+        }
         return failed(&state, failure)
     }
 }
@@ -112,7 +119,11 @@ func showList(_ state: inout AppState, _ credentials: [FIDOCredential]) {
 /// What the user reads about a failure.
 func fidoFailureText(_ reason: FIDOFailureReason, operation: FIDOOperation) -> UIText {
     switch reason {
-    case .keyGone: return UIText("status.keyGoneMidOperation")
+    case .keyGone:
+        // A PIN set or change cut short: the key holds one of two PINs, and the user must know which to try.
+        if operation == .changePIN { return UIText("fido.keyGone.change") }
+        if operation == .setPIN { return UIText("fido.keyGone.set") }
+        return UIText("status.keyGoneMidOperation")
     case .notAvailable: return UIText("fido.notAvailable")
     case .wrongPIN(let r?):
         return UIText(operation == .changePIN ? "fido.wrongCurrentPIN" : "fido.wrongPIN", ["retries": String(r)])

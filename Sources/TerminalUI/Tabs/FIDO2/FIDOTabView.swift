@@ -39,6 +39,21 @@ struct FIDOTabView {
 
     // MARK: Information
 
+    /// What the tab is doing with the key right now, after the title (a slow key shows it is at work).
+    func working(_ state: AppState) -> String {
+        guard let busy = state.fido.busy, !busy.touch else { return "" }
+        let key: String
+        switch busy.operation {
+        case .setPIN: key = "fido.working.setPIN"
+        case .changePIN: key = "fido.working.changePIN"
+        case .verifyPIN: key = "fido.working.verifyPIN"
+        case .list: key = "fido.working.list"
+        case .delete: key = "fido.working.delete"
+        case .load, .reset: return ""
+        }
+        return (screen.unicode ? " · " : " - ") + app.text(UIText(key))
+    }
+
     func information(_ info: FIDOInfo, _ state: AppState) {
         var lines: [(UIText, String, TextStyle)] = []
         let dot = screen.unicode ? " · " : ", "
@@ -81,7 +96,7 @@ struct FIDOTabView {
         let valueWidth = max(1, area.width - valueColumn - 1)
         // Every screen line of the information: the title, the fields with their values wrapped, the alert.
         var shown: [(label: String, value: String, column: Int, style: TextStyle)] = [
-            (" " + app.text(UIText("fido.view.title")), "", 0, theme.heading), ("", "", 0, .plain),
+            (" " + app.text(UIText("fido.view.title")) + working(state), "", 0, theme.heading), ("", "", 0, .plain),
         ]
         for (label, value, style) in lines {
             for (i, piece) in wrap(value, width: valueWidth).enumerated() {

@@ -1,0 +1,65 @@
+"""The TUI and the command line on the virtual key plugged in as a USB key (`virtual-key serve --usb`), checked
+from inside its namespace with python-fido2 (usb_scenarios.py): FIDO2 over HID in the TUI, a key pulled out in
+the middle of a PIN change, and a Security Key (FIDO HID only, no pcscd).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import YKTERM
+
+SCENARIOS = Path(__file__).resolve().parent / "usb_scenarios.py"
+
+
+def usable():
+    if os.geteuid() != 0:
+        return "needs root (a private mount namespace and FUSE)"
+    if not os.path.exists("/dev/fuse"):
+        return "needs /dev/fuse"
+    if subprocess.run(["tmux", "-V"], capture_output=True).returncode != 0:
+        return "needs tmux"
+    return None
+
+
+pytestmark = pytest.mark.skipif(usable() is not None, reason=usable() or "")
+
+
+def scenario(name, tmp_path, *serve_args, timeout=120):
+    r = subprocess.run([str(YKTERM), "virtual-key", "serve", "--usb", *serve_args, "--",
+                        sys.executable, str(SCENARIOS), name, str(tmp_path)],
+                       capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-3000:]}\nstderr: {r.stderr[-3000:]}"
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_pin_set_in_the_tuis_fido2_tab_over_hid_works_over_hid_and_pcsc(tmp_path):
+    r = scenario("pin_set_in_the_tui", tmp_path, "--serial", "31000001")
+    assert r["hid"] is True and r["pcsc"] is True, r
+    assert r["wrong_hid"] == "PIN_INVALID"
+
+
+def test_a_key_pulled_out_mid_pin_change_keeps_the_old_or_the_new_pin(tmp_path):
+    # Each command takes 300 ms, so the key goes while the change is under way.
+    r = scenario("pulled_mid_pin_change", tmp_path, "--serial", "31000002", "--latency", "300")
+    # Exactly one of the two works: the PIN is never unknown.
+    assert (r["old"] is True) != (r["new"] is True), r
+    # The TUI said what happened, and showed the key again within a second of plugging it back.
+    # The TUI said which PIN to try.
+    assert "the PIN is the old or the new one. Try the old first." in r["after"], r["after"]
+    assert r["shown_after"] < 1.0, r
+    print(f"\nkey back on screen {r['shown_after'] * 1000:.0f} ms after it was plugged in; "
+          f"the PIN afterwards: {'new' if r['new'] is True else 'old'}")
+
+
+def test_a_security_key_is_listed_and_its_fido2_tab_works_without_pcscd(tmp_path):
+    r = scenario("security_key", tmp_path, "--interfaces", "fido", "--serial", "31000003")
+    assert not r["pcscd"]
+    assert len(r["listed"]) == 1 and r["listed"][0]["interfaces"] == ["fido"], r["listed"]
+    assert "FIDO2" in r["listed"][0]["applications"]
+    assert "pcscd" not in r["fido"]
+    assert r["pin"] is True
