@@ -37,10 +37,13 @@ struct KeyWork: Sendable {
         if d.reader != nil {
             return await withConnection(d) { try await KeyProbe.inspect(connection: $0) }
         }
-        guard d.has(.fido), let fido = try? await backend.connectFIDO(d, observer: nil) else { return nil }
-        let info = await KeyProbe.inspect(fido: fido, name: d.name)
-        await fido.close()
-        return info
+        if d.isVirtual {
+            guard d.has(.fido), let fido = try? await backend.connectFIDO(d, observer: nil) else { return nil }
+            let info = await KeyProbe.inspect(fido: fido, name: d.name)
+            await fido.close()
+            return info
+        }
+        return try? await KeyProbe.inspect(hid: d)
     }
 
     /// Runs `body` on a fresh connection, closing it after; nil when anything failed.

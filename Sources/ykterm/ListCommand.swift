@@ -91,10 +91,7 @@ struct ListCommand: AsyncParsableCommand {
             }
         }
         do {
-            let fido = try await d.openFIDO()
-            let info = await KeyProbe.inspect(fido: fido, name: d.name)
-            await fido.close()
-            return Row(key: d, info: info)
+            return Row(key: d, info: try await KeyProbe.inspect(hid: d))
         } catch {
             return Row(key: d, error: error)
         }

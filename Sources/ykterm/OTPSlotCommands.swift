@@ -13,16 +13,27 @@ struct OTPSlotOption: ParsableArguments {
     }
 }
 
-/// Connects, SELECTs the OTP application, runs `body`, closes.
+/// Opens the OTP application on the interface that carries it (the reader when the OTP application answers
+/// there, else the OTP HID interface: KeyDescriptor.openOTP), runs `body`, closes.
 func withOTP<T>(_ options: KeyOptions, _ body: (OTPSession) async throws -> T) async throws -> T {
-    let connection = try await options.connect()
+    let opened: OpenedOTP
+    if options.virtual {
+        let connection = try await options.connect()
+        do {
+            opened = OpenedOTP(session: try await OTPSession.make(connection: connection), close: { await connection.close() })
+        } catch {
+            await connection.close()
+            throw error
+        }
+    } else {
+        opened = try await KeyDiscovery.key(for: .otp, options.selector).openOTP()
+    }
     do {
-        let session = try await OTPSession.make(connection: connection)
-        let result = try await body(session)
-        await connection.close()
+        let result = try await body(opened.session)
+        await opened.close()
         return result
     } catch {
-        await connection.close()
+        await opened.close()
         throw error
     }
 }

@@ -384,7 +384,24 @@ struct OTPNDEFTests {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
         #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))).isEmpty)
-        #expect(update(&state, .keyPress(.char("2"))) == [.otp(.readNDEF(Fixture.reader))])
+        // The tag first, then which slots are programmed.
+        #expect(update(&state, .keyPress(.char("2"))) == [.otp(.readNDEF(Fixture.reader)), .otp(.readSlots(Fixture.reader))])
+    }
+
+    @Test func theSlotsAreReadOnceWhenTheTabOpensAndShownWithTheInterface() {
+        var state = AppState(now: 1000)
+        _ = update(&state, .keyEvent(.keyArrived(USBFixture.hidOnly)))
+        #expect(update(&state, .keyPress(.char("2"))) == [.otp(.readSlots(USBFixture.hidOnly))])
+        let status = OTPSession.Status(version: Version(5, 7, 2), programSequence: 3, touchLevel: 0x06)
+        _ = update(&state, .otp(.slotsRead(OTPSlots(keyID: USBFixture.hidOnly.id, status: status, overHID: true))))
+        #expect(state.otp.slots?.status?.slot2Configured == true && state.otp.slots?.overHID == true)
+        // Not again on the next opening of the tab.
+        _ = update(&state, .keyPress(.char("1")))
+        #expect(update(&state, .keyPress(.char("2"))).isEmpty)
+        // A Security Key has no OTP application: nothing to read.
+        var sky = AppState(now: 1000)
+        _ = update(&sky, .keyEvent(.keyArrived(USBFixture.securityKey)))
+        #expect(update(&sky, .keyPress(.char("2"))).isEmpty)
     }
 
     @Test func failuresSaySoAndAnswersForAnotherKeyAreIgnored() {

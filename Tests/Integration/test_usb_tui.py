@@ -63,3 +63,14 @@ def test_a_security_key_is_listed_and_its_fido2_tab_works_without_pcscd(tmp_path
     assert "FIDO2" in r["listed"][0]["applications"]
     assert "pcscd" not in r["fido"]
     assert r["pin"] is True
+
+
+def test_challenge_response_over_otp_hid_on_a_key_without_ccid(tmp_path):
+    r = scenario("otp_over_hid", tmp_path, "--interfaces", "otp,fido", "--serial", "31000004")
+    # ykman programmed it over OTP HID; ykterm answers the same over OTP HID, on the command line and in the TUI.
+    assert r["cli"] == r["expected"], r["cli_error"]
+    assert r["expected"] in "".join(r["tui"].split()), r["tui"]
+    assert "(over the OTP HID interface)" in r["slots"]
+    # otp info reads the status and the serial over OTP HID too.
+    info = json.loads(r["info"])
+    assert [s["configured"] for s in info["slots"]] == [False, True] and info["serial"] == 31000004, info

@@ -115,6 +115,32 @@ def security_key(home):
             "pcscd": os.path.exists("/run/pcscd/pcscd.comm")}
 
 
+def otp_over_hid(home):
+    """A key with CCID turned off (OTP and FIDO HID): a challenge-response secret ykman programs over OTP HID
+    gives ykterm the same HMAC-SHA1 over OTP HID, on the command line and in the TUI's OTP tab."""
+    import hashlib
+    import hmac
+    secret, challenge = bytes(range(1, 21)), b"ykterm over the keyboard interface"
+    ykman = str(Path(sys.executable).parent / "ykman")
+    subprocess.run([ykman, "otp", "chalresp", "--force", "2", secret.hex()], check=True, capture_output=True, timeout=60)
+    cli = subprocess.run([str(YKTERM), "otp", "calculate", "--slot", "2", challenge.hex()], capture_output=True,
+                         text=True, timeout=30)
+    info = subprocess.run([str(YKTERM), "otp", "info", "--json"], capture_output=True, text=True, timeout=30)
+    t = tui(home)
+    try:
+        t.send("2")
+        slots = t.wait_for("Slot 1: .* slot 2: programmed")
+        t.send("x")
+        t.wait_for("Challenge")
+        t.type(challenge.hex())
+        t.send("Enter")
+        answered = t.wait_for(hmac.new(secret, challenge, hashlib.sha1).hexdigest()[:16])
+    finally:
+        t.close()
+    return {"expected": hmac.new(secret, challenge, hashlib.sha1).hexdigest(), "cli": cli.stdout.strip(),
+            "cli_error": cli.stderr, "info": info.stdout, "slots": slots, "tui": answered}
+
+
 def main():
     name, home = sys.argv[1], sys.argv[2]
     result = globals()[name](home)

@@ -106,6 +106,8 @@ public struct OTPTabState: Sendable {
     var slowCharacters = 0
     /// The key whose NDEF tag was read when it was found on an NFC reader (read once per arrival).
     public var ndefReadKeyID: String?
+    /// The selected key's OTP slots, read when the tab opens on it (and after a challenge-response).
+    public var slots: OTPSlots?
 
     public enum Busy: Sendable, Hashable { case ndef, challenge, touch }
 
@@ -135,8 +137,25 @@ public struct OTPTabState: Sendable {
     }
 }
 
+/// What the OTP application's status says of its two slots, and the interface it was read over.
+public struct OTPSlots: Sendable, Equatable {
+    public var keyID: String
+    /// Nil while unknown (being read, or the key does not tell); `problem` says why when it failed.
+    public var status: OTPSession.Status?
+    public var overHID: Bool
+    public var problem: UIText?
+
+    public init(keyID: String, status: OTPSession.Status?, overHID: Bool = false, problem: UIText? = nil) {
+        self.keyID = keyID
+        self.status = status
+        self.overHID = overHID
+        self.problem = problem
+    }
+}
+
 /// Answers of the OTP tab's commands.
 public enum OTPTabMsg: Sendable {
+    case slotsRead(OTPSlots)
     /// The virtual key's touch typed this (nil: the backend cannot be touched from software).
     case touched(String?)
     case ndefRead(keyID: String, otp: String)
@@ -164,4 +183,6 @@ public enum OTPTabCommand: Sendable, Equatable {
     case touch
     case readNDEF(KeyDescriptor)
     case challengeResponse(KeyDescriptor, slot: Int, challenge: [UInt8])
+    /// Reads the OTP application's status (which slots are programmed) where `openOTP` finds it.
+    case readSlots(KeyDescriptor)
 }

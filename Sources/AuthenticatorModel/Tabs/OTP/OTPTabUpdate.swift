@@ -7,7 +7,16 @@ func otpTabOpened(_ state: inout AppState) -> [Command] {
     state.otp.lastCharacter = nil
     state.otp.deferred = nil
     state.otp.slowCharacters = 0
-    return autoReadNDEF(&state)
+    return autoReadNDEF(&state) + autoReadSlots(&state)
+}
+
+/// Reads the selected key's slot status when the tab is open and it was not read for this key yet: over
+/// the reader, or over the OTP HID interface when the key has no OTP application there.
+func autoReadSlots(_ state: inout AppState) -> [Command] {
+    guard state.tab == .otp, let key = state.selectedKey, key.descriptor.has(.otp),
+          state.otp.slots?.keyID != key.id else { return [] }
+    state.otp.slots = OTPSlots(keyID: key.id, status: nil)
+    return [.otp(.readSlots(key.descriptor))]
 }
 
 /// The key `id` was probed: when it is the selected one and sits on an NFC reader, its tag is read.
@@ -53,11 +62,16 @@ func otpTabKeyChanged(_ state: inout AppState) -> [Command] {
         let problem = UIText(state.selectedKey == nil ? "otp.noKey" : "otp.keyChanged")
         state.otp.form?.problem = problem
     }
-    return autoReadNDEF(&state)
+    if state.otp.slots?.keyID != state.selectedKeyID { state.otp.slots = nil }
+    return autoReadNDEF(&state) + autoReadSlots(&state)
 }
 
 func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
     switch msg {
+    case .slotsRead(let slots):
+        guard slots.keyID == state.selectedKeyID else { return [] }
+        state.otp.slots = slots
+        return []
     case .touched(let otp):
         if state.otp.busy == .touch { state.otp.busy = nil }
         guard let otp else {

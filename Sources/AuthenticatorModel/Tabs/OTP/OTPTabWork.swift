@@ -18,14 +18,35 @@ struct OTPTabWork: Sendable {
                 otp.parsers = environment.otpParsers
                 return .ndefRead(keyID: d.id, otp: try otp.extract(from: records))
             }
+        case .readSlots(let d):
+            do {
+                let backend = self.backend
+                let opened = try await d.openOTP { try await backend.connect(d) }
+                let status = await opened.session.status
+                await opened.close()
+                post(.otp(.slotsRead(OTPSlots(keyID: d.id, status: status, overHID: opened.channel == .otpHID))))
+            } catch {
+                post(.otp(.slotsRead(OTPSlots(keyID: d.id, status: nil,
+                                              problem: Self.failure(.challenge, error).message))))
+            }
         case .challengeResponse(let d, let slot, let challenge):
-            await withConnection(d, .challenge) { connection in
-                let session = try await OTPSession.make(connection: connection)
-                let post = self.post
-                let response = try await session.calculateHMAC(slot: slot, challenge: challenge) {
-                    post(.otp(.challengeWaitingForTouch(keyID: d.id)))
+            // The OTP application through the reader when it answers there, else over the OTP HID interface.
+            do {
+                let backend = self.backend
+                let opened = try await d.openOTP { try await backend.connect(d) }
+                do {
+                    let post = self.post
+                    let response = try await opened.session.calculateHMAC(slot: slot, challenge: challenge) {
+                        post(.otp(.challengeWaitingForTouch(keyID: d.id)))
+                    }
+                    await opened.close()
+                    post(.otp(.challengeAnswered(keyID: d.id, slot: slot, challenge: challenge, response: response)))
+                } catch {
+                    await opened.close()
+                    throw error
                 }
-                return .challengeAnswered(keyID: d.id, slot: slot, challenge: challenge, response: response)
+            } catch {
+                post(.otp(.failed(keyID: d.id, Self.failure(.challenge, error))))
             }
         }
     }
@@ -46,6 +67,12 @@ struct OTPTabWork: Sendable {
     }
 
     static func failure(_ operation: OTPTabFailure.Operation, _ error: any Error) -> OTPTabFailure {
+        if let e = error as? KeyRouteError {
+            return OTPTabFailure(operation: operation, message: .literal(e.description))
+        }
+        if let e = error as? OTPHIDError {
+            return OTPTabFailure(operation: operation, message: .literal(e.description))
+        }
         if let e = error as? SmartCardError {
             if e.isKeyGone || e == .closed {
                 return OTPTabFailure(operation: operation, message: .literal(e.description), keyGone: true)

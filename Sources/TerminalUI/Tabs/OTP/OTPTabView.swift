@@ -38,7 +38,11 @@ struct OTPTabView {
         } else {
             screen.draw(" " + app.text(UIText("otp.view.howto")), row: row, column: area.column, style: theme.dim, width: width)
         }
-        row += 2
+        row += 1
+        if let slots = otp.slots, slots.keyID == state.selectedKeyID {
+            screen.draw(" " + app.resolve(slotsText(slots)), row: row, column: area.column, style: theme.dim, width: width)
+        }
+        row += 1
         let bottom = area.row + area.height
         // The panels under the list: the selected capture's details and the challenge-response answer.
         var panel = [(String, TextStyle)]()
@@ -65,6 +69,17 @@ struct OTPTabView {
             if otp.waitingForTouch { f.note = UIText("view.touchYourKey") }
             app.form(f, width: 64)
         }
+    }
+
+    /// Which of the key's two slots are programmed, and over which interface that was read.
+    func slotsText(_ slots: OTPSlots) -> UIText {
+        if let problem = slots.problem { return UIText("otp.view.slots.problem", ["why": app.resolve(problem)]) }
+        guard let status = slots.status else { return UIText("otp.view.slots.reading") }
+        func slot(_ n: Int) -> String {
+            guard status.isConfigured(slot: n) else { return app.text(UIText("otp.view.slot.empty")) }
+            return app.text(UIText(status.isTouchTriggered(slot: n) ? "otp.view.slot.touch" : "otp.view.slot.programmed"))
+        }
+        return UIText(slots.overHID ? "otp.view.slots.hid" : "otp.view.slots", ["slot1": slot(1), "slot2": slot(2)])
     }
 
     /// Column widths: time, type, public ID, serial; what is left goes to the summary.
