@@ -11,7 +11,7 @@ import PackageDescription
 
 let fuzzTargets = [
     "FuzzCBOR", "FuzzTLV", "FuzzResponse", "FuzzCTAPHID", "FuzzVpcd", "FuzzOTPAuthURI", "FuzzMigration",
-    "FuzzNDEF", "FuzzOTP", "FuzzAPDUHex",
+    "FuzzNDEF", "FuzzOTP", "FuzzAPDUHex", "FuzzOTPHID",
 ]
 
 let package = Package(
