@@ -119,7 +119,8 @@ fuzz-build: deps
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh $(FUZZ_TARGETS)
 
-## install: release binary, man page, shell completions, udev rule, string tables, example config
+## install: release binary, man page, shell completions, udev rule, string tables, example config, and the
+## one-slot reader driver of the USB virtual key
 ## (PREFIX=/usr/local, DESTDIR for packaging; BUILT names another binary, e.g. with make -o release).
 BUILT ?= .build/release/ykterm
 BINDIR = $(DESTDIR)$(PREFIX)/bin
@@ -130,6 +131,10 @@ install: release
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	install -m 755 $(BUILT) $(BINDIR)/ykterm
+	@# The one-slot reader driver `virtual-key serve --usb` gives its private pcscd (vpcd's second slot would
+	@# show as a second, empty reader); ykterm looks for it in ../lib/ykterm next to its own directory.
+	install -d $(DESTDIR)$(PREFIX)/lib/ykterm
+	install -m 644 $(dir $(BUILT))libykterm-ifd-one-slot.so $(DESTDIR)$(PREFIX)/lib/ykterm/libykterm-ifd-one-slot.so
 	install -m 644 man/ykterm.1 $(MANDIR)/ykterm.1
 	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
 	install -d $(SHAREDIR)/strings
@@ -144,7 +149,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ykterm \
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
-	rm -rf $(SHAREDIR)
+	rm -rf $(SHAREDIR) $(DESTDIR)$(PREFIX)/lib/ykterm
 
 ## demo: the TUI on the virtual key with demo accounts (q quits); without a terminal, what the key holds.
 demo: build

@@ -274,7 +274,7 @@ def test_make_install_and_uninstall(tmp_path):
         "bin/ykterm", "share/man/man1/ykterm.1", "share/bash-completion/completions/ykterm",
         "share/zsh/site-functions/_ykterm", "share/fish/vendor_completions.d/ykterm.fish",
         "share/ykterm/udev/70-ykterm-fido.rules", "share/ykterm/strings/en.json", "share/ykterm/strings/de.json",
-        "share/ykterm/config.example.toml",
+        "share/ykterm/config.example.toml", "lib/ykterm/libykterm-ifd-one-slot.so",
     }
     for f in files:
         assert (prefix / f).is_file(), f
