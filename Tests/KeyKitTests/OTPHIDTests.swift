@@ -15,9 +15,11 @@ private final class ScriptedOTPDevice: HIDFeatureReportDevice {
     }
     let state: Mutex<State>
     static let status: [UInt8] = [0, 5, 4, 3, 7, 0x03, 0x00, 0]
+    let status: [UInt8]
 
-    init(answer: [[UInt8]], touchReads: Int = 0) {
+    init(answer: [[UInt8]], touchReads: Int = 0, status: [UInt8] = ScriptedOTPDevice.status) {
         state = Mutex(State(touchReads: touchReads, answer: answer))
+        self.status = status
     }
 
     func setFeature(_ report: [UInt8]) throws {
@@ -34,10 +36,10 @@ private final class ScriptedOTPDevice: HIDFeatureReportDevice {
 
     func getFeature() throws -> [UInt8] {
         state.withLock { s in
-            guard s.frameDone else { return Self.status }
+            guard s.frameDone else { return status }
             if s.touchReads > 0 {
                 s.touchReads -= 1
-                var r = Self.status
+                var r = status
                 r[7] = OTPHID.touchWaitFlag
                 return r
             }
@@ -182,6 +184,32 @@ private final class ProgressLog: Sendable {
         #expect(throws: OTPHIDError.self) {
             for n in 0..<64 { _ = try reader.add(sequence: UInt8(n & 0x1F), part: [0]) }
         }
+    }
+
+    @Test func oldFirmwareDeviceInfoComesFromStatusAndSerial() async throws {
+        let device = ScriptedOTPDevice(answer: responseReports(OTPHID.appendingResponseCRC([0, 0x12, 0xD6, 0x87])),
+                                       status: [0, 3, 4, 0, 1, 0x01, 0, 0])
+        let c = OTPHIDConnection(device: device, name: "scripted")
+        let info = try await ManagementHID.readDeviceInfo(otp: c)
+        #expect(info.version == Version(3, 4, 0))
+        #expect(info.serial == 1_234_567)
+        // Only the serial command went to the key: READ CONFIG came with firmware 4.1.
+        #expect(device.state.withLock { $0.written.map { $0[1] } }.contains(OTPSession.Command.deviceSerial))
+        await c.close()
+    }
+
+    @Test func hidrawErrorsSayWhatToDo() throws {
+        #expect(throws: OTPHIDError.deviceGone("/dev/hidraw-none")) {
+            try HIDRawFeatureDevice(path: "/dev/hidraw-none")
+        }
+        #expect(OTPHIDError.permissionDenied("/dev/hidraw3").description.contains("udev rule"))
+        #expect(OTPHIDError.permissionDenied("/dev/hidraw3").description.contains("ykterm doctor"))
+        // A file that is no hidraw node refuses the feature ioctls with a typed error.
+        let device = try HIDRawFeatureDevice(path: "/dev/null")
+        #expect(throws: OTPHIDError.self) { try device.getFeature() }
+        #expect(throws: OTPHIDError.self) { try device.setFeature([0, 0, 0, 0, 0, 0, 0, 0]) }
+        device.close()
+        #expect(throws: OTPHIDError.closed) { try device.getFeature() }
     }
 
     @Test func statusReportParses() throws {
