@@ -217,6 +217,8 @@ public struct AppView {
             var label = key.model ?? key.descriptor.name
             if let serial = key.serial { label += "  " + text(UIText("view.status.serial", ["serial": String(serial)])) }
             if key.model != nil { label += "  " + key.descriptor.name }
+            // Which interfaces this one key has (a USB YubiKey: CCID+FIDO+OTP).
+            label += "  [" + key.descriptor.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+") + "]"
             let mark = key.id == state.selectedKeyID ? (screen.unicode ? "● " : "* ") : "  "
             screen.draw((" " + mark + label).padded(toCells: box.innerWidth, unicode: screen.unicode),
                         row: box.innerRow + i, column: box.innerColumn,

@@ -43,6 +43,7 @@ struct DeviceInfoView {
         }
         rows.append((t("device.reader"), info.reader, .plain))
         rows.append((t("device.transport"), t(info.overNFC ? "device.nfc" : "device.usb"), .plain))
+        rows.append((t("device.interfaces"), interfaces(key.descriptor), .plain))
         if d.fromManagement {
             rows.append((t("device.usbApps"), capabilities(enabled: d.enabledUSB, supported: d.supportedUSB), .plain))
             if let supported = d.supportedNFC, !supported.isEmpty {
@@ -55,6 +56,15 @@ struct DeviceInfoView {
             rows.append(("", t("device.probed"), theme.dim))
         }
         return rows
+    }
+
+    /// "CCID · FIDO HID · OTP HID" (the reader is named in its own row; `ykterm list` has the hidraw paths).
+    func interfaces(_ d: KeyDescriptor) -> String {
+        var parts = [String]()
+        if d.reader != nil { parts.append(d.overNFC ? "NFC" : "CCID") }
+        if d.fidoHID != nil { parts.append("FIDO HID") }
+        if d.otpHID != nil { parts.append("OTP HID") }
+        return parts.joined(separator: screen.unicode ? " · " : ", ")
     }
 
     /// `OTP FIDO2 OATH -PIV` style: enabled ones plain, supported but disabled ones marked off.
