@@ -136,6 +136,16 @@ public final class VirtualKey: Sendable {
         }
     }
 
+    /// One command to the OTP application from the OTP HID interface: the same applet and state as over CCID,
+    /// but it leaves the smart-card side's selection alone (on a USB key the two are separate interfaces, and a
+    /// CCID client's selected application must not change under it). Nil when the key has no OTP application.
+    func processOTPFromHID(_ apdu: APDU) -> Response? {
+        withInner { inner in
+            guard let otp = inner.applets.first(where: { $0.aid == AID.otp }) else { return nil }
+            return otp.process(apdu, state: &inner.state)
+        }
+    }
+
     /// A fresh Yubico OTP, as a touch of the key's OTP button would type it (for demos and the TUI).
     public func typeOTP() -> String {
         withInner { $0.otpGenerator.next(state: &$0.state) }
@@ -188,12 +198,8 @@ public final class VirtualKey: Sendable {
     /// `options` the device reports the key's firmware version and, as a YubiKey with U2F does, CBOR, WINK
     /// and MSG (no NMSG).
     public func makeFIDOHIDDevice(options: VirtualHIDDevice.Options? = nil) -> VirtualHIDDevice {
-        let options = options ?? {
-            var o = VirtualHIDDevice.Options()
-            o.deviceVersion = state.version
-            o.capabilities = [.wink, .cbor]
-            return o
-        }()
+        // By default as a YubiKey's FIDO interface: its firmware, WINK and CBOR, and the vendor READ CONFIG.
+        let options = options ?? fidoHIDOptionsWithReadConfig
         let device = VirtualHIDDevice(options: options, handler: fidoHIDHandler())
         device.setCancelHook { [self] in self.cancelFIDO() }
         return device

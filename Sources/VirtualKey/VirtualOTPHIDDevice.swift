@@ -10,8 +10,8 @@ import KeyKit
 /// state as over CCID, so a slot programmed here answers there and the programming sequence is shared. The
 /// serial number and READ CONFIG (the Management application's device information) are answered too.
 ///
-/// The slot commands reach the OTP application through the key's APDU path (SELECT, then the slot command),
-/// so a CCID client of the same key finds the OTP application selected afterwards.
+/// The slot commands go to the OTP applet directly, not through the key's APDU path: what a CCID client of
+/// the same key has selected stays selected, as on a USB key, whose two interfaces are separate.
 public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
     public let key: VirtualKey
     private let worker: DispatchQueue
@@ -160,14 +160,10 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
         }
     }
 
-    /// One slot command to the key's OTP application, through the same path as CCID.
+    /// One slot command to the key's OTP application: the same applet and state as CCID, without touching
+    /// what the smart-card side has selected.
     private func otpApplication(p1: UInt8, data: [UInt8]) -> Response? {
-        guard let select = try? APDU(ins: 0xA4, p1: 0x04, data: AID.otp, le: 256).encoded(),
-              let command = try? APDU(ins: OTPSession.Ins.config, p1: p1, data: data, le: 256).encoded() else {
-            return nil
-        }
-        guard let selected = try? Response(raw: key.process(select)), selected.status.isSuccess else { return nil }
-        return try? Response(raw: key.process(command))
+        key.processOTPFromHID(APDU(ins: OTPSession.Ins.config, p1: p1, data: data, le: 256))
     }
 
     /// An answer as response reports: parts of 7 bytes flagged 0x40 | n, then a part numbered 0 that ends it.

@@ -31,6 +31,19 @@ import VirtualKey
         await c.close()
     }
 
+    @Test func theOTPInterfaceLeavesTheSmartCardSelectionAlone() async throws {
+        let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts(), touchDelay: 0)
+        // A CCID client selects OATH...
+        let oath = try await OATHSession.make(connection: VirtualKeyConnection(key: key))
+        // ...the OTP interface is used meanwhile (as ykman or ykterm do over OTP HID)...
+        let (s, c) = try await Self.hid(key)
+        try await s.programChallengeResponse(slot: 2, key: Self.rfcKey)
+        _ = try await s.serial()
+        await c.close()
+        // ...and the CCID client's next OATH command still reaches OATH, as on a USB key.
+        #expect(try await !oath.list().isEmpty)
+    }
+
     @Test func secretProgrammedOverHIDAnswersOverCCID() async throws {
         let key = VirtualKey(touchDelay: 0)
         let (s, c) = try await Self.hid(key)
