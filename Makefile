@@ -59,7 +59,8 @@ RELEASE_LINK := -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld
                 -Xlinker --section-ordering-file=$(CURDIR)/Resources/link/hot-functions.txt
 release: deps
 	@# SwiftPM does not know the link files: a newer one means linking again.
-	@for f in Resources/link/*; do [ "$$f" -nt .build/release/ykterm ] && rm -f .build/release/ykterm; done; true
+	@for f in Resources/link/*; do [ "$$f" -nt .build/release/ykterm ] && \
+	  rm -f .build/release/ykterm .build/release/libykterm-ifd-one-slot.so; done; true
 	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_LINK)
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
