@@ -55,7 +55,8 @@ def crash(proc):
 def workdir():
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv (util-linux) to run a command as an unprivileged user")
-    d = Path(tempfile.mkdtemp(prefix="ykterm-core-"))
+    # Under /tmp itself: the unprivileged user must reach it (a private TMPDIR's parents are root's alone).
+    d = Path(tempfile.mkdtemp(prefix="ykterm-core-", dir="/tmp"))
     os.chown(d, NOBODY, NOBODY)
     yield d
     shutil.rmtree(d, ignore_errors=True)

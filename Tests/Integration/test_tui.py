@@ -204,7 +204,8 @@ def test_a_pasted_uri_opens_add_filled_in_and_one_enter_adds(virtual_tui):
     t = virtual_tui
     t.wait_for("GitHub")
     t.paste("otpauth://totp/ACME:bob@example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=ACME&digits=8&period=60\n")
-    screen = t.wait_for("Add account")
+    # The whole dialog, not a frame caught half drawn.
+    screen = t.wait_for(r"Add account(.|\n)*Period \(s\)")
     assert re.search(r"Issuer\s+ACME", screen) and re.search(r"Name\s+bob@example.com", screen), screen
     assert re.search(r"Digits\s+< 8 >", screen) and re.search(r"Period \(s\)\s+60", screen), screen
     assert "★" not in screen  # nothing was pinned (p)
