@@ -74,3 +74,22 @@ def test_challenge_response_over_otp_hid_on_a_key_without_ccid(tmp_path):
     # otp info reads the status and the serial over OTP HID too.
     info = json.loads(r["info"])
     assert [s["configured"] for s in info["slots"]] == [False, True] and info["serial"] == 31000004, info
+
+
+def test_monitor_reports_one_key_whose_interfaces_leave_and_come_back(tmp_path):
+    r = scenario("monitor_events", tmp_path, "--serial", "31000005")
+    assert r["first"] and r["first"]["reader"].startswith("Yubico YubiKey OTP+FIDO+CCID"), r["events"]
+    assert r["first"]["fido"].startswith("/dev/hidraw") and r["first"]["otp"].startswith("/dev/hidraw")
+    # Pulled out: the key leaves (its interfaces may go one by one first, as key-changed of the same key).
+    assert r["left"] and r["left"]["id"] == r["first"]["id"], r["events"]
+    assert r["back"], r["events"]
+    # Never two keys at once: the reader and the HID nodes are always joined into the one key present.
+    present = set()
+    for e in r["events"]:
+        if e["event"] == "key-arrived":
+            present.add(e["id"])
+        elif e["event"] == "key-left":
+            present.discard(e["id"])
+        elif e["event"] == "key-changed":
+            assert e["id"] in present, r["events"]
+        assert len(present) <= 1, r["events"]

@@ -141,6 +141,47 @@ def otp_over_hid(home):
             "cli_error": cli.stderr, "info": info.stdout, "slots": slots, "tui": answered}
 
 
+def monitor_events(home):
+    """`ykterm monitor --json` while the key is pulled out and plugged in again: one key, its interfaces
+    leaving and coming back as key events for that key, seen through pcscd and inotify (no udev here)."""
+    import queue
+    import threading
+    mon = subprocess.Popen([str(YKTERM), "monitor", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(line)) for line in mon.stdout], daemon=True).start()
+    events = []
+
+    def until(pred, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                e = lines.get(timeout=max(0.05, deadline - time.monotonic()))
+            except Exception:
+                break
+            events.append(e)
+            if pred(e):
+                return e
+        return None
+
+    def full(e):
+        return e.get("event") in ("key-arrived", "key-changed") and e.get("interfaces") == "ccid,fido,otp"
+
+    try:
+        first = until(full)
+        usb("unplug")
+        left = until(lambda e: e.get("event") == "key-left")
+        usb("plug")
+        back = until(full)
+        time.sleep(0.5)
+        while not lines.empty():
+            events.append(lines.get())
+    finally:
+        mon.terminate()
+        mon.wait(timeout=5)
+    return {"first": first, "left": left, "back": back, "events": events}
+
+
 def main():
     name, home = sys.argv[1], sys.argv[2]
     result = globals()[name](home)
