@@ -80,8 +80,9 @@ public final class VirtualKey: Sendable {
                 resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) {
         let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
         var core = Inner(state: state, applets: [], fido: fido)
-        core.applets = [ManagementApplet(), OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay),
-                        FIDOApplet(authenticator: fido), NDEFApplet(generator: core.otpGenerator)]
+        core.applets = (profile.hasManagement ? [ManagementApplet()] : [])
+            + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay),
+               FIDOApplet(authenticator: fido), NDEFApplet(generator: core.otpGenerator)]
         inner = Mutex(core)
         self.stateFile = stateFile
         self.latency = latency

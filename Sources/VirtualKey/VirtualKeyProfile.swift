@@ -12,6 +12,9 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     /// data goes only to commands that carry Le, in parts fetched with GET RESPONSE (or OATH's SEND
     /// REMAINING) as usual.
     case strictLe = "strict-le"
+    /// A key of another make with no Management application: SELECT of its AID fails (6A82), so clients
+    /// must identify the key by probing its applications.
+    case noManagement = "no-management"
 
     /// The name `virtual-key serve --profile` takes.
     public var name: String { rawValue }
@@ -23,6 +26,7 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
         switch self {
         case .yubikey: return "answers as a YubiKey 5 NFC"
         case .strictLe: return "data only for commands that carry Le; without Le the answer is 61xx and no data"
+        case .noManagement: return "no Management application (clients identify the key by probing)"
         }
     }
 
@@ -30,8 +34,16 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     /// waits for a GET RESPONSE or SEND REMAINING that carries Le; one without Le gets 61xx again).
     var withholdsDataWithoutLe: Bool {
         switch self {
-        case .yubikey: return false
+        case .yubikey, .noManagement: return false
         case .strictLe: return true
+        }
+    }
+
+    /// Whether the key has the Management application (device information, serial, enabled applications).
+    var hasManagement: Bool {
+        switch self {
+        case .yubikey, .strictLe: return true
+        case .noManagement: return false
         }
     }
 

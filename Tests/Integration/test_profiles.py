@@ -57,7 +57,7 @@ def test_the_served_key_says_which_profile_it_has(strict_key):
 def test_unknown_profile_is_refused_with_the_known_names(pcsc):
     r = run_ykterm("virtual-key", "serve", "--vpcd", f"127.0.0.1:{pcsc.port}", "--profile", "other", check=False)
     assert r.returncode == 2
-    assert 'unknown virtual key profile "other": use one of yubikey, strict-le' in r.stderr
+    assert 'unknown virtual key profile "other": use one of yubikey, strict-le, no-management' in r.stderr
 
 
 def test_oath_add_list_and_code_with_12_accounts_on_a_strict_le_key(strict_key, env, tmp_path):
@@ -119,3 +119,22 @@ def test_trace_of_a_strict_le_list_has_one_label_per_exchange(pcsc, env, tmp_pat
     assert all(re.search(r"SEND REMAINING \(OATH (LIST|CALCULATE ALL)\)$", line) for line in fetches), fetches
     assert not any("SEND REMAINING (SEND REMAINING" in line for line in lines)
     assert len(trace.read_bytes()) < 64 * 1024
+
+
+def test_a_key_without_management_is_identified_by_probing(pcsc, env, tmp_path):
+    """Another make's key with no Management application: list says what probing found (the applications
+    that answer SELECT, the version from the OTP application, the serial it gives), and OATH works."""
+    key = ServedKey(pcsc, slot=0, serial=44332211, state=tmp_path / "key.json", extra=("--profile", "no-management")).start()
+    try:
+        listed = json.loads(run_ykterm("list", "--json", "--reader", key.reader, env=env).stdout)
+        assert len(listed) == 1, listed
+        k = listed[0]
+        assert k["from_management"] is False and k["serial"] == 44332211 and k["version"] == "5.7.2", k
+        assert {"OTP", "FIDO2", "OATH"} <= set(k["applications"]), k
+        # The applets are there all the same: an account added is read back with its code.
+        run_ykterm("oath", "add", "--issuer", "Probe", "--name", "me", "--secret", "-", env=env,
+                   input=secret(1) + "\n")
+        codes = {e["id"]: e for e in json.loads(run_ykterm("oath", "code", "--json", env=env).stdout)}
+        assert codes["Probe:me"]["code"] == pyotp.TOTP(secret(1)).at(codes["Probe:me"]["valid_from"])
+    finally:
+        key.stop()

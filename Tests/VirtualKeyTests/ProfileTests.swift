@@ -32,10 +32,20 @@ struct VirtualKeyProfileTests {
     @Test func namesAndUnknownNames() throws {
         #expect(try VirtualKeyProfile(named: "strict-le") == .strictLe)
         #expect(try VirtualKeyProfile(named: "yubikey") == .yubikey)
-        #expect(VirtualKeyProfile.names == "yubikey, strict-le")
+        #expect(try VirtualKeyProfile(named: "no-management") == .noManagement)
+        #expect(VirtualKeyProfile.names == "yubikey, strict-le, no-management")
         let error = #expect(throws: VirtualKeyProfile.UnknownName.self) { try VirtualKeyProfile(named: "strict") }
-        #expect(error?.description == "unknown virtual key profile \"strict\": use one of yubikey, strict-le")
+        #expect(error?.description == "unknown virtual key profile \"strict\": use one of yubikey, strict-le, no-management")
         #expect(VirtualKey().profile == .yubikey)
+    }
+
+    @Test func withoutManagementTheKeyIsProbed() async throws {
+        let key = VirtualKey(state: .yubiKey5NFC(serial: 44_332_211), profile: .noManagement)
+        let connection = VirtualKeyConnection(key: key)
+        await #expect(throws: SmartCardError.self) { try await ManagementSession.make(connection: connection) }
+        let info = try await KeyProbe.inspect(connection: connection)
+        #expect(!info.device.fromManagement && info.device.serial == 44_332_211)
+        #expect(Set(["OTP", "FIDO2", "OATH"]).isSubset(of: info.applications))
     }
 
     @Test func yubikeyProfileAnswersDataWithoutLe() {
