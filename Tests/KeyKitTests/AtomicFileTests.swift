@@ -48,6 +48,20 @@ struct AtomicFileTests {
         #expect(Self.entries(dir) == ["pins.json"])
     }
 
+    @Test func whatACrashedWriteLeftIsClearedByTheNextAndARunningWritersFileIsNot() throws {
+        let dir = Self.directory()
+        let path = dir + "/pins.json"
+        // A process that is gone (pid 0x7FFFFFF0 is above any pid_max) and this one, each with a file left.
+        let stale = path + ".tmp-2147483632-0-abc"
+        let ours = path + ".tmp-\(getpid())-7-xyz"
+        let other = dir + "/other.json.tmp-2147483632-0-abc"
+        for f in [stale, ours, other] { close(open(f, O_CREAT | O_WRONLY, 0o600)) }
+        defer { for f in [path, ours, other] { unlink(f) }; rmdir(dir) }
+        try AtomicFile.write(Array("{}".utf8), to: path)
+        #expect(Self.entries(dir).sorted() == ["other.json.tmp-2147483632-0-abc", "pins.json",
+                                               "pins.json.tmp-\(getpid())-7-xyz"].sorted())
+    }
+
     @Test func aPlantedSymlinkIsReplacedNotFollowed() throws {
         let dir = Self.directory()
         let target = dir + "/elsewhere"

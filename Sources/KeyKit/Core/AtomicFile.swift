@@ -55,6 +55,27 @@ public enum AtomicFile {
             _ = fsync(dirFD)
             close(dirFD)
         }
+        removeStale(of: path)
+    }
+
+    /// Removes what writes of `path` cut short by a crash left beside it: `NAME.tmp-PID-...` files of processes
+    /// that no longer run (a running one may be writing its own right now).
+    static func removeStale(of path: String) {
+        let directory = PathString.directory(of: path)
+        let prefix = String(path.split(separator: "/").last ?? "") + ".tmp-"
+        guard let dir = opendir(directory.isEmpty ? "." : directory) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).split(separator: "-").first ?? "")
+            else { continue }
+            // kill(pid, 0) fails with ESRCH for a process that is gone.
+            if pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                unlink((directory.isEmpty ? "" : directory + "/") + name)
+            }
+        }
     }
 
     /// Moves a file that could not be read aside to `NAME.corrupt` (replacing an older one), so ykterm can start
