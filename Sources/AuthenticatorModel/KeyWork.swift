@@ -37,8 +37,8 @@ struct KeyWork: Sendable {
         if d.reader != nil {
             return await withConnection(d) { try await KeyProbe.inspect(connection: $0) }
         }
-        if d.isVirtual {
-            guard d.has(.fido), let fido = try? await backend.connectFIDO(d, observer: nil) else { return nil }
+        if d.fidoHID != nil {
+            guard let fido = try? await backend.connectFIDO(d, observer: nil) else { return nil }
             let info = await KeyProbe.inspect(fido: fido, name: d.name)
             await fido.close()
             return info

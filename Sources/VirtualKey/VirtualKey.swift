@@ -111,13 +111,8 @@ public final class VirtualKey: Sendable {
     /// window open again).
     public func powerCycle() {
         inner.withLock { inner in
-            inner.selected = nil
-            inner.chainBuffer = []
-            inner.chainHeader = nil
-            inner.pendingResponse = []
+            VirtualKey.resetSmartCard(&inner)
             inner.powerCycles += 1
-            inner.cardResets += 1
-            for a in inner.applets { a.powerReset() }
             inner.fido.powerCycle()
             inner.otpGenerator.powerUp()
         }
@@ -127,14 +122,16 @@ public final class VirtualKey: Sendable {
     /// applets forget their session and nothing is selected; the FIDO HID interface, another interface of the
     /// same USB device, goes on undisturbed.
     public func resetSmartCard() {
-        inner.withLock { inner in
-            inner.selected = nil
-            inner.chainBuffer = []
-            inner.chainHeader = nil
-            inner.pendingResponse = []
-            inner.cardResets += 1
-            for a in inner.applets { a.powerReset() }
-        }
+        inner.withLock { VirtualKey.resetSmartCard(&$0) }
+    }
+
+    private static func resetSmartCard(_ inner: inout Inner) {
+        inner.selected = nil
+        inner.chainBuffer = []
+        inner.chainHeader = nil
+        inner.pendingResponse = []
+        inner.cardResets += 1
+        for a in inner.applets { a.powerReset() }
     }
 
     /// One command to the OTP application from the OTP HID interface: the same applet and state as over CCID,

@@ -79,7 +79,7 @@ struct ListCommand: AsyncParsableCommand {
             do {
                 let connection = try await PCSCConnection.connect(reader: reader)
                 do {
-                    let info = try await connection.withTransaction { try await KeyProbe.inspect(connection: connection) }
+                    let info = try await KeyProbe.inspect(connection: connection)
                     await connection.close()
                     return Row(key: d, info: info)
                 } catch {

@@ -74,7 +74,7 @@ struct FilteredBackend: KeyBackend {
                     case .keyArrived(let d), .keyChanged(let d):
                         if shown.contains(d.id) {
                             continuation.yield(event)
-                        } else if FilteredBackend.matches(d, reader) {
+                        } else if KeyDiscovery.matches(d, KeySelector(reader: reader)) {
                             shown.insert(d.id)
                             continuation.yield(.keyArrived(d))
                         }
@@ -97,12 +97,6 @@ struct FilteredBackend: KeyBackend {
         try await inner.connectHeld(key)
     }
 
-    /// `--reader` matches a reader name, a hidraw path or a HID product name.
-    static func matches(_ d: KeyDescriptor, _ reader: String) -> Bool {
-        [d.name, d.reader, d.fidoHID?.path, d.otpHID?.path, d.fidoHID?.productName].contains {
-            $0?.lowercased().contains(reader) == true
-        }
-    }
 }
 
 enum TUI {

@@ -7,18 +7,33 @@ public enum KeyIdentity {
     /// (nil when neither tells).
     public static func serial(ofReader reader: String) async -> UInt32? {
         guard let connection = try? await PCSCConnection.connect(reader: reader) else { return nil }
-        let serial = try? await connection.withTransaction { () async throws -> UInt32? in
-            try await KeyProbe.inspect(connection: connection).device.serial
-        }
+        let serial = try? await KeyProbe.inspect(connection: connection).device.serial
         await connection.close()
         return serial ?? nil
+    }
+
+    /// The serial of a HID interface's key, from the Management application over HID: the vendor READ CONFIG on
+    /// the FIDO interface, the serial command on the OTP interface. Nil for other vendors' keys and keys that do
+    /// not reveal it.
+    public static func serial(ofHID h: FoundHID) async -> UInt32? {
+        guard h.info.isYubico else { return nil }
+        if h.isFIDO {
+            guard let fido = try? await CTAPHIDConnection.open(path: h.info.path, timeout: 5) else { return nil }
+            let info = try? await ManagementHID.readDeviceInfo(fido: fido)
+            await fido.close()
+            return info?.serial
+        }
+        guard h.isYubiKeyOTP, let otp = try? await OTPHIDConnection.open(path: h.info.path) else { return nil }
+        let serial = try? await ManagementHID.serial(otp: otp)
+        await otp.close()
+        return serial
     }
 
     /// The serial behind an address ("pcsc:READER" or "hid:PATH"), for `KeyAssembler`.
     public static func serial(of address: String, hid: [FoundHID]) async -> UInt32? {
         if address.hasPrefix("pcsc:") { return await serial(ofReader: String(address.dropFirst(5))) }
         if address.hasPrefix("hid:"), let h = hid.first(where: { $0.address == address }) {
-            return await hidSerial(h)
+            return await serial(ofHID: h)
         }
         return nil
     }

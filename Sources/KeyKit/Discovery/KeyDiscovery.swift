@@ -60,7 +60,7 @@ public enum KeyDiscovery {
     public static func serial(of d: KeyDescriptor) async -> UInt32? {
         if let reader = d.reader, let s = await KeyIdentity.serial(ofReader: reader) { return s }
         for info in [d.fidoHID, d.otpHID].compactMap({ $0 }) {
-            if let s = await hidSerial(FoundHID(info: info, usbDevice: nil)) { return s }
+            if let s = await KeyIdentity.serial(ofHID: FoundHID(info: info, usbDevice: nil)) { return s }
         }
         return nil
     }

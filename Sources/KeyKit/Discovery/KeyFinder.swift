@@ -51,7 +51,7 @@ public enum KeyFinder {
                 let connection = try await PCSCConnection.connect(reader: reader.name, context: context)
                 let info: KeyInfo
                 do {
-                    info = try await connection.withTransaction { try await KeyProbe.inspect(connection: connection) }
+                    info = try await KeyProbe.inspect(connection: connection)
                     await connection.close()
                 } catch {
                     await connection.close()

@@ -2,26 +2,33 @@ extension KeyProbe {
     /// What a key reached over HID alone tells of itself: its Management device information over the FIDO
     /// interface (vendor READ CONFIG) or the OTP interface, else what CTAPHID INIT and getInfo say.
     public static func inspect(hid key: KeyDescriptor) async throws -> KeyInfo {
-        if let fidoHID = key.fidoHID {
-            let fido = try await CTAPHIDConnection.open(fidoHID)
-            defer { Task { await fido.close() } }
-            if fidoHID.isYubico, let device = try? await ManagementHID.readDeviceInfo(fido: fido) {
-                return KeyInfo(reader: key.name, atr: [], device: device, applications: device.enabled(overNFC: false).names,
-                               overNFC: false)
-            }
-            return await inspect(fido: fido, name: key.name)
+        if key.fidoHID != nil {
+            let fido = try await key.openFIDO()
+            let info = await inspect(fido: fido, name: key.name)
+            await fido.close()
+            return info
         }
         guard let otpHID = key.otpHID else { throw KeyRouteError.notOnThisKey(.management, key.interfaces) }
         let otp = try await OTPHIDConnection.open(path: otpHID.path, name: key.name)
-        defer { Task { await otp.close() } }
-        let device = try await ManagementHID.readDeviceInfo(otp: otp)
-        let apps = device.fromManagement ? device.enabled(overNFC: false).names : ["OTP"]
-        return KeyInfo(reader: key.name, atr: [], device: device, applications: apps, overNFC: false)
+        do {
+            let device = try await ManagementHID.readDeviceInfo(otp: otp)
+            await otp.close()
+            let apps = device.fromManagement ? device.enabled(overNFC: false).names : ["OTP"]
+            return KeyInfo(reader: key.name, atr: [], device: device, applications: apps, overNFC: false)
+        } catch {
+            await otp.close()
+            throw error
+        }
     }
 
-    /// What a key's FIDO interface tells of it, for a key reached over HID alone: the firmware from
-    /// CTAPHID INIT, FIDO2 from getInfo, U2F from the CTAPHID capabilities. The connection stays open.
+    /// What a key's FIDO interface tells of it, for a key reached over HID alone: the Management device
+    /// information through the YubiKey vendor command when the key answers it, else the firmware from
+    /// CTAPHID INIT, FIDO2 from getInfo and U2F from the CTAPHID capabilities. The connection stays open.
     public static func inspect(fido connection: any FIDOConnection, name: String) async -> KeyInfo {
+        if let hid = connection as? CTAPHIDConnection, let device = try? await ManagementHID.readDeviceInfo(fido: hid) {
+            return KeyInfo(reader: name, atr: [], device: device, applications: device.enabled(overNFC: false).names,
+                           overNFC: false)
+        }
         var caps: Capabilities = []
         var version = Version(0, 0, 0)
         if let hid = connection as? CTAPHIDConnection {

@@ -10,7 +10,7 @@ public enum ManagementHID {
         guard fido.deviceVersion >= ManagementSession.readConfigMinimum else {
             throw SmartCardError.applicationNotAvailable("device information (firmware \(fido.deviceVersion) is too old)")
         }
-        return try await readPages(defaultVersion: fido.deviceVersion) { page in
+        return try await ManagementSession.readPages(defaultVersion: fido.deviceVersion) { page in
             try await fido.call(command: ctapReadConfig, payload: [page])
         }
     }
@@ -23,7 +23,7 @@ public enum ManagementHID {
             let serial = try? await serial(otp: otp)
             return DeviceInfo(serial: serial, version: status.version)
         }
-        return try await readPages(defaultVersion: status.version) { page in
+        return try await ManagementSession.readPages(defaultVersion: status.version) { page in
             guard case .data(let answer) = try await otp.send(slot: OTPHID.Command.readConfig, data: [page]) else {
                 throw OTPHIDError.malformedReport("device information answered with a status")
             }
@@ -37,34 +37,5 @@ public enum ManagementHID {
             throw OTPHIDError.malformedReport("the serial number answered with a status")
         }
         return UInt32(BigEndian.integer(try OTPHID.checkedResponse(answer, length: 4)))
-    }
-
-    /// Reads pages (a length byte, then TLVs) until one does not announce more.
-    static func readPages(defaultVersion: Version,
-                          read: (UInt8) async throws -> [UInt8]) async throws -> DeviceInfo {
-        var tlvs = [UInt32: [UInt8]]()
-        var page: UInt8 = 0
-        while true {
-            let data = try await read(page)
-            guard let first = data.first, Int(first) == data.count - 1 else {
-                throw SmartCardError.malformedResponse("device information length \(data.first ?? 0) "
-                                                       + "does not match \(max(data.count - 1, 0)) bytes")
-            }
-            let parsed: [TLV]
-            do {
-                parsed = try TLV.parseAll(Array(data.dropFirst()), mode: .simple)
-            } catch {
-                throw SmartCardError.malformedResponse("device information: \(error)")
-            }
-            for t in parsed { tlvs[t.tag] = t.value }
-            let more = parsed.value(for: ManagementTag.moreData).map { BigEndian.integer($0) } ?? 0
-            tlvs[ManagementTag.moreData] = nil
-            page += 1
-            if more == 0 { break }
-            guard page < ManagementSession.maxPages else {
-                throw SmartCardError.malformedResponse("device information never ends")
-            }
-        }
-        return try DeviceInfo(tlvs: tlvs, defaultVersion: defaultVersion)
     }
 }

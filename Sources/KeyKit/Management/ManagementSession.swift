@@ -33,10 +33,20 @@ public actor ManagementSession {
         guard version >= ManagementSession.readConfigMinimum else {
             throw SmartCardError.applicationNotAvailable("device information (firmware \(version) is too old)")
         }
+        let proto = self.proto
+        return try await ManagementSession.readPages(defaultVersion: version) { page in
+            try await proto.sendChecked(APDU(ins: Ins.readConfig, p1: page, le: 256))
+        }
+    }
+
+    /// Reads READ CONFIG pages (a length byte, then TLVs) until one does not announce more, over any
+    /// interface: the APDU here, the vendor CTAPHID command or the OTP slot command in `ManagementHID`.
+    static func readPages(defaultVersion: Version,
+                          read: @Sendable (UInt8) async throws -> [UInt8]) async throws -> DeviceInfo {
         var tlvs = [UInt32: [UInt8]]()
         var page: UInt8 = 0
         while true {
-            let data = try await proto.sendChecked(APDU(ins: Ins.readConfig, p1: page, le: 256))
+            let data = try await read(page)
             guard let first = data.first, Int(first) == data.count - 1 else {
                 throw SmartCardError.malformedResponse("device information length \(data.first ?? 0) "
                                                        + "does not match \(max(data.count - 1, 0)) bytes")
@@ -56,6 +66,6 @@ public actor ManagementSession {
                 throw SmartCardError.malformedResponse("device information never ends")
             }
         }
-        return try DeviceInfo(tlvs: tlvs, defaultVersion: version)
+        return try DeviceInfo(tlvs: tlvs, defaultVersion: defaultVersion)
     }
 }
