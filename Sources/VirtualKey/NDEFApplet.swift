@@ -65,27 +65,29 @@ final class OTPGenerator {
     }
 }
 
-/// An NFC Forum Type 4 tag (NDEF application): a capability container (file E103) and an NDEF file (E104)
-/// whose URI record is `https://my.yubico.com/yk/#<OTP>`. Each SELECT of the NDEF file makes a fresh OTP,
+/// An NFC Forum Type 4 tag (NDEF application): a capability container (file E103) and an NDEF file (E104,
+/// or another the profile names; the capability container says which) whose URI record is `https://my.yubico.com/yk/#<OTP>`. Each SELECT of the NDEF file makes a fresh OTP,
 /// which the READ BINARY commands that follow (length, then message) all see.
 final class NDEFApplet: Applet {
     let aid = AID.ndef
     let generator: OTPGenerator
     static let ccFile: [UInt8] = [0xE1, 0x03]
-    static let ndefFile: [UInt8] = [0xE1, 0x04]
     static let ndefFileSize = 0x0400
+    /// The NDEF file's identifier.
+    let ndefFile: [UInt8]
 
     private enum File { case cc, ndef }
     private var selectedFile: File?
     private var ndefContent: [UInt8] = []
 
-    init(generator: OTPGenerator) {
+    init(generator: OTPGenerator, ndefFile: [UInt8] = [0xE1, 0x04]) {
         self.generator = generator
+        self.ndefFile = ndefFile
     }
 
-    static var capabilityContainer: [UInt8] {
+    var capabilityContainer: [UInt8] {
         [0x00, 0x0F, 0x20, 0x00, 0x7F, 0x00, 0x7F,
-         0x04, 0x06] + ndefFile + [UInt8(ndefFileSize >> 8), UInt8(ndefFileSize & 0xFF), 0x00, 0xFF]
+         0x04, 0x06] + ndefFile + [UInt8(Self.ndefFileSize >> 8), UInt8(Self.ndefFileSize & 0xFF), 0x00, 0xFF]
     }
 
     func powerReset() {
@@ -105,7 +107,7 @@ final class NDEFApplet: Applet {
             switch apdu.data {
             case NDEFApplet.ccFile:
                 selectedFile = .cc
-            case NDEFApplet.ndefFile:
+            case ndefFile:
                 selectedFile = .ndef
                 let otp = generator.next(state: &state)
                 let message = NDEFMessage.encode([.uri(NDEFOTP.defaultURIPrefix + otp)])
@@ -118,7 +120,7 @@ final class NDEFApplet: Applet {
         case 0xB0: // READ BINARY
             let content: [UInt8]
             switch selectedFile {
-            case .cc: content = NDEFApplet.capabilityContainer
+            case .cc: content = capabilityContainer
             case .ndef: content = ndefContent
             case nil: return Response(status: .conditionsNotSatisfied)
             }

@@ -19,8 +19,12 @@ final class OATHApplet: Applet {
     /// The challenge sent with the last SELECT, when a password is set.
     private var challenge: [UInt8]?
 
-    init(touchDelay: Double = 0.5) {
+    /// Instructions this key does not have, answered with the status word given (see `VirtualKeyProfile`).
+    let refused: [UInt8: StatusWord]
+
+    init(touchDelay: Double = 0.5, refused: [UInt8: StatusWord] = [:]) {
         self.touchDelay = touchDelay
+        self.refused = refused
     }
 
     typealias Ins = YKOATH.Ins
@@ -57,6 +61,7 @@ final class OATHApplet: Applet {
     }
 
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
+        if let status = refused[apdu.ins] { return Response(status: status) }
         if isLocked(state) && apdu.ins != Ins.validate && apdu.ins != Ins.reset {
             return Response(status: .securityConditionNotSatisfied)
         }

@@ -81,8 +81,8 @@ public final class VirtualKey: Sendable {
         let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
         var core = Inner(state: state, applets: [], fido: fido)
         core.applets = (profile.hasManagement ? [ManagementApplet()] : [])
-            + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay),
-               FIDOApplet(authenticator: fido), NDEFApplet(generator: core.otpGenerator)]
+            + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay, refused: profile.refusedOATHInstructions),
+               FIDOApplet(authenticator: fido), NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile)]
         inner = Mutex(core)
         self.stateFile = stateFile
         self.latency = latency

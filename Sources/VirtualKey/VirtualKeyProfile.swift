@@ -1,9 +1,11 @@
+import KeyKit
+
 /// How the virtual key behaves where keys of different makes differ while speaking the same protocols:
 /// a YubiKey's ways by default, or another key's, to test that clients cope with both.
 ///
-/// Each profile is one case. Each way a profile can differ is one property below that answers for every
-/// case (a `switch`, so a new case must say what it does everywhere); the applets and the APDU dispatch
-/// ask these properties and never the case itself.
+/// Each profile is one case and differs from a YubiKey in one way. Each way is one property below: a
+/// `switch` naming the profiles that differ there, the rest (`default`) doing what a YubiKey does. The
+/// applets and the APDU dispatch ask these properties and never the case itself.
 public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConvertible {
     /// A YubiKey 5 NFC: answers as much data as fits, whether or not the command carries Le.
     case yubikey
@@ -15,6 +17,22 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     /// A key of another make with no Management application: SELECT of its AID fails (6A82), so clients
     /// must identify the key by probing its applications.
     case noManagement = "no-management"
+    /// A Type 4 tag whose NDEF message is in file E105, not E104: only the capability container says where.
+    case ndefElsewhere = "ndef-elsewhere"
+    /// OATH without its optional commands: RESET answers 6D00, SET CODE 6E00 and RENAME 6A81.
+    case oathBasic = "oath-basic"
+    /// CTAP2 with PIN/UV auth protocol 1 only (getInfo lists [1]; protocol 2 is refused).
+    case pinProtocol1 = "pin-protocol-1"
+    /// CTAP2 with PIN/UV auth protocol 2 only (getInfo lists [2]; protocol 1 is refused).
+    case pinProtocol2 = "pin-protocol-2"
+    /// CTAP2 whose getInfo carries fields, versions, options and extensions no client knows yet.
+    case ctapUnknownFields = "ctap-unknown-fields"
+    /// A U2F-only key: the FIDO application speaks U2F (CTAP1) and refuses every CTAP2 command.
+    case u2fOnly = "u2f-only"
+    /// CTAP2 that refuses getPinRetries (CTAP2_ERR_PIN_NOT_SET) while no PIN is set.
+    case pinRetriesRefused = "pin-retries-refused"
+    /// CTAP2 that sends keepalives for 8 seconds before answering each command that needs the user.
+    case slowKeepalive = "slow-keepalive"
 
     /// The name `virtual-key serve --profile` takes.
     public var name: String { rawValue }
@@ -27,6 +45,14 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
         case .yubikey: return "answers as a YubiKey 5 NFC"
         case .strictLe: return "data only for commands that carry Le; without Le the answer is 61xx and no data"
         case .noManagement: return "no Management application (clients identify the key by probing)"
+        case .ndefElsewhere: return "NDEF message in file E105 (named by the capability container)"
+        case .oathBasic: return "OATH without RESET, SET CODE and RENAME (6D00, 6E00, 6A81)"
+        case .pinProtocol1: return "CTAP2 with PIN/UV auth protocol 1 only"
+        case .pinProtocol2: return "CTAP2 with PIN/UV auth protocol 2 only"
+        case .ctapUnknownFields: return "getInfo with fields, options and extensions no client knows"
+        case .u2fOnly: return "U2F only: every CTAP2 command is refused"
+        case .pinRetriesRefused: return "getPinRetries refused while no PIN is set"
+        case .slowKeepalive: return "keepalives for 8 s before each answer that needs the user"
         }
     }
 
@@ -34,16 +60,34 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     /// waits for a GET RESPONSE or SEND REMAINING that carries Le; one without Le gets 61xx again).
     var withholdsDataWithoutLe: Bool {
         switch self {
-        case .yubikey, .noManagement: return false
         case .strictLe: return true
+        default: return false
         }
     }
 
     /// Whether the key has the Management application (device information, serial, enabled applications).
     var hasManagement: Bool {
         switch self {
-        case .yubikey, .strictLe: return true
         case .noManagement: return false
+        default: return true
+        }
+    }
+
+    /// The file identifier of the NDEF message, as the capability container names it.
+    var ndefFile: [UInt8] {
+        switch self {
+        case .ndefElsewhere: return [0xE1, 0x05]
+        default: return [0xE1, 0x04]
+        }
+    }
+
+    /// OATH instructions this key does not have, with the status word it answers them.
+    var refusedOATHInstructions: [UInt8: StatusWord] {
+        switch self {
+        case .oathBasic:
+            return [YKOATH.Ins.reset: .invalidInstruction, YKOATH.Ins.setCode: .classNotSupported,
+                    YKOATH.Ins.rename: .functionNotSupported]
+        default: return [:]
         }
     }
 

@@ -2,10 +2,12 @@
 writes, 200 times, never leaves a file cut short.
 
 The TUI on the virtual key writes pins.json each time an account is pinned or unpinned (p). A shell in tmux
-starts it again and again; the test presses p and kills ykterm a random 0-30 ms later, then reads the file:
-it must always be one of the two complete versions (the account pinned, or no pin for the key), never half
-of one. It prints how many kills came in the middle of a write (the write takes well under a millisecond, so
-few do; the unit tests of AtomicFile cover what such a kill leaves behind).
+starts it again and again; the test presses p and kills ykterm, then reads the file: it must always be one of
+the two complete versions (the account pinned, or no pin for the key), never half of one, and the pins of
+every other key must be there untouched. The file starts with the pins of 4,000 other keys, so that each write
+takes a few milliseconds: every other kill is sent the moment the write's temporary file appears, so that it
+surely lands inside a write; the others come a random 0-30 ms after the key press. It prints how many kills
+came in the middle of a write (a temporary file left beside pins.json is the proof).
 """
 
 import json
@@ -37,9 +39,15 @@ def leftovers(directory):
     return [p.name for p in directory.iterdir() if ".tmp-" in p.name] if directory.exists() else []
 
 
+OTHER_KEYS = {f"other-key-{i:05d}": [f"Issuer {i % 97}:user{i}@example.org"] for i in range(4000)}
+
+
 def test_pins_file_is_old_or_new_after_every_sigkill(tmp_path):
     config = tmp_path / "config"
     pins = config / "ykterm" / "pins.json"
+    pins.parent.mkdir(parents=True)
+    pins.write_text(json.dumps(OTHER_KEYS))
+    pins.chmod(0o600)
     env = dict(os.environ, XDG_CONFIG_HOME=str(config))
     # The screen is cleared before each start, so "GitHub" on it means the new ykterm is up.
     t = Tmux(f"while :; do clear; {shlex.quote(str(YKTERM))} --virtual; done", env)
@@ -58,10 +66,15 @@ def test_pins_file_is_old_or_new_after_every_sigkill(tmp_path):
                 time.sleep(0.02)
             raise AssertionError("ykterm did not start again:\n" + t.screen())
 
-        for _ in range(KILLS):
+        for i in range(KILLS):
             pid = running()
             t.send("p")
-            time.sleep(rng.uniform(0, 0.03))
+            if i % 2:
+                time.sleep(rng.uniform(0, 0.03))
+            else:
+                deadline = time.monotonic() + 2
+                while not leftovers(pins.parent) and time.monotonic() < deadline:
+                    pass
             os.kill(pid, signal.SIGKILL)
             while ykterm_pid(shell) == pid:
                 time.sleep(0.005)
@@ -70,8 +83,11 @@ def test_pins_file_is_old_or_new_after_every_sigkill(tmp_path):
                 cut_short += 1
             if pins.exists():
                 content = json.loads(pins.read_bytes())
-                assert all(isinstance(v, list) and len(v) <= 1 for v in content.values()), content
-                versions.add(json.dumps(content, sort_keys=True))
+                others = {k: v for k, v in content.items() if k in OTHER_KEYS}
+                assert others == OTHER_KEYS
+                ours = {k: v for k, v in content.items() if k not in OTHER_KEYS}
+                assert len(ours) <= 1 and all(isinstance(v, list) and len(v) <= 1 for v in ours.values()), ours
+                versions.add(json.dumps(ours, sort_keys=True))
             else:
                 versions.add("no file")
         # The next write clears what the cut-short ones left.
@@ -85,5 +101,7 @@ def test_pins_file_is_old_or_new_after_every_sigkill(tmp_path):
         t.close()
     print(f"\nkill loop: {KILLS} SIGKILLs while pinning and unpinning; pins.json whole every time, "
           f"{len(versions)} versions seen; {cut_short} kills came in the middle of a write")
-    # Pinned and not pinned were both seen: the kills came while the file was being changed.
+    # Pinned and not pinned were both seen: the kills came while the file was being changed; and most of the
+    # kills sent when the temporary file appeared landed inside the write.
     assert len(versions) >= 2, versions
+    assert cut_short >= KILLS // 4, cut_short

@@ -138,3 +138,49 @@ def test_a_key_without_management_is_identified_by_probing(pcsc, env, tmp_path):
         assert codes["Probe:me"]["code"] == pyotp.TOTP(secret(1)).at(codes["Probe:me"]["valid_from"])
     finally:
         key.stop()
+
+
+def test_ndef_in_another_file_is_found_through_the_capability_container(pcsc, env, tmp_path):
+    """A tag whose NDEF message is in E105: the capability container names it, and ykterm reads it there
+    (a client that assumed E104 would find no file)."""
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--profile", "ndef-elsewhere")).start()
+    try:
+        read = json.loads(run_ykterm("otp", "read", "--json", env=env).stdout)
+        # The key really has no E104: SELECT of it fails, E105 is there.
+        raw = run_ykterm("apdu", "00A4040007D2760000850101", "00A4000C02E104", "00A4000C02E105",
+                         env=env).stdout.splitlines()
+    finally:
+        key.stop()
+    assert [line.split()[0] for line in raw if line.startswith("SW=")] == ["SW=9000", "SW=6A82", "SW=9000"], raw
+    assert read["type"] == "yubico-otp", read
+    assert re.fullmatch(r"[cbdefghijklnrtuv]{44}", read["otp"]), read
+    assert [r["type"] for r in read["records"]] == ["uri"], read
+    assert read["records"][0]["value"].endswith("#" + read["otp"]), read
+
+
+@pytest.fixture
+def basic_key(pcsc, tmp_path):
+    k = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--profile", "oath-basic")).start()
+    yield k
+    k.stop()
+
+
+@pytest.mark.parametrize("command,what,sw", [
+    (("oath", "reset", "--force"), "OATH reset", "6D00"),
+    (("oath", "rename", "Vendor 00:user0@example.org", "Vendor 00:other"), "renaming accounts", "6A81"),
+    (("oath", "password", "set"), "an OATH password", "6E00"),
+])
+def test_optional_oath_commands_a_key_lacks_are_named_and_nothing_is_lost(basic_key, env, command, what, sw):
+    issuer, name = account_id(0).split(":")
+    run_ykterm("oath", "add", "--issuer", issuer, "--name", name, "--secret", "-", env=env, input=secret(0) + "\n")
+    r = run_ykterm(*command, env=env, input="pass1234\npass1234\n", check=False)
+    assert r.returncode != 0
+    assert f"This key does not support {what}" in r.stderr, r.stderr
+    assert sw in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "Fatal" not in r.stderr
+    # The account is still there and still gives the right code, without a password.
+    before = int(time.time())
+    codes = json.loads(run_ykterm("oath", "code", "--json", env=env).stdout)
+    after = int(time.time())
+    assert [c["id"] for c in codes] == [account_id(0)]
+    assert codes[0]["code"] in {pyotp.TOTP(secret(0)).at(before), pyotp.TOTP(secret(0)).at(after)}

@@ -120,17 +120,17 @@ public actor OATHSession {
             + TLV(Tag.challenge, challenge).encoded
             + TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
         SecretBytes.wipe(&keyField)
-        try check(try await proto.send(APDU(ins: Ins.setCode, data: data)))
+        try check(try await proto.send(APDU(ins: Ins.setCode, data: data)), optional: .setCode)
     }
 
     /// SET CODE with an empty key: removes the password.
     public func removePassword() async throws {
-        try check(try await proto.send(APDU(ins: Ins.setCode, data: TLV(Tag.key, []).encoded)))
+        try check(try await proto.send(APDU(ins: Ins.setCode, data: TLV(Tag.key, []).encoded)), optional: .setCode)
     }
 
     /// RESET: deletes every account and the password. A new salt (and device ID) follows.
     public func reset() async throws {
-        try check(try await proto.send(APDU(ins: Ins.reset, p1: 0xDE, p2: 0xAD)))
+        try check(try await proto.send(APDU(ins: Ins.reset, p1: 0xDE, p2: 0xAD)), optional: .reset)
         let answer = try await proto.select(AID.oath, name: "OATH")
         let tlvs = try OATHSession.parse(answer)
         salt = tlvs.value(for: Tag.name) ?? salt
@@ -280,7 +280,7 @@ public actor OATHSession {
         if r.status == .incorrectParameters {
             throw OATHError.invalidCredential("an account \"\(newID)\" already exists")
         }
-        try check(r)
+        try check(r, optional: .rename)
         var renamed = credential
         renamed.rawID = newID.bytes
         renamed.id = newID
@@ -341,9 +341,14 @@ public actor OATHSession {
         return Code(value: format(value: n, digits: digits, steam: credential.isSteam), validFrom: from, validTo: to)
     }
 
+    /// The answer's data when it is a success. For a command some keys lack (`optional`), an answer saying
+    /// the instruction, its class or its function is not supported is `OATHError.commandNotSupported`.
     @discardableResult
-    private func check(_ r: Response) throws -> [UInt8] {
+    private func check(_ r: Response, optional: OATHOptionalCommand? = nil) throws -> [UInt8] {
         if r.status == .securityConditionNotSatisfied && isLocked { throw OATHError.passwordRequired }
+        if let optional, OATHOptionalCommand.notSupportedStatuses.contains(r.status) {
+            throw OATHError.commandNotSupported(optional, r.status)
+        }
         return try r.checked()
     }
 }

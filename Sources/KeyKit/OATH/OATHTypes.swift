@@ -171,6 +171,8 @@ public enum OATHError: Error, Equatable, Sendable, CustomStringConvertible {
     case credentialExists(String)
     case keyResponseMismatch
     case touchTimeout
+    /// The key answered an optional command with a status saying it does not have it.
+    case commandNotSupported(OATHOptionalCommand, StatusWord)
 
     public var description: String {
         switch self {
@@ -188,8 +190,26 @@ public enum OATHError: Error, Equatable, Sendable, CustomStringConvertible {
         case .keyResponseMismatch:
             return "the key's answer to our challenge is wrong: it may not be the key it claims to be"
         case .touchTimeout: return "the key was not touched in time"
+        case .commandNotSupported(let command, let sw):
+            return "This key does not support \(command.name) (\(sw.hexString)); nothing was changed"
         }
     }
+}
+
+/// YKOATH commands that OATH applications of other makes may lack.
+public enum OATHOptionalCommand: Sendable, Equatable, CaseIterable {
+    case reset, setCode, rename
+
+    public var name: String {
+        switch self {
+        case .reset: return "OATH reset"
+        case .setCode: return "an OATH password"
+        case .rename: return "renaming accounts"
+        }
+    }
+
+    /// Answers that mean "no such command": instruction (6D00), class (6E00) or function (6A81) not supported.
+    static let notSupportedStatuses: Set<StatusWord> = [.invalidInstruction, .classNotSupported, .functionNotSupported]
 }
 
 /// Features that depend on the firmware version.
