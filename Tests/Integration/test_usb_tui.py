@@ -93,3 +93,18 @@ def test_monitor_reports_one_key_whose_interfaces_leave_and_come_back(tmp_path):
         elif e["event"] == "key-changed":
             assert e["id"] in present, r["events"]
         assert len(present) <= 1, r["events"]
+
+
+def test_two_fido_clients_on_one_key_over_hid_keep_apart(tmp_path):
+    """ykterm's FIDO2 tab and `fido info` and python-fido2 on one key's FIDO HID interface for 20 s: every
+    ykterm operation succeeds (a key busy with another channel is asked again), and python-fido2's only
+    failures are the busy answers it does not retry itself and the answers of other channels it reads (it
+    gives up on those: "Wrong channel", "Wrong nonce"), both retried by the loop."""
+    # Each command takes the key 20 ms, so requests of the three clients meet.
+    r = scenario("two_fido_clients", tmp_path, "--serial", "31000007", "--latency", "20", timeout=180)
+    print(f"\ntwo FIDO clients over HID, 20 s: TUI {r['tui_verified']} PIN checks, ykterm fido info "
+          f"{r['cli_runs']} runs, python-fido2 {r['peer_runs']} runs (+{r['peer_busy']} busy answers and {r['peer_crossed']} other channels' answers, "
+          f"retried); "
+          f"failures: TUI {len(r['tui_failures'])}, CLI {len(r['cli_failures'])}, python-fido2 {len(r['peer_failures'])}")
+    assert r["tui_failures"] == [] and r["cli_failures"] == [] and r["peer_failures"] == [], r
+    assert r["tui_verified"] >= 5 and r["cli_runs"] >= 20 and r["peer_runs"] >= 5, r

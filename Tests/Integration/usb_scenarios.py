@@ -182,6 +182,87 @@ def monitor_events(home):
     return {"first": first, "left": left, "back": back, "events": events}
 
 
+def two_fido_clients(home, seconds=20):
+    """ykterm (the TUI's FIDO2 tab verifying the PIN, and `fido info` in a loop) and python-fido2 (a PIN token
+    and getInfo in a loop) on one key's FIDO HID interface at once: each on its own channel. The key answers
+    a request on one channel while it works on another's with ERR_CHANNEL_BUSY; ykterm asks again, python-fido2
+    raises, and this loop counts that and asks again. Every program that has the hidraw node open reads every
+    answer the key sends, whatever its channel (as with a real key): ykterm passes over the others', python-fido2
+    gives up on reading one ("Wrong channel", or "Wrong nonce" for another program's CTAPHID_INIT answer),
+    which this loop counts and retries as well."""
+    import random
+    import threading
+    from fido2.ctap import CtapError
+    pin = "two-clients-1"
+    subprocess.run([str(YKTERM), "fido", "pin", "set"], input=pin + "\n", text=True, check=True, timeout=30)
+    stop = time.monotonic() + seconds
+    counts = {"cli_runs": 0, "cli_failures": [], "peer_runs": 0, "peer_busy": 0, "peer_crossed": 0,
+              "peer_failures": [],
+              "tui_verified": 0, "tui_failures": []}
+
+    def cli():
+        while time.monotonic() < stop:
+            r = subprocess.run([str(YKTERM), "fido", "info", "--json"], capture_output=True, text=True, timeout=30)
+            counts["cli_runs"] += 1
+            if r.returncode != 0 or json.loads(r.stdout).get("pin_retries") != 8:
+                counts["cli_failures"].append(r.stderr.strip()[-300:] or r.stdout[-300:])
+            # Pauses, as a person's use has: python-fido2 cannot finish a request while another program's
+            # answers arrive.
+            time.sleep(random.uniform(0, 0.4))
+
+    def peer():
+        # A fresh device (and channel) each round: the answer to a request python-fido2 gave up on may still
+        # come on the old channel, where python-fido2 would take it for the answer to its next request.
+        while time.monotonic() < stop:
+            device = None
+            try:
+                try:
+                    device = next(CtapHidDevice.list_devices())
+                    ctap = Ctap2(device)
+                    ClientPin(ctap).get_pin_token(pin)
+                    ctap.get_info()
+                    counts["peer_runs"] += 1
+                    time.sleep(random.uniform(0, 0.4))
+                except CtapError as e:
+                    if e.code == CtapError.ERR.CHANNEL_BUSY:
+                        counts["peer_busy"] += 1
+                        time.sleep(random.uniform(0.02, 0.1))
+                    else:
+                        counts["peer_failures"].append(e.code.name)
+                except Exception as e:  # noqa: BLE001 (reported, not hidden)
+                    if "Wrong channel" in str(e) or "Wrong nonce" in str(e):
+                        counts["peer_crossed"] += 1
+                    else:
+                        counts["peer_failures"].append(repr(e))
+                    time.sleep(random.uniform(0.02, 0.1))
+            finally:
+                if device is not None:
+                    device.close()
+
+    threads = [threading.Thread(target=cli), threading.Thread(target=peer)]
+    for th in threads:
+        th.start()
+    t = tui(home)
+    try:
+        fido_tab(t)
+        while time.monotonic() < stop:
+            t.send("v")
+            t.wait_for("Verify the FIDO2 PIN")
+            submit(t, pin)
+            screen = t.wait_for(r"The PIN is correct|[Ff]ailed|error|busy", timeout=15)
+            if "The PIN is correct (8 tries left)" in screen:
+                counts["tui_verified"] += 1
+            else:
+                counts["tui_failures"].append(screen[-400:])
+            t.send("Escape")
+            time.sleep(random.uniform(0, 0.4))
+    finally:
+        t.close()
+        for th in threads:
+            th.join(timeout=60)
+    return counts
+
+
 def main():
     name, home = sys.argv[1], sys.argv[2]
     result = globals()[name](home)

@@ -232,6 +232,16 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
         #expect(result?.payload == pattern(500))
     }
 
+    @Test func busyRetriesBackOffAtRandom() {
+        // 20 ms doubling to 160 ms, each between half and one and a half times that.
+        for (attempt, base) in [(0, 0.02), (1, 0.04), (2, 0.08), (3, 0.16), (4, 0.16), (60, 0.16)] {
+            let delays = (0..<200).map { _ in CTAPHIDConnection.busyRetryDelay(attempt: attempt) }
+            #expect(delays.allSatisfy { $0 >= base * 0.5 && $0 <= base * 1.5 }, "attempt \(attempt)")
+            // Random: two clients retrying from the same moment do not stay in step.
+            #expect(Set(delays).count > 100)
+        }
+    }
+
     @Test func errorMessagesSayWhatToDo() {
         let all: [FIDOTransportError] = [
             .timeout, .channelBusy, .invalidSequence, .invalidLength, .unexpectedCommand, .ctaphidError(1),

@@ -28,8 +28,9 @@ public protocol HIDReportDevice: AnyObject, Sendable {
 /// Time limits: a request may take `timeout` seconds in all; once the key says (with KEEPALIVE) that it
 /// waits for a touch, up to `userPresenceTimeout` seconds from the start. When the time is up the
 /// connection sends CTAPHID_CANCEL, so the key stops waiting, and throws `FIDOTransportError.timeout`.
-/// A key busy with another program's channel (ERR_CHANNEL_BUSY) is asked again every 100 ms for
-/// `busyRetryWindow` seconds, then the request fails with `FIDOTransportError.channelBusy`.
+/// A key busy with another program's channel (ERR_CHANNEL_BUSY) is asked again after a growing, randomised
+/// pause (`busyRetryDelay`) for `busyRetryWindow` seconds, then the request fails with
+/// `FIDOTransportError.channelBusy`.
 ///
 /// KEEPALIVE packets are reported to `progress` when their status changes; the callback runs on the
 /// connection's queue, so it should return quickly.
@@ -51,7 +52,14 @@ public final class CTAPHIDConnection: FIDOConnection {
 
     /// Longest single read, so cancel, close and the deadlines are noticed in time.
     static let pollInterval = 0.05
-    static let busyRetryDelay = 0.1
+    /// The pause before asking a busy key again for the `attempt`th time (0 first): 20 ms doubling up to 160 ms,
+    /// each between half and one and a half times that at random, so that two programs retrying in step with
+    /// each other's answers fall out of step (and short enough not to lose every race to a program that
+    /// retries at once).
+    static func busyRetryDelay(attempt: Int) -> Double {
+        let base = 0.02 * Double(1 << min(attempt, 3))
+        return base * Double.random(in: 0.5...1.5)
+    }
     /// How long to wait for the answer to a request cancelled at its timeout.
     static let cancelGrace = 0.25
     /// CTAPHID_INIT is answered at once by any key, even a busy one.
@@ -236,6 +244,7 @@ public final class CTAPHIDConnection: FIDOConnection {
                                  accept: ([UInt8]) -> Bool) throws -> [UInt8] {
         let start = monotonicSeconds()
         let busyDeadline = start + limits.busyRetryWindow
+        var busyAnswers = 0
         while true {
             guard isOpen() else { throw FIDOTransportError.closed }
             // Nothing has reached the key yet, so there is nothing to cancel there.
@@ -246,10 +255,12 @@ public final class CTAPHIDConnection: FIDOConnection {
                 return try receive(device: device, channel: channel, command: command, start: start, limits: limits,
                                    pending: pending, isOpen: isOpen, progress: progress, accept: accept)
             } catch FIDOTransportError.ctaphidError(CTAPHID.ErrorCode.channelBusy) {
-                guard monotonicSeconds() + busyRetryDelay <= busyDeadline else {
+                let delay = busyRetryDelay(attempt: busyAnswers)
+                busyAnswers += 1
+                guard monotonicSeconds() + delay <= busyDeadline else {
                     throw FIDOTransportError.channelBusy
                 }
-                usleep(UInt32(busyRetryDelay * 1_000_000))
+                usleep(UInt32(delay * 1_000_000))
             }
         }
     }
