@@ -42,24 +42,13 @@ func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
 
 func unlockIfNeeded(_ session: OATHSession, options: OATHOptions, prompt: Prompt,
                     label: String = "Password") async throws {
-    guard await session.isLocked else { return }
-    let store = RememberedKeys.reporting()
-    let deviceID = await session.deviceID
-    if let key = try? store.key(for: deviceID) {
-        do {
-            try await session.validate(key: key)
-            return
-        } catch OATHError.wrongPassword {
-            _ = try? store.forget(deviceID)
-            warn("ykterm: the remembered OATH password no longer works and was forgotten")
-        }
+    let access = OATHAccess(store: RememberedKeys.reporting())
+    let known = try await access.unlockWithKnownKey(session)
+    if known.rememberedForgotten {
+        warn("ykterm: the remembered OATH password no longer works and was forgotten")
     }
-    let password = try prompt.secret(label)
-    let key = await session.deriveKey(password: password)
-    try await session.validate(key: key)
-    if options.remember {
-        try store.remember(key, for: deviceID)
-    }
+    guard known.needsPassword else { return }
+    _ = try await access.unlock(session, password: SecretBytes(utf8: try prompt.secret(label)), remember: options.remember)
 }
 
 /// Finds one account by exact ID, or by a unique case-insensitive part of it.

@@ -36,12 +36,13 @@ extension OATHCommand {
                 return
             }
             let (action, remember) = (self.action, options.remember)
+            let access = OATHAccess(store: store)
             let message = try await withOATH(options, prompt: prompt, unlock: false) { session -> String in
                 let locked = await session.isLocked
-                let deviceID = await session.deviceID
+                var current: SecretBytes?
                 switch action {
                 case .forget:
-                    return try store.forget(deviceID) ? "Forgot the remembered password of this key"
+                    return try store.forget(await session.deviceID) ? "Forgot the remembered password of this key"
                         : "No password was remembered for this key"
                 case .set:
                     guard !locked else {
@@ -52,24 +53,21 @@ extension OATHCommand {
                         if action == .clear { return "The key has no password" }
                         throw YktermError.failed("the key has no password: use `ykterm oath password set`")
                     }
-                    let password = try prompt.secret("Current password")
-                    try await session.unlock(password: password)
+                    current = SecretBytes(utf8: try prompt.secret("Current password"))
                 }
-                if action == .clear {
-                    try await session.removePassword()
-                    _ = try? store.forget(deviceID)
-                    return "Password cleared"
+                var new: SecretBytes?
+                if action != .clear {
+                    new = SecretBytes(utf8: try prompt.newSecret("New password"))
+                    guard new?.isEmpty == false else {
+                        throw YktermError.usage("the new password is empty; nothing was changed")
+                    }
                 }
-                let new = try prompt.newSecret("New password")
-                guard !new.isEmpty else { throw YktermError.usage("the new password is empty; nothing was changed") }
-                let key = await session.deriveKey(password: new)
-                try await session.setKey(key)
-                if remember {
-                    try store.remember(key, for: deviceID)
-                } else {
-                    _ = try? store.forget(deviceID)
+                _ = try await access.setPassword(session, current: current, new: new, remember: remember)
+                switch action {
+                case .clear: return "Password cleared"
+                case .set: return "Password set"
+                default: return "Password changed"
                 }
-                return action == .set ? "Password set" : "Password changed"
             }
             out(message)
         }
@@ -96,9 +94,7 @@ extension OATHCommand {
                 }
             }
             try await withOATH(options, prompt: prompt, unlock: false) { session in
-                let old = await session.deviceID
-                try await session.reset()
-                _ = try? RememberedKeys().forget(old)
+                try await OATHAccess(store: RememberedKeys.reporting()).reset(session)
             }
             out("OATH application reset: every account and the password are gone")
         }

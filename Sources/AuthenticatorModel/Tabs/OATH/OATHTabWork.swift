@@ -65,6 +65,8 @@ struct OATHTabWork: Sendable {
         }
     }
 
+    private var access: OATHAccess { OATHAccess(store: environment.rememberedKeys) }
+
     private func snapshot(_ session: OATHSession, _ hasPassword: Bool, _ entries: [OATHSession.Entry]) async -> OATHSnapshot {
         OATHSnapshot(deviceID: await session.deviceID, version: session.version, hasPassword: hasPassword, entries: entries)
     }
@@ -80,29 +82,12 @@ struct OATHTabWork: Sendable {
             connection = c
             let session = try await OATHSession.make(connection: c, observer: environment.observer)
             let hasPassword = await session.isLocked
-            if hasPassword {
-                let deviceID = await session.deviceID
-                var unlocked = false
-                if let key = unlockKeys.withLock({ $0[d.id] }) {
-                    do { try await session.validate(key: key); unlocked = true } catch OATHError.wrongPassword {
-                        unlockKeys.withLock { $0[d.id] = nil }
-                    }
-                }
-                if !unlocked, var remembered = try? environment.rememberedKeys.key(for: deviceID) {
-                    let key = SecretBytes(wiping: &remembered)
-                    do {
-                        try await session.validate(key: key)
-                        unlocked = true
-                        unlockKeys.withLock { $0[d.id] = key }
-                    } catch OATHError.wrongPassword {
-                        _ = try? environment.rememberedKeys.forget(deviceID)
-                    }
-                }
-                if !unlocked {
-                    await c.close()
-                    post(.oathLocked(keyID: d.id, deviceID: deviceID, version: session.version))
-                    return
-                }
+            let known = try await access.unlockWithKnownKey(session, held: unlockKeys.withLock { $0[d.id] })
+            unlockKeys.withLock { $0[d.id] = known.key }
+            if known.needsPassword {
+                await c.close()
+                post(.oathLocked(keyID: d.id, deviceID: await session.deviceID, version: session.version))
+                return
             }
             let msg = try await body(session, hasPassword)
             await c.close()
@@ -120,19 +105,11 @@ struct OATHTabWork: Sendable {
             let c = try await backend.connect(d)
             connection = c
             let session = try await OATHSession.make(connection: c, observer: environment.observer)
-            let key = await session.deriveSecretKey(password: SecretBytes(utf8: password))
-            try await session.validate(key: key)
+            let key = try await access.unlock(session, password: SecretBytes(utf8: password), remember: remember)
             unlockKeys.withLock { $0[d.id] = key }
-            var remembered = false
-            if remember {
-                var bytes = key.copyBytes()
-                defer { SecretBytes.wipe(&bytes) }
-                try environment.rememberedKeys.remember(bytes, for: await session.deviceID)
-                remembered = true
-            }
             let entries = try await session.calculateAll(at: Int64(time))
             await c.close()
-            post(.oathUnlocked(keyID: d.id, await snapshot(session, true, entries), remembered: remembered))
+            post(.oathUnlocked(keyID: d.id, await snapshot(session, true, entries), remembered: remember))
         } catch {
             if let connection { await connection.close() }
             post(.oathFailed(keyID: d.id, Self.failure(.unlock, error)))
@@ -146,30 +123,11 @@ struct OATHTabWork: Sendable {
             let c = try await backend.connect(d)
             connection = c
             let session = try await OATHSession.make(connection: c, observer: environment.observer)
-            let deviceIDBefore = await session.deviceID
-            if await session.isLocked {
-                // The current password is asked for again: changing it proves knowing it.
-                try await session.validate(key: await session.deriveSecretKey(password: SecretBytes(utf8: current ?? "")))
-            }
-            let text: UIText
-            if new.isEmpty {
-                try await session.removePassword()
-                unlockKeys.withLock { $0[d.id] = nil }
-                _ = try? environment.rememberedKeys.forget(deviceIDBefore)
-                text = UIText("oath.passwordRemoved")
-            } else {
-                let key = await session.deriveSecretKey(password: SecretBytes(utf8: new))
-                try await session.setKey(key)
-                unlockKeys.withLock { $0[d.id] = key }
-                // A remembered key for the old password no longer works: replace it.
-                if var old = try? environment.rememberedKeys.key(for: deviceIDBefore) {
-                    SecretBytes.wipe(&old)
-                    var bytes = key.copyBytes()
-                    try? environment.rememberedKeys.remember(bytes, for: deviceIDBefore)
-                    SecretBytes.wipe(&bytes)
-                }
-                text = UIText(current == nil ? "oath.passwordSet" : "oath.passwordChanged")
-            }
+            // The current password is asked for again when the key has one: changing it proves knowing it.
+            let key = try await access.setPassword(session, current: current.map { SecretBytes(utf8: $0) },
+                                                   new: SecretBytes(utf8: new), remember: false)
+            unlockKeys.withLock { $0[d.id] = key }
+            let text = UIText(key == nil ? "oath.passwordRemoved" : current == nil ? "oath.passwordSet" : "oath.passwordChanged")
             let entries = try await session.calculateAll(at: Int64(time))
             await c.close()
             post(.oathChanged(keyID: d.id, await snapshot(session, !new.isEmpty, entries), text))
