@@ -208,13 +208,13 @@ extension OATHCommand {
         var algorithm: String = "SHA1"
 
         @Option(name: .long, help: "6, 7 or 8.")
-        var digits: Int = 6
+        var digits = "6"
 
         @Option(name: .long, help: "TOTP period in seconds.")
-        var period: Int = 30
+        var period = "30"
 
         @Option(name: .long, help: "HOTP initial counter.")
-        var counter: UInt32 = 0
+        var counter = "0"
 
         @Flag(name: .long, help: "Require a touch for every code.")
         var touch = false
@@ -239,13 +239,7 @@ extension OATHCommand {
                     warn("ykterm: warning: a URI on the command line holds the secret and is visible to other "
                          + "users (ps); use - to read it from standard input")
                 }
-                text = text.trimmingWhitespace
-                var accounts: [CredentialData]
-                if text.lowercased().hasPrefix("otpauth-migration:") {
-                    accounts = try MigrationImport.parse(text)
-                } else {
-                    accounts = [try OTPAuthURI.parse(text)]
-                }
+                var accounts = try OTPAuthURI.accounts(in: text.trimmingWhitespace)
                 if touch { accounts = accounts.map { var a = $0; a.touch = true; return a } }
                 return accounts
             }
@@ -257,19 +251,15 @@ extension OATHCommand {
             } else {
                 secretText = try prompt.secret("Secret (Base32)")
             }
-            let bytes = try Base32.decode(secretText)
+            var fields = AccountFields(name: name ?? "", issuer: issuer, secret: secretText)
             secretText = ""
-            guard let t = OATHType.allCases.first(where: { $0.description == type.lowercased() }) else {
-                throw YktermError.usage("--type must be totp or hotp, not \"\(type)\"")
-            }
-            guard let alg = HashAlgorithm(rawValue: algorithm.uppercased().replacing("-", with: ""))
-            else {
-                throw YktermError.usage("--algorithm must be SHA1, SHA256 or SHA512, not \"\(algorithm)\"")
-            }
-            guard (6...8).contains(digits) else { throw YktermError.usage("--digits must be 6, 7 or 8") }
-            guard period > 0 else { throw YktermError.usage("--period must be a positive number of seconds") }
-            return [CredentialData(name: name!, issuer: issuer, type: t, algorithm: alg, digits: digits,
-                                   period: period, counter: counter, secret: bytes, touch: touch)]
+            fields.type = type
+            fields.algorithm = algorithm
+            fields.digits = digits
+            fields.period = period
+            fields.counter = counter
+            fields.touch = touch
+            return [try fields.credential()]
         }
 
         func run() async throws {

@@ -33,9 +33,10 @@ struct VirtualKeyProfileTests {
         #expect(try VirtualKeyProfile(named: "strict-le") == .strictLe)
         #expect(try VirtualKeyProfile(named: "yubikey") == .yubikey)
         #expect(try VirtualKeyProfile(named: "no-management") == .noManagement)
-        #expect(VirtualKeyProfile.names == "yubikey, strict-le, no-management")
+        for profile in VirtualKeyProfile.allCases { #expect(try VirtualKeyProfile(named: profile.name) == profile) }
+        #expect(VirtualKeyProfile.names.hasPrefix("yubikey, strict-le, no-management, ndef-elsewhere, oath-basic, "))
         let error = #expect(throws: VirtualKeyProfile.UnknownName.self) { try VirtualKeyProfile(named: "strict") }
-        #expect(error?.description == "unknown virtual key profile \"strict\": use one of yubikey, strict-le, no-management")
+        #expect(error?.description == "unknown virtual key profile \"strict\": use one of \(VirtualKeyProfile.names)")
         #expect(VirtualKey().profile == .yubikey)
     }
 

@@ -26,7 +26,7 @@
 ///
 /// Errors are `OATHError.invalidURI` with a message naming the field and the offending value.
 public enum OTPAuthURI {
-    public static let maxPeriod = 3600
+    public static let maxPeriod = AccountRules.maxPeriod
 
     /// Parses an `otpauth://` URI. See the type's documentation for the rules.
     public static func parse(_ uri: String) throws(OATHError) -> CredentialData {
@@ -39,11 +39,8 @@ public enum OTPAuthURI {
             throw .invalidURI("scheme must be otpauth, not \"\(parts.scheme)\"")
         }
         guard !parts.authority.isEmpty else { throw .invalidURI("missing type (totp or hotp) after otpauth://") }
-        let type: OATHType
-        switch parts.authority.lowercased() {
-        case "totp": type = .totp
-        case "hotp": type = .hotp
-        default: throw .invalidURI("type must be totp or hotp, not \"\(parts.authority)\"")
+        guard let type = AccountRules.type(String(parts.authority)) else {
+            throw .invalidURI(AccountRules.problem(.type, String(parts.authority)))
         }
 
         guard let rawLabel = parts.path, !rawLabel.isEmpty else {
@@ -74,39 +71,15 @@ public enum OTPAuthURI {
         var issuer = labelIssuer
         if let parameter = parameters["issuer"], !parameter.isEmpty { issuer = parameter }
 
-        var algorithm = HashAlgorithm.sha1
-        if let text = parameters["algorithm"] {
-            switch text.uppercased() {
-            case "SHA1": algorithm = .sha1
-            case "SHA256": algorithm = .sha256
-            case "SHA512": algorithm = .sha512
-            default: throw .invalidURI("algorithm must be SHA1, SHA256 or SHA512, not \"\(text)\"")
-            }
+        func field<T>(_ field: AccountField, _ read: (String) -> T?, default value: T) throws(OATHError) -> T {
+            guard let text = parameters[field.rawValue] else { return value }
+            guard let v = read(text) else { throw .invalidURI(AccountRules.problem(field, text)) }
+            return v
         }
-
-        var digits = CredentialData.defaultDigits
-        if let text = parameters["digits"] {
-            guard let n = decimal(text), (6...8).contains(n) else {
-                throw .invalidURI("digits must be 6, 7 or 8, not \"\(text)\"")
-            }
-            digits = Int(n)
-        }
-
-        var period = CredentialData.defaultPeriod
-        if let text = parameters["period"] {
-            guard let n = decimal(text), (1...UInt64(maxPeriod)).contains(n) else {
-                throw .invalidURI("period must be a whole number of seconds from 1 to \(maxPeriod), not \"\(text)\"")
-            }
-            period = Int(n)
-        }
-
-        var counter: UInt32 = 0
-        if let text = parameters["counter"] {
-            guard let n = decimal(text), n <= UInt64(UInt32.max) else {
-                throw .invalidURI("counter must be a whole number from 0 to \(UInt32.max), not \"\(text)\"")
-            }
-            counter = UInt32(n)
-        }
+        let algorithm = try field(.algorithm, AccountRules.algorithm, default: HashAlgorithm.sha1)
+        let digits = try field(.digits, AccountRules.digits, default: CredentialData.defaultDigits)
+        let period = try field(.period, AccountRules.period, default: CredentialData.defaultPeriod)
+        let counter = try field(.counter, AccountRules.counter, default: UInt32(0))
 
         return CredentialData(name: name, issuer: issuer, type: type, algorithm: algorithm, digits: digits,
                               period: type == .totp ? period : CredentialData.defaultPeriod,
@@ -137,21 +110,6 @@ public enum OTPAuthURI {
         case .hotp: uri += "&counter=\(data.counter)"
         }
         return uri
-    }
-
-    /// A non-empty run of ASCII digits (nothing else: no sign, no spaces) as a number, or nil (also on
-    /// overflow).
-    static func decimal(_ text: String) -> UInt64? {
-        guard !text.isEmpty else { return nil }
-        var value: UInt64 = 0
-        for byte in text.utf8 {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            guard !o1, !o2 else { return nil }
-            value = sum
-        }
-        return value
     }
 }
 

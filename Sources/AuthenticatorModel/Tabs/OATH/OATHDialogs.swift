@@ -60,12 +60,7 @@ func isAccountURI(_ text: String) -> Bool {
 
 /// The accounts an `otpauth://` or `otpauth-migration://` URI carries.
 func accountsInURI(_ uri: String) -> Result<[CredentialData], OATHError> {
-    do {
-        if uri.lowercased().hasPrefix("otpauth-migration:") { return .success(try MigrationImport.parse(uri)) }
-        return .success([try OTPAuthURI.parse(uri)])
-    } catch {
-        return .failure(error)
-    }
+    Result { () throws(OATHError) in try OTPAuthURI.accounts(in: uri) }
 }
 
 /// After the URI field changed: a URI with one account fills every field, so what will be added can be seen
@@ -107,28 +102,14 @@ public func addFormCredentials(_ form: Form) -> Result<[CredentialData], OATHErr
         case .success: break
         }
     }
-    let name = form[.name].trimmingSpaces
-    guard !name.isEmpty else { return .failure(.invalidCredential("the account needs a name (or paste an otpauth:// URI)")) }
-    let secretText = form[.secret]
-    guard !secretText.isEmpty else { return .failure(.invalidCredential("the secret is empty")) }
-    let secret: [UInt8]
-    do { secret = try Base32.decode(secretText) } catch {
-        return .failure(error)
-    }
-    guard let period = Int(form[.period]), period > 0, period <= OTPAuthURI.maxPeriod else {
-        return .failure(.invalidCredential("the period must be a number of seconds from 1 to \(OTPAuthURI.maxPeriod)"))
-    }
-    let hotp = form[.type] == "HOTP"
-    guard let counter = UInt32(form[.counter].trimmingSpaces) else {
-        return .failure(.invalidCredential("the counter must be a whole number from 0 to \(UInt32.max)"))
-    }
-    let issuer = form[.issuer].trimmingSpaces
-    let data = CredentialData(name: name, issuer: issuer.isEmpty ? nil : issuer, type: hotp ? .hotp : .totp,
-                              algorithm: HashAlgorithm(rawValue: form[.algorithm]) ?? .sha1,
-                              digits: Int(form[.digits]) ?? 6, period: period, counter: hotp ? counter : 0,
-                              secret: secret, touch: form.fields[AddField.touch.rawValue].isOn)
-    do { try data.id.validate() } catch { return .failure(error) }
-    return .success([data])
+    var fields = AccountFields(name: form[.name], issuer: form[.issuer], secret: form[.secret])
+    fields.type = form[.type]
+    fields.algorithm = form[.algorithm]
+    fields.digits = form[.digits]
+    fields.period = form[.period]
+    fields.counter = form[.counter]
+    fields.touch = form.fields[AddField.touch.rawValue].isOn
+    return Result { () throws(OATHError) in [try fields.credential()] }
 }
 
 func passwordDialog(hasPassword: Bool) -> OATHDialog {
@@ -139,33 +120,6 @@ func passwordDialog(hasPassword: Bool) -> OATHDialog {
     var form = Form(title: UIText(hasPassword ? "oath.password.changeTitle" : "oath.password.setTitle"), fields: fields)
     form.note = UIText(hasPassword ? "oath.password.changeNote" : "oath.password.setNote")
     return OATHDialog(kind: .password, form: form)
-}
-
-/// The credential the add form describes, or the first problem with it.
-public func addFormCredential(_ form: Form) -> Result<CredentialData, OATHError> {
-    let uri = form[0].trimmingSpaces
-    if !uri.isEmpty {
-        do { return .success(try OTPAuthURI.parse(uri)) } catch { return .failure(error) }
-    }
-    let name = form[2].trimmingSpaces
-    guard !name.isEmpty else { return .failure(.invalidCredential("the account needs a name (or paste an otpauth:// URI)")) }
-    let secretText = form[3]
-    guard !secretText.isEmpty else { return .failure(.invalidCredential("the secret is empty")) }
-    let secret: [UInt8]
-    do { secret = try Base32.decode(secretText) } catch {
-        return .failure(.invalidCredential("the secret is not Base32 (letters A-Z and digits 2-7): \(error)"))
-    }
-    guard let period = Int(form[7]), period > 0, period <= OTPAuthURI.maxPeriod else {
-        return .failure(.invalidCredential("the period must be a number of seconds from 1 to \(OTPAuthURI.maxPeriod)"))
-    }
-    let issuer = form[1].trimmingSpaces
-    let data = CredentialData(name: name, issuer: issuer.isEmpty ? nil : issuer,
-                              type: form[4] == "HOTP" ? .hotp : .totp,
-                              algorithm: HashAlgorithm(rawValue: form[5]) ?? .sha1,
-                              digits: Int(form[6]) ?? 6, period: period, secret: secret,
-                              touch: form.fields[8].isOn)
-    do { try data.id.validate() } catch { return .failure(error) }
-    return .success(data)
 }
 
 func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
@@ -296,11 +250,8 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
         case .failure(let e):
             return .literal(e.description)
         case .success(let accounts):
-            if let v = state.oath.version {
-                if accounts.contains(where: \.touch), !OATHFeature.touch.isSupported(by: v) { return UIText("oath.add.noTouch") }
-                if accounts.contains(where: { $0.algorithm == .sha512 }), !OATHFeature.sha512.isSupported(by: v) {
-                    return UIText("oath.add.noSHA512")
-                }
+            if let v = state.oath.version, let missing = accounts.lazy.compactMap({ $0.unsupportedFeature(on: v) }).first {
+                return UIText(missing == .touch ? "oath.add.noTouch" : "oath.add.noSHA512")
             }
         }
     case .rename(let id):
