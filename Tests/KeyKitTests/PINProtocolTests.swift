@@ -43,14 +43,21 @@ import Testing
         #expect(PINUVAuthProtocol.pinHash("1234").hex == "03ac674216f3e15c761ee1a5e255f067")
     }
 
+    /// The one test set of the PIN rules the command line, the TUI and the session all check.
     @Test func pinRules() throws {
         try PINRules.check("1234")
         try PINRules.check("ääää")  // 4 code points, 8 bytes
-        #expect(throws: FIDOSessionError.pinTooShort(minimum: 4)) { try PINRules.check("123") }
-        #expect(throws: FIDOSessionError.pinTooShort(minimum: 6)) { try PINRules.check("12345", minimum: 6) }
-        #expect(throws: FIDOSessionError.pinTooLong) { try PINRules.check(String(repeating: "a", count: 64)) }
-        #expect(throws: FIDOSessionError.pinTooLong) { try PINRules.check(String(repeating: "ä", count: 32)) }
+        #expect(PINRules.problem("äöüß") == nil)
+        #expect(PINRules.problem(String(repeating: "x", count: 63)) == nil)
+        #expect(throws: FIDOSessionError.pinTooShort(minimum: 4, count: 3)) { try PINRules.check("123") }
+        // A key's lower minimum does not go under CTAP's 4; a higher one counts.
+        #expect(PINRules.problem("123", minimum: 2) == .pinTooShort(minimum: 4, count: 3))
+        #expect(throws: FIDOSessionError.pinTooShort(minimum: 6, count: 5)) { try PINRules.check("12345", minimum: 6) }
+        #expect(throws: FIDOSessionError.pinTooLong(bytes: 64)) { try PINRules.check(String(repeating: "a", count: 64)) }
+        #expect(throws: FIDOSessionError.pinTooLong(bytes: 64)) { try PINRules.check(String(repeating: "ä", count: 32)) }
         #expect(throws: FIDOSessionError.pinHasNUL) { try PINRules.check("12\u{0}34") }
+        // NUL first, then length in bytes, then in code points.
+        #expect(PINRules.problem("1\u{0}") == .pinHasNUL)
     }
 }
 

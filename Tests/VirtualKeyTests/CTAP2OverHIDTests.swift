@@ -22,7 +22,7 @@ import VirtualKey
         try await s.changePIN(old: "123456", new: "654321")
         await #expect(throws: CTAPError.self) { try await s.verifyPIN("123456") }
         try await s.verifyPIN("654321")
-        await #expect(throws: FIDOSessionError.pinTooShort(minimum: 4)) { try await s.changePIN(old: "654321", new: "12") }
+        await #expect(throws: FIDOSessionError.pinTooShort(minimum: 4, count: 2)) { try await s.changePIN(old: "654321", new: "12") }
         await c.close()
     }
 

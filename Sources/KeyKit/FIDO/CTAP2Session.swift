@@ -212,7 +212,7 @@ public actor CTAP2Session {
     /// Gets a PIN/UV auth token with the PIN (with permissions on CTAP 2.1 keys; the legacy command
     /// otherwise). The token is kept for later commands; the PIN is not.
     public func verifyPIN(_ pin: String, permissions: PINPermissions = [], rpID: String? = nil) async throws {
-        guard !pin.isEmpty else { throw FIDOSessionError.pinTooShort(minimum: max(info.minPINLength, 4)) }
+        guard !pin.isEmpty else { throw FIDOSessionError.pinTooShort(minimum: max(info.minPINLength, 4), count: 0) }
         let (keyAgreement, shared) = try await sharedSecret()
         let p = pinProtocol
         let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(pin))

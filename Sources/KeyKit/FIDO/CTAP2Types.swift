@@ -200,8 +200,10 @@ public struct AuthenticatorInfo: Sendable, Equatable {
 
 public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(String)
-    case pinTooShort(minimum: Int)
-    case pinTooLong
+    /// Fewer code points (`count`) than the key's `minimum`.
+    case pinTooShort(minimum: Int, count: Int)
+    /// More than 63 bytes of UTF-8 (`bytes`).
+    case pinTooLong(bytes: Int)
     case pinHasNUL
     case noPINSupport
     case signatureInvalid(String)
@@ -210,7 +212,7 @@ public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .malformed(let why): return "the key answered something unexpected: \(why)"
-        case .pinTooShort(let m): return "the PIN must have at least \(m) characters"
+        case .pinTooShort(let m, _): return "the PIN must have at least \(m) characters"
         case .pinTooLong: return "the PIN must be at most 63 bytes of UTF-8"
         case .pinHasNUL: return "the PIN must not contain a NUL character"
         case .noPINSupport: return "this key does not support a FIDO2 PIN"
@@ -220,15 +222,23 @@ public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 }
 
-/// PIN rules checked before anything is sent: at least `minimum` Unicode code points (4 unless the key says
-/// more), at most 63 bytes of UTF-8, no NUL.
+/// The rules for a new PIN, as CTAP 2.1 and the key define them, checked before anything is sent, by every
+/// face of ykterm: no NUL, at most 63 bytes of UTF-8, at least `minimum` Unicode code points (4 unless the key
+/// says more).
 public enum PINRules {
     public static let maxBytes = 63
 
+    /// The first rule `pin` breaks, or nil.
+    public static func problem(_ pin: String, minimum: Int = 4) -> FIDOSessionError? {
+        if pin.unicodeScalars.contains("\0") { return .pinHasNUL }
+        if pin.utf8.count > maxBytes { return .pinTooLong(bytes: pin.utf8.count) }
+        let minimum = max(minimum, 4), count = pin.unicodeScalars.count
+        if count < minimum { return .pinTooShort(minimum: minimum, count: count) }
+        return nil
+    }
+
     public static func check(_ pin: String, minimum: Int = 4) throws(FIDOSessionError) {
-        if pin.unicodeScalars.contains("\0") { throw .pinHasNUL }
-        if pin.unicodeScalars.count < max(minimum, 4) { throw .pinTooShort(minimum: max(minimum, 4)) }
-        if pin.utf8.count > maxBytes { throw .pinTooLong }
+        if let problem = problem(pin, minimum: minimum) { throw problem }
     }
 }
 

@@ -142,7 +142,7 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
         if submitting, let current, current == new { return UIText("fido.pin.same") }
     case .verifyPIN:
         if submitting && form[0].isEmpty { return UIText("fido.pin.empty") }
-        if form[0].utf8.count > PINRules.maxBytes { return UIText("fido.pin.tooLong", ["bytes": String(form[0].utf8.count)]) }
+        if case .pinTooLong(let bytes)? = PINRules.problem(form[0]) { return UIText("fido.pin.tooLong", ["bytes": String(bytes)]) }
     case .deleteCredential, .reset:
         return nil
     }

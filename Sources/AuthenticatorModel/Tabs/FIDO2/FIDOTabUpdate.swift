@@ -2,17 +2,20 @@ import KeyKit
 
 // MARK: - PIN rules as typed
 
-/// The first rule `pin` breaks, as the key and CTAP 2.1 define them: at least `minimum` code points (4 at
-/// least), at most 63 bytes of UTF-8, no NUL.
+/// The first rule `pin` breaks (`PINRules`), as the dialog says it.
 public func fidoPINProblem(_ pin: String, minimum: Int) -> UIText? {
-    let minimum = max(4, minimum)
-    if pin.unicodeScalars.contains("\0") { return UIText("fido.pin.nul") }
-    if pin.utf8.count > PINRules.maxBytes { return UIText("fido.pin.tooLong", ["bytes": String(pin.utf8.count)]) }
-    let count = pin.unicodeScalars.count
-    if count < minimum {
+    PINRules.problem(pin, minimum: minimum).flatMap(pinRuleText)
+}
+
+/// The text for a broken PIN rule; nil for other errors.
+func pinRuleText(_ error: FIDOSessionError) -> UIText? {
+    switch error {
+    case .pinHasNUL: return UIText("fido.pin.nul")
+    case .pinTooLong(let bytes): return UIText("fido.pin.tooLong", ["bytes": String(bytes)])
+    case .pinTooShort(let minimum, let count):
         return UIText("fido.pin.tooShort", ["minimum": String(minimum), "count": String(count)])
+    default: return nil
     }
-    return nil
 }
 
 // MARK: - Update

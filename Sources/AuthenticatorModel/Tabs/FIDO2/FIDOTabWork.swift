@@ -193,9 +193,7 @@ struct FIDOTabWork: Sendable {
         }
         if let e = error as? FIDOSessionError {
             switch e {
-            case .pinTooShort(let m): return .pinRule(UIText("fido.pin.tooShortKey", ["minimum": String(m)]))
-            case .pinTooLong: return .pinRule(UIText("fido.pin.tooLong", ["bytes": "64+"]))
-            case .pinHasNUL: return .pinRule(UIText("fido.pin.nul"))
+            case .pinTooShort, .pinTooLong, .pinHasNUL: return .pinRule(pinRuleText(e) ?? .literal(e.description))
             case .noPINSupport: return .noPINSupport
             default: return .other(.literal(e.description))
             }
