@@ -52,7 +52,8 @@ let package = Package(
         .testTarget(name: "VirtualKeyTests", dependencies: ["VirtualKey", "KeyKit", "AuthenticatorModel"]),
         .testTarget(name: "AuthenticatorModelTests", dependencies: ["AuthenticatorModel", "KeyKit", "VirtualKey"]),
         // Golden: the whole frames the view tests compare with (`make golden` writes them).
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit"],
+        // VirtualKey: the key the whole TUI loop runs against in TerminalLoopTests.
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit", "VirtualKey"],
                     exclude: ["Golden"]),
     ],
     swiftLanguageModes: [.v6]

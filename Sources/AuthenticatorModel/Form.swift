@@ -6,8 +6,14 @@
 /// (`confirming`). Both default to No and take only a deliberate answer: `y` (or `Y`) typed after the
 /// question was on screen. A key that arrived in the same input burst as the key that asked (within
 /// `burstSeconds`: a paste, or typeahead) answers nothing, and a bare Enter means No.
+/// Names the fields of one kind of form: each form has an enum of its own (`AddField`, `PasswordField`, ...),
+/// so fields are addressed by name, never by position.
+public protocol FormFieldID: RawRepresentable, Sendable where RawValue == String {}
+
 public struct Form: Sendable, Hashable {
     public struct Field: Sendable, Hashable {
+        /// Which field this is: the raw value of its form's field enum (`FormFieldID`).
+        public var id: String
         public var label: UIText
         public var input: TextField
         /// A yes/no field toggled with Space (the input's text is "yes" or "no").
@@ -15,7 +21,9 @@ public struct Form: Sendable, Hashable {
         /// Fixed choices cycled with Space or Left/Right (the input's text is one of them).
         public var choices: [String]
 
-        public init(_ label: UIText, _ input: TextField = TextField(), toggle: Bool = false, choices: [String] = []) {
+        public init(_ id: some FormFieldID, _ label: UIText, _ input: TextField = TextField(), toggle: Bool = false,
+                    choices: [String] = []) {
+            self.id = id.rawValue
             self.label = label
             self.input = input
             self.toggle = toggle
@@ -93,7 +101,30 @@ public struct Form: Sendable, Hashable {
         }
     }
 
-    public subscript(_ i: Int) -> String { fields[i].input.text }
+    /// The text of field `id` ("" when the form has no such field).
+    public subscript<F: FormFieldID>(_ id: F) -> String {
+        get { index(of: id).map { fields[$0].input.text } ?? "" }
+        set {
+            guard let i = index(of: id) else { return }
+            fields[i].input = TextField(newValue, secret: fields[i].input.secret, maxLength: fields[i].input.maxLength)
+        }
+    }
+
+    /// Whether the form has field `id` (some forms have a field only sometimes: the current password).
+    public func has<F: FormFieldID>(_ id: F) -> Bool { index(of: id) != nil }
+
+    /// Whether the toggle `id` is on.
+    public func isOn<F: FormFieldID>(_ id: F) -> Bool { index(of: id).map { fields[$0].isOn } ?? false }
+
+    /// Moves the focus to field `id`.
+    public mutating func focus<F: FormFieldID>(on id: F) {
+        if let i = index(of: id) { focus = i }
+    }
+
+    /// Whether the focus is past field `id` (it has been filled in, or skipped).
+    public func focusIsPast<F: FormFieldID>(_ id: F) -> Bool { index(of: id).map { focus > $0 } ?? false }
+
+    private func index<F: FormFieldID>(of id: F) -> Int? { fields.firstIndex { $0.id == id.rawValue } }
 
     public enum Outcome: Sendable, Equatable { case editing, submit, cancel }
 

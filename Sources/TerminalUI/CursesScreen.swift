@@ -65,7 +65,7 @@ public enum CursesScreenError: Error, Equatable, CustomStringConvertible {
 /// a `.resize` event by `readAvailable()`, and Ctrl-C into the key `.ctrl("c")` (see `CursesConfiguration`).
 ///
 /// Use one at a time, from one thread.
-public final class CursesScreen: Screen, RawTerminalOutput {
+public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
     public private(set) var size: ScreenSize
     public let unicode: Bool
     /// Whether colours are in use (otherwise styles show as bold, reverse, underline and dim only).

@@ -55,6 +55,21 @@ public protocol Screen: AnyObject {
     func present()
 }
 
+/// A screen the TUI's loop runs on: it draws (`Screen`), and it reads the keyboard through descriptors the
+/// loop polls. `CursesScreen` is the terminal; tests give the loop a screen in memory fed with key presses.
+public protocol InteractiveScreen: Screen {
+    /// The descriptors the loop polls: when one is readable, `readAvailable` has input (or a resize) to give.
+    var pollDescriptors: [Int32] { get }
+    /// The input that has arrived, without waiting.
+    func readAvailable() -> [InputEvent]
+    /// The input went away for good (the terminal hung up): the loop ends.
+    var inputClosed: Bool { get }
+    /// Bytes written to the terminal as they are, after a frame (OSC 52 for the clipboard).
+    func writeRaw(_ bytes: [UInt8])
+    /// Restores what the screen changed (the terminal's modes); called once when the loop ends.
+    func end()
+}
+
 extension Screen {
     public func draw(_ text: String, row: Int, column: Int, style: TextStyle = .plain) {
         draw(text, row: row, column: column, style: style, width: nil)

@@ -7,7 +7,7 @@ import KeyKit
 /// a timeout only while something on screen counts down (the next whole second). Each wake-up feeds
 /// messages to `update`, hands the commands to the runner, and redraws.
 public final class TerminalApp {
-    private let screen: CursesScreen
+    private let screen: any InteractiveScreen
     private let view: AppView
     private var state: AppState
     private let inbox = LockedValue<[Msg]>([])
@@ -17,7 +17,7 @@ public final class TerminalApp {
     /// OSC 52 sequences to write after the next frame.
     private var pendingRaw = [[UInt8]]()
 
-    public init(screen: CursesScreen, state: AppState, text: @escaping Localize, theme: Theme,
+    public init(screen: any InteractiveScreen, state: AppState, text: @escaping Localize, theme: Theme,
                 clipboard: Clipboard) throws {
         self.screen = screen
         self.clipboard = clipboard
@@ -56,7 +56,7 @@ public final class TerminalApp {
             // Keys read together arrived together: they share the time of the read (the OTP tab tells a
             // key's burst from a person's typing by the time between keys, not by how fast they are handled).
             var readAt: Double?
-            if result.readable.contains(screen.inputFD) || result.readable.contains(screen.signalFD) || result.interrupted {
+            if result.readable.contains(where: screen.pollDescriptors.contains) || result.interrupted {
                 let events = screen.readAvailable()
                 readAt = Date().timeIntervalSince1970
                 for event in events {

@@ -451,7 +451,7 @@ struct APDUConsoleTests {
         _ = update(&state, .keyPress(.escape))
         _ = update(&state, .keyPress(.char("s")))
         #expect(state.apdu.dialog?.kind == .save(.transcript))
-        #expect(state.apdu.dialog?.form[0] == "ykterm-apdu-transcript.txt")
+        #expect(state.apdu.dialog?.form[SaveField.path] == "ykterm-apdu-transcript.txt")
         #expect(state.textFocused)
         // An empty name is refused as typed.
         _ = update(&state, .keyPress(.ctrl("u")))

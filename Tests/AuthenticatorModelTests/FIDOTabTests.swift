@@ -136,7 +136,7 @@ struct FIDOTabUpdateTests {
         let commands = Fixture.type("1q?3R", into: &state)
         #expect(commands.isEmpty)
         #expect(state.tab == .fido && !state.quitting && !state.showHelp)
-        #expect(state.fido.dialog?.form[0] == "1q?3R")
+        #expect(state.fido.dialog?.form[PINField.new] == "1q?3R")
     }
 
     @Test func escCancelsADialogAndWipesWhatWasTyped() {
@@ -378,7 +378,7 @@ struct FIDOTabUpdateTests {
         // Into the verify dialog's PIN field it goes as text (a password manager's paste).
         _ = update(&state, .keyPress(.char("v")))
         #expect(update(&state, .paste("1234\n")).isEmpty)
-        #expect(state.fido.dialog?.form[0] == "1234")
+        #expect(state.fido.dialog?.form[PINField.pin] == "1234")
         // A confirmation takes no paste.
         state.fido.dialog = nil
         _ = update(&state, .keyPress(.char("R")))

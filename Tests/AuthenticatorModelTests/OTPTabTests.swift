@@ -430,7 +430,7 @@ struct OTPChallengeTests {
         var state = OTPFixture.state()
         Self.openForm(&state)
         let form = try #require(state.otp.form)
-        #expect(form[0] == "2" && form.focus == 1 && form.problem == nil)
+        #expect(form[ChallengeField.slot] == "2" && form.focus == 1 && form.problem == nil)
         // Enter on an empty challenge: a problem, no command.
         #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.otp.form?.problem == UIText("otp.chalresp.empty"))
@@ -449,7 +449,7 @@ struct OTPChallengeTests {
         // The slot: Up to it, Space to change it.
         _ = update(&state, .keyPress(.up))
         _ = update(&state, .keyPress(.char(" ")))
-        #expect(state.otp.form?[0] == "1")
+        #expect(state.otp.form?[ChallengeField.slot] == "1")
         _ = update(&state, .keyPress(.enter))
         let commands = update(&state, .keyPress(.enter))
         #expect(commands == [.otp(.challengeResponse(Fixture.reader, slot: 1, challenge: [0xC0, 0xFF, 0xEE]))])

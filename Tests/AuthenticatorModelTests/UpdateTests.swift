@@ -271,13 +271,13 @@ struct OATHDialogTests {
         #expect(state.oath.phase == .locked)
         #expect(state.oath.dialog?.kind == .unlock)
         _ = Fixture.type("hunter2", into: &state)
-        #expect(state.oath.dialog?.form[0] == "hunter2")
+        #expect(state.oath.dialog?.form[UnlockField.password] == "hunter2")
         _ = update(&state, .keyPress(.enter))              // to "remember"
         _ = update(&state, .keyPress(.char(" ")))          // remember: yes
         let submit = update(&state, .keyPress(.enter))
         #expect(submit == [.oathUnlock(Fixture.reader, password: "hunter2", remember: true, time: 1000)])
         // The typed password does not stay in the state.
-        #expect(state.oath.dialog?.form[0] == "")
+        #expect(state.oath.dialog?.form[UnlockField.password] == "")
         _ = update(&state, .oathFailed(keyID: Fixture.reader.id, OATHFailure(operation: .unlock, message: UIText("oath.wrongPassword"), wrongPassword: true)))
         #expect(state.oath.dialog?.form.problem == UIText("oath.wrongPassword"))
         #expect(state.oath.dialog?.form.busy == false)
@@ -297,7 +297,7 @@ struct OATHDialogTests {
         #expect(state.oath.dialog?.form.problem == nil)
         // The URI filled the fields for review; one Enter adds.
         let form = try #require(state.oath.dialog?.form)
-        #expect(form[.issuer] == "Ex" && form[.name] == "bob" && form[.secret] == "JBSWY3DPEHPK3PXP")
+        #expect(form[AddField.issuer] == "Ex" && form[AddField.name] == "bob" && form[AddField.secret] == "JBSWY3DPEHPK3PXP")
         let commands = update(&state, .keyPress(.enter))
         guard case .oathAdd(_, let accounts, let overwrite, _) = commands.first, let data = accounts.first else {
             Issue.record("no add command: \(commands)")
@@ -316,12 +316,12 @@ struct OATHDialogTests {
         let dialog = try #require(state.oath.dialog)
         #expect(dialog.kind == .add)
         let form = dialog.form
-        #expect(form[.uri] == uri.trimmingWhitespace)
-        #expect(form[.issuer] == "ACME" && form[.name] == "carol" && form[.secret] == "JBSWY3DPEHPK3PXP")
-        #expect(form[.type] == "HOTP" && form[.algorithm] == "SHA256" && form[.digits] == "8" && form[.counter] == "42")
+        #expect(form[AddField.uri] == uri.trimmingWhitespace)
+        #expect(form[AddField.issuer] == "ACME" && form[AddField.name] == "carol" && form[AddField.secret] == "JBSWY3DPEHPK3PXP")
+        #expect(form[AddField.type] == "HOTP" && form[AddField.algorithm] == "SHA256" && form[AddField.digits] == "8" && form[AddField.counter] == "42")
         #expect(form.problem == nil)
         // Changed on review, the fields are what is added.
-        state.oath.dialog?.form.focus = AddField.name.rawValue
+        state.oath.dialog?.form.focus(on: AddField.name)
         _ = update(&state, .keyPress(.ctrl("u")))
         _ = Fixture.type("dave", into: &state)
         let commands = update(&state, .keyPress(.enter))
@@ -405,7 +405,7 @@ struct OATHDialogTests {
         #expect(update(&state, .keyPress(.char("y"))).isEmpty)
         // No (Enter) goes back to the fields with everything kept.
         #expect(Fixture.later(.enter, into: &state).isEmpty)
-        #expect(state.oath.dialog?.form.confirming == nil && state.oath.dialog?.form[.secret] == "JBSWY3DPEHPK3PXP")
+        #expect(state.oath.dialog?.form.confirming == nil && state.oath.dialog?.form[AddField.secret] == "JBSWY3DPEHPK3PXP")
         _ = update(&state, .keyPress(.enter))
         commands = Fixture.later(.char("y"), into: &state)
         guard case .oathAdd(_, let accounts, true, _) = commands.first else {
@@ -418,7 +418,7 @@ struct OATHDialogTests {
     @Test func renameAndDeleteConfirm() {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
         _ = update(&state, .keyPress(.char("r")))
-        #expect(state.oath.dialog?.form[0] == "Ex:bob")
+        #expect(state.oath.dialog?.form[RenameField.name] == "Ex:bob")
         for _ in 0..<3 { _ = update(&state, .keyPress(.backspace)) }
         _ = Fixture.type("carol", into: &state)
         let rename = update(&state, .keyPress(.enter))

@@ -194,10 +194,13 @@ func appendLog(_ apdu: inout APDUTabState, _ lines: [APDULogLine]) {
     apdu.scroll = 0
 }
 
+/// The field of the save dialog.
+public enum SaveField: String, FormFieldID { case path }
+
 func saveDialog(_ kind: APDUSaveKind, _ state: AppState) -> APDUDialog {
     let name = kind == .transcript ? "ykterm-apdu-transcript.txt" : "ykterm-apdu-history.txt"
     var form = Form(title: UIText(kind == .transcript ? "apdu.save.title.transcript" : "apdu.save.title.history"),
-                    fields: [Form.Field(UIText("apdu.save.path"), TextField(name, maxLength: 4096))])
+                    fields: [Form.Field(SaveField.path, UIText("apdu.save.path"), TextField(name, maxLength: 4096))])
     form.note = UIText(kind == .transcript ? "apdu.save.note.transcript" : "apdu.save.note.history")
     let empty = kind == .transcript ? state.apdu.log.isEmpty : state.apdu.history.isEmpty
     if empty { form.problem = nothingToSave(kind) }
@@ -213,7 +216,7 @@ func apduDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return []
     case .editing:
         if case .save = dialog.kind {
-            dialog.form.problem = dialog.form[0].trimmingSpaces.isEmpty ? UIText("apdu.save.pathEmpty") : nil
+            dialog.form.problem = dialog.form[SaveField.path].trimmingSpaces.isEmpty ? UIText("apdu.save.pathEmpty") : nil
         }
         state.apdu.dialog = dialog
         return []
@@ -222,7 +225,7 @@ func apduDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         switch dialog.kind {
         case .save(let k):
             kind = k
-            path = dialog.form[0].trimmingSpaces
+            path = dialog.form[SaveField.path].trimmingSpaces
             overwrite = false
             guard !path.isEmpty else {
                 dialog.form.problem = UIText("apdu.save.pathEmpty")

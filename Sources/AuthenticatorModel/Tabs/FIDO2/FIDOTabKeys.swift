@@ -97,23 +97,25 @@ func note(_ state: inout AppState, _ key: String) -> [Command] {
     return []
 }
 
+/// The fields of the PIN dialogs: set (new, confirm), change (current, new, confirm), verify (pin).
+public enum PINField: String, FormFieldID { case current, new, confirm, pin }
+
 func pinDialog(_ kind: FIDODialogKind, _ info: FIDOInfo?) -> FIDODialog {
     let minimum = String(max(4, info?.minPINLength ?? 4))
-    func field(_ label: String) -> Form.Field {
+    func field(_ f: PINField) -> Form.Field {
         // 63 bytes of UTF-8 are at most 63 characters; one more lets the rule be seen as it is broken.
-        Form.Field(UIText(label), TextField(secret: true, maxLength: PINRules.maxBytes + 1))
+        Form.Field(f, UIText("fido.pin.\(f.rawValue)"), TextField(secret: true, maxLength: PINRules.maxBytes + 1))
     }
     var form: Form
     switch kind {
     case .setPIN:
-        form = Form(title: UIText("fido.setPIN.title"), fields: [field("fido.pin.new"), field("fido.pin.confirm")],
+        form = Form(title: UIText("fido.setPIN.title"), fields: [field(.new), field(.confirm)],
                     note: UIText("fido.setPIN.note", ["minimum": minimum]))
     case .changePIN:
-        form = Form(title: UIText("fido.changePIN.title"),
-                    fields: [field("fido.pin.current"), field("fido.pin.new"), field("fido.pin.confirm")],
+        form = Form(title: UIText("fido.changePIN.title"), fields: [field(.current), field(.new), field(.confirm)],
                     note: UIText("fido.changePIN.note", ["minimum": minimum]))
     case .verifyPIN(let thenList):
-        form = Form(title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field("fido.pin.pin")],
+        form = Form(title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field(.pin)],
                     note: UIText(thenList ? "fido.listPIN.note" : "fido.verifyPIN.note"))
     case .deleteCredential, .reset:
         // Not a PIN dialog: confirmations are made where they are opened, with the time of the key that
@@ -128,11 +130,10 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
     let form = dialog.form
     switch dialog.kind {
     case .setPIN, .changePIN:
-        let first = dialog.kind == .changePIN ? 1 : 0
-        let current = dialog.kind == .changePIN ? form[0] : nil
-        let new = form[first], confirm = form[first + 1]
+        let current = form.has(PINField.current) ? form[PINField.current] : nil
+        let new = form[PINField.new], confirm = form[PINField.confirm]
         if submitting, let current, current.isEmpty { return UIText("fido.pin.currentEmpty") }
-        if !new.isEmpty || submitting || form.focus > first {
+        if !new.isEmpty || submitting || form.focusIsPast(PINField.new) {
             if let problem = fidoPINProblem(new, minimum: minimum) { return problem }
         }
         // The confirmation is compared as it is typed: a wrong character shows at once.
@@ -141,8 +142,8 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
         }
         if submitting, let current, current == new { return UIText("fido.pin.same") }
     case .verifyPIN:
-        if submitting && form[0].isEmpty { return UIText("fido.pin.empty") }
-        if case .pinTooLong(let bytes)? = PINRules.problem(form[0]) { return UIText("fido.pin.tooLong", ["bytes": String(bytes)]) }
+        if submitting && form[PINField.pin].isEmpty { return UIText("fido.pin.empty") }
+        if case .pinTooLong(let bytes)? = PINRules.problem(form[PINField.pin]) { return UIText("fido.pin.tooLong", ["bytes": String(bytes)]) }
     case .deleteCredential, .reset:
         return nil
     }
@@ -178,13 +179,13 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         let command: FIDOTabCommand
         switch dialog.kind {
         case .setPIN:
-            command = .setPIN(d, new: dialog.form[0])
+            command = .setPIN(d, new: dialog.form[PINField.new])
             state.fido.busy = FIDOBusy(.setPIN)
         case .changePIN:
-            command = .changePIN(d, current: dialog.form[0], new: dialog.form[1])
+            command = .changePIN(d, current: dialog.form[PINField.current], new: dialog.form[PINField.new])
             state.fido.busy = FIDOBusy(.changePIN)
         case .verifyPIN(let thenList):
-            command = .verifyPIN(d, pin: dialog.form[0], thenList: thenList)
+            command = .verifyPIN(d, pin: dialog.form[PINField.pin], thenList: thenList)
             state.fido.busy = FIDOBusy(.verifyPIN)
         case .deleteCredential(let id):
             guard let c = state.fido.credentials?.first(where: { $0.id == id }) else {

@@ -4,17 +4,26 @@ import KeyKit
 
 // MARK: - Dialogs
 
+/// The fields of the unlock dialog.
+public enum UnlockField: String, FormFieldID { case password, remember }
+
+/// The fields of the password dialog (the current password only when the key has one).
+public enum PasswordField: String, FormFieldID { case current, new, confirm }
+
+/// The field of the rename dialog.
+public enum RenameField: String, FormFieldID { case name }
+
 func unlockDialog() -> OATHDialog {
     var form = Form(title: UIText("oath.unlock.title"), fields: [
-        Form.Field(UIText("oath.unlock.password"), TextField(secret: true, maxLength: 256)),
-        Form.Field(UIText("oath.unlock.remember"), TextField("no"), toggle: true),
+        Form.Field(UnlockField.password, UIText("oath.unlock.password"), TextField(secret: true, maxLength: 256)),
+        Form.Field(UnlockField.remember, UIText("oath.unlock.remember"), TextField("no"), toggle: true),
     ])
     form.note = UIText("oath.unlock.note")
     return OATHDialog(kind: .unlock, form: form)
 }
 
 /// The fields of the add dialog, in the order shown.
-public enum AddField: Int, CaseIterable, Sendable {
+public enum AddField: String, CaseIterable, FormFieldID {
     case uri, issuer, name, secret, type, algorithm, digits, period, counter, touch
 }
 
@@ -25,7 +34,7 @@ func addDialog() -> OATHDialog {
             .type: "oath.add.type", .algorithm: "oath.add.algorithm", .digits: "oath.add.digits",
             .period: "oath.add.period", .counter: "oath.add.counter", .touch: "oath.add.touch",
         ]
-        return Form.Field(UIText(labels[f]!), input, toggle: toggle, choices: choices)
+        return Form.Field(f, UIText(labels[f]!), input, toggle: toggle, choices: choices)
     }
     var form = Form(title: UIText("oath.add.title"), fields: [
         field(.uri, TextField(maxLength: 4096)),
@@ -43,15 +52,6 @@ func addDialog() -> OATHDialog {
     return OATHDialog(kind: .add, form: form)
 }
 
-extension Form {
-    /// The text of an add-dialog field.
-    subscript(_ f: AddField) -> String {
-        get { fields[f.rawValue].input.text }
-        set { fields[f.rawValue].input = TextField(newValue, secret: fields[f.rawValue].input.secret,
-                                                   maxLength: fields[f.rawValue].input.maxLength) }
-    }
-}
-
 /// Whether pasted text is a URI the add dialog takes.
 func isAccountURI(_ text: String) -> Bool {
     let t = text.trimmingWhitespace.lowercased()
@@ -66,7 +66,7 @@ func accountsInURI(_ uri: String) -> Result<[CredentialData], OATHError> {
 /// After the URI field changed: a URI with one account fills every field, so what will be added can be seen
 /// (and changed) before Enter adds it. A URI with several accounts (an export) leaves the fields empty.
 func fillFromURI(_ dialog: inout OATHDialog) {
-    let uri = dialog.form[.uri].trimmingWhitespace
+    let uri = dialog.form[AddField.uri].trimmingWhitespace
     guard uri != dialog.filledFromURI else { return }
     dialog.form.note = UIText("oath.add.note")
     guard !uri.isEmpty, case .success(let accounts) = accountsInURI(uri) else {
@@ -79,22 +79,22 @@ func fillFromURI(_ dialog: inout OATHDialog) {
         dialog.form.note = UIText("oath.add.several", ["count": String(accounts.count)])
         return
     }
-    dialog.form[.issuer] = data.issuer ?? ""
-    dialog.form[.name] = data.name
-    dialog.form[.secret] = Base32.encode(data.secret)
-    dialog.form[.type] = data.type == .hotp ? "HOTP" : "TOTP"
-    dialog.form[.algorithm] = data.algorithm.rawValue
-    dialog.form[.digits] = String(data.digits)
-    dialog.form[.period] = String(data.period)
-    dialog.form[.counter] = String(data.counter)
-    dialog.form[.touch] = data.touch ? "yes" : "no"
+    dialog.form[AddField.issuer] = data.issuer ?? ""
+    dialog.form[AddField.name] = data.name
+    dialog.form[AddField.secret] = Base32.encode(data.secret)
+    dialog.form[AddField.type] = data.type == .hotp ? "HOTP" : "TOTP"
+    dialog.form[AddField.algorithm] = data.algorithm.rawValue
+    dialog.form[AddField.digits] = String(data.digits)
+    dialog.form[AddField.period] = String(data.period)
+    dialog.form[AddField.counter] = String(data.counter)
+    dialog.form[AddField.touch] = data.touch ? "yes" : "no"
 }
 
 /// The accounts the add dialog describes, or the first problem with it. A URI with one account has filled
 /// the fields, and the fields (as the user may have changed them) are what is added; an export with several
 /// accounts adds them as they are.
 public func addFormCredentials(_ form: Form) -> Result<[CredentialData], OATHError> {
-    let uri = form[.uri].trimmingWhitespace
+    let uri = form[AddField.uri].trimmingWhitespace
     if !uri.isEmpty {
         switch accountsInURI(uri) {
         case .failure(let e): return .failure(e)
@@ -102,21 +102,23 @@ public func addFormCredentials(_ form: Form) -> Result<[CredentialData], OATHErr
         case .success: break
         }
     }
-    var fields = AccountFields(name: form[.name], issuer: form[.issuer], secret: form[.secret])
-    fields.type = form[.type]
-    fields.algorithm = form[.algorithm]
-    fields.digits = form[.digits]
-    fields.period = form[.period]
-    fields.counter = form[.counter]
-    fields.touch = form.fields[AddField.touch.rawValue].isOn
+    var fields = AccountFields(name: form[AddField.name], issuer: form[AddField.issuer], secret: form[AddField.secret])
+    fields.type = form[AddField.type]
+    fields.algorithm = form[AddField.algorithm]
+    fields.digits = form[AddField.digits]
+    fields.period = form[AddField.period]
+    fields.counter = form[AddField.counter]
+    fields.touch = form.isOn(AddField.touch)
     return Result { () throws(OATHError) in [try fields.credential()] }
 }
 
 func passwordDialog(hasPassword: Bool) -> OATHDialog {
     var fields = [Form.Field]()
-    if hasPassword { fields.append(Form.Field(UIText("oath.password.current"), TextField(secret: true, maxLength: 256))) }
-    fields.append(Form.Field(UIText("oath.password.new"), TextField(secret: true, maxLength: 256)))
-    fields.append(Form.Field(UIText("oath.password.confirm"), TextField(secret: true, maxLength: 256)))
+    func field(_ f: PasswordField) -> Form.Field {
+        Form.Field(f, UIText("oath.password.\(f.rawValue)"), TextField(secret: true, maxLength: 256))
+    }
+    if hasPassword { fields.append(field(.current)) }
+    fields += [field(.new), field(.confirm)]
     var form = Form(title: UIText(hasPassword ? "oath.password.changeTitle" : "oath.password.setTitle"), fields: fields)
     form.note = UIText(hasPassword ? "oath.password.changeNote" : "oath.password.setNote")
     return OATHDialog(kind: .password, form: form)
@@ -185,7 +187,8 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
         let now = state.now
         switch dialog.kind {
         case .unlock:
-            commands = [.oathUnlock(key.descriptor, password: dialog.form[0], remember: dialog.form.fields[1].isOn, time: now)]
+            commands = [.oathUnlock(key.descriptor, password: dialog.form[UnlockField.password],
+                                    remember: dialog.form.isOn(UnlockField.remember), time: now)]
         case .add:
             if case .success(let accounts) = addFormCredentials(dialog.form) {
                 let replacing = accounts.contains { a in state.oath.accounts.contains { $0.id == a.id.string } }
@@ -193,16 +196,15 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
             }
         case .rename(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
-            let (issuer, name) = splitIssuer(dialog.form[0])
+            let (issuer, name) = splitIssuer(dialog.form[RenameField.name])
             commands = [.oathRename(key.descriptor, a.credential,
                                     to: CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period), time: now)]
         case .delete(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
             commands = [.oathDelete(key.descriptor, a.credential, time: now)]
         case .password:
-            let n = dialog.form.fields.count
-            let current = n == 3 ? dialog.form[0] : nil
-            commands = [.oathSetPassword(key.descriptor, current: current, new: dialog.form[n - 2], time: now)]
+            let current = dialog.form.has(PasswordField.current) ? dialog.form[PasswordField.current] : nil
+            commands = [.oathSetPassword(key.descriptor, current: current, new: dialog.form[PasswordField.new], time: now)]
         }
         dialog.form.wipeSecrets()
         state.oath.dialog = dialog
@@ -219,8 +221,9 @@ func oathQuestion(_ dialog: OATHDialog, _ state: AppState) -> UIText? {
         guard !existing.isEmpty else { return nil }
         return UIText("oath.add.replaceQuestion", ["accounts": existing.joined(separator: ", ")])
     case .password:
-        let n = dialog.form.fields.count
-        return n == 3 && dialog.form[1].isEmpty && dialog.form[2].isEmpty ? UIText("oath.password.removeQuestion") : nil
+        let form = dialog.form
+        return form.has(PasswordField.current) && form[PasswordField.new].isEmpty && form[PasswordField.confirm].isEmpty
+            ? UIText("oath.password.removeQuestion") : nil
     case .unlock, .rename, .delete:
         return nil
     }
@@ -241,11 +244,11 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
     let form = dialog.form
     switch dialog.kind {
     case .unlock:
-        if submitting && form[0].isEmpty { return UIText("oath.unlock.empty") }
+        if submitting && form[UnlockField.password].isEmpty { return UIText("oath.unlock.empty") }
     case .add:
         let touched = form.fields.prefix(4).contains { !$0.input.text.isEmpty }
         guard submitting || touched else { return nil }
-        if !submitting && form[.uri].isEmpty && (form[.name].isEmpty || form[.secret].isEmpty) { return nil }
+        if !submitting && form[AddField.uri].isEmpty && (form[AddField.name].isEmpty || form[AddField.secret].isEmpty) { return nil }
         switch addFormCredentials(form) {
         case .failure(let e):
             return .literal(e.description)
@@ -255,7 +258,7 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
             }
         }
     case .rename(let id):
-        let (issuer, name) = splitIssuer(form[0])
+        let (issuer, name) = splitIssuer(form[RenameField.name])
         if name.isEmpty { return UIText("oath.rename.empty") }
         guard let a = state.oath.accounts.first(where: { $0.id == id }) else { return nil }
         let newID = CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period)
@@ -266,11 +269,11 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
     case .delete:
         return nil
     case .password:
-        let n = form.fields.count
-        let new = form[n - 2], confirm = form[n - 1]
-        if submitting && n == 3 && form[0].isEmpty { return UIText("oath.password.currentEmpty") }
+        let hasCurrent = form.has(PasswordField.current)
+        let new = form[PasswordField.new], confirm = form[PasswordField.confirm]
+        if submitting && hasCurrent && form[PasswordField.current].isEmpty { return UIText("oath.password.currentEmpty") }
         if !confirm.isEmpty || submitting, new != confirm { return UIText("oath.password.mismatch") }
-        if submitting && n == 2 && new.isEmpty { return UIText("oath.password.empty") }
+        if submitting && !hasCurrent && new.isEmpty { return UIText("oath.password.empty") }
     }
     return nil
 }

@@ -60,7 +60,7 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         }
         let current = a.issuer.map { "\($0):\(a.name)" } ?? a.name
         var form = Form(title: UIText("oath.rename.title", ["account": a.id]),
-                        fields: [Form.Field(UIText("oath.rename.field"), TextField(current, maxLength: 64))])
+                        fields: [Form.Field(RenameField.name, UIText("oath.rename.field"), TextField(current, maxLength: 64))])
         form.note = UIText("oath.rename.note")
         state.oath.dialog = OATHDialog(kind: .rename(accountID: a.id), form: form)
     case .delete where ready:

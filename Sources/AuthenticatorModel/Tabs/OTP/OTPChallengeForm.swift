@@ -2,14 +2,17 @@ import KeyKit
 
 // MARK: - Challenge-response form
 
+/// The fields of the challenge-response form.
+public enum ChallengeField: String, FormFieldID { case slot, challenge }
+
 func openChallengeForm(_ state: inout AppState) -> [Command] {
     guard state.selectedKey != nil else {
         state.status = StatusMessage(UIText("otp.noKey"), kind: .warning, expires: state.now + statusSeconds)
         return []
     }
     var form = Form(title: UIText("otp.chalresp.title"), fields: [
-        Form.Field(UIText("otp.chalresp.slot"), TextField("2"), choices: ["1", "2"]),
-        Form.Field(UIText("otp.chalresp.challenge"), TextField(maxLength: 200)),
+        Form.Field(ChallengeField.slot, UIText("otp.chalresp.slot"), TextField("2"), choices: ["1", "2"]),
+        Form.Field(ChallengeField.challenge, UIText("otp.chalresp.challenge"), TextField(maxLength: 200)),
     ], note: UIText("otp.chalresp.note"))
     form.focus = 1
     state.otp.form = form
@@ -34,11 +37,11 @@ func challengeFormKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.otp.form = nil
         return []
     case .editing:
-        form.problem = form[1].isEmpty ? nil : challengeProblem(form[1])
+        form.problem = form[ChallengeField.challenge].isEmpty ? nil : challengeProblem(form[ChallengeField.challenge])
         state.otp.form = form
         return []
     case .submit:
-        if let problem = challengeProblem(form[1]) {
+        if let problem = challengeProblem(form[ChallengeField.challenge]) {
             form.problem = problem
             form.focus = 1
             state.otp.form = form
@@ -49,8 +52,8 @@ func challengeFormKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             state.otp.form = form
             return []
         }
-        guard let challenge = try? Hex.decode(form[1].filter { $0 != " " }) else { return [] }
-        let slot = form[0] == "1" ? 1 : 2
+        guard let challenge = try? Hex.decode(form[ChallengeField.challenge].filter { $0 != " " }) else { return [] }
+        let slot = form[ChallengeField.slot] == "1" ? 1 : 2
         form.busy = true
         form.problem = nil
         state.otp.form = form
@@ -65,7 +68,7 @@ func challengeFormKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 func otpTabPaste(_ state: inout AppState, _ text: String) -> Bool {
     if var form = state.otp.form {
         guard form.paste(text) else { return false }
-        form.problem = form[1].isEmpty ? nil : challengeProblem(form[1])
+        form.problem = form[ChallengeField.challenge].isEmpty ? nil : challengeProblem(form[ChallengeField.challenge])
         state.otp.form = form
         return true
     }
