@@ -22,6 +22,11 @@ extension Applet {
 /// The Management application: version on SELECT, device information with READ CONFIG.
 final class ManagementApplet: Applet {
     let aid = AID.management
+    let profile: VirtualKeyProfile
+
+    init(profile: VirtualKeyProfile) {
+        self.profile = profile
+    }
 
     func select(state: inout VirtualKeyState) -> Response {
         Response(data: Array(state.version.description.utf8), status: .ok)
@@ -31,7 +36,7 @@ final class ManagementApplet: Applet {
         switch apdu.ins {
         case 0x1D: // READ CONFIG
             guard apdu.p1 == 0 else { return Response(data: [0], status: .ok) }
-            let body = state.deviceInfo.configTLVs().flatMap(\.encoded)
+            let body = profile.deviceInfo(state).configTLVs().flatMap(\.encoded)
             return Response(data: [UInt8(body.count)] + body, status: .ok)
         default:
             return Response(status: .invalidInstruction)

@@ -5,10 +5,11 @@ import KeyKit
 /// The FIDO application as an NFC reader reaches it (CTAP over ISO 7816, CTAP 2.1 section 11.3): SELECT
 /// answers "U2F_V2"; NFCCTAP_MSG carries CTAP2 requests, U2F commands are plain APDUs.
 ///
-/// With a simulated touch delay, a request that needs the touch is answered SW 9100 with the KEEPALIVE
-/// status "user presence needed" when the client allows it (NFCCTAP_MSG P1 bit 0x80); the client then
-/// polls with NFCCTAP_GETRESPONSE until the delay has passed (by the clock), or cancels with P1 0x11.
-/// Clients that do not allow it wait inside NFCCTAP_MSG.
+/// When a request that needs the user has to wait (a simulated touch, or the profile's keepalives), it is
+/// answered SW 9100 with the KEEPALIVE status of the moment ("processing" or "user presence needed") when
+/// the client allows it (NFCCTAP_MSG P1 bit 0x80); the client then polls with NFCCTAP_GETRESPONSE until the
+/// wait is over (by the clock), or cancels with P1 0x11. Clients that do not allow it wait inside
+/// NFCCTAP_MSG. A U2F-only key (a profile without CTAP2) answers both instructions 6D00.
 final class FIDOApplet: Applet {
     let aid = AID.fido
     let authenticator: FIDOAuthenticator
@@ -51,6 +52,9 @@ final class FIDOApplet: Applet {
 
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
         switch (apdu.cla, apdu.ins) {
+        case (Self.ctapClass, let ins)
+            where !authenticator.profile.speaksCTAP2 && (ins == Ins.nfcctapMsg || ins == Ins.nfcctapGetResponse):
+            return Response(status: .invalidInstruction)
         case (Self.ctapClass, Ins.nfcctapMsg):
             return message(apdu, &state)
         case (Self.ctapClass, Ins.nfcctapGetResponse):
@@ -68,7 +72,7 @@ final class FIDOApplet: Applet {
     private func message(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
         pending = nil
         let now = FIDOAuthenticator.uptime()
-        let delay = authenticator.userPresenceDelay
+        let delay = authenticator.userWaitSeconds
         guard delay > 0 else {
             return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) { .granted })
         }
@@ -81,7 +85,7 @@ final class FIDOApplet: Applet {
         let outcome = authenticator.run(apdu.data, state: &state, receivedAt: now) { .deferred }
         if case .response = outcome { return answer(outcome) }
         pending = Pending(request: apdu.data, receivedAt: now, ready: now + delay)
-        return Self.waitingForTouch
+        return waiting(since: now)
     }
 
     private func getResponse(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
@@ -94,14 +98,17 @@ final class FIDOApplet: Applet {
         if left > 0 {
             // Keep a client that polls without pause from spinning.
             SystemThread.sleep(min(left, 0.05))
-            if p.ready > FIDOAuthenticator.uptime() { return Self.waitingForTouch }
+            if p.ready > FIDOAuthenticator.uptime() { return waiting(since: p.receivedAt) }
         }
         pending = nil
         return answer(authenticator.run(p.request, state: &state, receivedAt: p.receivedAt) { .granted })
     }
 
-    private static let waitingForTouch = Response(data: [CTAPHID.KeepaliveStatus.userPresenceNeeded],
-                                                  status: statusUpdate)
+    /// The status update of a request received at `start`: 9100 with the KEEPALIVE status of the moment.
+    private func waiting(since start: Double) -> Response {
+        Response(data: [authenticator.keepaliveStatus(after: FIDOAuthenticator.uptime() - start)],
+                 status: Self.statusUpdate)
+    }
 
     private func answer(_ outcome: FIDOAuthenticator.Outcome) -> Response {
         switch outcome {

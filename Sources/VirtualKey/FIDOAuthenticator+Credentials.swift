@@ -281,8 +281,9 @@ extension FIDOAuthenticator {
         guard let peer = input[1], let saltEnc = try input.bytes(2), let saltAuth = try input.bytes(3) else {
             throw .status(CTAPError.missingParameter)
         }
-        let pinProtocol = try Self.pinProtocol(input.int(4) ?? 1)
-        guard let pinProtocol else { throw .status(CTAPError.invalidParameter) }
+        guard let pinProtocol = try self.pinProtocol(input.int(4) ?? 1) else {
+            throw .status(CTAPError.invalidParameter)
+        }
         let secret = try sharedSecret(pinProtocol, peer)
         guard pinProtocol.verify(key: secret, saltEnc, signature: saltAuth) else {
             throw .status(CTAPError.pinAuthInvalid)

@@ -23,11 +23,12 @@ extension FIDOAuthenticator {
         guard let sub = try p.int(2) else { throw .status(CTAPError.missingParameter) }
         let protocolNumber = try p.int(1)
         if sub == PINSubcommand.getPINRetries {
+            if profile.refusesPINRetriesWithoutPIN && !state.fido.isPINSet { throw .status(CTAPError.pinNotSet) }
             return Self.ok([3: CBOR(state.fido.pinRetries),
                             4: .bool(consecutiveWrongPINs >= Self.wrongPINsPerPowerCycle)])
         }
         guard let protocolNumber else { throw .status(CTAPError.missingParameter) }
-        guard let pinProtocol = Self.pinProtocol(protocolNumber) else {
+        guard let pinProtocol = self.pinProtocol(protocolNumber) else {
             throw .status(CTAPError.invalidParameter)
         }
         switch sub {
@@ -100,7 +101,9 @@ extension FIDOAuthenticator {
         }
     }
 
-    static func pinProtocol(_ number: Int) -> PINUVAuthProtocol? {
+    /// The PIN/UV auth protocol numbered `number`, when this authenticator offers it.
+    func pinProtocol(_ number: Int) -> PINUVAuthProtocol? {
+        guard profile.pinUVAuthProtocols.contains(number) else { return nil }
         switch number {
         case 1: return .one
         case 2: return .two
@@ -189,7 +192,7 @@ extension FIDOAuthenticator {
     /// The pinUvAuthProtocol of a request that carries pinUvAuthParam.
     func requestProtocol(_ p: Fields, key: Int) throws(Failure) -> PINUVAuthProtocol {
         guard let number = try p.int(CBOR(key)) else { throw .status(CTAPError.missingParameter) }
-        guard let pinProtocol = Self.pinProtocol(number) else { throw .status(CTAPError.invalidParameter) }
+        guard let pinProtocol = self.pinProtocol(number) else { throw .status(CTAPError.invalidParameter) }
         return pinProtocol
     }
 

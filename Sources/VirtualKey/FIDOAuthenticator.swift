@@ -6,7 +6,9 @@ import KeyKit
 /// the firmware in the key's state does: ES256 credentials, discoverable credentials, the client PIN with
 /// PIN/UV auth protocols 1 and 2, PIN/UV auth tokens with permissions, credential management, the
 /// credProtect and hmac-secret extensions, and U2F registration and authentication. Attestation is packed
-/// self attestation for CTAP2 and a self-signed certificate for U2F.
+/// self attestation for CTAP2 and a self-signed certificate for U2F. Its profile makes it differ as keys of
+/// other makes do (one PIN/UV auth protocol only, U2F only, getInfo entries no client knows, getPinRetries
+/// refused before a PIN is set, long keepalives before answers that need the user).
 ///
 /// Transports (NFC through `FIDOApplet`, USB HID through `VirtualKey.fidoHIDHandler()`) hand it whole
 /// messages. Like the applets it is owned by `VirtualKey` and only called with the key's lock held; the
@@ -38,6 +40,8 @@ public final class FIDOAuthenticator {
     public let userPresenceDelay: Double
     /// Seconds after power-up during which authenticatorReset is allowed.
     public let resetWindow: Double
+    /// Where this authenticator differs from a YubiKey's (PIN/UV auth protocols, getInfo, keepalives...).
+    public let profile: VirtualKeyProfile
 
     /// The answer of a user-presence check.
     enum Presence {
@@ -107,9 +111,10 @@ public final class FIDOAuthenticator {
     /// When a U2F command first asked for a touch that has not happened yet.
     var u2fPresenceRequestedAt: Double?
 
-    public init(userPresenceDelay: Double = 0, resetWindow: Double = 10) {
+    public init(userPresenceDelay: Double = 0, resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) {
         self.userPresenceDelay = userPresenceDelay
         self.resetWindow = resetWindow
+        self.profile = profile
         poweredUpAt = Self.uptime()
         keyAgreementKey = P256PrivateKey()
     }
@@ -130,21 +135,45 @@ public final class FIDOAuthenticator {
 
     // MARK: Entry points
 
+    /// What a command that needs the user waits before it goes on: the profile's keepalive phases, then
+    /// `userPresenceDelay` seconds of "user presence needed". Empty: it goes on at once.
+    var userWait: [VirtualKeyProfile.KeepalivePhase] {
+        var phases = profile.keepalivesBeforeUser
+        if userPresenceDelay > 0 {
+            phases.append(.init(status: CTAPHID.KeepaliveStatus.userPresenceNeeded, seconds: userPresenceDelay))
+        }
+        return phases.filter { $0.seconds > 0 }
+    }
+
+    /// Seconds `userWait` lasts in all.
+    var userWaitSeconds: Double { userWait.reduce(0) { $0 + $1.seconds } }
+
+    /// The KEEPALIVE status `elapsed` seconds into `userWait` (the last one's once it is over).
+    func keepaliveStatus(after elapsed: Double) -> UInt8 {
+        var end = 0.0
+        for phase in userWait {
+            end += phase.seconds
+            if elapsed < end { return phase.status }
+        }
+        return userWait.last?.status ?? CTAPHID.KeepaliveStatus.userPresenceNeeded
+    }
+
     /// Handles one CTAP2 request (command byte + CBOR parameters) and returns the response (status byte +
-    /// canonical CBOR). A command that needs user presence waits `userPresenceDelay` seconds, reporting
-    /// KEEPALIVE status 2 (user presence needed) through `keepalive` first; `isCancelled` is polled while
-    /// waiting and ends the wait with CTAP2_ERR_KEEPALIVE_CANCEL.
+    /// canonical CBOR). A command that needs user presence goes through `userWait` first, reporting each
+    /// phase's KEEPALIVE status through `keepalive` as it starts; `isCancelled` is polled while waiting and
+    /// ends the wait with CTAP2_ERR_KEEPALIVE_CANCEL.
     public func processCTAP2(_ request: [UInt8], state: inout VirtualKeyState,
                              keepalive: (UInt8) -> Void = { _ in },
                              isCancelled: () -> Bool = { false }) -> [UInt8] {
-        let delay = userPresenceDelay
+        let phases = userWait
         let outcome = run(request, state: &state, receivedAt: Self.uptime()) {
-            guard delay > 0 else { return .granted }
-            keepalive(CTAPHID.KeepaliveStatus.userPresenceNeeded)
-            let end = Self.uptime() + delay
-            while Self.uptime() < end {
-                if isCancelled() { return .denied(CTAPError.keepaliveCancel) }
-                SystemThread.sleep(min(0.01, max(0, end - Self.uptime())))
+            for phase in phases {
+                keepalive(phase.status)
+                let end = Self.uptime() + phase.seconds
+                while Self.uptime() < end {
+                    if isCancelled() { return .denied(CTAPError.keepaliveCancel) }
+                    SystemThread.sleep(min(0.01, max(0, end - Self.uptime())))
+                }
             }
             return isCancelled() ? .denied(CTAPError.keepaliveCancel) : .granted
         }
@@ -172,6 +201,8 @@ public final class FIDOAuthenticator {
 
     func dispatch(_ request: [UInt8], _ state: inout VirtualKeyState, _ now: Double,
                           _ presence: () -> Presence) throws(Failure) -> [UInt8] {
+        // A U2F-only key has no CTAP2 at all (its transports refuse the message before it gets here).
+        guard profile.speaksCTAP2 else { throw .status(CTAPError.invalidCommand) }
         guard let command = request.first else { throw .status(CTAPError.invalidLength) }
         guard request.count - 1 <= Self.maxMessageSize else { throw .status(CTAPError.invalidLength) }
         // Continuations only directly follow what they continue.
@@ -236,17 +267,18 @@ public final class FIDOAuthenticator {
         let v = state.version
         let firmware = Int(v.major) << 16 | Int(v.minor) << 8 | Int(v.patch)
         let remaining = max(0, FIDOState.capacity(for: v) - fido.credentials.count)
-        let options: CBOR = [
+        let options: [CBOR: CBOR] = [
             "rk": true, "up": true, "plat": false, "clientPin": .bool(fido.isPINSet), "credMgmt": true,
             "credentialMgmtPreview": true, "pinUvAuthToken": true, "makeCredUvNotRqd": true,
         ]
-        return [
-            1: ["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"],
-            2: ["credProtect", "hmac-secret"],
+        let more = profile.getInfoAdditions
+        var fields: [CBOR: CBOR] = [
+            1: .array((["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"] + more.versions).map(CBOR.text)),
+            2: .array((["credProtect", "hmac-secret"] + more.extensions).map(CBOR.text)),
             3: .bytes(Self.aaguid),
-            4: options,
+            4: .map(options.merging(more.options.map { (CBOR.text($0.key), CBOR.bool($0.value)) }) { own, _ in own }),
             5: CBOR(Self.maxMessageSize),
-            6: [2, 1],
+            6: .array(profile.pinUVAuthProtocols.map { CBOR($0) }),
             7: CBOR(Self.maxCredentialCountInList),
             8: CBOR(Self.maxCredentialIDLength),
             9: ["nfc", "usb"],
@@ -256,6 +288,8 @@ public final class FIDOAuthenticator {
             14: CBOR(firmware),
             20: CBOR(remaining),
         ]
+        fields.merge(more.fields) { own, _ in own }
+        return .map(fields)
     }
 }
 

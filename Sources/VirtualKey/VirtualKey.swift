@@ -78,9 +78,9 @@ public final class VirtualKey: Sendable {
     public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
                 latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
                 resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) {
-        let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
+        let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile)
         var core = Inner(state: state, applets: [], fido: fido)
-        core.applets = (profile.hasManagement ? [ManagementApplet()] : [])
+        core.applets = (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
             + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay, refused: profile.refusedOATHInstructions),
                FIDOApplet(authenticator: fido), NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile)]
         inner = Mutex(core)

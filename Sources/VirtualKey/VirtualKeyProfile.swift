@@ -91,6 +91,98 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
         }
     }
 
+    /// Whether the FIDO application speaks CTAP2. Without it the key is U2F only: NFCCTAP_MSG answers 6D00,
+    /// the FIDO HID interface announces no CBOR (CTAPHID_CBOR is an invalid command), and the Management
+    /// application lists U2F without FIDO2.
+    var speaksCTAP2: Bool {
+        switch self {
+        case .u2fOnly: return false
+        default: return true
+        }
+    }
+
+    /// The device information the Management application gives (over CCID and the HID interfaces): the
+    /// state's, without FIDO2 on a key that does not speak CTAP2.
+    func deviceInfo(_ state: VirtualKeyState) -> DeviceInfo {
+        var info = state.deviceInfo
+        if !speaksCTAP2 {
+            info.supportedUSB.remove(.fido2)
+            info.enabledUSB.remove(.fido2)
+            info.supportedNFC?.remove(.fido2)
+            info.enabledNFC?.remove(.fido2)
+        }
+        return info
+    }
+
+    /// The PIN/UV auth protocols the FIDO authenticator offers, in getInfo's order (the preferred first); a
+    /// request naming another is refused with CTAP1_ERR_INVALID_PARAMETER, as CTAP 2.1 says.
+    var pinUVAuthProtocols: [Int] {
+        switch self {
+        case .pinProtocol1: return [1]
+        case .pinProtocol2: return [2]
+        default: return [2, 1]
+        }
+    }
+
+    /// What getInfo carries beyond the authenticator's own entries: versions, extensions and options added
+    /// to its lists, and fields under keys of their own.
+    var getInfoAdditions: GetInfoAdditions {
+        switch self {
+        case .ctapUnknownFields: return .unknownToClients
+        default: return GetInfoAdditions()
+        }
+    }
+
+    /// Whether getPinRetries is refused with CTAP2_ERR_PIN_NOT_SET while no PIN is set (instead of the count).
+    var refusesPINRetriesWithoutPIN: Bool {
+        switch self {
+        case .pinRetriesRefused: return true
+        default: return false
+        }
+    }
+
+    /// The KEEPALIVE statuses a CTAP2 command that needs the user reports before its answer, each for so
+    /// many seconds, ahead of any simulated touch (a YubiKey answers as soon as it is touched).
+    var keepalivesBeforeUser: [KeepalivePhase] {
+        switch self {
+        case .slowKeepalive:
+            return [KeepalivePhase(status: CTAPHID.KeepaliveStatus.processing, seconds: 4),
+                    KeepalivePhase(status: CTAPHID.KeepaliveStatus.userPresenceNeeded, seconds: 4)]
+        default: return []
+        }
+    }
+
+    /// A stretch of time during which the FIDO authenticator keeps reporting one KEEPALIVE status.
+    struct KeepalivePhase: Sendable, Equatable {
+        var status: UInt8
+        var seconds: Double
+    }
+
+    /// Entries added to getInfo's answer.
+    struct GetInfoAdditions: Sendable, Equatable {
+        var versions: [String] = []
+        var extensions: [String] = []
+        var options: [String: Bool] = [:]
+        var fields: [CBOR: CBOR] = [:]
+
+        /// A key newer than every client: versions, extensions and options of later (or private)
+        /// specifications, fields of CTAP 2.1 and 2.2 that few clients read, and fields under keys no
+        /// specification has given out yet, holding maps, arrays, byte strings, negative numbers and
+        /// booleans, at most four levels deep and of the types CTAP2's CBOR allows.
+        static let unknownToClients = GetInfoAdditions(
+            versions: ["FIDO_2_2", "FIDO_3_0"],
+            extensions: ["thirdPartyPayment", "x-vendor-telemetry"],
+            options: ["futureOption": true, "x-vendor-mode": false],
+            fields: [
+                0x13: ["FIDO": 2],                     // certifications (CTAP 2.1)
+                0x18: false,                           // longTouchForReset (CTAP 2.2)
+                0x21: [1: [.bytes([0x01, 0x02]), -5], "vendor": ["mode": "quiet", "level": 3]],
+                0x30: [1, -1, "two", .bytes([0x03]), true, [4, [5]]],
+                0x7F: .bytes([0xDE, 0xAD, 0xBE, 0xEF]),
+                0x1000: "a field past every known key",
+            ])
+    }
+
     /// The profile named `name`; the error lists the known names.
     public init(named name: String) throws(UnknownName) {
         guard let profile = VirtualKeyProfile(rawValue: name) else { throw UnknownName(name: name) }

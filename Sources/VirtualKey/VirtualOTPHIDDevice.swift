@@ -192,16 +192,16 @@ extension VirtualKey {
     /// A READ CONFIG page as the Management application gives it: a length byte, then the TLVs (page 0
     /// holds them all).
     public func deviceInfoPage(_ page: UInt8) -> [UInt8] {
-        let body = page == 0 ? state.deviceInfo.configTLVs().flatMap(\.encoded) : []
+        let body = page == 0 ? profile.deviceInfo(state).configTLVs().flatMap(\.encoded) : []
         return [UInt8(body.count)] + body
     }
 
-    /// FIDO HID options as the key's own FIDO interface has them (its firmware version, WINK and CBOR), and
-    /// the YubiKey vendor READ CONFIG command answered with this key's device information.
+    /// FIDO HID options as the key's own FIDO interface has them (its firmware version, WINK, and CBOR when
+    /// it speaks CTAP2), and the YubiKey vendor READ CONFIG command answered with this key's device information.
     public var fidoHIDOptionsWithReadConfig: VirtualHIDDevice.Options {
         var o = VirtualHIDDevice.Options()
         o.deviceVersion = state.version
-        o.capabilities = [.wink, .cbor]
+        o.capabilities = profile.speaksCTAP2 ? [.wink, .cbor] : [.wink]
         o.readConfig = { [self] page in self.deviceInfoPage(page) }
         return o
     }

@@ -29,9 +29,78 @@ func openFIDO(_ key: KeyOptions) async throws -> any FIDOConnection {
     return try await KeyDiscovery.key(for: .fido, key.selector).openFIDO()
 }
 
+/// Ctrl-C while a CTAP2 request is with the key (a touch, or a slow key's keepalives): the request is cancelled
+/// first (CTAPHID_CANCEL, or NFCCTAP_GETRESPONSE with the cancel flag) so the key stops waiting, then ykterm
+/// ends as Ctrl-C ends it. A second Ctrl-C, or a key that does not answer the cancel within a second, ends it
+/// at once. Outside such a request Ctrl-C works as always.
+enum FIDOInterrupt {
+    /// A request is with the key.
+    private static let armed = Atomic<Bool>(false)
+    /// Ctrl-C came while armed.
+    private static let requested = Atomic<Bool>(false)
+
+    /// For the SIGINT handler (async-signal-safe: lock-free atomics only): true when it is to leave the
+    /// interrupt to the request, which then cancels it.
+    static func claim() -> Bool {
+        guard armed.load(ordering: .sequentiallyConsistent) else { return false }
+        return requested.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+    }
+
+    static var isRequested: Bool { requested.load(ordering: .sequentiallyConsistent) }
+
+    /// Sends one CTAP2 request on `connection` with Ctrl-C cancelling it.
+    static func send(_ connection: any FIDOConnection, _ request: [UInt8],
+                     progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+        armed.store(true, ordering: .sequentiallyConsistent)
+        let watcher = Task {
+            while !Task.isCancelled && !isRequested { try? await Task.sleep(nanoseconds: 20_000_000) }
+            guard !Task.isCancelled else { return }
+            await connection.cancel()
+            try? await Task.sleep(nanoseconds: 1_000_000_000)
+            if !Task.isCancelled { interruptNow() }
+        }
+        defer {
+            armed.store(false, ordering: .sequentiallyConsistent)
+            watcher.cancel()
+        }
+        let answer = try await connection.sendCBOR(request, progress: progress)
+        if isRequested { interruptNow() }
+        return answer
+    }
+
+    /// Ends ykterm as Ctrl-C does (the terminal settings given back first).
+    static func interruptNow() -> Never {
+        warn("ykterm: interrupted (the key was asked to stop waiting)")
+        Prompt.restoreTerminal()
+        signal(SIGINT, SIG_DFL)
+        // To the process, not this thread: the threads of Swift's task pool block signals.
+        kill(getpid(), SIGINT)
+        usleep(500_000)
+        _exit(130)
+    }
+}
+
+/// A FIDO connection whose CTAP2 requests Ctrl-C cancels on the key (see `FIDOInterrupt`).
+final class InterruptibleFIDOConnection: FIDOConnection {
+    let inner: any FIDOConnection
+
+    init(_ inner: any FIDOConnection) { self.inner = inner }
+
+    var name: String { inner.name }
+    var announcesCTAP2: Bool? { inner.announcesCTAP2 }
+
+    func sendCBOR(_ request: [UInt8], progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+        try await FIDOInterrupt.send(inner, request, progress: progress)
+    }
+
+    func sendU2F(_ apdu: [UInt8]) async throws -> [UInt8] { try await inner.sendU2F(apdu) }
+    func cancel() async { await inner.cancel() }
+    func close() async { await inner.close() }
+}
+
 /// Runs `body` with a CTAP2 session; the connection is closed and the PIN token dropped afterwards.
 func withCTAP2<T>(_ key: KeyOptions, _ body: (CTAP2Session) async throws -> T) async throws -> T {
-    let connection = try await openFIDO(key)
+    let connection = InterruptibleFIDOConnection(try await openFIDO(key))
     do {
         let session = try await CTAP2Session.make(connection: connection)
         await session.setProgress { p in
@@ -87,11 +156,21 @@ extension FIDOCommand {
         var json = false
 
         func run() async throws {
-            let (info, retries) = try await withCTAP2(key) { s -> (AuthenticatorInfo, Int?) in
-                let info = await s.info
-                var retries: Int?
-                if info.pinSet != nil { retries = try? await s.pinRetries().retries }
-                return (info, retries)
+            let info: AuthenticatorInfo
+            let retries: Int?
+            do {
+                (info, retries) = try await withCTAP2(key) { s -> (AuthenticatorInfo, Int?) in
+                    let info = await s.info
+                    var retries: Int?
+                    // A key may refuse getPINRetries before a PIN is set (CTAP2_ERR_PIN_NOT_SET): no count.
+                    if info.pinSet != nil { retries = try? await s.pinRetries().retries }
+                    return (info, retries)
+                }
+            } catch FIDOSessionError.ctap2NotSupported {
+                // A U2F-only key: what it says of itself is its U2F version.
+                let version = try await U2FCommand.withU2F(key) { try await $0.version() }
+                try showU2FOnly(version: version)
+                return
             }
             if json {
                 var o: [String: Any] = [
@@ -99,17 +178,64 @@ extension FIDOCommand {
                     "options": info.options, "pin_set": info.pinSet ?? false,
                     "pin_retries": retries.map { $0 as Any } ?? JSONNull(), "min_pin_length": info.minPINLength,
                     "pin_protocols": info.pinUVAuthProtocols, "transports": info.transports,
-                    "algorithms": info.algorithms,
+                    "algorithms": info.algorithms, "fido2": true,
                 ]
                 o["max_msg_size"] = info.maxMessageSize ?? JSONNull()
                 o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? JSONNull()
                 o["firmware_version"] = info.firmware.map { $0.description as Any } ?? JSONNull()
                 o["force_pin_change"] = info.forcePINChange
+                var other = [String: Any]()
+                for (k, v) in info.otherFields { other[Info.fieldName(k)] = Info.json(v) }
+                o["other_fields"] = other
                 try printJSON(o)
                 return
             }
             for (label, value) in Info.lines(info, retries: retries) {
                 out(Info.field(label, value))
+            }
+        }
+
+        /// A key that speaks U2F only: its U2F version, and that FIDO2 is not there. The JSON has the fields of
+        /// a FIDO2 key's, empty.
+        private func showU2FOnly(version: String) throws {
+            if json {
+                try printJSON([
+                    "versions": [version], "fido2": false, "extensions": [String](), "aaguid": JSONNull(),
+                    "options": [String: Bool](), "pin_set": false, "pin_retries": JSONNull(),
+                    "min_pin_length": JSONNull(), "pin_protocols": [Int](), "transports": [String](),
+                    "algorithms": [Int](), "max_msg_size": JSONNull(), "remaining_discoverable_credentials": JSONNull(),
+                    "firmware_version": JSONNull(), "force_pin_change": false, "other_fields": [String: Any](),
+                ] as [String: Any])
+                return
+            }
+            out(Info.field("Versions", version))
+            out(Info.field("FIDO2", "not supported: this key speaks U2F only (no FIDO2 PIN, passkeys or FIDO2 "
+                           + "reset); `ykterm u2f` registers and signs with it"))
+        }
+
+        /// A getInfo key as the output names it: 0x13, or the text of a text key.
+        static func fieldName(_ key: CBOR) -> String {
+            if let n = key.int { return n < 0 ? "\(n)" : "0x" + String(n, radix: 16, uppercase: true) }
+            if let t = key.string { return t }
+            return key.encoded.hex
+        }
+
+        /// A CBOR value as JSON: byte strings in hex, map keys as text, tags as {"tag", "value"}.
+        static func json(_ value: CBOR) -> Any {
+            switch value {
+            case .unsigned(let n): return n
+            case .negative(let n): return n < UInt64(Int64.max) ? -1 - Int64(n) : "-1-\(n)" as Any
+            case .bytes(let b): return b.hex
+            case .text(let t): return t
+            case .array(let a): return a.map(json)
+            case .map(let m):
+                var o = [String: Any]()
+                for (k, v) in m { o[k.string ?? k.int.map(String.init) ?? k.encoded.hex] = json(v) }
+                return o
+            case .tagged(let tag, let inner): return ["tag": tag, "value": json(inner)] as [String: Any]
+            case .bool(let b): return b
+            case .null, .undefined: return JSONNull()
+            case .float(let d): return d.isFinite ? d : "\(d)" as Any
             }
         }
 
@@ -131,6 +257,14 @@ extension FIDOCommand {
                 .map { "\($0.key)=\($0.value ? "yes" : "no")" }.joined(separator: " ")))
             if !info.extensions.isEmpty { lines.append(("Extensions", info.extensions.joined(separator: ", "))) }
             if !info.transports.isEmpty { lines.append(("Transports", info.transports.joined(separator: ", "))) }
+            if !info.pinUVAuthProtocols.isEmpty {
+                lines.append(("PIN protocols", info.pinUVAuthProtocols.map(String.init).joined(separator: ", ")))
+            }
+            let other = info.otherFields
+            if !other.isEmpty {
+                lines.append(("Other fields", other.map { fieldName($0.key) }.joined(separator: " ")
+                              + " (not interpreted; their values are in --json)"))
+            }
             return lines
         }
 

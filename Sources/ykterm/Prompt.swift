@@ -78,14 +78,22 @@ final class Prompt {
     // settings; a signal in the middle of one of those two writes is the only window, and echo is on then.
     nonisolated(unsafe) static var savedTerminal: termios?
 
-    /// Installs handlers that restore the terminal on SIGINT and SIGTERM while a secret is being read.
+    /// Installs handlers that restore the terminal on SIGINT and SIGTERM while a secret is being read. A
+    /// SIGINT while a FIDO request is with the key is left to the request, which cancels it first
+    /// (`FIDOInterrupt`).
     static func installSignalRestore() {
         for sig in [SIGINT, SIGTERM] {
             signal(sig) { s in
-                if var t = Prompt.savedTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) }
+                if s == SIGINT && FIDOInterrupt.claim() { return }
+                Prompt.restoreTerminal()
                 signal(s, SIG_DFL)
                 raise(s)
             }
         }
+    }
+
+    /// Puts back the terminal settings saved while a secret is read, if any (async-signal-safe).
+    static func restoreTerminal() {
+        if var t = Prompt.savedTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) }
     }
 }

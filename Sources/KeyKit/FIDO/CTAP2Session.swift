@@ -86,9 +86,30 @@ public actor CTAP2Session {
         self.info = info
     }
 
+    /// Reads getInfo. A key that refuses CTAP2 (a USB key whose CTAPHID_INIT announces no CBOR, or one
+    /// answering getInfo as an unknown command) throws `FIDOSessionError.ctap2NotSupported`: it speaks U2F
+    /// only.
     public static func make(connection: any FIDOConnection) async throws -> CTAP2Session {
-        let info = try await CTAP2Session.getInfo(connection)
+        if connection.announcesCTAP2 == false { throw FIDOSessionError.ctap2NotSupported }
+        let info: AuthenticatorInfo
+        do {
+            info = try await CTAP2Session.getInfo(connection)
+        } catch let error where refusesCTAP2(error) {
+            throw FIDOSessionError.ctap2NotSupported
+        }
         return CTAP2Session(connection: connection, info: info)
+    }
+
+    /// Whether `error`, the answer to getInfo, says the key has no CTAP2: CTAPHID_ERROR "invalid command" over
+    /// HID, "instruction not supported" (6D00) or "class not supported" (6E00) to NFCCTAP_MSG, or the CTAP
+    /// status "invalid command".
+    static func refusesCTAP2(_ error: any Error) -> Bool {
+        switch error {
+        case FIDOTransportError.ctaphidError(let code): return code == CTAPHID.ErrorCode.invalidCommand
+        case SmartCardError.status(let sw): return sw == .invalidInstruction || sw == .classNotSupported
+        case let e as CTAPError: return e.code == CTAPError.invalidCommand
+        default: return false
+        }
     }
 
     public func setProgress(_ handler: (@Sendable (FIDOProgress) -> Void)?) { progress = handler }
@@ -142,14 +163,27 @@ public actor CTAP2Session {
         static let getTokenWithPermissions = 0x09
     }
 
-    /// The best PIN/UV auth protocol both sides support (2 before 1).
-    public var pinProtocol: PINUVAuthProtocol {
-        info.pinUVAuthProtocols.contains(2) ? .two : .one
+    /// The PIN/UV auth protocol to use with a key offering `offered` (getInfo's pinUvAuthProtocols): 2 when
+    /// offered, else 1 when offered or when the list is absent (CTAP 2.0 keys have protocol 1 alone); nil when
+    /// the key offers only protocols this client does not speak.
+    public static func pinProtocol(offered: [Int]) -> PINUVAuthProtocol? {
+        if offered.contains(2) { return .two }
+        if offered.contains(1) || offered.isEmpty { return .one }
+        return nil
+    }
+
+    /// The PIN/UV auth protocol used with this key (see `pinProtocol(offered:)`).
+    public var pinProtocol: PINUVAuthProtocol? { CTAP2Session.pinProtocol(offered: info.pinUVAuthProtocols) }
+
+    /// `pinProtocol`, or why there is none.
+    private func commonPINProtocol() throws -> PINUVAuthProtocol {
+        guard let p = pinProtocol else { throw FIDOSessionError.noCommonPINProtocol(info.pinUVAuthProtocols) }
+        return p
     }
 
     private func clientPIN(_ sub: Int, _ extra: [Int: CBOR] = [:]) async throws -> CBOR? {
         guard info.pinSet != nil || !info.pinUVAuthProtocols.isEmpty else { throw FIDOSessionError.noPINSupport }
-        var params: [Int: CBOR] = [1: CBOR(pinProtocol.version), 2: CBOR(sub)]
+        var params: [Int: CBOR] = [1: CBOR(try commonPINProtocol().version), 2: CBOR(sub)]
         for (k, v) in extra { params[k] = v }
         return try await send(.clientPIN, params)
     }
@@ -178,13 +212,13 @@ public actor CTAP2Session {
     private func sharedSecret() async throws -> (CBOR, [UInt8]) {
         let r = try await clientPIN(PINSub.getKeyAgreement)
         guard let cose = r?[1] else { throw FIDOSessionError.malformed("no key agreement") }
-        return try pinProtocol.encapsulate(try PINUVAuthProtocol.publicKey(fromCOSE: cose))
+        return try commonPINProtocol().encapsulate(try PINUVAuthProtocol.publicKey(fromCOSE: cose))
     }
 
     public func setPIN(_ pin: String) async throws {
         try PINRules.check(pin, minimum: info.minPINLength)
         let (keyAgreement, shared) = try await sharedSecret()
-        let p = pinProtocol
+        let p = try commonPINProtocol()
         let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(pin))
         _ = try await clientPIN(PINSub.setPIN, [3: keyAgreement, 4: .bytes(p.authenticate(key: shared, newPinEnc)),
                                                 5: .bytes(newPinEnc)])
@@ -195,7 +229,7 @@ public actor CTAP2Session {
     public func changePIN(old: String, new: String) async throws {
         try PINRules.check(new, minimum: info.minPINLength)
         let (keyAgreement, shared) = try await sharedSecret()
-        let p = pinProtocol
+        let p = try commonPINProtocol()
         let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(new))
         let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(old))
         do {
@@ -214,7 +248,7 @@ public actor CTAP2Session {
     public func verifyPIN(_ pin: String, permissions: PINPermissions = [], rpID: String? = nil) async throws {
         guard !pin.isEmpty else { throw FIDOSessionError.pinTooShort(minimum: max(info.minPINLength, 4), count: 0) }
         let (keyAgreement, shared) = try await sharedSecret()
-        let p = pinProtocol
+        let p = try commonPINProtocol()
         let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(pin))
         let withPermissions = info.options["pinUvAuthToken"] == true && !permissions.isEmpty
         var params: [Int: CBOR] = [3: keyAgreement, 6: .bytes(pinHashEnc)]

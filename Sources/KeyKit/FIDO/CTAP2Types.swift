@@ -185,6 +185,17 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     /// True when a PIN is set (option clientPin); nil when the key has no PIN support.
     public var pinSet: Bool? { options["clientPin"] }
 
+    /// The getInfo keys the properties above are read from.
+    public static let readKeys: Set<CBOR> = Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0x0C, 0x0D, 0x0E, 0x14].map { CBOR($0) })
+
+    /// The getInfo entries not read into the properties above (fields of later specifications, or of the
+    /// key's maker), as the key sent them, by key.
+    public var otherFields: [(key: CBOR, value: CBOR)] {
+        (raw.map ?? [:]).filter { !AuthenticatorInfo.readKeys.contains($0.key) }
+            .sorted { CBOR.canonicalLess($0.key.encoded, $1.key.encoded) }
+            .map { (key: $0.key, value: $0.value) }
+    }
+
     public var supportsCredentialManagement: Bool {
         options["credMgmt"] == true || options["credentialMgmtPreview"] == true
     }
@@ -208,6 +219,10 @@ public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertibl
     case noPINSupport
     case signatureInvalid(String)
     case notSupported(String)
+    /// The key refuses every CTAP2 message: its FIDO application speaks U2F (CTAP1) only.
+    case ctap2NotSupported
+    /// The key offers no PIN/UV auth protocol this client speaks (the numbers it offers).
+    case noCommonPINProtocol([Int])
 
     public var description: String {
         switch self {
@@ -218,6 +233,12 @@ public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertibl
         case .noPINSupport: return "this key does not support a FIDO2 PIN"
         case .signatureInvalid(let what): return "signature check failed: \(what)"
         case .notSupported(let what): return "the key does not support \(what)"
+        case .ctap2NotSupported:
+            return "this key speaks U2F only, not FIDO2 (CTAP2): it has no FIDO2 PIN, passkeys or FIDO2 reset; "
+                + "`ykterm u2f` registers and signs with it"
+        case .noCommonPINProtocol(let offered):
+            return "the key offers PIN/UV auth protocol " + offered.map(String.init).joined(separator: ", ")
+                + ", and ykterm speaks 1 and 2: its PIN cannot be used here"
         }
     }
 }

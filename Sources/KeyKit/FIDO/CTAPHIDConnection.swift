@@ -43,6 +43,8 @@ public final class CTAPHIDConnection: FIDOConnection {
     /// The device version from CTAPHID_INIT (the firmware version on YubiKeys).
     public let deviceVersion: Version
     public let capabilities: CTAPHIDCapabilities
+    /// False for a key whose CTAPHID_INIT answer leaves out the CBOR capability (a U2F-only key).
+    public var announcesCTAP2: Bool? { capabilities.contains(.cbor) }
     /// Seconds a request may take while the key is not waiting for a touch.
     public let timeout: Double
     /// Seconds a request may take, from its start, once the key waits for a touch.

@@ -21,9 +21,14 @@ public protocol FIDOConnection: AnyObject, Sendable {
     func cancel() async
     /// Closes the connection; later sends fail with `FIDOTransportError.closed`.
     func close() async
+    /// Whether the key said, when the connection opened, that it speaks CTAP2 (CTAPHID_INIT's CBOR
+    /// capability); nil where the transport does not say (then only a CTAP2 request tells).
+    var announcesCTAP2: Bool? { get }
 }
 
 extension FIDOConnection {
+    public var announcesCTAP2: Bool? { nil }
+
     /// `sendCBOR` without progress reports.
     public func sendCBOR(_ request: [UInt8]) async throws -> [UInt8] {
         try await sendCBOR(request, progress: nil)

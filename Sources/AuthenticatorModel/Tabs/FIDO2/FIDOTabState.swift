@@ -123,7 +123,8 @@ public enum FIDOPhase: Sendable, Hashable {
     case noKey
     case loading
     case ready
-    /// The key has no FIDO2 application on its smart-card interface, or it could not be read.
+    /// The key has no FIDO2 application on its smart-card interface (or speaks U2F only), or it could not be
+    /// read.
     case unavailable(UIText)
 }
 
@@ -176,6 +177,8 @@ public enum FIDOFailureReason: Sendable, Hashable {
     case keyGone
     /// No FIDO2 over the smart-card interface.
     case notAvailable
+    /// The key speaks U2F only: no FIDO2, so no PIN or credentials to manage.
+    case u2fOnly
     case wrongPIN(retriesLeft: Int?)
     /// Too many wrong PINs: only a reset helps.
     case pinBlocked

@@ -128,6 +128,7 @@ func fidoFailureText(_ reason: FIDOFailureReason, operation: FIDOOperation) -> U
         if operation == .setPIN { return UIText("fido.keyGone.set") }
         return UIText("status.keyGoneMidOperation")
     case .notAvailable: return UIText("fido.notAvailable")
+    case .u2fOnly: return UIText("fido.u2fOnly")
     case .wrongPIN(let r?):
         return UIText(operation == .changePIN ? "fido.wrongCurrentPIN" : "fido.wrongPIN", ["retries": String(r)])
     case .wrongPIN(nil): return UIText("fido.wrongPINUnknown")
@@ -154,7 +155,7 @@ func failed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
         state.fido.dialog = nil
         state.status = StatusMessage(text, kind: .error)
         return []
-    case .notAvailable:
+    case .notAvailable, .u2fOnly:
         state.fido.dialog = nil
         state.fido.phase = .unavailable(text)
         return []

@@ -195,6 +195,7 @@ struct FIDOTabWork: Sendable {
             switch e {
             case .pinTooShort, .pinTooLong, .pinHasNUL: return .pinRule(pinRuleText(e) ?? .literal(e.description))
             case .noPINSupport: return .noPINSupport
+            case .ctap2NotSupported: return .u2fOnly
             default: return .other(.literal(e.description))
             }
         }
