@@ -39,12 +39,12 @@ struct APDUCommand: AsyncParsableCommand {
         do {
             bytes = try Hex.decode(text)
         } catch {
-            throw YktermError.usage("invalid APDU \"\(text)\": \(error)")
+            throw YktermError.usage("invalid APDU \"\(text)\": " + explained(error).1)
         }
         do {
             _ = try APDU(parsing: bytes)
         } catch {
-            throw YktermError.usage("invalid APDU \"\(text)\": \(error)")
+            throw YktermError.usage("invalid APDU \"\(text)\": " + explained(error).1)
         }
         return bytes
     }

@@ -43,7 +43,7 @@ struct DoctorCommand: AsyncParsableCommand {
         do {
             context = try PCSCContext()
         } catch {
-            line(.fail, "pcscd: not reachable: " + PCSCDaemon.unreachableAdvice())
+            line(.fail, explained(SmartCardError.serviceUnavailable).1)
             return
         }
         line(.ok, "pcscd: reachable")
@@ -51,7 +51,7 @@ struct DoctorCommand: AsyncParsableCommand {
         do {
             readers = try context.status()
         } catch {
-            line(.fail, "readers: \(error)")
+            line(.fail, "readers: " + explained(error).1)
             return
         }
         if readers.isEmpty {
@@ -83,7 +83,7 @@ struct DoctorCommand: AsyncParsableCommand {
                      + "run `gpgconf --kill scdaemon`, and add `disable-ccid` to ~/.gnupg/scdaemon.conf "
                      + "(or `pcsc-shared`) so it leaves the key to pcscd")
             } catch {
-                line(.fail, "\(r.name): \(error)")
+                line(.fail, "\(r.name): " + explained(error).1)
             }
         }
         if found == 0 { line(.warn, "keys: none found on PC/SC") }

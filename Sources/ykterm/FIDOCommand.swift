@@ -138,7 +138,7 @@ func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -
         do {
             try PINRules.check(pin, minimum: minimum)
         } catch {
-            throw YktermError.usage("\(error); nothing was changed")
+            throw YktermError.usage(explained(error).1 + "; nothing was changed")
         }
     }
     return pin
@@ -317,17 +317,17 @@ extension FIDOCommand {
                         try await s.changePIN(old: old, new: new)
                     } catch let e as CTAPError {
                         // The key answered: it refused, so nothing changed.
-                        throw YktermError.failed("\(e); the PIN was not changed, the old PIN is still valid")
+                        throw YktermError.failed(explained(e).1 + "; the PIN was not changed, the old PIN is still valid")
                     } catch let e as SmartCardError {
                         if case .status = e {
-                            throw YktermError.failed("\(e); the PIN was not changed, the old PIN is still valid")
+                            throw YktermError.failed(explained(e).1 + "; the PIN was not changed, the old PIN is still valid")
                         }
-                        throw YktermError.failed("\(e); the key may not have taken the new PIN: "
+                        throw YktermError.failed(explained(e).1 + "; the key may not have taken the new PIN: "
                             + "check with `ykterm fido pin verify` (try the old PIN first)")
                     } catch let e as FIDOSessionError {
                         throw e
                     } catch {
-                        throw YktermError.failed("\(error); the key may not have taken the new PIN: "
+                        throw YktermError.failed(explained(error).1 + "; the key may not have taken the new PIN: "
                             + "check with `ykterm fido pin verify` (try the old PIN first)")
                     }
                     return "PIN changed"

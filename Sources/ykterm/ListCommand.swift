@@ -66,7 +66,7 @@ struct ListCommand: AsyncParsableCommand {
         } else {
             for r in rows { out(ListCommand.describe(r)) }
         }
-        for f in failures { warn("ykterm: \(f.reader): " + PCSCDaemon.describe(f.error)) }
+        for f in failures { warn("ykterm: \(f.reader): " + explained(f.error).1) }
         if rows.isEmpty {
             if !json { warn("ykterm: \(KeyFinderError.noKey(key.selector))") }
             throw ExitCode(ExitStatus.noKey)
@@ -152,7 +152,6 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     static func describeError(_ error: Error) -> String {
-        if let e = error as? HIDDeviceError { return e.description }
-        return PCSCDaemon.describe(error)
+        explained(error).1
     }
 }

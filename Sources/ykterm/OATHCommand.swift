@@ -264,12 +264,7 @@ extension OATHCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let accounts: [CredentialData]
-            do {
-                accounts = try readAccounts(prompt)
-            } catch let e as OATHError {
-                throw YktermError.usage(e.description)
-            }
+            let accounts = try readAccounts(prompt)
             for a in accounts { try a.id.validate() }
             let force = self.force
             let added = try await withOATH(options, prompt: prompt) { session -> [String] in

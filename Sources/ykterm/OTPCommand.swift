@@ -226,7 +226,7 @@ extension OTPCommand {
             }
             let aes: [UInt8]
             do { aes = try Hex.decode(keyText.trimmingSpaces) } catch {
-                throw YktermError.usage("the AES key is not hex: \(error)")
+                throw YktermError.usage("the AES key is not hex: " + explained(error).1)
             }
             guard aes.count == 16 else {
                 throw YktermError.usage("the AES key must be 16 bytes (32 hex digits), not \(aes.count)")
@@ -236,7 +236,7 @@ extension OTPCommand {
                 throw YktermError.usage("\"\(otp)\" is not a Yubico OTP (public ID and 32 modhex characters)")
             }
             let d: DecryptedOTP
-            do { d = try YubicoOTP.decrypt(c.text, key: aes) } catch { throw YktermError.usage("\(error)") }
+            do { d = try YubicoOTP.decrypt(c.text, key: aes) } catch { throw YktermError.usage(explained(error).1) }
             let t = d.token
             if json {
                 try printJSON([
@@ -254,7 +254,7 @@ extension OTPCommand {
                 out("Random: \(t.random)")
                 out("CRC: " + (d.crcOK ? "ok" : "FAILED"))
             }
-            guard d.crcOK else { throw YktermError.failed(YubicoOTPError.crcMismatch.description) }
+            guard d.crcOK else { throw YubicoOTPError.crcMismatch }
         }
     }
 
@@ -285,7 +285,6 @@ extension OTPCommand {
                 await connection.close()
             } catch {
                 await connection.close()
-                if let e = error as? NDEFError { throw YktermError.failed("\(e)") }
                 throw error
             }
             var rows = [[String: Any]]()
@@ -311,7 +310,7 @@ extension OTPCommand {
                 } else {
                     rows.forEach { out(recordLine($0)) }
                 }
-                throw YktermError.failed("\(error)")
+                throw error
             }
             let c = OTPClassifier.classify(otp)
             if json {

@@ -38,15 +38,6 @@ func withOTP<T>(_ options: KeyOptions, _ body: (OTPSession) async throws -> T) a
     }
 }
 
-/// Maps the OTP application's errors to exit statuses: bad input is a usage error, the rest a failure.
-func otpFailure(_ error: Error) -> Error {
-    guard let e = error as? OTPError else { return error }
-    switch e {
-    case .invalidSlot, .challengeTooLong, .invalidKey, .invalidAccessCode: return YktermError.usage(e.description)
-    default: return YktermError.failed(e.description)
-    }
-}
-
 /// Decodes hex given by the user. For a secret the message does not repeat the offending character.
 func decodeHex(_ text: String, what: String, secret: Bool = false) throws -> [UInt8] {
     do {
@@ -56,7 +47,7 @@ func decodeHex(_ text: String, what: String, secret: Bool = false) throws -> [UI
         case .invalidCharacter(_, let offset) where secret:
             throw YktermError.usage("\(what) is not hex: character \(offset + 1) is not a hexadecimal digit")
         default:
-            throw YktermError.usage("\(what) is not hex: \(error)")
+            throw YktermError.usage("\(what) is not hex: " + explained(error).1)
         }
     }
 }
@@ -131,20 +122,15 @@ extension OTPCommand {
             let text = challenge == "-" ? try readStandardInput("the challenge") : challenge
             let bytes = try decodeHex(text, what: "the challenge")
             guard !bytes.isEmpty else { throw YktermError.usage("the challenge is empty; give 1 to 64 bytes in hex") }
-            guard bytes.count <= 64 else { throw otpFailure(OTPError.challengeTooLong(bytes.count)) }
+            guard bytes.count <= 64 else { throw OTPError.challengeTooLong(bytes.count) }
             let slot = slotOption.slot
-            let response: [UInt8]
-            do {
-                response = try await withOTP(keyOptions) { session in
-                    guard await session.status.isConfigured(slot: slot) else {
-                        throw YktermError.failed("slot \(slot) is empty; program it with ykterm otp chalresp --slot \(slot)")
-                    }
-                    return try await session.calculateHMAC(slot: slot, challenge: bytes) {
-                        warn("Touch your key…")
-                    }
+            let response = try await withOTP(keyOptions) { session in
+                guard await session.status.isConfigured(slot: slot) else {
+                    throw YktermError.failed("slot \(slot) is empty; program it with ykterm otp chalresp --slot \(slot)")
                 }
-            } catch {
-                throw otpFailure(error)
+                return try await session.calculateHMAC(slot: slot, challenge: bytes) {
+                    warn("Touch your key…")
+                }
             }
             out(response.hex)
         }
@@ -193,25 +179,19 @@ extension OTPCommand {
             text = ""
             defer { for i in secret.indices { secret[i] = 0 } }
             // Refuse a key that does not fit before touching the key.
-            do { _ = try OTPSlotConfiguration.challengeResponse(key: secret, requireTouch: touch) } catch {
-                throw otpFailure(error)
-            }
+            _ = try OTPSlotConfiguration.challengeResponse(key: secret, requireTouch: touch)
             let (slot, touch, force) = (slotOption.slot, self.touch, self.force)
-            do {
-                try await withOTP(keyOptions) { session in
-                    if await session.status.isConfigured(slot: slot) && !force {
-                        guard prompt.interactive else {
-                            throw YktermError.usage("slot \(slot) is programmed; overwriting it needs --force "
-                                                    + "when standard input is not a terminal")
-                        }
-                        guard prompt.confirm("Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.") else {
-                            throw YktermError.failed("nothing was changed")
-                        }
+            try await withOTP(keyOptions) { session in
+                if await session.status.isConfigured(slot: slot) && !force {
+                    guard prompt.interactive else {
+                        throw YktermError.usage("slot \(slot) is programmed; overwriting it needs --force "
+                                                + "when standard input is not a terminal")
                     }
-                    try await session.programChallengeResponse(slot: slot, key: secret, requireTouch: touch)
+                    guard prompt.confirm("Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.") else {
+                        throw YktermError.failed("nothing was changed")
+                    }
                 }
-            } catch {
-                throw otpFailure(error)
+                try await session.programChallengeResponse(slot: slot, key: secret, requireTouch: touch)
             }
             out("Slot \(slot) programmed for HMAC-SHA1 challenge-response" + (touch ? " (touch required)." : "."))
         }
@@ -231,23 +211,19 @@ extension OTPCommand {
         func run() async throws {
             let prompt = Prompt()
             let (slot, force) = (slotOption.slot, self.force)
-            do {
-                try await withOTP(keyOptions) { session in
-                    guard await session.status.isConfigured(slot: slot) else {
-                        throw YktermError.failed("slot \(slot) is already empty")
-                    }
-                    if !force {
-                        guard prompt.interactive else {
-                            throw YktermError.usage("deleting slot \(slot) needs --force when standard input is not a terminal")
-                        }
-                        guard prompt.confirm("Delete the configuration of slot \(slot)? It cannot be recovered.") else {
-                            throw YktermError.failed("nothing was deleted")
-                        }
-                    }
-                    try await session.deleteSlot(slot: slot)
+            try await withOTP(keyOptions) { session in
+                guard await session.status.isConfigured(slot: slot) else {
+                    throw YktermError.failed("slot \(slot) is already empty")
                 }
-            } catch {
-                throw otpFailure(error)
+                if !force {
+                    guard prompt.interactive else {
+                        throw YktermError.usage("deleting slot \(slot) needs --force when standard input is not a terminal")
+                    }
+                    guard prompt.confirm("Delete the configuration of slot \(slot)? It cannot be recovered.") else {
+                        throw YktermError.failed("nothing was deleted")
+                    }
+                }
+                try await session.deleteSlot(slot: slot)
             }
             out("Slot \(slot) deleted.")
         }

@@ -84,7 +84,7 @@ struct U2FCommand: ParsableCommand {
                 handle = try Hex.decode(keyHandle)
                 pub = try P256PublicKey(uncompressed: try Hex.decode(publicKey))
             } catch {
-                throw YktermError.usage("--key-handle and --public-key must be hex from `ykterm u2f register`: \(error)")
+                throw YktermError.usage("--key-handle and --public-key must be hex from `ykterm u2f register`: " + explained(error).1)
             }
             guard !handle.isEmpty, handle.count < 256 else { throw YktermError.usage("key handle length") }
             let app = U2FCommand.application(appID)

@@ -135,42 +135,30 @@ struct Ykterm: AsyncParsableCommand {
         return status
     }
 
+    /// The exit status and the line for `error`: ykterm's own and the argument parser's as they are, every
+    /// other through the one explanation table (`ErrorExplanation`), in the user's language.
     static func classify(_ error: Error) -> (Int32, String) {
         switch error {
         case let e as YktermError:
             return (e.status, "ykterm: " + e.message)
-        case let e as KeyFinderError:
-            if case .ambiguous = e { return (ExitStatus.usage, "ykterm: \(e)") }
-            return (ExitStatus.noKey, "ykterm: \(e)")
-        case let e as OATHError:
-            switch e {
-            case .invalidCredential, .invalidURI: return (ExitStatus.usage, "ykterm: \(e)")
-            default: return (ExitStatus.failed, "ykterm: \(e)")
-            }
-        case let e as FIDOSessionError:
-            switch e {
-            case .pinTooShort, .pinTooLong, .pinHasNUL: return (ExitStatus.usage, "ykterm: \(e)")
-            default: return (ExitStatus.failed, "ykterm: \(e)")
-            }
-        case let e as CTAPError:
-            return (ExitStatus.failed, "ykterm: \(e)")
-        case let e as FIDOTransportError:
-            return (ExitStatus.failed, "ykterm: \(e)")
-        case let e as SmartCardError:
-            switch e {
-            case .serviceUnavailable: return (ExitStatus.noKey, "ykterm: " + PCSCDaemon.unreachableMessage())
-            case .noReaders: return (ExitStatus.noKey, "ykterm: \(e)")
-            default: return (ExitStatus.failed, "ykterm: \(e)")
-            }
         case let e as ExitCode:
             return (e.rawValue, "")
         default:
-            let code = exitCode(for: error)
-            let text = fullMessage(for: error)
-            if code == .success { return (ExitStatus.ok, text) }
-            if code == .validationFailure { return (ExitStatus.usage, text) }
-            if isArgumentParserError(error) { return (ExitStatus.usage, text) }
-            return (ExitStatus.failed, "ykterm: \(error)")
+            if isArgumentParserError(error) || error is ValidationError {
+                let code = exitCode(for: error)
+                let text = fullMessage(for: error)
+                return (code == .success ? ExitStatus.ok : ExitStatus.usage, text)
+            }
+            let (kind, text) = explained(error)
+            return (exitStatus(kind), "ykterm: " + text)
+        }
+    }
+
+    static func exitStatus(_ kind: ErrorKind) -> Int32 {
+        switch kind.exit {
+        case .failed: return ExitStatus.failed
+        case .usage: return ExitStatus.usage
+        case .noKey: return ExitStatus.noKey
         }
     }
 
@@ -181,6 +169,12 @@ struct Ykterm: AsyncParsableCommand {
 
 /// Writes a line to standard output at once (unbuffered, so pipes see each line as it is made).
 /// Control characters and bidirectional formatting in it (from an account name, say) are written as visible escapes.
+/// What the user is told about `error` (`ErrorExplanation`), in their language.
+func explained(_ error: any Error) -> (ErrorKind, String) {
+    let explanation = ErrorExplanation(error)
+    return (explanation.kind, StringTables.load().text(explanation.text))
+}
+
 func out(_ text: String) {
     StandardStream.write((VisibleText.escaped(text, keepingLineBreaks: true) + "\n"), to: 1)
 }

@@ -88,7 +88,7 @@ struct FIDOTabUpdateTests {
         #expect(state.textFocused)
         // Too short, said at once, with the minimum and the count so far.
         _ = Fixture.type("12", into: &state)
-        #expect(state.fido.dialog?.form.problem == UIText("fido.pin.tooShort", ["minimum": "4", "count": "2"]))
+        #expect(state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "4", "count": "2"]))
         _ = Fixture.type("3Zq", into: &state)
         #expect(state.fido.dialog?.form.problem == nil)
         // Enter moves to the confirmation; a wrong character there shows at once.
@@ -116,11 +116,11 @@ struct FIDOTabUpdateTests {
         var state = F.opened(F.info(minimum: 6))
         _ = update(&state, .keyPress(.char("s")))
         _ = Fixture.type("1234", into: &state)
-        #expect(state.fido.dialog?.form.problem == UIText("fido.pin.tooShort", ["minimum": "6", "count": "4"]))
+        #expect(state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "6", "count": "4"]))
         _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("1234", into: &state)
         #expect(update(&state, .keyPress(.enter)).isEmpty)
-        #expect(state.fido.dialog?.form.problem == UIText("fido.pin.tooShort", ["minimum": "6", "count": "4"]))
+        #expect(state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "6", "count": "4"]))
         #expect(state.fido.busy == nil)
         // Long enough, but the two differ.
         _ = update(&state, .keyPress(.up))
@@ -424,9 +424,9 @@ struct FIDOTabUpdateTests {
     /// The rules themselves are tested once, in KeyKit (PINRules); here, how the dialog says each one.
     @Test func eachBrokenPINRuleHasItsText() {
         #expect(fidoPINProblem("1234", minimum: 4) == nil)
-        #expect(fidoPINProblem("123", minimum: 4) == UIText("fido.pin.tooShort", ["minimum": "4", "count": "3"]))
-        #expect(fidoPINProblem("ab\0cd", minimum: 4) == UIText("fido.pin.nul"))
-        #expect(fidoPINProblem(String(repeating: "ä", count: 32), minimum: 4) == UIText("fido.pin.tooLong", ["bytes": "64"]))
+        #expect(fidoPINProblem("123", minimum: 4) == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "4", "count": "3"]))
+        #expect(fidoPINProblem("ab\0cd", minimum: 4) == UIText(ErrorKind.pinHasNUL.textKey))
+        #expect(fidoPINProblem(String(repeating: "ä", count: 32), minimum: 4) == UIText(ErrorKind.pinTooLong.textKey, ["bytes": "64"]))
     }
 
     @Test func failureTextsExplainTheKeysAnswer() {

@@ -198,7 +198,7 @@ struct RunnerTests {
         let duplicate = try await h.run(.oathAdd(d, [data], overwrite: false, time: 59)) { msg -> OATHFailure? in
             if case .oathFailed(_, let f) = msg { return f } else { return nil }
         }
-        #expect(duplicate.message.literal?.contains("already exists") == true)
+        #expect(duplicate.message == UIText(ErrorKind.accountExists.textKey, ["account": "Ex:carol"]))
         // Confirmed, it replaces the account: the new secret's code (RFC 4226's secret, RFC 6238's SHA-256 row).
         let replacement = CredentialData(name: "carol", issuer: "Ex", algorithm: .sha256,
                                          secret: Array("12345678901234567890123456789012".utf8))

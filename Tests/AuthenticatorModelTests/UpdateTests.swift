@@ -384,7 +384,7 @@ struct OATHDialogTests {
         return out
     }
 
-    @Test func addFromFieldsRefusesBadBase32AndDuplicates() {
+    @Test func addFromFieldsRefusesBadBase32AndDuplicates() throws {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
         _ = update(&state, .keyPress(.char("a")))
         _ = update(&state, .keyPress(.enter))
@@ -393,7 +393,8 @@ struct OATHDialogTests {
         _ = Fixture.type("bob", into: &state)
         _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("JBSWY3DPEHPK3PX1", into: &state)
-        #expect(state.oath.dialog?.form.problem?.literal?.contains("Base32") == true)
+        let problem = try #require(state.oath.dialog?.form.problem)
+        #expect(problem.key == ErrorKind.invalidAccount.textKey && problem.arguments["detail"]?.contains("Base32") == true)
         _ = update(&state, .keyPress(.backspace))
         _ = Fixture.type("P", into: &state)
         #expect(state.oath.dialog?.form.problem == nil)

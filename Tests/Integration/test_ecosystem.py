@@ -321,6 +321,6 @@ def test_doctor_explains_what_to_do(env, tmp_path):
     # No pcscd behind the socket: installed but not running, with the command to start it.
     r = run_ykterm("doctor", env=dict(env, PCSCLITE_CSOCK_NAME=str(tmp_path / "none.comm")), check=False)
     assert r.returncode == 1
-    assert "fail  pcscd:" in r.stdout and "systemctl enable --now pcscd.socket" in r.stdout
+    assert "fail  pcscd is not reachable" in r.stdout and "systemctl enable --now pcscd.socket" in r.stdout
     assert re.search(r"^(ok  |warn)  terminal: ", r.stdout, re.M), r.stdout
     assert "config: none at" in r.stdout and "strings: " in r.stdout

@@ -227,19 +227,19 @@ def test_pcscd_missing_is_explained(tmp_path):
     assert "pcscd is not reachable" in r.stderr
     r = run_ykterm("doctor", env=env, check=False)
     assert r.returncode == 1
-    assert r.stdout.startswith("fail  pcscd: not reachable")
+    assert r.stdout.startswith("fail  pcscd is not reachable")
 
 
 def test_list_without_pcscd_says_what_doctor_says(tmp_path):
     # pcscd is installed here (the tests run their own), so both say it is installed but not running.
     env = dict(os.environ, PCSCLITE_CSOCK_NAME=str(tmp_path / "nothing-here.comm"))
     doctor = run_ykterm("doctor", env=env, check=False).stdout.splitlines()[0]
-    advice = doctor.split("pcscd: not reachable: ", 1)[1]
-    assert advice.startswith("it is installed but not running")
+    said = doctor.split("fail  ", 1)[1]
+    assert said.startswith("pcscd is not reachable: it is installed but not running")
     for command in (["list"], ["oath", "list"]):
         r = run_ykterm(*command, env=env, check=False)
         assert r.returncode == 3
-        assert r.stderr.strip() == "ykterm: pcscd is not reachable: " + advice, r.stderr
+        assert r.stderr.strip() == "ykterm: " + said, r.stderr
         assert "apt-get install" not in r.stderr
 
 

@@ -63,7 +63,7 @@ def test_pin_set_in_the_tab_works_in_python_fido2_and_a_change_makes_the_old_one
         t.wait_for("Set the FIDO2 PIN")
         # Rules checked as typed, and no echo.
         t.type("zq")
-        screen = t.wait_for(r"At least 4 characters \(2 so far\)")
+        screen = t.wait_for(r"the PIN must have at least 4 characters \(2 given\)")
         assert "zq" not in screen and "••" in screen
         submit(t, "x-pin-1", "zqx-pin-1")
         t.wait_for("FIDO2 PIN set")

@@ -91,7 +91,7 @@ struct FIDOTabViewTests {
         let field = try #require(ViewFixture.line(screen, containing: "New PIN  "))
         #expect(field.contains("•••") && !field.contains("ab1"))
         #expect(!screen.lines.joined().contains("ab1"))
-        #expect(F.contains(screen, "At least 4 characters (3 so far)"))
+        #expect(F.contains(screen, "the PIN must have at least 4 characters (3 given)"))
         #expect(F.contains(screen, "New PIN again"))
         #expect(screen.cursor != nil)
     }

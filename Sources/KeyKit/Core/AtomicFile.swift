@@ -10,6 +10,11 @@ public enum AtomicFile {
         public var path: String
         public var reason: String
         public var description: String { "cannot write \(path): \(reason)" }
+
+        public init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
     }
 
     /// Replaces the file at `path` with `bytes` (mode `mode`, 0600 unless said).

@@ -69,9 +69,8 @@ struct APDUTabWork: Sendable {
             post(.apdu(.answered(keyID: key.id, id: id, exchanges: exchanges.withLock { $0 }, response: response)))
         } catch {
             await console.close()
-            let gone = (error as? SmartCardError).map { $0.isKeyGone || $0 == .closed } ?? false
-            let message: UIText = (error as? SmartCardError).map { .literal($0.description) } ?? .literal(String(describing: error))
-            post(.apdu(.failed(keyID: key.id, id: id, message: message, keyGone: gone)))
+            let explanation = ErrorExplanation(error)
+            post(.apdu(.failed(keyID: key.id, id: id, message: explanation.text, keyGone: explanation.kind.keyGone)))
         }
     }
 

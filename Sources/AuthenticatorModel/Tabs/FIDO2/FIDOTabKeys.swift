@@ -143,7 +143,7 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
         if submitting, let current, current == new { return UIText("fido.pin.same") }
     case .verifyPIN:
         if submitting && form[PINField.pin].isEmpty { return UIText("fido.pin.empty") }
-        if case .pinTooLong(let bytes)? = PINRules.problem(form[PINField.pin]) { return UIText("fido.pin.tooLong", ["bytes": String(bytes)]) }
+        if let problem = PINRules.problem(form[PINField.pin]), case .pinTooLong = problem { return pinRuleText(problem) }
     case .deleteCredential, .reset:
         return nil
     }

@@ -7,13 +7,10 @@ public func fidoPINProblem(_ pin: String, minimum: Int) -> UIText? {
     PINRules.problem(pin, minimum: minimum).flatMap(pinRuleText)
 }
 
-/// The text for a broken PIN rule; nil for other errors.
+/// The text for a broken PIN rule (the one explanation the command line gives too); nil for other errors.
 func pinRuleText(_ error: FIDOSessionError) -> UIText? {
     switch error {
-    case .pinHasNUL: return UIText("fido.pin.nul")
-    case .pinTooLong(let bytes): return UIText("fido.pin.tooLong", ["bytes": String(bytes)])
-    case .pinTooShort(let minimum, let count):
-        return UIText("fido.pin.tooShort", ["minimum": String(minimum), "count": String(count)])
+    case .pinHasNUL, .pinTooLong, .pinTooShort: return ErrorExplanation(error).text
     default: return nil
     }
 }

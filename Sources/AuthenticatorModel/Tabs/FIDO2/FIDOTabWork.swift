@@ -170,51 +170,34 @@ struct FIDOTabWork: Sendable {
         }
     }
 
+    /// The tab's reason for `error`, from its kind (`ErrorExplanation`): the reasons the tab words in its own way
+    /// (which PIN was wrong, what a reset needs), and the explanation's text for the rest.
     static func reason(_ error: any Error, _ operation: FIDOOperation) -> FIDOFailureReason {
-        if error is KeyRouteError { return .notAvailable }
-        if let e = error as? HIDDeviceError {
-            if case .notFound = e { return .keyGone }
-            return .other(.literal(e.description))
-        }
-        if let e = error as? SmartCardError {
-            if e.isKeyGone || e == .closed { return .keyGone }
-            if case .applicationNotAvailable = e { return .notAvailable }
-            return .other(.literal(e.description))
-        }
-        if let e = error as? FIDOTransportError {
-            if e.isKeyGone || e == .closed { return .keyGone }
-            if e == .timeout { return .timeout }
-            return .other(.literal(e.description))
-        }
         if let e = error as? FIDOWorkError {
             switch e {
             case .pinAlreadySet: return .other(UIText("fido.pinAlreadySet"))
             }
         }
-        if let e = error as? FIDOSessionError {
-            switch e {
-            case .pinTooShort, .pinTooLong, .pinHasNUL: return .pinRule(pinRuleText(e) ?? .literal(e.description))
-            case .noPINSupport: return .noPINSupport
-            case .ctap2NotSupported: return .u2fOnly
-            default: return .other(.literal(e.description))
-            }
+        let explanation = ErrorExplanation(error)
+        switch explanation.kind {
+        case .interfaceMissing, .applicationMissing: return .notAvailable
+        case .hidGone: return .keyGone
+        case _ where explanation.kind.keyGone: return .keyGone
+        case .timeout, .touchTimeout: return .timeout
+        case .pinTooShort, .pinTooLong, .pinHasNUL: return .pinRule(explanation.text)
+        case .noPINSupport: return .noPINSupport
+        case .u2fOnly: return .u2fOnly
+        case .wrongPIN: return .wrongPIN(retriesLeft: (error as? CTAPError)?.retriesLeft)
+        case .pinBlocked: return .pinBlocked
+        case .pinAuthBlocked: return .pinAuthBlocked
+        case .pinPolicy: return .policyViolation
+        case .pinTokenInvalid, .pinRequired: return .tokenInvalid
+        case .pinNotSet: return .noPIN
+        case .notAllowed: return .notAllowed
+        case .cancelled: return .cancelled
+        case .operationDenied where operation == .reset: return .cancelled
+        default: return .other(explanation.text)
         }
-        if let e = error as? CTAPError {
-            switch e.code {
-            case CTAPError.pinInvalid: return .wrongPIN(retriesLeft: e.retriesLeft)
-            case CTAPError.pinBlocked: return .pinBlocked
-            case CTAPError.pinAuthBlocked: return .pinAuthBlocked
-            case CTAPError.pinPolicyViolation: return .policyViolation
-            case CTAPError.pinAuthInvalid, CTAPError.pinRequired: return .tokenInvalid
-            case CTAPError.pinNotSet: return .noPIN
-            case CTAPError.notAllowed: return .notAllowed
-            case CTAPError.keepaliveCancel: return .cancelled
-            case CTAPError.userActionTimeout, CTAPError.actionTimeout: return .timeout
-            case CTAPError.operationDenied where operation == .reset: return .cancelled
-            default: return .other(.literal(e.description))
-            }
-        }
-        return .other(.literal(String(describing: error)))
     }
 }
 

@@ -251,7 +251,7 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
         if !submitting && form[AddField.uri].isEmpty && (form[AddField.name].isEmpty || form[AddField.secret].isEmpty) { return nil }
         switch addFormCredentials(form) {
         case .failure(let e):
-            return .literal(e.description)
+            return ErrorExplanation(e).text
         case .success(let accounts):
             if let v = state.oath.version, let missing = accounts.lazy.compactMap({ $0.unsupportedFeature(on: v) }).first {
                 return UIText(missing == .touch ? "oath.add.noTouch" : "oath.add.noSHA512")
@@ -262,7 +262,7 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
         if name.isEmpty { return UIText("oath.rename.empty") }
         guard let a = state.oath.accounts.first(where: { $0.id == id }) else { return nil }
         let newID = CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period)
-        do { try newID.validate() } catch { return .literal(error.description) }
+        do { try newID.validate() } catch { return ErrorExplanation(error).text }
         if newID.string != id && state.oath.accounts.contains(where: { $0.id == newID.string }) {
             return UIText("oath.add.exists", ["account": newID.string])
         }

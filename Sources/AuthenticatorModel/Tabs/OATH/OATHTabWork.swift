@@ -137,26 +137,20 @@ struct OATHTabWork: Sendable {
         }
     }
 
+    /// What the tab shows for `error` (`ErrorExplanation`); a key without OATH gets the tab's own words.
     static func failure(_ operation: OATHFailure.Operation, _ error: any Error) -> OATHFailure {
-        if let e = error as? KeyRouteError {
-            return OATHFailure(operation: operation, message: .literal(e.description), notAvailable: true)
+        let explanation = ErrorExplanation(error)
+        switch explanation.kind {
+        case .applicationMissing:
+            return OATHFailure(operation: operation, message: UIText("oath.notAvailable"), notAvailable: true)
+        case .interfaceMissing:
+            return OATHFailure(operation: operation, message: explanation.text, notAvailable: true)
+        case .wrongPassword:
+            return OATHFailure(operation: operation, message: UIText("oath.wrongPassword"), wrongPassword: true)
+        case .touchTimeout:
+            return OATHFailure(operation: operation, message: UIText("oath.touchTimeout"))
+        default:
+            return OATHFailure(operation: operation, message: explanation.text, keyGone: explanation.kind.keyGone)
         }
-        if let e = error as? SmartCardError {
-            if e.isKeyGone || e == .closed {
-                return OATHFailure(operation: operation, message: .literal(e.description), keyGone: true)
-            }
-            if case .applicationNotAvailable = e {
-                return OATHFailure(operation: operation, message: UIText("oath.notAvailable"), notAvailable: true)
-            }
-            return OATHFailure(operation: operation, message: .literal(e.description))
-        }
-        if let e = error as? OATHError {
-            if e == .wrongPassword {
-                return OATHFailure(operation: operation, message: UIText("oath.wrongPassword"), wrongPassword: true)
-            }
-            if e == .touchTimeout { return OATHFailure(operation: operation, message: UIText("oath.touchTimeout")) }
-            return OATHFailure(operation: operation, message: .literal(e.description))
-        }
-        return OATHFailure(operation: operation, message: .literal(String(describing: error)))
     }
 }

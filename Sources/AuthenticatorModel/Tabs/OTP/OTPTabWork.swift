@@ -66,37 +66,22 @@ struct OTPTabWork: Sendable {
         }
     }
 
+    /// What the tab shows for `error` (`ErrorExplanation`), in the tab's own words where it knows more: which
+    /// of its features the key lacks, what the slot holds and what to do about it.
     static func failure(_ operation: OTPTabFailure.Operation, _ error: any Error) -> OTPTabFailure {
-        if let e = error as? KeyRouteError {
-            return OTPTabFailure(operation: operation, message: .literal(e.description))
+        let explanation = ErrorExplanation(error)
+        switch error {
+        case SmartCardError.applicationNotAvailable:
+            return OTPTabFailure(operation: operation,
+                                 message: UIText(operation == .ndef ? "otp.ndef.notAvailable" : "otp.chalresp.notAvailable"))
+        case OTPError.slotEmpty(let s):
+            return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.slotEmpty", ["slot": String(s)]))
+        case OTPError.notChallengeResponse(let s):
+            return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.notHMAC", ["slot": String(s)]))
+        case OTPError.touchTimeout(let s):
+            return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.touchTimeout", ["slot": String(s)]))
+        default:
+            return OTPTabFailure(operation: operation, message: explanation.text, keyGone: explanation.kind.keyGone)
         }
-        if let e = error as? OTPHIDError {
-            return OTPTabFailure(operation: operation, message: .literal(e.description))
-        }
-        if let e = error as? SmartCardError {
-            if e.isKeyGone || e == .closed {
-                return OTPTabFailure(operation: operation, message: .literal(e.description), keyGone: true)
-            }
-            if case .applicationNotAvailable = e {
-                return OTPTabFailure(operation: operation,
-                                     message: UIText(operation == .ndef ? "otp.ndef.notAvailable" : "otp.chalresp.notAvailable"))
-            }
-            return OTPTabFailure(operation: operation, message: .literal(e.description))
-        }
-        if let e = error as? OTPError {
-            switch e {
-            case .slotEmpty(let s): return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.slotEmpty", ["slot": String(s)]))
-            case .notChallengeResponse(let s):
-                return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.notHMAC", ["slot": String(s)]))
-            case .touchTimeout(let s):
-                return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.touchTimeout", ["slot": String(s)]))
-            default:
-                return OTPTabFailure(operation: operation, message: .literal(e.description))
-            }
-        }
-        if let e = error as? NDEFError {
-            return OTPTabFailure(operation: operation, message: UIText("otp.ndef.failed", ["why": e.description]))
-        }
-        return OTPTabFailure(operation: operation, message: .literal(String(describing: error)))
     }
 }

@@ -1,0 +1,377 @@
+import Glibc
+import KeyKit
+
+/// What went wrong, as the user is told: a stable kind and its words.
+///
+/// This is the one place where an error becomes a message. KeyKit's errors carry facts (a status word, the
+/// retries left, the reader, what was malformed); `ErrorExplanation(error)` classifies them into a kind and
+/// fills the kind's text, `error.<kind>` in the string tables, with those facts. The TUI's status line and
+/// dialogs show `text`; the command line prints it and exits with `kind.exit`. A tab may say something more
+/// particular for a kind where it knows more (which PIN was wrong), but never words an error of its own.
+public struct ErrorExplanation: Sendable, Equatable {
+    public var kind: ErrorKind
+    public var text: UIText
+
+    public init(kind: ErrorKind, _ arguments: [String: String] = [:]) {
+        self.kind = kind
+        self.text = UIText(kind.textKey, arguments)
+    }
+
+    public init(_ error: any Error) {
+        self = Self.explain(error)
+    }
+}
+
+/// The kinds of failure ykterm tells apart. The raw values are stable: tests and the string tables
+/// (`error.<raw value>`) use them.
+public enum ErrorKind: String, CaseIterable, Sendable {
+    // The way to the key: pcscd, readers, hidraw.
+    case pcscdNotRunning = "pcscd-not-running"
+    case pcscdNotInstalled = "pcscd-not-installed"
+    case noReaders = "no-readers"
+    case readerGone = "reader-gone"
+    case noKeyInReader = "no-key-in-reader"
+    case noKeyFound = "no-key-found"
+    case severalKeys = "several-keys"
+    case keyRemoved = "key-removed"
+    case keyHeldElsewhere = "key-held-elsewhere"
+    case keyBusy = "key-busy"
+    case keyUnresponsive = "key-unresponsive"
+    case timeout
+    case cancelled
+    case readerFailed = "reader-failed"
+    case pcscFailed = "pcsc-failed"
+    case hidPermission = "hid-permission"
+    case hidGone = "hid-gone"
+    case hidFailed = "hid-failed"
+    case hidUnavailable = "hid-unavailable"
+    case interfaceMissing = "interface-missing"
+    case connectionClosed = "connection-closed"
+    // What the key answered.
+    case refused
+    case malformedAnswer = "malformed-answer"
+    case damagedAnswer = "damaged-answer"
+    case exchangeBrokeOff = "exchange-broke-off"
+    case applicationMissing = "application-missing"
+    case notSupported = "not-supported"
+    case needsFirmware = "needs-firmware"
+    case touchTimeout = "touch-timeout"
+    case invalidCommand = "invalid-command"
+    // OATH.
+    case invalidAccount = "invalid-account"
+    case invalidURI = "invalid-uri"
+    case wrongPassword = "wrong-password"
+    case passwordRequired = "password-required"
+    case noRoom = "no-room"
+    case noSuchAccount = "no-such-account"
+    case accountExists = "account-exists"
+    case keyNotGenuine = "key-not-genuine"
+    // OTP.
+    case noSuchSlot = "no-such-slot"
+    case slotEmpty = "slot-empty"
+    case slotNotChallengeResponse = "slot-not-challenge-response"
+    case slotRefused = "slot-refused"
+    case challengeTooLong = "challenge-too-long"
+    case hmacKeyLength = "hmac-key-length"
+    case accessCodeLength = "access-code-length"
+    case ndefMalformed = "ndef-malformed"
+    case ndefUnsupported = "ndef-unsupported"
+    case noOTP = "no-otp"
+    case notYubicoOTP = "not-yubico-otp"
+    case otpCRC = "otp-crc"
+    case invalidInput = "invalid-input"
+    // FIDO2.
+    case wrongPIN = "wrong-pin"
+    case pinBlocked = "pin-blocked"
+    case pinAuthBlocked = "pin-auth-blocked"
+    case pinNotSet = "pin-not-set"
+    case pinRequired = "pin-required"
+    case pinPolicy = "pin-policy"
+    case pinTokenInvalid = "pin-token-invalid"
+    case pinTooShort = "pin-too-short"
+    case pinTooLong = "pin-too-long"
+    case pinHasNUL = "pin-has-nul"
+    case noPINSupport = "no-pin-support"
+    case u2fOnly = "u2f-only"
+    case noCommonPINProtocol = "no-common-pin-protocol"
+    case notAllowed = "not-allowed"
+    case noCredentials = "no-credentials"
+    case unknownCredential = "unknown-credential"
+    case credentialStoreFull = "credential-store-full"
+    case credentialExcluded = "credential-excluded"
+    case operationDenied = "operation-denied"
+    case uvBlocked = "uv-blocked"
+    case ctapError = "ctap-error"
+    case signatureInvalid = "signature-invalid"
+    // This computer.
+    case fileUnwritable = "file-unwritable"
+    case fileUnreadable = "file-unreadable"
+    case fileInsecure = "file-insecure"
+    case cryptoFailed = "crypto-failed"
+    case unexpected
+
+    /// The string-table key of the kind's text.
+    public var textKey: String { "error." + rawValue }
+
+    /// How the command line ends on an error of this kind.
+    public enum Exit: Sendable, Equatable {
+        /// 1: the operation failed.
+        case failed
+        /// 2: what the user gave cannot be used; nothing was sent or changed.
+        case usage
+        /// 3: no key to work with (pcscd, readers, keys).
+        case noKey
+    }
+
+    public var exit: Exit {
+        switch self {
+        case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
+        case .severalKeys, .invalidAccount, .invalidURI, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput,
+             .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot:
+            return .usage
+        default: return .failed
+        }
+    }
+
+    /// The key went away during the operation (the key monitor says when it is back).
+    public var keyGone: Bool {
+        switch self {
+        case .keyRemoved, .readerGone, .noKeyInReader, .keyUnresponsive, .readerFailed, .hidGone, .connectionClosed:
+            return true
+        default: return false
+        }
+    }
+}
+
+extension ErrorExplanation {
+    static func explain(_ error: any Error) -> ErrorExplanation {
+        switch error {
+        case let e as SmartCardError: return explain(e)
+        case let e as KeyFinderError: return explain(e)
+        case let e as KeyRouteError: return explain(e)
+        case let e as OATHError: return explain(e)
+        case let e as OTPError: return explain(e)
+        case let e as OTPHIDError: return explain(e)
+        case let e as NDEFError: return explain(e)
+        case let e as YubicoOTPError: return explain(e)
+        case let e as CTAPError: return explain(e)
+        case let e as FIDOSessionError: return explain(e)
+        case let e as FIDOTransportError: return explain(e)
+        case let e as HIDDeviceError: return explain(e)
+        case let e as Hex.DecodeError: return ErrorExplanation(kind: .invalidInput, ["detail": e.description])
+        case let e as Modhex.DecodeError: return ErrorExplanation(kind: .invalidInput, ["detail": e.description])
+        case let e as TLV.DecodeError: return ErrorExplanation(kind: .malformedAnswer, ["detail": e.description])
+        case let e as CBORError: return ErrorExplanation(kind: .malformedAnswer, ["detail": e.description])
+        case let e as AtomicFile.WriteError:
+            return ErrorExplanation(kind: .fileUnwritable, ["path": e.path, "detail": e.reason])
+        case let e as RememberedKeys.StoreError: return explain(e)
+        case let e as CryptoError:
+            switch e { case .openssl(let what): return ErrorExplanation(kind: .cryptoFailed, ["detail": what]) }
+        case is CancellationError: return ErrorExplanation(kind: .cancelled)
+        default: return ErrorExplanation(kind: .unexpected, ["detail": String(describing: error)])
+        }
+    }
+
+    static func explain(_ e: SmartCardError) -> ErrorExplanation {
+        switch e {
+        case .serviceUnavailable: return ErrorExplanation(kind: PCSCDaemon.isInstalled() ? .pcscdNotRunning : .pcscdNotInstalled)
+        case .noReaders: return ErrorExplanation(kind: .noReaders)
+        case .unknownReader(let r): return ErrorExplanation(kind: .readerGone, ["reader": r])
+        case .noCard(let r): return ErrorExplanation(kind: .noKeyInReader, ["reader": r])
+        case .cardRemoved: return ErrorExplanation(kind: .keyRemoved)
+        case .sharingViolation(let r): return ErrorExplanation(kind: .keyHeldElsewhere, ["reader": r])
+        case .unresponsive: return ErrorExplanation(kind: .keyUnresponsive)
+        case .timeout: return ErrorExplanation(kind: .timeout)
+        case .cancelled: return ErrorExplanation(kind: .cancelled)
+        case .communication(let what): return ErrorExplanation(kind: .readerFailed, ["detail": what])
+        case .pcsc(let code, let function):
+            return ErrorExplanation(kind: .pcscFailed,
+                                    ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
+        case .invalidAPDU(let why): return ErrorExplanation(kind: .invalidInput, ["detail": why])
+        case .malformedResponse(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        case .status(let sw): return ErrorExplanation(kind: .refused, ["status": sw.description])
+        case .emptyResponsePart(let sw, let fetch):
+            return ErrorExplanation(kind: .exchangeBrokeOff, ["status": sw.hexString, "fetch": fetch])
+        case .applicationNotAvailable(let name): return ErrorExplanation(kind: .applicationMissing, ["application": name])
+        case .closed: return ErrorExplanation(kind: .connectionClosed)
+        }
+    }
+
+    static func explain(_ e: KeyFinderError) -> ErrorExplanation {
+        switch e {
+        case .noKey(let selector):
+            var which = [String]()
+            if let r = selector.reader { which.append("reader \"\(r)\"") }
+            if let n = selector.serial { which.append("serial \(n)") }
+            return ErrorExplanation(kind: .noKeyFound, ["which": which.isEmpty ? "" : " (" + which.joined(separator: ", ") + ")"])
+        case .ambiguous(let labels):
+            return ErrorExplanation(kind: .severalKeys, ["keys": labels.map { "\n  " + $0 }.joined()])
+        }
+    }
+
+    static func explain(_ e: KeyRouteError) -> ErrorExplanation {
+        switch e {
+        case .notOnThisKey(let application, let interfaces):
+            let has = interfaces.map(\.rawValue).joined(separator: ", ")
+            let needs: String
+            switch application {
+            case .fido: needs = "FIDO HID, NFC"
+            case .otp: needs = "CCID, OTP HID, NFC"
+            default: needs = "CCID, NFC"
+            }
+            return ErrorExplanation(kind: .interfaceMissing,
+                                    ["application": application.displayName, "needs": needs, "has": has.isEmpty ? "-" : has])
+        }
+    }
+
+    static func explain(_ e: OATHError) -> ErrorExplanation {
+        switch e {
+        case .invalidCredential(let why): return ErrorExplanation(kind: .invalidAccount, ["detail": why])
+        case .invalidURI(let why): return ErrorExplanation(kind: .invalidURI, ["detail": why])
+        case .wrongPassword: return ErrorExplanation(kind: .wrongPassword)
+        case .passwordRequired: return ErrorExplanation(kind: .passwordRequired)
+        case .notSupported(let feature, let minimum, let actual):
+            return ErrorExplanation(kind: .needsFirmware,
+                                    ["feature": feature, "minimum": minimum.description, "actual": actual.description])
+        case .noSpace: return ErrorExplanation(kind: .noRoom)
+        case .noSuchCredential(let id): return ErrorExplanation(kind: .noSuchAccount, ["account": id])
+        case .credentialExists(let id): return ErrorExplanation(kind: .accountExists, ["account": id])
+        case .keyResponseMismatch: return ErrorExplanation(kind: .keyNotGenuine)
+        case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
+        case .commandNotSupported(let command, let sw):
+            return ErrorExplanation(kind: .notSupported, ["what": command.name, "status": sw.hexString])
+        }
+    }
+
+    static func explain(_ e: OTPError) -> ErrorExplanation {
+        switch e {
+        case .invalidSlot(let s): return ErrorExplanation(kind: .noSuchSlot, ["slot": String(s)])
+        case .slotEmpty(let s): return ErrorExplanation(kind: .slotEmpty, ["slot": String(s)])
+        case .notChallengeResponse(let s): return ErrorExplanation(kind: .slotNotChallengeResponse, ["slot": String(s)])
+        case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
+        case .challengeTooLong(let n): return ErrorExplanation(kind: .challengeTooLong, ["bytes": String(n)])
+        case .invalidKey(let n): return ErrorExplanation(kind: .hmacKeyLength, ["bytes": String(n)])
+        case .invalidAccessCode: return ErrorExplanation(kind: .accessCodeLength)
+        case .configurationRefused: return ErrorExplanation(kind: .slotRefused)
+        case .unexpectedResponse(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        }
+    }
+
+    static func explain(_ e: OTPHIDError) -> ErrorExplanation {
+        switch e {
+        case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
+        case .deviceGone(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
+        case .ioFailed(let what, let code):
+            return ErrorExplanation(kind: .hidFailed, ["path": "OTP HID", "detail": "\(what), errno \(code)"])
+        case .malformedReport(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        case .badChecksum: return ErrorExplanation(kind: .damagedAnswer)
+        case .commandRejected: return ErrorExplanation(kind: .slotRefused)
+        case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
+        case .timeout: return ErrorExplanation(kind: .timeout)
+        case .closed: return ErrorExplanation(kind: .connectionClosed)
+        }
+    }
+
+    static func explain(_ e: NDEFError) -> ErrorExplanation {
+        switch e {
+        case .malformed(let why): return ErrorExplanation(kind: .ndefMalformed, ["detail": why])
+        case .unsupported(let why): return ErrorExplanation(kind: .ndefUnsupported, ["detail": why])
+        case .noOTP(let why): return ErrorExplanation(kind: .noOTP, ["detail": why])
+        }
+    }
+
+    static func explain(_ e: YubicoOTPError) -> ErrorExplanation {
+        switch e {
+        case .invalidKey(let why), .invalidPublicID(let why), .invalidPrivateID(let why):
+            return ErrorExplanation(kind: .invalidInput, ["detail": why])
+        case .invalidOTP(let why): return ErrorExplanation(kind: .notYubicoOTP, ["detail": why])
+        case .crcMismatch: return ErrorExplanation(kind: .otpCRC)
+        }
+    }
+
+    static func explain(_ e: RememberedKeys.StoreError) -> ErrorExplanation {
+        switch e {
+        case .unreadable(let path, let why): return ErrorExplanation(kind: .fileUnreadable, ["path": path, "detail": why])
+        case .unwritable(let path, let why): return ErrorExplanation(kind: .fileUnwritable, ["path": path, "detail": why])
+        case .insecure(let path, let mode):
+            return ErrorExplanation(kind: .fileInsecure, ["path": path, "mode": String(mode, radix: 8)])
+        }
+    }
+
+    static func explain(_ e: CTAPError) -> ErrorExplanation {
+        switch e.code {
+        case CTAPError.pinInvalid:
+            return ErrorExplanation(kind: .wrongPIN, ["retries": e.retriesLeft.map(String.init) ?? "?"])
+        case CTAPError.pinBlocked: return ErrorExplanation(kind: .pinBlocked)
+        case CTAPError.pinAuthBlocked: return ErrorExplanation(kind: .pinAuthBlocked)
+        case CTAPError.pinNotSet: return ErrorExplanation(kind: .pinNotSet)
+        case CTAPError.pinRequired: return ErrorExplanation(kind: .pinRequired)
+        case CTAPError.pinPolicyViolation: return ErrorExplanation(kind: .pinPolicy)
+        case CTAPError.pinAuthInvalid: return ErrorExplanation(kind: .pinTokenInvalid)
+        case CTAPError.notAllowed: return ErrorExplanation(kind: .notAllowed)
+        case CTAPError.userActionTimeout, CTAPError.actionTimeout: return ErrorExplanation(kind: .touchTimeout)
+        case CTAPError.keepaliveCancel: return ErrorExplanation(kind: .cancelled)
+        case CTAPError.noCredentials: return ErrorExplanation(kind: .noCredentials)
+        case CTAPError.invalidCredential: return ErrorExplanation(kind: .unknownCredential)
+        case CTAPError.keyStoreFull: return ErrorExplanation(kind: .credentialStoreFull)
+        case CTAPError.credentialExcluded: return ErrorExplanation(kind: .credentialExcluded)
+        case CTAPError.operationDenied: return ErrorExplanation(kind: .operationDenied)
+        case CTAPError.uvBlocked: return ErrorExplanation(kind: .uvBlocked)
+        case CTAPError.invalidCommand: return ErrorExplanation(kind: .invalidCommand)
+        default: return ErrorExplanation(kind: .ctapError, ["name": e.name])
+        }
+    }
+
+    static func explain(_ e: FIDOSessionError) -> ErrorExplanation {
+        switch e {
+        case .malformed(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        case .pinTooShort(let minimum, let count):
+            return ErrorExplanation(kind: .pinTooShort, ["minimum": String(minimum), "count": String(count)])
+        case .pinTooLong(let bytes): return ErrorExplanation(kind: .pinTooLong, ["bytes": String(bytes)])
+        case .pinHasNUL: return ErrorExplanation(kind: .pinHasNUL)
+        case .noPINSupport: return ErrorExplanation(kind: .noPINSupport)
+        case .signatureInvalid(let what): return ErrorExplanation(kind: .signatureInvalid, ["detail": what])
+        case .notSupported(let what): return ErrorExplanation(kind: .notSupported, ["what": what, "status": "-"])
+        case .ctap2NotSupported: return ErrorExplanation(kind: .u2fOnly)
+        case .noCommonPINProtocol(let offered):
+            return ErrorExplanation(kind: .noCommonPINProtocol, ["offered": offered.map(String.init).joined(separator: ", ")])
+        }
+    }
+
+    static func explain(_ e: FIDOTransportError) -> ErrorExplanation {
+        switch e {
+        case .timeout: return ErrorExplanation(kind: .timeout)
+        case .channelBusy: return ErrorExplanation(kind: .keyBusy)
+        case .invalidSequence, .unexpectedCommand: return ErrorExplanation(kind: .damagedAnswer)
+        case .invalidLength: return ErrorExplanation(kind: .invalidInput, ["detail": "the message is too long for USB HID"])
+        case .ctaphidError(let code):
+            switch code {
+            case CTAPHID.ErrorCode.channelBusy, CTAPHID.ErrorCode.lockRequired: return ErrorExplanation(kind: .keyBusy)
+            case CTAPHID.ErrorCode.invalidCommand: return ErrorExplanation(kind: .invalidCommand)
+            default: return ErrorExplanation(kind: .damagedAnswer)
+            }
+        case .deviceGone: return ErrorExplanation(kind: .keyRemoved)
+        case .closed: return ErrorExplanation(kind: .connectionClosed)
+        case .malformed(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        }
+    }
+
+    static func explain(_ e: HIDDeviceError) -> ErrorExplanation {
+        switch e {
+        case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
+        case .notFound(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
+        case .openFailed(let path, let reason): return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": reason])
+        case .unavailable: return ErrorExplanation(kind: .hidUnavailable)
+        }
+    }
+}
+
+/// Whether pcscd is installed decides what to do when it cannot be reached.
+public enum PCSCDaemon {
+    /// Where distributions install pcscd.
+    public static let paths = ["/usr/sbin/pcscd", "/usr/bin/pcscd", "/usr/local/sbin/pcscd"]
+
+    public static func isInstalled(paths: [String] = PCSCDaemon.paths) -> Bool {
+        paths.contains { access($0, X_OK) == 0 }
+    }
+}

@@ -1,0 +1,135 @@
+import KeyKit
+import Testing
+@testable import AuthenticatorModel
+
+/// The one table from errors to what the user is told (`ErrorExplanation`): every kind has its words in
+/// every language, and every error KeyKit raises lands on a kind whose words its facts fill.
+@Suite struct ErrorExplanationTests {
+    static let tables = Language.allCases.map { ($0, StringTables.load(language: $0.rawValue)) }
+
+    @Test func everyKindHasItsTextInEveryLanguageWithTheSamePlaceholders() {
+        for kind in ErrorKind.allCases {
+            let english = Self.tables[0].1.english[kind.textKey]
+            #expect(english != nil, "\(kind.textKey) has no English text")
+            for (language, tables) in Self.tables {
+                let text = tables.primary[kind.textKey]
+                #expect(text != nil && text?.isEmpty == false, "\(kind.textKey) has no \(language) text")
+                #expect(StringTables.placeholders(in: text ?? "") == StringTables.placeholders(in: english ?? ""),
+                        "\(kind.textKey): \(language) and English fill different places")
+            }
+        }
+    }
+
+    /// At least one error of every case of every KeyKit error type.
+    static let errors: [(any Error, ErrorKind)] = [
+        (SmartCardError.serviceUnavailable, PCSCDaemon.isInstalled() ? .pcscdNotRunning : .pcscdNotInstalled),
+        (SmartCardError.noReaders, .noReaders),
+        (SmartCardError.unknownReader("R"), .readerGone), (SmartCardError.noCard("R"), .noKeyInReader),
+        (SmartCardError.cardRemoved, .keyRemoved), (SmartCardError.sharingViolation("R"), .keyHeldElsewhere),
+        (SmartCardError.unresponsive, .keyUnresponsive), (SmartCardError.timeout, .timeout),
+        (SmartCardError.cancelled, .cancelled), (SmartCardError.communication("EIO"), .readerFailed),
+        (SmartCardError.pcsc(code: 0x8010_0001, function: "SCardConnect"), .pcscFailed),
+        (SmartCardError.invalidAPDU("Lc"), .invalidInput), (SmartCardError.malformedResponse("x"), .malformedAnswer),
+        (SmartCardError.status(.invalidInstruction), .refused),
+        (SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF), after: "SEND REMAINING"), .exchangeBrokeOff),
+        (SmartCardError.applicationNotAvailable("OATH"), .applicationMissing), (SmartCardError.closed, .connectionClosed),
+        (KeyFinderError.noKey(KeySelector(reader: "Yubi", serial: 123)), .noKeyFound),
+        (KeyFinderError.ambiguous(["a", "b"]), .severalKeys),
+        (KeyRouteError.notOnThisKey(.fido, [.ccid]), .interfaceMissing),
+        (KeyRouteError.notOnThisKey(.oath, []), .interfaceMissing),
+        (OATHError.invalidCredential("the secret is empty"), .invalidAccount), (OATHError.invalidURI("x"), .invalidURI),
+        (OATHError.wrongPassword, .wrongPassword), (OATHError.passwordRequired, .passwordRequired),
+        (OATHError.notSupported(feature: "renaming accounts", minimum: Version(5, 3, 1), actual: Version(5, 2, 0)), .needsFirmware),
+        (OATHError.noSpace, .noRoom), (OATHError.noSuchCredential("a"), .noSuchAccount),
+        (OATHError.credentialExists("a"), .accountExists), (OATHError.keyResponseMismatch, .keyNotGenuine),
+        (OATHError.touchTimeout, .touchTimeout),
+        (OATHError.commandNotSupported(.rename, .functionNotSupported), .notSupported),
+        (OTPError.invalidSlot(3), .noSuchSlot), (OTPError.slotEmpty(1), .slotEmpty),
+        (OTPError.notChallengeResponse(2), .slotNotChallengeResponse), (OTPError.touchTimeout(2), .touchTimeout),
+        (OTPError.challengeTooLong(65), .challengeTooLong), (OTPError.invalidKey(21), .hmacKeyLength),
+        (OTPError.invalidAccessCode, .accessCodeLength), (OTPError.configurationRefused, .slotRefused),
+        (OTPError.unexpectedResponse("x"), .malformedAnswer),
+        (OTPHIDError.permissionDenied("/dev/hidraw1"), .hidPermission), (OTPHIDError.deviceGone("/dev/hidraw1"), .hidGone),
+        (OTPHIDError.ioFailed("read", errno: 5), .hidFailed), (OTPHIDError.malformedReport("x"), .malformedAnswer),
+        (OTPHIDError.badChecksum, .damagedAnswer), (OTPHIDError.commandRejected, .slotRefused),
+        (OTPHIDError.touchTimeout, .touchTimeout), (OTPHIDError.timeout, .timeout), (OTPHIDError.closed, .connectionClosed),
+        (NDEFError.malformed("x"), .ndefMalformed), (NDEFError.unsupported("x"), .ndefUnsupported),
+        (NDEFError.noOTP("x"), .noOTP),
+        (YubicoOTPError.invalidKey("x"), .invalidInput), (YubicoOTPError.invalidOTP("x"), .notYubicoOTP),
+        (YubicoOTPError.invalidPublicID("x"), .invalidInput), (YubicoOTPError.invalidPrivateID("x"), .invalidInput),
+        (YubicoOTPError.crcMismatch, .otpCRC),
+        (CTAPError(CTAPError.pinInvalid, retriesLeft: 3), .wrongPIN), (CTAPError(CTAPError.pinBlocked), .pinBlocked),
+        (CTAPError(CTAPError.pinAuthBlocked), .pinAuthBlocked), (CTAPError(CTAPError.pinNotSet), .pinNotSet),
+        (CTAPError(CTAPError.pinRequired), .pinRequired), (CTAPError(CTAPError.pinPolicyViolation), .pinPolicy),
+        (CTAPError(CTAPError.pinAuthInvalid), .pinTokenInvalid), (CTAPError(CTAPError.notAllowed), .notAllowed),
+        (CTAPError(CTAPError.userActionTimeout), .touchTimeout), (CTAPError(CTAPError.actionTimeout), .touchTimeout),
+        (CTAPError(CTAPError.keepaliveCancel), .cancelled), (CTAPError(CTAPError.noCredentials), .noCredentials),
+        (CTAPError(CTAPError.invalidCredential), .unknownCredential),
+        (CTAPError(CTAPError.keyStoreFull), .credentialStoreFull),
+        (CTAPError(CTAPError.credentialExcluded), .credentialExcluded),
+        (CTAPError(CTAPError.operationDenied), .operationDenied), (CTAPError(CTAPError.uvBlocked), .uvBlocked),
+        (CTAPError(CTAPError.invalidCommand), .invalidCommand), (CTAPError(0x55), .ctapError),
+        (FIDOSessionError.malformed("x"), .malformedAnswer),
+        (FIDOSessionError.pinTooShort(minimum: 6, count: 4), .pinTooShort),
+        (FIDOSessionError.pinTooLong(bytes: 70), .pinTooLong), (FIDOSessionError.pinHasNUL, .pinHasNUL),
+        (FIDOSessionError.noPINSupport, .noPINSupport), (FIDOSessionError.signatureInvalid("x"), .signatureInvalid),
+        (FIDOSessionError.notSupported("x"), .notSupported), (FIDOSessionError.ctap2NotSupported, .u2fOnly),
+        (FIDOSessionError.noCommonPINProtocol([3]), .noCommonPINProtocol),
+        (FIDOTransportError.timeout, .timeout), (FIDOTransportError.channelBusy, .keyBusy),
+        (FIDOTransportError.invalidSequence, .damagedAnswer), (FIDOTransportError.invalidLength, .invalidInput),
+        (FIDOTransportError.unexpectedCommand, .damagedAnswer),
+        (FIDOTransportError.ctaphidError(CTAPHID.ErrorCode.channelBusy), .keyBusy),
+        (FIDOTransportError.ctaphidError(CTAPHID.ErrorCode.invalidCommand), .invalidCommand),
+        (FIDOTransportError.ctaphidError(0x7F), .damagedAnswer),
+        (FIDOTransportError.deviceGone, .keyRemoved), (FIDOTransportError.closed, .connectionClosed),
+        (FIDOTransportError.malformed("x"), .malformedAnswer),
+        (HIDDeviceError.permissionDenied("/dev/hidraw0"), .hidPermission), (HIDDeviceError.notFound("p"), .hidGone),
+        (HIDDeviceError.openFailed(path: "p", reason: "r"), .hidFailed), (HIDDeviceError.unavailable, .hidUnavailable),
+        (Hex.DecodeError.oddLength(3), .invalidInput), (Modhex.DecodeError.oddLength(3), .invalidInput),
+        (TLV.DecodeError.missingTag(0x71), .malformedAnswer), (CBORError.tooDeep, .malformedAnswer),
+        (AtomicFile.WriteError(path: "/x", reason: "EROFS"), .fileUnwritable),
+        (RememberedKeys.StoreError.unreadable("/x", "EIO"), .fileUnreadable),
+        (RememberedKeys.StoreError.unwritable("/x", "EIO"), .fileUnwritable),
+        (RememberedKeys.StoreError.insecure("/x", 0o644), .fileInsecure),
+        (CryptoError.openssl("EVP"), .cryptoFailed), (CancellationError(), .cancelled),
+    ]
+
+    @Test func everyErrorLandsOnItsKindAndItsFactsFillTheText() {
+        for (error, kind) in Self.errors {
+            let explanation = ErrorExplanation(error)
+            #expect(explanation.kind == kind, "\(error)")
+            for (language, tables) in Self.tables {
+                let template = tables.primary[kind.textKey] ?? ""
+                let missing = StringTables.placeholders(in: template).subtracting(explanation.text.arguments.keys)
+                #expect(missing.isEmpty, "\(error) in \(language): nothing fills \(missing)")
+            }
+        }
+        // Every kind but the catch-all is reached by some error (pcscd's two by whether it is installed).
+        let reached = Set(Self.errors.map(\.1)).union([.pcscdNotRunning, .pcscdNotInstalled])
+        #expect(Set(ErrorKind.allCases).subtracting(reached) == [.unexpected])
+        #expect(PCSCDaemon.isInstalled(paths: ["/bin/sh"]) && !PCSCDaemon.isInstalled(paths: ["/nonexistent/pcscd"]))
+    }
+
+    @Test func theFactsAreInTheWords() {
+        let tables = StringTables.load(language: "de")
+        #expect(tables.text(ErrorExplanation(CTAPError(CTAPError.pinInvalid, retriesLeft: 3)).text)
+            == "falsche PIN: noch 3 Versuche, bevor die PIN gesperrt wird")
+        let english = StringTables.load(language: "en")
+        #expect(english.text(ErrorExplanation(OATHError.commandNotSupported(.reset, .invalidInstruction)).text)
+            == "This key does not support OATH reset (6D00); nothing was changed")
+        #expect(english.text(ErrorExplanation(KeyFinderError.noKey(KeySelector(reader: "Yubi", serial: nil))).text)
+            == "no key found (reader \"Yubi\"): insert a key, or see `ykterm list` and `ykterm doctor`")
+        #expect(english.text(ErrorExplanation(KeyFinderError.ambiguous(["k1", "k2"])).text)
+            == "several keys match; choose one with --reader or --device:\n  k1\n  k2")
+    }
+
+    @Test func whatTheCommandLineExitsWithAndWhatMeansTheKeyIsGone() {
+        #expect(ErrorKind.pcscdNotRunning.exit == .noKey && ErrorKind.noKeyFound.exit == .noKey)
+        #expect(ErrorKind.invalidURI.exit == .usage && ErrorKind.pinTooShort.exit == .usage)
+        #expect(ErrorKind.severalKeys.exit == .usage)
+        #expect(ErrorKind.wrongPIN.exit == .failed && ErrorKind.refused.exit == .failed)
+        #expect(ErrorExplanation(SmartCardError.cardRemoved).kind.keyGone)
+        #expect(ErrorExplanation(FIDOTransportError.deviceGone).kind.keyGone)
+        #expect(!ErrorExplanation(OATHError.wrongPassword).kind.keyGone)
+    }
+}
