@@ -108,9 +108,10 @@ BENCH_ARGS ?=
 bench: release venv
 	YKTERM_BIN=$(CURDIR)/.build/release/ykterm $(VENV)/bin/python Tests/Bench/bench.py $(BENCH_ARGS)
 
-## fuzz: every libFuzzer target (Tests/Fuzz, a package of its own) for FUZZ_SECONDS each, from the seed corpora
-## in Tests/Fuzz/Corpus; prints executions and crashes per target and fails when one crashed. FUZZ_TARGETS picks
-## some. Release mode with lld only: debug builds crash gold's DWARF reader.
+## fuzz: every libFuzzer target (Tests/Fuzz, a package of its own: the parsers, and whole sessions against a device
+## answering from the input) for FUZZ_SECONDS each, from the seed corpora in Tests/Fuzz/Corpus; prints executions
+## and crashes per target and fails when one crashed. FUZZ_TARGETS picks some. Release mode with lld only: debug
+## builds crash gold's DWARF reader.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 fuzz-build: deps

@@ -7,12 +7,18 @@
 // Release mode only: debug builds crash gold's DWARF reader, hence lld too. Each target's LLVMFuzzerTestOneInput
 // is the fuzzed function; SwiftPM links executables with `--defsym main=<Target>_main`, so each target also
 // defines that symbol and hands control to libFuzzer with LLVMFuzzerRunDriver.
+//
+// The session targets run whole KeyKit operations (a CTAP2 PIN change, credential enumeration, OATH calculate
+// all with a password, an OTP HID exchange) against devices that answer from the fuzzer's input (FuzzSessions);
+// `<target> --record-seeds DIR` records their seeds against the virtual key.
 import PackageDescription
 
 let fuzzTargets = [
     "FuzzCBOR", "FuzzTLV", "FuzzResponse", "FuzzCTAPHID", "FuzzVpcd", "FuzzOTPAuthURI", "FuzzMigration",
     "FuzzNDEF", "FuzzOTP", "FuzzAPDUHex", "FuzzOTPHID",
 ]
+
+let sessionTargets = ["FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange"]
 
 let package = Package(
     name: "ykterm-fuzz",
@@ -22,9 +28,21 @@ let package = Package(
         // The declaration of LLVMFuzzerRunDriver; the symbol comes from libFuzzer (-sanitize=fuzzer).
         .systemLibrary(name: "CLibFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"]),
+        // Devices fed by the fuzzer's input, recorders of the virtual key's answers, and the async driver.
+        .target(name: "FuzzSessions", dependencies: [
+            "FuzzSupport",
+            .product(name: "KeyKit", package: "ykterm"),
+            .product(name: "VirtualKey", package: "ykterm"),
+        ]),
     ] + fuzzTargets.map { name in
         .executableTarget(name: name, dependencies: [
             "FuzzSupport",
+            .product(name: "KeyKit", package: "ykterm"),
+            .product(name: "VirtualKey", package: "ykterm"),
+        ])
+    } + sessionTargets.map { name in
+        .executableTarget(name: name, dependencies: [
+            "FuzzSupport", "FuzzSessions",
             .product(name: "KeyKit", package: "ykterm"),
             .product(name: "VirtualKey", package: "ykterm"),
         ])

@@ -4,11 +4,16 @@ they exist (RFC 8949 appendix A for CBOR, the CTAP 2.1 getInfo example, the YKOA
 Google's Key Uri Format, the NFC Forum URI and text record examples, the Yubico OTP example from Yubico's
 documentation). Each seed is named after what it is. Run it again after changing it; `make fuzz` reads the
 directories, it does not run this script.
+
+The session targets' seeds are exchanges recorded with the virtual key by the fuzz binaries themselves
+(`<target> --record-seeds DIR`, which replays each one and keeps it only when it ends as recorded): build the
+fuzz package first (`make fuzz-build`); without the binaries those seeds are left as they are.
 """
 
 import base64
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "Corpus"
@@ -217,6 +222,27 @@ APDUHEX = {
     "odd-digits": "00 A4 0",
 }
 
+# --- Whole sessions against a device fed by the input: recorded, not written here. Seeds named regression-*
+# (inputs that crashed a target, kept so the fuzzer starts from them) stay.
+SESSION_TARGETS = ["FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange"]
+
+
+def record_sessions():
+    binaries = Path(__file__).resolve().parent / ".build" / "release"
+    for target in SESSION_TARGETS:
+        exe = binaries / target
+        if not exe.exists():
+            print(f"{target}: {exe} is not built (make fuzz-build); its seeds are left as they are")
+            continue
+        d = HERE / target
+        d.mkdir(parents=True, exist_ok=True)
+        for f in d.iterdir():
+            if not f.name.startswith("regression-"):
+                f.unlink()
+        subprocess.run([str(exe), "--record-seeds", str(d)], check=True,
+                       env={**os.environ, "SWIFT_BACKTRACE": "enable=no"})
+
+
 if __name__ == "__main__":
     write("FuzzCBOR", CBOR)
     write("FuzzTLV", TLV)
@@ -228,5 +254,6 @@ if __name__ == "__main__":
     write("FuzzNDEF", NDEF)
     write("FuzzOTP", OTP)
     write("FuzzAPDUHex", APDUHEX)
+    record_sessions()
     for d in sorted(HERE.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds")

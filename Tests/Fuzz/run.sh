@@ -3,13 +3,19 @@
 # Tests/Fuzz/Corpus/<target>/, and prints a table: executions, new corpus inputs, crashes. New inputs go to
 # Tests/Fuzz/.work/<target>/corpus (not the seeds), crash inputs to Tests/Fuzz/.work/<target>/ with the
 # libFuzzer log beside them. Exits 1 when any target crashed. Build first (`make fuzz` does both).
+# The session targets (whole KeyKit operations against a device fed by the input) also fail on any single
+# allocation over 128 MB.
 #
 #   FUZZ_SECONDS=60 Tests/Fuzz/run.sh [Target ...]
 set -u
 cd "$(dirname "$0")"
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 BIN=.build/release
-ALL=(FuzzCBOR FuzzTLV FuzzResponse FuzzCTAPHID FuzzVpcd FuzzOTPAuthURI FuzzMigration FuzzNDEF FuzzOTP FuzzAPDUHex FuzzOTPHID)
+ALL=(FuzzCBOR FuzzTLV FuzzResponse FuzzCTAPHID FuzzVpcd FuzzOTPAuthURI FuzzMigration FuzzNDEF FuzzOTP FuzzAPDUHex FuzzOTPHID
+     FuzzCTAP2PINChange FuzzCTAP2Credentials FuzzOATHCalculateAll FuzzOTPHIDExchange)
+SESSION_TARGETS=" FuzzCTAP2PINChange FuzzCTAP2Credentials FuzzOATHCalculateAll FuzzOTPHIDExchange "
+# A crash is libFuzzer's report (and the sanitizer's), not the Swift runtime's backtrace on top of it.
+export SWIFT_BACKTRACE=enable=no
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
 
 failed=0
@@ -25,7 +31,9 @@ for t in "${TARGETS[@]}"; do
     log=$work/fuzz.log
     echo "fuzz: $t for ${SECONDS_PER_TARGET}s"
     # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: over 2 GB is a memory blow-up.
-    "$BIN/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    extra=()
+    case "$SESSION_TARGETS" in *" $t "*) extra=(-malloc_limit_mb=128) ;; esac
+    "$BIN/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 "${extra[@]}" -print_final_stats=1 \
         -artifact_prefix="$work/" "$work/corpus" "Corpus/$t" >"$log" 2>&1
     status=$?
     execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
@@ -35,7 +43,7 @@ for t in "${TARGETS[@]}"; do
     crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
     if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes="?"; fi
     corpus=$(find "$work/corpus" -type f | wc -l)
-    rows+=("$(printf '%-16s %14s %8s %8s' "$t" "${execs:-0}" "$corpus" "$crashes")")
+    rows+=("$(printf '%-22s %14s %8s %8s' "$t" "${execs:-0}" "$corpus" "$crashes")")
     if [ "$status" -ne 0 ]; then
         failed=1
         echo "fuzz: $t stopped with status $status; see $log" >&2
@@ -45,6 +53,6 @@ for t in "${TARGETS[@]}"; do
 done
 
 echo
-printf '%-16s %14s %8s %8s\n' target executions corpus crashes
+printf '%-22s %14s %8s %8s\n' target executions corpus crashes
 for r in "${rows[@]}"; do echo "$r"; done
 exit $failed

@@ -1,4 +1,5 @@
 @testable import KeyKit
+import Synchronization
 import Testing
 
 /// One test per crash the libFuzzer targets in Tests/Fuzz found (`make fuzz`); the input that crashed is in the
@@ -60,4 +61,95 @@ import Testing
         #expect(b.issuer == "Iss")
         #expect(b.name.unicodeScalars.elementsEqual("\u{301}n".unicodeScalars))
     }
+
+    /// FuzzOATHCalculateAll: a CALCULATE ALL answer giving the GitHub account a truncated code of 0x62 = 98
+    /// digits (76 05 62 06EB971C) stopped the process: formatting took 10^98 modulo 2^32, which is 0, and
+    /// divided by it. A code of more than 10 digits (all a 31-bit value has) or of none is now the key's
+    /// malformed answer, and formatting never divides by zero.
+    @Test func oathCodeOf98DigitsIsAMalformedAnswer() async throws {
+        let salt: [UInt8] = [0xBD, 0xDE, 0xC0, 0x70, 0x62, 0xD7, 0xAD, 0x0A]
+        let select = TLV(0x79, [5, 7, 2]).encoded + TLV(0x71, salt).encoded
+        let github = TLV(0x71, Array("GitHub:alice@example.com".utf8)).encoded
+        let card = AnswersInOrder([select + [0x90, 0x00],
+                                   github + TLV(0x76, [0x62, 0x06, 0xEB, 0x97, 0x1C]).encoded + [0x90, 0x00]])
+        let session = try await OATHSession.make(connection: card)
+        await #expect(throws: SmartCardError.malformedResponse("OATH: a code of 98 digits")) {
+            _ = try await session.calculateAll(at: 1_750_004_800)
+        }
+        // No digits at all, in a full answer to CALCULATE, is as malformed.
+        let credential = Credential(rawID: Array("GitHub:alice@example.com".utf8), type: .totp)
+        #expect(throws: SmartCardError.malformedResponse("OATH: a code of 0 digits")) {
+            _ = try OATHSession.code(fromFull: [0] + [UInt8](repeating: 1, count: 20), credential: credential,
+                                     time: 1_750_004_800)
+        }
+        // Ten digits are the whole value (10^10 modulo 2^32 made them 0737418239); more only pad it.
+        #expect(OATHSession.format(value: 2_147_483_647, digits: 10, steam: false) == "2147483647")
+        #expect(OATHSession.format(value: 0x8000_04D2, digits: 12, steam: false) == "000000001234")
+        #expect(OATHSession.format(value: 1_284_755_224, digits: 98, steam: false).count == 98)
+        #expect(OATHSession.format(value: 1_284_755_224, digits: 0, steam: false) == "0")
+        // The same answer with 8 digits gives the code.
+        let eight = AnswersInOrder([select + [0x90, 0x00],
+                                    github + TLV(0x76, [0x08, 0x06, 0xEB, 0x97, 0x1C]).encoded + [0x90, 0x00]])
+        let entries = try await OATHSession.make(connection: eight).calculateAll(at: 1_750_004_800)
+        #expect(entries.map(\.code?.value) == ["16102940"])
+    }
+
+    /// FuzzCTAP2PINChange: a key agreement key whose coordinates are not a point on P-256 (the fuzzer changed
+    /// the virtual key's y) ended the PIN change with OpenSSL's CryptoError, which no caller maps; the CLI then
+    /// said the key might have taken the new PIN, though nothing had been sent. It is now the key's malformed
+    /// answer, before anything is sent.
+    @Test func keyAgreementOffTheCurveIsAMalformedAnswer() async throws {
+        let x: [UInt8] = try Hex.decode("d24f707f56e853691ebe51ca5fddbae4ba0c21e5dd559f50b835faacb3b35630")
+        let y: [UInt8] = try Hex.decode("d5cb7f1fcf8b5e9fc697fb180ad946f335b6132cdb9be17b01e143cfef3b8b04")
+        let info: CBOR = [1: ["FIDO_2_0", "FIDO_2_1"], 3: .bytes([UInt8](repeating: 0x80, count: 16)),
+                          4: ["clientPin": true], 6: [2, 1]]
+        let keyAgreement: CBOR = [1: [1: 2, 3: -25, -1: 1, -2: .bytes(x), -3: .bytes(y)]]
+        let key = CTAPAnswersInOrder([[0x00] + info.encoded, [0x00] + keyAgreement.encoded])
+        let session = try await CTAP2Session.make(connection: key)
+        await #expect(throws: FIDOSessionError.malformed("the key agreement key is not a point on P-256")) {
+            try await session.changePIN(old: "123456", new: "654321")
+        }
+        #expect(key.requests.map(\.first) == [0x04, 0x06], "getInfo and getKeyAgreement, no changePIN")
+        #expect(throws: FIDOSessionError.self) { _ = try PINUVAuthProtocol.publicKey(fromCOSE: keyAgreement[1]!) }
+    }
+}
+
+/// A card that gives its answers in order, whatever it is sent (a replay of a fuzzer's input).
+private final class AnswersInOrder: SmartCardConnection {
+    let atr: [UInt8] = []
+    let name = "answers in order"
+    private let answers: Mutex<[[UInt8]]>
+
+    init(_ answers: [[UInt8]]) { self.answers = Mutex(answers) }
+
+    func transmit(_ command: [UInt8]) async throws -> [UInt8] {
+        guard let next = answers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+            throw SmartCardError.cardRemoved
+        }
+        return next
+    }
+
+    func close() async {}
+}
+
+/// A FIDO key that gives its CTAP answers in order, and keeps the requests.
+private final class CTAPAnswersInOrder: FIDOConnection {
+    let name = "CTAP answers in order"
+    private let state: Mutex<(answers: [[UInt8]], requests: [[UInt8]])>
+
+    init(_ answers: [[UInt8]]) { state = Mutex((answers, [])) }
+
+    var requests: [[UInt8]] { state.withLock { $0.requests } }
+
+    func sendCBOR(_ request: [UInt8], progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+        try state.withLock { s in
+            s.requests.append(request)
+            guard !s.answers.isEmpty else { throw FIDOTransportError.deviceGone }
+            return s.answers.removeFirst()
+        }
+    }
+
+    func sendU2F(_ apdu: [UInt8]) async throws -> [UInt8] { [0x6D, 0x00] }
+    func cancel() async {}
+    func close() async {}
 }

@@ -10,12 +10,18 @@ public struct PINUVAuthProtocol: Sendable, Hashable {
         [1: 2, 3: -25, -1: 1, -2: .bytes(key.x), -3: .bytes(key.y)]
     }
 
-    public static func publicKey(fromCOSE cose: CBOR) throws -> P256PublicKey {
+    /// The key's key agreement key. Coordinates that are not a point on P-256 are the key's malformed answer
+    /// (`FIDOSessionError.malformed`), as a COSE key of another shape is.
+    public static func publicKey(fromCOSE cose: CBOR) throws(FIDOSessionError) -> P256PublicKey {
         guard cose[1]?.int == 2, cose[-1]?.int == 1, let x = cose[-2]?.bytes, let y = cose[-3]?.bytes,
               x.count == 32, y.count == 32 else {
-            throw FIDOSessionError.malformed("key agreement is not a P-256 COSE key")
+            throw .malformed("key agreement is not a P-256 COSE key")
         }
-        return try P256PublicKey(x: x, y: y)
+        do {
+            return try P256PublicKey(x: x, y: y)
+        } catch {
+            throw .malformed("the key agreement key is not a point on P-256")
+        }
     }
 
     /// Derives the shared secret from the ECDH result's x coordinate: SHA-256 of it (protocol 1), or an HMAC

@@ -299,6 +299,9 @@ public actor OATHSession {
     static let steamAlphabet = Array("23456789BCDFGHJKMNPQRTVWXY")
 
     /// Formats a dynamically truncated 31-bit value: decimal digits, or 5 Steam characters.
+    ///
+    /// The last `digits` decimal digits of the value, zero-padded; a 31-bit value has at most 10, so more
+    /// digits only add leading zeros.
     public static func format(value: UInt32, digits: Int, steam: Bool) -> String {
         var v = value & 0x7FFF_FFFF
         if steam {
@@ -309,10 +312,22 @@ public actor OATHSession {
             }
             return out
         }
-        var mod: UInt32 = 1
-        for _ in 0..<digits { mod = mod &* 10 }
-        let s = String(v % mod)
+        var mod: UInt64 = 1
+        for _ in 0..<min(max(digits, 0), maxCodeDigits) { mod *= 10 }
+        let s = String(UInt64(v) % mod)
         return String(repeating: "0", count: max(digits - s.count, 0)) + s
+    }
+
+    /// The most decimal digits a code can have (a 31-bit value has 10).
+    static let maxCodeDigits = 10
+
+    /// The digit count a key answers with a code, when a code can have it (1 to 10); any other count is a
+    /// malformed answer.
+    static func codeDigits(_ byte: UInt8) throws -> Int {
+        guard (1...maxCodeDigits).contains(Int(byte)) else {
+            throw SmartCardError.malformedResponse("OATH: a code of \(byte) digits")
+        }
+        return Int(byte)
     }
 
     static func window(_ credential: Credential, time: Int64) -> (Int64, Int64) {
@@ -324,16 +339,16 @@ public actor OATHSession {
 
     static func code(fromTruncated value: [UInt8], credential: Credential, time: Int64) throws -> Code {
         guard value.count == 5 else { throw SmartCardError.malformedResponse("OATH: truncated code of \(value.count) bytes") }
+        let digits = try codeDigits(value[0])
         let n = UInt32(BigEndian.integer(value.dropFirst()))
         let (from, to) = window(credential, time: time)
-        return Code(value: format(value: n, digits: Int(value[0]), steam: credential.isSteam), validFrom: from,
-                    validTo: to)
+        return Code(value: format(value: n, digits: digits, steam: credential.isSteam), validFrom: from, validTo: to)
     }
 
     /// Full HMAC answers (P2 = 0): dynamic truncation as in RFC 4226.
     static func code(fromFull value: [UInt8], credential: Credential, time: Int64) throws -> Code {
         guard value.count >= 21 else { throw SmartCardError.malformedResponse("OATH: full response too short") }
-        let digits = Int(value[0])
+        let digits = try codeDigits(value[0])
         let mac = Array(value.dropFirst())
         let offset = Int(mac[mac.count - 1] & 0x0F)
         let n = UInt32(BigEndian.integer(mac[offset..<(offset + 4)]))
