@@ -68,7 +68,7 @@ struct ListCommand: AsyncParsableCommand {
         }
         for f in failures { warn("ykterm: \(f.reader): " + explained(f.error).1) }
         if rows.isEmpty {
-            if !json { warn("ykterm: \(KeyFinderError.noKey(key.selector))") }
+            if !json { warn("ykterm: " + explained(KeyFinderError.noKey(key.selector)).1) }
             throw ExitCode(ExitStatus.noKey)
         }
     }

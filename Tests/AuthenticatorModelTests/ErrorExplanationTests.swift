@@ -119,6 +119,18 @@ import Testing
             == "This key does not support OATH reset (6D00); nothing was changed")
         #expect(english.text(ErrorExplanation(KeyFinderError.noKey(KeySelector(reader: "Yubi", serial: nil))).text)
             == "no key found (reader \"Yubi\"): insert a key, or see `ykterm list` and `ykterm doctor`")
+        // A broken-off exchange blames the exchange, not the key.
+        let brokeOff = english.text(ErrorExplanation(SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF),
+                                                                                       after: "SEND REMAINING")).text)
+        #expect(brokeOff.contains("announced more data but sent none") && brokeOff.contains("61FF with no data after SEND REMAINING"))
+        #expect(!brokeOff.contains("supported key"))
+        // No permission for a hidraw node: the udev rule, and where to find the command.
+        for error: any Error in [OTPHIDError.permissionDenied("/dev/hidraw3"), HIDDeviceError.permissionDenied("/dev/hidraw3")] {
+            let text = english.text(ErrorExplanation(error).text)
+            #expect(text.contains("/dev/hidraw3") && text.contains("udev rule") && text.contains("ykterm doctor"))
+        }
+        #expect(english.text(ErrorExplanation(KeyRouteError.notOnThisKey(.oath, [.fido, .otp])).text)
+            .hasPrefix("OATH needs one of these interfaces: CCID, NFC; this key has fido, otp"))
         #expect(english.text(ErrorExplanation(KeyFinderError.ambiguous(["k1", "k2"])).text)
             == "several keys match; choose one with --reader or --device:\n  k1\n  k2")
     }

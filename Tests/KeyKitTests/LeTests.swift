@@ -64,13 +64,6 @@ struct EmptyResponsePartTests {
         #expect(card.sent.count == 2)
     }
 
-    @Test func theErrorBlamesTheExchangeNotTheKey() {
-        let text = SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF), after: "SEND REMAINING").description
-        #expect(text.contains("announced more data but sent none"))
-        #expect(text.contains("61FF with no data after SEND REMAINING"))
-        #expect(!text.contains("supported key"))
-    }
-
     @Test func aFirstAnswerWithoutDataIsFollowedOnce() async throws {
         // A command sent without Le may be answered 61xx and no data (ISO 7816-4, T=0): the fetch, with Le,
         // brings the data.

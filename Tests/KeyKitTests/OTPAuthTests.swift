@@ -258,12 +258,9 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
         #expect(message?.contains(expected) == true, "\(uri): \(message ?? "accepted")")
     }
 
-    @Test func messagesCarryTheURIPrefix() {
-        do {
-            _ = try OTPAuthURI.parse("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=9")
-            Issue.record("accepted")
-        } catch {
-            #expect("\(error)" == "invalid otpauth URI: digits must be 6, 7 or 8, not \"9\"")
+    @Test func aURIsProblemIsAnInvalidURI() {
+        #expect(throws: OATHError.invalidURI("digits must be 6, 7 or 8, not \"9\"")) {
+            try OTPAuthURI.parse("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=9")
         }
     }
 

@@ -55,10 +55,15 @@ final class ScriptedScreen: InteractiveScreen, @unchecked Sendable {
     /// Waits until the last frame holds `text` (or, with `absent`, no longer does); the frame, or nil after
     /// `timeout` seconds.
     func waitFor(_ text: String, absent: Bool = false, timeout: Double = 10) async -> [String]? {
+        await waitUntil(timeout: timeout) { frame in frame.contains(where: { $0.contains(text) }) != absent }
+    }
+
+    /// Waits until the last frame satisfies `ready`; the frame, or nil after `timeout` seconds.
+    func waitUntil(timeout: Double = 10, _ ready: ([String]) -> Bool) async -> [String]? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let frame = lastFrame
-            if !frame.isEmpty && frame.contains(where: { $0.contains(text) }) != absent { return frame }
+            if !frame.isEmpty && ready(frame) { return frame }
             try? await Task.sleep(for: .milliseconds(10))
         }
         return nil
@@ -159,7 +164,10 @@ struct LoopBackend: KeyBackend {
     @Test func theLoopShowsTheKeysCodesFollowsKeysAndQuits() async throws {
         let key = try await Self.keyWithAnAccount()
         let run = try Run(key: key)
-        let shown = await run.screen.waitFor("alice@example.com")
+        // The account, then its code (six digits in two groups), once the key has computed it.
+        let shown = await run.screen.waitUntil { frame in
+            frame.contains { $0.contains("alice@example.com") && $0.contains(/\d{3} \d{3}/) }
+        }
         let frame = try #require(shown, "\(run.screen.frameCount) frames, the last:\n\(run.screen.lastFrame.joined(separator: "\n"))")
         // The code on screen is the account's code now (as the key computes it for this period).
         let session = try await OATHSession.make(connection: VirtualKeyConnection(key: key))
@@ -185,7 +193,7 @@ struct LoopBackend: KeyBackend {
 
     @Test func copyingWritesOSC52AfterTheFrameAndSaysSo() async throws {
         let run = try Run(key: try await Self.keyWithAnAccount())
-        #expect(await run.screen.waitFor("alice@example.com") != nil)
+        #expect(await run.screen.waitUntil { $0.contains { $0.contains("alice@example.com") && $0.contains(/\d{3} \d{3}/) } } != nil)
         run.screen.type("c")
         #expect(await run.screen.waitFor("Copied") != nil)
         let osc52 = run.screen.rawWrites.first { $0.starts(with: [0x1B, 0x5D, 0x35, 0x32]) }

@@ -36,7 +36,6 @@ import VirtualKey
             Issue.record("third wrong PIN accepted")
         } catch let e as CTAPError {
             #expect(e.code == CTAPError.pinAuthBlocked)
-            #expect(e.description.contains("remove the key and insert it again"))
         }
         do {
             try await s.verifyPIN("correct")
@@ -95,7 +94,6 @@ import VirtualKey
             Issue.record("resident credential made without the PIN")
         } catch let e as CTAPError {
             #expect(e.code == CTAPError.pinRequired)
-            #expect(e.description == "this needs the PIN: give it when asked")
         }
         await c.close()
     }

@@ -6,10 +6,9 @@ import Glibc
 /// file cannot take the data elsewhere), written whole, `fsync`ed, renamed over the old one, and the directory
 /// `fsync`ed so the rename itself survives.
 public enum AtomicFile {
-    public struct WriteError: Error, Equatable, Sendable, CustomStringConvertible {
+    public struct WriteError: Error, Equatable, Sendable {
         public var path: String
         public var reason: String
-        public var description: String { "cannot write \(path): \(reason)" }
 
         public init(path: String, reason: String) {
             self.path = path

@@ -1,5 +1,5 @@
 /// Errors from the smart-card layer. Each says what happened and what to do next.
-public enum SmartCardError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum SmartCardError: Error, Equatable, Sendable {
     /// pcscd cannot be reached.
     case serviceUnavailable
     /// No smart-card reader is attached (or pcscd sees none).
@@ -33,48 +33,6 @@ public enum SmartCardError: Error, Equatable, Sendable, CustomStringConvertible 
     case applicationNotAvailable(String)
     /// The connection was closed.
     case closed
-
-    public var description: String {
-        switch self {
-        case .serviceUnavailable:
-            return "pcscd is not reachable: install and start it (apt-get install pcscd; systemctl start pcscd.socket)"
-        case .noReaders:
-            return "no smart-card reader found: insert a key, or check that pcscd sees it (ykterm doctor)"
-        case .unknownReader(let r):
-            return "reader \"\(r)\" is not there any more: was the key removed?"
-        case .noCard(let r):
-            return "no key in reader \"\(r)\": insert the key or place it on the reader"
-        case .cardRemoved:
-            return "the key was removed or reset during the operation: insert it again and retry"
-        case .sharingViolation(let r):
-            return "another program holds the key in \"\(r)\" exclusively (often gpg's scdaemon): "
-                + "run `gpgconf --kill scdaemon`, or close that program, and retry"
-        case .unresponsive:
-            return "the key does not answer: remove it, insert it again and retry"
-        case .timeout:
-            return "the key did not answer in time: check its connection and retry"
-        case .cancelled:
-            return "cancelled"
-        case .communication(let what):
-            return "communication with the reader failed (\(what)): re-insert the key and retry"
-        case .pcsc(let code, let function):
-            return "\(function) failed with PC/SC error 0x\(String(code, radix: 16, uppercase: true)): "
-                + "see `ykterm doctor`"
-        case .invalidAPDU(let why):
-            return "invalid command APDU: \(why)"
-        case .malformedResponse(let why):
-            return "the key answered something unexpected (\(why)): it may not be a supported key"
-        case .status(let sw):
-            return "the key refused the command: \(sw)"
-        case .emptyResponsePart(let sw, let fetch):
-            return "the exchange broke off: the key announced more data but sent none (\(sw.hexString) with no data "
-                + "after \(fetch)); retry, and if it happens again run with --verbose and report the trace"
-        case .applicationNotAvailable(let name):
-            return "the key has no \(name) application, or it is disabled"
-        case .closed:
-            return "the connection to the key is closed"
-        }
-    }
 
     /// True for errors that mean the key went away.
     public var isKeyGone: Bool {

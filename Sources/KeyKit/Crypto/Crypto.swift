@@ -31,14 +31,9 @@ public enum HashAlgorithm: String, Sendable, Codable, CaseIterable {
     }
 }
 
-public enum CryptoError: Error, Equatable, CustomStringConvertible {
+public enum CryptoError: Error, Equatable {
     case openssl(String)
 
-    public var description: String {
-        switch self {
-        case .openssl(let what): return "cryptography failed (OpenSSL \(what))"
-        }
-    }
 }
 
 /// Thin wrappers over OpenSSL's libcrypto.

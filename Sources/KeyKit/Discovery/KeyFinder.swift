@@ -14,22 +14,10 @@ public struct KeySelector: Sendable, Equatable {
     }
 }
 
-public enum KeyFinderError: Error, Equatable, CustomStringConvertible {
+public enum KeyFinderError: Error, Equatable {
     case noKey(KeySelector)
     case ambiguous([String])
 
-    public var description: String {
-        switch self {
-        case .noKey(let s):
-            var what = "no key found"
-            if let r = s.reader { what += " in a reader matching \"\(r)\"" }
-            if let n = s.serial { what += " with serial \(n)" }
-            return what + ": insert a key, or see `ykterm list` and `ykterm doctor`"
-        case .ambiguous(let labels):
-            return "several keys match; choose one with --reader or --device:\n"
-                + labels.map { "  " + $0 }.joined(separator: "\n")
-        }
-    }
 }
 
 /// Finds keys on PC/SC.

@@ -61,27 +61,9 @@ extension KeyDescriptor {
 }
 
 /// A key has no interface that carries what was asked for.
-public enum KeyRouteError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum KeyRouteError: Error, Equatable, Sendable {
     case notOnThisKey(KeyApplication, [KeyInterfaceKind])
 
-    public var description: String {
-        switch self {
-        case .notOnThisKey(let application, let interfaces):
-            let has = interfaces.isEmpty ? "none" : interfaces.map(\.rawValue).joined(separator: ", ")
-            switch application {
-            case .fido:
-                return "FIDO2 and U2F need the key's FIDO HID interface (or an NFC reader), and this key has "
-                    + "neither (its interfaces: \(has))"
-            case .otp:
-                return "the OTP application needs a smart-card or OTP HID interface, and this key has neither "
-                    + "(its interfaces: \(has)); without pcscd a key's CCID interface is not seen: see `ykterm doctor`"
-            default:
-                return "\(application.displayName) needs a smart-card interface (CCID or an NFC reader), and this key "
-                    + "has none (its interfaces: \(has)); without pcscd a key's CCID interface is not seen: see "
-                    + "`ykterm doctor`"
-            }
-        }
-    }
 }
 
 extension KeyDescriptor {

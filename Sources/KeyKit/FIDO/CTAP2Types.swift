@@ -13,7 +13,7 @@ public enum CTAP2Command: UInt8, Sendable {
 }
 
 /// A CTAP2 status code other than success, with what it means for the user.
-public struct CTAPError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct CTAPError: Error, Hashable, Sendable {
     public let code: UInt8
     /// PIN retries left, when the session learned them after a wrong PIN.
     public var retriesLeft: Int?
@@ -94,41 +94,6 @@ public struct CTAPError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// What happened and what to do next.
-    public var description: String {
-        switch code {
-        case CTAPError.pinInvalid:
-            if let r = retriesLeft {
-                return "wrong PIN: \(r) " + (r == 1 ? "try" : "tries") + " left before the PIN is blocked"
-            }
-            return "wrong PIN"
-        case CTAPError.pinBlocked:
-            return "the PIN is blocked after too many wrong tries: only a FIDO reset (which deletes every "
-                + "FIDO credential) makes the key usable again"
-        case CTAPError.pinAuthBlocked:
-            return "three wrong PINs in a row: remove the key and insert it again before the next try"
-        case CTAPError.pinNotSet: return "no PIN is set on this key: set one with `ykterm fido pin set`"
-        case CTAPError.pinRequired: return "this needs the PIN: give it when asked"
-        case CTAPError.pinPolicyViolation:
-            return "the key refused the new PIN: it breaks the key's PIN rules (length or complexity)"
-        case CTAPError.pinAuthInvalid:
-            return "the PIN token is no longer valid: try again (the key may have been re-inserted)"
-        case CTAPError.notAllowed:
-            return "the key does not allow this now (for a reset: do it within 10 seconds of inserting the key)"
-        case CTAPError.userActionTimeout, CTAPError.actionTimeout: return "the key was not touched in time"
-        case CTAPError.keepaliveCancel: return "cancelled"
-        case CTAPError.noCredentials: return "the key has no matching credential"
-        case CTAPError.invalidCredential:
-            return "the key does not know this credential (another key, application ID or key handle?)"
-        case CTAPError.keyStoreFull: return "the key has no room for another discoverable credential"
-        case CTAPError.credentialExcluded: return "a credential for this account already exists on the key"
-        case CTAPError.operationDenied: return "the operation was denied (no touch, or the user declined)"
-        case CTAPError.uvBlocked: return "built-in user verification is blocked: use the PIN"
-        case CTAPError.invalidCommand:
-            return "the key does not support this command (it may speak only U2F, or be too old)"
-        default: return "the key answered \(name)"
-        }
-    }
 }
 
 /// What `authenticatorGetInfo` reports.
@@ -209,7 +174,7 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     }
 }
 
-public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum FIDOSessionError: Error, Equatable, Sendable {
     case malformed(String)
     /// Fewer code points (`count`) than the key's `minimum`.
     case pinTooShort(minimum: Int, count: Int)
@@ -224,23 +189,6 @@ public enum FIDOSessionError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The key offers no PIN/UV auth protocol this client speaks (the numbers it offers).
     case noCommonPINProtocol([Int])
 
-    public var description: String {
-        switch self {
-        case .malformed(let why): return "the key answered something unexpected: \(why)"
-        case .pinTooShort(let m, _): return "the PIN must have at least \(m) characters"
-        case .pinTooLong: return "the PIN must be at most 63 bytes of UTF-8"
-        case .pinHasNUL: return "the PIN must not contain a NUL character"
-        case .noPINSupport: return "this key does not support a FIDO2 PIN"
-        case .signatureInvalid(let what): return "signature check failed: \(what)"
-        case .notSupported(let what): return "the key does not support \(what)"
-        case .ctap2NotSupported:
-            return "this key speaks U2F only, not FIDO2 (CTAP2): it has no FIDO2 PIN, passkeys or FIDO2 reset; "
-                + "`ykterm u2f` registers and signs with it"
-        case .noCommonPINProtocol(let offered):
-            return "the key offers PIN/UV auth protocol " + offered.map(String.init).joined(separator: ", ")
-                + ", and ykterm speaks 1 and 2: its PIN cannot be used here"
-        }
-    }
 }
 
 /// The rules for a new PIN, as CTAP 2.1 and the key define them, checked before anything is sent, by every

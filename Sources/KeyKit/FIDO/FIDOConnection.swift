@@ -37,7 +37,7 @@ extension FIDOConnection {
 
 /// Errors of the FIDO transports (framing and channel trouble, not CTAP2 status codes, which are
 /// `CTAPError`). Each says what happened and what to do next.
-public enum FIDOTransportError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum FIDOTransportError: Error, Equatable, Sendable {
     /// The key did not answer in time.
     case timeout
     /// The key stayed busy with another program's request.
@@ -56,32 +56,6 @@ public enum FIDOTransportError: Error, Equatable, Sendable, CustomStringConverti
     case closed
     /// The key answered something that cannot be parsed.
     case malformed(String)
-
-    public var description: String {
-        switch self {
-        case .timeout:
-            return "the key did not answer in time: touch it if it blinks, otherwise remove it, insert it again "
-                + "and retry"
-        case .channelBusy:
-            return "the key is busy with another program (a browser or ssh?): finish or cancel there and retry"
-        case .invalidSequence:
-            return "the key's answer arrived out of order: remove the key, insert it again and retry"
-        case .invalidLength:
-            return "the message is too long for the USB HID transport (at most \(CTAPHID.maxPayload) bytes)"
-        case .unexpectedCommand:
-            return "the key answered a different command than the one sent: close other programs that use "
-                + "the key and retry"
-        case .ctaphidError(let code):
-            return "the key rejected the message (\(CTAPHID.ErrorCode.name(code))): " + CTAPHID.ErrorCode.advice(code)
-        case .deviceGone:
-            return "the key was removed or stopped answering: insert it again and retry"
-        case .closed:
-            return "the connection to the key is closed"
-        case .malformed(let why):
-            return "the key answered something unexpected (\(why)): it may not be a FIDO key; "
-                + "remove it, insert it again and retry"
-        }
-    }
 
     /// True for errors that mean the key went away.
     public var isKeyGone: Bool { self == .deviceGone }

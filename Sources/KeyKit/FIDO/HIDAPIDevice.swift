@@ -37,7 +37,7 @@ public struct HIDDeviceInfo: Sendable, Hashable {
 }
 
 /// Errors from opening a HID device. Each says what to do next.
-public enum HIDDeviceError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum HIDDeviceError: Error, Equatable, Sendable {
     /// The hidraw node exists but this user may not open it (no udev rule).
     case permissionDenied(String)
     /// The device is not there (any more).
@@ -47,19 +47,6 @@ public enum HIDDeviceError: Error, Equatable, Sendable, CustomStringConvertible 
     /// hidapi could not start.
     case unavailable
 
-    public var description: String {
-        switch self {
-        case .permissionDenied(let path):
-            return "no permission to open the FIDO device \(path): install ykterm's udev rule "
-                + "(70-ykterm-fido.rules; `ykterm doctor` shows the command), then remove and insert the key"
-        case .notFound(let path):
-            return "the FIDO device \(path) is not there any more: insert the key and retry"
-        case .openFailed(let path, let reason):
-            return "cannot open the FIDO device \(path) (\(reason)): see `ykterm doctor`"
-        case .unavailable:
-            return "the HID library (hidapi) could not start: see `ykterm doctor`"
-        }
-    }
 }
 
 /// A FIDO key's HID interface through hidapi (the hidraw backend on Linux).

@@ -160,7 +160,7 @@ public struct Code: Sendable, Hashable {
     }
 }
 
-public enum OATHError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum OATHError: Error, Equatable, Sendable {
     case invalidCredential(String)
     case invalidURI(String)
     case wrongPassword
@@ -174,26 +174,6 @@ public enum OATHError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The key answered an optional command with a status saying it does not have it.
     case commandNotSupported(OATHOptionalCommand, StatusWord)
 
-    public var description: String {
-        switch self {
-        case .invalidCredential(let why): return why
-        case .invalidURI(let why): return "invalid otpauth URI: \(why)"
-        case .wrongPassword: return "wrong OATH password: try again"
-        case .passwordRequired:
-            return "the OATH application is protected by a password: give it when asked (or remember it)"
-        case .notSupported(let f, let min, let actual):
-            return "\(f) needs firmware \(min) or later; this key has \(actual)"
-        case .noSpace: return "the key has no room for another account: delete one first"
-        case .noSuchCredential(let id): return "no account \"\(id)\" on the key"
-        case .credentialExists(let id):
-            return "an account \"\(id)\" already exists: use --force to overwrite it"
-        case .keyResponseMismatch:
-            return "the key's answer to our challenge is wrong: it may not be the key it claims to be"
-        case .touchTimeout: return "the key was not touched in time"
-        case .commandNotSupported(let command, let sw):
-            return "This key does not support \(command.name) (\(sw.hexString)); nothing was changed"
-        }
-    }
 }
 
 /// YKOATH commands that OATH applications of other makes may lack.

@@ -22,20 +22,11 @@ public struct RememberedKeys: Sendable {
 
     public static func defaultPath() -> String { configDirectory() + "/oath-keys.json" }
 
-    public enum StoreError: Error, CustomStringConvertible {
+    public enum StoreError: Error {
         case unreadable(String, String)
         case unwritable(String, String)
         case insecure(String, UInt16)
 
-        public var description: String {
-            switch self {
-            case .unreadable(let p, let why): return "cannot read remembered OATH keys in \(p): \(why)"
-            case .unwritable(let p, let why): return "cannot write remembered OATH keys to \(p): \(why)"
-            case .insecure(let p, let mode):
-                return "\(p) has mode \(String(mode, radix: 8)); it holds secrets and must be 600: "
-                    + "run `chmod 600 \(p)`"
-            }
-        }
     }
 
     private func load() throws -> [String: String] {

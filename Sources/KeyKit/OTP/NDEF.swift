@@ -1,18 +1,11 @@
 import FoundationEssentials
 import Glibc
 
-public enum NDEFError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum NDEFError: Error, Equatable, Sendable {
     case malformed(String)
     case unsupported(String)
     case noOTP(String)
 
-    public var description: String {
-        switch self {
-        case .malformed(let why): return "malformed NDEF data: \(why)"
-        case .unsupported(let why): return "unsupported NDEF data: \(why)"
-        case .noOTP(let why): return "no OTP found: \(why)"
-        }
-    }
 }
 
 /// One NDEF record.

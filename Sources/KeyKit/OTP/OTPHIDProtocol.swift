@@ -1,6 +1,6 @@
 /// Errors of the OTP HID interface (a YubiKey's keyboard interface, reached through feature reports).
 /// Each says what to do next.
-public enum OTPHIDError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum OTPHIDError: Error, Equatable, Sendable {
     /// The hidraw node exists but this user may not open it.
     case permissionDenied(String)
     /// The key was removed (or the node never existed).
@@ -20,26 +20,6 @@ public enum OTPHIDError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The connection is closed.
     case closed
 
-    public var description: String {
-        switch self {
-        case .permissionDenied(let path):
-            return "no permission to open the YubiKey OTP interface \(path): install ykterm's udev rule "
-                + "(`ykterm doctor` shows the command), then remove and insert the key"
-        case .deviceGone(let path):
-            return "the YubiKey OTP interface \(path) is not there any more: insert the key and retry"
-        case .ioFailed(let what, let code):
-            return "the YubiKey OTP interface failed (\(what), errno \(code)): remove and insert the key, "
-                + "see `ykterm doctor`"
-        case .malformedReport(let why):
-            return "the key sent an answer that makes no sense (\(why)): remove and insert the key, then retry"
-        case .badChecksum: return "the key's answer arrived damaged (bad checksum): retry"
-        case .commandRejected:
-            return "the key refused the command (slot empty, of another kind, or protected by an access code?)"
-        case .touchTimeout: return "the key waited for a touch, and none came in time: retry and touch the key"
-        case .timeout: return "the key did not answer in time: remove and insert it, then retry"
-        case .closed: return "the connection to the key's OTP interface is closed"
-        }
-    }
 }
 
 /// The YubiKey OTP HID protocol: a command is a 70-byte frame (64 bytes of payload, the slot or command byte,

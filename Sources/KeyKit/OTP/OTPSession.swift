@@ -4,7 +4,7 @@ import Dispatch
 import Synchronization
 
 /// Errors of the OTP application's slot commands.
-public enum OTPError: Error, Equatable, CustomStringConvertible {
+public enum OTPError: Error, Equatable {
     case invalidSlot(Int)
     case slotEmpty(Int)
     case notChallengeResponse(Int)
@@ -15,22 +15,6 @@ public enum OTPError: Error, Equatable, CustomStringConvertible {
     case configurationRefused
     case unexpectedResponse(String)
 
-    public var description: String {
-        switch self {
-        case .invalidSlot(let s): return "there is no slot \(s); the slots are 1 and 2"
-        case .slotEmpty(let s): return "slot \(s) is empty"
-        case .notChallengeResponse(let s):
-            return "slot \(s) is not configured for HMAC-SHA1 challenge-response"
-        case .touchTimeout(let s): return "slot \(s) needs a touch, and none came in time"
-        case .challengeTooLong(let n): return "the challenge is \(n) bytes; at most 64 are allowed"
-        case .invalidKey(let n):
-            return "an HMAC-SHA1 key must be 1 to 20 bytes (or more than 64, which is hashed); this one is \(n)"
-        case .invalidAccessCode: return "an access code is 6 bytes (12 hex digits)"
-        case .configurationRefused:
-            return "the key refused the configuration (slot protected by an access code?)"
-        case .unexpectedResponse(let why): return "unexpected answer from the OTP application: \(why)"
-        }
-    }
 }
 
 /// The OTP application over CCID: slot status, serial number, HMAC-SHA1 challenge-response, and slot

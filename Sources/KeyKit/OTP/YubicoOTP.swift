@@ -21,7 +21,7 @@ public enum CRC16 {
     }
 }
 
-public enum YubicoOTPError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum YubicoOTPError: Error, Equatable, Sendable {
     case invalidKey(String)
     case invalidOTP(String)
     case invalidPublicID(String)
@@ -29,16 +29,6 @@ public enum YubicoOTPError: Error, Equatable, Sendable, CustomStringConvertible 
     /// Decryption gave a token whose CRC does not check: the AES key is wrong or the OTP was altered.
     case crcMismatch
 
-    public var description: String {
-        switch self {
-        case .invalidKey(let why): return "invalid AES key: \(why)"
-        case .invalidOTP(let why): return "not a Yubico OTP: \(why)"
-        case .invalidPublicID(let why): return "invalid public ID: \(why)"
-        case .invalidPrivateID(let why): return "invalid private ID: \(why)"
-        case .crcMismatch:
-            return "the decrypted OTP fails its CRC check: the AES key is wrong, or the OTP was altered or mistyped"
-        }
-    }
 }
 
 /// The 16 bytes a YubiKey encrypts for one Yubico OTP:

@@ -55,7 +55,7 @@ public func parseAPDUInput(_ text: String) -> APDUInput {
     do {
         apdu = try APDU(parsing: bytes)
     } catch {
-        return .problem(UIText("apdu.problem.invalid", ["why": error.description]))
+        return .problem(ErrorExplanation(error).text)
     }
     var summary = ["bytes": String(n), "case": String(apdu.apduCase.rawValue), "lc": String(apdu.data.count),
                    "le": apdu.le.map(String.init) ?? "-"]
