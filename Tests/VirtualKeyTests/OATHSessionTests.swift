@@ -108,7 +108,7 @@ import VirtualKey
     @Test func firmwareGatesRenameAndSHA512() async throws {
         let old = try await OATHSessionTests.session(version: Version(4, 2, 6))
         let c = try await old.put(CredentialData(name: "a", secret: OATHSessionTests.seed(20)))
-        await #expect(throws: OATHError.notSupported(feature: "renaming accounts", minimum: Version(5, 3, 1),
+        await #expect(throws: OATHError.notSupported(feature: .rename, minimum: Version(5, 3, 1),
                                                      actual: Version(4, 2, 6))) {
             try await old.rename(c, to: CredentialID(name: "b", issuer: nil, type: .totp))
         }

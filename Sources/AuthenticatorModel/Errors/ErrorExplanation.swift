@@ -54,7 +54,12 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case exchangeBrokeOff = "exchange-broke-off"
     case applicationMissing = "application-missing"
     case notSupported = "not-supported"
-    case needsFirmware = "needs-firmware"
+    case oathResetNotSupported = "oath-reset-not-supported"
+    case oathPasswordNotSupported = "oath-password-not-supported"
+    case oathRenameNotSupported = "oath-rename-not-supported"
+    case renameNeedsFirmware = "rename-needs-firmware"
+    case touchNeedsFirmware = "touch-needs-firmware"
+    case sha512NeedsFirmware = "sha512-needs-firmware"
     case touchTimeout = "touch-timeout"
     case invalidCommand = "invalid-command"
     // OATH.
@@ -231,15 +236,26 @@ extension ErrorExplanation {
         case .wrongPassword: return ErrorExplanation(kind: .wrongPassword)
         case .passwordRequired: return ErrorExplanation(kind: .passwordRequired)
         case .notSupported(let feature, let minimum, let actual):
-            return ErrorExplanation(kind: .needsFirmware,
-                                    ["feature": feature, "minimum": minimum.description, "actual": actual.description])
+            let kind: ErrorKind
+            switch feature {
+            case .rename: kind = .renameNeedsFirmware
+            case .touch: kind = .touchNeedsFirmware
+            case .sha512: kind = .sha512NeedsFirmware
+            }
+            return ErrorExplanation(kind: kind, ["minimum": minimum.description, "actual": actual.description])
         case .noSpace: return ErrorExplanation(kind: .noRoom)
         case .noSuchCredential(let id): return ErrorExplanation(kind: .noSuchAccount, ["account": id])
         case .credentialExists(let id): return ErrorExplanation(kind: .accountExists, ["account": id])
         case .keyResponseMismatch: return ErrorExplanation(kind: .keyNotGenuine)
         case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
         case .commandNotSupported(let command, let sw):
-            return ErrorExplanation(kind: .notSupported, ["what": command.name, "status": sw.hexString])
+            let kind: ErrorKind
+            switch command {
+            case .reset: kind = .oathResetNotSupported
+            case .setCode: kind = .oathPasswordNotSupported
+            case .rename: kind = .oathRenameNotSupported
+            }
+            return ErrorExplanation(kind: kind, ["status": sw.hexString])
         }
     }
 

@@ -95,22 +95,6 @@ public enum CTAPHID {
             default: return "error 0x" + String(code, radix: 16, uppercase: true)
             }
         }
-
-        /// What the user can do about `code`.
-        static func advice(_ code: UInt8) -> String {
-            switch code {
-            case invalidCommand:
-                return "the key does not support this command (is the FIDO application enabled?)"
-            case channelBusy, lockRequired:
-                return "another program is using the key: finish or cancel there and retry"
-            case invalidChannel:
-                return "the key forgot the connection: retry"
-            case messageTimeout, invalidSequence:
-                return "the message did not arrive whole: retry, and if it keeps happening re-insert the key"
-            default:
-                return "remove the key, insert it again and retry"
-            }
-        }
     }
 
     /// The largest message that fits in packets of `packetSize` bytes.

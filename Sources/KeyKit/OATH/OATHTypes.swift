@@ -165,7 +165,7 @@ public enum OATHError: Error, Equatable, Sendable {
     case invalidURI(String)
     case wrongPassword
     case passwordRequired
-    case notSupported(feature: String, minimum: Version, actual: Version)
+    case notSupported(feature: OATHFeature, minimum: Version, actual: Version)
     case noSpace
     case noSuchCredential(String)
     case credentialExists(String)
@@ -179,14 +179,6 @@ public enum OATHError: Error, Equatable, Sendable {
 /// YKOATH commands that OATH applications of other makes may lack.
 public enum OATHOptionalCommand: Sendable, Equatable, CaseIterable {
     case reset, setCode, rename
-
-    public var name: String {
-        switch self {
-        case .reset: return "OATH reset"
-        case .setCode: return "an OATH password"
-        case .rename: return "renaming accounts"
-        }
-    }
 
     /// Answers that mean "no such command": instruction (6D00), class (6E00) or function (6A81) not supported.
     static let notSupportedStatuses: Set<StatusWord> = [.invalidInstruction, .classNotSupported, .functionNotSupported]
@@ -206,20 +198,12 @@ public enum OATHFeature: Sendable, CaseIterable {
         }
     }
 
-    public var name: String {
-        switch self {
-        case .rename: return "renaming accounts"
-        case .touch: return "requiring touch"
-        case .sha512: return "SHA-512"
-        }
-    }
-
     public func isSupported(by version: Version) -> Bool {
         // YubiKey NEO (3.x) has touch only from 3.1.0 and no SHA-512; treat 0.x (virtual/unknown) as current.
         version >= minimum || version.major == 0
     }
 
     public func check(_ version: Version) throws(OATHError) {
-        guard isSupported(by: version) else { throw .notSupported(feature: name, minimum: minimum, actual: version) }
+        guard isSupported(by: version) else { throw .notSupported(feature: self, minimum: minimum, actual: version) }
     }
 }
