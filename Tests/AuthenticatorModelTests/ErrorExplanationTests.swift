@@ -8,7 +8,7 @@ import Testing
     static let tables = Language.allCases.map { ($0, StringTables.load(language: $0.rawValue)) }
 
     @Test func everyKindHasItsTextInEveryLanguageWithTheSamePlaceholders() {
-        for kind in ErrorKind.allCases {
+        for kind in ErrorKind.allCases where !ErrorKind.wordedByProblem.contains(kind) {
             let english = Self.tables[0].1.english[kind.textKey]
             #expect(english != nil, "\(kind.textKey) has no English text")
             for (language, tables) in Self.tables {
@@ -37,7 +37,7 @@ import Testing
         (KeyFinderError.ambiguous(["a", "b"]), .severalKeys),
         (KeyRouteError.notOnThisKey(.fido, [.ccid]), .interfaceMissing),
         (KeyRouteError.notOnThisKey(.oath, []), .interfaceMissing),
-        (OATHError.invalidCredential("the secret is empty"), .invalidAccount), (OATHError.invalidURI("x"), .invalidURI),
+        (OATHError.invalidCredential(.emptySecret), .invalidAccount), (OATHError.invalidURI(.export("x")), .invalidURI),
         (OATHError.wrongPassword, .wrongPassword), (OATHError.passwordRequired, .passwordRequired),
         (OATHError.notSupported(feature: .rename, minimum: Version(5, 3, 1), actual: Version(5, 2, 0)), .renameNeedsFirmware),
         (OATHError.notSupported(feature: .touch, minimum: Version(4, 2, 4), actual: Version(4, 2, 0)), .touchNeedsFirmware),
@@ -102,16 +102,39 @@ import Testing
         for (error, kind) in Self.errors {
             let explanation = ErrorExplanation(error)
             #expect(explanation.kind == kind, "\(error)")
-            for (language, tables) in Self.tables {
-                let template = tables.primary[kind.textKey] ?? ""
-                let missing = StringTables.placeholders(in: template).subtracting(explanation.text.arguments.keys)
-                #expect(missing.isEmpty, "\(error) in \(language): nothing fills \(missing)")
-            }
+            Self.expectWorded(explanation.text, "\(error)")
         }
         // Every kind but the catch-all is reached by some error (pcscd's two by whether it is installed).
         let reached = Set(Self.errors.map(\.1)).union([.pcscdNotRunning, .pcscdNotInstalled])
         #expect(Set(ErrorKind.allCases).subtracting(reached) == [.unexpected])
         #expect(PCSCDaemon.isInstalled(paths: ["/bin/sh"]) && !PCSCDaemon.isInstalled(paths: ["/nonexistent/pcscd"]))
+    }
+
+    /// `text` has words in every language, and its arguments fill all their places.
+    static func expectWorded(_ text: UIText, _ what: String) {
+        for (language, tables) in Self.tables {
+            let template = tables.primary[text.key]
+            #expect(template?.isEmpty == false, "\(what): no \(language) text \(text.key)")
+            let missing = StringTables.placeholders(in: template ?? "").subtracting(text.arguments.keys)
+            #expect(missing.isEmpty, "\(what) in \(language): nothing fills \(missing)")
+        }
+    }
+
+    /// Every problem an account or a URI can have, worded in every language.
+    @Test func everyAccountAndURIProblemIsWorded() {
+        var account: [AccountProblem] = [.emptyName, .emptySecret, .secretCharacter("1", position: 3),
+                                         .secretPaddingEarly(position: 2), .secretLength(9),
+                                         .secretPaddingCount(given: 1, count: 16, needed: 0),
+                                         .secretPaddingCount(given: 1, count: 10, needed: 6),
+                                         .idTooLong(id: "x", bytes: 70, maximum: 64), .nameTaken("x")]
+        account += AccountField.allCases.map { .field($0, "v") }
+        let parts: [URIPart] = [.label, .parameterName, .parameter("issuer")]
+        var uri: [URIProblem] = [.empty, .noScheme("x"), .noSlashes(scheme: "otpauth"), .migrationExport,
+                                 .scheme("https", expected: "otpauth"), .missingType, .missingLabel(type: "totp"),
+                                 .labelWithoutName("Ex:"), .missingSecret, .parameterTwice("secret"), .export("x")]
+        uri += parts.map { .percentEncoding($0, "%zz") } + parts.map { .notUTF8($0) } + account.map { .account($0) }
+        for p in account { Self.expectWorded(ErrorExplanation(OATHError.invalidCredential(p)).text, "\(p)") }
+        for p in uri { Self.expectWorded(ErrorExplanation(OATHError.invalidURI(p)).text, "\(p)") }
     }
 
     @Test func theFactsAreInTheWords() {

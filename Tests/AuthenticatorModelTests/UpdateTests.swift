@@ -394,7 +394,7 @@ struct OATHDialogTests {
         _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("JBSWY3DPEHPK3PX1", into: &state)
         let problem = try #require(state.oath.dialog?.form.problem)
-        #expect(problem.key == ErrorKind.invalidAccount.textKey && problem.arguments["detail"]?.contains("Base32") == true)
+        #expect(problem == UIText("account.secret-character", ["character": "1", "position": "16"]))
         _ = update(&state, .keyPress(.backspace))
         _ = Fixture.type("P", into: &state)
         #expect(state.oath.dialog?.form.problem == nil)

@@ -50,17 +50,17 @@ import Testing
         case .type: fields.type = value
         case .name, .secret: break
         }
-        #expect(throws: OATHError.invalidCredential(message)) { try fields.credential() }
+        #expect(throws: OATHError.invalidCredential(.field(field, value))) { try fields.credential() }
         let uri = field == .type ? "otpauth://\(value)/x?secret=JBSWY3DPEHPK3PXP"
                                  : "otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&\(field.rawValue)=\(value)"
-        #expect(throws: OATHError.invalidURI(message)) { try OTPAuthURI.parse(uri) }
+        #expect(throws: OATHError.invalidURI(.account(.field(field, value)))) { try OTPAuthURI.parse(uri) }
     }
 
     @Test func emptyNameOrSecretAndBadBase32AreRefused() {
-        #expect(throws: OATHError.invalidCredential("the account name must not be empty")) {
+        #expect(throws: OATHError.invalidCredential(.emptyName)) {
             try Self.fields { $0.name = "   " }.credential()
         }
-        #expect(throws: OATHError.invalidCredential("the secret is empty")) { try Self.fields { $0.secret = "" }.credential() }
+        #expect(throws: OATHError.invalidCredential(.emptySecret)) { try Self.fields { $0.secret = "" }.credential() }
         #expect(throws: OATHError.self) { try Self.fields { $0.secret = "not base32 !" }.credential() }
     }
 

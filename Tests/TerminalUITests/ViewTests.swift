@@ -166,7 +166,7 @@ struct OATHViewTests {
         for c in "otpauth://totp/x?secret=!!" { _ = update(&state, .keyPress(.char(c))) }
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Add account"))
-        #expect(screen.contains("invalid otpauth URI"))
+        #expect(screen.contains("is not a Base32 character"))
         #expect(screen.contains("Esc cancel"))
     }
 
@@ -253,7 +253,7 @@ struct StringTableTests {
             while let path = enumerator?.nextObject() as? String {
                 guard path.hasSuffix(".swift") else { continue }
                 let source = try String(contentsOf: root.appendingPathComponent(sub).appendingPathComponent(path), encoding: .utf8)
-                for m in source.matches(of: /UIText\("([a-zA-Z.]+)"/) where m.1 != "literal" { used.insert(String(m.1)) }
+                for m in source.matches(of: /UIText\("([a-zA-Z.\-]+)"/) where m.1 != "literal" { used.insert(String(m.1)) }
             }
         }
         used.formUnion(Action.allCases.map(\.helpKey))

@@ -17,6 +17,12 @@ public struct ErrorExplanation: Sendable, Equatable {
         self.text = UIText(kind.textKey, arguments)
     }
 
+    /// A kind worded more particularly than its own text (the problem with an account or a URI).
+    public init(kind: ErrorKind, text: UIText) {
+        self.kind = kind
+        self.text = text
+    }
+
     public init(_ error: any Error) {
         self = Self.explain(error)
     }
@@ -117,6 +123,9 @@ public enum ErrorKind: String, CaseIterable, Sendable {
 
     /// The string-table key of the kind's text.
     public var textKey: String { "error." + rawValue }
+
+    /// Kinds always worded by their problem (`accountText`), never by `textKey`.
+    public static let wordedByProblem: Set<ErrorKind> = [.invalidAccount]
 
     /// How the command line ends on an error of this kind.
     public enum Exit: Sendable, Equatable {
@@ -231,8 +240,8 @@ extension ErrorExplanation {
 
     static func explain(_ e: OATHError) -> ErrorExplanation {
         switch e {
-        case .invalidCredential(let why): return ErrorExplanation(kind: .invalidAccount, ["detail": why])
-        case .invalidURI(let why): return ErrorExplanation(kind: .invalidURI, ["detail": why])
+        case .invalidCredential(let problem): return ErrorExplanation(kind: .invalidAccount, text: accountText(problem))
+        case .invalidURI(let problem): return ErrorExplanation(kind: .invalidURI, text: uriText(problem))
         case .wrongPassword: return ErrorExplanation(kind: .wrongPassword)
         case .passwordRequired: return ErrorExplanation(kind: .passwordRequired)
         case .notSupported(let feature, let minimum, let actual):
@@ -256,6 +265,69 @@ extension ErrorExplanation {
             case .rename: kind = .oathRenameNotSupported
             }
             return ErrorExplanation(kind: kind, ["status": sw.hexString])
+        }
+    }
+
+    /// The words for what is wrong with an account's fields: `account.<problem>`.
+    public static func accountText(_ problem: AccountProblem) -> UIText {
+        switch problem {
+        case .emptyName: return UIText("account.empty-name")
+        case .emptySecret: return UIText("account.empty-secret")
+        case .field(let field, let value):
+            let key: String
+            switch field {
+            case .name: key = "account.field.name"
+            case .secret: key = "account.field.secret"
+            case .type: key = "account.field.type"
+            case .algorithm: key = "account.field.algorithm"
+            case .digits: key = "account.field.digits"
+            case .period: key = "account.field.period"
+            case .counter: key = "account.field.counter"
+            }
+            return UIText(key, ["value": value])
+        case .secretCharacter(let character, let position):
+            return UIText("account.secret-character", ["character": character, "position": String(position)])
+        case .secretPaddingEarly(let position): return UIText("account.secret-padding-early", ["position": String(position)])
+        case .secretLength(let count): return UIText("account.secret-length", ["count": String(count)])
+        case .secretPaddingCount(let given, let count, 0):
+            return UIText("account.secret-padding-none", ["given": String(given), "count": String(count)])
+        case .secretPaddingCount(let given, let count, let needed):
+            return UIText("account.secret-padding-count",
+                          ["given": String(given), "count": String(count), "needed": String(needed)])
+        case .idTooLong(let id, let bytes, let maximum):
+            return UIText("account.id-too-long", ["id": id, "bytes": String(bytes), "maximum": String(maximum)])
+        case .nameTaken(let id): return UIText("account.name-taken", ["id": id])
+        }
+    }
+
+    /// The words for what is wrong with a URI: `uri.<problem>`, or the account's problem as such.
+    public static func uriText(_ problem: URIProblem) -> UIText {
+        func part(_ p: URIPart, _ label: String, _ parameterName: String, _ parameter: String,
+                  _ arguments: [String: String]) -> UIText {
+            switch p {
+            case .label: return UIText(label, arguments)
+            case .parameterName: return UIText(parameterName, arguments)
+            case .parameter(let name): return UIText(parameter, arguments.merging(["name": name]) { a, _ in a })
+            }
+        }
+        switch problem {
+        case .empty: return UIText("uri.empty")
+        case .noScheme(let text): return UIText("uri.no-scheme", ["text": text])
+        case .noSlashes(let scheme): return UIText("uri.no-slashes", ["scheme": scheme])
+        case .migrationExport: return UIText("uri.migration-export")
+        case .scheme(let scheme, let expected): return UIText("uri.scheme", ["scheme": scheme, "expected": expected])
+        case .missingType: return UIText("uri.missing-type")
+        case .missingLabel(let type): return UIText("uri.missing-label", ["type": type])
+        case .labelWithoutName(let label): return UIText("uri.label-without-name", ["label": label])
+        case .missingSecret: return UIText("uri.missing-secret")
+        case .percentEncoding(let p, let text):
+            return part(p, "uri.percent-encoding.label", "uri.percent-encoding.parameter-name", "uri.percent-encoding.parameter",
+                        ["text": text])
+        case .notUTF8(let p):
+            return part(p, "uri.not-utf8.label", "uri.not-utf8.parameter-name", "uri.not-utf8.parameter", [:])
+        case .parameterTwice(let name): return UIText("uri.parameter-twice", ["name": name])
+        case .account(let problem): return accountText(problem)
+        case .export(let detail): return UIText(ErrorKind.invalidURI.textKey, ["detail": detail])
         }
     }
 

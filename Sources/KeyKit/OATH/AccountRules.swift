@@ -5,7 +5,7 @@ public enum AccountField: String, Sendable, CaseIterable {
 
 /// The rules for a new OATH account, one set for every way one is given: an `otpauth://` URI, the TUI's add
 /// form and the options of `oath add`. Each field's reader takes the text as given and returns nil when it
-/// breaks the rule; `requirement` says what the rule is.
+/// breaks the rule (`AccountProblem.field`).
 public enum AccountRules {
     public static let maxPeriod = 3600
 
@@ -30,24 +30,6 @@ public enum AccountRules {
 
     public static func counter(_ text: String) -> UInt32? {
         decimal(text).flatMap { $0 <= UInt64(UInt32.max) ? UInt32($0) : nil }
-    }
-
-    /// What a field must be, to follow its name in a message.
-    public static func requirement(_ field: AccountField) -> String {
-        switch field {
-        case .name: return "must not be empty"
-        case .secret: return "must be Base32 (letters A-Z and digits 2-7)"
-        case .type: return "must be totp or hotp"
-        case .algorithm: return "must be SHA1, SHA256 or SHA512"
-        case .digits: return "must be 6, 7 or 8"
-        case .period: return "must be a whole number of seconds from 1 to \(maxPeriod)"
-        case .counter: return "must be a whole number from 0 to \(UInt32.max)"
-        }
-    }
-
-    /// "digits must be 6, 7 or 8, not "9"".
-    public static func problem(_ field: AccountField, _ text: String) -> String {
-        "\(field.rawValue) \(requirement(field)), not \"\(text)\""
     }
 
     /// A run of ASCII digits as a number; nil for anything else, or past UInt64.
@@ -88,21 +70,17 @@ public struct AccountFields: Sendable {
     /// taken without the spaces around them; the counter counts for HOTP only, the period for TOTP only.
     public func credential() throws(OATHError) -> CredentialData {
         let name = name.trimmingSpaces
-        guard !name.isEmpty else { throw .invalidCredential("the account name \(AccountRules.requirement(.name))") }
-        guard !secret.isEmpty else { throw .invalidCredential("the secret is empty") }
+        guard !name.isEmpty else { throw .invalidCredential(.emptyName) }
+        guard !secret.isEmpty else { throw .invalidCredential(.emptySecret) }
         let secretBytes = try Base32.decode(secret)
-        guard let type = AccountRules.type(type) else { throw .invalidCredential(AccountRules.problem(.type, type)) }
+        guard let type = AccountRules.type(type) else { throw .invalidCredential(.field(.type, type)) }
         guard let algorithm = AccountRules.algorithm(algorithm) else {
-            throw .invalidCredential(AccountRules.problem(.algorithm, algorithm))
+            throw .invalidCredential(.field(.algorithm, algorithm))
         }
-        guard let digits = AccountRules.digits(digits.trimmingSpaces) else {
-            throw .invalidCredential(AccountRules.problem(.digits, digits))
-        }
-        guard let period = AccountRules.period(period.trimmingSpaces) else {
-            throw .invalidCredential(AccountRules.problem(.period, period))
-        }
+        guard let digits = AccountRules.digits(digits.trimmingSpaces) else { throw .invalidCredential(.field(.digits, digits)) }
+        guard let period = AccountRules.period(period.trimmingSpaces) else { throw .invalidCredential(.field(.period, period)) }
         guard let counter = AccountRules.counter(counter.trimmingSpaces) else {
-            throw .invalidCredential(AccountRules.problem(.counter, counter))
+            throw .invalidCredential(.field(.counter, counter))
         }
         let issuer = issuer?.trimmingSpaces
         let data = CredentialData(name: name, issuer: issuer, type: type, algorithm: algorithm, digits: digits,
@@ -128,4 +106,54 @@ extension OTPAuthURI {
         if uri.trimmingWhitespace.lowercased().hasPrefix("otpauth-migration:") { return try MigrationImport.parse(uri) }
         return [try parse(uri)]
     }
+}
+
+/// What is wrong with a new account's fields (facts; the words are the interface's).
+public enum AccountProblem: Sendable, Equatable {
+    case emptyName
+    case emptySecret
+    /// The field's text breaks its rule (`AccountRules`).
+    case field(AccountField, String)
+    /// A character of the secret (1-based `position`) is not Base32.
+    case secretCharacter(String, position: Int)
+    /// "=" padding at `position` with Base32 characters after it.
+    case secretPaddingEarly(position: Int)
+    /// No whole number of bytes is `count` Base32 characters (1, 3 or 6 more than a multiple of 8).
+    case secretLength(Int)
+    /// `given` "=" where `count` characters need `needed`.
+    case secretPaddingCount(given: Int, count: Int, needed: Int)
+    /// The ID (`[period/][issuer:]name`) has `bytes` bytes, more than the key's `maximum`.
+    case idTooLong(id: String, bytes: Int, maximum: Int)
+    /// Renaming to the ID of another account on the key.
+    case nameTaken(String)
+}
+
+/// What is wrong with an `otpauth://` or `otpauth-migration://` URI (facts; the words are the interface's).
+public enum URIProblem: Sendable, Equatable {
+    case empty
+    /// The text (its first 40 characters) has no scheme.
+    case noScheme(String)
+    case noSlashes(scheme: String)
+    /// An `otpauth-migration://` export given where one `otpauth://` URI was expected.
+    case migrationExport
+    case scheme(String, expected: String)
+    case missingType
+    case missingLabel(type: String)
+    case labelWithoutName(String)
+    case missingSecret
+    /// A "%" in `part` not followed by two hex digits (`text`: the "%" and what follows it).
+    case percentEncoding(URIPart, String)
+    case notUTF8(URIPart)
+    case parameterTwice(String)
+    /// A field of the account the URI describes breaks its rule, or its secret is not Base32.
+    case account(AccountProblem)
+    /// A Google Authenticator export that cannot be decoded (protocol buffer details).
+    case export(String)
+}
+
+/// Where in a URI a percent-encoded problem is.
+public enum URIPart: Sendable, Equatable {
+    case label
+    case parameterName
+    case parameter(String)
 }

@@ -58,25 +58,20 @@ public enum Base32 {
             }
             let scalars = character.unicodeScalars
             guard scalars.count == 1, let v = value(of: scalars.first!) else {
-                throw .invalidCredential("the secret must be Base32 (letters A-Z, digits 2-7): \"\(character)\" at "
-                                         + "position \(position) is not a Base32 character")
+                throw .invalidCredential(.secretCharacter(String(character), position: position))
             }
             if let firstPadding {
-                throw .invalidCredential("the secret has padding (\"=\") at position \(firstPadding), before its "
-                                         + "end; padding may only end a Base32 text")
+                throw .invalidCredential(.secretPaddingEarly(position: firstPadding))
             }
             values.append(v)
         }
-        guard !values.isEmpty else { throw .invalidCredential("the secret is empty") }
+        guard !values.isEmpty else { throw .invalidCredential(.emptySecret) }
         let remainder = values.count % 8
         guard let needed = padding(forRemainder: remainder) else {
-            throw .invalidCredential("a Base32 secret can't be 1, 3 or 6 characters more than a multiple of 8 long; "
-                                     + "this one has \(values.count): a character is missing or extra")
+            throw .invalidCredential(.secretLength(values.count))
         }
         if paddingCount != 0 && paddingCount != needed {
-            throw .invalidCredential("the secret ends in \(paddingCount) \"=\" but \(values.count) Base32 characters "
-                                     + "need \(needed == 0 ? "none" : String(needed)): leave the padding out or "
-                                     + "correct it")
+            throw .invalidCredential(.secretPaddingCount(given: paddingCount, count: values.count, needed: needed))
         }
 
         var out = [UInt8]()

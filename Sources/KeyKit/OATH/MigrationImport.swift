@@ -39,16 +39,16 @@ public enum MigrationImport {
     public static func parse(_ uri: String) throws(OATHError) -> [CredentialData] {
         let parts = try OTPURIParts(uri)
         guard parts.scheme.lowercased() == "otpauth-migration" else {
-            throw .invalidURI("scheme must be otpauth-migration, not \"\(parts.scheme)\"")
+            throw .invalidURI(.scheme(String(parts.scheme), expected: "otpauth-migration"))
         }
         guard parts.authority.lowercased() == "offline" else {
-            throw .invalidURI("expected otpauth-migration://offline, not otpauth-migration://\(parts.authority)")
+            throw .invalidURI(.export("expected otpauth-migration://offline, not otpauth-migration://\(parts.authority)"))
         }
         guard parts.path == nil || parts.path == "" else {
-            throw .invalidURI("unexpected path \"/\(parts.path!)\" after otpauth-migration://offline")
+            throw .invalidURI(.export("unexpected path \"/\(parts.path!)\" after otpauth-migration://offline"))
         }
         let parameters = try OTPQueryParameters(parts.query, known: ["data"], plusIsSpace: false)
-        guard let data = parameters["data"] else { throw .invalidURI("missing data parameter") }
+        guard let data = parameters["data"] else { throw .invalidURI(.export("missing data parameter")) }
         let payload = try decodeBase64(data)
         return try parsePayload(payload)
     }
@@ -72,7 +72,7 @@ public enum MigrationImport {
                 try reader.skip(wireType)
             }
         }
-        guard !accounts.isEmpty else { throw .invalidURI("the export contains no accounts") }
+        guard !accounts.isEmpty else { throw .invalidURI(.export("the export contains no accounts")) }
         return accounts
     }
 
@@ -114,10 +114,10 @@ public enum MigrationImport {
         }
 
         guard let fullName = String(validating: nameBytes, as: UTF8.self) else {
-            throw .invalidURI("account \(number)'s name is not valid UTF-8")
+            throw .invalidURI(.export("account \(number)'s name is not valid UTF-8"))
         }
         guard let issuerField = String(validating: issuerBytes, as: UTF8.self) else {
-            throw .invalidURI("account \(number)'s issuer is not valid UTF-8")
+            throw .invalidURI(.export("account \(number)'s issuer is not valid UTF-8"))
         }
         var name = fullName
         var issuer: String? = issuerField.isEmpty ? nil : issuerField
@@ -128,7 +128,7 @@ public enum MigrationImport {
             }
         }
         guard !name.isEmpty else {
-            throw .invalidURI("account \(number) has no name" + (fullName.isEmpty ? "" : " (\"\(fullName)\")"))
+            throw .invalidURI(.export("account \(number) has no name" + (fullName.isEmpty ? "" : " (\"\(fullName)\")")))
         }
         let shown = "\"" + (issuer.map { $0 + ":" } ?? "") + name + "\""
 
@@ -137,31 +137,31 @@ public enum MigrationImport {
         case 0, 1: hash = .sha1
         case 2: hash = .sha256
         case 3: hash = .sha512
-        case 4: throw .invalidURI("account \(shown) uses MD5, which a YubiKey cannot store")
-        default: throw .invalidURI("account \(shown) has an unknown algorithm (\(algorithm))")
+        case 4: throw .invalidURI(.export("account \(shown) uses MD5, which a YubiKey cannot store"))
+        default: throw .invalidURI(.export("account \(shown) has an unknown algorithm (\(algorithm))"))
         }
         let digitCount: Int
         switch digits {
         case 0, 1: digitCount = 6
         case 2: digitCount = 8
-        default: throw .invalidURI("account \(shown) has an unknown digit count (\(digits))")
+        default: throw .invalidURI(.export("account \(shown) has an unknown digit count (\(digits))"))
         }
         let oathType: OATHType
         switch type {
         case 0, 2: oathType = .totp
         case 1: oathType = .hotp
-        default: throw .invalidURI("account \(shown) has an unknown type (\(type))")
+        default: throw .invalidURI(.export("account \(shown) has an unknown type (\(type))"))
         }
         var hotpCounter: UInt32 = 0
         if oathType == .hotp {
             // int64: a negative counter arrives as a huge two's-complement varint.
             let signed = Int64(bitPattern: counter)
             guard signed >= 0, signed <= Int64(UInt32.max) else {
-                throw .invalidURI("account \(shown) has counter \(signed); it must be from 0 to \(UInt32.max)")
+                throw .invalidURI(.export("account \(shown) has counter \(signed); it must be from 0 to \(UInt32.max)"))
             }
             hotpCounter = UInt32(signed)
         }
-        guard !secret.isEmpty else { throw .invalidURI("account \(shown) has an empty secret") }
+        guard !secret.isEmpty else { throw .invalidURI(.export("account \(shown) has an empty secret")) }
         return CredentialData(name: name, issuer: issuer, type: oathType, algorithm: hash, digits: digitCount,
                               period: CredentialData.defaultPeriod, counter: hotpCounter, secret: secret)
     }
@@ -192,26 +192,26 @@ public enum MigrationImport {
                 value = nil
             }
             guard let value else {
-                throw .invalidURI("data has \"\(character)\" at position \(position), which is not a base64 character")
+                throw .invalidURI(.export("data has \"\(character)\" at position \(position), which is not a base64 character"))
             }
             guard paddingCount == 0 else {
-                throw .invalidURI("data has base64 padding (\"=\") before its end")
+                throw .invalidURI(.export("data has base64 padding (\"=\") before its end"))
             }
             values.append(value)
         }
-        guard !values.isEmpty else { throw .invalidURI("data is empty") }
+        guard !values.isEmpty else { throw .invalidURI(.export("data is empty")) }
         let needed: Int
         switch values.count % 4 {
         case 0: needed = 0
         case 2: needed = 2
         case 3: needed = 1
         default:
-            throw .invalidURI("data is \(values.count) base64 characters long, which no byte string encodes to: "
-                              + "it was cut short or mangled")
+            throw .invalidURI(.export("data is \(values.count) base64 characters long, which no byte string encodes to: "
+                              + "it was cut short or mangled"))
         }
         guard paddingCount == 0 || paddingCount == needed else {
-            throw .invalidURI("data ends in \(paddingCount) \"=\" but \(values.count) base64 characters need "
-                              + "\(needed == 0 ? "none" : String(needed))")
+            throw .invalidURI(.export("data ends in \(paddingCount) \"=\" but \(values.count) base64 characters need "
+                                      + "\(needed == 0 ? "none" : String(needed))"))
         }
         var out = [UInt8]()
         out.reserveCapacity(values.count * 3 / 4)
@@ -270,7 +270,7 @@ struct ProtobufReader {
     var isAtEnd: Bool { index >= bytes.endIndex }
 
     private func truncated(_ reading: String) -> OATHError {
-        .invalidURI("\(what) is cut short (in a \(reading) at byte \(index - bytes.startIndex))")
+        .invalidURI(.export("\(what) is cut short (in a \(reading) at byte \(index - bytes.startIndex))"))
     }
 
     /// A base-128 varint of at most 10 bytes that fits in 64 bits.
@@ -283,8 +283,8 @@ struct ProtobufReader {
             let byte = bytes[index]
             index += 1
             if shift == 63 && byte > 1 {
-                throw .invalidURI("\(what) has a varint at byte \(start - bytes.startIndex) that is longer than "
-                                  + "64 bits")
+                throw .invalidURI(.export("\(what) has a varint at byte \(start - bytes.startIndex) that is longer than "
+                                  + "64 bits"))
             }
             value |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return value }
@@ -299,18 +299,18 @@ struct ProtobufReader {
         let key = try readVarint()
         let number = key >> 3
         guard number >= 1, number <= 0x1FFF_FFFF else {
-            throw .invalidURI("\(what) has an invalid field number \(number) at byte \(at)")
+            throw .invalidURI(.export("\(what) has an invalid field number \(number) at byte \(at)"))
         }
         let rawType = UInt8(key & 0x07)
         guard let wireType = WireType(rawValue: rawType), wireType != .startGroup, wireType != .endGroup else {
-            throw .invalidURI("\(what) has field \(number) with unsupported wire type \(rawType) at byte \(at)")
+            throw .invalidURI(.export("\(what) has field \(number) with unsupported wire type \(rawType) at byte \(at)"))
         }
         return (Int(number), wireType)
     }
 
     func expect(_ wireType: WireType, _ expected: WireType, field: String) throws(OATHError) {
         guard wireType == expected else {
-            throw .invalidURI("\(what) has \(field) as \(wireType.name), not \(expected.name)")
+            throw .invalidURI(.export("\(what) has \(field) as \(wireType.name), not \(expected.name)"))
         }
     }
 
@@ -335,7 +335,7 @@ struct ProtobufReader {
         case .lengthDelimited: _ = try readLengthDelimited()
         case .fixed32: try readFixed(4)
         case .startGroup, .endGroup:
-            throw .invalidURI("\(what) has a group (wire type \(wireType.rawValue)), which is not supported")
+            throw .invalidURI(.export("\(what) has a group (wire type \(wireType.rawValue)), which is not supported"))
         }
     }
 }

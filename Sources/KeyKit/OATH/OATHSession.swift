@@ -240,9 +240,9 @@ public actor OATHSession {
     public func put(_ data: CredentialData) async throws -> Credential {
         try data.id.validate()
         guard (6...8).contains(data.digits) else {
-            throw OATHError.invalidCredential("digits must be 6, 7 or 8, not \(data.digits)")
+            throw OATHError.invalidCredential(.field(.digits, String(data.digits)))
         }
-        guard data.period > 0 else { throw OATHError.invalidCredential("the period must be positive") }
+        guard data.period > 0 else { throw OATHError.invalidCredential(.field(.period, String(data.period))) }
         if data.touch { try OATHFeature.touch.check(version) }
         if data.algorithm == .sha512 { try OATHFeature.sha512.check(version) }
         let secret = OATHSession.prepareSecret(data.secret, algorithm: data.algorithm)
@@ -278,7 +278,7 @@ public actor OATHSession {
             throw OATHError.noSuchCredential(credential.id.string)
         }
         if r.status == .incorrectParameters {
-            throw OATHError.invalidCredential("an account \"\(newID)\" already exists")
+            throw OATHError.invalidCredential(.nameTaken(newID.string))
         }
         try check(r, optional: .rename)
         var renamed = credential

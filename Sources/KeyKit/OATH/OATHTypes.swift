@@ -113,10 +113,9 @@ public struct CredentialID: Sendable, Hashable, CustomStringConvertible {
 
     /// Throws when the ID is too long for the key.
     public func validate() throws(OATHError) {
-        guard !name.isEmpty else { throw .invalidCredential("the account name is empty") }
+        guard !name.isEmpty else { throw .invalidCredential(.emptyName) }
         guard bytes.count <= CredentialID.maxLength else {
-            throw .invalidCredential("issuer and name together may have at most \(CredentialID.maxLength) bytes "
-                                     + "(\(bytes.count) here): shorten \"\(string)\"")
+            throw .invalidCredential(.idTooLong(id: string, bytes: bytes.count, maximum: CredentialID.maxLength))
         }
     }
 }
@@ -161,8 +160,8 @@ public struct Code: Sendable, Hashable {
 }
 
 public enum OATHError: Error, Equatable, Sendable {
-    case invalidCredential(String)
-    case invalidURI(String)
+    case invalidCredential(AccountProblem)
+    case invalidURI(URIProblem)
     case wrongPassword
     case passwordRequired
     case notSupported(feature: OATHFeature, minimum: Version, actual: Version)

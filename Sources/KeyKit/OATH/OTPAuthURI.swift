@@ -34,19 +34,19 @@ public enum OTPAuthURI {
         let scheme = parts.scheme.lowercased()
         guard scheme == "otpauth" else {
             if scheme == "otpauth-migration" {
-                throw .invalidURI("this is a Google Authenticator export (otpauth-migration://): import it as one")
+                throw .invalidURI(.migrationExport)
             }
-            throw .invalidURI("scheme must be otpauth, not \"\(parts.scheme)\"")
+            throw .invalidURI(.scheme(String(parts.scheme), expected: "otpauth"))
         }
-        guard !parts.authority.isEmpty else { throw .invalidURI("missing type (totp or hotp) after otpauth://") }
+        guard !parts.authority.isEmpty else { throw .invalidURI(.missingType) }
         guard let type = AccountRules.type(String(parts.authority)) else {
-            throw .invalidURI(AccountRules.problem(.type, String(parts.authority)))
+            throw .invalidURI(.account(.field(.type, String(parts.authority))))
         }
 
         guard let rawLabel = parts.path, !rawLabel.isEmpty else {
-            throw .invalidURI("missing label (the account name) after otpauth://\(type)/")
+            throw .invalidURI(.missingLabel(type: type.description))
         }
-        let label = try OTPURIParts.percentDecode(rawLabel, plusIsSpace: false, what: "the label")
+        let label = try OTPURIParts.percentDecode(rawLabel, plusIsSpace: false, part: .label)
         var labelIssuer: String?
         var name = label
         // The colon is found among Unicode scalars, not characters: a combining mark after it would otherwise
@@ -55,17 +55,17 @@ public enum OTPAuthURI {
             labelIssuer = prefix.isEmpty ? nil : prefix
             name = String(rest.drop(while: { $0 == " " }))
         }
-        guard !name.isEmpty else { throw .invalidURI("the label \"\(label)\" has no account name") }
+        guard !name.isEmpty else { throw .invalidURI(.labelWithoutName(label)) }
 
         let parameters = try OTPQueryParameters(
             parts.query, known: ["secret", "issuer", "algorithm", "digits", "period", "counter"])
 
-        guard let secretText = parameters["secret"] else { throw .invalidURI("missing secret") }
+        guard let secretText = parameters["secret"] else { throw .invalidURI(.missingSecret) }
         let secret: [UInt8]
         do throws(OATHError) {
             secret = try Base32.decode(secretText)
-        } catch .invalidCredential(let why) {
-            throw .invalidURI(why)
+        } catch .invalidCredential(let problem) {
+            throw .invalidURI(.account(problem))
         }
 
         var issuer = labelIssuer
@@ -73,7 +73,7 @@ public enum OTPAuthURI {
 
         func field<T>(_ field: AccountField, _ read: (String) -> T?, default value: T) throws(OATHError) -> T {
             guard let text = parameters[field.rawValue] else { return value }
-            guard let v = read(text) else { throw .invalidURI(AccountRules.problem(field, text)) }
+            guard let v = read(text) else { throw .invalidURI(.account(.field(field, text))) }
             return v
         }
         let algorithm = try field(.algorithm, AccountRules.algorithm, default: HashAlgorithm.sha1)
@@ -124,14 +124,14 @@ struct OTPURIParts {
 
     init(_ uri: String) throws(OATHError) {
         let text = uri.trimmingURIWhitespace()
-        guard !text.isEmpty else { throw .invalidURI("the URI is empty") }
+        guard !text.isEmpty else { throw .invalidURI(.empty) }
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
-            throw .invalidURI("\"\(text.prefix(40))\" is not a URI: it has no scheme (such as otpauth://)")
+            throw .invalidURI(.noScheme(String(text.prefix(40))))
         }
         scheme = text[..<colon]
         var rest = text[text.index(after: colon)...]
         guard rest.hasPrefix("//") else {
-            throw .invalidURI("expected \"//\" after \"\(scheme):\"")
+            throw .invalidURI(.noSlashes(scheme: String(scheme)))
         }
         rest = rest.dropFirst(2)
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
@@ -166,7 +166,7 @@ struct OTPURIParts {
 
     /// Decodes `%XX` escapes (and `+` as a space when `plusIsSpace`); the result must be UTF-8. `what` names
     /// the component in error messages ("the label", "issuer", ...).
-    static func percentDecode(_ text: Substring, plusIsSpace: Bool, what: String) throws(OATHError) -> String {
+    static func percentDecode(_ text: Substring, plusIsSpace: Bool, part: URIPart) throws(OATHError) -> String {
         let input = Array(text.utf8)
         var out = [UInt8]()
         out.reserveCapacity(input.count)
@@ -176,8 +176,7 @@ struct OTPURIParts {
             if byte == UInt8(ascii: "%") {
                 guard i + 2 < input.count, let high = hexValue(input[i + 1]), let low = hexValue(input[i + 2]) else {
                     let bad = String(decoding: input[i..<min(i + 3, input.count)], as: UTF8.self)
-                    throw .invalidURI("\(what) has \"\(bad)\", which is not a percent-encoding (\"%\" must be "
-                                      + "followed by two hex digits; write a literal \"%\" as %25)")
+                    throw .invalidURI(.percentEncoding(part, bad))
                 }
                 out.append(high << 4 | low)
                 i += 3
@@ -190,7 +189,7 @@ struct OTPURIParts {
             }
         }
         guard let decoded = String(validating: out, as: UTF8.self) else {
-            throw .invalidURI("\(what) is not valid UTF-8 once percent-decoded")
+            throw .invalidURI(.notUTF8(part))
         }
         return decoded
     }
@@ -233,10 +232,10 @@ struct OTPQueryParameters {
                 rawValue = ""
             }
             // Names of unknown parameters that don't decode are just unknown.
-            guard let name = (try? OTPURIParts.percentDecode(rawName, plusIsSpace: true, what: "a parameter name"))?
+            guard let name = (try? OTPURIParts.percentDecode(rawName, plusIsSpace: true, part: .parameterName))?
                 .lowercased(), known.contains(name) else { continue }
-            guard values[name] == nil else { throw .invalidURI("parameter \"\(name)\" is given twice") }
-            values[name] = try OTPURIParts.percentDecode(rawValue, plusIsSpace: plusIsSpace, what: name)
+            guard values[name] == nil else { throw .invalidURI(.parameterTwice(name)) }
+            values[name] = try OTPURIParts.percentDecode(rawValue, plusIsSpace: plusIsSpace, part: .parameter(name))
         }
     }
 

@@ -1,20 +1,25 @@
+import AuthenticatorModel
 import Foundation
 @testable import KeyKit
 import Testing
 
+// The otpauth:// and otpauth-migration:// parsers and Base32 (KeyKit), with what the user is told of each
+// problem (ErrorExplanation, in English): these tests live with the words.
+
 // MARK: - Helpers
 
-/// The message of an `invalidURI` or `invalidCredential` error, or nil when `body` succeeds.
+private let english = StringTables.load(language: "en")
+
+/// What the user is told of an `invalidURI` or `invalidCredential` error, or nil when `body` succeeds.
 private func failure<T>(_ body: () throws(OATHError) -> T) -> String? {
     do {
         _ = try body()
         return nil
-    } catch .invalidURI(let why) {
-        return why
-    } catch .invalidCredential(let why) {
-        return why
     } catch {
-        return "unexpected error: \(error)"
+        switch error {
+        case .invalidURI, .invalidCredential: return english.text(ErrorExplanation(error).text)
+        default: return "unexpected error: \(error)"
+        }
     }
 }
 
@@ -259,7 +264,7 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
     }
 
     @Test func aURIsProblemIsAnInvalidURI() {
-        #expect(throws: OATHError.invalidURI("digits must be 6, 7 or 8, not \"9\"")) {
+        #expect(throws: OATHError.invalidURI(.account(.field(.digits, "9")))) {
             try OTPAuthURI.parse("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=9")
         }
     }
