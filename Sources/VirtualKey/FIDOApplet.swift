@@ -14,18 +14,6 @@ final class FIDOApplet: Applet {
     let aid = AID.fido
     let authenticator: FIDOAuthenticator
 
-    enum Ins {
-        static let nfcctapMsg: UInt8 = 0x10
-        static let nfcctapGetResponse: UInt8 = 0x11
-    }
-
-    static let ctapClass: UInt8 = 0x80
-    /// NFCCTAP_MSG P1: the client polls with NFCCTAP_GETRESPONSE.
-    static let getResponseSupported: UInt8 = 0x80
-    /// NFCCTAP_GETRESPONSE P1: cancel the request.
-    static let cancel: UInt8 = 0x11
-    static let statusUpdate = StatusWord(rawValue: 0x9100)
-
     /// A request waiting for its simulated touch.
     private struct Pending {
         var request: [UInt8]
@@ -47,22 +35,22 @@ final class FIDOApplet: Applet {
 
     func select(state: inout VirtualKeyState) -> Response {
         pending = nil
-        return Response(data: Array("U2F_V2".utf8), status: .ok)
+        return Response(data: Array(U2F.version.utf8), status: .ok)
     }
 
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
         switch (apdu.cla, apdu.ins) {
-        case (Self.ctapClass, let ins)
-            where !authenticator.profile.speaksCTAP2 && (ins == Ins.nfcctapMsg || ins == Ins.nfcctapGetResponse):
+        case (NFCCTAP.cla, let ins) where !authenticator.profile.speaksCTAP2
+            && (ins == NFCCTAP.Instruction.msg || ins == NFCCTAP.Instruction.getResponse):
             return Response(status: .invalidInstruction)
-        case (Self.ctapClass, Ins.nfcctapMsg):
+        case (NFCCTAP.cla, NFCCTAP.Instruction.msg):
             return message(apdu, &state)
-        case (Self.ctapClass, Ins.nfcctapGetResponse):
+        case (NFCCTAP.cla, NFCCTAP.Instruction.getResponse):
             return getResponse(apdu, &state)
-        case (0x00, 0x01...0x03):
+        case (0x00, U2F.Instruction.register), (0x00, U2F.Instruction.authenticate), (0x00, U2F.Instruction.version):
             pending = nil
             return authenticator.processU2F(apdu, state: &state)
-        case (0x00, _), (Self.ctapClass, _):
+        case (0x00, _), (NFCCTAP.cla, _):
             return Response(status: .invalidInstruction)
         default:
             return Response(status: .classNotSupported)
@@ -76,7 +64,7 @@ final class FIDOApplet: Applet {
         guard delay > 0 else {
             return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) { .granted })
         }
-        guard apdu.p1 & Self.getResponseSupported != 0 else {
+        guard apdu.p1 & NFCCTAP.getResponseSupported != 0 else {
             return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) {
                 SystemThread.sleep(delay)
                 return .granted
@@ -90,7 +78,7 @@ final class FIDOApplet: Applet {
 
     private func getResponse(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
         guard let p = pending else { return Response(status: .conditionsNotSatisfied) }
-        if apdu.p1 == Self.cancel {
+        if apdu.p1 == NFCCTAP.cancel {
             pending = nil
             return Response(data: [CTAPError.keepaliveCancel], status: .ok)
         }
@@ -107,7 +95,7 @@ final class FIDOApplet: Applet {
     /// The status update of a request received at `start`: 9100 with the KEEPALIVE status of the moment.
     private func waiting(since start: Double) -> Response {
         Response(data: [authenticator.keepaliveStatus(after: FIDOAuthenticator.uptime() - start)],
-                 status: Self.statusUpdate)
+                 status: NFCCTAP.statusUpdate)
     }
 
     private func answer(_ outcome: FIDOAuthenticator.Outcome) -> Response {

@@ -8,8 +8,9 @@ extension FIDOAuthenticator {
 
     func makeCredential(_ p: Fields, _ state: inout VirtualKeyState,
                                 _ presence: () -> Presence) throws(Failure) -> [UInt8] {
-        guard let clientDataHash = try p.bytes(1), let rp = try p.map(2), let user = try p.map(3),
-              let algorithms = try p.array(4) else {
+        typealias Key = CTAP2.MakeCredential.Key
+        guard let clientDataHash = try p.bytes(Key.clientDataHash), let rp = try p.map(Key.rp),
+              let user = try p.map(Key.user), let algorithms = try p.array(Key.pubKeyCredParams) else {
             throw .status(CTAPError.missingParameter)
         }
         guard let rpID = try rp.text("id") else { throw .status(CTAPError.missingParameter) }
@@ -18,14 +19,11 @@ extension FIDOAuthenticator {
         guard userID.count <= 64 else { throw .status(CTAPError.invalidLength) }
         let userName = try user.text("name")
         let userDisplayName = try user.text("displayName")
-        let excludeList = try p.array(5) ?? []
-        let extensions = try p.map(6) ?? Fields([:])
-        let options = try p.map(7) ?? Fields([:])
-        let auth = try p.bytes(8)
-
-        if let auth, auth.isEmpty { try emptyPINAuth(state, presence) }
-        var pinProtocol: PINUVAuthProtocol?
-        if auth != nil { pinProtocol = try requestProtocol(p, key: 9) }
+        let excludeList = try p.array(Key.excludeList) ?? []
+        let extensions = try p.map(Key.extensions) ?? Fields([:])
+        let options = try p.map(Key.options) ?? Fields([:])
+        let pinAuth = try pinAuth(p, param: Key.pinUVAuthParam, protocol: Key.pinUVAuthProtocol, state, presence)
+        let (auth, pinProtocol) = (pinAuth?.param, pinAuth?.pinProtocol)
 
         var es256 = false
         for entry in algorithms {
@@ -34,7 +32,7 @@ extension FIDOAuthenticator {
             guard let type = try fields.text("type"), let alg = try fields.int("alg") else {
                 throw .status(CTAPError.missingParameter)
             }
-            if type == "public-key" && alg == -7 { es256 = true }
+            if type == CTAP2.publicKeyType && alg == COSE.Algorithm.es256 { es256 = true }
         }
         guard es256 else { throw .status(CTAPError.unsupportedAlgorithm) }
 
@@ -44,7 +42,7 @@ extension FIDOAuthenticator {
         if try options.bool("uv") == true, auth == nil { throw .status(CTAPError.invalidOption) }
 
         if auth == nil && state.fido.isPINSet && rk { throw .status(CTAPError.pinRequired) }
-        if p[10] != nil { throw .status(CTAPError.invalidParameter) } // no enterprise attestation
+        if p[Key.enterpriseAttestation] != nil { throw .status(CTAPError.invalidParameter) } // not supported
 
         var userVerified = false
         if let auth, let pinProtocol {
@@ -108,23 +106,19 @@ extension FIDOAuthenticator {
         if !outputs.isEmpty { authData += CBOR.map(outputs).encoded }
 
         let signature = try sign(key, authData + clientDataHash)
+        typealias Answer = CTAP2.MakeCredential.ResponseKey
         return Self.ok([
-            1: "packed",
-            2: .bytes(authData),
-            3: ["alg": -7, "sig": .bytes(signature)],
+            Answer.format: "packed",
+            Answer.authData: .bytes(authData),
+            Answer.attestationStatement: ["alg": CBOR(COSE.Algorithm.es256), "sig": .bytes(signature)],
         ])
     }
 
-    enum Flag {
-        static let userPresent: UInt8 = 0x01
-        static let userVerified: UInt8 = 0x04
-        static let attestedCredentialData: UInt8 = 0x40
-        static let extensionData: UInt8 = 0x80
-    }
+    typealias Flag = CTAP2.AuthDataFlag
 
     /// The credential public key as COSE_Key: EC2, ES256, P-256.
     static func coseKey(_ key: P256PublicKey) -> CBOR {
-        [1: 2, 3: -7, -1: 1, -2: .bytes(key.x), -3: .bytes(key.y)]
+        COSE.ec2Key(key, algorithm: COSE.Algorithm.es256)
     }
 
     func sign(_ key: P256PrivateKey, _ message: [UInt8]) throws(Failure) -> [UInt8] {
@@ -147,17 +141,15 @@ extension FIDOAuthenticator {
 
     func getAssertion(_ p: Fields, _ state: inout VirtualKeyState, _ now: Double,
                               _ presence: () -> Presence) throws(Failure) -> [UInt8] {
-        guard let rpID = try p.text(1), let clientDataHash = try p.bytes(2) else {
+        typealias Key = CTAP2.GetAssertion.Key
+        guard let rpID = try p.text(Key.rpID), let clientDataHash = try p.bytes(Key.clientDataHash) else {
             throw .status(CTAPError.missingParameter)
         }
-        let allowList = try p.array(3) ?? []
-        let extensions = try p.map(4) ?? Fields([:])
-        let options = try p.map(5) ?? Fields([:])
-        let auth = try p.bytes(6)
-
-        if let auth, auth.isEmpty { try emptyPINAuth(state, presence) }
-        var pinProtocol: PINUVAuthProtocol?
-        if auth != nil { pinProtocol = try requestProtocol(p, key: 7) }
+        let allowList = try p.array(Key.allowList) ?? []
+        let extensions = try p.map(Key.extensions) ?? Fields([:])
+        let options = try p.map(Key.options) ?? Fields([:])
+        let pinAuth = try pinAuth(p, param: Key.pinUVAuthParam, protocol: Key.pinUVAuthProtocol, state, presence)
+        let (auth, pinProtocol) = (pinAuth?.param, pinAuth?.pinProtocol)
 
         if try options.bool("rk") != nil { throw .status(CTAPError.unsupportedOption) }
         let up = try options.bool("up") ?? true
@@ -235,10 +227,11 @@ extension FIDOAuthenticator {
         guard let key = try? P256PrivateKey(raw: credential.privateKey) else { throw .status(CTAPError.other) }
         let signature = try sign(key, authData + pending.clientDataHash)
 
-        var response: [CBOR: CBOR] = [
-            1: ["id": .bytes(credential.id), "type": "public-key"],
-            2: .bytes(authData),
-            3: .bytes(signature),
+        typealias Answer = CTAP2.GetAssertion.ResponseKey
+        var response: [Int: CBOR] = [
+            Answer.credential: CTAP2.credentialDescriptor(credential.id),
+            Answer.authData: .bytes(authData),
+            Answer.signature: .bytes(signature),
         ]
         if let resident = credential.resident {
             var user: [CBOR: CBOR] = ["id": .bytes(resident.userID)]
@@ -247,10 +240,10 @@ extension FIDOAuthenticator {
                 if let name = resident.userName { user["name"] = .text(name) }
                 if let name = resident.userDisplayName { user["displayName"] = .text(name) }
             }
-            response[4] = .map(user)
+            response[Answer.user] = .map(user)
         }
-        if let numberOfCredentials { response[5] = CBOR(numberOfCredentials) }
-        return Self.ok(.map(response))
+        if let numberOfCredentials { response[Answer.numberOfCredentials] = CBOR(numberOfCredentials) }
+        return Self.ok(response)
     }
 
     /// The credentials of `descriptors` that belong to this authenticator and `rpID`.
@@ -263,7 +256,7 @@ extension FIDOAuthenticator {
             guard let type = try fields.text("type"), let id = try fields.bytes("id") else {
                 throw .status(CTAPError.missingParameter)
             }
-            guard type == "public-key" else { continue }
+            guard type == CTAP2.publicKeyType else { continue }
             if let r = state.fido.credentials.first(where: { $0.id == id && $0.rpID == rpID }) {
                 out.append(Located(id: id, privateKey: r.privateKey, credProtect: r.credProtect,
                                    hmacSecret: r.hmacSecret, resident: r))
@@ -278,10 +271,12 @@ extension FIDOAuthenticator {
     // MARK: hmac-secret
 
     func hmacSecretInput(_ input: Fields) throws(Failure) -> HMACSecretInput {
-        guard let peer = input[1], let saltEnc = try input.bytes(2), let saltAuth = try input.bytes(3) else {
+        typealias Key = CTAP2.HMACSecret.Key
+        guard let peer = input[Key.keyAgreement], let saltEnc = try input.bytes(Key.saltEnc),
+              let saltAuth = try input.bytes(Key.saltAuth) else {
             throw .status(CTAPError.missingParameter)
         }
-        guard let pinProtocol = try self.pinProtocol(input.int(4) ?? 1) else {
+        guard let pinProtocol = try self.pinProtocol(input.int(Key.pinUVAuthProtocol) ?? 1) else {
             throw .status(CTAPError.invalidParameter)
         }
         let secret = try sharedSecret(pinProtocol, peer)

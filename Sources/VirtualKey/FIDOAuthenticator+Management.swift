@@ -17,38 +17,28 @@ extension FIDOAuthenticator {
         token = nil
         consecutiveWrongPINs = 0
         keyAgreementKey = P256PrivateKey()
-        return [0]
+        return [CTAP2.ok]
     }
 
     // MARK: Credential management
 
-    enum CredentialManagementSubcommand {
-        static let getCredsMetadata = 0x01
-        static let enumerateRPsBegin = 0x02
-        static let enumerateRPsGetNextRP = 0x03
-        static let enumerateCredentialsBegin = 0x04
-        static let enumerateCredentialsGetNextCredential = 0x05
-        static let deleteCredential = 0x06
-        static let updateUserInformation = 0x07
-    }
+    typealias CredentialAnswer = CTAP2.CredentialManagement.ResponseKey
 
     func credentialManagement(_ p: Fields, _ state: inout VirtualKeyState, rps: [RPEntry]?,
                                       credentials: [FIDOState.Credential]?) throws(Failure) -> [UInt8] {
-        typealias Sub = CredentialManagementSubcommand
-        guard let sub = try p.int(1) else { throw .status(CTAPError.missingParameter) }
-        let subParams = try p.map(2)
+        typealias Sub = CTAP2.CredentialManagement.Subcommand
+        typealias Key = CTAP2.CredentialManagement.Key
+        typealias SubKey = CTAP2.CredentialManagement.SubcommandKey
+        guard let sub = try p.int(Key.subcommand) else { throw .status(CTAPError.missingParameter) }
+        let subParams = try p.map(Key.subcommandParams)
 
         switch sub {
         case Sub.enumerateRPsGetNextRP:
-            guard var rps, !rps.isEmpty else { throw .status(CTAPError.notAllowed) }
-            let next = rps.removeFirst()
-            if !rps.isEmpty { pendingRPs = rps }
-            return Self.ok(.map(rpFields(next)))
+            guard let rps, !rps.isEmpty else { throw .status(CTAPError.notAllowed) }
+            return enumerate(rps, totalKey: nil, rpFields, pending: \.pendingRPs)
         case Sub.enumerateCredentialsGetNextCredential:
-            guard var credentials, !credentials.isEmpty else { throw .status(CTAPError.notAllowed) }
-            let next = credentials.removeFirst()
-            if !credentials.isEmpty { pendingCredentials = credentials }
-            return Self.ok(.map(credentialFields(next)))
+            guard let credentials, !credentials.isEmpty else { throw .status(CTAPError.notAllowed) }
+            return enumerate(credentials, totalKey: nil, credentialFields, pending: \.pendingCredentials)
         case Sub.getCredsMetadata, Sub.enumerateRPsBegin, Sub.enumerateCredentialsBegin, Sub.deleteCredential,
              Sub.updateUserInformation:
             break
@@ -56,10 +46,10 @@ extension FIDOAuthenticator {
             throw .status(CTAPError.invalidSubcommand)
         }
 
-        guard let auth = try p.bytes(4) else { throw .status(CTAPError.pinRequired) }
-        let pinProtocol = try requestProtocol(p, key: 3)
+        guard let auth = try p.bytes(Key.pinUVAuthParam) else { throw .status(CTAPError.pinRequired) }
+        let pinProtocol = try requestProtocol(p, key: Key.pinUVAuthProtocol)
         var message = [UInt8(sub)]
-        if let raw = p[2] { message += raw.encoded }
+        if let raw = p[Key.subcommandParams] { message += raw.encoded }
         // The RP a bound token is for is checked below, per subcommand.
         try authorize(pinProtocol, auth, message, permission: .credentialManagement, rpID: nil)
         let boundRP = token?.rpID
@@ -68,7 +58,11 @@ extension FIDOAuthenticator {
         case Sub.getCredsMetadata:
             guard boundRP == nil else { throw .status(CTAPError.pinAuthInvalid) }
             let count = state.fido.credentials.count
-            return Self.ok([1: CBOR(count), 2: CBOR(max(0, FIDOState.capacity(for: state.version) - count))])
+            return Self.ok([
+                CredentialAnswer.existingResidentCredentialsCount: CBOR(count),
+                CredentialAnswer.maxPossibleRemainingResidentCredentialsCount:
+                    CBOR(max(0, FIDOState.capacity(for: state.version) - count)),
+            ])
 
         case Sub.enumerateRPsBegin:
             guard boundRP == nil else { throw .status(CTAPError.pinAuthInvalid) }
@@ -78,47 +72,55 @@ extension FIDOAuthenticator {
                 entries.append(RPEntry(id: c.rpID, name: c.rpName))
             }
             guard !entries.isEmpty else { throw .status(CTAPError.noCredentials) }
-            var fields = rpFields(entries.removeFirst())
-            fields[5] = CBOR(entries.count + 1)
-            if !entries.isEmpty { pendingRPs = entries }
-            return Self.ok(.map(fields))
+            return enumerate(entries, totalKey: CredentialAnswer.totalRPs, rpFields, pending: \.pendingRPs)
 
         case Sub.enumerateCredentialsBegin:
-            guard let rpIDHash = try subParams?.bytes(1) else { throw .status(CTAPError.missingParameter) }
+            guard let rpIDHash = try subParams?.bytes(SubKey.rpIDHash) else {
+                throw .status(CTAPError.missingParameter)
+            }
             if let boundRP, Crypto.digest(.sha256, Array(boundRP.utf8)) != rpIDHash {
                 throw .status(CTAPError.pinAuthInvalid)
             }
-            var matching = state.fido.credentials
+            let matching = state.fido.credentials
                 .filter { Crypto.digest(.sha256, Array($0.rpID.utf8)) == rpIDHash }
                 .sorted { $0.created < $1.created }
             guard !matching.isEmpty else { throw .status(CTAPError.noCredentials) }
-            var fields = credentialFields(matching.removeFirst())
-            fields[9] = CBOR(matching.count + 1)
-            if !matching.isEmpty { pendingCredentials = matching }
-            return Self.ok(.map(fields))
+            return enumerate(matching, totalKey: CredentialAnswer.totalCredentials, credentialFields,
+                             pending: \.pendingCredentials)
 
         case Sub.deleteCredential:
             let index = try residentIndex(subParams, state, boundRP: boundRP)
             state.fido.credentials.remove(at: index)
-            return [0]
+            return [CTAP2.ok]
 
         default: // updateUserInformation
             let index = try residentIndex(subParams, state, boundRP: boundRP)
-            guard let user = try subParams?.map(3) else { throw .status(CTAPError.missingParameter) }
+            guard let user = try subParams?.map(SubKey.user) else { throw .status(CTAPError.missingParameter) }
             guard let userID = try user.bytes("id") else { throw .status(CTAPError.missingParameter) }
             guard userID == state.fido.credentials[index].userID else {
                 throw .status(CTAPError.invalidParameter)
             }
             state.fido.credentials[index].userName = try user.text("name")
             state.fido.credentials[index].userDisplayName = try user.text("displayName")
-            return [0]
+            return [CTAP2.ok]
         }
     }
 
-    /// The stored credential a subcommand's credentialId descriptor (parameter 2) names.
+    /// The answer of an enumeration: the first of `entries` (not empty), with how many there are under
+    /// `totalKey` for a Begin subcommand; the rest wait in `pending` for the GetNext subcommand.
+    func enumerate<Entry>(_ entries: [Entry], totalKey: Int?, _ fields: (Entry) -> [Int: CBOR],
+                          pending: ReferenceWritableKeyPath<FIDOAuthenticator, [Entry]?>) -> [UInt8] {
+        var answer = fields(entries[0])
+        if let totalKey { answer[totalKey] = CBOR(entries.count) }
+        if entries.count > 1 { self[keyPath: pending] = Array(entries.dropFirst()) }
+        return Self.ok(answer)
+    }
+
+    /// The stored credential a subcommand's credentialId descriptor names.
     func residentIndex(_ subParams: Fields?, _ state: VirtualKeyState,
                                boundRP: String?) throws(Failure) -> Int {
-        guard let descriptor = try subParams?.map(2) else { throw .status(CTAPError.missingParameter) }
+        let key = CTAP2.CredentialManagement.SubcommandKey.credentialID
+        guard let descriptor = try subParams?.map(key) else { throw .status(CTAPError.missingParameter) }
         guard let id = try descriptor.bytes("id") else { throw .status(CTAPError.missingParameter) }
         guard let index = state.fido.credentials.firstIndex(where: { $0.id == id }) else {
             throw .status(CTAPError.noCredentials)
@@ -127,22 +129,25 @@ extension FIDOAuthenticator {
         return index
     }
 
-    func rpFields(_ rp: RPEntry) -> [CBOR: CBOR] {
+    func rpFields(_ rp: RPEntry) -> [Int: CBOR] {
         var entity: [CBOR: CBOR] = ["id": .text(rp.id)]
         if let name = rp.name { entity["name"] = .text(name) }
-        return [3: .map(entity), 4: .bytes(Crypto.digest(.sha256, Array(rp.id.utf8)))]
+        return [CredentialAnswer.rp: .map(entity),
+                CredentialAnswer.rpIDHash: .bytes(Crypto.digest(.sha256, Array(rp.id.utf8)))]
     }
 
-    func credentialFields(_ c: FIDOState.Credential) -> [CBOR: CBOR] {
+    func credentialFields(_ c: FIDOState.Credential) -> [Int: CBOR] {
         var user: [CBOR: CBOR] = ["id": .bytes(c.userID)]
         if let name = c.userName { user["name"] = .text(name) }
         if let name = c.userDisplayName { user["displayName"] = .text(name) }
-        var fields: [CBOR: CBOR] = [
-            6: .map(user),
-            7: ["id": .bytes(c.id), "type": "public-key"],
-            10: CBOR(c.credProtect),
+        var fields: [Int: CBOR] = [
+            CredentialAnswer.user: .map(user),
+            CredentialAnswer.credentialID: CTAP2.credentialDescriptor(c.id),
+            CredentialAnswer.credProtect: CBOR(c.credProtect),
         ]
-        if let key = try? P256PrivateKey(raw: c.privateKey) { fields[8] = Self.coseKey(key.publicKey) }
+        if let key = try? P256PrivateKey(raw: c.privateKey) {
+            fields[CredentialAnswer.publicKey] = Self.coseKey(key.publicKey)
+        }
         return fields
     }
 

@@ -6,26 +6,21 @@ import KeyKit
 extension FIDOAuthenticator {
     // MARK: clientPIN
 
-    enum PINSubcommand {
-        static let getPINRetries = 0x01
-        static let getKeyAgreement = 0x02
-        static let setPIN = 0x03
-        static let changePIN = 0x04
-        static let getPINToken = 0x05
-        static let getPINUVAuthTokenUsingPINWithPermissions = 0x09
-    }
+    typealias PINSubcommand = CTAP2.ClientPIN.Subcommand
+    typealias PINKey = CTAP2.ClientPIN.Key
+    typealias PINAnswer = CTAP2.ClientPIN.ResponseKey
 
     /// Permissions this authenticator grants: mc, ga and cm (no bio enrollment, large blobs or config).
     static let supportedPermissions: PINPermissions = [.makeCredential, .getAssertion,
                                                                 .credentialManagement]
 
     func clientPIN(_ p: Fields, _ state: inout VirtualKeyState) throws(Failure) -> [UInt8] {
-        guard let sub = try p.int(2) else { throw .status(CTAPError.missingParameter) }
-        let protocolNumber = try p.int(1)
+        guard let sub = try p.int(PINKey.subcommand) else { throw .status(CTAPError.missingParameter) }
+        let protocolNumber = try p.int(PINKey.pinUVAuthProtocol)
         if sub == PINSubcommand.getPINRetries {
             if profile.refusesPINRetriesWithoutPIN && !state.fido.isPINSet { throw .status(CTAPError.pinNotSet) }
-            return Self.ok([3: CBOR(state.fido.pinRetries),
-                            4: .bool(consecutiveWrongPINs >= Self.wrongPINsPerPowerCycle)])
+            return Self.ok([PINAnswer.pinRetries: CBOR(state.fido.pinRetries),
+                            PINAnswer.powerCycleState: .bool(consecutiveWrongPINs >= Self.wrongPINsPerPowerCycle)])
         }
         guard let protocolNumber else { throw .status(CTAPError.missingParameter) }
         guard let pinProtocol = self.pinProtocol(protocolNumber) else {
@@ -33,10 +28,11 @@ extension FIDOAuthenticator {
         }
         switch sub {
         case PINSubcommand.getKeyAgreement:
-            return Self.ok([1: PINUVAuthProtocol.coseKey(keyAgreementKey.publicKey)])
+            return Self.ok([PINAnswer.keyAgreement: PINUVAuthProtocol.coseKey(keyAgreementKey.publicKey)])
 
         case PINSubcommand.setPIN:
-            guard let peer = p[3], let newPINEnc = try p.bytes(5), let auth = try p.bytes(4) else {
+            guard let peer = p[PINKey.keyAgreement], let newPINEnc = try p.bytes(PINKey.newPINEnc),
+                  let auth = try p.bytes(PINKey.pinUVAuthParam) else {
                 throw .status(CTAPError.missingParameter)
             }
             guard !state.fido.isPINSet else { throw .status(CTAPError.notAllowed) }
@@ -48,11 +44,11 @@ extension FIDOAuthenticator {
             state.fido.pinHash = hash
             state.fido.pinRetries = FIDOState.maxPINRetries
             token = nil
-            return [0]
+            return [CTAP2.ok]
 
         case PINSubcommand.changePIN:
-            guard let peer = p[3], let pinHashEnc = try p.bytes(6), let newPINEnc = try p.bytes(5),
-                  let auth = try p.bytes(4) else {
+            guard let peer = p[PINKey.keyAgreement], let pinHashEnc = try p.bytes(PINKey.pinHashEnc),
+                  let newPINEnc = try p.bytes(PINKey.newPINEnc), let auth = try p.bytes(PINKey.pinUVAuthParam) else {
                 throw .status(CTAPError.missingParameter)
             }
             try checkPINUsable(state)
@@ -64,25 +60,26 @@ extension FIDOAuthenticator {
             let hash = try newPINHash(pinProtocol, secret, newPINEnc, minimum: state.fido.minPINLength)
             state.fido.pinHash = hash
             token = nil
-            return [0]
+            return [CTAP2.ok]
 
         case PINSubcommand.getPINToken:
-            guard let peer = p[3], let pinHashEnc = try p.bytes(6) else {
+            guard let peer = p[PINKey.keyAgreement], let pinHashEnc = try p.bytes(PINKey.pinHashEnc) else {
                 throw .status(CTAPError.missingParameter)
             }
-            guard p[9] == nil, p[10] == nil else { throw .status(CTAPError.invalidParameter) }
+            guard p[PINKey.permissions] == nil, p[PINKey.rpID] == nil else { throw .status(CTAPError.invalidParameter) }
             try checkPINUsable(state)
             let secret = try sharedSecret(pinProtocol, peer)
             try verifyPIN(pinProtocol, secret, pinHashEnc, &state)
             // Tokens from the legacy command predate permissions: they may do everything.
             let value = issueToken(permissions: Self.supportedPermissions, rpID: nil)
-            return Self.ok([2: .bytes(try encrypt(pinProtocol, secret, value))])
+            return Self.ok([PINAnswer.pinUVAuthToken: .bytes(try encrypt(pinProtocol, secret, value))])
 
         case PINSubcommand.getPINUVAuthTokenUsingPINWithPermissions:
-            guard let peer = p[3], let pinHashEnc = try p.bytes(6), let permissions = try p.int(9) else {
+            guard let peer = p[PINKey.keyAgreement], let pinHashEnc = try p.bytes(PINKey.pinHashEnc),
+                  let permissions = try p.int(PINKey.permissions) else {
                 throw .status(CTAPError.missingParameter)
             }
-            let rpID = try p.text(10)
+            let rpID = try p.text(PINKey.rpID)
             guard permissions > 0 else { throw .status(CTAPError.invalidParameter) }
             let requested = PINPermissions(rawValue: permissions)
             guard Self.supportedPermissions.isSuperset(of: requested) else {
@@ -92,7 +89,7 @@ extension FIDOAuthenticator {
             let secret = try sharedSecret(pinProtocol, peer)
             try verifyPIN(pinProtocol, secret, pinHashEnc, &state)
             let value = issueToken(permissions: requested, rpID: rpID)
-            return Self.ok([2: .bytes(try encrypt(pinProtocol, secret, value))])
+            return Self.ok([PINAnswer.pinUVAuthToken: .bytes(try encrypt(pinProtocol, secret, value))])
 
         default:
             // No built-in user verification: getPinUvAuthTokenUsingUvWithPermissions and getUVRetries
@@ -191,9 +188,18 @@ extension FIDOAuthenticator {
 
     /// The pinUvAuthProtocol of a request that carries pinUvAuthParam.
     func requestProtocol(_ p: Fields, key: Int) throws(Failure) -> PINUVAuthProtocol {
-        guard let number = try p.int(CBOR(key)) else { throw .status(CTAPError.missingParameter) }
+        guard let number = try p.int(key) else { throw .status(CTAPError.missingParameter) }
         guard let pinProtocol = self.pinProtocol(number) else { throw .status(CTAPError.invalidParameter) }
         return pinProtocol
+    }
+
+    /// A request's pinUvAuthParam (under `param`) with the PIN/UV auth protocol it names (under `key`), or nil
+    /// without one. An empty one is answered at once (see `emptyPINAuth`).
+    func pinAuth(_ p: Fields, param: Int, protocol key: Int, _ state: VirtualKeyState,
+                 _ presence: () -> Presence) throws(Failure) -> (param: [UInt8], pinProtocol: PINUVAuthProtocol)? {
+        guard let auth = try p.bytes(param) else { return nil }
+        if auth.isEmpty { try emptyPINAuth(state, presence) }
+        return (auth, try requestProtocol(p, key: key))
     }
 
     /// A zero-length pinUvAuthParam: platforms use it to have the user pick a key. After a touch the

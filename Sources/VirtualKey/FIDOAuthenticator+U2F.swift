@@ -6,22 +6,16 @@ import KeyKit
 extension FIDOAuthenticator {
     // MARK: U2F
 
-    enum U2FIns {
-        static let register: UInt8 = 0x01
-        static let authenticate: UInt8 = 0x02
-        static let version: UInt8 = 0x03
-    }
-
     /// Handles one U2F (CTAP1) command APDU.
     public func processU2F(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
         guard apdu.cla == 0 else { return Response(status: .classNotSupported) }
         switch apdu.ins {
-        case U2FIns.version:
+        case U2F.Instruction.version:
             guard apdu.data.isEmpty else { return Response(status: .wrongLength) }
-            return Response(data: Array("U2F_V2".utf8), status: .ok)
-        case U2FIns.register:
+            return Response(data: Array(U2F.version.utf8), status: .ok)
+        case U2F.Instruction.register:
             return u2fRegister(apdu, &state)
-        case U2FIns.authenticate:
+        case U2F.Instruction.authenticate:
             return u2fAuthenticate(apdu, &state)
         default:
             return Response(status: .invalidInstruction)
@@ -56,9 +50,10 @@ extension FIDOAuthenticator {
         guard let handle = wrap(key.raw, rpIDHash: application, credProtect: 1, hmacSecret: false, state.fido)
         else { return Response(status: .commandAborted) }
         let publicKey = key.publicKey.uncompressed
-        let signature = attestationKey.sign([0x00] + application + challenge + handle + publicKey)
+        let signature = attestationKey.sign([U2F.registrationSignedReserved] + application + challenge + handle
+                                            + publicKey)
         guard !signature.isEmpty else { return Response(status: .commandAborted) }
-        let body = [0x05] + publicKey + [UInt8(handle.count)] + handle + certificate + signature
+        let body = [U2F.registrationReserved] + publicKey + [UInt8(handle.count)] + handle + certificate + signature
         return Response(data: body, status: .ok)
     }
 
@@ -89,12 +84,12 @@ extension FIDOAuthenticator {
         }
         let userPresent: Bool
         switch apdu.p1 {
-        case 0x07: // check only
+        case U2F.Control.checkOnly:
             return Response(status: .conditionsNotSatisfied)
-        case 0x03: // enforce user presence and sign
+        case U2F.Control.enforceUserPresenceAndSign:
             guard u2fPresence() else { return Response(status: .conditionsNotSatisfied) }
             userPresent = true
-        case 0x08: // sign without user presence
+        case U2F.Control.dontEnforceUserPresenceAndSign:
             userPresent = false
         default:
             return Response(status: .incorrectParameters)
@@ -103,7 +98,8 @@ extension FIDOAuthenticator {
             return Response(status: .commandAborted)
         }
         state.fido.signCount &+= 1
-        let flags: UInt8 = userPresent ? 0x01 : 0x00
+        // U2F's user presence byte has the bit of authenticator data's UP flag.
+        let flags: UInt8 = userPresent ? CTAP2.AuthDataFlag.userPresent : 0x00
         let counter = BigEndian.bytes(UInt64(state.fido.signCount), count: 4)
         let signature = key.sign(application + [flags] + counter + challenge)
         guard !signature.isEmpty else { return Response(status: .commandAborted) }

@@ -227,7 +227,7 @@ public final class FIDOAuthenticator {
             params = Fields([:])
         }
 
-        switch CTAP2Command(rawValue: command) {
+        switch CTAP2.Command(rawValue: command) {
         case .getInfo:
             return Self.ok(info(state))
         case .clientPIN:
@@ -242,15 +242,20 @@ public final class FIDOAuthenticator {
             return try reset(&state, now, presence)
         case .selection:
             try collectPresence(presence)
-            return [0]
+            return [CTAP2.ok]
         case .credentialManagement, .credentialManagementPreview:
             return try credentialManagement(params, &state, rps: rps, credentials: credentials)
-        case nil:
+        case .bioEnrollment, .bioEnrollmentPreview, .largeBlobs, .config, nil:
             throw .status(CTAPError.invalidCommand)
         }
     }
 
-    static func ok(_ value: CBOR) -> [UInt8] { [0] + value.encoded }
+    static func ok(_ value: CBOR) -> [UInt8] { [CTAP2.ok] + value.encoded }
+
+    /// A successful answer with a map under CTAP2's integer keys.
+    static func ok(_ fields: [Int: CBOR]) -> [UInt8] {
+        ok(.map([CBOR: CBOR](uniqueKeysWithValues: fields.map { (CBOR($0.key), $0.value) })))
+    }
 
     func collectPresence(_ presence: () -> Presence) throws(Failure) {
         switch presence() {
@@ -272,24 +277,29 @@ public final class FIDOAuthenticator {
             "credentialMgmtPreview": true, "pinUvAuthToken": true, "makeCredUvNotRqd": true,
         ]
         let more = profile.getInfoAdditions
-        var fields: [CBOR: CBOR] = [
-            1: .array((["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"] + more.versions).map(CBOR.text)),
-            2: .array((["credProtect", "hmac-secret"] + more.extensions).map(CBOR.text)),
-            3: .bytes(Self.aaguid),
-            4: .map(options.merging(more.options.map { (CBOR.text($0.key), CBOR.bool($0.value)) }) { own, _ in own }),
-            5: CBOR(Self.maxMessageSize),
-            6: .array(profile.pinUVAuthProtocols.map { CBOR($0) }),
-            7: CBOR(Self.maxCredentialCountInList),
-            8: CBOR(Self.maxCredentialIDLength),
-            9: ["nfc", "usb"],
-            10: [["alg": -7, "type": "public-key"]],
-            12: false,
-            13: CBOR(fido.minPINLength),
-            14: CBOR(firmware),
-            20: CBOR(remaining),
+        let extraOptions = more.options.map { (CBOR.text($0.key), CBOR.bool($0.value)) }
+        let allOptions = options.merging(extraOptions) { own, _ in own }
+        typealias Key = CTAP2.InfoKey
+        let fields: [Int: CBOR] = [
+            Key.versions: .array(([U2F.version, "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"] + more.versions)
+                .map(CBOR.text)),
+            Key.extensions: .array((["credProtect", "hmac-secret"] + more.extensions).map(CBOR.text)),
+            Key.aaguid: .bytes(Self.aaguid),
+            Key.options: .map(allOptions),
+            Key.maxMsgSize: CBOR(Self.maxMessageSize),
+            Key.pinUVAuthProtocols: .array(profile.pinUVAuthProtocols.map { CBOR($0) }),
+            Key.maxCredentialCountInList: CBOR(Self.maxCredentialCountInList),
+            Key.maxCredentialIDLength: CBOR(Self.maxCredentialIDLength),
+            Key.transports: ["nfc", "usb"],
+            Key.algorithms: [CTAP2.es256Parameters],
+            Key.forcePINChange: false,
+            Key.minPINLength: CBOR(fido.minPINLength),
+            Key.firmwareVersion: CBOR(firmware),
+            Key.remainingDiscoverableCredentials: CBOR(remaining),
         ]
-        fields.merge(more.fields) { own, _ in own }
-        return .map(fields)
+        var map = [CBOR: CBOR](uniqueKeysWithValues: fields.map { (CBOR($0.key), $0.value) })
+        map.merge(more.fields) { own, _ in own }
+        return .map(map)
     }
 }
 
@@ -303,6 +313,7 @@ extension FIDOAuthenticator {
         init(_ map: [CBOR: CBOR]) { self.map = map }
 
         subscript(_ key: CBOR) -> CBOR? { map[key] }
+        subscript(_ key: Int) -> CBOR? { map[CBOR(key)] }
 
         func typed<T>(_ key: CBOR, _ extract: (CBOR) -> T?) throws(Failure) -> T? {
             guard let value = map[key] else { return nil }
@@ -316,5 +327,13 @@ extension FIDOAuthenticator {
         func bool(_ key: CBOR) throws(Failure) -> Bool? { try typed(key) { $0.bool } }
         func array(_ key: CBOR) throws(Failure) -> [CBOR]? { try typed(key) { $0.array } }
         func map(_ key: CBOR) throws(Failure) -> Fields? { try typed(key) { $0.map.map(Fields.init) } }
+
+        // The same with the integer keys of CTAP2's maps (`CTAP2.MakeCredential.Key` and the like).
+        func bytes(_ key: Int) throws(Failure) -> [UInt8]? { try bytes(CBOR(key)) }
+        func text(_ key: Int) throws(Failure) -> String? { try text(CBOR(key)) }
+        func int(_ key: Int) throws(Failure) -> Int? { try int(CBOR(key)) }
+        func bool(_ key: Int) throws(Failure) -> Bool? { try bool(CBOR(key)) }
+        func array(_ key: Int) throws(Failure) -> [CBOR]? { try array(CBOR(key)) }
+        func map(_ key: Int) throws(Failure) -> Fields? { try map(CBOR(key)) }
     }
 }

@@ -85,7 +85,7 @@ public final class VirtualHIDDevice: HIDReportDevice {
     }
 
     public static let refuseAll: Handler = { command, _, _ in
-        command == CTAPHID.Command.cbor ? [CTAPError.invalidCommand] : [0x6D, 0x00]
+        command == CTAPHID.Command.cbor ? [CTAPError.invalidCommand] : Response(status: .invalidInstruction).bytes
     }
 
     /// The options in force; changing them affects the next packets.

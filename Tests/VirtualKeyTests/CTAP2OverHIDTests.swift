@@ -59,7 +59,7 @@ import VirtualKey
                                               user: .init(id: [1, 2, 3], name: "alice", displayName: "Alice"),
                                               residentKey: true)
         #expect(made.format == "packed")
-        #expect(made.authData.flags & AuthenticatorData.userVerified != 0)
+        #expect(made.authData.flags & CTAP2.AuthDataFlag.userVerified != 0)
         try FIDOVerifier.verifyAttestation(made, clientDataHash: cdh)
         var tampered = made
         tampered.authData = try AuthenticatorData(made.authData.raw.enumerated().map { $0.offset == 40 ? $0.element ^ 1 : $0.element })

@@ -116,7 +116,7 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
     func cborRoundTrip(count: Int) async throws {
         let device = VirtualHIDDevice(handler: echo)
         let connection = try await connect(device)
-        let request = [CTAP2Command.getInfo.rawValue] + pattern(count - 1)
+        let request = [CTAP2.Command.getInfo.rawValue] + pattern(count - 1)
         #expect(try await connection.sendCBOR(request, progress: nil) == [0x00] + request)
         #expect(device.statistics.handlerCalls == 1)
     }

@@ -26,17 +26,7 @@ private func rawPadded(_ pin: String) -> [UInt8] {
     return bytes + [UInt8](repeating: 0, count: max(0, 64 - bytes.count))
 }
 
-private enum Command {
-    static let makeCredential: UInt8 = 0x01
-    static let getAssertion: UInt8 = 0x02
-    static let getInfo: UInt8 = 0x04
-    static let clientPIN: UInt8 = 0x06
-    static let reset: UInt8 = 0x07
-    static let getNextAssertion: UInt8 = 0x08
-    static let credentialManagement: UInt8 = 0x0A
-    static let selection: UInt8 = 0x0B
-    static let credentialManagementPreview: UInt8 = 0x41
-}
+private typealias Command = CTAP2.Command
 
 private func sha256(_ data: [UInt8]) -> [UInt8] { Crypto.digest(.sha256, data) }
 private func sha256(_ text: String) -> [UInt8] { sha256(Array(text.utf8)) }
@@ -57,8 +47,8 @@ private struct NFCClient {
 
     /// NFCCTAP_MSG, polling NFCCTAP_GETRESPONSE while the key answers 9100. Returns the status byte and
     /// the decoded CBOR after it, if any.
-    func call(_ command: UInt8, _ params: CBOR? = nil) async throws -> (status: UInt8, body: CBOR?) {
-        let raw = try await callRaw([command] + (params?.encoded ?? []))
+    func call(_ command: Command, _ params: CBOR? = nil) async throws -> (status: UInt8, body: CBOR?) {
+        let raw = try await callRaw([command.rawValue] + (params?.encoded ?? []))
         guard let status = raw.first else { throw Unexpected(description: "empty CTAP2 response") }
         let body = raw.count > 1 ? try CBOR.decode(Array(raw[1...])) : nil
         return (status, body)
@@ -76,7 +66,7 @@ private struct NFCClient {
     }
 
     /// Calls and requires success; returns the CBOR body (an empty map when there is none).
-    func ok(_ command: UInt8, _ params: CBOR? = nil) async throws -> CBOR {
+    func ok(_ command: Command, _ params: CBOR? = nil) async throws -> CBOR {
         let (status, body) = try await call(command, params)
         guard status == 0 else {
             throw Unexpected(description: "command \(command) failed: \(CTAPError(status).name)")
@@ -84,7 +74,7 @@ private struct NFCClient {
         return body ?? [:]
     }
 
-    func status(_ command: UInt8, _ params: CBOR? = nil) async throws -> UInt8 {
+    func status(_ command: Command, _ params: CBOR? = nil) async throws -> UInt8 {
         try await call(command, params).status
     }
 
@@ -326,14 +316,14 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
     @Test func malformedRequestsGetCTAPErrors() async throws {
         let nfc = try await NFCClient(newKey())
         #expect(try await nfc.callRaw([0x55]) == [CTAPError.invalidCommand])
-        #expect(try await nfc.callRaw([Command.makeCredential, 0xA1]) == [CTAPError.invalidCBOR])
-        #expect(try await nfc.callRaw([Command.makeCredential, 0x80]) == [CTAPError.cborUnexpectedType])
+        #expect(try await nfc.callRaw([Command.makeCredential.rawValue, 0xA1]) == [CTAPError.invalidCBOR])
+        #expect(try await nfc.callRaw([Command.makeCredential.rawValue, 0x80]) == [CTAPError.cborUnexpectedType])
         #expect(try await nfc.status(Command.makeCredential, [1: .bytes(Crypto.random(32))])
             == CTAPError.missingParameter)
         #expect(try await nfc.status(Command.clientPIN, [1: 2, 2: 7]) == CTAPError.invalidSubcommand)
         #expect(try await nfc.status(Command.clientPIN, [1: 3, 2: 2]) == CTAPError.invalidParameter)
         #expect(try await nfc.status(Command.getNextAssertion) == CTAPError.notAllowed)
-        #expect(try await nfc.callRaw([Command.getInfo] + [UInt8](repeating: 0, count: 1300))
+        #expect(try await nfc.callRaw([Command.getInfo.rawValue] + [UInt8](repeating: 0, count: 1300))
             == [CTAPError.invalidLength])
     }
 
@@ -643,7 +633,7 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
     // MARK: Credential management
 
     @Test(arguments: [Command.credentialManagement, Command.credentialManagementPreview])
-    func credentialManagementEnumeratesUpdatesAndDeletes(_ command: UInt8) async throws {
+    func credentialManagementEnumeratesUpdatesAndDeletes(_ command: CTAP2.Command) async throws {
         let key = newKey()
         let nfc = try await NFCClient(key)
         let client = PINClient(nfc: nfc, pinProtocol: .two)
@@ -750,7 +740,7 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         let key = newKey(userPresenceDelay: 0.3)
         let nfc = try await NFCClient(key)
         let start = ContinuousClock.now
-        let r = try await nfc.card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.selection],
+        let r = try await nfc.card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.selection.rawValue],
                                              le: 256))
         #expect(r.status.rawValue == 0x9100 && r.data == [0x02])
         #expect(try await nfc.status(Command.selection) == 0)
@@ -762,7 +752,7 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
 
         // Cancel while waiting: nothing is made.
         let pending = try await nfc.card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0,
-                                                   data: [Command.makeCredential]
+                                                   data: [Command.makeCredential.rawValue]
                                                        + makeCredentialParams(Crypto.random(32), rk: true).encoded,
                                                    le: 256))
         #expect(pending.status.rawValue == 0x9100)
@@ -899,19 +889,19 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         let device = key.makeFIDOHIDDevice()
         let hid = try await CTAPHIDConnection(device: device, name: "virtual", timeout: 5)
         defer { device.close() }
-        let infoBytes = try await hid.sendCBOR([Command.getInfo])
+        let infoBytes = try await hid.sendCBOR([Command.getInfo.rawValue])
         #expect(infoBytes.first == 0)
         let info = try AuthenticatorInfo(cbor: CBOR.decode(Array(infoBytes.dropFirst())))
         #expect(info.pinSet == false && info.aaguid == FIDOAuthenticator.aaguid)
 
         let nfc = try await NFCClient(key)
         #expect(try await PINClient(nfc: nfc, pinProtocol: .two).setPIN("shared-pin") == 0)
-        let after = try await hid.sendCBOR([Command.getInfo])
+        let after = try await hid.sendCBOR([Command.getInfo.rawValue])
         #expect(try AuthenticatorInfo(cbor: CBOR.decode(Array(after.dropFirst()))).pinSet == true)
 
         // A touch: KEEPALIVE says so while the key waits.
         let progress = ProgressLog()
-        let selection = try await hid.sendCBOR([Command.selection]) { progress.add($0) }
+        let selection = try await hid.sendCBOR([Command.selection.rawValue]) { progress.add($0) }
         #expect(selection == [0])
         #expect(progress.all.contains(.waitingForUserPresence))
 
@@ -922,7 +912,7 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         // CTAPHID_CANCEL while the key waits for the touch: KEEPALIVE_CANCEL, and nothing is stored.
         let client = PINClient(nfc: nfc, pinProtocol: .two)
         let token = try await client.requireToken("shared-pin", permissions: [.makeCredential])
-        let request = [Command.makeCredential]
+        let request = [Command.makeCredential.rawValue]
             + makeCredentialParams(Crypto.random(32), rk: true, auth: (client, token)).encoded
         let pending = Task { try await hid.sendCBOR(request) }
         try await Task.sleep(for: .milliseconds(80))

@@ -27,12 +27,7 @@ private final class ProgressLog: Sendable {
     func first(_ p: FIDOProgress) -> Double? { items.withLock { $0.first { $0.0 == p }?.1 } }
 }
 
-private enum Command {
-    static let makeCredential: UInt8 = 0x01
-    static let getInfo: UInt8 = 0x04
-    static let clientPIN: UInt8 = 0x06
-    static let selection: UInt8 = 0x0B
-}
+private typealias Command = CTAP2.Command
 
 private func key(_ profile: VirtualKeyProfile, state: VirtualKeyState = .yubiKey5NFC()) -> VirtualKey {
     VirtualKey(state: state, touchDelay: 0, profile: profile)
@@ -47,8 +42,8 @@ private func nfcctap(_ key: VirtualKey, _ request: [UInt8], p1: UInt8 = 0x80) as
 }
 
 /// The CTAP status byte of one request over NFC.
-private func ctapStatus(_ key: VirtualKey, _ command: UInt8, _ params: CBOR? = nil) async throws -> UInt8 {
-    let r = try await nfcctap(key, [command] + (params?.encoded ?? []))
+private func ctapStatus(_ key: VirtualKey, _ command: Command, _ params: CBOR? = nil) async throws -> UInt8 {
+    let r = try await nfcctap(key, [command.rawValue] + (params?.encoded ?? []))
     guard r.status == .ok, let status = r.data.first else { throw Unexpected(description: "answered \(r.status)") }
     return status
 }
@@ -65,7 +60,7 @@ private func hidConnection(_ key: VirtualKey) async throws -> CTAPHIDConnection 
 /// A platform key agreement with protocol `p`'s KDF over the key's getKeyAgreement answer (asked for with
 /// protocol `asked`).
 private func agree(_ key: VirtualKey, _ p: PINUVAuthProtocol) async throws -> (CBOR, [UInt8]) {
-    let r = try await nfcctap(key, [Command.clientPIN] + CBOR.map([1: CBOR(p.version), 2: 2]).encoded)
+    let r = try await nfcctap(key, [Command.clientPIN.rawValue] + CBOR.map([1: CBOR(p.version), 2: 2]).encoded)
     let body = try CBOR.decode(Array(r.data.dropFirst()))
     return try p.encapsulate(try PINUVAuthProtocol.publicKey(fromCOSE: try #require(body[1])))
 }
@@ -159,7 +154,7 @@ struct FIDOProfileTests {
 
     @Test func unknownGetInfoEntriesAreValidCTAP2CBORAndKeptAside() async throws {
         let k = key(.ctapUnknownFields)
-        let r = try await nfcctap(k, [Command.getInfo])
+        let r = try await nfcctap(k, [Command.getInfo.rawValue])
         #expect(r.status == .ok && r.data.first == 0)
         // Canonical, as CTAP2 wants it, at most four levels deep, with no tags, floats or null.
         let raw = try CBOR.decode(Array(r.data.dropFirst()), limits: .init(requireCanonicalKeys: true))
@@ -199,7 +194,8 @@ struct FIDOProfileTests {
         let card = SmartCardProtocol(connection: VirtualKeyConnection(key: k))
         let selected = try await card.send(.select(aid: AID.fido))
         #expect(selected.status == .ok && selected.data == Array("U2F_V2".utf8))
-        let msg = try await card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.getInfo], le: 256))
+        let msg = try await card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.getInfo.rawValue],
+                                           le: 256))
         #expect(msg.status == .invalidInstruction && msg.data.isEmpty)
         let poll = try await card.send(APDU(cla: 0x80, ins: 0x11, p1: 0, p2: 0, le: 256))
         #expect(poll.status == .invalidInstruction)
@@ -229,7 +225,7 @@ struct FIDOProfileTests {
         #expect(!hid.capabilities.contains(.cbor) && !hid.capabilities.contains(.nmsg))
         // Sent all the same, CTAPHID_CBOR is an invalid command.
         await #expect(throws: FIDOTransportError.ctaphidError(CTAPHID.ErrorCode.invalidCommand)) {
-            _ = try await hid.sendCBOR([Command.getInfo])
+            _ = try await hid.sendCBOR([Command.getInfo.rawValue])
         }
         await #expect(throws: FIDOSessionError.ctap2NotSupported) { _ = try await CTAP2Session.make(connection: hid) }
         let u2f = U2FSession(connection: hid)

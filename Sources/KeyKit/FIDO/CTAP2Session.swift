@@ -19,17 +19,13 @@ public struct Assertion: Sendable, Equatable {
 public struct AuthenticatorData: Sendable, Equatable {
     public var raw: [UInt8]
     public var rpIDHash: [UInt8]
+    /// The flags byte: bits of `CTAP2.AuthDataFlag`.
     public var flags: UInt8
     public var signCount: UInt32
     public var aaguid: [UInt8]?
     public var credentialID: [UInt8]?
     public var credentialPublicKey: CBOR?
     public var extensions: CBOR?
-
-    public static let userPresent: UInt8 = 0x01
-    public static let userVerified: UInt8 = 0x04
-    public static let attestedData: UInt8 = 0x40
-    public static let extensionData: UInt8 = 0x80
 
     public init(_ raw: [UInt8]) throws {
         guard raw.count >= 37 else { throw FIDOSessionError.malformed("authenticator data of \(raw.count) bytes") }
@@ -38,7 +34,7 @@ public struct AuthenticatorData: Sendable, Equatable {
         flags = raw[32]
         signCount = UInt32(BigEndian.integer(raw[33..<37]))
         var offset = 37
-        if flags & AuthenticatorData.attestedData != 0 {
+        if flags & CTAP2.AuthDataFlag.attestedCredentialData != 0 {
             guard raw.count >= offset + 18 else { throw FIDOSessionError.malformed("attested credential data") }
             aaguid = Array(raw[offset..<(offset + 16)])
             let n = Int(BigEndian.integer(raw[(offset + 16)..<(offset + 18)]))
@@ -51,7 +47,7 @@ public struct AuthenticatorData: Sendable, Equatable {
             credentialPublicKey = key
             offset += used
         }
-        if flags & AuthenticatorData.extensionData != 0 {
+        if flags & CTAP2.AuthDataFlag.extensionData != 0 {
             let rest = Array(raw[offset...])
             let (ext, used) = try CBOR.decodePrefix(rest)
             extensions = ext
@@ -62,7 +58,8 @@ public struct AuthenticatorData: Sendable, Equatable {
 
     /// The credential's ES256 public key from its COSE form.
     public var es256PublicKey: P256PublicKey? {
-        guard let k = credentialPublicKey, k[3]?.int == -7, let x = k[-2]?.bytes, let y = k[-3]?.bytes else {
+        guard let k = credentialPublicKey, k[COSE.Key.algorithm]?.int == COSE.Algorithm.es256,
+              let x = k[COSE.Key.x]?.bytes, let y = k[COSE.Key.y]?.bytes else {
             return nil
         }
         return try? P256PublicKey(x: x, y: y)
@@ -121,7 +118,7 @@ public actor CTAP2Session {
     }
 
     /// Sends a command with integer-keyed parameters; returns the decoded answer (nil when empty).
-    static func send(_ connection: any FIDOConnection, _ command: CTAP2Command, _ params: [Int: CBOR]?,
+    static func send(_ connection: any FIDOConnection, _ command: CTAP2.Command, _ params: [Int: CBOR]?,
                      progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> CBOR? {
         var request: [UInt8] = [command.rawValue]
         if let params {
@@ -131,7 +128,7 @@ public actor CTAP2Session {
         }
         let response = try await connection.sendCBOR(request, progress: progress)
         guard let status = response.first else { throw FIDOSessionError.malformed("empty CTAP response") }
-        guard status == 0 else { throw CTAPError(status) }
+        guard status == CTAP2.ok else { throw CTAPError(status) }
         if response.count == 1 { return nil }
         do {
             return try CBOR.decode(Array(response.dropFirst()))
@@ -140,7 +137,7 @@ public actor CTAP2Session {
         }
     }
 
-    private func send(_ command: CTAP2Command, _ params: [Int: CBOR]?) async throws -> CBOR? {
+    private func send(_ command: CTAP2.Command, _ params: [Int: CBOR]?) async throws -> CBOR? {
         try await CTAP2Session.send(connection, command, params, progress: progress)
     }
 
@@ -153,15 +150,9 @@ public actor CTAP2Session {
 
     // MARK: clientPIN
 
-    enum PINSub {
-        static let getRetries = 0x01
-        static let getKeyAgreement = 0x02
-        static let setPIN = 0x03
-        static let changePIN = 0x04
-        static let getToken = 0x05
-        static let getUVRetries = 0x07
-        static let getTokenWithPermissions = 0x09
-    }
+    typealias PINSub = CTAP2.ClientPIN.Subcommand
+    typealias PINKey = CTAP2.ClientPIN.Key
+    typealias PINAnswer = CTAP2.ClientPIN.ResponseKey
 
     /// The PIN/UV auth protocol to use with a key offering `offered` (getInfo's pinUvAuthProtocols): 2 when
     /// offered, else 1 when offered or when the list is absent (CTAP 2.0 keys have protocol 1 alone); nil when
@@ -183,7 +174,8 @@ public actor CTAP2Session {
 
     private func clientPIN(_ sub: Int, _ extra: [Int: CBOR] = [:]) async throws -> CBOR? {
         guard info.pinSet != nil || !info.pinUVAuthProtocols.isEmpty else { throw FIDOSessionError.noPINSupport }
-        var params: [Int: CBOR] = [1: CBOR(try commonPINProtocol().version), 2: CBOR(sub)]
+        var params: [Int: CBOR] = [PINKey.pinUVAuthProtocol: CBOR(try commonPINProtocol().version),
+                                   PINKey.subcommand: CBOR(sub)]
         for (k, v) in extra { params[k] = v }
         return try await send(.clientPIN, params)
     }
@@ -192,12 +184,14 @@ public actor CTAP2Session {
     /// getPINRetries. A count outside 0...255 (some keys answer a negative one before a PIN exists) is no
     /// count: it is thrown as malformed, so callers show the attempts as unknown.
     public func pinRetries() async throws -> (retries: Int, powerCycleNeeded: Bool?) {
-        let r = try await clientPIN(PINSub.getRetries)
-        guard let n = r?[3]?.int else { throw FIDOSessionError.malformed("getPINRetries has no count") }
+        let r = try await clientPIN(PINSub.getPINRetries)
+        guard let n = r?[PINAnswer.pinRetries]?.int else {
+            throw FIDOSessionError.malformed("getPINRetries has no count")
+        }
         guard CTAP2Session.possibleRetries.contains(n) else {
             throw FIDOSessionError.malformed("getPINRetries answered an impossible count (\(n))")
         }
-        return (n, r?[4]?.bool)
+        return (n, r?[PINAnswer.powerCycleState]?.bool)
     }
 
     /// What a retry counter can be (an unsigned byte).
@@ -205,13 +199,15 @@ public actor CTAP2Session {
 
     public func uvRetries() async throws -> Int {
         let r = try await clientPIN(PINSub.getUVRetries)
-        guard let n = r?[5]?.int else { throw FIDOSessionError.malformed("getUVRetries has no count") }
+        guard let n = r?[PINAnswer.uvRetries]?.int else {
+            throw FIDOSessionError.malformed("getUVRetries has no count")
+        }
         return n
     }
 
     private func sharedSecret() async throws -> (CBOR, [UInt8]) {
         let r = try await clientPIN(PINSub.getKeyAgreement)
-        guard let cose = r?[1] else { throw FIDOSessionError.malformed("no key agreement") }
+        guard let cose = r?[PINAnswer.keyAgreement] else { throw FIDOSessionError.malformed("no key agreement") }
         return try commonPINProtocol().encapsulate(try PINUVAuthProtocol.publicKey(fromCOSE: cose))
     }
 
@@ -220,8 +216,9 @@ public actor CTAP2Session {
         let (keyAgreement, shared) = try await sharedSecret()
         let p = try commonPINProtocol()
         let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(pin))
-        _ = try await clientPIN(PINSub.setPIN, [3: keyAgreement, 4: .bytes(p.authenticate(key: shared, newPinEnc)),
-                                                5: .bytes(newPinEnc)])
+        _ = try await clientPIN(PINSub.setPIN, [PINKey.keyAgreement: keyAgreement,
+                                                PINKey.pinUVAuthParam: .bytes(p.authenticate(key: shared, newPinEnc)),
+                                                PINKey.newPINEnc: .bytes(newPinEnc)])
         token = nil
         try await refreshInfo()
     }
@@ -233,9 +230,10 @@ public actor CTAP2Session {
         let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(new))
         let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(old))
         do {
-            _ = try await clientPIN(PINSub.changePIN, [3: keyAgreement,
-                                                       4: .bytes(p.authenticate(key: shared, newPinEnc + pinHashEnc)),
-                                                       5: .bytes(newPinEnc), 6: .bytes(pinHashEnc)])
+            _ = try await clientPIN(PINSub.changePIN, [
+                PINKey.keyAgreement: keyAgreement,
+                PINKey.pinUVAuthParam: .bytes(p.authenticate(key: shared, newPinEnc + pinHashEnc)),
+                PINKey.newPINEnc: .bytes(newPinEnc), PINKey.pinHashEnc: .bytes(pinHashEnc)])
         } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
             throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
         }
@@ -251,18 +249,19 @@ public actor CTAP2Session {
         let p = try commonPINProtocol()
         let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(pin))
         let withPermissions = info.options["pinUvAuthToken"] == true && !permissions.isEmpty
-        var params: [Int: CBOR] = [3: keyAgreement, 6: .bytes(pinHashEnc)]
+        var params: [Int: CBOR] = [PINKey.keyAgreement: keyAgreement, PINKey.pinHashEnc: .bytes(pinHashEnc)]
         if withPermissions {
-            params[9] = CBOR(permissions.rawValue)
-            if let rpID { params[0x0A] = .text(rpID) }
+            params[PINKey.permissions] = CBOR(permissions.rawValue)
+            if let rpID { params[PINKey.rpID] = .text(rpID) }
         }
         let r: CBOR?
         do {
-            r = try await clientPIN(withPermissions ? PINSub.getTokenWithPermissions : PINSub.getToken, params)
+            let sub = withPermissions ? PINSub.getPINUVAuthTokenUsingPINWithPermissions : PINSub.getPINToken
+            r = try await clientPIN(sub, params)
         } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
             throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
         }
-        guard let enc = r?[2]?.bytes else { throw FIDOSessionError.malformed("no PIN token") }
+        guard let enc = r?[PINAnswer.pinUVAuthToken]?.bytes else { throw FIDOSessionError.malformed("no PIN token") }
         var value = try p.decrypt(key: shared, enc)
         guard value.count == 16 || value.count == 32 else {
             SecretBytes.wipe(&value)
@@ -352,22 +351,22 @@ public actor CTAP2Session {
         }
     }
 
-    static func descriptor(_ id: [UInt8]) -> CBOR { ["id": .bytes(id), "type": "public-key"] }
-
     /// makeCredential with ES256. Adds pinUvAuthParam when a token is held; without one, a key that has a
     /// PIN answers PUAT_REQUIRED, reported as "this needs the PIN".
     public func makeCredential(clientDataHash: [UInt8], rp: RelyingParty, user: User, residentKey: Bool,
                                excludeList: [[UInt8]] = []) async throws -> AttestedCredential {
-        var params: [Int: CBOR] = [1: .bytes(clientDataHash), 2: rp.cbor, 3: user.cbor,
-                                   4: [["alg": -7, "type": "public-key"]]]
-        if !excludeList.isEmpty { params[5] = .array(excludeList.map(CTAP2Session.descriptor)) }
-        if residentKey { params[7] = ["rk": true] }
+        typealias Key = CTAP2.MakeCredential.Key
+        typealias Answer = CTAP2.MakeCredential.ResponseKey
+        var params: [Int: CBOR] = [Key.clientDataHash: .bytes(clientDataHash), Key.rp: rp.cbor, Key.user: user.cbor,
+                                   Key.pubKeyCredParams: [CTAP2.es256Parameters]]
+        if !excludeList.isEmpty { params[Key.excludeList] = .array(excludeList.map(CTAP2.credentialDescriptor)) }
+        if residentKey { params[Key.options] = ["rk": true] }
         if let token {
-            params[8] = .bytes(token.protocolVersion.authenticate(key: token.value, clientDataHash))
-            params[9] = CBOR(token.protocolVersion.version)
+            params[Key.pinUVAuthParam] = .bytes(token.protocolVersion.authenticate(key: token.value, clientDataHash))
+            params[Key.pinUVAuthProtocol] = CBOR(token.protocolVersion.version)
         }
-        guard let r = try await send(.makeCredential, params), let fmt = r[1]?.string, let ad = r[2]?.bytes,
-              let att = r[3] else {
+        guard let r = try await send(.makeCredential, params), let fmt = r[Answer.format]?.string,
+              let ad = r[Answer.authData]?.bytes, let att = r[Answer.attestationStatement] else {
             throw FIDOSessionError.malformed("makeCredential answer incomplete")
         }
         return AttestedCredential(format: fmt, authData: try AuthenticatorData(ad), attestationStatement: att)
@@ -376,12 +375,13 @@ public actor CTAP2Session {
     /// getAssertion, followed by getNextAssertion for every further credential.
     public func getAssertions(rpID: String, clientDataHash: [UInt8], allowList: [[UInt8]] = [],
                               userPresence: Bool = true) async throws -> [Assertion] {
-        var params: [Int: CBOR] = [1: .text(rpID), 2: .bytes(clientDataHash)]
-        if !allowList.isEmpty { params[3] = .array(allowList.map(CTAP2Session.descriptor)) }
-        if !userPresence { params[5] = ["up": false] }
+        typealias Key = CTAP2.GetAssertion.Key
+        var params: [Int: CBOR] = [Key.rpID: .text(rpID), Key.clientDataHash: .bytes(clientDataHash)]
+        if !allowList.isEmpty { params[Key.allowList] = .array(allowList.map(CTAP2.credentialDescriptor)) }
+        if !userPresence { params[Key.options] = ["up": false] }
         if let token {
-            params[6] = .bytes(token.protocolVersion.authenticate(key: token.value, clientDataHash))
-            params[7] = CBOR(token.protocolVersion.version)
+            params[Key.pinUVAuthParam] = .bytes(token.protocolVersion.authenticate(key: token.value, clientDataHash))
+            params[Key.pinUVAuthProtocol] = CBOR(token.protocolVersion.version)
         }
         guard let first = try await send(.getAssertion, params) else {
             throw FIDOSessionError.malformed("getAssertion answered nothing")
@@ -398,13 +398,14 @@ public actor CTAP2Session {
     }
 
     static func assertion(_ r: CBOR, allowList: [[UInt8]]) throws -> Assertion {
-        guard let ad = r[2]?.bytes, let sig = r[3]?.bytes else {
+        typealias Answer = CTAP2.GetAssertion.ResponseKey
+        guard let ad = r[Answer.authData]?.bytes, let sig = r[Answer.signature]?.bytes else {
             throw FIDOSessionError.malformed("assertion incomplete")
         }
-        let id = r[1]?["id"]?.bytes ?? (allowList.count == 1 ? allowList[0] : nil)
+        let id = r[Answer.credential]?["id"]?.bytes ?? (allowList.count == 1 ? allowList[0] : nil)
         guard let id else { throw FIDOSessionError.malformed("assertion without credential") }
-        return Assertion(credentialID: id, authData: try AuthenticatorData(ad), signature: sig, user: r[4],
-                         numberOfCredentials: r[5]?.int)
+        return Assertion(credentialID: id, authData: try AuthenticatorData(ad), signature: sig, user: r[Answer.user],
+                         numberOfCredentials: r[Answer.numberOfCredentials]?.int)
     }
 
     /// authenticatorReset: deletes every credential and the PIN. Keys allow it only within seconds of
@@ -441,7 +442,7 @@ public actor CTAP2Session {
         public var credProtect: Int?
     }
 
-    private var credMgmtCommand: CTAP2Command {
+    private var credMgmtCommand: CTAP2.Command {
         info.options["credMgmt"] == true ? .credentialManagement : .credentialManagementPreview
     }
 
@@ -449,39 +450,46 @@ public actor CTAP2Session {
         guard info.supportsCredentialManagement else {
             throw FIDOSessionError.notSupported("credential management")
         }
-        var params: [Int: CBOR] = [1: CBOR(sub)]
-        if let subParams { params[2] = subParams }
+        typealias Key = CTAP2.CredentialManagement.Key
+        var params: [Int: CBOR] = [Key.subcommand: CBOR(sub)]
+        if let subParams { params[Key.subcommandParams] = subParams }
         if authenticated {
             let t = try requireToken()
-            params[3] = CBOR(t.protocolVersion.version)
-            params[4] = .bytes(t.protocolVersion.authenticate(key: t.value, [UInt8(sub)] + (subParams?.encoded ?? [])))
+            params[Key.pinUVAuthProtocol] = CBOR(t.protocolVersion.version)
+            let message = [UInt8(sub)] + (subParams?.encoded ?? [])
+            params[Key.pinUVAuthParam] = .bytes(t.protocolVersion.authenticate(key: t.value, message))
         }
         return try await send(credMgmtCommand, params)
     }
 
+    typealias CredSub = CTAP2.CredentialManagement.Subcommand
+    typealias CredSubKey = CTAP2.CredentialManagement.SubcommandKey
+    typealias CredAnswer = CTAP2.CredentialManagement.ResponseKey
+
     public func credentialsMetadata() async throws -> CredentialsMetadata {
-        let r = try await credMgmt(0x01)
-        return CredentialsMetadata(existing: r?[1]?.int ?? 0, remaining: r?[2]?.int ?? 0)
+        let r = try await credMgmt(CredSub.getCredsMetadata)
+        return CredentialsMetadata(existing: r?[CredAnswer.existingResidentCredentialsCount]?.int ?? 0,
+                                   remaining: r?[CredAnswer.maxPossibleRemainingResidentCredentialsCount]?.int ?? 0)
     }
 
     public func relyingParties() async throws -> [StoredRelyingParty] {
         let first: CBOR?
         do {
-            first = try await credMgmt(0x02)
+            first = try await credMgmt(CredSub.enumerateRPsBegin)
         } catch let e as CTAPError where e.code == CTAPError.noCredentials {
             return []
         }
-        guard let first, let total = first[5]?.int else { return [] }
+        guard let first, let total = first[CredAnswer.totalRPs]?.int else { return [] }
         var out = [StoredRelyingParty]()
         func add(_ r: CBOR?) throws {
-            guard let r, let id = r[3]?["id"]?.string, let hash = r[4]?.bytes else {
+            guard let r, let id = r[CredAnswer.rp]?["id"]?.string, let hash = r[CredAnswer.rpIDHash]?.bytes else {
                 throw FIDOSessionError.malformed("relying party entry")
             }
-            out.append(StoredRelyingParty(id: id, name: r[3]?["name"]?.string, idHash: hash))
+            out.append(StoredRelyingParty(id: id, name: r[CredAnswer.rp]?["name"]?.string, idHash: hash))
         }
         try add(first)
         if total > 1 {
-            for _ in 1..<total { try add(try await credMgmt(0x03, authenticated: false)) }
+            for _ in 1..<total { try add(try await credMgmt(CredSub.enumerateRPsGetNextRP, authenticated: false)) }
         }
         return out
     }
@@ -489,31 +497,38 @@ public actor CTAP2Session {
     public func credentials(of rp: StoredRelyingParty) async throws -> [StoredCredential] {
         let first: CBOR?
         do {
-            first = try await credMgmt(0x04, [1: .bytes(rp.idHash)])
+            first = try await credMgmt(CredSub.enumerateCredentialsBegin,
+                                       [CBOR(CredSubKey.rpIDHash): .bytes(rp.idHash)])
         } catch let e as CTAPError where e.code == CTAPError.noCredentials {
             return []
         }
-        guard let first, let total = first[9]?.int else { return [] }
+        guard let first, let total = first[CredAnswer.totalCredentials]?.int else { return [] }
         var out = [StoredCredential]()
         func add(_ r: CBOR?) throws {
-            guard let r, let user = User(cbor: r[6]), let id = r[7]?["id"]?.bytes else {
+            guard let r, let user = User(cbor: r[CredAnswer.user]), let id = r[CredAnswer.credentialID]?["id"]?.bytes
+            else {
                 throw FIDOSessionError.malformed("credential entry")
             }
-            out.append(StoredCredential(rpID: rp.id, credentialID: id, user: user, publicKey: r[8],
-                                        credProtect: r[0x0A]?.int))
+            out.append(StoredCredential(rpID: rp.id, credentialID: id, user: user, publicKey: r[CredAnswer.publicKey],
+                                        credProtect: r[CredAnswer.credProtect]?.int))
         }
         try add(first)
         if total > 1 {
-            for _ in 1..<total { try add(try await credMgmt(0x05, authenticated: false)) }
+            for _ in 1..<total {
+                try add(try await credMgmt(CredSub.enumerateCredentialsGetNextCredential, authenticated: false))
+            }
         }
         return out
     }
 
     public func deleteCredential(_ credentialID: [UInt8]) async throws {
-        _ = try await credMgmt(0x06, [2: CTAP2Session.descriptor(credentialID)])
+        _ = try await credMgmt(CredSub.deleteCredential,
+                               [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID)])
     }
 
     public func updateUser(_ credentialID: [UInt8], user: User) async throws {
-        _ = try await credMgmt(0x07, [2: CTAP2Session.descriptor(credentialID), 3: user.cbor])
+        _ = try await credMgmt(CredSub.updateUserInformation,
+                               [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID),
+                                CBOR(CredSubKey.user): user.cbor])
     }
 }

@@ -1,17 +1,3 @@
-/// CTAP2 command bytes.
-public enum CTAP2Command: UInt8, Sendable {
-    case makeCredential = 0x01
-    case getAssertion = 0x02
-    case getInfo = 0x04
-    case clientPIN = 0x06
-    case reset = 0x07
-    case getNextAssertion = 0x08
-    case credentialManagement = 0x0A
-    case selection = 0x0B
-    /// The CTAP 2.1 preview command some keys (YubiKey 5.2-5.4) have instead of 0x0A.
-    case credentialManagementPreview = 0x41
-}
-
 /// A CTAP2 status code other than success, with what it means for the user.
 public struct CTAPError: Error, Hashable, Sendable {
     public let code: UInt8
@@ -124,34 +110,41 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     public init(cbor: CBOR) throws {
         guard cbor.map != nil else { throw CTAPError(CTAPError.invalidCBOR) }
         raw = cbor
-        versions = cbor[1]?.array?.compactMap(\.string) ?? []
-        extensions = cbor[2]?.array?.compactMap(\.string) ?? []
-        guard let aaguid = cbor[3]?.bytes, aaguid.count == 16 else {
+        typealias Key = CTAP2.InfoKey
+        versions = cbor[Key.versions]?.array?.compactMap(\.string) ?? []
+        extensions = cbor[Key.extensions]?.array?.compactMap(\.string) ?? []
+        guard let aaguid = cbor[Key.aaguid]?.bytes, aaguid.count == 16 else {
             throw FIDOSessionError.malformed("getInfo has no 16-byte AAGUID")
         }
         self.aaguid = aaguid
         var opts = [String: Bool]()
-        for (k, v) in cbor[4]?.map ?? [:] {
+        for (k, v) in cbor[Key.options]?.map ?? [:] {
             if let k = k.string, let v = v.bool { opts[k] = v }
         }
         options = opts
-        maxMessageSize = cbor[5]?.int
-        pinUVAuthProtocols = cbor[6]?.array?.compactMap(\.int) ?? []
-        maxCredentialCountInList = cbor[7]?.int
-        maxCredentialIDLength = cbor[8]?.int
-        transports = cbor[9]?.array?.compactMap(\.string) ?? []
-        algorithms = cbor[10]?.array?.compactMap { $0["alg"]?.int } ?? []
-        forcePINChange = cbor[0x0C]?.bool ?? false
-        minPINLength = cbor[0x0D]?.int ?? 4
-        firmwareVersion = cbor[0x0E]?.int
-        remainingDiscoverableCredentials = cbor[0x14]?.int
+        maxMessageSize = cbor[Key.maxMsgSize]?.int
+        pinUVAuthProtocols = cbor[Key.pinUVAuthProtocols]?.array?.compactMap(\.int) ?? []
+        maxCredentialCountInList = cbor[Key.maxCredentialCountInList]?.int
+        maxCredentialIDLength = cbor[Key.maxCredentialIDLength]?.int
+        transports = cbor[Key.transports]?.array?.compactMap(\.string) ?? []
+        algorithms = cbor[Key.algorithms]?.array?.compactMap { $0["alg"]?.int } ?? []
+        forcePINChange = cbor[Key.forcePINChange]?.bool ?? false
+        minPINLength = cbor[Key.minPINLength]?.int ?? 4
+        firmwareVersion = cbor[Key.firmwareVersion]?.int
+        remainingDiscoverableCredentials = cbor[Key.remainingDiscoverableCredentials]?.int
     }
 
     /// True when a PIN is set (option clientPin); nil when the key has no PIN support.
     public var pinSet: Bool? { options["clientPin"] }
 
     /// The getInfo keys the properties above are read from.
-    public static let readKeys: Set<CBOR> = Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0x0C, 0x0D, 0x0E, 0x14].map { CBOR($0) })
+    public static let readKeys: Set<CBOR> = {
+        typealias Key = CTAP2.InfoKey
+        return Set([Key.versions, Key.extensions, Key.aaguid, Key.options, Key.maxMsgSize, Key.pinUVAuthProtocols,
+                    Key.maxCredentialCountInList, Key.maxCredentialIDLength, Key.transports, Key.algorithms,
+                    Key.forcePINChange, Key.minPINLength, Key.firmwareVersion,
+                    Key.remainingDiscoverableCredentials].map { CBOR($0) })
+    }()
 
     /// The getInfo entries not read into the properties above (fields of later specifications, or of the
     /// key's maker), as the key sent them, by key.

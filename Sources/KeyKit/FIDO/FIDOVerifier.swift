@@ -9,7 +9,8 @@ public enum FIDOVerifier {
             return
         case "packed":
             guard let sig = credential.attestationStatement["sig"]?.bytes,
-                  let alg = credential.attestationStatement["alg"]?.int, alg == -7 || alg == -8 else {
+                  let alg = credential.attestationStatement["alg"]?.int,
+                  alg == COSE.Algorithm.es256 || alg == COSE.Algorithm.edDSA else {
                 throw FIDOSessionError.signatureInvalid("packed attestation without an ES256 or EdDSA signature")
             }
             if let chain = credential.attestationStatement["x5c"]?.array, let first = chain.first?.bytes {
@@ -30,19 +31,21 @@ public enum FIDOVerifier {
 
     /// Verifies a signature with a COSE public key: ES256 (-7) or EdDSA/Ed25519 (-8).
     public static func verify(signature: [UInt8], message: [UInt8], coseKey: CBOR) throws -> Bool {
-        switch coseKey[3]?.int {
-        case -7:
-            guard let x = coseKey[-2]?.bytes, let y = coseKey[-3]?.bytes else {
+        switch coseKey[COSE.Key.algorithm]?.int {
+        case COSE.Algorithm.es256:
+            guard let x = coseKey[COSE.Key.x]?.bytes, let y = coseKey[COSE.Key.y]?.bytes else {
                 throw FIDOSessionError.malformed("ES256 key without coordinates")
             }
             return try P256PublicKey(x: x, y: y).verify(signature: signature, message: message)
-        case -8:
-            guard coseKey[1]?.int == 1, coseKey[-1]?.int == 6, let x = coseKey[-2]?.bytes else {
+        case COSE.Algorithm.edDSA:
+            guard coseKey[COSE.Key.keyType]?.int == COSE.keyTypeOKP, coseKey[COSE.Key.curve]?.int == COSE.curveEd25519,
+                  let x = coseKey[COSE.Key.x]?.bytes else {
                 throw FIDOSessionError.malformed("EdDSA key is not an Ed25519 OKP key")
             }
             return try Ed25519PublicKey(raw: x).verify(signature: signature, message: message)
         default:
-            throw FIDOSessionError.notSupported("signature algorithm \(coseKey[3]?.int.map(String.init) ?? "?")")
+            throw FIDOSessionError.notSupported(
+                "signature algorithm \(coseKey[COSE.Key.algorithm]?.int.map(String.init) ?? "?")")
         }
     }
 

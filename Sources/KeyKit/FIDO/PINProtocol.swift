@@ -7,14 +7,14 @@ public struct PINUVAuthProtocol: Sendable, Hashable {
 
     /// The COSE_Key for an ECDH-ES+HKDF-256 P-256 public key, as clientPIN sends and receives it.
     public static func coseKey(_ key: P256PublicKey) -> CBOR {
-        [1: 2, 3: -25, -1: 1, -2: .bytes(key.x), -3: .bytes(key.y)]
+        COSE.ec2Key(key, algorithm: COSE.Algorithm.ecdhESHKDF256)
     }
 
     /// The key's key agreement key. Coordinates that are not a point on P-256 are the key's malformed answer
     /// (`FIDOSessionError.malformed`), as a COSE key of another shape is.
     public static func publicKey(fromCOSE cose: CBOR) throws(FIDOSessionError) -> P256PublicKey {
-        guard cose[1]?.int == 2, cose[-1]?.int == 1, let x = cose[-2]?.bytes, let y = cose[-3]?.bytes,
-              x.count == 32, y.count == 32 else {
+        guard cose[COSE.Key.keyType]?.int == COSE.keyTypeEC2, cose[COSE.Key.curve]?.int == COSE.curveP256,
+              let x = cose[COSE.Key.x]?.bytes, let y = cose[COSE.Key.y]?.bytes, x.count == 32, y.count == 32 else {
             throw .malformed("key agreement is not a P-256 COSE key")
         }
         do {

@@ -1,6 +1,35 @@
 import FoundationEssentials
 import Glibc
 
+/// U2F's numbers (FIDO U2F Raw Message Formats): instructions, the control byte of AUTHENTICATE and the
+/// fixed bytes of the messages, for this client and the virtual key alike.
+public enum U2F {
+    /// Instructions (class 00).
+    public enum Instruction {
+        public static let register: UInt8 = 0x01
+        public static let authenticate: UInt8 = 0x02
+        public static let version: UInt8 = 0x03
+    }
+
+    /// AUTHENTICATE's P1, the control byte.
+    public enum Control {
+        /// Only whether the key handle is this key's for the application: "conditions not satisfied" (6985)
+        /// when it is, "wrong data" (6A80) when not.
+        public static let checkOnly: UInt8 = 0x07
+        /// Sign after a touch.
+        public static let enforceUserPresenceAndSign: UInt8 = 0x03
+        /// Sign without a touch.
+        public static let dontEnforceUserPresenceAndSign: UInt8 = 0x08
+    }
+
+    /// The first byte of REGISTER's answer (a legacy reserved value).
+    public static let registrationReserved: UInt8 = 0x05
+    /// The first byte of the data REGISTER's signature covers (reserved for future use).
+    public static let registrationSignedReserved: UInt8 = 0x00
+    /// The version string VERSION answers, and SELECT of the FIDO application.
+    public static let version = "U2F_V2"
+}
+
 /// U2F (CTAP1) register and authenticate, over any FIDO connection, with the signatures checked.
 public struct U2FSession: Sendable {
     public let connection: any FIDOConnection
@@ -28,7 +57,7 @@ public struct U2FSession: Sendable {
     /// VERSION ("U2F_V2"). Like every U2F command it is sent in the extended encoding, here with Le
     /// 00 00 00 (up to 65536 bytes): it answers data, and a key may send none to a command without Le.
     public func version() async throws -> String {
-        let command = try APDU(ins: 0x03, le: 65536).encoded(.extended)
+        let command = try APDU(ins: U2F.Instruction.version, le: 65536).encoded(.extended)
         let r = try Response(raw: try await connection.sendU2F(command))
         return String(decoding: try r.checked(), as: UTF8.self)
     }
@@ -54,10 +83,12 @@ public struct U2FSession: Sendable {
     public func register(challenge: [UInt8], application: [UInt8],
                          progress: (@Sendable (FIDOProgress) -> Void)? = nil) async throws -> Registration {
         precondition(challenge.count == 32 && application.count == 32)
-        let data = try await sendWaitingForTouch(APDU(ins: 0x01, data: challenge + application, le: 65536),
+        let data = try await sendWaitingForTouch(APDU(ins: U2F.Instruction.register, data: challenge + application,
+                                                      le: 65536),
                                                  progress: progress)
         let reg = try U2FSession.parseRegistration(data)
-        let message = [0x00] + application + challenge + reg.keyHandle + reg.publicKey.uncompressed
+        let message = [U2F.registrationSignedReserved] + application + challenge + reg.keyHandle
+            + reg.publicKey.uncompressed
         let cert = try X509Certificate(der: reg.certificate)
         guard let key = cert.publicKey, key.verify(signature: reg.signature, message: message) else {
             throw FIDOSessionError.signatureInvalid("U2F registration signature does not match the certificate")
@@ -66,7 +97,9 @@ public struct U2FSession: Sendable {
     }
 
     static func parseRegistration(_ d: [UInt8]) throws -> Registration {
-        guard d.count > 67, d[0] == 0x05 else { throw FIDOSessionError.malformed("U2F registration header") }
+        guard d.count > 67, d[0] == U2F.registrationReserved else {
+            throw FIDOSessionError.malformed("U2F registration header")
+        }
         let key = try P256PublicKey(uncompressed: Array(d[1..<66]))
         let khLength = Int(d[66])
         var offset = 67 + khLength
@@ -92,7 +125,8 @@ public struct U2FSession: Sendable {
                              progress: (@Sendable (FIDOProgress) -> Void)? = nil) async throws -> Authentication {
         precondition(challenge.count == 32 && application.count == 32 && keyHandle.count < 256)
         let data = try await sendWaitingForTouch(
-            APDU(ins: 0x02, p1: 0x03, data: challenge + application + [UInt8(keyHandle.count)] + keyHandle, le: 65536),
+            APDU(ins: U2F.Instruction.authenticate, p1: U2F.Control.enforceUserPresenceAndSign,
+                 data: challenge + application + [UInt8(keyHandle.count)] + keyHandle, le: 65536),
             progress: progress)
         guard data.count > 5 else { throw FIDOSessionError.malformed("U2F authentication answer") }
         let auth = Authentication(userPresence: data[0], counter: UInt32(BigEndian.integer(data[1..<5])),
@@ -106,7 +140,8 @@ public struct U2FSession: Sendable {
 
     /// Whether the key knows `keyHandle` for `application` (check-only; no touch).
     public func isRegistered(keyHandle: [UInt8], application: [UInt8]) async throws -> Bool {
-        let apdu = APDU(ins: 0x02, p1: 0x07, data: [UInt8](repeating: 0, count: 32) + application
+        let apdu = APDU(ins: U2F.Instruction.authenticate, p1: U2F.Control.checkOnly,
+                        data: [UInt8](repeating: 0, count: 32) + application
                         + [UInt8(keyHandle.count)] + keyHandle, le: 65536)
         let r = try Response(raw: try await connection.sendU2F(try apdu.encoded(.extended)))
         return r.status == .conditionsNotSatisfied

@@ -40,7 +40,7 @@ extension KeyProbe {
         if let session = try? await CTAP2Session.make(connection: connection) {
             let info = await session.info
             if info.versions.contains(where: { $0.hasPrefix("FIDO_2") }) { caps.insert(.fido2) }
-            if info.versions.contains("U2F_V2") { caps.insert(.u2f) }
+            if info.versions.contains(U2F.version) { caps.insert(.u2f) }
             if let fw = info.firmware { version = fw }
         }
         let device = DeviceInfo(version: version, supportedUSB: caps, enabledUSB: caps, fromManagement: false)
