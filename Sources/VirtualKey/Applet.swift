@@ -34,7 +34,7 @@ final class ManagementApplet: Applet {
 
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
         switch apdu.ins {
-        case 0x1D: // READ CONFIG
+        case ManagementSession.Ins.readConfig:
             guard apdu.p1 == 0 else { return Response(data: [0], status: .ok) }
             let body = profile.deviceInfo(state).configTLVs().flatMap(\.encoded)
             return Response(data: [UInt8(body.count)] + body, status: .ok)

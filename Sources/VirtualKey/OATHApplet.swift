@@ -108,7 +108,7 @@ final class OATHApplet: Applet {
             i = next
         }
         guard let name, Self.validName(name), let key, key.count > 2,
-              let type = OATHType(rawValue: key[0] & 0xF0),
+              let type = OATHType(rawValue: key[0] & YKOATH.typeMask),
               let algorithm = HashAlgorithm(oathCode: key[0]) else {
             return Self.wrongData
         }
@@ -166,7 +166,7 @@ final class OATHApplet: Applet {
     }
 
     private func calculate(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
-        guard apdu.p1 == 0, apdu.p2 <= 1 else { return Response(status: .wrongP1P2) }
+        guard apdu.p1 == 0, [0, YKOATH.truncateResponse].contains(apdu.p2) else { return Response(status: .wrongP1P2) }
         guard let tlvs = Self.parse(apdu.data), let name = tlvs.value(for: Tag.name),
               let given = tlvs.value(for: Tag.challenge) else {
             return Self.wrongData
@@ -181,12 +181,12 @@ final class OATHApplet: Applet {
         } else {
             challenge = given
         }
-        return Response(data: Self.answer(credential, challenge: challenge, truncate: apdu.p2 == 1).encoded,
-                        status: .ok)
+        let truncate = apdu.p2 == YKOATH.truncateResponse
+        return Response(data: Self.answer(credential, challenge: challenge, truncate: truncate).encoded, status: .ok)
     }
 
     private func calculateAll(_ apdu: APDU, _ state: VirtualKeyState) -> Response {
-        guard apdu.p1 == 0, apdu.p2 <= 1 else { return Response(status: .wrongP1P2) }
+        guard apdu.p1 == 0, [0, YKOATH.truncateResponse].contains(apdu.p2) else { return Response(status: .wrongP1P2) }
         guard let tlvs = Self.parse(apdu.data), let challenge = tlvs.value(for: Tag.challenge) else {
             return Self.wrongData
         }
@@ -200,7 +200,7 @@ final class OATHApplet: Applet {
                 body += TLV(Tag.touch, [UInt8(c.digits)]).encoded
             } else {
                 // Every TOTP account with the one challenge, whatever its period (clients redo the others).
-                body += Self.answer(c, challenge: challenge, truncate: apdu.p2 == 1).encoded
+                body += Self.answer(c, challenge: challenge, truncate: apdu.p2 == YKOATH.truncateResponse).encoded
             }
         }
         return Response(data: body, status: .ok)
@@ -246,7 +246,7 @@ final class OATHApplet: Applet {
     }
 
     private func reset(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
-        guard apdu.p1 == 0xDE, apdu.p2 == 0xAD else { return Response(status: .wrongP1P2) }
+        guard apdu.p1 == YKOATH.resetP1, apdu.p2 == YKOATH.resetP2 else { return Response(status: .wrongP1P2) }
         state.oath = OATHState(salt: Crypto.random(8))
         unlocked = false
         challenge = nil

@@ -67,7 +67,8 @@ public enum KeyProbe {
             caps.insert(.otp)
             apps.append("OTP")
             version = Version(bytes: otp)
-            if let r = try? await proto.send(APDU(ins: 0x01, p1: 0x10, le: 256)), r.status.isSuccess, r.data.count == 4 {
+            let serialRequest = APDU(ins: OTPSession.Ins.config, p1: OTPSession.Command.deviceSerial, le: 256)
+            if let r = try? await proto.send(serialRequest), r.status.isSuccess, r.data.count == 4 {
                 serial = UInt32(BigEndian.integer(r.data))
                 if serial == 0 { serial = nil }
             }
@@ -90,7 +91,7 @@ public enum KeyProbe {
             caps.insert(.oath)
             apps.append("OATH")
             if version == nil, let tlvs = try? TLV.parseAll(oath, mode: .simple),
-               let v = tlvs.value(for: 0x79) {
+               let v = tlvs.value(for: YKOATH.Tag.version) {
                 version = Version(bytes: v)
             }
         }

@@ -1,7 +1,11 @@
 /// The Management application: firmware version and device information.
 public actor ManagementSession {
-    enum Ins {
-        static let readConfig: UInt8 = 0x1D
+    /// Instructions of the Management application, for this session and the virtual key's applet.
+    public enum Ins {
+        /// READ CONFIG: one page of device information (P1), as a length and TLVs (`ManagementTag`).
+        public static let readConfig: UInt8 = 0x1D
+        /// WRITE CONFIG: changes the device configuration (may carry the lock code).
+        public static let writeConfig: UInt8 = 0x1C
     }
 
     /// READ CONFIG was added in firmware 4.1.0.

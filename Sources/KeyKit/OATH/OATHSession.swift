@@ -130,7 +130,7 @@ public actor OATHSession {
 
     /// RESET: deletes every account and the password. A new salt (and device ID) follows.
     public func reset() async throws {
-        try check(try await proto.send(APDU(ins: Ins.reset, p1: 0xDE, p2: 0xAD)), optional: .reset)
+        try check(try await proto.send(APDU(ins: Ins.reset, p1: YKOATH.resetP1, p2: YKOATH.resetP2)), optional: .reset)
         let answer = try await proto.select(AID.oath, name: "OATH")
         let tlvs = try OATHSession.parse(answer)
         salt = tlvs.value(for: Tag.name) ?? salt
@@ -144,7 +144,7 @@ public actor OATHSession {
         let answer = try check(try await proto.send(APDU(ins: Ins.list, le: 256)))
         return try OATHSession.parse(answer).compactMap { t in
             guard t.tag == Tag.nameList, let first = t.value.first,
-                  let type = OATHType(rawValue: first & 0xF0) else { return nil }
+                  let type = OATHType(rawValue: first & YKOATH.typeMask) else { return nil }
             return Credential(rawID: Array(t.value.dropFirst()), type: type,
                               algorithm: HashAlgorithm(oathCode: first))
         }
@@ -170,7 +170,8 @@ public actor OATHSession {
     public func calculateAll(at time: Int64, otherPeriods: Bool = true) async throws -> [Entry] {
         let step = time / Int64(CredentialData.defaultPeriod)
         let data = TLV(Tag.challenge, BigEndian.bytes(UInt64(max(step, 0)), count: 8)).encoded
-        let answer = try check(try await proto.send(APDU(ins: Ins.calculateAll, p2: 0x01, data: data, le: 256)))
+        let answer = try check(try await proto.send(APDU(ins: Ins.calculateAll, p2: YKOATH.truncateResponse, data: data,
+                                                         le: 256)))
         let tlvs = try OATHSession.parse(answer)
         guard tlvs.count % 2 == 0 else {
             throw SmartCardError.malformedResponse("OATH: CALCULATE ALL answer has an odd number of fields")
@@ -218,7 +219,7 @@ public actor OATHSession {
             challenge = []
         }
         let data = TLV(Tag.name, credential.rawID).encoded + TLV(Tag.challenge, challenge).encoded
-        let r = try await proto.send(APDU(ins: Ins.calculate, p2: 0x01, data: data, le: 256))
+        let r = try await proto.send(APDU(ins: Ins.calculate, p2: YKOATH.truncateResponse, data: data, le: 256))
         if r.status == .fileNotFound || r.status == .dataInvalid {
             throw OATHError.noSuchCredential(credential.id.string)
         }

@@ -30,4 +30,15 @@ public enum YKOATH {
 
     /// The property byte that makes an account require touch (sent after tag 0x78, without a length).
     public static let requireTouch: UInt8 = 0x02
+
+    /// The bits of the type-and-algorithm byte (PUT's key, LIST's entries) that give the type (`OATHType`);
+    /// the others give the algorithm (`HashAlgorithm(oathCode:)`).
+    public static let typeMask: UInt8 = 0xF0
+
+    /// CALCULATE and CALCULATE ALL P2: answer the truncated code (tag 0x76) instead of the whole HMAC (0x75).
+    public static let truncateResponse: UInt8 = 0x01
+
+    /// RESET's P1 and P2, which confirm it.
+    public static let resetP1: UInt8 = 0xDE
+    public static let resetP2: UInt8 = 0xAD
 }
