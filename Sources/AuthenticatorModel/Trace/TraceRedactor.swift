@@ -90,7 +90,8 @@ public struct APDURedactor: Sendable {
         }
         if let response, response.count >= 2 {
             let sw1 = response[response.count - 2], sw2 = response[response.count - 1]
-            let moreComing = sw1 == 0x61 || (application == .fido && sw1 == 0x91 && sw2 == 0x00)
+            let moreComing = sw1 == 0x61
+                || (application == .fido && StatusWord(sw1: sw1, sw2: sw2) == NFCCTAP.statusUpdate)
             pendingAnswer = moreComing ? decision : nil
             if APDURedactor.isSelect(command), let apdu {
                 application = sw1 == 0x90 && sw2 == 0x00 ? APDURedactor.application(for: apdu.data) : .unknown
@@ -116,10 +117,13 @@ public struct APDURedactor: Sendable {
             return Decision(label: "SELECT" + (name.map { " " + $0 } ?? ""))
         }
         // The rest of an answer: judged by the command it belongs to.
-        let continuation: [UInt8] = application == .oath ? [0xC0, 0xA5] : application == .fido ? [0xC0, 0x11] : [0xC0]
+        let getResponse = SmartCardProtocol.getResponse
+        let continuation: [UInt8] = application == .oath ? [getResponse, YKOATH.Ins.sendRemaining]
+            : application == .fido ? [getResponse, NFCCTAP.Instruction.getResponse] : [getResponse]
         if continuation.contains(ins), let pending = pendingAnswer {
             // One level only, whatever the round: every fetch is labelled with the command it answers.
-            let name: String = ins == 0xA5 ? "SEND REMAINING" : ins == 0x11 ? "NFCCTAP GETRESPONSE" : "GET RESPONSE"
+            let name: String = ins == getResponse ? "GET RESPONSE"
+                : application == .oath ? "SEND REMAINING" : "NFCCTAP GETRESPONSE"
             let owner = pending.owner
             return Decision(label: name + (owner.map { " (\($0))" } ?? ""), commandKeep: nil,
                             responseKeep: pending.responseKeep, isFetch: true, answerOf: owner)
@@ -137,50 +141,56 @@ public struct APDURedactor: Sendable {
         case .fido:
             return APDURedactor.fido(cla: cla, ins: ins, data: apdu?.data)
         case .management:
-            return ins == 0x1C ? Decision(label: "MANAGEMENT WRITE CONFIG", commandKeep: 0)
-                : Decision(label: ins == 0x1D ? "MANAGEMENT READ CONFIG" : nil)
+            return ins == ManagementSession.Ins.writeConfig ? Decision(label: "MANAGEMENT WRITE CONFIG", commandKeep: 0)
+                : Decision(label: ins == ManagementSession.Ins.readConfig ? "MANAGEMENT READ CONFIG" : nil)
         case .ndef:
             return ins == 0xB0 ? Decision(label: "NDEF READ BINARY", responseKeep: 0) : Decision(label: nil)
         case .other:
             return Decision(label: nil)
         case .unknown:
             switch ins {
-            case 0x01, 0x03, 0xA3, 0x1C: return Decision(label: nil, commandKeep: 0)
-            case 0xA2, 0xA4: return Decision(label: nil, responseKeep: 0)
-            case 0x10 where cla & 0x80 != 0: return APDURedactor.fido(cla: cla, ins: ins, data: apdu?.data)
+            // OTP's writes are INS 01 (PUT's) too.
+            case YKOATH.Ins.put, YKOATH.Ins.setCode, YKOATH.Ins.validate, ManagementSession.Ins.writeConfig:
+                return Decision(label: nil, commandKeep: 0)
+            case YKOATH.Ins.calculate, YKOATH.Ins.calculateAll: return Decision(label: nil, responseKeep: 0)
+            case NFCCTAP.Instruction.msg where cla & 0x80 != 0:
+                return APDURedactor.fido(cla: cla, ins: ins, data: apdu?.data)
             default: return Decision(label: nil)
             }
         }
     }
 
     private static func oath(ins: UInt8, p1: UInt8) -> Decision {
+        typealias Ins = YKOATH.Ins
         switch ins {
-        case 0x01: return Decision(label: "OATH PUT", commandKeep: 0)
-        case 0x02: return Decision(label: "OATH DELETE")
-        case 0x03: return Decision(label: "OATH SET CODE", commandKeep: 0)
-        case 0x04: return Decision(label: "OATH RESET")
-        case 0x05: return Decision(label: "OATH RENAME")
-        case 0xA1: return Decision(label: "OATH LIST")
-        case 0xA2: return Decision(label: "OATH CALCULATE", responseKeep: 0)
-        case 0xA3: return Decision(label: "OATH VALIDATE", commandKeep: 0, responseKeep: 0)
-        case 0xA4: return Decision(label: "OATH CALCULATE ALL", responseKeep: 0)
+        case Ins.put: return Decision(label: "OATH PUT", commandKeep: 0)
+        case Ins.delete: return Decision(label: "OATH DELETE")
+        case Ins.setCode: return Decision(label: "OATH SET CODE", commandKeep: 0)
+        case Ins.reset: return Decision(label: "OATH RESET")
+        case Ins.rename: return Decision(label: "OATH RENAME")
+        case Ins.list: return Decision(label: "OATH LIST")
+        case Ins.calculate: return Decision(label: "OATH CALCULATE", responseKeep: 0)
+        case Ins.validate: return Decision(label: "OATH VALIDATE", commandKeep: 0, responseKeep: 0)
+        case Ins.calculateAll: return Decision(label: "OATH CALCULATE ALL", responseKeep: 0)
         default: return Decision(label: nil)
         }
     }
 
     private static func otp(ins: UInt8, p1: UInt8) -> Decision {
-        guard ins == 0x01 else {
-            return Decision(label: ins == 0x03 ? "OTP STATUS" : nil)
+        typealias Command = OTPSession.Command
+        guard ins == OTPSession.Ins.config else {
+            return Decision(label: ins == OTPSession.Ins.status ? "OTP STATUS" : nil)
         }
         switch p1 {
-        case 0x01, 0x03:
-            return Decision(label: "OTP CONFIG SLOT \(p1 == 0x01 ? 1 : 2)", commandKeep: 0)
-        case 0x04, 0x05:
-            return Decision(label: "OTP UPDATE SLOT \(p1 == 0x04 ? 1 : 2)", commandKeep: 0)
-        case 0x20, 0x28, 0x30, 0x38:
-            let kind = p1 >= 0x30 ? "HMAC" : "OTP"
-            return Decision(label: "OTP CHALLENGE \(kind) SLOT \(p1 & 0x08 == 0 ? 1 : 2)", responseKeep: 0)
-        case 0x10:
+        case Command.config1, Command.config2:
+            return Decision(label: "OTP CONFIG SLOT \(p1 == Command.config1 ? 1 : 2)", commandKeep: 0)
+        case Command.update1, Command.update2:
+            return Decision(label: "OTP UPDATE SLOT \(p1 == Command.update1 ? 1 : 2)", commandKeep: 0)
+        case Command.challengeOTP1, Command.challengeOTP2, Command.challengeHMAC1, Command.challengeHMAC2:
+            let kind = p1 == Command.challengeHMAC1 || p1 == Command.challengeHMAC2 ? "HMAC" : "OTP"
+            let slot = p1 == Command.challengeOTP1 || p1 == Command.challengeHMAC1 ? 1 : 2
+            return Decision(label: "OTP CHALLENGE \(kind) SLOT \(slot)", responseKeep: 0)
+        case Command.deviceSerial:
             return Decision(label: "OTP READ SERIAL")
         default:
             // Other writes (NDEF, swap, device configuration, scan map) end with the access code.
@@ -190,16 +200,16 @@ public struct APDURedactor: Sendable {
 
     private static func fido(cla: UInt8, ins: UInt8, data: [UInt8]?) -> Decision {
         switch ins {
-        case 0x10 where cla & 0x80 != 0:
+        case NFCCTAP.Instruction.msg where cla & 0x80 != 0:
             guard let command = data?.first else { return Decision(label: "NFCCTAP_MSG") }
             let name = "NFCCTAP_MSG " + CTAPRedactor.name(ofCBORCommand: command)
             return command == CTAPRedactor.clientPIN ? Decision(label: name, commandKeep: 1, responseKeep: 1)
                 : Decision(label: name)
         case 0x12 where cla & 0x80 != 0:
             return Decision(label: "NFCCTAP_CANCEL")
-        case 0x01 where cla & 0x80 == 0: return Decision(label: "U2F REGISTER")
-        case 0x02 where cla & 0x80 == 0: return Decision(label: "U2F AUTHENTICATE")
-        case 0x03 where cla & 0x80 == 0: return Decision(label: "U2F VERSION")
+        case U2F.Instruction.register where cla & 0x80 == 0: return Decision(label: "U2F REGISTER")
+        case U2F.Instruction.authenticate where cla & 0x80 == 0: return Decision(label: "U2F AUTHENTICATE")
+        case U2F.Instruction.version where cla & 0x80 == 0: return Decision(label: "U2F VERSION")
         default: return Decision(label: nil)
         }
     }
@@ -266,7 +276,7 @@ public struct APDURedactor: Sendable {
 /// first byte. clientPIN (06) requests are redacted after the command byte and their answers after the
 /// status byte; everything else is shown, U2F included.
 public enum CTAPRedactor {
-    static let clientPIN: UInt8 = 0x06
+    static let clientPIN = CTAP2.Command.clientPIN.rawValue
 
     public static func redact(command: UInt8, request: [UInt8], response: [UInt8]?) -> RedactedExchange {
         switch command {
@@ -281,7 +291,9 @@ public enum CTAPRedactor {
             }
             return RedactedExchange(command: keepOne(request), response: response.map(keepOne), label: label)
         case CTAPHID.Command.msg:
-            let names: [UInt8: String] = [0x01: "U2F REGISTER", 0x02: "U2F AUTHENTICATE", 0x03: "U2F VERSION"]
+            let names: [UInt8: String] = [U2F.Instruction.register: "U2F REGISTER",
+                                          U2F.Instruction.authenticate: "U2F AUTHENTICATE",
+                                          U2F.Instruction.version: "U2F VERSION"]
             return RedactedExchange(command: APDURedactor.hex(request),
                                     response: response.map { APDURedactor.formatResponse($0, keep: nil) },
                                     label: request.count > 1 ? names[request[1]] : nil)
@@ -301,19 +313,6 @@ public enum CTAPRedactor {
 
     /// CTAP 2.1 command names (section 6).
     public static func name(ofCBORCommand command: UInt8) -> String {
-        switch command {
-        case 0x01: return "makeCredential"
-        case 0x02: return "getAssertion"
-        case 0x04: return "getInfo"
-        case 0x06: return "clientPIN"
-        case 0x07: return "reset"
-        case 0x08: return "getNextAssertion"
-        case 0x09, 0x40: return "bioEnrollment"
-        case 0x0A, 0x41: return "credentialManagement"
-        case 0x0B: return "selection"
-        case 0x0C: return "largeBlobs"
-        case 0x0D: return "config"
-        default: return "command " + APDURedactor.hex([command])
-        }
+        CTAP2.Command(rawValue: command)?.name ?? "command " + APDURedactor.hex([command])
     }
 }
