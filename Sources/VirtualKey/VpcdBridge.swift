@@ -226,10 +226,10 @@ public final class VpcdBridge: Sendable {
             }
             return nil
         case .keepalive:
-            // Status byte 01: processing (not waiting for a touch).
-            return [0x01, 0x91, 0x00]
+            // Processing (not waiting for a touch).
+            return Response(data: [CTAPHID.KeepaliveStatus.processing], status: NFCCTAP.statusUpdate).bytes
         case .keepaliveCancelled:
-            return [0x2D, 0x90, 0x00]
+            return Response(data: [CTAPError.keepaliveCancel], status: .ok).bytes
         }
     }
 

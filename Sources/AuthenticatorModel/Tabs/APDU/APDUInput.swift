@@ -69,9 +69,10 @@ public func parseAPDUInput(_ text: String) -> APDUInput {
 
 /// Tag names of the OATH application's TLVs (YKOATH), shown next to them when OATH is selected.
 let oathTagNames: [UInt32: String] = [
-    0x71: "name", 0x72: "name list", 0x73: "key", 0x74: "challenge", 0x75: "response",
-    0x76: "truncated response", 0x77: "no response", 0x78: "property", 0x79: "version", 0x7A: "IMF",
-    0x7B: "algorithm", 0x7C: "touch",
+    YKOATH.Tag.name: "name", YKOATH.Tag.nameList: "name list", YKOATH.Tag.key: "key",
+    YKOATH.Tag.challenge: "challenge", YKOATH.Tag.response: "response", YKOATH.Tag.truncated: "truncated response",
+    YKOATH.Tag.hotp: "no response", UInt32(YKOATH.Tag.property): "property", YKOATH.Tag.version: "version",
+    YKOATH.Tag.imf: "IMF", YKOATH.Tag.algorithm: "algorithm", YKOATH.Tag.touch: "touch",
 ]
 
 /// Hex in groups of 16 bytes, bytes separated by spaces.
@@ -93,8 +94,9 @@ public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (
                 let tag = Hex.encode(t.tagBytes, uppercase: true)
                 var name = depth == 0 ? tagNames[t.tag] : nil
                 // OATH account names read as text: a name (71), or a LIST entry (72: kind and algorithm, then the name).
-                if let n = name, tagNames[0x72] == "name list", t.tag == 0x71 || t.tag == 0x72 {
-                    let text = t.tag == 0x71 ? t.value[...] : t.value.dropFirst()
+                if let n = name, tagNames[YKOATH.Tag.nameList] == "name list",
+                   t.tag == YKOATH.Tag.name || t.tag == YKOATH.Tag.nameList {
+                    let text = t.tag == YKOATH.Tag.name ? t.value[...] : t.value.dropFirst()
                     if !text.isEmpty, let decoded = String(validating: text, as: UTF8.self),
                        !decoded.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                         name = n + " \"" + decoded + "\""
