@@ -46,8 +46,9 @@ final class OTPApplet: Applet {
         var level: UInt16 = 0
         for slot in 1...2 {
             guard let config = state.otpSlots.configuration(slot) else { continue }
-            level |= slot == 1 ? 0x01 : 0x02
-            if !config.isChallengeResponse { level |= slot == 1 ? 0x04 : 0x08 }
+            typealias Bit = OTPSession.Status.TouchLevel
+            level |= slot == 1 ? Bit.slot1Configured : Bit.slot2Configured
+            if !config.isChallengeResponse { level |= slot == 1 ? Bit.slot1Touch : Bit.slot2Touch }
         }
         return level
     }

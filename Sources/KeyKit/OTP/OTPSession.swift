@@ -42,11 +42,19 @@ public actor OTPSession {
             self.init(version: v, programSequence: bytes[3], touchLevel: UInt16(bytes[4]) | UInt16(bytes[5]) << 8)
         }
 
-        public var slot1Configured: Bool { touchLevel & 0x01 != 0 }
-        public var slot2Configured: Bool { touchLevel & 0x02 != 0 }
+        /// The bits of `touchLevel`, for this session and the virtual key's OTP application.
+        public enum TouchLevel {
+            public static let slot1Configured: UInt16 = 0x01
+            public static let slot2Configured: UInt16 = 0x02
+            public static let slot1Touch: UInt16 = 0x04
+            public static let slot2Touch: UInt16 = 0x08
+        }
+
+        public var slot1Configured: Bool { touchLevel & TouchLevel.slot1Configured != 0 }
+        public var slot2Configured: Bool { touchLevel & TouchLevel.slot2Configured != 0 }
         /// Slot 1 sends its OTP on a touch (a keyboard slot; challenge-response slots do not set this).
-        public var slot1Touch: Bool { touchLevel & 0x04 != 0 }
-        public var slot2Touch: Bool { touchLevel & 0x08 != 0 }
+        public var slot1Touch: Bool { touchLevel & TouchLevel.slot1Touch != 0 }
+        public var slot2Touch: Bool { touchLevel & TouchLevel.slot2Touch != 0 }
 
         public func isConfigured(slot: Int) -> Bool { slot == 1 ? slot1Configured : slot2Configured }
         public func isTouchTriggered(slot: Int) -> Bool { slot == 1 ? slot1Touch : slot2Touch }
