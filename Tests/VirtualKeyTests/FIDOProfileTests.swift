@@ -264,16 +264,17 @@ struct FIDOProfileTests {
         let k = key(.slowKeepalive)
         let hid = try await hidConnection(k)
         let s = try await CTAP2Session.make(connection: hid)
-        // getInfo needs no user: at once.
-        let quick = ProcessInfo.processInfo.systemUptime
-        try await s.refreshInfo()
-        #expect(ProcessInfo.processInfo.systemUptime - quick < 1)
+        // getInfo needs no user: answered without a keepalive.
         let log = ProgressLog()
         await s.setProgress { log.add($0) }
+        try await s.refreshInfo()
+        #expect(log.changes.isEmpty)
+        // Selection needs the user: the key keeps the client waiting its 8 s (no upper bound: how much longer
+        // a loaded machine takes is not the key's behaviour).
         let start = ProcessInfo.processInfo.systemUptime
         try await s.selection()
         let took = ProcessInfo.processInfo.systemUptime - start
-        #expect(took >= 8 && took < 12)
+        #expect(took >= 8)
         #expect(log.changes == [.processing, .waitingForUserPresence])
         #expect((log.first(.waitingForUserPresence) ?? 0) >= 3.5)
         await hid.close()
@@ -287,7 +288,7 @@ struct FIDOProfileTests {
         let start = ProcessInfo.processInfo.systemUptime
         try await s.reset()
         let took = ProcessInfo.processInfo.systemUptime - start
-        #expect(took >= 8 && took < 12)
+        #expect(took >= 8)
         #expect(log.changes == [.processing, .waitingForUserPresence])
         await fido.close()
     }
@@ -298,18 +299,15 @@ struct FIDOProfileTests {
         // NFC: NFCCTAP_GETRESPONSE with P1 0x11 while the key reports "processing".
         let (s, fido) = try await nfcSession(k)
         await s.setProgress { p in if p == .processing { Task { await fido.cancel() } } }
-        let start = ProcessInfo.processInfo.systemUptime
+        // Cancelled, not answered: the reset never happened, so the PIN is still set.
         await #expect(throws: CTAPError(CTAPError.keepaliveCancel)) { try await s.reset() }
-        #expect(ProcessInfo.processInfo.systemUptime - start < 2)
         #expect(k.state.fido.isPINSet)
         await fido.close()
         // HID: CTAPHID_CANCEL.
         let hid = try await hidConnection(k)
         let overHID = try await CTAP2Session.make(connection: hid)
         await overHID.setProgress { p in if p == .processing { Task { await hid.cancel() } } }
-        let again = ProcessInfo.processInfo.systemUptime
         await #expect(throws: CTAPError(CTAPError.keepaliveCancel)) { try await overHID.reset() }
-        #expect(ProcessInfo.processInfo.systemUptime - again < 2)
         #expect(k.state.fido.isPINSet)
         await hid.close()
     }
