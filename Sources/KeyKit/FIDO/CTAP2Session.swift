@@ -137,7 +137,7 @@ public actor CTAP2Session {
         }
     }
 
-    private func send(_ command: CTAP2.Command, _ params: [Int: CBOR]?) async throws -> CBOR? {
+    func send(_ command: CTAP2.Command, _ params: [Int: CBOR]?) async throws -> CBOR? {
         try await CTAP2Session.send(connection, command, params, progress: progress)
     }
 
@@ -309,7 +309,7 @@ public actor CTAP2Session {
         token = (SecretBytes(wiping: &copy), held.protocolVersion, held.permissions)
     }
 
-    private func requireToken() throws -> (value: SecretBytes, protocolVersion: PINUVAuthProtocol, permissions: PINPermissions) {
+    func requireToken() throws -> (value: SecretBytes, protocolVersion: PINUVAuthProtocol, permissions: PINPermissions) {
         guard let token else { throw CTAPError(CTAPError.pinRequired) }
         return token
     }
@@ -419,116 +419,5 @@ public actor CTAP2Session {
     /// authenticatorSelection: waits for a touch (CTAP 2.1).
     public func selection() async throws {
         _ = try await send(.selection, nil)
-    }
-
-    // MARK: Credential management
-
-    public struct CredentialsMetadata: Sendable, Equatable {
-        public var existing: Int
-        public var remaining: Int
-    }
-
-    public struct StoredRelyingParty: Sendable, Hashable {
-        public var id: String
-        public var name: String?
-        public var idHash: [UInt8]
-    }
-
-    public struct StoredCredential: Sendable, Hashable {
-        public var rpID: String
-        public var credentialID: [UInt8]
-        public var user: User
-        public var publicKey: CBOR?
-        public var credProtect: Int?
-    }
-
-    private var credMgmtCommand: CTAP2.Command {
-        info.options["credMgmt"] == true ? .credentialManagement : .credentialManagementPreview
-    }
-
-    private func credMgmt(_ sub: Int, _ subParams: CBOR? = nil, authenticated: Bool = true) async throws -> CBOR? {
-        guard info.supportsCredentialManagement else {
-            throw FIDOSessionError.notSupported("credential management")
-        }
-        typealias Key = CTAP2.CredentialManagement.Key
-        var params: [Int: CBOR] = [Key.subcommand: CBOR(sub)]
-        if let subParams { params[Key.subcommandParams] = subParams }
-        if authenticated {
-            let t = try requireToken()
-            params[Key.pinUVAuthProtocol] = CBOR(t.protocolVersion.version)
-            let message = [UInt8(sub)] + (subParams?.encoded ?? [])
-            params[Key.pinUVAuthParam] = .bytes(t.protocolVersion.authenticate(key: t.value, message))
-        }
-        return try await send(credMgmtCommand, params)
-    }
-
-    typealias CredSub = CTAP2.CredentialManagement.Subcommand
-    typealias CredSubKey = CTAP2.CredentialManagement.SubcommandKey
-    typealias CredAnswer = CTAP2.CredentialManagement.ResponseKey
-
-    public func credentialsMetadata() async throws -> CredentialsMetadata {
-        let r = try await credMgmt(CredSub.getCredsMetadata)
-        return CredentialsMetadata(existing: r?[CredAnswer.existingResidentCredentialsCount]?.int ?? 0,
-                                   remaining: r?[CredAnswer.maxPossibleRemainingResidentCredentialsCount]?.int ?? 0)
-    }
-
-    public func relyingParties() async throws -> [StoredRelyingParty] {
-        let first: CBOR?
-        do {
-            first = try await credMgmt(CredSub.enumerateRPsBegin)
-        } catch let e as CTAPError where e.code == CTAPError.noCredentials {
-            return []
-        }
-        guard let first, let total = first[CredAnswer.totalRPs]?.int else { return [] }
-        var out = [StoredRelyingParty]()
-        func add(_ r: CBOR?) throws {
-            guard let r, let id = r[CredAnswer.rp]?["id"]?.string, let hash = r[CredAnswer.rpIDHash]?.bytes else {
-                throw FIDOSessionError.malformed("relying party entry")
-            }
-            out.append(StoredRelyingParty(id: id, name: r[CredAnswer.rp]?["name"]?.string, idHash: hash))
-        }
-        try add(first)
-        if total > 1 {
-            for _ in 1..<total { try add(try await credMgmt(CredSub.enumerateRPsGetNextRP, authenticated: false)) }
-        }
-        return out
-    }
-
-    public func credentials(of rp: StoredRelyingParty) async throws -> [StoredCredential] {
-        let first: CBOR?
-        do {
-            first = try await credMgmt(CredSub.enumerateCredentialsBegin,
-                                       [CBOR(CredSubKey.rpIDHash): .bytes(rp.idHash)])
-        } catch let e as CTAPError where e.code == CTAPError.noCredentials {
-            return []
-        }
-        guard let first, let total = first[CredAnswer.totalCredentials]?.int else { return [] }
-        var out = [StoredCredential]()
-        func add(_ r: CBOR?) throws {
-            guard let r, let user = User(cbor: r[CredAnswer.user]), let id = r[CredAnswer.credentialID]?["id"]?.bytes
-            else {
-                throw FIDOSessionError.malformed("credential entry")
-            }
-            out.append(StoredCredential(rpID: rp.id, credentialID: id, user: user, publicKey: r[CredAnswer.publicKey],
-                                        credProtect: r[CredAnswer.credProtect]?.int))
-        }
-        try add(first)
-        if total > 1 {
-            for _ in 1..<total {
-                try add(try await credMgmt(CredSub.enumerateCredentialsGetNextCredential, authenticated: false))
-            }
-        }
-        return out
-    }
-
-    public func deleteCredential(_ credentialID: [UInt8]) async throws {
-        _ = try await credMgmt(CredSub.deleteCredential,
-                               [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID)])
-    }
-
-    public func updateUser(_ credentialID: [UInt8], user: User) async throws {
-        _ = try await credMgmt(CredSub.updateUserInformation,
-                               [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID),
-                                CBOR(CredSubKey.user): user.cbor])
     }
 }
