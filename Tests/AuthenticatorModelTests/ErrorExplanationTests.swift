@@ -89,7 +89,7 @@ import Testing
         (FIDOTransportError.malformed("x"), .malformedAnswer),
         (HIDDeviceError.permissionDenied("/dev/hidraw0"), .hidPermission), (HIDDeviceError.notFound("p"), .hidGone),
         (HIDDeviceError.openFailed(path: "p", reason: "r"), .hidFailed), (HIDDeviceError.unavailable, .hidUnavailable),
-        (Hex.DecodeError.oddLength(3), .invalidInput), (Modhex.DecodeError.oddLength(3), .invalidInput),
+        (Hex.DecodeError.oddLength(3), .oddHex), (Hex.DecodeError.invalidCharacter("g", offset: 3), .notHex), (Modhex.DecodeError.oddLength(3), .invalidInput),
         (TLV.DecodeError.missingTag(0x71), .malformedAnswer), (CBORError.tooDeep, .malformedAnswer),
         (AtomicFile.WriteError(path: "/x", reason: "EROFS"), .fileUnwritable),
         (RememberedKeys.StoreError.unreadable("/x", "EIO"), .fileUnreadable),
@@ -158,6 +158,8 @@ import Testing
         }
         #expect(english.text(ErrorExplanation(KeyRouteError.notOnThisKey(.oath, [.fido, .otp])).text)
             .hasPrefix("OATH needs one of these interfaces: CCID, NFC; this key has fido, otp"))
+        #expect(english.text(ErrorExplanation(Hex.DecodeError.invalidCharacter("g", offset: 3)).text)
+            == "'g' at position 4 is not a hexadecimal digit")
         #expect(english.text(ErrorExplanation(KeyFinderError.ambiguous(["k1", "k2"])).text)
             == "several keys match; choose one with --reader or --device:\n  k1\n  k2")
     }

@@ -149,7 +149,6 @@ import Testing
     @Test func oddLengthIsRejected() {
         #expect(throws: Hex.DecodeError.oddLength(3)) { try Hex.decode("abc") }
         #expect(throws: Hex.DecodeError.oddLength(5)) { try Hex.decode("0xab cd e") }
-        #expect(Hex.DecodeError.oddLength(3).description == "odd number of hex digits (3); every byte needs two")
     }
 
     @Test func badCharactersAreRejectedWithTheirPosition() {
@@ -160,8 +159,6 @@ import Testing
         #expect(throws: Hex.DecodeError.invalidCharacter("-", offset: 2)) { try Hex.decode("ab-cd") }
         // Fullwidth digits have a hex value in Unicode but are not accepted.
         #expect(throws: Hex.DecodeError.invalidCharacter("１", offset: 0)) { try Hex.decode("１２") }
-        #expect(Hex.DecodeError.invalidCharacter("g", offset: 3).description
-            == "'g' at position 4 is not a hexadecimal digit")
     }
 
     @Test

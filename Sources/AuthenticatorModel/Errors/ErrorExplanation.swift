@@ -91,6 +91,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case notYubicoOTP = "not-yubico-otp"
     case otpCRC = "otp-crc"
     case invalidInput = "invalid-input"
+    case notHex = "not-hex"
+    case oddHex = "odd-hex"
     // FIDO2.
     case wrongPIN = "wrong-pin"
     case pinBlocked = "pin-blocked"
@@ -140,7 +142,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     public var exit: Exit {
         switch self {
         case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
-        case .severalKeys, .invalidAccount, .invalidURI, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput,
+        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput,
              .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot:
             return .usage
         default: return .failed
@@ -172,7 +174,12 @@ extension ErrorExplanation {
         case let e as FIDOSessionError: return explain(e)
         case let e as FIDOTransportError: return explain(e)
         case let e as HIDDeviceError: return explain(e)
-        case let e as Hex.DecodeError: return ErrorExplanation(kind: .invalidInput, ["detail": e.description])
+        case let e as Hex.DecodeError:
+            switch e {
+            case .invalidCharacter(let c, let offset):
+                return ErrorExplanation(kind: .notHex, ["character": String(c), "position": String(offset + 1)])
+            case .oddLength(let n): return ErrorExplanation(kind: .oddHex, ["count": String(n)])
+            }
         case let e as Modhex.DecodeError: return ErrorExplanation(kind: .invalidInput, ["detail": e.description])
         case let e as TLV.DecodeError: return ErrorExplanation(kind: .malformedAnswer, ["detail": e.description])
         case let e as CBORError: return ErrorExplanation(kind: .malformedAnswer, ["detail": e.description])

@@ -1,17 +1,10 @@
 /// Hexadecimal encoding and strict decoding of byte strings.
 public enum Hex {
-    public enum DecodeError: Error, Equatable, CustomStringConvertible {
+    public enum DecodeError: Error, Equatable {
+        /// A character that is no hex digit, at `offset` (0-based, in Unicode scalars).
         case invalidCharacter(Character, offset: Int)
+        /// An odd number of hex digits.
         case oddLength(Int)
-
-        public var description: String {
-            switch self {
-            case .invalidCharacter(let c, let offset):
-                return "'\(c)' at position \(offset + 1) is not a hexadecimal digit"
-            case .oddLength(let n):
-                return "odd number of hex digits (\(n)); every byte needs two"
-            }
-        }
     }
 
     private static let digits = Array("0123456789abcdef".utf8)

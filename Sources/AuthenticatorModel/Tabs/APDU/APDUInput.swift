@@ -36,12 +36,7 @@ public func parseAPDUInput(_ text: String) -> APDUInput {
     do {
         bytes = try Hex.decode(text)
     } catch {
-        switch error {
-        case .invalidCharacter(let c, let offset):
-            return .problem(UIText("apdu.problem.notHex", ["char": String(c), "position": String(offset + 1)]))
-        case .oddLength(let n):
-            return .problem(UIText("apdu.problem.odd", ["count": String(n)]))
-        }
+        return .problem(ErrorExplanation(error).text)
     }
     let n = bytes.count
     guard n >= 4 else { return .problem(UIText("apdu.problem.short", ["count": String(n)])) }
