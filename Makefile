@@ -102,11 +102,23 @@ test-tsan: deps
 	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp \
 	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --no-parallel
 
-## bench: release build against ykman on the same virtual key through a private pcscd (not a test: prints a
-## table; BENCH_ARGS e.g. "--runs 20 --idle 120").
+## bench: the release build against the floor — C references built here from Tests/Bench (the same APDUs through
+## libpcsclite; CTAPHID INIT + getInfo on a hidraw node; a program linked with the same libraries that only prints),
+## libfido2's fido2-token — and against ykman, on the virtual key through a private pcscd and as a USB key; then
+## where start-up goes. Not a test: prints tables. BENCH_ARGS e.g. "--runs 40 --idle 180".
 BENCH_ARGS ?=
+BENCH_OUT := .build/bench
+bench: DEB_PACKAGES += fido2-tools gcc libc6-dev binutils procps
 bench: release venv
-	YKTERM_BIN=$(CURDIR)/.build/release/ykterm $(VENV)/bin/python Tests/Bench/bench.py $(BENCH_ARGS)
+	@mkdir -p $(BENCH_OUT)
+	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/pcsc_ref Tests/Bench/pcsc_ref.c $$(pkg-config --cflags --libs libpcsclite)
+	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/ctaphid_ref Tests/Bench/ctaphid_ref.c
+	cc -O2 -Wall -Wextra -shared -fPIC -o $(BENCH_OUT)/hidraw_shim.so Tests/Bench/hidraw_shim.c -ldl
+	@# Every library the release binary lists as needed, each loaded and initialised even when nothing of it is used.
+	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/version_ref Tests/Bench/version_ref.c -Wl,--no-as-needed \
+	  $$(readelf -d .build/release/ykterm | sed -n 's/.*Shared library: \[\(.*\)\]/-l:\1/p')
+	YKTERM_BIN=$(CURDIR)/.build/release/ykterm BENCH_REFS=$(CURDIR)/$(BENCH_OUT) \
+	  $(VENV)/bin/python Tests/Bench/bench.py $(BENCH_ARGS)
 
 ## fuzz: every libFuzzer target (Tests/Fuzz, a package of its own: the parsers, and whole sessions against a device
 ## answering from the input) for FUZZ_SECONDS each, from the seed corpora in Tests/Fuzz/Corpus; prints executions
