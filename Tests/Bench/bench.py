@@ -2,7 +2,7 @@
 virtual key served through a private pcscd (and, as root with FUSE, plugged in as a USB key).
 
 Every row is measured in the same run, its sides interleaved, and reported as medians and ratios against a goal;
-then peak memory. This is a benchmark, not a test: it asserts
+then peak memory, and where start-up goes (Tests/Bench/startup.py). This is a benchmark, not a test: it asserts
 nothing, it prints tables (and a JSON copy with --json FILE).
 """
 
@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Integration"))
 from harness import VPCD_DRIVER, YKTERM, VENV_BIN, PrivatePCSC, ServedKey, run_ykterm, stop_pid  # noqa: E402
 
+import startup  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 YKMAN = VENV_BIN / "ykman"
@@ -486,6 +487,18 @@ def main():
         big_walls = interleaved({"big": ([YKTERM, "oath", "code", "--json"], big_env)}, args.runs, rss_runs=0)
         results["1000"] = {"code_s": med(big_walls["big"]["s"]), "apdus": (apdus(big) - before) // args.runs}
 
+        # Where start-up goes, and the C references beside.
+        breakdown_cmds = [
+            {"name": "ykterm oath code", "argv": [str(YKTERM), "oath", "code"], "env": env, "ykterm": True},
+            {"name": "C: pcsc_ref oath-code", "argv": [str(PCSC_REF), "oath-code", key.reader], "env": env},
+            {"name": "ykterm --version", "argv": [str(YKTERM), "--version"], "env": env, "ykterm": True},
+            {"name": "C: version_ref", "argv": [str(VERSION_REF)], "env": env},
+            {"name": "ykterm list (1 key)", "argv": [str(YKTERM), "list"], "env": env, "ykterm": True},
+        ]
+        breakdown = None
+        if os.geteuid() == 0:  # uprobes and tracefs
+            breakdown = startup.run_isolated(breakdown_cmds, args.runs)
+            results["startup"] = breakdown
     finally:
         for k_ in keys:
             k_.stop(wait=False)
@@ -540,6 +553,10 @@ def main():
         print(f"| USB key: TUI start to first codes | {ms(usb['start_s'])} | - | - |")
     print(f"| 1000 accounts: `oath code --json` | {ms(results['1000']['code_s'])} ({results['1000']['apdus']} APDUs) "
           f"| - | - |")
+    if breakdown:
+        print()
+        print("Where the time goes (ms, medians of the phases over the runs; Tests/Bench/startup.py):")
+        print(startup.table(breakdown, [c["name"] for c in breakdown_cmds]))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
 
