@@ -158,12 +158,14 @@ extension VirtualKeyCommand {
 
         struct Plug: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "plug",
                 abstract: "Plug the virtual key back in: sysfs entries, then hidraw nodes, then the card in its reader.")
             func run() throws { try USB.send("plug") }
         }
 
         struct Unplug: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "unplug",
                 abstract: "Pull the virtual key out: the card leaves its reader, open HID files fail, the hidraw nodes go.")
             func run() throws { try USB.send("unplug") }
         }
