@@ -1,6 +1,7 @@
 import AuthenticatorModel
 import FoundationEssentials
 import Glibc
+import KeyKit
 import Synchronization
 import TerminalUI
 
@@ -13,7 +14,7 @@ enum LoadedConfig {
     static var current: Config { storage.withLock { $0 } }
 
     /// Reads the config file and makes it the one in force; its language becomes the string tables'.
-    static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    static func load(environment: [String: String] = ProcessEnvironment.current) throws {
         let config: Config
         do {
             config = try Config.load(path: Config.defaultPath(environment: environment))

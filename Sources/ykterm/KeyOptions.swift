@@ -20,7 +20,7 @@ struct KeyOptions: ParsableArguments {
     var virtual = false
 
     func validate() throws {
-        if let env = ProcessInfo.processInfo.environment["YKTERM_DEVICE"], device == nil, !env.isEmpty,
+        if let env = ProcessEnvironment.value("YKTERM_DEVICE"), device == nil, !env.isEmpty,
            UInt32(env) == nil {
             throw ValidationError("YKTERM_DEVICE must be a serial number, not \"\(env)\"")
         }
@@ -29,7 +29,7 @@ struct KeyOptions: ParsableArguments {
     /// The key to use: --reader and --device, else YKTERM_READER and YKTERM_DEVICE, else the config file's
     /// `[key]` (used only when neither options nor environment name a key).
     var selector: KeySelector {
-        selector(environment: ProcessInfo.processInfo.environment, config: LoadedConfig.current)
+        selector(environment: ProcessEnvironment.current, config: LoadedConfig.current)
     }
 
     func selector(environment env: [String: String], config: Config) -> KeySelector {

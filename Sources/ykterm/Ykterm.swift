@@ -112,7 +112,7 @@ struct Ykterm: AsyncParsableCommand {
 
     /// The trace of `--verbose` or `YKTERM_LOG=FILE`, or nil.
     static func startTrace(_ command: ParsableCommand, verbose: Bool) throws -> WireTracer? {
-        guard let path = WireTracer.path(verbose: verbose, environment: ProcessInfo.processInfo.environment) else {
+        guard let path = WireTracer.path(verbose: verbose, environment: ProcessEnvironment.current) else {
             return nil
         }
         let tracer: WireTracer

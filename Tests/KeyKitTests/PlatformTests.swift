@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import KeyKit
 import Testing
@@ -87,5 +88,11 @@ import Testing
         #expect(!condition.wait(untilMonotonic: before + 0.05))
         condition.unlock()
         #expect(ThreadCondition.monotonicNow() - before >= 0.04)
+    }
+
+    @Test func processEnvironmentIsProcessInfos() {
+        #expect(ProcessEnvironment.current == ProcessInfo.processInfo.environment)
+        #expect(ProcessEnvironment.value("PATH") == ProcessInfo.processInfo.environment["PATH"])
+        #expect(ProcessEnvironment.value("YKTERM_TEST_UNSET_VARIABLE") == nil)
     }
 }

@@ -142,6 +142,35 @@ public enum StandardStream {
     }
 }
 
+/// The process environment, read from `environ`. It stands in for FoundationEssentials' `ProcessInfo.environment`,
+/// which finds each entry's `=` by comparing Characters (grapheme breaking over every byte of the environment) and
+/// took about 50 µs a call, several times in every command; this compares bytes. Entries without `=` are skipped,
+/// and of two entries with one name the later wins, as there.
+public enum ProcessEnvironment {
+    public static var current: [String: String] {
+        var result = [String: String]()
+        let start: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard var entry = start else { return result }
+        while let cString = entry.pointee {
+            let length = strlen(cString)
+            cString.withMemoryRebound(to: UInt8.self, capacity: length) { first in
+                let bytes = UnsafeBufferPointer(start: first, count: length)
+                if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
+                    result[String(decoding: bytes[..<equals], as: UTF8.self)] =
+                        String(decoding: bytes[(equals + 1)...], as: UTF8.self)
+                }
+            }
+            entry += 1
+        }
+        return result
+    }
+
+    /// One variable's value, or nil when it is not set.
+    public static func value(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}
+
 public enum PathString {
     /// The directory part of a path, as `dirname` gives it without touching the string it is given:
     /// `/a/b` → `/a`, `/a` → `/`, `a` → `.`, `a/b/` → `a`.

@@ -14,9 +14,8 @@ public struct RememberedKeys: Sendable {
     }
 
     public static func configDirectory() -> String {
-        let env = ProcessInfo.processInfo.environment
-        if let xdg = env["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/ykterm" }
-        let home = env["HOME"] ?? PathString.homeDirectory()
+        if let xdg = ProcessEnvironment.value("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return xdg + "/ykterm" }
+        let home = ProcessEnvironment.value("HOME") ?? PathString.homeDirectory()
         return home + "/.config/ykterm"
     }
 
