@@ -4,7 +4,8 @@ import Glibc
 
 /// Watches PC/SC readers and cards. It blocks in `SCardGetStatusChange` on the readers and the PnP
 /// notification pseudo-reader, so nothing runs while nothing changes; cancelling the stream wakes it with
-/// `SCardCancel`. Only while pcscd is unreachable does it retry, once every `serviceRetryInterval`.
+/// `SCardCancel`. While pcscd is unreachable it waits for pcscd's socket to be created (inotify on its
+/// directory), and tries again then, or after `serviceRetryInterval` when that directory cannot be watched.
 public final class KeyMonitor: Sendable {
     public let serviceRetryInterval: Double
     private let state = LockedState()
@@ -32,7 +33,13 @@ public final class KeyMonitor: Sendable {
     private static func run(token: Int, state: LockedState, retry: Double, emit: (KeyEvent) -> Void) {
         var known = [String: (present: Bool, atr: [UInt8])]()
         var serviceUp: Bool?
+        let watch = PCSCServiceWatch()
+        // After pcscd created its socket it still has to listen on it: a few quick tries cover that moment.
+        var quickRetries = [Double]()
+        defer { state.closeWakeDescriptor(token) }
         while !state.isCancelled(token) {
+            // Armed before the attempt, so that a socket created meanwhile counts; closed again once pcscd answers.
+            watch.arm()
             guard let context = try? PCSCContext() else {
                 if serviceUp != false { emit(.serviceUnavailable) }
                 serviceUp = false
@@ -41,9 +48,16 @@ public final class KeyMonitor: Sendable {
                     emit(.readerRemoved(reader))
                 }
                 known.removeAll()
-                state.sleep(token, seconds: retry)
+                if !quickRetries.isEmpty {
+                    state.sleep(token, seconds: quickRetries.removeFirst())
+                } else if watch.wait(seconds: retry, wake: state.wakeDescriptor(token)) {
+                    quickRetries = [0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4]
+                }
                 continue
             }
+            quickRetries = []
+            watch.close()
+            state.closeWakeDescriptor(token)
             if serviceUp != true { emit(.serviceAvailable) }
             serviceUp = true
             state.setContext(token, context)
@@ -107,6 +121,8 @@ final class LockedState: Sendable {
     private struct Entry {
         var cancelled = false
         var context: PCSCContext?
+        /// A pipe `cancel` writes to, for waits on descriptors (read end, write end); -1 while there is none.
+        var wake: (read: Int32, write: Int32) = (-1, -1)
     }
 
     private let lock = ThreadCondition()
@@ -137,9 +153,41 @@ final class LockedState: Sendable {
         lock.lock()
         entries[token]?.cancelled = true
         let ctx = entries[token]?.context
+        if let w = entries[token]?.wake.write, w >= 0 {
+            var one: UInt8 = 1
+            _ = write(w, &one, 1)
+        }
         lock.broadcast()
         lock.unlock()
         ctx?.cancel()
+    }
+
+    /// A descriptor that becomes readable when `token` is cancelled (made on first use; -1 when no pipe
+    /// could be made, and the wait then ends only at its timeout).
+    func wakeDescriptor(_ token: Int) -> Int32 {
+        lock.lock(); defer { lock.unlock() }
+        guard var entry = entries[token] else { return -1 }
+        if entry.wake.read < 0 {
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else { return -1 }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            entry.wake = (fds[0], fds[1])
+            if entry.cancelled {
+                var one: UInt8 = 1
+                _ = write(fds[1], &one, 1)
+            }
+            entries[token] = entry
+        }
+        return entry.wake.read
+    }
+
+    /// Closes the pipe of `wakeDescriptor`, if there is one.
+    func closeWakeDescriptor(_ token: Int) {
+        lock.lock(); defer { lock.unlock() }
+        guard let w = entries[token]?.wake, w.read >= 0 else { return }
+        close(w.read)
+        close(w.write)
+        entries[token]?.wake = (-1, -1)
     }
 
     /// Sleeps up to `seconds`, waking early when cancelled.
