@@ -76,7 +76,7 @@ struct Ykterm: AsyncParsableCommand {
             // help (ArgumentParser's own command) needs none.
             if command is DoctorCommand {
                 try? LoadedConfig.load()
-            } else if !String(reflecting: type(of: command)).hasPrefix("ArgumentParser.") {
+            } else if !_typeName(type(of: command)).hasPrefix("ArgumentParser.") {
                 try LoadedConfig.load()
             }
             if let tracer = try startTrace(command, verbose: verbose) {
