@@ -92,6 +92,29 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
     private var cursor: CellPosition?
     private var cursorShown: Bool?
     private var pairs: [ColorKey: Int16] = [:]
+    /// The frame being drawn since `erase()`, row by row, drawn into the window by `present()`; nil outside a
+    /// frame (a draw then goes straight to the window).
+    private var frame: [[DrawCall]]?
+    /// Every cell of the window as the last frame left it, when that frame was drawn in full on a blank window
+    /// and held no wide character: the next frame then writes only the cells that differ (each second the
+    /// countdowns change a few cells of each account's row, of 3,000). Nil when the window holds anything else
+    /// (before the first frame, after a resize or a draw outside a frame).
+    private var shown: [[DrawnCell]]?
+
+    /// One `draw`, kept until the frame is presented.
+    private struct DrawCall {
+        let text: String
+        let column: Int
+        let style: TextStyle
+        let width: Int?
+    }
+
+    /// What one cell shows.
+    private struct DrawnCell: Equatable {
+        let cell: TextCell
+        let attributes: attr_t
+        let pair: Int16
+    }
     private let maximumPairs: Int
     private let defaultColors: Bool
 
@@ -254,38 +277,103 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
 
     public func erase() {
         guard !ended else { return }
-        werase(window)
+        frame = Array(repeating: [], count: size.rows)
     }
 
     public func draw(_ text: String, row: Int, column: Int, style: TextStyle, width: Int?) {
         guard !ended, row >= 0, row < size.rows else { return }
+        if frame != nil {
+            frame?[row].append(DrawCall(text: text, column: column, style: style, width: width))
+        } else {
+            shown = nil
+            let (attributes, pair) = attributesAndPair(for: style)
+            for placement in placements(text, column: column, width: width) {
+                write(DrawnCell(cell: placement.cell, attributes: attributes, pair: pair), row: row, column: placement.column)
+            }
+        }
+    }
+
+    /// Draws the frame into the window: the cells that differ from the last frame's, or, when those are not
+    /// known or the frame holds a wide character, every cell on a blank window.
+    private func drawFrame(_ rows: [[DrawCall]]) {
+        let blank = DrawnCell(cell: CellLayout.space, attributes: 0, pair: 0)
+        var cells = Array(repeating: Array(repeating: blank, count: size.columns), count: size.rows)
+        var wide = false
+        for (row, calls) in rows.enumerated() {
+            for call in calls {
+                let (attributes, pair) = attributesAndPair(for: call.style)
+                if CellWidth.isPrintableASCII(call.text) {
+                    // One cell per byte, clipped as CellLayout clips it (most of a frame: padding, codes, names).
+                    var limit = size.columns
+                    if let width = call.width { limit = min(limit, call.column + max(0, width)) }
+                    var column = call.column
+                    for byte in call.text.utf8 {
+                        guard column < limit else { break }
+                        if column >= 0 {
+                            cells[row][column] = DrawnCell(cell: TextCell(ascii: byte), attributes: attributes, pair: pair)
+                        }
+                        column += 1
+                    }
+                    continue
+                }
+                for placement in placements(call.text, column: call.column, width: call.width) {
+                    if placement.cell.width != 1 { wide = true }
+                    cells[row][placement.column] = DrawnCell(cell: placement.cell, attributes: attributes, pair: pair)
+                }
+            }
+        }
+        if !wide, let shown, shown.count == cells.count, shown.first?.count == cells.first?.count {
+            for row in cells.indices {
+                for column in cells[row].indices where cells[row][column] != shown[row][column] {
+                    write(cells[row][column], row: row, column: column)
+                }
+            }
+        } else {
+            // A wide character covers two cells and takes part of its neighbours when drawn over: drawn in full,
+            // in the order of the calls, as ncurses resolves that.
+            werase(window)
+            for (row, calls) in rows.enumerated() {
+                for call in calls {
+                    let (attributes, pair) = attributesAndPair(for: call.style)
+                    for placement in placements(call.text, column: call.column, width: call.width) {
+                        write(DrawnCell(cell: placement.cell, attributes: attributes, pair: pair), row: row,
+                              column: placement.column)
+                    }
+                }
+            }
+        }
+        shown = wide ? nil : cells
+    }
+
+    /// Where the cells of `text` land on this screen.
+    private func placements(_ text: String, column: Int, width: Int?) -> [CellPlacement] {
         let unicode = self.unicode
         // Outside UTF-8, text from keys and files (account names) is folded as the string tables are.
         let text = unicode ? text : ASCIIFallback.fold(text)
-        let placements = CellLayout.place(text, column: column, width: width, screenColumns: size.columns,
-                                          representable: { cell in
+        return CellLayout.place(text, column: column, width: width, screenColumns: size.columns,
+                                representable: { cell in
             if cell.isASCII { return true }
             // Outside a UTF-8 locale, show what the locale's character set has and `?` for the rest.
             guard !unicode else { return true }
             guard (CWidth.processLocaleWidth(cell.base.value) ?? -1) > 0 else { return false }
             return cell.combining.allSatisfy { CWidth.processLocaleWidth($0.value) == 0 }
         })
-        let (attributes, pair) = attributesAndPair(for: style)
+    }
+
+    /// Writes one cell into the window.
+    private func write(_ drawn: DrawnCell, row: Int, column: Int) {
         var cell = cchar_t()
         // The base character, up to four combining ones, and the terminating zero setcchar expects.
         var characters: (wchar_t, wchar_t, wchar_t, wchar_t, wchar_t, wchar_t) = (0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &characters) { raw in
             let wide = raw.bindMemory(to: wchar_t.self)
-            for placement in placements {
-                let drawn = placement.cell
-                wide[0] = wchar_t(bitPattern: drawn.base.value)
-                for index in 1..<wide.count {
-                    wide[index] = index <= drawn.combining.count ? wchar_t(bitPattern: drawn.combining[index - 1].value) : 0
-                }
-                guard setcchar(&cell, wide.baseAddress, attributes, pair, nil) == OK else { continue }
-                // ERR at the bottom-right corner only means the cursor could not move on; the cell is written.
-                _ = mvwadd_wch(window, Int32(row), Int32(placement.column), &cell)
+            wide[0] = wchar_t(bitPattern: drawn.cell.base.value)
+            for index in 1..<wide.count {
+                wide[index] = index <= drawn.cell.combining.count ? wchar_t(bitPattern: drawn.cell.combining[index - 1].value) : 0
             }
+            guard setcchar(&cell, wide.baseAddress, drawn.attributes, drawn.pair, nil) == OK else { return }
+            // ERR at the bottom-right corner only means the cursor could not move on; the cell is written.
+            _ = mvwadd_wch(window, Int32(row), Int32(column), &cell)
         }
     }
 
@@ -303,6 +391,10 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
 
     public func present() {
         guard !ended else { return }
+        if let rows = frame {
+            frame = nil
+            drawFrame(rows)
+        }
         if let cursor {
             leaveok(window, false)
             wmove(window, Int32(cursor.row), Int32(cursor.column))
@@ -372,6 +464,8 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
         }
         size = ScreenSize(rows: Int(getmaxy(window)), columns: Int(getmaxx(window)))
         werase(window)
+        frame = nil
+        shown = nil
         clearok(window, true)
     }
 
