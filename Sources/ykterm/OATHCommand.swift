@@ -164,13 +164,15 @@ extension OATHCommand {
                 })
             } else {
                 let width = min(rows.map { $0.0.credential.id.string.count }.max() ?? 0, 60)
-                for (e, _) in rows {
+                // One write for all the lines (a write per line took as long as the codes' APDUs).
+                let lines = rows.map { e, _ -> String in
                     let id = e.credential.id.string
                     let pad = String(repeating: " ", count: max(width - id.count, 0))
                     let code = e.code?.value
                         ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
-                    out("\(id)\(pad)  \(code)")
+                    return "\(id)\(pad)  \(code)"
                 }
+                if !lines.isEmpty { out(lines.joined(separator: "\n")) }
             }
         }
     }
