@@ -252,8 +252,15 @@ def free_port_pair():
     return f()
 
 
-def ratio_text(mine, theirs):
-    return f"{theirs / mine:.1f}x" if mine > 0 else "inf"
+def task_cpu(pid):
+    """CPU seconds of the process's threads alive now (their schedstat, in nanoseconds)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            total += int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
 
 
 class Row:
@@ -377,8 +384,9 @@ def main():
                         f"{f4 / f1 / 1.5:.2f}x over"))
         slow0.stop()
         keys.remove(slow0)
+        # Each reader is empty again before the TUI rows start (pcscd notices a key gone at its next poll).
         for k_ in four:
-            k_.stop(wait=False)
+            k_.stop()
             keys.remove(k_)
         one.stop(wait=False)
         keys.remove(one)
@@ -412,6 +420,9 @@ def main():
         mine = Pty([str(YKTERM), "--reader", key.reader], env, started=t0)
         peer = Pty(["watch", "-n", "1", watch_cmd], peer_env, started=t0)
         mine.read_until(r"\d{3} \d{3}")
+        # Idle is what follows the first codes (the start has its row above): the CPU so far is taken off the total.
+        # Threads already gone are not in this sum, which can only make the idle figure larger.
+        start_cpu = task_cpu(mine.proc.pid)
         after_start = apdus(key)
         threading.Thread(target=peer.drain, args=(args.idle,), daemon=True).start()
         # The APDU count in the middle of each 30 s period, far from the boundaries where the TUI refreshes: the
@@ -431,14 +442,16 @@ def main():
         peer_apdus = apdus(peer_key) - peer_before
         mine.close()
         peer.close(sig=signal.SIGINT)
-        cpu_mine = mine.rusage.ru_utime + mine.rusage.ru_stime
+        total_mine = mine.rusage.ru_utime + mine.rusage.ru_stime
+        cpu_mine = total_mine - start_cpu
         cpu_peer = peer.rusage.ru_utime + peer.rusage.ru_stime
-        results["idle"] = {"seconds": args.idle, "ykterm_cpu_s": cpu_mine, "peer_cpu_s": cpu_peer,
-                           "ykterm_rss_kib": tui_rss, "ykterm_idle_apdus": idle_headers, "peer_apdus": peer_apdus}
+        results["idle"] = {"seconds": args.idle, "ykterm_cpu_s": cpu_mine, "ykterm_cpu_with_start_s": total_mine,
+                           "peer_cpu_s": cpu_peer, "ykterm_rss_kib": tui_rss, "ykterm_idle_apdus": idle_headers,
+                           "peer_apdus": peer_apdus}
         rows.append(Row(f"TUI idle {args.idle:.0f} s, 32 accounts, vs `watch -n1 ykman oath accounts code`",
-                        f"{cpu_mine * 1000:.0f} ms CPU", f"{cpu_peer:.2f} s CPU",
-                        f"{cpu_peer / cpu_mine:.0f}x less", "≥ 200x less", cpu_peer / cpu_mine >= 200,
-                        f"{200 / (cpu_peer / cpu_mine):.2f}x too much"))
+                        f"{cpu_mine * 1000:.0f} ms CPU after the first codes ({total_mine * 1000:.0f} ms with the start)",
+                        f"{cpu_peer:.2f} s CPU", f"{cpu_peer / cpu_mine:.0f}x less", "≥ 200x less",
+                        cpu_peer / cpu_mine >= 200, f"{200 / (cpu_peer / cpu_mine):.2f}x too much"))
         # APDUs per refresh, against what the C reference sends for the same codes: the protocol's minimum on a key
         # shared through pcscd (SELECT, since another program may have selected another application meanwhile;
         # CALCULATE ALL; SEND REMAINING for each further part of the answer).

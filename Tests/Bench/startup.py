@@ -8,17 +8,21 @@ is CLOCK_MONOTONIC, which Python's perf_counter reads):
   spawn to exec          fork and exec of the binary (sched_process_exec)
   exec to _start         mapping the binary, loading and relocating the shared libraries, their initialisers
   _start to main         the executable's own static initialisers (Swift runtime, Dispatch, FoundationEssentials)
-  main to Ykterm.main    the first top-level statements and the start of the async main (concurrency runtime)
+  main to Ykterm.main    the first top-level statements and the start of the command's task (concurrency runtime)
   argument parsing       ArgumentParser's parseAsRoot, entry to return
   config                 LoadedConfig.load, entry to return
   string tables          StringTables.load, entry to return (every call; nothing when a command needs none)
   PC/SC context          SCardEstablishContext, entry to return
-  the work itself        everything else up to _exit: finding and connecting the key, the APDUs, the output
+  PC/SC reader states    PCSCContext.status, entry to return (the readers and whether a card is in each)
+  HID scan, HID open     HIDScan.scan (the hidraw nodes, through udev) and hid_open_path, entry to return
+  APDUs                  from the first SCardTransmit to the last one's return
+  CTAPHID messages       from the first hid_write to the last hid_read_timeout's return
+  the work itself        everything else up to _exit: connecting, the sessions, the output
   exit                   from _exit to the process being reaped
 
 The points are uprobes (breakpoints the kernel places on a function's first instruction, or on its return) on
 the binary's own symbols and on libpcsclite's and libc's; each costs a trap of about a microsecond, and a run
-hits a dozen. They need root and tracefs: the script mounts a tracefs of its own in a private mount namespace
+hits a few dozen. They need root and tracefs: the script mounts a tracefs of its own in a private mount namespace
 (`unshare -m`, which `run_isolated` starts) and uses a tracing instance of its own, so nothing of the machine's
 tracing set-up is touched; the probes it defines are removed when it ends. It measures, it asserts nothing.
 """
@@ -48,6 +52,14 @@ YKTERM_POINTS = [
     ("config_ret", "$s6ykterm12LoadedConfigO4load11environmentySDyS2SG_tKFZ", True),
     ("strings", "$s18AuthenticatorModel12StringTablesV4load8language11directoriesACSS_SaySSGtFZ", False),
     ("strings_ret", "$s18AuthenticatorModel12StringTablesV4load8language11directoriesACSS_SaySSGtFZ", True),
+    ("status", "$s6KeyKit11PCSCContextC6statusSayAA12ReaderStatusVGyKF", False),
+    ("status_ret", "$s6KeyKit11PCSCContextC6statusSayAA12ReaderStatusVGyKF", True),
+    ("hidscan", "$s6KeyKit7HIDScanO4scanSayAA8FoundHIDVG5found_Sb8settlingtyFZ", False),
+    ("hidscan_ret", "$s6KeyKit7HIDScanO4scanSayAA8FoundHIDVG5found_Sb8settlingtyFZ", True),
+    ("hidopen", "hid_open_path", False),
+    ("hidopen_ret", "hid_open_path", True),
+    ("hidw", "hid_write", False),
+    ("hidr_ret", "hid_read_timeout", True),
 ]
 # For the C references: the same start points.
 C_POINTS = [("start", "_start", False), ("main", "main", False)]
@@ -63,13 +75,17 @@ PHASES = [
     ("spawn to exec", "fork and exec"),
     ("exec to _start", "loading, dynamic linking, the libraries' initialisers"),
     ("_start to main", "static initialisers: Swift runtime, Dispatch, FoundationEssentials"),
-    ("main to Ykterm.main", "first statements, async main and the concurrency runtime"),
+    ("main to Ykterm.main", "first statements, the command's task and the concurrency runtime"),
     ("argument parsing", "ArgumentParser's parseAsRoot"),
     ("config", "LoadedConfig.load"),
     ("string tables", "StringTables.load"),
     ("PC/SC context", "SCardEstablishContext"),
+    ("PC/SC reader states", "PCSCContext.status: the readers and their cards"),
+    ("HID scan", "HIDScan.scan: the hidraw nodes, through udev"),
+    ("HID open", "hid_open_path"),
     ("APDUs", "from the first SCardTransmit to the last one's return"),
-    ("the work itself", "everything else before _exit: find and connect the key, output"),
+    ("CTAPHID messages", "from the first hid_write to the last hid_read_timeout's return"),
+    ("the work itself", "everything else before _exit: connect, sessions, output"),
     ("exit", "_exit to reaped"),
 ]
 
@@ -206,7 +222,7 @@ def phases_of(events, pid, spawned, reaped):
     mine = [(t, e) for p, t, e, _ in events if p == pid or (e == "sched_process_exit" and f"pid={pid} " in _)]
     first = {}
     last = {}
-    totals = {"config": 0.0, "strings": 0.0, "pcsc": 0.0}
+    totals = {"config": 0.0, "strings": 0.0, "pcsc": 0.0, "status": 0.0, "hidscan": 0.0, "hidopen": 0.0}
     opened = {}
     for t, e in mine:
         first.setdefault(e, t)
@@ -229,7 +245,11 @@ def phases_of(events, pid, spawned, reaped):
         "config": totals["config"] if "config" in first else None,
         "string tables": totals["strings"] if "strings" in first else None,
         "PC/SC context": totals["pcsc"] if "pcsc" in first else None,
+        "PC/SC reader states": totals["status"] if "status" in first else None,
+        "HID scan": totals["hidscan"] if "hidscan" in first else None,
+        "HID open": totals["hidopen"] if "hidopen" in first else None,
         "APDUs": (last["tx_ret"] - first["tx"]) if "tx" in first and "tx_ret" in last else None,
+        "CTAPHID messages": (last["hidr_ret"] - first["hidw"]) if "hidw" in first and "hidr_ret" in last else None,
         "exit": reaped - exit_t if "exit" in first else None,
     }
     accounted = sum(v for k, v in out.items() if v is not None)
