@@ -16,7 +16,7 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps venv test test-unit golden test-integration test-asan test-tsan bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all build release deps venv test test-unit golden test-integration test-asan test-tsan soak bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 all: build
 
@@ -117,6 +117,18 @@ test-asan: deps
 test-tsan: deps
 	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp \
 	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --no-parallel
+
+## soak: the TUI for SOAK_MINUTES (30 by default) on two virtual keys while a USB one is pulled out and plugged in
+## every few seconds, the other comes and goes, pcscd is killed every minute and ykman and `ykterm oath code` read
+## codes beside it; every code on screen is checked with pyotp. Prints the figures and fails on a wrong code, a
+## missed period boundary, a slow arrival or a leak (Tests/Integration/soak.py; root). make test runs it for 3
+## minutes. SOAK_ARGS e.g. "--seed 7 --json soak.json". A private TMPDIR, as for make test.
+SOAK_MINUTES ?= 30
+SOAK_ARGS ?=
+soak: build venv
+	@tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/ykterm-soak.XXXXXX") && trap 'rm -rf "$$tmp"' EXIT && \
+	  export TMPDIR="$$tmp" TMUX_TMPDIR="$$tmp" && \
+	  $(VENV)/bin/python Tests/Integration/soak.py --minutes $(SOAK_MINUTES) $(SOAK_ARGS) </dev/null
 
 ## bench: the release build against the floor — C references built here from Tests/Bench (the same APDUs through
 ## libpcsclite; CTAPHID INIT + getInfo on a hidraw node; a program linked with the same libraries that only prints),
