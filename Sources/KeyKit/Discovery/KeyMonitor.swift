@@ -38,9 +38,15 @@ public final class KeyMonitor: Sendable {
         var quickRetries = [Double]()
         defer { state.closeWakeDescriptor(token) }
         while !state.isCancelled(token) {
-            // Armed before the attempt, so that a socket created meanwhile counts; closed again once pcscd answers.
-            watch.arm()
-            guard let context = try? PCSCContext() else {
+            // pcscd is tried first. Only when it does not answer is the watch armed and pcscd tried again, so that
+            // a socket created meanwhile still counts: arming while pcscd answers would cost every start the close
+            // of an inotify descriptor, which waits for an RCU grace period (10 ms on these machines).
+            var attempt = try? PCSCContext()
+            if attempt == nil {
+                watch.arm()
+                attempt = try? PCSCContext()
+            }
+            guard let context = attempt else {
                 if serviceUp != false { emit(.serviceUnavailable) }
                 serviceUp = false
                 for (reader, s) in known {
