@@ -78,7 +78,8 @@ from pathlib import Path
 import pyotp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import VENV_BIN, YKTERM, descendants, free_port_pair, stop_pid, stop_tree, usb_unavailable_reason  # noqa: E402
+from harness import (VENV_BIN, YKTERM, descendants, free_port_pair, stop_pid, stop_tree,  # noqa: E402
+                     usb_unavailable_reason)
 
 USB_SERIAL = 33000001
 NFC_SERIAL = 33000002
@@ -475,7 +476,8 @@ class Soak:
         shown = self.shown("usb", started)
         self.away_from(self.unplugged_at, shown)
         if shown is None:
-            self.r["usb"]["not_shown"].append({"at": started, "screen": self.captures[-1].text if self.captures else ""})
+            screen = self.captures[-1].text if self.captures else ""
+            self.r["usb"]["not_shown"].append({"at": started, "screen": screen})
         else:
             self.r["usb"]["arrivals"].append(shown - started)
 
@@ -857,7 +859,8 @@ def failures(r):
             out.append(f"{what}: {len(missing)} arrivals never shown: " + json.dumps(missing[:2]))
     if r["usb"]["removal_not_noticed"] or r["pcscd"]["not_noticed"] or r["nfc"]["removal_not_noticed"]:
         out.append(f"removals not noticed: {r['usb']['removal_not_noticed']} unplugs, "
-                   f"{r['nfc']['removal_not_noticed']} stops of the served key, {r['pcscd']['not_noticed']} pcscd kills")
+                   f"{r['nfc']['removal_not_noticed']} stops of the served key, "
+                   f"{r['pcscd']['not_noticed']} pcscd kills")
     if r["usb"]["plugs"] < 3 or r["pcscd"]["restarts"] < 1 or r["nfc"]["starts"] < 2 or r["nfc"]["stops"] < 1:
         out.append(f"not enough churn: {r['usb']['plugs']} plug-ins, {r['pcscd']['restarts']} pcscd restarts, "
                    f"served key {r['nfc']['starts']} starts, {r['nfc']['stops']} stops")

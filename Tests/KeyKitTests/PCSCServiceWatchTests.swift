@@ -12,7 +12,8 @@ struct PCSCServiceWatchTests {
         return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
     }
 
-    /// A Unix socket bound at `path`, as pcscd makes its socket; returns its descriptor.
+    /// A Unix socket bound at `path`, as pcscd makes its socket; returns its descriptor, or -1 when it could not
+    /// be bound.
     static func bindSocket(_ path: String) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
@@ -23,8 +24,20 @@ struct PCSCServiceWatchTests {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        #expect(bound == 0)
+        guard bound == 0 else {
+            close(fd)
+            return -1
+        }
         return fd
+    }
+
+    /// What the other thread put in `box` (it may still be returning from bind when the wait ends).
+    static func taken(_ box: borrowing Mutex<Int32?>) -> Int32 {
+        for _ in 0..<200 {
+            if let fd = box.withLock({ $0 }) { return fd }
+            SystemThread.sleep(0.01)
+        }
+        return -1
     }
 
     /// Runs `body` on another thread after `delay` seconds.
@@ -42,13 +55,15 @@ struct PCSCServiceWatchTests {
         let watch = PCSCServiceWatch(socketPath: path)
         #expect(watch.directory == dir && watch.name == "pcscd.comm")
         watch.arm()
-        let fd = Mutex<Int32>(-1)
-        Self.later(0.1) { fd.withLock { $0 = Self.bindSocket(path) } }
+        let box = Mutex<Int32?>(nil)
+        Self.later(0.1) { box.withLock { $0 = Self.bindSocket(path) } }
         let started = ThreadCondition.monotonicNow()
         #expect(watch.wait(seconds: 10, wake: -1))
         let waited = ThreadCondition.monotonicNow() - started
         #expect(waited >= 0.05 && waited < 2, "waited \(waited) s")
-        fd.withLock { _ = close($0) }
+        let fd = Self.taken(box)
+        #expect(fd >= 0)
+        close(fd)
         watch.close()
     }
 
@@ -70,6 +85,7 @@ struct PCSCServiceWatchTests {
         let watch = PCSCServiceWatch(socketPath: path)
         watch.arm()
         let fd = Self.bindSocket(path)
+        #expect(fd >= 0)
         defer { close(fd) }
         // The attempt after this arm() would have found that socket: only a new one ends the next wait.
         watch.arm()
@@ -108,8 +124,12 @@ struct PCSCServiceWatchTests {
         // pcscd made its directory: the next arm() watches it.
         mkdir(run, 0o755)
         watch.arm()
-        Self.later(0.05) { close(Self.bindSocket(path)) }
+        let box = Mutex<Int32?>(nil)
+        Self.later(0.05) { box.withLock { $0 = Self.bindSocket(path) } }
         #expect(watch.wait(seconds: 10, wake: -1))
+        let fd = Self.taken(box)
+        #expect(fd >= 0)
+        close(fd)
     }
 
     @Test func theMonitorsWakeDescriptorIsReadableOnceCancelled() {
