@@ -136,6 +136,7 @@ soak: build venv
 ## where start-up goes. Not a test: prints tables. BENCH_ARGS e.g. "--runs 40 --idle 180".
 BENCH_ARGS ?=
 BENCH_OUT := .build/bench
+SWIFTC ?= $(SWIFT)c
 bench: DEB_PACKAGES += fido2-tools gcc libc6-dev binutils procps
 bench: release venv
 	@mkdir -p $(BENCH_OUT)
@@ -145,6 +146,13 @@ bench: release venv
 	@# Every library the release binary lists as needed, each loaded and initialised even when nothing of it is used.
 	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/version_ref Tests/Bench/version_ref.c -Wl,--no-as-needed \
 	  $$(readelf -d .build/release/ykterm | sed -n 's/.*Shared library: \[\(.*\)\]/-l:\1/p')
+	@# Swift's own floors, linked as the release binary is: a program that prints a line, and one that parses its
+	@# arguments with ArgumentParser (the release build's objects of it).
+	$(SWIFTC) -O -swift-version 6 -static-stdlib -Xclang-linker -no-pie -o $(BENCH_OUT)/swift_floor \
+	  Tests/Bench/swift_floor.swift
+	$(SWIFTC) -O -swift-version 6 -static-stdlib -parse-as-library -Xclang-linker -no-pie -I .build/release/Modules \
+	  -o $(BENCH_OUT)/argparse_floor Tests/Bench/argparse_floor.swift .build/release/ArgumentParser.build/*.o \
+	  .build/release/ArgumentParserToolInfo.build/*.o
 	YKTERM_BIN=$(CURDIR)/.build/release/ykterm BENCH_REFS=$(CURDIR)/$(BENCH_OUT) \
 	  $(VENV)/bin/python Tests/Bench/bench.py $(BENCH_ARGS)
 

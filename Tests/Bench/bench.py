@@ -37,6 +37,8 @@ REFS = Path(os.environ.get("BENCH_REFS", ROOT / ".build" / "bench"))
 PCSC_REF = REFS / "pcsc_ref"
 CTAPHID_REF = REFS / "ctaphid_ref"
 VERSION_REF = REFS / "version_ref"
+SWIFT_FLOOR = REFS / "swift_floor"
+ARGPARSE_FLOOR = REFS / "argparse_floor"
 GNU_TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
 
 
@@ -71,16 +73,24 @@ def peak_rss(argv, env, stdin_text=None):
         return int(peak.read().split()[-1])
 
 
-def interleaved(sides, runs, rss_runs=5):
-    """sides: {name: (argv or fn(i) -> (argv, stdin), env)}; each run runs every side once, in turn.
-    Returns {name: {"s": [...], "rss": [...], "stderr": [...]}}."""
+def interleaved(sides, runs, rss_runs=5, settle=None):
+    """sides: {name: (argv or fn(i) -> (argv, stdin), env)}; each run runs every side once, in turn, starting with
+    the next side each time (what ran just before a side, ykman's 40 MiB of Python or a small C program, changes
+    what it finds in the caches). settle: {name: (argv, env)} run, unmeasured, right after that side (ykman resets
+    the card when it disconnects, and the next program to connect is told so and connects again: the settling run
+    takes that). Returns {name: {"s": [...], "rss": [...], "stderr": [...]}}."""
     out = {name: {"s": [], "rss": [], "stderr": []} for name in sides}
+    names = list(sides)
+    settle = settle or {}
     for i in range(runs):
-        for name, (make, env) in sides.items():
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            make, env = sides[name]
             argv, stdin_text = make(i) if callable(make) else (make, None)
             wall, err = run_timed(argv, env, stdin_text)
             out[name]["s"].append(wall)
             out[name]["stderr"].append(err)
+            if name in settle:
+                run_timed(*settle[name])
     for i in range(rss_runs):
         for name, (make, env) in sides.items():
             argv, stdin_text = make(runs + i) if callable(make) else (make, None)
@@ -287,7 +297,7 @@ def main():
                     help="the served keys' processing time per command in the list row, ms (default 5)")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
-    for ref in (PCSC_REF, CTAPHID_REF, VERSION_REF):
+    for ref in (PCSC_REF, CTAPHID_REF, VERSION_REF, SWIFT_FLOOR, ARGPARSE_FLOOR):
         if not ref.exists():
             raise SystemExit(f"{ref} is missing: `make bench` builds the C references")
 
@@ -308,7 +318,7 @@ def main():
             "ykterm": ([YKTERM, "oath", "code"], env),
             "c": ([PCSC_REF, "oath-code", key.reader], env),
             "ykman": ([YKMAN, "--reader", key.reader, "oath", "accounts", "code"], env),
-        }, args.runs)
+        }, args.runs, settle={"ykman": ([PCSC_REF, "list", key.reader], env)})
         before = apdus(key)
         run_timed([YKTERM, "oath", "code"], env)
         oath_headers = apdu_headers(key, before)
@@ -332,10 +342,15 @@ def main():
             notes.append(f"ykterm sent {len(oath_headers)} APDUs for `oath code`, the C reference {len(c_headers)}")
 
         # `--version` against a C program linked with the same libraries.
-        version = interleaved({"ykterm": ([YKTERM, "--version"], env), "c": ([VERSION_REF], env)}, args.runs)
+        # Beside them, Swift's own floors: a Swift program that prints a line, and one that parses its arguments with
+        # ArgumentParser (both linked as the release binary is).
+        version = interleaved({"ykterm": ([YKTERM, "--version"], env), "c": ([VERSION_REF], env),
+                               "swift": ([SWIFT_FLOOR], env), "argparse": ([ARGPARSE_FLOOR, "--version"], env)},
+                              args.runs)
         y, c = med(version["ykterm"]["s"]), med(version["c"]["s"])
         results["version"] = {"ykterm_s": y, "c_s": c, "ykterm_rss_kib": med(version["ykterm"]["rss"]),
-                              "c_rss_kib": med(version["c"]["rss"])}
+                              "c_rss_kib": med(version["c"]["rss"]), "swift_floor_s": med(version["swift"]["s"]),
+                              "argparse_floor_s": med(version["argparse"]["s"])}
         needed = subprocess.run(["readelf", "-d", str(YKTERM)], capture_output=True, text=True).stdout
         libs = re.findall(r"Shared library: \[(.*?)\]", needed)
         results["version"]["libraries"] = libs
@@ -344,17 +359,23 @@ def main():
 
         # The earlier rows against ykman (same key, interleaved).
         ykm = [str(YKMAN), "--reader", key.reader]
-        pins = ["bench-pin-1", "bench-pin-2"]
+        pin = ["bench-pin-1"]  # the key's PIN now: each change sets the other one
+
+        def next_pin():
+            old = pin[0]
+            pin[0] = "bench-pin-2" if old == "bench-pin-1" else "bench-pin-1"
+            return old, pin[0]
+
         versus = interleaved({
             "list ykterm": ([YKTERM, "list", "--json"], env),
             "list ykman": ([YKMAN, "list"], env),
-            "pin ykterm": (lambda i: ([YKTERM, "fido", "pin", "change"], f"{pins[(2 * i) % 2]}\n{pins[(2 * i + 1) % 2]}\n"),
-                           env),
-            "pin ykman": (lambda i: (ykm + ["fido", "access", "change-pin", "--pin", pins[(2 * i + 1) % 2],
-                                            "--new-pin", pins[(2 * i + 2) % 2]], None), env),
+            "pin ykterm": (lambda i: ([YKTERM, "fido", "pin", "change"], "%s\n%s\n" % next_pin()), env),
+            "pin ykman": (lambda i: (ykm + ["fido", "access", "change-pin", "--pin", pin[0], "--new-pin",
+                                            next_pin()[1]], None), env),
             "info ykterm": ([YKTERM, "fido", "info", "--json"], env),
             "info ykman": (ykm + ["fido", "info"], env),
-        }, args.runs, rss_runs=0)
+        }, args.runs, rss_runs=0, settle={side: ([PCSC_REF, "list", key.reader], env)
+                                          for side in ("list ykman", "pin ykman", "info ykman")})
         results["versus_ykman"] = {n: med(v["s"]) for n, v in versus.items()}
 
         # `list` with four keys against `list` with one, each key taking --latency ms per command.
@@ -506,6 +527,9 @@ def main():
             {"name": "C: pcsc_ref oath-code", "argv": [str(PCSC_REF), "oath-code", key.reader], "env": env},
             {"name": "ykterm --version", "argv": [str(YKTERM), "--version"], "env": env, "ykterm": True},
             {"name": "C: version_ref", "argv": [str(VERSION_REF)], "env": env},
+            {"name": "Swift: swift_floor", "argv": [str(SWIFT_FLOOR)], "env": env},
+            {"name": "argparse_floor --version", "argv": [str(ARGPARSE_FLOOR), "--version"], "env": env,
+             "ykterm": True},
             {"name": "ykterm list (1 key)", "argv": [str(YKTERM), "list"], "env": env, "ykterm": True},
         ]
         breakdown = None
@@ -538,6 +562,12 @@ def main():
           f"{describe_headers(results['tui_start']['apdus'])}. Idle: {len(results['idle']['ykterm_idle_apdus'])} APDUs "
           f"in {args.idle:.0f} s (per refresh {results['refresh']['per_refresh']}); ykman under watch "
           f"{results['idle']['peer_apdus']}.")
+    v = results["version"]
+    print(f"Start-up floors (same runs as --version): the C program {ms(v['c_s'])}; a Swift program that prints a line "
+          f"{ms(v['swift_floor_s'])} ({v['swift_floor_s'] / v['c_s']:.2f}x); one that parses its arguments with "
+          f"ArgumentParser, `argparse_floor --version` {ms(v['argparse_floor_s'])} "
+          f"({v['argparse_floor_s'] / v['c_s']:.2f}x); `ykterm --version` {ms(v['ykterm_s'])} "
+          f"({v['ykterm_s'] / v['c_s']:.2f}x).")
     print()
     print("Peak memory (RSS):")
     print("| what | ykterm | C reference | ykman |")
