@@ -10,7 +10,7 @@ VENV := .venv
 YKTERM := .build/debug/ykterm
 
 # System packages: build libraries, pcscd with the vsmartcard vpcd driver, tools the tests use.
-DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev \
+DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev zlib1g-dev \
                 pcscd vsmartcard-vpcd util-linux tmux python3-venv groff-base time
 PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 

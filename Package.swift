@@ -30,7 +30,9 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL", "CLinux"]),
+        // zlib for gzip-compressed PIV certificates; inflateInit2 and deflateInit2 are macros, the shim wraps them.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL", "CLinux", "CZlib"]),
         .target(name: "VirtualKey", dependencies: ["KeyKit"]),
         // The virtual key as a USB composite device: hidraw nodes served through FUSE, sysfs, vpcd.
         .target(name: "VirtualUSB", dependencies: ["VirtualKey", "KeyKit"]),
