@@ -15,7 +15,8 @@ public struct X509Certificate: Sendable {
         OSSL.parse(der, { d2i_X509(nil, $0, $1) }, free: { X509_free($0) })
     }
 
-    private func withCertificate<T>(_ body: (OpaquePointer) -> T?) -> T? {
+    /// Runs `body` with OpenSSL's parse of the certificate, freed afterwards.
+    func withCertificate<T>(_ body: (OpaquePointer) -> T?) -> T? {
         guard let certificate = Self.parse(der) else { return nil }
         defer { X509_free(certificate) }
         return body(certificate)
@@ -43,7 +44,15 @@ public struct X509Certificate: Sendable {
         } ?? ""
     }
 
-    private static func oneLine(_ name: OpaquePointer) -> String {
+    /// The issuer name on one line, written as `subject` is.
+    public var issuer: String {
+        withCertificate { certificate -> String? in
+            guard let name = X509_get_issuer_name(certificate) else { return nil }
+            return Self.oneLine(name)
+        } ?? ""
+    }
+
+    static func oneLine(_ name: OpaquePointer) -> String {
         var out = ""
         var previousSet: Int32 = -1
         for index in 0..<max(0, X509_NAME_entry_count(name)) {
