@@ -191,8 +191,11 @@ extension VirtualKeyState {
         return copy
     }
 
+    /// This state with the demo accounts added (replacing accounts with the same IDs), and the PIV demo (an EC
+    /// P-256 key and its certificate, CN=ykterm demo) in slot 9A.
     public func withDemoAccounts() -> VirtualKeyState {
         var copy = self
+        copy.piv.installDemo()
         for account in OATHState.demoAccounts() {
             if let i = copy.oath.index(of: account.id) {
                 copy.oath.credentials[i] = account

@@ -25,6 +25,8 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var otpSlots = OTPSlotsState()
     /// The Yubico OTP credential of the NDEF tag; nil until first used (then random, serial-based public ID).
     public var otpToken: OTPTokenState?
+    /// The PIV application's PIN, PUK, management key, keys and data objects.
+    public var piv = PIVState()
 
     /// A YubiKey 5 NFC (USB-A keychain) with every application.
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
@@ -65,6 +67,7 @@ extension VirtualKeyState {
         fido = try c.decodeIfPresent(FIDOState.self, forKey: .fido) ?? FIDOState()
         otpSlots = try c.decodeIfPresent(OTPSlotsState.self, forKey: .otpSlots) ?? OTPSlotsState()
         otpToken = try c.decodeIfPresent(OTPTokenState.self, forKey: .otpToken)
+        piv = try c.decodeIfPresent(PIVState.self, forKey: .piv) ?? PIVState()
     }
 }
 
