@@ -13,11 +13,15 @@ public enum Tab: Int, CaseIterable, Sendable, Hashable {
 public struct UIText: Sendable, Hashable {
     public var key: String
     public var arguments: [String: String]
+    /// Placeholders filled with texts of their own (a fact that has words of its own, as what was wrong
+    /// with an answer), looked up in the same language.
+    public var nested: [String: UIText]
     public var literal: String?
 
-    public init(_ key: String, _ arguments: [String: String] = [:]) {
+    public init(_ key: String, _ arguments: [String: String] = [:], nested: [String: UIText] = [:]) {
         self.key = key
         self.arguments = arguments
+        self.nested = nested
         self.literal = nil
     }
 

@@ -27,7 +27,7 @@ struct DeviceInfoView {
         rows.append((t("device.serial"), d.serial.map(String.init) ?? t("device.unknown"), .plain))
         rows.append((t("device.firmware"), d.version.description, .plain))
         if d.fromManagement {
-            rows.append((t("device.formFactor"), d.formFactor.description, .plain))
+            rows.append((t("device.formFactor"), t("form-factor." + d.formFactor.identifier), .plain))
             var flags = [String]()
             if d.isFIPS { flags.append("FIPS") }
             if d.isSky { flags.append("Security Key") }

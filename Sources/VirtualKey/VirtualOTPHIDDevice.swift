@@ -46,7 +46,8 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
 
     public func setFeature(_ report: [UInt8]) throws {
         guard report.count == OTPHID.reportSize else {
-            throw OTPHIDError.malformedReport("a feature report of \(report.count) bytes")
+            throw OTPHIDError.malformedReport(
+                Malformation(.featureReport, .lengthExpected(report.count, expected: OTPHID.reportSize)))
         }
         let flags = report[7]
         let complete: (slot: UInt8, payload: [UInt8], generation: Int)? = try state.withLock { s in

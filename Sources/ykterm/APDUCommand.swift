@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -116,7 +117,8 @@ struct APDUCommand: AsyncParsableCommand {
             response = try await proto.sendRaw(command)
         }
         if !response.data.isEmpty { out(response.data.hex.uppercased()) }
-        out(response.status.description)
+        out(StringTables.load().text(UIText("apdu.status", ["sw": response.status.hexString],
+                                            nested: ["meaning": ErrorExplanation.statusText(response.status)])))
         return !response.status.isSuccess
     }
 }

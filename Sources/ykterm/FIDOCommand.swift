@@ -392,7 +392,7 @@ extension FIDOCommand {
                 await s.dropToken()
                 try FIDOVerifier.verifyAttestation(made, clientDataHash: clientDataHash)
                 guard let publicKey = made.authData.es256PublicKey else {
-                    throw FIDOSessionError.malformed("the new credential has no ES256 key")
+                    throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
                 }
                 lines.append("ok  made a credential (\(made.format) attestation verified)")
                 let challenge = Crypto.random(32)

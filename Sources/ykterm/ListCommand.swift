@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -142,7 +143,9 @@ struct ListCommand: AsyncParsableCommand {
         var line = "\(place): \(k.device.productName)"
         line += (k.device.serial ?? row.key?.serial).map { ", serial \($0)" } ?? ", serial unknown"
         line += ", firmware \(k.device.version)"
-        if k.device.formFactor != .unknown { line += ", \(k.device.formFactor)" }
+        if k.device.formFactor != .unknown {
+            line += ", " + StringTables.load().text(UIText("form-factor." + k.device.formFactor.identifier))
+        }
         line += k.overNFC ? ", NFC" : ", USB"
         if let d = row.key, !k.overNFC {
             line += "\n  interfaces: " + d.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")

@@ -151,7 +151,7 @@ extension TUI {
     /// The TUI's words from Resources/strings/<language>.json, English for what a language lacks.
     static func localizer() -> Localize {
         let tables = StringTables.load()
-        return { t in t.literal ?? tables.format(t.key, t.arguments) }
+        return { t in tables.text(t) }
     }
 }
 

@@ -35,9 +35,13 @@ enum APDUFixture {
     }
 
     /// The log as text, literal lines as they are and keyed lines as their key.
+    /// The log as keys, except the lines that show a status word, in English words ("< SW=9000 (success)").
     static func log(_ state: AppState) -> [String] {
-        state.apdu.log.map { $0.text.literal ?? $0.text.key }
+        state.apdu.log.map { $0.text.literal ?? ($0.text.nested.isEmpty ? $0.text.key : words($0.text)) }
     }
+
+    static let english = StringTables.load(language: "en")
+    static func words(_ text: UIText) -> String { english.text(text) }
 
     /// Answers command `id` (sent as `bytes`) with `response`, in one exchange.
     static func answer(_ state: inout AppState, id: Int, _ bytes: [UInt8], _ response: Response = Response(status: .ok)) {
@@ -139,7 +143,7 @@ struct APDUAnswerTests {
                                                              response: APDUFixture.oathSelectData + [0x90, 0x00])],
                                     response: Response(data: APDUFixture.oathSelectData, status: .ok), application: "OATH")
         #expect(lines.first?.kind == .ok)
-        #expect(lines.first?.text.literal == "< SW=9000 (success)")
+        #expect(lines.first.map { APDUFixture.words($0.text) } == "< SW=9000 (success)")
         #expect(lines.first?.suffix?.key == "apdu.log.bytes")
         #expect(lines.contains { $0.kind == .data && $0.text.literal == "  79 03 05 07 02 71 08 01 02 03 04 05 06 07 08" })
         // One exchange: no wire lines.
@@ -158,7 +162,7 @@ struct APDUAnswerTests {
                                     response: Response(status: .fileNotFound), application: nil)
         #expect(lines.count == 1)
         #expect(lines[0].kind == .failure)
-        #expect(lines[0].text.literal == "< SW=6A82 (file or application not found)")
+        #expect(APDUFixture.words(lines[0].text) == "< SW=6A82 (file or application not found)")
         #expect(lines[0].suffix == nil)
     }
 
@@ -173,11 +177,11 @@ struct APDUAnswerTests {
         #expect(wire.count == 4)
         #expect(wire[0].text.literal == "  → 00A4040007A000000527210104")
         #expect(wire[1].text.key == "apdu.log.wireAnswer")
-        #expect(wire[1].text.arguments == ["count": "4", "sw": "610A", "meaning": "10 more bytes available"])
+        #expect(APDUFixture.words(wire[1].text) == "  ← 4 bytes, SW=610A (10 more bytes available)")
         #expect(wire[2].text.literal == "  → 00A50000")
-        #expect(wire[3].text.arguments == ["count": "11", "sw": "9000", "meaning": "success"])
+        #expect(APDUFixture.words(wire[3].text) == "  ← 11 bytes, SW=9000 (success)")
         // The gathered answer follows, whole.
-        #expect(lines.contains { $0.text.literal == "< SW=9000 (success)" })
+        #expect(lines.contains { APDUFixture.words($0.text) == "< SW=9000 (success)" })
         #expect(lines.filter { $0.kind == .tlv }.count == 2)
     }
 

@@ -27,17 +27,19 @@ import Testing
         (SmartCardError.unknownReader("R"), .readerGone), (SmartCardError.noCard("R"), .noKeyInReader),
         (SmartCardError.cardRemoved, .keyRemoved), (SmartCardError.sharingViolation("R"), .keyHeldElsewhere),
         (SmartCardError.unresponsive, .keyUnresponsive), (SmartCardError.timeout, .timeout),
-        (SmartCardError.cancelled, .cancelled), (SmartCardError.communication("EIO"), .readerFailed),
+        (SmartCardError.cancelled, .cancelled), (SmartCardError.communication(function: "SCardTransmit", code: 0x8010_0013), .readerFailed),
         (SmartCardError.pcsc(code: 0x8010_0001, function: "SCardConnect"), .pcscFailed),
-        (SmartCardError.invalidAPDU("Lc"), .invalidInput), (SmartCardError.malformedResponse("x"), .malformedAnswer),
+        (SmartCardError.invalidAPDU(.zeroExtendedLc), .invalidInput),
+        (SmartCardError.malformedResponse(Malformation(.oathCode, .missing)), .malformedAnswer),
         (SmartCardError.status(.invalidInstruction), .refused),
         (SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF), after: "SEND REMAINING"), .exchangeBrokeOff),
         (SmartCardError.applicationNotAvailable("OATH"), .applicationMissing), (SmartCardError.closed, .connectionClosed),
+        (SmartCardError.deviceInfoNeedsFirmware(Version(4, 0, 0)), .deviceInfoNeedsFirmware),
         (KeyFinderError.noKey(KeySelector(reader: "Yubi", serial: 123)), .noKeyFound),
         (KeyFinderError.ambiguous(["a", "b"]), .severalKeys),
         (KeyRouteError.notOnThisKey(.fido, [.ccid]), .interfaceMissing),
         (KeyRouteError.notOnThisKey(.oath, []), .interfaceMissing),
-        (OATHError.invalidCredential(.emptySecret), .invalidAccount), (OATHError.invalidURI(.export("x")), .invalidURI),
+        (OATHError.invalidCredential(.emptySecret), .invalidAccount), (OATHError.invalidURI(.export(.noAccounts)), .invalidURI),
         (OATHError.wrongPassword, .wrongPassword), (OATHError.passwordRequired, .passwordRequired),
         (OATHError.notSupported(feature: .rename, minimum: Version(5, 3, 1), actual: Version(5, 2, 0)), .renameNeedsFirmware),
         (OATHError.notSupported(feature: .touch, minimum: Version(4, 2, 4), actual: Version(4, 2, 0)), .touchNeedsFirmware),
@@ -52,15 +54,19 @@ import Testing
         (OTPError.notChallengeResponse(2), .slotNotChallengeResponse), (OTPError.touchTimeout(2), .touchTimeout),
         (OTPError.challengeTooLong(65), .challengeTooLong), (OTPError.invalidKey(21), .hmacKeyLength),
         (OTPError.invalidAccessCode, .accessCodeLength), (OTPError.configurationRefused, .slotRefused),
-        (OTPError.unexpectedResponse("x"), .malformedAnswer),
+        (OTPError.unexpectedResponse(Malformation(.hmacResponse, .length(3))), .malformedAnswer),
         (OTPHIDError.permissionDenied("/dev/hidraw1"), .hidPermission), (OTPHIDError.deviceGone("/dev/hidraw1"), .hidGone),
-        (OTPHIDError.ioFailed("read", errno: 5), .hidFailed), (OTPHIDError.malformedReport("x"), .malformedAnswer),
+        (OTPHIDError.ioFailed(call: "HIDIOCGFEATURE", path: "/dev/hidraw1", errno: 5), .hidFailed),
+        (OTPHIDError.malformedReport(Malformation(.featureReport, .length(3))), .malformedAnswer),
         (OTPHIDError.badChecksum, .damagedAnswer), (OTPHIDError.commandRejected, .slotRefused),
         (OTPHIDError.touchTimeout, .touchTimeout), (OTPHIDError.timeout, .timeout), (OTPHIDError.closed, .connectionClosed),
-        (NDEFError.malformed("x"), .ndefMalformed), (NDEFError.unsupported("x"), .ndefUnsupported),
-        (NDEFError.noOTP("x"), .noOTP),
-        (YubicoOTPError.invalidKey("x"), .invalidInput), (YubicoOTPError.invalidOTP("x"), .notYubicoOTP),
-        (YubicoOTPError.invalidPublicID("x"), .invalidInput), (YubicoOTPError.invalidPrivateID("x"), .invalidInput),
+        (NDEFError.malformed(Malformation(.ndefMessage, .empty)), .ndefMalformed), (NDEFError.chunkedRecords, .ndefUnsupported),
+        (NDEFError.noOTP(.noRecords), .noOTP),
+        (YubicoOTPError.keyLength(3), .invalidInput), (YubicoOTPError.otpTooShort(3), .notYubicoOTP),
+        (YubicoOTPError.publicIDLength(9), .invalidInput), (YubicoOTPError.privateIDLength(2), .invalidInput),
+        (YubicoOTPError.tokenLength(3), .notYubicoOTP), (YubicoOTPError.otpTooLong(50), .notYubicoOTP),
+        (YubicoOTPError.otpOddLength(33), .notYubicoOTP), (YubicoOTPError.publicIDNotModhex("xx"), .notYubicoOTP),
+        (YubicoOTPError.tokenNotModhex(.oddLength(3)), .notYubicoOTP),
         (YubicoOTPError.crcMismatch, .otpCRC),
         (CTAPError(CTAPError.pinInvalid, retriesLeft: 3), .wrongPIN), (CTAPError(CTAPError.pinBlocked), .pinBlocked),
         (CTAPError(CTAPError.pinAuthBlocked), .pinAuthBlocked), (CTAPError(CTAPError.pinNotSet), .pinNotSet),
@@ -73,11 +79,11 @@ import Testing
         (CTAPError(CTAPError.credentialExcluded), .credentialExcluded),
         (CTAPError(CTAPError.operationDenied), .operationDenied), (CTAPError(CTAPError.uvBlocked), .uvBlocked),
         (CTAPError(CTAPError.invalidCommand), .invalidCommand), (CTAPError(0x55), .ctapError),
-        (FIDOSessionError.malformed("x"), .malformedAnswer),
+        (FIDOSessionError.malformed(Malformation(.pinToken, .length(7))), .malformedAnswer),
         (FIDOSessionError.pinTooShort(minimum: 6, count: 4), .pinTooShort),
         (FIDOSessionError.pinTooLong(bytes: 70), .pinTooLong), (FIDOSessionError.pinHasNUL, .pinHasNUL),
-        (FIDOSessionError.noPINSupport, .noPINSupport), (FIDOSessionError.signatureInvalid("x"), .signatureInvalid),
-        (FIDOSessionError.notSupported("x"), .notSupported), (FIDOSessionError.ctap2NotSupported, .u2fOnly),
+        (FIDOSessionError.noPINSupport, .noPINSupport), (FIDOSessionError.signatureInvalid(.assertion), .signatureInvalid),
+        (FIDOSessionError.notSupported(.credentialManagement), .notSupported), (FIDOSessionError.ctap2NotSupported, .u2fOnly),
         (FIDOSessionError.noCommonPINProtocol([3]), .noCommonPINProtocol),
         (FIDOTransportError.timeout, .timeout), (FIDOTransportError.channelBusy, .keyBusy),
         (FIDOTransportError.invalidSequence, .damagedAnswer), (FIDOTransportError.invalidLength, .invalidInput),
@@ -86,7 +92,7 @@ import Testing
         (FIDOTransportError.ctaphidError(CTAPHID.ErrorCode.invalidCommand), .invalidCommand),
         (FIDOTransportError.ctaphidError(0x7F), .damagedAnswer),
         (FIDOTransportError.deviceGone, .keyRemoved), (FIDOTransportError.closed, .connectionClosed),
-        (FIDOTransportError.malformed("x"), .malformedAnswer),
+        (FIDOTransportError.malformed(Malformation(.initNonce, .mismatch)), .malformedAnswer),
         (HIDDeviceError.permissionDenied("/dev/hidraw0"), .hidPermission), (HIDDeviceError.notFound("p"), .hidGone),
         (HIDDeviceError.openFailed(path: "p", reason: "r"), .hidFailed), (HIDDeviceError.unavailable, .hidUnavailable),
         (Hex.DecodeError.oddLength(3), .oddHex), (Hex.DecodeError.invalidCharacter("g", offset: 3), .notHex), (Modhex.DecodeError.oddLength(3), .invalidInput),
@@ -110,14 +116,17 @@ import Testing
         #expect(PCSCDaemon.isInstalled(paths: ["/bin/sh"]) && !PCSCDaemon.isInstalled(paths: ["/nonexistent/pcscd"]))
     }
 
-    /// `text` has words in every language, and its arguments fill all their places.
+    /// `text` has words in every language, and its arguments and nested texts (themselves worded) fill all
+    /// their places.
     static func expectWorded(_ text: UIText, _ what: String) {
         for (language, tables) in Self.tables {
             let template = tables.primary[text.key]
             #expect(template?.isEmpty == false, "\(what): no \(language) text \(text.key)")
-            let missing = StringTables.placeholders(in: template ?? "").subtracting(text.arguments.keys)
+            let filled = Set(text.arguments.keys).union(text.nested.keys)
+            let missing = StringTables.placeholders(in: template ?? "").subtracting(filled)
             #expect(missing.isEmpty, "\(what) in \(language): nothing fills \(missing)")
         }
+        for (name, inner) in text.nested { expectWorded(inner, what + " {" + name + "}") }
     }
 
     /// Every problem an account or a URI can have, worded in every language.
@@ -131,7 +140,8 @@ import Testing
         let parts: [URIPart] = [.label, .parameterName, .parameter("issuer")]
         var uri: [URIProblem] = [.empty, .noScheme("x"), .noSlashes(scheme: "otpauth"), .migrationExport,
                                  .scheme("https", expected: "otpauth"), .missingType, .missingLabel(type: "totp"),
-                                 .labelWithoutName("Ex:"), .missingSecret, .parameterTwice("secret"), .export("x")]
+                                 .labelWithoutName("Ex:"), .missingSecret, .parameterTwice("secret")]
+        uri += Self.exportProblems.map { .export($0) }
         uri += parts.map { .percentEncoding($0, "%zz") } + parts.map { .notUTF8($0) } + account.map { .account($0) }
         for p in account { Self.expectWorded(ErrorExplanation(OATHError.invalidCredential(p)).text, "\(p)") }
         for p in uri { Self.expectWorded(ErrorExplanation(OATHError.invalidURI(p)).text, "\(p)") }

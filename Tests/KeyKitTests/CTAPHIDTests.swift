@@ -169,9 +169,9 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
 
     @Test func shortAndLongPackets() throws {
         var r = CTAPHID.Reassembler(channel: cid)
-        #expect(throws: FIDOTransportError.malformed("a packet of 0 bytes")) { try r.add([]) }
-        #expect(throws: FIDOTransportError.malformed("a packet of 4 bytes")) { try r.add([0x12, 0x34, 0x56, 0x78]) }
-        #expect(throws: FIDOTransportError.malformed("an initialisation packet of 6 bytes")) {
+        #expect(throws: FIDOTransportError.malformed(Malformation(.hidPacket, .length(0)))) { try r.add([]) }
+        #expect(throws: FIDOTransportError.malformed(Malformation(.hidPacket, .length(4)))) { try r.add([0x12, 0x34, 0x56, 0x78]) }
+        #expect(throws: FIDOTransportError.malformed(Malformation(.hidPacket, .tooShort(6, minimum: 7)))) {
             try r.add([0x12, 0x34, 0x56, 0x78, 0x90, 0x00])
         }
         // A short read that still holds the whole message is fine, and so are trailing bytes.

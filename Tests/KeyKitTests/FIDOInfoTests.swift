@@ -35,7 +35,7 @@ struct FIDOInfoTests {
         let session = try await CTAP2Session.make(connection: key)
         #expect(await session.info.pinSet == false)
         let error = await #expect(throws: FIDOSessionError.self) { _ = try await session.pinRetries() }
-        #expect(String(describing: error).contains("impossible count (-61)"))
+        #expect(error == .malformed(Malformation(.pinRetries, .value("-61"))))
     }
 
     @Test(arguments: [0, 8, 255])

@@ -73,12 +73,12 @@ import Testing
         let card = AnswersInOrder([select + [0x90, 0x00],
                                    github + TLV(0x76, [0x62, 0x06, 0xEB, 0x97, 0x1C]).encoded + [0x90, 0x00]])
         let session = try await OATHSession.make(connection: card)
-        await #expect(throws: SmartCardError.malformedResponse("OATH: a code of 98 digits")) {
+        await #expect(throws: SmartCardError.malformedResponse(Malformation(.oathDigits, .value("98")))) {
             _ = try await session.calculateAll(at: 1_750_004_800)
         }
         // No digits at all, in a full answer to CALCULATE, is as malformed.
         let credential = Credential(rawID: Array("GitHub:alice@example.com".utf8), type: .totp)
-        #expect(throws: SmartCardError.malformedResponse("OATH: a code of 0 digits")) {
+        #expect(throws: SmartCardError.malformedResponse(Malformation(.oathDigits, .value("0")))) {
             _ = try OATHSession.code(fromFull: [0] + [UInt8](repeating: 1, count: 20), credential: credential,
                                      time: 1_750_004_800)
         }
@@ -106,7 +106,7 @@ import Testing
         let keyAgreement: CBOR = [1: [1: 2, 3: -25, -1: 1, -2: .bytes(x), -3: .bytes(y)]]
         let key = CTAPAnswersInOrder([[0x00] + info.encoded, [0x00] + keyAgreement.encoded])
         let session = try await CTAP2Session.make(connection: key)
-        await #expect(throws: FIDOSessionError.malformed("the key agreement key is not a point on P-256")) {
+        await #expect(throws: FIDOSessionError.malformed(Malformation(.keyAgreement, .notOnCurve))) {
             try await session.changePIN(old: "123456", new: "654321")
         }
         #expect(key.requests.map(\.first) == [0x04, 0x06], "getInfo and getKeyAgreement, no changePIN")

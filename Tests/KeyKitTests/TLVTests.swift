@@ -183,11 +183,13 @@ private func bytes(_ hex: String) -> [UInt8] {
         }
     }
 
-    @Test func errorsDescribeThemselves() {
-        #expect(TLV.DecodeError.indefiniteLength(offset: 3).description
-            == "TLV: indefinite length at offset 3 is not allowed")
-        #expect(TLV.DecodeError.truncatedValue(offset: 2, needed: 3, available: 1).description
-            == "TLV: value at offset 2 needs 3 bytes, only 1 left")
+    @Test func errorsCarryTheirFacts() {
+        #expect(TLV.DecodeError.indefiniteLength(offset: 3).textKey == "tlv.indefinite-length")
+        #expect(TLV.DecodeError.indefiniteLength(offset: 3).arguments == ["offset": "3"])
+        #expect(TLV.DecodeError.truncatedValue(offset: 2, needed: 3, available: 1).arguments
+            == ["offset": "2", "needed": "3", "available": "1"])
+        #expect(TLV.DecodeError.unexpectedTag(expected: 0x7F49, found: 0x53).arguments
+            == ["expected": "7F49", "found": "53"])
     }
 }
 

@@ -235,7 +235,7 @@ struct FIDOTabViewTests {
         let screen = MemoryScreen(rows: 24, columns: 80, unicode: true)
         var state = F.state()
         _ = update(&state, .keyPress(.char("c")))
-        AppView(screen: screen, text: { t in t.literal ?? tables.format(t.key, t.arguments) }).render(state)
+        AppView(screen: screen, text: { t in tables.text(t) }).render(state)
         #expect(screen.lines.allSatisfy { $0.cellWidth == 80 })
         #expect(screen.lines.contains { $0.contains(tables.format("fido.changePIN.title", [:])) })
     }

@@ -128,7 +128,7 @@ struct LoopBackend: KeyBackend {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let tables = StringTables.load(language: "en")
             app = try TerminalApp(screen: screen, state: AppState(now: Date().timeIntervalSince1970),
-                                  text: { t in t.literal ?? tables.format(t.key, t.arguments) }, theme: Theme(),
+                                  text: { t in tables.text(t) }, theme: Theme(),
                                   clipboard: Clipboard(method: .osc52, environment: [:]))
             let env = RunnerEnvironment(pins: PinStore(path: directory + "/pins.json"),
                                         rememberedKeys: RememberedKeys(path: directory + "/oath-keys.json"))

@@ -363,7 +363,7 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
         options.wrongInitNonce = true
         let device = VirtualHIDDevice(options: options, handler: echo)
         let start = ContinuousClock.now
-        await #expect(throws: FIDOTransportError.malformed("the key answered CTAPHID_INIT with another nonce")) {
+        await #expect(throws: FIDOTransportError.malformed(Malformation(.initNonce, .mismatch))) {
             try await connect(device, timeout: 0.3)
         }
         #expect(seconds(since: start) < 1.5)

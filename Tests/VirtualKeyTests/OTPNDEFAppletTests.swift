@@ -17,7 +17,7 @@ struct OTPNDEFAppletTests {
     private func readOTP(_ key: VirtualKey) async throws -> (String, DecryptedOTP) {
         let records = try await NDEFSession(connection: VirtualKeyConnection(key: key)).read()
         let otp = try NDEFOTP.extract(from: records)
-        guard case .uri(let uri) = try records[0].content() else { throw NDEFError.malformed("not a URI") }
+        guard case .uri(let uri) = try records[0].content() else { throw NDEFError.malformed(Malformation(.uriRecord, .missing)) }
         return (uri, try YubicoOTP.decryptVerified(otp, key: OTPNDEFAppletTests.token.aesKey))
     }
 

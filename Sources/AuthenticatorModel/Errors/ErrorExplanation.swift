@@ -12,9 +12,14 @@ public struct ErrorExplanation: Sendable, Equatable {
     public var kind: ErrorKind
     public var text: UIText
 
-    public init(kind: ErrorKind, _ arguments: [String: String] = [:]) {
+    public init(kind: ErrorKind, _ arguments: [String: String] = [:], nested: [String: UIText] = [:]) {
         self.kind = kind
-        self.text = UIText(kind.textKey, arguments)
+        self.text = UIText(kind.textKey, arguments, nested: nested)
+    }
+
+    /// A kind whose text shows a detail that has words of its own (`{detail}`).
+    init(kind: ErrorKind, detail: UIText, _ arguments: [String: String] = [:]) {
+        self.init(kind: kind, arguments, nested: ["detail": detail])
     }
 
     /// A kind worded more particularly than its own text (the problem with an account or a URI).
@@ -66,6 +71,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case renameNeedsFirmware = "rename-needs-firmware"
     case touchNeedsFirmware = "touch-needs-firmware"
     case sha512NeedsFirmware = "sha512-needs-firmware"
+    case deviceInfoNeedsFirmware = "device-info-needs-firmware"
     case touchTimeout = "touch-timeout"
     case invalidCommand = "invalid-command"
     // OATH.
@@ -180,9 +186,11 @@ extension ErrorExplanation {
                 return ErrorExplanation(kind: .notHex, ["character": String(c), "position": String(offset + 1)])
             case .oddLength(let n): return ErrorExplanation(kind: .oddHex, ["count": String(n)])
             }
-        case let e as Modhex.DecodeError: return ErrorExplanation(kind: .invalidInput, ["detail": e.description])
-        case let e as TLV.DecodeError: return ErrorExplanation(kind: .malformedAnswer, ["detail": e.description])
-        case let e as CBORError: return ErrorExplanation(kind: .malformedAnswer, ["detail": e.description])
+        case let e as Modhex.DecodeError: return ErrorExplanation(kind: .invalidInput, detail: modhexText(e))
+        case let e as TLV.DecodeError:
+            return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(Malformation(.answer, .tlv(e))))
+        case let e as CBORError:
+            return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(Malformation(.answer, .cbor(e))))
         case let e as AtomicFile.WriteError:
             return ErrorExplanation(kind: .fileUnwritable, ["path": e.path, "detail": e.reason])
         case let e as RememberedKeys.StoreError: return explain(e)
@@ -204,17 +212,22 @@ extension ErrorExplanation {
         case .unresponsive: return ErrorExplanation(kind: .keyUnresponsive)
         case .timeout: return ErrorExplanation(kind: .timeout)
         case .cancelled: return ErrorExplanation(kind: .cancelled)
-        case .communication(let what): return ErrorExplanation(kind: .readerFailed, ["detail": what])
+        case .communication(let function, let code):
+            return ErrorExplanation(kind: .readerFailed,
+                                    ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
         case .pcsc(let code, let function):
             return ErrorExplanation(kind: .pcscFailed,
                                     ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
-        case .invalidAPDU(let why): return ErrorExplanation(kind: .invalidInput, ["detail": why])
-        case .malformedResponse(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
-        case .status(let sw): return ErrorExplanation(kind: .refused, ["status": sw.description])
+        case .invalidAPDU(let problem): return ErrorExplanation(kind: .invalidInput, detail: apduText(problem))
+        case .malformedResponse(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .status(let sw): return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
         case .emptyResponsePart(let sw, let fetch):
             return ErrorExplanation(kind: .exchangeBrokeOff, ["status": sw.hexString, "fetch": fetch])
         case .applicationNotAvailable(let name): return ErrorExplanation(kind: .applicationMissing, ["application": name])
         case .closed: return ErrorExplanation(kind: .connectionClosed)
+        case .deviceInfoNeedsFirmware(let version):
+            return ErrorExplanation(kind: .deviceInfoNeedsFirmware, ["actual": version.description,
+                                                                     "minimum": ManagementSession.readConfigMinimum.description])
         }
     }
 
@@ -334,7 +347,7 @@ extension ErrorExplanation {
             return part(p, "uri.not-utf8.label", "uri.not-utf8.parameter-name", "uri.not-utf8.parameter", [:])
         case .parameterTwice(let name): return UIText("uri.parameter-twice", ["name": name])
         case .account(let problem): return accountText(problem)
-        case .export(let detail): return UIText(ErrorKind.invalidURI.textKey, ["detail": detail])
+        case .export(let problem): return UIText(ErrorKind.invalidURI.textKey, nested: ["detail": exportText(problem)])
         }
     }
 
@@ -348,7 +361,7 @@ extension ErrorExplanation {
         case .invalidKey(let n): return ErrorExplanation(kind: .hmacKeyLength, ["bytes": String(n)])
         case .invalidAccessCode: return ErrorExplanation(kind: .accessCodeLength)
         case .configurationRefused: return ErrorExplanation(kind: .slotRefused)
-        case .unexpectedResponse(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        case .unexpectedResponse(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
         }
     }
 
@@ -356,9 +369,9 @@ extension ErrorExplanation {
         switch e {
         case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
         case .deviceGone(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
-        case .ioFailed(let what, let code):
-            return ErrorExplanation(kind: .hidFailed, ["path": "OTP HID", "detail": "\(what), errno \(code)"])
-        case .malformedReport(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        case .ioFailed(let call, let path, let code):
+            return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": call + ": " + String(cString: strerror(code))])
+        case .malformedReport(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
         case .badChecksum: return ErrorExplanation(kind: .damagedAnswer)
         case .commandRejected: return ErrorExplanation(kind: .slotRefused)
         case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
@@ -369,17 +382,18 @@ extension ErrorExplanation {
 
     static func explain(_ e: NDEFError) -> ErrorExplanation {
         switch e {
-        case .malformed(let why): return ErrorExplanation(kind: .ndefMalformed, ["detail": why])
-        case .unsupported(let why): return ErrorExplanation(kind: .ndefUnsupported, ["detail": why])
-        case .noOTP(let why): return ErrorExplanation(kind: .noOTP, ["detail": why])
+        case .malformed(let m): return ErrorExplanation(kind: .ndefMalformed, detail: malformationText(m))
+        case .chunkedRecords: return ErrorExplanation(kind: .ndefUnsupported)
+        case .noOTP(let reason): return ErrorExplanation(kind: .noOTP, detail: noOTPText(reason))
         }
     }
 
     static func explain(_ e: YubicoOTPError) -> ErrorExplanation {
         switch e {
-        case .invalidKey(let why), .invalidPublicID(let why), .invalidPrivateID(let why):
-            return ErrorExplanation(kind: .invalidInput, ["detail": why])
-        case .invalidOTP(let why): return ErrorExplanation(kind: .notYubicoOTP, ["detail": why])
+        case .keyLength, .privateIDLength, .publicIDLength:
+            return ErrorExplanation(kind: .invalidInput, detail: yubicoOTPText(e))
+        case .tokenLength, .otpTooShort, .otpTooLong, .otpOddLength, .tokenNotModhex, .publicIDNotModhex:
+            return ErrorExplanation(kind: .notYubicoOTP, detail: yubicoOTPText(e))
         case .crcMismatch: return ErrorExplanation(kind: .otpCRC)
         }
     }
@@ -419,14 +433,16 @@ extension ErrorExplanation {
 
     static func explain(_ e: FIDOSessionError) -> ErrorExplanation {
         switch e {
-        case .malformed(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
         case .pinTooShort(let minimum, let count):
             return ErrorExplanation(kind: .pinTooShort, ["minimum": String(minimum), "count": String(count)])
         case .pinTooLong(let bytes): return ErrorExplanation(kind: .pinTooLong, ["bytes": String(bytes)])
         case .pinHasNUL: return ErrorExplanation(kind: .pinHasNUL)
         case .noPINSupport: return ErrorExplanation(kind: .noPINSupport)
-        case .signatureInvalid(let what): return ErrorExplanation(kind: .signatureInvalid, ["detail": what])
-        case .notSupported(let what): return ErrorExplanation(kind: .notSupported, ["what": what, "status": "-"])
+        case .signatureInvalid(let check):
+            return ErrorExplanation(kind: .signatureInvalid, detail: UIText("signature." + check.rawValue))
+        case .notSupported(let feature):
+            return ErrorExplanation(kind: .notSupported, ["status": "-"], nested: ["what": featureText(feature)])
         case .ctap2NotSupported: return ErrorExplanation(kind: .u2fOnly)
         case .noCommonPINProtocol(let offered):
             return ErrorExplanation(kind: .noCommonPINProtocol, ["offered": offered.map(String.init).joined(separator: ", ")])
@@ -438,7 +454,7 @@ extension ErrorExplanation {
         case .timeout: return ErrorExplanation(kind: .timeout)
         case .channelBusy: return ErrorExplanation(kind: .keyBusy)
         case .invalidSequence, .unexpectedCommand: return ErrorExplanation(kind: .damagedAnswer)
-        case .invalidLength: return ErrorExplanation(kind: .invalidInput, ["detail": "the message is too long for USB HID"])
+        case .invalidLength: return ErrorExplanation(kind: .invalidInput, detail: UIText("hid.message-too-long"))
         case .ctaphidError(let code):
             switch code {
             case CTAPHID.ErrorCode.channelBusy, CTAPHID.ErrorCode.lockRequired: return ErrorExplanation(kind: .keyBusy)
@@ -447,7 +463,7 @@ extension ErrorExplanation {
             }
         case .deviceGone: return ErrorExplanation(kind: .keyRemoved)
         case .closed: return ErrorExplanation(kind: .connectionClosed)
-        case .malformed(let why): return ErrorExplanation(kind: .malformedAnswer, ["detail": why])
+        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
         }
     }
 

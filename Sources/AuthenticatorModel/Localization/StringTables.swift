@@ -78,9 +78,14 @@ public struct StringTables: Sendable {
         StringTables.fill(primary[key] ?? english[key] ?? key, arguments)
     }
 
-    /// The model's text: its literal when it has one, else its key and arguments looked up.
+    /// The model's text: its literal when it has one, else its key and arguments looked up (nested texts
+    /// first, each in the same way).
     public func text(_ uiText: UIText) -> String {
-        uiText.literal ?? format(uiText.key, uiText.arguments)
+        if let literal = uiText.literal { return literal }
+        guard !uiText.nested.isEmpty else { return format(uiText.key, uiText.arguments) }
+        var arguments = uiText.arguments
+        for (name, inner) in uiText.nested { arguments[name] = text(inner) }
+        return format(uiText.key, arguments)
     }
 
     /// Replaces each `{name}` in `template` that `arguments` has a value for, in one pass (a value that

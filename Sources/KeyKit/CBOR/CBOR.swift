@@ -116,7 +116,7 @@ extension CBOR {
 
 // MARK: Decoding
 
-public enum CBORError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum CBORError: Error, Hashable, Sendable {
     case truncated(offset: Int)
     case trailingBytes(offset: Int)
     case reservedAdditionalInfo(offset: Int)
@@ -127,21 +127,6 @@ public enum CBORError: Error, Equatable, Sendable, CustomStringConvertible {
     case duplicateKey(offset: Int)
     case nonCanonical(offset: Int)
     case unsupportedSimple(UInt8, offset: Int)
-
-    public var description: String {
-        switch self {
-        case .truncated(let o): return "CBOR: input ends early at offset \(o)"
-        case .trailingBytes(let o): return "CBOR: unexpected bytes after the value at offset \(o)"
-        case .reservedAdditionalInfo(let o): return "CBOR: reserved length code at offset \(o)"
-        case .indefiniteLength(let o): return "CBOR: indefinite length at offset \(o) is not allowed"
-        case .tooDeep: return "CBOR: nesting is too deep"
-        case .tooLong(let o): return "CBOR: length at offset \(o) is too large"
-        case .invalidUTF8(let o): return "CBOR: text at offset \(o) is not UTF-8"
-        case .duplicateKey(let o): return "CBOR: duplicate map key at offset \(o)"
-        case .nonCanonical(let o): return "CBOR: map keys out of canonical order at offset \(o)"
-        case .unsupportedSimple(let v, let o): return "CBOR: unsupported simple value \(v) at offset \(o)"
-        }
-    }
 }
 
 extension CBOR {

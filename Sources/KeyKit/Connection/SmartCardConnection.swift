@@ -121,7 +121,7 @@ public struct SmartCardProtocol: Sendable {
         while response.status.isMoreDataAvailable {
             count += 1
             guard count < SmartCardProtocol.maxResponseParts else {
-                throw SmartCardError.malformedResponse("the answer never ends (more than \(count) parts)")
+                throw SmartCardError.malformedResponse(Malformation(.answer, .neverEnds(parts: count)))
             }
             response = try await exchange(try fetchCommand(announced: response.status))
             if response.data.isEmpty && response.status.isMoreDataAvailable {

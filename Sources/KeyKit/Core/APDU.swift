@@ -46,10 +46,10 @@ public struct APDU: Hashable, Sendable, CustomStringConvertible {
     /// Encodes the command. Throws when it cannot be expressed in the requested encoding.
     public func encoded(_ encoding: Encoding = .automatic) throws(SmartCardError) -> [UInt8] {
         if let le, le < 1 || le > 65536 {
-            throw .invalidAPDU("Le must be between 1 and 65536, not \(le)")
+            throw .invalidAPDU(.leOutOfRange(le))
         }
         guard data.count <= 65535 else {
-            throw .invalidAPDU("command data of \(data.count) bytes exceeds 65535")
+            throw .invalidAPDU(.dataTooLong(data.count))
         }
         let extended: Bool
         switch encoding {
@@ -57,7 +57,7 @@ public struct APDU: Hashable, Sendable, CustomStringConvertible {
         case .extended: extended = true
         case .short:
             guard !needsExtended else {
-                throw .invalidAPDU("\(data.count) data bytes or Le \(le ?? 0) do not fit a short APDU")
+                throw .invalidAPDU(.notShort(data: data.count, le: le ?? 0))
             }
             extended = false
         }
@@ -104,7 +104,7 @@ public struct APDU: Hashable, Sendable, CustomStringConvertible {
     /// Parses a command APDU as a card receives it (cases 1-4, short or extended).
     public init(parsing bytes: [UInt8]) throws(SmartCardError) {
         let n = bytes.count
-        guard n >= 4 else { throw .invalidAPDU("a command needs at least 4 bytes, got \(n)") }
+        guard n >= 4 else { throw .invalidAPDU(.tooShort(n)) }
         self.init(cla: bytes[0], ins: bytes[1], p1: bytes[2], p2: bytes[3])
         if n == 4 { return }
         let b4 = Int(bytes[4])
@@ -124,16 +124,16 @@ public struct APDU: Hashable, Sendable, CustomStringConvertible {
                 le = l == 0 ? 256 : l
                 return
             }
-            throw .invalidAPDU("length byte says \(b4) data bytes but \(n - 5) follow")
+            throw .invalidAPDU(.lengthMismatch(declared: b4, following: n - 5))
         }
         // Extended: 00 followed by two length bytes.
-        guard n >= 7 else { throw .invalidAPDU("truncated extended length") }
+        guard n >= 7 else { throw .invalidAPDU(.truncatedExtendedLength) }
         let l16 = Int(bytes[5]) << 8 | Int(bytes[6])
         if n == 7 {
             le = l16 == 0 ? 65536 : l16
             return
         }
-        guard l16 > 0 else { throw .invalidAPDU("extended Lc of 0 with data following") }
+        guard l16 > 0 else { throw .invalidAPDU(.zeroExtendedLc) }
         if n == 7 + l16 {
             data = Array(bytes[7...])
             return
@@ -144,10 +144,28 @@ public struct APDU: Hashable, Sendable, CustomStringConvertible {
             le = l == 0 ? 65536 : l
             return
         }
-        throw .invalidAPDU("extended length says \(l16) data bytes but \(n - 7) follow")
+        throw .invalidAPDU(.lengthMismatch(declared: l16, following: n - 7))
     }
 
     public var description: String {
         ((try? encoded()) ?? [cla, ins, p1, p2] + data).hex.uppercased()
     }
+}
+
+/// Why bytes are not a command APDU, or a command cannot be encoded: facts for `SmartCardError.invalidAPDU`.
+public enum APDUProblem: Hashable, Sendable {
+    /// Le outside 1...65536.
+    case leOutOfRange(Int)
+    /// More than 65535 bytes of command data.
+    case dataTooLong(Int)
+    /// The data or Le need the extended encoding, and the short one was asked for.
+    case notShort(data: Int, le: Int)
+    /// Fewer than the four header bytes.
+    case tooShort(Int)
+    /// The length field announces `declared` data bytes and `following` follow.
+    case lengthMismatch(declared: Int, following: Int)
+    /// An extended length cut short.
+    case truncatedExtendedLength
+    /// An extended Lc of 0 with data after it.
+    case zeroExtendedLc
 }

@@ -32,7 +32,7 @@ public enum AtomicFile {
             fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 || errno != EEXIST { break }
         }
-        guard fd >= 0 else { throw fail("creating a temporary file") }
+        guard fd >= 0 else { throw fail("open") }
         var written = 0
         let ok = bytes.withUnsafeBytes { buffer -> Bool in
             while written < buffer.count {
@@ -43,14 +43,14 @@ public enum AtomicFile {
             }
             return fchmod(fd, mode) == 0 && fsync(fd) == 0
         }
-        let error = ok ? nil : fail("writing")
+        let error = ok ? nil : fail("write")
         close(fd)
         if let error {
             unlink(tmp)
             throw error
         }
         guard rename(tmp, path) == 0 else {
-            let error = fail("replacing the file")
+            let error = fail("rename")
             unlink(tmp)
             throw error
         }

@@ -1,4 +1,4 @@
-/// Errors from the smart-card layer. Each says what happened and what to do next.
+/// Errors from the smart-card layer: what happened, as facts (`ErrorExplanation` words them).
 public enum SmartCardError: Error, Equatable, Sendable {
     /// pcscd cannot be reached.
     case serviceUnavailable
@@ -16,14 +16,14 @@ public enum SmartCardError: Error, Equatable, Sendable {
     case unresponsive
     case timeout
     case cancelled
-    /// Communication with the reader failed.
-    case communication(String)
+    /// Communication with the reader failed: the PC/SC function and its status.
+    case communication(function: String, code: UInt32)
     /// Any other PC/SC status, with the function that returned it.
     case pcsc(code: UInt32, function: String)
     /// A command APDU that cannot be built.
-    case invalidAPDU(String)
+    case invalidAPDU(APDUProblem)
     /// The card answered something that cannot be parsed.
-    case malformedResponse(String)
+    case malformedResponse(Malformation)
     /// The card answered with a non-success status word.
     case status(StatusWord)
     /// A fetch of the rest of an answer (`after`: "SEND REMAINING", "GET RESPONSE") was answered 61xx
@@ -31,6 +31,8 @@ public enum SmartCardError: Error, Equatable, Sendable {
     case emptyResponsePart(StatusWord, after: String)
     /// SELECT of an application failed: the key does not have it, or has it disabled.
     case applicationNotAvailable(String)
+    /// The firmware (this version) is older than READ CONFIG, which device information needs.
+    case deviceInfoNeedsFirmware(Version)
     /// The connection was closed.
     case closed
 

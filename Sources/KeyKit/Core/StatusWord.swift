@@ -42,57 +42,27 @@ public struct StatusWord: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// Four upper-case hex digits, as the console prints them.
     public var hexString: String { Hex.encode([sw1, sw2], uppercase: true) }
 
-    /// The meaning in plain words (ISO 7816-4, with the YubiKey applications' usage).
-    public var meaning: String {
-        switch rawValue {
-        case 0x9000: return "success"
-        case 0x9100: return "CTAP keep-alive: still processing"
-        case 0x6285: return "no input data available"
-        case 0x6281: return "part of returned data may be corrupted"
-        case 0x6282: return "end of file reached before reading Le bytes"
-        case 0x6283: return "selected file invalidated"
-        case 0x6300: return "verification failed"
-        case 0x6400: return "execution error, state of non-volatile memory unchanged"
-        case 0x6581: return "memory failure"
-        case 0x6700: return "wrong length"
-        case 0x6881: return "logical channel not supported"
-        case 0x6882: return "secure messaging not supported"
-        case 0x6883: return "last command of the chain expected"
-        case 0x6884: return "command chaining not supported"
-        case 0x6982: return "security status not satisfied"
-        case 0x6983: return "authentication method blocked"
-        case 0x6984: return "reference data not usable"
-        case 0x6985: return "conditions of use not satisfied"
-        case 0x6986: return "command not allowed"
-        case 0x6A80: return "incorrect parameters in the data field"
-        case 0x6A81: return "function not supported"
-        case 0x6A82: return "file or application not found"
-        case 0x6A84: return "not enough memory space"
-        case 0x6A86: return "incorrect parameters P1-P2"
-        case 0x6A88: return "referenced data not found"
-        case 0x6B00: return "wrong parameters P1-P2"
-        case 0x6D00: return "instruction not supported"
-        case 0x6E00: return "class not supported"
-        case 0x6F00: return "no precise diagnosis"
-        default: break
-        }
+    /// What the status word means, as the string tables' key (`sw.<...>`) and the facts its text shows
+    /// (ISO 7816-4, with the YubiKey applications' usage).
+    public var meaning: (key: String, arguments: [String: String]) {
+        if StatusWord.named.contains(rawValue) { return ("sw." + hexString, [:]) }
         switch sw1 {
-        case 0x61: return sw2 == 0 ? "more data available (256 bytes or more)" : "\(sw2) more bytes available"
-        case 0x6C: return "wrong Le: exact length is \(sw2)"
-        case 0x63 where sw2 & 0xF0 == 0xC0: return "verification failed, \(sw2 & 0x0F) retries left"
-        case 0x62: return "warning, state of non-volatile memory unchanged"
-        case 0x63: return "warning, state of non-volatile memory changed"
-        case 0x64: return "execution error, state of non-volatile memory unchanged"
-        case 0x65: return "execution error, state of non-volatile memory changed"
-        case 0x66: return "security-related issue"
-        case 0x67: return "wrong length"
-        case 0x68: return "functions in CLA not supported"
-        case 0x69: return "command not allowed"
-        case 0x6A: return "wrong parameters"
-        default: return "unknown status"
+        case 0x61: return sw2 == 0 ? ("sw.61-many", [:]) : ("sw.61", ["count": String(sw2)])
+        case 0x6C: return ("sw.6C", ["count": String(sw2)])
+        case 0x63 where sw2 & 0xF0 == 0xC0: return ("sw.63Cx", ["count": String(sw2 & 0x0F)])
+        case 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6A:
+            return ("sw." + Hex.encode([sw1], uppercase: true), [:])
+        default: return ("sw.unknown", [:])
         }
     }
 
-    /// `SW=6982 (security status not satisfied)`
-    public var description: String { "SW=\(hexString) (\(meaning))" }
+    /// The status words with a meaning of their own (the others have their SW1 class's).
+    public static let named: Set<UInt16> = [
+        0x9000, 0x9100, 0x6285, 0x6281, 0x6282, 0x6283, 0x6300, 0x6400, 0x6581, 0x6700,
+        0x6881, 0x6882, 0x6883, 0x6884, 0x6982, 0x6983, 0x6984, 0x6985, 0x6986, 0x6A80,
+        0x6A81, 0x6A82, 0x6A84, 0x6A86, 0x6A88, 0x6B00, 0x6D00, 0x6E00, 0x6F00,
+    ]
+
+    /// `SW=6982`
+    public var description: String { "SW=" + hexString }
 }

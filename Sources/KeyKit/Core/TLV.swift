@@ -22,7 +22,7 @@ public struct TLV: Hashable, Sendable {
         case simple
     }
 
-    public enum DecodeError: Error, Equatable, CustomStringConvertible {
+    public enum DecodeError: Error, Hashable, Sendable {
         case truncatedTag(offset: Int)
         case tagTooLong(offset: Int)
         case truncatedLength(offset: Int)
@@ -31,21 +31,6 @@ public struct TLV: Hashable, Sendable {
         case truncatedValue(offset: Int, needed: Int, available: Int)
         case unexpectedTag(expected: UInt32, found: UInt32)
         case missingTag(UInt32)
-
-        public var description: String {
-            switch self {
-            case .truncatedTag(let o): return "TLV: tag truncated at offset \(o)"
-            case .tagTooLong(let o): return "TLV: tag longer than 4 bytes at offset \(o)"
-            case .truncatedLength(let o): return "TLV: length truncated at offset \(o)"
-            case .indefiniteLength(let o): return "TLV: indefinite length at offset \(o) is not allowed"
-            case .lengthTooLong(let o): return "TLV: length field at offset \(o) is too large"
-            case .truncatedValue(let o, let n, let a):
-                return "TLV: value at offset \(o) needs \(n) bytes, only \(a) left"
-            case .unexpectedTag(let e, let f):
-                return "TLV: expected tag \(String(e, radix: 16)), found \(String(f, radix: 16))"
-            case .missingTag(let t): return "TLV: tag \(String(t, radix: 16)) missing"
-            }
-        }
     }
 
     /// Whether the constructed bit (0x20 of the first tag byte) is set.

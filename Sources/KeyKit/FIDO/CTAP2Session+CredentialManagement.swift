@@ -26,7 +26,7 @@ extension CTAP2Session {
 
     private func credMgmt(_ sub: Int, _ subParams: CBOR? = nil, authenticated: Bool = true) async throws -> CBOR? {
         guard info.supportsCredentialManagement else {
-            throw FIDOSessionError.notSupported("credential management")
+            throw FIDOSessionError.notSupported(.credentialManagement)
         }
         typealias Key = CTAP2.CredentialManagement.Key
         var params: [Int: CBOR] = [Key.subcommand: CBOR(sub)]
@@ -61,7 +61,7 @@ extension CTAP2Session {
         var out = [StoredRelyingParty]()
         func add(_ r: CBOR?) throws {
             guard let r, let id = r[CredAnswer.rp]?["id"]?.string, let hash = r[CredAnswer.rpIDHash]?.bytes else {
-                throw FIDOSessionError.malformed("relying party entry")
+                throw FIDOSessionError.malformed(Malformation(.relyingPartyEntry, .incomplete))
             }
             out.append(StoredRelyingParty(id: id, name: r[CredAnswer.rp]?["name"]?.string, idHash: hash))
         }
@@ -85,7 +85,7 @@ extension CTAP2Session {
         func add(_ r: CBOR?) throws {
             guard let r, let user = User(cbor: r[CredAnswer.user]), let id = r[CredAnswer.credentialID]?["id"]?.bytes
             else {
-                throw FIDOSessionError.malformed("credential entry")
+                throw FIDOSessionError.malformed(Malformation(.credentialEntry, .incomplete))
             }
             out.append(StoredCredential(rpID: rp.id, credentialID: id, user: user, publicKey: r[CredAnswer.publicKey],
                                         credProtect: r[CredAnswer.credProtect]?.int))

@@ -28,18 +28,18 @@ public struct AuthenticatorData: Sendable, Equatable {
     public var extensions: CBOR?
 
     public init(_ raw: [UInt8]) throws {
-        guard raw.count >= 37 else { throw FIDOSessionError.malformed("authenticator data of \(raw.count) bytes") }
+        guard raw.count >= 37 else { throw FIDOSessionError.malformed(Malformation(.authenticatorData, .tooShort(raw.count, minimum: 37))) }
         self.raw = raw
         rpIDHash = Array(raw[0..<32])
         flags = raw[32]
         signCount = UInt32(BigEndian.integer(raw[33..<37]))
         var offset = 37
         if flags & CTAP2.AuthDataFlag.attestedCredentialData != 0 {
-            guard raw.count >= offset + 18 else { throw FIDOSessionError.malformed("attested credential data") }
+            guard raw.count >= offset + 18 else { throw FIDOSessionError.malformed(Malformation(.attestedCredential, .tooShort(raw.count - offset, minimum: 18))) }
             aaguid = Array(raw[offset..<(offset + 16)])
             let n = Int(BigEndian.integer(raw[(offset + 16)..<(offset + 18)]))
             offset += 18
-            guard raw.count >= offset + n else { throw FIDOSessionError.malformed("credential ID length") }
+            guard raw.count >= offset + n else { throw FIDOSessionError.malformed(Malformation(.credentialID, .tooShort(raw.count - offset, minimum: n))) }
             credentialID = Array(raw[offset..<(offset + n)])
             offset += n
             let rest = Array(raw[offset...])
@@ -53,7 +53,7 @@ public struct AuthenticatorData: Sendable, Equatable {
             extensions = ext
             offset += used
         }
-        guard offset == raw.count else { throw FIDOSessionError.malformed("trailing bytes in authenticator data") }
+        guard offset == raw.count else { throw FIDOSessionError.malformed(Malformation(.authenticatorData, .trailing(raw.count - offset))) }
     }
 
     /// The credential's ES256 public key from its COSE form.
@@ -113,7 +113,7 @@ public actor CTAP2Session {
 
     static func getInfo(_ connection: any FIDOConnection) async throws -> AuthenticatorInfo {
         let r = try await send(connection, .getInfo, nil, progress: nil)
-        guard let r else { throw FIDOSessionError.malformed("getInfo answered nothing") }
+        guard let r else { throw FIDOSessionError.malformed(Malformation(.getInfo, .empty)) }
         return try AuthenticatorInfo(cbor: r)
     }
 
@@ -127,13 +127,13 @@ public actor CTAP2Session {
             request += CBOR.map(m).encoded
         }
         let response = try await connection.sendCBOR(request, progress: progress)
-        guard let status = response.first else { throw FIDOSessionError.malformed("empty CTAP response") }
+        guard let status = response.first else { throw FIDOSessionError.malformed(Malformation(.ctapAnswer, .empty)) }
         guard status == CTAP2.ok else { throw CTAPError(status) }
         if response.count == 1 { return nil }
         do {
             return try CBOR.decode(Array(response.dropFirst()))
         } catch {
-            throw FIDOSessionError.malformed("\(error)")
+            throw FIDOSessionError.malformed(Malformation(.ctapAnswer, .cbor(error)))
         }
     }
 
@@ -186,10 +186,10 @@ public actor CTAP2Session {
     public func pinRetries() async throws -> (retries: Int, powerCycleNeeded: Bool?) {
         let r = try await clientPIN(PINSub.getPINRetries)
         guard let n = r?[PINAnswer.pinRetries]?.int else {
-            throw FIDOSessionError.malformed("getPINRetries has no count")
+            throw FIDOSessionError.malformed(Malformation(.pinRetries, .missing))
         }
         guard CTAP2Session.possibleRetries.contains(n) else {
-            throw FIDOSessionError.malformed("getPINRetries answered an impossible count (\(n))")
+            throw FIDOSessionError.malformed(Malformation(.pinRetries, .value(String(n))))
         }
         return (n, r?[PINAnswer.powerCycleState]?.bool)
     }
@@ -200,14 +200,14 @@ public actor CTAP2Session {
     public func uvRetries() async throws -> Int {
         let r = try await clientPIN(PINSub.getUVRetries)
         guard let n = r?[PINAnswer.uvRetries]?.int else {
-            throw FIDOSessionError.malformed("getUVRetries has no count")
+            throw FIDOSessionError.malformed(Malformation(.uvRetries, .missing))
         }
         return n
     }
 
     private func sharedSecret() async throws -> (CBOR, [UInt8]) {
         let r = try await clientPIN(PINSub.getKeyAgreement)
-        guard let cose = r?[PINAnswer.keyAgreement] else { throw FIDOSessionError.malformed("no key agreement") }
+        guard let cose = r?[PINAnswer.keyAgreement] else { throw FIDOSessionError.malformed(Malformation(.keyAgreement, .missing)) }
         return try commonPINProtocol().encapsulate(try PINUVAuthProtocol.publicKey(fromCOSE: cose))
     }
 
@@ -261,11 +261,11 @@ public actor CTAP2Session {
         } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
             throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
         }
-        guard let enc = r?[PINAnswer.pinUVAuthToken]?.bytes else { throw FIDOSessionError.malformed("no PIN token") }
+        guard let enc = r?[PINAnswer.pinUVAuthToken]?.bytes else { throw FIDOSessionError.malformed(Malformation(.pinToken, .missing)) }
         var value = try p.decrypt(key: shared, enc)
         guard value.count == 16 || value.count == 32 else {
             SecretBytes.wipe(&value)
-            throw FIDOSessionError.malformed("PIN token length")
+            throw FIDOSessionError.malformed(Malformation(.pinToken, .length(value.count)))
         }
         token = (SecretBytes(wiping: &value), p, permissions)
     }
@@ -367,7 +367,7 @@ public actor CTAP2Session {
         }
         guard let r = try await send(.makeCredential, params), let fmt = r[Answer.format]?.string,
               let ad = r[Answer.authData]?.bytes, let att = r[Answer.attestationStatement] else {
-            throw FIDOSessionError.malformed("makeCredential answer incomplete")
+            throw FIDOSessionError.malformed(Malformation(.makeCredential, .incomplete))
         }
         return AttestedCredential(format: fmt, authData: try AuthenticatorData(ad), attestationStatement: att)
     }
@@ -384,7 +384,7 @@ public actor CTAP2Session {
             params[Key.pinUVAuthProtocol] = CBOR(token.protocolVersion.version)
         }
         guard let first = try await send(.getAssertion, params) else {
-            throw FIDOSessionError.malformed("getAssertion answered nothing")
+            throw FIDOSessionError.malformed(Malformation(.assertion, .empty))
         }
         var out = [try CTAP2Session.assertion(first, allowList: allowList)]
         let count = out[0].numberOfCredentials ?? 1
@@ -400,10 +400,10 @@ public actor CTAP2Session {
     static func assertion(_ r: CBOR, allowList: [[UInt8]]) throws -> Assertion {
         typealias Answer = CTAP2.GetAssertion.ResponseKey
         guard let ad = r[Answer.authData]?.bytes, let sig = r[Answer.signature]?.bytes else {
-            throw FIDOSessionError.malformed("assertion incomplete")
+            throw FIDOSessionError.malformed(Malformation(.assertion, .incomplete))
         }
         let id = r[Answer.credential]?["id"]?.bytes ?? (allowList.count == 1 ? allowList[0] : nil)
-        guard let id else { throw FIDOSessionError.malformed("assertion without credential") }
+        guard let id else { throw FIDOSessionError.malformed(Malformation(.assertionCredential, .missing)) }
         return Assertion(credentialID: id, authData: try AuthenticatorData(ad), signature: sig, user: r[Answer.user],
                          numberOfCredentials: r[Answer.numberOfCredentials]?.int)
     }

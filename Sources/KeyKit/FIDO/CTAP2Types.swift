@@ -114,7 +114,7 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         versions = cbor[Key.versions]?.array?.compactMap(\.string) ?? []
         extensions = cbor[Key.extensions]?.array?.compactMap(\.string) ?? []
         guard let aaguid = cbor[Key.aaguid]?.bytes, aaguid.count == 16 else {
-            throw FIDOSessionError.malformed("getInfo has no 16-byte AAGUID")
+            throw FIDOSessionError.malformed(Malformation(.aaguid, .missing))
         }
         self.aaguid = aaguid
         var opts = [String: Bool]()
@@ -168,20 +168,45 @@ public struct AuthenticatorInfo: Sendable, Equatable {
 }
 
 public enum FIDOSessionError: Error, Equatable, Sendable {
-    case malformed(String)
+    case malformed(Malformation)
     /// Fewer code points (`count`) than the key's `minimum`.
     case pinTooShort(minimum: Int, count: Int)
     /// More than 63 bytes of UTF-8 (`bytes`).
     case pinTooLong(bytes: Int)
     case pinHasNUL
     case noPINSupport
-    case signatureInvalid(String)
-    case notSupported(String)
+    /// A signature the key made does not verify.
+    case signatureInvalid(SignatureCheck)
+    /// The key lacks something the operation needs.
+    case notSupported(FIDOFeature)
     /// The key refuses every CTAP2 message: its FIDO application speaks U2F (CTAP1) only.
     case ctap2NotSupported
     /// The key offers no PIN/UV auth protocol this client speaks (the numbers it offers).
     case noCommonPINProtocol([Int])
 
+    /// The signatures ykterm checks.
+    public enum SignatureCheck: String, Sendable, CaseIterable {
+        /// A packed attestation whose algorithm is neither ES256 nor EdDSA.
+        case attestationAlgorithm = "attestation-algorithm"
+        /// An attestation signature against its certificate's key.
+        case attestation
+        /// A self attestation against the credential's own key.
+        case selfAttestation = "self-attestation"
+        /// An assertion made for another relying party.
+        case assertionRelyingParty = "assertion-relying-party"
+        case assertion
+        case u2fRegistration = "u2f-registration"
+        case u2fAuthentication = "u2f-authentication"
+    }
+
+    /// What a key can lack.
+    public enum FIDOFeature: Equatable, Sendable {
+        case credentialManagement
+        /// An attestation statement format ykterm does not check (its name as the key gave it).
+        case attestationFormat(String)
+        /// A COSE signature algorithm ykterm does not verify (its number, if the key gave one).
+        case signatureAlgorithm(Int?)
+    }
 }
 
 /// The rules for a new PIN, as CTAP 2.1 and the key define them, checked before anything is sent, by every

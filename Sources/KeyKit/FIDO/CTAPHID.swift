@@ -212,7 +212,7 @@ public enum CTAPHID {
         ///   `.invalidLength` when the declared length exceeds what 129 packets can carry.
         public mutating func add(_ packet: [UInt8]) throws -> Message? {
             guard let cid = CTAPHID.channel(of: packet), packet.count >= CTAPHID.continuationHeaderSize else {
-                throw FIDOTransportError.malformed("a packet of \(packet.count) bytes")
+                throw FIDOTransportError.malformed(Malformation(.hidPacket, .length(packet.count)))
             }
             guard cid == channel else { return nil }
             if CTAPHID.isInitPacket(packet) {
@@ -221,7 +221,7 @@ public enum CTAPHID {
                     throw FIDOTransportError.invalidSequence
                 }
                 guard packet.count >= CTAPHID.initHeaderSize else {
-                    throw FIDOTransportError.malformed("an initialisation packet of \(packet.count) bytes")
+                    throw FIDOTransportError.malformed(Malformation(.hidPacket, .tooShort(packet.count, minimum: CTAPHID.initHeaderSize)))
                 }
                 let length = Int(packet[5]) << 8 | Int(packet[6])
                 guard length <= CTAPHID.maxPayload(packetSize: packetSize) else {

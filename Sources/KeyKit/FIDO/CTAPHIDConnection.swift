@@ -218,14 +218,14 @@ public final class CTAPHIDConnection: FIDOConnection {
                     return false
                 })
         } catch FIDOTransportError.timeout where seenOther {
-            throw FIDOTransportError.malformed("the key answered CTAPHID_INIT with another nonce")
+            throw FIDOTransportError.malformed(Malformation(.initNonce, .mismatch))
         }
         guard payload.count >= CTAPHID.initResponseSize else {
-            throw FIDOTransportError.malformed("a CTAPHID_INIT answer of \(payload.count) bytes")
+            throw FIDOTransportError.malformed(Malformation(.initAnswer, .tooShort(payload.count, minimum: CTAPHID.initResponseSize)))
         }
         let cid = CTAPHID.channel(of: Array(payload[8..<12])) ?? 0
         guard cid != CTAPHID.broadcastCID, cid != CTAPHID.reservedCID else {
-            throw FIDOTransportError.malformed("the key allocated channel 0x" + String(cid, radix: 16))
+            throw FIDOTransportError.malformed(Malformation(.channel, .value(String(cid, radix: 16, uppercase: true))))
         }
         return InitAnswer(channel: cid, protocolVersion: payload[12],
                           deviceVersion: Version(Int(payload[13]), Int(payload[14]), Int(payload[15])),

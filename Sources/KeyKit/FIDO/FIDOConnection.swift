@@ -55,7 +55,7 @@ public enum FIDOTransportError: Error, Equatable, Sendable {
     /// The connection was closed.
     case closed
     /// The key answered something that cannot be parsed.
-    case malformed(String)
+    case malformed(Malformation)
 
     /// True for errors that mean the key went away.
     public var isKeyGone: Bool { self == .deviceGone }

@@ -11,21 +11,21 @@ public enum FIDOVerifier {
             guard let sig = credential.attestationStatement["sig"]?.bytes,
                   let alg = credential.attestationStatement["alg"]?.int,
                   alg == COSE.Algorithm.es256 || alg == COSE.Algorithm.edDSA else {
-                throw FIDOSessionError.signatureInvalid("packed attestation without an ES256 or EdDSA signature")
+                throw FIDOSessionError.signatureInvalid(.attestationAlgorithm)
             }
             if let chain = credential.attestationStatement["x5c"]?.array, let first = chain.first?.bytes {
                 let cert = try X509Certificate(der: first)
                 guard let key = cert.publicKey, key.verify(signature: sig, message: message) else {
-                    throw FIDOSessionError.signatureInvalid("attestation signature does not match its certificate")
+                    throw FIDOSessionError.signatureInvalid(.attestation)
                 }
             } else {
                 guard let cose = credential.authData.credentialPublicKey,
                       try verify(signature: sig, message: message, coseKey: cose) else {
-                    throw FIDOSessionError.signatureInvalid("self attestation signature does not verify")
+                    throw FIDOSessionError.signatureInvalid(.selfAttestation)
                 }
             }
         default:
-            throw FIDOSessionError.notSupported("attestation format \(credential.format)")
+            throw FIDOSessionError.notSupported(.attestationFormat(credential.format))
         }
     }
 
@@ -34,18 +34,17 @@ public enum FIDOVerifier {
         switch coseKey[COSE.Key.algorithm]?.int {
         case COSE.Algorithm.es256:
             guard let x = coseKey[COSE.Key.x]?.bytes, let y = coseKey[COSE.Key.y]?.bytes else {
-                throw FIDOSessionError.malformed("ES256 key without coordinates")
+                throw FIDOSessionError.malformed(Malformation(.credentialKey, .incomplete))
             }
             return try P256PublicKey(x: x, y: y).verify(signature: signature, message: message)
         case COSE.Algorithm.edDSA:
             guard coseKey[COSE.Key.keyType]?.int == COSE.keyTypeOKP, coseKey[COSE.Key.curve]?.int == COSE.curveEd25519,
                   let x = coseKey[COSE.Key.x]?.bytes else {
-                throw FIDOSessionError.malformed("EdDSA key is not an Ed25519 OKP key")
+                throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
             }
             return try Ed25519PublicKey(raw: x).verify(signature: signature, message: message)
         default:
-            throw FIDOSessionError.notSupported(
-                "signature algorithm \(coseKey[COSE.Key.algorithm]?.int.map(String.init) ?? "?")")
+            throw FIDOSessionError.notSupported(.signatureAlgorithm(coseKey[COSE.Key.algorithm]?.int))
         }
     }
 
@@ -53,21 +52,21 @@ public enum FIDOVerifier {
     public static func verifyAssertion(_ assertion: Assertion, coseKey: CBOR, clientDataHash: [UInt8],
                                        rpID: String) throws {
         guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
-            throw FIDOSessionError.signatureInvalid("assertion is for another relying party")
+            throw FIDOSessionError.signatureInvalid(.assertionRelyingParty)
         }
         guard try verify(signature: assertion.signature, message: assertion.authData.raw + clientDataHash,
                          coseKey: coseKey) else {
-            throw FIDOSessionError.signatureInvalid("assertion signature does not verify")
+            throw FIDOSessionError.signatureInvalid(.assertion)
         }
     }
 
     public static func verifyAssertion(_ assertion: Assertion, publicKey: P256PublicKey, clientDataHash: [UInt8],
                                        rpID: String) throws {
         guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
-            throw FIDOSessionError.signatureInvalid("assertion is for another relying party")
+            throw FIDOSessionError.signatureInvalid(.assertionRelyingParty)
         }
         guard publicKey.verify(signature: assertion.signature, message: assertion.authData.raw + clientDataHash) else {
-            throw FIDOSessionError.signatureInvalid("assertion signature does not verify")
+            throw FIDOSessionError.signatureInvalid(.assertion)
         }
     }
 }

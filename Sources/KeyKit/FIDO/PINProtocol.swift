@@ -15,12 +15,12 @@ public struct PINUVAuthProtocol: Sendable, Hashable {
     public static func publicKey(fromCOSE cose: CBOR) throws(FIDOSessionError) -> P256PublicKey {
         guard cose[COSE.Key.keyType]?.int == COSE.keyTypeEC2, cose[COSE.Key.curve]?.int == COSE.curveP256,
               let x = cose[COSE.Key.x]?.bytes, let y = cose[COSE.Key.y]?.bytes, x.count == 32, y.count == 32 else {
-            throw .malformed("key agreement is not a P-256 COSE key")
+            throw .malformed(Malformation(.keyAgreement, .wrongKeyType))
         }
         do {
             return try P256PublicKey(x: x, y: y)
         } catch {
-            throw .malformed("the key agreement key is not a point on P-256")
+            throw .malformed(Malformation(.keyAgreement, .notOnCurve))
         }
     }
 
@@ -53,11 +53,13 @@ public struct PINUVAuthProtocol: Sendable, Hashable {
 
     public func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws -> [UInt8] {
         if version == 1 {
-            guard ciphertext.count % 16 == 0 else { throw FIDOSessionError.malformed("ciphertext length") }
+            guard ciphertext.count % 16 == 0 else {
+                throw FIDOSessionError.malformed(Malformation(.ciphertext, .length(ciphertext.count)))
+            }
             return try Crypto.aes256CBCDecrypt(key: aesKey(key), iv: [UInt8](repeating: 0, count: 16), ciphertext)
         }
         guard ciphertext.count >= 16, ciphertext.count % 16 == 0 else {
-            throw FIDOSessionError.malformed("ciphertext length")
+            throw FIDOSessionError.malformed(Malformation(.ciphertext, .length(ciphertext.count)))
         }
         return try Crypto.aes256CBCDecrypt(key: aesKey(key), iv: Array(ciphertext.prefix(16)),
                                            Array(ciphertext.dropFirst(16)))

@@ -91,32 +91,32 @@ public struct U2FSession: Sendable {
             + reg.publicKey.uncompressed
         let cert = try X509Certificate(der: reg.certificate)
         guard let key = cert.publicKey, key.verify(signature: reg.signature, message: message) else {
-            throw FIDOSessionError.signatureInvalid("U2F registration signature does not match the certificate")
+            throw FIDOSessionError.signatureInvalid(.u2fRegistration)
         }
         return reg
     }
 
     static func parseRegistration(_ d: [UInt8]) throws -> Registration {
         guard d.count > 67, d[0] == U2F.registrationReserved else {
-            throw FIDOSessionError.malformed("U2F registration header")
+            throw FIDOSessionError.malformed(Malformation(.u2fRegistration, .incomplete))
         }
         let key = try P256PublicKey(uncompressed: Array(d[1..<66]))
         let khLength = Int(d[66])
         var offset = 67 + khLength
-        guard d.count > offset + 4 else { throw FIDOSessionError.malformed("U2F key handle") }
+        guard d.count > offset + 4 else { throw FIDOSessionError.malformed(Malformation(.u2fKeyHandle, .runsPast(field: "key handle"))) }
         let handle = Array(d[67..<offset])
         // The certificate is one DER SEQUENCE: its length comes from its header.
-        guard d[offset] == 0x30 else { throw FIDOSessionError.malformed("U2F attestation certificate") }
+        guard d[offset] == 0x30 else { throw FIDOSessionError.malformed(Malformation(.u2fCertificate, .value(Hex.encode([d[offset]], uppercase: true)))) }
         let (cert, next): (TLV, Int)
         do {
             (cert, next) = try TLV.parse(d, at: offset)
         } catch {
-            throw FIDOSessionError.malformed("U2F attestation certificate: \(error)")
+            throw FIDOSessionError.malformed(Malformation(.u2fCertificate, .tlv(error)))
         }
         let certBytes = Array(d[offset..<next])
         _ = cert
         offset = next
-        guard offset < d.count else { throw FIDOSessionError.malformed("U2F registration has no signature") }
+        guard offset < d.count else { throw FIDOSessionError.malformed(Malformation(.u2fSignature, .missing)) }
         return Registration(publicKey: key, keyHandle: handle, certificate: certBytes, signature: Array(d[offset...]))
     }
 
@@ -128,12 +128,12 @@ public struct U2FSession: Sendable {
             APDU(ins: U2F.Instruction.authenticate, p1: U2F.Control.enforceUserPresenceAndSign,
                  data: challenge + application + [UInt8(keyHandle.count)] + keyHandle, le: 65536),
             progress: progress)
-        guard data.count > 5 else { throw FIDOSessionError.malformed("U2F authentication answer") }
+        guard data.count > 5 else { throw FIDOSessionError.malformed(Malformation(.u2fAuthentication, .tooShort(data.count, minimum: 6))) }
         let auth = Authentication(userPresence: data[0], counter: UInt32(BigEndian.integer(data[1..<5])),
                                   signature: Array(data[5...]))
         let message = application + [auth.userPresence] + Array(data[1..<5]) + challenge
         guard publicKey.verify(signature: auth.signature, message: message) else {
-            throw FIDOSessionError.signatureInvalid("U2F authentication signature does not verify")
+            throw FIDOSessionError.signatureInvalid(.u2fAuthentication)
         }
         return auth
     }

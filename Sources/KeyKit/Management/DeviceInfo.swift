@@ -21,7 +21,7 @@ public struct Capabilities: OptionSet, Hashable, Sendable, Codable {
 }
 
 /// The key's physical shape (READ CONFIG tag 0x04, low nibble).
-public enum FormFactor: UInt8, Sendable, Codable, CustomStringConvertible {
+public enum FormFactor: UInt8, Sendable, Codable {
     case unknown = 0
     case usbAKeychain = 1
     case usbANano = 2
@@ -31,20 +31,7 @@ public enum FormFactor: UInt8, Sendable, Codable, CustomStringConvertible {
     case usbABio = 6
     case usbCBio = 7
 
-    public var description: String {
-        switch self {
-        case .unknown: return "Unknown"
-        case .usbAKeychain: return "Keychain (USB-A)"
-        case .usbANano: return "Nano (USB-A)"
-        case .usbCKeychain: return "Keychain (USB-C)"
-        case .usbCNano: return "Nano (USB-C)"
-        case .usbCLightning: return "Keychain (USB-C, Lightning)"
-        case .usbABio: return "Bio (USB-A)"
-        case .usbCBio: return "Bio (USB-C)"
-        }
-    }
-
-    /// Short identifier for JSON.
+    /// Short identifier for JSON, and of the form factor's words in the string tables (`form-factor.<id>`).
     public var identifier: String {
         switch self {
         case .unknown: return "unknown"
@@ -157,19 +144,19 @@ extension DeviceInfo {
             return Int(BigEndian.integer(v))
         }
         for (tag, v) in tlvs where v.count > 4 && tag != ManagementTag.partNumber && tag < 0x11 {
-            throw .malformedResponse("device information field \(tag) of \(v.count) bytes")
+            throw .malformedResponse(Malformation(.deviceInfo, .fieldLength(tag: tag, v.count)))
         }
         if let ffBytes = tlvs[ManagementTag.formFactor], ffBytes.count != 1 {
-            throw .malformedResponse("form factor field of \(ffBytes.count) bytes")
+            throw .malformedResponse(Malformation(.formFactor, .length(ffBytes.count)))
         }
         guard let usbSupported = int(ManagementTag.usbSupported) else {
-            throw .malformedResponse("device information without supported USB applications")
+            throw .malformedResponse(Malformation(.usbApplications, .missing))
         }
         let ff = UInt8(truncatingIfNeeded: int(ManagementTag.formFactor) ?? 0)
         var version = defaultVersion
         if let v = tlvs[ManagementTag.version] {
             guard v.count == 3, let parsed = Version(bytes: v) else {
-                throw .malformedResponse("firmware version field of \(v.count) bytes")
+                throw .malformedResponse(Malformation(.firmwareVersion, .length(v.count)))
             }
             version = parsed
         }

@@ -8,7 +8,7 @@ public enum ManagementHID {
     /// Device information through the FIDO interface. Firmware before 4.1 has no READ CONFIG.
     public static func readDeviceInfo(fido: CTAPHIDConnection) async throws -> DeviceInfo {
         guard fido.deviceVersion >= ManagementSession.readConfigMinimum else {
-            throw SmartCardError.applicationNotAvailable("device information (firmware \(fido.deviceVersion) is too old)")
+            throw SmartCardError.deviceInfoNeedsFirmware(fido.deviceVersion)
         }
         return try await ManagementSession.readPages(defaultVersion: fido.deviceVersion) { page in
             try await fido.call(command: ctapReadConfig, payload: [page])
@@ -25,7 +25,7 @@ public enum ManagementHID {
         }
         return try await ManagementSession.readPages(defaultVersion: status.version) { page in
             guard case .data(let answer) = try await otp.send(slot: OTPHID.Command.readConfig, data: [page]) else {
-                throw OTPHIDError.malformedReport("device information answered with a status")
+                throw OTPHIDError.malformedReport(Malformation(.deviceInfo, .statusInstead))
             }
             return try OTPHID.checkedConfigResponse(answer)
         }
@@ -34,7 +34,7 @@ public enum ManagementHID {
     /// The serial number through the OTP interface (slot command 0x10).
     public static func serial(otp: OTPHIDConnection) async throws -> UInt32 {
         guard case .data(let answer) = try await otp.send(slot: OTPSession.Command.deviceSerial) else {
-            throw OTPHIDError.malformedReport("the serial number answered with a status")
+            throw OTPHIDError.malformedReport(Malformation(.serial, .statusInstead))
         }
         return UInt32(BigEndian.integer(try OTPHID.checkedResponse(answer, length: 4)))
     }

@@ -27,7 +27,7 @@ public actor ManagementSession {
         let answer = try await proto.select(AID.management, name: "Management")
         let text = String(decoding: answer, as: UTF8.self)
         guard let version = Version(parsing: text) else {
-            throw SmartCardError.malformedResponse("Management SELECT answered \(answer.hex)")
+            throw SmartCardError.malformedResponse(Malformation(.managementSelect, .value(answer.hex)))
         }
         return ManagementSession(proto: proto, version: version)
     }
@@ -35,7 +35,7 @@ public actor ManagementSession {
     /// READ CONFIG, all pages.
     public func deviceInfo() async throws -> DeviceInfo {
         guard version >= ManagementSession.readConfigMinimum else {
-            throw SmartCardError.applicationNotAvailable("device information (firmware \(version) is too old)")
+            throw SmartCardError.deviceInfoNeedsFirmware(version)
         }
         let proto = self.proto
         return try await ManagementSession.readPages(defaultVersion: version) { page in
@@ -52,14 +52,14 @@ public actor ManagementSession {
         while true {
             let data = try await read(page)
             guard let first = data.first, Int(first) == data.count - 1 else {
-                throw SmartCardError.malformedResponse("device information length \(data.first ?? 0) "
-                                                       + "does not match \(max(data.count - 1, 0)) bytes")
+                throw SmartCardError.malformedResponse(
+                    Malformation(.deviceInfo, .lengthExpected(max(data.count - 1, 0), expected: Int(data.first ?? 0))))
             }
             let parsed: [TLV]
             do {
                 parsed = try TLV.parseAll(Array(data.dropFirst()), mode: .simple)
             } catch {
-                throw SmartCardError.malformedResponse("device information: \(error)")
+                throw SmartCardError.malformedResponse(Malformation(.deviceInfo, .tlv(error)))
             }
             for t in parsed { tlvs[t.tag] = t.value }
             let more = parsed.value(for: ManagementTag.moreData).map { BigEndian.integer($0) } ?? 0
@@ -67,7 +67,7 @@ public actor ManagementSession {
             page += 1
             if more == 0 { break }
             guard page < ManagementSession.maxPages else {
-                throw SmartCardError.malformedResponse("device information never ends")
+                throw SmartCardError.malformedResponse(Malformation(.deviceInfo, .neverEnds(parts: Int(page))))
             }
         }
         return try DeviceInfo(tlvs: tlvs, defaultVersion: defaultVersion)

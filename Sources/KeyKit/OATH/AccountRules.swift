@@ -147,8 +147,41 @@ public enum URIProblem: Sendable, Equatable {
     case parameterTwice(String)
     /// A field of the account the URI describes breaks its rule, or its secret is not Base32.
     case account(AccountProblem)
-    /// A Google Authenticator export that cannot be decoded (protocol buffer details).
-    case export(String)
+    /// A Google Authenticator export that cannot be decoded.
+    case export(ExportProblem)
+}
+
+/// What is wrong with a Google Authenticator export (`otpauth-migration://offline?data=...`).
+/// `account` numbers count from 1; `shown` is an account as "issuer:name".
+public enum ExportProblem: Equatable, Sendable {
+    case host(String)
+    case path(String)
+    case missingData
+    case noAccounts
+    case nameNotUTF8(account: Int)
+    case issuerNotUTF8(account: Int)
+    /// `label`: the name field as it came (an issuer and a colon, say), empty when it was empty.
+    case noName(account: Int, label: String)
+    case md5(shown: String)
+    case algorithm(shown: String, UInt64)
+    case digits(shown: String, UInt64)
+    case type(shown: String, UInt64)
+    case counter(shown: String, Int64)
+    case emptySecret(shown: String)
+    /// The `data` parameter's base64.
+    case base64Character(String, position: Int)
+    case base64PaddingEarly
+    case dataEmpty
+    case base64Length(Int)
+    case base64Padding(given: Int, count: Int, needed: Int)
+    /// The protocol buffer inside, in the export's own message (`account` nil) or an account's. Field and wire
+    /// type names are the format's own.
+    case truncated(account: Int?, reading: String, at: Int)
+    case varintTooLong(account: Int?, at: Int)
+    case fieldNumber(account: Int?, UInt64, at: Int)
+    case wireType(account: Int?, field: UInt64, UInt8, at: Int)
+    case fieldType(account: Int?, field: String, found: String, expected: String)
+    case group(account: Int?, UInt8)
 }
 
 /// Where in a URI a percent-encoded problem is.

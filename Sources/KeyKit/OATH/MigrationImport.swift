@@ -42,20 +42,20 @@ public enum MigrationImport {
             throw .invalidURI(.scheme(String(parts.scheme), expected: "otpauth-migration"))
         }
         guard parts.authority.lowercased() == "offline" else {
-            throw .invalidURI(.export("expected otpauth-migration://offline, not otpauth-migration://\(parts.authority)"))
+            throw .invalidURI(.export(.host(String(parts.authority))))
         }
         guard parts.path == nil || parts.path == "" else {
-            throw .invalidURI(.export("unexpected path \"/\(parts.path!)\" after otpauth-migration://offline"))
+            throw .invalidURI(.export(.path(String(parts.path!))))
         }
         let parameters = try OTPQueryParameters(parts.query, known: ["data"], plusIsSpace: false)
-        guard let data = parameters["data"] else { throw .invalidURI(.export("missing data parameter")) }
+        guard let data = parameters["data"] else { throw .invalidURI(.export(.missingData)) }
         let payload = try decodeBase64(data)
         return try parsePayload(payload)
     }
 
     /// Parses the protobuf `MigrationPayload` bytes (the decoded `data` parameter).
     public static func parsePayload(_ payload: [UInt8]) throws(OATHError) -> [CredentialData] {
-        var reader = ProtobufReader(payload, what: "the export data")
+        var reader = ProtobufReader(payload, account: nil)
         var accounts = [CredentialData]()
         while let (field, wireType) = try reader.nextField() {
             switch field {
@@ -72,12 +72,12 @@ public enum MigrationImport {
                 try reader.skip(wireType)
             }
         }
-        guard !accounts.isEmpty else { throw .invalidURI(.export("the export contains no accounts")) }
+        guard !accounts.isEmpty else { throw .invalidURI(.export(.noAccounts)) }
         return accounts
     }
 
     private static func parseAccount(_ bytes: ArraySlice<UInt8>, number: Int) throws(OATHError) -> CredentialData {
-        var reader = ProtobufReader(bytes, what: "account \(number)")
+        var reader = ProtobufReader(bytes, account: number)
         var secret: [UInt8] = []
         var nameBytes: ArraySlice<UInt8> = []
         var issuerBytes: ArraySlice<UInt8> = []
@@ -114,10 +114,10 @@ public enum MigrationImport {
         }
 
         guard let fullName = String(validating: nameBytes, as: UTF8.self) else {
-            throw .invalidURI(.export("account \(number)'s name is not valid UTF-8"))
+            throw .invalidURI(.export(.nameNotUTF8(account: number)))
         }
         guard let issuerField = String(validating: issuerBytes, as: UTF8.self) else {
-            throw .invalidURI(.export("account \(number)'s issuer is not valid UTF-8"))
+            throw .invalidURI(.export(.issuerNotUTF8(account: number)))
         }
         var name = fullName
         var issuer: String? = issuerField.isEmpty ? nil : issuerField
@@ -128,40 +128,40 @@ public enum MigrationImport {
             }
         }
         guard !name.isEmpty else {
-            throw .invalidURI(.export("account \(number) has no name" + (fullName.isEmpty ? "" : " (\"\(fullName)\")")))
+            throw .invalidURI(.export(.noName(account: number, label: fullName)))
         }
-        let shown = "\"" + (issuer.map { $0 + ":" } ?? "") + name + "\""
+        let shown = (issuer.map { $0 + ":" } ?? "") + name
 
         let hash: HashAlgorithm
         switch algorithm {
         case 0, 1: hash = .sha1
         case 2: hash = .sha256
         case 3: hash = .sha512
-        case 4: throw .invalidURI(.export("account \(shown) uses MD5, which a YubiKey cannot store"))
-        default: throw .invalidURI(.export("account \(shown) has an unknown algorithm (\(algorithm))"))
+        case 4: throw .invalidURI(.export(.md5(shown: shown)))
+        default: throw .invalidURI(.export(.algorithm(shown: shown, algorithm)))
         }
         let digitCount: Int
         switch digits {
         case 0, 1: digitCount = 6
         case 2: digitCount = 8
-        default: throw .invalidURI(.export("account \(shown) has an unknown digit count (\(digits))"))
+        default: throw .invalidURI(.export(.digits(shown: shown, digits)))
         }
         let oathType: OATHType
         switch type {
         case 0, 2: oathType = .totp
         case 1: oathType = .hotp
-        default: throw .invalidURI(.export("account \(shown) has an unknown type (\(type))"))
+        default: throw .invalidURI(.export(.type(shown: shown, type)))
         }
         var hotpCounter: UInt32 = 0
         if oathType == .hotp {
             // int64: a negative counter arrives as a huge two's-complement varint.
             let signed = Int64(bitPattern: counter)
             guard signed >= 0, signed <= Int64(UInt32.max) else {
-                throw .invalidURI(.export("account \(shown) has counter \(signed); it must be from 0 to \(UInt32.max)"))
+                throw .invalidURI(.export(.counter(shown: shown, signed)))
             }
             hotpCounter = UInt32(signed)
         }
-        guard !secret.isEmpty else { throw .invalidURI(.export("account \(shown) has an empty secret")) }
+        guard !secret.isEmpty else { throw .invalidURI(.export(.emptySecret(shown: shown))) }
         return CredentialData(name: name, issuer: issuer, type: oathType, algorithm: hash, digits: digitCount,
                               period: CredentialData.defaultPeriod, counter: hotpCounter, secret: secret)
     }
@@ -192,26 +192,25 @@ public enum MigrationImport {
                 value = nil
             }
             guard let value else {
-                throw .invalidURI(.export("data has \"\(character)\" at position \(position), which is not a base64 character"))
+                throw .invalidURI(.export(.base64Character(String(character), position: position)))
             }
             guard paddingCount == 0 else {
-                throw .invalidURI(.export("data has base64 padding (\"=\") before its end"))
+                throw .invalidURI(.export(.base64PaddingEarly))
             }
             values.append(value)
         }
-        guard !values.isEmpty else { throw .invalidURI(.export("data is empty")) }
+        guard !values.isEmpty else { throw .invalidURI(.export(.dataEmpty)) }
         let needed: Int
         switch values.count % 4 {
         case 0: needed = 0
         case 2: needed = 2
         case 3: needed = 1
         default:
-            throw .invalidURI(.export("data is \(values.count) base64 characters long, which no byte string encodes to: "
-                              + "it was cut short or mangled"))
+            throw .invalidURI(.export(.base64Length(values.count)))
         }
         guard paddingCount == 0 || paddingCount == needed else {
-            throw .invalidURI(.export("data ends in \(paddingCount) \"=\" but \(values.count) base64 characters need "
-                                      + "\(needed == 0 ? "none" : String(needed))"))
+            throw .invalidURI(.export(.base64Padding(given: paddingCount, count: values.count,
+                                                                needed: needed)))
         }
         var out = [UInt8]()
         out.reserveCapacity(values.count * 3 / 4)
@@ -231,7 +230,7 @@ public enum MigrationImport {
 }
 
 /// A strict reader of the protobuf wire format over a byte slice. It never reads out of bounds: every
-/// problem is an `OATHError.invalidURI` naming `what` it was reading.
+/// problem is an `OATHError.invalidURI` naming the account it was reading (nil: the export's own message).
 struct ProtobufReader {
     enum WireType: UInt8 {
         case varint = 0
@@ -255,22 +254,22 @@ struct ProtobufReader {
 
     private let bytes: ArraySlice<UInt8>
     private var index: Int
-    private let what: String
+    private let account: Int?
 
-    init(_ bytes: [UInt8], what: String) {
-        self.init(bytes[...], what: what)
+    init(_ bytes: [UInt8], account: Int?) {
+        self.init(bytes[...], account: account)
     }
 
-    init(_ bytes: ArraySlice<UInt8>, what: String) {
+    init(_ bytes: ArraySlice<UInt8>, account: Int?) {
         self.bytes = bytes
         self.index = bytes.startIndex
-        self.what = what
+        self.account = account
     }
 
     var isAtEnd: Bool { index >= bytes.endIndex }
 
     private func truncated(_ reading: String) -> OATHError {
-        .invalidURI(.export("\(what) is cut short (in a \(reading) at byte \(index - bytes.startIndex))"))
+        .invalidURI(.export(.truncated(account: account, reading: reading, at: index - bytes.startIndex)))
     }
 
     /// A base-128 varint of at most 10 bytes that fits in 64 bits.
@@ -283,8 +282,7 @@ struct ProtobufReader {
             let byte = bytes[index]
             index += 1
             if shift == 63 && byte > 1 {
-                throw .invalidURI(.export("\(what) has a varint at byte \(start - bytes.startIndex) that is longer than "
-                                  + "64 bits"))
+                throw .invalidURI(.export(.varintTooLong(account: account, at: start - bytes.startIndex)))
             }
             value |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return value }
@@ -299,18 +297,19 @@ struct ProtobufReader {
         let key = try readVarint()
         let number = key >> 3
         guard number >= 1, number <= 0x1FFF_FFFF else {
-            throw .invalidURI(.export("\(what) has an invalid field number \(number) at byte \(at)"))
+            throw .invalidURI(.export(.fieldNumber(account: account, number, at: at)))
         }
         let rawType = UInt8(key & 0x07)
         guard let wireType = WireType(rawValue: rawType), wireType != .startGroup, wireType != .endGroup else {
-            throw .invalidURI(.export("\(what) has field \(number) with unsupported wire type \(rawType) at byte \(at)"))
+            throw .invalidURI(.export(.wireType(account: account, field: number, rawType, at: at)))
         }
         return (Int(number), wireType)
     }
 
     func expect(_ wireType: WireType, _ expected: WireType, field: String) throws(OATHError) {
         guard wireType == expected else {
-            throw .invalidURI(.export("\(what) has \(field) as \(wireType.name), not \(expected.name)"))
+            throw .invalidURI(.export(.fieldType(account: account, field: field, found: wireType.name,
+                                                           expected: expected.name)))
         }
     }
 
@@ -335,7 +334,7 @@ struct ProtobufReader {
         case .lengthDelimited: _ = try readLengthDelimited()
         case .fixed32: try readFixed(4)
         case .startGroup, .endGroup:
-            throw .invalidURI(.export("\(what) has a group (wire type \(wireType.rawValue)), which is not supported"))
+            throw .invalidURI(.export(.group(account: account, wireType.rawValue)))
         }
     }
 }

@@ -37,7 +37,7 @@ public actor OATHSession {
         let tlvs = try parse(answer)
         guard let v = tlvs.value(for: Tag.version).flatMap({ Version(bytes: $0) }),
               let salt = tlvs.value(for: Tag.name) else {
-            throw SmartCardError.malformedResponse("OATH SELECT answer lacks version or salt")
+            throw SmartCardError.malformedResponse(Malformation(.oathSelect, .incomplete))
         }
         return OATHSession(proto: proto, version: v, salt: salt, challenge: tlvs.value(for: Tag.challenge))
     }
@@ -46,7 +46,7 @@ public actor OATHSession {
         do {
             return try TLV.parseAll(bytes, mode: .simple)
         } catch {
-            throw SmartCardError.malformedResponse("OATH: \(error)")
+            throw SmartCardError.malformedResponse(Malformation(.answer, .tlv(error)))
         }
     }
 
@@ -174,7 +174,7 @@ public actor OATHSession {
                                                          le: 256)))
         let tlvs = try OATHSession.parse(answer)
         guard tlvs.count % 2 == 0 else {
-            throw SmartCardError.malformedResponse("OATH: CALCULATE ALL answer has an odd number of fields")
+            throw SmartCardError.malformedResponse(Malformation(.calculateAll, .unpaired))
         }
         var entries = [Entry]()
         var i = 0
@@ -182,7 +182,7 @@ public actor OATHSession {
             let nameTLV = tlvs[i], resp = tlvs[i + 1]
             i += 2
             guard nameTLV.tag == Tag.name, let digits = resp.value.first.map(Int.init) else {
-                throw SmartCardError.malformedResponse("OATH: unexpected field in CALCULATE ALL answer")
+                throw SmartCardError.malformedResponse(Malformation(.calculateAll, .unexpectedTag(nameTLV.tag)))
             }
             let type: OATHType = resp.tag == Tag.hotp ? .hotp : .totp
             var credential = Credential(rawID: nameTLV.value, type: type, touch: resp.tag == Tag.touch)
@@ -204,7 +204,7 @@ public actor OATHSession {
                 let code = try OATHSession.code(fromFull: resp.value, credential: credential, time: time)
                 entries.append(Entry(credential: credential, code: code, digits: digits))
             default:
-                throw SmartCardError.malformedResponse("OATH: unknown tag \(String(resp.tag, radix: 16))")
+                throw SmartCardError.malformedResponse(Malformation(.calculateAll, .unexpectedTag(resp.tag)))
             }
         }
         return entries
@@ -233,7 +233,7 @@ public actor OATHSession {
         if let full = tlvs.value(for: Tag.response) {
             return try OATHSession.code(fromFull: full, credential: credential, time: time)
         }
-        throw SmartCardError.malformedResponse("OATH: CALCULATE answer has no code")
+        throw SmartCardError.malformedResponse(Malformation(.oathCode, .missing))
     }
 
     /// PUT: creates (or overwrites) an account.
@@ -326,7 +326,7 @@ public actor OATHSession {
     /// malformed answer.
     static func codeDigits(_ byte: UInt8) throws -> Int {
         guard (1...maxCodeDigits).contains(Int(byte)) else {
-            throw SmartCardError.malformedResponse("OATH: a code of \(byte) digits")
+            throw SmartCardError.malformedResponse(Malformation(.oathDigits, .value(String(byte))))
         }
         return Int(byte)
     }
@@ -339,7 +339,7 @@ public actor OATHSession {
     }
 
     static func code(fromTruncated value: [UInt8], credential: Credential, time: Int64) throws -> Code {
-        guard value.count == 5 else { throw SmartCardError.malformedResponse("OATH: truncated code of \(value.count) bytes") }
+        guard value.count == 5 else { throw SmartCardError.malformedResponse(Malformation(.oathCode, .lengthExpected(value.count, expected: 5))) }
         let digits = try codeDigits(value[0])
         let n = UInt32(BigEndian.integer(value.dropFirst()))
         let (from, to) = window(credential, time: time)
@@ -348,7 +348,7 @@ public actor OATHSession {
 
     /// Full HMAC answers (P2 = 0): dynamic truncation as in RFC 4226.
     static func code(fromFull value: [UInt8], credential: Credential, time: Int64) throws -> Code {
-        guard value.count >= 21 else { throw SmartCardError.malformedResponse("OATH: full response too short") }
+        guard value.count >= 21 else { throw SmartCardError.malformedResponse(Malformation(.oathCode, .tooShort(value.count, minimum: 21))) }
         let digits = try codeDigits(value[0])
         let mac = Array(value.dropFirst())
         let offset = Int(mac[mac.count - 1] & 0x0F)

@@ -4,18 +4,9 @@ public enum Modhex {
     public static let alphabet: [Character] = Array("cbdefghijklnrtuv")
     private static let alphabetBytes = Array("cbdefghijklnrtuv".utf8)
 
-    public enum DecodeError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum DecodeError: Error, Equatable, Sendable {
         case invalidCharacter(Character, offset: Int)
         case oddLength(Int)
-
-        public var description: String {
-            switch self {
-            case .invalidCharacter(let c, let offset):
-                return "'\(c)' at position \(offset + 1) is not a modhex character (cbdefghijklnrtuv)"
-            case .oddLength(let n):
-                return "odd number of modhex characters (\(n)); every byte needs two"
-            }
-        }
     }
 
     /// The value 0-15 of one modhex character (case-insensitive), or nil.

@@ -2,9 +2,26 @@ import FoundationEssentials
 import Glibc
 
 public enum NDEFError: Error, Equatable, Sendable {
-    case malformed(String)
-    case unsupported(String)
-    case noOTP(String)
+    case malformed(Malformation)
+    /// Chunked records, which this reader does not join.
+    case chunkedRecords
+    case noOTP(NoOTP)
+
+    /// Why no OTP was found in a well-formed message.
+    public enum NoOTP: Equatable, Sendable {
+        /// The tag holds no URI or text record.
+        case noRecords
+        /// The NDEF file is empty.
+        case emptyFile
+        /// The pattern given is not a regular expression.
+        case invalidPattern(String)
+        /// The pattern given has no capture group.
+        case patternWithoutGroup(String)
+        /// The pattern matched none of the texts.
+        case noMatch(pattern: String, texts: [String])
+        /// No record looks like `prefix`<OTP> or holds a text.
+        case notRecognised(prefix: String)
+    }
 
 }
 
@@ -45,20 +62,20 @@ public struct NDEFRecord: Equatable, Sendable {
     public func content() throws(NDEFError) -> Content {
         guard tnf == NDEFRecord.tnfWellKnown else { return .other }
         if type == [0x55] { // "U"
-            guard let code = payload.first else { throw .malformed("empty URI record") }
+            guard let code = payload.first else { throw .malformed(Malformation(.uriRecord, .empty)) }
             // Codes past the table are reserved: treat as no prefix, as readers do.
             let prefix = Int(code) < NDEFRecord.uriPrefixes.count ? NDEFRecord.uriPrefixes[Int(code)] : ""
             guard let rest = String(validating: payload.dropFirst(), as: UTF8.self) else {
-                throw .malformed("URI record is not UTF-8")
+                throw .malformed(Malformation(.uriRecord, .notUTF8))
             }
             return .uri(prefix + rest)
         }
         if type == [0x54] { // "T"
-            guard let status = payload.first else { throw .malformed("empty text record") }
+            guard let status = payload.first else { throw .malformed(Malformation(.textRecord, .empty)) }
             let utf16 = status & 0x80 != 0
             let langLength = Int(status & 0x3F)
             guard payload.count >= 1 + langLength else {
-                throw .malformed("text record's language code of \(langLength) bytes runs past its payload")
+                throw .malformed(Malformation(.languageCode, .tooLong(langLength, maximum: payload.count - 1)))
             }
             let language = String(decoding: payload[1..<(1 + langLength)], as: UTF8.self)
             let body = Array(payload[(1 + langLength)...])
@@ -66,7 +83,7 @@ public struct NDEFRecord: Equatable, Sendable {
             if utf16 {
                 text = try NDEFRecord.decodeUTF16(body)
             } else {
-                guard let s = String(validating: body, as: UTF8.self) else { throw .malformed("text record is not UTF-8") }
+                guard let s = String(validating: body, as: UTF8.self) else { throw .malformed(Malformation(.textRecord, .notUTF8)) }
                 text = s
             }
             return .text(text, language: language, utf16: utf16)
@@ -76,7 +93,7 @@ public struct NDEFRecord: Equatable, Sendable {
 
     /// UTF-16 with an optional byte-order mark, big-endian without one.
     static func decodeUTF16(_ bytes: [UInt8]) throws(NDEFError) -> String {
-        guard bytes.count % 2 == 0 else { throw .malformed("UTF-16 text has an odd number of bytes") }
+        guard bytes.count % 2 == 0 else { throw .malformed(Malformation(.textRecord, .length(bytes.count))) }
         var littleEndian = false
         var start = 0
         if bytes.count >= 2 {
@@ -90,7 +107,7 @@ public struct NDEFRecord: Equatable, Sendable {
                                       : UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1]))
             i += 2
         }
-        guard let s = String(validating: units, as: UTF16.self) else { throw .malformed("text record is not valid UTF-16") }
+        guard let s = String(validating: units, as: UTF16.self) else { throw .malformed(Malformation(.textRecord, .notUTF16)) }
         return s
     }
 
@@ -116,62 +133,63 @@ public enum NDEFMessage {
     /// Parses a whole message. Chunked records are not supported; anything truncated, trailing or
     /// inconsistent is an error.
     public static func parse(_ bytes: [UInt8]) throws(NDEFError) -> [NDEFRecord] {
-        guard !bytes.isEmpty else { throw .malformed("empty message") }
+        guard !bytes.isEmpty else { throw .malformed(Malformation(.ndefMessage, .empty)) }
         var records = [NDEFRecord]()
         var i = 0
-        func need(_ n: Int, _ what: String) throws(NDEFError) {
+        /// `field`: the field's name in the NDEF specification.
+        func need(_ n: Int, _ field: String) throws(NDEFError) {
             guard n >= 0, bytes.count - i >= n else {
-                throw .malformed("\(what) runs past the end of the message (record \(records.count + 1))")
+                throw .malformed(Malformation(.ndefMessage, .runsPast(field: field)))
             }
         }
         while true {
-            try need(2, "record header")
+            try need(2, "TYPE_LENGTH")
             let header = bytes[i]
             let mb = header & 0x80 != 0, me = header & 0x40 != 0, cf = header & 0x20 != 0
             let sr = header & 0x10 != 0, il = header & 0x08 != 0
             let tnf = header & 0x07
-            if records.isEmpty && !mb { throw .malformed("the first record lacks the message-begin flag") }
-            if !records.isEmpty && mb { throw .malformed("record \(records.count + 1) has the message-begin flag") }
-            if cf { throw .unsupported("chunked records") }
-            guard tnf != 0x07 else { throw .malformed("reserved type name format 7") }
+            if records.isEmpty && !mb { throw .malformed(Malformation(.ndefMessage, .flagMissing("MB", record: 1))) }
+            if !records.isEmpty && mb { throw .malformed(Malformation(.ndefMessage, .flagUnexpected("MB", record: records.count + 1))) }
+            if cf { throw .chunkedRecords }
+            guard tnf != 0x07 else { throw .malformed(Malformation(.ndefRecord, .value("TNF=7"))) }
             let typeLength = Int(bytes[i + 1])
             i += 2
             let payloadLength: Int
             if sr {
-                try need(1, "payload length")
+                try need(1, "PAYLOAD_LENGTH")
                 payloadLength = Int(bytes[i])
                 i += 1
             } else {
-                try need(4, "payload length")
+                try need(4, "PAYLOAD_LENGTH")
                 payloadLength = Int(BigEndian.integer(bytes[i..<(i + 4)]))
                 i += 4
             }
             var idLength = 0
             if il {
-                try need(1, "ID length")
+                try need(1, "ID_LENGTH")
                 idLength = Int(bytes[i])
                 i += 1
             }
             if tnf == 0x00 && (typeLength != 0 || payloadLength != 0 || idLength != 0) {
-                throw .malformed("an empty record (TNF 0) has a type, ID or payload")
+                throw .malformed(Malformation(.ndefRecord, .value("TNF=0")))
             }
             if (tnf == 0x05 || tnf == 0x06) && typeLength != 0 {
-                throw .malformed("a record of TNF \(tnf) must have no type")
+                throw .malformed(Malformation(.ndefRecord, .value("TNF=\(tnf)")))
             }
-            try need(typeLength, "type")
+            try need(typeLength, "TYPE")
             let type = Array(bytes[i..<(i + typeLength)])
             i += typeLength
             try need(idLength, "ID")
             let id = Array(bytes[i..<(i + idLength)])
             i += idLength
-            try need(payloadLength, "payload of \(payloadLength) bytes")
+            try need(payloadLength, "PAYLOAD")
             let payload = Array(bytes[i..<(i + payloadLength)])
             i += payloadLength
             records.append(NDEFRecord(tnf: tnf, type: type, id: id, payload: payload))
             if me { break }
-            guard i < bytes.count else { throw .malformed("the last record lacks the message-end flag") }
+            guard i < bytes.count else { throw .malformed(Malformation(.ndefMessage, .flagMissing("ME", record: records.count))) }
         }
-        guard i == bytes.count else { throw .malformed("\(bytes.count - i) bytes follow the last record") }
+        guard i == bytes.count else { throw .malformed(Malformation(.ndefMessage, .trailing(bytes.count - i))) }
         return records
     }
 
@@ -210,18 +228,18 @@ public enum NDEFOTP {
             case .other: return nil
             }
         }
-        guard !texts.isEmpty else { throw NDEFError.noOTP("the tag holds no URI or text record") }
+        guard !texts.isEmpty else { throw NDEFError.noOTP(.noRecords) }
         if let pattern {
             guard let regex = UserPattern.compile(pattern) else {
-                throw NDEFError.noOTP("the pattern \"\(pattern)\" is not a valid regular expression")
+                throw NDEFError.noOTP(.invalidPattern(pattern))
             }
             guard UserPattern.captureGroups(in: pattern) >= 1 else {
-                throw NDEFError.noOTP("the pattern \"\(pattern)\" needs one capture group")
+                throw NDEFError.noOTP(.patternWithoutGroup(pattern))
             }
             for t in texts {
                 if let captured = UserPattern.firstCapture(of: regex, in: t) { return captured }
             }
-            throw NDEFError.noOTP("the pattern matched none of: " + texts.joined(separator: ", "))
+            throw NDEFError.noOTP(.noMatch(pattern: pattern, texts: texts))
         }
         for r in records {
             switch try r.content() {
@@ -241,7 +259,7 @@ public enum NDEFOTP {
                 continue
             }
         }
-        throw NDEFError.noOTP("no record looks like \(defaultURIPrefix)<OTP> or text (try --pattern)")
+        throw NDEFError.noOTP(.notRecognised(prefix: defaultURIPrefix))
     }
 }
 
@@ -262,7 +280,7 @@ public struct NDEFSession: Sendable {
         public var ndefMaxSize: Int
 
         public init(parsing b: [UInt8]) throws(NDEFError) {
-            guard b.count >= 15 else { throw .malformed("capability container of \(b.count) bytes (needs 15)") }
+            guard b.count >= 15 else { throw .malformed(Malformation(.capabilityContainer, .tooShort(b.count, minimum: 15))) }
             mappingVersion = b[2]
             maxReadLength = Int(b[3]) << 8 | Int(b[4])
             // TLVs from offset 7: T=04 (NDEF file control), L=06.
@@ -277,7 +295,7 @@ public struct NDEFSession: Sendable {
                 }
                 i += 2 + l
             }
-            guard let found else { throw .malformed("capability container names no NDEF file") }
+            guard let found else { throw .malformed(Malformation(.ndefFile, .missing)) }
             ndefFileID = found.0
             ndefMaxSize = found.1
         }
@@ -286,7 +304,7 @@ public struct NDEFSession: Sendable {
     func selectFile(_ id: [UInt8]) async throws {
         let r = try await transport.send(APDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: id))
         guard r.status.isSuccess else {
-            if r.status == .fileNotFound { throw NDEFError.malformed("the tag has no file \(id.hex.uppercased())") }
+            if r.status == .fileNotFound { throw NDEFError.malformed(Malformation(.ndefFile, .notFound(Hex.encode(id, uppercase: true)))) }
             throw SmartCardError.status(r.status)
         }
     }
@@ -300,9 +318,9 @@ public struct NDEFSession: Sendable {
         _ = try await transport.select(AID.ndef, name: "NDEF")
         try await selectFile(NDEFSession.capabilityContainerFile)
         let head = try await readBinary(offset: 0, length: 2)
-        guard head.count == 2 else { throw NDEFError.malformed("capability container length unreadable") }
+        guard head.count == 2 else { throw NDEFError.malformed(Malformation(.capabilityContainer, .length(head.count))) }
         let ccLength = Int(head[0]) << 8 | Int(head[1])
-        guard ccLength >= 15 else { throw NDEFError.malformed("capability container of \(ccLength) bytes") }
+        guard ccLength >= 15 else { throw NDEFError.malformed(Malformation(.capabilityContainer, .tooShort(ccLength, minimum: 15))) }
         let cc = try await readBinary(offset: 0, length: min(ccLength, 255))
         return try CapabilityContainer(parsing: cc)
     }
@@ -312,17 +330,17 @@ public struct NDEFSession: Sendable {
         let cc = try await capabilityContainer()
         try await selectFile(cc.ndefFileID)
         let head = try await readBinary(offset: 0, length: 2)
-        guard head.count == 2 else { throw NDEFError.malformed("NDEF length unreadable") }
+        guard head.count == 2 else { throw NDEFError.malformed(Malformation(.ndefLength, .length(head.count))) }
         let length = Int(head[0]) << 8 | Int(head[1])
-        guard length > 0 else { throw NDEFError.noOTP("the NDEF file is empty") }
+        guard length > 0 else { throw NDEFError.noOTP(.emptyFile) }
         if cc.ndefMaxSize >= 2, length > cc.ndefMaxSize - 2 {
-            throw NDEFError.malformed("NDEF length \(length) exceeds the file size \(cc.ndefMaxSize)")
+            throw NDEFError.malformed(Malformation(.ndefLength, .tooLong(length, maximum: cc.ndefMaxSize - 2)))
         }
         let chunk = max(1, min(cc.maxReadLength > 0 ? cc.maxReadLength : 255, 255))
         var message = [UInt8]()
         while message.count < length {
             let part = try await readBinary(offset: 2 + message.count, length: min(chunk, length - message.count))
-            guard !part.isEmpty else { throw NDEFError.malformed("the tag returned nothing at offset \(2 + message.count)") }
+            guard !part.isEmpty else { throw NDEFError.malformed(Malformation(.ndefFile, .tooShort(2 + message.count, minimum: 2 + length))) }
             message += part
         }
         return Array(message.prefix(length))

@@ -132,7 +132,7 @@ public final class OTPHIDConnection: Sendable {
                     return .data(whole)
                 }
             case .status(let after):
-                guard reader.isEmpty else { throw OTPHIDError.malformedReport("a response cut short") }
+                guard reader.isEmpty else { throw OTPHIDError.malformedReport(Malformation(.otpAnswer, .incomplete)) }
                 if after.programSequence == before.programSequence &+ 1
                     || (after.programSequence == 0 && after.touchLevel & 0x1F == 0) {
                     return .status(after)
@@ -159,7 +159,7 @@ public final class OTPHIDConnection: Sendable {
         while true {
             let report = try device.getFeature()
             guard report.count == OTPHID.reportSize else {
-                throw OTPHIDError.malformedReport("a feature report of \(report.count) bytes")
+                throw OTPHIDError.malformedReport(Malformation(.featureReport, .lengthExpected(report.count, expected: OTPHID.reportSize)))
             }
             if report[7] & OTPHID.writeFlag == 0 { return }
             if stop() { throw CancellationError() }

@@ -38,13 +38,14 @@ public final class HIDRawFeatureDevice: HIDFeatureReportDevice {
         switch code {
         case EACCES, EPERM: return .permissionDenied(path)
         case ENOENT, ENODEV, ENXIO, EIO: return .deviceGone(path)
-        default: return .ioFailed("\(what) \(path)", errno: code)
+        default: return .ioFailed(call: what, path: path, errno: code)
         }
     }
 
     public func setFeature(_ report: [UInt8]) throws {
         guard report.count == OTPHID.reportSize else {
-            throw OTPHIDError.malformedReport("a feature report of \(report.count) bytes")
+            throw OTPHIDError.malformedReport(
+                Malformation(.featureReport, .lengthExpected(report.count, expected: OTPHID.reportSize)))
         }
         var buffer = [0] + report
         try fd.withLock { fd in
@@ -64,7 +65,7 @@ public final class HIDRawFeatureDevice: HIDFeatureReportDevice {
         }
         // The kernel returns the report ID first when it counts it; keep the 8 report bytes.
         guard n >= OTPHID.reportSize else {
-            throw OTPHIDError.malformedReport("a feature report of \(n) bytes")
+            throw OTPHIDError.malformedReport(Malformation(.featureReport, .tooShort(Int(n), minimum: OTPHID.reportSize)))
         }
         return Array(buffer[1...OTPHID.reportSize])
     }

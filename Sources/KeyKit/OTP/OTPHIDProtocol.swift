@@ -6,9 +6,9 @@ public enum OTPHIDError: Error, Equatable, Sendable {
     /// The key was removed (or the node never existed).
     case deviceGone(String)
     /// Another system call failed.
-    case ioFailed(String, errno: Int32)
+    case ioFailed(call: String, path: String, errno: Int32)
     /// A report that is not 8 bytes, or that cannot be what the key sends.
-    case malformedReport(String)
+    case malformedReport(Malformation)
     /// The answer's checksum is wrong.
     case badChecksum
     /// The key answered with its status and an unchanged programming sequence: it refused the command.
@@ -77,7 +77,7 @@ public enum OTPHID {
     /// The 70-byte frame of `slot` with `data` (at most 64 bytes, zero-padded).
     public static func frame(slot: UInt8, data: [UInt8]) throws(OTPHIDError) -> [UInt8] {
         guard data.count <= payloadSize else {
-            throw .malformedReport("a payload of \(data.count) bytes; at most \(payloadSize) fit")
+            throw .malformedReport(Malformation(.otpPayload, .tooLong(data.count, maximum: payloadSize)))
         }
         let payload = data + [UInt8](repeating: 0, count: payloadSize - data.count)
         let crc = crc16(payload)
@@ -102,19 +102,19 @@ public enum OTPHID {
     /// The status a key reports in a feature report whose last byte carries no flag.
     public static func status(report: [UInt8]) throws(OTPHIDError) -> OTPSession.Status {
         guard report.count == reportSize else {
-            throw .malformedReport("a feature report of \(report.count) bytes, expected \(reportSize)")
+            throw .malformedReport(Malformation(.featureReport, .lengthExpected(report.count, expected: reportSize)))
         }
         do {
             return try OTPSession.Status(bytes: Array(report[1..<7]))
         } catch {
-            throw .malformedReport("status \(report.hex)")
+            throw .malformedReport(Malformation(.otpStatus, .value(report.hex)))
         }
     }
 
     /// Checks an answer of `length` bytes followed by its CRC, and returns the `length` bytes.
     public static func checkedResponse(_ response: [UInt8], length: Int) throws(OTPHIDError) -> [UInt8] {
         guard length >= 0, response.count >= length + 2 else {
-            throw .malformedReport("an answer of \(response.count) bytes, expected at least \(length + 2)")
+            throw .malformedReport(Malformation(.otpAnswer, .tooShort(response.count, minimum: length + 2)))
         }
         guard checkCRC(response.prefix(length + 2)) else { throw .badChecksum }
         return Array(response.prefix(length))
@@ -122,7 +122,7 @@ public enum OTPHID {
 
     /// A READ CONFIG answer: a length byte, that many bytes, and a CRC over both; returns length byte and body.
     public static func checkedConfigResponse(_ response: [UInt8]) throws(OTPHIDError) -> [UInt8] {
-        guard let first = response.first else { throw .malformedReport("an empty device information answer") }
+        guard let first = response.first else { throw .malformedReport(Malformation(.deviceInfo, .empty)) }
         return try checkedResponse(response, length: Int(first) + 1)
     }
 
@@ -138,7 +138,7 @@ public enum OTPHID {
 
     public static func classify(report: [UInt8]) throws(OTPHIDError) -> ReportKind {
         guard report.count == reportSize else {
-            throw .malformedReport("a feature report of \(report.count) bytes, expected \(reportSize)")
+            throw .malformedReport(Malformation(.featureReport, .lengthExpected(report.count, expected: reportSize)))
         }
         let flags = report[7]
         if flags & responsePendingFlag != 0 {
@@ -160,7 +160,7 @@ public enum OTPHID {
         /// Adds a response part; returns the whole response when this part ended it.
         public mutating func add(sequence: UInt8, part: [UInt8]) throws(OTPHIDError) -> [UInt8]? {
             if sequence == next {
-                guard Int(next) < Self.maxParts else { throw .malformedReport("a response that never ends") }
+                guard Int(next) < Self.maxParts else { throw .malformedReport(Malformation(.otpAnswer, .neverEnds(parts: Int(next)))) }
                 data += part
                 next += 1
                 return nil

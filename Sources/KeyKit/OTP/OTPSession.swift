@@ -13,7 +13,7 @@ public enum OTPError: Error, Equatable {
     case invalidKey(Int)
     case invalidAccessCode
     case configurationRefused
-    case unexpectedResponse(String)
+    case unexpectedResponse(Malformation)
 
 }
 
@@ -37,7 +37,7 @@ public actor OTPSession {
         /// Parses version (3), program sequence (1), touch level (2, little-endian).
         public init(bytes: [UInt8]) throws(OTPError) {
             guard bytes.count >= 6, let v = Version(bytes: bytes) else {
-                throw .unexpectedResponse("status is \(bytes.count) bytes, expected 6")
+                throw .unexpectedResponse(Malformation(.otpStatus, .lengthExpected(bytes.count, expected: 6)))
             }
             self.init(version: v, programSequence: bytes[3], touchLevel: UInt16(bytes[4]) | UInt16(bytes[5]) << 8)
         }
@@ -173,7 +173,7 @@ public actor OTPSession {
         // A slot with another kind of configuration refuses at once; a touch slot refuses after waiting.
         let waited = Date().timeIntervalSince(started) > 2
         if r.status.isSuccess && !r.data.isEmpty {
-            throw OTPError.unexpectedResponse("\(r.data.count) bytes instead of 20")
+            throw OTPError.unexpectedResponse(Malformation(.hmacResponse, .lengthExpected(r.data.count, expected: 20)))
         }
         if r.status.isSuccess || r.status == .conditionsNotSatisfied || r.status == .securityConditionNotSatisfied
             || r.status == .incorrectParameters || r.status == .dataInvalid {
@@ -213,8 +213,9 @@ public actor OTPSession {
         case .hid(let hid):
             do {
                 // The connection checks that the programming sequence moved on.
-                guard case .status(let after) = try await hid.send(slot: command, data: config + code) else {
-                    throw OTPError.unexpectedResponse("a slot write answered with data")
+                let answer = try await hid.send(slot: command, data: config + code)
+                guard case .status(let after) = answer else {
+                    throw OTPError.unexpectedResponse(Malformation(.slotWrite, .dataInstead))
                 }
                 status = after
                 return
@@ -251,11 +252,8 @@ extension OTPSession {
             throw OTPError.touchTimeout(slot)
         }
         guard case .data(let data) = answer else { throw OTPError.notChallengeResponse(slot) }
-        do {
-            return try OTPHID.checkedResponse(data, length: 20)
-        } catch {
-            throw OTPError.unexpectedResponse("\(error)")
-        }
+        // A short answer is malformed, a wrong checksum damaged: OTPHIDError says which.
+        return try OTPHID.checkedResponse(data, length: 20)
     }
 }
 

@@ -22,10 +22,22 @@ public enum CRC16 {
 }
 
 public enum YubicoOTPError: Error, Equatable, Sendable {
-    case invalidKey(String)
-    case invalidOTP(String)
-    case invalidPublicID(String)
-    case invalidPrivateID(String)
+    /// An AES-128 key of this many bytes (16 are due).
+    case keyLength(Int)
+    /// A private ID of this many bytes (6 are due).
+    case privateIDLength(Int)
+    /// A public ID of this many bytes (at most 8).
+    case publicIDLength(Int)
+    /// A decrypted token of this many bytes (16 are due).
+    case tokenLength(Int)
+    /// An OTP of this many characters: fewer than 32, more than 48, or an odd number.
+    case otpTooShort(Int)
+    case otpTooLong(Int)
+    case otpOddLength(Int)
+    /// The token part is not modhex.
+    case tokenNotModhex(Modhex.DecodeError)
+    /// The public ID part is not modhex.
+    case publicIDNotModhex(String)
     /// Decryption gave a token whose CRC does not check: the AES key is wrong or the OTP was altered.
     case crcMismatch
 
@@ -63,7 +75,7 @@ public struct YubicoOTPToken: Equatable, Sendable {
 
     /// Parses 16 decrypted bytes; `crcOK` says whether they check.
     public init(plaintext b: [UInt8]) throws(YubicoOTPError) {
-        guard b.count == 16 else { throw .invalidOTP("a token has 16 bytes, not \(b.count)") }
+        guard b.count == 16 else { throw .tokenLength(b.count) }
         privateID = Array(b[0..<6])
         usageCounter = UInt16(b[6]) | UInt16(b[7]) << 8
         timestamp = UInt32(b[8]) | UInt32(b[9]) << 8 | UInt32(b[10]) << 16
@@ -100,19 +112,19 @@ public enum YubicoOTP {
     public static let maxPublicIDLength = 16
 
     static func checkKey(_ key: [UInt8]) throws(YubicoOTPError) {
-        guard key.count == 16 else { throw .invalidKey("AES-128 needs 16 bytes (32 hex digits), not \(key.count)") }
+        guard key.count == 16 else { throw .keyLength(key.count) }
     }
 
     /// Encrypts `token` and prefixes the modhex public ID.
     public static func encode(_ token: YubicoOTPToken, key: [UInt8], publicID: [UInt8]) throws(YubicoOTPError) -> String {
         try checkKey(key)
-        guard token.privateID.count == 6 else { throw .invalidPrivateID("a private ID has 6 bytes, not \(token.privateID.count)") }
+        guard token.privateID.count == 6 else { throw .privateIDLength(token.privateID.count) }
         guard publicID.count * 2 <= maxPublicIDLength else {
-            throw .invalidPublicID("at most \(maxPublicIDLength / 2) bytes, not \(publicID.count)")
+            throw .publicIDLength(publicID.count)
         }
         let encrypted: [UInt8]
         do { encrypted = try Crypto.aes128ECBEncrypt(key: key, token.bytes) } catch {
-            throw .invalidKey("\(error)")
+            throw .keyLength(key.count)
         }
         return Modhex.encode(publicID) + Modhex.encode(encrypted)
     }
@@ -121,19 +133,19 @@ public enum YubicoOTP {
     public static func split(_ otp: String) throws(YubicoOTPError) -> (publicID: String, ciphertext: [UInt8]) {
         let otp = otp.lowercased()
         guard otp.count >= tokenLength else {
-            throw .invalidOTP("\(otp.count) characters; a Yubico OTP has 32 to 48 modhex characters")
+            throw .otpTooShort(otp.count)
         }
         guard otp.count <= tokenLength + maxPublicIDLength else {
-            throw .invalidOTP("\(otp.count) characters; a Yubico OTP has at most 48 (16 of public ID, 32 of token)")
+            throw .otpTooLong(otp.count)
         }
-        guard otp.count % 2 == 0 else { throw .invalidOTP("odd number of characters (\(otp.count))") }
+        guard otp.count % 2 == 0 else { throw .otpOddLength(otp.count) }
         let chars = Array(otp)
         let publicID = String(chars[..<(chars.count - tokenLength)])
         let cipher: [UInt8]
         do { cipher = try Modhex.decode(String(chars[(chars.count - tokenLength)...])) } catch {
-            throw .invalidOTP("\(error)")
+            throw .tokenNotModhex(error)
         }
-        guard Modhex.isModhex(publicID) else { throw .invalidOTP("the public ID \"\(publicID)\" is not modhex") }
+        guard Modhex.isModhex(publicID) else { throw .publicIDNotModhex(publicID) }
         return (publicID, cipher)
     }
 
@@ -142,7 +154,7 @@ public enum YubicoOTP {
         try checkKey(key)
         let (publicID, cipher) = try split(otp)
         let plain: [UInt8]
-        do { plain = try Crypto.aes128ECBDecrypt(key: key, cipher) } catch { throw .invalidKey("\(error)") }
+        do { plain = try Crypto.aes128ECBDecrypt(key: key, cipher) } catch { throw .keyLength(key.count) }
         return DecryptedOTP(publicID: publicID, token: try YubicoOTPToken(plaintext: plain))
     }
 

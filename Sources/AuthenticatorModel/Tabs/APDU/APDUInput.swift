@@ -128,12 +128,15 @@ func apduAnswerLines(exchanges: [APDUExchange], response: Response, application:
             lines.append(APDULogLine(.wire, .literal("  → " + Hex.encode(e.command, uppercase: true))))
             if let r = try? Response(raw: e.response) {
                 lines.append(APDULogLine(.wire, UIText("apdu.log.wireAnswer", [
-                    "count": String(r.data.count), "sw": r.status.hexString, "meaning": r.status.meaning])))
+                    "count": String(r.data.count), "sw": r.status.hexString,
+                ], nested: ["meaning": ErrorExplanation.statusText(r.status)])))
             }
         }
     }
     let status = response.status
-    lines.append(APDULogLine(status.isSuccess ? .ok : .failure, .literal("< " + status.description),
+    lines.append(APDULogLine(status.isSuccess ? .ok : .failure,
+                             UIText("apdu.log.status", ["sw": status.hexString],
+                                    nested: ["meaning": ErrorExplanation.statusText(status)]),
                              suffix: response.data.isEmpty ? nil : UIText("apdu.log.bytes", ["count": String(response.data.count)])))
     for hex in apduHexLines(response.data) { lines.append(APDULogLine(.data, .literal("  " + hex))) }
     let names = application == "OATH" ? oathTagNames : [:]

@@ -85,8 +85,8 @@ struct APDUTabWork: Sendable {
             kind = .transcript
             let t = tables()
             text = lines.map { line in
-                var s = line.text.literal ?? t.format(line.text.key, line.text.arguments)
-                if let suffix = line.suffix { s += "  " + (suffix.literal ?? t.format(suffix.key, suffix.arguments)) }
+                var s = t.text(line.text)
+                if let suffix = line.suffix { s += "  " + t.text(suffix) }
                 return s
             }.joined(separator: "\n") + "\n"
         case .history(let commands):

@@ -65,7 +65,7 @@ enum PCSC {
         case PCSCStatus.timeout: return .timeout
         case PCSCStatus.cancelled, PCSCStatus.systemCancelled: return .cancelled
         case PCSCStatus.commError, PCSCStatus.notTransacted:
-            return .communication("\(function): \(describe(code))")
+            return .communication(function: function, code: code)
         default: return .pcsc(code: code, function: function)
         }
     }
@@ -73,13 +73,5 @@ enum PCSC {
     /// Throws the typed error for a failed call.
     static func check(_ rv: LONG, _ function: String, reader: String = "") throws(SmartCardError) {
         if let e = error(rv, function, reader: reader) { throw e }
-    }
-
-    static func describe(_ code: UInt32) -> String {
-        switch code {
-        case PCSCStatus.commError: return "internal communication error"
-        case PCSCStatus.notTransacted: return "the exchange with the card did not complete"
-        default: return "0x" + String(code, radix: 16)
-        }
     }
 }

@@ -29,7 +29,8 @@ public final class FuzzOTPHIDDevice: HIDFeatureReportDevice {
 
     public func setFeature(_ report: [UInt8]) throws {
         guard report.count == OTPHID.reportSize else {
-            throw OTPHIDError.malformedReport("a feature report of \(report.count) bytes")
+            throw OTPHIDError.malformedReport(
+                Malformation(.featureReport, .lengthExpected(report.count, expected: OTPHID.reportSize)))
         }
         try state.withLock { s in
             try check(s)

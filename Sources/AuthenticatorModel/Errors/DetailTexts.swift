@@ -1,0 +1,118 @@
+import KeyKit
+
+/// The words for the facts KeyKit's errors carry about bytes (an answer that cannot be read, a command that
+/// cannot be encoded, an export or an OTP that does not decode): the `{detail}` of the kinds' texts.
+extension ErrorExplanation {
+    /// "the device information: 3 bytes, expected 5": `malformed.<problem>` with its part, `answer.<part>`.
+    public static func malformationText(_ m: Malformation) -> UIText {
+        UIText(m.problem.textKey, m.problem.arguments, nested: ["part": UIText("answer." + m.part.rawValue)])
+    }
+
+    /// What a status word means: `sw.<...>`.
+    public static func statusText(_ sw: StatusWord) -> UIText {
+        let meaning = sw.meaning
+        return UIText(meaning.key, meaning.arguments)
+    }
+
+    static func apduText(_ p: APDUProblem) -> UIText {
+        switch p {
+        case .leOutOfRange(let le): return UIText("apdu.le-range", ["le": String(le)])
+        case .dataTooLong(let n): return UIText("apdu.data-too-long", ["count": String(n)])
+        case .notShort(let data, let le): return UIText("apdu.not-short", ["count": String(data), "le": String(le)])
+        case .tooShort(let n): return UIText("apdu.too-short", ["count": String(n)])
+        case .lengthMismatch(let declared, let following):
+            return UIText("apdu.length-mismatch", ["declared": String(declared), "count": String(following)])
+        case .truncatedExtendedLength: return UIText("apdu.truncated-extended-length")
+        case .zeroExtendedLc: return UIText("apdu.zero-extended-lc")
+        }
+    }
+
+    static func modhexText(_ e: Modhex.DecodeError) -> UIText {
+        switch e {
+        case .invalidCharacter(let c, let offset):
+            return UIText("modhex.invalid-character", ["character": String(c), "position": String(offset + 1)])
+        case .oddLength(let n): return UIText("modhex.odd-length", ["count": String(n)])
+        }
+    }
+
+    static func yubicoOTPText(_ e: YubicoOTPError) -> UIText {
+        switch e {
+        case .keyLength(let n): return UIText("yubico-otp.key-length", ["count": String(n)])
+        case .privateIDLength(let n): return UIText("yubico-otp.private-id-length", ["count": String(n)])
+        case .publicIDLength(let n):
+            return UIText("yubico-otp.public-id-length",
+                          ["count": String(n), "maximum": String(YubicoOTP.maxPublicIDLength / 2)])
+        case .tokenLength(let n): return UIText("yubico-otp.token-length", ["count": String(n)])
+        case .otpTooShort(let n): return UIText("yubico-otp.too-short", ["count": String(n)])
+        case .otpTooLong(let n): return UIText("yubico-otp.too-long", ["count": String(n)])
+        case .otpOddLength(let n): return UIText("yubico-otp.odd-length", ["count": String(n)])
+        case .tokenNotModhex(let m): return modhexText(m)
+        case .publicIDNotModhex(let id): return UIText("yubico-otp.public-id-not-modhex", ["id": id])
+        case .crcMismatch: return UIText(ErrorKind.otpCRC.textKey)
+        }
+    }
+
+    static func noOTPText(_ reason: NDEFError.NoOTP) -> UIText {
+        switch reason {
+        case .noRecords: return UIText("ndef.no-records")
+        case .emptyFile: return UIText("ndef.empty-file")
+        case .invalidPattern(let p): return UIText("ndef.invalid-pattern", ["pattern": p])
+        case .patternWithoutGroup(let p): return UIText("ndef.pattern-without-group", ["pattern": p])
+        case .noMatch(let p, let texts):
+            return UIText("ndef.no-match", ["pattern": p, "texts": texts.joined(separator: ", ")])
+        case .notRecognised(let prefix): return UIText("ndef.not-recognised", ["prefix": prefix])
+        }
+    }
+
+    static func featureText(_ f: FIDOSessionError.FIDOFeature) -> UIText {
+        switch f {
+        case .credentialManagement: return UIText("fido-feature.credential-management")
+        case .attestationFormat(let format): return UIText("fido-feature.attestation-format", ["format": format])
+        case .signatureAlgorithm(let number):
+            return UIText("fido-feature.signature-algorithm", ["number": number.map(String.init) ?? "-"])
+        }
+    }
+
+    /// What is wrong with a Google Authenticator export: `export.<problem>`, prefixed with where in it
+    /// (`export.in-account`, `export.in-data`) for problems of its protocol buffer.
+    static func exportText(_ p: ExportProblem) -> UIText {
+        func inside(_ account: Int?, _ key: String, _ arguments: [String: String]) -> UIText {
+            let place = account.map { UIText("export.in-account", ["account": String($0)]) } ?? UIText("export.in-data")
+            return UIText(key, arguments, nested: ["place": place])
+        }
+        switch p {
+        case .host(let host): return UIText("export.host", ["host": host])
+        case .path(let path): return UIText("export.path", ["path": path])
+        case .missingData: return UIText("export.missing-data")
+        case .noAccounts: return UIText("export.no-accounts")
+        case .nameNotUTF8(let n): return UIText("export.name-not-utf8", ["account": String(n)])
+        case .issuerNotUTF8(let n): return UIText("export.issuer-not-utf8", ["account": String(n)])
+        case .noName(let n, let label) where label.isEmpty: return UIText("export.no-name", ["account": String(n)])
+        case .noName(let n, let label): return UIText("export.no-name-label", ["account": String(n), "label": label])
+        case .md5(let shown): return UIText("export.md5", ["account": shown])
+        case .algorithm(let shown, let v): return UIText("export.algorithm", ["account": shown, "value": String(v)])
+        case .digits(let shown, let v): return UIText("export.digits", ["account": shown, "value": String(v)])
+        case .type(let shown, let v): return UIText("export.type", ["account": shown, "value": String(v)])
+        case .counter(let shown, let v):
+            return UIText("export.counter", ["account": shown, "value": String(v), "maximum": String(UInt32.max)])
+        case .emptySecret(let shown): return UIText("export.empty-secret", ["account": shown])
+        case .base64Character(let c, let position):
+            return UIText("export.base64-character", ["character": c, "position": String(position)])
+        case .base64PaddingEarly: return UIText("export.base64-padding-early")
+        case .dataEmpty: return UIText("export.data-empty")
+        case .base64Length(let n): return UIText("export.base64-length", ["count": String(n)])
+        case .base64Padding(let given, let count, let needed):
+            return UIText("export.base64-padding", ["given": String(given), "count": String(count), "needed": String(needed)])
+        case .truncated(let account, let reading, let at):
+            return inside(account, "export.truncated", ["reading": reading, "at": String(at)])
+        case .varintTooLong(let account, let at): return inside(account, "export.varint-too-long", ["at": String(at)])
+        case .fieldNumber(let account, let number, let at):
+            return inside(account, "export.field-number", ["number": String(number), "at": String(at)])
+        case .wireType(let account, let field, let type, let at):
+            return inside(account, "export.wire-type", ["field": String(field), "type": String(type), "at": String(at)])
+        case .fieldType(let account, let field, let found, let expected):
+            return inside(account, "export.field-type", ["field": field, "found": found, "expected": expected])
+        case .group(let account, let type): return inside(account, "export.group", ["type": String(type)])
+        }
+    }
+}
