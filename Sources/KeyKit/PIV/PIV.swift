@@ -27,6 +27,8 @@ public enum PIV {
         public static let pin: UInt8 = 0x80
         public static let puk: UInt8 = 0x81
         public static let managementKey: UInt8 = 0x9B
+        /// On-card biometric comparison (a YubiKey Bio's); other keys answer 6A88 for it.
+        public static let biometrics: UInt8 = 0x96
     }
 
     /// A key slot: its key reference is the raw value.
@@ -203,6 +205,7 @@ public enum PIV {
         public static let facialImage: [UInt8] = [0x5F, 0xC1, 0x08]
         public static let printedInformation: [UInt8] = [0x5F, 0xC1, 0x09]
         public static let keyHistory: [UInt8] = [0x5F, 0xC1, 0x0C]
+        public static let iris: [UInt8] = [0x5F, 0xC1, 0x21]
         public static let discovery: [UInt8] = [0x7E]
         /// The YubiKey's attestation certificate (slot F9's).
         public static let attestationCertificate: [UInt8] = [0x5F, 0xFF, 0x01]
