@@ -234,10 +234,14 @@ extension ErrorExplanation {
     static func explain(_ e: KeyFinderError) -> ErrorExplanation {
         switch e {
         case .noKey(let selector):
-            var which = [String]()
-            if let r = selector.reader { which.append("reader \"\(r)\"") }
-            if let n = selector.serial { which.append("serial \(n)") }
-            return ErrorExplanation(kind: .noKeyFound, ["which": which.isEmpty ? "" : " (" + which.joined(separator: ", ") + ")"])
+            let which: UIText
+            switch (selector.reader, selector.serial) {
+            case (nil, nil): return ErrorExplanation(kind: .noKeyFound, ["which": ""])
+            case (let r?, nil): which = UIText("error.which.reader", ["reader": r])
+            case (nil, let n?): which = UIText("error.which.serial", ["serial": String(n)])
+            case (let r?, let n?): which = UIText("error.which.reader-serial", ["reader": r, "serial": String(n)])
+            }
+            return ErrorExplanation(kind: .noKeyFound, nested: ["which": which])
         case .ambiguous(let labels):
             return ErrorExplanation(kind: .severalKeys, ["keys": labels.map { "\n  " + $0 }.joined()])
         }
