@@ -10,7 +10,7 @@ extension PIVApplet {
     /// Objects that are read only after the PIN (SP 800-73-4's PIN-protected ones: fingerprints, facial image,
     /// printed information, iris images).
     static let pinProtectedObjects: Set<[UInt8]> = [
-        PIV.ObjectID.fingerprints, PIV.ObjectID.facialImage, PIV.ObjectID.printedInformation, [0x5F, 0xC1, 0x21],
+        PIV.ObjectID.fingerprints, PIV.ObjectID.facialImage, PIV.ObjectID.printedInformation, PIV.ObjectID.iris,
     ]
 
     /// The object a GET DATA or PUT DATA names, when it is one the key has: 5F0000-5FFFFF (SP 800-73-4's

@@ -19,7 +19,7 @@ extension PIVApplet {
     func verify(_ apdu: APDU, _ piv: inout PIVState) -> Response {
         // Only the PIN (80) is verified this way; 96 (on-card biometrics) is a YubiKey Bio's.
         guard apdu.p2 == PIV.Reference.pin else {
-            return apdu.p2 == 0x96 || apdu.p2 == PIV.Reference.puk ? Self.noKey : Self.badP1P2
+            return apdu.p2 == PIV.Reference.biometrics || apdu.p2 == PIV.Reference.puk ? Self.noKey : Self.badP1P2
         }
         switch apdu.p1 {
         case 0xFF:
