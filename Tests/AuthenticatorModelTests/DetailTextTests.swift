@@ -60,7 +60,27 @@ import Testing
         .cbor(.truncated(offset: 1)), .cbor(.trailingBytes(offset: 1)), .cbor(.reservedAdditionalInfo(offset: 1)),
         .cbor(.indefiniteLength(offset: 1)), .cbor(.tooDeep), .cbor(.tooLong(offset: 1)), .cbor(.invalidUTF8(offset: 1)),
         .cbor(.duplicateKey(offset: 1)), .cbor(.nonCanonical(offset: 1)), .cbor(.unsupportedSimple(30, offset: 1)),
+        .notDER, .gzip(.notGzip), .gzip(.corrupt(code: -3)), .gzip(.truncated), .gzip(.tooLarge(limit: 65536)),
+        .gzip(.trailing(count: 3)), .gzip(.zlib(code: -4)),
     ]
+
+    @Test func everyPIVAnswerProblemAndFeatureIsWorded() {
+        let problems: [PIVMalformation] = [
+            .tlv(.truncatedTag(offset: 0)), .missingTag(0x7C), .fieldLength(tag: 0x06, length: 1), .version(length: 2),
+            .serial(length: 3), .unknownAlgorithm(0x99), .unknownPINPolicy(9), .unknownTouchPolicy(9), .unknownOrigin(9),
+            .publicKey(.eccP256), .certificate, .gzip(.truncated), .resultLength(expected: 64, actual: 3),
+        ]
+        for p in problems { ErrorExplanationTests.expectWorded(ErrorExplanation(PIVError.malformed(p)).text, "\(p)") }
+        for f in PIVFeature.allCases {
+            let e = PIVError.notSupported(feature: f, minimum: f.minimum, actual: Version(4, 0, 0))
+            ErrorExplanationTests.expectWorded(ErrorExplanation(e).text, "\(f)")
+        }
+        #expect(Self.words(ErrorExplanation(PIVError.wrongPIN(retriesLeft: 2)).text)
+            == "wrong PIN: 2 tries left before the PIN is blocked")
+        #expect(Self.words(ErrorExplanation(PIVError.notSupported(feature: .ed25519, minimum: Version(5, 7, 0),
+                                                                 actual: Version(5, 4, 3))).text)
+            == "Ed25519 needs firmware 5.7.0 or later; this key has 5.4.3")
+    }
 
     @Test func everyPartAndProblemIsWorded() {
         for problem in Self.problems {

@@ -116,3 +116,108 @@ extension ErrorExplanation {
         }
     }
 }
+
+/// PIV's errors and the crypto ones PIV meets.
+extension ErrorExplanation {
+    static func explain(_ e: PIVError) -> ErrorExplanation {
+        switch e {
+        case .wrongPIN(let n): return ErrorExplanation(kind: .pivWrongPIN, ["retries": String(n)])
+        case .pinBlocked: return ErrorExplanation(kind: .pivPINBlocked)
+        case .wrongPUK(let n): return ErrorExplanation(kind: .pivWrongPUK, ["retries": String(n)])
+        case .pukBlocked: return ErrorExplanation(kind: .pivPUKBlocked)
+        case .pinLength(let n): return ErrorExplanation(kind: .pivPINLength, ["count": String(n)])
+        case .managementKeyAuthenticationFailed: return ErrorExplanation(kind: .managementKeyWrong)
+        case .managementKeyResponseMismatch: return ErrorExplanation(kind: .managementKeyNotGenuine)
+        case .managementKeyLength(let expected, let actual):
+            return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(actual)])
+        case .notAManagementKeyAlgorithm(let a), .notASlotKeyAlgorithm(let a):
+            return ErrorExplanation(kind: .pivAlgorithm, ["algorithm": a.description])
+        case .securityConditionNotSatisfied: return ErrorExplanation(kind: .pivNeedsAuthentication)
+        case .resetConditionsNotMet: return ErrorExplanation(kind: .pivResetRefused)
+        case .noKeyInSlot(let slot): return ErrorExplanation(kind: .noKeyInSlot, ["slot": slot.description])
+        case .objectNotFound(let id):
+            return ErrorExplanation(kind: .pivObjectMissing, ["object": Hex.encode(id, uppercase: true)])
+        case .noSpace: return ErrorExplanation(kind: .pivNoRoom)
+        case .incorrectParameters(let sw), .status(let sw):
+            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        case .notSupported(let feature, let minimum, let actual):
+            return ErrorExplanation(kind: .pivNeedsFirmware, ["minimum": minimum.description, "actual": actual.description],
+                                    nested: ["feature": UIText("piv-feature." + feature.textName)])
+        case .unsupportedRSAExponent: return ErrorExplanation(kind: .pivRSAExponent)
+        case .privateKeyComponents: return ErrorExplanation(kind: .pivPrivateKey)
+        case .unsupportedCertificateInfo(let b):
+            return ErrorExplanation(kind: .malformedAnswer,
+                                    detail: malformationText(Malformation(.certificate, .value(Hex.encode([b], uppercase: true)))))
+        case .attestationNotSignedByDevice(let slot):
+            return ErrorExplanation(kind: .attestationInvalid, ["slot": slot.description],
+                                    nested: ["why": UIText("attestation.not-signed")])
+        case .attestedKeyMismatch(let slot):
+            return ErrorExplanation(kind: .attestationInvalid, ["slot": slot.description],
+                                    nested: ["why": UIText("attestation.other-key")])
+        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(malformation(m)))
+        }
+    }
+
+    /// A PIV answer's problem as a part and what is wrong with it.
+    static func malformation(_ m: PIVMalformation) -> Malformation {
+        func hex(_ b: UInt8) -> String { Hex.encode([b], uppercase: true) }
+        switch m {
+        case .tlv(let e): return Malformation(.pivAnswer, .tlv(e))
+        case .missingTag(let t): return Malformation(.pivAnswer, .tlv(.missingTag(t)))
+        case .fieldLength(let tag, let length): return Malformation(.pivAnswer, .fieldLength(tag: tag, length))
+        case .version(let n): return Malformation(.firmwareVersion, .length(n))
+        case .serial(let n): return Malformation(.serial, .length(n))
+        case .unknownAlgorithm(let b): return Malformation(.keyAlgorithm, .value(hex(b)))
+        case .unknownPINPolicy(let b): return Malformation(.pinPolicy, .value(hex(b)))
+        case .unknownTouchPolicy(let b): return Malformation(.touchPolicy, .value(hex(b)))
+        case .unknownOrigin(let b): return Malformation(.keyOrigin, .value(hex(b)))
+        case .publicKey(let a): return Malformation(.publicKey, .value(a.description))
+        case .certificate: return Malformation(.certificate, .notDER)
+        case .gzip(let e): return Malformation(.certificate, .gzip(e))
+        case .resultLength(let expected, let actual): return Malformation(.signature, .lengthExpected(actual, expected: expected))
+        }
+    }
+
+    static func explain(_ e: BlockCipher.Error) -> ErrorExplanation {
+        switch e {
+        case .keyLength(let expected, let actual):
+            return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(actual)])
+        case .blockLength(let expected, let actual):
+            return ErrorExplanation(kind: .malformedAnswer,
+                                    detail: malformationText(Malformation(.pivAnswer, .lengthExpected(actual, expected: expected))))
+        case .notABlockCipher(let a): return ErrorExplanation(kind: .pivAlgorithm, ["algorithm": a.description])
+        case .openssl(let function): return ErrorExplanation(kind: .cryptoFailed, ["detail": function])
+        }
+    }
+
+    static func explain(_ e: RSAPadding.Error) -> ErrorExplanation {
+        switch e {
+        case .digestLength(let expected, let actual):
+            return ErrorExplanation(kind: .invalidInput, detail: UIText("rsa.digest-length",
+                                                                        ["expected": String(expected), "count": String(actual)]))
+        case .modulusTooShort(let bits), .unsupportedModulus(let bits):
+            return ErrorExplanation(kind: .invalidInput, detail: UIText("rsa.modulus", ["bits": String(bits)]))
+        case .saltLength(let n): return ErrorExplanation(kind: .invalidInput, detail: UIText("rsa.salt-length", ["count": String(n)]))
+        case .openssl(let function): return ErrorExplanation(kind: .cryptoFailed, ["detail": function])
+        }
+    }
+}
+
+extension PIVFeature {
+    /// The feature's name in the string tables (`piv-feature.<name>`).
+    var textName: String {
+        switch self {
+        case .metadata: return "metadata"
+        case .aesManagementKey: return "aes-management-key"
+        case .serial: return "serial"
+        case .attestation: return "attestation"
+        case .p384: return "p384"
+        case .policies: return "policies"
+        case .cachedTouch: return "cached-touch"
+        case .moveKey: return "move-key"
+        case .rsa3072And4096: return "rsa-3072-4096"
+        case .ed25519: return "ed25519"
+        case .x25519: return "x25519"
+        }
+    }
+}

@@ -122,6 +122,25 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case uvBlocked = "uv-blocked"
     case ctapError = "ctap-error"
     case signatureInvalid = "signature-invalid"
+    // PIV.
+    case pivWrongPIN = "piv-wrong-pin"
+    case pivPINBlocked = "piv-pin-blocked"
+    case pivWrongPUK = "piv-wrong-puk"
+    case pivPUKBlocked = "piv-puk-blocked"
+    case pivPINLength = "piv-pin-length"
+    case managementKeyWrong = "management-key-wrong"
+    case managementKeyNotGenuine = "management-key-not-genuine"
+    case managementKeyLength = "management-key-length"
+    case pivAlgorithm = "piv-algorithm"
+    case pivNeedsAuthentication = "piv-needs-authentication"
+    case pivResetRefused = "piv-reset-refused"
+    case noKeyInSlot = "no-key-in-slot"
+    case pivObjectMissing = "piv-object-missing"
+    case pivNoRoom = "piv-no-room"
+    case pivNeedsFirmware = "piv-needs-firmware"
+    case pivRSAExponent = "piv-rsa-exponent"
+    case pivPrivateKey = "piv-private-key"
+    case attestationInvalid = "attestation-invalid"
     // This computer.
     case fileUnwritable = "file-unwritable"
     case fileUnreadable = "file-unreadable"
@@ -149,7 +168,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
         switch self {
         case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
         case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput,
-             .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot:
+             .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
+             .pivAlgorithm:
             return .usage
         default: return .failed
         }
@@ -180,6 +200,11 @@ extension ErrorExplanation {
         case let e as FIDOSessionError: return explain(e)
         case let e as FIDOTransportError: return explain(e)
         case let e as HIDDeviceError: return explain(e)
+        case let e as PIVError: return explain(e)
+        case let e as BlockCipher.Error: return explain(e)
+        case let e as RSAPadding.Error: return explain(e)
+        case let e as Gzip.Error: return ErrorExplanation(kind: .malformedAnswer,
+                                                          detail: malformationText(Malformation(.certificate, .gzip(e))))
         case let e as Hex.DecodeError:
             switch e {
             case .invalidCharacter(let c, let offset):

@@ -1,6 +1,6 @@
 /// What was wrong with an answer that cannot be read: which part of it, and how. Facts only; the words are
 /// the string tables' (`answer.<part>` names the part, `malformed.<problem>` says what is wrong with it).
-public struct Malformation: Hashable, Sendable {
+public struct Malformation: Equatable, Sendable {
     public var part: Part
     public var problem: Problem
 
@@ -70,13 +70,19 @@ public struct Malformation: Hashable, Sendable {
         case capabilityContainer = "capability-container"
         case ndefFile = "ndef-file"
         case ndefLength = "ndef-length"
-        // Certificates and keys.
+        // PIV, certificates and keys.
+        case pivAnswer = "piv-answer"
+        case keyAlgorithm = "key-algorithm"
+        case pinPolicy = "pin-policy"
+        case touchPolicy = "touch-policy"
+        case keyOrigin = "key-origin"
+        case signature
         case certificate
         case publicKey = "public-key"
     }
 
     /// What was wrong with the part. Each case's string-table key is `malformed.<name>`.
-    public enum Problem: Hashable, Sendable {
+    public enum Problem: Equatable, Sendable {
         /// The part is not there.
         case missing
         /// The part is there but empty.
@@ -122,9 +128,12 @@ public struct Malformation: Hashable, Sendable {
         /// A point that is not on the curve, or a key of another kind than the one due.
         case notOnCurve
         case wrongKeyType
-        /// BER-TLV or CBOR that does not decode.
+        /// Not DER of what it should be (an X.509 certificate, a key).
+        case notDER
+        /// BER-TLV or CBOR that does not decode; a gzip stream that does not inflate.
         case tlv(TLV.DecodeError)
         case cbor(CBORError)
+        case gzip(Gzip.Error)
 
         /// The problem's string-table key.
         public var textKey: String {
@@ -153,6 +162,16 @@ public struct Malformation: Hashable, Sendable {
             case .flagUnexpected: return "malformed.flag-unexpected"
             case .notOnCurve: return "malformed.not-on-curve"
             case .wrongKeyType: return "malformed.wrong-key-type"
+            case .notDER: return "malformed.not-der"
+            case .gzip(let e):
+                switch e {
+                case .notGzip: return "gzip.not-gzip"
+                case .corrupt: return "gzip.corrupt"
+                case .truncated: return "gzip.truncated"
+                case .tooLarge: return "gzip.too-large"
+                case .trailing: return "gzip.trailing"
+                case .zlib: return "gzip.zlib"
+                }
             case .tlv(let e): return e.textKey
             case .cbor(let e): return e.textKey
             }
@@ -162,7 +181,7 @@ public struct Malformation: Hashable, Sendable {
         public var arguments: [String: String] {
             switch self {
             case .missing, .empty, .incomplete, .mismatch, .unpaired, .statusInstead, .dataInstead, .notUTF8, .notUTF16,
-                 .notOnCurve, .wrongKeyType:
+                 .notOnCurve, .wrongKeyType, .notDER:
                 return [:]
             case .length(let n), .trailing(let n): return ["count": String(n)]
             case .fieldLength(let t, let n): return ["tag": String(t, radix: 16, uppercase: true), "count": String(n)]
@@ -176,6 +195,13 @@ public struct Malformation: Hashable, Sendable {
             case .flagMissing(let f, let r), .flagUnexpected(let f, let r): return ["flag": f, "record": String(r)]
             case .tlv(let e): return e.arguments
             case .cbor(let e): return e.arguments
+            case .gzip(let e):
+                switch e {
+                case .notGzip, .truncated: return [:]
+                case .corrupt(let code), .zlib(let code): return ["code": String(code)]
+                case .tooLarge(let limit): return ["maximum": String(limit)]
+                case .trailing(let n): return ["count": String(n)]
+                }
             }
         }
     }
