@@ -48,7 +48,8 @@ struct Ykterm: AsyncParsableCommand {
         Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found.
         """,
         version: version,
-        subcommands: [ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
+        subcommands: [ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, PIVCommand.self,
+                      APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
                       VirtualKeyCommand.self]
     )
 

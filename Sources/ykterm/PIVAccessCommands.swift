@@ -1,0 +1,110 @@
+import ArgumentParser
+import FoundationEssentials
+import KeyKit
+
+/// `piv pin ...`, `piv puk ...`, `piv management-key ...`: the secrets that guard the PIV application.
+extension PIVCommand {
+    struct PINCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pin", abstract: "Change the PIN, or unblock it with the PUK.",
+            subcommands: [Change.self, Unblock.self])
+
+        struct Change: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "change", abstract: "Change the PIN (current PIN, then the new one: 6 to 8 characters).")
+            @OptionGroup var key: KeyOptions
+
+            func run() async throws {
+                let prompt = Prompt()
+                let current = try PIVSecrets.pin(prompt, "Current PIN")
+                let new = try PIVSecrets.newPIN(prompt, "New PIN")
+                try await withPIV(key) { try await $0.changePIN(old: current, new: new) }
+                out("PIN changed")
+            }
+        }
+
+        struct Unblock: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "unblock", abstract: "Set a new PIN with the PUK, which also unblocks it (PUK, then the new PIN).")
+            @OptionGroup var key: KeyOptions
+
+            func run() async throws {
+                let prompt = Prompt()
+                let puk = try PIVSecrets.pin(prompt, "PUK")
+                let new = try PIVSecrets.newPIN(prompt, "New PIN")
+                try await withPIV(key) { try await $0.unblockPIN(puk: puk, newPIN: new) }
+                out("PIN set and unblocked")
+            }
+        }
+    }
+
+    struct PUKCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "puk", abstract: "Change the PUK.", subcommands: [Change.self])
+
+        struct Change: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "change", abstract: "Change the PUK (current PUK, then the new one: 6 to 8 characters).")
+            @OptionGroup var key: KeyOptions
+
+            func run() async throws {
+                let prompt = Prompt()
+                let current = try PIVSecrets.pin(prompt, "Current PUK")
+                let new = try PIVSecrets.newPIN(prompt, "New PUK")
+                try await withPIV(key) { try await $0.changePUK(old: current, new: new) }
+                out("PUK changed")
+            }
+        }
+    }
+
+    struct ManagementKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "management-key", abstract: "Change the management key.", subcommands: [Change.self])
+
+        struct Change: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "change",
+                abstract: "Change the management key (current key unless it is the default, then the new one, in hex).",
+                discussion: """
+                With --generate a random key is made and printed once: keep it, nothing else knows it. AES keys \
+                need firmware 5.4 or later.
+                """)
+            @OptionGroup var key: KeyOptions
+            @Option(name: [.short, .long], help: ArgumentHelp(
+                "TDES, AES128, AES192 or AES256. Default: the key's current algorithm.", valueName: "ALGORITHM"))
+            var algorithm: String?
+            @Flag(name: .long, help: "Make a random key and print it, instead of reading one.") var generate = false
+            @Flag(name: .long, help: "Ask for a touch whenever the new key is used.") var touch = false
+
+            func validate() throws {
+                if let algorithm, PIV.Algorithm(name: algorithm)?.isManagementKey != true {
+                    throw ValidationError("--algorithm must be TDES, AES128, AES192 or AES256, not \"\(algorithm)\"")
+                }
+            }
+
+            func run() async throws {
+                let prompt = Prompt()
+                try await withPIV(key) { session in
+                    let current = try await session.managementKeyAlgorithm()
+                    let algorithm = algorithm.flatMap { PIV.Algorithm(name: $0) } ?? current
+                    if algorithm != .tripleDES { try PIVFeature.aesManagementKey.check(session.version) }
+                    try await PIVSecrets.authenticate(session, prompt)
+                    let length = algorithm.keyLength ?? 24
+                    let new: SecretBytes
+                    if generate {
+                        new = SecretBytes(Crypto.random(length))
+                    } else {
+                        new = try PIVSecrets.managementKey(prompt, "New management key (hex)")
+                        guard new.count == length else {
+                            throw YktermError.usage("a \(algorithm) management key has \(length) bytes (\(2 * length) hex "
+                                                    + "digits), not \(new.count); nothing was changed")
+                        }
+                    }
+                    try await session.setManagementKey(new, algorithm: algorithm, requireTouch: touch)
+                    if generate { out(Hex.encode(new.copyBytes())) }
+                }
+                warn("Management key changed")
+            }
+        }
+    }
+}

@@ -1,0 +1,276 @@
+import ArgumentParser
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+struct PIVCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "piv",
+        abstract: "PIV: certificates, keys, signing and the signature check, PIN, PUK and management key.",
+        discussion: """
+        Slots are named as ykman names them: 9a (authentication), 9c (signature), 9d (key management), 9e (card \
+        authentication) and the retired 82 to 95. PINs, PUKs and management keys are never taken from the \
+        command line: on a terminal they are asked for without echo, otherwise read from standard input, one per \
+        line, in the order the command needs them (management key first when one is needed and is not the \
+        default, then the PIN, then new values). A management key that is still the default is used without \
+        asking.
+        """,
+        subcommands: [Info.self, Verify.self, Sign.self, Certificates.self, Keys.self, PINCommand.self,
+                      PUKCommand.self, ManagementKey.self, Reset.self])
+}
+
+/// A slot argument: 9a, 9c, 9d, 9e or 82-95 (with or without 0x).
+struct SlotArgument: ExpressibleByArgument {
+    let slot: PIV.Slot
+    init?(argument: String) {
+        guard let slot = PIV.Slot(name: argument), slot != .attestation else { return nil }
+        self.slot = slot
+    }
+    static var defaultCompletionKind: CompletionKind { .list(PIV.Slot.all.map { $0.description.lowercased() }) }
+}
+
+/// Connects, SELECTs PIV, runs `body`, closes.
+func withPIV<T>(_ key: KeyOptions, _ body: (PIVSession) async throws -> T) async throws -> T {
+    let connection = try await key.connect()
+    do {
+        let session = try await PIVSession.make(connection: connection)
+        let result = try await body(session)
+        await connection.close()
+        return result
+    } catch {
+        await connection.close()
+        throw error
+    }
+}
+
+/// The secrets PIV commands ask for, each from the prompt (no echo) or a line of standard input.
+enum PIVSecrets {
+    static func pin(_ prompt: Prompt, _ label: String = "PIN") throws -> SecretBytes {
+        SecretBytes(utf8: try prompt.secret(label))
+    }
+
+    /// A new PIN or PUK: asked twice on a terminal, 6 to 8 characters (checked before anything is sent).
+    static func newPIN(_ prompt: Prompt, _ label: String) throws -> SecretBytes {
+        let value = try prompt.newSecret(label)
+        guard (6...PIV.pinLength).contains(value.utf8.count) else {
+            throw YktermError.usage("a PIV PIN or PUK has 6 to 8 characters, not \(value.utf8.count); nothing was changed")
+        }
+        return SecretBytes(utf8: value)
+    }
+
+    /// A management key in hex.
+    static func managementKey(_ prompt: Prompt, _ label: String = "Management key (hex)") throws -> SecretBytes {
+        var bytes = try Hex.decode(try prompt.secret(label).trimmingSpaces)
+        return SecretBytes(wiping: &bytes)
+    }
+
+    /// Authenticates with the management key: the default one when the key says its management key is the
+    /// default (or, on firmware without metadata, when the default works), otherwise one asked for.
+    static func authenticate(_ session: PIVSession, _ prompt: Prompt) async throws {
+        let defaultKey = SecretBytes(PIV.defaultManagementKey)
+        if PIVFeature.metadata.isSupported(by: session.version) {
+            let metadata = try await session.managementKeyMetadata()
+            let key = metadata.isDefault ? defaultKey : try managementKey(prompt)
+            try await session.authenticate(managementKey: key, algorithm: metadata.algorithm)
+            return
+        }
+        do {
+            try await session.authenticate(managementKey: defaultKey)
+        } catch PIVError.managementKeyAuthenticationFailed {
+            try await session.authenticate(managementKey: try managementKey(prompt))
+        }
+    }
+
+    /// Verifies the PIN when the slot's key asks for it (its PIN policy; 9E's default is never).
+    static func pinIfNeeded(_ session: PIVSession, slot: PIV.Slot, _ prompt: Prompt) async throws -> SecretBytes? {
+        let policy: PIV.PINPolicy
+        if PIVFeature.metadata.isSupported(by: session.version) {
+            policy = try await session.slotMetadata(slot).pinPolicy
+        } else {
+            policy = .default
+        }
+        let needed = switch policy {
+        case .never: false
+        case .default: slot != .cardAuthentication
+        default: true
+        }
+        return needed ? try pin(prompt) : nil
+    }
+}
+
+extension PIVCommand {
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "info",
+            abstract: "Show version, serial, PIN and PUK tries, the management key and every slot's key and certificate.")
+
+        @OptionGroup var key: KeyOptions
+
+        @Flag(name: .long, help: "JSON: version, serial, pin_tries, puk_tries, management_key, slots (with certificates).")
+        var json = false
+
+        func run() async throws {
+            let overview = try await withPIV(key) { try await PIVOverview.read($0) }
+            if json {
+                try printJSON(PIVInfoText.json(overview))
+            } else {
+                for line in PIVInfoText.lines(overview) { out(line) }
+            }
+        }
+    }
+
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify",
+            abstract: "Sign a fresh challenge with the slot's key and verify it with the slot certificate's key.",
+            discussion: """
+            Asks for the PIN when the slot's key needs it, and says "Touch your key" when its touch policy asks \
+            for a touch. Prints OK, or why the signature did not verify; exits 1 when it did not.
+            """)
+
+        @OptionGroup var key: KeyOptions
+        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+
+        func run() async throws {
+            let prompt = Prompt()
+            let slot = slot.slot
+            let outcome = try await withPIV(key) { session -> PIVSignatureCheck.Outcome in
+                let metadata = PIVFeature.metadata.isSupported(by: session.version)
+                    ? try? await session.slotMetadata(slot) : nil
+                // No PIN asked for a slot without a certificate: the check cannot run anyway.
+                guard try await session.certificate(in: slot) != nil else { return .noCertificate }
+                let pin = try await PIVSecrets.pinIfNeeded(session, slot: slot, prompt)
+                let touch = PIVSignatureCheck.needsTouch(metadata)
+                return try await PIVSignatureCheck.run(session, slot: slot, pin: pin) {
+                    if touch { warn("Touch your key…") }
+                }
+            }
+            switch outcome {
+            case .verified(let algorithm):
+                out("OK: slot \(slot)'s key (\(algorithm)) signed a fresh challenge and its certificate's key verified it")
+            case .noCertificate:
+                throw YktermError.failed("slot \(slot) has no certificate to verify a signature with")
+            case .unsupportedCertificateKey:
+                throw YktermError.failed("slot \(slot)'s certificate holds a key that cannot sign (or of a kind PIV has not)")
+            case .mismatch(let algorithm):
+                throw YktermError.failed("the signature of slot \(slot)'s key (\(algorithm)) does not verify with its "
+                                         + "certificate's key: the certificate is not this key's")
+            case .differentAlgorithm(let certificate, let keyAlgorithm):
+                throw YktermError.failed("slot \(slot)'s certificate holds a \(certificate) key but the slot's key is "
+                                         + "\(keyAlgorithm): the certificate is not this key's")
+            }
+        }
+    }
+
+    struct Sign: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sign",
+            abstract: "Sign a file with a slot's key.",
+            discussion: """
+            The signature goes to standard output, or to --out: DER ECDSA for EC keys, the raw signature (as long \
+            as the modulus) for RSA keys, 64 bytes for Ed25519. RSA padding is made here: PKCS #1 v1.5 or PSS \
+            (MGF1 with the same hash, salt as long as the hash). `openssl dgst -sha256 -verify KEY -signature SIG \
+            FILE` checks it (with `-sigopt rsa_padding_mode:pss` for PSS).
+            """)
+
+        @OptionGroup var key: KeyOptions
+        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @Option(name: .customLong("in"), help: ArgumentHelp("The file to sign.", valueName: "FILE")) var input: String
+        @Option(help: ArgumentHelp("The hash: sha256, sha384 or sha512 (Ed25519 signs the file itself).",
+                                   valueName: "HASH"))
+        var hash = "sha256"
+        @Option(help: ArgumentHelp("RSA padding: pkcs1 or pss.", valueName: "PADDING")) var padding = "pkcs1"
+        @Option(help: ArgumentHelp("Write the signature here instead of standard output.", valueName: "FILE"))
+        var out: String?
+
+        func validate() throws {
+            guard ["sha256", "sha384", "sha512"].contains(hash) else {
+                throw ValidationError("--hash must be sha256, sha384 or sha512, not \"\(hash)\"")
+            }
+            guard ["pkcs1", "pss"].contains(padding) else {
+                throw ValidationError("--padding must be pkcs1 or pss, not \"\(padding)\"")
+            }
+        }
+
+        func run() async throws {
+            let message = try PIVFiles.read(input)
+            let digest: SignatureDigest = hash == "sha384" ? .sha384 : hash == "sha512" ? .sha512 : .sha256
+            let scheme = PIVSignatureScheme(digest: digest, padding: padding == "pss" ? .pss : .pkcs1)
+            let prompt = Prompt()
+            let slot = slot.slot
+            let signature = try await withPIV(key) { session -> [UInt8] in
+                let metadata = PIVFeature.metadata.isSupported(by: session.version)
+                    ? try await session.slotMetadata(slot) : nil
+                if let pin = try await PIVSecrets.pinIfNeeded(session, slot: slot, prompt) {
+                    try await session.verifyPIN(pin)
+                }
+                if PIVSignatureCheck.needsTouch(metadata) { warn("Touch your key…") }
+                return try await session.sign(message, in: slot, algorithm: metadata?.algorithm, scheme: scheme)
+            }
+            try PIVFiles.write(signature, to: out)
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset",
+            abstract: "Erase every PIV key and certificate and restore the default PIN, PUK and management key.",
+            discussion: """
+            The PIN and the PUK are blocked first (by wrong tries), as the key requires. Asks for confirmation \
+            on a terminal; give --force when not on one.
+            """)
+
+        @OptionGroup var key: KeyOptions
+        @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
+
+        func run() async throws {
+            guard force || Prompt().confirm("Erase all PIV keys and certificates on the key?") else {
+                throw YktermError.usage("PIV reset not confirmed (give --force when not on a terminal); nothing was changed")
+            }
+            try await withPIV(key) { session in
+                try await session.blockPINAndPUK()
+                try await session.reset()
+            }
+            out("PIV reset: PIN 123456, PUK 12345678, default management key; no keys or certificates")
+        }
+    }
+}
+
+/// Reading and writing the files PIV commands take and give.
+enum PIVFiles {
+    static func read(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw YktermError.usage("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var out = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw YktermError.usage("cannot read \(path): \(String(cString: strerror(errno)))") }
+            if n == 0 { return out }
+            out += buffer[0..<n]
+        }
+    }
+
+    /// Writes `bytes` to `path` (created with mode 0644, never over an existing file unless `replace`), or to
+    /// standard output when `path` is nil or "-".
+    static func write(_ bytes: [UInt8], to path: String?, replace: Bool = true) throws {
+        guard let path, path != "-" else {
+            guard bytes.withUnsafeBytes({ StandardStream.writeAll($0, to: 1) }) else {
+                throw YktermError.failed("cannot write to standard output: \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replace ? O_TRUNC : O_EXCL), 0o644)
+        guard fd >= 0 else { throw YktermError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw YktermError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+            offset += n
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import ArgumentParser
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+/// `piv certificates ...` and `piv keys ...`: what the slots hold.
+extension PIVCommand {
+    struct Certificates: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "certificates",
+            abstract: "Export, import and delete slot certificates.",
+            subcommands: [Export.self, Import.self, Delete.self])
+
+        struct Export: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "export", abstract: "Write a slot's certificate (PEM, or DER with --der).")
+
+            @OptionGroup var key: KeyOptions
+            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @Flag(name: .long, help: "DER instead of PEM.") var der = false
+            @Option(help: ArgumentHelp("Write here instead of standard output (not over an existing file).",
+                                       valueName: "FILE"))
+            var out: String?
+
+            func run() async throws {
+                let slot = slot.slot
+                guard let certificate = try await withPIV(key, { try await $0.certificate(in: slot) }) else {
+                    throw YktermError.failed("slot \(slot) has no certificate")
+                }
+                try PIVFiles.write(der ? certificate.der : Array(certificate.pem.utf8), to: out, replace: false)
+            }
+        }
+
+        struct Import: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "import",
+                abstract: "Store a certificate (PEM or DER file) in a slot.",
+                discussion: """
+                Needs the management key. When the slot holds a key whose public key is not the certificate's, \
+                the certificate is refused unless --force is given.
+                """)
+
+            @OptionGroup var key: KeyOptions
+            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @Argument(help: "The certificate file, PEM or DER.") var file: String
+            @Flag(name: .long, help: "Store it gzip-compressed (for large certificates).") var compress = false
+            @Flag(name: .long, help: "Store it even when the slot's key is not the certificate's.") var force = false
+
+            func run() async throws {
+                let certificate: X509Certificate
+                do {
+                    certificate = try X509Certificate(derOrPEM: try PIVFiles.read(file))
+                } catch let e as YktermError {
+                    throw e
+                } catch {
+                    throw YktermError.usage("\(file) is not a PEM or DER X.509 certificate")
+                }
+                let prompt = Prompt()
+                let slot = slot.slot
+                try await withPIV(key) { session in
+                    if !force, PIVFeature.metadata.isSupported(by: session.version),
+                       let slotKey = try? await session.slotMetadata(slot).publicKey,
+                       let spki = certificate.subjectPublicKeyInfo, (try? AsymmetricPublicKey(spki: spki)) != slotKey {
+                        throw YktermError.failed("the certificate's public key is not the key in slot \(slot) "
+                                                 + "(give --force to store it anyway); nothing was changed")
+                    }
+                    try await PIVSecrets.authenticate(session, prompt)
+                    try await session.putCertificate(certificate, in: slot, compress: compress)
+                }
+                out("Stored the certificate of \(certificate.subject) in slot \(slot)")
+            }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "delete", abstract: "Delete a slot's certificate (the key stays). Needs the management key.")
+
+            @OptionGroup var key: KeyOptions
+            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+
+            func run() async throws {
+                let prompt = Prompt()
+                let slot = slot.slot
+                try await withPIV(key) { session in
+                    guard try await session.certificate(in: slot) != nil else {
+                        throw YktermError.failed("slot \(slot) has no certificate")
+                    }
+                    try await PIVSecrets.authenticate(session, prompt)
+                    try await session.deleteCertificate(in: slot)
+                }
+                out("Deleted the certificate in slot \(slot)")
+            }
+        }
+    }
+
+    struct Keys: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "keys", abstract: "Generate and attest slot keys.", subcommands: [Generate.self, Attest.self])
+
+        struct Generate: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "generate",
+                abstract: "Generate a key in a slot; its public key (PEM) goes to standard output or --out.",
+                discussion: """
+                Needs the management key. Replaces any key in the slot; the slot's certificate, if any, then no \
+                longer matches (import or generate a new one). Algorithms: ECCP256, ECCP384, RSA1024, RSA2048, \
+                RSA3072, RSA4096, ED25519, X25519 (the last four from firmware 5.7).
+                """)
+
+            @OptionGroup var key: KeyOptions
+            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @Option(name: [.short, .long], help: ArgumentHelp("The key's algorithm.", valueName: "ALGORITHM"))
+            var algorithm = "ECCP256"
+            @Option(name: .customLong("pin-policy"),
+                    help: ArgumentHelp("default, never, once or always.", valueName: "POLICY"))
+            var pinPolicy = "default"
+            @Option(name: .customLong("touch-policy"),
+                    help: ArgumentHelp("default, never, always or cached.", valueName: "POLICY"))
+            var touchPolicy = "default"
+            @Option(help: ArgumentHelp("Write the public key here instead of standard output.", valueName: "FILE"))
+            var out: String?
+
+            func validate() throws {
+                guard let a = PIV.Algorithm(name: algorithm), !a.isManagementKey else {
+                    throw ValidationError("unknown key algorithm \"\(algorithm)\": ECCP256, ECCP384, RSA1024, RSA2048, "
+                                          + "RSA3072, RSA4096, ED25519 or X25519")
+                }
+                guard Self.pin(pinPolicy) != nil else {
+                    throw ValidationError("--pin-policy must be default, never, once or always, not \"\(pinPolicy)\"")
+                }
+                guard Self.touch(touchPolicy) != nil else {
+                    throw ValidationError("--touch-policy must be default, never, always or cached, not \"\(touchPolicy)\"")
+                }
+            }
+
+            static func pin(_ name: String) -> PIV.PINPolicy? {
+                ["default": .default, "never": .never, "once": .once, "always": .always][name.lowercased()]
+            }
+
+            static func touch(_ name: String) -> PIV.TouchPolicy? {
+                ["default": .default, "never": .never, "always": .always, "cached": .cached][name.lowercased()]
+            }
+
+            func run() async throws {
+                let prompt = Prompt()
+                let slot = slot.slot
+                let algorithm = PIV.Algorithm(name: algorithm)!
+                let pin = Self.pin(pinPolicy)!, touch = Self.touch(touchPolicy)!
+                let publicKey = try await withPIV(key) { session -> AsymmetricPublicKey in
+                    try await PIVSecrets.authenticate(session, prompt)
+                    if algorithm.rsaModulusLength ?? 0 >= 256 { warn("Generating an RSA key on the key takes a while…") }
+                    return try await session.generateKey(in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch)
+                }
+                try PIVFiles.write(Array(PEM.encode(publicKey.spki, label: PEM.publicKey).utf8), to: out)
+            }
+        }
+
+        struct Attest: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "attest",
+                abstract: "Write the attestation certificate of a key generated on the key (PEM).",
+                discussion: """
+                The attestation is checked before it is written: it must be signed by the key of the attestation \
+                certificate in slot F9, and certify the key now in the slot.
+                """)
+
+            @OptionGroup var key: KeyOptions
+            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
+
+            func run() async throws {
+                let slot = slot.slot
+                let attestation = try await withPIV(key) { session -> PIVAttestation in
+                    let expected = PIVFeature.metadata.isSupported(by: session.version)
+                        ? try await session.slotMetadata(slot).publicKey : nil
+                    return try await session.attest(slot, expected: expected)
+                }
+                try PIVFiles.write(Array(attestation.certificate.pem.utf8), to: out)
+                warn("Attested by \(attestation.attestationCertificate.subject)")
+            }
+        }
+    }
+}
