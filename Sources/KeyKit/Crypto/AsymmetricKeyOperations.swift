@@ -75,16 +75,18 @@ extension AsymmetricPrivateKey {
     /// Ed25519 (pure, RFC 8032) over `message`: 64 bytes.
     public func ed25519Sign(_ message: [UInt8]) throws -> [UInt8] {
         guard type == .ed25519 else { throw CryptoError.openssl("\(type) keys do not sign with Ed25519") }
-        return try withEVP { try Self.digestSign($0, digest: nil, message) }
+        return try withEVP { try Self.digestSign($0, digest: nil, pss: false, message) }
     }
 
-    /// A signature over `message` as X.509 and PKCS #1 use them: RSA PKCS #1 v1.5 or ECDSA (DER) with `digest`,
-    /// or Ed25519 (which ignores `digest`).
-    public func sign(_ message: [UInt8], digest: SignatureDigest = .sha256) throws -> [UInt8] {
+    /// A signature over `message` as X.509 and PKCS #1 use them: RSA with `padding` (PSS with a salt as long
+    /// as the digest) or ECDSA (DER) with `digest`, or Ed25519 (which ignores both).
+    public func sign(_ message: [UInt8], digest: SignatureDigest = .sha256,
+                     padding: RSASignaturePadding = .pkcs1) throws -> [UInt8] {
         switch type {
         case .ed25519: return try ed25519Sign(message)
         case .x25519: throw CryptoError.openssl("X25519 keys do not sign")
-        case .rsa, .p256, .p384: return try withEVP { try Self.digestSign($0, digest: digest.evp, message) }
+        case .p256, .p384: return try withEVP { try Self.digestSign($0, digest: digest.evp, pss: false, message) }
+        case .rsa: return try withEVP { try Self.digestSign($0, digest: digest.evp, pss: padding == .pss, message) }
         }
     }
 
@@ -148,10 +150,18 @@ extension AsymmetricPrivateKey {
         }
     }
 
-    private static func digestSign(_ key: OpaquePointer, digest: OpaquePointer?, _ message: [UInt8]) throws -> [UInt8] {
+    private static func digestSign(_ key: OpaquePointer, digest: OpaquePointer?, pss: Bool,
+                                   _ message: [UInt8]) throws -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { throw OSSL.failure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestSignInit(ctx, nil, digest, nil, key) == 1 else { throw OSSL.failure("EVP_DigestSignInit") }
+        var pctx: OpaquePointer?
+        guard EVP_DigestSignInit(ctx, &pctx, digest, nil, key) == 1 else { throw OSSL.failure("EVP_DigestSignInit") }
+        if pss {
+            guard let pctx, EVP_PKEY_CTX_set_params(pctx, AsymmetricPublicKey.pssParameters(saltLength: .digest)) == 1
+            else {
+                throw OSSL.failure("PSS parameters")
+            }
+        }
         return try OSSL.withBytes(message) { m, n in
             var length = 0
             guard EVP_DigestSign(ctx, nil, &length, m, n) == 1, length > 0 else { throw OSSL.failure("EVP_DigestSign") }
@@ -177,14 +187,7 @@ extension AsymmetricPublicKey {
                 return false
             }
             if case .rsa = type, padding == .pss, let pctx {
-                let params = [
-                    OSSL_PARAM_construct_utf8_string(Self.padMode.cString,
-                                                     UnsafeMutablePointer(mutating: Self.pss.cString), 0),
-                    OSSL_PARAM_construct_utf8_string(Self.saltLength.cString,
-                                                     UnsafeMutablePointer(mutating: Self.auto.cString), 0),
-                    OSSL_PARAM_construct_end(),
-                ]
-                guard EVP_PKEY_CTX_set_params(pctx, params) == 1 else { return false }
+                guard EVP_PKEY_CTX_set_params(pctx, Self.pssParameters(saltLength: .auto)) == 1 else { return false }
             }
             return OSSL.withBytes(signature) { s, sn in
                 OSSL.withBytes(message) { m, mn in EVP_DigestVerify(ctx, s, sn, m, mn) == 1 }
@@ -192,11 +195,26 @@ extension AsymmetricPublicKey {
         }) ?? false
     }
 
-    // OSSL_SIGNATURE_PARAM_PAD_MODE and _PSS_SALTLEN, and their values (static: OpenSSL keeps the pointers).
-    private static let padMode: StaticString = "pad-mode"
-    private static let saltLength: StaticString = "saltlen"
-    private static let pss: StaticString = "pss"
-    private static let auto: StaticString = "auto"
+    enum SaltLength {
+        /// As long as the digest (signing).
+        case digest
+        /// Whatever the signature used (verifying).
+        case auto
+    }
+
+    /// OSSL_PARAMs for RSASSA-PSS: pad mode "pss" and the salt length. Names and values are static strings,
+    /// which the parameters point at.
+    static func pssParameters(saltLength: SaltLength) -> [OSSL_PARAM] {
+        let padMode: StaticString = "pad-mode"  // OSSL_SIGNATURE_PARAM_PAD_MODE
+        let saltName: StaticString = "saltlen"  // OSSL_SIGNATURE_PARAM_PSS_SALTLEN
+        let pss: StaticString = "pss"
+        let salt: StaticString = saltLength == .digest ? "digest" : "auto"
+        return [
+            OSSL_PARAM_construct_utf8_string(padMode.cString, UnsafeMutablePointer(mutating: pss.cString), 0),
+            OSSL_PARAM_construct_utf8_string(saltName.cString, UnsafeMutablePointer(mutating: salt.cString), 0),
+            OSSL_PARAM_construct_end(),
+        ]
+    }
 }
 
 extension AsymmetricKeys {
