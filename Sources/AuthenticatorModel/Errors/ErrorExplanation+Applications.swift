@@ -1,0 +1,130 @@
+import Glibc
+import KeyKit
+
+/// The OTP, NDEF, FIDO2 and HID errors, and the remembered-keys store's: the rest of `ErrorExplanation.explain`.
+extension ErrorExplanation {
+    static func explain(_ e: OTPError) -> ErrorExplanation {
+        switch e {
+        case .invalidSlot(let s): return ErrorExplanation(kind: .noSuchSlot, ["slot": String(s)])
+        case .slotEmpty(let s): return ErrorExplanation(kind: .slotEmpty, ["slot": String(s)])
+        case .notChallengeResponse(let s): return ErrorExplanation(kind: .slotNotChallengeResponse, ["slot": String(s)])
+        case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
+        case .challengeTooLong(let n): return ErrorExplanation(kind: .challengeTooLong, ["bytes": String(n)])
+        case .invalidKey(let n): return ErrorExplanation(kind: .hmacKeyLength, ["bytes": String(n)])
+        case .invalidAccessCode: return ErrorExplanation(kind: .accessCodeLength)
+        case .configurationRefused: return ErrorExplanation(kind: .slotRefused)
+        case .unexpectedResponse(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        }
+    }
+
+    static func explain(_ e: OTPHIDError) -> ErrorExplanation {
+        switch e {
+        case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
+        case .deviceGone(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
+        case .ioFailed(let call, let path, let code):
+            return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": call + ": " + String(cString: strerror(code))])
+        case .malformedReport(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .badChecksum: return ErrorExplanation(kind: .damagedAnswer)
+        case .commandRejected: return ErrorExplanation(kind: .slotRefused)
+        case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
+        case .timeout: return ErrorExplanation(kind: .timeout)
+        case .closed: return ErrorExplanation(kind: .connectionClosed)
+        }
+    }
+
+    static func explain(_ e: NDEFError) -> ErrorExplanation {
+        switch e {
+        case .malformed(let m): return ErrorExplanation(kind: .ndefMalformed, detail: malformationText(m))
+        case .chunkedRecords: return ErrorExplanation(kind: .ndefUnsupported)
+        case .noOTP(let reason): return ErrorExplanation(kind: .noOTP, detail: noOTPText(reason))
+        }
+    }
+
+    static func explain(_ e: YubicoOTPError) -> ErrorExplanation {
+        switch e {
+        case .keyLength, .privateIDLength, .publicIDLength:
+            return ErrorExplanation(kind: .invalidInput, detail: yubicoOTPText(e))
+        case .tokenLength, .otpTooShort, .otpTooLong, .otpOddLength, .tokenNotModhex, .publicIDNotModhex:
+            return ErrorExplanation(kind: .notYubicoOTP, detail: yubicoOTPText(e))
+        case .crcMismatch: return ErrorExplanation(kind: .otpCRC)
+        }
+    }
+
+    static func explain(_ e: RememberedKeys.StoreError) -> ErrorExplanation {
+        switch e {
+        case .unreadable(let path, let why): return ErrorExplanation(kind: .fileUnreadable, ["path": path, "detail": why])
+        case .unwritable(let path, let why): return ErrorExplanation(kind: .fileUnwritable, ["path": path, "detail": why])
+        case .insecure(let path, let mode):
+            return ErrorExplanation(kind: .fileInsecure, ["path": path, "mode": String(mode, radix: 8)])
+        }
+    }
+
+    static func explain(_ e: CTAPError) -> ErrorExplanation {
+        switch e.code {
+        case CTAPError.pinInvalid:
+            return ErrorExplanation(kind: .wrongPIN, ["retries": e.retriesLeft.map(String.init) ?? "?"])
+        case CTAPError.pinBlocked: return ErrorExplanation(kind: .pinBlocked)
+        case CTAPError.pinAuthBlocked: return ErrorExplanation(kind: .pinAuthBlocked)
+        case CTAPError.pinNotSet: return ErrorExplanation(kind: .pinNotSet)
+        case CTAPError.pinRequired: return ErrorExplanation(kind: .pinRequired)
+        case CTAPError.pinPolicyViolation: return ErrorExplanation(kind: .pinPolicy)
+        case CTAPError.pinAuthInvalid: return ErrorExplanation(kind: .pinTokenInvalid)
+        case CTAPError.notAllowed: return ErrorExplanation(kind: .notAllowed)
+        case CTAPError.userActionTimeout, CTAPError.actionTimeout: return ErrorExplanation(kind: .touchTimeout)
+        case CTAPError.keepaliveCancel: return ErrorExplanation(kind: .cancelled)
+        case CTAPError.noCredentials: return ErrorExplanation(kind: .noCredentials)
+        case CTAPError.invalidCredential: return ErrorExplanation(kind: .unknownCredential)
+        case CTAPError.keyStoreFull: return ErrorExplanation(kind: .credentialStoreFull)
+        case CTAPError.credentialExcluded: return ErrorExplanation(kind: .credentialExcluded)
+        case CTAPError.operationDenied: return ErrorExplanation(kind: .operationDenied)
+        case CTAPError.uvBlocked: return ErrorExplanation(kind: .uvBlocked)
+        case CTAPError.invalidCommand: return ErrorExplanation(kind: .invalidCommand)
+        default: return ErrorExplanation(kind: .ctapError, ["name": e.name])
+        }
+    }
+
+    static func explain(_ e: FIDOSessionError) -> ErrorExplanation {
+        switch e {
+        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .pinTooShort(let minimum, let count):
+            return ErrorExplanation(kind: .pinTooShort, ["minimum": String(minimum), "count": String(count)])
+        case .pinTooLong(let bytes): return ErrorExplanation(kind: .pinTooLong, ["bytes": String(bytes)])
+        case .pinHasNUL: return ErrorExplanation(kind: .pinHasNUL)
+        case .noPINSupport: return ErrorExplanation(kind: .noPINSupport)
+        case .signatureInvalid(let check):
+            return ErrorExplanation(kind: .signatureInvalid, detail: UIText("signature." + check.rawValue))
+        case .notSupported(let feature):
+            return ErrorExplanation(kind: .notSupported, ["status": "-"], nested: ["what": featureText(feature)])
+        case .ctap2NotSupported: return ErrorExplanation(kind: .u2fOnly)
+        case .noCommonPINProtocol(let offered):
+            return ErrorExplanation(kind: .noCommonPINProtocol, ["offered": offered.map(String.init).joined(separator: ", ")])
+        }
+    }
+
+    static func explain(_ e: FIDOTransportError) -> ErrorExplanation {
+        switch e {
+        case .timeout: return ErrorExplanation(kind: .timeout)
+        case .channelBusy: return ErrorExplanation(kind: .keyBusy)
+        case .invalidSequence, .unexpectedCommand: return ErrorExplanation(kind: .damagedAnswer)
+        case .invalidLength: return ErrorExplanation(kind: .invalidInput, detail: UIText("hid.message-too-long"))
+        case .ctaphidError(let code):
+            switch code {
+            case CTAPHID.ErrorCode.channelBusy, CTAPHID.ErrorCode.lockRequired: return ErrorExplanation(kind: .keyBusy)
+            case CTAPHID.ErrorCode.invalidCommand: return ErrorExplanation(kind: .invalidCommand)
+            default: return ErrorExplanation(kind: .damagedAnswer)
+            }
+        case .deviceGone: return ErrorExplanation(kind: .keyRemoved)
+        case .closed: return ErrorExplanation(kind: .connectionClosed)
+        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        }
+    }
+
+    static func explain(_ e: HIDDeviceError) -> ErrorExplanation {
+        switch e {
+        case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
+        case .notFound(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
+        case .openFailed(let path, let reason): return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": reason])
+        case .unavailable: return ErrorExplanation(kind: .hidUnavailable)
+        }
+    }
+}
