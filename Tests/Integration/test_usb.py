@@ -300,3 +300,28 @@ with otp[0].open_connection(OtpConnection) as c:
     assert r["ccid_response"] == expected
     assert "Slot 2: programmed" in r["info"]
     assert r["otp_devices"] == 1 and r["otp_serial"] == 4455667 and r["otp_version"] == "5.7.2"
+
+
+def test_piv_over_the_usb_keys_ccid_agrees_with_ykman():
+    """PIV on a USB key goes through its CCID interface (the reader pcscd names after the interfaces): a key and
+    certificate ykman makes there are what `ykterm piv info` shows, and `piv verify` signs with that key."""
+    r = results(serve_usb("--serial", "5566778", script=PRELUDE + """
+import tempfile
+MGM = "010203040506070801020304050607080102030405060708"
+with tempfile.TemporaryDirectory() as d:
+    pub = os.path.join(d, "pub.pem")
+    g = ykman("piv", "keys", "generate", "-a", "ECCP256", "-m", MGM, "9a", pub)
+    c = ykman("piv", "certificates", "generate", "-s", "CN=usb-piv", "-m", MGM, "-P", "123456", "9a", pub)
+    emit(generated=g.returncode, certificate=c.returncode, errors=g.stderr + c.stderr, public=open(pub).read())
+info = ykterm("piv", "info", "--json")
+emit(info=json.loads(info.stdout) if info.returncode == 0 else info.stderr)
+v = subprocess.run([YKTERM, "piv", "verify", "9a"], input="123456\\n", capture_output=True, text=True, timeout=30)
+emit(verify=v.returncode, verify_out=v.stdout + v.stderr)
+emit(readers=ykterm("list", "--json").stdout)
+"""))
+    assert r["generated"] == 0 and r["certificate"] == 0, r["errors"]
+    [slot] = r["info"]["slots"]
+    assert slot["slot"] == "9A" and slot["certificate"]["subject"] == "CN=usb-piv"
+    assert slot["public_key_pem"] == r["public"] and r["info"]["serial"] == 5566778
+    assert r["verify"] == 0 and r["verify_out"].startswith("OK: slot 9A's key (ECCP256)"), r["verify_out"]
+    assert "Yubico YubiKey OTP+FIDO+CCID" in r["readers"]
