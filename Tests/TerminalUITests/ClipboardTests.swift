@@ -116,8 +116,10 @@ import Testing
         echo "$@" > "\(directory.path)/args"
         """, in: directory)
 
+        // The tool's own time limit is not under test here: a loaded machine may take seconds to start a shell.
         let clipboard = Clipboard(method: .auto,
-                                  environment: ["DISPLAY": ":9", "PATH": directory.path + ":/usr/bin:/bin"])
+                                  environment: ["DISPLAY": ":9", "PATH": directory.path + ":/usr/bin:/bin"],
+                                  toolTimeout: .seconds(60))
         let screen = MemoryScreen()
         let outcome = await clipboard.copy("secret code 123 456", terminal: screen)
         #expect(outcome.succeeded == ["xclip"])
@@ -142,7 +144,8 @@ import Testing
         #expect(dup2(held, 77) == 77)
         defer { close(77); close(held) }
 
-        let clipboard = Clipboard(method: .xclip, environment: ["PATH": directory.path + ":/usr/bin:/bin"])
+        let clipboard = Clipboard(method: .xclip, environment: ["PATH": directory.path + ":/usr/bin:/bin"],
+                                  toolTimeout: .seconds(60))
         let outcome = await clipboard.copyWithLocalTools("x")
         #expect(outcome.succeeded == ["xclip"])
         let state = try String(contentsOf: directory.appendingPathComponent("fd77"), encoding: .utf8)
@@ -155,7 +158,8 @@ import Testing
         try addTool("wl-copy", "#!/bin/sh\nexit 3\n", in: directory)
 
         let clipboard = Clipboard(method: .auto,
-                                  environment: ["WAYLAND_DISPLAY": "w", "DISPLAY": ":9", "PATH": directory.path])
+                                  environment: ["WAYLAND_DISPLAY": "w", "DISPLAY": ":9", "PATH": directory.path],
+                                  toolTimeout: .seconds(60))
         let outcome = await clipboard.copyWithLocalTools("x")
         #expect(outcome.failed == ["wl-copy", "xclip"])
         #expect(!outcome.copied)
