@@ -9,16 +9,18 @@
 // defines that symbol and hands control to libFuzzer with LLVMFuzzerRunDriver.
 //
 // The session targets run whole KeyKit operations (a CTAP2 PIN change, credential enumeration, OATH calculate
-// all with a password, an OTP HID exchange) against devices that answer from the fuzzer's input (FuzzSessions);
+// all with a password, an OTP HID exchange, PIV information, signature, attestation and key generation) against devices that answer from the fuzzer's input (FuzzSessions);
 // `<target> --record-seeds DIR` records their seeds against the virtual key.
 import PackageDescription
 
 let fuzzTargets = [
     "FuzzCBOR", "FuzzTLV", "FuzzResponse", "FuzzCTAPHID", "FuzzVpcd", "FuzzOTPAuthURI", "FuzzMigration",
-    "FuzzNDEF", "FuzzOTP", "FuzzAPDUHex", "FuzzOTPHID",
+    "FuzzNDEF", "FuzzOTP", "FuzzAPDUHex", "FuzzOTPHID", "FuzzX509",
 ]
 
-let sessionTargets = ["FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange"]
+let sessionTargets = [
+    "FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange", "FuzzPIVSession",
+]
 
 let package = Package(
     name: "ykterm-fuzz",

@@ -11,6 +11,7 @@ fuzz package first (`make fuzz-build`); without the binaries those seeds are lef
 """
 
 import base64
+import gzip
 import os
 import shutil
 import subprocess
@@ -222,9 +223,54 @@ APDUHEX = {
     "odd-digits": "00 A4 0",
 }
 
+# --- X.509 and PIV objects: the first byte picks the form (0 DER, 1 PIV certificate object, 2 PEM, 3 a public key
+# template of the algorithm the second byte names). The certificate: EC P-256, self-signed by openssl req -x509,
+# with key usage and subject alternative names (the one in Tests/KeyKitTests/PIVFixtures.swift).
+EC_CERTIFICATE = h(
+    "30820202308201a7a00302010202081234567890abcdef300a06082a8648ce3d0403023039310b3009060355040613025345"
+    "31143012060355040a0c0b796b7465726d20746573743114301206035504030c0b796b7465726d2d74657374301e170d3236"
+    "313132353130343534395a170d3336313132323130343534395a3039310b300906035504061302534531143012060355040a"
+    "0c0b796b7465726d20746573743114301206035504030c0b796b7465726d2d746573743059301306072a8648ce3d02010608"
+    "2a8648ce3d0301070342000441b01b0b0dc9e50276bd93fe830a344272c9e2a7b4c925ae1022d737af0fd45be8c4339b0e01"
+    "40dfd3828125990251a9a413a4f59ec260a630d45dc8418bd0d8a38198308195301d0603551d0e041604143e550e224844d2"
+    "b2a4accee9e090d7fe6dd8b53a301f0603551d230418301680143e550e224844d2b2a4accee9e090d7fe6dd8b53a300f0603"
+    "551d130101ff040530030101ff300e0603551d0f0101ff04040302038830320603551d11042b3029820f7069762e6578616d"
+    "706c652e6f7267811074657374406578616d706c652e6f72678704c0000207300a06082a8648ce3d04030203490030460221"
+    "00d0b85d2f24a8172dacfbf7de3ce0f38accb74301abbdd13a2272f3ce2578384d022100d6848db450eb3910d3d8691124d1"
+    "68b094ba699f32d3bc1d233ff9d6981c1828")
+
+
+def tlv(tag, value):
+    n = len(value)
+    length = bytes([n]) if n < 0x80 else bytes([0x81, n]) if n < 0x100 else bytes([0x82, n >> 8, n & 0xFF])
+    return (tag.to_bytes((tag.bit_length() + 7) // 8, "big")) + length + value
+
+
+def pem(der, label="CERTIFICATE"):
+    text = base64.b64encode(der).decode()
+    return "-----BEGIN %s-----\n%s\n-----END %s-----\n" % (
+        label, "\n".join(text[i:i + 64] for i in range(0, len(text), 64)), label)
+
+
+EC_POINT = EC_CERTIFICATE[EC_CERTIFICATE.index(h("034200")) + 3:][:65]
+X509 = {
+    "der-ec": b"\x00" + EC_CERTIFICATE,
+    "object-plain": b"\x01" + tlv(0x70, EC_CERTIFICATE) + tlv(0x71, b"\x00") + tlv(0xFE, b""),
+    "object-gzip": b"\x01" + tlv(0x70, gzip.compress(EC_CERTIFICATE, mtime=0)) + tlv(0x71, b"\x01") + tlv(0xFE, b""),
+    "object-empty": b"\x01",
+    "pem": b"\x02" + ("Certificate:\n" + pem(EC_CERTIFICATE)).encode(),
+    "template-p256": b"\x03\x11" + tlv(0x86, EC_POINT),
+    # RFC 8032 7.1 test 1's public key; RFC 7748 6.1's Alice public key.
+    "template-ed25519": b"\x03\xe0" + tlv(0x86, h("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")),
+    "template-x25519": b"\x03\xe1" + tlv(0x86, h("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a")),
+    "template-rsa-small": b"\x03\x06" + tlv(0x81, bytes([0xC5]) + bytes(127)) + tlv(0x82, h("010001")),
+}
+
 # --- Whole sessions against a device fed by the input: recorded, not written here. Seeds named regression-*
 # (inputs that crashed a target, kept so the fuzzer starts from them) stay.
-SESSION_TARGETS = ["FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange"]
+SESSION_TARGETS = [
+    "FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange", "FuzzPIVSession",
+]
 
 
 def record_sessions():
@@ -254,6 +300,7 @@ if __name__ == "__main__":
     write("FuzzNDEF", NDEF)
     write("FuzzOTP", OTP)
     write("FuzzAPDUHex", APDUHEX)
+    write("FuzzX509", X509)
     record_sessions()
     for d in sorted(HERE.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds")
