@@ -178,6 +178,21 @@ extension ErrorExplanation {
         }
     }
 
+    static func explain(_ e: CryptoError) -> ErrorExplanation {
+        switch e {
+        case .openssl(let what): return ErrorExplanation(kind: .cryptoFailed, ["detail": what])
+        case .length(let expected, let actual):
+            return ErrorExplanation(kind: .invalidInput,
+                                    detail: UIText("crypto.length", ["expected": String(expected), "count": String(actual)]))
+        case .notDER(let structure):
+            return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.not-der." + structure.rawValue))
+        case .keyType: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.key-type"))
+        case .notOnCurve: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.not-on-curve"))
+        case .invalidPrivateKey: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.invalid-private-key"))
+        case .rsaSize(let bits): return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.rsa-size", ["bits": String(bits)]))
+        }
+    }
+
     static func explain(_ e: BlockCipher.Error) -> ErrorExplanation {
         switch e {
         case .keyLength(let expected, let actual):

@@ -219,8 +219,13 @@ extension ErrorExplanation {
         case let e as AtomicFile.WriteError:
             return ErrorExplanation(kind: .fileUnwritable, ["path": e.path, "detail": e.reason])
         case let e as RememberedKeys.StoreError: return explain(e)
-        case let e as CryptoError:
-            switch e { case .openssl(let what): return ErrorExplanation(kind: .cryptoFailed, ["detail": what]) }
+        case let e as CryptoError: return explain(e)
+        case let e as CertificateIssuer.IssueError:
+            switch e {
+            case .crypto(let c): return explain(c)
+            case .keyCannotSign: return explain(CryptoError.keyType)
+            case .noIssuer: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.no-issuer"))
+            }
         case is CancellationError: return ErrorExplanation(kind: .cancelled)
         default: return ErrorExplanation(kind: .unexpected, ["detail": String(describing: error)])
         }

@@ -50,9 +50,9 @@ extension AsymmetricPrivateKey {
     /// RSA's private operation on one block (m^d mod n, no padding): `block` is exactly as long as the modulus
     /// and, read as a number, less than it. The answer is as long as the modulus.
     public func rsaPrivateOperation(_ block: [UInt8]) throws -> [UInt8] {
-        guard case .rsa = type else { throw CryptoError.openssl("\(type) keys have no RSA operation") }
+        guard case .rsa = type else { throw CryptoError.keyType }
         guard block.count == type.length else {
-            throw CryptoError.openssl("an RSA block is \(type.length) bytes, not \(block.count)")
+            throw CryptoError.length(expected: type.length, actual: block.count)
         }
         return try withEVP { key in
             try Self.keyOperation(key, block, start: { EVP_PKEY_decrypt_init($0) }, params: [("pad-mode", "none")]) {
@@ -64,7 +64,7 @@ extension AsymmetricPrivateKey {
     /// ECDSA (P-256, P-384) over `digest` as given, whatever hash made it; the signature is DER. A digest longer
     /// than the curve's order is truncated to its bits, as ECDSA does.
     public func ecdsaSign(digest: [UInt8]) throws -> [UInt8] {
-        guard type.curveName != nil else { throw CryptoError.openssl("\(type) keys do not sign with ECDSA") }
+        guard type.curveName != nil else { throw CryptoError.keyType }
         return try withEVP { key in
             try Self.keyOperation(key, digest, start: { EVP_PKEY_sign_init($0) }, params: []) {
                 EVP_PKEY_sign($0, $1, $2, $3, $4)
@@ -74,7 +74,7 @@ extension AsymmetricPrivateKey {
 
     /// Ed25519 (pure, RFC 8032) over `message`: 64 bytes.
     public func ed25519Sign(_ message: [UInt8]) throws -> [UInt8] {
-        guard type == .ed25519 else { throw CryptoError.openssl("\(type) keys do not sign with Ed25519") }
+        guard type == .ed25519 else { throw CryptoError.keyType }
         return try withEVP { try Self.digestSign($0, digest: nil, pss: false, message) }
     }
 
@@ -84,7 +84,7 @@ extension AsymmetricPrivateKey {
                      padding: RSASignaturePadding = .pkcs1) throws -> [UInt8] {
         switch type {
         case .ed25519: return try ed25519Sign(message)
-        case .x25519: throw CryptoError.openssl("X25519 keys do not sign")
+        case .x25519: throw CryptoError.keyType
         case .p256, .p384: return try withEVP { try Self.digestSign($0, digest: digest.evp, pss: false, message) }
         case .rsa: return try withEVP { try Self.digestSign($0, digest: digest.evp, pss: padding == .pss, message) }
         }
@@ -97,13 +97,13 @@ extension AsymmetricPrivateKey {
         switch type {
         case .p256, .p384:
             guard peer.count == 1 + 2 * type.length, peer.first == 0x04 else {
-                throw CryptoError.openssl("the peer's \(type) point is not \(1 + 2 * type.length) bytes, 04 first")
+                throw CryptoError.notOnCurve
             }
             peerKey = try AsymmetricPublicKey(ecPoint: peer, type: type)
         case .x25519:
             peerKey = try AsymmetricPublicKey(raw: peer, type: .x25519)
         case .rsa, .ed25519:
-            throw CryptoError.openssl("\(type) keys do not agree keys")
+            throw CryptoError.keyType
         }
         return try withEVP { mine in
             try peerKey.withEVP { theirs in
@@ -112,7 +112,7 @@ extension AsymmetricPrivateKey {
                 }
                 defer { EVP_PKEY_CTX_free(ctx) }
                 guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer(ctx, theirs) == 1 else {
-                    throw OSSL.failure("key agreement with the peer's key")
+                    throw OSSL.failure("EVP_PKEY_derive_set_peer")
                 }
                 var length = 0
                 guard EVP_PKEY_derive(ctx, nil, &length) == 1, length > 0 else { throw OSSL.failure("EVP_PKEY_derive") }
@@ -133,7 +133,7 @@ extension AsymmetricPrivateKey {
             throw OSSL.failure("EVP_PKEY_CTX_new_from_pkey")
         }
         defer { EVP_PKEY_CTX_free(ctx) }
-        guard start(ctx) == 1 else { throw OSSL.failure("initialising the key operation") }
+        guard start(ctx) == 1 else { throw OSSL.failure("EVP_PKEY_sign_init") }
         if !params.isEmpty {
             var list = params.map { name, value in
                 OSSL_PARAM_construct_utf8_string(name.cString, UnsafeMutablePointer(mutating: value.cString), 0)
@@ -143,9 +143,9 @@ extension AsymmetricPrivateKey {
         }
         return try OSSL.withBytes(input) { p, n in
             var length = 0
-            guard operation(ctx, nil, &length, p, n) == 1, length > 0 else { throw OSSL.failure("key operation") }
+            guard operation(ctx, nil, &length, p, n) == 1, length > 0 else { throw OSSL.failure("EVP_PKEY_sign") }
             var out = [UInt8](repeating: 0, count: length)
-            guard operation(ctx, &out, &length, p, n) == 1 else { throw OSSL.failure("key operation") }
+            guard operation(ctx, &out, &length, p, n) == 1 else { throw OSSL.failure("EVP_PKEY_sign") }
             return Array(out.prefix(length))
         }
     }
@@ -159,7 +159,7 @@ extension AsymmetricPrivateKey {
         if pss {
             guard let pctx, EVP_PKEY_CTX_set_params(pctx, AsymmetricPublicKey.pssParameters(saltLength: .digest)) == 1
             else {
-                throw OSSL.failure("PSS parameters")
+                throw OSSL.failure("EVP_PKEY_CTX_set_rsa_padding")
             }
         }
         return try OSSL.withBytes(message) { m, n in
@@ -251,14 +251,14 @@ extension AsymmetricKeys {
                 guard BN_mul(n, p, q, ctx) == 1, BN_copy(pMinus1, p) != nil, BN_sub_word(pMinus1, 1) == 1,
                       BN_copy(qMinus1, q) != nil, BN_sub_word(qMinus1, 1) == 1, BN_mul(phi, pMinus1, qMinus1, ctx) == 1,
                       BN_mod_inverse(d, e, phi, ctx) != nil else {
-                    throw CryptoError.openssl("the RSA primes and exponent do not make a key")
+                    throw CryptoError.invalidPrivateKey
                 }
                 func equal(_ a: OpaquePointer, _ b: OpaquePointer) -> Bool { BN_cmp(a, b) == 0 }
                 guard BN_div(nil, check, d, pMinus1, ctx) == 1, equal(check, dp),
                       BN_div(nil, check, d, qMinus1, ctx) == 1, equal(check, dq),
                       BN_mod_mul(check, qInverse, q, p, ctx) == 1, BN_is_one(check) == 1 else {
                     ERR_clear_error()
-                    throw CryptoError.openssl("the RSA key's CRT values do not match its primes")
+                    throw CryptoError.invalidPrivateKey
                 }
                 for bn in [pMinus1, qMinus1, phi, check] { BN_clear_free(bn) }
                 made.removeAll { [pMinus1, qMinus1, phi, check].contains($0) }

@@ -90,7 +90,7 @@ public struct AsymmetricPublicKey: Sendable, Hashable {
     /// Reads a DER SubjectPublicKeyInfo of a kind PIV holds.
     public init(spki der: [UInt8]) throws {
         guard let key = OSSL.parse(der, { d2i_PUBKEY(nil, $0, $1) }, free: { EVP_PKEY_free($0) }) else {
-            throw CryptoError.openssl("not a DER SubjectPublicKeyInfo")
+            throw CryptoError.notDER(.subjectPublicKeyInfo)
         }
         defer { EVP_PKEY_free(key) }
         try self.init(evp: key)
@@ -98,7 +98,7 @@ public struct AsymmetricPublicKey: Sendable, Hashable {
 
     init(evp key: OpaquePointer) throws {
         guard let type = AsymmetricKeyType.of(key) else {
-            throw CryptoError.openssl("not an RSA, P-256, P-384, Ed25519 or X25519 key")
+            throw CryptoError.keyType
         }
         guard let der = OSSL.der({ i2d_PUBKEY(key, $0) }) else { throw OSSL.failure("i2d_PUBKEY") }
         self.type = type
@@ -125,7 +125,7 @@ public struct AsymmetricPublicKey: Sendable, Hashable {
     /// An Ed25519 or X25519 public key from its 32 raw bytes.
     public init(raw: [UInt8], type: AsymmetricKeyType) throws {
         guard type == .ed25519 || type == .x25519, raw.count == 32 else {
-            throw CryptoError.openssl("a \(type) public key is not 32 raw bytes")
+            throw CryptoError.length(expected: 32, actual: raw.count)
         }
         guard let key = raw.withUnsafeBufferPointer({
             EVP_PKEY_new_raw_public_key_ex(nil, type.evpName.cString, nil, $0.baseAddress, $0.count)
@@ -138,7 +138,7 @@ public struct AsymmetricPublicKey: Sendable, Hashable {
 
     func withEVP<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
         guard let key = OSSL.parse(spki, { d2i_PUBKEY(nil, $0, $1) }, free: { EVP_PKEY_free($0) }) else {
-            throw CryptoError.openssl("not a DER SubjectPublicKeyInfo")
+            throw CryptoError.notDER(.subjectPublicKeyInfo)
         }
         defer { EVP_PKEY_free(key) }
         return try body(key)
@@ -196,7 +196,7 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
     public init(pkcs8 der: [UInt8]) throws {
         guard let info = OSSL.parse(der, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
                                     free: { PKCS8_PRIV_KEY_INFO_free($0) }) else {
-            throw CryptoError.openssl("not a DER PKCS#8 private key")
+            throw CryptoError.notDER(.pkcs8)
         }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
         guard let key = EVP_PKCS82PKEY(info) else { throw OSSL.failure("EVP_PKCS82PKEY") }
@@ -229,7 +229,7 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
         case .rsa(let bits):
             guard (1024...8192).contains(bits),
                   OSSL_PARAM_BLD_push_uint(builder, AsymmetricKeys.rsaBits.cString, UInt32(bits)) == 1 else {
-                throw CryptoError.openssl("cannot make an RSA key of \(bits) bits")
+                throw CryptoError.rsaSize(bits)
             }
         case .p256, .p384:
             guard OSSL_PARAM_BLD_push_utf8_string(builder, OSSL.groupName.cString, type.curveName!.cString, 0) == 1
@@ -243,7 +243,7 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
         defer { OSSL_PARAM_free(params) }
         var key: OpaquePointer?
         guard EVP_PKEY_CTX_set_params(ctx, params) == 1, EVP_PKEY_generate(ctx, &key) == 1, let key else {
-            throw OSSL.failure("generating a \(type) key")
+            throw OSSL.failure("EVP_PKEY_generate")
         }
         defer { EVP_PKEY_free(key) }
         return try AsymmetricPrivateKey(evp: key)
@@ -273,7 +273,7 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
     /// A P-256 or P-384 key from its big-endian private scalar d, 0 < d < n (exactly the field's length).
     public static func ec(_ type: AsymmetricKeyType, scalar: [UInt8]) throws -> AsymmetricPrivateKey {
         guard type.curveNID != nil, scalar.count == type.length else {
-            throw CryptoError.openssl("a \(type) private key is \(type.length) bytes, not \(scalar.count)")
+            throw CryptoError.length(expected: type.length, actual: scalar.count)
         }
         let point = try AsymmetricKeys.publicPoint(type, scalar: scalar)
         let key = try AsymmetricKeys.ecKey(type, point: point, scalar: scalar)
@@ -283,9 +283,8 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
 
     /// An Ed25519 or X25519 key from its 32-byte private key (RFC 8032's seed, RFC 7748's scalar).
     public static func raw(_ bytes: [UInt8], type: AsymmetricKeyType) throws -> AsymmetricPrivateKey {
-        guard type == .ed25519 || type == .x25519, bytes.count == 32 else {
-            throw CryptoError.openssl("a \(type) private key is not 32 bytes")
-        }
+        guard type == .ed25519 || type == .x25519 else { throw CryptoError.keyType }
+        guard bytes.count == 32 else { throw CryptoError.length(expected: 32, actual: bytes.count) }
         guard let key = bytes.withUnsafeBufferPointer({
             EVP_PKEY_new_raw_private_key_ex(nil, type.evpName.cString, nil, $0.baseAddress, $0.count)
         }) else {
@@ -299,7 +298,7 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
     func withEVP<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
         guard let info = OSSL.parse(pkcs8, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
                                     free: { PKCS8_PRIV_KEY_INFO_free($0) }) else {
-            throw CryptoError.openssl("not a DER PKCS#8 private key")
+            throw CryptoError.notDER(.pkcs8)
         }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
         guard let key = EVP_PKCS82PKEY(info) else { throw OSSL.failure("EVP_PKCS82PKEY") }
@@ -379,7 +378,7 @@ enum AsymmetricKeys {
         defer { EVP_PKEY_CTX_free(ctx) }
         var key: OpaquePointer?
         guard EVP_PKEY_fromdata_init(ctx) == 1, EVP_PKEY_fromdata(ctx, &key, selection, params) == 1, let key else {
-            throw OSSL.failure("building a \(name) key")
+            throw OSSL.failure("EVP_PKEY_fromdata")
         }
         return key
     }
@@ -402,13 +401,15 @@ enum AsymmetricKeys {
         }
         defer { BN_free(bn) }
         let n = count ?? max(1, (Int(BN_num_bits(bn)) + 7) / 8)
-        guard let bytes = OSSL.bytes(of: bn, count: n) else { throw CryptoError.openssl("\(name) is too long") }
+        guard let bytes = OSSL.bytes(of: bn, count: n) else {
+            throw CryptoError.length(expected: n, actual: (Int(BN_num_bits(bn)) + 7) / 8)
+        }
         return bytes
     }
 
     /// An EC key on `type`'s curve from a point and, when given, the private scalar. The caller frees it.
     static func ecKey(_ type: AsymmetricKeyType, point: [UInt8], scalar: [UInt8]?) throws -> OpaquePointer {
-        guard let curve = type.curveName else { throw CryptoError.openssl("\(type) is not an EC key type") }
+        guard let curve = type.curveName else { throw CryptoError.keyType }
         return try fromData("EC", selection: scalar == nil ? OSSL.selectPublicKey : OSSL.selectKeyPair) { b, scratch in
             guard OSSL_PARAM_BLD_push_utf8_string(b, OSSL.groupName.cString, curve.cString, 0) == 1 else {
                 throw OSSL.failure("OSSL_PARAM_BLD_push_utf8_string")
@@ -429,7 +430,7 @@ enum AsymmetricKeys {
         let d = try bignum(scalar)
         defer { BN_clear_free(d) }
         guard let order = EC_GROUP_get0_order(group), BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
-            throw CryptoError.openssl("the \(type) private key is out of range (it must be between 1 and n-1)")
+            throw CryptoError.invalidPrivateKey
         }
         guard let point = EC_POINT_new(group) else { throw OSSL.failure("EC_POINT_new") }
         defer { EC_POINT_clear_free(point) }

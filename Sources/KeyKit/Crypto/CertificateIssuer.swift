@@ -43,20 +43,13 @@ public enum CertificateIssuer {
         case sameAsIssuer
     }
 
-    public enum IssueError: Error, Equatable, CustomStringConvertible {
+    public enum IssueError: Error, Equatable {
         /// X25519 keys cannot sign: a certificate needs a signing key.
         case keyCannotSign(AsymmetricKeyType)
         /// `.sameAsIssuer` without an issuer certificate.
         case noIssuer
-        case openssl(String)
-
-        public var description: String {
-            switch self {
-            case .keyCannotSign(let type): return "a \(type) key cannot sign certificates"
-            case .noIssuer: return "the validity is the issuer's, but no issuer certificate was given"
-            case .openssl(let why): return why
-            }
-        }
+        /// The certificate could not be made (a key OpenSSL refused, a failed OpenSSL call).
+        case crypto(CryptoError)
     }
 
     /// A certificate for `publicKey` named `subject`, signed by `signingKey` with `digest` (ignored for Ed25519).
@@ -72,8 +65,10 @@ public enum CertificateIssuer {
                             signingKey: signingKey, issuer: issuer, digest: digest, extensions: extensions)
         } catch let error as IssueError {
             throw error
+        } catch let error as CryptoError {
+            throw .crypto(error)
         } catch {
-            throw .openssl("\(error)")
+            throw .crypto(.openssl(String(describing: type(of: error))))
         }
     }
 
@@ -104,7 +99,7 @@ public enum CertificateIssuer {
         defer { BN_free(bn) }
         guard OSSL.withBytes(serial, { BN_bin2bn($0, Int32($1), bn) }) != nil,
               BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(certificate)) != nil else {
-            throw OSSL.failure("setting the certificate's serial number")
+            throw OSSL.failure("X509_set_serialNumber")
         }
     }
 
@@ -114,19 +109,19 @@ public enum CertificateIssuer {
         case .interval(let notBefore, let notAfter):
             guard ASN1_TIME_set(X509_getm_notBefore(certificate), time_t(notBefore)) != nil,
                   ASN1_TIME_set(X509_getm_notAfter(certificate), time_t(notAfter)) != nil else {
-                throw OSSL.failure("setting the certificate's validity")
+                throw OSSL.failure("ASN1_TIME_set")
             }
         case .days(let days):
             guard X509_gmtime_adj(X509_getm_notBefore(certificate), 0) != nil,
                   X509_time_adj_ex(X509_getm_notAfter(certificate), Int32(clamping: days), 0, nil) != nil else {
-                throw OSSL.failure("setting the certificate's validity")
+                throw OSSL.failure("X509_time_adj_ex")
             }
         case .sameAsIssuer:
             guard let issuer else { throw IssueError.noIssuer }
             try withParsed(issuer) { parsed in
                 guard X509_set1_notBefore(certificate, X509_get0_notBefore(parsed)) == 1,
                       X509_set1_notAfter(certificate, X509_get0_notAfter(parsed)) == 1 else {
-                    throw OSSL.failure("copying the issuer's validity")
+                    throw OSSL.failure("X509_set1_notAfter")
                 }
             }
         }
@@ -139,7 +134,7 @@ public enum CertificateIssuer {
             let added = Array(attribute.value.utf8).withUnsafeBufferPointer {
                 X509_NAME_add_entry_by_txt(name, attribute.type, MBSTRING_UTF8, $0.baseAddress, Int32($0.count), -1, 0)
             }
-            guard added == 1 else { throw OSSL.failure("adding \(attribute.type) to the certificate's name") }
+            guard added == 1 else { throw OSSL.failure("X509_NAME_add_entry_by_txt") }
         }
         if let issuer {
             try withParsed(issuer) { parsed in
@@ -153,21 +148,21 @@ public enum CertificateIssuer {
     }
 
     private static func add(_ e: Extension, to certificate: OpaquePointer) throws {
-        guard let object = OBJ_txt2obj(e.oid, 1) else { throw OSSL.failure("not an OID: \(e.oid)") }
+        guard let object = OBJ_txt2obj(e.oid, 1) else { throw OSSL.failure("OBJ_txt2obj") }
         defer { ASN1_OBJECT_free(object) }
         guard let octets = ASN1_OCTET_STRING_new() else { throw OSSL.failure("ASN1_OCTET_STRING_new") }
         defer { ASN1_OCTET_STRING_free(octets) }
         guard OSSL.withBytes(e.value, { ASN1_OCTET_STRING_set(octets, $0, Int32($1)) }) == 1,
               let made = X509_EXTENSION_create_by_OBJ(nil, object, e.critical ? 1 : 0, octets) else {
-            throw OSSL.failure("making extension \(e.oid)")
+            throw OSSL.failure("X509_EXTENSION_create_by_OBJ")
         }
         defer { X509_EXTENSION_free(made) }
-        guard X509_add_ext(certificate, made, -1) == 1 else { throw OSSL.failure("adding extension \(e.oid)") }
+        guard X509_add_ext(certificate, made, -1) == 1 else { throw OSSL.failure("X509_add_ext") }
     }
 
     private static func withParsed<R>(_ certificate: X509Certificate, _ body: (OpaquePointer) throws -> R) throws -> R {
         guard let parsed = OSSL.parse(certificate.der, { d2i_X509(nil, $0, $1) }, free: { X509_free($0) }) else {
-            throw CryptoError.openssl("not a DER X.509 certificate")
+            throw CryptoError.notDER(.certificate)
         }
         defer { X509_free(parsed) }
         return try body(parsed)

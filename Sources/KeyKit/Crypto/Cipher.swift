@@ -27,15 +27,15 @@ extension Crypto {
                             _ input: [UInt8], encrypt: Bool) throws -> [UInt8] {
         let blockLength = 16
         guard key.count == keyLength else {
-            throw CryptoError.openssl("\(name) needs a \(keyLength)-byte key, not \(key.count) bytes")
+            throw CryptoError.length(expected: keyLength, actual: key.count)
         }
         if let iv, iv.count != blockLength {
-            throw CryptoError.openssl("\(name) needs a \(blockLength)-byte IV, not \(iv.count) bytes")
+            throw CryptoError.length(expected: blockLength, actual: iv.count)
         }
         guard input.count % blockLength == 0 else {
-            throw CryptoError.openssl("\(name) without padding needs whole \(blockLength)-byte blocks, not \(input.count) bytes")
+            throw CryptoError.length(expected: blockLength, actual: input.count)
         }
-        guard input.count <= Int(Int32.max) - blockLength else { throw CryptoError.openssl("\(name) input too long") }
+        guard input.count <= Int(Int32.max) - blockLength else { throw CryptoError.length(expected: Int(Int32.max) - blockLength, actual: input.count) }
         guard !input.isEmpty else { return [] }
         guard let ctx = EVP_CIPHER_CTX_new() else { throw OSSL.failure("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(ctx) }  // also wipes the key schedule
@@ -46,7 +46,7 @@ extension Crypto {
             return EVP_CipherInit_ex(ctx, cipher, nil, k.baseAddress, nil, encrypt ? 1 : 0)
         }
         guard initialized == 1, EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 else {
-            throw OSSL.failure("\(name) initialization")
+            throw OSSL.failure("EVP_CipherInit_ex")
         }
         var out = [UInt8](repeating: 0, count: input.count + blockLength)
         let total = try out.withUnsafeMutableBufferPointer { o -> Int in
@@ -62,7 +62,7 @@ extension Crypto {
             }
             return Int(updated) + Int(finished)
         }
-        guard total == input.count else { throw CryptoError.openssl("\(name) produced \(total) bytes for \(input.count)") }
+        guard total == input.count else { throw CryptoError.length(expected: input.count, actual: total) }
         return Array(out.prefix(total))
     }
 
@@ -70,7 +70,7 @@ extension Crypto {
     /// RFC; `length` is 1...8160 (255 blocks).
     public static func hkdfSHA256(ikm: [UInt8], salt: [UInt8], info: [UInt8], length: Int) throws -> [UInt8] {
         guard length > 0, length <= 255 * 32 else {
-            throw CryptoError.openssl("HKDF-SHA256 output length must be 1...8160, not \(length)")
+            throw CryptoError.length(expected: 8160, actual: length)
         }
         guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else { throw OSSL.failure("EVP_KDF_fetch(HKDF)") }
         defer { EVP_KDF_free(kdf) }
@@ -97,7 +97,7 @@ extension Crypto {
                 }
             }
         }
-        guard ok == 1 else { throw OSSL.failure("HKDF-SHA256") }
+        guard ok == 1 else { throw OSSL.failure("EVP_KDF_derive") }
         return out
     }
 }

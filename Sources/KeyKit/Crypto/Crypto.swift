@@ -31,9 +31,30 @@ public enum HashAlgorithm: String, Sendable, Codable, CaseIterable {
     }
 }
 
+/// What went wrong in a cryptographic operation, as facts (`ErrorExplanation` words them).
 public enum CryptoError: Error, Equatable {
+    /// An OpenSSL function failed: its name, and OpenSSL's own reason string when it left one.
     case openssl(String)
+    /// An input of `actual` bytes where `expected` are due (a key, an IV, a point, a block; for padless
+    /// block modes `expected` is the block size the length must be a multiple of).
+    case length(expected: Int, actual: Int)
+    /// Bytes that are not the DER structure due.
+    case notDER(DERStructure)
+    /// A key of another kind than the operation takes (RSA for ECDSA, X25519 for a signature, ...).
+    case keyType
+    /// A public key or point that is not on its curve.
+    case notOnCurve
+    /// A private key that cannot be: a scalar outside 1...n-1, RSA parts that do not make a key.
+    case invalidPrivateKey
+    /// An RSA key size that is not made here (PIV's are 1024 to 4096 bits).
+    case rsaSize(Int)
 
+    /// The DER structures read here.
+    public enum DERStructure: String, Sendable {
+        case certificate
+        case subjectPublicKeyInfo = "subject-public-key-info"
+        case pkcs8
+    }
 }
 
 /// Thin wrappers over OpenSSL's libcrypto.

@@ -144,7 +144,7 @@ enum P256 {
             guard EVP_PKEY_fromdata_init(ctx) == 1,
                   EVP_PKEY_fromdata(ctx, &key, scalar == nil ? OSSL.selectPublicKey : OSSL.selectKeyPair, params) == 1,
                   let key else {
-                throw OSSL.failure("P-256 key")
+                throw OSSL.failure("EVP_PKEY_fromdata")
             }
             return key
         }
@@ -152,14 +152,14 @@ enum P256 {
 
     /// The affine coordinates of an EC EVP_PKEY on P-256 (whatever point encoding it was read from).
     static func coordinates(of key: OpaquePointer) throws -> (x: [UInt8], y: [UInt8]) {
-        guard EVP_PKEY_is_a(key, "EC") == 1 else { throw CryptoError.openssl("the key is not an EC key") }
+        guard EVP_PKEY_is_a(key, "EC") == 1 else { throw CryptoError.keyType }
         var name = [CChar](repeating: 0, count: 64)
         var nameLength = 0
         guard EVP_PKEY_get_utf8_string_param(key, OSSL.groupName.cString, &name, name.count, &nameLength) == 1,
               String(decoding: name.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
         else {
             ERR_clear_error()
-            throw CryptoError.openssl("the EC key is not on curve P-256")
+            throw CryptoError.notOnCurve
         }
         func coordinate(_ param: StaticString) throws -> [UInt8] {
             var bn: OpaquePointer?
@@ -168,7 +168,7 @@ enum P256 {
             }
             defer { BN_free(bn) }
             guard let bytes = OSSL.bytes(of: bn, count: coordinateLength) else {
-                throw CryptoError.openssl("P-256 coordinate out of range")
+                throw CryptoError.notOnCurve
             }
             return bytes
         }
@@ -178,7 +178,7 @@ enum P256 {
     /// d·G, uncompressed, after checking 0 < d < n.
     static func publicPoint(scalar: [UInt8]) throws -> [UInt8] {
         guard scalar.count == coordinateLength else {
-            throw CryptoError.openssl("a P-256 private key is 32 bytes, not \(scalar.count)")
+            throw CryptoError.length(expected: 32, actual: scalar.count)
         }
         guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else {
             throw OSSL.failure("EC_GROUP_new_by_curve_name")
@@ -193,7 +193,7 @@ enum P256 {
             throw OSSL.failure("BN_bin2bn")
         }
         guard BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
-            throw CryptoError.openssl("the P-256 private key is out of range (it must be between 1 and n-1)")
+            throw CryptoError.invalidPrivateKey
         }
         guard let point = EC_POINT_new(group) else { throw OSSL.failure("EC_POINT_new") }
         defer { EC_POINT_clear_free(point) }
@@ -222,13 +222,13 @@ public struct P256PublicKey: Sendable, Hashable {
     /// Checks that (x, y) is on the curve.
     public init(x: [UInt8], y: [UInt8]) throws {
         guard x.count == P256.coordinateLength, y.count == P256.coordinateLength else {
-            throw CryptoError.openssl("P-256 coordinates are 32 bytes each, not \(x.count) and \(y.count)")
+            throw CryptoError.length(expected: 32, actual: x.count == 32 ? y.count : x.count)
         }
         let key: OpaquePointer
         do {
             key = try P256.evpKey(point: [0x04] + x + y)
         } catch {
-            throw CryptoError.openssl("the public key is not a point on curve P-256")
+            throw CryptoError.notOnCurve
         }
         EVP_PKEY_free(key)
         self.x = x
@@ -238,7 +238,7 @@ public struct P256PublicKey: Sendable, Hashable {
     /// 65 bytes: 04 || x || y.
     public init(uncompressed: [UInt8]) throws {
         guard uncompressed.count == 1 + 2 * P256.coordinateLength, uncompressed[0] == 0x04 else {
-            throw CryptoError.openssl("an uncompressed P-256 point is 65 bytes starting with 04 (got \(uncompressed.count) bytes)")
+            throw CryptoError.length(expected: 65, actual: uncompressed.count)
         }
         try self.init(x: Array(uncompressed[1...32]), y: Array(uncompressed[33...64]))
     }
@@ -246,7 +246,7 @@ public struct P256PublicKey: Sendable, Hashable {
     /// A DER SubjectPublicKeyInfo holding an EC key on P-256 (compressed or uncompressed point).
     public init(spki der: [UInt8]) throws {
         guard let key = OSSL.parse(der, { d2i_PUBKEY(nil, $0, $1) }, free: { EVP_PKEY_free($0) }) else {
-            throw CryptoError.openssl("not a DER SubjectPublicKeyInfo")
+            throw CryptoError.notDER(.subjectPublicKeyInfo)
         }
         defer { EVP_PKEY_free(key) }
         let (x, y) = try P256.coordinates(of: key)
@@ -337,7 +337,7 @@ public struct P256PrivateKey: Sendable {
         defer { EVP_PKEY_CTX_free(ctx) }
         // EVP_PKEY_derive_set_peer also validates the peer's key.
         guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer(ctx, theirs) == 1 else {
-            throw OSSL.failure("ECDH with the peer's key")
+            throw OSSL.failure("EVP_PKEY_derive_set_peer")
         }
         var length = 0
         guard EVP_PKEY_derive(ctx, nil, &length) == 1, length == P256.coordinateLength else {
@@ -363,7 +363,7 @@ public struct Ed25519PublicKey: Sendable, Hashable {
     public let raw: [UInt8]
 
     public init(raw: [UInt8]) throws {
-        guard raw.count == 32 else { throw CryptoError.openssl("an Ed25519 public key is 32 bytes, not \(raw.count)") }
+        guard raw.count == 32 else { throw CryptoError.length(expected: 32, actual: raw.count) }
         let key = try Self.evpKey(raw)
         EVP_PKEY_free(key)
         self.raw = raw
