@@ -119,6 +119,9 @@ import Testing
         let features: [FIDOSessionError.FIDOFeature] = [.credentialManagement, .attestationFormat("tpm"),
                                                         .signatureAlgorithm(-257), .signatureAlgorithm(nil)]
         for f in features { ErrorExplanationTests.expectWorded(ErrorExplanation(FIDOSessionError.notSupported(f)).text, "\(f)") }
+        for a in KeyApplication.allCases {
+            ErrorExplanationTests.expectWorded(ErrorExplanation(KeyRouteError.notOnThisKey(a, [.fido])).text, "\(a)")
+        }
         #expect(Self.words(ErrorExplanation(YubicoOTPError.otpTooShort(12)).text)
             == "not a Yubico OTP: 12 characters; a Yubico OTP has 32 to 48 modhex characters")
         #expect(Self.words(ErrorExplanation(Modhex.DecodeError.invalidCharacter("a", offset: 0)).text)

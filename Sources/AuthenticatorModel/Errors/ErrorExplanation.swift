@@ -287,8 +287,8 @@ extension ErrorExplanation {
             case .otp: needs = "CCID, OTP HID, NFC"
             default: needs = "CCID, NFC"
             }
-            return ErrorExplanation(kind: .interfaceMissing,
-                                    ["application": application.displayName, "needs": needs, "has": has.isEmpty ? "-" : has])
+            return ErrorExplanation(kind: .interfaceMissing, ["needs": needs, "has": has.isEmpty ? "-" : has],
+                                    nested: ["application": UIText("application." + application.rawValue)])
         }
     }
 

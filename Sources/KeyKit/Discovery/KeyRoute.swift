@@ -1,20 +1,6 @@
 /// The applications a key can carry, as far as choosing an interface goes.
 public enum KeyApplication: String, Sendable, Hashable, CaseIterable {
     case management, oath, piv, openPGP, otp, fido, ndef, apdu
-
-    /// How messages name it.
-    public var displayName: String {
-        switch self {
-        case .management: return "the Management application"
-        case .oath: return "OATH"
-        case .piv: return "PIV"
-        case .openPGP: return "OpenPGP"
-        case .otp: return "the OTP application"
-        case .fido: return "FIDO2"
-        case .ndef: return "the NDEF tag"
-        case .apdu: return "sending APDUs"
-        }
-    }
 }
 
 /// How a connection to an application is made.
