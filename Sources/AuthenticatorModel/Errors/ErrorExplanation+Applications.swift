@@ -123,7 +123,8 @@ extension ErrorExplanation {
         switch e {
         case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
         case .notFound(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
-        case .openFailed(let path, let reason): return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": reason])
+        case .openFailed(let path, let reason):
+            return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": reason ?? "hid_open_path"])
         case .unavailable: return ErrorExplanation(kind: .hidUnavailable)
         }
     }

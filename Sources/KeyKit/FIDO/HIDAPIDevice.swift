@@ -42,8 +42,8 @@ public enum HIDDeviceError: Error, Equatable, Sendable {
     case permissionDenied(String)
     /// The device is not there (any more).
     case notFound(String)
-    /// hidapi could not open the device for another reason.
-    case openFailed(path: String, reason: String)
+    /// hidapi could not open the device for another reason (hidapi's own words, when it gave any).
+    case openFailed(path: String, reason: String?)
     /// hidapi could not start.
     case unavailable
 
@@ -82,8 +82,8 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
     private static func openError(path: String) -> HIDDeviceError {
         if access(path, F_OK) != 0 { return .notFound(path) }
         if access(path, R_OK | W_OK) != 0, errno == EACCES { return .permissionDenied(path) }
-        let reason = libraryLock.withLock { _ in wideString(hid_error(nil)) } ?? "unknown error"
-        if reason.lowercased().contains("permission denied") { return .permissionDenied(path) }
+        let reason = libraryLock.withLock { _ in wideString(hid_error(nil)) }
+        if reason?.lowercased().contains("permission denied") == true { return .permissionDenied(path) }
         return .openFailed(path: path, reason: reason)
     }
 
