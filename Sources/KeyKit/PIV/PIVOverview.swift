@@ -117,3 +117,15 @@ public enum PIVSignatureCheck {
             ? .verified(algorithm) : .mismatch(algorithm)
     }
 }
+
+extension PIVSignatureCheck {
+    /// Whether the slot's key wants the PIN before it signs: its PIN policy, or the slot's default (the PIN for
+    /// 9A, 9C, 9D and the retired slots, never for 9E) when the policy is the default or unknown.
+    public static func needsPIN(_ slot: PIV.Slot, pinPolicy: PIV.PINPolicy?) -> Bool {
+        switch pinPolicy {
+        case .never?: return false
+        case .once?, .always?, .matchOnce?, .matchAlways?: return true
+        case .default?, nil: return slot != .cardAuthentication
+        }
+    }
+}
