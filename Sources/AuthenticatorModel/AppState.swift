@@ -1,11 +1,14 @@
 import KeyKit
 
-/// The tabs, in the order the tab bar shows them (`1`-`4` select them).
+/// The tabs, in the order the tab bar shows them (`1`-`5` select them).
 public enum Tab: Int, CaseIterable, Sendable, Hashable {
-    case oath, otp, fido, apdu
+    case oath, otp, fido, apdu, piv
 
     public var next: Tab { Tab(rawValue: (rawValue + 1) % Tab.allCases.count)! }
     public var previous: Tab { Tab(rawValue: (rawValue + Tab.allCases.count - 1) % Tab.allCases.count)! }
+
+    /// The digits that select a tab ("1" to the number of tabs).
+    public static let numberKeys: Set<Character> = Set(allCases.map { Character(String($0.rawValue + 1)) })
 }
 
 /// Text for the user, resolved by the view through the string tables: a key and its named arguments.
@@ -91,6 +94,7 @@ public struct AppState: Sendable {
     public var otp = OTPTabState()
     public var fido = FIDOTabState()
     public var apdu = APDUTabState()
+    public var piv = PIVTabState()
     /// The Management information overlay of the selected key.
     public var showDeviceInfo = false
     public var bindings: KeyBindings

@@ -22,7 +22,7 @@ public struct KeyBindings: Sendable, Hashable {
         public var description: String {
             switch self {
             case .duplicate(let c, let a, let b): return "\"\(c)\" is bound to both \(a.rawValue) and \(b.rawValue)"
-            case .reserved(let c): return "\"\(c)\" is reserved (1-4 switch tabs, j/k move)"
+            case .reserved(let c): return "\"\(c)\" is reserved (1-\(Tab.allCases.count) switch tabs, j/k move)"
             }
         }
     }
@@ -36,7 +36,7 @@ public struct KeyBindings: Sendable, Hashable {
     public init(overrides: [Action: Character]) throws(BindingError) {
         var map = Self.defaults
         for (action, c) in overrides { map[action] = c }
-        let reserved: Set<Character> = ["1", "2", "3", "4", "j", "k"]
+        let reserved: Set<Character> = Tab.numberKeys.union(["j", "k"])
         var seen = [Character: Action]()
         for action in Action.allCases {
             guard let c = map[action] else { continue }

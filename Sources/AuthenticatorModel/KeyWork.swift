@@ -25,6 +25,8 @@ struct KeyWork: Sendable {
             await FIDOTabWork(backend: backend, environment: environment, post: post, runtime: fidoRuntime).perform(c)
         case .apdu(let c):
             await APDUTabWork(backend: backend, environment: environment, post: post, console: apduConsole).perform(c)
+        case .piv(let c):
+            await PIVTabWork(backend: backend, environment: environment, post: post).perform(c)
         case .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .quit:
             // The runner performs these itself.
             break

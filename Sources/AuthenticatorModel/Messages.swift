@@ -28,6 +28,7 @@ public enum Msg: Sendable {
     case otp(OTPTabMsg)
     case fido(FIDOTabMsg)
     case apdu(APDUTabMsg)
+    case piv(PIVTabMsg)
 }
 
 /// The accounts and codes of an opened OATH application.
@@ -88,6 +89,7 @@ extension Command {
             return (d.id, "OATH")
         case .otp: return (nil, "OTP")
         case .fido: return (nil, "FIDO2")
+        case .piv: return (nil, "PIV")
         case .apdu, .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .quit: return nil
         }
     }
@@ -122,4 +124,5 @@ public enum Command: Sendable, Equatable {
     case otp(OTPTabCommand)
     case fido(FIDOTabCommand)
     case apdu(APDUTabCommand)
+    case piv(PIVTabCommand)
 }

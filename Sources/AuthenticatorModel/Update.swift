@@ -196,8 +196,8 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     }
     if state.textFocused { return tabKey(&state, key) }
     switch key {
-    case .char("1"), .char("2"), .char("3"), .char("4"):
-        if case .char(let c) = key, let n = c.wholeNumberValue { return switchTab(&state, to: Tab(rawValue: n - 1)!) }
+    case .char(let c) where Tab.numberKeys.contains(c):
+        if let n = c.wholeNumberValue, let tab = Tab(rawValue: n - 1) { return switchTab(&state, to: tab) }
         return []
     default: break
     }

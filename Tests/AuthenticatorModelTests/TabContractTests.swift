@@ -11,6 +11,7 @@ struct TabContractTests {
         #expect(Tab.otp.application == .otp)
         #expect(Tab.fido.application == .fido)
         #expect(Tab.apdu.application == .apdu)
+        #expect(Tab.piv.application == .piv)
     }
 
     @Test func aTabsMessageGoesToThatTabAlone() {
@@ -19,6 +20,7 @@ struct TabContractTests {
             (.otp(.touched(nil)), .otp),
             (.fido(.touch(keyID: "k", waiting: true)), .fido),
             (.apdu(.saved(.history, path: "/nowhere")), .apdu),
+            (.piv(.touch(keyID: "k", waiting: true)), .piv),
             (.oathFailed(keyID: "k", OATHFailure(operation: .open, message: UIText("x"))), .oath),
         ]
         for (msg, owner) in messages {
@@ -36,8 +38,10 @@ struct TabContractTests {
         #expect(state.textFocused == APDUTab.textFocused(state) && state.textFocused)
         _ = update(&state, .keyPress(.char("q")))
         #expect(!state.quitting && state.apdu.input.text == "q")
-        // Tab is still the tab switch: the OATH list has no text focused.
+        // Tab is still the tab switch: the PIV tab, then the OATH list, have no text focused.
         _ = update(&state, .keyPress(.escape))
+        _ = update(&state, .keyPress(.tab))
+        #expect(state.tab == .piv && state.openForm == nil && !state.textFocused)
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath && state.openForm == nil && !state.textFocused)
     }

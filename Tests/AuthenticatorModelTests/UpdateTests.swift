@@ -121,9 +121,11 @@ struct KeyboardTests {
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .apdu)
         _ = update(&state, .keyPress(.tab))
+        #expect(state.tab == .piv)
+        _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath)
         _ = update(&state, .keyPress(.backTab))
-        #expect(state.tab == .apdu)
+        #expect(state.tab == .piv)
     }
 
     @Test func qQuitsOutsideFieldsButIsTextInTheFilter() {

@@ -45,6 +45,23 @@ enum Golden {
             APDUViewFixture.exchange(APDUViewFixture.selectOATH, data: APDUViewFixture.oathData, &s)
             return s
         }),
+        ("piv-slots", { PIVViewFixture.state() }),
+        ("piv-certificate", { press([.enter], PIVViewFixture.state()) }),
+        ("piv-verify-pin", { press([.char("v")], PIVViewFixture.state()) }),
+        ("piv-touch", {
+            var s = press([.char("v")] + "123456".map { .char($0) } + [.enter], PIVViewFixture.state())
+            _ = update(&s, .piv(.touch(keyID: ViewFixture.key.id, waiting: true)))
+            return s
+        }),
+        ("piv-change-pin", { press([.char("p")], PIVViewFixture.state()) }),
+        ("piv-change-puk", { press([.char("u")], PIVViewFixture.state()) }),
+        ("piv-unblock-pin", { press([.char("b")], PIVViewFixture.state(PIVViewFixture.info(pinRetries: 0))) }),
+        ("piv-export", { press([.char("e")], PIVViewFixture.state()) }),
+        ("piv-export-overwrite", {
+            var s = press([.char("e"), .enter], PIVViewFixture.state())
+            _ = update(&s, .piv(.exportExists(keyID: ViewFixture.key.id, path: "piv-9a-certificate.pem")))
+            return s
+        }),
         ("help", { press([.char("?")], ViewFixture.state()) }),
         ("device-info", {
             var s = ViewFixture.state()

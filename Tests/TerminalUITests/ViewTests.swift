@@ -194,11 +194,12 @@ struct ShellViewTests {
     @Test func everyTabHasItsOwnTitleInTheTabBar() {
         var state = ViewFixture.state()
         // Tab switches from anywhere (the OTP tab and the APDU console take digits as input).
-        for tab in [Tab.otp, Tab.fido, Tab.apdu, Tab.oath] {
+        for tab in [Tab.otp, Tab.fido, Tab.apdu, Tab.piv, Tab.oath] {
             _ = update(&state, .keyPress(.tab))
             #expect(state.tab == tab)
             let bar = ViewFixture.render(state).text(row: 0)
-            #expect(bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU"))
+            #expect(bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU")
+                    && bar.contains("5 PIV"))
         }
     }
 
@@ -334,7 +335,7 @@ struct HintsLineTests {
         var state = ViewFixture.state()
         // A key just arrived: its message does not take the hints' place.
         state.status = StatusMessage(UIText("status.keyArrived", ["name": "YubiKey"]), kind: .info, expires: 2000)
-        let expected: [Tab: String] = [.oath: "filter", .otp: "F5 read NDEF", .fido: "help", .apdu: "Enter send"]
+        let expected: [Tab: String] = [.oath: "filter", .otp: "F5 read NDEF", .fido: "help", .apdu: "Enter send", .piv: "help"]
         for tab in Tab.allCases {
             state.tab = tab
             let screen = ViewFixture.render(state)

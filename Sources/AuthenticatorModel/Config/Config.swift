@@ -21,7 +21,7 @@ import KeyKit
 ///
 /// [keys]                 # TUI key bindings: one character each, no two actions on one character
 /// copy = "c"             # actions: see `Action` (quit, help, keys, device, filter, copy, add, delete,
-///                        #          rename, pin, password, refresh); 1-4, j and k are reserved
+///                        #          rename, pin, password, refresh); 1-5, j and k are reserved
 ///
 /// [otp]
 /// parsers = ['https://otp\.example\.com/\?otp=([cbdefghijklnrtuv]{32,64})']   # one capture group: the OTP

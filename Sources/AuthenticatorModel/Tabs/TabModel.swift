@@ -46,6 +46,7 @@ extension Tab {
         case .otp: return OTPTab.self
         case .fido: return FIDOTab.self
         case .apdu: return APDUTab.self
+        case .piv: return PIVTab.self
         }
     }
 

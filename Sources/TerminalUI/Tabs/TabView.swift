@@ -17,6 +17,7 @@ extension Tab {
         case .otp: return OTPTabView.self
         case .fido: return FIDOTabView.self
         case .apdu: return APDUTabView.self
+        case .piv: return PIVTabView.self
         }
     }
 }

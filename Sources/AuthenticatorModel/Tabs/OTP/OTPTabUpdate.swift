@@ -220,7 +220,7 @@ func resolveDeferred(_ state: inout AppState) -> [Command] {
 
 /// Whether `c` is taken by the app before the tab (tab numbers, quit, help, keys, device).
 func isGlobalAction(_ state: AppState, _ c: Character) -> Bool {
-    if ["1", "2", "3", "4"].contains(c) { return true }
+    if Tab.numberKeys.contains(c) { return true }
     switch state.bindings.action(for: .char(c)) {
     case .quit?, .help?, .keys?, .device?: return true
     default: return false

@@ -1,0 +1,231 @@
+import KeyKit
+
+// MARK: - Keys
+
+func pivTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    if state.piv.dialog != nil { return pivDialogKey(&state, key) }
+    let rows = state.piv.info?.rows ?? []
+    if state.piv.showDetails {
+        switch key {
+        case .up, .char("k"): state.piv.detailsScroll = max(0, state.piv.detailsScroll - 1); return []
+        case .down, .char("j"):
+            state.piv.detailsScroll = min(PIVTabState.maxDetailsScroll, state.piv.detailsScroll + 1); return []
+        case .pageUp, .home, .char("g"): state.piv.detailsScroll = 0; return []
+        case .pageDown:
+            state.piv.detailsScroll = min(PIVTabState.maxDetailsScroll, state.piv.detailsScroll + 5); return []
+        case .escape, .enter, .left:
+            state.piv.showDetails = false
+            return []
+        default:
+            break
+        }
+    } else {
+        func move(_ to: Int) { state.piv.selectedRow = max(0, min(max(0, rows.count - 1), to)) }
+        switch key {
+        case .up, .char("k"): move(state.piv.selectedRow - 1); return []
+        case .down, .char("j"): move(state.piv.selectedRow + 1); return []
+        case .pageUp, .home, .char("g"): move(0); return []
+        case .pageDown, .end, .char("G"): move(rows.count - 1); return []
+        default: break
+        }
+    }
+    // Everything else asks the key, one command at a time.
+    guard state.piv.busy == nil, let entry = state.selectedKey else { return [] }
+    if key == .char("r") { return pivLoad(&state) }
+    guard state.piv.phase == .ready, let info = state.piv.info else { return [] }
+    let row = state.piv.selected
+    switch key {
+    case .enter, .right:
+        guard let row else { return [] }
+        if row.isEmpty { return pivNote(&state, UIText("piv.slotEmpty", ["slot": row.slot.description])) }
+        state.piv.showDetails = true
+        state.piv.detailsScroll = 0
+    case .char("v"):
+        guard let row else { return [] }
+        let slot = row.slot.description
+        if row.certificate == nil { return pivNote(&state, UIText("piv.noCertificate", ["slot": slot])) }
+        if info.hasMetadata && row.key == nil { return pivNote(&state, UIText("piv.noKey", ["slot": slot])) }
+        if PIVSignatureCheck.needsPIN(row.slot, pinPolicy: row.key?.pinPolicy) {
+            if info.pinRetries == 0 { return pivNote(&state, UIText("piv.alert.pinBlocked")) }
+            state.piv.dialog = pivDialog(.verify(row.slot))
+            return []
+        }
+        state.piv.busy = PIVBusy(.verify)
+        return [.piv(.verify(entry.descriptor, slot: row.slot, pin: nil))]
+    case .char("p"):
+        if info.pinRetries == 0 { return pivNote(&state, UIText("piv.alert.pinBlocked")) }
+        state.piv.dialog = pivDialog(.changePIN)
+    case .char("u"):
+        if info.pukRetries == 0 { return pivNote(&state, UIText("piv.alert.pukBlocked")) }
+        state.piv.dialog = pivDialog(.changePUK)
+    case .char("b"):
+        if info.pukRetries == 0 { return pivNote(&state, UIText("piv.alert.bothBlocked")) }
+        state.piv.dialog = pivDialog(.unblockPIN)
+    case .char("e"):
+        guard let row else { return [] }
+        if row.certificate == nil { return pivNote(&state, UIText("piv.noCertificate", ["slot": row.slot.description])) }
+        state.piv.dialog = pivDialog(.export(row.slot))
+    default:
+        break
+    }
+    return []
+}
+
+func pivNote(_ state: inout AppState, _ text: UIText) -> [Command] {
+    state.status = StatusMessage(text, kind: .warning, expires: state.now + statusSeconds)
+    return []
+}
+
+// MARK: - Dialogs
+
+/// The PIN or PUK a field holds, for the texts that name it.
+private func secretName(_ kind: PIVDialogKind, _ field: PIVField) -> String {
+    switch (kind, field) {
+    case (.changePUK, _), (.unblockPIN, .puk): return "PUK"
+    default: return "PIN"
+    }
+}
+
+func pivDialog(_ kind: PIVDialogKind) -> PIVDialog {
+    func secret(_ field: PIVField, _ label: String) -> Form.Field {
+        // Eight bytes at most; a few more let the rule be seen as it is broken.
+        Form.Field(field, UIText(label), TextField(secret: true, maxLength: PIV.pinLength + 4))
+    }
+    let form: Form
+    switch kind {
+    case .verify(let slot):
+        form = Form(title: UIText("piv.verify.title", ["slot": slot.description]), fields: [secret(.pin, "piv.field.pin")],
+                    note: UIText("piv.verify.note", ["slot": slot.description]))
+    case .changePIN:
+        form = Form(title: UIText("piv.changePIN.title"),
+                    fields: [secret(.current, "piv.field.currentPIN"), secret(.new, "piv.field.newPIN"),
+                             secret(.confirm, "piv.field.confirmPIN")],
+                    note: UIText("piv.changePIN.note"))
+    case .changePUK:
+        form = Form(title: UIText("piv.changePUK.title"),
+                    fields: [secret(.current, "piv.field.currentPUK"), secret(.new, "piv.field.newPUK"),
+                             secret(.confirm, "piv.field.confirmPUK")],
+                    note: UIText("piv.changePUK.note"))
+    case .unblockPIN:
+        form = Form(title: UIText("piv.unblock.title"),
+                    fields: [secret(.puk, "piv.field.puk"), secret(.new, "piv.field.newPIN"),
+                             secret(.confirm, "piv.field.confirmPIN")],
+                    note: UIText("piv.unblock.note"))
+    case .export(let slot):
+        let name = "piv-\(slot.description.lowercased())-certificate.pem"
+        form = Form(title: UIText("piv.export.title", ["slot": slot.description]),
+                    fields: [Form.Field(PIVField.path, UIText("piv.field.path"), TextField(name, maxLength: 4096))],
+                    note: UIText("piv.export.note"))
+    }
+    return PIVDialog(kind: kind, form: form)
+}
+
+/// What is wrong with the dialog as typed so far; on submit, empty fields count too. PINs and PUKs are bytes
+/// to the key: their UTF-8 length is what counts.
+func pivDialogProblem(_ dialog: PIVDialog, submitting: Bool = false) -> UIText? {
+    let form = dialog.form
+    func length(_ f: PIVField) -> Int { form[f].utf8.count }
+    func tooLong(_ f: PIVField) -> UIText? {
+        length(f) > PIV.pinLength
+            ? UIText("piv.rule.long", ["secret": secretName(dialog.kind, f), "count": String(length(f))]) : nil
+    }
+    switch dialog.kind {
+    case .verify:
+        if let problem = tooLong(.pin) { return problem }
+        if submitting && form[PIVField.pin].isEmpty { return UIText("piv.rule.empty", ["secret": "PIN"]) }
+    case .changePIN, .changePUK, .unblockPIN:
+        let first: PIVField = dialog.kind == .unblockPIN ? .puk : .current
+        let name = secretName(dialog.kind, .new)
+        if let problem = tooLong(first) { return problem }
+        if submitting && form[first].isEmpty {
+            return UIText("piv.rule.empty", ["secret": secretName(dialog.kind, first)])
+        }
+        let new = form[PIVField.new], confirm = form[PIVField.confirm]
+        if let problem = tooLong(.new) { return problem }
+        if (submitting || form.focusIsPast(PIVField.new)) && length(.new) < 6 {
+            return UIText("piv.rule.short", ["secret": name, "count": String(length(.new))])
+        }
+        // The confirmation is compared as it is typed: a wrong character shows at once.
+        if (!confirm.isEmpty && !new.hasPrefix(confirm)) || (submitting && new != confirm) {
+            return UIText("piv.rule.mismatch", ["secret": name])
+        }
+        if submitting, dialog.kind != .unblockPIN, form[PIVField.current] == new {
+            return UIText("piv.rule.same", ["secret": name])
+        }
+    case .export:
+        if form[PIVField.path].trimmingSpaces.isEmpty { return UIText("piv.export.pathEmpty") }
+    }
+    return nil
+}
+
+func pivDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    guard var dialog = state.piv.dialog else { return [] }
+    switch dialog.form.handle(key, now: state.now) {
+    case .cancel:
+        // A dialog closed while its command runs: the answer still comes, in the status line.
+        dialog.form.wipeSecrets()
+        state.piv.dialog = nil
+        return []
+    case .editing:
+        if !dialog.form.busy && dialog.form.confirming == nil { dialog.form.problem = pivDialogProblem(dialog) }
+        state.piv.dialog = dialog
+        return []
+    case .submit:
+        if let problem = pivDialogProblem(dialog, submitting: true) {
+            dialog.form.problem = problem
+            state.piv.dialog = dialog
+            return []
+        }
+        guard let entry = state.selectedKey else {
+            dialog.form.wipeSecrets()
+            state.piv.dialog = nil
+            return []
+        }
+        let d = entry.descriptor
+        let form = dialog.form
+        let command: PIVTabCommand
+        let operation: PIVOperation
+        switch dialog.kind {
+        case .verify(let slot):
+            (command, operation) = (.verify(d, slot: slot, pin: form[PIVField.pin]), .verify)
+        case .changePIN:
+            (command, operation) = (.changePIN(d, current: form[PIVField.current], new: form[PIVField.new]), .changePIN)
+        case .changePUK:
+            (command, operation) = (.changePUK(d, current: form[PIVField.current], new: form[PIVField.new]), .changePUK)
+        case .unblockPIN:
+            (command, operation) = (.unblockPIN(d, puk: form[PIVField.puk], new: form[PIVField.new]), .unblockPIN)
+        case .export(let slot):
+            let path = form[PIVField.path].trimmingSpaces
+            (command, operation) = (.export(d, slot: slot, path: path, overwrite: form.confirmed), .export)
+        }
+        // The PIN leaves the state with the command.
+        dialog.form.wipeSecrets()
+        dialog.form.busy = true
+        dialog.form.problem = nil
+        state.piv.dialog = dialog
+        state.piv.busy = PIVBusy(operation)
+        return [.piv(command)]
+    }
+}
+
+/// Pasted text on the PIV tab goes only into a dialog's field.
+func pivTabPaste(_ state: inout AppState, _ text: String) -> Bool {
+    guard var dialog = state.piv.dialog, dialog.form.paste(text) else { return false }
+    dialog.form.problem = pivDialogProblem(dialog)
+    state.piv.dialog = dialog
+    return true
+}
+
+/// The tab's keys, for the help overlay.
+func pivTabHelp(_ state: AppState) -> [HelpEntry] {
+    [
+        HelpEntry("Up/Down j/k", UIText("piv.help.move")),
+        HelpEntry("Enter / Esc", UIText("piv.help.details")),
+        HelpEntry("v", UIText("piv.help.verify")),
+        HelpEntry("p", UIText("piv.help.pin")),
+        HelpEntry("u", UIText("piv.help.puk")),
+        HelpEntry("b", UIText("piv.help.unblock")),
+        HelpEntry("e", UIText("piv.help.export")),
+        HelpEntry("r", UIText("piv.help.reload")),
+    ]
+}
