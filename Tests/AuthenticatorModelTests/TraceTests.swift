@@ -89,7 +89,7 @@ struct APDURedactorTests {
         var r = APDURedactor()
         _ = r.redact(command: select(AID.piv), response: ok)
         let verify = r.redact(command: apdu(0x00, 0x20, 0x00, 0x80, Array("123456\u{FF}\u{FF}".utf8)), response: ok)
-        #expect(verify.label == "VERIFY")
+        #expect(verify.label == "PIV VERIFY")
         #expect(verify.command.hasPrefix("00200080 <"))
         #expect(!verify.command.contains("313233"))
         // An ISO chain: every part judged by the first.

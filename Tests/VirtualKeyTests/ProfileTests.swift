@@ -173,7 +173,7 @@ struct TraceNestingTests {
         }
         // An unlabelled command's parts are plain GET RESPONSEs, not nested either.
         var other = APDURedactor()
-        _ = other.redact(command: bytes("00 A4 04 00 05 A0 00 00 03 08 00"), response: bytes("61 02"))
+        _ = other.redact(command: bytes("00 A4 04 00 06 D2 76 00 01 24 01 00"), response: bytes("61 02"))
         for _ in 0..<3 {
             #expect(other.redact(command: bytes("00 C0 00 00 02"), response: bytes("AA 61 02")).label == "GET RESPONSE (SELECT)")
         }

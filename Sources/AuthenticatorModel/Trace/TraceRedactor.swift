@@ -35,13 +35,17 @@ public struct RedactedExchange: Sendable, Equatable {
 ///   byte, and the answer after its status byte. U2F carries nothing secret.
 /// - Management: the data of WRITE CONFIG (1C), which may carry a lock code.
 /// - NDEF: the answers of READ BINARY (B0), which carry a fresh one-time password.
+/// - PIV: the data of VERIFY, CHANGE REFERENCE and RESET RETRY COUNTER (PIN, PUK), SET MANAGEMENT KEY and
+///   IMPORT KEY (keys); GENERAL AUTHENTICATE's answers (a decrypted message, a shared secret, the management
+///   key's challenge) and, for the management key (9B), its data too; GET DATA's answer and PUT DATA's data
+///   of the printed information object (5FC109), where a PIN-protected management key is kept.
 /// - Any application: ISO VERIFY (20), CHANGE REFERENCE DATA (24) and RESET RETRY COUNTER (2C) data (PINs).
 /// - No application known (no SELECT seen on this connection): the data of INS 01, 03, A3, 1C and the
 ///   answers of A2 and A4, as if it might be OATH, OTP or Management.
 public struct APDURedactor: Sendable {
     /// The application a connection has selected, as far as the redactor has seen.
     public enum Application: Sendable, Equatable {
-        case unknown, oath, otp, fido, management, ndef, other
+        case unknown, oath, otp, fido, management, ndef, piv, other
     }
 
     public private(set) var application: Application = .unknown
@@ -128,6 +132,7 @@ public struct APDURedactor: Sendable {
             return Decision(label: name + (owner.map { " (\($0))" } ?? ""), commandKeep: nil,
                             responseKeep: pending.responseKeep, isFetch: true, answerOf: owner)
         }
+        if application == .piv { return APDURedactor.piv(ins: ins, p2: bytes[3], data: apdu?.data) }
         if cla & 0x80 == 0, [0x20, 0x24, 0x2C].contains(ins), application != .fido, application != .oath,
            application != .otp {
             let names: [UInt8: String] = [0x20: "VERIFY", 0x24: "CHANGE REFERENCE DATA", 0x2C: "RESET RETRY COUNTER"]
@@ -145,7 +150,7 @@ public struct APDURedactor: Sendable {
                 : Decision(label: ins == ManagementSession.Ins.readConfig ? "MANAGEMENT READ CONFIG" : nil)
         case .ndef:
             return ins == 0xB0 ? Decision(label: "NDEF READ BINARY", responseKeep: 0) : Decision(label: nil)
-        case .other:
+        case .other, .piv:
             return Decision(label: nil)
         case .unknown:
             switch ins {
@@ -214,6 +219,34 @@ public struct APDURedactor: Sendable {
         }
     }
 
+    private static func piv(ins: UInt8, p2: UInt8, data: [UInt8]?) -> Decision {
+        typealias Ins = PIV.Ins
+        // GET DATA names the object in its data (5C 03 ...), PUT DATA starts with it.
+        let protected = (data ?? []).starts(with: [0x5C, UInt8(PIV.ObjectID.printedInformation.count)]
+                                                  + PIV.ObjectID.printedInformation)
+        switch ins {
+        case Ins.verify: return Decision(label: "PIV VERIFY", commandKeep: 0)
+        case Ins.changeReference: return Decision(label: "PIV CHANGE REFERENCE", commandKeep: 0)
+        case Ins.resetRetryCounter: return Decision(label: "PIV RESET RETRY COUNTER", commandKeep: 0)
+        case Ins.setManagementKey: return Decision(label: "PIV SET MANAGEMENT KEY", commandKeep: 0)
+        case Ins.importKey: return Decision(label: "PIV IMPORT KEY", commandKeep: 0)
+        case Ins.authenticate:
+            return Decision(label: "PIV GENERAL AUTHENTICATE", commandKeep: p2 == PIV.Reference.managementKey ? 0 : nil,
+                            responseKeep: 0)
+        case Ins.getData: return Decision(label: "PIV GET DATA", responseKeep: protected ? 0 : nil)
+        case Ins.putData: return Decision(label: "PIV PUT DATA", commandKeep: protected ? 0 : nil)
+        case Ins.generateAsymmetric: return Decision(label: "PIV GENERATE ASYMMETRIC")
+        case Ins.getMetadata: return Decision(label: "PIV GET METADATA")
+        case Ins.getSerial: return Decision(label: "PIV GET SERIAL")
+        case Ins.getVersion: return Decision(label: "PIV GET VERSION")
+        case Ins.attest: return Decision(label: "PIV ATTEST")
+        case Ins.moveKey: return Decision(label: "PIV MOVE KEY")
+        case Ins.setPINRetries: return Decision(label: "PIV SET PIN RETRIES")
+        case Ins.reset: return Decision(label: "PIV RESET")
+        default: return Decision(label: nil)
+        }
+    }
+
     static func isSelect(_ bytes: [UInt8]) -> Bool {
         bytes.count >= 4 && bytes[0] & 0x80 == 0 && bytes[1] == 0xA4 && bytes[2] == 0x04
     }
@@ -221,6 +254,7 @@ public struct APDURedactor: Sendable {
     static func application(for aid: [UInt8]) -> Application {
         let known: [([UInt8], Application)] = [
             (AID.oath, .oath), (AID.otp, .otp), (AID.fido, .fido), (AID.management, .management), (AID.ndef, .ndef),
+            (AID.piv, .piv),
         ]
         for (prefix, app) in known where aid.count >= 5 && (aid.starts(with: prefix) || prefix.starts(with: aid)) {
             return app
@@ -235,6 +269,7 @@ public struct APDURedactor: Sendable {
         case .fido: return "FIDO"
         case .management: return "Management"
         case .ndef: return "NDEF"
+        case .piv: return "PIV"
         case .other, .unknown: return nil
         }
     }
