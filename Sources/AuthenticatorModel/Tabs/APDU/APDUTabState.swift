@@ -5,7 +5,7 @@ import KeyKit
 // The APDU console.
 //
 // The input line has the keyboard when the tab opens; Enter sends, Up/Down walk the history, Esc leaves the
-// input so the global keys (q, ?, i, K, 1-4) work again, and Enter, `:` or the filter key (`/`) go back into
+// input so the global keys (q, ?, i, K, 1-5) work again, and Enter, `:` or the filter key (`/`) go back into
 // it. Input is hex with or without spaces, checked as typed; `select <name>` / `sel <name>` (or
 // `select <AID in hex>`) expands to an ISO SELECT of a known application. The console keeps one connection
 // to the key from the first command until the key leaves or another key is selected (or the app ends), so a
