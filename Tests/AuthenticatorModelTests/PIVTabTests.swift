@@ -306,6 +306,11 @@ struct PIVTabUpdateTests {
         _ = F.press(.char("g"), .char("e"), into: &state)
         for _ in 0..<30 { _ = update(&state, .keyPress(.backspace)) }
         #expect(F.press(.enter, into: &state).isEmpty && state.piv.dialog?.form.problem == UIText("piv.export.pathEmpty"))
+        // Closed while the key was asked: the file's existence is no question any more, and the tab is free.
+        _ = Fixture.type("x.pem", into: &state)
+        _ = F.press(.enter, .escape, into: &state)
+        _ = update(&state, .piv(.exportExists(keyID: F.d.id, path: "x.pem")))
+        #expect(state.piv.dialog == nil && state.piv.busy == nil)
     }
 
     @Test func failuresExplainTheKeysAnswer() {

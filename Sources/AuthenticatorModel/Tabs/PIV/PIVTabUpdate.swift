@@ -66,8 +66,10 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
         state.status = StatusMessage(UIText(key), kind: .success, expires: state.now + statusSeconds)
         return []
     case .exportExists(let id, let path):
-        guard current(id), var dialog = state.piv.dialog, case .export = dialog.kind else { return [] }
+        guard current(id) else { return [] }
         state.piv.busy = nil
+        // The dialog may have been closed meanwhile: then nothing is written and nothing asked.
+        guard var dialog = state.piv.dialog, case .export = dialog.kind else { return [] }
         dialog.form.busy = false
         dialog.form.ask(UIText("piv.export.overwrite", ["path": path]), at: state.now)
         state.piv.dialog = dialog
