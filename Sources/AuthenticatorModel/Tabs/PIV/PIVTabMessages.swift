@@ -1,0 +1,54 @@
+import KeyKit
+
+// MARK: - Messages and commands
+
+/// Why a PIV command failed, sorted so the tab can explain it.
+public enum PIVFailureReason: Sendable, Hashable {
+    /// The key went away during the command.
+    case keyGone
+    /// No PIV application (or no smart-card interface): why.
+    case notAvailable(UIText)
+    case wrongPIN(retriesLeft: Int)
+    case wrongPUK(retriesLeft: Int)
+    case pinBlocked
+    case pukBlocked
+    /// The key wanted the PIN where the tab did not expect it (firmware that does not tell the policy).
+    case pinRequired
+    case other(UIText)
+}
+
+public struct PIVFailure: Sendable, Hashable {
+    public var operation: PIVOperation
+    public var reason: PIVFailureReason
+
+    public init(_ operation: PIVOperation, _ reason: PIVFailureReason) {
+        self.operation = operation
+        self.reason = reason
+    }
+}
+
+public enum PIVTabMsg: Sendable, Equatable {
+    case loaded(keyID: String, PIVInfo)
+    /// The key started (true) or stopped (false) waiting for a touch.
+    case touch(keyID: String, waiting: Bool)
+    /// The signature check's outcome, and the application read again.
+    case verified(keyID: String, slot: PIV.Slot, PIVSignatureCheck.Outcome, PIVInfo)
+    /// A PIN or PUK change, or an unblock, went through (the operation), and the application read again.
+    case changed(keyID: String, PIVOperation, PIVInfo)
+    /// The export's file exists: the user is asked before it is replaced.
+    case exportExists(keyID: String, path: String)
+    case exported(keyID: String, slot: PIV.Slot, path: String)
+    case failed(keyID: String, PIVFailure)
+}
+
+public enum PIVTabCommand: Sendable, Equatable {
+    /// Version, serial, tries, management key, slots (`PIVOverview`).
+    case load(KeyDescriptor)
+    /// The demo (`PIVSignatureCheck`): the PIN when the slot wants it, a signature, its check.
+    case verify(KeyDescriptor, slot: PIV.Slot, pin: String?)
+    case changePIN(KeyDescriptor, current: String, new: String)
+    case changePUK(KeyDescriptor, current: String, new: String)
+    case unblockPIN(KeyDescriptor, puk: String, new: String)
+    /// The slot's certificate as PEM into `path`; an existing file only when `overwrite`.
+    case export(KeyDescriptor, slot: PIV.Slot, path: String, overwrite: Bool)
+}
