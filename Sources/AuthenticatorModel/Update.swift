@@ -45,7 +45,7 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
         state.keys[i].info = info
         state.keys[i].serial = info?.device.serial
         state.keys[i].version = info?.device.version
-        state.keys[i].model = info.map { $0.device.productName }
+        state.keys[i].model = info?.device.productName
         // The key the user chose earlier came back in another reader: follow it.
         if let preferred = state.preferredSerial, info?.device.serial == preferred, state.selectedKeyID != id,
            state.selectedKey?.serial != preferred {

@@ -23,7 +23,7 @@ struct DeviceInfoView {
         }
         let d = info.device
         let yes = t("device.yes"), no = t("device.no")
-        rows.append((t("device.model"), d.productName, theme.heading))
+        rows.append((t("device.model"), d.productName ?? t(d.unnamedKey.key), theme.heading))
         rows.append((t("device.serial"), d.serial.map(String.init) ?? t("device.unknown"), .plain))
         rows.append((t("device.firmware"), d.version.description, .plain))
         if d.fromManagement {

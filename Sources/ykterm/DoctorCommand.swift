@@ -74,7 +74,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 let info = try await KeyProbe.inspect(connection: connection)
                 await connection.close()
                 found += 1
-                line(.ok, "\(r.name): \(info.device.productName), serial "
+                line(.ok, "\(r.name): \(info.device.displayName), serial "
                      + (info.device.serial.map(String.init) ?? "unknown") + ", firmware \(info.device.version)")
             } catch SmartCardError.sharingViolation(_) {
                 let who = DoctorCommand.scdaemonRunning() ? "gpg's scdaemon is running and holds it"

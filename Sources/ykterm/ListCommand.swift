@@ -140,7 +140,7 @@ struct ListCommand: AsyncParsableCommand {
         guard let k = row.info else {
             return "\(place): \(row.key?.name ?? "key")\n  cannot be read: " + describeError(row.error!)
         }
-        var line = "\(place): \(k.device.productName)"
+        var line = "\(place): \(k.device.displayName)"
         line += (k.device.serial ?? row.key?.serial).map { ", serial \($0)" } ?? ", serial unknown"
         line += ", firmware \(k.device.version)"
         if k.device.formFactor != .unknown {
@@ -157,4 +157,9 @@ struct ListCommand: AsyncParsableCommand {
     static func describeError(_ error: Error) -> String {
         explained(error).1
     }
+}
+
+extension DeviceInfo {
+    /// The product name, or for a key that has none what it is, in the user's language.
+    var displayName: String { productName ?? StringTables.load().text(UIText(unnamedKey.key)) }
 }

@@ -6,7 +6,7 @@ public struct X509Certificate: Sendable {
 
     /// Throws unless `der` is exactly one certificate OpenSSL can parse.
     public init(der: [UInt8]) throws {
-        guard let certificate = Self.parse(der) else { throw CryptoError.openssl("not a DER X.509 certificate") }
+        guard let certificate = Self.parse(der) else { throw CryptoError.notDER(.certificate) }
         X509_free(certificate)
         self.der = der
     }
@@ -123,21 +123,21 @@ public struct X509Certificate: Sendable {
               ASN1_INTEGER_set_uint64(X509_get_serialNumber(certificate), serial) == 1,
               X509_gmtime_adj(X509_getm_notBefore(certificate), 0) != nil,
               X509_time_adj_ex(X509_getm_notAfter(certificate), validityDays, 0, nil) != nil else {
-            throw OSSL.failure("setting the certificate's version, serial and validity")
+            throw OSSL.failure("X509_set_version, ASN1_INTEGER_set_uint64, X509_time_adj_ex")
         }
         guard let name = X509_get_subject_name(certificate),
               Array(commonName.utf8).withUnsafeBufferPointer({
                   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, $0.baseAddress, Int32($0.count), -1, 0)
               }) == 1,
               X509_set_issuer_name(certificate, name) == 1 else {
-            throw OSSL.failure("setting the certificate's name (CN=\(commonName))")
+            throw OSSL.failure("X509_NAME_add_entry_by_txt, X509_set_issuer_name")
         }
         guard X509_set_pubkey(certificate, pkey) == 1 else { throw OSSL.failure("X509_set_pubkey") }
         guard let constraints = BASIC_CONSTRAINTS_new() else { throw OSSL.failure("BASIC_CONSTRAINTS_new") }
         defer { BASIC_CONSTRAINTS_free(constraints) }
         constraints.pointee.ca = 0
         guard X509_add1_ext_i2d(certificate, NID_basic_constraints, constraints, 1, UInt(X509V3_ADD_DEFAULT)) == 1 else {
-            throw OSSL.failure("adding basicConstraints")
+            throw OSSL.failure("X509_add1_ext_i2d")
         }
         guard X509_sign(certificate, pkey, EVP_sha256()) > 0 else { throw OSSL.failure("X509_sign") }
         guard let der = OSSL.der({ i2d_X509(certificate, $0) }) else { throw OSSL.failure("i2d_X509") }

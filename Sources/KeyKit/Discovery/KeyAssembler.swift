@@ -87,7 +87,7 @@ public struct KeyAssembler: Sendable {
         for g in groups {
             let first = g.first(where: \.isFIDO) ?? g[0]
             var d = KeyDescriptor(transport: .hid(path: first.info.path),
-                                  name: first.info.productName ?? (first.isFIDO ? "FIDO key" : "YubiKey"))
+                                  name: first.info.productName ?? first.info.path)
             d.fidoHID = nil
             attach(g, to: &d)
             d.serial = serial(of: g)

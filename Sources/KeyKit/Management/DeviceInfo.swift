@@ -93,9 +93,10 @@ public struct DeviceInfo: Sendable, Hashable {
         overNFC ? (enabledNFC ?? enabledUSB) : enabledUSB
     }
 
-    /// A product name in the way Yubico names its keys.
-    public var productName: String {
-        if !fromManagement { return version.major > 0 ? "YubiKey-compatible key" : "Security key" }
+    /// The product name in the way Yubico names its keys; nil for a key whose Management application did not
+    /// describe it (a FIDO-only key, another maker's key): what such a key is called is worded by the interface.
+    public var productName: String? {
+        if !fromManagement { return nil }
         if isSky { return "Security Key" + (supportedNFC != nil ? " NFC" : "") }
         let base: String
         switch version.major {
@@ -202,4 +203,17 @@ extension DeviceInfo {
         if let partNumber { out.append(TLV(ManagementTag.partNumber, Array(partNumber.utf8))) }
         return out
     }
+}
+
+extension DeviceInfo {
+    /// What a key without a product name is: one that answers YubiKey applications with a version
+    /// (`compatible`), or one that only has FIDO (`securityKey`). Its `key` names its text in the string tables.
+    public enum UnnamedKey: String, Sendable {
+        case compatible
+        case securityKey = "security-key"
+
+        public var key: String { "device.unnamed." + rawValue }
+    }
+
+    public var unnamedKey: UnnamedKey { version.major > 0 ? .compatible : .securityKey }
 }
