@@ -1,3 +1,4 @@
+// Over 500 lines on purpose: the console's input, answer and flow suites share APDUFixture; each suite is one topic.
 import Foundation
 import Testing
 import KeyKit

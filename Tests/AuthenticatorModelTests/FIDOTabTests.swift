@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: the tab's update suite and its work suite against the virtual key share FIDOFixture
+// and the test backend; each suite is one topic.
 import Foundation
 import Testing
 import KeyKit

@@ -1,3 +1,5 @@
+# Over 500 lines on purpose: one table from one run — every row's measurement with the private pcscd and pty
+# plumbing they share; start-up phases are in startup.py, the USB rows in bench_usb.py.
 """`make bench`: ykterm against the floor (C clients that do only what the command needs) and against ykman, on the
 virtual key served through a private pcscd (and, as root with FUSE, plugged in as a USB key).
 

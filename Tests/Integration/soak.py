@@ -1,3 +1,4 @@
+# Over 500 lines on purpose: one scenario whose parts (churn, capture, checks) share one timeline and state.
 """Soak (issue 22, section 1): the TUI for SOAK_MINUTES on two virtual keys while everything around it churns.
 
     python soak.py [--minutes N] [--seed S] [--json FILE]     (as root; `make soak SOAK_MINUTES=N`)

@@ -1,3 +1,4 @@
+# Over 500 lines on purpose: the tmux harness (used by the other test_tui_*.py) and the OATH flows it drives.
 """The TUI end to end in tmux: `ykterm --virtual`, and `ykterm` on the virtual key served through pcscd.
 
 Codes on screen are checked against pyotp; changes made in the TUI are checked with ykman.

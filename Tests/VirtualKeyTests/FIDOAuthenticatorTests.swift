@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: every test uses the CTAP2 client side built at the top (key agreement, PIN
+// encryption, pinUvAuthParam), which is not worth a module of its own.
 import Foundation
 import KeyKit
 import Synchronization

@@ -1,3 +1,4 @@
+// Over 500 lines on purpose: one suite for the whole OATH applet, every test driving it through OATHCard.
 import Foundation
 import KeyKit
 import Testing

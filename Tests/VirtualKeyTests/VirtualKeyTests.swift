@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: the suites of the key as a whole (inspection, dispatch, chaining, statistics, state
+// file, vpcd protocol and bridge) share the helpers at the top; each suite is one topic.
 import Foundation
 import KeyKit
 import Synchronization
