@@ -63,6 +63,12 @@ class Tmux:
     def type(self, text):
         self.tmux("send-keys", "-t", "0", "-l", text)
 
+    def submit(self, *fields):
+        """Types each field of a dialog and presses Enter after each (the last Enter confirms)."""
+        for text in fields:
+            self.type(text)
+            self.send("Enter")
+
     def answer(self, key):
         """Answers a question on screen as a person does, a moment after it showed (ykterm takes no answer
         from the same input burst as the key that asked)."""

@@ -43,13 +43,6 @@ def fido_tab(t):
     return t.wait_for("FIDO2 authenticator")
 
 
-def submit(t, *fields):
-    """Types each field of a dialog and presses Enter after each (the last Enter confirms)."""
-    for text in fields:
-        t.type(text)
-        t.send("Enter")
-
-
 def test_pin_set_in_the_tab_works_in_python_fido2_and_a_change_makes_the_old_one_fail(pcsc, env, tmp_path):
     key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
     t = served_tui(pcsc, tmp_path, key)
@@ -65,7 +58,7 @@ def test_pin_set_in_the_tab_works_in_python_fido2_and_a_change_makes_the_old_one
         t.type("zq")
         screen = t.wait_for(r"the PIN must have at least 4 characters \(2 given\)")
         assert "zq" not in screen and "••" in screen
-        submit(t, "x-pin-1", "zqx-pin-1")
+        t.submit("x-pin-1", "zqx-pin-1")
         t.wait_for("FIDO2 PIN set")
         t.wait_for("set · 8 tries left")
         assert peer(key, env, "token", pin="zqx-pin-1") == {"token": 32}
@@ -73,7 +66,7 @@ def test_pin_set_in_the_tab_works_in_python_fido2_and_a_change_makes_the_old_one
         # Change it: the old PIN fails in python-fido2, the new one works.
         t.send("c")
         t.wait_for("Change the FIDO2 PIN")
-        submit(t, "zqx-pin-1", "zq-pin-2", "zq-pin-2")
+        t.submit("zqx-pin-1", "zq-pin-2", "zq-pin-2")
         t.wait_for("FIDO2 PIN changed")
         assert peer(key, env, "token", pin="zqx-pin-1") == {"ctap_error": "PIN_INVALID"}
         assert peer(key, env, "token", pin="zq-pin-2") == {"token": 32}
@@ -90,7 +83,7 @@ def test_wrong_pin_shows_the_tries_left(pcsc, env, tmp_path):
         fido_tab(t)
         t.send("v")
         t.wait_for("Verify the FIDO2 PIN")
-        submit(t, "wrong-pin")
+        t.submit("wrong-pin")
         t.wait_for("Wrong PIN: 7 tries left")
         # The dialog stays; Esc cancels it.
         t.send("Escape")
@@ -98,7 +91,7 @@ def test_wrong_pin_shows_the_tries_left(pcsc, env, tmp_path):
         t.wait_for("set · 7 tries left")
         assert peer(key, env, "retries") == {"retries": 7}
         t.send("v")
-        submit(t, "right-pin")
+        t.submit("right-pin")
         t.wait_for(r"The PIN is correct \(8 tries left\)")
     finally:
         t.close()
@@ -115,7 +108,7 @@ def test_credentials_made_by_python_fido2_are_listed_and_deleted_after_confirmat
         fido_tab(t)
         t.send("l")
         t.wait_for("PIN for the credentials")
-        submit(t, "cred-pin")
+        t.submit("cred-pin")
         screen = t.wait_for(r"Discoverable credentials \(2\)")
         assert screen.index("example.com") < screen.index("example.org")
         assert f"id {alice[:15]}" in screen and f"id {bob[:15]}" in screen
@@ -134,7 +127,7 @@ def test_credentials_made_by_python_fido2_are_listed_and_deleted_after_confirmat
             # pcscd powered the idle card down, which ends a PIN token: the tab asks for the PIN again, says
             # why, lists again, and the delete is asked for once more.
             assert "The key dropped the earlier PIN verification" in screen
-            submit(t, "cred-pin")
+            t.submit("cred-pin")
             t.wait_gone("PIN for the credentials")
             t.send("d")
             t.wait_for(r"Delete the credential of alice for example.org\?")
@@ -156,7 +149,7 @@ def test_key_pulled_out_while_the_pin_is_set_leaves_no_pin(pcsc, env, tmp_path):
         fido_tab(t)
         t.send("s")
         t.wait_for("Set the FIDO2 PIN")
-        submit(t, "lost-pin", "lost-pin")
+        t.submit("lost-pin", "lost-pin")
         # The TUI says the key has no PIN or the new one (the set was cut short), or that the key was removed.
         screen = t.wait_for(r"Removed mid PIN set: the key has no PIN or the new one|was removed")
         assert "Set the FIDO2 PIN" not in screen and "FIDO2 PIN set" not in screen
@@ -167,7 +160,7 @@ def test_key_pulled_out_while_the_pin_is_set_leaves_no_pin(pcsc, env, tmp_path):
         t.wait_for(r"not set \(s sets one\)")
         t.send("s")
         t.wait_for("Set the FIDO2 PIN")
-        submit(t, "kept-pin", "kept-pin")
+        t.submit("kept-pin", "kept-pin")
         t.wait_for("FIDO2 PIN set")
         assert peer(key, env, "token", pin="kept-pin") == {"token": 32}
     finally:
@@ -182,7 +175,7 @@ def test_virtual_reset_is_guided_and_esc_cancels_the_touch(tmp_path):
         t.wait_for("GitHub")
         fido_tab(t)
         t.send("s")
-        submit(t, "virt-pin", "virt-pin")
+        t.submit("virt-pin", "virt-pin")
         t.wait_for("FIDO2 PIN set")
         # The warning says what is lost; n keeps everything.
         t.send("R")

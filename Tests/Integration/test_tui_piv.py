@@ -40,13 +40,6 @@ def piv_tab(t):
     return t.wait_for("PIV application")
 
 
-def submit(t, *fields):
-    """Types each field of a dialog and presses Enter after each (the last Enter confirms)."""
-    for text in fields:
-        t.type(text)
-        t.send("Enter")
-
-
 def test_slot_filled_by_ykman_verifies_and_a_pin_changed_in_the_tab_is_the_one_ykman_needs(pcsc, env, tmp_path):
     key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
     pem = fill_9a(key, env, tmp_path)
@@ -79,13 +72,13 @@ def test_slot_filled_by_ykman_verifies_and_a_pin_changed_in_the_tab_is_the_one_y
         # v: the PIN, then the key signs and the certificate's key checks the signature.
         t.send("v")
         t.wait_for("PIN to sign with slot 9A")
-        submit(t, "123456")
+        t.submit("123456")
         t.wait_for(r"Slot 9A: signature verified \(ECCP256\) with the certificate's public key")
 
         # p: a new PIN, which ykman then needs (and the old one no longer works).
         t.send("p")
         t.wait_for("Change the PIV PIN")
-        submit(t, "123456", "24681357", "24681357")
+        t.submit("123456", "24681357", "24681357")
         t.wait_for("PIV PIN changed")
         screen = t.wait_for(r"PIN\s+3 of 3 tries left")
         assert "the default (123456)" not in screen
@@ -108,12 +101,12 @@ def test_wrong_pins_show_the_tries_left_and_the_puk_unblocks(pcsc, env, tmp_path
         t.wait_for("CN=ykterm-test")
         t.send("v")
         t.wait_for("PIN to sign with slot 9A")
-        submit(t, "000000")
+        t.submit("000000")
         t.wait_for("Wrong PIN: 2 tries left before the PIN is blocked")
         assert ykman_pin_tries(key, env) == "2"
-        submit(t, "000001")
+        t.submit("000001")
         t.wait_for("Wrong PIN: 1 tries left")
-        submit(t, "000002")
+        t.submit("000002")
         screen = t.wait_for("The PIN is blocked after too many wrong tries")
         assert "PIN to sign with slot 9A" not in screen
         assert re.search(r"PIN\s+blocked: b unblocks it with the PUK", screen)
@@ -122,7 +115,7 @@ def test_wrong_pins_show_the_tries_left_and_the_puk_unblocks(pcsc, env, tmp_path
         # b: the PUK sets a new PIN; ykman then signs with it.
         t.send("b")
         t.wait_for("Unblock the PIV PIN")
-        submit(t, "12345678", "13572468", "13572468")
+        t.submit("12345678", "13572468", "13572468")
         t.wait_for("PIV PIN unblocked")
         t.wait_for(r"PIN\s+3 of 3 tries left")
         run_ykman(key.reader, "piv", "access", "change-pin", "-P", "13572468", "-n", "123456", env=env)
@@ -142,7 +135,7 @@ def test_export_writes_the_pem_and_asks_before_replacing(pcsc, env, tmp_path):
         t.send("e")
         t.wait_for("Export the certificate of slot 9A")
         t.send("C-u")
-        submit(t, str(target))
+        t.submit(str(target))
         t.wait_for("Certificate of slot 9A written to")
         assert target.read_text() == pem
         assert oct(os.stat(target).st_mode & 0o777) == "0o644"
@@ -153,7 +146,7 @@ def test_export_writes_the_pem_and_asks_before_replacing(pcsc, env, tmp_path):
         t.send("e")
         t.wait_for("Export the certificate of slot 9A")
         t.send("C-u")
-        submit(t, str(target))
+        t.submit(str(target))
         t.wait_for("exists. Replace it?")
         t.answer("n")
         t.wait_gone("exists. Replace it?")
@@ -178,7 +171,7 @@ def test_virtual_demo_slot_verifies_with_the_default_pin(tmp_path):
         assert "ECCP256" in next(line for line in screen.splitlines() if "9A Authentication" in line)
         t.send("v")
         t.wait_for("PIN to sign with slot 9A")
-        submit(t, "123456")
+        t.submit("123456")
         t.wait_for(r"signature verified \(ECCP256\)")
         # The help names the tab's keys.
         t.send("?")
@@ -202,7 +195,7 @@ def test_an_rsa_key_in_the_signature_slot_verifies_after_its_pin(pcsc, env, tmp_
         t.send("j")
         t.send("v")
         t.wait_for("PIN to sign with slot 9C")
-        submit(t, "123456")
+        t.submit("123456")
         t.wait_for(r"Slot 9C: signature verified \(RSA2048\)")
     finally:
         t.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import YKTERM  # noqa: E402
 from test_tui import Tmux  # noqa: E402
-from test_tui_fido import fido_tab, submit  # noqa: E402
+from test_tui_fido import fido_tab  # noqa: E402
 
 from fido2.ctap import CtapError  # noqa: E402
 from fido2.ctap2 import Ctap2  # noqa: E402
@@ -62,7 +62,7 @@ def pin_set_in_the_tui(home):
         screen = fido_tab(t)
         t.send("s")
         t.wait_for("Set the FIDO2 PIN")
-        submit(t, "usb-pin-1", "usb-pin-1")
+        t.submit("usb-pin-1", "usb-pin-1")
         t.wait_for("FIDO2 PIN set")
         screen = t.wait_for("set · 8 tries left")
     finally:
@@ -80,7 +80,7 @@ def pulled_mid_pin_change(home):
         fido_tab(t)
         t.send("c")
         t.wait_for("Change the FIDO2 PIN")
-        submit(t, "old-pin-1", "new-pin-2", "new-pin-2")
+        t.submit("old-pin-1", "new-pin-2", "new-pin-2")
         # The change is under way (each command takes the key 300 ms): pulled out now.
         t.wait_for("changing the PIN…")
         usb("unplug")
@@ -107,7 +107,7 @@ def security_key(home):
         screen = fido_tab(t)
         t.send("s")
         t.wait_for("Set the FIDO2 PIN")
-        submit(t, "sky-pin-1", "sky-pin-1")
+        t.submit("sky-pin-1", "sky-pin-1")
         t.wait_for("FIDO2 PIN set")
     finally:
         t.close()
@@ -248,7 +248,7 @@ def two_fido_clients(home, seconds=20):
         while time.monotonic() < stop:
             t.send("v")
             t.wait_for("Verify the FIDO2 PIN")
-            submit(t, pin)
+            t.submit(pin)
             screen = t.wait_for(r"The PIN is correct|[Ff]ailed|error|busy", timeout=15)
             if "The PIN is correct (8 tries left)" in screen:
                 counts["tui_verified"] += 1

@@ -108,25 +108,11 @@ public enum FIDOOperation: Sendable, Hashable {
     case load, setPIN, changePIN, verifyPIN, list, delete, reset
 }
 
-/// A command in flight, and whether the key waits for a touch.
-public struct FIDOBusy: Sendable, Hashable {
-    public var operation: FIDOOperation
-    public var touch: Bool
+public typealias FIDOBusy = KeyBusy<FIDOOperation>
 
-    public init(_ operation: FIDOOperation, touch: Bool = false) {
-        self.operation = operation
-        self.touch = touch
-    }
-}
-
-public enum FIDOPhase: Sendable, Hashable {
-    case noKey
-    case loading
-    case ready
-    /// The key has no FIDO2 application on its smart-card interface (or speaks U2F only), or it could not be
-    /// read.
-    case unavailable(UIText)
-}
+/// `unavailable`: the key has no FIDO2 application on the interface that carries it (or speaks U2F only), or it
+/// could not be read.
+public typealias FIDOPhase = KeyTabPhase
 
 /// The FIDO2 tab: the information, the PIN dialogs, the credentials list and the guided reset.
 public struct FIDOTabState: Sendable, Hashable {
@@ -200,15 +186,7 @@ public enum FIDOFailureReason: Sendable, Hashable {
     case other(UIText)
 }
 
-public struct FIDOFailure: Sendable, Hashable {
-    public var operation: FIDOOperation
-    public var reason: FIDOFailureReason
-
-    public init(_ operation: FIDOOperation, _ reason: FIDOFailureReason) {
-        self.operation = operation
-        self.reason = reason
-    }
-}
+public typealias FIDOFailure = KeyFailure<FIDOOperation, FIDOFailureReason>
 
 public enum FIDOTabMsg: Sendable, Equatable {
     case loaded(keyID: String, FIDOInfo)

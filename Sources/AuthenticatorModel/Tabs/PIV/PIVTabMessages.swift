@@ -17,15 +17,7 @@ public enum PIVFailureReason: Sendable, Hashable {
     case other(UIText)
 }
 
-public struct PIVFailure: Sendable, Hashable {
-    public var operation: PIVOperation
-    public var reason: PIVFailureReason
-
-    public init(_ operation: PIVOperation, _ reason: PIVFailureReason) {
-        self.operation = operation
-        self.reason = reason
-    }
-}
+public typealias PIVFailure = KeyFailure<PIVOperation, PIVFailureReason>
 
 public enum PIVTabMsg: Sendable, Equatable {
     case loaded(keyID: String, PIVInfo)

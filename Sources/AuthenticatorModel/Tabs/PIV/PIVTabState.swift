@@ -202,24 +202,10 @@ public enum PIVOperation: Sendable, Hashable {
     case load, verify, changePIN, changePUK, unblockPIN, export
 }
 
-/// A command in flight, and whether the key waits for a touch.
-public struct PIVBusy: Sendable, Hashable {
-    public var operation: PIVOperation
-    public var touch: Bool
+public typealias PIVBusy = KeyBusy<PIVOperation>
 
-    public init(_ operation: PIVOperation, touch: Bool = false) {
-        self.operation = operation
-        self.touch = touch
-    }
-}
-
-public enum PIVPhase: Sendable, Hashable {
-    case noKey
-    case loading
-    case ready
-    /// The key has no PIV application, no smart-card interface, or could not be read.
-    case unavailable(UIText)
-}
+/// `unavailable`: the key has no PIV application, no smart-card interface, or could not be read.
+public typealias PIVPhase = KeyTabPhase
 
 /// The PIV tab: the application at a glance, a slot's certificate in full, and the PIN, PUK, verify and export
 /// dialogs.

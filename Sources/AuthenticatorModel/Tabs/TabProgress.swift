@@ -1,0 +1,34 @@
+/// What the tabs that run operations on a key (FIDO2, PIV) share: the operation in flight, the tab's phase, and
+/// a failed operation with its reason. Each tab names them with its own operations and reasons
+/// (`FIDOBusy = KeyBusy<FIDOOperation>`, ...).
+
+/// A command in flight, and whether the key waits for a touch.
+public struct KeyBusy<Operation: Sendable & Hashable>: Sendable, Hashable {
+    public var operation: Operation
+    public var touch: Bool
+
+    public init(_ operation: Operation, touch: Bool = false) {
+        self.operation = operation
+        self.touch = touch
+    }
+}
+
+/// Where a tab is with the selected key.
+public enum KeyTabPhase: Sendable, Hashable {
+    case noKey
+    case loading
+    case ready
+    /// The key lacks the tab's application (or the interface that carries it), or could not be read: why.
+    case unavailable(UIText)
+}
+
+/// An operation that failed, and why (in the tab's own terms).
+public struct KeyFailure<Operation: Sendable & Hashable, Reason: Sendable & Hashable>: Sendable, Hashable {
+    public var operation: Operation
+    public var reason: Reason
+
+    public init(_ operation: Operation, _ reason: Reason) {
+        self.operation = operation
+        self.reason = reason
+    }
+}
