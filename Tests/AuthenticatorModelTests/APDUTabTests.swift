@@ -153,9 +153,9 @@ struct APDUAnswerTests {
         let tlv = lines.filter { $0.kind == .tlv }
         #expect(tlv.count == 2)
         #expect(tlv[0].text.literal == "    79 (3) 050702")
-        #expect(tlv[0].suffix?.literal == "version")
+        #expect(tlv[0].suffix?.key == "apdu.tag.oath.version")
         #expect(tlv[1].text.literal == "    71 (8) 0102030405060708")
-        #expect(tlv[1].suffix?.literal == "name")
+        #expect(tlv[1].suffix?.key == "apdu.tag.oath.name")
     }
 
     @Test func failureStatusWordsSayWhatTheyMean() {
@@ -255,7 +255,7 @@ struct APDUConsoleTests {
         #expect(state.apdu.pending == nil && state.apdu.connected)
         #expect(state.apdu.application == "OATH")
         #expect(APDUFixture.log(state).contains("< SW=9000 (success)"))
-        #expect(state.apdu.log.contains { $0.kind == .tlv && $0.suffix?.literal == "version" })
+        #expect(state.apdu.log.contains { $0.kind == .tlv && $0.suffix?.key == "apdu.tag.oath.version" })
 
         // The next command goes on the same connection: no new "connection opened" note; an OATH answer
         // in parts is fetched with SEND REMAINING.
@@ -680,9 +680,11 @@ struct APDULabelTests {
         let name = Array("GitHub:alice@example.com".utf8)
         let data: [UInt8] = [0x72, UInt8(name.count + 1), 0x21] + name + [0x71, 3] + Array("bob".utf8)
         let tlv = try #require(apduTLVLines(data, tagNames: oathTagNames))
-        #expect(tlv.lines.map(\.name) == ["name list \"GitHub:alice@example.com\"", "name \"bob\""])
+        let english = StringTables.load(language: "en")
+        #expect(tlv.lines.map { $0.name.map(english.text) } == ["name list \"GitHub:alice@example.com\"", "name \"bob\""])
+        #expect(tlv.lines.map { $0.name.map(StringTables.load(language: "de").text) } == ["Namensliste „GitHub:alice@example.com“", "Name „bob“"])
         // Not valid UTF-8: the tag's name alone, the hex stays.
         let bad = try #require(apduTLVLines([0x71, 2, 0xFF, 0xFE], tagNames: oathTagNames))
-        #expect(bad.lines.map(\.name) == ["name"])
+        #expect(bad.lines.map { $0.name.map(english.text) } == ["name"])
     }
 }

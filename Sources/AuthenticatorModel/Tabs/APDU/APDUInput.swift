@@ -63,12 +63,13 @@ public func parseAPDUInput(_ text: String) -> APDUInput {
 // MARK: - Formatting answers
 
 /// Tag names of the OATH application's TLVs (YKOATH), shown next to them when OATH is selected.
+/// The YKOATH tags the TLV view names, as string-table keys (`apdu.tag.oath.<name>`).
 let oathTagNames: [UInt32: String] = [
-    YKOATH.Tag.name: "name", YKOATH.Tag.nameList: "name list", YKOATH.Tag.key: "key",
-    YKOATH.Tag.challenge: "challenge", YKOATH.Tag.response: "response", YKOATH.Tag.truncated: "truncated response",
-    YKOATH.Tag.hotp: "no response", UInt32(YKOATH.Tag.property): "property", YKOATH.Tag.version: "version",
-    YKOATH.Tag.imf: "IMF", YKOATH.Tag.algorithm: "algorithm", YKOATH.Tag.touch: "touch",
-]
+    YKOATH.Tag.name: "name", YKOATH.Tag.nameList: "nameList", YKOATH.Tag.key: "key",
+    YKOATH.Tag.challenge: "challenge", YKOATH.Tag.response: "response", YKOATH.Tag.truncated: "truncated",
+    YKOATH.Tag.hotp: "noResponse", UInt32(YKOATH.Tag.property): "property", YKOATH.Tag.version: "version",
+    YKOATH.Tag.imf: "imf", YKOATH.Tag.algorithm: "algorithm", YKOATH.Tag.touch: "touch",
+].mapValues { "apdu.tag.oath." + $0 }
 
 /// Hex in groups of 16 bytes, bytes separated by spaces.
 func apduHexLines(_ bytes: [UInt8]) -> [String] {
@@ -79,22 +80,22 @@ func apduHexLines(_ bytes: [UInt8]) -> [String] {
 
 /// The TLV view of response data: BER first (constructed tags opened when their value parses), then the
 /// one-byte tags of the YubiKey applications; nil when neither fills the data exactly.
-public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (mode: TLV.TagMode, lines: [(depth: Int, text: String, name: String?)])? {
+/// `tagNames` are string-table keys; a line's name is the tag's text (with an OATH account name read as text).
+public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (mode: TLV.TagMode, lines: [(depth: Int, text: String, name: UIText?)])? {
     guard !data.isEmpty else { return nil }
     for mode in [TLV.TagMode.ber, .simple] {
         guard let tlvs = try? TLV.parseAll(data, mode: mode) else { continue }
-        var lines = [(depth: Int, text: String, name: String?)]()
+        var lines = [(depth: Int, text: String, name: UIText?)]()
         func add(_ tlvs: [TLV], depth: Int) {
             for t in tlvs {
                 let tag = Hex.encode(t.tagBytes, uppercase: true)
-                var name = depth == 0 ? tagNames[t.tag] : nil
+                var name = depth == 0 ? tagNames[t.tag].map { UIText($0) } : nil
                 // OATH account names read as text: a name (71), or a LIST entry (72: kind and algorithm, then the name).
-                if let n = name, tagNames[YKOATH.Tag.nameList] == "name list",
-                   t.tag == YKOATH.Tag.name || t.tag == YKOATH.Tag.nameList {
+                if let n = name, tagNames == oathTagNames, t.tag == YKOATH.Tag.name || t.tag == YKOATH.Tag.nameList {
                     let text = t.tag == YKOATH.Tag.name ? t.value[...] : t.value.dropFirst()
                     if !text.isEmpty, let decoded = String(validating: text, as: UTF8.self),
                        !decoded.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                        name = n + " \"" + decoded + "\""
+                        name = UIText("apdu.tag.withText", ["text": decoded], nested: ["tag": n])
                     }
                 }
                 if t.isConstructed, depth < 8, !t.value.isEmpty, let children = try? t.children(mode: mode) {
@@ -144,7 +145,7 @@ func apduAnswerLines(exchanges: [APDUExchange], response: Response, application:
         lines.append(APDULogLine(.note, UIText(tlv.mode == .ber ? "apdu.log.tlv" : "apdu.log.tlvSimple")))
         for l in tlv.lines {
             lines.append(APDULogLine(.tlv, .literal(String(repeating: "  ", count: l.depth + 2) + l.text),
-                                     suffix: l.name.map { .literal($0) }))
+                                     suffix: l.name))
         }
     } else if let text = apduText(response.data) {
         lines.append(APDULogLine(.data, UIText("apdu.log.text", ["text": text])))
