@@ -194,21 +194,34 @@ extension PIVState: CustomStringConvertible, CustomReflectable {
 // MARK: Demo
 
 extension PIVState {
-    /// The demo's private key: an EC P-256 scalar derived from a fixed text, so that its public key is the same
-    /// everywhere. It protects nothing.
+    /// The demo's private key: an EC P-256 scalar derived from a fixed text (the SHA-256 of "ykterm PIV demo
+    /// key"), so that its public key is the same everywhere. It protects nothing.
     static let demoScalar = SignatureDigest.sha256.hash(Array("ykterm PIV demo key".utf8))
 
-    /// Puts the demo in slot 9A: the EC P-256 key above (imported, PIN once, no touch) and a self-signed
-    /// certificate for it, CN=ykterm demo, valid for ten years from now. Replaces what 9A held.
+    /// The demo key as PKCS#8 (with its public key) and its self-signed certificate, CN=ykterm demo, ECDSA with
+    /// SHA-256, valid from 2026-11-27 for ten years (issued once with this key by `CertificateIssuer`), kept as
+    /// bytes: making them at every start (an OpenSSL key decoder and a signature) was 43% of the instructions of
+    /// `ykterm --virtual` up to its first frame. `PIVDemoTests` checks that they are the scalar's key and a
+    /// certificate it signed.
+    static let demoPKCS8 = try! Hex.decode(
+        "308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b0201010420b7e6318e241939309eec2368"
+        + "804757f94c2cb37f441e9019e053f5fbb418f366a14403420004fd07331f3f3f44ba28dc7607fbf06c70d3a295efdaf7"
+        + "bdab303e186553c61535fd6ccc4c72ed2b811f4ac9ee57980f05b13031a271b786fb67cc4ee9d012637c")
+    static let demoCertificate = try! Hex.decode(
+        "308201273081cea00302010202103961d9379876d47e0a2ef33da985687f300a06082a8648ce3d040302301631143012"
+        + "06035504030c0b796b7465726d2064656d6f301e170d3236313132373231313930305a170d3336313132373231313930"
+        + "305a30163114301206035504030c0b796b7465726d2064656d6f3059301306072a8648ce3d020106082a8648ce3d0301"
+        + "0703420004fd07331f3f3f44ba28dc7607fbf06c70d3a295efdaf7bdab303e186553c61535fd6ccc4c72ed2b811f4ac9"
+        + "ee57980f05b13031a271b786fb67cc4ee9d012637c300a06082a8648ce3d0403020348003045022059f8d0735a78efc4"
+        + "fc811493aaa514974a77b653a77477ac74eeb5f17719e0f6022100d0324441f5b7dae9e5e0011ca49b5bf3fdc39a6330"
+        + "f403ec4504429fff3b09c7")
+
+    /// Puts the demo in slot 9A: the EC P-256 key above (imported, PIN once, no touch) and its certificate.
+    /// Replaces what 9A held.
     public mutating func installDemo() {
-        guard let key = try? AsymmetricPrivateKey.ec(.p256, scalar: PIVState.demoScalar),
-              let certificate = try? CertificateIssuer.issue(
-                subject: [.init("CN", "ykterm demo")], publicKey: key.publicKey,
-                serial: PIVApplet.positiveInteger(Crypto.random(16)), validity: .days(3653), signingKey: key)
-        else { return }
         keys[.authentication] = StoredKey(algorithm: .eccP256, pinPolicy: .once, touchPolicy: .never,
-                                          origin: .imported, privateKey: key.pkcs8)
-        objects[PIV.Slot.authentication.certificateObject] = TLV(PIV.Tag.certificate, certificate.der).encoded
+                                          origin: .imported, privateKey: PIVState.demoPKCS8)
+        objects[PIV.Slot.authentication.certificateObject] = TLV(PIV.Tag.certificate, PIVState.demoCertificate).encoded
             + TLV(PIV.Tag.certificateInfo, [PIV.certificateUncompressed]).encoded
             + TLV(PIV.Tag.errorDetection, []).encoded
     }
