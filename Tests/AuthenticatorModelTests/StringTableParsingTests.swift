@@ -33,4 +33,17 @@ import Testing
     func anythingElseIsLeftToJSONDecoder(text: String) {
         #expect(FlatStringTable.parse(Data(text.utf8)) == nil)
     }
+
+    /// Bytes that are not UTF-8 in a string, with and without escapes before them: a lone continuation byte, an
+    /// overlong encoding of three bytes (which a repairing decoder turns into a replacement character of the same
+    /// length), a truncated sequence and an encoded surrogate.
+    @Test(arguments: [[0x80], [0xE0, 0x80, 0x80], [0xC3], [0xED, 0xA0, 0x80], [0x61, 0xFF]] as [[UInt8]])
+    func invalidUTF8IsLeftToJSONDecoder(bytes: [UInt8]) {
+        for prefix in [#"{"a": ""#, #"{"a": "\n"#] {
+            let data = Data(Array(prefix.utf8) + bytes + Array(#""}"#.utf8))
+            #expect(FlatStringTable.parse(data) == nil)
+        }
+        let fine = Data(Array(#"{"a": "\n"#.utf8) + [0xC3, 0xA4] + Array(#""}"#.utf8))
+        #expect(FlatStringTable.parse(fine) == ["a": "\nä"])
+    }
 }
