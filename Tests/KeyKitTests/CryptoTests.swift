@@ -21,6 +21,21 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
 }
 
+@Suite struct CryptoRandomTests {
+    /// Random bytes of any length, every byte written (lengths around the generator's 8-byte words), and two
+    /// draws of 32 bytes never the same.
+    @Test func randomBytes() {
+        for count in [0, 1, 7, 8, 9, 16, 33] {
+            #expect(Crypto.random(count).count == count)
+        }
+        // Each position is non-zero in some of 64 draws (a byte left unwritten would stay 0).
+        var seen = [UInt8](repeating: 0, count: 13)
+        for _ in 0..<64 { for (i, b) in Crypto.random(13).enumerated() { seen[i] |= b } }
+        #expect(!seen.contains(0))
+        #expect(Crypto.random(32) != Crypto.random(32))
+    }
+}
+
 @Suite struct CryptoHKDFTests {
     // RFC 5869 appendix A, test cases 1 and 3.
     @Test(arguments: [
