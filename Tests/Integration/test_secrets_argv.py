@@ -14,9 +14,11 @@ import pytest
 
 from harness import YKTERM
 
-# Names of options that would carry a PIN or password, as other tools spell them.
+# Names of options that would carry a PIN or password, as other tools spell them; a policy about one (PIV's
+# --pin-policy, as ykman names it) carries none.
 SECRET_OPTION = re.compile(r"(^|[-_])(pin|puk|password|passwd|passphrase|new-?pin|old-?pin|new-?password|"
-                           r"current-?pin|current-?password|access-?code|management-?key)([-_]|$)", re.I)
+                           r"current-?pin|current-?password|access-?code|management-?key)([-_]|$)(?!.*policy$)",
+                           re.I)
 REFUSED = ["--pin", "--password", "--new-pin", "--old-pin", "--new-password", "--passphrase", "--access-code"]
 EX_USAGE = 2  # ykterm exits 2 on usage errors (man page, EXIT STATUS)
 
@@ -71,9 +73,13 @@ def placeholder_option(argument):
 
 
 def placeholder_value(argument):
-    """A value the parser accepts: the first choice (from the list, or a value name such as `1|2`), else 1."""
+    """A value the parser accepts: the first choice (from the list, the completion list such as a PIV slot's, or
+    a value name such as `1|2`), else 1."""
     if argument.get("allValues"):
         return argument["allValues"][0]
+    completions = argument.get("completionKind", {}).get("list", {}).get("values")
+    if completions:
+        return completions[0]
     value_name = argument.get("valueName", "")
     return value_name.split("|")[0] if "|" in value_name else "1"
 
