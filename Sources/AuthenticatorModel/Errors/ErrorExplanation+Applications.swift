@@ -14,6 +14,16 @@ extension ErrorExplanation {
         case .invalidAccessCode: return ErrorExplanation(kind: .accessCodeLength)
         case .configurationRefused: return ErrorExplanation(kind: .slotRefused)
         case .unexpectedResponse(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .invalidPublicID(let n): return ErrorExplanation(kind: .publicIDLength, ["bytes": String(n)])
+        case .invalidPrivateID(let n): return ErrorExplanation(kind: .privateIDLength, ["bytes": String(n)])
+        case .invalidAESKey(let n): return ErrorExplanation(kind: .aesKeyLength, ["bytes": String(n)])
+        case .invalidPasswordLength(let n): return ErrorExplanation(kind: .staticPasswordLength, ["count": String(n)])
+        case .unencodableCharacter(let offset, let layout):
+            return ErrorExplanation(kind: .staticPasswordCharacter,
+                                    ["position": String(offset + 1), "layout": layout.rawValue.uppercased()])
+        case .invalidMovingFactor(let n): return ErrorExplanation(kind: .hotpCounter, ["counter": String(n)])
+        case .invalidDigits(let n): return ErrorExplanation(kind: .hotpDigits, ["digits": String(n)])
+        case .ndefTooLong(let n): return ErrorExplanation(kind: .ndefURILength, ["bytes": String(n)])
         }
     }
 

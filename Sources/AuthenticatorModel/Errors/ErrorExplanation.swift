@@ -91,6 +91,14 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case challengeTooLong = "challenge-too-long"
     case hmacKeyLength = "hmac-key-length"
     case accessCodeLength = "access-code-length"
+    case publicIDLength = "public-id-length"
+    case privateIDLength = "private-id-length"
+    case aesKeyLength = "aes-key-length"
+    case staticPasswordLength = "static-password-length"
+    case staticPasswordCharacter = "static-password-character"
+    case hotpCounter = "hotp-counter"
+    case hotpDigits = "hotp-digits"
+    case ndefURILength = "ndef-uri-length"
     case ndefMalformed = "ndef-malformed"
     case ndefUnsupported = "ndef-unsupported"
     case noOTP = "no-otp"
@@ -169,7 +177,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
         case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
         case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput,
              .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
-             .pivAlgorithm:
+             .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
+             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength:
             return .usage
         default: return .failed
         }

@@ -62,3 +62,145 @@ public enum KeyboardLayout: String, CaseIterable, Sendable {
         return String(text.map { map[$0] ?? $0 })
     }
 }
+
+/// The keyboard layouts a static password slot can be programmed for, and the USB HID scan codes (bit 7: with
+/// Shift) that type each character on them.
+///
+/// A slot stores scan codes, not characters: the host's layout decides what they type. Passwords are encoded
+/// for the layout the host will use; `modhex` allows only the modhex letters, which every supported layout types
+/// alike. Dead keys (´ ` ^ on German and French layouts) are left out: alone they type nothing.
+public enum ScanCodeLayout: String, CaseIterable, Sendable {
+    case us
+    case de
+    case fr
+    case dvorak
+    case modhex
+
+    /// Bit 7 of a slot's scan code: the key is pressed with Shift.
+    public static let shift: UInt8 = 0x80
+    public static let enter: UInt8 = 0x28
+    public static let tab: UInt8 = 0x2B
+
+    /// One physical key: its HID usage and what it types without and with Shift on this layout.
+    private struct Key {
+        let usage: UInt8
+        let plain: Character?
+        let shifted: Character?
+        init(_ usage: UInt8, _ plain: Character?, _ shifted: Character?) {
+            self.usage = usage
+            self.plain = plain
+            self.shifted = shifted
+        }
+    }
+
+    /// Keys a..z (usages 4 to 29) typing `letters` (lower case; the shifted key types the upper case).
+    private static func letterKeys(_ letters: String) -> [Key] {
+        letters.enumerated().map { i, c in Key(UInt8(0x04 + i), c, Character(c.uppercased())) }
+    }
+
+    /// The digit row (usages 30 to 39, keys 1..9 and 0).
+    private static func digitRow(plain: String, shifted: String) -> [Key] {
+        zip(plain, shifted).enumerated().map { i, pair in Key(UInt8(0x1E + i), pair.0, pair.1) }
+    }
+
+    private var keys: [Key] {
+        let common = [Key(Self.enter, "\n", nil), Key(Self.tab, "\t", nil), Key(0x2C, " ", nil)]
+        switch self {
+        case .us:
+            return common + Self.letterKeys("abcdefghijklmnopqrstuvwxyz")
+                + Self.digitRow(plain: "1234567890", shifted: "!@#$%^&*()")
+                + [Key(0x2D, "-", "_"), Key(0x2E, "=", "+"), Key(0x2F, "[", "{"), Key(0x30, "]", "}"),
+                   Key(0x32, "\\", "|"), Key(0x33, ";", ":"), Key(0x34, "'", "\""), Key(0x35, "`", "~"),
+                   Key(0x36, ",", "<"), Key(0x37, ".", ">"), Key(0x38, "/", "?")]
+        case .de:
+            return common + Self.letterKeys("abcdefghijklmnopqrstuvwxzy")
+                + Self.digitRow(plain: "1234567890", shifted: "!\"§$%&/()=")
+                + [Key(0x2D, "ß", "?"), Key(0x2F, "ü", "Ü"), Key(0x30, "+", "*"), Key(0x32, "#", "'"),
+                   Key(0x33, "ö", "Ö"), Key(0x34, "ä", "Ä"), Key(0x36, ",", ";"), Key(0x37, ".", ":"),
+                   Key(0x38, "-", "_"), Key(0x64, "<", ">")]
+        case .fr:
+            return common + Self.letterKeys("qbcdefghijkl,noparstuvzxyw").map { k in
+                    k.plain == "," ? Key(k.usage, ",", "?") : k
+                }
+                + Self.digitRow(plain: "&é\"'(-è_çà", shifted: "1234567890")
+                + [Key(0x2D, ")", "°"), Key(0x2E, "=", "+"), Key(0x30, "$", "£"), Key(0x31, "*", "µ"),
+                   Key(0x33, "m", "M"), Key(0x34, "ù", "%"), Key(0x35, "²", nil), Key(0x36, ";", "."),
+                   Key(0x37, ":", "/"), Key(0x38, "!", "§"), Key(0x64, "<", ">")]
+        case .dvorak:
+            return common + Self.letterKeys("axje.uidchtnmbrl'poygk,qf;").map { k in
+                    switch k.plain {
+                    case ".": return Key(k.usage, ".", ">")
+                    case "'": return Key(k.usage, "'", "\"")
+                    case ",": return Key(k.usage, ",", "<")
+                    case ";": return Key(k.usage, ";", ":")
+                    default: return k
+                    }
+                }
+                + Self.digitRow(plain: "1234567890", shifted: "!@#$%^&*()")
+                + [Key(0x2D, "[", "{"), Key(0x2E, "]", "}"), Key(0x2F, "/", "?"), Key(0x30, "=", "+"),
+                   Key(0x32, "\\", "|"), Key(0x33, "s", "S"), Key(0x34, "-", "_"), Key(0x35, "`", "~"),
+                   Key(0x36, "w", "W"), Key(0x37, "v", "V"), Key(0x38, "z", "Z")]
+        case .modhex:
+            return Self.letterKeys("abcdefghijklmnopqrstuvwxyz").filter { k in
+                k.plain.map { Modhex.value(of: $0) != nil } ?? false
+            }
+        }
+    }
+
+    /// The scan code of each character this layout can type.
+    public var scanCodes: [Character: UInt8] {
+        var map = [Character: UInt8]()
+        for key in keys {
+            if let c = key.plain, map[c] == nil { map[c] = key.usage }
+            if let c = key.shifted, map[c] == nil { map[c] = key.usage | Self.shift }
+        }
+        return map
+    }
+
+    /// The scan codes that type `text` on this layout; the offset of the first character it cannot type.
+    public func encode(_ text: String) -> Result<[UInt8], UnencodableCharacter> {
+        let map = scanCodes
+        var codes = [UInt8]()
+        for (i, c) in text.enumerated() {
+            guard let code = map[c] else { return .failure(UnencodableCharacter(offset: i)) }
+            codes.append(code)
+        }
+        return .success(codes)
+    }
+
+    /// A character `encode` cannot type: its 0-based offset (the character itself is not kept: it may be part
+    /// of a password).
+    public struct UnencodableCharacter: Error, Equatable, Sendable {
+        public let offset: Int
+        public init(offset: Int) { self.offset = offset }
+    }
+
+    /// What `codes` type on this layout (codes it has no character for are skipped, as 0 is by a key).
+    public func typed(_ codes: [UInt8]) -> String {
+        var inverse = [UInt8: Character]()
+        for key in keys {
+            if let c = key.plain { inverse[key.usage] = c }
+            if let c = key.shifted { inverse[key.usage | Self.shift] = c }
+        }
+        return String(codes.compactMap { inverse[$0] })
+    }
+
+    /// The characters a generated password is drawn from: what the layout types, without Enter, Tab and space.
+    public var passwordCharacters: [Character] {
+        scanCodes.keys.filter { !["\n", "\t", " "].contains($0) }.sorted()
+    }
+
+    /// A random password of `length` characters drawn uniformly from `passwordCharacters`.
+    public func generatePassword(length: Int) -> String {
+        let alphabet = passwordCharacters
+        // Rejection sampling keeps every character equally likely.
+        let limit = 256 - 256 % alphabet.count
+        var out = [Character]()
+        while out.count < length {
+            for byte in Crypto.random(length) where Int(byte) < limit && out.count < length {
+                out.append(alphabet[Int(byte) % alphabet.count])
+            }
+        }
+        return String(out)
+    }
+}

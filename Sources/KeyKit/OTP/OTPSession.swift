@@ -14,6 +14,22 @@ public enum OTPError: Error, Equatable {
     case invalidAccessCode
     case configurationRefused
     case unexpectedResponse(Malformation)
+    /// A Yubico OTP public ID of this many bytes (at most 16).
+    case invalidPublicID(Int)
+    /// A Yubico OTP private ID of this many bytes (6 are due).
+    case invalidPrivateID(Int)
+    /// A Yubico OTP AES key of this many bytes (16 are due).
+    case invalidAESKey(Int)
+    /// A static password of this many characters (1 to 38).
+    case invalidPasswordLength(Int)
+    /// The password's character at this offset has no key on the layout.
+    case unencodableCharacter(offset: Int, layout: ScanCodeLayout)
+    /// An initial HOTP moving factor that is not a multiple of 16 from 0 to 0xFFFF0.
+    case invalidMovingFactor(UInt32)
+    /// An HOTP slot gives 6 or 8 digits.
+    case invalidDigits(Int)
+    /// An NDEF payload of this many bytes (at most 54).
+    case ndefTooLong(Int)
 
 }
 
@@ -72,6 +88,8 @@ public actor OTPSession {
         public static let update1: UInt8 = 0x04
         public static let update2: UInt8 = 0x05
         public static let swap: UInt8 = 0x06
+        public static let ndef1: UInt8 = 0x08
+        public static let ndef2: UInt8 = 0x09
         public static let deviceSerial: UInt8 = 0x10
         public static let challengeOTP1: UInt8 = 0x20
         public static let challengeOTP2: UInt8 = 0x28
@@ -190,6 +208,34 @@ public actor OTPSession {
         let config = try OTPSlotConfiguration.challengeResponse(key: key, requireTouch: requireTouch,
                                                                 accessCode: accessCode)
         try await write(command: slot == 1 ? Command.config1 : Command.config2, config: config.bytes,
+                        accessCode: accessCode)
+    }
+
+    /// Writes `configuration` to `slot`, replacing what the slot held. `currentAccessCode` is the slot's
+    /// access code now; the configuration carries the slot's new one.
+    public func put(slot: Int, _ configuration: OTPSlotConfiguration, currentAccessCode: [UInt8]? = nil) async throws {
+        try Self.check(slot: slot)
+        try await write(command: slot == 1 ? Command.config1 : Command.config2, config: configuration.bytes,
+                        accessCode: currentAccessCode)
+    }
+
+    /// Changes the updatable flags and the access code of a programmed slot (UPDATE), keeping its secret.
+    /// The key refuses when the slot is empty, was not programmed to allow updates, or has another access code.
+    public func update(slot: Int, _ update: OTPSlotConfiguration, currentAccessCode: [UInt8]? = nil) async throws {
+        try Self.check(slot: slot)
+        try await write(command: slot == 1 ? Command.update1 : Command.update2, config: update.bytes,
+                        accessCode: currentAccessCode)
+    }
+
+    /// Swaps the two slots' configurations. `accessCode`: the slots' access code, when they have one.
+    public func swapSlots(accessCode: [UInt8]? = nil) async throws {
+        try await write(command: Command.swap, config: [], accessCode: accessCode)
+    }
+
+    /// Makes `slot` the one the NDEF tag serves, after the URI (or text) of `configuration`.
+    public func setNDEF(slot: Int, _ configuration: OTPNDEFConfiguration, accessCode: [UInt8]? = nil) async throws {
+        try Self.check(slot: slot)
+        try await write(command: slot == 1 ? Command.ndef1 : Command.ndef2, config: configuration.bytes,
                         accessCode: accessCode)
     }
 

@@ -17,15 +17,33 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
 
     /// Ticket flags.
     public enum TicketFlag {
+        public static let tabFirst: UInt8 = 0x01
+        public static let appendTab1: UInt8 = 0x02
+        public static let appendTab2: UInt8 = 0x04
+        public static let appendDelay1: UInt8 = 0x08
+        public static let appendDelay2: UInt8 = 0x10
         public static let appendCR: UInt8 = 0x20
         public static let oathHOTP: UInt8 = 0x40
         /// Challenge-response (together with `ConfigFlag.challengeYubico` or `challengeHMAC`).
         public static let challengeResponse: UInt8 = 0x40
         public static let protectSlot2: UInt8 = 0x80
+        /// The ticket flags an UPDATE may change (tabs, delays, Enter).
+        public static let updatable: UInt8 = 0x3F
     }
 
     /// Configuration flags.
     public enum ConfigFlag {
+        public static let sendReference: UInt8 = 0x01
+        /// Static password (scan codes) and static ticket slots: the short form.
+        public static let shortTicket: UInt8 = 0x02
+        /// OATH-HOTP: 8 digits instead of 6.
+        public static let oathHOTP8: UInt8 = 0x02
+        public static let pacing10ms: UInt8 = 0x04
+        public static let pacing20ms: UInt8 = 0x08
+        /// OATH-HOTP token identifier: its first byte, or its first two, typed as modhex (both: all of it).
+        public static let oathFixedModhex1: UInt8 = 0x10
+        public static let oathFixedModhex2: UInt8 = 0x40
+        public static let oathFixedModhex: UInt8 = 0x50
         public static let staticTicket: UInt8 = 0x20
         public static let challengeYubico: UInt8 = 0x20
         public static let challengeHMAC: UInt8 = 0x22
@@ -33,6 +51,8 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
         public static let hmacLessThan64: UInt8 = 0x04
         /// Challenge-response waits for a touch.
         public static let challengeButtonTrigger: UInt8 = 0x08
+        /// The configuration flags an UPDATE may change (pacing).
+        public static let updatable: UInt8 = 0x0C
     }
 
     /// Extended flags.
@@ -40,8 +60,14 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
         public static let serialButtonVisible: UInt8 = 0x01
         public static let serialUSBVisible: UInt8 = 0x02
         public static let serialAPIVisible: UInt8 = 0x04
+        public static let useNumericKeypad: UInt8 = 0x08
         public static let fastTrigger: UInt8 = 0x10
+        /// The slot accepts UPDATE (flags and access code) without being written anew.
         public static let allowUpdate: UInt8 = 0x20
+        public static let dormant: UInt8 = 0x40
+        public static let ledInverted: UInt8 = 0x80
+        /// Every extended flag may be changed by an UPDATE.
+        public static let updatable: UInt8 = 0xFF
     }
 
     public var fixed: [UInt8]
@@ -165,7 +191,7 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
         return challenge + [UInt8](repeating: pad, count: 64 - challenge.count)
     }
 
-    private static func fit(_ bytes: [UInt8], _ count: Int) -> [UInt8] {
+    static func fit(_ bytes: [UInt8], _ count: Int) -> [UInt8] {
         bytes.count >= count ? Array(bytes.prefix(count)) : bytes + [UInt8](repeating: 0, count: count - bytes.count)
     }
 }
