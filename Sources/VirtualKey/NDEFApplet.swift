@@ -30,16 +30,92 @@ public struct OTPTokenState: Codable, Sendable, Equatable {
 
 /// Makes Yubico OTPs as a YubiKey does: the usage counter goes up at the first OTP after power-up (the
 /// session counter restarting at 0), the session counter at each later one; the timestamp is an 8 Hz timer
-/// started at a random value at power-up.
+/// started at a random value at power-up. Also what the keyboard slots type: a Yubico OTP slot its public ID
+/// and OTP, a static password slot its scan codes (as a host with the US layout reads them), an OATH-HOTP slot
+/// its token identifier (if any) and code, each with the tabs and Enter its flags ask for.
 final class OTPGenerator {
     private var sessionStarted = false
+    /// The slots whose Yubico OTP session has started since power-up.
+    private var slotSessions = Set<Int>()
     private var poweredAt = ContinuousClock.now
     private var timestampBase = UInt32.random(in: 0..<0x10000)
 
     func powerUp() {
         sessionStarted = false
+        slotSessions = []
         poweredAt = .now
         timestampBase = UInt32.random(in: 0..<0x10000)
+    }
+
+    /// The 8 Hz timer, 24 bits.
+    private var timestamp: UInt32 {
+        let elapsed = ContinuousClock.now - poweredAt
+        let ticks = UInt32(truncatingIfNeeded: elapsed.components.seconds * 8
+                           + Int64(elapsed.components.attoseconds / 125_000_000_000_000_000))
+        return (timestampBase &+ ticks) & 0xFF_FFFF
+    }
+
+    /// What a touch of `slot` types; nil for an empty or challenge-response slot. `keyboard`: with the tabs
+    /// and Enter the slot's flags add (false: the output alone, as the NDEF tag serves it).
+    func output(slot: Int, keyboard: Bool, state: inout VirtualKeyState) -> String? {
+        guard let config = state.otpSlots.configuration(slot) else { return nil }
+        typealias Flag = OTPSlotConfiguration.TicketFlag
+        let tab = { (flag: UInt8) -> String in keyboard && config.ticketFlags & flag != 0 ? "\t" : "" }
+        var counters = state.otpSlots.counters(slot)
+        let body: String
+        switch config.kind {
+        case .yubicoOTP:
+            if !slotSessions.contains(slot) {
+                slotSessions.insert(slot)
+                counters.usage = min(counters.usage + 1, 0x7FFF)
+                counters.session = 0
+            } else if counters.session == 0xFF {
+                counters.usage = min(counters.usage + 1, 0x7FFF)
+                counters.session = 0
+            } else {
+                counters.session += 1
+            }
+            let token = YubicoOTPToken(privateID: config.uid, usageCounter: counters.usage, timestamp: timestamp,
+                                       sessionCounter: counters.session, random: UInt16.random(in: 0...0xFFFF))
+            guard let encrypted = try? Crypto.aes128ECBEncrypt(key: config.key, token.bytes) else { return nil }
+            body = tab(Flag.tabFirst) + Modhex.encode(config.fixed) + tab(Flag.appendTab1) + Modhex.encode(encrypted)
+                + tab(Flag.appendTab2)
+        case .staticPassword:
+            body = tab(Flag.tabFirst) + ScanCodeLayout.us.typed(config.staticScanCodes)
+        case .oathHOTP:
+            let counter = counters.hotp ?? config.hotpMovingFactor
+            counters.hotp = counter &+ 1
+            body = tab(Flag.tabFirst) + Self.tokenIdentifier(config) + tab(Flag.appendTab1)
+                + Self.hotp(key: config.hmacKey, counter: counter, digits: config.hotpDigits)
+        case .staticTicket, .hmacChallengeResponse, .yubicoChallengeResponse:
+            return nil
+        }
+        state.otpSlots.setCounters(slot, counters)
+        return body + (keyboard && config.appendsEnter ? "\n" : "")
+    }
+
+    /// An HOTP slot's token identifier: its first bytes in modhex as the flags say, the rest as hex digits
+    /// (a decimal MUI is stored as BCD).
+    static func tokenIdentifier(_ config: OTPSlotConfiguration) -> String {
+        typealias Flag = OTPSlotConfiguration.ConfigFlag
+        let modhexBytes: Int
+        switch config.configFlags & Flag.oathFixedModhex {
+        case Flag.oathFixedModhex: modhexBytes = config.fixed.count
+        case Flag.oathFixedModhex2: modhexBytes = 2
+        case Flag.oathFixedModhex1: modhexBytes = 1
+        default: modhexBytes = 0
+        }
+        return Modhex.encode(config.fixed.prefix(modhexBytes)) + Array(config.fixed.dropFirst(modhexBytes)).hex
+    }
+
+    /// RFC 4226: HMAC-SHA1 of the 8-byte counter, dynamically truncated to `digits` decimal digits.
+    static func hotp(key: [UInt8], counter: UInt32, digits: Int) -> String {
+        let mac = Crypto.hmac(.sha1, key: key, data: BigEndian.bytes(UInt64(counter), count: 8))
+        let offset = Int(mac[19] & 0x0F)
+        let value = (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
+                     | UInt32(mac[offset + 3])) % (digits == 8 ? 100_000_000 : 1_000_000)
+        let text = String(value)
+        return String(repeating: "0", count: digits - text.count) + text
     }
 
     func next(state: inout VirtualKeyState) -> String {
@@ -54,11 +130,8 @@ final class OTPGenerator {
         } else {
             token.sessionCounter += 1
         }
-        let elapsed = ContinuousClock.now - poweredAt
-        let ticks = UInt32(truncatingIfNeeded: elapsed.components.seconds * 8
-                           + Int64(elapsed.components.attoseconds / 125_000_000_000_000_000))
         let t = YubicoOTPToken(privateID: token.privateID, usageCounter: token.usageCounter,
-                               timestamp: (timestampBase &+ ticks) & 0xFF_FFFF, sessionCounter: token.sessionCounter,
+                               timestamp: timestamp, sessionCounter: token.sessionCounter,
                                random: UInt16.random(in: 0...0xFFFF))
         state.otpToken = token
         return (try? YubicoOTP.encode(t, key: token.aesKey, publicID: token.publicID)) ?? ""
@@ -66,8 +139,11 @@ final class OTPGenerator {
 }
 
 /// An NFC Forum Type 4 tag (NDEF application): a capability container (file E103) and an NDEF file (E104,
-/// or another the profile names; the capability container says which) whose URI record is `https://my.yubico.com/yk/#<OTP>`. Each SELECT of the NDEF file makes a fresh OTP,
-/// which the READ BINARY commands that follow (length, then message) all see.
+/// or another the profile names; the capability container says which) whose record is the NDEF prefix
+/// (`https://my.yubico.com/yk/#` unless an NDEF write set another) followed by what the NDEF slot types (its
+/// Yubico OTP, static password or HOTP code). When that slot types nothing (empty, challenge-response), the
+/// key's own Yubico OTP credential (`VirtualKeyState.otpToken`) stands in. Each SELECT of the NDEF file makes
+/// a fresh output, which the READ BINARY commands that follow (length, then message) all see.
 final class NDEFApplet: Applet {
     let aid = AID.ndef
     let generator: OTPGenerator
@@ -109,8 +185,10 @@ final class NDEFApplet: Applet {
                 selectedFile = .cc
             case ndefFile:
                 selectedFile = .ndef
-                let otp = generator.next(state: &state)
-                let message = NDEFMessage.encode([.uri(NDEFOTP.defaultURIPrefix + otp)])
+                let (slot, configuration) = state.otpSlots.ndefConfiguration
+                let output = generator.output(slot: slot, keyboard: false, state: &state)
+                    ?? generator.next(state: &state)
+                let message = NDEFMessage.encode([configuration.record(output: output)])
                 ndefContent = BigEndian.bytes(UInt64(message.count), count: 2) + message
             default:
                 selectedFile = nil

@@ -145,9 +145,19 @@ public final class VirtualKey: Sendable {
         }
     }
 
-    /// A fresh Yubico OTP, as a touch of the key's OTP button would type it (for demos and the TUI).
+    /// What a short touch of the key's button types (for demos and the TUI), without the Enter after it: slot
+    /// 1's output when it is a keyboard slot, otherwise a Yubico OTP of the key's own credential.
     public func typeOTP() -> String {
-        withInner { $0.otpGenerator.next(state: &$0.state) }
+        withInner { inner in
+            inner.otpGenerator.output(slot: 1, keyboard: false, state: &inner.state)
+                ?? inner.otpGenerator.next(state: &inner.state)
+        }
+    }
+
+    /// What a touch of `slot` (1 short, 2 long) types on a host with the US layout, tabs and Enter included;
+    /// nil when the slot is empty or answers challenges instead.
+    public func touch(slot: Int) -> String? {
+        withInner { $0.otpGenerator.output(slot: slot, keyboard: true, state: &$0.state) }
     }
 
     /// Handles one raw command APDU and returns the raw response.

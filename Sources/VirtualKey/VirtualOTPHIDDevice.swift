@@ -152,8 +152,16 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
                 return nil
             }
             return r.data
-        case Command.config1, Command.config2, Command.update1, Command.update2, Command.swap:
+        case Command.config1, Command.config2, Command.update1, Command.update2:
             _ = otpApplication(p1: slot, data: Array(payload[0..<(OTPSlotConfiguration.size
+                                                                   + OTPSlotConfiguration.accessCodeSize)]))
+            return nil
+        case Command.swap:
+            // No configuration: the access code comes first.
+            _ = otpApplication(p1: slot, data: Array(payload[0..<OTPSlotConfiguration.accessCodeSize]))
+            return nil
+        case Command.ndef1, Command.ndef2:
+            _ = otpApplication(p1: slot, data: Array(payload[0..<(OTPNDEFConfiguration.size
                                                                    + OTPSlotConfiguration.accessCodeSize)]))
             return nil
         default:
