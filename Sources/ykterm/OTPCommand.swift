@@ -13,11 +13,18 @@ struct OTPCommand: ParsableCommand {
         A key types a Yubico OTP (public ID, then 32 modhex characters), an OATH-HOTP code (6 or 8 digits, \
         optionally after a 12-character token identifier) or a static password. Text typed on a German, \
         French or Dvorak keyboard layout is recognised and translated back to what the key sent. The \
-        OTP application's two slots can be shown (info), programmed for HMAC-SHA1 challenge-response \
-        (chalresp), asked a challenge (calculate) and emptied (delete).
+        OTP application's two slots can be shown (info), programmed with a Yubico OTP credential \
+        (yubiotp), a static password (static), an OATH-HOTP credential (hotp) or for HMAC-SHA1 \
+        challenge-response (chalresp), asked a challenge (calculate), swapped (swap), chosen for the \
+        NDEF tag (ndef), given new settings or access codes (settings) and emptied (delete).
+
+        A slot may be protected by an access code (6 bytes, 12 hex digits): every write to it then \
+        needs the code. Codes are never taken from the command line: --locked (the slot has a code) and \
+        --lock (give it a new one) read them from standard input (one per line, the current code \
+        first, then the new one, then the slot's secrets), or ask for them without echo on a terminal.
         """,
         subcommands: [Capture.self, Parse.self, Decrypt.self, Read.self, Info.self, Calculate.self, ChalResp.self,
-                      Delete.self])
+                      YubiOTP.self, Static.self, HOTP.self, NDEF.self, Settings.self, Swap.self, Delete.self])
 }
 
 /// The classification as JSON fields.

@@ -68,7 +68,9 @@ extension OTPCommand {
             discussion: """
             A slot that types its OTP when touched (Yubico OTP, OATH-HOTP, static password) is shown as \
             touch-triggered; a challenge-response slot is not, whether or not it waits for a touch (the \
-            key does not tell). The serial is shown when the key reveals it to the OTP application.
+            key does not tell). The serial is shown when the key reveals it to the OTP application. \
+            Whether a slot has an access code is not shown: a YubiKey does not report it (a write \
+            without the code is refused).
             """)
 
         @OptionGroup var keyOptions: KeyOptions
@@ -150,6 +152,7 @@ extension OTPCommand {
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
+        @OptionGroup var accessCodes: OTPAccessCodeOptions
 
         @Flag(name: .long, help: "Answer a challenge only after a touch.")
         var touch = false
@@ -164,6 +167,7 @@ extension OTPCommand {
 
         func run() async throws {
             let prompt = Prompt()
+            let codes = try accessCodes.read(prompt)
             var text: String
             switch key {
             case "-"?:
@@ -179,19 +183,12 @@ extension OTPCommand {
             text = ""
             defer { for i in secret.indices { secret[i] = 0 } }
             // Refuse a key that does not fit before touching the key.
-            _ = try OTPSlotConfiguration.challengeResponse(key: secret, requireTouch: touch)
+            let config = try OTPSlotConfiguration.challengeResponse(key: secret, requireTouch: touch,
+                                                                    accessCode: codes.new)
             let (slot, touch, force) = (slotOption.slot, self.touch, self.force)
             try await withOTP(keyOptions) { session in
-                if await session.status.isConfigured(slot: slot) && !force {
-                    guard prompt.interactive else {
-                        throw YktermError.usage("slot \(slot) is programmed; overwriting it needs --force "
-                                                + "when standard input is not a terminal")
-                    }
-                    guard prompt.confirm("Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.") else {
-                        throw YktermError.failed("nothing was changed")
-                    }
-                }
-                try await session.programChallengeResponse(slot: slot, key: secret, requireTouch: touch)
+                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
+                try await session.put(slot: slot, config, currentAccessCode: codes.current)
             }
             out("Slot \(slot) programmed for HMAC-SHA1 challenge-response" + (touch ? " (touch required)." : "."))
         }
@@ -205,11 +202,14 @@ extension OTPCommand {
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
 
+        @OptionGroup var locked: OTPLockedOption
+
         @Flag(name: [.long, .short], help: "Delete without asking.")
         var force = false
 
         func run() async throws {
             let prompt = Prompt()
+            let code = try locked.read(prompt)
             let (slot, force) = (slotOption.slot, self.force)
             try await withOTP(keyOptions) { session in
                 guard await session.status.isConfigured(slot: slot) else {
@@ -223,7 +223,7 @@ extension OTPCommand {
                         throw YktermError.failed("nothing was deleted")
                     }
                 }
-                try await session.deleteSlot(slot: slot)
+                try await session.deleteSlot(slot: slot, accessCode: code)
             }
             out("Slot \(slot) deleted.")
         }

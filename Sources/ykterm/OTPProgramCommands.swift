@@ -1,0 +1,428 @@
+import ArgumentParser
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+/// `--locked`: the slot has an access code, which is read from standard input (or asked for without echo on
+/// a terminal). No option takes a code itself: the command line is visible to other users.
+struct OTPLockedOption: ParsableArguments {
+    @Flag(name: .long, help: ArgumentHelp(
+        "The slot has an access code: read it (12 hex digits) from standard input, or ask without echo on a terminal."))
+    var locked = false
+
+    /// The current access code, or nil without --locked.
+    func read(_ prompt: Prompt) throws -> [UInt8]? {
+        locked ? try parseAccessCode(try prompt.secret("Current access code (hex)")) : nil
+    }
+}
+
+/// The access-code options of the commands that write a whole slot or its settings: `--locked` (the current
+/// code) and `--lock` (a new one), read in that order, before the slot's secrets.
+struct OTPAccessCodeOptions: ParsableArguments {
+    @OptionGroup var current: OTPLockedOption
+
+    @Flag(name: .long, help: ArgumentHelp(
+        "Protect the slot with a new access code: read it from standard input after the current one, or ask twice on a terminal."))
+    var lock = false
+
+    /// The current access code and the slot's new one (without --lock the slot keeps its current code).
+    func read(_ prompt: Prompt) throws -> (current: [UInt8]?, new: [UInt8]?) {
+        let current = try self.current.read(prompt)
+        let new = lock ? try parseAccessCode(try prompt.newSecret("New access code (hex)")) : nil
+        return (current, new ?? current)
+    }
+}
+
+/// 12 hex digits; the message does not repeat what was typed.
+func parseAccessCode(_ text: String) throws -> [UInt8] {
+    let code = try decodeHex(text.trimmingSpaces, what: "the access code", secret: true)
+    guard code.count == OTPSlotConfiguration.accessCodeSize else { throw OTPError.invalidAccessCode }
+    return code
+}
+
+/// Asks before a slot write that loses something, unless `force`; without a terminal, `force` is required.
+func confirmSlotWrite(_ prompt: Prompt, force: Bool, question: String, needsForce: String) throws {
+    guard !force else { return }
+    guard prompt.interactive else {
+        throw YktermError.usage("\(needsForce) needs --force when standard input is not a terminal")
+    }
+    guard prompt.confirm(question) else { throw YktermError.failed("nothing was changed") }
+}
+
+/// Asks before overwriting a programmed slot.
+func confirmOverwrite(_ session: OTPSession, slot: Int, prompt: Prompt, force: Bool) async throws {
+    guard await session.status.isConfigured(slot: slot) else { return }
+    try confirmSlotWrite(prompt, force: force,
+                         question: "Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.",
+                         needsForce: "slot \(slot) is programmed; overwriting it")
+}
+
+/// The `--keyboard-layout` values.
+extension ScanCodeLayout: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(rawValue: argument.lowercased())
+    }
+
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue.uppercased() } }
+}
+
+/// The time as the Yubico CSV format writes it: local time, ISO 8601 to the second.
+func localISOTime(_ date: Date = Date()) -> String {
+    var seconds = time_t(date.timeIntervalSince1970)
+    var parts = tm()
+    localtime_r(&seconds, &parts)
+    var buffer = [CChar](repeating: 0, count: 32)
+    let n = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
+    return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+extension OTPCommand {
+    struct YubiOTP: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "yubiotp",
+            abstract: "Program a slot with a Yubico OTP credential (asks before overwriting a programmed slot).",
+            discussion: """
+            The public ID is typed before each OTP: by default the one made from the serial number \
+            (modhex of FF 00 and the serial, vvcc...), or --public-id. The private ID (6 bytes) and the \
+            AES-128 key (16 bytes) are random unless --private-id - or --key - reads them (hex, one per \
+            line) from standard input, after any access codes. The values are printed once, with a CSV \
+            line in the Yubico format that YubiCloud's upload form takes (serial, public ID, private ID, \
+            AES key, access code left empty, time); ykterm sends them nowhere.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+        @OptionGroup var accessCodes: OTPAccessCodeOptions
+
+        @Option(name: .long, help: ArgumentHelp("The public ID in modhex (up to 32 characters).", valueName: "MODHEX"))
+        var publicId: String?
+
+        @Option(name: .long, help: ArgumentHelp("Give - to read the private ID (12 hex digits) from standard input; random otherwise.",
+                                                valueName: "-"))
+        var privateId: String?
+
+        @Option(name: .long, help: ArgumentHelp("Give - to read the AES key (32 hex digits) from standard input; random otherwise.",
+                                                valueName: "-"))
+        var key: String?
+
+        @Flag(name: .long, inversion: .prefixedNo, help: "Type Enter after the OTP.")
+        var enter = true
+
+        @Flag(name: [.long, .short], help: "Overwrite a programmed slot without asking.")
+        var force = false
+
+        @Flag(name: .long, help: "Print JSON (slot, serial, public_id, private_id, key, csv).")
+        var json = false
+
+        func validate() throws {
+            for (name, value) in [("--private-id", privateId), ("--key", key)] {
+                if let value, value != "-" {
+                    throw ValidationError("\(name) takes - (the value is read from standard input, never from the command line)")
+                }
+            }
+            if let publicId {
+                guard publicId.count % 2 == 0, Modhex.isModhex(publicId), !publicId.isEmpty else {
+                    throw ValidationError("--public-id must be modhex (cbdefghijklnrtuv), an even number of characters")
+                }
+            }
+        }
+
+        func run() async throws {
+            let prompt = Prompt()
+            let codes = try accessCodes.read(prompt)
+            var privateID = privateId == nil ? Crypto.random(OTPSlotConfiguration.uidSize)
+                : try decodeHex(try prompt.secret("Private ID (hex)").trimmingSpaces, what: "the private ID", secret: true)
+            var aesKey = key == nil ? Crypto.random(OTPSlotConfiguration.keySize)
+                : try decodeHex(try prompt.secret("AES key (hex)").trimmingSpaces, what: "the AES key", secret: true)
+            defer {
+                for i in aesKey.indices { aesKey[i] = 0 }
+                for i in privateID.indices { privateID[i] = 0 }
+            }
+            let given = try publicId.map { try Modhex.decode($0) }
+            // Refuse values that do not fit before touching the key.
+            _ = try OTPSlotConfiguration.yubicoOTP(publicID: given ?? [], privateID: privateID, key: aesKey)
+            let (slot, enter, force) = (slotOption.slot, self.enter, self.force)
+            let (serial, publicID) = try await withOTP(keyOptions) { session -> (UInt32?, [UInt8]) in
+                let serial = try await session.serial()
+                let publicID: [UInt8]
+                if let given {
+                    publicID = given
+                } else if let serial {
+                    publicID = YubicoOTP.publicID(serial: serial)
+                } else {
+                    throw YktermError.failed("the key does not reveal its serial number; give --public-id")
+                }
+                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
+                let config = try OTPSlotConfiguration.yubicoOTP(publicID: publicID, privateID: privateID, key: aesKey,
+                                                                appendEnter: enter, accessCode: codes.new)
+                try await session.put(slot: slot, config, currentAccessCode: codes.current)
+                return (serial, publicID)
+            }
+            let csv = [serial.map { String($0) } ?? "", Modhex.encode(publicID), privateID.hex, aesKey.hex, "",
+                       localISOTime(), ""].joined(separator: ",")
+            if json {
+                try printJSON(["slot": slot, "serial": serial.map { Int($0) } as Any? ?? JSONNull(),
+                               "public_id": Modhex.encode(publicID), "private_id": privateID.hex, "key": aesKey.hex,
+                               "csv": csv] as [String: Any])
+            } else {
+                out("Slot \(slot) programmed with a Yubico OTP credential.")
+                out("Public ID: \(Modhex.encode(publicID))")
+                out("Private ID: \(privateID.hex)")
+                out("AES key: \(aesKey.hex)")
+                out("CSV (Yubico format, for YubiCloud's upload form): \(csv)")
+            }
+        }
+    }
+
+    struct Static: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "static",
+            abstract: "Program a slot with a static password (asks before overwriting a programmed slot).",
+            discussion: """
+            The password (up to 38 characters) is read from standard input after any access codes, or \
+            asked twice without echo on a terminal; --generate makes a random one of --length characters \
+            instead, drawn from the characters the layout types (without space and tab), and does not \
+            show it. A slot stores keyboard scan codes, so the password is encoded for the keyboard \
+            layout the computer uses (--keyboard-layout); MODHEX, the default, allows only the modhex \
+            letters, which type the same on every layout.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+        @OptionGroup var accessCodes: OTPAccessCodeOptions
+
+        @Flag(name: .long, help: "Generate a random password.")
+        var generate = false
+
+        @Option(name: .long, help: ArgumentHelp("The length of a generated password (1 to 38).", valueName: "N"))
+        var length: Int?
+
+        @Option(name: .long, help: ArgumentHelp("The keyboard layout the password is typed on.",
+                                                valueName: "US|DE|FR|DVORAK|MODHEX"))
+        var keyboardLayout: ScanCodeLayout = .modhex
+
+        @Flag(name: .long, inversion: .prefixedNo, help: "Type Enter after the password.")
+        var enter = true
+
+        @Flag(name: [.long, .short], help: "Overwrite a programmed slot without asking.")
+        var force = false
+
+        func validate() throws {
+            if generate {
+                guard length != nil else { throw ValidationError("--generate needs --length") }
+            } else if length != nil {
+                throw ValidationError("--length is only for --generate")
+            }
+        }
+
+        func run() async throws {
+            if generate, let length, !(1...OTPSlotConfiguration.scanCodesSize).contains(length) {
+                throw OTPError.invalidPasswordLength(length)
+            }
+            let prompt = Prompt()
+            let codes = try accessCodes.read(prompt)
+            var password = generate ? keyboardLayout.generatePassword(length: length ?? 0)
+                : try prompt.newSecret("Static password")
+            let scanCodes: [UInt8]
+            switch keyboardLayout.encode(password) {
+            case .success(let s): scanCodes = s
+            case .failure(let e):
+                password = ""
+                throw OTPError.unencodableCharacter(offset: e.offset, layout: keyboardLayout)
+            }
+            let count = password.count
+            password = ""
+            let config = try OTPSlotConfiguration.staticPassword(scanCodes: scanCodes, appendEnter: enter,
+                                                                 accessCode: codes.new)
+            let (slot, force) = (slotOption.slot, self.force)
+            try await withOTP(keyOptions) { session in
+                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
+                try await session.put(slot: slot, config, currentAccessCode: codes.current)
+            }
+            out("Slot \(slot) programmed with a \(generate ? "generated " : "")static password of \(count) characters "
+                + "(\(keyboardLayout.rawValue.uppercased()) layout).")
+        }
+    }
+
+    struct HOTP: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "hotp",
+            abstract: "Program a slot with an OATH-HOTP credential (asks before overwriting a programmed slot).",
+            discussion: """
+            The secret is read in Base32 from standard input after any access codes, or asked without \
+            echo on a terminal. Each touch types the next code. --counter sets the initial moving factor: \
+            a multiple of 16 from 0 to 1048560, as the key stores it divided by 16.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+        @OptionGroup var accessCodes: OTPAccessCodeOptions
+
+        @Option(name: .long, help: ArgumentHelp("Digits per code.", valueName: "6|8"))
+        var digits: Int = 6
+
+        @Option(name: .long, help: ArgumentHelp("The initial moving factor (a multiple of 16).", valueName: "N"))
+        var counter: UInt32 = 0
+
+        @Flag(name: .long, inversion: .prefixedNo, help: "Type Enter after the code.")
+        var enter = true
+
+        @Flag(name: [.long, .short], help: "Overwrite a programmed slot without asking.")
+        var force = false
+
+        func run() async throws {
+            // Values that do not fit are refused before anything is read.
+            guard digits == 6 || digits == 8 else { throw OTPError.invalidDigits(digits) }
+            guard counter % 16 == 0, counter <= OTPSlotConfiguration.maxMovingFactor else {
+                throw OTPError.invalidMovingFactor(counter)
+            }
+            let prompt = Prompt()
+            let codes = try accessCodes.read(prompt)
+            var secret = try Base32.decode(try prompt.secret("HOTP secret (Base32)"))
+            defer { for i in secret.indices { secret[i] = 0 } }
+            let config = try OTPSlotConfiguration.oathHOTP(secret: secret, digits: digits, movingFactor: counter,
+                                                           appendEnter: enter, accessCode: codes.new)
+            let (slot, force) = (slotOption.slot, self.force)
+            try await withOTP(keyOptions) { session in
+                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
+                try await session.put(slot: slot, config, currentAccessCode: codes.current)
+            }
+            out("Slot \(slot) programmed with an OATH-HOTP credential (\(digits) digits, counter \(counter)).")
+        }
+    }
+
+    struct Swap: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "swap",
+            abstract: "Swap the configurations of slot 1 and 2 (asks first, unless --force).",
+            discussion: """
+            Slots with an access code swap only with it (--locked); both slots must have that code or \
+            none.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var locked: OTPLockedOption
+
+        @Flag(name: [.long, .short], help: "Swap without asking.")
+        var force = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let code = try locked.read(prompt)
+            let force = self.force
+            try await withOTP(keyOptions) { session in
+                try confirmSlotWrite(prompt, force: force, question: "Swap the configurations of slot 1 and 2?",
+                                     needsForce: "swapping the slots")
+                try await session.swapSlots(accessCode: code)
+            }
+            out("Slots 1 and 2 swapped.")
+        }
+    }
+
+    struct NDEF: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ndef",
+            abstract: "Choose the slot the NDEF tag serves over NFC, and the URI before its output.",
+            discussion: """
+            The tag's URI record is --prefix (default https://my.yubico.com/yk/#) followed by what the \
+            slot types: its Yubico OTP, static password or HOTP code. The prefix takes at most 54 bytes \
+            on the key after its standard beginning (such as https://) is abbreviated. Replaces the \
+            previous NDEF setting: asks first, unless --force.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+
+        @Option(name: .long, help: ArgumentHelp("The URI before the slot's output.", valueName: "URI"))
+        var prefix: String = NDEFOTP.defaultURIPrefix
+
+        @OptionGroup var locked: OTPLockedOption
+
+        @Flag(name: [.long, .short], help: "Replace the NDEF setting without asking.")
+        var force = false
+
+        func run() async throws {
+            let config = try OTPNDEFConfiguration.uri(prefix)
+            let prompt = Prompt()
+            let code = try locked.read(prompt)
+            let (slot, force, prefix) = (slotOption.slot, self.force, self.prefix)
+            try await withOTP(keyOptions) { session in
+                guard await session.status.isConfigured(slot: slot) else {
+                    throw YktermError.failed("slot \(slot) is empty; program it first")
+                }
+                try confirmSlotWrite(prompt, force: force,
+                                     question: "Serve slot \(slot) on the NDEF tag after \(prefix)? This replaces the NDEF setting.",
+                                     needsForce: "changing the NDEF setting")
+                try await session.setNDEF(slot: slot, config, accessCode: code)
+            }
+            out("The NDEF tag serves slot \(slot) after \(prefix)")
+        }
+    }
+
+    struct Settings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "settings",
+            abstract: "Change a programmed slot's settings and access code, keeping its secret (asks first).",
+            discussion: """
+            Writes every updatable setting: those not given return to their defaults (Enter after the \
+            output, no pacing, no numeric keypad, serial not in the USB descriptor). --lock sets a new \
+            access code, --unlock removes it (both need the current one, --locked, when the slot has \
+            one); otherwise the slot keeps its code. The key refuses slots that were programmed without \
+            allowing updates.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var slotOption: OTPSlotOption
+        @OptionGroup var accessCodes: OTPAccessCodeOptions
+
+        @Flag(name: .long, help: "Remove the slot's access code (with --locked).")
+        var unlock = false
+
+        @Flag(name: .long, inversion: .prefixedNo, help: "Type Enter after the output.")
+        var enter = true
+
+        @Option(name: .long, help: ArgumentHelp("A delay between typed characters.", valueName: "0|20|40|60"))
+        var pacing: Int = 0
+
+        @Flag(name: .long, help: "Type digits with the numeric keypad's keys.")
+        var useNumericKeypad = false
+
+        @Flag(name: .long, help: "Show the serial number in the USB descriptor.")
+        var serialUsbVisible = false
+
+        @Flag(name: [.long, .short], help: "Update without asking.")
+        var force = false
+
+        func validate() throws {
+            guard OTPSlotConfiguration.Pacing(rawValue: pacing) != nil else {
+                throw ValidationError("--pacing must be 0, 20, 40 or 60, not \(pacing)")
+            }
+            if unlock {
+                guard !accessCodes.lock else { throw ValidationError("--unlock and --lock exclude each other") }
+                guard accessCodes.current.locked else {
+                    throw ValidationError("--unlock needs the current access code: --locked")
+                }
+            }
+        }
+
+        func run() async throws {
+            let prompt = Prompt()
+            let codes = try accessCodes.read(prompt)
+            let settings = OTPSlotConfiguration.Settings(
+                appendEnter: enter, pacing: OTPSlotConfiguration.Pacing(rawValue: pacing) ?? .none,
+                useNumericKeypad: useNumericKeypad, serialUSBVisible: serialUsbVisible)
+            let update = try OTPSlotConfiguration.update(settings, accessCode: unlock ? nil : codes.new)
+            let (slot, force) = (slotOption.slot, self.force)
+            try await withOTP(keyOptions) { session in
+                guard await session.status.isConfigured(slot: slot) else {
+                    throw OTPError.slotEmpty(slot)
+                }
+                try confirmSlotWrite(prompt, force: force,
+                                     question: "Update the settings of slot \(slot)? Settings not given return to their defaults.",
+                                     needsForce: "updating slot \(slot)")
+                try await session.update(slot: slot, update, currentAccessCode: codes.current)
+            }
+            out("Settings of slot \(slot) updated.")
+        }
+    }
+}

@@ -1,0 +1,262 @@
+"""`ykterm otp yubiotp|static|hotp|swap|ndef|settings` and slot access codes, on the served virtual key.
+
+What a slot types is read from the key's NDEF tag (the served key is on an NFC reader), which serves the NDEF
+slot's output after its URI: a Yubico OTP ykterm programmed decrypts with PyPI yubiotp to the private ID ykterm
+printed, with the counters `ykterm otp decrypt` shows; an HOTP slot's codes are pyotp's. `ykman otp info`
+agrees with `ykterm otp info` after every change, and slots ykman programmed are reported and served right.
+"""
+
+import base64
+import json
+import re
+
+from yubiotp.otp import decode_otp
+import pyotp
+
+from harness import run_ykman, run_ykterm
+
+SERIAL = 28123456
+SERIAL_PUBLIC_ID = "vvcccbltdbfc"  # modhex of ff 00 01 ad 21 40 (the serial, big-endian)
+PRIVATE_ID = "c0ffee123456"
+AES_KEY = "2b7e151628aed2a6abf7158809cf4f3c"
+ACCESS_CODE = "0102030405a6"
+HOTP_SECRET = base64.b32encode(b"12345678901234567890").decode()  # RFC 4226's test secret
+
+
+def ykterm_otp(key, env, *args, **kw):
+    return run_ykterm("otp", args[0], "--reader", key.reader, *args[1:], env=env, **kw)
+
+
+def ykterm_slots(key, env):
+    info = json.loads(ykterm_otp(key, env, "info", "--json").stdout)
+    return {s["slot"]: ("programmed" if s["configured"] else "empty") for s in info["slots"]}
+
+
+def ykman_slots(key, env):
+    out = run_ykman(key.reader, "otp", "info", env=env).stdout
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"(?m)^Slot (\d): (\w+)", out)}
+
+
+def agree(key, env, expected):
+    """ykman and ykterm see the slots alike, and as expected."""
+    assert ykman_slots(key, env) == ykterm_slots(key, env) == expected
+
+
+def ndef_value(key, env):
+    """The URI (or text) the NDEF tag serves now: a fresh output of the NDEF slot."""
+    r = run_ykterm("otp", "read", "--reader", key.reader, "--json", "--pattern", "(.*)", env=env)
+    return json.loads(r.stdout)["records"][0]["value"]
+
+
+def test_yubiotp_with_serial_public_id_decrypts_with_yubiotp(key, env):
+    out = json.loads(ykterm_otp(key, env, "yubiotp", "--slot", "1", "--json").stdout)
+    assert out["public_id"] == SERIAL_PUBLIC_ID and out["serial"] == SERIAL
+    assert re.fullmatch(r"[0-9a-f]{12}", out["private_id"]) and re.fullmatch(r"[0-9a-f]{32}", out["key"])
+    # Yubico format: serial, public ID, private ID, AES key, access code (left out), time, and a trailing comma.
+    fields = out["csv"].split(",")
+    assert fields[:5] == [str(SERIAL), SERIAL_PUBLIC_ID, out["private_id"], out["key"], ""]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", fields[5]) and fields[6] == "" and len(fields) == 7
+    agree(key, env, {1: "programmed", 2: "empty"})
+    counters = []
+    for _ in range(3):
+        value = ndef_value(key, env)
+        assert value.startswith("https://my.yubico.com/yk/#" + SERIAL_PUBLIC_ID)
+        otp = value.split("#", 1)[1]
+        public_id, token = decode_otp(otp.encode(), bytes.fromhex(out["key"]))
+        assert public_id.decode() == SERIAL_PUBLIC_ID and token.uid.hex() == out["private_id"]
+        # ykterm's own decryption shows the same counters (yubiotp: session = usage counter).
+        d = json.loads(run_ykterm("otp", "decrypt", "--key", "-", otp, "--json", input=out["key"] + "\n").stdout)
+        assert (d["private_id"], d["counter"], d["session_counter"]) == (out["private_id"], token.session, token.counter)
+        counters.append((token.session, token.counter))
+    # A newly written slot: the first power-up's usage counter is 1, the session counter counts the OTPs.
+    assert counters == [(1, 0), (1, 1), (1, 2)]
+    # The text output prints the values once.
+    r = ykterm_otp(key, env, "yubiotp", "--slot", "2")
+    assert "Public ID: " + SERIAL_PUBLIC_ID in r.stdout and "Private ID: " in r.stdout and "AES key: " in r.stdout
+    assert "CSV (Yubico format" in r.stdout
+    agree(key, env, {1: "programmed", 2: "programmed"})
+
+
+def test_yubiotp_values_from_standard_input(key, env):
+    r = ykterm_otp(key, env, "yubiotp", "--slot", "1", "--public-id", "cccccccccccb", "--private-id", "-",
+                   "--key", "-", "--no-enter", "--json", input=f"{PRIVATE_ID}\n{AES_KEY}\n")
+    out = json.loads(r.stdout)
+    assert (out["public_id"], out["private_id"], out["key"]) == ("cccccccccccb", PRIVATE_ID, AES_KEY)
+    otp = ndef_value(key, env).split("#", 1)[1]
+    public_id, token = decode_otp(otp.encode(), bytes.fromhex(AES_KEY))
+    assert public_id == b"cccccccccccb" and token.uid.hex() == PRIVATE_ID
+    # Values on the command line are refused: secrets come from standard input.
+    r = ykterm_otp(key, env, "yubiotp", "--slot", "2", "--key", AES_KEY, check=False)
+    assert r.returncode == 2 and "standard input" in r.stderr and AES_KEY not in r.stderr
+    r = ykterm_otp(key, env, "yubiotp", "--slot", "2", "--key", "-", input="00" * 15 + "\n", check=False)
+    assert r.returncode == 2 and "16 bytes" in r.stderr
+    agree(key, env, {1: "programmed", 2: "empty"})
+
+
+def test_hotp_codes_equal_pyotp(key, env):
+    r = ykterm_otp(key, env, "hotp", "--slot", "2", "--digits", "8", "--counter", "32", input=HOTP_SECRET + "\n")
+    assert "Slot 2 programmed" in r.stdout
+    agree(key, env, {1: "empty", 2: "programmed"})
+    ykterm_otp(key, env, "ndef", "--slot", "2", "--prefix", "https://example.com/hotp?code=", "--force")
+    hotp = pyotp.HOTP(HOTP_SECRET, digits=8)
+    for counter in range(32, 36):
+        assert ndef_value(key, env) == "https://example.com/hotp?code=" + hotp.at(counter)
+    # 6 digits from counter 0 in slot 1, served once slot 1 is the NDEF slot again.
+    ykterm_otp(key, env, "hotp", "--slot", "1", input=HOTP_SECRET + "\n")
+    ykterm_otp(key, env, "ndef", "--slot", "1", "--force")
+    assert [ndef_value(key, env) for _ in range(2)] == \
+        ["https://my.yubico.com/yk/#" + pyotp.HOTP(HOTP_SECRET).at(c) for c in (0, 1)]
+    r = ykterm_otp(key, env, "hotp", "--slot", "1", "--counter", "17", "--force", input=HOTP_SECRET + "\n", check=False)
+    assert r.returncode == 2 and "multiple of 16" in r.stderr
+    r = ykterm_otp(key, env, "hotp", "--slot", "1", "--digits", "7", "--force", input=HOTP_SECRET + "\n", check=False)
+    assert r.returncode == 2 and "6 or 8 digits" in r.stderr
+
+
+def test_static_password_given_and_generated(key, env):
+    password = "Tr0ub4dor&3!"
+    r = ykterm_otp(key, env, "static", "--slot", "1", "--keyboard-layout", "US", input=password + "\n")
+    assert "static password of 12 characters" in r.stdout and password not in r.stdout + r.stderr
+    # The virtual key types on a US host: the NDEF tag serves the password after its URI.
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#" + password
+    # Modhex (the default layout) refuses what it cannot type, without repeating the password.
+    r = ykterm_otp(key, env, "static", "--slot", "1", "--force", input=password + "\n", check=False)
+    assert r.returncode == 2 and "character 3 of the password" in r.stderr and password not in r.stderr
+    r = ykterm_otp(key, env, "static", "--slot", "1", "--force", "--generate", "--length", "38")
+    assert "generated static password of 38 characters (MODHEX layout)" in r.stdout
+    generated = ndef_value(key, env).split("#", 1)[1]
+    assert re.fullmatch(r"[cbdefghijklnrtuvCBDEFGHIJKLNRTUV]{38}", generated)
+    r = ykterm_otp(key, env, "static", "--slot", "1", "--force", "--generate", "--length", "39", check=False)
+    assert r.returncode == 2 and "1 to 38 characters" in r.stderr
+    agree(key, env, {1: "programmed", 2: "empty"})
+
+
+def test_overwrite_swap_settings_and_ndef_need_force_without_a_terminal(key, env):
+    ykterm_otp(key, env, "static", "--slot", "1", "--keyboard-layout", "US", input="first\n")
+    for args in (["static", "--slot", "1", "--keyboard-layout", "US"], ["swap"],
+                 ["settings", "--slot", "1"], ["ndef", "--slot", "1"]):
+        r = ykterm_otp(key, env, *args, input="second\n", check=False)
+        assert r.returncode == 2 and "--force" in r.stderr, args
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#first"
+    agree(key, env, {1: "programmed", 2: "empty"})
+    r = ykterm_otp(key, env, "settings", "--slot", "2", "--force", check=False)
+    assert r.returncode == 1 and "slot 2 is empty" in r.stderr
+
+
+def test_swap_and_delete_agree_with_ykman(key, env):
+    ykterm_otp(key, env, "static", "--slot", "1", "--keyboard-layout", "US", input="slot-one\n")
+    ykterm_otp(key, env, "hotp", "--slot", "2", input=HOTP_SECRET + "\n")
+    agree(key, env, {1: "programmed", 2: "programmed"})
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#slot-one"
+    assert "Slots 1 and 2 swapped" in ykterm_otp(key, env, "swap", "--force").stdout
+    agree(key, env, {1: "programmed", 2: "programmed"})
+    # The NDEF tag serves slot 1, which now holds the HOTP credential.
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#" + pyotp.HOTP(HOTP_SECRET).at(0)
+    ykterm_otp(key, env, "delete", "--slot", "1", "--force")
+    agree(key, env, {1: "empty", 2: "programmed"})
+    ykterm_otp(key, env, "swap", "--force")
+    agree(key, env, {1: "programmed", 2: "empty"})
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#slot-one"
+    # ykman swaps back and ykterm sees it.
+    run_ykman(key.reader, "otp", "swap", "-f", env=env)
+    agree(key, env, {1: "empty", 2: "programmed"})
+
+
+def test_access_code_protects_the_slot(key, env):
+    ykterm_otp(key, env, "static", "--slot", "1", "--keyboard-layout", "US", "--lock",
+               input=f"{ACCESS_CODE}\nguarded\n")
+    agree(key, env, {1: "programmed", 2: "empty"})
+    # Without the code (or with a wrong one) every write is refused, by ykterm and ykman alike.
+    r = ykterm_otp(key, env, "delete", "--slot", "1", "--force", check=False)
+    assert r.returncode == 1 and "access code" in r.stderr
+    r = ykterm_otp(key, env, "delete", "--slot", "1", "--force", "--locked", input="a1a2a3a4a5a6\n",
+                   check=False)
+    assert r.returncode == 1
+    r = ykterm_otp(key, env, "static", "--slot", "1", "--keyboard-layout", "US", "--force", input="other\n",
+                   check=False)
+    assert r.returncode == 1
+    assert run_ykman(key.reader, "otp", "delete", "1", "-f", env=env, check=False).returncode != 0
+    assert run_ykman(key.reader, "otp", "swap", "-f", env=env, check=False).returncode != 0
+    r = ykterm_otp(key, env, "settings", "--slot", "1", "--no-enter", "--force", check=False)
+    assert r.returncode == 1
+    agree(key, env, {1: "programmed", 2: "empty"})
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#guarded"
+    # No option takes the code itself; a code of the wrong length is explained.
+    r = ykterm_otp(key, env, "delete", "--slot", "1", "--access-code", ACCESS_CODE, check=False)
+    assert r.returncode == 2 and "Unknown option" in r.stderr
+    r = ykterm_otp(key, env, "delete", "--slot", "1", "-f", "--locked", input="0102\n", check=False)
+    assert r.returncode == 2 and "6 bytes" in r.stderr
+    # With the code: settings keep the secret and change the code (ykman then uses the new one).
+    new_code = "a0b0c0d0e0f0"
+    ykterm_otp(key, env, "settings", "--slot", "1", "--pacing", "20", "--force", "--locked",
+               "--lock", input=f"{ACCESS_CODE}\n{new_code}\n")
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#guarded"
+    assert run_ykman(key.reader, "otp", "--access-code", ACCESS_CODE, "delete", "1", "-f", env=env,
+                     check=False).returncode != 0
+    run_ykman(key.reader, "otp", "--access-code", new_code, "settings", "1", "-f", env=env)
+    # --unlock removes it: then writes need no code.
+    ykterm_otp(key, env, "settings", "--slot", "1", "--unlock", "--locked", "--force",
+               input=new_code + "\n")
+    ykterm_otp(key, env, "delete", "--slot", "1", "--force")
+    agree(key, env, {1: "empty", 2: "empty"})
+
+
+def test_slot_protected_by_ykman_needs_the_code_in_ykterm(key, env):
+    run_ykman(key.reader, "otp", "static", "2", "--keyboard-layout", "US", "hello", "-f", env=env)
+    run_ykman(key.reader, "otp", "settings", "2", "--new-access-code", ACCESS_CODE, "-f", env=env)
+    r = ykterm_otp(key, env, "delete", "--slot", "2", "--force", check=False)
+    assert r.returncode == 1
+    agree(key, env, {1: "empty", 2: "programmed"})
+    ykterm_otp(key, env, "delete", "--slot", "2", "--force", "--locked", input=ACCESS_CODE + "\n")
+    agree(key, env, {1: "empty", 2: "empty"})
+
+
+def test_slots_programmed_by_ykman_are_reported_and_served(key, env):
+    r = run_ykman(key.reader, "otp", "yubiotp", "1", "--serial-public-id", "--generate-private-id",
+                  "--generate-key", "-f", env=env)
+    aes = re.search(r"secret key: ([0-9a-f]{32})", r.stdout + r.stderr).group(1)
+    private = re.search(r"private ID: ([0-9a-f]{12})", r.stdout + r.stderr).group(1)
+    agree(key, env, {1: "programmed", 2: "empty"})
+    info = json.loads(ykterm_otp(key, env, "info", "--json").stdout)
+    assert info["slots"][0] == {"slot": 1, "configured": True, "touch_triggered": True}
+    otp = ndef_value(key, env).split("#", 1)[1]
+    assert otp.startswith(SERIAL_PUBLIC_ID)
+    d = json.loads(run_ykterm("otp", "decrypt", "--key", "-", otp, "--json", input=aes + "\n").stdout)
+    assert d["crc_ok"] and d["private_id"] == private and d["serial"] == SERIAL
+    _, token = decode_otp(otp.encode(), bytes.fromhex(aes))
+    assert (d["counter"], d["session_counter"]) == (token.session, token.counter)
+
+    run_ykman(key.reader, "otp", "static", "2", "--keyboard-layout", "US", "Sesame-0pen", "-f", env=env)
+    agree(key, env, {1: "programmed", 2: "programmed"})
+    assert "Slot 2: programmed, touch-triggered" in ykterm_otp(key, env, "info").stdout
+    ykterm_otp(key, env, "ndef", "--slot", "2", "--force")
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#Sesame-0pen"
+
+    run_ykman(key.reader, "otp", "hotp", "2", HOTP_SECRET, "--digits", "8", "--counter", "16", "-f", env=env)
+    agree(key, env, {1: "programmed", 2: "programmed"})
+    hotp = pyotp.HOTP(HOTP_SECRET, digits=8)
+    assert [ndef_value(key, env) for _ in range(2)] == ["https://my.yubico.com/yk/#" + hotp.at(c) for c in (16, 17)]
+
+    # ykman's NDEF setting is served the same way; ykman deleting a slot is seen by ykterm.
+    run_ykman(key.reader, "otp", "ndef", "1", "--prefix", "https://example.org/otp/", env=env)
+    assert ndef_value(key, env).startswith("https://example.org/otp/" + SERIAL_PUBLIC_ID)
+    run_ykman(key.reader, "otp", "delete", "2", "-f", env=env)
+    agree(key, env, {1: "programmed", 2: "empty"})
+
+
+def test_settings_keep_the_secret_and_refuse_bad_values(key, env):
+    ykterm_otp(key, env, "yubiotp", "--slot", "1", "--private-id", "-", "--key", "-", input=f"{PRIVATE_ID}\n{AES_KEY}\n")
+    before = json.loads(ykterm_otp(key, env, "info", "--json").stdout)["program_sequence"]
+    r = ykterm_otp(key, env, "settings", "--slot", "1", "--no-enter", "--pacing", "60", "--use-numeric-keypad",
+                   "--force")
+    assert "Settings of slot 1 updated" in r.stdout
+    assert json.loads(ykterm_otp(key, env, "info", "--json").stdout)["program_sequence"] == before + 1
+    _, token = decode_otp(ndef_value(key, env).split("#", 1)[1].encode(), bytes.fromhex(AES_KEY))
+    assert token.uid.hex() == PRIVATE_ID
+    agree(key, env, {1: "programmed", 2: "empty"})
+    r = ykterm_otp(key, env, "settings", "--slot", "1", "--pacing", "30", "--force", check=False)
+    assert r.returncode == 2 and "--pacing" in r.stderr
+    r = ykterm_otp(key, env, "settings", "--slot", "1", "--unlock", "--force", check=False)
+    assert r.returncode == 2 and "--locked" in r.stderr
+    r = ykterm_otp(key, env, "ndef", "--slot", "1", "--prefix", "https://example.com/" + "x" * 60, "--force",
+                   check=False)
+    assert r.returncode == 2 and "54" in r.stderr
