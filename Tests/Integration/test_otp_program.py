@@ -260,3 +260,81 @@ def test_settings_keep_the_secret_and_refuse_bad_values(key, env):
     r = ykterm_otp(key, env, "ndef", "--slot", "1", "--prefix", "https://example.com/" + "x" * 60, "--force",
                    check=False)
     assert r.returncode == 2 and "54" in r.stderr
+
+
+def test_over_the_otp_hid_interface_of_a_usb_key(tmp_path):
+    """A USB key without CCID: ykterm and ykman reach the slots over the OTP HID interface only. What ykterm
+    wrote is in the key's state file, byte for byte as yubikey-manager would build it."""
+    from harness import serve_usb, usb_unavailable_reason
+    import pytest
+
+    if usb_unavailable_reason():
+        pytest.skip(usb_unavailable_reason())
+    from yubikit.yubiotp import YubiOtpSlotConfiguration
+
+    state = tmp_path / "usb-key.json"
+    script = f"""
+import json, os, re, subprocess
+YKTERM = os.environ["YKTERM_BIN"]
+YKMAN = os.environ["YKMAN_BIN"]
+def run(tool, *args, input=None):
+    p = subprocess.run([tool] + list(args), capture_output=True, text=True, timeout=60, input=input)
+    return {{"rc": p.returncode, "out": p.stdout, "err": p.stderr}}
+def slots():
+    return re.findall(r"(?m)^Slot (\\d): (\\w+)", run(YKMAN, "otp", "info")["out"])
+out = {{}}
+out["program"] = run(YKTERM, "otp", "yubiotp", "--slot", "1", "--private-id", "-", "--key", "-", "--json",
+                     "--lock", input="{ACCESS_CODE}\\n{PRIVATE_ID}\\n{AES_KEY}\\n")
+out["after_program"] = slots()
+out["ykterm_info"] = run(YKTERM, "otp", "info", "--json")
+out["ykman_delete"] = run(YKMAN, "otp", "delete", "1", "-f")
+out["swap_refused"] = run(YKTERM, "otp", "swap", "--force")
+out["swap"] = run(YKTERM, "otp", "swap", "--force", "--locked", input="{ACCESS_CODE}\\n")
+out["after_swap"] = slots()
+out["unlock"] = run(YKTERM, "otp", "settings", "--slot", "2", "--force", "--locked", "--unlock",
+                    input="{ACCESS_CODE}\\n")
+out["state"] = json.load(open("{state}"))
+out["ykman_delete_after"] = run(YKMAN, "otp", "delete", "2", "-f")
+out["after_delete"] = slots()
+print(json.dumps(out))
+"""
+    r = serve_usb("--state", state, "--interfaces", "otp,fido", script=script)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["program"]["rc"] == 0, out["program"]["err"]
+    assert json.loads(out["program"]["out"])["public_id"] == "vvcccbltdbfc"
+    assert out["after_program"] == [["1", "programmed"], ["2", "empty"]]
+    info = json.loads(out["ykterm_info"]["out"])
+    assert [s["configured"] for s in info["slots"]] == [True, False] and info["slots"][0]["touch_triggered"]
+    assert out["ykman_delete"]["rc"] != 0 and out["swap_refused"]["rc"] == 1
+    assert out["swap"]["rc"] == 0, out["swap"]["err"]
+    assert out["after_swap"] == [["1", "empty"], ["2", "programmed"]]
+    assert out["unlock"]["rc"] == 0, out["unlock"]["err"]
+    # What the key holds after --unlock: ykman's configuration for the same values, access code removed.
+    expected = YubiOtpSlotConfiguration(bytes.fromhex("ff0001ad2140"), bytes.fromhex(PRIVATE_ID),
+                                        bytes.fromhex(AES_KEY)).get_config()
+    assert bytes(out["state"]["otpSlots"]["slot2"]) == expected
+    assert out["ykman_delete_after"]["rc"] == 0
+    assert out["after_delete"] == [["1", "empty"], ["2", "empty"]]
+
+
+def test_on_a_terminal_codes_and_passwords_are_asked_without_echo(key, env):
+    from test_otp import _on_pty
+
+    base = ["otp", "static", "--reader", key.reader, "--slot", "1", "--keyboard-layout", "US"]
+    code, out, err, shown = _on_pty(base + ["--lock"], env, [ACCESS_CODE, ACCESS_CODE, "Hidden-1", "Hidden-1"])
+    assert code == 0, err
+    assert "New access code (hex)" in err and "Repeat new access code" in err and "Repeat static password" in err
+    assert ACCESS_CODE not in shown + out + err and "Hidden-1" not in shown + out + err
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#Hidden-1"
+    # Overwriting a protected slot: the current code, then the password, then the question.
+    code, out, err, shown = _on_pty(base + ["--locked"], env, [ACCESS_CODE, "Other-2", "Other-2", "y"])
+    assert code == 0, err
+    assert "Current access code (hex)" in err and "Overwrite it?" in err and ACCESS_CODE not in shown
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#Other-2"
+    # Two different entries change nothing.
+    code, out, err, _ = _on_pty(base + ["--locked"], env, [ACCESS_CODE, "Third-3", "Third-4"])
+    assert code == 2 and "differ" in err
+    code, out, err, _ = _on_pty(["otp", "swap", "--reader", key.reader, "--locked"], env, [ACCESS_CODE, "y"])
+    assert code == 0 and "Swap the configurations" in err, err
+    agree(key, env, {1: "empty", 2: "programmed"})
