@@ -347,9 +347,7 @@ extension OTPCommand {
             let code = try locked.read(prompt)
             let (slot, force, prefix) = (slotOption.slot, self.force, self.prefix)
             try await withOTP(keyOptions) { session in
-                guard await session.status.isConfigured(slot: slot) else {
-                    throw YktermError.failed("slot \(slot) is empty; program it first")
-                }
+                guard await session.status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
                 try confirmSlotWrite(prompt, force: force,
                                      question: "Serve slot \(slot) on the NDEF tag after \(prefix)? This replaces the NDEF setting.",
                                      needsForce: "changing the NDEF setting")

@@ -338,3 +338,10 @@ def test_on_a_terminal_codes_and_passwords_are_asked_without_echo(key, env):
     code, out, err, _ = _on_pty(["otp", "swap", "--reader", key.reader, "--locked"], env, [ACCESS_CODE, "y"])
     assert code == 0 and "Swap the configurations" in err, err
     agree(key, env, {1: "empty", 2: "programmed"})
+
+
+def test_ndef_needs_a_programmed_slot(key, env):
+    r = ykterm_otp(key, env, "ndef", "--slot", "2", "--force", check=False)
+    assert r.returncode == 1 and "slot 2 is empty" in r.stderr
+    # The tag still serves the key's own credential after the standard URI.
+    assert ndef_value(key, env).startswith("https://my.yubico.com/yk/#vvcc")
