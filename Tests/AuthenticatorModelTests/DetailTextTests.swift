@@ -117,7 +117,9 @@ import Testing
             ErrorExplanationTests.expectWorded(ErrorExplanation(FIDOSessionError.signatureInvalid(check)).text, "\(check)")
         }
         let features: [FIDOSessionError.FIDOFeature] = [.credentialManagement, .attestationFormat("tpm"),
-                                                        .signatureAlgorithm(-257), .signatureAlgorithm(nil)]
+                                                        .signatureAlgorithm(-257), .signatureAlgorithm(nil),
+                                                        .updateUserInformation, .authenticatorConfig, .setMinPINLength,
+                                                        .alwaysUV, .enterpriseAttestation]
         for f in features { ErrorExplanationTests.expectWorded(ErrorExplanation(FIDOSessionError.notSupported(f)).text, "\(f)") }
         for a in KeyApplication.allCases {
             ErrorExplanationTests.expectWorded(ErrorExplanation(KeyRouteError.notOnThisKey(a, [.fido])).text, "\(a)")

@@ -67,6 +67,11 @@ extension ErrorExplanation {
     static func featureText(_ f: FIDOSessionError.FIDOFeature) -> UIText {
         switch f {
         case .credentialManagement: return UIText("fido-feature.credential-management")
+        case .updateUserInformation: return UIText("fido-feature.update-user-information")
+        case .authenticatorConfig: return UIText("fido-feature.authenticator-config")
+        case .setMinPINLength: return UIText("fido-feature.set-min-pin-length")
+        case .alwaysUV: return UIText("fido-feature.always-uv")
+        case .enterpriseAttestation: return UIText("fido-feature.enterprise-attestation")
         case .attestationFormat(let format): return UIText("fido-feature.attestation-format", ["format": format])
         case .signatureAlgorithm(let number):
             return UIText("fido-feature.signature-algorithm", ["number": number.map(String.init) ?? "-"])

@@ -108,6 +108,10 @@ extension ErrorExplanation {
         case .ctap2NotSupported: return ErrorExplanation(kind: .u2fOnly)
         case .noCommonPINProtocol(let offered):
             return ErrorExplanation(kind: .noCommonPINProtocol, ["offered": offered.map(String.init).joined(separator: ", ")])
+        case .pinChangeRequired: return ErrorExplanation(kind: .pinChangeRequired)
+        case .minPINLengthDecrease(let current, let requested):
+            return ErrorExplanation(kind: .minPINLengthDecrease, ["current": String(current),
+                                                                  "requested": String(requested)])
         }
     }
 

@@ -114,6 +114,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pinNotSet = "pin-not-set"
     case pinRequired = "pin-required"
     case pinPolicy = "pin-policy"
+    case pinChangeRequired = "pin-change-required"
+    case minPINLengthDecrease = "min-pin-length-decrease"
     case pinTokenInvalid = "pin-token-invalid"
     case pinTooShort = "pin-too-short"
     case pinTooLong = "pin-too-long"
@@ -175,7 +177,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     public var exit: Exit {
         switch self {
         case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
-        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput,
+        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease,
              .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
              .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
              .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength:

@@ -213,6 +213,57 @@ public enum CTAP2 {
         }
     }
 
+    /// authenticatorConfig (CTAP 2.1 section 6.11): settings of the whole authenticator, with a PIN/UV auth
+    /// token that has the acfg permission (or none while the key has no PIN and alwaysUv is off).
+    public enum Config {
+        /// The subcommands.
+        public enum Subcommand {
+            public static let enableEnterpriseAttestation = 0x01
+            public static let toggleAlwaysUV = 0x02
+            public static let setMinPINLength = 0x03
+            public static let vendorPrototype = 0xFF
+        }
+
+        /// The keys of the parameter map.
+        public enum Key {
+            public static let subcommand = 0x01
+            public static let subcommandParams = 0x02
+            public static let pinUVAuthProtocol = 0x03
+            public static let pinUVAuthParam = 0x04
+        }
+
+        /// The keys of setMinPINLength's subcommand parameters.
+        public enum SetMinPINLengthKey {
+            public static let newMinPINLength = 0x01
+            public static let minPINLengthRPIDs = 0x02
+            public static let forceChangePIN = 0x03
+        }
+
+        /// What pinUvAuthParam authenticates (section 6.11, step 4): 32 bytes of 0xFF, the command byte
+        /// 0x0D, the subcommand, and the subcommand parameters as they are encoded in the request, if any.
+        public static func authenticatedMessage(subcommand: Int, params: CBOR?) -> [UInt8] {
+            [UInt8](repeating: 0xFF, count: 32) + [Command.config.rawValue, UInt8(truncatingIfNeeded: subcommand)]
+                + (params?.encoded ?? [])
+        }
+    }
+
+    /// The names of getInfo's options this client reads (CTAP 2.1 section 6.4): the key has the feature when
+    /// the option is present, and it is on when the option is true.
+    public enum Option {
+        /// authenticatorConfig is there.
+        public static let authenticatorConfig = "authnrCfg"
+        /// Every credential needs user verification; present: the key can be switched to that.
+        public static let alwaysUV = "alwaysUv"
+        /// Enterprise attestation is enabled; present: the key has it.
+        public static let enterpriseAttestation = "ep"
+        /// authenticatorConfig's setMinPINLength is there.
+        public static let setMinPINLength = "setMinPINLength"
+        /// makeCredential without user verification is allowed for non-discoverable credentials.
+        public static let makeCredUVNotRequired = "makeCredUvNotRqd"
+        /// Credential management (CTAP 2.1), with updateUserInformation.
+        public static let credentialManagement = "credMgmt"
+    }
+
     /// The hmac-secret extension's input to getAssertion (CTAP 2.1 section 12.5).
     public enum HMACSecret {
         /// The keys of the input map.

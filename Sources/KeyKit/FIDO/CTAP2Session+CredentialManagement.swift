@@ -17,7 +17,21 @@ extension CTAP2Session {
         public var credentialID: [UInt8]
         public var user: User
         public var publicKey: CBOR?
+        /// The credProtect level (1 userVerificationOptional, 2 userVerificationOptionalWithCredentialIDList,
+        /// 3 userVerificationRequired), when the key says.
         public var credProtect: Int?
+        /// Whether the key answered a largeBlobKey for the credential (the key itself is not kept).
+        public var hasLargeBlobKey: Bool
+
+        public init(rpID: String, credentialID: [UInt8], user: User, publicKey: CBOR? = nil, credProtect: Int? = nil,
+                    hasLargeBlobKey: Bool = false) {
+            self.rpID = rpID
+            self.credentialID = credentialID
+            self.user = user
+            self.publicKey = publicKey
+            self.credProtect = credProtect
+            self.hasLargeBlobKey = hasLargeBlobKey
+        }
     }
 
     private var credMgmtCommand: CTAP2.Command {
@@ -88,7 +102,8 @@ extension CTAP2Session {
                 throw FIDOSessionError.malformed(Malformation(.credentialEntry, .incomplete))
             }
             out.append(StoredCredential(rpID: rp.id, credentialID: id, user: user, publicKey: r[CredAnswer.publicKey],
-                                        credProtect: r[CredAnswer.credProtect]?.int))
+                                        credProtect: r[CredAnswer.credProtect]?.int,
+                                        hasLargeBlobKey: r[CredAnswer.largeBlobKey]?.bytes?.isEmpty == false))
         }
         try add(first)
         if total > 1 {
@@ -104,7 +119,11 @@ extension CTAP2Session {
                                [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID)])
     }
 
+    /// updateUserInformation: the credential's user gets `user`'s name and display name; a name that is nil
+    /// (or empty) is removed from the credential (CTAP 2.1 section 6.8.6). The user ID must be the
+    /// credential's.
     public func updateUser(_ credentialID: [UInt8], user: User) async throws {
+        guard info.supportsUpdateUserInformation else { throw FIDOSessionError.notSupported(.updateUserInformation) }
         _ = try await credMgmt(CredSub.updateUserInformation,
                                [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID),
                                 CBOR(CredSubKey.user): user.cbor])

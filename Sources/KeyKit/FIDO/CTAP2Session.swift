@@ -260,6 +260,9 @@ public actor CTAP2Session {
             r = try await clientPIN(sub, params)
         } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
             throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
+        } catch let e as CTAPError where e.code == CTAPError.pinPolicyViolation {
+            // The PIN was right, but the key wants it changed first (CTAP 2.1 forcePINChange).
+            throw FIDOSessionError.pinChangeRequired
         }
         guard let enc = r?[PINAnswer.pinUVAuthToken]?.bytes else { throw FIDOSessionError.malformed(Malformation(.pinToken, .missing)) }
         var value = try p.decrypt(key: shared, enc)

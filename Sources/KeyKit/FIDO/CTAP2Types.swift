@@ -104,7 +104,11 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         return Version(v >> 16, (v >> 8) & 0xFF, v & 0xFF)
     }
     public var remainingDiscoverableCredentials: Int?
+    /// The PIN must be changed before a PIN/UV auth token is given out again (set by authenticatorConfig's
+    /// forceChangePin, or by a minimum PIN length above the current PIN's).
     public var forcePINChange: Bool
+    /// How many relying parties setMinPINLength's minPinLengthRPIDs may name.
+    public var maxRPIDsForSetMinPINLength: Int?
     public var raw: CBOR
 
     public init(cbor: CBOR) throws {
@@ -130,6 +134,7 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         algorithms = cbor[Key.algorithms]?.array?.compactMap { $0["alg"]?.int } ?? []
         forcePINChange = cbor[Key.forcePINChange]?.bool ?? false
         minPINLength = cbor[Key.minPINLength]?.int ?? 4
+        maxRPIDsForSetMinPINLength = cbor[Key.maxRPIDsForSetMinPINLength]?.int
         firmwareVersion = cbor[Key.firmwareVersion]?.int
         remainingDiscoverableCredentials = cbor[Key.remainingDiscoverableCredentials]?.int
     }
@@ -142,7 +147,7 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         typealias Key = CTAP2.InfoKey
         return Set([Key.versions, Key.extensions, Key.aaguid, Key.options, Key.maxMsgSize, Key.pinUVAuthProtocols,
                     Key.maxCredentialCountInList, Key.maxCredentialIDLength, Key.transports, Key.algorithms,
-                    Key.forcePINChange, Key.minPINLength, Key.firmwareVersion,
+                    Key.forcePINChange, Key.minPINLength, Key.firmwareVersion, Key.maxRPIDsForSetMinPINLength,
                     Key.remainingDiscoverableCredentials].map { CBOR($0) })
     }()
 
@@ -157,6 +162,24 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     public var supportsCredentialManagement: Bool {
         options["credMgmt"] == true || options["credentialMgmtPreview"] == true
     }
+
+    /// Whether credential management has updateUserInformation: CTAP 2.1's credMgmt has it, the preview
+    /// command of YubiKey 5.2 to 5.4 does not.
+    public var supportsUpdateUserInformation: Bool { options[CTAP2.Option.credentialManagement] == true }
+
+    /// Whether authenticatorConfig is there (option authnrCfg).
+    public var supportsConfig: Bool { options[CTAP2.Option.authenticatorConfig] == true }
+
+    /// Whether authenticatorConfig's setMinPINLength is there.
+    public var supportsSetMinPINLength: Bool {
+        supportsConfig && options[CTAP2.Option.setMinPINLength] == true
+    }
+
+    /// Whether every credential needs user verification; nil when the key cannot be switched to that.
+    public var alwaysUV: Bool? { options[CTAP2.Option.alwaysUV] }
+
+    /// Whether enterprise attestation is enabled; nil when the key has none.
+    public var enterpriseAttestation: Bool? { options[CTAP2.Option.enterpriseAttestation] }
 
     /// UUID text form of the AAGUID.
     public var aaguidString: String {
@@ -183,6 +206,11 @@ public enum FIDOSessionError: Error, Equatable, Sendable {
     case ctap2NotSupported
     /// The key offers no PIN/UV auth protocol this client speaks (the numbers it offers).
     case noCommonPINProtocol([Int])
+    /// The key gives out no PIN/UV auth token until its PIN is changed: it answered a token request with
+    /// CTAP2_ERR_PIN_POLICY_VIOLATION (getInfo's forcePINChange).
+    case pinChangeRequired
+    /// setMinPINLength asked for less than the key's minimum (`current`): a minimum only grows, until a reset.
+    case minPINLengthDecrease(current: Int, requested: Int)
 
     /// The signatures ykterm checks.
     public enum SignatureCheck: String, Sendable, CaseIterable {
@@ -202,6 +230,16 @@ public enum FIDOSessionError: Error, Equatable, Sendable {
     /// What a key can lack.
     public enum FIDOFeature: Equatable, Sendable {
         case credentialManagement
+        /// Credential management's updateUserInformation (CTAP 2.1 credMgmt).
+        case updateUserInformation
+        /// authenticatorConfig (option authnrCfg).
+        case authenticatorConfig
+        /// authenticatorConfig's setMinPINLength (option setMinPINLength).
+        case setMinPINLength
+        /// Always requiring user verification (option alwaysUv).
+        case alwaysUV
+        /// Enterprise attestation (option ep).
+        case enterpriseAttestation
         /// An attestation statement format ykterm does not check (its name as the key gave it).
         case attestationFormat(String)
         /// A COSE signature algorithm ykterm does not verify (its number, if the key gave one).
