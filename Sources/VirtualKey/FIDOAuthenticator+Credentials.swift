@@ -42,6 +42,8 @@ extension FIDOAuthenticator {
         if try options.bool("uv") == true, auth == nil { throw .status(CTAPError.invalidOption) }
 
         if auth == nil && state.fido.isPINSet && rk { throw .status(CTAPError.pinRequired) }
+        // alwaysUv: no credential without user verification (CTAP 2.1 makeCredential, step 6).
+        if auth == nil && state.fido.alwaysUV { throw .status(CTAPError.pinRequired) }
         if p[Key.enterpriseAttestation] != nil { throw .status(CTAPError.invalidParameter) } // not supported
 
         var userVerified = false
@@ -62,6 +64,7 @@ extension FIDOAuthenticator {
         if let level = try extensions.int("credProtect"), (1...3).contains(level) { credProtect = level }
         let requestedCredProtect = try extensions.int("credProtect").map { _ in credProtect }
         let hmacSecret = try extensions.bool("hmac-secret") ?? false
+        let minPINLength = try minPINLengthOutput(extensions, rpID: rpID, state)
 
         if rk {
             let replacing = state.fido.credentials.contains { $0.rpID == rpID && $0.userID == userID }
@@ -97,6 +100,7 @@ extension FIDOAuthenticator {
         var outputs = [CBOR: CBOR]()
         if requestedCredProtect != nil { outputs["credProtect"] = CBOR(credProtect) }
         if hmacSecret { outputs["hmac-secret"] = true }
+        if let minPINLength { outputs["minPinLength"] = minPINLength }
         var flags: UInt8 = Flag.userPresent | Flag.attestedCredentialData
         if userVerified { flags |= Flag.userVerified }
         if !outputs.isEmpty { flags |= Flag.extensionData }
@@ -154,6 +158,8 @@ extension FIDOAuthenticator {
         if try options.bool("rk") != nil { throw .status(CTAPError.unsupportedOption) }
         let up = try options.bool("up") ?? true
         if try options.bool("uv") == true, auth == nil { throw .status(CTAPError.invalidOption) }
+        // alwaysUv: no assertion without user verification (CTAP 2.1 getAssertion, step 6).
+        if auth == nil && state.fido.alwaysUV { throw .status(CTAPError.pinRequired) }
 
         var userVerified = false
         if let auth, let pinProtocol {

@@ -10,9 +10,13 @@ extension FIDOAuthenticator {
     typealias PINKey = CTAP2.ClientPIN.Key
     typealias PINAnswer = CTAP2.ClientPIN.ResponseKey
 
-    /// Permissions this authenticator grants: mc, ga and cm (no bio enrollment, large blobs or config).
-    static let supportedPermissions: PINPermissions = [.makeCredential, .getAssertion,
-                                                                .credentialManagement]
+    /// Permissions this authenticator grants: mc, ga and cm, and acfg where it has authenticatorConfig (no
+    /// bio enrollment or large blobs).
+    static func supportedPermissions(_ state: VirtualKeyState) -> PINPermissions {
+        var permissions: PINPermissions = [.makeCredential, .getAssertion, .credentialManagement]
+        if hasConfig(state) { permissions.insert(.authenticatorConfig) }
+        return permissions
+    }
 
     func clientPIN(_ p: Fields, _ state: inout VirtualKeyState) throws(Failure) -> [UInt8] {
         guard let sub = try p.int(PINKey.subcommand) else { throw .status(CTAPError.missingParameter) }
@@ -40,8 +44,10 @@ extension FIDOAuthenticator {
             guard pinProtocol.verify(key: secret, newPINEnc, signature: auth) else {
                 throw .status(CTAPError.pinAuthInvalid)
             }
-            let hash = try newPINHash(pinProtocol, secret, newPINEnc, minimum: state.fido.minPINLength)
+            let (hash, length) = try newPINHash(pinProtocol, secret, newPINEnc, minimum: state.fido.minPINLength)
             state.fido.pinHash = hash
+            state.fido.pinLength = length
+            state.fido.forcePINChange = false
             state.fido.pinRetries = FIDOState.maxPINRetries
             token = nil
             return [CTAP2.ok]
@@ -57,8 +63,10 @@ extension FIDOAuthenticator {
                 throw .status(CTAPError.pinAuthInvalid)
             }
             try verifyPIN(pinProtocol, secret, pinHashEnc, &state)
-            let hash = try newPINHash(pinProtocol, secret, newPINEnc, minimum: state.fido.minPINLength)
+            let (hash, length) = try newPINHash(pinProtocol, secret, newPINEnc, minimum: state.fido.minPINLength)
             state.fido.pinHash = hash
+            state.fido.pinLength = length
+            state.fido.forcePINChange = false
             token = nil
             return [CTAP2.ok]
 
@@ -70,8 +78,10 @@ extension FIDOAuthenticator {
             try checkPINUsable(state)
             let secret = try sharedSecret(pinProtocol, peer)
             try verifyPIN(pinProtocol, secret, pinHashEnc, &state)
+            // A right PIN, but the key wants a new one first.
+            guard !state.fido.forcePINChange else { throw .status(CTAPError.pinPolicyViolation) }
             // Tokens from the legacy command predate permissions: they may do everything.
-            let value = issueToken(permissions: Self.supportedPermissions, rpID: nil)
+            let value = issueToken(permissions: Self.supportedPermissions(state), rpID: nil)
             return Self.ok([PINAnswer.pinUVAuthToken: .bytes(try encrypt(pinProtocol, secret, value))])
 
         case PINSubcommand.getPINUVAuthTokenUsingPINWithPermissions:
@@ -82,12 +92,13 @@ extension FIDOAuthenticator {
             let rpID = try p.text(PINKey.rpID)
             guard permissions > 0 else { throw .status(CTAPError.invalidParameter) }
             let requested = PINPermissions(rawValue: permissions)
-            guard Self.supportedPermissions.isSuperset(of: requested) else {
+            guard Self.supportedPermissions(state).isSuperset(of: requested) else {
                 throw .status(CTAPError.unauthorizedPermission)
             }
             try checkPINUsable(state)
             let secret = try sharedSecret(pinProtocol, peer)
             try verifyPIN(pinProtocol, secret, pinHashEnc, &state)
+            guard !state.fido.forcePINChange else { throw .status(CTAPError.pinPolicyViolation) }
             let value = issueToken(permissions: requested, rpID: rpID)
             return Self.ok([PINAnswer.pinUVAuthToken: .bytes(try encrypt(pinProtocol, secret, value))])
 
@@ -151,9 +162,10 @@ extension FIDOAuthenticator {
     }
 
     /// Decrypts and checks a new PIN: at least 64 bytes of padding, at most 63 bytes of UTF-8 before it,
-    /// at least the minimum length in code points. Returns its hash, LEFT(SHA-256(PIN), 16).
+    /// at least the minimum length in code points. Returns its hash, LEFT(SHA-256(PIN), 16), and its length
+    /// in code points.
     func newPINHash(_ pinProtocol: PINUVAuthProtocol, _ secret: [UInt8], _ newPINEnc: [UInt8],
-                            minimum: Int) throws(Failure) -> [UInt8] {
+                    minimum: Int) throws(Failure) -> (hash: [UInt8], length: Int) {
         guard let padded = try? pinProtocol.decrypt(key: secret, newPINEnc) else {
             throw .status(CTAPError.invalidParameter)
         }
@@ -165,7 +177,7 @@ extension FIDOAuthenticator {
               text.unicodeScalars.count >= max(minimum, 4) else {
             throw .status(CTAPError.pinPolicyViolation)
         }
-        return PINUVAuthProtocol.pinHash(text)
+        return (PINUVAuthProtocol.pinHash(text), text.unicodeScalars.count)
     }
 
     /// A new PIN/UV auth token (every earlier one stops working).

@@ -13,6 +13,9 @@ extension FIDOAuthenticator {
         case U2F.Instruction.version:
             guard apdu.data.isEmpty else { return Response(status: .wrongLength) }
             return Response(data: Array(U2F.version.utf8), status: .ok)
+        case U2F.Instruction.register where state.fido.alwaysUV, U2F.Instruction.authenticate where state.fido.alwaysUV:
+            // U2F cannot verify the user: alwaysUv turns it off (CTAP 2.1 section 6.11.2).
+            return Response(status: .invalidInstruction)
         case U2F.Instruction.register:
             return u2fRegister(apdu, &state)
         case U2F.Instruction.authenticate:

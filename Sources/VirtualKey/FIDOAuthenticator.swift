@@ -5,7 +5,8 @@ import KeyKit
 /// The FIDO2 (CTAP 2.1) and U2F (CTAP1) authenticator of the virtual key, answering as a YubiKey 5 with
 /// the firmware in the key's state does: ES256 credentials, discoverable credentials, the client PIN with
 /// PIN/UV auth protocols 1 and 2, PIN/UV auth tokens with permissions, credential management, the
-/// credProtect and hmac-secret extensions, and U2F registration and authentication. Attestation is packed
+/// credProtect and hmac-secret extensions, authenticatorConfig with the minPinLength extension (from firmware
+/// 5.7), and U2F registration and authentication. Attestation is packed
 /// self attestation for CTAP2 and a self-signed certificate for U2F. Its profile makes it differ as keys of
 /// other makes do (one PIN/UV auth protocol only, U2F only, getInfo entries no client knows, getPinRetries
 /// refused before a PIN is set, long keepalives before answers that need the user).
@@ -245,7 +246,9 @@ public final class FIDOAuthenticator {
             return [CTAP2.ok]
         case .credentialManagement, .credentialManagementPreview:
             return try credentialManagement(params, &state, rps: rps, credentials: credentials)
-        case .bioEnrollment, .bioEnrollmentPreview, .largeBlobs, .config, nil:
+        case .config:
+            return try config(params, &state)
+        case .bioEnrollment, .bioEnrollmentPreview, .largeBlobs, nil:
             throw .status(CTAPError.invalidCommand)
         }
     }
@@ -272,18 +275,21 @@ public final class FIDOAuthenticator {
         let v = state.version
         let firmware = Int(v.major) << 16 | Int(v.minor) << 8 | Int(v.patch)
         let remaining = max(0, FIDOState.capacity(for: v) - fido.credentials.count)
-        let options: [CBOR: CBOR] = [
+        let hasConfig = Self.hasConfig(state)
+        var options: [CBOR: CBOR] = [
             "rk": true, "up": true, "plat": false, "clientPin": .bool(fido.isPINSet), "credMgmt": true,
-            "credentialMgmtPreview": true, "pinUvAuthToken": true, "makeCredUvNotRqd": true,
+            "credentialMgmtPreview": true, "pinUvAuthToken": true, "makeCredUvNotRqd": .bool(!fido.alwaysUV),
         ]
+        if hasConfig { options.merge(Self.configOptions(fido)) { own, _ in own } }
+        let ownExtensions = ["credProtect", "hmac-secret"] + (hasConfig ? ["minPinLength"] : [])
         let more = profile.getInfoAdditions
         let extraOptions = more.options.map { (CBOR.text($0.key), CBOR.bool($0.value)) }
         let allOptions = options.merging(extraOptions) { own, _ in own }
         typealias Key = CTAP2.InfoKey
-        let fields: [Int: CBOR] = [
+        var fields: [Int: CBOR] = [
             Key.versions: .array(([U2F.version, "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"] + more.versions)
                 .map(CBOR.text)),
-            Key.extensions: .array((["credProtect", "hmac-secret"] + more.extensions).map(CBOR.text)),
+            Key.extensions: .array((ownExtensions + more.extensions).map(CBOR.text)),
             Key.aaguid: .bytes(Self.aaguid),
             Key.options: .map(allOptions),
             Key.maxMsgSize: CBOR(Self.maxMessageSize),
@@ -292,11 +298,12 @@ public final class FIDOAuthenticator {
             Key.maxCredentialIDLength: CBOR(Self.maxCredentialIDLength),
             Key.transports: ["nfc", "usb"],
             Key.algorithms: [CTAP2.es256Parameters],
-            Key.forcePINChange: false,
+            Key.forcePINChange: .bool(fido.forcePINChange),
             Key.minPINLength: CBOR(fido.minPINLength),
             Key.firmwareVersion: CBOR(firmware),
             Key.remainingDiscoverableCredentials: CBOR(remaining),
         ]
+        if hasConfig { fields[Key.maxRPIDsForSetMinPINLength] = CBOR(Self.maxRPIDsForSetMinPINLength) }
         var map = [CBOR: CBOR](uniqueKeysWithValues: fields.map { (CBOR($0.key), $0.value) })
         map.merge(more.fields) { own, _ in own }
         return .map(map)

@@ -83,6 +83,17 @@ public struct FIDOState: Codable, Sendable, Equatable {
     /// Wrong PINs left before the PIN is blocked (only a reset unblocks it).
     public var pinRetries: Int
     public var minPINLength: Int
+    /// The current PIN's length in Unicode code points (nil without a PIN, or in a state file written before
+    /// it was kept): a new minimum above it forces a PIN change.
+    public var pinLength: Int?
+    /// The PIN must be changed before a PIN/UV auth token is given out (authenticatorConfig).
+    public var forcePINChange: Bool
+    /// Every makeCredential and getAssertion needs user verification, and U2F is off (authenticatorConfig).
+    public var alwaysUV: Bool
+    /// Enterprise attestation enabled (authenticatorConfig; only a reset disables it).
+    public var enterpriseAttestation: Bool
+    /// The relying parties the minPinLength extension tells the minimum PIN length to.
+    public var minPINLengthRPIDs: [String]
     /// Discoverable credentials, in the order they were made.
     public var credentials: [FIDOState.Credential]
     /// The signature counter, shared by every credential and by U2F.
@@ -99,12 +110,19 @@ public struct FIDOState: Codable, Sendable, Equatable {
     public var attestationCertificate: [UInt8]
 
     public init(pinHash: [UInt8]? = nil, pinRetries: Int = FIDOState.maxPINRetries,
-                minPINLength: Int = FIDOState.defaultMinPINLength, credentials: [FIDOState.Credential] = [],
+                minPINLength: Int = FIDOState.defaultMinPINLength, pinLength: Int? = nil, forcePINChange: Bool = false,
+                alwaysUV: Bool = false, enterpriseAttestation: Bool = false, minPINLengthRPIDs: [String] = [],
+                credentials: [FIDOState.Credential] = [],
                 signCount: UInt32 = 0, nextCreated: UInt64 = 1, wrapEncryptionKey: [UInt8] = [],
                 wrapMACKey: [UInt8] = [], attestationKey: [UInt8] = [], attestationCertificate: [UInt8] = []) {
         self.pinHash = pinHash
         self.pinRetries = pinRetries
         self.minPINLength = minPINLength
+        self.pinLength = pinLength
+        self.forcePINChange = forcePINChange
+        self.alwaysUV = alwaysUV
+        self.enterpriseAttestation = enterpriseAttestation
+        self.minPINLengthRPIDs = minPINLengthRPIDs
         self.credentials = credentials
         self.signCount = signCount
         self.nextCreated = nextCreated
@@ -122,7 +140,8 @@ public struct FIDOState: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case pinHash, pinRetries, minPINLength, credentials, signCount, nextCreated, wrapEncryptionKey,
+        case pinHash, pinRetries, minPINLength, pinLength, forcePINChange, alwaysUV, enterpriseAttestation,
+             minPINLengthRPIDs, credentials, signCount, nextCreated, wrapEncryptionKey,
              wrapMACKey, attestationKey, attestationCertificate
     }
 
@@ -131,6 +150,11 @@ public struct FIDOState: Codable, Sendable, Equatable {
         pinHash = try c.contains(.pinHash) && !c.decodeNil(forKey: .pinHash) ? decodeHex(c, .pinHash) : nil
         pinRetries = try c.decodeIfPresent(Int.self, forKey: .pinRetries) ?? Self.maxPINRetries
         minPINLength = try c.decodeIfPresent(Int.self, forKey: .minPINLength) ?? Self.defaultMinPINLength
+        pinLength = try c.decodeIfPresent(Int.self, forKey: .pinLength)
+        forcePINChange = try c.decodeIfPresent(Bool.self, forKey: .forcePINChange) ?? false
+        alwaysUV = try c.decodeIfPresent(Bool.self, forKey: .alwaysUV) ?? false
+        enterpriseAttestation = try c.decodeIfPresent(Bool.self, forKey: .enterpriseAttestation) ?? false
+        minPINLengthRPIDs = try c.decodeIfPresent([String].self, forKey: .minPINLengthRPIDs) ?? []
         credentials = try c.decodeIfPresent([FIDOState.Credential].self, forKey: .credentials) ?? []
         signCount = try c.decodeIfPresent(UInt32.self, forKey: .signCount) ?? 0
         nextCreated = try c.decodeIfPresent(UInt64.self, forKey: .nextCreated) ?? 1
@@ -145,6 +169,11 @@ public struct FIDOState: Codable, Sendable, Equatable {
         try c.encodeIfPresent(pinHash?.hex, forKey: .pinHash)
         try c.encode(pinRetries, forKey: .pinRetries)
         try c.encode(minPINLength, forKey: .minPINLength)
+        try c.encodeIfPresent(pinLength, forKey: .pinLength)
+        try c.encode(forcePINChange, forKey: .forcePINChange)
+        try c.encode(alwaysUV, forKey: .alwaysUV)
+        try c.encode(enterpriseAttestation, forKey: .enterpriseAttestation)
+        try c.encode(minPINLengthRPIDs, forKey: .minPINLengthRPIDs)
         try c.encode(credentials, forKey: .credentials)
         try c.encode(signCount, forKey: .signCount)
         try c.encode(nextCreated, forKey: .nextCreated)

@@ -291,12 +291,14 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         let body = try await nfc.ok(Command.getInfo)
         let info = try AuthenticatorInfo(cbor: body)
         #expect(info.versions == ["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"])
-        #expect(info.extensions == ["credProtect", "hmac-secret"])
+        #expect(info.extensions == ["credProtect", "hmac-secret", "minPinLength"])
         #expect(info.aaguid == FIDOAuthenticator.aaguid)
         #expect(info.aaguidString == "804b8213-9e22-4f99-b7cf-b9568f76800a")
         #expect(info.options == ["rk": true, "up": true, "plat": false, "clientPin": false, "credMgmt": true,
                                  "credentialMgmtPreview": true, "pinUvAuthToken": true,
-                                 "makeCredUvNotRqd": true])
+                                 "makeCredUvNotRqd": true, "authnrCfg": true, "alwaysUv": false, "ep": false,
+                                 "setMinPINLength": true])
+        #expect(info.maxRPIDsForSetMinPINLength == 8 && !info.forcePINChange)
         #expect(info.pinSet == false)
         #expect(info.maxMessageSize == 1200)
         #expect(info.pinUVAuthProtocols == [2, 1])

@@ -163,7 +163,8 @@ struct FIDOProfileTests {
         let (s, fido) = try await nfcSession(k)
         let info = await s.info
         #expect(info.versions == ["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1", "FIDO_2_2", "FIDO_3_0"])
-        #expect(info.extensions == ["credProtect", "hmac-secret", "thirdPartyPayment", "x-vendor-telemetry"])
+        #expect(info.extensions == ["credProtect", "hmac-secret", "minPinLength", "thirdPartyPayment",
+                                    "x-vendor-telemetry"])
         #expect(info.options["futureOption"] == true && info.options["x-vendor-mode"] == false)
         #expect(info.options["clientPin"] == false && info.pinSet == false)
         #expect(info.aaguid == FIDOAuthenticator.aaguid && info.pinUVAuthProtocols == [2, 1])
