@@ -8,14 +8,14 @@ import VirtualKey
 struct FIDOCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fido",
-        abstract: "FIDO2: information, PIN, discoverable credentials, reset, self-test.",
+        abstract: "FIDO2: information, PIN, settings, discoverable credentials, reset, self-test.",
         discussion: """
         USB keys are reached through hidraw (FIDO HID); with --reader, or when no FIDO HID device is \
         present, through pcscd (NFC readers). PINs are never taken from the command line: on a terminal \
         they are asked for without echo, otherwise read from standard input one per line (current PIN \
         first, then the new one).
         """,
-        subcommands: [Info.self, PIN.self, Credentials.self, Reset.self, SelfTest.self])
+        subcommands: [Info.self, PIN.self, Config.self, Credentials.self, Reset.self, SelfTest.self])
 }
 
 /// Opens the chosen key's FIDO interface: the in-process virtual key over CTAPHID, a FIDO HID device,
@@ -145,77 +145,11 @@ func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -
 }
 
 extension FIDOCommand {
-    struct PIN: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "pin",
-            abstract: "Set, change or verify the FIDO2 PIN.",
-            discussion: """
-            set asks for the new PIN (twice on a terminal); change asks for the current PIN, then the new \
-            one; verify asks for the PIN and reports the attempts left. A PIN has at least 4 characters (or \
-            the key's minimum) and at most 63 bytes of UTF-8. Three wrong PINs in a row need the key to be \
-            removed and inserted again; 8 block the PIN until a FIDO reset.
-            """)
-
-        enum Action: String, ExpressibleByArgument, CaseIterable { case set, change, verify }
-
-        @OptionGroup var key: KeyOptions
-
-        @Argument(help: "set, change or verify.")
-        var action: Action
-
-        func run() async throws {
-            let prompt = Prompt()
-            let action = self.action
-            let message = try await withCTAP2(key) { s -> String in
-                let info = await s.info
-                guard let pinSet = info.pinSet else { throw FIDOSessionError.noPINSupport }
-                switch action {
-                case .set:
-                    guard !pinSet else {
-                        throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`")
-                    }
-                    let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
-                    try await s.setPIN(pin)
-                    return "PIN set"
-                case .change:
-                    guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
-                    let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
-                    let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
-                    do {
-                        try await s.changePIN(old: old, new: new)
-                    } catch let e as CTAPError {
-                        // The key answered: it refused, so nothing changed.
-                        throw YktermError.failed(explained(e).1 + "; the PIN was not changed, the old PIN is still valid")
-                    } catch let e as SmartCardError {
-                        if case .status = e {
-                            throw YktermError.failed(explained(e).1 + "; the PIN was not changed, the old PIN is still valid")
-                        }
-                        throw YktermError.failed(explained(e).1 + "; the key may not have taken the new PIN: "
-                            + "check with `ykterm fido pin verify` (try the old PIN first)")
-                    } catch let e as FIDOSessionError {
-                        throw e
-                    } catch {
-                        throw YktermError.failed(explained(error).1 + "; the key may not have taken the new PIN: "
-                            + "check with `ykterm fido pin verify` (try the old PIN first)")
-                    }
-                    return "PIN changed"
-                case .verify:
-                    guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
-                    let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
-                    try await s.verifyPIN(pin)
-                    let retries = try await s.pinRetries().retries
-                    return "PIN is correct (\(retries) attempts left)"
-                }
-            }
-            out(message)
-        }
-    }
-
     struct Credentials: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "credentials",
-            abstract: "Discoverable credentials (passkeys) on the key: list and delete.",
-            subcommands: [List.self, Delete.self])
+            abstract: "Discoverable credentials (passkeys) on the key: list, update the user names, delete.",
+            subcommands: [List.self, Update.self, Delete.self])
 
         static func all(_ s: CTAP2Session, prompt: Prompt) async throws -> [CTAP2Session.StoredCredential] {
             let info = await s.info
@@ -227,12 +161,23 @@ extension FIDOCommand {
             return out
         }
 
+        /// The credential whose ID (hex) starts with `query`.
+        static func one(_ creds: [CTAP2Session.StoredCredential], _ query: String) throws -> CTAP2Session.StoredCredential {
+            let matches = creds.filter { $0.credentialID.hex.hasPrefix(query) }
+            guard matches.count == 1, !query.isEmpty else {
+                if matches.isEmpty { throw YktermError.failed("no credential with ID \(query)") }
+                throw YktermError.usage("several credentials start with \(query); give more of the ID")
+            }
+            return matches[0]
+        }
+
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "list", abstract: "List credentials by relying party (needs the PIN).")
 
             @OptionGroup var key: KeyOptions
 
-            @Flag(name: .long, help: "JSON: rp_id, credential_id (hex), user_id (hex), user_name, display_name.")
+            @Flag(name: .long, help: ArgumentHelp(
+                "JSON: rp_id, credential_id (hex), user_id (hex), user_name, display_name, cred_protect, large_blob_key."))
             var json = false
 
             func run() async throws {
@@ -240,7 +185,8 @@ extension FIDOCommand {
                 if json {
                     try printJSON(creds.map { c -> [String: Any] in
                         ["rp_id": c.rpID, "credential_id": c.credentialID.hex, "user_id": c.user.id.hex,
-                         "user_name": c.user.name ?? JSONNull(), "display_name": c.user.displayName ?? JSONNull()]
+                         "user_name": c.user.name ?? JSONNull(), "display_name": c.user.displayName ?? JSONNull(),
+                         "cred_protect": c.credProtect ?? JSONNull(), "large_blob_key": c.hasLargeBlobKey]
                     })
                     return
                 }
@@ -250,7 +196,11 @@ extension FIDOCommand {
                     for c in group {
                         let who = [c.user.name, c.user.displayName.map { "(\($0))" }].compactMap { $0 }
                             .joined(separator: " ")
-                        out("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)")
+                        var details = [String]()
+                        if let level = c.credProtect { details.append("credProtect \(level)") }
+                        if c.hasLargeBlobKey { details.append("large blob key") }
+                        out("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)"
+                            + details.map { "  " + $0 }.joined())
                     }
                 }
             }
@@ -277,12 +227,7 @@ extension FIDOCommand {
                 let (query, force) = (id.lowercased(), self.force)
                 let deleted = try await withCTAP2(key) { s -> String in
                     let creds = try await Credentials.all(s, prompt: prompt)
-                    let matches = creds.filter { $0.credentialID.hex.hasPrefix(query) }
-                    guard matches.count == 1, !query.isEmpty else {
-                        if matches.isEmpty { throw YktermError.failed("no credential with ID \(query)") }
-                        throw YktermError.usage("several credentials start with \(query); give more of the ID")
-                    }
-                    let c = matches[0]
+                    let c = try Credentials.one(creds, query)
                     if !force {
                         guard prompt.confirm("Delete the credential of \(c.user.name ?? "?") for \(c.rpID)? "
                                              + "Signing in there with this key will no longer work.") else {

@@ -44,6 +44,9 @@ extension FIDOCommand {
                 o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? JSONNull()
                 o["firmware_version"] = info.firmware.map { $0.description as Any } ?? JSONNull()
                 o["force_pin_change"] = info.forcePINChange
+                o["always_uv"] = info.alwaysUV ?? JSONNull()
+                o["enterprise_attestation"] = info.enterpriseAttestation ?? JSONNull()
+                o["max_rpids_for_min_pin_length"] = info.maxRPIDsForSetMinPINLength ?? JSONNull()
                 var other = [String: Any]()
                 for (k, v) in info.otherFields { other[Info.fieldName(k)] = Info.json(v) }
                 o["other_fields"] = other
@@ -65,6 +68,8 @@ extension FIDOCommand {
                     "min_pin_length": JSONNull(), "pin_protocols": [Int](), "transports": [String](),
                     "algorithms": [Int](), "max_msg_size": JSONNull(), "remaining_discoverable_credentials": JSONNull(),
                     "firmware_version": JSONNull(), "force_pin_change": false, "other_fields": [String: Any](),
+                    "always_uv": JSONNull(), "enterprise_attestation": JSONNull(),
+                    "max_rpids_for_min_pin_length": JSONNull(),
                 ] as [String: Any])
                 return
             }
@@ -112,6 +117,10 @@ extension FIDOCommand {
             case .none: lines.append(("PIN", "not supported"))
             }
             lines.append(("Minimum PIN length", "\(info.minPINLength)"))
+            if let on = info.alwaysUV {
+                lines.append(("Always UV", on ? "on (every registration and sign-in needs the PIN)" : "off"))
+            }
+            if let on = info.enterpriseAttestation { lines.append(("EP attestation", on ? "enabled" : "disabled")) }
             if let r = info.remainingDiscoverableCredentials { lines.append(("Room for credentials", "\(r) more")) }
             lines.append(("Options", info.options.sorted { $0.key < $1.key }
                 .map { "\($0.key)=\($0.value ? "yes" : "no")" }.joined(separator: " ")))

@@ -1,0 +1,71 @@
+import ArgumentParser
+import KeyKit
+
+/// `fido config`: settings of the whole authenticator (CTAP 2.1 authenticatorConfig).
+extension FIDOCommand {
+    struct Config: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "config",
+            abstract: "FIDO2 settings: always require user verification, enterprise attestation.",
+            discussion: """
+            These need a key with CTAP 2.1 authenticatorConfig (YubiKey 5.7 and later); `ykterm fido info` \
+            shows the settings (Always UV, EP attestation). With a PIN set, the PIN is asked for. The \
+            minimum PIN length and a forced PIN change are under `ykterm fido pin`.
+            """,
+            subcommands: [ToggleAlwaysUV.self, EnableEPAttestation.self])
+
+        struct ToggleAlwaysUV: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "toggle-always-uv",
+                abstract: "Switch between every credential needing the PIN and the usual rules.",
+                discussion: """
+                While always-UV is on, every registration and sign-in needs user verification (the PIN), and \
+                a key that cannot verify the user over U2F turns U2F off. Run it again to switch back.
+                """)
+
+            @OptionGroup var key: KeyOptions
+
+            func run() async throws {
+                let prompt = Prompt()
+                let on = try await withCTAP2(key) { s -> Bool in
+                    let info = await s.info
+                    guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
+                    guard info.alwaysUV != nil else { throw FIDOSessionError.notSupported(.alwaysUV) }
+                    try await FIDOCommand.authorizeConfig(s, prompt)
+                    return try await s.toggleAlwaysUV()
+                }
+                out(on ? "Always-UV is on: every registration and sign-in needs the PIN"
+                       : "Always-UV is off: the usual rules apply again")
+            }
+        }
+
+        struct EnableEPAttestation: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "enable-ep-attestation",
+                abstract: "Enable enterprise attestation (until a FIDO reset).",
+                discussion: """
+                Relying parties the key's maker has listed may then ask for an attestation that identifies \
+                this very key. Only a FIDO reset turns it off again.
+                """)
+
+            @OptionGroup var key: KeyOptions
+
+            func run() async throws {
+                let prompt = Prompt()
+                let already = try await withCTAP2(key) { s -> Bool in
+                    let info = await s.info
+                    guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
+                    guard let enabled = info.enterpriseAttestation else {
+                        throw FIDOSessionError.notSupported(.enterpriseAttestation)
+                    }
+                    if enabled { return true }
+                    try await FIDOCommand.authorizeConfig(s, prompt)
+                    try await s.enableEnterpriseAttestation()
+                    return false
+                }
+                out(already ? "Enterprise attestation was already enabled"
+                            : "Enterprise attestation enabled (a FIDO reset turns it off)")
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import KeyKit
+
+/// `fido credentials update`: a discoverable credential's user name and display name (CTAP 2.1 credential
+/// management, updateUserInformation).
+extension FIDOCommand.Credentials {
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "update",
+            abstract: "Change a credential's user name or display name; needs the PIN.",
+            discussion: """
+            The credential is the one whose ID (hex) starts with ID, as `ykterm fido credentials list` shows \
+            it. A name not given stays as it is; an empty one is removed. The user ID never changes. Needs a \
+            key with CTAP 2.1 credential management (YubiKey 5.7 and later; 5.2 to 5.4 list and delete only).
+            """)
+
+        @OptionGroup var key: KeyOptions
+
+        @Argument(help: "Credential ID in hex (a unique prefix is enough).")
+        var id: String
+
+        @Option(name: .long, help: ArgumentHelp("The new user name (empty: none).", valueName: "NAME"))
+        var name: String?
+
+        @Option(name: .customLong("display-name"), help: ArgumentHelp("The new display name (empty: none).",
+                                                                       valueName: "NAME"))
+        var displayName: String?
+
+        func run() async throws {
+            guard name != nil || displayName != nil else {
+                throw YktermError.usage("give --name, --display-name or both; nothing was changed")
+            }
+            let prompt = Prompt()
+            let (query, name, displayName) = (id.lowercased(), self.name, self.displayName)
+            let (rpID, user) = try await withCTAP2(key) { s -> (String, CTAP2Session.User) in
+                let info = await s.info
+                guard info.supportsUpdateUserInformation else {
+                    throw FIDOSessionError.notSupported(.updateUserInformation)
+                }
+                let c = try FIDOCommand.Credentials.one(try await FIDOCommand.Credentials.all(s, prompt: prompt), query)
+                var user = c.user
+                if let name { user.name = name.isEmpty ? nil : name }
+                if let displayName { user.displayName = displayName.isEmpty ? nil : displayName }
+                try await s.updateUser(c.credentialID, user: user)
+                return (c.rpID, user)
+            }
+            out("Updated the credential for \(rpID): user name \(user.name ?? "(none)"), "
+                + "display name \(user.displayName ?? "(none)")")
+        }
+    }
+}

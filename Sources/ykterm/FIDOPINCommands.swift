@@ -1,0 +1,183 @@
+import ArgumentParser
+import KeyKit
+
+/// `fido pin`: the PIN itself (set, change, verify) and the key's rules for it (minimum length, forced change).
+extension FIDOCommand {
+    struct PIN: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pin",
+            abstract: "Set, change or verify the FIDO2 PIN; raise its minimum length or force a change.",
+            discussion: """
+            set asks for the new PIN (twice on a terminal); change asks for the current PIN, then the new \
+            one; verify asks for the PIN and reports the attempts left. A PIN has at least 4 characters (or \
+            the key's minimum) and at most 63 bytes of UTF-8. Three wrong PINs in a row need the key to be \
+            removed and inserted again; 8 block the PIN until a FIDO reset. set-min-length and force-change \
+            need a key with CTAP 2.1 authenticatorConfig (YubiKey 5.7 and later).
+            """,
+            subcommands: [SetPIN.self, ChangePIN.self, VerifyPIN.self, SetMinLength.self, ForceChange.self])
+    }
+
+    /// The key's PIN state, or why the command cannot go on: a key without PIN support.
+    static func pinState(_ s: CTAP2Session) async throws -> (info: AuthenticatorInfo, pinSet: Bool) {
+        let info = await s.info
+        guard let pinSet = info.pinSet else { throw FIDOSessionError.noPINSupport }
+        return (info, pinSet)
+    }
+
+    struct SetPIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Set a PIN on a key that has none (asked twice on a terminal).")
+
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            try await withCTAP2(key) { s in
+                let (info, pinSet) = try await FIDOCommand.pinState(s)
+                guard !pinSet else { throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`") }
+                let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+                try await s.setPIN(pin)
+            }
+            out("PIN set")
+        }
+    }
+
+    struct ChangePIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "change",
+            abstract: "Change the PIN: the current PIN first, then the new one.",
+            discussion: "This is also how a key that wants a new PIN (a forced change) is made usable again.")
+
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            try await withCTAP2(key) { s in
+                let (info, pinSet) = try await FIDOCommand.pinState(s)
+                guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+                let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
+                let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+                let unchanged = "; the PIN was not changed, the old PIN is still valid"
+                let unknown = "; the key may not have taken the new PIN: check with `ykterm fido pin verify` "
+                    + "(try the old PIN first)"
+                do {
+                    try await s.changePIN(old: old, new: new)
+                } catch let e as CTAPError {
+                    // The key answered: it refused, so nothing changed.
+                    throw YktermError.failed(explained(e).1 + unchanged)
+                } catch let e as SmartCardError {
+                    if case .status = e { throw YktermError.failed(explained(e).1 + unchanged) }
+                    throw YktermError.failed(explained(e).1 + unknown)
+                } catch let e as FIDOSessionError {
+                    throw e
+                } catch {
+                    throw YktermError.failed(explained(error).1 + unknown)
+                }
+            }
+            out("PIN changed")
+        }
+    }
+
+    struct VerifyPIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify", abstract: "Check the PIN and show the attempts left.")
+
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            let retries = try await withCTAP2(key) { s -> Int in
+                let (info, pinSet) = try await FIDOCommand.pinState(s)
+                guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+                let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+                try await s.verifyPIN(pin)
+                return try await s.pinRetries().retries
+            }
+            out("PIN is correct (\(retries) attempts left)")
+        }
+    }
+
+    /// With a PIN set, asks for it and takes a token with the acfg permission for authenticatorConfig; a key
+    /// without a PIN takes the command without one.
+    static func authorizeConfig(_ s: CTAP2Session, _ prompt: Prompt) async throws {
+        let info = await s.info
+        guard info.pinSet == true else { return }
+        let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+        try await s.verifyPIN(pin, permissions: [.authenticatorConfig])
+    }
+
+    struct SetMinLength: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-min-length",
+            abstract: "Raise the key's minimum PIN length, and name the sites that may read it.",
+            discussion: """
+            The minimum only grows: a lower one is refused before anything is sent, and only a FIDO reset \
+            brings it back to the default. When the current PIN is shorter than the new minimum, the key \
+            wants it changed before its next use (`ykterm fido pin change`). Each --rp-id names a relying \
+            party that may read the minimum through the minPinLength extension when it registers a \
+            credential; the list replaces the key's earlier one. Asks for the PIN when one is set.
+            """)
+
+        @OptionGroup var key: KeyOptions
+
+        @Argument(help: "The new minimum, in characters (4 to 63).")
+        var length: Int
+
+        @Option(name: .customLong("rp-id"), help: ArgumentHelp("A relying party that may read the minimum (repeatable).",
+                                                                valueName: "ID"))
+        var rpIDs: [String] = []
+
+        func run() async throws {
+            // Checked here, not in validate(): an unknown option is reported first.
+            guard (4...PINRules.maxBytes).contains(length) else {
+                throw YktermError.usage("the minimum PIN length must be between 4 and \(PINRules.maxBytes), not \(length)")
+            }
+            let prompt = Prompt()
+            let (length, rpIDs) = (self.length, self.rpIDs)
+            let forced = try await withCTAP2(key) { s -> Bool in
+                let info = await s.info
+                guard info.supportsSetMinPINLength else { throw FIDOSessionError.notSupported(.setMinPINLength) }
+                if length < info.minPINLength {
+                    throw FIDOSessionError.minPINLengthDecrease(current: info.minPINLength, requested: length)
+                }
+                if let max = info.maxRPIDsForSetMinPINLength, rpIDs.count > max {
+                    throw YktermError.usage("the key takes at most \(max) relying parties (\(rpIDs.count) given); "
+                                            + "nothing was changed")
+                }
+                let wasForced = info.forcePINChange
+                try await FIDOCommand.authorizeConfig(s, prompt)
+                try await s.setMinPINLength(length, rpIDs: rpIDs.isEmpty ? nil : rpIDs)
+                return await s.info.forcePINChange && !wasForced
+            }
+            out("Minimum PIN length set to \(length)")
+            if !rpIDs.isEmpty { out("Relying parties that may read it: " + rpIDs.joined(separator: ", ")) }
+            if forced {
+                out("The current PIN is shorter: change it before its next use (`ykterm fido pin change`)")
+            }
+        }
+    }
+
+    struct ForceChange: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "force-change",
+            abstract: "Make the key refuse its PIN until it is changed.",
+            discussion: """
+            The PIN stays valid for `ykterm fido pin change` only: signing in, credential management and \
+            settings fail until a new PIN is set that way. Asks for the current PIN.
+            """)
+
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            try await withCTAP2(key) { s in
+                let (info, pinSet) = try await FIDOCommand.pinState(s)
+                guard info.supportsSetMinPINLength else { throw FIDOSessionError.notSupported(.setMinPINLength) }
+                guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+                try await FIDOCommand.authorizeConfig(s, prompt)
+                try await s.setMinPINLength(nil, forceChangePIN: true)
+            }
+            out("The PIN must now be changed before it is used again (`ykterm fido pin change`)")
+        }
+    }
+}
