@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import ServedKey, run_ykterm
+from harness import ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
 
 PEER = Path(__file__).with_name("fido2_config_peer.py")
 PEER_BASIC = Path(__file__).with_name("fido2_peer.py")
@@ -173,3 +173,42 @@ def test_a_key_without_authenticator_config_says_so(pcsc, env, tmp_path):
         assert not any(line.startswith("Always UV:") for line in fido(old, env, "info").stdout.splitlines())
     finally:
         old.stop()
+
+
+@pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
+def test_over_the_fido_hid_interface_with_python_fido2_on_hidraw():
+    """The same settings through the USB route: ykterm and python-fido2 both on the key's hidraw node."""
+    run = serve_usb("--interfaces", "fido", script="""
+import json, os, subprocess
+from fido2.ctap import CtapError
+from fido2.ctap2 import Ctap2, ClientPin
+from fido2.hid import CtapHidDevice
+def ykterm(*args, stdin=""):
+    r = subprocess.run([os.environ["YKTERM_BIN"], "fido"] + list(args), input=stdin, capture_output=True,
+                       text=True, timeout=30)
+    return {"rc": r.returncode, "out": r.stdout, "err": r.stderr}
+def ctap():
+    return Ctap2(list(CtapHidDevice.list_devices())[0])
+out = {"set": ykterm("pin", "set", stdin="hid-pin\\n"),
+       "uv": ykterm("config", "toggle-always-uv", stdin="hid-pin\\n"),
+       "min": ykterm("pin", "set-min-length", "8", stdin="hid-pin\\n")}
+info = ctap().info
+out["info"] = {"min": info.min_pin_length, "force": info.force_pin_change, "always_uv": info.options.get("alwaysUv")}
+try:
+    ClientPin(ctap()).get_pin_token("hid-pin")
+except CtapError as e:
+    out["token_error"] = e.code.name
+out["verify"] = ykterm("pin", "verify", stdin="hid-pin\\n")
+ClientPin(ctap()).change_pin("hid-pin", "hid-pin-2")
+out["after"] = json.loads(ykterm("info", "--json")["out"])
+print(json.dumps(out))
+""")
+    assert run.returncode == 0, run.stderr
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    assert r["set"]["rc"] == 0 and r["min"]["rc"] == 0 and "shorter" in r["min"]["out"], r
+    assert "Always-UV is on" in r["uv"]["out"], r["uv"]
+    assert r["info"] == {"min": 8, "force": True, "always_uv": True}
+    assert r["token_error"] == "PIN_POLICY_VIOLATION"
+    assert r["verify"]["rc"] == 1 and "wants a new PIN" in r["verify"]["err"]
+    assert r["after"]["force_pin_change"] is False and r["after"]["always_uv"] is True
+    assert r["after"]["min_pin_length"] == 8
