@@ -25,6 +25,19 @@ enum FIDOViewFixture {
         return state
     }
 
+    /// The credentials list of a key that can rename, with one credential that has every detail.
+    static func detailState() -> AppState {
+        var i = info()
+        i.updateUser = true
+        var s = state(i)
+        _ = update(&s, .fido(.verified(keyID: key.id, i, credentials: [
+            FIDOCredential(rpID: "example.com", rpName: "Example", userName: "alice", displayName: "Alice",
+                           credentialID: Array(0..<48), userID: [0xA1, 0xB2], credProtect: 2, largeBlobKey: true),
+        ])))
+        s.status = nil
+        return s
+    }
+
     static func type(_ text: String, _ state: inout AppState) {
         for c in text { _ = update(&state, .keyPress(.char(c))) }
     }

@@ -39,6 +39,15 @@ enum Golden {
             return s
         }),
         ("fido-reset-question", { press([.char("R")], FIDOViewFixture.state()) }),
+        ("fido-settings", {
+            var info = FIDOViewFixture.info()
+            info.minPINLength = 8
+            info.forcePINChange = true
+            info.alwaysUV = true
+            return FIDOViewFixture.state(info)
+        }),
+        ("fido-credential-detail", { press([.enter], FIDOViewFixture.detailState()) }),
+        ("fido-rename", { press([.enter, .char("n")], FIDOViewFixture.detailState()) }),
         ("apdu-console", { APDUViewFixture.console() }),
         ("apdu-log", {
             var s = APDUViewFixture.console()

@@ -34,7 +34,19 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         case .home, .char("g"): move(0); return []
         case .end, .char("G"): move(count - 1); return []
         case .escape:
-            state.fido.showCredentials = false
+            if state.fido.showCredentialDetail {
+                state.fido.showCredentialDetail = false
+            } else {
+                state.fido.showCredentials = false
+            }
+            return []
+        case .enter:
+            state.fido.showCredentialDetail = state.fido.selected != nil
+            return []
+        case .char("n"):
+            guard let c = state.fido.selected else { return [] }
+            if info?.updateUser != true { return note(&state, "fido.noUpdateUser") }
+            state.fido.dialog = renameDialog(c)
             return []
         case .char("d"), .delete:
             guard let c = state.fido.selected else { return [] }
@@ -71,6 +83,7 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         guard ready, let info else { return [] }
         if state.fido.showCredentials {
             state.fido.showCredentials = false
+            state.fido.showCredentialDetail = false
             return []
         }
         if !info.credentialManagement { return note(&state, "fido.noCredentialManagement") }
@@ -100,6 +113,20 @@ func note(_ state: inout AppState, _ key: String) -> [Command] {
 /// The fields of the PIN dialogs: set (new, confirm), change (current, new, confirm), verify (pin).
 public enum PINField: String, FormFieldID { case current, new, confirm, pin }
 
+/// The fields of the dialog that renames a credential's user.
+public enum CredentialNameField: String, FormFieldID { case name, displayName }
+
+/// The user name and display name of `c`, as they are, to edit (an empty one is removed).
+func renameDialog(_ c: FIDOCredential) -> FIDODialog {
+    // 64 bytes is what WebAuthn lets an authenticator keep of each name.
+    let form = Form(title: UIText("fido.rename.title", ["rp": c.rpID]), fields: [
+        Form.Field(CredentialNameField.name, UIText("fido.rename.name"), TextField(c.userName ?? "", maxLength: 64)),
+        Form.Field(CredentialNameField.displayName, UIText("fido.rename.displayName"),
+                   TextField(c.displayName ?? "", maxLength: 64)),
+    ], note: UIText("fido.rename.note"))
+    return FIDODialog(kind: .renameCredential(id: c.id), form: form)
+}
+
 func pinDialog(_ kind: FIDODialogKind, _ info: FIDOInfo?) -> FIDODialog {
     let minimum = String(max(4, info?.minPINLength ?? 4))
     func field(_ f: PINField) -> Form.Field {
@@ -117,7 +144,7 @@ func pinDialog(_ kind: FIDODialogKind, _ info: FIDOInfo?) -> FIDODialog {
     case .verifyPIN(let thenList):
         form = Form(title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field(.pin)],
                     note: UIText(thenList ? "fido.listPIN.note" : "fido.verifyPIN.note"))
-    case .deleteCredential, .reset:
+    case .deleteCredential, .renameCredential, .reset:
         // Not a PIN dialog: confirmations are made where they are opened, with the time of the key that
         // opened them. One made here could never be answered yes (only Esc closes it).
         form = Form.confirmation(title: UIText("fido.reset.title"), askedAt: .infinity)
@@ -144,7 +171,7 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
     case .verifyPIN:
         if submitting && form[PINField.pin].isEmpty { return UIText("fido.pin.empty") }
         if let problem = PINRules.problem(form[PINField.pin]), case .pinTooLong = problem { return pinRuleText(problem) }
-    case .deleteCredential, .reset:
+    case .deleteCredential, .renameCredential, .reset:
         return nil
     }
     return nil
@@ -196,6 +223,15 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             state.fido.busy = FIDOBusy(.delete)
             state.fido.dialog = nil
             return [.fido(command)]
+        case .renameCredential(let id):
+            guard let c = state.fido.credentials?.first(where: { $0.id == id }) else {
+                state.fido.dialog = nil
+                return []
+            }
+            let name = dialog.form[CredentialNameField.name], display = dialog.form[CredentialNameField.displayName]
+            command = .updateUser(d, credentialID: c.credentialID, userID: c.userID, name: name.isEmpty ? nil : name,
+                                  displayName: display.isEmpty ? nil : display)
+            state.fido.busy = FIDOBusy(.update)
         case .reset:
             state.fido.dialog = nil
             state.fido.reset = .sending(keyID: d.id)

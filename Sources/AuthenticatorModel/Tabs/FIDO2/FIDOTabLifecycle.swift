@@ -33,6 +33,7 @@ func fidoTabInterfacesChanged(_ state: inout AppState) -> [Command] {
     state.fido.dialog = nil
     state.fido.credentials = nil
     state.fido.showCredentials = false
+    state.fido.showCredentialDetail = false
     state.fido.info = nil
     return state.tab == .fido ? fidoLoad(&state) : []
 }
@@ -99,6 +100,8 @@ func fidoTabHelp(_ state: AppState) -> [HelpEntry] {
         HelpEntry("v", UIText("fido.help.verify")),
         HelpEntry("l", UIText("fido.help.list")),
         HelpEntry("d / Del", UIText("fido.help.delete")),
+        HelpEntry("Enter", UIText("fido.help.details")),
+        HelpEntry("n", UIText("fido.help.rename")),
         HelpEntry("R", UIText("fido.help.reset")),
         HelpEntry("r", UIText("fido.help.reload")),
         HelpEntry("Enter / Esc", UIText("fido.help.dialog")),

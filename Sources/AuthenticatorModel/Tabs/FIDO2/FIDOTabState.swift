@@ -17,13 +17,17 @@ public struct FIDOInfo: Sendable, Hashable {
     public var remainingCredentials: Int?
     public var forcePINChange: Bool
     public var credentialManagement: Bool
+    /// Credential management can change a credential's user names (CTAP 2.1 credMgmt).
+    public var updateUser: Bool
+    /// Every credential needs the PIN (alwaysUv); nil when the key has no such setting.
+    public var alwaysUV: Bool?
     /// "5.7.2" when getInfo reports a firmware version.
     public var firmware: String?
 
     public init(versions: [String], extensions: [String] = [], aaguid: String, options: [String: Bool],
                 pinSet: Bool?, retries: Int?, powerCycleNeeded: Bool = false, minPINLength: Int = 4,
                 remainingCredentials: Int? = nil, forcePINChange: Bool = false, credentialManagement: Bool = true,
-                firmware: String? = nil) {
+                updateUser: Bool = false, alwaysUV: Bool? = nil, firmware: String? = nil) {
         self.versions = versions
         self.extensions = extensions
         self.aaguid = aaguid
@@ -35,6 +39,8 @@ public struct FIDOInfo: Sendable, Hashable {
         self.remainingCredentials = remainingCredentials
         self.forcePINChange = forcePINChange
         self.credentialManagement = credentialManagement
+        self.updateUser = updateUser
+        self.alwaysUV = alwaysUV
         self.firmware = firmware
     }
 
@@ -44,6 +50,7 @@ public struct FIDOInfo: Sendable, Hashable {
                   powerCycleNeeded: powerCycleNeeded, minPINLength: max(4, info.minPINLength),
                   remainingCredentials: info.remainingDiscoverableCredentials, forcePINChange: info.forcePINChange,
                   credentialManagement: info.supportsCredentialManagement,
+                  updateUser: info.supportsUpdateUserInformation, alwaysUV: info.alwaysUV,
                   firmware: info.firmwareVersion.map { "\($0 >> 16).\(($0 >> 8) & 0xFF).\($0 & 0xFF)" })
     }
 }
@@ -55,14 +62,22 @@ public struct FIDOCredential: Sendable, Hashable, Identifiable {
     public var userName: String?
     public var displayName: String?
     public var credentialID: [UInt8]
+    public var userID: [UInt8]
+    /// The credProtect level the key reports (1 to 3), if it does.
+    public var credProtect: Int?
+    /// The key holds a large-blob key for the credential.
+    public var largeBlobKey: Bool
 
     public init(rpID: String, rpName: String? = nil, userName: String? = nil, displayName: String? = nil,
-                credentialID: [UInt8]) {
+                credentialID: [UInt8], userID: [UInt8] = [], credProtect: Int? = nil, largeBlobKey: Bool = false) {
         self.rpID = rpID
         self.rpName = rpName
         self.userName = userName
         self.displayName = displayName
         self.credentialID = credentialID
+        self.userID = userID
+        self.credProtect = credProtect
+        self.largeBlobKey = largeBlobKey
     }
 
     public var id: String { credentialID.hex }
@@ -79,6 +94,8 @@ public enum FIDODialogKind: Sendable, Hashable {
     /// The PIN; `thenList` when the credentials list asked for it.
     case verifyPIN(thenList: Bool)
     case deleteCredential(id: String)
+    /// The user name and display name of a credential.
+    case renameCredential(id: String)
     /// The warning before a reset.
     case reset
 }
@@ -105,7 +122,7 @@ public enum FIDOResetStage: Sendable, Hashable {
 
 /// The key operations of the tab (what is running, what failed).
 public enum FIDOOperation: Sendable, Hashable {
-    case load, setPIN, changePIN, verifyPIN, list, delete, reset
+    case load, setPIN, changePIN, verifyPIN, list, delete, update, reset
 }
 
 public typealias FIDOBusy = KeyBusy<FIDOOperation>
@@ -126,6 +143,8 @@ public struct FIDOTabState: Sendable, Hashable {
     public var credentials: [FIDOCredential]?
     /// The credentials list is showing (instead of the information).
     public var showCredentials = false
+    /// The selected credential's details are showing (over the list).
+    public var showCredentialDetail = false
     /// The first line of the information shown (it scrolls with Up/Down when the terminal is short).
     public var infoScroll = 0
     public var selectedCredential = 0
@@ -198,6 +217,8 @@ public enum FIDOTabMsg: Sendable, Equatable {
     case verified(keyID: String, FIDOInfo, credentials: [FIDOCredential]?)
     case credentials(keyID: String, [FIDOCredential])
     case deleted(keyID: String, FIDOCredential, remaining: [FIDOCredential], FIDOInfo)
+    /// A credential's user names changed; the list as the key has it now.
+    case updated(keyID: String, FIDOCredential, credentials: [FIDOCredential])
     case resetDone(keyID: String, FIDOInfo)
     case failed(keyID: String, FIDOFailure)
 }
@@ -212,6 +233,8 @@ public enum FIDOTabCommand: Sendable, Equatable {
     /// Lists the credentials with the token the runner holds.
     case listCredentials(KeyDescriptor)
     case deleteCredential(KeyDescriptor, credentialID: [UInt8])
+    /// New user names for a credential (nil removes one), with the token the runner holds.
+    case updateUser(KeyDescriptor, credentialID: [UInt8], userID: [UInt8], name: String?, displayName: String?)
     case reset(KeyDescriptor)
     /// Stops a wait for a touch (performed at once, not after the command that waits).
     case cancel

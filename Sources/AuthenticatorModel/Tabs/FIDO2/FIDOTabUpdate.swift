@@ -59,8 +59,16 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
         guard current(id) else { return [] }
         finish(&state)
         setInfo(&state, info)
+        state.fido.showCredentialDetail = false
         showList(&state, remaining)
         state.status = StatusMessage(UIText("fido.deleted", ["user": credential.who ?? "?", "rp": credential.rpID]),
+                                     kind: .success, expires: state.now + statusSeconds)
+        return []
+    case .updated(let id, let credential, let credentials):
+        guard current(id) else { return [] }
+        finish(&state)
+        showList(&state, credentials)
+        state.status = StatusMessage(UIText("fido.updated", ["user": credential.who ?? "?", "rp": credential.rpID]),
                                      kind: .success, expires: state.now + statusSeconds)
         return []
     case .resetDone(let id, let info):
@@ -169,7 +177,7 @@ func failed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
         state.fido.alert = text
     case .tokenInvalid:
         state.fido.hasToken = false
-        if failure.operation == .list || failure.operation == .delete {
+        if failure.operation == .list || failure.operation == .delete || failure.operation == .update {
             // The token is gone (expired, or the key was re-inserted): ask for the PIN again.
             var dialog = pinDialog(.verifyPIN(thenList: true), state.fido.info)
             dialog.form.problem = text

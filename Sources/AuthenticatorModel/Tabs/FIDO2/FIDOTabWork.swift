@@ -96,6 +96,15 @@ struct FIDOTabWork: Sendable {
                 try await s.deleteCredential(id)
                 return .deleted(keyID: d.id, credential, remaining: try await list(s), try await info(s))
             }
+        case .updateUser(let d, let id, let userID, let name, let displayName):
+            await session(d, .update, token: true) { s in
+                try await s.updateUser(id, user: CTAP2Session.User(id: userID, name: name, displayName: displayName))
+                let all = try await list(s)
+                guard let credential = all.first(where: { $0.credentialID == id }) else {
+                    throw CTAPError(CTAPError.noCredentials)
+                }
+                return .updated(keyID: d.id, credential, credentials: all)
+            }
         case .reset(let d):
             runtime.forget(d.id)
             await session(d, .reset) { s in
@@ -125,7 +134,9 @@ struct FIDOTabWork: Sendable {
         for rp in try await s.relyingParties() {
             for c in try await s.credentials(of: rp) {
                 out.append(FIDOCredential(rpID: rp.id, rpName: rp.name, userName: c.user.name,
-                                          displayName: c.user.displayName, credentialID: c.credentialID))
+                                          displayName: c.user.displayName, credentialID: c.credentialID,
+                                          userID: c.user.id, credProtect: c.credProtect,
+                                          largeBlobKey: c.hasLargeBlobKey))
             }
         }
         return out

@@ -22,7 +22,11 @@ struct FIDOTabView {
             centered([UIText("fido.view.unavailable"), why])
         default:
             if fido.showCredentials, fido.credentials != nil {
-                credentials(state)
+                if fido.showCredentialDetail, let c = fido.selected {
+                    credentialDetail(c)
+                } else {
+                    credentials(state)
+                }
             } else if let info = fido.info {
                 information(info, state)
             }
@@ -49,6 +53,7 @@ struct FIDOTabView {
         case .verifyPIN: key = "fido.working.verifyPIN"
         case .list: key = "fido.working.list"
         case .delete: key = "fido.working.delete"
+        case .update: key = "fido.working.update"
         case .load, .reset: return ""
         }
         return (screen.unicode ? " · " : " - ") + app.text(UIText(key))
@@ -79,6 +84,10 @@ struct FIDOTabView {
         lines.append((UIText("fido.view.pin"), app.resolve(pin), pinStyle))
         lines.append((UIText("fido.view.minLength"),
                       app.text(UIText("fido.view.characters", ["count": String(info.minPINLength)])), .plain))
+        if let on = info.alwaysUV {
+            lines.append((UIText("fido.view.alwaysUV"), app.text(UIText(on ? "fido.view.alwaysUVOn" : "fido.view.alwaysUVOff")),
+                          .plain))
+        }
         var room = info.remainingCredentials.map { app.text(UIText("fido.view.room", ["count": String($0)])) }
             ?? app.text(UIText("fido.view.roomUnknown"))
         if let listed = state.fido.credentials?.count {
@@ -127,8 +136,13 @@ struct FIDOTabView {
     /// The tab's bindings that apply now, for the hints line every tab shares.
     static func hints(_ state: AppState, app: AppView) -> String {
         var parts = [UIText]()
-        if state.fido.showCredentials {
-            parts = [UIText("fido.hint.move"), UIText("fido.hint.delete"), UIText("fido.hint.back")]
+        let updateUser = state.fido.info?.updateUser == true
+        if state.fido.showCredentials && state.fido.showCredentialDetail {
+            parts = (updateUser ? [UIText("fido.hint.rename")] : []) + [UIText("fido.hint.delete"),
+                                                                          UIText("fido.hint.backToList")]
+        } else if state.fido.showCredentials {
+            parts = [UIText("fido.hint.move"), UIText("fido.hint.details")] + (updateUser ? [UIText("fido.hint.rename")] : [])
+                + [UIText("fido.hint.delete"), UIText("fido.hint.back")]
         } else if state.fido.phase == .ready, let info = state.fido.info {
             if info.pinSet == false { parts.append(UIText("fido.hint.set")) }
             if info.pinSet == true { parts += [UIText("fido.hint.change"), UIText("fido.hint.verify")] }
@@ -193,6 +207,41 @@ struct FIDOTabView {
         if lines.count > rows {
             let more = "\(first + 1)-\(min(lines.count, first + rows))/\(lines.count)"
             screen.draw(more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
+        }
+    }
+
+    /// One credential's details: its relying party, user, IDs, credProtect level and large-blob key.
+    func credentialDetail(_ c: FIDOCredential) {
+        let none = app.text(UIText("fido.view.noName"))
+        let protect = c.credProtect.map { level in
+            (1...3).contains(level) ? app.text(UIText("fido.detail.credProtect\(level)", ["level": String(level)]))
+                                    : String(level)
+        } ?? app.text(UIText("fido.detail.unknown"))
+        let fields: [(String, String)] = [
+            ("fido.detail.rp", c.rpName.map { $0 == c.rpID ? c.rpID : "\(c.rpID)  (\($0))" } ?? c.rpID),
+            ("fido.detail.userName", c.userName ?? none),
+            ("fido.detail.displayName", c.displayName ?? none),
+            ("fido.detail.userID", c.userID.isEmpty ? none : c.userID.hex),
+            ("fido.detail.credentialID", c.credentialID.hex),
+            ("fido.detail.credProtect", protect),
+            ("fido.detail.largeBlob", app.text(UIText(c.largeBlobKey ? "fido.detail.yes" : "fido.detail.no"))),
+        ]
+        let labelWidth = min(24, (fields.map { app.text(UIText($0.0)).cellWidth }.max() ?? 10) + 2)
+        let valueColumn = area.column + 1 + labelWidth
+        let valueWidth = max(1, area.width - valueColumn - 1)
+        var row = area.row
+        screen.draw(" " + app.text(UIText("fido.detail.title")), row: row, column: area.column, style: theme.heading,
+                    width: area.width)
+        row += 2
+        for (label, value) in fields {
+            for (i, piece) in wrap(value, width: valueWidth).enumerated() where row < area.row + area.height {
+                if i == 0 {
+                    screen.draw(" " + app.text(UIText(label)), row: row, column: area.column, style: theme.dim,
+                                width: labelWidth + 1)
+                }
+                screen.draw(piece, row: row, column: valueColumn, style: .plain, width: valueWidth)
+                row += 1
+            }
         }
     }
 
