@@ -16,7 +16,7 @@ extension FIDOAuthenticator {
                                attestationKey: attestationKey, attestationCertificate: attestationCertificate)
         token = nil
         consecutiveWrongPINs = 0
-        keyAgreementKey = P256PrivateKey()
+        currentKeyAgreementKey = nil
         return [CTAP2.ok]
     }
 

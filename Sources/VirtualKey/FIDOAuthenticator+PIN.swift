@@ -151,7 +151,7 @@ extension FIDOAuthenticator {
         }
         state.fido.pinRetries -= 1
         guard Crypto.constantTimeEqual(given, stored) else {
-            keyAgreementKey = P256PrivateKey()
+            currentKeyAgreementKey = nil
             consecutiveWrongPINs += 1
             if state.fido.pinRetries <= 0 { throw .status(CTAPError.pinBlocked) }
             if consecutiveWrongPINs >= Self.wrongPINsPerPowerCycle { throw .status(CTAPError.pinAuthBlocked) }

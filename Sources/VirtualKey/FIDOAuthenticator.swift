@@ -103,7 +103,16 @@ public final class FIDOAuthenticator {
 
     // Power-cycle state.
     var poweredUpAt: Double
-    var keyAgreementKey: P256PrivateKey
+    /// The key agreement key of this power-up, made when a client first asks for it (making one at every start
+    /// was a fifth of the instructions of a command on `--virtual`); a power-up, a reset and a wrong PIN drop it,
+    /// so that the next use gets a new one.
+    var keyAgreementKey: P256PrivateKey {
+        if let key = currentKeyAgreementKey { return key }
+        let key = P256PrivateKey()
+        currentKeyAgreementKey = key
+        return key
+    }
+    var currentKeyAgreementKey: P256PrivateKey?
     var consecutiveWrongPINs = 0
     var token: Token?
     var pendingAssertions: PendingAssertions?
@@ -117,7 +126,6 @@ public final class FIDOAuthenticator {
         self.resetWindow = resetWindow
         self.profile = profile
         poweredUpAt = Self.uptime()
-        keyAgreementKey = P256PrivateKey()
     }
 
     static func uptime() -> Double { ProcessInfo.processInfo.systemUptime }
@@ -125,7 +133,7 @@ public final class FIDOAuthenticator {
     /// Power-up: a new key agreement key, no PIN token, the wrong-PIN block lifted, the reset window open.
     public func powerCycle() {
         poweredUpAt = Self.uptime()
-        keyAgreementKey = P256PrivateKey()
+        currentKeyAgreementKey = nil
         consecutiveWrongPINs = 0
         token = nil
         pendingAssertions = nil

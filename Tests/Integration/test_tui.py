@@ -178,6 +178,8 @@ def test_filter_help_tabs_and_quit_restore_the_terminal(virtual_tui):
     t.send("Tab")
     t.wait_for("APDU console")
     t.send("Tab")
+    t.wait_for("PIV application")
+    t.send("Tab")
     t.wait_for("GitHub")
     t.send("q")
     t.wait_for("EXITED=0")

@@ -407,6 +407,28 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(key.state.fido.pinRetries == 0)
     }
 
+    /// The key agreement key stays the same within a power-up and is new after a wrong PIN, a power cycle and
+    /// a reset (the authenticator makes it when first asked).
+    @Test func keyAgreementKeyLastsUntilAWrongPINAPowerCycleOrAReset() async throws {
+        let key = newKey()
+        let client = PINClient(nfc: try await NFCClient(key), pinProtocol: .two)
+        func current() async throws -> CBOR { try #require(try await client.nfc.ok(Command.clientPIN, [1: 2, 2: 2])[1]) }
+        let first = try await current()
+        #expect(try await current() == first)
+        #expect(try await client.setPIN("right-pin") == CTAP2.ok)
+        #expect(try await current() == first)
+        #expect(try await client.token("wrong-pin").status == CTAPError.pinInvalid)
+        let afterWrongPIN = try await current()
+        #expect(afterWrongPIN != first)
+        key.powerCycle()
+        let again = PINClient(nfc: try await NFCClient(key), pinProtocol: .two)
+        let afterPowerCycle = try #require(try await again.nfc.ok(Command.clientPIN, [1: 2, 2: 2])[1])
+        #expect(afterPowerCycle != afterWrongPIN && afterPowerCycle != first)
+        #expect(try await again.nfc.status(Command.reset) == CTAP2.ok)
+        let afterReset = try #require(try await again.nfc.ok(Command.clientPIN, [1: 2, 2: 2])[1])
+        #expect(afterReset != afterPowerCycle)
+    }
+
     @Test func changingThePINInvalidatesTheOldPINAndTokens() async throws {
         let nfc = try await NFCClient(newKey())
         let client = PINClient(nfc: nfc, pinProtocol: .two)
