@@ -12,34 +12,13 @@ protocol Applet: AnyObject {
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response
     /// Power cycle: forget session state (authentication, challenges).
     func powerReset()
+    /// The applications that must be enabled (any one of them) over a transport for SELECT to find this
+    /// applet there; empty for one that is always there (Management).
+    var capabilities: Capabilities { get }
 }
 
 extension Applet {
     var remainingInstruction: UInt8 { SmartCardProtocol.getResponse }
     func powerReset() {}
-}
-
-/// The Management application: version on SELECT, device information with READ CONFIG.
-final class ManagementApplet: Applet {
-    let aid = AID.management
-    let profile: VirtualKeyProfile
-
-    init(profile: VirtualKeyProfile) {
-        self.profile = profile
-    }
-
-    func select(state: inout VirtualKeyState) -> Response {
-        Response(data: Array(state.version.description.utf8), status: .ok)
-    }
-
-    func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
-        switch apdu.ins {
-        case ManagementSession.Ins.readConfig:
-            guard apdu.p1 == 0 else { return Response(data: [0], status: .ok) }
-            let body = profile.deviceInfo(state).configTLVs().flatMap(\.encoded)
-            return Response(data: [UInt8(body.count)] + body, status: .ok)
-        default:
-            return Response(status: .invalidInstruction)
-        }
-    }
+    var capabilities: Capabilities { [] }
 }

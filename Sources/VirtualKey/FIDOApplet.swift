@@ -12,6 +12,7 @@ import KeyKit
 /// NFCCTAP_MSG. A U2F-only key (a profile without CTAP2) answers both instructions 6D00.
 final class FIDOApplet: Applet {
     let aid = AID.fido
+    let capabilities: Capabilities = [.u2f, .fido2]
     let authenticator: FIDOAuthenticator
 
     /// A request waiting for its simulated touch.

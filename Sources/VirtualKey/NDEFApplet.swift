@@ -146,6 +146,8 @@ final class OTPGenerator {
 /// a fresh output, which the READ BINARY commands that follow (length, then message) all see.
 final class NDEFApplet: Applet {
     let aid = AID.ndef
+    /// The NDEF tag types the OTP application's OTPs: it goes with OTP.
+    let capabilities: Capabilities = .otp
     let generator: OTPGenerator
     static let ccFile: [UInt8] = [0xE1, 0x03]
     static let ndefFileSize = 0x0400

@@ -10,6 +10,7 @@ import KeyKit
 /// 6982 for commands sent while locked.
 final class OATHApplet: Applet {
     let aid = AID.oath
+    let capabilities: Capabilities = .oath
     let remainingInstruction: UInt8 = Ins.sendRemaining
     /// Seconds a touch account waits for its (simulated) touch.
     let touchDelay: Double

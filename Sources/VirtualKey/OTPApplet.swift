@@ -68,6 +68,7 @@ public struct OTPSlotCounters: Codable, Sendable, Equatable {
 /// writes (configure, delete, update, NDEF) only with that code; a swap needs the codes of both slots.
 final class OTPApplet: Applet {
     let aid = AID.otp
+    let capabilities: Capabilities = .otp
     /// Seconds a challenge-response slot that requires touch waits for its (simulated) touch.
     let touchDelay: Double
 

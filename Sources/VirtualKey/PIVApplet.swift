@@ -14,6 +14,7 @@ import KeyKit
 /// or PUK still has tries.
 final class PIVApplet: Applet {
     let aid = AID.piv
+    let capabilities: Capabilities = .piv
     /// Seconds a key whose touch policy asks for a touch waits for its (simulated) touch.
     let touchDelay: Double
 

@@ -56,6 +56,8 @@ public final class VirtualKey: Sendable {
         let fido: FIDOAuthenticator
         /// Makes the Yubico OTPs of the NDEF tag and `typeOTP()`.
         let otpGenerator = OTPGenerator()
+        /// Set by a WRITE CONFIG with the reboot flag: the key restarts once the answer is out.
+        var rebootRequested = false
     }
 
     private let inner: Mutex<Inner>
@@ -74,10 +76,15 @@ public final class VirtualKey: Sendable {
     public let profile: VirtualKeyProfile
     /// Set by `cancelFIDO()`: a FIDO request waiting for its simulated touch stops.
     private let fidoCancelled = Atomic<Bool>(false)
+    /// The transport smart-card clients reach the key on (its ATR): which enabled set SELECT obeys.
+    public let smartCardTransport: ATRStyle
+    /// What restarts the key after a WRITE CONFIG with the reboot flag (on USB: unplug and plug in again);
+    /// without one the key power-cycles.
+    private let rebootHandler = Mutex<(@Sendable () -> Void)?>(nil)
 
     public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
                 latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
-                resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) {
+                resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey, smartCardTransport: ATRStyle = .nfc) {
         let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile)
         var core = Inner(state: state, applets: [], fido: fido)
         core.applets = (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
@@ -91,15 +98,18 @@ public final class VirtualKey: Sendable {
         self.userPresenceDelay = userPresenceDelay
         self.resetWindow = resetWindow
         self.profile = profile
+        self.smartCardTransport = smartCardTransport
     }
 
     /// Loads the state from `file` (creating it from `initial` when missing).
     public convenience init(stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
                             latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
-                            resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) throws {
+                            resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
+                            smartCardTransport: ATRStyle = .nfc) throws {
         let loaded = try file.load()
         self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
-                  userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile)
+                  userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
+                  smartCardTransport: smartCardTransport)
         if loaded == nil { try file.save(initial) }
     }
 
@@ -140,6 +150,7 @@ public final class VirtualKey: Sendable {
     /// CCID client's selected application must not change under it). Nil when the key has no OTP application.
     func processOTPFromHID(_ apdu: APDU) -> Response? {
         withInner { inner in
+            guard inner.state.enabled(over: .usb).contains(.otp) else { return nil }
             guard let otp = inner.applets.first(where: { $0.aid == AID.otp }) else { return nil }
             return otp.process(apdu, state: &inner.state)
         }
@@ -164,11 +175,31 @@ public final class VirtualKey: Sendable {
     public func process(_ command: [UInt8]) -> [UInt8] {
         let received = inner.withLock { $0.cardResets }
         if latency > 0 { SystemThread.sleep(latency) }
-        return withInner { inner in
+        var reboot = false
+        let response = withInner { inner in
             // Lost with the power, as on a card pulled out of its reader mid-command.
             guard inner.cardResets == received else { return Response(status: .commandAborted) }
-            return VirtualKey.handle(command, &inner, profile: profile)
-        }.bytes
+            let r = VirtualKey.handle(command, &inner, profile: profile, transport: smartCardTransport)
+            reboot = inner.rebootRequested
+            inner.rebootRequested = false
+            return r
+        }
+        if reboot { restart() }
+        return response.bytes
+    }
+
+    /// Sets what restarts the key after a WRITE CONFIG with the reboot flag (called outside the key's lock,
+    /// once the answer is made; it should act a moment later, when the answer is out).
+    public func setRebootHandler(_ handler: (@Sendable () -> Void)?) {
+        rebootHandler.withLock { $0 = handler }
+    }
+
+    private func restart() {
+        if let handler = rebootHandler.withLock({ $0 }) {
+            handler()
+        } else {
+            powerCycle()
+        }
     }
 
     /// Runs `body` under the lock, then saves the state when it changed.
@@ -225,6 +256,8 @@ public final class VirtualKey: Sendable {
         if latency > 0 { SystemThread.sleep(latency) }
         switch command {
         case CTAPHID.Command.cbor:
+            // FIDO HID is a USB interface: CTAP2 answers only while FIDO2 is enabled over USB.
+            guard state.enabled(over: .usb).contains(.fido2) else { return [CTAPError.invalidCommand] }
             fidoCancelled.store(false, ordering: .sequentiallyConsistent)
             return withInner { inner in
                 // Pulled out (or reset) while it was working on this request: the request is lost with the power.
@@ -235,6 +268,7 @@ public final class VirtualKey: Sendable {
             }
         case CTAPHID.Command.msg:
             guard let apdu = try? APDU(parsing: payload) else { return Response(status: .wrongLength).bytes }
+            guard state.enabled(over: .usb).contains(.u2f) else { return Response(status: .invalidInstruction).bytes }
             let response: Response? = withInner { inner in
                 guard inner.powerCycles == received else { return nil }
                 return inner.fido.processU2F(apdu, state: &inner.state)
@@ -245,7 +279,8 @@ public final class VirtualKey: Sendable {
         }
     }
 
-    private static func handle(_ bytes: [UInt8], _ inner: inout Inner, profile: VirtualKeyProfile) -> Response {
+    private static func handle(_ bytes: [UInt8], _ inner: inout Inner, profile: VirtualKeyProfile,
+                               transport: ATRStyle) -> Response {
         let apdu: APDU
         do {
             apdu = try APDU(parsing: bytes)
@@ -296,12 +331,26 @@ public final class VirtualKey: Sendable {
                 inner.selected = nil
                 return Response(status: .fileNotFound)
             }
+            // An application disabled over this transport is not there (as on a YubiKey).
+            let needs = inner.applets[index].capabilities
+            guard needs.isEmpty || !needs.isDisjoint(with: inner.state.enabled(over: transport)) else {
+                inner.selected = nil
+                return Response(status: .fileNotFound)
+            }
             inner.statistics.selects[command.data.hex, default: 0] += 1
             if inner.selected != index { inner.applets[index].powerReset() }
             inner.selected = index
             response = inner.applets[index].select(state: &inner.state)
         } else if let sel = inner.selected {
             response = inner.applets[sel].process(command, state: &inner.state)
+            if let management = inner.applets[sel] as? ManagementApplet, let effect = management.takeEffect() {
+                switch effect {
+                case .reboot: inner.rebootRequested = true
+                case .reset:
+                    for (i, a) in inner.applets.enumerated() where i != sel { a.powerReset() }
+                    inner.fido.powerCycle()
+                }
+            }
         } else {
             return Response(status: .conditionsNotSatisfied)
         }

@@ -12,6 +12,8 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var nfcSupported: UInt16
     public var nfcEnabled: UInt16
     public var configLocked: Bool
+    /// The configuration lock code (16 bytes) while one is set; WRITE CONFIG needs it then.
+    public var configLockCode: [UInt8]?
     public var deviceFlags: UInt8
     public var autoEjectTimeout: UInt16
     public var challengeResponseTimeout: UInt8
@@ -48,6 +50,12 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
 }
 
 extension VirtualKeyState {
+    enum CodingKeys: String, CodingKey {
+        case serial, version, formFactor, usbSupported, usbEnabled, nfcSupported, nfcEnabled, configLocked,
+             configLockCode, deviceFlags, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath, fido,
+             otpSlots, otpToken, piv
+    }
+
     // Fields added after the first release are optional in the file, so older state files still load.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -59,6 +67,8 @@ extension VirtualKeyState {
         nfcSupported = try c.decode(UInt16.self, forKey: .nfcSupported)
         nfcEnabled = try c.decode(UInt16.self, forKey: .nfcEnabled)
         configLocked = try c.decode(Bool.self, forKey: .configLocked)
+        configLockCode = try c.contains(.configLockCode) && !c.decodeNil(forKey: .configLockCode)
+            ? decodeHex(c, .configLockCode) : nil
         deviceFlags = try c.decode(UInt8.self, forKey: .deviceFlags)
         autoEjectTimeout = try c.decode(UInt16.self, forKey: .autoEjectTimeout)
         challengeResponseTimeout = try c.decode(UInt8.self, forKey: .challengeResponseTimeout)
@@ -68,6 +78,33 @@ extension VirtualKeyState {
         otpSlots = try c.decodeIfPresent(OTPSlotsState.self, forKey: .otpSlots) ?? OTPSlotsState()
         otpToken = try c.decodeIfPresent(OTPTokenState.self, forKey: .otpToken)
         piv = try c.decodeIfPresent(PIVState.self, forKey: .piv) ?? PIVState()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(serial, forKey: .serial)
+        try c.encode(version, forKey: .version)
+        try c.encode(formFactor, forKey: .formFactor)
+        try c.encode(usbSupported, forKey: .usbSupported)
+        try c.encode(usbEnabled, forKey: .usbEnabled)
+        try c.encode(nfcSupported, forKey: .nfcSupported)
+        try c.encode(nfcEnabled, forKey: .nfcEnabled)
+        try c.encode(configLocked, forKey: .configLocked)
+        try c.encodeIfPresent(configLockCode.map { Hex.encode($0) }, forKey: .configLockCode)
+        try c.encode(deviceFlags, forKey: .deviceFlags)
+        try c.encode(autoEjectTimeout, forKey: .autoEjectTimeout)
+        try c.encode(challengeResponseTimeout, forKey: .challengeResponseTimeout)
+        try c.encode(otpSequence, forKey: .otpSequence)
+        try c.encode(oath, forKey: .oath)
+        try c.encode(fido, forKey: .fido)
+        try c.encode(otpSlots, forKey: .otpSlots)
+        try c.encodeIfPresent(otpToken, forKey: .otpToken)
+        try c.encode(piv, forKey: .piv)
+    }
+
+    /// The applications enabled over the transport a smart-card client reaches the key on.
+    public func enabled(over transport: VirtualKey.ATRStyle) -> Capabilities {
+        Capabilities(rawValue: transport == .usb ? usbEnabled : nfcEnabled)
     }
 }
 

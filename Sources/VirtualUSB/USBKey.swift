@@ -212,10 +212,11 @@ public final class VirtualUSBKey: Sendable {
         let bcd = "\(version.major)\(version.minor)\(version.patch)"
         let dev = usbDevicePath
         try SysFS.directory(dev)
+        let present = presentInterfaces
         var hidInterfaces: [(USBInterfaces, [UInt8])] = []
-        if interfaces.contains(.otp) { hidInterfaces.append((.otp, HIDReportDescriptors.otpKeyboard)) }
-        if interfaces.contains(.fido) { hidInterfaces.append((.fido, HIDReportDescriptors.fido)) }
-        let count = hidInterfaces.count + (interfaces.contains(.ccid) ? 1 : 0)
+        if present.contains(.otp) { hidInterfaces.append((.otp, HIDReportDescriptors.otpKeyboard)) }
+        if present.contains(.fido) { hidInterfaces.append((.fido, HIDReportDescriptors.fido)) }
+        let count = hidInterfaces.count + (present.contains(.ccid) ? 1 : 0)
         try SysFS.file(dev + "/uevent", "MAJOR=189\nMINOR=\(devnum - 1)\nDEVNAME=bus/usb/001/\(pad3(devnum))\n"
                        + "DEVTYPE=usb_device\nDRIVER=usb\nPRODUCT=1050/\(String(pid, radix: 16))/\(bcd)\n"
                        + "TYPE=0/0/0\nBUSNUM=001\nDEVNUM=\(pad3(devnum))\n")
@@ -228,7 +229,7 @@ public final class VirtualUSBKey: Sendable {
         try SysFS.link(dev + "/subsystem", "/sys/bus/usb")
 
         var nodes = [HIDNode]()
-        let features = interfaces.contains(.otp) ? makeFeatures?() : nil
+        let features = present.contains(.otp) ? makeFeatures?() : nil
         var fidoBase: VirtualHIDDevice?
         do {
             var hidrawPaths = [(String, String, HIDNodeIdentity, USBInterfaces)]()
@@ -291,9 +292,31 @@ public final class VirtualUSBKey: Sendable {
         }
         _ = fidoBase
         state.withLock { $0.plugged = Plugged(nodes: nodes, features: features) }
-        if let card {
+        if let card, present.contains(.ccid) {
             card.insert()
             waitForCard(present: true)
+        }
+    }
+
+    /// The interfaces on at plug-in: those the key was made with that its applications enabled over USB
+    /// need, as a YubiKey turns an interface off when no application on it is enabled (OTP: OTP HID; U2F,
+    /// FIDO2: FIDO HID; OATH, PIV, OpenPGP, HSMAUTH: CCID).
+    public var presentInterfaces: USBInterfaces {
+        let needed = Capabilities(rawValue: key.state.usbEnabled).usbInterfaces
+        var out = USBInterfaces()
+        if needed.contains(.otp) { out.insert(.otp) }
+        if needed.contains(.fido) { out.insert(.fido) }
+        if needed.contains(.ccid) { out.insert(.ccid) }
+        return interfaces.intersection(out)
+    }
+
+    /// Unplugs and plugs the key in again, as a YubiKey restarting after its configuration changed.
+    public func restart() {
+        do {
+            try unplug()
+            try plug()
+        } catch {
+            log("restart: \(error)")
         }
     }
 

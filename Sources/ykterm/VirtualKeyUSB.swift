@@ -65,6 +65,11 @@ extension VirtualKeyCommand.Serve {
                                 makeFeatures: VirtualKeyUSB.features(key), log: log)
             try usb.prepareBus()
             try usb.plug()
+            // WRITE CONFIG with the reboot flag: the key leaves the bus once its answer is out and comes
+            // back with the interfaces its enabled applications need.
+            key.setRebootHandler {
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { usb.restart() }
+            }
             control = try USBControlServer(path: USBNamespace.controlPath, key: usb)
         } catch {
             if let pcscd { USBNamespace.stop(pcscd) }
@@ -128,9 +133,11 @@ extension VirtualKeyCommand.Serve {
         do {
             if let state {
                 return try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
-                                      latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile())
+                                      latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
+                                      smartCardTransport: .usb)
             }
-            return VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile())
+            return VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile(),
+                              smartCardTransport: .usb)
         } catch {
             throw YktermError.failed("\(error)")
         }

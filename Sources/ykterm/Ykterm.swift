@@ -49,7 +49,7 @@ struct Ykterm: AsyncParsableCommand {
         """,
         version: version,
         subcommands: [ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, PIVCommand.self,
-                      APDUCommand.self, DoctorCommand.self, MonitorCommand.self,
+                      APDUCommand.self, ConfigCommand.self, DoctorCommand.self, MonitorCommand.self,
                       VirtualKeyCommand.self]
     )
 

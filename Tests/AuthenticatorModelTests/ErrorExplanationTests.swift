@@ -138,6 +138,18 @@ import Testing
         (RSAPadding.Error.modulusTooShort(bits: 256), .invalidInput), (RSAPadding.Error.unsupportedModulus(bits: 100), .invalidInput),
         (RSAPadding.Error.saltLength(900), .invalidInput), (RSAPadding.Error.openssl("RSA_padding_add_PKCS1_PSS_mgf1"), .cryptoFailed),
         (Gzip.Error.truncated, .malformedAnswer),
+        (ManagementError.lockCodeLength(3), .lockCodeFormat), (ManagementError.wrongLockCode, .wrongLockCode),
+        (ManagementError.configurationTooLarge(300), .configTooLarge),
+        (ManagementError.needsFirmware(.writeConfig, minimum: Version(5, 0, 0), actual: Version(4, 3, 7)), .configNeedsFirmware),
+        (ManagementError.needsFirmware(.deviceReset, minimum: Version(5, 6, 0), actual: Version(5, 4, 3)), .configNeedsFirmware),
+        (ManagementError.resetRefused(.invalidInstruction), .deviceResetRefused),
+        (ConfigProblem.unknownApplication("x"), .unknownApplication), (ConfigProblem.transportNotSupported(.nfc), .transportNotSupported),
+        (ConfigProblem.notSupported([.oath, .piv], .nfc), .applicationNotSupported),
+        (ConfigProblem.enableAndDisable(.oath), .enableAndDisable), (ConfigProblem.nothingAsked, .nothingAsked),
+        (ConfigProblem.disablesAll, .disablesAll), (ConfigProblem.cutsConnection(.ccid), .cutsConnection),
+        (ConfigProblem.needsForce, .needsForce), (ConfigProblem.declined, .declined),
+        (ConfigProblem.lockCodeFormat, .lockCodeFormat), (ConfigProblem.notLocked, .notLocked),
+        (ConfigProblem.timeoutRange("--chalresp-timeout", maximum: 255), .timeoutRange),
     ]
 
     @Test func everyErrorLandsOnItsKindAndItsFactsFillTheText() {

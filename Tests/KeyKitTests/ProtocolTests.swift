@@ -371,7 +371,7 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
             ("00 1D 01 00 00", page1),
         ])
         let session = try await ManagementSession.make(connection: card)
-        #expect(await session.version == Version(5, 7, 2))
+        #expect(session.version == Version(5, 7, 2))
         let info = try await session.deviceInfo()
         #expect(card.remaining == 0)
 
@@ -500,7 +500,7 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
     @Test func oldFirmwareHasNoDeviceInfo() async throws {
         let card = ScriptedConnection([(selectManagement, "34 2E 30 2E 30 90 00")])
         let session = try await ManagementSession.make(connection: card)
-        #expect(await session.version == Version(4, 0, 0))
+        #expect(session.version == Version(4, 0, 0))
         let error = await #expect(throws: SmartCardError.self) { try await session.deviceInfo() }
         #expect(error == .deviceInfoNeedsFirmware(Version(4, 0, 0)))
         #expect(card.sent.count == 1)  // no READ CONFIG sent

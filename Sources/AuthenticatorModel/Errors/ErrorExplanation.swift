@@ -151,6 +151,23 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pivRSAExponent = "piv-rsa-exponent"
     case pivPrivateKey = "piv-private-key"
     case attestationInvalid = "attestation-invalid"
+    // Device configuration (Management).
+    case wrongLockCode = "wrong-lock-code"
+    case lockCodeFormat = "lock-code-format"
+    case notLocked = "not-locked"
+    case configTooLarge = "config-too-large"
+    case configNeedsFirmware = "config-needs-firmware"
+    case deviceResetRefused = "device-reset-refused"
+    case unknownApplication = "unknown-application"
+    case transportNotSupported = "transport-not-supported"
+    case applicationNotSupported = "application-not-supported"
+    case enableAndDisable = "enable-and-disable"
+    case nothingAsked = "nothing-asked"
+    case disablesAll = "disables-all"
+    case cutsConnection = "cuts-connection"
+    case needsForce = "needs-force"
+    case declined
+    case timeoutRange = "timeout-range"
     // This computer.
     case fileUnwritable = "file-unwritable"
     case fileUnreadable = "file-unreadable"
@@ -180,7 +197,9 @@ public enum ErrorKind: String, CaseIterable, Sendable {
         case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease,
              .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
              .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
-             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength:
+             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .notLocked,
+             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
+             .timeoutRange:
             return .usage
         default: return .failed
         }
@@ -212,6 +231,8 @@ extension ErrorExplanation {
         case let e as FIDOTransportError: return explain(e)
         case let e as HIDDeviceError: return explain(e)
         case let e as PIVError: return explain(e)
+        case let e as ManagementError: return explain(e)
+        case let e as ConfigProblem: return explain(e)
         case let e as BlockCipher.Error: return explain(e)
         case let e as RSAPadding.Error: return explain(e)
         case let e as Gzip.Error: return ErrorExplanation(kind: .malformedAnswer,

@@ -120,7 +120,7 @@ public struct DeviceInfo: Sendable, Hashable {
     }
 }
 
-/// READ CONFIG tags.
+/// READ CONFIG and WRITE CONFIG tags.
 public enum ManagementTag {
     public static let usbSupported: UInt32 = 0x01
     public static let serial: UInt32 = 0x02
@@ -130,7 +130,12 @@ public enum ManagementTag {
     public static let autoEjectTimeout: UInt32 = 0x06
     public static let challengeResponseTimeout: UInt32 = 0x07
     public static let deviceFlags: UInt32 = 0x08
+    /// Whether a lock code is set (READ CONFIG); the new lock code (WRITE CONFIG).
     public static let configLock: UInt32 = 0x0A
+    /// WRITE CONFIG: the current lock code.
+    public static let unlock: UInt32 = 0x0B
+    /// WRITE CONFIG: restart the key afterwards (no value).
+    public static let reboot: UInt32 = 0x0C
     public static let nfcSupported: UInt32 = 0x0D
     public static let nfcEnabled: UInt32 = 0x0E
     public static let moreData: UInt32 = 0x10

@@ -6,6 +6,8 @@ public actor ManagementSession {
         public static let readConfig: UInt8 = 0x1D
         /// WRITE CONFIG: changes the device configuration (may carry the lock code).
         public static let writeConfig: UInt8 = 0x1C
+        /// DEVICE RESET: every application back to its factory state (firmware 5.6).
+        public static let deviceReset: UInt8 = 0x1F
     }
 
     /// READ CONFIG was added in firmware 4.1.0.
@@ -14,7 +16,7 @@ public actor ManagementSession {
     static let maxPages = 16
 
     private let proto: SmartCardProtocol
-    public let version: Version
+    public nonisolated let version: Version
 
     private init(proto: SmartCardProtocol, version: Version) {
         self.proto = proto
@@ -41,6 +43,11 @@ public actor ManagementSession {
         return try await ManagementSession.readPages(defaultVersion: version) { page in
             try await proto.sendChecked(APDU(ins: Ins.readConfig, p1: page, le: 256))
         }
+    }
+
+    /// One command to the Management application; its answer's data (a status other than 9000 throws).
+    func send(_ apdu: APDU) async throws -> [UInt8] {
+        try await proto.sendChecked(apdu)
     }
 
     /// Reads READ CONFIG pages (a length byte, then TLVs) until one does not announce more, over any

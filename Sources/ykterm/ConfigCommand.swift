@@ -1,0 +1,255 @@
+import ArgumentParser
+import AuthenticatorModel
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+struct ConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Change the key's configuration: the applications enabled over USB and NFC, the lock code, a reset.",
+        discussion: """
+        The Management application of a YubiKey 5 (firmware 5.0 and later) keeps one set of enabled \
+        applications for USB and one for NFC; an application that is disabled is not there over that \
+        transport (SELECT fails). Each command first says what changes (before → after), then asks for \
+        confirmation; --force skips the question, and is needed when standard input is not a terminal. \
+        While a lock code is set, every change needs it: it is asked for without echo, or read from \
+        standard input (32 hex digits, one per line: the current lock code first, then a new one).
+
+        Application names: OTP, U2F, FIDO2, OATH, PIV, OpenPGP, HSMAUTH (any case).
+        """,
+        subcommands: [USB.self, NFC.self, SetLockCode.self, Reset.self])
+
+    /// Options of `config usb` and `config nfc`.
+    struct Applications: ParsableArguments {
+        @Option(name: [.long, .short], help: ArgumentHelp("Enable an application (repeatable).", valueName: "APP"))
+        var enable: [String] = []
+
+        @Option(name: [.long, .short], help: ArgumentHelp("Disable an application (repeatable).", valueName: "APP"))
+        var disable: [String] = []
+
+        @Flag(name: [.customLong("enable-all"), .customShort("a")], help: "Enable every application the key has over this transport.")
+        var enableAll = false
+
+        @Flag(name: [.long, .short], help: "Change without asking, even the interface ykterm is using.")
+        var force = false
+    }
+
+    struct USB: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "usb",
+            abstract: "Enable or disable applications over USB; set the auto-eject and challenge-response timeouts.",
+            discussion: """
+            When the USB interfaces the enabled applications need change (OTP: OTP HID; U2F, FIDO2: FIDO \
+            HID; OATH, PIV, OpenPGP, HSMAUTH: CCID), the key restarts. Turning off the interface ykterm is \
+            using (the CCID reader) needs --force. A key keeps at least one application over USB.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var apps: Applications
+
+        @Option(name: .customLong("autoeject-timeout"), help: ArgumentHelp(
+            "Seconds after which the smart card ejects itself (0: never).", valueName: "SECONDS"))
+        var autoEjectTimeout: Int?
+
+        @Option(name: .customLong("chalresp-timeout"), help: ArgumentHelp(
+            "Seconds a challenge-response slot that requires touch waits for it.", valueName: "SECONDS"))
+        var challengeResponseTimeout: Int?
+
+        func run() async throws {
+            try await ConfigCommand.changeApplications(.usb, apps, keyOptions, autoEject: autoEjectTimeout,
+                                                       challengeResponse: challengeResponseTimeout)
+        }
+    }
+
+    struct NFC: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "nfc",
+            abstract: "Enable or disable applications over NFC.",
+            discussion: """
+            With no application left over NFC the key does not answer on an NFC reader at all: over NFC \
+            that needs --force.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @OptionGroup var apps: Applications
+
+        func run() async throws {
+            try await ConfigCommand.changeApplications(.nfc, apps, keyOptions, autoEject: nil, challengeResponse: nil)
+        }
+    }
+
+    struct SetLockCode: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-lock-code",
+            abstract: "Set, change or (--clear) remove the configuration lock code.",
+            discussion: """
+            The lock code is 32 hex digits (16 bytes). Once set, no configuration change is made without it. \
+            The current lock code (when one is set) and then the new one are asked for without echo (the new \
+            one twice), or read from standard input one per line.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+
+        @Flag(name: [.long, .short], help: "Remove the lock code.")
+        var clear = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let tables = StringTables.load()
+            let clear = self.clear
+            try await ConfigCommand.withManagement(keyOptions) { session, info, _ in
+                let locked = info.device.isConfigLocked
+                if clear && !locked { throw ConfigProblem.notLocked }
+                var current = locked ? try ConfigCommand.readLockCode(prompt, new: false) : nil
+                defer { current?.zero() }
+                var next = clear ? DeviceConfiguration.clearedLockCode : try ConfigCommand.readLockCode(prompt, new: true)
+                defer { next.zero() }
+                let change = clear ? "config.change.lock-cleared" : locked ? "config.change.lock-changed" : "config.change.lock-set"
+                out(tables.text(UIText(change)))
+                try await session.writeConfiguration(DeviceConfiguration(), currentLockCode: current, newLockCode: next)
+            }
+            out(tables.text(UIText("config.done")))
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset",
+            abstract: "Reset every application of the key at once (firmware 5.6 and later; asks first, unless --force).",
+            discussion: """
+            DEVICE RESET of the Management application: OATH, PIV, FIDO and the OTP slots go back to a new \
+            key's state. Keys without it answer that they do not; reset each application then (ykterm oath \
+            reset, ykterm piv reset, ykterm fido reset). The enabled applications and the lock code stay.
+            """)
+
+        @OptionGroup var keyOptions: KeyOptions
+
+        @Flag(name: [.long, .short], help: "Reset without asking.")
+        var force = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let tables = StringTables.load()
+            let force = self.force
+            try await ConfigCommand.withManagement(keyOptions) { session, _, _ in
+                let minimum = ManagementFeature.deviceReset.minimum
+                guard session.version >= minimum else {
+                    throw ManagementError.needsFirmware(.deviceReset, minimum: minimum, actual: session.version)
+                }
+                try ConfigCommand.confirm(prompt, tables.text(UIText("config.reset.confirm")), force: force)
+                try await session.deviceReset()
+            }
+            out(tables.text(UIText("config.reset.done")))
+        }
+    }
+
+    // MARK: Shared
+
+    /// The Management application on the chosen key's reader (or the built-in virtual key), with what it
+    /// tells of the key and the interface the connection goes through (CCID on USB, or NFC).
+    static func withManagement(_ options: KeyOptions,
+                               _ body: (ManagementSession, KeyInfo, KeyInterfaceKind) async throws -> Void) async throws {
+        let connection = try await options.connect()
+        do {
+            let session = try await ManagementSession.make(connection: connection)
+            let device = try await session.deviceInfo()
+            let nfc = KeyProbe.isNFC(atr: connection.atr)
+            let info = KeyInfo(reader: connection.name, atr: connection.atr, device: device,
+                               applications: device.enabled(overNFC: nfc).names, overNFC: nfc)
+            let minimum = ManagementFeature.writeConfig.minimum
+            guard session.version >= minimum else {
+                throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: session.version)
+            }
+            try await body(session, info, nfc ? .nfc : .ccid)
+            await connection.close()
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// `config usb` and `config nfc`: checks the change, says what changes, asks, then writes it.
+    static func changeApplications(_ transport: ConfigTransport, _ apps: Applications, _ options: KeyOptions,
+                                   autoEject: Int?, challengeResponse: Int?) async throws {
+        let enable = try ApplicationsChange.applications(apps.enable)
+        let disable = try ApplicationsChange.applications(apps.disable)
+        if let autoEject, !(0...Int(UInt16.max)).contains(autoEject) {
+            throw ConfigProblem.timeoutRange("--autoeject-timeout", maximum: Int(UInt16.max))
+        }
+        if let challengeResponse, !(0...Int(UInt8.max)).contains(challengeResponse) {
+            throw ConfigProblem.timeoutRange("--chalresp-timeout", maximum: Int(UInt8.max))
+        }
+        guard !enable.isEmpty || !disable.isEmpty || apps.enableAll || autoEject != nil || challengeResponse != nil else {
+            throw ConfigProblem.nothingAsked
+        }
+        let prompt = Prompt()
+        let tables = StringTables.load()
+        try await withManagement(options) { session, info, interface in
+            let device = info.device
+            var enabling = enable
+            if apps.enableAll {
+                enabling = transport == .usb ? device.supportedUSB : device.supportedNFC ?? []
+            }
+            let change = try ApplicationsChange(device: device, transport: transport, enable: enabling, disable: disable)
+            var configuration = change.changes ? change.configuration : DeviceConfiguration()
+            var lines = change.changes ? [change.text] : []
+            if let autoEject, autoEject != device.autoEjectTimeout ?? 0 {
+                configuration.autoEjectTimeout = UInt16(autoEject)
+                lines.append(UIText("config.change.auto-eject", ["before": String(device.autoEjectTimeout ?? 0),
+                                                                 "after": String(autoEject)]))
+            }
+            if let challengeResponse, challengeResponse != device.challengeResponseTimeout ?? 0 {
+                configuration.challengeResponseTimeout = UInt8(challengeResponse)
+                lines.append(UIText("config.change.chalresp", ["before": String(device.challengeResponseTimeout ?? 0),
+                                                               "after": String(challengeResponse)]))
+            }
+            guard !lines.isEmpty else {
+                out(tables.text(UIText("config.nothing-changes")))
+                return
+            }
+            let reboot = change.needsReboot
+            if reboot {
+                lines.append(UIText("config.change.reboot", ["before": interfaceNames(change.before),
+                                                             "after": interfaceNames(change.after)]))
+            }
+            if change.cuts(interface) && !apps.force { throw ConfigProblem.cutsConnection(interface) }
+            for line in lines { out(tables.text(line)) }
+            try confirm(prompt, tables.text(UIText("config.confirm")), force: apps.force)
+            var current = device.isConfigLocked ? try readLockCode(prompt, new: false) : nil
+            defer { current?.zero() }
+            try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: current)
+        }
+        out(tables.text(UIText("config.done")))
+    }
+
+    /// OTP+FIDO+CCID: the USB interfaces the applications need, in the order a YubiKey's name lists them.
+    static func interfaceNames(_ apps: Capabilities) -> String {
+        let on = apps.usbInterfaces
+        let names = [(KeyInterfaceKind.otp, "OTP"), (.fido, "FIDO"), (.ccid, "CCID")].filter { on.contains($0.0) }.map(\.1)
+        return names.isEmpty ? "-" : names.joined(separator: "+")
+    }
+
+    /// Asks `question` unless `force`; without a terminal to ask on, refuses.
+    static func confirm(_ prompt: Prompt, _ question: String, force: Bool) throws {
+        guard !force else { return }
+        guard prompt.interactive else { throw ConfigProblem.needsForce }
+        guard prompt.confirm(question) else { throw ConfigProblem.declined }
+    }
+
+    /// A lock code from the terminal (no echo; a new one twice) or a line of standard input.
+    static func readLockCode(_ prompt: Prompt, new: Bool) throws -> [UInt8] {
+        let tables = StringTables.load()
+        var text = new ? try prompt.newSecret(tables.text(UIText("config.prompt.new")))
+            : try prompt.secret(tables.text(UIText("config.prompt.current")))
+        defer { text = "" }
+        return try LockCodeText.parse(text, new: new)
+    }
+}
+
+extension [UInt8] {
+    /// Overwrites the bytes with zeros (a secret no longer needed).
+    mutating func zero() {
+        for i in indices { self[i] = 0 }
+    }
+}

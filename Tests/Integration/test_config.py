@@ -1,0 +1,168 @@
+"""`ykterm config`: the enabled applications and the lock code written by ykterm are what ykman reads back,
+and the other way round; the virtual key keeps the lock code's rules (ykman needs -L once ykterm set one), a
+disabled application is unreachable, and the USB key drops an interface none of whose applications is on."""
+
+import json
+
+import pytest
+
+from harness import ServedKey, run_ykman, run_ykterm, serve_usb, usb_unavailable_reason
+
+LOCK = "00112233445566778899aabbccddeeff"
+WRONG = "ffeeddccbbaa99887766554433221100"
+
+
+def applications_table(info_text):
+    """ykman info's application rows: name -> (USB, NFC)."""
+    rows = {}
+    for line in info_text.splitlines():
+        parts = [p.strip() for p in line.split("\t")]
+        if len(parts) == 3 and parts[1] in ("Enabled", "Disabled", "Not available"):
+            rows[parts[0]] = (parts[1], parts[2])
+    return rows
+
+
+def listed_applications(key, env):
+    out = json.loads(run_ykterm("list", "--json", "--reader", key.reader, env=env).stdout)
+    return out[0]["applications"], out[0]["config_locked"]
+
+
+def test_ykman_reads_what_ykterm_wrote_and_the_state_file_keeps_it(pcsc, tmp_path, env):
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+    r = run_ykterm("config", "nfc", "--disable", "oath", "--disable", "OpenPGP", "--force", "--reader", key.reader,
+                   env=env)
+    assert "NFC applications: OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH → OTP U2F FIDO2 PIV HSMAUTH" in r.stdout
+    r = run_ykterm("config", "usb", "--disable", "PIV", "--chalresp-timeout", "30", "--force", "--reader",
+                   key.reader, env=env)
+    assert "Challenge-response timeout: 15 s → 30 s" in r.stdout
+    table = applications_table(run_ykman(key.reader, "info", env=env).stdout)
+    assert table["OATH"] == ("Enabled", "Disabled")
+    assert table["OpenPGP"] == ("Enabled", "Disabled")
+    assert table["PIV"] == ("Disabled", "Enabled")
+    assert table["FIDO2"] == ("Enabled", "Enabled")
+    # Kept in the state file across a restart of the key.
+    key.stop()
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+    apps, locked = listed_applications(key, env)
+    assert apps == ["OTP", "U2F", "FIDO2", "PIV", "HSMAUTH"] and locked is False
+    state = json.loads((tmp_path / "key.json").read_text())
+    assert state["challengeResponseTimeout"] == 30
+    key.stop()
+
+
+def test_ykterm_sees_what_ykman_wrote_and_a_disabled_application_is_unreachable(key, env):
+    run_ykman(key.reader, "config", "nfc", "--disable", "OATH", "-f", env=env)
+    apps, _ = listed_applications(key, env)
+    assert "OATH" not in apps and "PIV" in apps
+    r = run_ykterm("oath", "list", "--reader", key.reader, env=env, check=False)
+    assert r.returncode == 1
+    assert "no OATH application, or it is disabled" in r.stderr
+    # SELECT answers 6A82, as a YubiKey's does.
+    r = run_ykterm("apdu", "--reader", key.reader, "00A4040007A0000005272101", env=env, check=False)
+    assert "6A82" in (r.stdout + r.stderr).upper()
+    run_ykman(key.reader, "config", "nfc", "--enable", "OATH", "-f", env=env)
+    assert run_ykterm("oath", "list", "--reader", key.reader, env=env).returncode == 0
+
+
+def test_lock_code_set_by_ykterm_binds_ykman_and_ykterm(key, env):
+    r = run_ykterm("config", "set-lock-code", "--reader", key.reader, input=LOCK + "\n", env=env)
+    assert "Configuration lock: none → set" in r.stdout
+    assert listed_applications(key, env)[1] is True
+    assert "Configured lock code" not in r.stdout and LOCK not in r.stdout + r.stderr
+    # ykman with a wrong lock code: the key itself refuses.
+    r = run_ykman(key.reader, "config", "nfc", "--disable", "PIV", "-f", "-L", WRONG, env=env, check=False)
+    assert r.returncode != 0 and "Failed to configure" in r.stderr
+    r = run_ykman(key.reader, "config", "nfc", "--disable", "PIV", "-f", env=env, check=False)
+    assert r.returncode != 0
+    assert "PIV" in listed_applications(key, env)[0]
+    run_ykman(key.reader, "config", "nfc", "--disable", "PIV", "-f", "-L", LOCK, env=env)
+    assert "PIV" not in listed_applications(key, env)[0]
+    # ykterm: a wrong lock code changes nothing (exit 1); the right one does.
+    r = run_ykterm("config", "nfc", "--enable", "PIV", "--force", "--reader", key.reader, input=WRONG + "\n",
+                   env=env, check=False)
+    assert r.returncode == 1 and "lock code was wrong" in r.stderr
+    assert "PIV" not in listed_applications(key, env)[0]
+    r = run_ykterm("config", "nfc", "--enable", "PIV", "--force", "--reader", key.reader, input="12\n", env=env,
+                   check=False)
+    assert r.returncode == 2 and "32 hex digits" in r.stderr
+    run_ykterm("config", "nfc", "--enable", "PIV", "--force", "--reader", key.reader, input=LOCK + "\n", env=env)
+    assert "PIV" in listed_applications(key, env)[0]
+    # Changed, then cleared: ykman works without -L again.
+    new = "a" * 32
+    run_ykterm("config", "set-lock-code", "--reader", key.reader, input=LOCK + "\n" + new + "\n", env=env)
+    run_ykman(key.reader, "config", "nfc", "--disable", "OTP", "-f", "-L", new, env=env)
+    r = run_ykterm("config", "set-lock-code", "--clear", "--reader", key.reader, input=new + "\n", env=env)
+    assert "Configuration lock: set → none" in r.stdout
+    assert "Configuration is locked" not in run_ykman(key.reader, "info", env=env).stdout
+    run_ykman(key.reader, "config", "nfc", "--enable", "OTP", "-f", env=env)
+    assert listed_applications(key, env) == (["OTP", "U2F", "FIDO2", "OATH", "PIV", "OpenPGP", "HSMAUTH"], False)
+
+
+def test_refusals_change_nothing(key, env):
+    def refused(*args, status=2):
+        r = run_ykterm("config", *args, "--reader", key.reader, env=env, check=False)
+        assert r.returncode == status, r
+        return r.stderr
+
+    assert "unknown application \"ssh\"" in refused("usb", "--disable", "ssh", "--force")
+    assert "cannot be enabled and disabled" in refused("usb", "--enable", "OATH", "--disable", "oath", "--force")
+    assert "at least one application" in refused("usb", "-d", "OTP", "-d", "U2F", "-d", "FIDO2", "-d", "OATH",
+                                                 "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH", "--force")
+    assert "needs --force" in refused("usb", "--disable", "OATH")
+    # Over NFC, no application left over NFC cuts the connection ykterm uses.
+    assert "NFC interface" in refused("nfc", "-d", "OTP", "-d", "U2F", "-d", "FIDO2", "-d", "OATH", "-d", "PIV",
+                                      "-d", "OpenPGP", "-d", "HSMAUTH")
+    assert "no lock code to clear" in refused("set-lock-code", "--clear")
+    assert "nothing to change" in refused("nfc")
+    assert listed_applications(key, env) == (["OTP", "U2F", "FIDO2", "OATH", "PIV", "OpenPGP", "HSMAUTH"], False)
+
+
+def test_device_reset_empties_the_applications(key, env):
+    run_ykterm("oath", "add", "--reader", key.reader, "otpauth://totp/reset-me?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+               env=env)
+    assert "reset-me" in run_ykman(key.reader, "oath", "accounts", "list", env=env).stdout
+    assert run_ykterm("config", "reset", "--reader", key.reader, env=env, check=False).returncode == 2
+    r = run_ykterm("config", "reset", "--force", "--reader", key.reader, env=env)
+    assert "reset" in r.stdout
+    assert "reset-me" not in run_ykman(key.reader, "oath", "accounts", "list", env=env).stdout
+
+
+INSIDE = """
+import json, os, subprocess, time
+YKTERM = os.environ["YKTERM_BIN"]
+YKMAN = os.environ["YKMAN_BIN"]
+def run(*argv):
+    r = subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
+    return {"rc": r.returncode, "out": r.stdout, "err": r.stderr}
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+def listed():
+    return json.loads(run(YKTERM, "list", "--json")["out"])[0]
+emit(disable=run(YKTERM, "config", "usb", "--disable", "OATH", "--force"))
+emit(info=run(YKMAN, "info")["out"])
+emit(oath=run(YKTERM, "oath", "list"))
+emit(ykman=run(YKMAN, "config", "usb", "--enable", "OATH", "--disable", "OTP", "-f"))
+time.sleep(1.5)
+emit(after_otp=listed())
+emit(cut=run(YKTERM, "config", "usb", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH"))
+"""
+
+
+@pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
+def test_usb_key_obeys_its_usb_set():
+    run = serve_usb(script=INSIDE)
+    assert run.returncode == 0, run.stderr
+    got = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("{"):
+            got.update(json.loads(line))
+    assert got["disable"]["rc"] == 0, got["disable"]
+    assert applications_table(got["info"])["OATH"] == ("Disabled", "Enabled")
+    assert got["oath"]["rc"] == 1 and "disabled" in got["oath"]["err"]
+    assert got["ykman"]["rc"] == 0, got["ykman"]
+    # OTP off over USB: the key restarted without its OTP HID interface.
+    assert got["after_otp"]["interfaces"] == ["ccid", "fido"]
+    assert got["after_otp"]["otp_hid"] is None
+    assert "OATH" in got["after_otp"]["applications"] and "OTP" not in got["after_otp"]["applications"]
+    # Turning off the CCID interface ykterm is using needs --force.
+    assert got["cut"]["rc"] == 2 and "CCID interface" in got["cut"]["err"]

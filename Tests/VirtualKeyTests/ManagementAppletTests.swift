@@ -1,0 +1,125 @@
+import Foundation
+import KeyKit
+import Synchronization
+import Testing
+import VirtualKey
+
+private let lock = [UInt8](0x10..<0x20)
+private let selectOATH = try! APDU.select(aid: AID.oath).encoded()
+private let selectFIDO = try! APDU.select(aid: AID.fido).encoded()
+private let selectPIV = try! APDU.select(aid: AID.piv).encoded()
+
+/// A Management session on `key` (in process, as over NFC unless the key says otherwise).
+private func management(_ key: VirtualKey) async throws -> ManagementSession {
+    try await ManagementSession.make(connection: VirtualKeyConnection(key: key))
+}
+
+private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), uppercase: true) }
+
+/// WRITE CONFIG and DEVICE RESET of the virtual key's Management application, with the rules a YubiKey 5 has.
+@Suite struct ManagementAppletTests {
+    @Test func disabledApplicationIsNotSelectableOverThatTransportOnly() async throws {
+        let nfcKey = VirtualKey()
+        try await management(nfcKey).writeConfiguration(DeviceConfiguration(enabledNFC: [.otp, .piv]))
+        #expect(status(nfcKey.process(selectOATH)) == "6A82")
+        #expect(status(nfcKey.process(selectFIDO)) == "6A82")
+        #expect(status(nfcKey.process(selectPIV)) == "9000")
+        // The USB set is untouched: the same state served as a USB key's CCID interface still has OATH.
+        let usbKey = VirtualKey(state: nfcKey.state, smartCardTransport: .usb)
+        #expect(status(usbKey.process(selectOATH)) == "9000")
+        let info = try await management(nfcKey).deviceInfo()
+        #expect(info.enabledNFC == [.otp, .piv] && info.enabledUSB == .all)
+        #expect(try await KeyProbe.inspect(connection: VirtualKeyConnection(key: nfcKey)).applications == ["OTP", "PIV"])
+    }
+
+    @Test func lockCodeRules() async throws {
+        let key = VirtualKey()
+        let session = try await management(key)
+        try await session.writeConfiguration(DeviceConfiguration(), newLockCode: lock)
+        #expect(try await session.deviceInfo().isConfigLocked)
+        // Locked: nothing changes without the lock code, or with a wrong one (63C0).
+        await #expect(throws: ManagementError.wrongLockCode) {
+            try await session.writeConfiguration(DeviceConfiguration(enabledUSB: [.otp]))
+        }
+        await #expect(throws: ManagementError.wrongLockCode) {
+            try await session.writeConfiguration(DeviceConfiguration(enabledUSB: [.otp]), currentLockCode: lock.reversed())
+        }
+        await #expect(throws: ManagementError.wrongLockCode) {
+            try await session.writeConfiguration(DeviceConfiguration(), newLockCode: DeviceConfiguration.clearedLockCode)
+        }
+        #expect(key.state.usbEnabled == Capabilities.all.rawValue && key.state.configLocked)
+        // With it, the change is made; then 16 zero bytes clear the lock.
+        try await session.writeConfiguration(DeviceConfiguration(enabledUSB: [.otp, .oath]), currentLockCode: lock)
+        #expect(key.state.usbEnabled == Capabilities([.otp, .oath]).rawValue)
+        try await session.writeConfiguration(DeviceConfiguration(), currentLockCode: lock,
+                                             newLockCode: DeviceConfiguration.clearedLockCode)
+        #expect(try await session.deviceInfo().isConfigLocked == false)
+        #expect(key.state.configLockCode == nil)
+        try await session.writeConfiguration(DeviceConfiguration(challengeResponseTimeout: 40, deviceFlags: 0x80))
+        let info = try await session.deviceInfo()
+        #expect(info.challengeResponseTimeout == 40 && info.deviceFlags == 0x80)
+    }
+
+    @Test func refusesWhatAYubiKeyRefuses() {
+        let key = VirtualKey()
+        _ = key.process(try! APDU.select(aid: AID.management).encoded())
+        // No application left over USB; a length byte that does not match; a lock code of 15 bytes.
+        #expect(status(key.process(hex("001C0000050403020000"))) == "6A80")
+        #expect(status(key.process(hex("001C00000405030200"))) == "6700")
+        #expect(status(key.process(hex("001C000012110A0F" + String(repeating: "11", count: 15)))) == "6A80")
+        // Bits of applications the key does not have are dropped.
+        #expect(status(key.process(hex("001C000005040302FFFF"))) == "9000")
+        #expect(key.state.usbEnabled == Capabilities.all.rawValue)
+    }
+
+    @Test func stateFileKeepsTheLockCodeAsHex() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vk-config-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = VirtualKeyStateFile(path: path)
+        var state = VirtualKeyState.yubiKey5NFC()
+        state.configLocked = true
+        state.configLockCode = lock
+        state.nfcEnabled = Capabilities.oath.rawValue
+        try file.save(state)
+        #expect(try file.load() == state)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("\"configLockCode\" : \"" + lock.hex + "\""))
+    }
+
+    @Test func rebootFlagRestartsTheKeyOnceAnswered() async throws {
+        let key = VirtualKey()
+        let restarts = Mutex(0)
+        key.setRebootHandler { restarts.withLock { $0 += 1 } }
+        let session = try await management(key)
+        try await session.writeConfiguration(DeviceConfiguration(enabledUSB: [.otp, .u2f, .fido2]), reboot: true)
+        #expect(restarts.withLock { $0 } == 1)
+        try await session.writeConfiguration(DeviceConfiguration(enabledNFC: [.otp]))
+        #expect(restarts.withLock { $0 } == 1)
+    }
+
+    @Test func deviceResetClearsTheApplicationsButNotTheConfiguration() async throws {
+        var state = VirtualKeyState.yubiKey5NFC().withDemoAccounts()
+        state.nfcEnabled = Capabilities([.oath, .piv]).rawValue
+        let key = VirtualKey(state: state)
+        #expect(!key.state.oath.credentials.isEmpty)
+        try await management(key).deviceReset()
+        #expect(key.state.oath.credentials.isEmpty)
+        #expect(key.state.nfcEnabled == Capabilities([.oath, .piv]).rawValue)
+        let old = VirtualKey(state: .yubiKey5NFC(version: Version(5, 4, 3)))
+        await #expect(throws: ManagementError.needsFirmware(.deviceReset, minimum: Version(5, 6, 0), actual: Version(5, 4, 3))) {
+            try await management(old).deviceReset()
+        }
+    }
+
+    @Test func fidoHIDObeysTheUSBSet() throws {
+        var state = VirtualKeyState.yubiKey5NFC()
+        state.usbEnabled = Capabilities([.otp, .u2f, .oath]).rawValue
+        let key = VirtualKey(state: state)
+        let handler = key.fidoHIDHandler()
+        // CTAP2 getInfo: FIDO2 is off over USB.
+        #expect(handler(CTAPHID.Command.cbor, [CTAP2.Command.getInfo.rawValue], { _ in }) == [CTAPError.invalidCommand])
+        // U2F VERSION still answers.
+        #expect(handler(CTAPHID.Command.msg, hex("0003000000"), { _ in }).suffix(2) == [0x90, 0x00])
+    }
+}
+
+private func hex(_ text: String) -> [UInt8] { try! Hex.decode(text) }
