@@ -35,6 +35,9 @@ public final class VirtualHIDDevice: HIDReportDevice {
         /// Answers the YubiKey vendor command READ CONFIG (0x42) with this page of device information (a
         /// length byte, then TLVs); nil: the command is unknown, as on a key of another maker.
         public var readConfig: (@Sendable (_ page: UInt8) -> [UInt8])?
+        /// Carries out the YubiKey vendor command WRITE CONFIG (0x43); false answers ERR_OTHER (refused). Nil:
+        /// the command is unknown.
+        public var writeConfig: (@Sendable (_ data: [UInt8]) -> Bool)?
 
         // Faults.
         /// CBOR and MSG requests never reach the handler; KEEPALIVE with `keepAliveStatus` goes on until
@@ -377,6 +380,12 @@ private final class Core: Sendable {
         case ManagementHID.ctapReadConfig where s.options.readConfig != nil:
             let page = payload.first ?? 0
             Self.send(&s, channel: cid, command: message.command, payload: s.options.readConfig?(page) ?? [0])
+        case ManagementHID.ctapWriteConfig where s.options.writeConfig != nil:
+            if s.options.writeConfig?(payload) == true {
+                Self.send(&s, channel: cid, command: message.command, payload: [])
+            } else {
+                Self.sendError(&s, channel: cid, code: CTAPHID.ErrorCode.other)
+            }
         default:
             Self.sendError(&s, channel: cid, code: CTAPHID.ErrorCode.invalidCommand)
         }

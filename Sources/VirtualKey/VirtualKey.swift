@@ -156,6 +156,26 @@ public final class VirtualKey: Sendable {
         }
     }
 
+    /// WRITE CONFIG from a HID interface (the vendor CTAPHID command, or the OTP interface's slot command):
+    /// the Management application's rules, without touching what the smart-card side has selected. Over the
+    /// OTP interface a change that is made bumps the programming sequence, as the key's status tells a client
+    /// that its command was taken. True when the configuration was written.
+    public func writeConfigFromHID(_ data: [UInt8], otpInterface: Bool = false) -> Bool {
+        var reboot = false
+        let written = withInner { inner -> Bool in
+            guard let management = inner.applets.first(where: { $0 is ManagementApplet }) as? ManagementApplet else {
+                return false
+            }
+            let r = management.process(APDU(ins: ManagementSession.Ins.writeConfig, data: data), state: &inner.state)
+            reboot = management.takeEffect() == .reboot
+            guard r.status.isSuccess else { return false }
+            if otpInterface { inner.state.otpSequence &+= 1 }
+            return true
+        }
+        if reboot { restart() }
+        return written
+    }
+
     /// What a short touch of the key's button types (for demos and the TUI), without the Enter after it: slot
     /// 1's output when it is a keyboard slot, otherwise a Yubico OTP of the key's own credential.
     public func typeOTP() -> String {

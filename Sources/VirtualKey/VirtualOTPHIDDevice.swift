@@ -147,6 +147,11 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
             return BigEndian.bytes(UInt64(key.state.serial), count: 4)
         case OTPHID.Command.readConfig:
             return key.deviceInfoPage(payload.first ?? 0)
+        case ManagementHID.otpWriteConfig:
+            // The frame's payload is padded to 64 bytes: the data is its length byte and that many more.
+            let length = Int(payload.first ?? 0)
+            _ = key.writeConfigFromHID(Array(payload.prefix(min(length + 1, payload.count))), otpInterface: true)
+            return nil
         case Command.challengeHMAC1, Command.challengeHMAC2:
             guard let r = otpApplication(p1: slot, data: payload), r.status.isSuccess, r.data.count == 20 else {
                 return nil
@@ -212,6 +217,7 @@ extension VirtualKey {
         o.deviceVersion = state.version
         o.capabilities = profile.speaksCTAP2 ? [.wink, .cbor] : [.wink]
         o.readConfig = { [self] page in self.deviceInfoPage(page) }
+        o.writeConfig = { [self] data in self.writeConfigFromHID(data) }
         return o
     }
 }

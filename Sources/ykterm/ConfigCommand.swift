@@ -42,7 +42,8 @@ struct ConfigCommand: AsyncParsableCommand {
             discussion: """
             When the USB interfaces the enabled applications need change (OTP: OTP HID; U2F, FIDO2: FIDO \
             HID; OATH, PIV, OpenPGP, HSMAUTH: CCID), the key restarts. Turning off the interface ykterm is \
-            using (the CCID reader) needs --force. A key keeps at least one application over USB.
+            using (the CCID reader) needs --force. A key keeps at least one application over USB. A key whose \
+            CCID interface is off is configured through its FIDO HID interface, else its OTP HID interface.
             """)
 
         @OptionGroup var keyOptions: KeyOptions
@@ -98,8 +99,8 @@ struct ConfigCommand: AsyncParsableCommand {
             let prompt = Prompt()
             let tables = StringTables.load()
             let clear = self.clear
-            try await ConfigCommand.withManagement(keyOptions) { session, info, _ in
-                let locked = info.device.isConfigLocked
+            try await ConfigCommand.withManagement(keyOptions) { link, device, _ in
+                let locked = device.isConfigLocked
                 if clear && !locked { throw ConfigProblem.notLocked }
                 var current = locked ? try ConfigCommand.readLockCode(prompt, new: false) : nil
                 defer { current?.zero() }
@@ -107,7 +108,7 @@ struct ConfigCommand: AsyncParsableCommand {
                 defer { next.zero() }
                 let change = clear ? "config.change.lock-cleared" : locked ? "config.change.lock-changed" : "config.change.lock-set"
                 out(tables.text(UIText(change)))
-                try await session.writeConfiguration(DeviceConfiguration(), currentLockCode: current, newLockCode: next)
+                try await link.write(DeviceConfiguration(), currentLockCode: current, newLockCode: next)
             }
             out(tables.text(UIText("config.done")))
         }
@@ -132,10 +133,14 @@ struct ConfigCommand: AsyncParsableCommand {
             let prompt = Prompt()
             let tables = StringTables.load()
             let force = self.force
-            try await ConfigCommand.withManagement(keyOptions) { session, _, _ in
+            try await ConfigCommand.withManagement(keyOptions) { link, device, _ in
                 let minimum = ManagementFeature.deviceReset.minimum
-                guard session.version >= minimum else {
-                    throw ManagementError.needsFirmware(.deviceReset, minimum: minimum, actual: session.version)
+                guard device.version >= minimum else {
+                    throw ManagementError.needsFirmware(.deviceReset, minimum: minimum, actual: device.version)
+                }
+                // DEVICE RESET is a smart-card command: refused before asking when the key is reached over HID.
+                guard case .card(let session) = link else {
+                    throw KeyRouteError.notOnThisKey(.management, [link.interface])
                 }
                 try ConfigCommand.confirm(prompt, tables.text(UIText("config.reset.confirm")), force: force)
                 try await session.deviceReset()
@@ -146,25 +151,21 @@ struct ConfigCommand: AsyncParsableCommand {
 
     // MARK: Shared
 
-    /// The Management application on the chosen key's reader (or the built-in virtual key), with what it
-    /// tells of the key and the interface the connection goes through (CCID on USB, or NFC).
+    /// The Management application on the chosen key, with what it tells of the key and the interface the
+    /// connection goes through: the reader first (CCID on USB, or NFC), else the FIDO or the OTP HID interface
+    /// (a key with CCID turned off), or the built-in virtual key.
     static func withManagement(_ options: KeyOptions,
-                               _ body: (ManagementSession, KeyInfo, KeyInterfaceKind) async throws -> Void) async throws {
-        let connection = try await options.connect()
+                               _ body: (ManagementLink, DeviceInfo, KeyInterfaceKind) async throws -> Void) async throws {
+        let opened = try await ManagementLink.open(options)
         do {
-            let session = try await ManagementSession.make(connection: connection)
-            let device = try await session.deviceInfo()
-            let nfc = KeyProbe.isNFC(atr: connection.atr)
-            let info = KeyInfo(reader: connection.name, atr: connection.atr, device: device,
-                               applications: device.enabled(overNFC: nfc).names, overNFC: nfc)
             let minimum = ManagementFeature.writeConfig.minimum
-            guard session.version >= minimum else {
-                throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: session.version)
+            guard opened.device.version >= minimum else {
+                throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: opened.device.version)
             }
-            try await body(session, info, nfc ? .nfc : .ccid)
-            await connection.close()
+            try await body(opened.link, opened.device, opened.interface)
+            await opened.close()
         } catch {
-            await connection.close()
+            await opened.close()
             throw error
         }
     }
@@ -185,8 +186,7 @@ struct ConfigCommand: AsyncParsableCommand {
         }
         let prompt = Prompt()
         let tables = StringTables.load()
-        try await withManagement(options) { session, info, interface in
-            let device = info.device
+        try await withManagement(options) { link, device, interface in
             var enabling = enable
             if apps.enableAll {
                 enabling = transport == .usb ? device.supportedUSB : device.supportedNFC ?? []
@@ -218,7 +218,7 @@ struct ConfigCommand: AsyncParsableCommand {
             try confirm(prompt, tables.text(UIText("config.confirm")), force: apps.force)
             var current = device.isConfigLocked ? try readLockCode(prompt, new: false) : nil
             defer { current?.zero() }
-            try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: current)
+            try await link.write(configuration, reboot: reboot, currentLockCode: current)
         }
         out(tables.text(UIText("config.done")))
     }
@@ -244,6 +244,97 @@ struct ConfigCommand: AsyncParsableCommand {
             : try prompt.secret(tables.text(UIText("config.prompt.current")))
         defer { text = "" }
         return try LockCodeText.parse(text, new: new)
+    }
+}
+
+/// The Management application as a command reaches it: APDUs on the reader, or the YubiKey commands of the
+/// FIDO or OTP HID interface.
+enum ManagementLink {
+    case card(ManagementSession)
+    case fido(CTAPHIDConnection)
+    case otp(OTPHIDConnection)
+
+    /// The interface it goes through.
+    var interface: KeyInterfaceKind {
+        switch self {
+        case .card: return .ccid
+        case .fido: return .fido
+        case .otp: return .otp
+        }
+    }
+
+    /// WRITE CONFIG.
+    func write(_ configuration: DeviceConfiguration, reboot: Bool = false, currentLockCode: [UInt8]? = nil,
+               newLockCode: [UInt8]? = nil) async throws {
+        switch self {
+        case .card(let session):
+            try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: currentLockCode,
+                                                 newLockCode: newLockCode)
+        case .fido(let hid):
+            var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
+                                                         newLockCode: newLockCode)
+            defer { data.zero() }
+            try await ManagementHID.writeConfig(fido: hid, data: data)
+        case .otp(let hid):
+            var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
+                                                         newLockCode: newLockCode)
+            defer { data.zero() }
+            try await ManagementHID.writeConfig(otp: hid, data: data)
+        }
+    }
+
+    /// An open link, what the key told through it, the interface it uses and what closes it.
+    struct Opened {
+        var link: ManagementLink
+        var device: DeviceInfo
+        var interface: KeyInterfaceKind
+        var close: () async -> Void
+    }
+
+    /// Opens the Management application of the key `options` choose, on the first interface that has it.
+    static func open(_ options: KeyOptions) async throws -> Opened {
+        if options.virtual { return try await open(card: try await options.connect()) }
+        let key = try await KeyDiscovery.key(for: .management, options.selector)
+        switch key.channels(for: .management).first {
+        case .smartCard?:
+            guard let reader = key.reader else { break }
+            return try await open(card: try await PCSCConnection.connect(reader: reader))
+        case .fidoHID?:
+            guard let info = key.fidoHID else { break }
+            let hid = try await CTAPHIDConnection.open(info)
+            do {
+                let device = try await ManagementHID.readDeviceInfo(fido: hid)
+                return Opened(link: .fido(hid), device: device, interface: .fido, close: { await hid.close() })
+            } catch {
+                await hid.close()
+                throw error
+            }
+        case .otpHID?:
+            guard let path = key.otpHID?.path else { break }
+            let hid = try await OTPHIDConnection.open(path: path, name: "\(key.name) (OTP HID)")
+            do {
+                let device = try await ManagementHID.readDeviceInfo(otp: hid)
+                return Opened(link: .otp(hid), device: device, interface: .otp, close: { await hid.close() })
+            } catch {
+                await hid.close()
+                throw error
+            }
+        default:
+            break
+        }
+        throw KeyRouteError.notOnThisKey(.management, key.interfaces)
+    }
+
+    private static func open(card connection: any SmartCardConnection) async throws -> Opened {
+        do {
+            let session = try await ManagementSession.make(connection: connection)
+            let device = try await session.deviceInfo()
+            let interface: KeyInterfaceKind = KeyProbe.isNFC(atr: connection.atr) ? .nfc : .ccid
+            return Opened(link: .card(session), device: device, interface: interface, close: { await connection.close() })
+        } catch {
+            await connection.close()
+            throw error
+        }
     }
 }
 

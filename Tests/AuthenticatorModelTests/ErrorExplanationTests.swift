@@ -138,7 +138,7 @@ import Testing
         (RSAPadding.Error.modulusTooShort(bits: 256), .invalidInput), (RSAPadding.Error.unsupportedModulus(bits: 100), .invalidInput),
         (RSAPadding.Error.saltLength(900), .invalidInput), (RSAPadding.Error.openssl("RSA_padding_add_PKCS1_PSS_mgf1"), .cryptoFailed),
         (Gzip.Error.truncated, .malformedAnswer),
-        (ManagementError.lockCodeLength(3), .lockCodeFormat), (ManagementError.wrongLockCode, .wrongLockCode),
+        (ManagementError.lockCodeLength(3), .lockCodeFormat), (ManagementError.wrongLockCode, .wrongLockCode), (ManagementError.configurationRefused, .configRefused),
         (ManagementError.configurationTooLarge(300), .configTooLarge),
         (ManagementError.needsFirmware(.writeConfig, minimum: Version(5, 0, 0), actual: Version(4, 3, 7)), .configNeedsFirmware),
         (ManagementError.needsFirmware(.deviceReset, minimum: Version(5, 6, 0), actual: Version(5, 4, 3)), .configNeedsFirmware),

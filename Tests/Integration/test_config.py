@@ -145,6 +145,20 @@ emit(ykman=run(YKMAN, "config", "usb", "--enable", "OATH", "--disable", "OTP", "
 time.sleep(1.5)
 emit(after_otp=listed())
 emit(cut=run(YKTERM, "config", "usb", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH"))
+emit(cut_forced=run(YKTERM, "config", "usb", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH", "--force"))
+time.sleep(1.5)
+emit(fido_only=listed())
+emit(over_fido=run(YKTERM, "config", "usb", "--enable-all", "--force"))
+time.sleep(1.5)
+emit(back_from_fido=listed())
+emit(ykman_otp_only=run(YKMAN, "config", "usb", "-d", "U2F", "-d", "FIDO2", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP",
+                        "-d", "HSMAUTH", "-f"))
+time.sleep(1.5)
+emit(otp_only=listed())
+emit(over_otp=run(YKTERM, "config", "usb", "--enable-all", "--force"))
+time.sleep(1.5)
+emit(back_from_otp=listed())
+emit(info_at_end=run(YKMAN, "info")["out"])
 """
 
 
@@ -166,3 +180,14 @@ def test_usb_key_obeys_its_usb_set():
     assert "OATH" in got["after_otp"]["applications"] and "OTP" not in got["after_otp"]["applications"]
     # Turning off the CCID interface ykterm is using needs --force.
     assert got["cut"]["rc"] == 2 and "CCID interface" in got["cut"]["err"]
+    # With --force it is done; the key comes back with FIDO HID alone, and ykterm reconfigures it over that
+    # interface (the vendor WRITE CONFIG), then over the OTP interface when only OTP is left.
+    assert got["cut_forced"]["rc"] == 0, got["cut_forced"]
+    assert got["fido_only"]["interfaces"] == ["fido"] and got["fido_only"]["applications"] == ["U2F", "FIDO2"]
+    assert got["over_fido"]["rc"] == 0, got["over_fido"]
+    assert got["back_from_fido"]["interfaces"] == ["ccid", "fido", "otp"]
+    assert got["ykman_otp_only"]["rc"] == 0, got["ykman_otp_only"]
+    assert got["otp_only"]["interfaces"] == ["otp"]
+    assert got["over_otp"]["rc"] == 0, got["over_otp"]
+    assert got["back_from_otp"]["interfaces"] == ["ccid", "fido", "otp"]
+    assert set(applications_table(got["info_at_end"]).values()) == {("Enabled", "Enabled")}

@@ -120,6 +120,33 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
         // U2F VERSION still answers.
         #expect(handler(CTAPHID.Command.msg, hex("0003000000"), { _ in }).suffix(2) == [0x90, 0x00])
     }
+
+    @Test func writeConfigOverTheFIDOAndOTPInterfaces() async throws {
+        let key = VirtualKey()
+        let fido = try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "virtual", timeout: 10)
+        let set = try DeviceConfiguration(enabledNFC: [.oath]).writeConfigData(reboot: false, newLockCode: lock)
+        try await ManagementHID.writeConfig(fido: fido, data: set)
+        #expect(try await ManagementHID.readDeviceInfo(fido: fido).isConfigLocked)
+        // Locked: refused without the lock code (CTAPHID ERR_OTHER), taken with it.
+        let unlocked = try DeviceConfiguration(enabledNFC: [.piv]).writeConfigData(reboot: false)
+        await #expect(throws: ManagementError.configurationRefused) {
+            try await ManagementHID.writeConfig(fido: fido, data: unlocked)
+        }
+        await fido.close()
+        let otp = OTPHIDConnection(device: key.makeOTPHIDDevice(), name: "virtual otp")
+        let sequence = key.state.otpSequence
+        await #expect(throws: ManagementError.configurationRefused) {
+            try await ManagementHID.writeConfig(otp: otp, data: unlocked)
+        }
+        #expect(key.state.otpSequence == sequence)
+        let withCode = try DeviceConfiguration(enabledNFC: [.piv]).writeConfigData(reboot: false, currentLockCode: lock,
+                                                                                newLockCode: DeviceConfiguration.clearedLockCode)
+        try await ManagementHID.writeConfig(otp: otp, data: withCode)
+        #expect(key.state.otpSequence == sequence &+ 1)
+        let info = try await ManagementHID.readDeviceInfo(otp: otp)
+        #expect(info.enabledNFC == [.piv] && !info.isConfigLocked)
+        await otp.close()
+    }
 }
 
 private func hex(_ text: String) -> [UInt8] { try! Hex.decode(text) }

@@ -6,6 +6,7 @@ extension ErrorExplanation {
         switch e {
         case .lockCodeLength: return ErrorExplanation(kind: .lockCodeFormat)
         case .wrongLockCode: return ErrorExplanation(kind: .wrongLockCode)
+        case .configurationRefused: return ErrorExplanation(kind: .configRefused)
         case .configurationTooLarge(let n): return ErrorExplanation(kind: .configTooLarge, ["bytes": String(n)])
         case .needsFirmware(let feature, let minimum, let actual):
             return ErrorExplanation(kind: .configNeedsFirmware, ["minimum": minimum.description, "actual": actual.description],

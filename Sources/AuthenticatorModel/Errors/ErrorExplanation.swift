@@ -153,6 +153,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case attestationInvalid = "attestation-invalid"
     // Device configuration (Management).
     case wrongLockCode = "wrong-lock-code"
+    case configRefused = "config-refused"
     case lockCodeFormat = "lock-code-format"
     case notLocked = "not-locked"
     case configTooLarge = "config-too-large"

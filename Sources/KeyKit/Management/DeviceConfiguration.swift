@@ -85,6 +85,9 @@ public enum ManagementError: Error, Equatable, Sendable {
     case configurationTooLarge(Int)
     /// The firmware (actual) is older than the command needs (minimum).
     case needsFirmware(ManagementFeature, minimum: Version, actual: Version)
+    /// WRITE CONFIG over a HID interface was refused (that interface says no more than that: a wrong or
+    /// missing lock code, or a setting the key does not take).
+    case configurationRefused
     /// DEVICE RESET was refused (6985 or 6D00): the key does not do a whole-device reset, or not now.
     case resetRefused(StatusWord)
 }
