@@ -97,6 +97,8 @@ public struct AppState: Sendable {
     public var piv = PIVTabState()
     /// The Management information overlay of the selected key.
     public var showDeviceInfo = false
+    /// The device view's application toggles.
+    public var deviceConfig = DeviceConfigState()
     public var bindings: KeyBindings
     public var quitting = false
     /// Names the virtual key's demo mode, where the status bar says so.

@@ -17,6 +17,8 @@ struct KeyWork: Sendable {
         switch command {
         case .probe(let d):
             post(.probed(keyID: d.id, await probe(d)))
+        case .writeConfig(let d, let configuration, let reboot):
+            post(.configWritten(keyID: d.id, failure: await writeConfig(d, configuration, reboot: reboot)))
         case .oathOpen, .oathRefresh, .oathCalculate, .oathUnlock, .oathAdd, .oathRename, .oathDelete, .oathSetPassword:
             await OATHTabWork(backend: backend, environment: environment, post: post).perform(command, unlockKeys: unlockKeys)
         case .otp(let c):
@@ -46,6 +48,50 @@ struct KeyWork: Sendable {
             return info
         }
         return try? await KeyProbe.inspect(hid: d)
+    }
+
+    /// WRITE CONFIG over the interface that carries Management (the reader, else FIDO HID, else OTP HID); nil
+    /// when written, else the words for what went wrong.
+    private func writeConfig(_ d: KeyDescriptor, _ configuration: DeviceConfiguration, reboot: Bool) async -> UIText? {
+        do {
+            if d.reader != nil {
+                let connection = try await backend.connect(d)
+                do {
+                    let session = try await ManagementSession.make(connection: connection)
+                    try await session.writeConfiguration(configuration, reboot: reboot)
+                    await connection.close()
+                } catch {
+                    await connection.close()
+                    throw error
+                }
+            } else if d.fidoHID != nil {
+                let fido = try await backend.connectFIDO(d, observer: nil)
+                do {
+                    guard let hid = fido as? CTAPHIDConnection else {
+                        throw KeyRouteError.notOnThisKey(.management, d.interfaces)
+                    }
+                    try await ManagementHID.writeConfig(fido: hid, data: configuration.writeConfigData(reboot: reboot))
+                    await fido.close()
+                } catch {
+                    await fido.close()
+                    throw error
+                }
+            } else if let path = d.otpHID?.path {
+                let otp = try await OTPHIDConnection.open(path: path, name: d.name)
+                do {
+                    try await ManagementHID.writeConfig(otp: otp, data: configuration.writeConfigData(reboot: reboot))
+                    await otp.close()
+                } catch {
+                    await otp.close()
+                    throw error
+                }
+            } else {
+                throw KeyRouteError.notOnThisKey(.management, d.interfaces)
+            }
+            return nil
+        } catch {
+            return ErrorExplanation(error).text
+        }
     }
 
     /// Runs `body` on a fresh connection, closing it after; nil when anything failed.

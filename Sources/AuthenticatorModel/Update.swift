@@ -30,6 +30,8 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
         return commands
     case .paste(let text):
         return handlePaste(&state, text)
+    case .configWritten(let keyID, let failure):
+        return configWritten(&state, keyID: keyID, failure: failure)
     case .notice(let text, let kind):
         state.status = StatusMessage(text, kind: kind, expires: state.now + 3 * statusSeconds)
         return []
@@ -177,15 +179,7 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return []
     }
     if state.showKeySwitcher { return keySwitcher(&state, key) }
-    if state.showDeviceInfo {
-        // The keys binding opens the key switcher over the device view, which then shows the key chosen.
-        if state.bindings.action(for: key) == .keys, state.keys.count > 1 {
-            openKeySwitcher(&state)
-        } else {
-            state.showDeviceInfo = false
-        }
-        return []
-    }
+    if state.showDeviceInfo { return deviceViewKey(&state, key) }
     // Tab and Shift-Tab switch tabs, except in a dialog, where they move between its fields.
     if !state.dialogOpen {
         switch key {

@@ -77,14 +77,61 @@ struct DeviceInfoView {
         return names.isEmpty ? "-" : names.joined(separator: " ")
     }
 
+    /// The lines under the rows: a change waiting for its yes (before → after, a restart, the interface it turns
+    /// off), or how to use the view.
+    func footer(_ state: AppState, toggles: [DeviceConfigToggle]) -> [(text: String, style: TextStyle)] {
+        if let pending = state.deviceConfig.pending {
+            // Wrapped to the box (72 columns, or the screen's), so before and after are read whole.
+            let width = max(1, min(72, screen.size.columns) - 4)
+            var lines = wrap(app.text(pending.change.text), width: width).map { ($0, theme.heading) }
+            if pending.change.needsReboot {
+                lines += wrap(app.text(UIText("config.tui.restarts")), width: width).map { ($0, TextStyle.plain) }
+            }
+            if let cut = pending.cuts {
+                lines += wrap(app.text(UIText("config.tui.cuts", ["interface": cut.rawValue.uppercased()])), width: width)
+                    .map { ($0, theme.warning) }
+            }
+            lines.append((app.text(UIText("config.tui.confirm")), theme.dim))
+            return lines
+        }
+        var lines = [(text: String, style: TextStyle)]()
+        if state.keys.count > 1 {
+            lines.append((app.text(UIText("device.moreKeys", ["count": String(state.keys.count),
+                                                              "key": String(state.bindings.key(for: .keys))])), theme.dim))
+        }
+        lines.append((app.text(UIText(toggles.isEmpty ? "device.footer" : "device.footer.toggles")), theme.dim))
+        return lines
+    }
+
+    /// Redraws the applications rows as toggles: each name on its own, the one under the cursor reversed.
+    func drawToggles(_ state: AppState, toggles: [DeviceConfigToggle], rows: [(label: String, value: String, style: TextStyle)],
+                     box: Box, labelWidth: Int) {
+        guard let device = state.selectedKey?.info?.device else { return }
+        let cursor = min(state.deviceConfig.cursor, toggles.count - 1)
+        let off = app.text(UIText("device.offMark"))
+        for transport in ConfigTransport.allCases {
+            let label = app.text(UIText(transport == .usb ? "device.usbApps" : "device.nfcApps"))
+            guard let index = rows.firstIndex(where: { $0.label == label }), index < box.innerHeight else { continue }
+            let enabled = transport == .usb ? device.enabledUSB : device.enabledNFC ?? []
+            let y = box.innerRow + index
+            var column = box.innerColumn + labelWidth + 2
+            let end = box.innerColumn + box.innerWidth - 1
+            for (i, toggle) in toggles.enumerated() where toggle.transport == transport {
+                let name = Capabilities.named.first { $0.0 == toggle.application }?.1 ?? ""
+                let text = enabled.contains(toggle.application) ? name : name + off
+                guard column + text.cellWidth <= end else { break }
+                let style = i == cursor ? theme.selection : enabled.contains(toggle.application) ? TextStyle.plain : theme.dim
+                screen.draw(text, row: y, column: column, style: style, width: text.cellWidth)
+                column += text.cellWidth + 1
+            }
+        }
+    }
+
     func render(_ state: AppState) {
         let rows = rows(state)
-        var footer = [String]()
-        if state.keys.count > 1 {
-            footer.append(app.text(UIText("device.moreKeys", ["count": String(state.keys.count),
-                                                              "key": String(state.bindings.key(for: .keys))])))
-        }
-        footer.append(app.text(UIText("device.footer")))
+        let toggles = state.selectedKey?.configToggles ?? []
+        let footerLines = footer(state, toggles: toggles)
+        let footer = footerLines.map(\.text)
         let box = app.overlayBox(lines: rows.count + footer.count + 1, width: 72)
         box.draw(on: screen, title: app.text(UIText("device.title")), style: theme.border, titleStyle: theme.heading)
         // Wide enough for the longest label ("Challenge-response timeout", German ones too).
@@ -96,10 +143,13 @@ struct DeviceInfoView {
             screen.draw(row.value, row: y, column: box.innerColumn + labelWidth + 2, style: row.style,
                         width: max(0, box.innerWidth - labelWidth - 3))
         }
-        for (i, line) in footer.enumerated() {
+        if !toggles.isEmpty {
+            drawToggles(state, toggles: toggles, rows: rows, box: box, labelWidth: labelWidth)
+        }
+        for (i, line) in footerLines.enumerated() {
             let y = box.innerRow + box.innerHeight - footer.count + i
-            screen.draw(line.centered(inCells: box.innerWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
-                        style: theme.dim)
+            screen.draw(line.text.centered(inCells: box.innerWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
+                        style: line.style, width: box.innerWidth)
         }
     }
 }

@@ -3,6 +3,7 @@ and the other way round; the virtual key keeps the lock code's rules (ykman need
 disabled application is unreachable, and the USB key drops an interface none of whose applications is on."""
 
 import json
+import shutil
 
 import pytest
 
@@ -191,3 +192,42 @@ def test_usb_key_obeys_its_usb_set():
     assert got["over_otp"]["rc"] == 0, got["over_otp"]
     assert got["back_from_otp"]["interfaces"] == ["ccid", "fido", "otp"]
     assert set(applications_table(got["info_at_end"]).values()) == {("Enabled", "Enabled")}
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
+def test_tui_device_view_toggles_what_ykman_reads(pcsc, env, tmp_path):
+    from test_tui import served_tui
+
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        t.wait_for("serial 28123456")
+        t.send("i")
+        t.wait_for("Space on/off")
+        # The cursor starts on OTP over USB: three to the right is OATH.
+        t.send("Right", "Right", "Right", "Space")
+        t.wait_for(r"USB applications: OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH → OTP U2F")
+        t.answer("n")
+        t.wait_for("nothing was changed")
+        assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Enabled", "Enabled")
+        t.send("Space")
+        t.wait_for("y applies the change")
+        t.answer("y")
+        t.wait_for("Configuration updated")
+        assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Disabled", "Enabled")
+        # The view shows it read back from the key: OATH(off) in the USB row.
+        t.wait_for(r"USB applications\s+OTP U2F FIDO2 OATH\(off\) PIV")
+        # Locked meanwhile by ykman: the key refuses, the view says so and reads the key again; from then on
+        # it asks nothing and says why.
+        run_ykman(key.reader, "config", "set-lock-code", "-n", LOCK, "-f", env=env)
+        t.send("Space")
+        t.wait_for("y applies the change")
+        t.answer("y")
+        t.wait_for("lock code was wrong")
+        t.wait_for(r"Configuration locked\s+yes")
+        t.send("Space")
+        t.wait_for("The configuration is locked")
+        assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Disabled", "Enabled")
+    finally:
+        t.close()
+        key.stop()

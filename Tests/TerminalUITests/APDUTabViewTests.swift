@@ -278,13 +278,42 @@ struct DeviceViewTests {
         #expect(usb.contains("OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH"))
         let nfc = try #require(ViewFixture.line(screen, containing: "NFC applications"))
         #expect(nfc.contains("OATH PIV(off) OpenPGP"))
-        #expect(screen.contains("any key closes"))
+        #expect(screen.contains("arrows choose · Space on/off · any other key closes"))
+        // The cursor is on the first toggle: OTP over USB, drawn reversed.
+        let otpRow = try #require(screen.lines.firstIndex { $0.contains("USB applications") })
+        let otpColumn = screen.lines[otpRow].distance(from: screen.lines[otpRow].startIndex,
+                                                      to: screen.lines[otpRow].range(of: "OTP U2F")!.lowerBound)
+        #expect(screen.style(row: otpRow, column: otpColumn).reverse)
+        #expect(!screen.style(row: otpRow, column: otpColumn + 4).reverse)
         // The overlay fits: its border is on screen, the status bar still below it.
         #expect(screen.text(row: 22).contains("serial 28123456"))
         // Any key closes it.
         _ = update(&state, .keyPress(.char("z")))
         #expect(!state.showDeviceInfo)
         #expect(!ViewFixture.render(state).contains("Device information"))
+    }
+
+    @Test func toggleAsksWithBeforeAndAfterThenWrites() throws {
+        var state = ViewFixture.state()
+        _ = update(&state, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
+        _ = update(&state, .keyPress(.char("i")))
+        // Down to OATH over USB (OTP U2F FIDO2 OATH), then Space.
+        for _ in 0..<3 { _ = update(&state, .keyPress(.down)) }
+        _ = update(&state, .keyPress(.char(" ")))
+        var screen = ViewFixture.render(state)
+        // Before → after, wrapped to the box.
+        #expect(screen.contains("USB applications: OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH → OTP U2F"))
+        #expect(screen.contains("FIDO2 PIV OpenPGP HSMAUTH"))
+        #expect(screen.contains("y applies the change"))
+        #expect(!screen.contains("restarts"))
+        _ = update(&state, .tick(now: state.now + 1))
+        let commands = update(&state, .keyPress(.char("y")))
+        #expect(commands == [.writeConfig(ViewFixture.key, DeviceConfiguration(enabledUSB: [.otp, .u2f, .fido2, .piv, .openpgp, .hsmauth]),
+                                          reboot: false)])
+        screen = ViewFixture.render(state)
+        #expect(screen.contains("Writing the configuration"))
+        #expect(update(&state, .configWritten(keyID: ViewFixture.key.id, failure: nil)) == [.probe(ViewFixture.key)])
+        #expect(ViewFixture.render(state).contains("Configuration updated."))
     }
 
     @Test func keyWithoutNFCAndKeyStillBeingRead() {

@@ -77,6 +77,12 @@ enum Golden {
             _ = update(&s, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
             return press([.char("i")], s)
         }),
+        // The device view's question before it turns OATH off over USB.
+        ("device-config-question", {
+            var s = ViewFixture.state()
+            _ = update(&s, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
+            return press([.char("i"), .right, .right, .right, .char(" ")], s)
+        }),
         ("security-key", {
             var s = AppState(now: 1000)
             let d = KeyDescriptor(transport: .hid(path: "/dev/hidraw4"), name: "Security Key NFC",
