@@ -9,11 +9,15 @@ import KeyKit
 /// answered SW 9100 with the KEEPALIVE status of the moment ("processing" or "user presence needed") when
 /// the client allows it (NFCCTAP_MSG P1 bit 0x80); the client then polls with NFCCTAP_GETRESPONSE until the
 /// wait is over (by the clock), or cancels with P1 0x11. Clients that do not allow it wait inside
-/// NFCCTAP_MSG. A U2F-only key (a profile without CTAP2) answers both instructions 6D00.
+/// NFCCTAP_MSG. A U2F-only key (a profile without CTAP2) answers both instructions 6D00, and so does a key
+/// with FIDO2 disabled over the transport its smart-card side is on; U2F's instructions answer 6D00 while U2F
+/// is disabled there.
 final class FIDOApplet: Applet {
     let aid = AID.fido
     let capabilities: Capabilities = [.u2f, .fido2]
     let authenticator: FIDOAuthenticator
+    /// The transport the smart-card side is on (whose enabled set counts).
+    let transport: VirtualKey.ATRStyle
 
     /// A request waiting for its simulated touch.
     private struct Pending {
@@ -24,8 +28,9 @@ final class FIDOApplet: Applet {
 
     private var pending: Pending?
 
-    init(authenticator: FIDOAuthenticator) {
+    init(authenticator: FIDOAuthenticator, transport: VirtualKey.ATRStyle = .nfc) {
         self.authenticator = authenticator
+        self.transport = transport
     }
 
     /// Only the NFC exchange is forgotten; the authenticator's power-cycle state (PIN token, wrong-PIN
@@ -40,8 +45,11 @@ final class FIDOApplet: Applet {
     }
 
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
+        let enabled = state.enabled(over: transport)
+        let u2f = [U2F.Instruction.register, U2F.Instruction.authenticate, U2F.Instruction.version]
+        if apdu.cla == 0x00, u2f.contains(apdu.ins), !enabled.contains(.u2f) { return Response(status: .invalidInstruction) }
         switch (apdu.cla, apdu.ins) {
-        case (NFCCTAP.cla, let ins) where !authenticator.profile.speaksCTAP2
+        case (NFCCTAP.cla, let ins) where (!authenticator.profile.speaksCTAP2 || !enabled.contains(.fido2))
             && (ins == NFCCTAP.Instruction.msg || ins == NFCCTAP.Instruction.getResponse):
             return Response(status: .invalidInstruction)
         case (NFCCTAP.cla, NFCCTAP.Instruction.msg):

@@ -89,7 +89,7 @@ public final class VirtualKey: Sendable {
         var core = Inner(state: state, applets: [], fido: fido)
         core.applets = (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
             + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay, refused: profile.refusedOATHInstructions),
-               FIDOApplet(authenticator: fido), NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile),
+               FIDOApplet(authenticator: fido, transport: smartCardTransport), NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile),
                PIVApplet(touchDelay: touchDelay)]
         inner = Mutex(core)
         self.stateFile = stateFile

@@ -121,6 +121,21 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
         #expect(handler(CTAPHID.Command.msg, hex("0003000000"), { _ in }).suffix(2) == [0x90, 0x00])
     }
 
+    @Test func fidoOverNFCObeysTheNFCSet() {
+        var state = VirtualKeyState.yubiKey5NFC()
+        state.nfcEnabled = Capabilities([.u2f, .oath]).rawValue
+        let key = VirtualKey(state: state)
+        #expect(status(key.process(selectFIDO)) == "9000")
+        // NFCCTAP_MSG with getInfo: FIDO2 is off over NFC; U2F VERSION answers.
+        #expect(status(key.process(hex("80100000010400"))) == "6D00")
+        #expect(status(key.process(hex("0003000000"))) == "9000")
+        state.nfcEnabled = Capabilities([.fido2]).rawValue
+        let fido2Only = VirtualKey(state: state)
+        _ = fido2Only.process(selectFIDO)
+        #expect(status(fido2Only.process(hex("0003000000"))) == "6D00")
+        #expect(status(fido2Only.process(hex("80100000010400"))) == "9000")
+    }
+
     @Test func writeConfigOverTheFIDOAndOTPInterfaces() async throws {
         let key = VirtualKey()
         let fido = try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "virtual", timeout: 10)
