@@ -133,7 +133,9 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
         let fido2Only = VirtualKey(state: state)
         _ = fido2Only.process(selectFIDO)
         #expect(status(fido2Only.process(hex("0003000000"))) == "6D00")
-        #expect(status(fido2Only.process(hex("80100000010400"))) == "9000")
+        // getInfo answers (in parts when it is longer than one short answer: 61xx).
+        let getInfo = status(fido2Only.process(hex("80100000010400")))
+        #expect(getInfo == "9000" || getInfo.hasPrefix("61"))
     }
 
     @Test func writeConfigOverTheFIDOAndOTPInterfaces() async throws {
