@@ -119,7 +119,7 @@ import Testing
         let features: [FIDOSessionError.FIDOFeature] = [.credentialManagement, .attestationFormat("tpm"),
                                                         .signatureAlgorithm(-257), .signatureAlgorithm(nil),
                                                         .updateUserInformation, .authenticatorConfig, .setMinPINLength,
-                                                        .alwaysUV, .enterpriseAttestation]
+                                                        .alwaysUV, .enterpriseAttestation, .bioEnrollment]
         for f in features { ErrorExplanationTests.expectWorded(ErrorExplanation(FIDOSessionError.notSupported(f)).text, "\(f)") }
         for a in KeyApplication.allCases {
             ErrorExplanationTests.expectWorded(ErrorExplanation(KeyRouteError.notOnThisKey(a, [.fido])).text, "\(a)")

@@ -72,6 +72,7 @@ extension ErrorExplanation {
         case .setMinPINLength: return UIText("fido-feature.set-min-pin-length")
         case .alwaysUV: return UIText("fido-feature.always-uv")
         case .enterpriseAttestation: return UIText("fido-feature.enterprise-attestation")
+        case .bioEnrollment: return UIText("fido-feature.bio-enrollment")
         case .attestationFormat(let format): return UIText("fido-feature.attestation-format", ["format": format])
         case .signatureAlgorithm(let number):
             return UIText("fido-feature.signature-algorithm", ["number": number.map(String.init) ?? "-"])

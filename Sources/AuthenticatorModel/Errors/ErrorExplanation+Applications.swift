@@ -85,6 +85,7 @@ extension ErrorExplanation {
         case CTAPError.noCredentials: return ErrorExplanation(kind: .noCredentials)
         case CTAPError.invalidCredential: return ErrorExplanation(kind: .unknownCredential)
         case CTAPError.keyStoreFull: return ErrorExplanation(kind: .credentialStoreFull)
+        case CTAPError.fingerprintDatabaseFull: return ErrorExplanation(kind: .fingerprintStoreFull)
         case CTAPError.credentialExcluded: return ErrorExplanation(kind: .credentialExcluded)
         case CTAPError.operationDenied: return ErrorExplanation(kind: .operationDenied)
         case CTAPError.uvBlocked: return ErrorExplanation(kind: .uvBlocked)
@@ -112,6 +113,9 @@ extension ErrorExplanation {
         case .minPINLengthDecrease(let current, let requested):
             return ErrorExplanation(kind: .minPINLengthDecrease, ["current": String(current),
                                                                   "requested": String(requested)])
+        case .noSuchFingerprint(let id): return ErrorExplanation(kind: .noSuchFingerprint, ["id": id.hex])
+        case .fingerprintNameTooLong(let maximum, let bytes):
+            return ErrorExplanation(kind: .fingerprintNameTooLong, ["maximum": String(maximum), "bytes": String(bytes)])
         }
     }
 

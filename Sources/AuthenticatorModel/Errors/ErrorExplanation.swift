@@ -116,6 +116,9 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pinPolicy = "pin-policy"
     case pinChangeRequired = "pin-change-required"
     case minPINLengthDecrease = "min-pin-length-decrease"
+    case fingerprintNameTooLong = "fingerprint-name-too-long"
+    case fingerprintStoreFull = "fingerprint-store-full"
+    case noSuchFingerprint = "no-such-fingerprint"
     case pinTokenInvalid = "pin-token-invalid"
     case pinTooShort = "pin-too-short"
     case pinTooLong = "pin-too-long"
@@ -195,7 +198,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     public var exit: Exit {
         switch self {
         case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
-        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease,
+        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease, .fingerprintNameTooLong,
              .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
              .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
              .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .notLocked,

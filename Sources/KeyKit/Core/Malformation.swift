@@ -44,6 +44,8 @@ public struct Malformation: Equatable, Sendable {
         case relyingPartyEntry = "relying-party-entry"
         case credentialEntry = "credential-entry"
         case credentialKey = "credential-key"
+        case enrollmentStep = "enrollment-step"
+        case fingerprintEntry = "fingerprint-entry"
         case u2fRegistration = "u2f-registration"
         case u2fKeyHandle = "u2f-key-handle"
         case u2fCertificate = "u2f-certificate"

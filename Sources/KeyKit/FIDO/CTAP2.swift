@@ -262,6 +262,10 @@ public enum CTAP2 {
         public static let makeCredUVNotRequired = "makeCredUvNotRqd"
         /// Credential management (CTAP 2.1), with updateUserInformation.
         public static let credentialManagement = "credMgmt"
+        /// Fingerprint enrollment (authenticatorBioEnrollment); true once a fingerprint is enrolled.
+        public static let bioEnrollment = "bioEnroll"
+        /// The preview bioEnrollment command (0x40), on keys without bioEnroll.
+        public static let bioEnrollmentPreview = "userVerificationMgmtPreview"
     }
 
     /// The hmac-secret extension's input to getAssertion (CTAP 2.1 section 12.5).

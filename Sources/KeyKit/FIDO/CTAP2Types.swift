@@ -13,6 +13,7 @@ public struct CTAPError: Error, Hashable, Sendable {
     public static let invalidParameter: UInt8 = 0x02
     public static let invalidLength: UInt8 = 0x03
     public static let cborUnexpectedType: UInt8 = 0x11
+    public static let fingerprintDatabaseFull: UInt8 = 0x17
     public static let invalidCBOR: UInt8 = 0x12
     public static let missingParameter: UInt8 = 0x14
     public static let credentialExcluded: UInt8 = 0x19
@@ -50,6 +51,7 @@ public struct CTAPError: Error, Hashable, Sendable {
         case 0x11: return "CTAP2_ERR_CBOR_UNEXPECTED_TYPE"
         case 0x12: return "CTAP2_ERR_INVALID_CBOR"
         case 0x14: return "CTAP2_ERR_MISSING_PARAMETER"
+        case 0x17: return "CTAP2_ERR_FP_DATABASE_FULL"
         case 0x19: return "CTAP2_ERR_CREDENTIAL_EXCLUDED"
         case 0x22: return "CTAP2_ERR_INVALID_CREDENTIAL"
         case 0x26: return "CTAP2_ERR_UNSUPPORTED_ALGORITHM"
@@ -175,6 +177,11 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         supportsConfig && options[CTAP2.Option.setMinPINLength] == true
     }
 
+    /// Whether fingerprints can be enrolled (option bioEnroll, or the preview's userVerificationMgmtPreview).
+    public var supportsBioEnrollment: Bool {
+        options[CTAP2.Option.bioEnrollment] != nil || options[CTAP2.Option.bioEnrollmentPreview] != nil
+    }
+
     /// Whether every credential needs user verification; nil when the key cannot be switched to that.
     public var alwaysUV: Bool? { options[CTAP2.Option.alwaysUV] }
 
@@ -211,6 +218,10 @@ public enum FIDOSessionError: Error, Equatable, Sendable {
     case pinChangeRequired
     /// setMinPINLength asked for less than the key's minimum (`current`): a minimum only grows, until a reset.
     case minPINLengthDecrease(current: Int, requested: Int)
+    /// A fingerprint's friendly name longer (`bytes` of UTF-8) than the key's `maximum`.
+    case fingerprintNameTooLong(maximum: Int, bytes: Int)
+    /// No enrolled fingerprint has this template ID (or, from the command line, starts with these bytes).
+    case noSuchFingerprint(templateID: [UInt8])
 
     /// The signatures ykterm checks.
     public enum SignatureCheck: String, Sendable, CaseIterable {
@@ -240,6 +251,8 @@ public enum FIDOSessionError: Error, Equatable, Sendable {
         case alwaysUV
         /// Enterprise attestation (option ep).
         case enterpriseAttestation
+        /// Fingerprint enrollment (option bioEnroll): a key with a fingerprint sensor.
+        case bioEnrollment
         /// An attestation statement format ykterm does not check (its name as the key gave it).
         case attestationFormat(String)
         /// A COSE signature algorithm ykterm does not verify (its number, if the key gave one).
