@@ -17,6 +17,7 @@ extension FIDOAuthenticator {
         token = nil
         consecutiveWrongPINs = 0
         currentKeyAgreementKey = nil
+        pendingEnrollment = nil
         return [CTAP2.ok]
     }
 

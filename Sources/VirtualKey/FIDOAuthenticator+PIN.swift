@@ -10,11 +10,12 @@ extension FIDOAuthenticator {
     typealias PINKey = CTAP2.ClientPIN.Key
     typealias PINAnswer = CTAP2.ClientPIN.ResponseKey
 
-    /// Permissions this authenticator grants: mc, ga and cm, and acfg where it has authenticatorConfig (no
-    /// bio enrollment or large blobs).
-    static func supportedPermissions(_ state: VirtualKeyState) -> PINPermissions {
+    /// Permissions this authenticator grants: mc, ga and cm, acfg where it has authenticatorConfig, and be
+    /// where its profile has a fingerprint sensor (no large blobs).
+    func supportedPermissions(_ state: VirtualKeyState) -> PINPermissions {
         var permissions: PINPermissions = [.makeCredential, .getAssertion, .credentialManagement]
-        if hasConfig(state) { permissions.insert(.authenticatorConfig) }
+        if Self.hasConfig(state) { permissions.insert(.authenticatorConfig) }
+        if profile.hasBioEnrollment { permissions.insert(.bioEnrollment) }
         return permissions
     }
 
@@ -81,7 +82,7 @@ extension FIDOAuthenticator {
             // A right PIN, but the key wants a new one first.
             guard !state.fido.forcePINChange else { throw .status(CTAPError.pinPolicyViolation) }
             // Tokens from the legacy command predate permissions: they may do everything.
-            let value = issueToken(permissions: Self.supportedPermissions(state), rpID: nil)
+            let value = issueToken(permissions: supportedPermissions(state), rpID: nil)
             return Self.ok([PINAnswer.pinUVAuthToken: .bytes(try encrypt(pinProtocol, secret, value))])
 
         case PINSubcommand.getPINUVAuthTokenUsingPINWithPermissions:
@@ -92,7 +93,7 @@ extension FIDOAuthenticator {
             let rpID = try p.text(PINKey.rpID)
             guard permissions > 0 else { throw .status(CTAPError.invalidParameter) }
             let requested = PINPermissions(rawValue: permissions)
-            guard Self.supportedPermissions(state).isSuperset(of: requested) else {
+            guard supportedPermissions(state).isSuperset(of: requested) else {
                 throw .status(CTAPError.unauthorizedPermission)
             }
             try checkPINUsable(state)

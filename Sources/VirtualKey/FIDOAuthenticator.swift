@@ -6,7 +6,7 @@ import KeyKit
 /// the firmware in the key's state does: ES256 credentials, discoverable credentials, the client PIN with
 /// PIN/UV auth protocols 1 and 2, PIN/UV auth tokens with permissions, credential management, the
 /// credProtect and hmac-secret extensions, authenticatorConfig with the minPinLength extension (from firmware
-/// 5.7), and U2F registration and authentication. Attestation is packed
+/// 5.7), fingerprint enrollment on a profile with a sensor, and U2F registration and authentication. Attestation is packed
 /// self attestation for CTAP2 and a self-signed certificate for U2F. Its profile makes it differ as keys of
 /// other makes do (one PIN/UV auth protocol only, U2F only, getInfo entries no client knows, getPinRetries
 /// refused before a PIN is set, long keepalives before answers that need the user).
@@ -43,6 +43,9 @@ public final class FIDOAuthenticator {
     public let resetWindow: Double
     /// Where this authenticator differs from a YubiKey's (PIN/UV auth protocols, getInfo, keepalives...).
     public let profile: VirtualKeyProfile
+    /// The sample statuses the simulated fingerprint sensor reports, one per capture in this order, then
+    /// good ones (a profile with a sensor only).
+    public let bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus]
 
     /// The answer of a user-presence check.
     enum Presence {
@@ -120,11 +123,17 @@ public final class FIDOAuthenticator {
     var pendingCredentials: [FIDOState.Credential]?
     /// When a U2F command first asked for a touch that has not happened yet.
     var u2fPresenceRequestedAt: Double?
+    /// The fingerprint enrollment under way.
+    var pendingEnrollment: PendingEnrollment?
+    /// The index in `bioSampleStatuses` of the next capture's status.
+    var nextSampleStatus = 0
 
-    public init(userPresenceDelay: Double = 0, resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey) {
+    public init(userPresenceDelay: Double = 0, resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
+                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = []) {
         self.userPresenceDelay = userPresenceDelay
         self.resetWindow = resetWindow
         self.profile = profile
+        self.bioSampleStatuses = bioSampleStatuses
         poweredUpAt = Self.uptime()
     }
 
@@ -140,6 +149,7 @@ public final class FIDOAuthenticator {
         pendingRPs = nil
         pendingCredentials = nil
         u2fPresenceRequestedAt = nil
+        pendingEnrollment = nil
     }
 
     // MARK: Entry points
@@ -256,7 +266,9 @@ public final class FIDOAuthenticator {
             return try credentialManagement(params, &state, rps: rps, credentials: credentials)
         case .config:
             return try config(params, &state)
-        case .bioEnrollment, .bioEnrollmentPreview, .largeBlobs, nil:
+        case .bioEnrollment, .bioEnrollmentPreview:
+            return try bioEnrollment(params, &state, presence)
+        case .largeBlobs, nil:
             throw .status(CTAPError.invalidCommand)
         }
     }
@@ -289,6 +301,7 @@ public final class FIDOAuthenticator {
             "credentialMgmtPreview": true, "pinUvAuthToken": true, "makeCredUvNotRqd": .bool(!fido.alwaysUV),
         ]
         if hasConfig { options.merge(Self.configOptions(fido)) { own, _ in own } }
+        if profile.hasBioEnrollment { options.merge(Self.bioOptions(fido)) { own, _ in own } }
         let ownExtensions = ["credProtect", "hmac-secret"] + (hasConfig ? ["minPinLength"] : [])
         let more = profile.getInfoAdditions
         let extraOptions = more.options.map { (CBOR.text($0.key), CBOR.bool($0.value)) }
@@ -312,6 +325,7 @@ public final class FIDOAuthenticator {
             Key.remainingDiscoverableCredentials: CBOR(remaining),
         ]
         if hasConfig { fields[Key.maxRPIDsForSetMinPINLength] = CBOR(Self.maxRPIDsForSetMinPINLength) }
+        if profile.hasBioEnrollment { fields[Key.uvModality] = CBOR(Self.fingerprintModality) }
         var map = [CBOR: CBOR](uniqueKeysWithValues: fields.map { (CBOR($0.key), $0.value) })
         map.merge(more.fields) { own, _ in own }
         return .map(map)

@@ -78,6 +78,32 @@ public struct FIDOState: Codable, Sendable, Equatable {
         }
     }
 
+    /// An enrolled fingerprint of a key with a sensor (the `yubikey-bio` profile): its template ID and
+    /// friendly name. No fingerprint data: the virtual sensor matches nothing.
+    public struct Fingerprint: Codable, Sendable, Equatable {
+        public var templateID: [UInt8]
+        public var name: String?
+
+        public init(templateID: [UInt8], name: String?) {
+            self.templateID = templateID
+            self.name = name
+        }
+
+        private enum CodingKeys: String, CodingKey { case templateID, name }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            templateID = try decodeHex(c, .templateID)
+            name = try c.decodeIfPresent(String.self, forKey: .name)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(templateID.hex, forKey: .templateID)
+            try c.encodeIfPresent(name, forKey: .name)
+        }
+    }
+
     /// LEFT(SHA-256(PIN), 16); nil when no PIN is set. The PIN itself is never stored.
     public var pinHash: [UInt8]?
     /// Wrong PINs left before the PIN is blocked (only a reset unblocks it).
@@ -96,6 +122,8 @@ public struct FIDOState: Codable, Sendable, Equatable {
     public var minPINLengthRPIDs: [String]
     /// Discoverable credentials, in the order they were made.
     public var credentials: [FIDOState.Credential]
+    /// Enrolled fingerprints, in the order they were enrolled (only a key with a sensor has any).
+    public var fingerprints: [FIDOState.Fingerprint]
     /// The signature counter, shared by every credential and by U2F.
     public var signCount: UInt32
     /// The `created` value of the next discoverable credential.
@@ -112,7 +140,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
     public init(pinHash: [UInt8]? = nil, pinRetries: Int = FIDOState.maxPINRetries,
                 minPINLength: Int = FIDOState.defaultMinPINLength, pinLength: Int? = nil, forcePINChange: Bool = false,
                 alwaysUV: Bool = false, enterpriseAttestation: Bool = false, minPINLengthRPIDs: [String] = [],
-                credentials: [FIDOState.Credential] = [],
+                credentials: [FIDOState.Credential] = [], fingerprints: [FIDOState.Fingerprint] = [],
                 signCount: UInt32 = 0, nextCreated: UInt64 = 1, wrapEncryptionKey: [UInt8] = [],
                 wrapMACKey: [UInt8] = [], attestationKey: [UInt8] = [], attestationCertificate: [UInt8] = []) {
         self.pinHash = pinHash
@@ -124,6 +152,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
         self.enterpriseAttestation = enterpriseAttestation
         self.minPINLengthRPIDs = minPINLengthRPIDs
         self.credentials = credentials
+        self.fingerprints = fingerprints
         self.signCount = signCount
         self.nextCreated = nextCreated
         self.wrapEncryptionKey = wrapEncryptionKey
@@ -141,7 +170,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case pinHash, pinRetries, minPINLength, pinLength, forcePINChange, alwaysUV, enterpriseAttestation,
-             minPINLengthRPIDs, credentials, signCount, nextCreated, wrapEncryptionKey,
+             minPINLengthRPIDs, credentials, fingerprints, signCount, nextCreated, wrapEncryptionKey,
              wrapMACKey, attestationKey, attestationCertificate
     }
 
@@ -156,6 +185,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
         enterpriseAttestation = try c.decodeIfPresent(Bool.self, forKey: .enterpriseAttestation) ?? false
         minPINLengthRPIDs = try c.decodeIfPresent([String].self, forKey: .minPINLengthRPIDs) ?? []
         credentials = try c.decodeIfPresent([FIDOState.Credential].self, forKey: .credentials) ?? []
+        fingerprints = try c.decodeIfPresent([FIDOState.Fingerprint].self, forKey: .fingerprints) ?? []
         signCount = try c.decodeIfPresent(UInt32.self, forKey: .signCount) ?? 0
         nextCreated = try c.decodeIfPresent(UInt64.self, forKey: .nextCreated) ?? 1
         wrapEncryptionKey = try c.contains(.wrapEncryptionKey) ? decodeHex(c, .wrapEncryptionKey) : []
@@ -175,6 +205,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
         try c.encode(enterpriseAttestation, forKey: .enterpriseAttestation)
         try c.encode(minPINLengthRPIDs, forKey: .minPINLengthRPIDs)
         try c.encode(credentials, forKey: .credentials)
+        try c.encode(fingerprints, forKey: .fingerprints)
         try c.encode(signCount, forKey: .signCount)
         try c.encode(nextCreated, forKey: .nextCreated)
         try c.encode(wrapEncryptionKey.hex, forKey: .wrapEncryptionKey)

@@ -84,8 +84,10 @@ public final class VirtualKey: Sendable {
 
     public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
                 latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
-                resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey, smartCardTransport: ATRStyle = .nfc) {
-        let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile)
+                resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey, smartCardTransport: ATRStyle = .nfc,
+                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = []) {
+        let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
+                                     bioSampleStatuses: bioSampleStatuses)
         var core = Inner(state: state, applets: [], fido: fido)
         core.applets = (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
             + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay, refused: profile.refusedOATHInstructions),
@@ -105,11 +107,12 @@ public final class VirtualKey: Sendable {
     public convenience init(stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
                             latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
                             resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
-                            smartCardTransport: ATRStyle = .nfc) throws {
+                            smartCardTransport: ATRStyle = .nfc,
+                            bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = []) throws {
         let loaded = try file.load()
         self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
                   userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
-                  smartCardTransport: smartCardTransport)
+                  smartCardTransport: smartCardTransport, bioSampleStatuses: bioSampleStatuses)
         if loaded == nil { try file.save(initial) }
     }
 

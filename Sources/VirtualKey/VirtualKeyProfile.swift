@@ -33,6 +33,10 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     case pinRetriesRefused = "pin-retries-refused"
     /// CTAP2 that sends keepalives for 8 seconds before answering each command that needs the user.
     case slowKeepalive = "slow-keepalive"
+    /// A YubiKey Bio: a fingerprint sensor with authenticatorBioEnrollment (getInfo option bioEnroll, the
+    /// be permission); each capture answers after a short delay with the next sample status of the
+    /// authenticator's sequence (good by default), and a template needs five good samples.
+    case yubikeyBio = "yubikey-bio"
 
     /// The name `virtual-key serve --profile` takes.
     public var name: String { rawValue }
@@ -53,6 +57,7 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
         case .u2fOnly: return "U2F only: every CTAP2 command is refused"
         case .pinRetriesRefused: return "getPinRetries refused while no PIN is set"
         case .slowKeepalive: return "keepalives for 8 s before each answer that needs the user"
+        case .yubikeyBio: return "a YubiKey Bio: fingerprint enrollment (bioEnroll) with a simulated sensor"
         }
     }
 
@@ -98,6 +103,14 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
         switch self {
         case .u2fOnly: return false
         default: return true
+        }
+    }
+
+    /// Whether the FIDO authenticator has a fingerprint sensor and authenticatorBioEnrollment.
+    public var hasBioEnrollment: Bool {
+        switch self {
+        case .yubikeyBio: return true
+        default: return false
         }
     }
 

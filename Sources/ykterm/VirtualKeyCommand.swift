@@ -118,8 +118,35 @@ struct VirtualKeyCommand: ParsableCommand {
             valueName: "NAME"))
         var profile: String = VirtualKeyProfile.yubikey.name
 
+        @Flag(name: .long, help: "A YubiKey Bio: fingerprint enrollment with a simulated sensor (the yubikey-bio profile).")
+        var bio = false
+
+        @Option(name: .customLong("bio-samples"), help: ArgumentHelp(
+            "With --bio: the statuses of the first fingerprint samples, in order (then good ones), one of "
+                + CTAP2.BioEnrollment.SampleStatus.known.compactMap(\.name).joined(separator: ", ") + ".",
+            valueName: "LIST"))
+        var bioSamples: String?
+
         func keyProfile() throws -> VirtualKeyProfile {
-            do { return try VirtualKeyProfile(named: profile) } catch { throw ValidationError(error.description) }
+            let named: VirtualKeyProfile
+            do { named = try VirtualKeyProfile(named: profile) } catch { throw ValidationError(error.description) }
+            guard bio else { return named }
+            guard named == .yubikey || named == .yubikeyBio else {
+                throw ValidationError("--bio is the yubikey-bio profile; it cannot go with --profile \(named)")
+            }
+            return .yubikeyBio
+        }
+
+        /// `--bio-samples` as statuses.
+        func sampleStatuses() throws -> [CTAP2.BioEnrollment.SampleStatus] {
+            guard let bioSamples else { return [] }
+            guard try keyProfile().hasBioEnrollment else { throw ValidationError("--bio-samples needs --bio") }
+            return try bioSamples.split(separator: ",").map { name in
+                guard let s = CTAP2.BioEnrollment.SampleStatus(name: String(name)) else {
+                    throw ValidationError("unknown sample status \"\(name)\" in --bio-samples")
+                }
+                return s
+            }
         }
 
         @Flag(name: .customLong("log-apdus"), help: "Log the header (CLA INS P1 P2, data length) of every command APDU, to count exchanges.")
@@ -140,6 +167,7 @@ struct VirtualKeyCommand: ParsableCommand {
         func validate() throws {
             _ = try faultRules()
             _ = try keyProfile()
+            _ = try sampleStatuses()
             if let accounts, !(0...100_000).contains(accounts) {
                 throw ValidationError("--accounts must be between 0 and 100000, not \(accounts)")
             }
@@ -165,10 +193,11 @@ struct VirtualKeyCommand: ParsableCommand {
             do {
                 if let state {
                     key = try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
-                                         latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile())
+                                         latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
+                                         bioSampleStatuses: sampleStatuses())
                 } else {
                     key = VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch,
-                                     profile: try keyProfile())
+                                     profile: try keyProfile(), bioSampleStatuses: try sampleStatuses())
                 }
             } catch {
                 throw YktermError.failed("\(error)")

@@ -134,10 +134,10 @@ extension VirtualKeyCommand.Serve {
             if let state {
                 return try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
                                       latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
-                                      smartCardTransport: .usb)
+                                      smartCardTransport: .usb, bioSampleStatuses: sampleStatuses())
             }
             return VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile(),
-                              smartCardTransport: .usb)
+                              smartCardTransport: .usb, bioSampleStatuses: try sampleStatuses())
         } catch {
             throw YktermError.failed("\(error)")
         }

@@ -1,0 +1,110 @@
+import Foundation
+import KeyKit
+import Testing
+import VirtualKey
+
+/// The virtual YubiKey Bio's fingerprint enrollment, as KeyKit's session drives it over the in-process
+/// CTAPHID device: five good samples make a template, the configured sample statuses come first, templates
+/// are named, listed, removed, kept in the state and gone after a reset; a key without a sensor has none of it.
+@Suite struct FIDOBioAuthenticatorTests {
+    static func bioKey(_ statuses: [CTAP2.BioEnrollment.SampleStatus] = []) -> VirtualKey {
+        VirtualKey(resetWindow: .infinity, profile: .yubikeyBio, bioSampleStatuses: statuses)
+    }
+
+    static func session(_ key: VirtualKey, pin: String = "123456") async throws -> (CTAP2Session, CTAPHIDConnection) {
+        let (s, c) = try await CTAP2OverHIDTests.session(key)
+        if await s.info.pinSet == false { try await s.setPIN(pin) }
+        try await s.verifyPIN(pin, permissions: [.bioEnrollment])
+        return (s, c)
+    }
+
+    /// Enrolls one fingerprint; returns the steps.
+    static func enroll(_ s: CTAP2Session) async throws -> [CTAP2Session.EnrollmentStep] {
+        var steps = [try await s.enrollBegin(timeoutMilliseconds: 1000)]
+        while steps.last!.remaining > 0 {
+            steps.append(try await s.enrollCaptureNextSample(templateID: steps[0].templateID))
+        }
+        return steps
+    }
+
+    @Test func getInfoAnnouncesTheSensorAndBioEnrollBecomesTrue() async throws {
+        let key = Self.bioKey()
+        let (s, c) = try await Self.session(key)
+        var info = await s.info
+        #expect(info.supportsBioEnrollment && info.options["bioEnroll"] == false)
+        #expect(info.raw[CTAP2.InfoKey.uvModality]?.int == 2)
+        #expect(try await s.fingerprintSensorInfo()
+                == .init(kind: 1, samplesRequired: FIDOAuthenticator.samplesPerFingerprint,
+                         maxNameLength: FIDOAuthenticator.maxFingerprintNameLength))
+        #expect(try await s.fingerprints().isEmpty)
+        _ = try await Self.enroll(s)
+        info = try await s.refreshInfo()
+        #expect(info.options["bioEnroll"] == true && info.options["userVerificationMgmtPreview"] == true)
+        await c.close()
+    }
+
+    @Test func theConfiguredStatusesComeFirstAndOnlyGoodSamplesCount() async throws {
+        let key = Self.bioKey([.tooFast, .good, .poorQuality])
+        let (s, c) = try await Self.session(key)
+        let steps = try await Self.enroll(s)
+        #expect(steps.map(\.status) == [.tooFast, .good, .poorQuality, .good, .good, .good, .good])
+        #expect(steps.map(\.remaining) == [5, 4, 4, 3, 2, 1, 0])
+        #expect(key.state.fido.fingerprints.map(\.templateID) == [steps[0].templateID])
+        #expect(steps[0].templateID.count == 2)
+        await c.close()
+    }
+
+    @Test func namesListingRemovalStateAndReset() async throws {
+        let key = Self.bioKey()
+        let (s, c) = try await Self.session(key)
+        let first = try await Self.enroll(s)[0].templateID
+        let second = try await Self.enroll(s)[0].templateID
+        try await s.setFingerprintName(templateID: second, name: "thumb")
+        #expect(try await s.fingerprints() == [.init(templateID: first, name: nil), .init(templateID: second, name: "thumb")])
+        // Unknown templates.
+        await #expect(throws: FIDOSessionError.noSuchFingerprint(templateID: [9, 9])) {
+            try await s.removeFingerprint(templateID: [9, 9])
+        }
+        await #expect(throws: FIDOSessionError.noSuchFingerprint(templateID: [9, 9])) {
+            try await s.setFingerprintName(templateID: [9, 9], name: "x")
+        }
+        try await s.removeFingerprint(templateID: first)
+        #expect(try await s.fingerprints() == [.init(templateID: second, name: "thumb")])
+        // The state (as the --state file keeps it) round-trips.
+        let data = try JSONEncoder().encode(key.state.fido)
+        #expect(try JSONDecoder().decode(FIDOState.self, from: data).fingerprints == key.state.fido.fingerprints)
+        try await s.reset()
+        #expect(key.state.fido.fingerprints.isEmpty)
+        await c.close()
+    }
+
+    @Test func enrollmentNeedsTheTokenAndRoomAndACancelEndsIt() async throws {
+        let key = Self.bioKey()
+        let (s, c) = try await Self.session(key)
+        let begun = try await s.enrollBegin()
+        try await s.cancelCurrentEnrollment()
+        await #expect(throws: CTAPError(CTAPError.invalidParameter)) {
+            try await s.enrollCaptureNextSample(templateID: begun.templateID)
+        }
+        for _ in 0..<FIDOAuthenticator.maxFingerprints { _ = try await Self.enroll(s) }
+        await #expect(throws: CTAPError(CTAPError.fingerprintDatabaseFull)) { try await s.enrollBegin() }
+        // A token without be is refused.
+        try await s.verifyPIN("123456", permissions: [.credentialManagement])
+        await #expect(throws: CTAPError(CTAPError.pinAuthInvalid)) { try await s.fingerprints() }
+        await c.close()
+    }
+
+    @Test func aKeyWithoutASensorHasNoBioEnrollment() async throws {
+        let key = VirtualKey()
+        let (s, c) = try await CTAP2OverHIDTests.session(key)
+        #expect(await s.info.supportsBioEnrollment == false)
+        let raw = try await c.sendCBOR([CTAP2.Command.bioEnrollment.rawValue] + CBOR.map([1: 1, 2: 7]).encoded,
+                                       progress: nil)
+        #expect(raw == [CTAPError.invalidCommand])
+        try await s.setPIN("123456")
+        await #expect(throws: CTAPError(CTAPError.unauthorizedPermission)) {
+            try await s.verifyPIN("123456", permissions: [.bioEnrollment])
+        }
+        await c.close()
+    }
+}
