@@ -8,14 +8,14 @@ import VirtualKey
 struct FIDOCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fido",
-        abstract: "FIDO2: information, PIN, settings, discoverable credentials, reset, self-test.",
+        abstract: "FIDO2: information, PIN, settings, discoverable credentials, fingerprints, reset, self-test.",
         discussion: """
         USB keys are reached through hidraw (FIDO HID); with --reader, or when no FIDO HID device is \
         present, through pcscd (NFC readers). PINs are never taken from the command line: on a terminal \
         they are asked for without echo, otherwise read from standard input one per line (current PIN \
         first, then the new one).
         """,
-        subcommands: [Info.self, PIN.self, Config.self, Credentials.self, Reset.self, SelfTest.self])
+        subcommands: [Info.self, PIN.self, Config.self, Credentials.self, Fingerprints.self, Reset.self, SelfTest.self])
 }
 
 /// Opens the chosen key's FIDO interface: the in-process virtual key over CTAPHID, a FIDO HID device,

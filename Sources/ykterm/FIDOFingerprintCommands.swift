@@ -1,0 +1,189 @@
+import ArgumentParser
+import AuthenticatorModel
+import KeyKit
+
+/// `fido fingerprints`: the fingerprints of a key with a sensor (CTAP 2.1 authenticatorBioEnrollment).
+extension FIDOCommand {
+    struct Fingerprints: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "fingerprints",
+            abstract: "Fingerprints on a key with a sensor (YubiKey Bio): list, add, rename, delete.",
+            discussion: """
+            Every subcommand needs the PIN (a key with a sensor has one before its first fingerprint). A \
+            fingerprint is named by its template ID in hex, as `ykterm fido fingerprints list` shows it; a \
+            unique start of it is enough. A key without a sensor is refused.
+            """,
+            subcommands: [List.self, Add.self, Rename.self, Delete.self])
+
+        /// Checks that the key has a sensor and a PIN, asks for the PIN and gets a token with the be permission.
+        static func authorize(_ s: CTAP2Session, _ prompt: Prompt) async throws {
+            let info = await s.info
+            guard info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
+            guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
+            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            try await s.verifyPIN(pin, permissions: [.bioEnrollment])
+        }
+
+        /// The fingerprint whose template ID (hex) starts with `query`.
+        static func one(_ s: CTAP2Session, _ query: String) async throws -> CTAP2Session.Fingerprint {
+            let matches = try await s.fingerprints().filter { $0.templateID.hex.hasPrefix(query) }
+            guard matches.count == 1, !query.isEmpty else {
+                if matches.isEmpty {
+                    throw FIDOSessionError.noSuchFingerprint(templateID: (try? Hex.decode(query)) ?? [])
+                }
+                throw YktermError.usage("several fingerprints start with \(query); give more of the ID")
+            }
+            return matches[0]
+        }
+
+        /// How a sample went, in the user's words, as the start of a sentence.
+        static func sampleText(_ status: CTAP2Session.SampleStatus) -> String {
+            let text = status.name.map { UIText("bio-sample." + $0) }
+                ?? UIText("bio-sample.other", ["number": String(status.rawValue)])
+            let words = StringTables.load().text(text)
+            return words.prefix(1).uppercased() + words.dropFirst()
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List the enrolled fingerprints (needs the PIN).")
+
+            @OptionGroup var key: KeyOptions
+
+            @Flag(name: .long, help: ArgumentHelp("JSON: id (hex), name."))
+            var json = false
+
+            func run() async throws {
+                let prompt = Prompt()
+                let prints = try await withCTAP2(key) { s in
+                    try await Fingerprints.authorize(s, prompt)
+                    return try await s.fingerprints()
+                }
+                if json {
+                    try printJSON(prints.map { ["id": $0.templateID.hex, "name": $0.name ?? JSONNull()] as [String: Any] })
+                    return
+                }
+                if prints.isEmpty { out("No fingerprints"); return }
+                for f in prints { out("\(f.templateID.hex)  \(f.name ?? "(no name)")") }
+            }
+        }
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "add",
+                abstract: "Enroll a fingerprint: touch the sensor until it has enough samples; needs the PIN.",
+                discussion: """
+                After the PIN, lay the finger on the sensor and lift it again, as many times as the key asks \
+                (\"Touch the sensor again\", with the samples still needed). A sample the sensor cannot use \
+                is said why and asked for again. Ctrl-C stops the enrollment; nothing is kept of it.
+                """)
+
+            @OptionGroup var key: KeyOptions
+
+            @Option(name: .long, help: ArgumentHelp("A name for the fingerprint.", valueName: "NAME"))
+            var name: String?
+
+            /// How long the key waits for each sample.
+            static let timeoutMilliseconds = 30_000
+
+            func run() async throws {
+                let prompt = Prompt()
+                let name = self.name
+                let (id, named) = try await withCTAP2(key) { s -> ([UInt8], String?) in
+                    try await Fingerprints.authorize(s, prompt)
+                    let sensor = try await s.fingerprintSensorInfo()
+                    if let name, let max = sensor.maxNameLength, name.utf8.count > max {
+                        throw FIDOSessionError.fingerprintNameTooLong(maximum: max, bytes: name.utf8.count)
+                    }
+                    warn("Touch the sensor…")
+                    var step: CTAP2Session.EnrollmentStep
+                    do {
+                        step = try await s.enrollBegin(timeoutMilliseconds: Add.timeoutMilliseconds)
+                        while true {
+                            if step.status == .good {
+                                if step.remaining == 0 { break }
+                                warn("Touch the sensor again (\(step.remaining) more sample"
+                                     + (step.remaining == 1 ? "" : "s") + " needed)")
+                            } else {
+                                warn("\(Fingerprints.sampleText(step.status)): touch the sensor again ("
+                                     + "\(step.remaining) more sample" + (step.remaining == 1 ? "" : "s") + " needed)")
+                            }
+                            step = try await s.enrollCaptureNextSample(templateID: step.templateID,
+                                                                       timeoutMilliseconds: Add.timeoutMilliseconds)
+                        }
+                    } catch {
+                        try? await s.cancelCurrentEnrollment()
+                        throw error
+                    }
+                    if let name, !name.isEmpty {
+                        try await s.setFingerprintName(templateID: step.templateID, name: name,
+                                                       maxNameLength: sensor.maxNameLength)
+                    }
+                    return (step.templateID, name)
+                }
+                out("Enrolled fingerprint \(id.hex)" + (named.map { " (\($0))" } ?? ""))
+            }
+        }
+
+        struct Rename: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "rename", abstract: "Give a fingerprint a new name; needs the PIN.")
+
+            @OptionGroup var key: KeyOptions
+
+            @Argument(help: "Fingerprint ID in hex (a unique prefix is enough).")
+            var id: String
+
+            @Argument(help: "The new name.")
+            var name: String
+
+            func run() async throws {
+                let prompt = Prompt()
+                let (query, name) = (id.lowercased(), self.name)
+                let renamed = try await withCTAP2(key) { s -> [UInt8] in
+                    try await Fingerprints.authorize(s, prompt)
+                    let f = try await Fingerprints.one(s, query)
+                    let max = try await s.fingerprintSensorInfo().maxNameLength
+                    try await s.setFingerprintName(templateID: f.templateID, name: name, maxNameLength: max)
+                    return f.templateID
+                }
+                out("Renamed fingerprint \(renamed.hex) to \(name)")
+            }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "delete", abstract: "Delete a fingerprint by its ID; needs the PIN.")
+
+            @OptionGroup var key: KeyOptions
+
+            @Argument(help: "Fingerprint ID in hex (a unique prefix is enough).")
+            var id: String
+
+            @Flag(name: .long, help: "Delete without asking.")
+            var force = false
+
+            func run() async throws {
+                let prompt = Prompt()
+                if !force && !prompt.interactive {
+                    throw YktermError.usage("deleting a fingerprint needs --force when standard input is not a terminal")
+                }
+                let (query, force) = (id.lowercased(), self.force)
+                let deleted = try await withCTAP2(key) { s -> CTAP2Session.Fingerprint in
+                    try await Fingerprints.authorize(s, prompt)
+                    let f = try await Fingerprints.one(s, query)
+                    if !force {
+                        guard prompt.confirm("Delete the fingerprint \(f.name ?? f.templateID.hex)? "
+                                             + "It will no longer unlock this key.") else {
+                            throw YktermError.failed("nothing was deleted")
+                        }
+                    }
+                    try await s.removeFingerprint(templateID: f.templateID)
+                    return f
+                }
+                out("Deleted fingerprint \(deleted.templateID.hex)" + (deleted.name.map { " (\($0))" } ?? ""))
+            }
+        }
+    }
+}
+
