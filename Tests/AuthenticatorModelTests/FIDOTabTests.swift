@@ -295,6 +295,20 @@ struct FIDOTabUpdateTests {
         #expect(state.fido.busy == nil && state.status?.text == UIText("fido.cancelled"))
     }
 
+    @Test func fingerprintsOfTheKeyAreKeptUntilItLeaves() {
+        var info = F.info(pinSet: true)
+        info.bioEnrollment = true
+        var state = F.opened(info)
+        #expect(state.fido.fingerprints == nil)
+        let thumb = FIDOFingerprint(templateID: [1, 2], name: "thumb")
+        #expect(update(&state, .fido(.fingerprints(keyID: "another key", [thumb]))).isEmpty)
+        #expect(state.fido.fingerprints == nil)
+        #expect(update(&state, .fido(.fingerprints(keyID: F.d.id, [thumb]))).isEmpty)
+        #expect(state.fido.fingerprints == [thumb])
+        _ = update(&state, .keyEvent(.keyLeft(id: F.d.id)))
+        #expect(state.fido.fingerprints == nil)
+    }
+
     @Test func credentialsAreListedAfterThePINSortedByRelyingPartyAndDeletedAfterAsking() throws {
         var state = F.opened(F.info(pinSet: true))
         _ = update(&state, .keyPress(.char("l")))
@@ -457,8 +471,10 @@ final class FIDOTestBackend: KeyBackend, @unchecked Sendable {
     let slowGetInfo: Double
     let gettingInfo = LockedValue(false)
 
-    init(userPresenceDelay: Double = 0, resetWindow: Double = 10, slowGetInfo: Double = 0) {
-        key = VirtualKey(state: .yubiKey5NFC(), userPresenceDelay: userPresenceDelay, resetWindow: resetWindow)
+    init(userPresenceDelay: Double = 0, resetWindow: Double = 10, slowGetInfo: Double = 0,
+         profile: VirtualKeyProfile = .yubikey) {
+        key = VirtualKey(state: .yubiKey5NFC(), userPresenceDelay: userPresenceDelay, resetWindow: resetWindow,
+                         profile: profile)
         self.slowGetInfo = slowGetInfo
     }
 
@@ -585,6 +601,29 @@ struct FIDOTabWorkTests {
         guard case .verified = try await run(harness, .verifyPIN(Self.d, pin: "second-pin", thenList: false)) else {
             Issue.record("the new PIN was not accepted"); return
         }
+    }
+
+    @Test func aKeyWithASensorHasItsFingerprintsReadWithTheCredentials() async throws {
+        let backend = FIDOTestBackend(profile: .yubikeyBio)
+        let harness = Harness(backend, directory: temporaryDirectory())
+        _ = try await run(harness, .setPIN(Self.d, new: "bio-pin1"))
+        // A fingerprint enrolled with a session of our own.
+        let fido = try await PCSCFIDOConnection.open(card: VirtualKeyConnection(key: backend.key))
+        let s = try await CTAP2Session.make(connection: fido)
+        try await s.verifyPIN("bio-pin1", permissions: [.bioEnrollment])
+        var step = try await s.enrollBegin()
+        while step.remaining > 0 { step = try await s.enrollCaptureNextSample(templateID: step.templateID) }
+        try await s.setFingerprintName(templateID: step.templateID, name: "thumb")
+        await fido.close()
+        #expect(try await info(harness).bioEnrollment)
+        // The fingerprints come first, then the credentials they were read with.
+        let first = try await run(harness, .verifyPIN(Self.d, pin: "bio-pin1", thenList: true))
+        #expect(first == .fingerprints(keyID: Self.d.id, [FIDOFingerprint(templateID: step.templateID, name: "thumb")]))
+        let listed = try await wait(harness) { msg -> [FIDOCredential]? in
+            if case .fido(.verified(_, _, let credentials?)) = msg { return credentials }
+            return nil
+        }
+        #expect(listed.isEmpty)
     }
 
     @Test func credentialsAreListedWithTheTokenAndDeleted() async throws {

@@ -46,6 +46,16 @@ enum Golden {
             info.alwaysUV = true
             return FIDOViewFixture.state(info)
         }),
+        ("fido-fingerprints", {
+            var info = FIDOViewFixture.info()
+            info.bioEnrollment = true
+            info.options["bioEnroll"] = true
+            var s = FIDOViewFixture.state(info)
+            _ = update(&s, .fido(.fingerprints(keyID: ViewFixture.key.id, [
+                FIDOFingerprint(templateID: [1, 2], name: "right thumb"), FIDOFingerprint(templateID: [3, 4], name: nil),
+            ])))
+            return s
+        }),
         ("fido-credential-detail", { press([.enter], FIDOViewFixture.detailState()) }),
         ("fido-rename", { press([.enter, .char("n")], FIDOViewFixture.detailState()) }),
         ("apdu-console", { APDUViewFixture.console() }),

@@ -32,6 +32,7 @@ func fidoTabInterfacesChanged(_ state: inout AppState) -> [Command] {
     guard state.fido.reset == nil, state.fido.busy == nil else { return [] }
     state.fido.dialog = nil
     state.fido.credentials = nil
+    state.fido.fingerprints = nil
     state.fido.showCredentials = false
     state.fido.showCredentialDetail = false
     state.fido.info = nil

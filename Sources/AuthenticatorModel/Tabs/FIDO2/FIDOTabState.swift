@@ -23,11 +23,13 @@ public struct FIDOInfo: Sendable, Hashable {
     public var alwaysUV: Bool?
     /// "5.7.2" when getInfo reports a firmware version.
     public var firmware: String?
+    /// The key has a fingerprint sensor (bioEnroll, or the preview's userVerificationMgmtPreview).
+    public var bioEnrollment: Bool
 
     public init(versions: [String], extensions: [String] = [], aaguid: String, options: [String: Bool],
                 pinSet: Bool?, retries: Int?, powerCycleNeeded: Bool = false, minPINLength: Int = 4,
                 remainingCredentials: Int? = nil, forcePINChange: Bool = false, credentialManagement: Bool = true,
-                updateUser: Bool = false, alwaysUV: Bool? = nil, firmware: String? = nil) {
+                updateUser: Bool = false, alwaysUV: Bool? = nil, firmware: String? = nil, bioEnrollment: Bool = false) {
         self.versions = versions
         self.extensions = extensions
         self.aaguid = aaguid
@@ -42,6 +44,7 @@ public struct FIDOInfo: Sendable, Hashable {
         self.updateUser = updateUser
         self.alwaysUV = alwaysUV
         self.firmware = firmware
+        self.bioEnrollment = bioEnrollment
     }
 
     public init(_ info: AuthenticatorInfo, retries: Int?, powerCycleNeeded: Bool) {
@@ -51,7 +54,8 @@ public struct FIDOInfo: Sendable, Hashable {
                   remainingCredentials: info.remainingDiscoverableCredentials, forcePINChange: info.forcePINChange,
                   credentialManagement: info.supportsCredentialManagement,
                   updateUser: info.supportsUpdateUserInformation, alwaysUV: info.alwaysUV,
-                  firmware: info.firmwareVersion.map { "\($0 >> 16).\(($0 >> 8) & 0xFF).\($0 & 0xFF)" })
+                  firmware: info.firmwareVersion.map { "\($0 >> 16).\(($0 >> 8) & 0xFF).\($0 & 0xFF)" },
+                  bioEnrollment: info.supportsBioEnrollment)
     }
 }
 
@@ -83,6 +87,17 @@ public struct FIDOCredential: Sendable, Hashable, Identifiable {
     public var id: String { credentialID.hex }
     /// Who the credential is for: the user name, else the display name, else nothing.
     public var who: String? { userName ?? displayName }
+}
+
+/// An enrolled fingerprint of a key with a sensor.
+public struct FIDOFingerprint: Sendable, Hashable {
+    public var templateID: [UInt8]
+    public var name: String?
+
+    public init(templateID: [UInt8], name: String?) {
+        self.templateID = templateID
+        self.name = name
+    }
 }
 
 /// The dialogs of the FIDO2 tab.
@@ -141,6 +156,9 @@ public struct FIDOTabState: Sendable, Hashable {
     public var busy: FIDOBusy?
     /// The credentials once listed (nil: not listed since the tab got this key).
     public var credentials: [FIDOCredential]?
+    /// The fingerprints of a key with a sensor, read with the credentials (nil: not read since the tab got
+    /// this key).
+    public var fingerprints: [FIDOFingerprint]?
     /// The credentials list is showing (instead of the information).
     public var showCredentials = false
     /// The selected credential's details are showing (over the list).
@@ -216,6 +234,8 @@ public enum FIDOTabMsg: Sendable, Equatable {
     /// The PIN was right; the runner holds a token. With the credentials when the list asked.
     case verified(keyID: String, FIDOInfo, credentials: [FIDOCredential]?)
     case credentials(keyID: String, [FIDOCredential])
+    /// The fingerprints of a key with a sensor, read with the credentials (just before their message).
+    case fingerprints(keyID: String, [FIDOFingerprint])
     case deleted(keyID: String, FIDOCredential, remaining: [FIDOCredential], FIDOInfo)
     /// A credential's user names changed; the list as the key has it now.
     case updated(keyID: String, FIDOCredential, credentials: [FIDOCredential])

@@ -50,6 +50,10 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
                                          kind: .success, expires: state.now + statusSeconds)
         }
         return []
+    case .fingerprints(let id, let fingerprints):
+        guard current(id) else { return [] }
+        state.fido.fingerprints = fingerprints
+        return []
     case .credentials(let id, let credentials):
         guard current(id) else { return [] }
         finish(&state)

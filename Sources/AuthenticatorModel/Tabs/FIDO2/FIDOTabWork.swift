@@ -79,14 +79,20 @@ struct FIDOTabWork: Sendable {
             }
         case .verifyPIN(let d, let pin, let thenList):
             await session(d, .verifyPIN) { s in
-                let permissions: PINPermissions = await s.info.supportsCredentialManagement ? [.credentialManagement] : []
+                let keyInfo = await s.info
+                var permissions: PINPermissions = keyInfo.supportsCredentialManagement ? [.credentialManagement] : []
+                if keyInfo.supportsBioEnrollment { permissions.insert(.bioEnrollment) }
                 try await s.verifyPIN(pin, permissions: permissions)
                 runtime.keep(await s.heldToken(), for: d.id)
+                if thenList { try await postFingerprints(s, keyID: d.id) }
                 let credentials = thenList ? try await list(s) : nil
                 return .verified(keyID: d.id, try await info(s), credentials: credentials)
             }
         case .listCredentials(let d):
-            await session(d, .list, token: true) { s in .credentials(keyID: d.id, try await list(s)) }
+            await session(d, .list, token: true) { s in
+                try await postFingerprints(s, keyID: d.id)
+                return .credentials(keyID: d.id, try await list(s))
+            }
         case .deleteCredential(let d, let id):
             await session(d, .delete, token: true) { s in
                 let all = try await list(s)
@@ -126,6 +132,19 @@ struct FIDOTabWork: Sendable {
             powerCycle = r.powerCycleNeeded ?? false
         }
         return FIDOInfo(info, retries: retries, powerCycleNeeded: powerCycle)
+    }
+
+    /// On a key with a sensor, its fingerprints, posted before the credentials they are read with (the token
+    /// has the be permission; one without it leaves them unread).
+    private func postFingerprints(_ s: CTAP2Session, keyID: String) async throws {
+        guard await s.info.supportsBioEnrollment else { return }
+        let prints: [CTAP2Session.Fingerprint]
+        do {
+            prints = try await s.fingerprints()
+        } catch let e as CTAPError where e.code == CTAPError.pinAuthInvalid {
+            return
+        }
+        post(.fido(.fingerprints(keyID: keyID, prints.map { FIDOFingerprint(templateID: $0.templateID, name: $0.name) })))
     }
 
     /// Every discoverable credential, by relying party (needs the token).

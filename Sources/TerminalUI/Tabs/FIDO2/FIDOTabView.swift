@@ -94,6 +94,16 @@ struct FIDOTabView {
             room += dot + app.text(UIText("fido.view.listed", ["count": String(listed)]))
         }
         lines.append((UIText("fido.view.credentials"), room, .plain))
+        if info.bioEnrollment {
+            let prints: String
+            switch state.fido.fingerprints {
+            case nil: prints = app.text(UIText("fido.view.fingerprintsUnread"))
+            case let list? where list.isEmpty: prints = app.text(UIText("fido.view.noFingerprints"))
+            case let list?:
+                prints = list.map { $0.name ?? app.text(UIText("fido.view.noName")) }.joined(separator: dot)
+            }
+            lines.append((UIText("fido.view.fingerprints"), prints, .plain))
+        }
         let options = info.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value ? "yes" : "no")" }
         lines.append((UIText("fido.view.options"), options.joined(separator: " "), .plain))
         if !info.extensions.isEmpty {
