@@ -262,7 +262,7 @@ def test_virtual_key_touch_types_a_decoded_yubico_otp(tmp_path):
         t.wait_for("GitHub")
         t.send("2")
         t.wait_for("Touch your key now")
-        screen = t.wait_for(r"T touch the key")
+        screen = t.wait_for(r"T touch · F5 NDEF")
         count = len(re.findall(r"Yubico OTP\s+vv", screen))
         t.send("T")
         screen = t.wait_for("Yubico OTP · the virtual key's touch")

@@ -25,6 +25,12 @@ enum Golden {
         }),
         ("otp-tab", { OTPViewFixture.state() }),
         ("otp-challenge", { press([.char(OTPTabState.challengeKey)], OTPViewFixture.state()) }),
+        ("otp-program-hotp", { press([.down, .right, .right], OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState())) }),
+        ("otp-overwrite-question", {
+            press([.left, .down, .down, .enter], OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState()))
+        }),
+        ("otp-delete-question", { press([.down, .enter], OTPViewFixture.alone(OTPTabState.deleteKey, OTPViewFixture.slotsState())) }),
+        ("otp-programmed", { OTPViewFixture.programmedState() }),
         ("fido-info", { FIDOViewFixture.state() }),
         ("fido-set-pin", { press([.char("s")], FIDOViewFixture.state(FIDOViewFixture.info(pinSet: false))) }),
         ("fido-credentials", {

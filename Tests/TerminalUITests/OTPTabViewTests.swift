@@ -50,6 +50,36 @@ enum OTPViewFixture {
         return state
     }
 
+    /// The tab with the key's slot status read: slot 1 programmed (types on touch), slot 2 empty.
+    static func slotsState() -> AppState {
+        var state = state()
+        let status = OTPSession.Status(version: Version(5, 7, 2), programSequence: 3, touchLevel: 0x05)
+        _ = update(&state, .otp(.slotsRead(OTPSlots(keyID: ViewFixture.key.id, status: status))))
+        return state
+    }
+
+    /// Bound key `c` pressed alone: the tab performs it once the burst gap has passed.
+    static func alone(_ c: Character, _ state: AppState) -> AppState {
+        var s = state
+        s.now += 1
+        _ = update(&s, .keyPress(.char(c)))
+        s.now += 0.2
+        _ = update(&s, .tick(now: s.now))
+        s.status = nil
+        return s
+    }
+
+    /// Slot 2 just programmed with a Yubico OTP: the values shown once.
+    static func programmedState() -> AppState {
+        var s = slotsState()
+        let after = OTPSession.Status(version: Version(5, 7, 2), programSequence: 4, touchLevel: 0x0F)
+        let secrets = OTPProgrammedSecrets(slot: 2, publicID: publicID, privateID: "c0ffee123456",
+                                           key: "00112233445566778899aabbccddeeff", serial: serial)
+        _ = update(&s, .otp(.slotsWritten(.programmed(slot: 2, secrets), OTPSlots(keyID: ViewFixture.key.id, status: after))))
+        s.status = nil
+        return s
+    }
+
     static func row(_ screen: MemoryScreen, containing text: String) -> Int? {
         screen.lines.firstIndex { $0.contains(text) }
     }
@@ -57,6 +87,29 @@ enum OTPViewFixture {
 
 @Suite("Views: OTP tab")
 struct OTPTabViewTests {
+    @Test func theSlotsTheirDialogsAndTheValuesShownOnce() throws {
+        let slots = ViewFixture.render(OTPViewFixture.slotsState())
+        #expect(slots.contains("Slot 1: programmed, types on touch · slot 2: empty"))
+        let program = ViewFixture.render(OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState()))
+        #expect(program.contains("Program an OTP slot") && program.contains("< Yubico OTP >") && program.contains("< 2 >"))
+        #expect(program.contains("Access code (if protected)") && program.contains("random private ID and AES key"))
+        var hotp = OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState())
+        for k: KeyPress in [.down, .right, .right, .down] { _ = update(&hotp, .keyPress(k)) }
+        for c in "GEZDGNBV" { _ = update(&hotp, .keyPress(.char(c))) }
+        let form = ViewFixture.render(hotp)
+        #expect(form.contains("Secret (Base32)") && !form.contains("GEZDGNBV"))
+        #expect(form.contains("< 6 >"))
+        let shown = ViewFixture.render(OTPViewFixture.programmedState())
+        #expect(shown.contains("Slot 2 programmed: shown once") && shown.contains("AES key     00112233445566778899aabbccddeeff"))
+        #expect(shown.contains("Private ID  c0ffee123456") && shown.contains("Public ID   " + OTPViewFixture.publicID))
+        #expect(shown.contains("Slot 1: programmed, types on touch · slot 2: programmed, types on touch"))
+    }
+
+    @Test func theHelpListsTheSlotKeys() {
+        let screen = ViewFixture.render(OTPViewFixture.alone("?", OTPViewFixture.state()))
+        #expect(screen.contains("program slot 1 or 2") && screen.contains("swap the two slots") && screen.contains("delete a slot"))
+    }
+
     @Test func emptyTabListensAndSaysHow() {
         let screen = ViewFixture.render(OTPViewFixture.state())
         #expect(screen.lines.count == 24 && screen.lines.allSatisfy { $0.cellWidth == 80 })
@@ -65,7 +118,8 @@ struct OTPTabViewTests {
         #expect(screen.text(row: 2).contains("slow typing by hand is ignored"))
         #expect(screen.contains("Nothing captured yet."))
         let hints = screen.text(row: 21)
-        #expect(hints.contains("F5 read NDEF") && hints.contains("x challenge-response") && hints.contains("? help"))
+        #expect(hints.contains("F5 NDEF") && hints.contains("x chal-resp") && hints.contains("p program")
+                && hints.contains("w swap") && hints.contains("D delete") && hints.contains("? help"))
         #expect(!hints.contains("touch the key"))
         #expect(screen.text(row: 22).contains("serial 28123456"))
     }
@@ -141,7 +195,7 @@ struct OTPTabViewTests {
 
     @Test func virtualModeHintsNameTheTouchKey() {
         let screen = ViewFixture.render(OTPViewFixture.state(virtual: true))
-        #expect(screen.text(row: 21).contains("T touch the key"))
+        #expect(screen.text(row: 21).contains("T touch ·"))
         var touching = OTPViewFixture.state(virtual: true)
         _ = update(&touching, .keyPress(.ctrl("t")))
         #expect(ViewFixture.render(touching).text(row: 1).contains("Touching the virtual key…"))

@@ -335,7 +335,7 @@ struct HintsLineTests {
         var state = ViewFixture.state()
         // A key just arrived: its message does not take the hints' place.
         state.status = StatusMessage(UIText("status.keyArrived", ["name": "YubiKey"]), kind: .info, expires: 2000)
-        let expected: [Tab: String] = [.oath: "filter", .otp: "F5 read NDEF", .fido: "help", .apdu: "Enter send", .piv: "help"]
+        let expected: [Tab: String] = [.oath: "filter", .otp: "F5 NDEF", .fido: "help", .apdu: "Enter send", .piv: "help"]
         for tab in Tab.allCases {
             state.tab = tab
             let screen = ViewFixture.render(state)

@@ -66,6 +66,8 @@ func challengeFormKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 /// Pasted text on the OTP tab: into the challenge-response form, or, as one line, an OTP to decode (as if
 /// the key had typed it). Several lines are not an OTP: false, and the paste is dropped.
 func otpTabPaste(_ state: inout AppState, _ text: String) -> Bool {
+    if state.otp.slotDialog != nil { return slotDialogPaste(&state, text) }
+    if state.otp.programmed != nil { return false }
     if var form = state.otp.form {
         guard form.paste(text) else { return false }
         form.problem = form[ChallengeField.challenge].isEmpty ? nil : challengeProblem(form[ChallengeField.challenge])
@@ -89,6 +91,9 @@ func otpTabHelp(_ state: AppState) -> [HelpEntry] {
         HelpEntry("F5 / Ctrl-R", UIText("otp.help.ndef")),
         HelpEntry(String(OTPTabState.challengeKey), UIText("otp.help.challenge")),
         HelpEntry("\(OTPTabState.touchKey) / Ctrl-T", UIText("otp.help.touch")),
+        HelpEntry(String(OTPTabState.programKey), UIText("otp.help.program")),
+        HelpEntry(String(OTPTabState.swapKey), UIText("otp.help.swap")),
+        HelpEntry(String(OTPTabState.deleteKey), UIText("otp.help.delete")),
         HelpEntry("Up/Down", UIText("otp.help.select")),
         HelpEntry("Del", UIText("otp.help.clear")),
         HelpEntry("", UIText("otp.help.typing")),

@@ -16,7 +16,7 @@ enum OTPTab: TabModel {
     static func tick(_ state: inout AppState) -> [Command] { otpTabTick(&state) }
     static func selectedKeyChanged(_ state: inout AppState) -> [Command] { otpTabKeyChanged(&state) }
     static func probed(_ state: inout AppState, keyID: String) -> [Command] { otpTabProbed(&state, keyID) }
-    static func form(_ state: AppState) -> Form? { state.otp.form }
+    static func form(_ state: AppState) -> Form? { state.otp.form ?? state.otp.slotDialog?.form }
     static func textFocused(_ state: AppState) -> Bool { state.otp.textFocused }
     static func help(_ state: AppState) -> [HelpEntry] { otpTabHelp(state) }
 }

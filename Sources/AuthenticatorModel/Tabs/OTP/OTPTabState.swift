@@ -106,15 +106,25 @@ public struct OTPTabState: Sendable {
     var slowCharacters = 0
     /// The key whose NDEF tag was read when it was found on an NFC reader (read once per arrival).
     public var ndefReadKeyID: String?
-    /// The selected key's OTP slots, read when the tab opens on it (and after a challenge-response).
+    /// The selected key's OTP slots, read when the tab opens on it (and after a challenge-response), and
+    /// as the key reports them after each slot write.
     public var slots: OTPSlots?
+    /// The program, swap or delete dialog.
+    public var slotDialog: OTPSlotDialog?
+    /// What a slot was just programmed with that is shown once (Yubico OTP IDs and AES key, a generated
+    /// HMAC key): secret, dropped when dismissed.
+    public var programmed: OTPProgrammedSecrets?
 
-    public enum Busy: Sendable, Hashable { case ndef, challenge, touch }
+    public enum Busy: Sendable, Hashable { case ndef, challenge, touch, slots }
 
     public static let maxCaptures = 100
     /// The tab's own printable bindings (deferred like the global ones).
     public static let challengeKey: Character = "x"
     public static let touchKey: Character = "T"
+    /// Not modhex letters, which a key's OTP starts with (nor anything a person types often on its own).
+    public static let programKey: Character = "p"
+    public static let swapKey: Character = "w"
+    public static let deleteKey: Character = "D"
 
     public init(aesKeys: [String: [UInt8]] = [:]) {
         self.aesKeys = aesKeys
@@ -161,12 +171,14 @@ public enum OTPTabMsg: Sendable {
     case ndefRead(keyID: String, otp: String)
     case challengeWaitingForTouch(keyID: String)
     case challengeAnswered(keyID: String, slot: Int, challenge: [UInt8], response: [UInt8])
+    /// A slot write went through; `slots` is the status the key reported after it.
+    case slotsWritten(OTPSlotWrite, OTPSlots)
     case failed(keyID: String?, OTPTabFailure)
 }
 
 /// Why an OTP tab command failed.
 public struct OTPTabFailure: Sendable, Equatable {
-    public enum Operation: Sendable, Equatable { case ndef, challenge, touch }
+    public enum Operation: Sendable, Equatable { case ndef, challenge, touch, slots }
     public var operation: Operation
     public var message: UIText
     public var keyGone: Bool
@@ -185,4 +197,8 @@ public enum OTPTabCommand: Sendable, Equatable {
     case challengeResponse(KeyDescriptor, slot: Int, challenge: [UInt8])
     /// Reads the OTP application's status (which slots are programmed) where `openOTP` finds it.
     case readSlots(KeyDescriptor)
+    /// Writes `slot`; `accessCode` is the slot's current one, kept as its new one.
+    case program(KeyDescriptor, slot: Int, OTPSlotProgram, accessCode: [UInt8]?)
+    case swapSlots(KeyDescriptor, accessCode: [UInt8]?)
+    case deleteSlot(KeyDescriptor, slot: Int, accessCode: [UInt8]?)
 }

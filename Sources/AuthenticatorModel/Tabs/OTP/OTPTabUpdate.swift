@@ -54,13 +54,15 @@ func otpTabKeyChanged(_ state: inout AppState) -> [Command] {
         // The key the work was for left (its answer, if any, is for a key no longer selected).
         state.otp.busy = nil
         state.otp.waitingForTouch = false
-        if busy == .challenge {
+        if busy == .challenge || busy == .slots {
             state.otp.form = nil
+            state.otp.slotDialog = nil
             state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error)
         }
-    } else if state.otp.form != nil {
+    } else if state.otp.form != nil || state.otp.slotDialog != nil {
         let problem = UIText(state.selectedKey == nil ? "otp.noKey" : "otp.keyChanged")
         state.otp.form?.problem = problem
+        state.otp.slotDialog?.form.problem = problem
     }
     if state.otp.slots?.keyID != state.selectedKeyID { state.otp.slots = nil }
     return autoReadNDEF(&state) + autoReadSlots(&state)
@@ -72,6 +74,20 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
         guard slots.keyID == state.selectedKeyID else { return [] }
         state.otp.slots = slots
         return []
+    case .slotsWritten(let write, let slots):
+        if state.otp.busy == .slots { state.otp.busy = nil }
+        state.otp.slotDialog = nil
+        guard slots.keyID == state.selectedKeyID else { return [] }
+        state.otp.slots = slots
+        let text: UIText
+        switch write {
+        case .programmed(let slot, let secrets):
+            state.otp.programmed = secrets
+            text = UIText("otp.slots.programmed", ["slot": String(slot)])
+        case .swapped: text = UIText("otp.slots.swapped")
+        case .deleted(let slot): text = UIText("otp.slots.deleted", ["slot": String(slot)])
+        }
+        state.status = StatusMessage(text, kind: .success, expires: state.now + statusSeconds)
     case .touched(let otp):
         if state.otp.busy == .touch { state.otp.busy = nil }
         guard let otp else {
@@ -99,6 +115,15 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
         if let keyID, keyID != state.selectedKeyID { return [] }
         state.otp.busy = nil
         state.otp.waitingForTouch = false
+        if failure.operation == .slots {
+            // The dialog stays for another try (a wrong access code, say); its secrets were wiped.
+            if state.otp.slotDialog != nil && !failure.keyGone {
+                state.otp.slotDialog?.form.busy = false
+                state.otp.slotDialog?.form.problem = failure.message
+                return []
+            }
+            state.otp.slotDialog = nil
+        }
         if failure.operation == .challenge, state.otp.form != nil, !failure.keyGone {
             state.otp.form?.busy = false
             state.otp.form?.problem = failure.message
@@ -120,6 +145,12 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
 func otpTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     if state.otp.resolving { return [] }
     if state.otp.form != nil { return challengeFormKey(&state, key) }
+    if state.otp.slotDialog != nil { return slotDialogKey(&state, key) }
+    if state.otp.programmed != nil {
+        // The values shown once: Esc or Enter puts them away (a key's typing is not taken for either).
+        if key == .escape || key == .enter { state.otp.programmed = nil }
+        return []
+    }
     var commands = [Command]()
     if let d = state.otp.deferred {
         let typed: Bool
@@ -173,6 +204,7 @@ func otpTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 /// Characters that do something when typed alone: the global bindings and the tab's own.
 func otpBound(_ state: AppState, _ c: Character) -> Bool {
     isGlobalAction(state, c) || c == OTPTabState.challengeKey || c == OTPTabState.touchKey
+        || c == OTPTabState.programKey || c == OTPTabState.swapKey || c == OTPTabState.deleteKey
 }
 
 /// One character (Enter as "\r") into the burst detector, at `state.now`.
@@ -215,6 +247,9 @@ func resolveDeferred(_ state: inout AppState) -> [Command] {
     }
     if c == OTPTabState.challengeKey { return openChallengeForm(&state) }
     if c == OTPTabState.touchKey { return touch(&state) }
+    if c == OTPTabState.programKey { return openSlotDialog(&state, .program) }
+    if c == OTPTabState.swapKey { return openSlotDialog(&state, .swap) }
+    if c == OTPTabState.deleteKey { return openSlotDialog(&state, .delete) }
     return []
 }
 

@@ -25,6 +25,7 @@ struct OTPTabView {
         case .challenge? where otp.waitingForTouch: heading = UIText("view.touchYourKey"); headingStyle = theme.warning
         case .challenge?: heading = UIText("otp.view.challenging"); headingStyle = theme.warning
         case .touch?: heading = UIText("otp.view.touching"); headingStyle = theme.warning
+        case .slots?: heading = UIText("otp.view.writingSlots"); headingStyle = theme.warning
         case nil:
             heading = otp.receiving ? UIText("otp.view.receiving", ["count": String(otp.pendingCount)])
                                            : UIText("otp.view.listening")
@@ -68,6 +69,31 @@ struct OTPTabView {
             var f = form
             if otp.waitingForTouch { f.note = UIText("view.touchYourKey") }
             app.form(f, width: 64)
+        }
+        if let dialog = otp.slotDialog { app.form(dialog.form, width: 72) }
+        if let secrets = otp.programmed { programmed(secrets) }
+    }
+
+    /// The values a slot was just programmed with, shown once in a box of their own.
+    func programmed(_ secrets: OTPProgrammedSecrets) {
+        var lines = [String]()
+        if let id = secrets.publicID { lines.append(app.text(UIText("otp.programmed.publicID", ["value": id]))) }
+        if let id = secrets.privateID { lines.append(app.text(UIText("otp.programmed.privateID", ["value": id]))) }
+        lines.append(app.text(UIText(secrets.publicID == nil ? "otp.programmed.hmacKey" : "otp.programmed.aesKey",
+                                     ["value": secrets.key])))
+        let width = min(72, screen.size.columns)
+        let note = wrap(app.text(UIText("otp.programmed.note")), width: width - 4)
+        let box = app.modal(lines: lines.count + 1 + note.count, width: width,
+                            title: app.text(UIText("otp.programmed.title", ["slot": String(secrets.slot)])))
+        var row = box.innerRow
+        for line in lines {
+            screen.draw(" " + line, row: row, column: box.innerColumn, style: theme.code, width: box.innerWidth)
+            row += 1
+        }
+        row += 1
+        for line in note where row < box.innerRow + box.innerHeight {
+            screen.draw(" " + line, row: row, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
+            row += 1
         }
     }
 
@@ -197,6 +223,8 @@ struct OTPTabView {
         let b = state.bindings
         return app.text(UIText(state.virtualMode ? "otp.hints.virtual" : "otp.hints", [
             "challenge": String(OTPTabState.challengeKey), "touch": String(OTPTabState.touchKey),
+            "program": String(OTPTabState.programKey), "swap": String(OTPTabState.swapKey),
+            "delete": String(OTPTabState.deleteKey),
             "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
         ]))
     }

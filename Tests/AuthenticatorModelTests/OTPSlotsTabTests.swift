@@ -1,0 +1,254 @@
+import Foundation
+import Testing
+import KeyKit
+import VirtualKey
+@testable import AuthenticatorModel
+
+/// The slot dialogs of the OTP tab: program, swap, delete, their questions and the commands they send.
+@Suite("OTP tab slots")
+struct OTPSlotsTabTests {
+    /// The OTP tab on the reader's key, whose status says slot 1 is programmed (types on touch), slot 2 empty.
+    static func state() -> AppState {
+        var state = OTPFixture.state()
+        let status = OTPSession.Status(version: Version(5, 7, 2), programSequence: 3, touchLevel: 0x05)
+        _ = update(&state, .otp(.slotsRead(OTPSlots(keyID: Fixture.reader.id, status: status))))
+        return state
+    }
+
+    /// Presses bound `c` alone (the tab waits for the burst gap, then performs it).
+    static func press(_ c: Character, _ state: inout AppState) -> [Command] {
+        state.now += 1
+        var commands = update(&state, .keyPress(.char(c)))
+        state.now += 0.2
+        commands += update(&state, .tick(now: state.now))
+        return commands
+    }
+
+    static func type(_ text: String, _ state: inout AppState) {
+        for c in text { _ = update(&state, .keyPress(.char(c))) }
+    }
+
+    /// Moves the focus to `field`: up to the top, then Down (at most ten presses).
+    static func focus(_ field: OTPSlotField, _ state: inout AppState) {
+        for _ in 0..<10 { _ = update(&state, .keyPress(.up)) }
+        for _ in 0..<10 {
+            guard let form = state.otp.slotDialog?.form, form.fields[form.focus].id != field.rawValue else { return }
+            _ = update(&state, .keyPress(.down))
+        }
+        Issue.record("no field \(field.rawValue)")
+    }
+
+    @Test func programOpensOnTheEmptySlotAndTheTypeChoosesTheFields() {
+        var state = Self.state()
+        _ = Self.press("p", &state)
+        let dialog = try! #require(state.otp.slotDialog)
+        #expect(dialog.kind == .program && dialog.form[OTPSlotField.slot] == "2")
+        #expect(dialog.form[OTPSlotField.type] == "Yubico OTP" && !dialog.form.has(OTPSlotField.secret))
+        #expect(state.openForm != nil && state.textFocused)
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.right))
+        _ = update(&state, .keyPress(.right))
+        let hotp = try! #require(state.otp.slotDialog?.form)
+        #expect(hotp[OTPSlotField.type] == "OATH-HOTP" && hotp.has(OTPSlotField.secret) && hotp.has(OTPSlotField.digits))
+        #expect(hotp.focus == 1 && hotp.has(OTPSlotField.accessCode))
+    }
+
+    @Test func aYubicoOTPOnAnEmptySlotIsWrittenWithoutAQuestion() {
+        var state = Self.state()
+        _ = Self.press("p", &state)
+        Self.focus(.accessCode, &state)
+        let commands = update(&state, .keyPress(.enter))
+        #expect(commands == [.otp(.program(Fixture.reader, slot: 2, .yubicoOTP, accessCode: nil))])
+        #expect(state.otp.busy == .slots && state.otp.slotDialog?.form.busy == true)
+        // The key answers: the slots as it reports them, the values shown once.
+        let after = OTPSession.Status(version: Version(5, 7, 2), programSequence: 4, touchLevel: 0x0F)
+        let secrets = OTPProgrammedSecrets(slot: 2, publicID: OTPFixture.publicID, privateID: "00112233aabb",
+                                           key: String(repeating: "ab", count: 16), serial: OTPFixture.serial)
+        _ = update(&state, .otp(.slotsWritten(.programmed(slot: 2, secrets), OTPSlots(keyID: Fixture.reader.id, status: after))))
+        #expect(state.otp.slotDialog == nil && state.otp.busy == nil && state.otp.programmed == secrets)
+        #expect(state.otp.slots?.status == after && state.status?.text == UIText("otp.slots.programmed", ["slot": "2"]))
+        // Typing (a key's OTP) does not close the values; Esc does.
+        _ = update(&state, .keyPress(.char("c")))
+        #expect(state.otp.programmed != nil)
+        _ = update(&state, .keyPress(.escape))
+        #expect(state.otp.programmed == nil)
+    }
+
+    @Test func overwritingAProgrammedSlotAsksAndOnlyYesWrites() {
+        var state = Self.state()
+        _ = Self.press("p", &state)
+        _ = update(&state, .keyPress(.left))  // slot 1, programmed
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.left))  // chal-resp
+        #expect(state.otp.slotDialog?.form[OTPSlotField.type] == "chal-resp")
+        Self.focus(.hmacKey, &state)
+        Self.type("0102030405", &state)
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.char(" ")))  // require touch
+        _ = update(&state, .keyPress(.down))
+        Self.type("a1a2a3a4a5a6", &state)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.overwrite", ["slot": "1"]))
+        // No goes back to the fields; yes (not in the same burst) writes.
+        state.now += 1
+        #expect(update(&state, .keyPress(.char("n"))).isEmpty)
+        #expect(state.otp.slotDialog?.form.confirming == nil)
+        _ = update(&state, .keyPress(.enter))
+        state.now += 1
+        let commands = update(&state, .keyPress(.char("y")))
+        #expect(commands == [.otp(.program(Fixture.reader, slot: 1, .challengeResponse(key: [1, 2, 3, 4, 5], touch: true),
+                                           accessCode: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]))])
+        // The secrets left the state with the command.
+        #expect(state.otp.slotDialog?.form[OTPSlotField.hmacKey] == "" && state.otp.slotDialog?.form[OTPSlotField.accessCode] == "")
+    }
+
+    @Test func staticAndHOTPFieldsAreCheckedAsTyped() {
+        var state = Self.state()
+        _ = Self.press("p", &state)
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.right))  // static
+        Self.focus(.password, &state)
+        Self.type("hello", &state)  // o is no modhex letter
+        #expect(state.otp.slotDialog?.form.problem == ErrorExplanation(OTPError.unencodableCharacter(offset: 4, layout: .modhex)).text)
+        for _ in 0..<5 { _ = update(&state, .keyPress(.backspace)) }
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.backspace))
+        _ = update(&state, .keyPress(.backspace))
+        Self.type("39", &state)
+        #expect(state.otp.slotDialog?.form.problem == ErrorExplanation(OTPError.invalidPasswordLength(39)).text)
+        _ = update(&state, .keyPress(.backspace))
+        _ = update(&state, .keyPress(.backspace))
+        Self.type("20", &state)
+        _ = update(&state, .keyPress(.down))
+        _ = update(&state, .keyPress(.char(" ")))  // US
+        _ = update(&state, .keyPress(.down))
+        #expect(update(&state, .keyPress(.enter)) == [.otp(.program(Fixture.reader, slot: 2,
+                                                                    .staticPassword(password: nil, length: 20, layout: .us),
+                                                                    accessCode: nil))])
+        // HOTP: Base32 secret, 8 digits; an empty secret is refused on submit, a bad code at once.
+        var hotp = Self.state()
+        _ = Self.press("p", &hotp)
+        _ = update(&hotp, .keyPress(.down))
+        _ = update(&hotp, .keyPress(.right))
+        _ = update(&hotp, .keyPress(.right))
+        Self.focus(.accessCode, &hotp)
+        Self.type("zz", &hotp)
+        #expect(hotp.otp.slotDialog?.form.problem == UIText("otp.chalresp.notHex", ["char": "z"]))
+        _ = update(&hotp, .keyPress(.backspace))
+        _ = update(&hotp, .keyPress(.backspace))
+        _ = update(&hotp, .keyPress(.enter))
+        #expect(hotp.otp.slotDialog?.form.problem == UIText("otp.slots.rule.secretEmpty"))
+        Self.focus(.secret, &hotp)
+        Self.type("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", &hotp)
+        _ = update(&hotp, .keyPress(.down))
+        _ = update(&hotp, .keyPress(.right))
+        _ = update(&hotp, .keyPress(.down))
+        #expect(update(&hotp, .keyPress(.enter)) == [.otp(.program(Fixture.reader, slot: 2,
+                                                                   .hotp(secret: Array("12345678901234567890".utf8), digits: 8),
+                                                                   accessCode: nil))])
+    }
+
+    @Test func swapAndDeleteAlwaysAsk() {
+        var state = Self.state()
+        _ = Self.press("w", &state)
+        #expect(state.otp.slotDialog?.kind == .swap)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.swap.confirm"))
+        state.now += 1
+        #expect(update(&state, .keyPress(.char("y"))) == [.otp(.swapSlots(Fixture.reader, accessCode: nil))])
+        let swapped = OTPSession.Status(version: Version(5, 7, 2), programSequence: 4, touchLevel: 0x0A)
+        _ = update(&state, .otp(.slotsWritten(.swapped, OTPSlots(keyID: Fixture.reader.id, status: swapped))))
+        #expect(state.otp.slots?.status == swapped && state.status?.text == UIText("otp.slots.swapped"))
+        // Delete opens on the programmed slot (now 2); Esc at the question writes nothing.
+        _ = Self.press("D", &state)
+        #expect(state.otp.slotDialog?.kind == .delete && state.otp.slotDialog?.form[OTPSlotField.slot] == "2")
+        _ = update(&state, .keyPress(.down))
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.delete.confirm", ["slot": "2"]))
+        _ = update(&state, .keyPress(.escape))
+        #expect(state.otp.slotDialog?.form.confirming == nil)
+        _ = update(&state, .keyPress(.enter))
+        state.now += 1
+        #expect(update(&state, .keyPress(.char("y"))) == [.otp(.deleteSlot(Fixture.reader, slot: 2, accessCode: nil))])
+    }
+
+    @Test func aRefusedWriteStaysInTheDialogAndAPulledKeyClosesIt() {
+        var state = Self.state()
+        _ = Self.press("w", &state)
+        _ = update(&state, .keyPress(.enter))
+        state.now += 1
+        _ = update(&state, .keyPress(.char("y")))
+        let refused = OTPTabWork.failure(.slots, OTPError.configurationRefused)
+        #expect(refused.message == UIText("otp.slots.refused"))
+        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, refused)))
+        #expect(state.otp.slotDialog?.form.problem == UIText("otp.slots.refused") && state.otp.slotDialog?.form.busy == false)
+        #expect(state.otp.busy == nil)
+        _ = update(&state, .keyPress(.enter))
+        state.now += 1
+        _ = update(&state, .keyPress(.char("y")))
+        _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
+        #expect(state.otp.slotDialog == nil && state.otp.busy == nil)
+        #expect(state.status?.text == UIText("status.keyGoneMidOperation"))
+    }
+
+    @Test func theKeysAreInTheHelp() {
+        let help = otpTabHelp(Self.state()).map(\.keys)
+        #expect(help.contains("p") && help.contains("w") && help.contains("D"))
+    }
+}
+
+/// The slot commands performed by the real runner against the virtual key in process.
+@Suite("OTP tab slot work against the virtual key")
+struct OTPSlotsWorkTests {
+    static func written(_ msg: Msg) -> (OTPSlotWrite, OTPSlots)? {
+        if case .otp(.slotsWritten(let w, let s)) = msg { return (w, s) } else { return nil }
+    }
+
+    @Test func aProgrammedYubicoOTPDecryptsWithTheKeyShown() async throws {
+        let backend = OTPTabWorkTests.backend()
+        let h = Harness(backend, directory: temporaryDirectory())
+        let d = InProcessBackend.descriptor
+        let (write, slots) = try await h.run(.otp(.program(d, slot: 1, .yubicoOTP, accessCode: nil)), Self.written)
+        guard case .programmed(1, let shown?) = write else { Issue.record("\(write)"); return }
+        #expect(slots.status?.isConfigured(slot: 1) == true && slots.status?.isTouchTriggered(slot: 1) == true)
+        let serial = try #require(shown.serial)
+        #expect(shown.publicID == Modhex.encode(YubicoOTP.publicID(serial: serial)))
+        let typed = try #require(backend.key.touch(slot: 1)).trimmingCharacters(in: .newlines)
+        #expect(typed.hasPrefix(shown.publicID ?? "-") && typed.count == 44)
+        let decrypted = try YubicoOTP.decrypt(typed, key: try Hex.decode(shown.key))
+        #expect(decrypted.crcOK && decrypted.token.privateID.hex == shown.privateID)
+    }
+
+    @Test func anHOTPSlotTypesTheRFC4226Codes() async throws {
+        let backend = OTPTabWorkTests.backend()
+        let h = Harness(backend, directory: temporaryDirectory())
+        let d = InProcessBackend.descriptor
+        let secret = Array("12345678901234567890".utf8)
+        let (write, _) = try await h.run(.otp(.program(d, slot: 2, .hotp(secret: secret, digits: 6), accessCode: nil)), Self.written)
+        #expect(write == .programmed(slot: 2, nil))
+        // RFC 4226, appendix D: counts 0 and 1.
+        #expect(backend.key.touch(slot: 2)?.trimmingCharacters(in: .newlines) == "755224")
+        #expect(backend.key.touch(slot: 2)?.trimmingCharacters(in: .newlines) == "287082")
+    }
+
+    @Test func swapDeleteAndAnAccessCodeAsTheKeySeesThem() async throws {
+        let backend = OTPTabWorkTests.backend()
+        let h = Harness(backend, directory: temporaryDirectory())
+        let d = InProcessBackend.descriptor
+        let code: [UInt8] = [1, 2, 3, 4, 5, 6]
+        let (write, _) = try await h.run(.otp(.program(d, slot: 1, .challengeResponse(key: nil, touch: false), accessCode: code)),
+                                         Self.written)
+        guard case .programmed(1, let shown?) = write else { Issue.record("\(write)"); return }
+        #expect(shown.publicID == nil && shown.key.count == 40)
+        // Without the code the key refuses, and says so in the tab's words.
+        let refused = try await h.run(.otp(.deleteSlot(d, slot: 1, accessCode: nil)), OTPTabWorkTests.failure)
+        #expect(refused.operation == .slots && refused.message == UIText("otp.slots.refused"))
+        let (_, swapped) = try await h.run(.otp(.swapSlots(d, accessCode: code)), Self.written)
+        #expect(swapped.status?.isConfigured(slot: 1) == false && swapped.status?.isConfigured(slot: 2) == true)
+        let session = try await OTPSession.make(connection: VirtualKeyConnection(key: backend.key))
+        let response = try await session.calculateHMAC(slot: 2, challenge: [7])
+        #expect(response == Crypto.hmac(.sha1, key: try Hex.decode(shown.key), data: [7]))
+        let (deleted, slots) = try await h.run(.otp(.deleteSlot(d, slot: 2, accessCode: code)), Self.written)
+        #expect(deleted == .deleted(slot: 2) && (slots.status?.touchLevel ?? 0xFF) & 0x03 == 0)
+    }
+}
