@@ -221,9 +221,7 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                if !force && !prompt.interactive {
-                    throw YktermError.usage("deleting a credential needs --force when standard input is not a terminal")
-                }
+                try prompt.requireForce(force, for: "deleting a credential")
                 let (query, force) = (id.lowercased(), self.force)
                 let deleted = try await withCTAP2(key) { s -> String in
                     let creds = try await Credentials.all(s, prompt: prompt)
@@ -262,10 +260,8 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
+            try prompt.requireForce(force, for: "reset")
             if !force {
-                guard prompt.interactive else {
-                    throw YktermError.usage("reset needs --force when standard input is not a terminal")
-                }
                 guard prompt.confirm("Reset FIDO? Every passkey and U2F registration on this key is lost, "
                                      + "and the PIN is removed. This cannot be undone.") else {
                     throw YktermError.failed("nothing was reset")

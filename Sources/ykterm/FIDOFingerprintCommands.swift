@@ -165,9 +165,7 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                if !force && !prompt.interactive {
-                    throw YktermError.usage("deleting a fingerprint needs --force when standard input is not a terminal")
-                }
+                try prompt.requireForce(force, for: "deleting a fingerprint")
                 let (query, force) = (id.lowercased(), self.force)
                 let deleted = try await withCTAP2(key) { s -> CTAP2Session.Fingerprint in
                     try await Fingerprints.authorize(s, prompt)

@@ -306,10 +306,8 @@ extension OATHCommand {
             let (id, force) = (self.id, self.force)
             let deleted = try await withOATH(options, prompt: prompt) { session -> String in
                 let c = try findCredential(id, in: try await session.list())
+                try prompt.requireForce(force, for: "deleting \"\(c.id)\"")
                 if !force {
-                    guard prompt.interactive else {
-                        throw YktermError.usage("deleting \"\(c.id)\" needs --force when standard input is not a terminal")
-                    }
                     guard prompt.confirm("Delete \"\(c.id)\"? Its codes cannot be recovered.") else {
                         throw YktermError.failed("nothing was deleted")
                     }

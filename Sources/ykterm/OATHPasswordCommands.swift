@@ -85,10 +85,8 @@ extension OATHCommand {
 
         func run() async throws {
             let prompt = Prompt()
+            try prompt.requireForce(force, for: "reset")
             if !force {
-                guard prompt.interactive else {
-                    throw YktermError.usage("reset needs --force when standard input is not a terminal")
-                }
                 guard prompt.confirm("Delete every OATH account and the password on this key?") else {
                     throw YktermError.failed("nothing was reset")
                 }

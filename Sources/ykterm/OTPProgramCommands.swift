@@ -42,10 +42,8 @@ func parseAccessCode(_ text: String) throws -> [UInt8] {
 
 /// Asks before a slot write that loses something, unless `force`; without a terminal, `force` is required.
 func confirmSlotWrite(_ prompt: Prompt, force: Bool, question: String, needsForce: String) throws {
+    try prompt.requireForce(force, for: needsForce)
     guard !force else { return }
-    guard prompt.interactive else {
-        throw YktermError.usage("\(needsForce) needs --force when standard input is not a terminal")
-    }
     guard prompt.confirm(question) else { throw YktermError.failed("nothing was changed") }
 }
 

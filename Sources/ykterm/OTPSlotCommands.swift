@@ -215,10 +215,8 @@ extension OTPCommand {
                 guard await session.status.isConfigured(slot: slot) else {
                     throw YktermError.failed("slot \(slot) is already empty")
                 }
+                try prompt.requireForce(force, for: "deleting slot \(slot)")
                 if !force {
-                    guard prompt.interactive else {
-                        throw YktermError.usage("deleting slot \(slot) needs --force when standard input is not a terminal")
-                    }
                     guard prompt.confirm("Delete the configuration of slot \(slot)? It cannot be recovered.") else {
                         throw YktermError.failed("nothing was deleted")
                     }

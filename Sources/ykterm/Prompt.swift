@@ -64,6 +64,14 @@ final class Prompt {
         return line
     }
 
+    /// Without a terminal to ask on, what loses something needs `--force`: `what` names it ("reset",
+    /// "deleting a credential"). The one rule for every command that overwrites or deletes.
+    func requireForce(_ force: Bool, for what: String) throws {
+        guard force || interactive else {
+            throw YktermError.usage("\(what) needs --force when standard input is not a terminal")
+        }
+    }
+
     /// A yes/no question; only asked on a terminal (false otherwise).
     func confirm(_ question: String) -> Bool {
         guard interactive else { return false }
