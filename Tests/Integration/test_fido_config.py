@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
+from harness import ServedKey, serve_usb, usb_unavailable_reason
+from test_fido import fido, info  # noqa: E402
 
 PEER = Path(__file__).with_name("fido2_config_peer.py")
 PEER_BASIC = Path(__file__).with_name("fido2_peer.py")
@@ -21,14 +22,6 @@ def peer(key, env, action, *args, stdin="", script=PEER):
                        text=True, input=stdin, timeout=60)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
-
-
-def fido(key, env, *args, **kw):
-    return run_ykterm("fido", *args, env=dict(env, YKTERM_READER=key.reader), **kw)
-
-
-def info(key, env):
-    return json.loads(fido(key, env, "info", "--json").stdout)
 
 
 def test_a_minimum_set_by_ykterm_holds_for_python_fido2_and_the_named_sites(key, env):
