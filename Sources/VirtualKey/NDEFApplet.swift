@@ -65,16 +65,8 @@ final class OTPGenerator {
         let body: String
         switch config.kind {
         case .yubicoOTP:
-            if !slotSessions.contains(slot) {
-                slotSessions.insert(slot)
-                counters.usage = min(counters.usage + 1, 0x7FFF)
-                counters.session = 0
-            } else if counters.session == 0xFF {
-                counters.usage = min(counters.usage + 1, 0x7FFF)
-                counters.session = 0
-            } else {
-                counters.session += 1
-            }
+            Self.advance(usage: &counters.usage, session: &counters.session,
+                         newSession: slotSessions.insert(slot).inserted)
             let token = YubicoOTPToken(privateID: config.uid, usageCounter: counters.usage, timestamp: timestamp,
                                        sessionCounter: counters.session, random: UInt16.random(in: 0...0xFFFF))
             guard let encrypted = try? Crypto.aes128ECBEncrypt(key: config.key, token.bytes) else { return nil }
@@ -92,6 +84,18 @@ final class OTPGenerator {
         }
         state.otpSlots.setCounters(slot, counters)
         return body + (keyboard && config.appendsEnter ? "\n" : "")
+    }
+
+    /// A Yubico OTP's counters for one more OTP: the first since power-up (`newSession`) and the one after
+    /// session counter FF move the usage counter on (it stops at 7FFF) and start the session counter at 0; any
+    /// other moves the session counter on.
+    static func advance(usage: inout UInt16, session: inout UInt8, newSession: Bool) {
+        if newSession || session == 0xFF {
+            usage = min(usage + 1, 0x7FFF)
+            session = 0
+        } else {
+            session += 1
+        }
     }
 
     /// An HOTP slot's token identifier: its first bytes in modhex as the flags say, the rest as hex digits
@@ -120,16 +124,8 @@ final class OTPGenerator {
 
     func next(state: inout VirtualKeyState) -> String {
         var token = state.otpToken ?? OTPTokenState.random(serial: state.serial)
-        if !sessionStarted {
-            sessionStarted = true
-            token.usageCounter = min(token.usageCounter + 1, 0x7FFF)
-            token.sessionCounter = 0
-        } else if token.sessionCounter == 0xFF {
-            token.usageCounter = min(token.usageCounter + 1, 0x7FFF)
-            token.sessionCounter = 0
-        } else {
-            token.sessionCounter += 1
-        }
+        Self.advance(usage: &token.usageCounter, session: &token.sessionCounter, newSession: !sessionStarted)
+        sessionStarted = true
         let t = YubicoOTPToken(privateID: token.privateID, usageCounter: token.usageCounter,
                                timestamp: timestamp, sessionCounter: token.sessionCounter,
                                random: UInt16.random(in: 0...0xFFFF))
