@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// The HID interfaces present now, read from hidapi's enumeration (sysfs) and checked against /dev.
+/// The HID interfaces present now, read from sysfs and checked against /dev.
 public enum HIDScan {
     /// Every FIDO interface and YubiKey OTP interface whose node is ready, with its USB device; `settling`
     /// is true when a node is listed in sysfs but not (yet, or any more) usable in /dev — a key being
@@ -25,15 +25,7 @@ public enum HIDScan {
     /// /sys/class/hidraw/NODE/device that has an `idVendor` file. Nil for other buses.
     public static func usbDevice(ofNode path: String) -> String? {
         guard let node = path.split(separator: "/").last, node.hasPrefix("hidraw") else { return nil }
-        guard let resolved = realpath("/sys/class/hidraw/\(node)/device", nil) else { return nil }
-        var dir = String(cString: resolved)
-        free(resolved)
-        while dir.count > 1 {
-            if access(dir + "/idVendor", F_OK) == 0 { return dir }
-            guard let slash = dir.lastIndex(of: "/") else { break }
-            dir = String(dir[..<slash])
-        }
-        return nil
+        return HIDSysfs.usbDevice(above: "/sys/class/hidraw/\(node)/device")
     }
 
     /// A character device, or a file mounted over the node (a served HID device): not an empty file that
@@ -57,7 +49,7 @@ public final class HIDMonitor: Sendable {
     let directory: String
     let scan: @Sendable () -> (found: [FoundHID], settling: Bool)
 
-    /// `scan` lists the interfaces (hidapi's enumeration by default); `directory` is where nodes appear.
+    /// `scan` lists the interfaces (sysfs by default); `directory` is where nodes appear.
     public init(directory: String = "/dev",
                 scan: @escaping @Sendable () -> (found: [FoundHID], settling: Bool) = { HIDScan.scan() }) {
         self.directory = directory

@@ -9,7 +9,7 @@ import Darwin
 
 /// A FIDO HID device found by `HIDAPIDevice.enumerateFIDO()`.
 public struct HIDDeviceInfo: Sendable, Hashable {
-    /// The hidraw node (e.g. /dev/hidraw3), as hidapi names it.
+    /// The hidraw node (e.g. /dev/hidraw3).
     public var path: String
     public var vendorID: UInt16
     public var productID: UInt16
@@ -92,30 +92,11 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
         enumerateAll().filter { $0.usagePage == fidoUsagePage }
     }
 
-    /// Every HID interface hidapi finds (one entry per hidraw node, with its first top-level usage), by path.
+    /// Every HID interface (one entry per hidraw node, with its first top-level usage, FIDO's if it has one),
+    /// by path. Read from sysfs (`HIDSysfs`), not through hidapi's libudev enumeration: the same facts, a
+    /// millisecond sooner.
     public static func enumerateAll() -> [HIDDeviceInfo] {
-        guard initialized else { return [] }
-        return libraryLock.withLock { _ in
-            var found = [String: HIDDeviceInfo]()
-            let head = hid_enumerate(0, 0)
-            defer { hid_free_enumeration(head) }
-            var cursor = head
-            while let d = cursor {
-                let info = d.pointee
-                cursor = info.next
-                guard let p = info.path else { continue }
-                let path = String(cString: p)
-                // A node with several top-level collections is listed once per usage; FIDO's wins.
-                if let seen = found[path], seen.usagePage == fidoUsagePage { continue }
-                var entry = HIDDeviceInfo(path: path, vendorID: info.vendor_id, productID: info.product_id,
-                                          productName: wideString(info.product_string),
-                                          serialNumber: wideString(info.serial_number))
-                entry.usagePage = info.usage_page
-                entry.usage = info.usage
-                if found[path] == nil || info.usage_page == fidoUsagePage { found[path] = entry }
-            }
-            return found.values.sorted { $0.path < $1.path }
-        }
+        HIDSysfs.interfaces()
     }
 
     public func write(_ report: [UInt8]) throws {
