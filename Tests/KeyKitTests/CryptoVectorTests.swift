@@ -4,6 +4,25 @@ import Testing
 @Suite struct CryptoVectorTests {
     func h(_ s: String) -> [UInt8] { try! Hex.decode(s) }
 
+    /// FIPS 180-2 appendix examples (one block, two blocks) and the empty message, for each digest.
+    @Test func shaFIPS180() {
+        let abc = Array("abc".utf8)
+        let two = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(Crypto.digest(.sha1, abc).hex == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(Crypto.digest(.sha1, two).hex == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        #expect(Crypto.digest(.sha1, []).hex == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        #expect(Crypto.digest(.sha256, abc).hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Crypto.digest(.sha256, two).hex == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(Crypto.digest(.sha256, []).hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(Crypto.digest(.sha512, abc).hex == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+                + "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f")
+        #expect(Crypto.digest(.sha512, []).hex == "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce"
+                + "47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e")
+        // A million "a": many blocks through one call.
+        #expect(Crypto.digest(.sha256, [UInt8](repeating: 0x61, count: 1_000_000)).hex
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
     @Test func hkdfRFC5869Case1() throws {
         let okm = try Crypto.hkdfSHA256(ikm: [UInt8](repeating: 0x0b, count: 22), salt: h("000102030405060708090a0b0c"),
                                         info: h("f0f1f2f3f4f5f6f7f8f9"), length: 42)

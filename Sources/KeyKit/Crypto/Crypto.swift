@@ -59,14 +59,20 @@ public enum CryptoError: Error, Equatable {
 
 /// Thin wrappers over OpenSSL's libcrypto.
 public enum Crypto {
+    /// The digest of `data`, computed without EVP's algorithm lookup (see `ykterm_sha256` in the COpenSSL shim).
     public static func digest(_ algorithm: HashAlgorithm, _ data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
+        var out = [UInt8](repeating: 0, count: algorithm.digestLength)
         let ok = data.withUnsafeBufferPointer { d in
-            EVP_Digest(d.baseAddress, d.count, &out, &length, algorithm.evp, nil)
+            out.withUnsafeMutableBufferPointer { o -> Int32 in
+                switch algorithm {
+                case .sha1: ykterm_sha1(d.baseAddress, d.count, o.baseAddress)
+                case .sha256: ykterm_sha256(d.baseAddress, d.count, o.baseAddress)
+                case .sha512: ykterm_sha512(d.baseAddress, d.count, o.baseAddress)
+                }
+            }
         }
-        precondition(ok == 1, "EVP_Digest failed")
-        return Array(out.prefix(Int(length)))
+        precondition(ok == 1, "SHA digest failed")
+        return out
     }
 
     public static func hmac(_ algorithm: HashAlgorithm, key: [UInt8], data: [UInt8]) -> [UInt8] {
