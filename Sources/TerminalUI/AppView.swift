@@ -231,7 +231,7 @@ public struct AppView {
     /// A modal box: it covers the whole rows it spans (nothing behind shows beside it), then its outline.
     func modal(lines: Int, width: Int, title: String) -> Box {
         let box = overlayBox(lines: lines, width: width)
-        let blank = String(repeating: " ", count: screen.size.columns)
+        let blank = String.spaces(screen.size.columns)
         for row in box.row..<(box.row + box.height) { screen.draw(blank, row: row, column: 0, style: .plain) }
         box.draw(on: screen, title: title, style: theme.border, titleStyle: theme.heading)
         return box

@@ -1,3 +1,5 @@
+import KeyKit
+
 /// Fitting text into a number of terminal cells. Every function counts cells, not characters: a wide character
 /// takes two, a combining character none.
 public enum TextAlignment: Sendable {
@@ -41,12 +43,12 @@ extension String {
         guard missing > 0 else { return fitted }
         switch alignment {
         case .left:
-            return fitted + String(repeating: " ", count: missing)
+            return fitted + String.spaces(missing)
         case .right:
-            return String(repeating: " ", count: missing) + fitted
+            return String.spaces(missing) + fitted
         case .center:
             let left = missing / 2
-            return String(repeating: " ", count: left) + fitted + String(repeating: " ", count: missing - left)
+            return String.spaces(left) + fitted + String.spaces(missing - left)
         }
     }
 
@@ -76,7 +78,7 @@ public enum Widgets {
             let partials: [Character] = ["▏", "▎", "▍", "▌", "▋", "▊", "▉"]
             var result = String(repeating: "█", count: full)
             if remainder > 0 { result.append(partials[remainder - 1]) }
-            result += String(repeating: " ", count: width - full - (remainder > 0 ? 1 : 0))
+            result += String.spaces(width - full - (remainder > 0 ? 1 : 0))
             return result
         } else {
             let filled = Int((clamped * Double(width)).rounded())
@@ -153,7 +155,7 @@ public struct Box: Hashable, Sendable {
         let horizontal = String(repeating: chars.horizontal, count: width - 2)
         screen.draw(String(chars.topLeft) + horizontal + String(chars.topRight), row: row, column: column,
                     style: style, width: width)
-        let blank = String(repeating: " ", count: width - 2)
+        let blank = String.spaces(width - 2)
         for line in 1..<(height - 1) {
             screen.draw(String(chars.vertical), row: row + line, column: column, style: style, width: 1)
             if fill { screen.draw(blank, row: row + line, column: column + 1, style: .plain, width: width - 2) }

@@ -142,7 +142,7 @@ extension FIDOCommand {
 
         static func field(_ label: String, _ value: String) -> String {
             let head = label + ":"
-            return head + String(repeating: " ", count: max(1, labelWidth - head.count)) + value
+            return head + String.spaces(max(1, labelWidth - head.count)) + value
         }
     }
 }

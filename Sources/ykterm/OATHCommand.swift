@@ -167,7 +167,7 @@ extension OATHCommand {
                 // One write for all the lines (a write per line took as long as the codes' APDUs).
                 let lines = rows.map { e, _ -> String in
                     let id = e.credential.id.string
-                    let pad = String(repeating: " ", count: max(width - id.count, 0))
+                    let pad = String.spaces(max(width - id.count, 0))
                     let code = e.code?.value
                         ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
                     return "\(id)\(pad)  \(code)"

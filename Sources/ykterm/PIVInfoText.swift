@@ -131,6 +131,6 @@ enum PIVInfoText {
 
 private extension String {
     func padding(to width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+        count >= width ? self + " " : self + String.spaces(width - count)
     }
 }

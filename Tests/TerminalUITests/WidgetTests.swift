@@ -28,6 +28,8 @@ import AuthenticatorModel
 
     @Test func paddingFillsExactlyTheWidth() {
         #expect("ab".padded(toCells: 5) == "ab   ")
+        #expect(String.spaces(3) == "   " && String.spaces(0).isEmpty && String.spaces(-2).isEmpty)
+        #expect(String.spaces(100).utf8.count == 100 && String.spaces(100).allSatisfy { $0 == " " })
         #expect("ab".padded(toCells: 5, alignment: .right) == "   ab")
         #expect("ab".padded(toCells: 5, alignment: .center) == " ab  ")
         #expect("日本".padded(toCells: 6).cellWidth == 6)

@@ -108,7 +108,7 @@ struct OATHView {
     func row(_ account: OATHAccount, state: AppState, c: Columns, at y: Int, selected: Bool) {
         let unicode = screen.unicode
         let base: TextStyle = selected ? theme.selection : .plain
-        screen.draw(String(repeating: " ", count: area.width), row: y, column: 0, style: base)
+        screen.draw(String.spaces(area.width), row: y, column: 0, style: base)
         var x = 0
         let pinned = state.oath.pinned.contains(account.id)
         screen.draw(pinned ? (unicode ? "★ " : "* ") : "  ", row: y, column: x,
@@ -142,7 +142,7 @@ struct OATHView {
                     x += c.bar + 1
                 }
                 let seconds = String(Int(remaining.rounded(.up)))
-                screen.draw(String(repeating: " ", count: max(0, 3 - seconds.count)) + seconds + "s", row: y, column: x,
+                screen.draw(String.spaces(max(0, 3 - seconds.count)) + seconds + "s", row: y, column: x,
                             style: base)
             } else {
                 screen.draw(app.text(UIText("view.hotpAgain")), row: y, column: x, style: selected ? base : theme.dim,
