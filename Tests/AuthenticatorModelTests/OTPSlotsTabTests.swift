@@ -193,7 +193,89 @@ struct OTPSlotsTabTests {
 
     @Test func theKeysAreInTheHelp() {
         let help = otpTabHelp(Self.state()).map(\.keys)
-        #expect(help.contains("p") && help.contains("w") && help.contains("D"))
+        #expect(help.contains("p") && help.contains("w") && help.contains("D") && help.contains("a"))
+    }
+
+    @Test func anAccessCodeIsTypedTwiceAskedForAndSentAsTheNewCode() {
+        var state = Self.state()
+        _ = Self.press("a", &state)
+        let dialog = try! #require(state.otp.slotDialog)
+        // On the programmed slot; the new code's fields while Remove is off.
+        #expect(dialog.kind == .accessCode && dialog.form[OTPSlotField.slot] == "1" && dialog.form.problem == nil)
+        #expect(dialog.form.fields.map(\.id) == ["slot", "removeAccessCode", "accessCode", "newAccessCode", "repeatAccessCode"])
+        #expect(dialog.form.fields.allSatisfy { $0.input.secret == ["accessCode", "newAccessCode", "repeatAccessCode"].contains($0.id) })
+        Self.focus(.newAccessCode, &state)
+        Self.type("000000000000", &state)
+        #expect(state.otp.slotDialog?.form.problem == UIText("otp.slots.access.zero"))
+        for _ in 0..<12 { _ = update(&state, .keyPress(.backspace)) }
+        Self.type("A1A2A3A4A5A6", &state)
+        _ = update(&state, .keyPress(.enter))
+        Self.type("a1a2a3a4a5a7", &state)
+        #expect(state.otp.slotDialog?.form.problem == UIText("otp.slots.access.mismatch"))
+        #expect(update(&state, .keyPress(.enter)).isEmpty && state.otp.slotDialog?.form.confirming == nil)
+        _ = update(&state, .keyPress(.backspace))
+        Self.type("6", &state)
+        #expect(state.otp.slotDialog?.form.problem == nil)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.access.confirm", ["slot": "1"]))
+        state.now += 1
+        let commands = update(&state, .keyPress(.char("y")))
+        #expect(commands == [.otp(.setAccessCode(Fixture.reader, slot: 1, current: nil, new: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]))])
+        // The codes left the state with the command.
+        let form = try! #require(state.otp.slotDialog?.form)
+        #expect(form.busy && form[OTPSlotField.newAccessCode] == "" && form[OTPSlotField.repeatAccessCode] == "")
+        let status = OTPSession.Status(version: Version(5, 7, 2), programSequence: 4, touchLevel: 0x05)
+        _ = update(&state, .otp(.slotsWritten(.accessCodeChanged(slot: 1, removed: false), OTPSlots(keyID: Fixture.reader.id, status: status))))
+        #expect(state.otp.slotDialog == nil && state.otp.busy == nil)
+        #expect(state.status?.text == UIText("otp.slots.access.set", ["slot": "1"]))
+    }
+
+    @Test func removingNeedsTheCurrentCodeAndAWrongOneStaysInTheDialog() {
+        var state = Self.state()
+        _ = Self.press("a", &state)
+        Self.focus(.removeAccessCode, &state)
+        _ = update(&state, .keyPress(.char(" ")))
+        // Remove: the new code's fields go; the current code is needed.
+        #expect(state.otp.slotDialog?.form.has(OTPSlotField.newAccessCode) == false)
+        #expect(state.otp.slotDialog?.form.focus == 1)
+        _ = update(&state, .keyPress(.down))
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(state.otp.slotDialog?.form.problem == UIText("otp.slots.access.removeNeedsCurrent"))
+        Self.type("0102 0304 0506", &state)
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.access.confirmRemove", ["slot": "1"]))
+        state.now += 1
+        #expect(update(&state, .keyPress(.char("y"))) == [.otp(.setAccessCode(Fixture.reader, slot: 1, current: [1, 2, 3, 4, 5, 6], new: nil))])
+        // The key refuses (a wrong code): the dialog stays, says why, and takes another try.
+        let refused = OTPTabWork.failure(.slots, OTPError.configurationRefused, accessCode: true)
+        #expect(refused.message == UIText("otp.slots.access.refused"))
+        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, refused)))
+        let form = try! #require(state.otp.slotDialog?.form)
+        #expect(form.problem == UIText("otp.slots.access.refused") && !form.busy && form[OTPSlotField.accessCode] == "")
+        #expect(state.otp.busy == nil && state.otp.slotDialog?.kind == .accessCode)
+        // Remove off again: the new code's fields come back.
+        Self.focus(.removeAccessCode, &state)
+        _ = update(&state, .keyPress(.char(" ")))
+        #expect(state.otp.slotDialog?.form.has(OTPSlotField.repeatAccessCode) == true)
+    }
+
+    @Test func anEmptyOrChallengeResponseSlotIsRefusedBeforeAnythingIsSent() {
+        var state = Self.state()
+        _ = Self.press("a", &state)
+        _ = update(&state, .keyPress(.right))  // slot 2: empty
+        #expect(state.otp.slotDialog?.form.problem == ErrorExplanation(OTPError.slotEmpty(2)).text)
+        // Slot 1 programmed without touch: challenge-response, whose settings an UPDATE would lose.
+        var chalresp = OTPFixture.state()
+        let status = OTPSession.Status(version: Version(5, 7, 2), programSequence: 3, touchLevel: 0x01)
+        _ = update(&chalresp, .otp(.slotsRead(OTPSlots(keyID: Fixture.reader.id, status: status))))
+        _ = Self.press("a", &chalresp)
+        #expect(chalresp.otp.slotDialog?.form.problem == UIText("otp.slots.access.chalresp", ["slot": "1"]))
+        Self.focus(.newAccessCode, &chalresp)
+        Self.type("a1a2a3a4a5a6", &chalresp)
+        _ = update(&chalresp, .keyPress(.enter))
+        Self.type("a1a2a3a4a5a6", &chalresp)
+        #expect(update(&chalresp, .keyPress(.enter)).isEmpty && chalresp.otp.slotDialog?.form.confirming == nil)
+        #expect(chalresp.otp.slotDialog?.form.problem == UIText("otp.slots.access.chalresp", ["slot": "1"]))
     }
 }
 
@@ -250,5 +332,29 @@ struct OTPSlotsWorkTests {
         #expect(response == Crypto.hmac(.sha1, key: try Hex.decode(shown.key), data: [7]))
         let (deleted, slots) = try await h.run(.otp(.deleteSlot(d, slot: 2, accessCode: code)), Self.written)
         #expect(deleted == .deleted(slot: 2) && (slots.status?.touchLevel ?? 0xFF) & 0x03 == 0)
+    }
+
+    @Test func anAccessCodeSetChangedAndRemovedKeepsTheSlotsSecret() async throws {
+        let backend = OTPTabWorkTests.backend()
+        let h = Harness(backend, directory: temporaryDirectory())
+        let d = InProcessBackend.descriptor
+        let secret = Array("12345678901234567890".utf8)
+        _ = try await h.run(.otp(.program(d, slot: 1, .hotp(secret: secret, digits: 6), accessCode: nil)), Self.written)
+        let code: [UInt8] = [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]
+        let (set, _) = try await h.run(.otp(.setAccessCode(d, slot: 1, current: nil, new: code)), Self.written)
+        #expect(set == .accessCodeChanged(slot: 1, removed: false))
+        // Protected now: a delete without the code, and a change with a wrong one, are refused.
+        let deleteRefused = try await h.run(.otp(.deleteSlot(d, slot: 1, accessCode: nil)), OTPTabWorkTests.failure)
+        #expect(deleteRefused.message == UIText("otp.slots.refused"))
+        let wrong = try await h.run(.otp(.setAccessCode(d, slot: 1, current: [1, 2, 3, 4, 5, 6], new: nil)), OTPTabWorkTests.failure)
+        #expect(wrong.operation == .slots && wrong.message == UIText("otp.slots.access.refused"))
+        // Changed, then removed with the right codes; the slot still types RFC 4226's first code.
+        let next: [UInt8] = [1, 1, 2, 3, 5, 8]
+        _ = try await h.run(.otp(.setAccessCode(d, slot: 1, current: code, new: next)), Self.written)
+        let (removed, slots) = try await h.run(.otp(.setAccessCode(d, slot: 1, current: next, new: nil)), Self.written)
+        #expect(removed == .accessCodeChanged(slot: 1, removed: true) && slots.status?.isConfigured(slot: 1) == true)
+        #expect(backend.key.touch(slot: 1)?.trimmingCharacters(in: .newlines) == "755224")
+        let (deleted, _) = try await h.run(.otp(.deleteSlot(d, slot: 1, accessCode: nil)), Self.written)
+        #expect(deleted == .deleted(slot: 1))
     }
 }

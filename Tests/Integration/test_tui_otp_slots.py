@@ -1,6 +1,7 @@
 """The OTP tab's slots panel end to end in tmux, on the virtual key served through pcscd: a slot programmed,
 the slots swapped and a slot deleted in the tab are what `ykman otp info` reports after each step, and the
-Yubico OTP values the tab shows once are the ones the slot types (yubiotp decrypts its OTP with them).
+Yubico OTP values the tab shows once are the ones the slot types (yubiotp decrypts its OTP with them); an access
+code set in the tab is one ykman then needs, and a wrong one given to remove it is refused and said.
 """
 
 import base64
@@ -83,3 +84,50 @@ def test_program_swap_and_delete_in_the_tab_agree_with_ykman(otp_tui, otp_key, e
     assert served.startswith(public_id) and len(served) == 44
     _, token = decode_otp(served.encode(), bytes.fromhex(aes_key))
     assert token.uid.hex() == private_id
+
+
+def test_access_code_set_in_the_tab_binds_ykman_and_a_wrong_one_is_refused(otp_tui, otp_key, env):
+    t, key = otp_tui, otp_key
+    code, wrong = "a1a2a3a4a5a6", "010203040506"
+    t.wait_for("Slot 1: empty · slot 2: empty")
+    press(t, "p")
+    t.wait_for("Program an OTP slot")
+    t.send("Down", "Right", "Right", "Down")
+    t.wait_for("Secret \\(Base32\\)")
+    t.type(HOTP_SECRET)
+    t.send("Enter", "Enter", "Enter")
+    t.wait_for("Slot 1: programmed, types on touch · slot 2: empty")
+    # The access code dialog opens on the programmed slot; the new code typed twice, never shown.
+    press(t, "a")
+    t.wait_for("Access code of an OTP slot")
+    t.send("Down", "Down", "Down")
+    t.type(code)
+    t.send("Enter")
+    t.type(code)
+    assert code not in t.screen()
+    t.send("Enter")
+    confirm(t, "Set the access code of slot 1?")
+    t.wait_for("Access code of slot 1 set")
+    # ykman now needs it: without it (or with another) the key refuses; with it the slot changes.
+    r = run_ykman(key.reader, "otp", "settings", "1", "--no-enter", "-f", env=env, check=False)
+    assert r.returncode != 0
+    r = run_ykman(key.reader, "otp", "--access-code", wrong, "delete", "1", "-f", env=env, check=False)
+    assert r.returncode != 0 and ykman_slots(key, env) == {1: "programmed", 2: "empty"}
+    run_ykman(key.reader, "otp", "--access-code", code, "settings", "1", "--enter", "-f", env=env)
+    # Removing it with a wrong current code: the key refuses, the dialog stays and says why.
+    press(t, "a")
+    t.wait_for("Access code of an OTP slot")
+    t.send("Down", "Space", "Down")
+    t.wait_for(r"Remove the access code\s+< yes >")
+    t.type(wrong)
+    t.send("Enter")
+    confirm(t, "Remove the access code of slot 1?")
+    t.wait_for("the current access code is wrong or missing")
+    t.type(code)
+    assert code not in t.screen()
+    t.send("Enter")
+    confirm(t, "Remove the access code of slot 1?")
+    t.wait_for("Access code of slot 1 removed")
+    # Unprotected again: ykman deletes the slot without a code.
+    run_ykman(key.reader, "otp", "delete", "1", "-f", env=env)
+    assert ykman_slots(key, env) == {1: "empty", 2: "empty"}

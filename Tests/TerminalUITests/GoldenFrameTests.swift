@@ -31,6 +31,8 @@ enum Golden {
         }),
         ("otp-delete-question", { press([.down, .enter], OTPViewFixture.alone(OTPTabState.deleteKey, OTPViewFixture.slotsState())) }),
         ("otp-programmed", { OTPViewFixture.programmedState() }),
+        ("otp-access-code", { OTPViewFixture.accessCodeState() }),
+        ("otp-access-code-refused", { OTPViewFixture.accessCodeRefusedState() }),
         ("fido-info", { FIDOViewFixture.state() }),
         ("fido-set-pin", { press([.char("s")], FIDOViewFixture.state(FIDOViewFixture.info(pinSet: false))) }),
         ("fido-credentials", {

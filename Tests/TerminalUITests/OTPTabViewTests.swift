@@ -80,6 +80,31 @@ enum OTPViewFixture {
         return s
     }
 
+    /// The access code dialog on slot 1 (programmed), the new code typed twice.
+    static func accessCodeState() -> AppState {
+        var s = alone(OTPTabState.accessCodeKey, slotsState())
+        for k: KeyPress in [.down, .down, .down] { _ = update(&s, .keyPress(k)) }
+        for c in "a1a2a3a4a5a6" { _ = update(&s, .keyPress(.char(c))) }
+        _ = update(&s, .keyPress(.enter))
+        for c in "a1a2a3a4a5a6" { _ = update(&s, .keyPress(.char(c))) }
+        s.status = nil
+        return s
+    }
+
+    /// The access code dialog asked to remove slot 1's code with a wrong current code: the key refused.
+    static func accessCodeRefusedState() -> AppState {
+        var s = alone(OTPTabState.accessCodeKey, slotsState())
+        for k: KeyPress in [.down, .char(" "), .down] { _ = update(&s, .keyPress(k)) }
+        for c in "010203040506" { _ = update(&s, .keyPress(.char(c))) }
+        _ = update(&s, .keyPress(.enter))
+        s.now += 1
+        _ = update(&s, .keyPress(.char("y")))
+        _ = update(&s, .otp(.failed(keyID: ViewFixture.key.id, OTPTabWork.failure(.slots, OTPError.configurationRefused,
+                                                                                   accessCode: true))))
+        s.status = nil
+        return s
+    }
+
     static func row(_ screen: MemoryScreen, containing text: String) -> Int? {
         screen.lines.firstIndex { $0.contains(text) }
     }
@@ -108,6 +133,26 @@ struct OTPTabViewTests {
     @Test func theHelpListsTheSlotKeys() {
         let screen = ViewFixture.render(OTPViewFixture.alone("?", OTPViewFixture.state()))
         #expect(screen.contains("program slot 1 or 2") && screen.contains("swap the two slots") && screen.contains("delete a slot"))
+        #expect(screen.contains("set, change or remove a slot's access code"))
+    }
+
+    @Test func theAccessCodeDialogMasksEveryCodeAndSaysWhyTheKeyRefused() throws {
+        var state = OTPViewFixture.accessCodeState()
+        var screen = ViewFixture.render(state)
+        #expect(screen.contains("Access code of an OTP slot") && screen.contains("< 1 >") && screen.contains("< no >"))
+        #expect(screen.contains("Current code (if protected)") && screen.contains("New code (12 hex digits)")
+                && screen.contains("New code again"))
+        // Typed codes are bullets, never the digits.
+        #expect(!screen.contains("a1a2a3") && screen.contains(String(repeating: "•", count: 12)))
+        #expect(screen.contains("its other settings return to the defaults"))
+        _ = update(&state, .keyPress(.enter))
+        screen = ViewFixture.render(state)
+        #expect(screen.contains("Set the access code of slot 1?"))
+        state = OTPViewFixture.accessCodeRefusedState()
+        screen = ViewFixture.render(state)
+        #expect(screen.contains("< yes >") && !screen.contains("New code again"))
+        #expect(screen.contains("the current access code is wrong or missing"))
+        #expect(!screen.contains("010203"))
     }
 
     @Test func emptyTabListensAndSaysHow() {
@@ -119,7 +164,8 @@ struct OTPTabViewTests {
         #expect(screen.contains("Nothing captured yet."))
         let hints = screen.text(row: 21)
         #expect(hints.contains("F5 NDEF") && hints.contains("x chal-resp") && hints.contains("p program")
-                && hints.contains("w swap") && hints.contains("D delete") && hints.contains("? help"))
+                && hints.contains("w swap") && hints.contains("D delete") && hints.contains("a access code")
+                && hints.contains("? help"))
         #expect(!hints.contains("touch the key"))
         #expect(screen.text(row: 22).contains("serial 28123456"))
     }

@@ -94,6 +94,7 @@ func otpTabHelp(_ state: AppState) -> [HelpEntry] {
         HelpEntry(String(OTPTabState.programKey), UIText("otp.help.program")),
         HelpEntry(String(OTPTabState.swapKey), UIText("otp.help.swap")),
         HelpEntry(String(OTPTabState.deleteKey), UIText("otp.help.delete")),
+        HelpEntry(String(OTPTabState.accessCodeKey), UIText("otp.help.accessCode")),
         HelpEntry("Up/Down", UIText("otp.help.select")),
         HelpEntry("Del", UIText("otp.help.clear")),
         HelpEntry("", UIText("otp.help.typing")),

@@ -1,10 +1,12 @@
 import KeyKit
 
-// MARK: - Slot dialogs: program, swap, delete
+// MARK: - Slot dialogs: program, swap, delete, access code
 
-/// The fields of the slot dialogs. The program dialog shows those of the chosen type only.
+/// The fields of the slot dialogs. The program dialog shows those of the chosen type only; the access code
+/// dialog its new code (typed twice) only when it does not remove the code.
 public enum OTPSlotField: String, FormFieldID {
     case slot, type, password, length, layout, secret, digits, hmacKey, touch, accessCode
+    case removeAccessCode, newAccessCode, repeatAccessCode
 }
 
 /// What the program dialog writes (the type field's choices, in order).
@@ -15,7 +17,7 @@ public enum OTPSlotType: String, CaseIterable, Sendable, Hashable {
     case challengeResponse = "chal-resp"
 }
 
-public enum OTPSlotDialogKind: Sendable, Hashable { case program, swap, delete }
+public enum OTPSlotDialogKind: Sendable, Hashable { case program, swap, delete, accessCode }
 
 public struct OTPSlotDialog: Sendable, Hashable {
     public var kind: OTPSlotDialogKind
@@ -44,6 +46,8 @@ public enum OTPSlotWrite: Sendable, Equatable {
     case programmed(slot: Int, OTPProgrammedSecrets?)
     case swapped
     case deleted(slot: Int)
+    /// The slot's access code was set (or changed), or with `removed` taken away.
+    case accessCodeChanged(slot: Int, removed: Bool)
 }
 
 /// The values a programmed slot holds that nothing else will ever show again.
@@ -114,7 +118,27 @@ func programForm(slot: Int, type: OTPSlotType, accessCode: String = "") -> Form 
     return Form(title: UIText("otp.slots.program.title"), fields: fields, note: UIText(note))
 }
 
-/// Opens a slot dialog on the selected key: program (on the first empty slot, else slot 1), swap, delete.
+/// The access code dialog's form: the slot, whether the code is removed, the current code, and (unless it
+/// is removed) the new one twice. `current` is what was typed so far when the form is rebuilt.
+func accessCodeForm(slot: Int, remove: Bool, current: String = "") -> Form {
+    var access = accessCodeField()
+    access.label = UIText("otp.slots.field.currentAccessCode")
+    access.input = TextField(current, secret: true, maxLength: 16)
+    var fields = [slotField(slot),
+                  Form.Field(OTPSlotField.removeAccessCode, UIText("otp.slots.field.removeAccessCode"),
+                             TextField(remove ? "yes" : "no"), toggle: true),
+                  access]
+    if !remove {
+        fields += [Form.Field(OTPSlotField.newAccessCode, UIText("otp.slots.field.newAccessCode"),
+                              TextField(secret: true, maxLength: 16)),
+                   Form.Field(OTPSlotField.repeatAccessCode, UIText("otp.slots.field.repeatAccessCode"),
+                              TextField(secret: true, maxLength: 16))]
+    }
+    return Form(title: UIText("otp.slots.access.title"), fields: fields, note: UIText("otp.slots.access.note"))
+}
+
+/// Opens a slot dialog on the selected key: program (on the first empty slot, else slot 1), swap, delete,
+/// access code (on the first programmed slot).
 func openSlotDialog(_ state: inout AppState, _ kind: OTPSlotDialogKind) -> [Command] {
     guard let key = state.selectedKey, key.descriptor.has(.otp) else {
         state.status = StatusMessage(UIText("otp.noKey"), kind: .warning, expires: state.now + statusSeconds)
@@ -133,6 +157,11 @@ func openSlotDialog(_ state: inout AppState, _ kind: OTPSlotDialogKind) -> [Comm
         let slot = status.map { !$0.isConfigured(slot: 1) && $0.isConfigured(slot: 2) ? 2 : 1 } ?? 1
         form = Form(title: UIText("otp.slots.delete.title"), fields: [slotField(slot), accessCodeField()],
                     note: UIText("otp.slots.delete.note"))
+    case .accessCode:
+        let slot = status.map { !$0.isConfigured(slot: 1) && $0.isConfigured(slot: 2) ? 2 : 1 } ?? 1
+        var access = accessCodeForm(slot: slot, remove: false)
+        access.problem = accessCodeSlotProblem(status, slot: slot)
+        form = access
     }
     state.otp.slotDialog = OTPSlotDialog(kind: kind, form: form)
     return []
@@ -144,11 +173,13 @@ struct SlotProblem: Error, Equatable {
     init(_ text: UIText) { self.text = text }
 }
 
-/// What a slot dialog writes: the slot, the program (none for swap and delete), the current access code.
+/// What a slot dialog writes: the slot, the program (none for swap and delete), the current access code,
+/// and for the access code dialog the new one (nil: the code is removed).
 struct SlotWrite: Equatable {
     var slot: Int
     var program: OTPSlotProgram?
     var accessCode: [UInt8]?
+    var newAccessCode: [UInt8]?
 }
 
 /// Hex digits (spaces allowed) to bytes, or why not.
@@ -162,9 +193,9 @@ private func hexBytes(_ text: String) -> Result<[UInt8], SlotProblem> {
     return .success(bytes)
 }
 
-/// The current access code typed (nil: none), or why it is not one.
-private func accessCode(_ form: Form) -> Result<[UInt8]?, SlotProblem> {
-    let text = form[OTPSlotField.accessCode]
+/// The access code typed in field `field` (nil: none), or why it is not one.
+private func accessCode(_ form: Form, _ field: OTPSlotField = .accessCode) -> Result<[UInt8]?, SlotProblem> {
+    let text = form[field]
     guard !text.isEmpty else { return .success(nil) }
     switch hexBytes(text) {
     case .failure(let why): return .failure(why)
@@ -229,9 +260,9 @@ func slotDialogOutcome(_ dialog: OTPSlotDialog, submitting: Bool = false) -> Res
             program = .challengeResponse(key: key, touch: form.isOn(OTPSlotField.touch))
         }
     }
-    let typed = form[OTPSlotField.accessCode].filter { $0 != " " }
+    if dialog.kind == .accessCode { return accessCodeOutcome(form, slot: slot, submitting: submitting) }
     // A code being typed is not wrong until it is complete (or has a character that is not hex).
-    if !submitting && typed.count < 2 * OTPSlotConfiguration.accessCodeSize && typed.allSatisfy(\.isHexDigit) {
+    if !submitting && isBeingTyped(form, .accessCode) {
         return .success(SlotWrite(slot: slot, program: program, accessCode: nil))
     }
     switch accessCode(form) {
@@ -240,12 +271,64 @@ func slotDialogOutcome(_ dialog: OTPSlotDialog, submitting: Bool = false) -> Res
     }
 }
 
+/// Whether field `field` holds the start of an access code: fewer than 12 digits, all hex.
+private func isBeingTyped(_ form: Form, _ field: OTPSlotField) -> Bool {
+    let typed = form[field].filter { $0 != " " }
+    return typed.count < 2 * OTPSlotConfiguration.accessCodeSize && typed.allSatisfy(\.isHexDigit)
+}
+
+/// The access code dialog: the current code (needed to remove one), and the new code, 12 hex digits not all
+/// zero (zeros are no code), typed the same twice.
+private func accessCodeOutcome(_ form: Form, slot: Int, submitting: Bool) -> Result<SlotWrite, SlotProblem> {
+    var current: [UInt8]?
+    if submitting || !isBeingTyped(form, .accessCode) {
+        switch accessCode(form) {
+        case .failure(let why): return .failure(why)
+        case .success(let code): current = code
+        }
+    }
+    if form.isOn(OTPSlotField.removeAccessCode) {
+        if submitting && current == nil { return .failure(SlotProblem(UIText("otp.slots.access.removeNeedsCurrent"))) }
+        return .success(SlotWrite(slot: slot, accessCode: current, newAccessCode: nil))
+    }
+    var new: [UInt8]?
+    if submitting || !isBeingTyped(form, .newAccessCode) {
+        switch accessCode(form, .newAccessCode) {
+        case .failure(let why): return .failure(why)
+        case .success(nil):
+            if submitting { return .failure(SlotProblem(UIText("otp.slots.access.newEmpty"))) }
+        case .success(let code?):
+            if code.allSatisfy({ $0 == 0 }) { return .failure(SlotProblem(UIText("otp.slots.access.zero"))) }
+            new = code
+        }
+    }
+    let again = form[OTPSlotField.repeatAccessCode].filter { $0 != " " }.lowercased()
+    if submitting || !again.isEmpty && !isBeingTyped(form, .repeatAccessCode),
+       again != form[OTPSlotField.newAccessCode].filter({ $0 != " " }).lowercased() {
+        return .failure(SlotProblem(UIText("otp.slots.access.mismatch")))
+    }
+    return .success(SlotWrite(slot: slot, accessCode: current, newAccessCode: new))
+}
+
+/// Why the access code of `slot` cannot be changed with an UPDATE, as far as the key's status tells: an
+/// empty slot has none, and a challenge-response slot (programmed, not typing on touch) would lose its
+/// settings with it.
+func accessCodeSlotProblem(_ status: OTPSession.Status?, slot: Int) -> UIText? {
+    guard let status else { return nil }
+    guard status.isConfigured(slot: slot) else { return ErrorExplanation(OTPError.slotEmpty(slot)).text }
+    guard status.isTouchTriggered(slot: slot) else { return UIText("otp.slots.access.chalresp", ["slot": String(slot)]) }
+    return nil
+}
+
 /// The question a dialog asks before it writes, or nil: swap and delete always ask, program when the slot
 /// holds something.
 private func slotQuestion(_ state: AppState, _ dialog: OTPSlotDialog, slot: Int) -> UIText? {
     switch dialog.kind {
     case .swap: return UIText("otp.slots.swap.confirm")
     case .delete: return UIText("otp.slots.delete.confirm", ["slot": String(slot)])
+    case .accessCode:
+        let remove = dialog.form.isOn(OTPSlotField.removeAccessCode)
+        return UIText(remove ? "otp.slots.access.confirmRemove" : "otp.slots.access.confirm", ["slot": String(slot)])
     case .program:
         guard let status = state.otp.slots?.status, status.isConfigured(slot: slot) else { return nil }
         return UIText("otp.slots.overwrite", ["slot": String(slot)])
@@ -271,7 +354,17 @@ func slotDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             form.focus = focus
             dialog.form = form
         }
-        if !dialog.form.busy && dialog.form.confirming == nil { dialog.form.problem = slotDialogProblem(dialog) }
+        if dialog.kind == .accessCode, dialog.form.isOn(OTPSlotField.removeAccessCode) == dialog.form.has(OTPSlotField.newAccessCode) {
+            // Remove turned on or off: the new code's fields go or come, the slot and current code kept.
+            let focus = dialog.form.focus
+            var form = accessCodeForm(slot: dialog.form[OTPSlotField.slot] == "2" ? 2 : 1,
+                                      remove: dialog.form.isOn(OTPSlotField.removeAccessCode),
+                                      current: dialog.form[OTPSlotField.accessCode])
+            dialog.form.wipeSecrets()
+            form.focus = focus
+            dialog.form = form
+        }
+        if !dialog.form.busy && dialog.form.confirming == nil { dialog.form.problem = slotDialogProblem(dialog, state) }
         state.otp.slotDialog = dialog
         return []
     case .submit:
@@ -283,6 +376,11 @@ func slotDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         }
         guard let entry = state.selectedKey else {
             dialog.form.problem = UIText("otp.noKey")
+            state.otp.slotDialog = dialog
+            return []
+        }
+        if dialog.kind == .accessCode, let why = accessCodeSlotProblem(slotStatus(state), slot: write.slot) {
+            dialog.form.problem = why
             state.otp.slotDialog = dialog
             return []
         }
@@ -302,6 +400,8 @@ func slotDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             command = .swapSlots(d, accessCode: write.accessCode)
         case .delete:
             command = .deleteSlot(d, slot: write.slot, accessCode: write.accessCode)
+        case .accessCode:
+            command = .setAccessCode(d, slot: write.slot, current: write.accessCode, new: write.newAccessCode)
         }
         // The secrets leave the state with the command.
         dialog.form.wipeSecrets()
@@ -313,16 +413,26 @@ func slotDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     }
 }
 
-/// The first problem with the dialog as typed so far (nil while nothing is wrong yet).
-func slotDialogProblem(_ dialog: OTPSlotDialog) -> UIText? {
-    if case .failure(let why) = slotDialogOutcome(dialog) { return why.text }
-    return nil
+/// The first problem with the dialog as typed so far (nil while nothing is wrong yet); for the access code
+/// dialog, then what the key's status says of the slot chosen.
+func slotDialogProblem(_ dialog: OTPSlotDialog, _ state: AppState) -> UIText? {
+    switch slotDialogOutcome(dialog) {
+    case .failure(let why): return why.text
+    case .success(let write):
+        guard dialog.kind == .accessCode else { return nil }
+        return accessCodeSlotProblem(slotStatus(state), slot: write.slot)
+    }
+}
+
+/// The selected key's slot status, when it was read.
+func slotStatus(_ state: AppState) -> OTPSession.Status? {
+    state.otp.slots?.keyID == state.selectedKeyID ? state.otp.slots?.status : nil
 }
 
 /// Pasted text into the slot dialog's focused field.
 func slotDialogPaste(_ state: inout AppState, _ text: String) -> Bool {
     guard var dialog = state.otp.slotDialog, dialog.form.paste(text) else { return false }
-    dialog.form.problem = slotDialogProblem(dialog)
+    dialog.form.problem = slotDialogProblem(dialog, state)
     state.otp.slotDialog = dialog
     return true
 }

@@ -72,7 +72,7 @@ public struct DeferredKey: Sendable, Hashable {
 ///
 /// Keyboard: while the tab is shown it listens, so every printable key comes to it (`textFocused` is true)
 /// and a key's OTP is never taken as bindings. A bound character (`q`, `?`, `K`, `i`, `1`-`4`, and the tab's
-/// `x` and `T`) that does not belong to a burst is performed once `detector.maxGap` has passed with no
+/// `x`, `T`, `p`, `w`, `D` and `a`) that does not belong to a burst is performed once `detector.maxGap` has passed with no
 /// further character (`wakeAt` tells the app loop when to look again), or at once when a key no key types
 /// follows. The tab's other bindings are such keys: F5 / Ctrl-R read NDEF, Ctrl-T touches the virtual key,
 /// Up/Down choose a capture, Del clears.
@@ -109,7 +109,7 @@ public struct OTPTabState: Sendable {
     /// The selected key's OTP slots, read when the tab opens on it (and after a challenge-response), and
     /// as the key reports them after each slot write.
     public var slots: OTPSlots?
-    /// The program, swap or delete dialog.
+    /// The program, swap, delete or access code dialog.
     public var slotDialog: OTPSlotDialog?
     /// What a slot was just programmed with that is shown once (Yubico OTP IDs and AES key, a generated
     /// HMAC key): secret, dropped when dismissed.
@@ -125,6 +125,7 @@ public struct OTPTabState: Sendable {
     public static let programKey: Character = "p"
     public static let swapKey: Character = "w"
     public static let deleteKey: Character = "D"
+    public static let accessCodeKey: Character = "a"
 
     public init(aesKeys: [String: [UInt8]] = [:]) {
         self.aesKeys = aesKeys
@@ -201,4 +202,7 @@ public enum OTPTabCommand: Sendable, Equatable {
     case program(KeyDescriptor, slot: Int, OTPSlotProgram, accessCode: [UInt8]?)
     case swapSlots(KeyDescriptor, accessCode: [UInt8]?)
     case deleteSlot(KeyDescriptor, slot: Int, accessCode: [UInt8]?)
+    /// UPDATEs `slot` with the default settings and `new` as its access code (nil: none); `current` is the
+    /// slot's code now.
+    case setAccessCode(KeyDescriptor, slot: Int, current: [UInt8]?, new: [UInt8]?)
 }

@@ -86,6 +86,8 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
             text = UIText("otp.slots.programmed", ["slot": String(slot)])
         case .swapped: text = UIText("otp.slots.swapped")
         case .deleted(let slot): text = UIText("otp.slots.deleted", ["slot": String(slot)])
+        case .accessCodeChanged(let slot, let removed):
+            text = UIText(removed ? "otp.slots.access.removed" : "otp.slots.access.set", ["slot": String(slot)])
         }
         state.status = StatusMessage(text, kind: .success, expires: state.now + statusSeconds)
     case .touched(let otp):
@@ -205,6 +207,7 @@ func otpTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 func otpBound(_ state: AppState, _ c: Character) -> Bool {
     isGlobalAction(state, c) || c == OTPTabState.challengeKey || c == OTPTabState.touchKey
         || c == OTPTabState.programKey || c == OTPTabState.swapKey || c == OTPTabState.deleteKey
+        || c == OTPTabState.accessCodeKey
 }
 
 /// One character (Enter as "\r") into the burst detector, at `state.now`.
@@ -250,6 +253,7 @@ func resolveDeferred(_ state: inout AppState) -> [Command] {
     if c == OTPTabState.programKey { return openSlotDialog(&state, .program) }
     if c == OTPTabState.swapKey { return openSlotDialog(&state, .swap) }
     if c == OTPTabState.deleteKey { return openSlotDialog(&state, .delete) }
+    if c == OTPTabState.accessCodeKey { return openSlotDialog(&state, .accessCode) }
     return []
 }
 

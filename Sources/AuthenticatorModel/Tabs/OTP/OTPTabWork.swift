@@ -43,6 +43,13 @@ struct OTPTabWork: Sendable {
                 try await session.deleteSlot(slot: slot, accessCode: accessCode)
                 return .deleted(slot: slot)
             }
+        case .setAccessCode(let d, let slot, let current, let new):
+            await writeSlots(d, accessCode: true) { session in
+                // The settings an UPDATE carries return to their defaults (as `ykterm otp settings` writes them).
+                let update = try OTPSlotConfiguration.update(OTPSlotConfiguration.Settings(), accessCode: new)
+                try await session.update(slot: slot, update, currentAccessCode: current)
+                return .accessCodeChanged(slot: slot, removed: new == nil)
+            }
         case .challengeResponse(let d, let slot, let challenge):
             // The OTP application through the reader when it answers there, else over the OTP HID interface.
             do {
@@ -105,7 +112,9 @@ struct OTPTabWork: Sendable {
 
     /// Opens the OTP application (reader or OTP HID), performs a slot write and posts it with the status the
     /// key reports after it.
-    private func writeSlots(_ d: KeyDescriptor, _ body: (OTPSession) async throws -> OTPSlotWrite) async {
+    /// A refusal of an access code change says so in the words for that (`accessCode`).
+    private func writeSlots(_ d: KeyDescriptor, accessCode: Bool = false,
+                            _ body: (OTPSession) async throws -> OTPSlotWrite) async {
         do {
             let backend = self.backend
             let opened = try await d.openOTP { try await backend.connect(d) }
@@ -119,7 +128,7 @@ struct OTPTabWork: Sendable {
                 throw error
             }
         } catch {
-            post(.otp(.failed(keyID: d.id, Self.failure(.slots, error))))
+            post(.otp(.failed(keyID: d.id, Self.failure(.slots, error, accessCode: accessCode))))
         }
     }
 
@@ -140,11 +149,14 @@ struct OTPTabWork: Sendable {
 
     /// What the tab shows for `error` (`ErrorExplanation`), in the tab's own words where it knows more: which
     /// of its features the key lacks, what the slot holds and what to do about it.
-    static func failure(_ operation: OTPTabFailure.Operation, _ error: any Error) -> OTPTabFailure {
+    /// `accessCode`: the write was an access code change, whose refusal has words of its own.
+    static func failure(_ operation: OTPTabFailure.Operation, _ error: any Error, accessCode: Bool = false) -> OTPTabFailure {
         let explanation = ErrorExplanation(error)
         switch error {
         case is NoSerial:
             return OTPTabFailure(operation: operation, message: UIText("otp.slots.noSerial"))
+        case OTPError.configurationRefused where operation == .slots && accessCode:
+            return OTPTabFailure(operation: operation, message: UIText("otp.slots.access.refused"))
         case OTPError.configurationRefused where operation == .slots:
             return OTPTabFailure(operation: operation, message: UIText("otp.slots.refused"))
         case SmartCardError.applicationNotAvailable:

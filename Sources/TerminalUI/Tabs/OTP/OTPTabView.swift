@@ -224,7 +224,7 @@ struct OTPTabView {
         return app.text(UIText(state.virtualMode ? "otp.hints.virtual" : "otp.hints", [
             "challenge": String(OTPTabState.challengeKey), "touch": String(OTPTabState.touchKey),
             "program": String(OTPTabState.programKey), "swap": String(OTPTabState.swapKey),
-            "delete": String(OTPTabState.deleteKey),
+            "delete": String(OTPTabState.deleteKey), "access": String(OTPTabState.accessCodeKey),
             "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
         ]))
     }
