@@ -117,8 +117,11 @@ public struct AppState: Sendable {
         return keys.first { $0.id == id }
     }
 
-    /// The form of the dialog open on the shown tab, if any.
-    public var openForm: Form? { tab.model.form(self) }
+    /// The form of the dialog open: the device view's lock code dialog over it, else the shown tab's, if any.
+    public var openForm: Form? {
+        if showDeviceInfo, let form = deviceConfig.lockDialog?.form { return form }
+        return tab.model.form(self)
+    }
 
     /// True while the shown tab has a dialog open (Tab moves between its fields, not between tabs).
     public var dialogOpen: Bool { openForm != nil }

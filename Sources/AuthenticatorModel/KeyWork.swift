@@ -17,8 +17,9 @@ struct KeyWork: Sendable {
         switch command {
         case .probe(let d):
             post(.probed(keyID: d.id, await probe(d)))
-        case .writeConfig(let d, let configuration, let reboot):
-            post(.configWritten(keyID: d.id, failure: await writeConfig(d, configuration, reboot: reboot)))
+        case .writeConfig(let d, let configuration, let reboot, let current, let new):
+            post(.configWritten(keyID: d.id, failure: await writeConfig(d, configuration, reboot: reboot,
+                                                                        currentLockCode: current, newLockCode: new)))
         case .oathOpen, .oathRefresh, .oathCalculate, .oathUnlock, .oathAdd, .oathRename, .oathDelete, .oathSetPassword:
             await OATHTabWork(backend: backend, environment: environment, post: post).perform(command, unlockKeys: unlockKeys)
         case .otp(let c):
@@ -52,13 +53,15 @@ struct KeyWork: Sendable {
 
     /// WRITE CONFIG over the interface that carries Management (the reader, else FIDO HID, else OTP HID); nil
     /// when written, else the words for what went wrong.
-    private func writeConfig(_ d: KeyDescriptor, _ configuration: DeviceConfiguration, reboot: Bool) async -> UIText? {
+    private func writeConfig(_ d: KeyDescriptor, _ configuration: DeviceConfiguration, reboot: Bool,
+                             currentLockCode: [UInt8]?, newLockCode: [UInt8]?) async -> UIText? {
         do {
             if d.reader != nil {
                 let connection = try await backend.connect(d)
                 do {
                     let session = try await ManagementSession.make(connection: connection)
-                    try await session.writeConfiguration(configuration, reboot: reboot)
+                    try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: currentLockCode,
+                                                         newLockCode: newLockCode)
                     await connection.close()
                 } catch {
                     await connection.close()
@@ -70,7 +73,10 @@ struct KeyWork: Sendable {
                     guard let hid = fido as? CTAPHIDConnection else {
                         throw KeyRouteError.notOnThisKey(.management, d.interfaces)
                     }
-                    try await ManagementHID.writeConfig(fido: hid, data: configuration.writeConfigData(reboot: reboot))
+                    var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
+                                                                 newLockCode: newLockCode)
+                    defer { for i in data.indices { data[i] = 0 } }
+                    try await ManagementHID.writeConfig(fido: hid, data: data)
                     await fido.close()
                 } catch {
                     await fido.close()
@@ -79,7 +85,10 @@ struct KeyWork: Sendable {
             } else if let path = d.otpHID?.path {
                 let otp = try await OTPHIDConnection.open(path: path, name: d.name)
                 do {
-                    try await ManagementHID.writeConfig(otp: otp, data: configuration.writeConfigData(reboot: reboot))
+                    var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
+                                                                 newLockCode: newLockCode)
+                    defer { for i in data.indices { data[i] = 0 } }
+                    try await ManagementHID.writeConfig(otp: otp, data: data)
                     await otp.close()
                 } catch {
                     await otp.close()

@@ -85,7 +85,7 @@ extension Command {
     /// commands that talk to no key. Every case is named, so a new command says what it does to a key.
     var keyApplication: (keyID: String?, name: String)? {
         switch self {
-        case .probe(let d), .writeConfig(let d, _, _): return (d.id, "Management")
+        case .probe(let d), .writeConfig(let d, _, _, _, _): return (d.id, "Management")
         case .oathOpen(let d, _), .oathRefresh(let d, _, _, _), .oathCalculate(let d, _, _), .oathUnlock(let d, _, _, _),
              .oathAdd(let d, _, _, _), .oathRename(let d, _, _, _), .oathDelete(let d, _, _), .oathSetPassword(let d, _, _, _):
             return (d.id, "OATH")
@@ -102,8 +102,10 @@ public enum Command: Sendable, Equatable {
     /// Watch for keys arriving and leaving (once, at start).
     case watchKeys
     case probe(KeyDescriptor)
-    /// WRITE CONFIG of the Management application (the device view's toggles).
-    case writeConfig(KeyDescriptor, DeviceConfiguration, reboot: Bool)
+    /// WRITE CONFIG of the Management application (the device view's toggles and lock code): with the current
+    /// lock code of a locked key, and a new one to set (`DeviceConfiguration.clearedLockCode` removes it).
+    case writeConfig(KeyDescriptor, DeviceConfiguration, reboot: Bool, currentLockCode: [UInt8]? = nil,
+                     newLockCode: [UInt8]? = nil)
     case oathOpen(KeyDescriptor, time: Double)
     /// CALCULATE ALL (30-second accounts) and single CALCULATEs for `single` (other periods).
     case oathRefresh(KeyDescriptor, time: Double, all: Bool, single: [Credential])

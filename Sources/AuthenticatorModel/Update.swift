@@ -219,6 +219,7 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 func handlePaste(_ state: inout AppState, _ text: String) -> [Command] {
     let overlay = state.showHelp || state.showKeySwitcher || state.showDeviceInfo
     if !overlay, state.tab.model.paste(&state, text) { return [] }
+    if state.showDeviceInfo && !state.showHelp && !state.showKeySwitcher && lockDialogPaste(&state, text) { return [] }
     state.status = StatusMessage(UIText(state.tab == .oath ? "status.pasteIgnoredOATH" : "status.pasteIgnored"),
                                  kind: .warning, expires: state.now + statusSeconds)
     return []

@@ -91,6 +91,9 @@ struct DeviceInfoView {
                 lines += wrap(app.text(UIText("config.tui.cuts", ["interface": cut.rawValue.uppercased()])), width: width)
                     .map { ($0, theme.warning) }
             }
+            if state.selectedKey?.info?.device.isConfigLocked == true {
+                lines += wrap(app.text(UIText("config.tui.lockedAsk")), width: width).map { ($0, theme.warning) }
+            }
             lines.append((app.text(UIText("config.tui.confirm")), theme.dim))
             return lines
         }
@@ -99,7 +102,8 @@ struct DeviceInfoView {
             lines.append((app.text(UIText("device.moreKeys", ["count": String(state.keys.count),
                                                               "key": String(state.bindings.key(for: .keys))])), theme.dim))
         }
-        lines.append((app.text(UIText(toggles.isEmpty ? "device.footer" : "device.footer.toggles")), theme.dim))
+        lines.append((app.text(UIText(toggles.isEmpty ? "device.footer" : "device.footer.toggles",
+                                      ["lock": String(DeviceConfigState.lockCodeKey)])), theme.dim))
         return lines
     }
 
@@ -151,5 +155,7 @@ struct DeviceInfoView {
             screen.draw(line.text.centered(inCells: box.innerWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
                         style: line.style, width: box.innerWidth)
         }
+        // The lock code dialog over it: the codes as bullets.
+        if let dialog = state.deviceConfig.lockDialog { app.form(dialog.form, width: 72) }
     }
 }

@@ -152,7 +152,8 @@ import Testing
         (ConfigProblem.enableAndDisable(.oath), .enableAndDisable), (ConfigProblem.nothingAsked, .nothingAsked),
         (ConfigProblem.disablesAll, .disablesAll), (ConfigProblem.cutsConnection(.ccid), .cutsConnection),
         (ConfigProblem.needsForce, .needsForce), (ConfigProblem.declined, .declined),
-        (ConfigProblem.lockCodeFormat, .lockCodeFormat), (ConfigProblem.notLocked, .notLocked),
+        (ConfigProblem.lockCodeFormat, .lockCodeFormat), (ConfigProblem.lockCodeMismatch, .lockCodeMismatch),
+        (ConfigProblem.notLocked, .notLocked),
         (ConfigProblem.timeoutRange("--chalresp-timeout", maximum: 255), .timeoutRange),
     ]
 

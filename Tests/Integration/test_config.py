@@ -195,7 +195,7 @@ def test_usb_key_obeys_its_usb_set():
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
-def test_tui_device_view_toggles_what_ykman_reads(pcsc, env, tmp_path):
+def test_tui_device_view_toggles_and_lock_code_what_ykman_reads(pcsc, env, tmp_path):
     from test_tui import served_tui
 
     key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
@@ -218,15 +218,57 @@ def test_tui_device_view_toggles_what_ykman_reads(pcsc, env, tmp_path):
         # The view shows it read back from the key: OATH(off) in the USB row.
         t.wait_for(r"USB applications\s+OTP U2F FIDO2 OATH\(off\) PIV")
         # Locked meanwhile by ykman: the key refuses, the view says so and reads the key again; from then on
-        # it asks nothing and says why.
+        # a change asks for the lock code after its question.
         run_ykman(key.reader, "config", "set-lock-code", "-n", LOCK, "-f", env=env)
         t.send("Space")
         t.wait_for("y applies the change")
         t.answer("y")
         t.wait_for("lock code was wrong")
         t.wait_for(r"Configuration locked\s+yes")
+        assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Disabled", "Enabled")
         t.send("Space")
-        t.wait_for("The configuration is locked")
+        t.wait_for("its lock code is asked for next")
+        t.answer("y")
+        t.wait_for("Configuration lock code")
+        # A wrong lock code: refused, nothing changed, the dialog stays for another try; the code never shows.
+        t.type(WRONG)
+        assert WRONG not in t.screen()
+        t.send("Enter")
+        t.wait_for("the lock code was wrong")
+        assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Disabled", "Enabled")
+        t.type(LOCK)
+        t.send("Enter")
+        t.wait_for("Configuration updated")
+        assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Enabled", "Enabled")
+        # L removes the lock with the current code (after a question): ykman needs no -L again.
+        t.wait_for(r"USB applications\s+OTP U2F FIDO2 OATH PIV")
+        t.send("L")
+        t.wait_for("Set the configuration lock code")
+        t.send("Space", "Down")
+        t.type(LOCK)
+        t.send("Enter")
+        t.wait_for("Configuration lock: set → none. Apply it?")
+        t.answer("y")
+        t.wait_for(r"Configuration locked\s+no")
+        run_ykman(key.reader, "config", "nfc", "--disable", "OTP", "-f", env=env)
+        # L on the unlocked key sets a new one, typed twice: ykman config usb then needs -L with it.
+        new = "0123456789abcdef" * 2
+        t.send("L")
+        t.wait_for("Set the configuration lock code")
+        t.type(new)
+        t.send("Enter")
+        t.type(new)
+        assert new not in t.screen()
+        t.send("Enter")
+        t.wait_for("Configuration lock: none → set. Apply it?")
+        t.answer("y")
+        t.wait_for(r"Configuration locked\s+yes")
+        r = run_ykman(key.reader, "config", "usb", "--disable", "OATH", "-f", env=env, check=False)
+        assert r.returncode != 0
+        r = run_ykman(key.reader, "config", "usb", "--disable", "OATH", "-f", "-L", LOCK, env=env, check=False)
+        assert r.returncode != 0
+        assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Enabled", "Enabled")
+        run_ykman(key.reader, "config", "usb", "--disable", "OATH", "-f", "-L", new, env=env)
         assert applications_table(run_ykman(key.reader, "info", env=env).stdout)["OATH"] == ("Disabled", "Enabled")
     finally:
         t.close()

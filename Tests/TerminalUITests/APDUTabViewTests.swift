@@ -47,6 +47,33 @@ enum APDUViewFixture {
         device.partNumber = nil
         return KeyInfo(reader: ViewFixture.key.name, atr: [], device: device, applications: ["OATH", "PIV"], overNFC: false)
     }
+
+    /// The device view of a key whose configuration is locked: OATH over USB turned off and confirmed, the
+    /// lock code typed wrong and refused by the key.
+    static func lockRefusedState() -> AppState {
+        var s = ViewFixture.state()
+        var info = fullInfo()
+        info.device.isConfigLocked = true
+        _ = update(&s, .probed(keyID: ViewFixture.key.id, info))
+        for k: KeyPress in [.char("i"), .right, .right, .right, .char(" ")] { _ = update(&s, .keyPress(k)) }
+        s.now += 1
+        _ = update(&s, .keyPress(.char("y")))
+        for c in "ffeeddccbbaa99887766554433221100" { _ = update(&s, .keyPress(.char(c))) }
+        _ = update(&s, .keyPress(.enter))
+        _ = update(&s, .configWritten(keyID: ViewFixture.key.id, failure: ErrorExplanation(ManagementError.wrongLockCode).text))
+        s.status = nil
+        return s
+    }
+
+    /// L on an unlocked key: the new lock code typed once.
+    static func setLockState() -> AppState {
+        var s = ViewFixture.state()
+        _ = update(&s, .probed(keyID: ViewFixture.key.id, fullInfo()))
+        for k: KeyPress in [.char("i"), .char("L")] { _ = update(&s, .keyPress(k)) }
+        for c in "00112233445566778899aabbccddeeff" { _ = update(&s, .keyPress(.char(c))) }
+        s.status = nil
+        return s
+    }
 }
 
 @Suite("Views: APDU console")
@@ -278,7 +305,7 @@ struct DeviceViewTests {
         #expect(usb.contains("OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH"))
         let nfc = try #require(ViewFixture.line(screen, containing: "NFC applications"))
         #expect(nfc.contains("OATH PIV(off) OpenPGP"))
-        #expect(screen.contains("arrows choose · Space on/off · any other key closes"))
+        #expect(screen.contains("arrows choose · Space on/off · L lock code · any other key closes"))
         // The cursor is on the first toggle: OTP over USB, drawn reversed.
         let otpRow = try #require(screen.lines.firstIndex { $0.contains("USB applications") })
         let otpColumn = screen.lines[otpRow].distance(from: screen.lines[otpRow].startIndex,
@@ -314,6 +341,39 @@ struct DeviceViewTests {
         #expect(screen.contains("Writing the configuration"))
         #expect(update(&state, .configWritten(keyID: ViewFixture.key.id, failure: nil)) == [.probe(ViewFixture.key)])
         #expect(ViewFixture.render(state).contains("Configuration updated."))
+    }
+
+    @Test func aLockedKeyAsksForItsLockCodeMaskedAndSaysWhenItIsWrong() throws {
+        var state = ViewFixture.state()
+        var info = APDUViewFixture.fullInfo()
+        info.device.isConfigLocked = true
+        _ = update(&state, .probed(keyID: ViewFixture.key.id, info))
+        for k: KeyPress in [.char("i"), .right, .right, .right, .char(" ")] { _ = update(&state, .keyPress(k)) }
+        var screen = ViewFixture.render(state)
+        #expect(screen.contains("its lock code is asked for next") && screen.contains("y applies the change"))
+        state = APDUViewFixture.lockRefusedState()
+        screen = ViewFixture.render(state)
+        #expect(screen.contains("Configuration lock code") && screen.contains("Current lock code"))
+        #expect(screen.contains("the configuration is locked and the lock code was wrong"))
+        #expect(!screen.contains("ffeedd"))
+        // The hints line is the dialog's while it is open.
+        #expect(screen.text(row: 21).contains("Esc cancel"))
+        // Typed again: bullets, never the digits.
+        for c in "0011223344" { _ = update(&state, .keyPress(.char(c))) }
+        screen = ViewFixture.render(state)
+        #expect(screen.contains(String(repeating: "•", count: 10)) && !screen.contains("0011223344"))
+    }
+
+    @Test func lOpensTheLockCodeDialogNamedInTheFooterAndTheHelp() {
+        var state = ViewFixture.state()
+        _ = update(&state, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
+        _ = update(&state, .keyPress(.char("i")))
+        #expect(ViewFixture.render(state).contains("L lock code"))
+        let screen = ViewFixture.render(APDUViewFixture.setLockState())
+        #expect(screen.contains("Set the configuration lock code") && screen.contains("New lock code again"))
+        #expect(screen.contains(String(repeating: "•", count: 32)) && !screen.contains("00112233"))
+        let help = ViewFixture.render(Golden.press([.char("?")], ViewFixture.state()), rows: 60)
+        #expect(help.contains("applications on/off; L: the lock code"))
     }
 
     @Test func keyWithoutNFCAndKeyStillBeingRead() {

@@ -101,6 +101,9 @@ enum Golden {
             _ = update(&s, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
             return press([.char("i"), .right, .right, .right, .char(" ")], s)
         }),
+        // The lock code a locked key's change needs, after the key refused a wrong one.
+        ("device-lock-code-refused", { APDUViewFixture.lockRefusedState() }),
+        ("device-set-lock-code", { APDUViewFixture.setLockState() }),
         ("security-key", {
             var s = AppState(now: 1000)
             let d = KeyDescriptor(transport: .hid(path: "/dev/hidraw4"), name: "Security Key NFC",

@@ -132,7 +132,7 @@ struct OTPTabViewTests {
 
     @Test func theHelpListsTheSlotKeys() {
         let screen = ViewFixture.render(OTPViewFixture.alone("?", OTPViewFixture.state()))
-        #expect(screen.contains("program slot 1 or 2") && screen.contains("swap the two slots") && screen.contains("delete a slot"))
+        #expect(screen.contains("program a slot: Yubico OTP") && screen.contains("swap the two slots") && screen.contains("delete a slot"))
         #expect(screen.contains("set, change or remove a slot's access code"))
     }
 

@@ -30,6 +30,8 @@ public enum ConfigProblem: Error, Equatable, Sendable {
     case declined
     /// A lock code is not 32 hex digits, or is all zeros (which would clear the lock rather than set it).
     case lockCodeFormat
+    /// The new lock code and its repetition differ (the device view's lock code dialog).
+    case lockCodeMismatch
     /// --clear on a key whose configuration is not locked.
     case notLocked
     /// A timeout out of its range (seconds).

@@ -33,6 +33,7 @@ extension ErrorExplanation {
         case .needsForce: return ErrorExplanation(kind: .needsForce)
         case .declined: return ErrorExplanation(kind: .declined)
         case .lockCodeFormat: return ErrorExplanation(kind: .lockCodeFormat)
+        case .lockCodeMismatch: return ErrorExplanation(kind: .lockCodeMismatch)
         case .notLocked: return ErrorExplanation(kind: .notLocked)
         case .timeoutRange(let option, let maximum):
             return ErrorExplanation(kind: .timeoutRange, ["option": option, "maximum": String(maximum)])

@@ -158,6 +158,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case wrongLockCode = "wrong-lock-code"
     case configRefused = "config-refused"
     case lockCodeFormat = "lock-code-format"
+    case lockCodeMismatch = "lock-code-mismatch"
     case notLocked = "not-locked"
     case configTooLarge = "config-too-large"
     case configNeedsFirmware = "config-needs-firmware"
@@ -201,7 +202,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
         case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease, .fingerprintNameTooLong,
              .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
              .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
-             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .notLocked,
+             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch, .notLocked,
              .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
              .timeoutRange:
             return .usage
