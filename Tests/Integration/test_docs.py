@@ -62,3 +62,24 @@ def test_no_command_takes_a_pin_or_password_option():
         out = run_ykterm(*cmd, "--help").stdout.lower()
         # An option that takes a secret; --pin-policy (when a PIV key asks for the PIN) takes none.
         assert not re.search(r"--(pin|puk|password|new-pin|new-password|passphrase|management-key)(?![\w-])", out), cmd
+
+
+@pytest.mark.parametrize("shell,marker", [("bash", "-F _ykterm ykterm"), ("zsh", "#compdef ykterm"), ("fish", "complete -c 'ykterm'")])
+def test_completion_scripts_name_every_command(shell, marker):
+    # ykterm lets ArgumentParser skip its own search for this flag when a command line lacks it; with it, the
+    # script must still come, in both spellings, naming the subcommands.
+    for args in (("--generate-completion-script", shell), (f"--generate-completion-script={shell}",)):
+        script = run_ykterm(*args).stdout
+        assert marker in script
+        for name in ("oath", "fido", "piv", "virtual-key"):
+            assert name in script
+
+
+def test_usage_and_help_name_the_tool_once():
+    # The name the quick parse lends the root for the length of the parse never reaches what is printed.
+    r = run_ykterm("oath", "code", "--no-such-option", check=False)
+    assert r.returncode == 2
+    assert "Usage: ykterm oath code" in r.stderr and "ykterm ykterm" not in r.stderr
+    out = run_ykterm("help", "oath").stdout
+    assert "USAGE: ykterm oath" in out and "ykterm ykterm" not in out
+    assert "ykterm ykterm" not in run_ykterm("fido", "--help").stdout
