@@ -93,6 +93,17 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"{pattern!r} not on screen after {timeout} s:\n{text}")
 
+    def wait_until(self, check, timeout=15):
+        """The first screen `check` accepts (a frame drawn whole, not one caught halfway)."""
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if check(text):
+                return text
+            time.sleep(0.1)
+        raise AssertionError(f"no screen as expected after {timeout} s:\n{text}")
+
     def wait_gone(self, pattern, timeout=15):
         deadline = time.monotonic() + timeout
         text = ""
@@ -472,12 +483,10 @@ def test_resizing_down_to_narrow_and_back_leaves_no_garbage(virtual_tui):
     t.wait_for("GitHub")
     for columns, rows in ((80, 24), (50, 16), (120, 40)):
         t.tmux("resize-window", "-t", "0", "-x", str(columns), "-y", str(rows))
-        screen = t.wait_for("GitHub")
-        lines = screen.splitlines()
-        # The tab bar on top, one line per account at most, nothing wider than the window.
-        assert "OATH" in lines[0], screen
-        assert all(len(line) <= columns for line in lines), screen
-        assert screen.count("GitHub") == 1, screen
+        # The tab bar on top, one line per account at most, nothing wider than the window, once the frame for
+        # the new size is drawn (a capture right after the resize can catch the old one being cut).
+        t.wait_until(lambda screen: bool(screen.splitlines()) and "OATH" in screen.splitlines()[0]
+                     and all(len(line) <= columns for line in screen.splitlines()) and screen.count("GitHub") == 1)
     code, _ = code_of(t.screen(), "GitHub")
     assert code == totp(GITHUB, time.time()) or code == totp(GITHUB, time.time() - 1), t.screen()
 
@@ -520,8 +529,9 @@ def test_a_missing_locale_still_draws_in_utf8_with_the_language_it_names(tmp_pat
             screen = t.wait_for("GitHub")
             assert "HOTP · Enter" in screen, screen
             t.send("a")
-            screen = t.wait_for("Konto hinzufügen")
-            assert "Berührung verlangen" in screen and "┌" in screen, screen
+            # The dialog's last field, so the frame read is the whole dialog, not one half drawn.
+            screen = t.wait_for("Berührung verlangen")
+            assert "Konto hinzufügen" in screen and "┌" in screen, screen
             t.send("Escape")
             t.send("q")
             t.wait_for("EXITED=0")
