@@ -69,7 +69,7 @@ final class FIDOApplet: Applet {
     private func message(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
         pending = nil
         let now = FIDOAuthenticator.uptime()
-        let delay = authenticator.userWaitSeconds
+        let delay = authenticator.userWaitSeconds(for: apdu.data)
         guard delay > 0 else {
             return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) { .granted })
         }
@@ -82,7 +82,7 @@ final class FIDOApplet: Applet {
         let outcome = authenticator.run(apdu.data, state: &state, receivedAt: now) { .deferred }
         if case .response = outcome { return answer(outcome) }
         pending = Pending(request: apdu.data, receivedAt: now, ready: now + delay)
-        return waiting(since: now)
+        return waiting(for: apdu.data, since: now)
     }
 
     private func getResponse(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
@@ -95,15 +95,15 @@ final class FIDOApplet: Applet {
         if left > 0 {
             // Keep a client that polls without pause from spinning.
             SystemThread.sleep(min(left, 0.05))
-            if p.ready > FIDOAuthenticator.uptime() { return waiting(since: p.receivedAt) }
+            if p.ready > FIDOAuthenticator.uptime() { return waiting(for: p.request, since: p.receivedAt) }
         }
         pending = nil
         return answer(authenticator.run(p.request, state: &state, receivedAt: p.receivedAt) { .granted })
     }
 
-    /// The status update of a request received at `start`: 9100 with the KEEPALIVE status of the moment.
-    private func waiting(since start: Double) -> Response {
-        Response(data: [authenticator.keepaliveStatus(after: FIDOAuthenticator.uptime() - start)],
+    /// The status update of `request`, received at `start`: 9100 with the KEEPALIVE status of the moment.
+    private func waiting(for request: [UInt8], since start: Double) -> Response {
+        Response(data: [authenticator.keepaliveStatus(for: request, after: FIDOAuthenticator.uptime() - start)],
                  status: NFCCTAP.statusUpdate)
     }
 

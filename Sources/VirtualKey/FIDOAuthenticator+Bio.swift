@@ -4,7 +4,10 @@ import KeyKit
 /// for a key whose profile has a fingerprint sensor: fingerprint templates enrolled sample by sample, listed,
 /// named and removed, kept in the key's state (the --state file) until a reset. The sensor is simulated: each
 /// capture waits for the user as a touch does, then `sensorDelay` more, and reports the next status of
-/// `bioSampleStatuses` (good once the sequence is used up). It matches no finger: getInfo has no uv option.
+/// `bioSampleStatuses` (good once the sequence is used up). A capture cancelled while it waits (CTAPHID_CANCEL,
+/// or NFCCTAP_GETRESPONSE with the cancel flag) is answered CTAP2_ERR_KEEPALIVE_CANCEL and counts nothing; the
+/// enrollment stays open for the next capture until cancelCurrentEnrollment drops it. It matches no finger:
+/// getInfo has no uv option.
 extension FIDOAuthenticator {
     /// Good samples a template needs (getFingerprintSensorInfo's maxCaptureSamplesRequiredForEnroll).
     public static let samplesPerFingerprint = 5
@@ -12,8 +15,6 @@ extension FIDOAuthenticator {
     public static let maxFingerprints = 5
     /// The longest friendly name, in bytes of UTF-8 (maxTemplateFriendlyName).
     public static let maxFingerprintNameLength = 15
-    /// Seconds the simulated sensor takes for a sample.
-    static let sensorDelay = 0.2
     /// getInfo's uvModality of a fingerprint sensor (FIDO Registry, USER_VERIFY_FINGERPRINT_INTERNAL).
     static let fingerprintModality = 0x02
 
@@ -120,12 +121,23 @@ extension FIDOAuthenticator {
         }
     }
 
-    /// One sample for `enrollment`: waits for the finger (as for a touch), then the sensor; a good sample
-    /// counts, and the last one stores the template. Nothing changes before the wait is over.
+    /// Whether `request` is a capture (enrollBegin or enrollCaptureNextSample), whose wait for the user includes
+    /// the sensor's.
+    func isFingerprintCapture(_ request: [UInt8]) -> Bool {
+        guard profile.hasBioEnrollment, let command = request.first,
+              command == CTAP2.Command.bioEnrollment.rawValue || command == CTAP2.Command.bioEnrollmentPreview.rawValue,
+              let params = try? CBOR.decode(Array(request.dropFirst())).map,
+              let sub = params[CBOR(CTAP2.BioEnrollment.Key.subcommand)]?.int else { return false }
+        return sub == CTAP2.BioEnrollment.Subcommand.enrollBegin
+            || sub == CTAP2.BioEnrollment.Subcommand.enrollCaptureNextSample
+    }
+
+    /// One sample for `enrollment`: waits for the finger (as for a touch) and the sensor, both in the
+    /// transport's presence check (`userWait(for:)`); a good sample counts, and the last one stores the
+    /// template. Nothing changes before the wait is over, nor when it is cancelled.
     func capture(_ enrollment: PendingEnrollment, _ state: inout VirtualKeyState,
                  _ presence: () -> Presence) throws(Failure) -> (CTAP2.BioEnrollment.SampleStatus, Int) {
         try collectPresence(presence)
-        SystemThread.sleep(Self.sensorDelay)
         var enrollment = enrollment
         let status = nextSampleStatus < bioSampleStatuses.count ? bioSampleStatuses[nextSampleStatus] : .good
         nextSampleStatus += 1

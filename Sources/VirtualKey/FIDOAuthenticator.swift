@@ -46,6 +46,11 @@ public final class FIDOAuthenticator {
     /// The sample statuses the simulated fingerprint sensor reports, one per capture in this order, then
     /// good ones (a profile with a sensor only).
     public let bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus]
+    /// Seconds the simulated fingerprint sensor takes for a sample, after the finger came (a profile with a
+    /// sensor only).
+    public let sensorDelay: Double
+    /// `sensorDelay` unless one is given: a fifth of a second.
+    public static let defaultSensorDelay = 0.2
 
     /// The answer of a user-presence check.
     enum Presence {
@@ -129,11 +134,12 @@ public final class FIDOAuthenticator {
     var nextSampleStatus = 0
 
     public init(userPresenceDelay: Double = 0, resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
-                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = []) {
+                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [], sensorDelay: Double = defaultSensorDelay) {
         self.userPresenceDelay = userPresenceDelay
         self.resetWindow = resetWindow
         self.profile = profile
         self.bioSampleStatuses = bioSampleStatuses
+        self.sensorDelay = sensorDelay
         poweredUpAt = Self.uptime()
     }
 
@@ -164,27 +170,39 @@ public final class FIDOAuthenticator {
         return phases.filter { $0.seconds > 0 }
     }
 
-    /// Seconds `userWait` lasts in all.
-    var userWaitSeconds: Double { userWait.reduce(0) { $0 + $1.seconds } }
+    /// What `request` waits for before it goes on once it needs the user: `userWait`, and for a fingerprint
+    /// capture the sensor's `sensorDelay` of "processing" after it. Empty: it goes on at once.
+    func userWait(for request: [UInt8]) -> [VirtualKeyProfile.KeepalivePhase] {
+        var phases = userWait
+        if isFingerprintCapture(request) && sensorDelay > 0 {
+            phases.append(.init(status: CTAPHID.KeepaliveStatus.processing, seconds: sensorDelay))
+        }
+        return phases
+    }
 
-    /// The KEEPALIVE status `elapsed` seconds into `userWait` (the last one's once it is over).
-    func keepaliveStatus(after elapsed: Double) -> UInt8 {
+    /// Seconds `userWait(for:)` lasts in all.
+    func userWaitSeconds(for request: [UInt8]) -> Double { userWait(for: request).reduce(0) { $0 + $1.seconds } }
+
+    /// The KEEPALIVE status `elapsed` seconds into `userWait(for: request)` (the last one's once it is over).
+    func keepaliveStatus(for request: [UInt8], after elapsed: Double) -> UInt8 {
+        let phases = userWait(for: request)
         var end = 0.0
-        for phase in userWait {
+        for phase in phases {
             end += phase.seconds
             if elapsed < end { return phase.status }
         }
-        return userWait.last?.status ?? CTAPHID.KeepaliveStatus.userPresenceNeeded
+        return phases.last?.status ?? CTAPHID.KeepaliveStatus.userPresenceNeeded
     }
 
     /// Handles one CTAP2 request (command byte + CBOR parameters) and returns the response (status byte +
-    /// canonical CBOR). A command that needs user presence goes through `userWait` first, reporting each
-    /// phase's KEEPALIVE status through `keepalive` as it starts; `isCancelled` is polled while waiting and
-    /// ends the wait with CTAP2_ERR_KEEPALIVE_CANCEL.
+    /// canonical CBOR). A command that needs user presence goes through `userWait(for:)` first (a fingerprint
+    /// capture: the finger, then the sensor), reporting each phase's KEEPALIVE status through `keepalive` as it
+    /// starts; `isCancelled` is polled while waiting and ends the wait with CTAP2_ERR_KEEPALIVE_CANCEL, nothing
+    /// changed.
     public func processCTAP2(_ request: [UInt8], state: inout VirtualKeyState,
                              keepalive: (UInt8) -> Void = { _ in },
                              isCancelled: () -> Bool = { false }) -> [UInt8] {
-        let phases = userWait
+        let phases = userWait(for: request)
         let outcome = run(request, state: &state, receivedAt: Self.uptime()) {
             for phase in phases {
                 keepalive(phase.status)

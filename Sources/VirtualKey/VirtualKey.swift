@@ -85,9 +85,10 @@ public final class VirtualKey: Sendable {
     public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
                 latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
                 resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey, smartCardTransport: ATRStyle = .nfc,
-                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = []) {
+                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
+                sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay) {
         let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
-                                     bioSampleStatuses: bioSampleStatuses)
+                                     bioSampleStatuses: bioSampleStatuses, sensorDelay: sensorDelay)
         var core = Inner(state: state, applets: [], fido: fido)
         core.applets = (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
             + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay, refused: profile.refusedOATHInstructions),
@@ -108,11 +109,13 @@ public final class VirtualKey: Sendable {
                             latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
                             resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
                             smartCardTransport: ATRStyle = .nfc,
-                            bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = []) throws {
+                            bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
+                            sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay) throws {
         let loaded = try file.load()
         self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
                   userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
-                  smartCardTransport: smartCardTransport, bioSampleStatuses: bioSampleStatuses)
+                  smartCardTransport: smartCardTransport, bioSampleStatuses: bioSampleStatuses,
+                  sensorDelay: sensorDelay)
         if loaded == nil { try file.save(initial) }
     }
 

@@ -127,6 +127,18 @@ struct VirtualKeyCommand: ParsableCommand {
             valueName: "LIST"))
         var bioSamples: String?
 
+        @Option(name: .customLong("bio-sensor-delay"), help: ArgumentHelp(
+            "With --bio: how long the simulated sensor takes for each sample, after the finger came (default 200).",
+            valueName: "MS"))
+        var bioSensorDelay: UInt?
+
+        /// `--bio-sensor-delay` in seconds.
+        func sensorDelay() throws -> Double {
+            guard let bioSensorDelay else { return FIDOAuthenticator.defaultSensorDelay }
+            guard try keyProfile().hasBioEnrollment else { throw ValidationError("--bio-sensor-delay needs --bio") }
+            return Double(bioSensorDelay) / 1000
+        }
+
         func keyProfile() throws -> VirtualKeyProfile {
             let named: VirtualKeyProfile
             do { named = try VirtualKeyProfile(named: profile) } catch { throw ValidationError(error.description) }
@@ -194,10 +206,11 @@ struct VirtualKeyCommand: ParsableCommand {
                 if let state {
                     key = try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
                                          latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
-                                         bioSampleStatuses: sampleStatuses())
+                                         bioSampleStatuses: sampleStatuses(), sensorDelay: sensorDelay())
                 } else {
                     key = VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch,
-                                     profile: try keyProfile(), bioSampleStatuses: try sampleStatuses())
+                                     profile: try keyProfile(), bioSampleStatuses: try sampleStatuses(),
+                                     sensorDelay: try sensorDelay())
                 }
             } catch {
                 throw YktermError.failed("\(error)")

@@ -134,10 +134,12 @@ extension VirtualKeyCommand.Serve {
             if let state {
                 return try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
                                       latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
-                                      smartCardTransport: .usb, bioSampleStatuses: sampleStatuses())
+                                      smartCardTransport: .usb, bioSampleStatuses: sampleStatuses(),
+                                      sensorDelay: sensorDelay())
             }
             return VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile(),
-                              smartCardTransport: .usb, bioSampleStatuses: try sampleStatuses())
+                              smartCardTransport: .usb, bioSampleStatuses: try sampleStatuses(),
+                              sensorDelay: try sensorDelay())
         } catch {
             throw YktermError.failed("\(error)")
         }

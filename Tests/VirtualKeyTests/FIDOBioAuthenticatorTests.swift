@@ -1,7 +1,8 @@
 import Foundation
 import KeyKit
+import Synchronization
 import Testing
-import VirtualKey
+@testable import VirtualKey
 
 /// The virtual YubiKey Bio's fingerprint enrollment, as KeyKit's session drives it over the in-process
 /// CTAPHID device: five good samples make a template, the configured sample statuses come first, templates
@@ -92,6 +93,94 @@ import VirtualKey
         try await s.verifyPIN("123456", permissions: [.credentialManagement])
         await #expect(throws: CTAPError(CTAPError.pinAuthInvalid)) { try await s.fingerprints() }
         await c.close()
+    }
+
+    /// Whether a session's "processing" progress (the sensor at work) cancels the request on its connection.
+    final class CancelSwitch: Sendable {
+        private let on = Mutex(false)
+        func set(_ value: Bool) { on.withLock { $0 = value } }
+        var isOn: Bool { on.withLock { $0 } }
+    }
+
+    /// A capture cancelled while the sensor works is answered CTAP2_ERR_KEEPALIVE_CANCEL at once and counts
+    /// nothing; cancelCurrentEnrollment then drops the half-made template, and a new enrollment works: over
+    /// `connection` (CTAPHID_CANCEL on USB, NFCCTAP_GETRESPONSE with the cancel flag on NFC).
+    static func cancelDuringTheSensorWait(_ key: VirtualKey, _ s: CTAP2Session, _ connection: any FIDOConnection)
+        async throws {
+        let cancelling = CancelSwitch()
+        await s.setProgress { p in
+            if p == .processing && cancelling.isOn { Task { await connection.cancel() } }
+        }
+        func timed(_ body: () async -> Void) async -> Double {
+            let start = ProcessInfo.processInfo.systemUptime
+            await body()
+            return ProcessInfo.processInfo.systemUptime - start
+        }
+        // Cancelled in enrollBegin: nothing begun, nothing stored, long before the sensor's 1.5 s.
+        cancelling.set(true)
+        var took = await timed {
+            await #expect(throws: CTAPError(CTAPError.keepaliveCancel)) { try await s.enrollBegin() }
+        }
+        #expect(took < 1.2, "\(took)")
+        // One good sample, then a capture cancelled: it counts nothing, the next one still needs 4.
+        cancelling.set(false)
+        let begun = try await s.enrollBegin()
+        #expect(begun.remaining == 4)
+        cancelling.set(true)
+        took = await timed {
+            await #expect(throws: CTAPError(CTAPError.keepaliveCancel)) {
+                try await s.enrollCaptureNextSample(templateID: begun.templateID)
+            }
+        }
+        #expect(took < 1.2, "\(took)")
+        cancelling.set(false)
+        #expect(try await s.enrollCaptureNextSample(templateID: begun.templateID).remaining == 3)
+        // cancelCurrentEnrollment drops the half-made template: no capture continues it, none is stored.
+        try await s.cancelCurrentEnrollment()
+        await #expect(throws: CTAPError(CTAPError.invalidParameter)) {
+            try await s.enrollCaptureNextSample(templateID: begun.templateID)
+        }
+        #expect(key.state.fido.fingerprints.isEmpty)
+        // The key is not stuck: a new enrollment runs to its template.
+        let steps = try await Self.enroll(s)
+        #expect(steps.map(\.remaining) == [4, 3, 2, 1, 0])
+        #expect(key.state.fido.fingerprints.map(\.templateID) == [steps[0].templateID])
+    }
+
+    static func slowSensorKey() -> VirtualKey {
+        VirtualKey(resetWindow: .infinity, profile: .yubikeyBio, sensorDelay: 1.5)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func ctaphidCancelStopsACaptureAndCancelCurrentEnrollmentDropsTheTemplate()
+        async throws {
+        let key = Self.slowSensorKey()
+        let (s, c) = try await Self.session(key)
+        try await Self.cancelDuringTheSensorWait(key, s, c)
+        await c.close()
+    }
+
+    @Test(.timeLimit(.minutes(1))) func nfcGetResponseCancelStopsACaptureToo() async throws {
+        let key = Self.slowSensorKey()
+        let fido = try await PCSCFIDOConnection.open(card: VirtualKeyConnection(key: key))
+        let s = try await CTAP2Session.make(connection: fido)
+        try await s.setPIN("123456")
+        try await s.verifyPIN("123456", permissions: [.bioEnrollment])
+        try await Self.cancelDuringTheSensorWait(key, s, fido)
+        await fido.close()
+    }
+
+    @Test func theSensorWaitIsReportedAsProcessingAfterTheFinger() async throws {
+        let fido = FIDOAuthenticator(userPresenceDelay: 0.2, profile: .yubikeyBio, sensorDelay: 0.3)
+        let begin = [CTAP2.Command.bioEnrollment.rawValue]
+            + CBOR.map([1: 1, 2: CBOR(CTAP2.BioEnrollment.Subcommand.enrollBegin)]).encoded
+        #expect(fido.userWait(for: begin).map(\.status)
+                == [CTAPHID.KeepaliveStatus.userPresenceNeeded, CTAPHID.KeepaliveStatus.processing])
+        #expect(abs(fido.userWaitSeconds(for: begin) - 0.5) < 1e-9)
+        let list = [CTAP2.Command.bioEnrollment.rawValue]
+            + CBOR.map([1: 1, 2: CBOR(CTAP2.BioEnrollment.Subcommand.enumerateEnrollments)]).encoded
+        #expect(fido.userWait(for: list).map(\.seconds) == [0.2])
+        // A key without a sensor has no sensor wait.
+        #expect(FIDOAuthenticator(profile: .yubikey, sensorDelay: 0.3).userWait(for: begin).isEmpty)
     }
 
     @Test func aKeyWithoutASensorHasNoBioEnrollment() async throws {
