@@ -29,15 +29,31 @@ func openFIDO(_ key: KeyOptions) async throws -> any FIDOConnection {
     return try await KeyDiscovery.key(for: .fido, key.selector).openFIDO()
 }
 
-/// Ctrl-C while a CTAP2 request is with the key (a touch, or a slow key's keepalives): the request is cancelled
-/// first (CTAPHID_CANCEL, or NFCCTAP_GETRESPONSE with the cancel flag) so the key stops waiting, then ykterm
-/// ends as Ctrl-C ends it. A second Ctrl-C, or a key that does not answer the cancel within a second, ends it
-/// at once. Outside such a request Ctrl-C works as always.
+/// Ctrl-C while a CTAP2 request is with the key (a touch, a fingerprint sample, or a slow key's keepalives): the
+/// request is cancelled first (CTAPHID_CANCEL on its channel, or NFCCTAP_GETRESPONSE with the cancel flag) so the
+/// key stops waiting, and the request throws `Interrupted`. On its way out the command may undo on the key what
+/// it began (`fido fingerprints add` has the key drop the template: cancelCurrentEnrollment) — the requests after
+/// the interrupted one go through as they are — and may give the reason the user is told; the top level
+/// (`Ykterm.main`) then ends ykterm as Ctrl-C ends it (`end`): the terminal settings given back, SIGINT, which a
+/// shell reports as status 130. A request the key finished before it saw the cancel keeps its answer, and the
+/// next one throws. A second Ctrl-C ends ykterm at once, and so does the first when ykterm has not ended two
+/// seconds after the cancel (a key that does not answer it, an undo that hangs). Outside such a request Ctrl-C
+/// works as always.
 enum FIDOInterrupt {
+    /// Thrown by the request Ctrl-C cancelled (or, when the key finished that one, by the next); `reason`, set by
+    /// a command that undid what it began, is what the user is told (through the explanation table).
+    struct Interrupted: Error {
+        var reason: (any Error)?
+    }
+
     /// A request is with the key.
     private static let armed = Atomic<Bool>(false)
     /// Ctrl-C came while armed.
     private static let requested = Atomic<Bool>(false)
+    /// `Interrupted` was thrown: requests since then undo what the command began.
+    private static let thrown = Atomic<Bool>(false)
+    /// How long after the cancel ykterm ends whatever happens.
+    static let deadline: UInt64 = 2_000_000_000
 
     /// For the SIGINT handler (async-signal-safe: lock-free atomics only): true when it is to leave the
     /// interrupt to the request, which then cancels it.
@@ -48,29 +64,47 @@ enum FIDOInterrupt {
 
     static var isRequested: Bool { requested.load(ordering: .sequentiallyConsistent) }
 
+    /// The interrupt, once: the first caller gets true and throws `Interrupted`.
+    private static func throwOnce() -> Bool {
+        !thrown.exchange(true, ordering: .sequentiallyConsistent)
+    }
+
     /// Sends one CTAP2 request on `connection` with Ctrl-C cancelling it.
     static func send(_ connection: any FIDOConnection, _ request: [UInt8],
                      progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+        if isRequested {
+            if throwOnce() { throw Interrupted() }
+            return try await connection.sendCBOR(request, progress: progress)
+        }
         armed.store(true, ordering: .sequentiallyConsistent)
         let watcher = Task {
             while !Task.isCancelled && !isRequested { try? await Task.sleep(nanoseconds: 20_000_000) }
             guard !Task.isCancelled else { return }
             await connection.cancel()
-            try? await Task.sleep(nanoseconds: 1_000_000_000)
-            if !Task.isCancelled { interruptNow() }
+            Task.detached {
+                try? await Task.sleep(nanoseconds: deadline)
+                end(Interrupted())
+            }
         }
         defer {
             armed.store(false, ordering: .sequentiallyConsistent)
             watcher.cancel()
         }
-        let answer = try await connection.sendCBOR(request, progress: progress)
-        if isRequested { interruptNow() }
+        let answer: [UInt8]
+        do {
+            answer = try await connection.sendCBOR(request, progress: progress)
+        } catch {
+            if isRequested && throwOnce() { throw Interrupted() }
+            throw error
+        }
+        // A success the key gave before it saw the cancel stands; the next request throws.
+        if isRequested && answer.first != CTAP2.ok && throwOnce() { throw Interrupted() }
         return answer
     }
 
-    /// Ends ykterm as Ctrl-C does (the terminal settings given back first).
-    static func interruptNow() -> Never {
-        warn("ykterm: interrupted (the key was asked to stop waiting)")
+    /// Ends ykterm as Ctrl-C does, saying why (the terminal settings given back first).
+    static func end(_ interrupted: Interrupted) -> Never {
+        warn("ykterm: " + (interrupted.reason.map { explained($0).1 } ?? "interrupted (the key was asked to stop waiting)"))
         Prompt.restoreTerminal()
         signal(SIGINT, SIG_DFL)
         // To the process, not this thread: the threads of Swift's task pool block signals.

@@ -75,7 +75,7 @@ extension FIDOCommand {
                 discussion: """
                 After the PIN, lay the finger on the sensor and lift it again, as many times as the key asks \
                 (\"Touch the sensor again\", with the samples still needed). A sample the sensor cannot use \
-                is said why and asked for again. Ctrl-C stops the enrollment; nothing is kept of it.
+                is said why and asked for again. Ctrl-C stops the enrollment: the key is told to stop waiting                 for the sensor and to drop the samples taken, and ykterm ends as Ctrl-C ends a program (status                 130 in a shell), saying "cancelled, nothing enrolled".
                 """)
 
             @OptionGroup var key: KeyOptions
@@ -112,7 +112,12 @@ extension FIDOCommand {
                                                                        timeoutMilliseconds: Add.timeoutMilliseconds)
                         }
                     } catch {
+                        // Whatever stopped it (Ctrl-C, a timeout, a refusal), the key drops the template it was
+                        // making (the capture Ctrl-C interrupted was cancelled on the key first).
                         try? await s.cancelCurrentEnrollment()
+                        if error is FIDOInterrupt.Interrupted {
+                            throw FIDOInterrupt.Interrupted(reason: FIDOSessionError.enrollmentCancelled)
+                        }
                         throw error
                     }
                     if let name, !name.isEmpty {

@@ -72,7 +72,8 @@ struct Ykterm: AsyncParsableCommand {
         and CTAP message, for bug reports, to $YKTERM_LOG or else ~/.local/state/ykterm/trace.log; \
         YKTERM_LOG=FILE alone does too. PINs, passwords, secrets and codes are left out.
 
-        Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found.
+        Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found, 130 Ctrl-C (ended by \
+        SIGINT, after cancelling a FIDO request that waits on the key).
         """,
         version: version,
         subcommands: [ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, PIVCommand.self,
@@ -113,6 +114,8 @@ struct Ykterm: AsyncParsableCommand {
                 try await execute(command)
             }
             return ExitStatus.ok
+        } catch let interrupted as FIDOInterrupt.Interrupted {
+            FIDOInterrupt.end(interrupted)
         } catch {
             return report(error)
         }

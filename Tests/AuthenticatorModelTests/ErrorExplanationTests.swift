@@ -96,6 +96,7 @@ import Testing
         (FIDOSessionError.notSupported(.bioEnrollment), .notSupported),
         (FIDOSessionError.fingerprintNameTooLong(maximum: 15, bytes: 20), .fingerprintNameTooLong),
         (FIDOSessionError.noSuchFingerprint(templateID: [0x01, 0x02]), .noSuchFingerprint),
+        (FIDOSessionError.enrollmentCancelled, .enrollmentCancelled),
         (CTAPError(CTAPError.fingerprintDatabaseFull), .fingerprintStoreFull),
         (FIDOTransportError.timeout, .timeout), (FIDOTransportError.channelBusy, .keyBusy),
         (FIDOTransportError.invalidSequence, .damagedAnswer), (FIDOTransportError.invalidLength, .invalidInput),

@@ -1,16 +1,19 @@
 """Fingerprints (CTAP 2.1 authenticatorBioEnrollment) on the virtual key served with --bio, through pcscd,
 cross-checked with python-fido2's FPBioEnrollment: a fingerprint enrolled by one is listed by the other with
 its name, renames and deletions agree both ways, the sensor's sample statuses reach ykterm's progress lines,
-the templates stay in the --state file until a reset, and a key without a sensor gets one clear line."""
+the templates stay in the --state file until a reset, a key without a sensor gets one clear line, and Ctrl-C
+during an enrollment on the USB-served key cancels it on the key (nothing enrolled, the key not stuck)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from harness import ServedKey, run_ykterm
+from harness import ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
+from test_usb import PRELUDE, results
 
 PEER = Path(__file__).with_name("fido2_bio_peer.py")
 PIN = "bio-pin-1\n"
@@ -132,3 +135,90 @@ def test_a_key_without_a_sensor_says_so(key, env):
         r = fido(key, env, "fingerprints", *args, input=PIN, check=False)
         assert r.returncode == 1 and "does not support fingerprint enrollment" in r.stderr, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+CANCEL_INSIDE = PRELUDE + """
+import signal
+from fido2.cbor import decode
+from fido2.ctap import CtapError
+from fido2.ctap2 import Ctap2
+from fido2.ctap2.bio import FPBioEnrollment
+from fido2.ctap2.pin import ClientPin
+from fido2.hid import CtapHidDevice
+PIN = "bio-pin-1"
+TRACE = os.path.join(os.environ["WORKDIR"], "trace.log")
+def with_pin(*args):
+    return subprocess.run([YKTERM] + list(args), input=PIN + "\\n", capture_output=True, text=True, timeout=60)
+assert with_pin("fido", "pin", "set").returncode == 0
+# As from a shell, which reports how ykterm ended; the trace shows what went to the key.
+sh = subprocess.Popen(["sh", "-c", YKTERM + ' fido fingerprints add; echo "status $?" >&2'], text=True,
+                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                      env=dict(os.environ, YKTERM_LOG=TRACE))
+sh.stdin.write(PIN + "\\n")
+sh.stdin.flush()
+seen = []
+while not seen or not seen[-1].startswith("Touch the sensor again"):
+    seen.append(sh.stderr.readline().rstrip("\\n"))
+# The second sample is under way, its sensor still busy for more than a second.
+time.sleep(0.3)
+child = int(open(f"/proc/{sh.pid}/task/{sh.pid}/children").read().split()[0])
+os.kill(child, signal.SIGINT)
+sent = time.monotonic()
+out, err = sh.communicate(timeout=20)
+emit(stderr=seen + err.splitlines(), stdout=out, seconds=time.monotonic() - sent)
+
+requests = []
+for line in open(TRACE):
+    if "] > " in line:
+        requests.append([line.split("] > ")[1].split()[0], None])
+    elif "] < " in line and requests:
+        requests[-1][1] = line.split("] < ")[1].split()[0]
+emit(exchanges=requests[-3:])
+begun = next(answer for request, answer in requests if request.startswith("09A50101020103"))
+template = decode(bytes.fromhex(begun)[1:])[4]
+
+def bio():
+    # Opened for each use and closed after it: an open hidraw file gets the reports of ykterm's channel too.
+    device = list(CtapHidDevice.list_devices())[0]
+    ctap = Ctap2(device)
+    client_pin = ClientPin(ctap)
+    return device, FPBioEnrollment(ctap, client_pin.protocol,
+                                   client_pin.get_pin_token(PIN, ClientPin.PERMISSION.BIO_ENROLL))
+device, enrollment = bio()
+try:
+    enrollment.enroll_capture_next(template)
+    emit(continued=True)
+except CtapError as e:
+    emit(continued=e.code.name)
+emit(listed={k.hex(): v for k, v in enrollment.enumerate_enrollments().items()})
+device.close()
+again = with_pin("fido", "fingerprints", "add", "--name", "thumb")
+emit(again=again.stdout, again_status=again.returncode)
+device, enrollment = bio()
+emit(listed_after={k.hex(): v for k, v in enrollment.enumerate_enrollments().items()})
+device.close()
+"""
+
+
+@pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
+def test_ctrl_c_during_an_enrollment_cancels_it_on_the_usb_key(tmp_path):
+    # A slow sensor (1.5 s a sample) on the virtual key plugged in over USB (FIDO HID).
+    r = results(serve_usb("--bio", "--bio-sensor-delay", "1500", script=CANCEL_INSIDE,
+                          env=dict(os.environ, WORKDIR=str(tmp_path)), timeout=120))
+    assert r["stderr"][:2] == ["Touch the sensor…", "Touch the sensor again (4 more samples needed)"], r
+    # Ctrl-C: the key stopped waiting at once (not after the sensor's remaining second), ykterm said so in one
+    # line and ended as Ctrl-C ends a program, which the shell reports as 130.
+    assert r["stderr"][2:] == ["ykterm: cancelled, nothing enrolled: the key dropped the samples taken so far",
+                               "status 130"], r
+    assert r["seconds"] < 1.0 and r["stdout"] == ""
+    # The capture answered CTAP2_ERR_KEEPALIVE_CANCEL (CTAPHID_CANCEL on its channel), then
+    # cancelCurrentEnrollment (subcommand 3) went to the key and was answered OK.
+    (capture, cancelled), (cancel, ok) = r["exchanges"][-2:]
+    assert capture.startswith("09A50101020203") and cancelled == "2D", r["exchanges"]
+    assert cancel == "09A201010203" and ok == "00", r["exchanges"]
+    # python-fido2: the template begun is gone (no capture continues it), none was stored...
+    assert r["continued"] == "INVALID_PARAMETER" and r["listed"] == {}
+    # ...and the key is not stuck: the next enrollment runs to its template.
+    assert r["again_status"] == 0 and r["again"].startswith("Enrolled fingerprint ")
+    template = r["again"].split()[2]
+    assert r["listed_after"] == {template: "thumb"}

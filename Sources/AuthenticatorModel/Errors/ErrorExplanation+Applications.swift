@@ -114,6 +114,7 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: .minPINLengthDecrease, ["current": String(current),
                                                                   "requested": String(requested)])
         case .noSuchFingerprint(let id): return ErrorExplanation(kind: .noSuchFingerprint, ["id": id.hex])
+        case .enrollmentCancelled: return ErrorExplanation(kind: .enrollmentCancelled)
         case .fingerprintNameTooLong(let maximum, let bytes):
             return ErrorExplanation(kind: .fingerprintNameTooLong, ["maximum": String(maximum), "bytes": String(bytes)])
         }

@@ -119,6 +119,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case fingerprintNameTooLong = "fingerprint-name-too-long"
     case fingerprintStoreFull = "fingerprint-store-full"
     case noSuchFingerprint = "no-such-fingerprint"
+    case enrollmentCancelled = "enrollment-cancelled"
     case pinTokenInvalid = "pin-token-invalid"
     case pinTooShort = "pin-too-short"
     case pinTooLong = "pin-too-long"

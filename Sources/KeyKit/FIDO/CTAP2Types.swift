@@ -222,6 +222,9 @@ public enum FIDOSessionError: Error, Equatable, Sendable {
     case fingerprintNameTooLong(maximum: Int, bytes: Int)
     /// No enrolled fingerprint has this template ID (or, from the command line, starts with these bytes).
     case noSuchFingerprint(templateID: [UInt8])
+    /// A fingerprint enrollment was stopped before its template was complete: the capture under way was
+    /// cancelled (CTAP2_ERR_KEEPALIVE_CANCEL) and the key told to drop the template (cancelCurrentEnrollment).
+    case enrollmentCancelled
 
     /// The signatures ykterm checks.
     public enum SignatureCheck: String, Sendable, CaseIterable {
