@@ -47,6 +47,31 @@ public struct USBInterfaces: OptionSet, Sendable, Hashable {
     public var productName: String { isSecurityKey ? "Security Key NFC" : "YubiKey " + names }
     /// With the manufacturer: the HID device name and the CCID reader's name.
     public var deviceName: String { "Yubico " + productName }
+
+    /// What a key made with these interfaces is on the bus while `on` of them are on: a YubiKey 4/5
+    /// re-enumerates as the product of the interfaces on (product ID by yubikit's PID table, YK4_OTP 0x0401,
+    /// YK4_FIDO 0x0402, YK4_OTP_FIDO 0x0403, YK4_CCID 0x0404, YK4_OTP_CCID 0x0405, YK4_FIDO_CCID 0x0406,
+    /// YK4_OTP_FIDO_CCID 0x0407; the name lists them); a Security Key (FIDO alone) stays one.
+    public func product(on: USBInterfaces) -> USBProduct {
+        let shown = on.intersection(self)
+        if isSecurityKey || shown.isEmpty { return USBProduct(id: productID, name: productName) }
+        let bits = (shown.contains(.otp) ? 1 : 0) | (shown.contains(.fido) ? 2 : 0) | (shown.contains(.ccid) ? 4 : 0)
+        return USBProduct(id: 0x0400 + UInt16(bits), name: "YubiKey " + shown.names)
+    }
+}
+
+/// The USB identity of a plugged-in key: its product ID and product string.
+public struct USBProduct: Sendable, Hashable {
+    public var id: UInt16
+    /// "YubiKey FIDO+CCID".
+    public var name: String
+    /// With the manufacturer: the HID device name and the CCID reader's name.
+    public var deviceName: String { "Yubico " + name }
+
+    public init(id: UInt16, name: String) {
+        self.id = id
+        self.name = name
+    }
 }
 
 /// HID report descriptors as a YubiKey's interfaces have them.
@@ -149,11 +174,13 @@ public final class VirtualUSBKey: Sendable {
     public let interfaces: USBInterfaces
     private let card: VpcdCard?
     private let makeFeatures: (@Sendable () -> FeatureReports?)?
+    private let showReader: (@Sendable (String?) throws -> Void)?
     private let log: @Sendable (String) -> Void
 
     private struct Plugged: Sendable {
         var nodes: [HIDNode]
         var features: FeatureReports?
+        var product: USBProduct
     }
     private struct State: Sendable {
         var plugged: Plugged?
@@ -162,20 +189,28 @@ public final class VirtualUSBKey: Sendable {
     }
     private let state = Mutex(State())
 
+    /// `showReader` is called at each plug-in with the name the key's CCID reader has now (nil: none, the
+    /// CCID interface is off), before the card goes in: pcscd names the reader after the USB product, so a
+    /// key that comes back with other interfaces is a reader of another name (`NamespacePCSCD.show`).
     public init(key: VirtualKey, interfaces: USBInterfaces, vpcdPort: UInt16?,
                 sysDevices: String, sysClass: String = "/sys/class/hidraw", devDirectory: String = "/dev",
-                makeFeatures: (@Sendable () -> FeatureReports?)?, log: @escaping @Sendable (String) -> Void) {
+                makeFeatures: (@Sendable () -> FeatureReports?)?,
+                showReader: (@Sendable (String?) throws -> Void)? = nil, log: @escaping @Sendable (String) -> Void) {
         self.key = key
         self.interfaces = interfaces
         self.sysDevices = sysDevices
         self.sysClass = sysClass
         self.devDirectory = devDirectory
         self.makeFeatures = makeFeatures
+        self.showReader = showReader
         self.log = log
         card = interfaces.contains(.ccid) && vpcdPort != nil ? VpcdCard(key: key, port: vpcdPort!, log: log) : nil
     }
 
     public var isPlugged: Bool { state.withLock { $0.plugged != nil } }
+
+    /// What the key is on the bus when plugged in now (`USBInterfaces.product(on:)` of `presentInterfaces`).
+    public var product: USBProduct { interfaces.product(on: presentInterfaces) }
 
     /// The PCI host controller and root hub the key plugs into (once, before the first plug).
     public func prepareBus() throws {
@@ -198,7 +233,8 @@ public final class VirtualUSBKey: Sendable {
     /// The USB device's directory (present while plugged).
     public var usbDevicePath: String { sysDevices + "/0000:00:14.0/usb1/1-1" }
 
-    /// Plugs the key in: sysfs entries first, then the /dev nodes with their FUSE files, then the card.
+    /// Plugs the key in as the product of the interfaces its configuration leaves on: sysfs entries first,
+    /// then the /dev nodes with their FUSE files, then the reader of that name and the card.
     public func plug() throws {
         let (devnum, sequence) = try state.withLock { s -> (Int, Int) in
             guard s.plugged == nil else { throw USBError.failed("the key is already plugged in") }
@@ -206,13 +242,14 @@ public final class VirtualUSBKey: Sendable {
             s.hidSequence += interfaces.subtracting(.ccid).isEmpty ? 0 : 1
             return (s.devnum, s.hidSequence)
         }
-        let pid = interfaces.productID
+        let present = presentInterfaces
+        let product = interfaces.product(on: present)
+        let pid = product.id
         let pidHex = hex4(pid)
         let version = key.state.version
         let bcd = "\(version.major)\(version.minor)\(version.patch)"
         let dev = usbDevicePath
         try SysFS.directory(dev)
-        let present = presentInterfaces
         var hidInterfaces: [(USBInterfaces, [UInt8])] = []
         if present.contains(.otp) { hidInterfaces.append((.otp, HIDReportDescriptors.otpKeyboard)) }
         if present.contains(.fido) { hidInterfaces.append((.fido, HIDReportDescriptors.fido)) }
@@ -221,7 +258,7 @@ public final class VirtualUSBKey: Sendable {
                        + "DEVTYPE=usb_device\nDRIVER=usb\nPRODUCT=1050/\(String(pid, radix: 16))/\(bcd)\n"
                        + "TYPE=0/0/0\nBUSNUM=001\nDEVNUM=\(pad3(devnum))\n")
         for (name, value) in [("idVendor", "1050"), ("idProduct", pidHex), ("bcdDevice", pad4(bcd)),
-                              ("manufacturer", "Yubico"), ("product", interfaces.productName),
+                              ("manufacturer", "Yubico"), ("product", product.name),
                               ("busnum", "1"), ("devnum", String(devnum)), ("speed", "12"),
                               ("bNumInterfaces", " \(count)"), ("bDeviceClass", "00"), ("devpath", "1")] {
             try SysFS.file(dev + "/" + name, value + "\n")
@@ -251,7 +288,7 @@ public final class VirtualUSBKey: Sendable {
                 let phys = "usb-0000:00:14.0-1/input\(number)"
                 try SysFS.directory(hid)
                 try SysFS.file(hid + "/uevent", "DRIVER=hid-generic\nHID_ID=0003:00001050:0000\(pidHex.uppercased())\n"
-                               + "HID_NAME=\(interfaces.deviceName)\nHID_PHYS=\(phys)\nHID_UNIQ=\n"
+                               + "HID_NAME=\(product.deviceName)\nHID_PHYS=\(phys)\nHID_UNIQ=\n"
                                + "MODALIAS=hid:b0003g0001v00001050p0000\(pidHex.uppercased())\n")
                 try SysFS.bytes(hid + "/report_descriptor", descriptor)
                 try SysFS.link(hid + "/subsystem", "/sys/bus/hid")
@@ -264,7 +301,7 @@ public final class VirtualUSBKey: Sendable {
                 try SysFS.link(raw + "/subsystem", "/sys/class/hidraw")
                 try SysFS.link(raw + "/device", "../../../" + hidName)
                 try SysFS.link(sysClass + "/" + node, raw)
-                let identity = HIDNodeIdentity(vendor: Self.vendorID, product: pid, name: interfaces.deviceName,
+                let identity = HIDNodeIdentity(vendor: Self.vendorID, product: pid, name: product.deviceName,
                                                phys: phys, reportDescriptor: descriptor)
                 hidrawPaths.append((devDirectory + "/" + node, node, identity, kind))
             }
@@ -291,10 +328,17 @@ public final class VirtualUSBKey: Sendable {
             throw error
         }
         _ = fidoBase
-        state.withLock { $0.plugged = Plugged(nodes: nodes, features: features) }
-        if let card, present.contains(.ccid) {
-            card.insert()
-            waitForCard(present: true)
+        state.withLock { $0.plugged = Plugged(nodes: nodes, features: features, product: product) }
+        if let card {
+            do {
+                try showReader?(present.contains(.ccid) ? product.deviceName : nil)
+            } catch {
+                log("the CCID reader: \(error)")
+            }
+            if present.contains(.ccid) {
+                card.insert()
+                waitForCard(present: true, reader: product.deviceName)
+            }
         }
     }
 
@@ -320,13 +364,12 @@ public final class VirtualUSBKey: Sendable {
         }
     }
 
-    /// Waits (at most 5 s) until pcscd shows the card in (or out of) the key's reader, so that a client
-    /// started after `plug` or `unplug` finds the key as it is.
-    private func waitForCard(present: Bool) {
-        let reader = interfaces.deviceName
+    /// Waits (at most 5 s) until pcscd shows the card in (or out of) the key's reader (out: or no such
+    /// reader), so that a client started after `plug` or `unplug` finds the key as it is.
+    private func waitForCard(present: Bool, reader: String) {
         for _ in 0..<100 {
             if let context = try? PCSCContext(), let status = try? context.status(),
-               let mine = status.first(where: { $0.name.hasPrefix(reader) }), mine.cardPresent == present {
+               (status.first(where: { $0.name.hasPrefix(reader) })?.cardPresent ?? false) == present {
                 return
             }
             SystemThread.sleep(0.05)
@@ -344,7 +387,7 @@ public final class VirtualUSBKey: Sendable {
         }
         if let card {
             card.remove()
-            waitForCard(present: false)
+            waitForCard(present: false, reader: plugged.product.deviceName)
         } else {
             key.powerCycle()
         }

@@ -30,49 +30,28 @@ extension VirtualKeyCommand.Serve {
         } catch {
             throw YktermError.failed("\(error)")
         }
-        var pcscd: pid_t?
-        var port: UInt16?
-        if interfaces.contains(.ccid) {
-            guard let p = USBNamespace.freePortPair() else { throw YktermError.failed("no free port for vpcd") }
-            port = p
-            do {
-                let conf = USBNamespace.runDirectory + "/reader.conf.d"
-                let driver = USBNamespace.readerDriver()
-                if !driver.oneSlot {
-                    log("\(USBNamespace.oneSlotDriverName) is not next to ykterm: pcscd shows a second, empty reader")
-                }
-                try USBNamespace.writeReaderConfiguration(directory: conf, name: interfaces.deviceName, port: p,
-                                                          driver: driver.path)
-                // setpriv --pdeathsig: pcscd ends with this process even when it is killed outright.
-                pcscd = try USBNamespace.spawn(["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", conf],
-                                               environment: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-                                                             "YKTERM_IFD_DRIVER=" + USBNamespace.vpcdDriver], quiet: true)
-            } catch {
-                throw YktermError.failed("\(error)")
-            }
-            var st = stat()
-            var waited = 0
-            while stat("/run/pcscd/pcscd.comm", &st) != 0 && waited < 200 {
-                SystemThread.sleep(0.05)
-                waited += 1
-            }
-        }
+        let pcscd = interfaces.contains(.ccid) ? try namespacePCSCD(log: log) : nil
+        var showReader: (@Sendable (String?) throws -> Void)?
+        if let pcscd { showReader = { name in try pcscd.show(reader: name) } }
         let usb: VirtualUSBKey
         let control: USBControlServer
         do {
             let sysDevices = try USBNamespace.setUpSys()
-            usb = VirtualUSBKey(key: key, interfaces: interfaces, vpcdPort: port, sysDevices: sysDevices,
-                                makeFeatures: VirtualKeyUSB.features(key), log: log)
+            // pcscd (re)started with the reader the key has at each plug-in: named after the USB product, which
+            // follows the interfaces the key's configuration leaves on.
+            usb = VirtualUSBKey(key: key, interfaces: interfaces, vpcdPort: pcscd?.port, sysDevices: sysDevices,
+                                makeFeatures: VirtualKeyUSB.features(key),
+                                showReader: showReader, log: log)
             try usb.prepareBus()
             try usb.plug()
             // WRITE CONFIG with the reboot flag: the key leaves the bus once its answer is out and comes
-            // back with the interfaces its enabled applications need.
+            // back with the interfaces its enabled applications need, as the product they make.
             key.setRebootHandler {
                 DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { usb.restart() }
             }
             control = try USBControlServer(path: USBNamespace.controlPath, key: usb)
         } catch {
-            if let pcscd { USBNamespace.stop(pcscd) }
+            pcscd?.stop()
             throw YktermError.failed("\(error)")
         }
         var environment = [String]()
@@ -87,7 +66,8 @@ extension VirtualKeyCommand.Serve {
         }
         environment += [USBNamespace.controlVariable + "=" + USBNamespace.controlPath, "SYSTEMD_DEVICE_VERIFY_SYSFS=0"]
         let argv = command.isEmpty ? [String(cString: getenv("SHELL") ?? strdup("/bin/sh"))] : command
-        warn("virtual-key: \(interfaces.deviceName) (USB \(String(format4(interfaces.productID)))) serial \(key.state.serial), "
+        let product = usb.product
+        warn("virtual-key: \(product.deviceName) (USB \(String(format4(product.id)))) serial \(key.state.serial), "
              + "firmware \(key.state.version) plugged in; running \(argv[0])")
         let child: pid_t
         do {
@@ -95,7 +75,7 @@ extension VirtualKeyCommand.Serve {
         } catch {
             try? usb.unplug()
             control.stop()
-            if let pcscd { USBNamespace.stop(pcscd) }
+            pcscd?.stop()
             throw YktermError.failed("\(error)")
         }
         signal(SIGINT, SIG_IGN)
@@ -113,9 +93,21 @@ extension VirtualKeyCommand.Serve {
         sources.forEach { $0.cancel() }
         control.stop()
         if usb.isPlugged { try? usb.unplug() }
-        if let pcscd { USBNamespace.stop(pcscd) }
+        pcscd?.stop()
         let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         throw ExitCode(code)
+    }
+
+    /// The namespace's pcscd for a key with a CCID interface (started at the first plug-in).
+    private func namespacePCSCD(log: @Sendable (String) -> Void) throws -> NamespacePCSCD {
+        guard let port = USBNamespace.freePortPair() else { throw YktermError.failed("no free port for vpcd") }
+        let driver = USBNamespace.readerDriver()
+        if !driver.oneSlot {
+            log("\(USBNamespace.oneSlotDriverName) is not next to ykterm: pcscd shows a second, empty reader")
+        }
+        return NamespacePCSCD(port: port, directory: USBNamespace.runDirectory + "/reader.conf.d", driver: driver.path,
+                              environment: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                                            "YKTERM_IFD_DRIVER=" + USBNamespace.vpcdDriver])
     }
 
     private func format4(_ v: UInt16) -> String {

@@ -139,6 +139,21 @@ def emit(**kw):
     print(json.dumps(kw), flush=True)
 def listed():
     return json.loads(run(YKTERM, "list", "--json")["out"])[0]
+def usb_ids():
+    # The product IDs yubikit reads from each interface (hidraw ioctls, the PC/SC reader's name), and the
+    # keys ykman makes of them (interfaces of one product ID and serial are one key).
+    from ykman.device import list_all_devices, list_ccid_devices, list_ctap_devices, list_otp_devices
+    ids = {name: [hex(d.pid) for d in found()] for name, found in
+           [("ccid", list_ccid_devices), ("fido", list_ctap_devices), ("otp", list_otp_devices)]}
+    ids["keys"] = [[hex(d.pid), info.serial] for d, info in list_all_devices()]
+    return ids
+emit(otp_off=run(YKTERM, "config", "usb", "--disable", "OTP", "--force"))
+time.sleep(1.5)
+emit(otp_off_info=run(YKMAN, "info")["out"], otp_off_list=run(YKMAN, "list")["out"], otp_off_ids=usb_ids(),
+     otp_off_listed=listed())
+emit(otp_on=run(YKTERM, "config", "usb", "--enable", "OTP", "--force"))
+time.sleep(1.5)
+emit(otp_on_info=run(YKMAN, "info")["out"], otp_on_ids=usb_ids(), otp_on_listed=listed())
 emit(disable=run(YKTERM, "config", "usb", "--disable", "OATH", "--force"))
 emit(info=run(YKMAN, "info")["out"])
 emit(oath=run(YKTERM, "oath", "list"))
@@ -148,18 +163,18 @@ emit(after_otp=listed())
 emit(cut=run(YKTERM, "config", "usb", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH"))
 emit(cut_forced=run(YKTERM, "config", "usb", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH", "--force"))
 time.sleep(1.5)
-emit(fido_only=listed())
+emit(fido_only=listed(), fido_only_ids=usb_ids())
 emit(over_fido=run(YKTERM, "config", "usb", "--enable-all", "--force"))
 time.sleep(1.5)
 emit(back_from_fido=listed())
 emit(ykman_otp_only=run(YKMAN, "config", "usb", "-d", "U2F", "-d", "FIDO2", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP",
                         "-d", "HSMAUTH", "-f"))
 time.sleep(1.5)
-emit(otp_only=listed())
+emit(otp_only=listed(), otp_only_ids=usb_ids())
 emit(over_otp=run(YKTERM, "config", "usb", "--enable-all", "--force"))
 time.sleep(1.5)
 emit(back_from_otp=listed())
-emit(info_at_end=run(YKMAN, "info")["out"])
+emit(info_at_end=run(YKMAN, "info")["out"], ids_at_end=usb_ids())
 """
 
 
@@ -171,6 +186,23 @@ def test_usb_key_obeys_its_usb_set():
     for line in run.stdout.splitlines():
         if line.startswith("{"):
             got.update(json.loads(line))
+    serial = 28123456
+    # ykterm turns OTP off over USB: the key comes back as a YubiKey FIDO+CCID, product ID 0x0406 on its FIDO
+    # HID interface and in its reader's name, so ykman makes one key of them and says which interfaces are on.
+    assert got["otp_off"]["rc"] == 0 and "OTP+FIDO+CCID → FIDO+CCID" in got["otp_off"]["out"], got["otp_off"]
+    assert "Enabled USB interfaces: FIDO, CCID\n" in got["otp_off_info"], got["otp_off_info"]
+    assert applications_table(got["otp_off_info"])["Yubico OTP"] == ("Disabled", "Enabled")
+    assert "[FIDO+CCID]" in got["otp_off_list"], got["otp_off_list"]
+    assert got["otp_off_ids"] == {"ccid": ["0x406"], "fido": ["0x406"], "otp": [], "keys": [["0x406", serial]]}
+    # ykterm sees one key too, with its reader under the new name.
+    assert got["otp_off_listed"]["interfaces"] == ["ccid", "fido"] and got["otp_off_listed"]["serial"] == serial
+    assert got["otp_off_listed"]["reader"] == "Yubico YubiKey FIDO+CCID 00 00"
+    # On again: OTP+FIDO+CCID, 0x0407, on all three interfaces.
+    assert got["otp_on"]["rc"] == 0, got["otp_on"]
+    assert "Enabled USB interfaces: OTP, FIDO, CCID\n" in got["otp_on_info"], got["otp_on_info"]
+    assert got["otp_on_ids"] == {"ccid": ["0x407"], "fido": ["0x407"], "otp": ["0x407"], "keys": [["0x407", serial]]}
+    assert got["otp_on_listed"]["interfaces"] == ["ccid", "fido", "otp"]
+    assert got["otp_on_listed"]["reader"] == "Yubico YubiKey OTP+FIDO+CCID 00 00"
     assert got["disable"]["rc"] == 0, got["disable"]
     assert applications_table(got["info"])["OATH"] == ("Disabled", "Enabled")
     assert got["oath"]["rc"] == 1 and "disabled" in got["oath"]["err"]
@@ -185,13 +217,18 @@ def test_usb_key_obeys_its_usb_set():
     # interface (the vendor WRITE CONFIG), then over the OTP interface when only OTP is left.
     assert got["cut_forced"]["rc"] == 0, got["cut_forced"]
     assert got["fido_only"]["interfaces"] == ["fido"] and got["fido_only"]["applications"] == ["U2F", "FIDO2"]
+    # A YubiKey with FIDO alone on is a YubiKey FIDO (0x0402), not a Security Key; no reader is left.
+    assert got["fido_only_ids"] == {"ccid": [], "fido": ["0x402"], "otp": [], "keys": [["0x402", serial]]}
     assert got["over_fido"]["rc"] == 0, got["over_fido"]
     assert got["back_from_fido"]["interfaces"] == ["ccid", "fido", "otp"]
     assert got["ykman_otp_only"]["rc"] == 0, got["ykman_otp_only"]
     assert got["otp_only"]["interfaces"] == ["otp"]
+    assert got["otp_only_ids"] == {"ccid": [], "fido": [], "otp": ["0x401"], "keys": [["0x401", serial]]}
     assert got["over_otp"]["rc"] == 0, got["over_otp"]
     assert got["back_from_otp"]["interfaces"] == ["ccid", "fido", "otp"]
     assert set(applications_table(got["info_at_end"]).values()) == {("Enabled", "Enabled")}
+    assert "Enabled USB interfaces: OTP, FIDO, CCID\n" in got["info_at_end"]
+    assert got["ids_at_end"]["keys"] == [["0x407", serial]]
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")

@@ -71,4 +71,20 @@ import Testing
         #expect(USBInterfaces(parsing: "usb") == nil)
         #expect(USBInterfaces(parsing: "") == nil)
     }
+
+    /// A YubiKey 5 comes back as the product of the interfaces left on (yubikit's YK4_* product IDs); a
+    /// Security Key stays one; interfaces it was not made with do not count.
+    @Test func theProductFollowsTheInterfacesOn() {
+        let expected: [(USBInterfaces, UInt16, String)] = [
+            (.otp, 0x0401, "YubiKey OTP"), (.fido, 0x0402, "YubiKey FIDO"), ([.otp, .fido], 0x0403, "YubiKey OTP+FIDO"),
+            (.ccid, 0x0404, "YubiKey CCID"), ([.otp, .ccid], 0x0405, "YubiKey OTP+CCID"),
+            ([.fido, .ccid], 0x0406, "YubiKey FIDO+CCID"), (.all, 0x0407, "YubiKey OTP+FIDO+CCID"),
+        ]
+        for (on, id, name) in expected {
+            #expect(USBInterfaces.all.product(on: on) == USBProduct(id: id, name: name), "\(on)")
+        }
+        #expect(USBInterfaces.all.product(on: [.fido, .ccid]).deviceName == "Yubico YubiKey FIDO+CCID")
+        #expect(USBInterfaces.fido.product(on: .fido) == USBProduct(id: 0x0120, name: "Security Key NFC"))
+        #expect(USBInterfaces([.fido, .ccid]).product(on: .all) == USBProduct(id: 0x0406, name: "YubiKey FIDO+CCID"))
+    }
 }

@@ -1,0 +1,68 @@
+import Glibc
+import KeyKit
+import Synchronization
+
+/// The namespace's own pcscd, with the one vpcd reader the key's CCID interface is a card in. pcscd names a
+/// USB key's reader after its product ("Yubico YubiKey OTP+FIDO+CCID 00 00"), and a YubiKey that restarts with
+/// other interfaces is a new reader of another name to it (or none, without CCID); clients such as ykman read
+/// the product ID from that name. A reader's name is fixed while pcscd runs (a rescan of its configuration
+/// adds no renamed reader), so `show` starts pcscd again with the reader the key now has.
+public final class NamespacePCSCD: Sendable {
+    /// vpcd's port (the card connects to it).
+    public let port: UInt16
+    private let directory: String
+    private let driver: String
+    private let environment: [String]
+
+    private struct State: Sendable {
+        var pid: pid_t?
+        var reader: String?
+    }
+    private let state = Mutex(State())
+
+    /// `directory` is pcscd's reader configuration directory (made here); `driver` the reader driver's path.
+    public init(port: UInt16, directory: String, driver: String, environment: [String]) {
+        self.port = port
+        self.directory = directory
+        self.driver = driver
+        self.environment = environment
+    }
+
+    /// The reader pcscd has now (nil: none, or pcscd not started).
+    public var reader: String? { state.withLock { $0.reader } }
+
+    /// Makes pcscd run with the reader named `reader` (nil: no reader): started the first time, started
+    /// again when the name changes; returns once pcscd takes clients.
+    public func show(reader: String?) throws {
+        let started = try state.withLock { s -> Bool in
+            if s.pid != nil && s.reader == reader { return false }
+            if let pid = s.pid { USBNamespace.stop(pid) }
+            s.pid = nil
+            try SysFS.directory(directory)
+            unlink(directory + "/vpcd")
+            if let reader {
+                try USBNamespace.writeReaderConfiguration(directory: directory, name: reader, port: port, driver: driver)
+            }
+            // setpriv --pdeathsig: pcscd ends with this process even when it is killed outright.
+            s.pid = try USBNamespace.spawn(["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", directory],
+                                           environment: environment, quiet: true)
+            s.reader = reader
+            return true
+        }
+        guard started else { return }
+        for _ in 0..<200 {
+            if (try? PCSCContext()) != nil { return }
+            SystemThread.sleep(0.05)
+        }
+        throw USBError.failed("pcscd did not start within 10 s")
+    }
+
+    /// Stops pcscd.
+    public func stop() {
+        state.withLock { s in
+            if let pid = s.pid { USBNamespace.stop(pid) }
+            s.pid = nil
+            s.reader = nil
+        }
+    }
+}
