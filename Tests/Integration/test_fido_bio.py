@@ -6,13 +6,15 @@ during an enrollment on the USB-served key cancels it on the key (nothing enroll
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from harness import ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
+from harness import YKTERM, ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
 from test_usb import PRELUDE, results
 
 PEER = Path(__file__).with_name("fido2_bio_peer.py")
@@ -135,6 +137,32 @@ def test_a_key_without_a_sensor_says_so(key, env):
         r = fido(key, env, "fingerprints", *args, input=PIN, check=False)
         assert r.returncode == 1 and "does not support fingerprint enrollment" in r.stderr, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_path):
+    # The same through pcscd (CTAP over ISO 7816): the cancel is NFCCTAP_GETRESPONSE with P1 0x11.
+    k = ServedKey(pcsc, slot=1, state=tmp_path / "slow.json", extra=["--bio", "--bio-sensor-delay", "1500"]).start()
+    try:
+        fido(k, env, "pin", "set", input=PIN)
+        proc = subprocess.Popen([str(YKTERM), "fido", "fingerprints", "add"], env=dict(env, YKTERM_READER=k.reader),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc.stdin.write(PIN)
+        proc.stdin.flush()
+        seen = [proc.stderr.readline().rstrip("\n") for _ in range(2)]
+        assert seen == ["Touch the sensor…", "Touch the sensor again (4 more samples needed)"], seen
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=20)
+        assert time.monotonic() - sent < 1.0
+        # Ended by SIGINT (130 in a shell), with the one line.
+        assert proc.returncode == -signal.SIGINT and out == ""
+        assert err.splitlines() == ["ykterm: cancelled, nothing enrolled: the key dropped the samples taken so far"]
+        # Nothing enrolled, and python-fido2 enrolls at once.
+        assert peer(k, env, "list") == {"fingerprints": {}}
+        assert peer(k, env, "enroll")["steps"] == [["GOOD", n] for n in (4, 3, 2, 1, 0)]
+    finally:
+        k.stop()
 
 
 CANCEL_INSIDE = PRELUDE + """
