@@ -6,6 +6,8 @@ during an enrollment on the USB-served key cancels it on the key (nothing enroll
 
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness import YKTERM, ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
+from test_tui import Tmux
 from test_usb import PRELUDE, results
 
 PEER = Path(__file__).with_name("fido2_bio_peer.py")
@@ -161,6 +164,32 @@ def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_pat
         # Nothing enrolled, and python-fido2 enrolls at once.
         assert peer(k, env, "list") == {"fingerprints": {}}
         assert peer(k, env, "enroll")["steps"] == [["GOOD", n] for n in (4, 3, 2, 1, 0)]
+    finally:
+        k.stop()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
+def test_ctrl_c_on_a_terminal_gives_the_terminal_back(pcsc, env, tmp_path):
+    # On a terminal: the PIN asked for without echo, then Ctrl-C while the slow sensor works.
+    k = ServedKey(pcsc, slot=1, state=tmp_path / "tty.json", extra=["--bio", "--bio-sensor-delay", "3000"]).start()
+    try:
+        fido(k, env, "pin", "set", input=PIN)
+        t = Tmux(f"{shlex.quote(str(YKTERM))} fido fingerprints add --reader {shlex.quote(k.reader)}", env)
+        try:
+            t.wait_for("PIN:")
+            t.type(PIN.strip())
+            t.send("Enter")
+            t.wait_for("Touch the sensor…")
+            time.sleep(0.5)
+            t.send("C-c")
+            screen = t.wait_for(r"EXITED=\d+")
+            assert "bio-pin-1" not in screen
+            assert "ykterm: cancelled, nothing enrolled" in screen and "EXITED=130" in screen, screen
+            # Echo and canonical mode on again.
+            t.wait_for(r"(?m)^icanon echo", timeout=5)
+        finally:
+            t.close()
+        assert peer(k, env, "list") == {"fingerprints": {}}
     finally:
         k.stop()
 
