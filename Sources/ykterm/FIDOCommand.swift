@@ -52,6 +52,8 @@ enum FIDOInterrupt {
     private static let requested = Atomic<Bool>(false)
     /// `Interrupted` was thrown: requests since then undo what the command began.
     private static let thrown = Atomic<Bool>(false)
+    /// `end` has begun.
+    private static let ending = Atomic<Bool>(false)
     /// How long after the cancel ykterm ends whatever happens.
     static let deadline: UInt64 = 2_000_000_000
 
@@ -102,8 +104,12 @@ enum FIDOInterrupt {
         return answer
     }
 
-    /// Ends ykterm as Ctrl-C does, saying why (the terminal settings given back first).
+    /// Ends ykterm as Ctrl-C does, saying why (the terminal settings given back first). Once: a second caller
+    /// (the deadline, while the top level ends it) waits for the end.
     static func end(_ interrupted: Interrupted) -> Never {
+        if ending.exchange(true, ordering: .sequentiallyConsistent) {
+            while true { pause() }
+        }
         warn("ykterm: " + (interrupted.reason.map { explained($0).1 } ?? "interrupted (the key was asked to stop waiting)"))
         Prompt.restoreTerminal()
         signal(SIGINT, SIG_DFL)
