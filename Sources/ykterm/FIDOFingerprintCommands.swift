@@ -75,7 +75,9 @@ extension FIDOCommand {
                 discussion: """
                 After the PIN, lay the finger on the sensor and lift it again, as many times as the key asks \
                 (\"Touch the sensor again\", with the samples still needed). A sample the sensor cannot use \
-                is said why and asked for again. Ctrl-C stops the enrollment: the key is told to stop waiting                 for the sensor and to drop the samples taken, and ykterm ends as Ctrl-C ends a program (status                 130 in a shell), saying "cancelled, nothing enrolled".
+                is said why and asked for again. Ctrl-C stops the enrollment: the key is told to stop waiting \
+                for the sensor and to drop the samples taken, and ykterm ends as Ctrl-C ends a program (status \
+                130 in a shell), saying "cancelled, nothing enrolled".
                 """)
 
             @OptionGroup var key: KeyOptions

@@ -34,9 +34,9 @@ struct VirtualKeyCommand: ParsableCommand {
             pull the key out and put it back (through the socket in $YKTERM_USB_CONTROL). Every \
             interface shares one key state. When `config usb` changes which interfaces the enabled \
             applications need, the key comes back, as a YubiKey 5 does, as the product of the interfaces \
-            left on: product ID 0401 to 0407 and the reader named after it ("Yubico YubiKey FIDO+CCID 00 \
-            00" with OTP off; pcscd is started again for it). The command exits with COMMAND's status, having stopped \
-            pcscd and unmounted everything. --vpcd, --fault and --log-apdus do not apply.
+            left on: product ID 0401 to 0407 and the reader named after it ("Yubico YubiKey FIDO+CCID \
+            00 00" with OTP off; pcscd is started again for it). The command exits with COMMAND's status, \
+            having stopped pcscd and unmounted everything. --vpcd, --fault and --log-apdus do not apply.
             """)
 
         @Flag(name: .long, help: "Serve the key as a USB key to COMMAND in a private mount namespace (root).")
