@@ -147,10 +147,15 @@ def usb_ids():
            [("ccid", list_ccid_devices), ("fido", list_ctap_devices), ("otp", list_otp_devices)]}
     ids["keys"] = [[hex(d.pid), info.serial] for d, info in list_all_devices()]
     return ids
+import signal
+monitor = subprocess.Popen([YKTERM, "monitor", "--json"], stdout=subprocess.PIPE, text=True)
+time.sleep(1.5)
 emit(otp_off=run(YKTERM, "config", "usb", "--disable", "OTP", "--force"))
 time.sleep(1.5)
 emit(otp_off_info=run(YKMAN, "info")["out"], otp_off_list=run(YKMAN, "list")["out"], otp_off_ids=usb_ids(),
      otp_off_listed=listed())
+monitor.send_signal(signal.SIGINT)
+emit(monitor=[json.loads(line) for line in monitor.communicate(timeout=10)[0].splitlines()])
 emit(otp_on=run(YKTERM, "config", "usb", "--enable", "OTP", "--force"))
 time.sleep(1.5)
 emit(otp_on_info=run(YKMAN, "info")["out"], otp_on_ids=usb_ids(), otp_on_listed=listed())
@@ -197,6 +202,14 @@ def test_usb_key_obeys_its_usb_set():
     # ykterm sees one key too, with its reader under the new name.
     assert got["otp_off_listed"]["interfaces"] == ["ccid", "fido"] and got["otp_off_listed"]["serial"] == serial
     assert got["otp_off_listed"]["reader"] == "Yubico YubiKey FIDO+CCID 00 00"
+    # ykterm's key monitor (as the TUI has it) went through the restart and the new pcscd to one key again.
+    keys = {}
+    for event in got["monitor"]:
+        if event["event"] in ("key-arrived", "key-changed"):
+            keys[event["id"]] = event
+        elif event["event"] == "key-left":
+            keys.pop(event["id"])
+    assert [(k["interfaces"], k.get("reader")) for k in keys.values()] == [("ccid,fido", "Yubico YubiKey FIDO+CCID 00 00")]
     # On again: OTP+FIDO+CCID, 0x0407, on all three interfaces.
     assert got["otp_on"]["rc"] == 0, got["otp_on"]
     assert "Enabled USB interfaces: OTP, FIDO, CCID\n" in got["otp_on_info"], got["otp_on_info"]
