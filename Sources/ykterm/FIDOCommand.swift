@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import Synchronization
@@ -110,7 +111,7 @@ enum FIDOInterrupt {
         if ending.exchange(true, ordering: .sequentiallyConsistent) {
             while true { pause() }
         }
-        warn("ykterm: " + (interrupted.reason.map { explained($0).1 } ?? "interrupted (the key was asked to stop waiting)"))
+        warn("ykterm: " + explained(interrupted.reason ?? KeyRequestInterrupted()).1)
         Prompt.restoreTerminal()
         signal(SIGINT, SIG_DFL)
         // To the process, not this thread: the threads of Swift's task pool block signals.

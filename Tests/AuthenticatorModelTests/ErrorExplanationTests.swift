@@ -114,7 +114,7 @@ import Testing
         (RememberedKeys.StoreError.unreadable("/x", "EIO"), .fileUnreadable),
         (RememberedKeys.StoreError.unwritable("/x", "EIO"), .fileUnwritable),
         (RememberedKeys.StoreError.insecure("/x", 0o644), .fileInsecure),
-        (CryptoError.openssl("EVP"), .cryptoFailed), (CancellationError(), .cancelled),
+        (CryptoError.openssl("EVP"), .cryptoFailed), (CancellationError(), .cancelled), (KeyRequestInterrupted(), .interrupted),
         (CryptoError.length(expected: 32, actual: 3), .invalidInput), (CryptoError.notDER(.certificate), .invalidInput),
         (CryptoError.notDER(.subjectPublicKeyInfo), .invalidInput), (CryptoError.notDER(.pkcs8), .invalidInput),
         (CryptoError.keyType, .invalidInput), (CryptoError.notOnCurve, .invalidInput),

@@ -269,7 +269,7 @@ def test_a_slow_key_is_waited_for_and_ctrl_c_stops_the_wait(pcsc, env, tmp_path)
         _, err = proc.communicate(timeout=10)
         # Ended well before the key's remaining 6.5 s of keepalives: the wait was stopped, not waited out.
         assert time.monotonic() - sent < 5
-        assert proc.returncode == -signal.SIGINT and "interrupted (the key was asked to stop waiting)" in err, err
+        assert proc.returncode == -signal.SIGINT and "interrupted: the key was asked to stop waiting" in err, err
         assert info(env)["pin_set"] is True
 
         # Left alone, the reset waits out the keepalives, says to touch the key, and resets.
@@ -371,7 +371,7 @@ emit(statuses=statuses, seconds=time.monotonic() - start)
     r = results(run.stdout)
     # Ended well before the key's remaining keepalives: the wait was stopped, not waited out.
     assert r["interrupt_status"] == -2 and r["interrupt_seconds"] < 5, r
-    assert "interrupted (the key was asked to stop waiting)" in r["interrupt_err"]
+    assert "interrupted: the key was asked to stop waiting" in r["interrupt_err"]
     # Without the cancel the key would be busy for 6 more seconds, and fido info would find it so.
     assert r["after_status"] == 0 and r["after_seconds"] < 5 and r["pin_set_after_interrupt"] is True, r
     # ykterm waits out 8 s of keepalives, says to touch the key once it asks for a touch, and resets.

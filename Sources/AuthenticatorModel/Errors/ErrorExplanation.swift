@@ -33,6 +33,12 @@ public struct ErrorExplanation: Sendable, Equatable {
     }
 }
 
+/// Ctrl-C came while a request was with the key, and the key was asked to stop waiting (CTAPHID CANCEL, or
+/// NFCCTAP's cancel): the command line ends after saying so.
+public struct KeyRequestInterrupted: Error, Sendable {
+    public init() {}
+}
+
 /// The kinds of failure ykterm tells apart. The raw values are stable: tests and the string tables
 /// (`error.<raw value>`) use them.
 public enum ErrorKind: String, CaseIterable, Sendable {
@@ -50,6 +56,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case keyUnresponsive = "key-unresponsive"
     case timeout
     case cancelled
+    /// Ctrl-C during a request to the key, which was asked to stop waiting (the command line's FIDO requests).
+    case interrupted
     case readerFailed = "reader-failed"
     case pcscFailed = "pcsc-failed"
     case hidPermission = "hid-permission"
@@ -265,6 +273,7 @@ extension ErrorExplanation {
             case .noIssuer: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.no-issuer"))
             }
         case is CancellationError: return ErrorExplanation(kind: .cancelled)
+        case is KeyRequestInterrupted: return ErrorExplanation(kind: .interrupted)
         default: return ErrorExplanation(kind: .unexpected, ["detail": String(describing: error)])
         }
     }
