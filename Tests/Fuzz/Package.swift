@@ -10,9 +10,9 @@
 //
 // The session targets run whole KeyKit operations (a CTAP2 PIN change, credential enumeration, OATH calculate
 // all with a password, an OTP HID exchange, PIV information, signature, attestation and key generation,
-// fingerprint enrollment, the Management application's READ and WRITE CONFIG with the lock code over CCID, FIDO
-// HID and OTP HID, and OTP slot programming over CCID and OTP HID) against devices that answer from the fuzzer's
-// input (FuzzSessions);
+// fingerprint enrollment, authenticatorConfig, the Management application's READ and WRITE CONFIG with the lock
+// code over CCID, FIDO HID and OTP HID, and OTP slot programming over CCID and OTP HID) against devices that answer
+// from the fuzzer's input (FuzzSessions);
 // `<target> --record-seeds DIR` records their seeds against the virtual key.
 import PackageDescription
 
@@ -23,7 +23,7 @@ let fuzzTargets = [
 
 let sessionTargets = [
     "FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange", "FuzzPIVSession",
-    "FuzzBioEnrollment", "FuzzManagementConfig", "FuzzOTPSlotProgramming",
+    "FuzzBioEnrollment", "FuzzManagementConfig", "FuzzOTPSlotProgramming", "FuzzCTAP2Config",
 ]
 
 let package = Package(

@@ -270,7 +270,7 @@ X509 = {
 # (inputs that crashed a target, kept so the fuzzer starts from them) stay.
 SESSION_TARGETS = [
     "FuzzCTAP2PINChange", "FuzzCTAP2Credentials", "FuzzOATHCalculateAll", "FuzzOTPHIDExchange", "FuzzPIVSession",
-    "FuzzBioEnrollment", "FuzzManagementConfig", "FuzzOTPSlotProgramming",
+    "FuzzBioEnrollment", "FuzzManagementConfig", "FuzzOTPSlotProgramming", "FuzzCTAP2Config",
 ]
 
 

@@ -13,9 +13,9 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 BIN=.build/release
 ALL=(FuzzCBOR FuzzTLV FuzzResponse FuzzCTAPHID FuzzVpcd FuzzOTPAuthURI FuzzMigration FuzzNDEF FuzzOTP FuzzAPDUHex FuzzOTPHID
      FuzzX509 FuzzCTAP2PINChange FuzzCTAP2Credentials FuzzOATHCalculateAll FuzzOTPHIDExchange FuzzPIVSession
-     FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming)
+     FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming FuzzCTAP2Config)
 SESSION_TARGETS=" FuzzCTAP2PINChange FuzzCTAP2Credentials FuzzOATHCalculateAll FuzzOTPHIDExchange FuzzPIVSession "
-SESSION_TARGETS+="FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming "
+SESSION_TARGETS+="FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming FuzzCTAP2Config "
 # A crash is libFuzzer's report (and the sanitizer's), not the Swift runtime's backtrace on top of it.
 export SWIFT_BACKTRACE=enable=no
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
