@@ -59,9 +59,8 @@ struct KeyWork: Sendable {
             if d.reader != nil {
                 let connection = try await backend.connect(d)
                 do {
-                    let session = try await ManagementSession.make(connection: connection)
-                    try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: currentLockCode,
-                                                         newLockCode: newLockCode)
+                    try await ManagementLink.card(try await ManagementSession.make(connection: connection))
+                        .write(configuration, reboot: reboot, currentLockCode: currentLockCode, newLockCode: newLockCode)
                     await connection.close()
                 } catch {
                     await connection.close()
@@ -73,10 +72,8 @@ struct KeyWork: Sendable {
                     guard let hid = fido as? CTAPHIDConnection else {
                         throw KeyRouteError.notOnThisKey(.management, d.interfaces)
                     }
-                    var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
-                                                                 newLockCode: newLockCode)
-                    defer { for i in data.indices { data[i] = 0 } }
-                    try await ManagementHID.writeConfig(fido: hid, data: data)
+                    try await ManagementLink.fido(hid).write(configuration, reboot: reboot, currentLockCode: currentLockCode,
+                                                             newLockCode: newLockCode)
                     await fido.close()
                 } catch {
                     await fido.close()
@@ -85,10 +82,8 @@ struct KeyWork: Sendable {
             } else if let path = d.otpHID?.path {
                 let otp = try await OTPHIDConnection.open(path: path, name: d.name)
                 do {
-                    var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
-                                                                 newLockCode: newLockCode)
-                    defer { for i in data.indices { data[i] = 0 } }
-                    try await ManagementHID.writeConfig(otp: otp, data: data)
+                    try await ManagementLink.otp(otp).write(configuration, reboot: reboot, currentLockCode: currentLockCode,
+                                                            newLockCode: newLockCode)
                     await otp.close()
                 } catch {
                     await otp.close()

@@ -247,42 +247,8 @@ struct ConfigCommand: AsyncParsableCommand {
     }
 }
 
-/// The Management application as a command reaches it: APDUs on the reader, or the YubiKey commands of the
-/// FIDO or OTP HID interface.
-enum ManagementLink {
-    case card(ManagementSession)
-    case fido(CTAPHIDConnection)
-    case otp(OTPHIDConnection)
-
-    /// The interface it goes through.
-    var interface: KeyInterfaceKind {
-        switch self {
-        case .card: return .ccid
-        case .fido: return .fido
-        case .otp: return .otp
-        }
-    }
-
-    /// WRITE CONFIG.
-    func write(_ configuration: DeviceConfiguration, reboot: Bool = false, currentLockCode: [UInt8]? = nil,
-               newLockCode: [UInt8]? = nil) async throws {
-        switch self {
-        case .card(let session):
-            try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: currentLockCode,
-                                                 newLockCode: newLockCode)
-        case .fido(let hid):
-            var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
-                                                         newLockCode: newLockCode)
-            defer { data.zero() }
-            try await ManagementHID.writeConfig(fido: hid, data: data)
-        case .otp(let hid):
-            var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
-                                                         newLockCode: newLockCode)
-            defer { data.zero() }
-            try await ManagementHID.writeConfig(otp: hid, data: data)
-        }
-    }
-
+/// Opening the Management application (`ManagementLink`) of the key a command chooses.
+extension ManagementLink {
     /// An open link, what the key told through it, the interface it uses and what closes it.
     struct Opened {
         var link: ManagementLink
@@ -303,8 +269,8 @@ enum ManagementLink {
             guard let info = key.fidoHID else { break }
             let hid = try await CTAPHIDConnection.open(info)
             do {
-                let device = try await ManagementHID.readDeviceInfo(fido: hid)
-                return Opened(link: .fido(hid), device: device, interface: .fido, close: { await hid.close() })
+                let link = ManagementLink.fido(hid)
+                return Opened(link: link, device: try await link.deviceInfo(), interface: .fido, close: { await hid.close() })
             } catch {
                 await hid.close()
                 throw error
@@ -313,8 +279,8 @@ enum ManagementLink {
             guard let path = key.otpHID?.path else { break }
             let hid = try await OTPHIDConnection.open(path: path, name: "\(key.name) (OTP HID)")
             do {
-                let device = try await ManagementHID.readDeviceInfo(otp: hid)
-                return Opened(link: .otp(hid), device: device, interface: .otp, close: { await hid.close() })
+                let link = ManagementLink.otp(hid)
+                return Opened(link: link, device: try await link.deviceInfo(), interface: .otp, close: { await hid.close() })
             } catch {
                 await hid.close()
                 throw error
