@@ -34,7 +34,7 @@ private func fingerprints(_ connection: any FIDOConnection, name: String, answer
     func step(_ label: String, _ body: () async throws -> String) async throws {
         do {
             lines.append(label + " " + (try await body()))
-        } catch let error where isSessionError(error) && !isGone(error) {
+        } catch let error where isFIDOSessionError(error) && !isKeyGone(error) {
             lines.append(label + " \(type(of: error)): \(error)")
         }
     }
@@ -102,19 +102,6 @@ private func fingerprints(_ connection: any FIDOConnection, name: String, answer
     return lines.joined(separator: "; ")
 }
 
-private func isSessionError(_ error: any Error) -> Bool {
-    error is CTAPError || error is FIDOSessionError || error is FIDOTransportError || error is SmartCardError
-}
-
-/// The key is gone or the connection closed: no later step can reach it.
-private func isGone(_ error: any Error) -> Bool {
-    switch error {
-    case FIDOTransportError.deviceGone, FIDOTransportError.closed: return true
-    case let e as SmartCardError: return e.isKeyGone
-    default: return false
-    }
-}
-
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {
     let options = input.first ?? 0
     let transport = FIDOTransport(options: options)
@@ -125,7 +112,7 @@ private func replay(_ input: [UInt8]) -> Result<String, any Error> {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzCheckTyped(replay(fuzzBytes(data, size)), isSessionError)
+    fuzzCheckTyped(replay(fuzzBytes(data, size)), isFIDOSessionError)
     return 0
 }
 

@@ -34,10 +34,6 @@ private func listCredentials(_ connection: any FIDOConnection) async throws -> S
     return lines.joined(separator: "; ")
 }
 
-private func isSessionError(_ error: any Error) -> Bool {
-    error is CTAPError || error is FIDOSessionError || error is FIDOTransportError || error is SmartCardError
-}
-
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {
     let transport = FIDOTransport(options: input.first ?? 0)
     let answers = FuzzAnswers(input.dropFirst())
@@ -46,7 +42,7 @@ private func replay(_ input: [UInt8]) -> Result<String, any Error> {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzCheckTyped(replay(fuzzBytes(data, size)), isSessionError)
+    fuzzCheckTyped(replay(fuzzBytes(data, size)), isFIDOSessionError)
     return 0
 }
 

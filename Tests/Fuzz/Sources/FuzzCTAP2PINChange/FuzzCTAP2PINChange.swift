@@ -39,10 +39,6 @@ private func change(_ connection: any FIDOConnection, newPIN: String, answers: F
     return "PIN changed with protocol \(version); clientPin \(pinSet)"
 }
 
-private func isSessionError(_ error: any Error) -> Bool {
-    error is CTAPError || error is FIDOSessionError || error is FIDOTransportError || error is SmartCardError
-}
-
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {
     let options = input.first ?? 0
     let transport = FIDOTransport(options: options)
@@ -53,7 +49,7 @@ private func replay(_ input: [UInt8]) -> Result<String, any Error> {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzCheckTyped(replay(fuzzBytes(data, size)), isSessionError)
+    fuzzCheckTyped(replay(fuzzBytes(data, size)), isFIDOSessionError)
     return 0
 }
 

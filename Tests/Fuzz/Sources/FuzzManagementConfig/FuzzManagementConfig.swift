@@ -36,37 +36,7 @@ private enum Route: Int, CaseIterable, CustomStringConvertible {
     }
 }
 
-/// The Management application as `ykterm config` reaches it (`ManagementLink` there).
-private enum Link: Sendable {
-    case card(ManagementSession)
-    case fido(CTAPHIDConnection)
-    case otp(OTPHIDConnection)
-
-    func deviceInfo() async throws -> DeviceInfo {
-        switch self {
-        case .card(let session): return try await session.deviceInfo()
-        case .fido(let hid): return try await ManagementHID.readDeviceInfo(fido: hid)
-        case .otp(let hid): return try await ManagementHID.readDeviceInfo(otp: hid)
-        }
-    }
-
-    func write(_ configuration: DeviceConfiguration, reboot: Bool = false, currentLockCode: [UInt8]? = nil,
-               newLockCode: [UInt8]? = nil) async throws {
-        switch self {
-        case .card(let session):
-            try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: currentLockCode,
-                                                 newLockCode: newLockCode)
-        case .fido(let hid):
-            try await ManagementHID.writeConfig(fido: hid, data: try configuration.writeConfigData(
-                reboot: reboot, currentLockCode: currentLockCode, newLockCode: newLockCode))
-        case .otp(let hid):
-            try await ManagementHID.writeConfig(otp: hid, data: try configuration.writeConfigData(
-                reboot: reboot, currentLockCode: currentLockCode, newLockCode: newLockCode))
-        }
-    }
-}
-
-private func configure(_ link: Link, clearLock: Bool) async throws -> String {
+private func configure(_ link: ManagementLink, clearLock: Bool) async throws -> String {
     let device = try await link.deviceInfo()
     let minimum = ManagementFeature.writeConfig.minimum
     guard device.version >= minimum else {
@@ -77,7 +47,7 @@ private func configure(_ link: Link, clearLock: Bool) async throws -> String {
     func step(_ label: String, _ body: () async throws -> String) async throws {
         do {
             lines.append(label + " " + (try await body()))
-        } catch let error where isConfigError(error) && !isGone(error) {
+        } catch let error where isConfigError(error) && !isKeyGone(error) {
             lines.append(label + " \(type(of: error)): \(error)")
         }
     }
@@ -110,16 +80,6 @@ private func configure(_ link: Link, clearLock: Bool) async throws -> String {
 private func isConfigError(_ error: any Error) -> Bool {
     error is SmartCardError || error is ManagementError || error is FIDOTransportError || error is OTPHIDError
         || error is OTPError
-}
-
-/// The key is gone or the connection closed: no later step can reach it.
-private func isGone(_ error: any Error) -> Bool {
-    switch error {
-    case FIDOTransportError.deviceGone, FIDOTransportError.closed: return true
-    case OTPHIDError.deviceGone, OTPHIDError.closed: return true
-    case let e as SmartCardError: return e.isKeyGone
-    default: return false
-    }
 }
 
 /// Opens the route on a device answering from `answers`, runs the steps and closes it. Short time limits: the

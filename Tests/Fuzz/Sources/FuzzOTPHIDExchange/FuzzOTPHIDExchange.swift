@@ -31,7 +31,7 @@ private func exchanges(_ hid: OTPHIDConnection, slot: Int) async throws -> Strin
     func step(_ name: String, _ body: () async throws -> String) async throws {
         do {
             lines.append(name + " " + (try await body()))
-        } catch let error where isOTPError(error) && !isGone(error) {
+        } catch let error where isOTPError(error) && !isKeyGone(error) {
             lines.append(name + " \(type(of: error)): \(error)")
         }
     }
@@ -54,14 +54,6 @@ private func exchanges(_ hid: OTPHIDConnection, slot: Int) async throws -> Strin
 
 private func isOTPError(_ error: any Error) -> Bool {
     error is OTPError || error is OTPHIDError || error is SmartCardError
-}
-
-/// The interface is gone or closed: no later step can reach it.
-private func isGone(_ error: any Error) -> Bool {
-    switch error as? OTPHIDError {
-    case .deviceGone, .closed: return true
-    default: return false
-    }
 }
 
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {

@@ -31,7 +31,7 @@ private func program(_ session: OTPSession, locked: Bool, overCCID: Bool) async 
     func step(_ label: String, _ body: () async throws -> String) async throws {
         do {
             lines.append(label + " " + (try await body()))
-        } catch let error where isOTPError(error) && !isGone(error) {
+        } catch let error where isOTPError(error) && !isKeyGone(error) {
             lines.append(label + " \(type(of: error)): \(error)")
         }
     }
@@ -85,15 +85,6 @@ private func program(_ session: OTPSession, locked: Bool, overCCID: Bool) async 
 
 private func isOTPError(_ error: any Error) -> Bool {
     error is OTPError || error is OTPHIDError || error is SmartCardError
-}
-
-/// The interface is gone or closed: no later step can reach it.
-private func isGone(_ error: any Error) -> Bool {
-    switch error {
-    case OTPHIDError.deviceGone, OTPHIDError.closed: return true
-    case let e as SmartCardError: return e.isKeyGone
-    default: return false
-    }
 }
 
 /// Over OTP HID with short time limits: the interface answers at once, and busy or touch reports must not
