@@ -96,34 +96,20 @@ public enum HIDReportDescriptors {
     ]
 }
 
-/// An open file of the FIDO node: a handle of the in-process CTAPHID device. A YubiKey also answers the
-/// Management application's READ CONFIG on its FIDO interface (vendor command 0x42, yubikit's
-/// CTAP_READ_CONFIG); ykman identifies a key's FIDO interface (serial, firmware, what is on) with it.
+/// An open file of the FIDO node: a handle of the in-process CTAPHID device, which also answers the Management
+/// application's READ CONFIG and WRITE CONFIG on the FIDO interface (vendor commands 0x42 and 0x43, yubikit's
+/// CTAP_READ_CONFIG; ykman identifies a key's FIDO interface with it) as a YubiKey does.
 final class FIDONodeHandle: HIDNodeHandle {
-    static let readConfig: UInt8 = 0x42
     let device: VirtualHIDDevice
-    let key: VirtualKey
-    private let answers = Mutex<[[UInt8]]>([])
-    init(_ device: VirtualHIDDevice, key: VirtualKey) {
+    init(_ device: VirtualHIDDevice) {
         self.device = device
-        self.key = key
     }
     var hasInput: Bool { true }
     func write(_ report: [UInt8]) throws {
-        let packet = Array(report.prefix(64))
-        if CTAPHID.command(of: packet) == Self.readConfig, let cid = CTAPHID.channel(of: packet),
-           cid != CTAPHID.broadcastCID, packet.count >= 8 {
-            let length = Int(packet[5]) << 8 | Int(packet[6])
-            let page = length >= 1 ? packet[7] : 0
-            let reply = (try? CTAPHID.fragment(cid: cid, command: Self.readConfig, payload: key.deviceInfoPage(page))) ?? []
-            answers.withLock { $0 += reply }
-            return
-        }
-        try device.write(packet)
+        try device.write(Array(report.prefix(64)))
     }
     func read(timeoutMilliseconds: Int) throws -> [UInt8]? {
-        if let answer = answers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return answer }
-        return try device.read(timeoutMilliseconds: min(timeoutMilliseconds, 100))
+        try device.read(timeoutMilliseconds: timeoutMilliseconds)
     }
     func setFeature(_ report: [UInt8]) throws { throw USBError.failed("no feature reports") }
     func getFeature() throws -> [UInt8] { throw USBError.failed("no feature reports") }
@@ -313,7 +299,7 @@ public final class VirtualUSBKey: Sendable {
                     base.close()
                     fidoBase = base
                     node = try HIDNode(path: path, identity: identity, log: log) {
-                        FIDONodeHandle(base.openAnotherHandle(), key: self.key)
+                        FIDONodeHandle(base.openAnotherHandle())
                     }
                 } else {
                     node = try HIDNode(path: path, identity: identity, log: log) { OTPNodeHandle(features) }
