@@ -14,7 +14,7 @@ is CLOCK_MONOTONIC, which Python's perf_counter reads):
   string tables          StringTables.load, entry to return (every call; nothing when a command needs none)
   PC/SC context          SCardEstablishContext, entry to return
   PC/SC reader states    PCSCContext.status, entry to return (the readers and whether a card is in each)
-  HID scan, HID open     HIDScan.scan (the hidraw nodes, through udev) and hid_open_path, entry to return
+  HID scan, HID open     HIDScan.scan (the hidraw nodes, read from sysfs) and hid_open_path, entry to return
   APDUs                  from the first SCardTransmit to the last one's return
   CTAPHID messages       from the first hid_write to the last hid_read_timeout's return
   the work itself        everything else up to _exit: connecting, the sessions, the output
@@ -81,7 +81,7 @@ PHASES = [
     ("string tables", "StringTables.load"),
     ("PC/SC context", "SCardEstablishContext"),
     ("PC/SC reader states", "PCSCContext.status: the readers and their cards"),
-    ("HID scan", "HIDScan.scan: the hidraw nodes, through udev"),
+    ("HID scan", "HIDScan.scan: the hidraw nodes, read from sysfs"),
     ("HID open", "hid_open_path"),
     ("APDUs", "from the first SCardTransmit to the last one's return"),
     ("CTAPHID messages", "from the first hid_write to the last hid_read_timeout's return"),
