@@ -23,14 +23,17 @@ def peer(key, env, action, *args, pin=None):
 
 
 def peer_when_back(key, env, action, timeout=10):
-    """`peer` once the key answers again (pcscd may still report it away for a moment)."""
+    """`peer` once the key answers again: pcscd may still report it away for a moment, and the first request
+    after it is back can meet the reader still settling (the peer then reports a CTAP error)."""
     deadline = time.monotonic() + timeout
     while True:
         r = subprocess.run([sys.executable, str(PEER), key.reader, action], env=env, capture_output=True,
                            text=True, input="", timeout=60)
-        if r.returncode == 0 or time.monotonic() > deadline:
+        answer = json.loads(r.stdout) if r.returncode == 0 else None
+        if (answer is not None and "ctap_error" not in answer) or time.monotonic() > deadline:
             assert r.returncode == 0, r.stderr
-            return json.loads(r.stdout)
+            assert "ctap_error" not in answer, answer
+            return answer
         time.sleep(0.2)
 
 

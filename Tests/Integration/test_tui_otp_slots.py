@@ -32,19 +32,23 @@ def confirm(t, question):
     t.answer("y")
 
 
-def test_program_swap_and_delete_in_the_tab_agree_with_ykman(otp_tui, otp_key, env):
-    t, key = otp_tui, otp_key
+def program_hotp_in_slot_1(t):
+    """From both slots empty: an HOTP slot in slot 1 (the first empty one), the type chosen with Right, the
+    secret typed hidden."""
     t.wait_for("Slot 1: empty · slot 2: empty")
-    # An HOTP slot: slot 1 (the first empty one), the type chosen with Right, the secret typed hidden.
     press(t, "p")
     t.wait_for("Program an OTP slot")
     t.send("Down", "Right", "Right", "Down")
     t.wait_for("Secret \\(Base32\\)")
     t.type(HOTP_SECRET)
-    screen = t.screen()
-    assert HOTP_SECRET not in screen
+    assert HOTP_SECRET not in t.screen()
     t.send("Enter", "Enter", "Enter")
     t.wait_for("Slot 1: programmed, types on touch · slot 2: empty")
+
+
+def test_program_swap_and_delete_in_the_tab_agree_with_ykman(otp_tui, otp_key, env):
+    t, key = otp_tui, otp_key
+    program_hotp_in_slot_1(t)
     assert ykman_slots(key, env) == {1: "programmed", 2: "empty"}
     # Programming it again asks first; no leaves the slot as it is.
     press(t, "p")
@@ -89,14 +93,7 @@ def test_program_swap_and_delete_in_the_tab_agree_with_ykman(otp_tui, otp_key, e
 def test_access_code_set_in_the_tab_binds_ykman_and_a_wrong_one_is_refused(otp_tui, otp_key, env):
     t, key = otp_tui, otp_key
     code, wrong = "a1a2a3a4a5a6", "010203040506"
-    t.wait_for("Slot 1: empty · slot 2: empty")
-    press(t, "p")
-    t.wait_for("Program an OTP slot")
-    t.send("Down", "Right", "Right", "Down")
-    t.wait_for("Secret \\(Base32\\)")
-    t.type(HOTP_SECRET)
-    t.send("Enter", "Enter", "Enter")
-    t.wait_for("Slot 1: programmed, types on touch · slot 2: empty")
+    program_hotp_in_slot_1(t)
     # The access code dialog opens on the programmed slot; the new code typed twice, never shown.
     press(t, "a")
     t.wait_for("Access code of an OTP slot")
