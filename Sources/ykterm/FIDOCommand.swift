@@ -267,12 +267,9 @@ extension FIDOCommand {
                 let deleted = try await withCTAP2(key) { s -> String in
                     let creds = try await Credentials.all(s, prompt: prompt)
                     let c = try Credentials.one(creds, query)
-                    if !force {
-                        guard prompt.confirm("Delete the credential of \(c.user.name ?? "?") for \(c.rpID)? "
-                                             + "Signing in there with this key will no longer work.") else {
-                            throw YktermError.failed("nothing was deleted")
-                        }
-                    }
+                    try prompt.confirmUnlessForced(force, "Delete the credential of \(c.user.name ?? "?") for \(c.rpID)? "
+                                                   + "Signing in there with this key will no longer work.",
+                                                   nothingWas: "deleted")
                     try await s.deleteCredential(c.credentialID)
                     return "\(c.rpID) \(c.user.name ?? c.user.id.hex)"
                 }
@@ -302,12 +299,9 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             try prompt.requireForce(force, for: "reset")
-            if !force {
-                guard prompt.confirm("Reset FIDO? Every passkey and U2F registration on this key is lost, "
-                                     + "and the PIN is removed. This cannot be undone.") else {
-                    throw YktermError.failed("nothing was reset")
-                }
-            }
+            try prompt.confirmUnlessForced(force, "Reset FIDO? Every passkey and U2F registration on this key is lost, "
+                                           + "and the PIN is removed. This cannot be undone.",
+                                           nothingWas: "reset")
             do {
                 try await withCTAP2(key) { try await $0.reset() }
             } catch let e as CTAPError where e.code == CTAPError.notAllowed && !key.virtual {

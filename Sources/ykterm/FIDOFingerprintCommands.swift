@@ -177,12 +177,9 @@ extension FIDOCommand {
                 let deleted = try await withCTAP2(key) { s -> CTAP2Session.Fingerprint in
                     try await Fingerprints.authorize(s, prompt)
                     let f = try await Fingerprints.one(s, query)
-                    if !force {
-                        guard prompt.confirm("Delete the fingerprint \(f.name ?? f.templateID.hex)? "
-                                             + "It will no longer unlock this key.") else {
-                            throw YktermError.failed("nothing was deleted")
-                        }
-                    }
+                    try prompt.confirmUnlessForced(force, "Delete the fingerprint \(f.name ?? f.templateID.hex)? "
+                                                   + "It will no longer unlock this key.",
+                                                   nothingWas: "deleted")
                     try await s.removeFingerprint(templateID: f.templateID)
                     return f
                 }

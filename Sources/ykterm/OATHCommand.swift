@@ -307,11 +307,8 @@ extension OATHCommand {
             let deleted = try await withOATH(options, prompt: prompt) { session -> String in
                 let c = try findCredential(id, in: try await session.list())
                 try prompt.requireForce(force, for: "deleting \"\(c.id)\"")
-                if !force {
-                    guard prompt.confirm("Delete \"\(c.id)\"? Its codes cannot be recovered.") else {
-                        throw YktermError.failed("nothing was deleted")
-                    }
-                }
+                try prompt.confirmUnlessForced(force, "Delete \"\(c.id)\"? Its codes cannot be recovered.",
+                                                nothingWas: "deleted")
                 try await session.delete(c)
                 return c.id.string
             }

@@ -86,11 +86,8 @@ extension OATHCommand {
         func run() async throws {
             let prompt = Prompt()
             try prompt.requireForce(force, for: "reset")
-            if !force {
-                guard prompt.confirm("Delete every OATH account and the password on this key?") else {
-                    throw YktermError.failed("nothing was reset")
-                }
-            }
+            try prompt.confirmUnlessForced(force, "Delete every OATH account and the password on this key?",
+                                            nothingWas: "reset")
             try await withOATH(options, prompt: prompt, unlock: false) { session in
                 try await OATHAccess(store: RememberedKeys.reporting()).reset(session)
             }

@@ -43,8 +43,7 @@ func parseAccessCode(_ text: String) throws -> [UInt8] {
 /// Asks before a slot write that loses something, unless `force`; without a terminal, `force` is required.
 func confirmSlotWrite(_ prompt: Prompt, force: Bool, question: String, needsForce: String) throws {
     try prompt.requireForce(force, for: needsForce)
-    guard !force else { return }
-    guard prompt.confirm(question) else { throw YktermError.failed("nothing was changed") }
+    try prompt.confirmUnlessForced(force, question, nothingWas: "changed")
 }
 
 /// Asks before overwriting a programmed slot.

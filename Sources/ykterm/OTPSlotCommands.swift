@@ -216,11 +216,8 @@ extension OTPCommand {
                     throw YktermError.failed("slot \(slot) is already empty")
                 }
                 try prompt.requireForce(force, for: "deleting slot \(slot)")
-                if !force {
-                    guard prompt.confirm("Delete the configuration of slot \(slot)? It cannot be recovered.") else {
-                        throw YktermError.failed("nothing was deleted")
-                    }
-                }
+                try prompt.confirmUnlessForced(force, "Delete the configuration of slot \(slot)? It cannot be recovered.",
+                                                nothingWas: "deleted")
                 try await session.deleteSlot(slot: slot, accessCode: code)
             }
             out("Slot \(slot) deleted.")

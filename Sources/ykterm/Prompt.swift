@@ -72,6 +72,13 @@ final class Prompt {
         }
     }
 
+    /// Asks `question` before what loses something, unless `force`; a no throws "nothing was \(undone)" (status 1).
+    /// Pairs with `requireForce`, which makes sure there is a terminal to ask on.
+    func confirmUnlessForced(_ force: Bool, _ question: String, nothingWas undone: String) throws {
+        guard !force else { return }
+        guard confirm(question) else { throw YktermError.failed("nothing was \(undone)") }
+    }
+
     /// A yes/no question; only asked on a terminal (false otherwise).
     func confirm(_ question: String) -> Bool {
         guard interactive else { return false }
