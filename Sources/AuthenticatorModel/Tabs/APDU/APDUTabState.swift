@@ -56,15 +56,7 @@ public enum APDUDialogKind: Sendable, Hashable {
     case overwrite(APDUSaveKind, path: String)
 }
 
-public struct APDUDialog: Sendable, Hashable {
-    public var kind: APDUDialogKind
-    public var form: Form
-
-    public init(kind: APDUDialogKind, form: Form) {
-        self.kind = kind
-        self.form = form
-    }
-}
+public typealias APDUDialog = TabDialog<APDUDialogKind>
 
 /// What a save writes: the log (resolved to text by the work, in the user's language) or the history.
 public enum APDUSaveContent: Sendable, Hashable {

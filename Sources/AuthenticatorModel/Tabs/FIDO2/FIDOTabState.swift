@@ -115,15 +115,7 @@ public enum FIDODialogKind: Sendable, Hashable {
     case reset
 }
 
-public struct FIDODialog: Sendable, Hashable {
-    public var kind: FIDODialogKind
-    public var form: Form
-
-    public init(kind: FIDODialogKind, form: Form) {
-        self.kind = kind
-        self.form = form
-    }
-}
+public typealias FIDODialog = TabDialog<FIDODialogKind>
 
 /// Where a guided reset stands.
 public enum FIDOResetStage: Sendable, Hashable {

@@ -19,15 +19,7 @@ public enum OTPSlotType: String, CaseIterable, Sendable, Hashable {
 
 public enum OTPSlotDialogKind: Sendable, Hashable { case program, swap, delete, accessCode }
 
-public struct OTPSlotDialog: Sendable, Hashable {
-    public var kind: OTPSlotDialogKind
-    public var form: Form
-
-    public init(kind: OTPSlotDialogKind, form: Form) {
-        self.kind = kind
-        self.form = form
-    }
-}
+public typealias OTPSlotDialog = TabDialog<OTPSlotDialogKind>
 
 /// What a program command writes. Random values (Yubico OTP IDs and key, a generated password or HMAC key)
 /// are drawn by the work, not here: `update` stays pure.

@@ -184,15 +184,7 @@ public enum PIVDialogKind: Sendable, Hashable {
     case export(PIV.Slot)
 }
 
-public struct PIVDialog: Sendable, Hashable {
-    public var kind: PIVDialogKind
-    public var form: Form
-
-    public init(kind: PIVDialogKind, form: Form) {
-        self.kind = kind
-        self.form = form
-    }
-}
+public typealias PIVDialog = TabDialog<PIVDialogKind>
 
 /// The fields of the PIV tab's dialogs.
 public enum PIVField: String, FormFieldID { case pin, puk, current, new, confirm, path }
