@@ -75,6 +75,10 @@ struct HIDSysfsTests {
         #expect(found[0].usagePage == HIDAPIDevice.keyboardUsagePage && found[0].usage == HIDAPIDevice.keyboardUsage)
         #expect(found[1].usagePage == HIDAPIDevice.fidoUsagePage && found[1].usage == 1)
         #expect(HIDSysfs.usbDevice(above: fs.root + "/class/hidraw/hidraw1/device")?.hasSuffix("/devices/" + usb) == true)
+        // The scan gives each interface's USB device with it: one device for both.
+        let scanned = HIDSysfs.scan(root: fs.root, devices: "/dev")
+        #expect(scanned.map(\.info) == found)
+        #expect(scanned.allSatisfy { $0.usbDevice?.hasSuffix("/devices/" + usb) == true })
     }
 
     @Test("Off USB: the HID name and serial; unlisted buses, broken uevents and gone descriptors")
@@ -96,6 +100,7 @@ struct HIDSysfsTests {
         #expect(found[1].productName == "Nitrokey" && found[1].vendorID == 0x20A0 && found[1].productID == 0x42B1)
         #expect(found[1].usagePage == 0 && found[1].usage == 0)
         #expect(HIDSysfs.interfaces(root: fs.root + "/missing").isEmpty)
+        #expect(HIDSysfs.scan(root: fs.root, devices: "/dev").map(\.usbDevice) == [nil, nil])
     }
 
     @Test("uevent: HID_ID's three hex fields, name and serial")

@@ -9,8 +9,8 @@ public enum HIDScan {
     public static func scan() -> (found: [FoundHID], settling: Bool) {
         var found = [FoundHID]()
         var settling = false
-        for info in HIDAPIDevice.enumerateAll() {
-            let h = FoundHID(info: info, usbDevice: usbDevice(ofNode: info.path))
+        for (info, usb) in HIDSysfs.scan() {
+            let h = FoundHID(info: info, usbDevice: usb)
             guard h.isFIDO || h.isYubiKeyOTP else { continue }
             guard nodeReady(info.path) else {
                 settling = true
@@ -19,13 +19,6 @@ public enum HIDScan {
             found.append(h)
         }
         return (found, settling)
-    }
-
-    /// The sysfs directory of the USB device a hidraw node belongs to: the first directory above
-    /// /sys/class/hidraw/NODE/device that has an `idVendor` file. Nil for other buses.
-    public static func usbDevice(ofNode path: String) -> String? {
-        guard let node = path.split(separator: "/").last, node.hasPrefix("hidraw") else { return nil }
-        return HIDSysfs.usbDevice(above: "/sys/class/hidraw/\(node)/device")
     }
 
     /// A character device, or a file mounted over the node (a served HID device): not an empty file that

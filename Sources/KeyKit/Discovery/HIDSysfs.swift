@@ -15,6 +15,12 @@ public enum HIDSysfs {
     /// Every HID interface under `root` (a sysfs mount), one per hidraw node, sorted by node path. Nodes
     /// are named under `devices` (/dev): /dev/hidrawN for /sys/class/hidraw/hidrawN.
     public static func interfaces(root: String = "/sys", devices: String = "/dev") -> [HIDDeviceInfo] {
+        scan(root: root, devices: devices).map(\.info)
+    }
+
+    /// `interfaces`, each with the sysfs directory of the USB device above it (nil when there is none).
+    public static func scan(root: String = "/sys", devices: String = "/dev")
+        -> [(info: HIDDeviceInfo, usbDevice: String?)] {
         let classDir = root + "/class/hidraw"
         guard let dir = opendir(classDir) else { return [] }
         defer { closedir(dir) }
@@ -30,13 +36,14 @@ public enum HIDSysfs {
         }
     }
 
-    /// The interface whose HID device directory is `sysfs`, or nil when it is not a listed bus, or its
-    /// files are gone (a key pulled out while it was read).
-    static func interface(sysfs: String, node: String) -> HIDDeviceInfo? {
+    /// The interface whose HID device directory is `sysfs`, and its USB device; nil when it is not a listed
+    /// bus, or its files are gone (a key pulled out while it was read).
+    static func interface(sysfs: String, node: String) -> (info: HIDDeviceInfo, usbDevice: String?)? {
         guard let uevent = readText(sysfs + "/uevent"), let ids = HIDUevent(uevent),
               listedBuses.contains(ids.bus) else { return nil }
         var name = ids.name
-        if ids.bus == 0x03, let usb = usbDevice(above: sysfs) {
+        let usb = usbDevice(above: sysfs)
+        if ids.bus == 0x03, let usb {
             // hidapi names a USB interface by its device's product string, not the HID name (which has the
             // manufacturer in front).
             name = readText(usb + "/product").map { String($0.trimmingSuffix("\n")) }
@@ -50,7 +57,7 @@ public enum HIDSysfs {
             info.usagePage = usage.page
             info.usage = usage.usage
         }
-        return info
+        return (info, usb)
     }
 
     /// The USB device directory (the first one up with an `idVendor` file) above `sysfs`, resolved.

@@ -62,8 +62,7 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
     /// The FIDO usage page in the HID report descriptor.
     public static let fidoUsagePage: UInt16 = 0xF1D0
 
-    /// hidapi's global state (enumeration, error strings) is not thread-safe: enumerate and open under
-    /// this lock.
+    /// hidapi's global state (the last error's string) is not thread-safe: open under this lock.
     static let libraryLock = Mutex(())
     /// `hid_init` runs once, the first time it is needed (Swift initialises static lets exactly once).
     private static let initialized: Bool = hid_init() == 0
