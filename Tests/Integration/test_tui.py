@@ -83,26 +83,34 @@ class Tmux:
     def screen(self):
         return self.tmux("capture-pane", "-p", "-t", "0")
 
-    def wait_for(self, pattern, timeout=15):
+    def settled(self, accept, timeout, failure):
+        """A screen `accept` takes that is also what the pane shows a moment later.
+
+        tmux may show a frame while ykterm is still writing it (the header drawn, the body not yet), so
+        one capture that matches is not enough: the same text must still be there on the next capture.
+        A pane that never holds still (a countdown) gives the last accepted capture at the deadline."""
         deadline = time.monotonic() + timeout
-        text = ""
+        text, accepted = "", None
         while time.monotonic() < deadline:
             text = self.screen()
-            if re.search(pattern, text):
+            if not accept(text):
+                accepted = None
+                time.sleep(0.1)
+            elif text == accepted:
                 return text
-            time.sleep(0.1)
-        raise AssertionError(f"{pattern!r} not on screen after {timeout} s:\n{text}")
+            else:
+                accepted = text
+                time.sleep(0.05)
+        if accepted is not None:
+            return accepted
+        raise AssertionError(f"{failure} after {timeout} s:\n{text}")
+
+    def wait_for(self, pattern, timeout=15):
+        return self.settled(lambda text: re.search(pattern, text), timeout, f"{pattern!r} not on screen")
 
     def wait_until(self, check, timeout=15):
-        """The first screen `check` accepts (a frame drawn whole, not one caught halfway)."""
-        deadline = time.monotonic() + timeout
-        text = ""
-        while time.monotonic() < deadline:
-            text = self.screen()
-            if check(text):
-                return text
-            time.sleep(0.1)
-        raise AssertionError(f"no screen as expected after {timeout} s:\n{text}")
+        """The first screen `check` accepts, drawn whole (see settled)."""
+        return self.settled(check, timeout, "no screen as expected")
 
     def wait_gone(self, pattern, timeout=15):
         deadline = time.monotonic() + timeout
