@@ -55,6 +55,8 @@ let package = Package(
         .testTarget(name: "AuthenticatorModelTests", dependencies: ["AuthenticatorModel", "KeyKit", "VirtualKey"]),
         // Golden: the whole frames the view tests compare with (`make golden` writes them).
         // VirtualKey: the key the whole TUI loop runs against in TerminalLoopTests.
+        // The executable's own parts: DirectCommandLine against ArgumentParser.
+        .testTarget(name: "YktermTests", dependencies: ["ykterm"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit", "VirtualKey"],
                     exclude: ["Golden"]),
     ],

@@ -100,7 +100,19 @@ struct Ykterm: AsyncParsableCommand {
         do {
             var arguments = arguments
             let verbose = takeVerbose(&arguments)
-            let command = try parseCommandLine(arguments)
+            let command: ParsableCommand
+            let direct: (any AsyncParsableCommand)?
+            switch DirectCommandLine.parse(arguments) {
+            case .version?:
+                StandardStream.write(version + "\n", to: 1)
+                return ExitStatus.ok
+            case .command(let parsed)?:
+                command = parsed
+                direct = parsed
+            case nil:
+                command = try parseCommandLine(arguments)
+                direct = nil
+            }
             // The config file, before anything runs; `doctor` reports a bad one instead of stopping, and
             // help (ArgumentParser's own command) needs none.
             if command is DoctorCommand {
@@ -109,9 +121,9 @@ struct Ykterm: AsyncParsableCommand {
                 try LoadedConfig.load()
             }
             if let tracer = try startTrace(command, verbose: verbose) {
-                try await tracer.run { try await execute(command) }
+                try await tracer.run { try await execute(command, direct: direct) }
             } else {
-                try await execute(command)
+                try await execute(command, direct: direct)
             }
             return ExitStatus.ok
         } catch let interrupted as FIDOInterrupt.Interrupted {
@@ -121,7 +133,13 @@ struct Ykterm: AsyncParsableCommand {
         }
     }
 
-    static func execute(_ parsed: ParsableCommand) async throws {
+    /// Runs `parsed`; `direct` is the same command when DirectCommandLine read it, known to be asynchronous
+    /// without asking the runtime (a conformance lookup).
+    static func execute(_ parsed: ParsableCommand, direct: (any AsyncParsableCommand)? = nil) async throws {
+        if var direct {
+            try await direct.run()
+            return
+        }
         var command = parsed
         if var asyncCommand = command as? AsyncParsableCommand {
             try await asyncCommand.run()
