@@ -8,12 +8,28 @@ public enum Action: String, CaseIterable, Sendable, Hashable {
 
 /// Which character triggers which action; defaults as in the man page, overridable in the config file.
 public struct KeyBindings: Sendable, Hashable {
-    public private(set) var characters: [Action: Character]
+    /// One character per action, in `Action.allCases` order. An array, not a dictionary keyed by Action: every
+    /// command loads the config, and a dictionary's first use costs a scan of the runtime's conformance records
+    /// (Action: Hashable, about 190,000 instructions) that only the TUI's key handling would need.
+    private var characters: [Character]
 
-    public static let defaults: [Action: Character] = [
-        .quit: "q", .help: "?", .keys: "K", .device: "i", .filter: "/", .copy: "c", .add: "a", .delete: "d",
-        .rename: "r", .pin: "p", .password: "P", .refresh: "R",
-    ]
+    /// The man page's bindings.
+    public static func defaultKey(_ action: Action) -> Character {
+        switch action {
+        case .quit: "q"
+        case .help: "?"
+        case .keys: "K"
+        case .device: "i"
+        case .filter: "/"
+        case .copy: "c"
+        case .add: "a"
+        case .delete: "d"
+        case .rename: "r"
+        case .pin: "p"
+        case .password: "P"
+        case .refresh: "R"
+        }
+    }
 
     public enum BindingError: Error, Equatable, CustomStringConvertible {
         case duplicate(Character, Action, Action)
@@ -28,29 +44,28 @@ public struct KeyBindings: Sendable, Hashable {
     }
 
     public init() {
-        characters = Self.defaults
+        characters = Action.allCases.map(Self.defaultKey)
     }
 
     /// The defaults with `overrides` applied; two actions on one key, or a key reserved for tabs and
     /// movement, is an error.
     public init(overrides: [Action: Character]) throws(BindingError) {
-        var map = Self.defaults
-        for (action, c) in overrides { map[action] = c }
         let reserved: Set<Character> = Tab.numberKeys.union(["j", "k"])
         var seen = [Character: Action]()
+        characters = []
         for action in Action.allCases {
-            guard let c = map[action] else { continue }
+            let c = overrides[action] ?? Self.defaultKey(action)
             if reserved.contains(c) { throw .reserved(c) }
             if let other = seen[c] { throw .duplicate(c, other, action) }
             seen[c] = action
+            characters.append(c)
         }
-        characters = map
     }
 
     public func action(for key: KeyPress) -> Action? {
         guard case .char(let c) = key else { return nil }
-        return characters.first { $0.value == c }?.key
+        return characters.firstIndex(of: c).map { Action.allCases[$0] }
     }
 
-    public func key(for action: Action) -> Character { characters[action] ?? " " }
+    public func key(for action: Action) -> Character { characters[Action.allCases.firstIndex(of: action)!] }
 }

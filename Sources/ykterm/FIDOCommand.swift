@@ -21,7 +21,7 @@ struct FIDOCommand: ParsableCommand {
 
 /// Opens the chosen key's FIDO interface: the in-process virtual key over CTAPHID, a FIDO HID device,
 /// or a key on PC/SC.
-func openFIDO(_ key: KeyOptions) async throws -> any FIDOConnection {
+func openFIDO(_ key: KeyChoice) async throws -> any FIDOConnection {
     if key.virtual {
         let vk = VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts(), touchDelay: 0.2)
         return try await CTAPHIDConnection(device: vk.makeFIDOHIDDevice(), name: "Virtual Key (HID)")
@@ -141,6 +141,10 @@ final class InterruptibleFIDOConnection: FIDOConnection {
 
 /// Runs `body` with a CTAP2 session; the connection is closed and the PIN token dropped afterwards.
 func withCTAP2<T>(_ key: KeyOptions, _ body: (CTAP2Session) async throws -> T) async throws -> T {
+    try await withCTAP2(key.choice, body)
+}
+
+func withCTAP2<T>(_ key: KeyChoice, _ body: (CTAP2Session) async throws -> T) async throws -> T {
     let connection = InterruptibleFIDOConnection(try await openFIDO(key))
     do {
         let session = try await CTAP2Session.make(connection: connection)
@@ -221,27 +225,38 @@ extension FIDOCommand {
                 "JSON: rp_id, credential_id (hex), user_id (hex), user_name, display_name, cred_protect, large_blob_key."))
             var json = false
 
-            func run() async throws {
-                let creds = try await withCTAP2(key) { try await Credentials.all($0, prompt: Prompt()) }
-                if json {
-                    try printJSON(creds.map { c -> [String: Any] in
-                        ["rp_id": c.rpID, "credential_id": c.credentialID.hex, "user_id": c.user.id.hex,
-                         "user_name": c.user.name ?? JSONNull(), "display_name": c.user.displayName ?? JSONNull(),
-                         "cred_protect": c.credProtect ?? JSONNull(), "large_blob_key": c.hasLargeBlobKey]
-                    })
-                    return
-                }
-                if creds.isEmpty { out("No discoverable credentials"); return }
-                for (rp, group) in Dictionary(grouping: creds, by: \.rpID).sorted(by: { $0.key < $1.key }) {
-                    out(rp)
-                    for c in group {
-                        let who = [c.user.name, c.user.displayName.map { "(\($0))" }].compactMap { $0 }
-                            .joined(separator: " ")
-                        var details = [String]()
-                        if let level = c.credProtect { details.append("credProtect \(level)") }
-                        if c.hasLargeBlobKey { details.append("large blob key") }
-                        out("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)"
-                            + details.map { "  " + $0 }.joined())
+            /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
+            var request: Request { Request(key: key.choice, json: json) }
+
+            func run() async throws { try await request.run() }
+
+            /// The work of `fido credentials list`, from the values of its command line.
+            struct Request: Equatable, Sendable {
+                var key: KeyChoice
+                var json: Bool
+
+                func run() async throws {
+                    let creds = try await withCTAP2(key) { try await Credentials.all($0, prompt: Prompt()) }
+                    if json {
+                        try printJSON(creds.map { c -> [String: Any] in
+                            ["rp_id": c.rpID, "credential_id": c.credentialID.hex, "user_id": c.user.id.hex,
+                             "user_name": c.user.name ?? JSONNull(), "display_name": c.user.displayName ?? JSONNull(),
+                             "cred_protect": c.credProtect ?? JSONNull(), "large_blob_key": c.hasLargeBlobKey]
+                        })
+                        return
+                    }
+                    if creds.isEmpty { out("No discoverable credentials"); return }
+                    for (rp, group) in Dictionary(grouping: creds, by: \.rpID).sorted(by: { $0.key < $1.key }) {
+                        out(rp)
+                        for c in group {
+                            let who = [c.user.name, c.user.displayName.map { "(\($0))" }].compactMap { $0 }
+                                .joined(separator: " ")
+                            var details = [String]()
+                            if let level = c.credProtect { details.append("credProtect \(level)") }
+                            if c.hasLargeBlobKey { details.append("large blob key") }
+                            out("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)"
+                                + details.map { "  " + $0 }.joined())
+                        }
                     }
                 }
             }

@@ -15,67 +15,78 @@ extension FIDOCommand {
         @Flag(name: .long, help: "JSON: versions, aaguid, options, pin_set, pin_retries, min_pin_length, ...")
         var json = false
 
-        func run() async throws {
-            let info: AuthenticatorInfo
-            let retries: Int?
-            do {
-                (info, retries) = try await withCTAP2(key) { s -> (AuthenticatorInfo, Int?) in
-                    let info = await s.info
-                    var retries: Int?
-                    // A key may refuse getPINRetries before a PIN is set (CTAP2_ERR_PIN_NOT_SET): no count.
-                    if info.pinSet != nil { retries = try? await s.pinRetries().retries }
-                    return (info, retries)
-                }
-            } catch FIDOSessionError.ctap2NotSupported {
-                // A U2F-only key: what it says of itself is its U2F version.
-                let version = try await U2FCommand.withU2F(key) { try await $0.version() }
-                try showU2FOnly(version: version)
-                return
-            }
-            if json {
-                var o: [String: Any] = [
-                    "versions": info.versions, "extensions": info.extensions, "aaguid": info.aaguidString,
-                    "options": info.options, "pin_set": info.pinSet ?? false,
-                    "pin_retries": retries.map { $0 as Any } ?? JSONNull(), "min_pin_length": info.minPINLength,
-                    "pin_protocols": info.pinUVAuthProtocols, "transports": info.transports,
-                    "algorithms": info.algorithms, "fido2": true,
-                ]
-                o["max_msg_size"] = info.maxMessageSize ?? JSONNull()
-                o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? JSONNull()
-                o["firmware_version"] = info.firmware.map { $0.description as Any } ?? JSONNull()
-                o["force_pin_change"] = info.forcePINChange
-                o["always_uv"] = info.alwaysUV ?? JSONNull()
-                o["enterprise_attestation"] = info.enterpriseAttestation ?? JSONNull()
-                o["max_rpids_for_min_pin_length"] = info.maxRPIDsForSetMinPINLength ?? JSONNull()
-                var other = [String: Any]()
-                for (k, v) in info.otherFields { other[Info.fieldName(k)] = Info.json(v) }
-                o["other_fields"] = other
-                try printJSON(o)
-                return
-            }
-            for (label, value) in Info.lines(info, retries: retries) {
-                out(Info.field(label, value))
-            }
-        }
+        /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
+        var request: Request { Request(key: key.choice, json: json) }
 
-        /// A key that speaks U2F only: its U2F version, and that FIDO2 is not there. The JSON has the fields of
-        /// a FIDO2 key's, empty.
-        private func showU2FOnly(version: String) throws {
-            if json {
-                try printJSON([
-                    "versions": [version], "fido2": false, "extensions": [String](), "aaguid": JSONNull(),
-                    "options": [String: Bool](), "pin_set": false, "pin_retries": JSONNull(),
-                    "min_pin_length": JSONNull(), "pin_protocols": [Int](), "transports": [String](),
-                    "algorithms": [Int](), "max_msg_size": JSONNull(), "remaining_discoverable_credentials": JSONNull(),
-                    "firmware_version": JSONNull(), "force_pin_change": false, "other_fields": [String: Any](),
-                    "always_uv": JSONNull(), "enterprise_attestation": JSONNull(),
-                    "max_rpids_for_min_pin_length": JSONNull(),
-                ] as [String: Any])
-                return
+        func run() async throws { try await request.run() }
+
+        /// The work of `fido info`, from the values of its command line.
+        struct Request: Equatable, Sendable {
+            var key: KeyChoice
+            var json: Bool
+
+            func run() async throws {
+                let info: AuthenticatorInfo
+                let retries: Int?
+                do {
+                    (info, retries) = try await withCTAP2(key) { s -> (AuthenticatorInfo, Int?) in
+                        let info = await s.info
+                        var retries: Int?
+                        // A key may refuse getPINRetries before a PIN is set (CTAP2_ERR_PIN_NOT_SET): no count.
+                        if info.pinSet != nil { retries = try? await s.pinRetries().retries }
+                        return (info, retries)
+                    }
+                } catch FIDOSessionError.ctap2NotSupported {
+                    // A U2F-only key: what it says of itself is its U2F version.
+                    let version = try await U2FCommand.withU2F(key) { try await $0.version() }
+                    try showU2FOnly(version: version)
+                    return
+                }
+                if json {
+                    var o: [String: Any] = [
+                        "versions": info.versions, "extensions": info.extensions, "aaguid": info.aaguidString,
+                        "options": info.options, "pin_set": info.pinSet ?? false,
+                        "pin_retries": retries.map { $0 as Any } ?? JSONNull(), "min_pin_length": info.minPINLength,
+                        "pin_protocols": info.pinUVAuthProtocols, "transports": info.transports,
+                        "algorithms": info.algorithms, "fido2": true,
+                    ]
+                    o["max_msg_size"] = info.maxMessageSize ?? JSONNull()
+                    o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? JSONNull()
+                    o["firmware_version"] = info.firmware.map { $0.description as Any } ?? JSONNull()
+                    o["force_pin_change"] = info.forcePINChange
+                    o["always_uv"] = info.alwaysUV ?? JSONNull()
+                    o["enterprise_attestation"] = info.enterpriseAttestation ?? JSONNull()
+                    o["max_rpids_for_min_pin_length"] = info.maxRPIDsForSetMinPINLength ?? JSONNull()
+                    var other = [String: Any]()
+                    for (k, v) in info.otherFields { other[Info.fieldName(k)] = Info.json(v) }
+                    o["other_fields"] = other
+                    try printJSON(o)
+                    return
+                }
+                for (label, value) in Info.lines(info, retries: retries) {
+                    out(Info.field(label, value))
+                }
             }
-            out(Info.field("Versions", version))
-            out(Info.field("FIDO2", "not supported: this key speaks U2F only (no FIDO2 PIN, passkeys or FIDO2 "
-                           + "reset); `ykterm u2f` registers and signs with it"))
+
+            /// A key that speaks U2F only: its U2F version, and that FIDO2 is not there. The JSON has the fields of
+            /// a FIDO2 key's, empty.
+            private func showU2FOnly(version: String) throws {
+                if json {
+                    try printJSON([
+                        "versions": [version], "fido2": false, "extensions": [String](), "aaguid": JSONNull(),
+                        "options": [String: Bool](), "pin_set": false, "pin_retries": JSONNull(),
+                        "min_pin_length": JSONNull(), "pin_protocols": [Int](), "transports": [String](),
+                        "algorithms": [Int](), "max_msg_size": JSONNull(), "remaining_discoverable_credentials": JSONNull(),
+                        "firmware_version": JSONNull(), "force_pin_change": false, "other_fields": [String: Any](),
+                        "always_uv": JSONNull(), "enterprise_attestation": JSONNull(),
+                        "max_rpids_for_min_pin_length": JSONNull(),
+                    ] as [String: Any])
+                    return
+                }
+                out(Info.field("Versions", version))
+                out(Info.field("FIDO2", "not supported: this key speaks U2F only (no FIDO2 PIN, passkeys or FIDO2 "
+                               + "reset); `ykterm u2f` registers and signs with it"))
+            }
         }
 
         /// A getInfo key as the output names it: 0x13, or the text of a text key.

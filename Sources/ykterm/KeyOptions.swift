@@ -5,21 +5,15 @@ import Glibc
 import KeyKit
 import VirtualKey
 
-/// How a command chooses its key; shared by every command that talks to one.
-struct KeyOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "Use the key whose reader name, hidraw path (/dev/hidraw3) or HID product name contains NAME (case-insensitive). Default: $YKTERM_READER, else the config file.",
-        valueName: "NAME"))
+/// The key a command uses, as --reader, --device and --virtual chose it: what KeyOptions holds once
+/// parsed, and what DirectCommandLine reads without ArgumentParser.
+struct KeyChoice: Equatable, Sendable {
     var reader: String?
-
-    @Option(name: .long, help: ArgumentHelp(
-        "Use the key with this serial number. Default: $YKTERM_DEVICE, else the config file.", valueName: "SERIAL"))
     var device: UInt32?
-
-    @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")
     var virtual = false
 
-    func validate() throws {
+    /// Refuses a YKTERM_DEVICE that is not a serial number, unless --device is given.
+    static func validate(device: UInt32?) throws {
         if let env = ProcessEnvironment.value("YKTERM_DEVICE"), device == nil, !env.isEmpty,
            UInt32(env) == nil {
             throw ValidationError("YKTERM_DEVICE must be a serial number, not \"\(env)\"")
@@ -46,5 +40,32 @@ struct KeyOptions: ParsableArguments {
     func connect(transaction: Bool = true) async throws -> any SmartCardConnection {
         if virtual { return VirtualKeyConnection(key: VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts())) }
         return try await KeyFinder.connect(selector, transaction: transaction).0
+    }
+}
+
+/// How a command chooses its key; shared by every command that talks to one.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "Use the key whose reader name, hidraw path (/dev/hidraw3) or HID product name contains NAME (case-insensitive). Default: $YKTERM_READER, else the config file.",
+        valueName: "NAME"))
+    var reader: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Use the key with this serial number. Default: $YKTERM_DEVICE, else the config file.", valueName: "SERIAL"))
+    var device: UInt32?
+
+    @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")
+    var virtual = false
+
+    func validate() throws {
+        try KeyChoice.validate(device: device)
+    }
+
+    var choice: KeyChoice { KeyChoice(reader: reader, device: device, virtual: virtual) }
+
+    var selector: KeySelector { choice.selector }
+
+    func connect(transaction: Bool = true) async throws -> any SmartCardConnection {
+        try await choice.connect(transaction: transaction)
     }
 }

@@ -32,45 +32,71 @@ struct ListCommand: AsyncParsableCommand {
         var error: Error?
     }
 
-    func run() async throws {
-        if readers { return try listReaders() }
-        var rows = [Row]()
-        var failures = [(reader: String, error: Error)]()
-        if key.virtual {
-            let connection = VirtualKeyConnection(key: VirtualKey())
-            rows = [Row(info: try await KeyProbe.inspect(connection: connection))]
-        } else {
-            let (keys, pcscError) = await KeyDiscovery.keys(key.selector)
-            if let pcscError {
-                // Without pcscd, keys with HID interfaces are still listed; its absence is said.
-                if keys.isEmpty { throw pcscError }
-                failures.append(("pcscd", pcscError))
-            }
-            // Each key answers in its own time: ask them all at once, list them in discovery order.
-            let inspected = await withTaskGroup(of: (Int, Row).self) { group -> [Row] in
-                for (i, d) in keys.enumerated() { group.addTask { (i, await ListCommand.inspect(d)) } }
-                var rows = [Row?](repeating: nil, count: keys.count)
-                for await (i, row) in group { rows[i] = row }
-                return rows.compactMap { $0 }
-            }
-            for (d, found) in zip(keys, inspected) {
-                var row = found
-                if let wanted = key.selector.serial {
-                    guard let serial = row.info?.device.serial ?? d.serial, serial == wanted else { continue }
+    /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
+    var request: Request { Request(key: key.choice, json: json, readers: readers) }
+
+    func run() async throws { try await request.run() }
+
+    /// The work of `list`, from the values of its command line.
+    struct Request: Equatable, Sendable {
+        var key: KeyChoice
+        var json: Bool
+        var readers: Bool
+
+        func run() async throws {
+            if readers { return try listReaders() }
+            var rows = [Row]()
+            var failures = [(reader: String, error: Error)]()
+            if key.virtual {
+                let connection = VirtualKeyConnection(key: VirtualKey())
+                rows = [Row(info: try await KeyProbe.inspect(connection: connection))]
+            } else {
+                let (keys, pcscError) = await KeyDiscovery.keys(key.selector)
+                if let pcscError {
+                    // Without pcscd, keys with HID interfaces are still listed; its absence is said.
+                    if keys.isEmpty { throw pcscError }
+                    failures.append(("pcscd", pcscError))
                 }
-                if row.error != nil, row.info == nil { row.key = d }
-                rows.append(row)
+                // Each key answers in its own time: ask them all at once, list them in discovery order.
+                let inspected = await withTaskGroup(of: (Int, Row).self) { group -> [Row] in
+                    for (i, d) in keys.enumerated() { group.addTask { (i, await ListCommand.inspect(d)) } }
+                    var rows = [Row?](repeating: nil, count: keys.count)
+                    for await (i, row) in group { rows[i] = row }
+                    return rows.compactMap { $0 }
+                }
+                for (d, found) in zip(keys, inspected) {
+                    var row = found
+                    if let wanted = key.selector.serial {
+                        guard let serial = row.info?.device.serial ?? d.serial, serial == wanted else { continue }
+                    }
+                    if row.error != nil, row.info == nil { row.key = d }
+                    rows.append(row)
+                }
+            }
+            if json {
+                try printJSON(rows.map(ListCommand.jsonObject))
+            } else {
+                for r in rows { out(ListCommand.describe(r)) }
+            }
+            for f in failures { warn("ykterm: \(f.reader): " + explained(f.error).1) }
+            if rows.isEmpty {
+                if !json { warn("ykterm: " + explained(KeyFinderError.noKey(key.selector)).1) }
+                throw ExitCode(ExitStatus.noKey)
             }
         }
-        if json {
-            try printJSON(rows.map(ListCommand.jsonObject))
-        } else {
-            for r in rows { out(ListCommand.describe(r)) }
-        }
-        for f in failures { warn("ykterm: \(f.reader): " + explained(f.error).1) }
-        if rows.isEmpty {
-            if !json { warn("ykterm: " + explained(KeyFinderError.noKey(key.selector)).1) }
-            throw ExitCode(ExitStatus.noKey)
+
+        private func listReaders() throws {
+            let statuses = try PCSCContext().status().filter { key.selector.matches(readerName: $0.name) }
+            if json {
+                try printJSON(statuses.map { ["reader": $0.name, "key_present": $0.cardPresent && !$0.mute,
+                                              "atr": $0.atr.hex, "exclusive": $0.exclusive] as [String: Any] })
+            } else {
+                for s in statuses {
+                    out("\(s.name): " + (s.cardPresent ? (s.mute ? "key does not answer" : "key present") : "empty")
+                        + (s.exclusive ? " (held exclusively by another program)" : ""))
+                }
+            }
+            if statuses.isEmpty { throw ExitCode(ExitStatus.noKey) }
         }
     }
 
@@ -96,20 +122,6 @@ struct ListCommand: AsyncParsableCommand {
         } catch {
             return Row(key: d, error: error)
         }
-    }
-
-    private func listReaders() throws {
-        let statuses = try PCSCContext().status().filter { key.selector.matches(readerName: $0.name) }
-        if json {
-            try printJSON(statuses.map { ["reader": $0.name, "key_present": $0.cardPresent && !$0.mute,
-                                          "atr": $0.atr.hex, "exclusive": $0.exclusive] as [String: Any] })
-        } else {
-            for s in statuses {
-                out("\(s.name): " + (s.cardPresent ? (s.mute ? "key does not answer" : "key present") : "empty")
-                    + (s.exclusive ? " (held exclusively by another program)" : ""))
-            }
-        }
-        if statuses.isEmpty { throw ExitCode(ExitStatus.noKey) }
     }
 
     static func jsonObject(_ row: Row) -> [String: Any] {

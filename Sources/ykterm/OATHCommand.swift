@@ -22,15 +22,28 @@ struct OATHOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Remember the access key for this key after a successful unlock.")
     var remember = false
+
+    var choice: OATHChoice { OATHChoice(key: key.choice, remember: remember) }
+}
+
+/// OATHOptions as parsed: the key, and whether to remember its access key.
+struct OATHChoice: Equatable, Sendable {
+    var key: KeyChoice
+    var remember = false
+}
+
+func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
+                 _ body: (OATHSession) async throws -> T) async throws -> T {
+    try await withOATH(options.choice, prompt: prompt, unlock: unlock, body)
 }
 
 /// Connects, SELECTs OATH, unlocks when needed, runs `body`, closes.
-func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
+func withOATH<T>(_ options: OATHChoice, prompt: Prompt, unlock: Bool = true,
                  _ body: (OATHSession) async throws -> T) async throws -> T {
     let connection = try await options.key.connect()
     do {
         let session = try await OATHSession.make(connection: connection)
-        if unlock { try await unlockIfNeeded(session, options: options, prompt: prompt) }
+        if unlock { try await unlockIfNeeded(session, remember: options.remember, prompt: prompt) }
         let result = try await body(session)
         await connection.close()
         return result
@@ -40,7 +53,7 @@ func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
     }
 }
 
-func unlockIfNeeded(_ session: OATHSession, options: OATHOptions, prompt: Prompt,
+func unlockIfNeeded(_ session: OATHSession, remember: Bool, prompt: Prompt,
                     label: String = "Password") async throws {
     let access = OATHAccess(store: RememberedKeys.reporting())
     let known = try await access.unlockWithKnownKey(session)
@@ -48,7 +61,7 @@ func unlockIfNeeded(_ session: OATHSession, options: OATHOptions, prompt: Prompt
         warn("ykterm: the remembered OATH password no longer works and was forgotten")
     }
     guard known.needsPassword else { return }
-    _ = try await access.unlock(session, password: SecretBytes(utf8: try prompt.secret(label)), remember: options.remember)
+    _ = try await access.unlock(session, password: SecretBytes(utf8: try prompt.secret(label)), remember: remember)
 }
 
 /// Finds one account by exact ID, or by a unique case-insensitive part of it.
@@ -78,28 +91,39 @@ extension OATHCommand {
         @Flag(name: .long, help: "Print a JSON array (id, issuer, name, type, algorithm, digits, period, touch).")
         var json = false
 
-        func run() async throws {
-            let prompt = Prompt()
-            let entries = try await withOATH(options, prompt: prompt) { session -> [(Credential, Int?)] in
-                let listed = try await session.list()
-                let calculated = try await session.calculateAll(at: now())
-                return listed.sorted { $0.id.displayOrder < $1.id.displayOrder }.map { c in
-                    let e = calculated.first { $0.credential.rawID == c.rawID }
-                    var c = c
-                    c.touch = e?.credential.touch
-                    return (c, e?.digits)
+        /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
+        var request: Request { Request(options: options.choice, json: json) }
+
+        func run() async throws { try await request.run() }
+
+        /// The work of `oath list`, from the values of its command line.
+        struct Request: Equatable, Sendable {
+            var options: OATHChoice
+            var json: Bool
+
+            func run() async throws {
+                let prompt = Prompt()
+                let entries = try await withOATH(options, prompt: prompt) { session -> [(Credential, Int?)] in
+                    let listed = try await session.list()
+                    let calculated = try await session.calculateAll(at: now())
+                    return listed.sorted { $0.id.displayOrder < $1.id.displayOrder }.map { c in
+                        let e = calculated.first { $0.credential.rawID == c.rawID }
+                        var c = c
+                        c.touch = e?.credential.touch
+                        return (c, e?.digits)
+                    }
                 }
-            }
-            if json {
-                try printJSON(entries.map { credentialJSON($0.0, digits: $0.1) })
-            } else {
-                for (c, _) in entries {
-                    var line = c.id.string
-                    var tags = [String]()
-                    if c.type == .hotp { tags.append("HOTP") }
-                    if c.touch == true { tags.append("touch") }
-                    if !tags.isEmpty { line += "  [" + tags.joined(separator: ", ") + "]" }
-                    out(line)
+                if json {
+                    try printJSON(entries.map { credentialJSON($0.0, digits: $0.1) })
+                } else {
+                    for (c, _) in entries {
+                        var line = c.id.string
+                        var tags = [String]()
+                        if c.type == .hotp { tags.append("HOTP") }
+                        if c.touch == true { tags.append("touch") }
+                        if !tags.isEmpty { line += "  [" + tags.joined(separator: ", ") + "]" }
+                        out(line)
+                    }
                 }
             }
         }
@@ -122,57 +146,69 @@ extension OATHCommand {
         @Flag(name: .long, help: "Print a JSON array (fields of list, plus code, valid_from, valid_to).")
         var json = false
 
-        func run() async throws {
-            let prompt = Prompt()
-            let query = self.query
-            let json = self.json
-            let rows = try await withOATH(options, prompt: prompt) { session -> [(OATHSession.Entry, Credential?)] in
-                let time = now()
-                var entries = try await session.calculateAll(at: time)
-                // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
-                let listed = json ? try await session.list() : []
-                if let query {
-                    let q = query.lowercased()
-                    let exact = entries.filter { $0.credential.id.string.lowercased() == q }
-                    entries = exact.count == 1 ? exact
-                        : entries.filter { $0.credential.id.string.lowercased().contains(q) }
-                    if entries.count == 1, entries[0].code == nil {
-                        if entries[0].credential.touch == true, !json || isatty(STDERR_FILENO) == 1 {
-                            warn("Touch your key…")
+        /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
+        var request: Request { Request(options: options.choice, query: query, json: json) }
+
+        func run() async throws { try await request.run() }
+
+        /// The work of `oath code`, from the values of its command line.
+        struct Request: Equatable, Sendable {
+            var options: OATHChoice
+            var query: String?
+            var json: Bool
+
+            func run() async throws {
+                let prompt = Prompt()
+                let query = self.query
+                let json = self.json
+                let rows = try await withOATH(options, prompt: prompt) { session -> [(OATHSession.Entry, Credential?)] in
+                    let time = now()
+                    var entries = try await session.calculateAll(at: time)
+                    // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
+                    let listed = json ? try await session.list() : []
+                    if let query {
+                        let q = query.lowercased()
+                        let exact = entries.filter { $0.credential.id.string.lowercased() == q }
+                        entries = exact.count == 1 ? exact
+                            : entries.filter { $0.credential.id.string.lowercased().contains(q) }
+                        if entries.count == 1, entries[0].code == nil {
+                            if entries[0].credential.touch == true, !json || isatty(STDERR_FILENO) == 1 {
+                                warn("Touch your key…")
+                            }
+                            entries[0].code = try await session.calculate(entries[0].credential, at: now())
                         }
-                        entries[0].code = try await session.calculate(entries[0].credential, at: now())
                     }
+                    let byID = Dictionary(listed.map { ($0.rawID, $0) }, uniquingKeysWith: { first, _ in first })
+                    // In the order the TUI shows them (the key's own order is the order they were added).
+                    entries.sort { $0.credential.id.displayOrder < $1.credential.id.displayOrder }
+                    return entries.map { e in (e, byID[e.credential.rawID]) }
                 }
-                let byID = Dictionary(listed.map { ($0.rawID, $0) }, uniquingKeysWith: { first, _ in first })
-                // In the order the TUI shows them (the key's own order is the order they were added).
-                entries.sort { $0.credential.id.displayOrder < $1.credential.id.displayOrder }
-                return entries.map { e in (e, byID[e.credential.rawID]) }
-            }
-            if let query, rows.isEmpty {
-                throw YktermError.failed("no account matches \"\(query)\"")
-            }
-            if json {
-                try printJSON(rows.map { e, listed in
-                    var c = e.credential
-                    c.algorithm = listed?.algorithm
-                    var o = credentialJSON(c, digits: e.digits)
-                    o["code"] = e.code?.value ?? JSONNull()
-                    o["valid_from"] = e.code.map { Int($0.validFrom) as Any } ?? JSONNull()
-                    o["valid_to"] = e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) as Any }
-                        ?? JSONNull()
-                    return o
-                })
-            } else {
-                let width = min(rows.map { $0.0.credential.id.string.count }.max() ?? 0, 60)
-                // One write for all the lines (a write per line took as long as the codes' APDUs).
-                let lines = rows.map { e, _ -> String in
-                    let id = e.credential.id.string
-                    let pad = String.spaces(max(width - id.count, 0))
-                    let code = e.code?.value
-                        ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
-                    return "\(id)\(pad)  \(code)"
+                if let query, rows.isEmpty {
+                    throw YktermError.failed("no account matches \"\(query)\"")
                 }
-                if !lines.isEmpty { out(lines.joined(separator: "\n")) }
+                if json {
+                    try printJSON(rows.map { e, listed in
+                        var c = e.credential
+                        c.algorithm = listed?.algorithm
+                        var o = credentialJSON(c, digits: e.digits)
+                        o["code"] = e.code?.value ?? JSONNull()
+                        o["valid_from"] = e.code.map { Int($0.validFrom) as Any } ?? JSONNull()
+                        o["valid_to"] = e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) as Any }
+                            ?? JSONNull()
+                        return o
+                    })
+                } else {
+                    let width = min(rows.map { $0.0.credential.id.string.count }.max() ?? 0, 60)
+                    // One write for all the lines (a write per line took as long as the codes' APDUs).
+                    let lines = rows.map { e, _ -> String in
+                        let id = e.credential.id.string
+                        let pad = String.spaces(max(width - id.count, 0))
+                        let code = e.code?.value
+                            ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
+                        return "\(id)\(pad)  \(code)"
+                    }
+                    if !lines.isEmpty { out(lines.joined(separator: "\n")) }
+                }
             }
         }
     }

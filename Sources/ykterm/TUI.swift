@@ -107,7 +107,7 @@ enum TUI {
     /// `aesKeys`: Yubico OTP AES keys by public ID (modhex) for the OTP tab, from the config file's
     /// `[otp.aes_keys]`.
     /// `config`: the config file's key bindings, `[colors]` and `[otp] parsers`.
-    static func run(options: KeyOptions, colors: CursesConfiguration.ColorMode, clipboard: Clipboard,
+    static func run(options: KeyChoice, colors: CursesConfiguration.ColorMode, clipboard: Clipboard,
                     localize: @escaping Localize, aesKeys: [String: [UInt8]] = [:], config: Config = Config()) throws {
         let backend: any KeyBackend
         var aesKeys = aesKeys

@@ -14,6 +14,10 @@ struct U2FCommand: ParsableCommand {
     static func application(_ appID: String) -> [UInt8] { Crypto.digest(.sha256, Array(appID.utf8)) }
 
     static func withU2F<T>(_ key: KeyOptions, _ body: (U2FSession) async throws -> T) async throws -> T {
+        try await withU2F(key.choice, body)
+    }
+
+    static func withU2F<T>(_ key: KeyChoice, _ body: (U2FSession) async throws -> T) async throws -> T {
         let connection = try await openFIDO(key)
         do {
             let result = try await body(U2FSession(connection: connection))

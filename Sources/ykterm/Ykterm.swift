@@ -88,11 +88,21 @@ struct Ykterm: AsyncParsableCommand {
         valueName: "WHEN"))
     var color: CursesConfiguration.ColorMode?
 
+    /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
+    var request: Request { Request(key: key.choice, color: color) }
+
+    func run() async throws { try await request.run() }
+
     /// With no subcommand: the TUI, set up from the config file (options win).
-    func run() async throws {
-        let config = LoadedConfig.current
-        try TUI.run(options: key, colors: color ?? config.colorMode, clipboard: Clipboard(method: config.clipboardMethod),
-                    localize: TUI.localizer(), aesKeys: config.aesKeyBytes, config: config)
+    struct Request: Equatable, Sendable {
+        var key: KeyChoice
+        var color: CursesConfiguration.ColorMode?
+
+        func run() async throws {
+            let config = LoadedConfig.current
+            try TUI.run(options: key, colors: color ?? config.colorMode, clipboard: Clipboard(method: config.clipboardMethod),
+                        localize: TUI.localizer(), aesKeys: config.aesKeyBytes, config: config)
+        }
     }
 
     /// Parses and runs; returns the exit status.
@@ -100,30 +110,22 @@ struct Ykterm: AsyncParsableCommand {
         do {
             var arguments = arguments
             let verbose = takeVerbose(&arguments)
-            let command: ParsableCommand
-            let direct: (any AsyncParsableCommand)?
             switch DirectCommandLine.parse(arguments) {
             case .version?:
                 StandardStream.write(version + "\n", to: 1)
-                return ExitStatus.ok
-            case .command(let parsed)?:
-                command = parsed
-                direct = parsed
-            case nil:
-                command = try parseCommandLine(arguments)
-                direct = nil
-            }
-            // The config file, before anything runs; `doctor` reports a bad one instead of stopping, and
-            // help (ArgumentParser's own command) needs none.
-            if command is DoctorCommand {
-                try? LoadedConfig.load()
-            } else if !_typeName(type(of: command)).hasPrefix("ArgumentParser.") {
+            case .request(let request)?:
                 try LoadedConfig.load()
-            }
-            if let tracer = try startTrace(command, verbose: verbose) {
-                try await tracer.run { try await execute(command, direct: direct) }
-            } else {
-                try await execute(command, direct: direct)
+                try await traced(request.commandName, verbose: verbose) { try await request.run() }
+            case nil:
+                let command = try parseCommandLine(arguments)
+                // The config file, before anything runs; `doctor` reports a bad one instead of stopping, and
+                // help (ArgumentParser's own command) needs none.
+                if command is DoctorCommand {
+                    try? LoadedConfig.load()
+                } else if !_typeName(type(of: command)).hasPrefix("ArgumentParser.") {
+                    try LoadedConfig.load()
+                }
+                try await traced(type(of: command)._commandName, verbose: verbose) { try await execute(command) }
             }
             return ExitStatus.ok
         } catch let interrupted as FIDOInterrupt.Interrupted {
@@ -133,13 +135,7 @@ struct Ykterm: AsyncParsableCommand {
         }
     }
 
-    /// Runs `parsed`; `direct` is the same command when DirectCommandLine read it, known to be asynchronous
-    /// without asking the runtime (a conformance lookup).
-    static func execute(_ parsed: ParsableCommand, direct: (any AsyncParsableCommand)? = nil) async throws {
-        if var direct {
-            try await direct.run()
-            return
-        }
+    static func execute(_ parsed: ParsableCommand) async throws {
         var command = parsed
         if var asyncCommand = command as? AsyncParsableCommand {
             try await asyncCommand.run()
@@ -152,6 +148,7 @@ struct Ykterm: AsyncParsableCommand {
     /// before parsing, not declared as an option, because a root option would also capture the `--verbose`
     /// of subcommands that have their own (`ykterm apdu --verbose`).
     static func takeVerbose(_ arguments: inout [String]) -> Bool {
+        guard arguments.contains("--verbose") else { return false }
         let names = Set(configuration.subcommands.map { $0._commandName })
         let end = arguments.firstIndex { names.contains($0) || $0 == "--" } ?? arguments.endIndex
         guard let i = arguments[..<end].firstIndex(of: "--verbose") else { return false }
@@ -159,10 +156,12 @@ struct Ykterm: AsyncParsableCommand {
         return true
     }
 
-    /// The trace of `--verbose` or `YKTERM_LOG=FILE`, or nil.
-    static func startTrace(_ command: ParsableCommand, verbose: Bool) throws -> WireTracer? {
+    /// Runs `body` inside the trace of `--verbose` or `YKTERM_LOG=FILE`, when there is one; `command` names
+    /// the command in the trace's first line.
+    static func traced(_ command: @autoclosure () -> String, verbose: Bool,
+                       _ body: () async throws -> Void) async throws {
         guard let path = WireTracer.path(verbose: verbose, environment: ProcessEnvironment.current) else {
-            return nil
+            return try await body()
         }
         let tracer: WireTracer
         do {
@@ -171,8 +170,8 @@ struct Ykterm: AsyncParsableCommand {
             throw YktermError.usage(error.description)
         }
         if verbose { warn("ykterm: writing a redacted trace to \(path)") }
-        tracer.logger.info("ykterm \(version) \(type(of: command)._commandName), pid \(getpid())")
-        return tracer
+        tracer.logger.info("ykterm \(version) \(command()), pid \(getpid())")
+        try await tracer.run(body)
     }
 
     static func report(_ error: Error) -> Int32 {

@@ -6,6 +6,11 @@ import KeyKit
 // Not dumpable, no core file: any command may hold a PIN, password, PIN token or OATH key.
 SecretMemory.protectProcess()
 Prompt.installSignalRestore()
+// `--version` needs no task: starting the concurrency runtime would be most of what it costs.
+if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--version" {
+    StandardStream.write(Ykterm.version + "\n", to: 1)
+    _exit(ExitStatus.ok)
+}
 // The command runs as a task on the global executor while this thread waits for it to end the process. An
 // asynchronous top level (`await` here) would park this thread in dispatch_main, whose pthread_exit loads libgcc_s
 // to unwind it, on every run.

@@ -84,20 +84,21 @@ public struct CredentialID: Sendable, Hashable, CustomStringConvertible {
     /// Parses the bytes a key lists. Unparseable prefixes are kept as part of the name, as the key allows
     /// any bytes.
     public init(bytes: [UInt8], type: OATHType) {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var rest = Substring(text)
+        // Split on the bytes: "/" and ":" are ASCII, which UTF-8 never uses inside another character, and
+        // walking Characters (grapheme clusters) cost 17,000 instructions per ID, half of `oath code`'s own work.
+        var rest = bytes[...]
         var period = CredentialData.defaultPeriod
-        if type == .totp, let slash = rest.firstIndex(of: "/"), let p = Int(rest[..<slash]), p > 0,
-           rest[..<slash].allSatisfy(\.isASCII) {
+        if type == .totp, let slash = rest.firstIndex(of: UInt8(ascii: "/")),
+           rest[..<slash].allSatisfy({ $0 < 0x80 }), let p = Int(String(decoding: rest[..<slash], as: UTF8.self)), p > 0 {
             period = p
-            rest = rest[rest.index(after: slash)...]
+            rest = rest[(slash + 1)...]
         }
         var issuer: String?
-        if let colon = rest.firstIndex(of: ":"), colon != rest.startIndex {
-            issuer = String(rest[..<colon])
-            rest = rest[rest.index(after: colon)...]
+        if let colon = rest.firstIndex(of: UInt8(ascii: ":")), colon != rest.startIndex {
+            issuer = String(decoding: rest[..<colon], as: UTF8.self)
+            rest = rest[(colon + 1)...]
         }
-        self.init(name: String(rest), issuer: issuer, type: type, period: period)
+        self.init(name: String(decoding: rest, as: UTF8.self), issuer: issuer, type: type, period: period)
     }
 
     public var string: String {

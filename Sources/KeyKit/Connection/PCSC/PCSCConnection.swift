@@ -150,15 +150,19 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         guard isOpen, !timedOut.load() else { throw SmartCardError.closed }
         var pci = SCARD_IO_REQUEST(dwProtocol: activeProtocol,
                                    cbPciLength: DWORD(MemoryLayout<SCARD_IO_REQUEST>.size))
-        var receive = [UInt8](repeating: 0, count: 65_548)
-        var receiveLength = DWORD(receive.count)
-        let rv = SCardTransmit(card, &pci, command, DWORD(command.count), nil, &receive, &receiveLength)
+        // Room for the longest answer, left uninitialised (zeroing 64 KiB per APDU was 10% of `oath code`'s
+        // instructions); the answer is the bytes the driver wrote.
+        var receiveLength = DWORD(65_548)
+        let (rv, receive) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(receiveLength)) { buffer in
+            let rv = SCardTransmit(card, &pci, command, DWORD(command.count), nil, buffer.baseAddress, &receiveLength)
+            return (rv, rv == SCARD_S_SUCCESS ? Array(buffer.prefix(Int(receiveLength))) : [])
+        }
         // An exchange that could not complete means, in practice, a key pulled out mid-command.
         if UInt32(truncatingIfNeeded: rv) == PCSCStatus.notTransacted { throw SmartCardError.cardRemoved }
         try PCSC.check(rv, "SCardTransmit", reader: name)
         // A card that vanishes mid-command can leave the driver reporting success with no bytes.
-        guard receiveLength >= 2 else { throw SmartCardError.cardRemoved }
-        return Array(receive.prefix(Int(receiveLength)))
+        guard receive.count >= 2 else { throw SmartCardError.cardRemoved }
+        return receive
     }
 
     public func withTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
