@@ -248,3 +248,24 @@ def test_usage_errors_exit_2():
     assert r.returncode == 2
     r = run_ykterm("virtual-key", "serve", "--vpcd", "nonsense", check=False)
     assert r.returncode == 2 and "HOST:PORT" in r.stderr
+
+
+def test_the_daily_command_lines_still_report_errors_as_before():
+    # `oath code`, `fido info`, `list` ... are read without ArgumentParser when they are plain; anything odd
+    # is left to it, so its messages and exit statuses are what they always were.
+    env = dict(os.environ, YKTERM_DEVICE="abc")
+    r = run_ykterm("oath", "code", env=env, check=False)
+    assert r.returncode == 2 and 'YKTERM_DEVICE must be a serial number, not "abc"' in r.stderr, r.stderr
+    assert "Usage: ykterm" in r.stderr, r.stderr
+    env = dict(os.environ)
+    env.pop("YKTERM_DEVICE", None)
+    r = run_ykterm("fido", "info", "--device", "abc", env=env, check=False)
+    assert r.returncode == 2 and "The value 'abc' is invalid for '--device <SERIAL>'" in r.stderr, r.stderr
+    r = run_ykterm("oath", "code", "--jsn", env=env, check=False)
+    assert r.returncode == 2 and "Unknown option '--jsn'" in r.stderr, r.stderr
+    r = run_ykterm("list", "--reader", env=env, check=False)
+    assert r.returncode == 2 and "Missing value for '--reader <NAME>'" in r.stderr, r.stderr
+    # --version is answered before anything else starts; --verbose --version by the same table.
+    version = run_ykterm("--version", env=env)
+    assert re.fullmatch(r"\d+\.\d+\.\d+\n", version.stdout) and version.stderr == ""
+    assert run_ykterm("--verbose", "--version", env=env).stdout == version.stdout

@@ -23,6 +23,29 @@ import Testing
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
+    /// RFC 4231 test cases 1 and 6 (a key longer than the block, hashed first) and RFC 2202's case 6 for SHA-1,
+    /// with the key as bytes and as SecretBytes.
+    @Test func hmacRFC4231AndRFC2202() {
+        let long = Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)
+        let cases: [(HashAlgorithm, [UInt8], [UInt8], String)] = [
+            (.sha256, [UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8),
+             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
+            (.sha512, [UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8),
+             "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cde"
+                + "daa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854"),
+            (.sha256, [UInt8](repeating: 0xaa, count: 131), long,
+             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
+            (.sha512, [UInt8](repeating: 0xaa, count: 131), long,
+             "80b24263c7c1a3ebb71493c1dd7be8b49b46d1f41b4aeec1121b013783f8f352"
+                + "6b56d037e05f2598bd0fd2215d6a1e5295e64f73f63f0aec8b915a985d786598"),
+            (.sha1, [UInt8](repeating: 0xaa, count: 80), long, "aa4ae5e15272d00e95705637ce8a3b55ed402112"),
+        ]
+        for (algorithm, key, data, mac) in cases {
+            #expect(Crypto.hmac(algorithm, key: key, data: data).hex == mac, "\(algorithm)")
+            #expect(Crypto.hmac(algorithm, key: SecretBytes(key), data: data).hex == mac, "\(algorithm)")
+        }
+    }
+
     @Test func hkdfRFC5869Case1() throws {
         let okm = try Crypto.hkdfSHA256(ikm: [UInt8](repeating: 0x0b, count: 22), salt: h("000102030405060708090a0b0c"),
                                         info: h("f0f1f2f3f4f5f6f7f8f9"), length: 42)

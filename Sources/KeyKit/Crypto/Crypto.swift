@@ -14,6 +14,15 @@ public enum HashAlgorithm: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// The shim's name for the algorithm (`ykterm_hmac`).
+    var bits: Int32 {
+        switch self {
+        case .sha1: return 1
+        case .sha256: return 256
+        case .sha512: return 512
+        }
+    }
+
     public var digestLength: Int {
         switch self {
         case .sha1: return 20
@@ -75,17 +84,21 @@ public enum Crypto {
         return out
     }
 
+    /// HMAC over the SHA functions (`ykterm_hmac` in the COpenSSL shim), without OpenSSL 3's algorithm lookup.
     public static func hmac(_ algorithm: HashAlgorithm, key: [UInt8], data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let result = key.withUnsafeBufferPointer { k in
-            data.withUnsafeBufferPointer { d in
-                HMAC(algorithm.evp, k.baseAddress ?? UnsafePointer(bitPattern: 1), Int32(k.count),
-                     d.baseAddress, d.count, &out, &length)
+        key.withUnsafeBufferPointer { k in hmac(algorithm, key: UnsafeRawBufferPointer(k), data: data) }
+    }
+
+    private static func hmac(_ algorithm: HashAlgorithm, key: UnsafeRawBufferPointer, data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: algorithm.digestLength)
+        let ok = data.withUnsafeBufferPointer { d in
+            out.withUnsafeMutableBufferPointer { o in
+                ykterm_hmac(algorithm.bits, key.baseAddress?.assumingMemoryBound(to: UInt8.self), key.count,
+                            d.baseAddress, d.count, o.baseAddress)
             }
         }
-        precondition(result != nil, "HMAC failed")
-        return Array(out.prefix(Int(length)))
+        precondition(ok == 1, "HMAC failed")
+        return out
     }
 
     public static func pbkdf2(_ algorithm: HashAlgorithm, password: [UInt8], salt: [UInt8], iterations: Int,
@@ -105,16 +118,7 @@ public enum Crypto {
 
     /// HMAC with a secret key that stays in its own buffer.
     public static func hmac(_ algorithm: HashAlgorithm, key: SecretBytes, data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = key.withUnsafeBytes { k in
-            data.withUnsafeBufferPointer { d in
-                HMAC(algorithm.evp, k.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(k.count),
-                     d.baseAddress, d.count, &out, &length) != nil
-            }
-        }
-        precondition(ok, "HMAC failed")
-        return Array(out.prefix(Int(length)))
+        key.withUnsafeBytes { hmac(algorithm, key: $0, data: data) }
     }
 
     /// PBKDF2 from a secret password to a secret key; neither leaves its own buffer.

@@ -175,6 +175,55 @@ enum P256 {
         return (try coordinate(OSSL.ecPublicX), try coordinate(OSSL.ecPublicY))
     }
 
+    /// Whether the uncompressed `point` is on the curve. EC_POINT_oct2point rejects coordinates ≥ p and
+    /// points off the curve. Arithmetic on EC_POINTs, not an EVP_PKEY: building one looks up EC key
+    /// management in the provider tables first, 5 million instructions in a process's first use (a third of
+    /// `fido credentials list`), for a check the point decoding makes anyway.
+    static func isOnCurve(point: [UInt8]) -> Bool {
+        guard point.count == 1 + 2 * coordinateLength, point[0] == 0x04,
+              let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { return false }
+        defer { EC_GROUP_free(group) }
+        guard let decoded = EC_POINT_new(group) else { return false }
+        defer { EC_POINT_free(decoded) }
+        let ok = point.withUnsafeBufferPointer { EC_POINT_oct2point(group, decoded, $0.baseAddress, $0.count, nil) } == 1
+        if !ok { ERR_clear_error() }
+        return ok
+    }
+
+    /// ECDH on EC_POINTs (see isOnCurve): the x coordinate of d·Q, for a scalar 0 < d < n and a point Q on
+    /// the curve; the point at infinity is refused.
+    static func sharedX(scalar: [UInt8], peer: [UInt8]) throws -> [UInt8] {
+        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else {
+            throw OSSL.failure("EC_GROUP_new_by_curve_name")
+        }
+        defer { EC_GROUP_free(group) }
+        guard let bnContext = BN_CTX_secure_new() else { throw OSSL.failure("BN_CTX_secure_new") }
+        defer { BN_CTX_free(bnContext) }
+        guard let d = BN_secure_new(), let x = BN_secure_new() else { throw OSSL.failure("BN_secure_new") }
+        defer { BN_clear_free(d); BN_clear_free(x) }
+        guard scalar.count == coordinateLength,
+              scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), d) }) != nil,
+              let order = EC_GROUP_get0_order(group), BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
+            throw CryptoError.invalidPrivateKey
+        }
+        guard let q = EC_POINT_new(group), let shared = EC_POINT_new(group) else { throw OSSL.failure("EC_POINT_new") }
+        defer { EC_POINT_free(q); EC_POINT_clear_free(shared) }
+        guard peer.withUnsafeBufferPointer({ EC_POINT_oct2point(group, q, $0.baseAddress, $0.count, bnContext) }) == 1 else {
+            ERR_clear_error()
+            throw CryptoError.notOnCurve
+        }
+        guard EC_POINT_mul(group, shared, nil, q, d, bnContext) == 1 else { throw OSSL.failure("EC_POINT_mul") }
+        guard EC_POINT_is_at_infinity(group, shared) == 0 else { throw CryptoError.notOnCurve }
+        guard EC_POINT_get_affine_coordinates(group, shared, x, nil, bnContext) == 1 else {
+            throw OSSL.failure("EC_POINT_get_affine_coordinates")
+        }
+        var out = [UInt8](repeating: 0, count: coordinateLength)
+        guard BN_bn2binpad(x, &out, Int32(coordinateLength)) == Int32(coordinateLength) else {
+            throw OSSL.failure("BN_bn2binpad")
+        }
+        return out
+    }
+
     /// d·G, uncompressed, after checking 0 < d < n.
     static func publicPoint(scalar: [UInt8]) throws -> [UInt8] {
         guard scalar.count == coordinateLength else {
@@ -224,13 +273,7 @@ public struct P256PublicKey: Sendable, Hashable {
         guard x.count == P256.coordinateLength, y.count == P256.coordinateLength else {
             throw CryptoError.length(expected: 32, actual: x.count == 32 ? y.count : x.count)
         }
-        let key: OpaquePointer
-        do {
-            key = try P256.evpKey(point: [0x04] + x + y)
-        } catch {
-            throw CryptoError.notOnCurve
-        }
-        EVP_PKEY_free(key)
+        guard P256.isOnCurve(point: [0x04] + x + y) else { throw CryptoError.notOnCurve }
         self.x = x
         self.y = y
     }
@@ -327,27 +370,7 @@ public struct P256PrivateKey: Sendable {
 
     /// ECDH: the shared point's x coordinate (32 bytes), as CTAP's PIN protocols use it.
     public func sharedSecret(with peer: P256PublicKey) throws -> [UInt8] {
-        let mine = try evpKey()
-        defer { EVP_PKEY_free(mine) }
-        let theirs = try P256.evpKey(point: peer.uncompressed)
-        defer { EVP_PKEY_free(theirs) }
-        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, mine, nil) else {
-            throw OSSL.failure("EVP_PKEY_CTX_new_from_pkey")
-        }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        // EVP_PKEY_derive_set_peer also validates the peer's key.
-        guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer(ctx, theirs) == 1 else {
-            throw OSSL.failure("EVP_PKEY_derive_set_peer")
-        }
-        var length = 0
-        guard EVP_PKEY_derive(ctx, nil, &length) == 1, length == P256.coordinateLength else {
-            throw OSSL.failure("EVP_PKEY_derive")
-        }
-        var out = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_derive(ctx, &out, &length) == 1, length == P256.coordinateLength else {
-            throw OSSL.failure("EVP_PKEY_derive")
-        }
-        return out
+        try P256.sharedX(scalar: scalar, peer: peer.uncompressed)
     }
 }
 
