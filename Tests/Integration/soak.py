@@ -51,7 +51,8 @@ What is checked:
     third of the run, at most a minute: a pcscd restart, N gone and back, several plug-ins) and at the end,
     both taken with U plugged in, N running and pcscd up, at rest: 7 s after the last change and the last
     period boundary, as the worker threads a burst of work starts end after 5 s idle (5 or 6 threads at rest,
-    up to 8 at work). At the end the figures get up to 45 s (more rests) to come back to where they started.
+    up to 8 at work). At the end the figures get up to 45 s (more rests) to come back to where they started: the
+    same descriptors, and no more threads (a worker still idling at the start may be gone at the end).
 
 The script prints one JSON object (inside) and a table of figures (outside). test_soak.py runs it in
 `make test` for SOAK_MINUTES (3 by default) and asserts the pass criteria (`failures()` below). Every process it
@@ -561,7 +562,7 @@ class Soak:
                 self.pause((calm if now < calm else boundary + 30 + QUIET) - now)
                 continue
             s = self.sample()
-            if want is None or (s["fds"], s["threads"]) == (want["fds"], want["threads"]) \
+            if want is None or (s["fds"] == want["fds"] and s["threads"] <= want["threads"]) \
                     or time.monotonic() - began > timeout:
                 return s, time.monotonic() - began
             self.pause(1)
@@ -881,7 +882,8 @@ def failures(r):
         if end["fds"] != start["fds"]:
             out.append(f"open descriptors {start['fds']} at the start, {end['fds']} at the end: "
                        f"{start.get('fd_targets')} -> {end.get('fd_targets')}")
-        if end["threads"] != start["threads"]:
+        # The pool's idle workers come and go (5 or 6 threads at rest): a leak is more threads, not fewer.
+        if end["threads"] > start["threads"]:
             out.append(f"threads {start['threads']} at the start, {end['threads']} at the end: "
                        f"{start.get('thread_names')} -> {end.get('thread_names')}")
     if tui["exited"]:

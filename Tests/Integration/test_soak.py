@@ -2,7 +2,7 @@
 30) — the TUI on a USB virtual key pulled out and plugged in every few seconds and a second served key that
 comes and goes, pcscd killed every minute, ykman and `ykterm oath code` reading codes beside it. It asserts the
 pass criteria (soak.failures: no wrong code, no missed period boundary, every arrival on screen within a second,
-RSS growth under 1 MiB after warm-up, descriptors and threads back where they started) and prints the figures.
+RSS growth under 1 MiB after warm-up, descriptors back where they started, no more threads than then) and prints the figures.
 """
 
 import os

@@ -35,9 +35,12 @@ import Testing
             ["github"], ["bank"], [""], ["-"], ["--"], ["-j"], ["--bogus"], ["list"], ["code"], ["info"],
         ]
         var lines: [[[String]]] = [[]] + pool.map { [$0] } + pool.flatMap { a in pool.map { [a, $0] } }
-        var random = SplitMix(seed: 23)
-        for _ in 0..<600 {
-            lines.append((0..<3).map { _ in pool[Int(random.next() % UInt64(pool.count))] })
+        // Three words: 600 different triples, every 65th of all of them (65 is prime to the pool's size, so
+        // the steps land on 600 distinct ones spread over the whole space), the same every run.
+        let n = pool.count
+        for i in 0..<600 {
+            let t = (i * 65) % (n * n * n)
+            lines.append([pool[t % n], pool[(t / n) % n], pool[t / (n * n)]])
         }
         var direct = 0, total = 0
         for path in paths {
@@ -50,19 +53,6 @@ import Testing
         }
         // Both kinds were tried: many lines read directly, many more left to ArgumentParser.
         #expect(direct > 300 && total - direct > 10_000, "\(direct) of \(total) read directly")
-    }
-
-    /// A fixed sequence of pseudo-random numbers (SplitMix64), so every run tries the same lines.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     /// When DirectCommandLine reads `arguments`, ArgumentParser reads them to the same thing.
