@@ -103,11 +103,9 @@ private func fingerprints(_ connection: any FIDOConnection, name: String, answer
 }
 
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {
-    let options = input.first ?? 0
-    let transport = FIDOTransport(options: options)
-    let name = names[Int(options >> 2) % names.count]
-    let answers = FuzzAnswers(input.dropFirst())
-    return runToCompletion { try await bioEnrollment(transport: transport, name: name, answers: answers) }
+    let input = FIDOFuzzInput(input)
+    let name = input.variant(of: names)
+    return runToCompletion { try await bioEnrollment(transport: input.transport, name: name, answers: input.answers) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -155,12 +153,9 @@ private func recordSeeds() async throws -> [Seed] {
             let key = c.bio ? try await bioKey(pin: c.pin, samples: c.samples, enrolled: c.enrolled)
                 : try await VirtualKeys.fido(pin: c.pin)
             let name = names[Int(c.nameIndex)]
-            let (result, answers) = await transport.recording(key) {
+            seeds.append(await transport.seed(c.name, variant: c.nameIndex, key: key) {
                 try await fingerprints($0, name: name, answers: nil)
-            }
-            seeds.append(Seed(name: "\(c.name)-\(transport)",
-                              input: [UInt8(transport.rawValue) | c.nameIndex << 2] + FuzzAnswers.encode(answers),
-                              outcome: describeOutcome(result)))
+            })
         }
     }
     return seeds

@@ -72,11 +72,9 @@ private func configure(_ connection: any FIDOConnection, length: Int, answers: F
 }
 
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {
-    let options = input.first ?? 0
-    let transport = FIDOTransport(options: options)
-    let length = lengths[Int(options >> 2) % lengths.count]
-    let answers = FuzzAnswers(input.dropFirst())
-    return runToCompletion { try await configure(transport: transport, length: length, answers: answers) }
+    let input = FIDOFuzzInput(input)
+    let length = input.variant(of: lengths)
+    return runToCompletion { try await configure(transport: input.transport, length: length, answers: input.answers) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -114,12 +112,9 @@ private func recordSeeds() async throws -> [Seed] {
                 }
             }
             let length = lengths[Int(c.length)]
-            let (result, answers) = await transport.recording(key) {
+            seeds.append(await transport.seed(c.name, variant: c.length, key: key) {
                 try await configure($0, length: length, answers: nil)
-            }
-            seeds.append(Seed(name: "\(c.name)-\(transport)",
-                              input: [UInt8(transport.rawValue) | c.length << 2] + FuzzAnswers.encode(answers),
-                              outcome: describeOutcome(result)))
+            })
         }
     }
     return seeds

@@ -35,9 +35,8 @@ private func listCredentials(_ connection: any FIDOConnection) async throws -> S
 }
 
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {
-    let transport = FIDOTransport(options: input.first ?? 0)
-    let answers = FuzzAnswers(input.dropFirst())
-    return runToCompletion { try await enumerate(transport: transport, answers: answers) }
+    let input = FIDOFuzzInput(input)
+    return runToCompletion { try await enumerate(transport: input.transport, answers: input.answers) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -86,10 +85,7 @@ private func recordSeeds() async throws -> [Seed] {
             } else {
                 key = try await keyWithCredentials(rps: c.rps, users: c.users, profile: c.profile)
             }
-            let (result, answers) = await transport.recording(key) { try await listCredentials($0) }
-            seeds.append(Seed(name: "\(c.name)-\(transport)",
-                              input: [UInt8(transport.rawValue)] + FuzzAnswers.encode(answers),
-                              outcome: describeOutcome(result)))
+            seeds.append(await transport.seed(c.name, key: key) { try await listCredentials($0) })
         }
     }
     return seeds

@@ -40,11 +40,9 @@ private func change(_ connection: any FIDOConnection, newPIN: String, answers: F
 }
 
 private func replay(_ input: [UInt8]) -> Result<String, any Error> {
-    let options = input.first ?? 0
-    let transport = FIDOTransport(options: options)
-    let newPIN = newPINs[Int(options >> 2) % newPINs.count]
-    let answers = FuzzAnswers(input.dropFirst())
-    return runToCompletion { try await changePIN(transport: transport, newPIN: newPIN, answers: answers) }
+    let input = FIDOFuzzInput(input)
+    let newPIN = input.variant(of: newPINs)
+    return runToCompletion { try await changePIN(transport: input.transport, newPIN: newPIN, answers: input.answers) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -68,12 +66,9 @@ private func recordSeeds() async throws -> [Seed] {
         for transport in FIDOTransport.allCases {
             let key = try await VirtualKeys.fido(pin: c.pin, profile: c.profile)
             let newPIN = newPINs[c.newPIN]
-            let (result, answers) = await transport.recording(key) { connection in
+            seeds.append(await transport.seed(c.name, variant: UInt8(c.newPIN), key: key) { connection in
                 try await change(connection, newPIN: newPIN, answers: nil)
-            }
-            let options = UInt8(c.newPIN << 2 | transport.rawValue)
-            seeds.append(Seed(name: "\(c.name)-\(transport)", input: [options] + FuzzAnswers.encode(answers),
-                              outcome: describeOutcome(result)))
+            })
         }
     }
     return seeds

@@ -2,6 +2,25 @@ import KeyKit
 import Synchronization
 import VirtualKey
 
+/// The input of the FIDO session targets: the first byte holds the transport in its low two bits and the
+/// target's variant above them (an index into the target's own list, modulo its length); the device's answers
+/// follow.
+public struct FIDOFuzzInput: Sendable {
+    public let transport: FIDOTransport
+    public let answers: FuzzAnswers
+    private let variant: Int
+
+    public init(_ input: [UInt8]) {
+        let options = input.first ?? 0
+        transport = FIDOTransport(options: options)
+        variant = Int(options >> 2)
+        answers = FuzzAnswers(input.dropFirst())
+    }
+
+    /// What the first byte chooses from `choices`.
+    public func variant<T>(of choices: [T]) -> T { choices[variant % choices.count] }
+}
+
 /// How a fuzzed CTAP2 session reaches its key: whole CTAP messages, CTAPHID packets (the USB HID transport,
 /// `CTAPHIDConnection`), or ISO 7816 APDUs (NFCCTAP, `PCSCFIDOConnection`). The low two bits of the input's
 /// first byte choose.
@@ -259,5 +278,16 @@ public final class RecordingHIDDevice: HIDReportDevice {
 
     public func close() {
         device.close()
+    }
+}
+
+extension FIDOTransport {
+    /// A seed named `name` and this transport: `body` against `key` over this transport with its answers
+    /// recorded, laid out as FIDOFuzzInput reads it with `variant` in the first byte.
+    public func seed(_ name: String, variant: UInt8 = 0, key: VirtualKey,
+                     _ body: @Sendable (any FIDOConnection) async throws -> String) async -> Seed {
+        let (result, answers) = await recording(key, body)
+        return Seed(name: "\(name)-\(self)", input: [UInt8(rawValue) | variant << 2] + FuzzAnswers.encode(answers),
+                    outcome: describeOutcome(result))
     }
 }
