@@ -36,10 +36,21 @@ struct KeyChoice: Equatable, Sendable {
     }
 
     /// Opens the chosen key: one PC/SC transaction until closed, unless `transaction` is false (a
-    /// connection that waits for the user between operations takes one per operation).
-    func connect(transaction: Bool = true) async throws -> any SmartCardConnection {
+    /// connection that waits for the user between operations takes one per operation). `calls` says where
+    /// the connection's pcsc-lite calls run (`KeyChoice.inlineCalls` for a one-shot command).
+    func connect(transaction: Bool = true, calls: PCSCCalls = .queued) async throws -> any SmartCardConnection {
         if virtual { return VirtualKeyConnection(key: VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts())) }
-        return try await KeyFinder.connect(selector, transaction: transaction).0
+        return try await KeyFinder.connect(selector, transaction: transaction, calls: calls).0
+    }
+
+    /// For a command that uses one connection from one task and has nothing to do after a key fails to
+    /// answer but report it: pcsc-lite calls on the command's own thread (`PCSCCalls.inline`), and a key that
+    /// does not answer in time ends the command with the message and exit status any other timeout gets.
+    /// A traced command (`--verbose`, `YKTERM_LOG`) keeps queued calls, so that its trace records the
+    /// exchange that timed out.
+    static var inlineCalls: PCSCCalls {
+        guard WireTrace.observer == nil else { return .queued }
+        return .inline { error in _exit(Ykterm.report(error)) }
     }
 }
 

@@ -37,10 +37,11 @@ func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
     try await withOATH(options.choice, prompt: prompt, unlock: unlock, body)
 }
 
-/// Connects, SELECTs OATH, unlocks when needed, runs `body`, closes.
+/// Connects, SELECTs OATH, unlocks when needed, runs `body`, closes. Every OATH command is one task with one
+/// connection, so its pcsc-lite calls are made inline (`KeyChoice.inlineCalls`).
 func withOATH<T>(_ options: OATHChoice, prompt: Prompt, unlock: Bool = true,
                  _ body: (OATHSession) async throws -> T) async throws -> T {
-    let connection = try await options.key.connect()
+    let connection = try await options.key.connect(calls: KeyChoice.inlineCalls)
     do {
         let session = try await OATHSession.make(connection: connection)
         if unlock { try await unlockIfNeeded(session, remember: options.remember, prompt: prompt) }

@@ -55,8 +55,9 @@ public enum KeyFinder {
     }
 
     /// Opens a connection to the single key `selector` designates; with `transaction`, it is one PC/SC
-    /// transaction until it is closed (see `PCSCConnection.connect`).
-    public static func connect(_ selector: KeySelector, transaction: Bool = true) async throws -> (PCSCConnection, KeyInfo?) {
+    /// transaction until it is closed (see `PCSCConnection.connect`); `calls` says where its pcsc-lite calls run.
+    public static func connect(_ selector: KeySelector, transaction: Bool = true,
+                               calls: PCSCCalls = .queued) async throws -> (PCSCConnection, KeyInfo?) {
         let context = try PCSCContext()
         if selector.serial == nil {
             // One reader to choose from: connect to it at once. Asking every reader's state first
@@ -65,7 +66,8 @@ public enum KeyFinder {
             let names = try context.readers().filter { selector.matches(readerName: $0) }
             if names.count == 1 {
                 do {
-                    return (try await PCSCConnection.connect(reader: names[0], context: context, transaction: transaction), nil)
+                    return (try await PCSCConnection.connect(reader: names[0], context: context, transaction: transaction,
+                                                               calls: calls), nil)
                 } catch SmartCardError.noCard, SmartCardError.unresponsive, SmartCardError.cardRemoved {
                     throw KeyFinderError.noKey(selector)
                 }
@@ -76,13 +78,13 @@ public enum KeyFinder {
             guard !readers.isEmpty else { throw KeyFinderError.noKey(selector) }
             guard readers.count == 1 else { throw KeyFinderError.ambiguous(readers.map(\.name)) }
             let connection = try await PCSCConnection.connect(reader: readers[0].name, context: context,
-                                                              transaction: transaction)
+                                                              transaction: transaction, calls: calls)
             return (connection, nil)
         }
         var matches = [(PCSCConnection, KeyInfo)]()
         for reader in readers {
             guard let connection = try? await PCSCConnection.connect(reader: reader.name, context: context,
-                                                                     transaction: transaction),
+                                                                     transaction: transaction, calls: calls),
                   let info = try? await KeyProbe.inspect(connection: connection) else { continue }
             if info.device.serial == selector.serial {
                 matches.append((connection, info))
