@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import AuthenticatorModel
 import FoundationEssentials
 import Glibc
@@ -57,6 +58,25 @@ enum FIDOInterrupt {
     private static let ending = Atomic<Bool>(false)
     /// How long after the cancel ykterm ends whatever happens.
     static let deadline: UInt64 = 2_000_000_000
+    /// The connection whose request is with the key, while `armed`: what the watch cancels.
+    private static let current = Mutex<(any FIDOConnection)?>(nil)
+    /// Looks for a claimed Ctrl-C every 20 ms from the first request on. A Dispatch timer, not a task per
+    /// request: a request costs two stores instead of a task started and stopped (and Swift's first task that
+    /// sleeps costs the runtime's lookup of `Never: Error`, 300,000 instructions), and the watch runs whatever
+    /// the task pool is busy with. `nonisolated(unsafe)`: Dispatch sources may be used from any thread, but
+    /// Dispatch does not say so to the compiler.
+    nonisolated(unsafe) private static let watch: DispatchSourceTimer = {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        timer.schedule(deadline: .now() + .milliseconds(20), repeating: .milliseconds(20), leeway: .milliseconds(5))
+        timer.setEventHandler {
+            guard isRequested, let connection = current.withLock({ c in defer { c = nil }; return c }) else { return }
+            watch.cancel()
+            Task.detached { await connection.cancel() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline))) { end(Interrupted()) }
+        }
+        timer.resume()
+        return timer
+    }()
 
     /// For the SIGINT handler (async-signal-safe: lock-free atomics only): true when it is to leave the
     /// interrupt to the request, which then cancels it.
@@ -79,19 +99,12 @@ enum FIDOInterrupt {
             if throwOnce() { throw Interrupted() }
             return try await connection.sendCBOR(request, progress: progress)
         }
+        _ = watch
+        current.withLock { $0 = connection }
         armed.store(true, ordering: .sequentiallyConsistent)
-        let watcher = Task {
-            while !Task.isCancelled && !isRequested { try? await Task.sleep(nanoseconds: 20_000_000) }
-            guard !Task.isCancelled else { return }
-            await connection.cancel()
-            Task.detached {
-                try? await Task.sleep(nanoseconds: deadline)
-                end(Interrupted())
-            }
-        }
         defer {
             armed.store(false, ordering: .sequentiallyConsistent)
-            watcher.cancel()
+            current.withLock { $0 = nil }
         }
         let answer: [UInt8]
         do {
@@ -246,18 +259,21 @@ extension FIDOCommand {
                         return
                     }
                     if creds.isEmpty { out("No discoverable credentials"); return }
+                    // One write for all the lines, as `oath code` does.
+                    var lines = [String]()
                     for (rp, group) in Dictionary(grouping: creds, by: \.rpID).sorted(by: { $0.key < $1.key }) {
-                        out(rp)
+                        lines.append(rp)
                         for c in group {
                             let who = [c.user.name, c.user.displayName.map { "(\($0))" }].compactMap { $0 }
-                                .joined(separator: " ")
+                                .concatenated(separator: " ")
                             var details = [String]()
                             if let level = c.credProtect { details.append("credProtect \(level)") }
                             if c.hasLargeBlobKey { details.append("large blob key") }
-                            out("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)"
-                                + details.map { "  " + $0 }.joined())
+                            lines.append("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)"
+                                         + details.map { "  " + $0 }.concatenated())
                         }
                     }
+                    out(lines.concatenated(separator: "\n"))
                 }
             }
         }

@@ -122,7 +122,7 @@ extension OATHCommand {
                         var tags = [String]()
                         if c.type == .hotp { tags.append("HOTP") }
                         if c.touch == true { tags.append("touch") }
-                        if !tags.isEmpty { line += "  [" + tags.joined(separator: ", ") + "]" }
+                        if !tags.isEmpty { line += "  [" + tags.concatenated(separator: ", ") + "]" }
                         out(line)
                     }
                 }
@@ -208,7 +208,7 @@ extension OATHCommand {
                             ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
                         return "\(id)\(pad)  \(code)"
                     }
-                    if !lines.isEmpty { out(lines.joined(separator: "\n")) }
+                    if !lines.isEmpty { out(lines.concatenated(separator: "\n")) }
                 }
             }
         }

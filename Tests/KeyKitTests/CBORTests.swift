@@ -61,6 +61,31 @@ import Testing
         }
     }
 
+    /// A repeated key is found wherever it is: among a map's first 16 keys (compared one by one) and after them
+    /// (kept in a set), with the offset of the second occurrence; NaN keys repeat by their canonical encoding.
+    @Test(arguments: [2, 16, 17, 40])
+    func repeatedKeysAreFoundInMapsOfAnySize(keys: Int) throws {
+        func map(_ keys: [UInt8]) -> [UInt8] {
+            [0xB8, UInt8(keys.count)] + keys.flatMap { [0x18, $0, 0xF6] }
+        }
+        let distinct = (0..<UInt8(keys)).map { $0 + 24 }
+        let decoded = try CBOR.decode(map(distinct))
+        #expect(decoded.map?.count == keys)
+        for repeated in [1, keys / 2, keys - 1] {
+            var withRepeat = distinct
+            withRepeat.insert(distinct[repeated - 1], at: repeated)
+            let offset = 2 + 3 * repeated
+            #expect(throws: CBORError.duplicateKey(offset: offset), "\(keys) keys, repeat at \(repeated)") {
+                try CBOR.decode(map(withRepeat))
+            }
+        }
+        // Two NaNs after the keys, written two ways: unequal as Swift values, the same key once re-encoded.
+        var nans = map(distinct)
+        nans[1] += 2
+        nans += try Hex.decode("f97e00 01 fa7fc00000 02")
+        #expect(throws: CBORError.duplicateKey(offset: 2 + 3 * keys + 4)) { try CBOR.decode(nans) }
+    }
+
     @Test func depthIsLimited() {
         let deep = [UInt8](repeating: 0x81, count: 40) + [0x00]
         #expect(throws: CBORError.tooDeep) { _ = try CBOR.decode(deep) }

@@ -30,6 +30,20 @@ import Testing
         #expect(PathString.homeDirectory().hasPrefix("/"))
     }
 
+    /// `includes` finds what `contains` finds, byte for byte; `concatenated` makes what `joined` makes.
+    @Test func includesAndConcatenatedAgreeWithTheStandardLibrary() {
+        let texts = ["", "a", "yubikey", "Yubico YubiKey OTP+FIDO+CCID 00 00", "ab", "aab", "abab", "résumé", "日本語"]
+        for text in texts {
+            for part in texts + ["key", "bab", "b", "é", "本", "yubikey ", "FIDO"] {
+                #expect(text.includes(part) == text.contains(part), "\(text) / \(part)")
+            }
+        }
+        for parts in [[], [""], ["a"], ["a", "b"], ["x", "", "y", "zz"]] {
+            #expect(parts.concatenated(separator: ", ") == parts.joined(separator: ", "))
+            #expect(parts.concatenated() == parts.joined())
+        }
+    }
+
     @Test func trimmingKeepsWhatFoundationKept() {
         #expect(" \t code 123 \t".trimmingSpaces == "code 123")
         #expect("\n x \n".trimmingSpaces == "\n x \n")

@@ -222,6 +222,23 @@ public enum PathString {
 }
 
 extension StringProtocol {
+    /// Whether `part` occurs in the text, byte for byte in UTF-8 (so code point for code point, as Python's `in`
+    /// compares). `String.contains` with a string compares Characters through _StringProcessing, whose searcher
+    /// builds a `[Character: Int]` table: its first use in a process costs the Swift runtime's lookup of
+    /// `Character: Hashable`, a scan of every conformance record in the binary (330,000 instructions), and
+    /// every command that looks for its key matched a reader's name that way. An empty `part` is not found,
+    /// as with `contains`.
+    public func includes(_ part: some StringProtocol) -> Bool {
+        let needle = Array(part.utf8)
+        guard let first = needle.first else { return false }
+        let text = Array(utf8)
+        guard text.count >= needle.count else { return false }
+        for start in 0...(text.count - needle.count) where text[start] == first {
+            if text[start..<start + needle.count].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+
     /// The text without leading and trailing spaces and tabs (other horizontal white space too), newlines kept.
     public var trimmingSpaces: String { trimmed { $0.isWhitespace && !$0.isNewline } }
 

@@ -110,6 +110,11 @@ extension StaticString {
 enum P256 {
     static let coordinateLength = 32
 
+    /// The curve, made once for the process: making it computes its Montgomery constants (55,000 instructions
+    /// each time, and a PIN protocol handshake needs it four times). The functions here only read it, which
+    /// OpenSSL allows from any number of threads at once.
+    nonisolated(unsafe) private static let curve: OpaquePointer? = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)
+
     /// An EVP_PKEY for the uncompressed point `point` and, when given, the private scalar. OpenSSL decodes
     /// the point with EC_POINT_oct2point, which rejects coordinates ≥ p and points not on the curve.
     /// The caller frees the key.
@@ -181,8 +186,7 @@ enum P256 {
     /// `fido credentials list`), for a check the point decoding makes anyway.
     static func isOnCurve(point: [UInt8]) -> Bool {
         guard point.count == 1 + 2 * coordinateLength, point[0] == 0x04,
-              let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { return false }
-        defer { EC_GROUP_free(group) }
+              let group = curve else { return false }
         guard let decoded = EC_POINT_new(group) else { return false }
         defer { EC_POINT_free(decoded) }
         let ok = point.withUnsafeBufferPointer { EC_POINT_oct2point(group, decoded, $0.baseAddress, $0.count, nil) } == 1
@@ -193,10 +197,7 @@ enum P256 {
     /// ECDH on EC_POINTs (see isOnCurve): the x coordinate of d·Q, for a scalar 0 < d < n and a point Q on
     /// the curve; the point at infinity is refused.
     static func sharedX(scalar: [UInt8], peer: [UInt8]) throws -> [UInt8] {
-        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else {
-            throw OSSL.failure("EC_GROUP_new_by_curve_name")
-        }
-        defer { EC_GROUP_free(group) }
+        guard let group = curve else { throw OSSL.failure("EC_GROUP_new_by_curve_name") }
         guard let bnContext = BN_CTX_secure_new() else { throw OSSL.failure("BN_CTX_secure_new") }
         defer { BN_CTX_free(bnContext) }
         guard let d = BN_secure_new(), let x = BN_secure_new() else { throw OSSL.failure("BN_secure_new") }
@@ -229,10 +230,7 @@ enum P256 {
         guard scalar.count == coordinateLength else {
             throw CryptoError.length(expected: 32, actual: scalar.count)
         }
-        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else {
-            throw OSSL.failure("EC_GROUP_new_by_curve_name")
-        }
-        defer { EC_GROUP_free(group) }
+        guard let group = curve else { throw OSSL.failure("EC_GROUP_new_by_curve_name") }
         guard let bnContext = BN_CTX_secure_new() else { throw OSSL.failure("BN_CTX_secure_new") }
         defer { BN_CTX_free(bnContext) }
         guard let d = BN_secure_new() else { throw OSSL.failure("BN_secure_new") }

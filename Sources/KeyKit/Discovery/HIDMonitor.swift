@@ -28,8 +28,10 @@ public enum HIDScan {
         guard stat(path, &st) == 0 else { return false }
         if st.st_mode & S_IFMT == S_IFCHR { return true }
         var parent = stat()
-        let dir = path.split(separator: "/").dropLast().joined(separator: "/")
-        guard stat("/" + dir, &parent) == 0 else { return false }
+        // The directory the node is in (by its last slash: joining the split path's components was the first
+        // use of a generic `joined`, which costs a scan of the binary's conformance records).
+        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+        guard stat(dir.isEmpty ? "/" : dir, &parent) == 0 else { return false }
         return st.st_mode & S_IFMT == S_IFREG && st.st_dev != parent.st_dev
     }
 }

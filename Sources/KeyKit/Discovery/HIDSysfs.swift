@@ -10,7 +10,7 @@ import Darwin
 /// the device tree through libudev (about a millisecond per command for a key with two HID interfaces).
 public enum HIDSysfs {
     /// The buses hidapi lists too (linux/input.h): USB, Bluetooth, I2C, SPI.
-    static let listedBuses: Set<UInt16> = [0x03, 0x05, 0x18, 0x1C]
+    static let listedBuses: [UInt16] = [0x03, 0x05, 0x18, 0x1C]
 
     /// Every HID interface under `root` (a sysfs mount), one per hidraw node, sorted by node path. Nodes
     /// are named under `devices` (/dev): /dev/hidrawN for /sys/class/hidraw/hidrawN.

@@ -69,7 +69,7 @@ public struct KeyDescriptor: Sendable, Hashable, Identifiable {
     /// True when `reader` is a USB YubiKey's own CCID interface (named so by the key, with a USB ATR).
     public var readerIsUSBYubiKey: Bool {
         guard let reader, !overNFC else { return false }
-        return reader.lowercased().contains("yubikey")
+        return reader.lowercased().includes("yubikey")
     }
 
     /// The interfaces, in the order ykman names them: ccid, fido, otp (or nfc).

@@ -10,7 +10,7 @@ public struct KeySelector: Sendable, Equatable {
 
     public func matches(readerName: String) -> Bool {
         guard let reader else { return true }
-        return readerName.lowercased().contains(reader.lowercased())
+        return readerName.lowercased().includes(reader.lowercased())
     }
 }
 

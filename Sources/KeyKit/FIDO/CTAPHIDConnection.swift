@@ -152,7 +152,9 @@ public final class CTAPHIDConnection: FIDOConnection {
             return s.isOpen
         }
         guard wasOpen else { return }
-        await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
+        // A throwing continuation that never throws: a `CheckedContinuation<Void, Never>` would be the
+        // process's first use of `Never: Error`, a scan of every conformance record in the binary.
+        try? await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, any Error>) in
             queue.async {
                 self.device.close()
                 cont.resume()

@@ -75,12 +75,12 @@ public enum KeyProbe {
         }
         if let fido = await trySelect(AID.fido, "FIDO") {
             let text = String(decoding: fido, as: UTF8.self)
-            if text.contains("FIDO_2"), !text.contains("U2F") {
+            if text.includes("FIDO_2"), !text.includes("U2F") {
                 caps.insert(.fido2); apps.append("FIDO2")
             } else {
                 // "U2F_V2" is what a key that speaks both answers too (YubiKeys over NFC among them):
                 // getInfo tells whether it also speaks CTAP2.
-                var fido2 = text.contains("FIDO_2")
+                var fido2 = text.includes("FIDO_2")
                 if !fido2 { fido2 = await speaksCTAP2(connection) }
                 if fido2 { caps.insert(.fido2); apps.append("FIDO2") }
                 caps.insert(.u2f)
