@@ -166,6 +166,13 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     /// exchange is made on the calling thread, and the timeout goes to the connection's `onTimeout`.
     public func transmit(_ command: [UInt8]) async throws -> [UInt8] {
         if case .inline(let onTimeout) = calls { return try transmitInline(command, onTimeout: onTimeout) }
+        return try await transmitQueued(command)
+    }
+
+    /// A function of its own, so that an inline exchange never makes the metadata of `OneShot` (its
+    /// `CheckedContinuation<_, Never>` is the process's first use of `Never: Error`, a scan of every
+    /// conformance record in the binary): an async function makes its frame's types when it starts.
+    private func transmitQueued(_ command: [UInt8]) async throws -> [UInt8] {
         let outcome = OneShot<Result<[UInt8], any Error>>()
         queue.async {
             outcome.resolve(Result { try self.transmitBlocking(command) })
