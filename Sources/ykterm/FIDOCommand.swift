@@ -21,14 +21,16 @@ struct FIDOCommand: ParsableCommand {
 }
 
 /// Opens the chosen key's FIDO interface: the in-process virtual key over CTAPHID, a FIDO HID device,
-/// or a key on PC/SC.
+/// or a key on PC/SC. A command is one task that closes the connection after its last request, so a FIDO
+/// HID device is used inline (CTAPHIDConnection: no thread hand-offs); Ctrl-C reaches the request through
+/// `requestCancel`, which needs no task.
 func openFIDO(_ key: KeyChoice) async throws -> any FIDOConnection {
     if key.virtual {
         let vk = VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts(), touchDelay: 0.2)
         return try await CTAPHIDConnection(device: vk.makeFIDOHIDDevice(), name: "Virtual Key (HID)")
     }
     // The interface is the one KeyDescriptor.channels(for: .fido) picks: FIDO HID on USB, the reader on NFC.
-    return try await KeyDiscovery.key(for: .fido, key.selector).openFIDO()
+    return try await KeyDiscovery.key(for: .fido, key.selector).openFIDO(inline: true)
 }
 
 /// Ctrl-C while a CTAP2 request is with the key (a touch, a fingerprint sample, or a slow key's keepalives): the
@@ -71,7 +73,7 @@ enum FIDOInterrupt {
         timer.setEventHandler {
             guard isRequested, let connection = current.withLock({ c in defer { c = nil }; return c }) else { return }
             watch.cancel()
-            Task.detached { await connection.cancel() }
+            connection.requestCancel()
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline))) { end(Interrupted()) }
         }
         timer.resume()
@@ -149,6 +151,7 @@ final class InterruptibleFIDOConnection: FIDOConnection {
 
     func sendU2F(_ apdu: [UInt8]) async throws -> [UInt8] { try await inner.sendU2F(apdu) }
     func cancel() async { await inner.cancel() }
+    func requestCancel() { inner.requestCancel() }
     func close() async { await inner.close() }
 }
 

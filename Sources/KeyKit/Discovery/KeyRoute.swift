@@ -54,13 +54,14 @@ public enum KeyRouteError: Error, Equatable, Sendable {
 
 extension KeyDescriptor {
     /// Opens FIDO (CTAP2 and U2F) on the interface `channels(for: .fido)` picks: CTAPHID on the FIDO HID
-    /// interface, or NFCCTAP through the smart-card connection `card` opens.
-    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil,
+    /// interface, or NFCCTAP through the smart-card connection `card` opens. `inline`: a CTAPHID connection
+    /// makes its device calls on the calling thread (see `CTAPHIDConnection`).
+    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil, inline: Bool = false,
                          card: () async throws -> any SmartCardConnection) async throws -> any FIDOConnection {
         switch channels(for: .fido).first {
         case .fidoHID?:
             guard let fidoHID else { throw KeyRouteError.notOnThisKey(.fido, interfaces) }
-            return try await CTAPHIDConnection.open(fidoHID)
+            return try await CTAPHIDConnection.open(fidoHID, inline: inline)
         case .ctapOverSmartCard?:
             let connection = try await card()
             do {
@@ -75,8 +76,9 @@ extension KeyDescriptor {
     }
 
     /// `openFIDO` with the key's PC/SC reader as its smart-card interface.
-    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil) async throws -> any FIDOConnection {
-        try await openFIDO(observer: observer) {
+    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil,
+                         inline: Bool = false) async throws -> any FIDOConnection {
+        try await openFIDO(observer: observer, inline: inline) {
             guard let reader else { throw KeyRouteError.notOnThisKey(.fido, interfaces) }
             return try await PCSCConnection.connect(reader: reader)
         }

@@ -161,12 +161,12 @@ extension CTAP2Session {
     }
 
     /// Sends one fingerprint subcommand, with pinUvAuthParam when `authenticated`.
-    private func bio(_ sub: Int, _ subParams: [Int: CBOR]? = nil, authenticated: Bool = true) async throws -> CBOR? {
+    private func bio(_ sub: Int, _ subParams: CTAPParameters? = nil, authenticated: Bool = true) async throws -> CBOR? {
         guard info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
         typealias Key = CTAP2.BioEnrollment.Key
         let modality = CTAP2.BioEnrollment.fingerprintModality
-        let encodedParams = subParams.map { p in CBOR.map(.init(uniqueKeysWithValues: p.map { (CBOR($0.key), $0.value) })) }
-        var params: [Int: CBOR] = [Key.modality: CBOR(modality), Key.subcommand: CBOR(sub)]
+        let encodedParams = subParams?.cbor
+        var params: CTAPParameters = [Key.modality: CBOR(modality), Key.subcommand: CBOR(sub)]
         if let encodedParams { params[Key.subcommandParams] = encodedParams }
         if authenticated {
             let t = try requireToken()
@@ -189,7 +189,7 @@ extension CTAP2Session {
     /// enrollBegin: starts a new template and waits (up to `timeoutMilliseconds`, or as long as the key
     /// waits) for the first sample.
     public func enrollBegin(timeoutMilliseconds: Int? = nil) async throws -> EnrollmentStep {
-        var p = [Int: CBOR]()
+        var p = CTAPParameters()
         if let timeoutMilliseconds { p[BioSubKey.timeoutMilliseconds] = CBOR(timeoutMilliseconds) }
         let r = try await bio(BioSub.enrollBegin, p.isEmpty ? nil : p)
         guard let id = r?[BioAnswer.templateID]?.bytes else {
@@ -201,7 +201,7 @@ extension CTAP2Session {
     /// enrollCaptureNextSample: waits for the next sample of the template enrollBegin started.
     public func enrollCaptureNextSample(templateID: [UInt8], timeoutMilliseconds: Int? = nil) async throws
         -> EnrollmentStep {
-        var p: [Int: CBOR] = [BioSubKey.templateID: .bytes(templateID)]
+        var p: CTAPParameters = [BioSubKey.templateID: .bytes(templateID)]
         if let timeoutMilliseconds { p[BioSubKey.timeoutMilliseconds] = CBOR(timeoutMilliseconds) }
         return try CTAP2Session.enrollmentStep(try await bio(BioSub.enrollCaptureNextSample, p),
                                                templateID: templateID)

@@ -12,7 +12,7 @@ extension CTAP2Session {
     /// Sends one authenticatorConfig subcommand, with pinUvAuthParam when a token is held.
     private func config(_ sub: Int, _ subParams: CBOR? = nil) async throws {
         typealias Key = CTAP2.Config.Key
-        var params: [Int: CBOR] = [Key.subcommand: CBOR(sub)]
+        var params: CTAPParameters = [Key.subcommand: CBOR(sub)]
         if let subParams { params[Key.subcommandParams] = subParams }
         if hasToken {
             let t = try requireToken()

@@ -43,7 +43,7 @@ extension CTAP2Session {
             throw FIDOSessionError.notSupported(.credentialManagement)
         }
         typealias Key = CTAP2.CredentialManagement.Key
-        var params: [Int: CBOR] = [Key.subcommand: CBOR(sub)]
+        var params: CTAPParameters = [Key.subcommand: CBOR(sub)]
         if let subParams { params[Key.subcommandParams] = subParams }
         if authenticated {
             let t = try requireToken()

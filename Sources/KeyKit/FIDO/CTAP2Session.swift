@@ -118,14 +118,10 @@ public actor CTAP2Session {
     }
 
     /// Sends a command with integer-keyed parameters; returns the decoded answer (nil when empty).
-    static func send(_ connection: any FIDOConnection, _ command: CTAP2.Command, _ params: [Int: CBOR]?,
+    static func send(_ connection: any FIDOConnection, _ command: CTAP2.Command, _ params: CTAPParameters?,
                      progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> CBOR? {
         var request: [UInt8] = [command.rawValue]
-        if let params {
-            var m = [CBOR: CBOR]()
-            for (k, v) in params { m[CBOR(k)] = v }
-            request += CBOR.map(m).encoded
-        }
+        if let params { request += params.cbor.encoded }
         let response = try await connection.sendCBOR(request, progress: progress)
         guard let status = response.first else { throw FIDOSessionError.malformed(Malformation(.ctapAnswer, .empty)) }
         guard status == CTAP2.ok else { throw CTAPError(status) }
@@ -137,7 +133,7 @@ public actor CTAP2Session {
         }
     }
 
-    func send(_ command: CTAP2.Command, _ params: [Int: CBOR]?) async throws -> CBOR? {
+    func send(_ command: CTAP2.Command, _ params: CTAPParameters?) async throws -> CBOR? {
         try await CTAP2Session.send(connection, command, params, progress: progress)
     }
 
@@ -172,11 +168,11 @@ public actor CTAP2Session {
         return p
     }
 
-    private func clientPIN(_ sub: Int, _ extra: [Int: CBOR] = [:]) async throws -> CBOR? {
+    private func clientPIN(_ sub: Int, _ extra: CTAPParameters = [:]) async throws -> CBOR? {
         guard info.pinSet != nil || !info.pinUVAuthProtocols.isEmpty else { throw FIDOSessionError.noPINSupport }
-        var params: [Int: CBOR] = [PINKey.pinUVAuthProtocol: CBOR(try commonPINProtocol().version),
-                                   PINKey.subcommand: CBOR(sub)]
-        for (k, v) in extra { params[k] = v }
+        var params = extra
+        params[PINKey.pinUVAuthProtocol] = CBOR(try commonPINProtocol().version)
+        params[PINKey.subcommand] = CBOR(sub)
         return try await send(.clientPIN, params)
     }
 
@@ -249,7 +245,7 @@ public actor CTAP2Session {
         let p = try commonPINProtocol()
         let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(pin))
         let withPermissions = info.options["pinUvAuthToken"] == true && !permissions.isEmpty
-        var params: [Int: CBOR] = [PINKey.keyAgreement: keyAgreement, PINKey.pinHashEnc: .bytes(pinHashEnc)]
+        var params: CTAPParameters = [PINKey.keyAgreement: keyAgreement, PINKey.pinHashEnc: .bytes(pinHashEnc)]
         if withPermissions {
             params[PINKey.permissions] = CBOR(permissions.rawValue)
             if let rpID { params[PINKey.rpID] = .text(rpID) }
@@ -360,7 +356,7 @@ public actor CTAP2Session {
                                excludeList: [[UInt8]] = []) async throws -> AttestedCredential {
         typealias Key = CTAP2.MakeCredential.Key
         typealias Answer = CTAP2.MakeCredential.ResponseKey
-        var params: [Int: CBOR] = [Key.clientDataHash: .bytes(clientDataHash), Key.rp: rp.cbor, Key.user: user.cbor,
+        var params: CTAPParameters = [Key.clientDataHash: .bytes(clientDataHash), Key.rp: rp.cbor, Key.user: user.cbor,
                                    Key.pubKeyCredParams: [CTAP2.es256Parameters]]
         if !excludeList.isEmpty { params[Key.excludeList] = .array(excludeList.map(CTAP2.credentialDescriptor)) }
         if residentKey { params[Key.options] = ["rk": true] }
@@ -379,7 +375,7 @@ public actor CTAP2Session {
     public func getAssertions(rpID: String, clientDataHash: [UInt8], allowList: [[UInt8]] = [],
                               userPresence: Bool = true) async throws -> [Assertion] {
         typealias Key = CTAP2.GetAssertion.Key
-        var params: [Int: CBOR] = [Key.rpID: .text(rpID), Key.clientDataHash: .bytes(clientDataHash)]
+        var params: CTAPParameters = [Key.rpID: .text(rpID), Key.clientDataHash: .bytes(clientDataHash)]
         if !allowList.isEmpty { params[Key.allowList] = .array(allowList.map(CTAP2.credentialDescriptor)) }
         if !userPresence { params[Key.options] = ["up": false] }
         if let token {

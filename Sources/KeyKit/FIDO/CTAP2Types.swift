@@ -1,3 +1,27 @@
+/// The parameters of a CTAP2 request or subcommand: integer keys, CBOR values. They are kept with CBOR keys
+/// from the start, as the request is encoded: an `[Int: CBOR]` was the only use of `Int: Hashable` in a FIDO
+/// command, and the Swift runtime's first lookup of it scans every conformance record in the binary
+/// (320,000 instructions, the cost of a dozen CTAP requests' own work).
+public struct CTAPParameters: ExpressibleByDictionaryLiteral, Sendable, Equatable {
+    private var entries = [CBOR: CBOR]()
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (Int, CBOR)...) {
+        for (key, value) in elements { entries[CBOR(key)] = value }
+    }
+
+    public subscript(key: Int) -> CBOR? {
+        get { entries[CBOR(key)] }
+        set { entries[CBOR(key)] = newValue }
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// The parameters as the CBOR map they are sent as.
+    public var cbor: CBOR { .map(entries) }
+}
+
 /// A CTAP2 status code other than success, with what it means for the user.
 public struct CTAPError: Error, Hashable, Sendable {
     public let code: UInt8

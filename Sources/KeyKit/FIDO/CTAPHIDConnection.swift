@@ -23,7 +23,10 @@ public protocol HIDReportDevice: AnyObject, Sendable {
 ///
 /// Every device call runs on one serial dispatch queue owned by the connection, never on the Swift
 /// cooperative pool, and reads wait at most `pollInterval` at a time, so a request can be cancelled,
-/// the connection closed, and the time limits checked while the key waits for a touch.
+/// the connection closed, and the time limits checked while the key waits for a touch. A connection opened
+/// `inline` makes its device calls on the calling thread instead, with the same time limits and
+/// cancelling: that saves two thread hand-offs per message, for a one-shot command that uses the
+/// connection from one task and closes it only after its last request.
 ///
 /// Time limits: a request may take `timeout` seconds in all; once the key says (with KEEPALIVE) that it
 /// waits for a touch, up to `userPresenceTimeout` seconds from the start. When the time is up the
@@ -69,6 +72,8 @@ public final class CTAPHIDConnection: FIDOConnection {
 
     private let device: any HIDReportDevice
     private let queue: DispatchQueue
+    /// Device calls on the calling thread (see above), not on `queue`.
+    public let inline: Bool
     private let state = Mutex(State())
 
     private struct State {
@@ -88,15 +93,21 @@ public final class CTAPHIDConnection: FIDOConnection {
     /// Opens a connection on `device`: sends CTAPHID_INIT with a fresh nonce on the broadcast channel and
     /// takes the channel the key allocates. The device is not closed when this fails.
     public init(device: any HIDReportDevice, name: String, timeout: Double = 30, userPresenceTimeout: Double = 60,
-                busyRetryWindow: Double = 2) async throws {
+                busyRetryWindow: Double = 2, inline: Bool = false) async throws {
         let queue = DispatchQueue(label: "ykterm.ctaphid.\(name)")
         let limits = Limits(timeout: min(timeout, CTAPHIDConnection.initTimeout),
                             userPresenceTimeout: 0, busyRetryWindow: busyRetryWindow)
-        let answer: InitAnswer = try await withCheckedThrowingContinuation { cont in
-            queue.async {
-                cont.resume(with: Result { try CTAPHIDConnection.initialize(device: device, limits: limits) })
+        let answer: InitAnswer
+        if inline {
+            answer = try CTAPHIDConnection.initialize(device: device, limits: limits)
+        } else {
+            answer = try await withCheckedThrowingContinuation { cont in
+                queue.async {
+                    cont.resume(with: Result { try CTAPHIDConnection.initialize(device: device, limits: limits) })
+                }
             }
         }
+        self.inline = inline
         self.name = name
         self.device = device
         self.queue = queue
@@ -143,6 +154,10 @@ public final class CTAPHIDConnection: FIDOConnection {
     /// CTAP2_ERR_KEEPALIVE_CANCEL (0x2D), which `sendCBOR` returns as its status byte. Requests that have
     /// not started yet are not affected. Cancelling the task that awaits `sendCBOR` does the same.
     public func cancel() async {
+        requestCancel()
+    }
+
+    public func requestCancel() {
         state.withLock { $0.current }?.requestCancel()
     }
 
@@ -152,6 +167,7 @@ public final class CTAPHIDConnection: FIDOConnection {
             return s.isOpen
         }
         guard wasOpen else { return }
+        if inline { return device.close() }
         // A throwing continuation that never throws: a `CheckedContinuation<Void, Never>` would be the
         // process's first use of `Never: Error`, a scan of every conformance record in the binary.
         try? await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, any Error>) in
@@ -171,6 +187,14 @@ public final class CTAPHIDConnection: FIDOConnection {
         let pending = PendingCall()
         let limits = Limits(timeout: timeout, userPresenceTimeout: userPresenceTimeout,
                             busyRetryWindow: busyRetryWindow)
+        if inline {
+            return try await withTaskCancellationHandler {
+                try self.runOnQueue(command: command, packets: packets, pending: pending, limits: limits,
+                                    progress: progress)
+            } onCancel: {
+                pending.requestCancel()
+            }
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { cont in
                 queue.async {

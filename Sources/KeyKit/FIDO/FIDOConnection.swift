@@ -19,6 +19,9 @@ public protocol FIDOConnection: AnyObject, Sendable {
     func sendU2F(_ apdu: [UInt8]) async throws -> [UInt8]
     /// Asks the key to stop waiting (CTAPHID_CANCEL); no-op where unsupported.
     func cancel() async
+    /// `cancel()` for a caller that cannot wait for a task (a signal's watch on another thread): the request
+    /// in progress is asked to stop, and the thread that makes it sends the cancel.
+    func requestCancel()
     /// Closes the connection; later sends fail with `FIDOTransportError.closed`.
     func close() async
     /// Whether the key said, when the connection opened, that it speaks CTAP2 (CTAPHID_INIT's CBOR
@@ -28,6 +31,10 @@ public protocol FIDOConnection: AnyObject, Sendable {
 
 extension FIDOConnection {
     public var announcesCTAP2: Bool? { nil }
+
+    public func requestCancel() {
+        Task { await cancel() }
+    }
 
     /// `sendCBOR` without progress reports.
     public func sendCBOR(_ request: [UInt8]) async throws -> [UInt8] {

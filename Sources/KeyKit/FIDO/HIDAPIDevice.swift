@@ -147,14 +147,20 @@ private func wideString(_ pointer: UnsafePointer<wchar_t>?) -> String? {
 
 extension CTAPHIDConnection {
     /// Opens the FIDO HID device at `path` and allocates a channel on it.
+    /// With `inline`, the device is opened and used on the calling thread (see `CTAPHIDConnection`).
     public static func open(path: String, name: String? = nil, timeout: Double = 30,
-                            userPresenceTimeout: Double = 60) async throws -> CTAPHIDConnection {
-        let device: HIDAPIDevice = try await withCheckedThrowingContinuation { cont in
-            DispatchQueue.global().async { cont.resume(with: Result { try HIDAPIDevice(path: path) }) }
+                            userPresenceTimeout: Double = 60, inline: Bool = false) async throws -> CTAPHIDConnection {
+        let device: HIDAPIDevice
+        if inline {
+            device = try HIDAPIDevice(path: path)
+        } else {
+            device = try await withCheckedThrowingContinuation { cont in
+                DispatchQueue.global().async { cont.resume(with: Result { try HIDAPIDevice(path: path) }) }
+            }
         }
         do {
             return try await CTAPHIDConnection(device: device, name: name ?? path, timeout: timeout,
-                                               userPresenceTimeout: userPresenceTimeout)
+                                               userPresenceTimeout: userPresenceTimeout, inline: inline)
         } catch {
             device.close()
             throw error
@@ -163,8 +169,8 @@ extension CTAPHIDConnection {
 
     /// Opens a device `HIDAPIDevice.enumerateFIDO()` found.
     public static func open(_ info: HIDDeviceInfo, timeout: Double = 30,
-                            userPresenceTimeout: Double = 60) async throws -> CTAPHIDConnection {
+                            userPresenceTimeout: Double = 60, inline: Bool = false) async throws -> CTAPHIDConnection {
         try await open(path: info.path, name: info.productName.map { "\($0) (\(info.path))" } ?? info.path,
-                       timeout: timeout, userPresenceTimeout: userPresenceTimeout)
+                       timeout: timeout, userPresenceTimeout: userPresenceTimeout, inline: inline)
     }
 }

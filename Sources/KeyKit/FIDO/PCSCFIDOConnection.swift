@@ -86,6 +86,10 @@ public final class PCSCFIDOConnection: FIDOConnection {
     }
 
     public func cancel() async {
+        requestCancel()
+    }
+
+    public func requestCancel() {
         cancelled.withLock { $0 = true }
     }
 
