@@ -51,8 +51,10 @@ build: deps
 ## exports no symbols (see Resources/link/release-exports.map), and has every function in a section of its own
 ## so that gold places the functions everyday commands run next to each other, in the order listed in
 ## Resources/link/hot-functions.txt (`make hot-functions` writes it). All three take start-up time and memory off
-## every run. After changing these flags, delete .build/*/release/*.build: the compiler reuses objects whose
-## code did not change even when the flags did.
+## every run. It has no run path (--disable-local-rpath): with SwiftPM's $ORIGIN the loader first looked for
+## each library next to the binary, two dozen failed opens and stats at every start. After changing these
+## flags, delete .build/*/release/*.build: the compiler reuses objects whose code did not change even when the
+## flags did.
 ##
 ## The C libraries that have archives are linked in too — libcrypto, hidapi-hidraw, ncursesw and tinfo, libstdc++ and
 ## the unwinder (libgcc_eh) — so the loader maps and relocates five shared objects instead of eleven (libpcsclite
@@ -77,7 +79,7 @@ release: deps
 	@ln -sf $$(cc -print-file-name=libstdc++.a) $(STATIC_LINK)/libstdc++.a
 	@for m in libpcsclite hidapi-hidraw libcrypto; do sed 's|^Libs:|Libs: -L$(STATIC_LINK)|' \
 	  $$(pkg-config --variable=pcfiledir $$m)/$$m.pc > $(STATIC_LINK)/pkgconfig/$$m.pc; done
-	PKG_CONFIG_PATH=$(STATIC_LINK)/pkgconfig $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_LINK)
+	PKG_CONFIG_PATH=$(STATIC_LINK)/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK)
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.
