@@ -223,9 +223,8 @@ public final class CTAPHIDConnection: FIDOConnection {
     }
 
     private static func initialize(device: any HIDReportDevice, limits: Limits) throws -> InitAnswer {
-        var nonce = [UInt8](repeating: 0, count: CTAPHID.nonceSize)
-        var rng = SystemRandomNumberGenerator()
-        for i in nonce.indices { nonce[i] = rng.next() }
+        // One getrandom for the eight bytes (a generator's next() per byte was eight system calls).
+        let nonce = Crypto.random(CTAPHID.nonceSize)
         let packets = try CTAPHID.fragment(cid: CTAPHID.broadcastCID, command: CTAPHID.Command.initialize,
                                            payload: nonce)
         var seenOther = false
