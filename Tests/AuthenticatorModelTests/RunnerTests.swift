@@ -58,11 +58,23 @@ final class Harness: @unchecked Sendable {
     }
 }
 
+/// A new directory for one test's files. A test may hand it to several harnesses (what one remembered, the
+/// next reads), so the directories are removed when the test process exits, not when a harness goes.
 func temporaryDirectory() -> String {
     let dir = NSTemporaryDirectory() + "ykterm-runner-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    temporaryDirectories.withLock { dirs in
+        if dirs.isEmpty {
+            atexit {
+                for dir in temporaryDirectories.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: dir) }
+            }
+        }
+        dirs.append(dir)
+    }
     return dir
 }
+
+private let temporaryDirectories = LockedValue<[String]>([])
 
 /// RFC 6238 TOTP computed here from the demo secret, independently of the key.
 func expectedTOTP(_ secret: [UInt8], time: Int64, period: Int64 = 30, digits: Int = 6) -> String {
