@@ -469,3 +469,63 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
         _ = try allocate(other)
     }
 }
+
+/// A connection opened `inline` (as the fido and u2f commands open theirs) keeps the time limits and the
+/// cancelling of one that uses its queue, with its device calls on the calling thread. Each request here holds a
+/// thread of the task pool while it runs, so what cancels it comes from Dispatch threads, never from another task
+/// that would need a pool thread of its own (and the user-presence limit is short, so a failure stays short).
+@Suite(.serialized) struct InlineCTAPHIDTests {
+    private func connectInline(_ device: VirtualHIDDevice, timeout: Double = 2) async throws -> CTAPHIDConnection {
+        try await CTAPHIDConnection(device: device, name: "virtual", timeout: timeout, userPresenceTimeout: 2,
+                                    inline: true)
+    }
+
+    private func touchWaitingDevice() -> VirtualHIDDevice {
+        var options = VirtualHIDDevice.Options()
+        options.keepAliveForever = true
+        options.keepAliveStatus = CTAPHID.KeepaliveStatus.userPresenceNeeded
+        options.keepAliveInterval = 0.05
+        return VirtualHIDDevice(options: options, handler: echo)
+    }
+
+    /// Calls `action` every 50 ms on a Dispatch thread until `done` is set.
+    private func repeatedly(until done: Flag, _ action: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) {
+            guard !done.isSet else { return }
+            action()
+            repeatedly(until: done, action)
+        }
+    }
+
+    @Test func answersAndTimesOutAsAQueuedConnectionDoes() async throws {
+        var options = VirtualHIDDevice.Options()
+        options.keepAliveInterval = nil
+        let device = VirtualHIDDevice(options: options, handler: echo)
+        let connection = try await connectInline(device, timeout: 0.3)
+        #expect(connection.inline)
+        #expect(try await connection.sendCBOR(pattern(1000)) == [0x00] + pattern(1000))
+        device.options.dropResponses = true
+        let start = ContinuousClock.now
+        await #expect(throws: FIDOTransportError.timeout) { try await connection.sendCBOR([0x04]) }
+        let took = seconds(since: start)
+        #expect(took >= 0.25 && took < 1.5)
+        device.options.dropResponses = false
+        #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
+        await connection.close()
+        await #expect(throws: FIDOTransportError.closed) { try await connection.sendCBOR([0x04]) }
+    }
+
+    /// What the Ctrl-C watch does: `requestCancel()` from a Dispatch thread while the request waits for a touch.
+    @Test func requestCancelFromAnotherThreadStopsTheWaitForATouch() async throws {
+        let device = touchWaitingDevice()
+        let connection = try await connectInline(device)
+        let done = Flag()
+        repeatedly(until: done) { connection.requestCancel() }
+        let answer = try await connection.sendCBOR([0x01, 0xA0])
+        done.set()
+        #expect(answer == [CTAPError.keepaliveCancel])
+        #expect(device.statistics.cancels == 1)
+        device.options.keepAliveForever = false
+        #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
+    }
+}

@@ -189,7 +189,7 @@ public final class CTAPHIDConnection: FIDOConnection {
                             busyRetryWindow: busyRetryWindow)
         if inline {
             return try await withTaskCancellationHandler {
-                try self.runOnQueue(command: command, packets: packets, pending: pending, limits: limits,
+                try self.perform(command: command, packets: packets, pending: pending, limits: limits,
                                     progress: progress)
             } onCancel: {
                 pending.requestCancel()
@@ -199,7 +199,7 @@ public final class CTAPHIDConnection: FIDOConnection {
             try await withCheckedThrowingContinuation { cont in
                 queue.async {
                     cont.resume(with: Result {
-                        try self.runOnQueue(command: command, packets: packets, pending: pending, limits: limits,
+                        try self.perform(command: command, packets: packets, pending: pending, limits: limits,
                                             progress: progress)
                     })
                 }
@@ -209,8 +209,8 @@ public final class CTAPHIDConnection: FIDOConnection {
         }
     }
 
-    private func runOnQueue(command: UInt8, packets: [[UInt8]], pending: PendingCall, limits: Limits,
-                            progress: (@Sendable (FIDOProgress) -> Void)?) throws -> [UInt8] {
+    private func perform(command: UInt8, packets: [[UInt8]], pending: PendingCall, limits: Limits,
+                         progress: (@Sendable (FIDOProgress) -> Void)?) throws -> [UInt8] {
         try state.withLock { s in
             guard s.isOpen else { throw FIDOTransportError.closed }
             s.current = pending
