@@ -27,6 +27,19 @@ private let echo: VirtualHIDDevice.Handler = { command, payload, _ in
     command == CTAPHID.Command.cbor ? [0x00] + payload : payload + [0x90, 0x00]
 }
 
+/// Runs the tasks that prefer it on a Dispatch queue of its own. An inline connection blocks the thread its
+/// request runs on: in a test that thread is one of the task pool's (as many as cores), which the tests running
+/// in parallel need too, so the inline tests run their requests here instead.
+private final class OffPoolExecutor: TaskExecutor {
+    static let shared = OffPoolExecutor()
+    private let queue = DispatchQueue(label: "ykterm.tests.inline-ctaphid")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
 private func seconds(since start: ContinuousClock.Instant) -> Double {
     let d = ContinuousClock.now - start
     return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
@@ -43,9 +56,10 @@ private func waitUntil(_ timeout: Double, _ condition: () -> Bool) async -> Bool
 }
 
 private func connect(_ device: VirtualHIDDevice, timeout: Double = 5, userPresenceTimeout: Double = 10,
-                     busyRetryWindow: Double = 2) async throws -> CTAPHIDConnection {
+                     busyRetryWindow: Double = 2, inline: Bool = false) async throws -> CTAPHIDConnection {
     try await CTAPHIDConnection(device: device, name: "virtual", timeout: timeout,
-                                userPresenceTimeout: userPresenceTimeout, busyRetryWindow: busyRetryWindow)
+                                userPresenceTimeout: userPresenceTimeout, busyRetryWindow: busyRetryWindow,
+                                inline: inline)
 }
 
 /// Reads the next whole message on `channel` straight from the device, or nil after `timeout` seconds.
@@ -229,19 +243,23 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
         #expect(device.statistics.errorsSent.contains(CTAPHID.ErrorCode.channelBusy))
     }
 
-    @Test func timeoutWhenResponsesAreDropped() async throws {
-        var options = VirtualHIDDevice.Options()
-        options.dropResponses = true
-        options.keepAliveInterval = nil
-        let device = VirtualHIDDevice(options: options, handler: echo)
-        let connection = try await connect(device, timeout: 0.3, userPresenceTimeout: 0.3)
-        let start = ContinuousClock.now
-        await #expect(throws: FIDOTransportError.timeout) { try await connection.sendCBOR([0x04]) }
-        let took = seconds(since: start)
-        #expect(took >= 0.25 && took < 1.5)
-        // The connection still works afterwards.
-        device.options.dropResponses = false
-        #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
+    /// Inline too (device calls on the calling thread, as the fido commands make them): the same limit.
+    @Test(arguments: [false, true])
+    func timeoutWhenResponsesAreDropped(inline: Bool) async throws {
+        try await withTaskExecutorPreference(OffPoolExecutor.shared) {
+            var options = VirtualHIDDevice.Options()
+            options.dropResponses = true
+            options.keepAliveInterval = nil
+            let device = VirtualHIDDevice(options: options, handler: echo)
+            let connection = try await connect(device, timeout: 0.3, userPresenceTimeout: 0.3, inline: inline)
+            let start = ContinuousClock.now
+            await #expect(throws: FIDOTransportError.timeout) { try await connection.sendCBOR([0x04]) }
+            let took = seconds(since: start)
+            #expect(took >= 0.25 && took < 1.5)
+            // The connection still works afterwards.
+            device.options.dropResponses = false
+            #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
+        }
     }
 
     @Test func lateAnswerIsNotTakenForTheNextOne() async throws {
@@ -471,15 +489,10 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
 }
 
 /// A connection opened `inline` (as the fido and u2f commands open theirs) keeps the time limits and the
-/// cancelling of one that uses its queue, with its device calls on the calling thread. Each request here holds a
-/// thread of the task pool while it runs, so what cancels it comes from Dispatch threads, never from another task
-/// that would need a pool thread of its own (and the user-presence limit is short, so a failure stays short).
+/// cancelling of one that uses its queue, with its device calls on the calling thread. Each request here blocks
+/// the thread it runs on (OffPoolExecutor's), and what cancels it comes from Dispatch threads, as the Ctrl-C
+/// watch does (the user-presence limit is short, so a failure stays short).
 @Suite(.serialized) struct InlineCTAPHIDTests {
-    private func connectInline(_ device: VirtualHIDDevice, timeout: Double = 2) async throws -> CTAPHIDConnection {
-        try await CTAPHIDConnection(device: device, name: "virtual", timeout: timeout, userPresenceTimeout: 2,
-                                    inline: true)
-    }
-
     private func touchWaitingDevice() -> VirtualHIDDevice {
         var options = VirtualHIDDevice.Options()
         options.keepAliveForever = true
@@ -497,35 +510,32 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
         }
     }
 
-    @Test func answersAndTimesOutAsAQueuedConnectionDoes() async throws {
-        var options = VirtualHIDDevice.Options()
-        options.keepAliveInterval = nil
-        let device = VirtualHIDDevice(options: options, handler: echo)
-        let connection = try await connectInline(device, timeout: 0.3)
-        #expect(connection.inline)
-        #expect(try await connection.sendCBOR(pattern(1000)) == [0x00] + pattern(1000))
-        device.options.dropResponses = true
-        let start = ContinuousClock.now
-        await #expect(throws: FIDOTransportError.timeout) { try await connection.sendCBOR([0x04]) }
-        let took = seconds(since: start)
-        #expect(took >= 0.25 && took < 1.5)
-        device.options.dropResponses = false
-        #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
-        await connection.close()
-        await #expect(throws: FIDOTransportError.closed) { try await connection.sendCBOR([0x04]) }
+    /// Timing out is tested with the queued connection's test (`timeoutWhenResponsesAreDropped`).
+    @Test func answersLongMessagesAndRefusesRequestsOnceClosed() async throws {
+        try await withTaskExecutorPreference(OffPoolExecutor.shared) {
+            let device = VirtualHIDDevice(handler: echo)
+            let connection = try await connect(device, timeout: 2, userPresenceTimeout: 2, inline: true)
+            #expect(connection.inline)
+            #expect(try await connection.sendCBOR(pattern(1000)) == [0x00] + pattern(1000))
+            #expect(try await connection.ping(pattern(7609)) == pattern(7609))
+            await connection.close()
+            await #expect(throws: FIDOTransportError.closed) { try await connection.sendCBOR([0x04]) }
+        }
     }
 
     /// What the Ctrl-C watch does: `requestCancel()` from a Dispatch thread while the request waits for a touch.
     @Test func requestCancelFromAnotherThreadStopsTheWaitForATouch() async throws {
-        let device = touchWaitingDevice()
-        let connection = try await connectInline(device)
-        let done = Flag()
-        repeatedly(until: done) { connection.requestCancel() }
-        let answer = try await connection.sendCBOR([0x01, 0xA0])
-        done.set()
-        #expect(answer == [CTAPError.keepaliveCancel])
-        #expect(device.statistics.cancels == 1)
-        device.options.keepAliveForever = false
-        #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
+        try await withTaskExecutorPreference(OffPoolExecutor.shared) {
+            let device = touchWaitingDevice()
+            let connection = try await connect(device, timeout: 2, userPresenceTimeout: 2, inline: true)
+            let done = Flag()
+            repeatedly(until: done) { connection.requestCancel() }
+            let answer = try await connection.sendCBOR([0x01, 0xA0])
+            done.set()
+            #expect(answer == [CTAPError.keepaliveCancel])
+            #expect(device.statistics.cancels == 1)
+            device.options.keepAliveForever = false
+            #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
+        }
     }
 }
