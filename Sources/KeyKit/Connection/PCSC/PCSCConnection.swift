@@ -35,6 +35,10 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     private let queue: DispatchQueue
     private let calls: PCSCCalls
     private var isOpen = true
+    /// The protocol exchanges are sent with: `activeProtocol`, or what a reconnect before the first one chose.
+    private var sendProtocol: DWORD
+    /// Whether an exchange has reached the card (after that, a reset means lost state, not a retry).
+    private var exchanged = false
     /// Inline exchanges that have returned; a timeout watch that finds the count unchanged fires.
     private let exchangesDone = AtomicCounter()
     /// Set when an exchange was given up; later commands fail at once.
@@ -53,6 +57,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         self.context = context
         self.card = card
         self.activeProtocol = p
+        self.sendProtocol = p
         self.atr = atr
         self.queue = DispatchQueue(label: "ykterm.pcsc.\(name)")
     }
@@ -198,21 +203,39 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
 
     private func transmitBlocking(_ command: [UInt8]) throws -> [UInt8] {
         guard isOpen, !timedOut.load() else { throw SmartCardError.closed }
-        var pci = SCARD_IO_REQUEST(dwProtocol: activeProtocol,
-                                   cbPciLength: DWORD(MemoryLayout<SCARD_IO_REQUEST>.size))
-        // Room for the longest answer, left uninitialised (zeroing 64 KiB per APDU was 10% of `oath code`'s
-        // instructions); the answer is the bytes the driver wrote.
-        var receiveLength = DWORD(65_548)
-        let (rv, receive) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(receiveLength)) { buffer in
-            let rv = SCardTransmit(card, &pci, command, DWORD(command.count), nil, buffer.baseAddress, &receiveLength)
-            return (rv, rv == SCARD_S_SUCCESS ? Array(buffer.prefix(Int(receiveLength))) : [])
+        var (rv, receive) = send(command)
+        // Before anything of ours reached the card, another program reset or unpowered it (ykman does as it
+        // leaves; pcscd powers the card up again, its protocol not yet chosen, and answers PROTO_MISMATCH):
+        // nothing is lost, so reconnect and send again.
+        var reconnects = 0
+        let transient = [PCSCStatus.resetCard, PCSCStatus.unpoweredCard, PCSCStatus.protoMismatch]
+        while !exchanged, reconnects < 5, transient.contains(UInt32(truncatingIfNeeded: rv)) {
+            reconnects += 1
+            var reconnected = DWORD(0)
+            guard SCardReconnect(card, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1, PCSC.leaveCard,
+                                 &reconnected) == SCARD_S_SUCCESS else { break }
+            sendProtocol = reconnected
+            (rv, receive) = send(command)
         }
+        exchanged = true
         // An exchange that could not complete means, in practice, a key pulled out mid-command.
         if UInt32(truncatingIfNeeded: rv) == PCSCStatus.notTransacted { throw SmartCardError.cardRemoved }
         try PCSC.check(rv, "SCardTransmit", reader: name)
         // A card that vanishes mid-command can leave the driver reporting success with no bytes.
         guard receive.count >= 2 else { throw SmartCardError.cardRemoved }
         return receive
+    }
+
+    /// One SCardTransmit: the status, and the answer's bytes when it succeeded.
+    private func send(_ command: [UInt8]) -> (LONG, [UInt8]) {
+        var pci = SCARD_IO_REQUEST(dwProtocol: sendProtocol, cbPciLength: DWORD(MemoryLayout<SCARD_IO_REQUEST>.size))
+        // Room for the longest answer, left uninitialised (zeroing 64 KiB per APDU was 10% of `oath code`'s
+        // instructions); the answer is the bytes the driver wrote.
+        var receiveLength = DWORD(65_548)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(receiveLength)) { buffer in
+            let rv = SCardTransmit(card, &pci, command, DWORD(command.count), nil, buffer.baseAddress, &receiveLength)
+            return (rv, rv == SCARD_S_SUCCESS ? Array(buffer.prefix(Int(receiveLength))) : [])
+        }
     }
 
     public func withTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
