@@ -62,12 +62,13 @@ import Testing
         let second = try await Self.enroll(s)[0].templateID
         try await s.setFingerprintName(templateID: second, name: "thumb")
         #expect(try await s.fingerprints() == [.init(templateID: first, name: nil), .init(templateID: second, name: "thumb")])
-        // Unknown templates.
-        await #expect(throws: FIDOSessionError.noSuchFingerprint(templateID: [9, 9])) {
-            try await s.removeFingerprint(templateID: [9, 9])
+        // Unknown templates. The key picks template IDs at random, so the unknown one is chosen to be neither.
+        let unknown = (0...2).map { [UInt8(9), UInt8($0)] }.first { $0 != first && $0 != second }!
+        await #expect(throws: FIDOSessionError.noSuchFingerprint(templateID: unknown)) {
+            try await s.removeFingerprint(templateID: unknown)
         }
-        await #expect(throws: FIDOSessionError.noSuchFingerprint(templateID: [9, 9])) {
-            try await s.setFingerprintName(templateID: [9, 9], name: "x")
+        await #expect(throws: FIDOSessionError.noSuchFingerprint(templateID: unknown)) {
+            try await s.setFingerprintName(templateID: unknown, name: "x")
         }
         try await s.removeFingerprint(templateID: first)
         #expect(try await s.fingerprints() == [.init(templateID: second, name: "thumb")])
