@@ -23,9 +23,9 @@ public enum PCSCCalls: Sendable {
 
 /// A PC/SC connection to the card in one reader.
 ///
-/// `@unchecked Sendable`: the handles are immutable after `connect`, and the only mutable field
-/// (`isOpen`) is read and written where the pcsc-lite calls on the card handle are made: on the serial
-/// `queue`, or, with `PCSCCalls.inline`, by the one task that uses the connection.
+/// `@unchecked Sendable`: the handles are immutable after `connect`, and the mutable fields (`isOpen`,
+/// `sendProtocol`, `exchanged`) are read and written only where the pcsc-lite calls on the card handle are
+/// made: on the serial `queue`, or, with `PCSCCalls.inline`, by the one task that uses the connection.
 public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     public let name: String
     public let atr: [UInt8]
@@ -110,19 +110,8 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         // Another program that disconnects with a reset (ykman does) just after our connect leaves the handle
         // reporting the reset once: nothing of ours was sent yet, so reconnect and go on.
         func afterResets(_ call: () -> LONG) -> LONG {
-            var rv = call()
-            var resets = 0
-            while [PCSCStatus.resetCard, PCSCStatus.unpoweredCard].contains(UInt32(truncatingIfNeeded: rv)), resets < 5 {
-                resets += 1
-                var reconnected = DWORD(0)
-                rv = SCardReconnect(handle, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1, PCSC.leaveCard,
-                                    &reconnected)
-                if rv == SCARD_S_SUCCESS {
-                    proto = reconnected
-                    rv = call()
-                }
-            }
-            return rv
+            retryingAfterResets(handle, on: [PCSCStatus.resetCard, PCSCStatus.unpoweredCard],
+                                reconnected: { proto = $0 }, call)
         }
         var atrBuffer = [UInt8](repeating: 0, count: 36)
         var atrLength = DWORD(atrBuffer.count)
@@ -145,8 +134,28 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
                               atr: Array(atrBuffer.prefix(Int(atrLength))), holdsTransaction: transaction, calls: calls)
     }
 
+    /// Makes `call` on `card`; while it answers one of `transient` (another program reset or unpowered the
+    /// card before anything of ours reached it), reconnects, leaving the card as it is, and makes it again, up
+    /// to five times. `reconnected` gets the protocol each reconnect chose. A failed reconnect's status is
+    /// returned as the call's.
+    private static func retryingAfterResets(_ card: SCARDHANDLE, on transient: [UInt32],
+                                            reconnected: (DWORD) -> Void, _ call: () -> LONG) -> LONG {
+        var rv = call()
+        var reconnects = 0
+        while reconnects < 5, transient.contains(UInt32(truncatingIfNeeded: rv)) {
+            reconnects += 1
+            var chosen = DWORD(0)
+            let status = SCardReconnect(card, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1, PCSC.leaveCard,
+                                        &chosen)
+            guard status == SCARD_S_SUCCESS else { return status }
+            reconnected(chosen)
+            rv = call()
+        }
+        return rv
+    }
+
     /// Runs `work` where this connection makes its calls: on its queue, or here with `PCSCCalls.inline`.
-    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    private func onCallThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         if case .inline = calls { return try work() }
         return try await withCheckedThrowingContinuation { cont in
             queue.async { cont.resume(with: Result { try work() }) }
@@ -203,21 +212,22 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
 
     private func transmitBlocking(_ command: [UInt8]) throws -> [UInt8] {
         guard isOpen, !timedOut.load() else { throw SmartCardError.closed }
-        var (rv, receive) = send(command)
-        // Before anything of ours reached the card, another program reset or unpowered it (ykman does as it
-        // leaves; pcscd powers the card up again, its protocol not yet chosen, and answers PROTO_MISMATCH):
-        // nothing is lost, so reconnect and send again.
-        var reconnects = 0
-        let transient = [PCSCStatus.resetCard, PCSCStatus.unpoweredCard, PCSCStatus.protoMismatch]
-        while !exchanged, reconnects < 5, transient.contains(UInt32(truncatingIfNeeded: rv)) {
-            reconnects += 1
-            var reconnected = DWORD(0)
-            guard SCardReconnect(card, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1, PCSC.leaveCard,
-                                 &reconnected) == SCARD_S_SUCCESS else { break }
-            sendProtocol = reconnected
+        var receive: [UInt8] = []
+        let rv: LONG
+        if exchanged {
             (rv, receive) = send(command)
+        } else {
+            // Before anything of ours reached the card, another program reset or unpowered it (ykman does as
+            // it leaves; pcscd powers the card up again, its protocol not yet chosen, and answers
+            // PROTO_MISMATCH): nothing is lost, so reconnect and send again.
+            rv = Self.retryingAfterResets(card, on: [PCSCStatus.resetCard, PCSCStatus.unpoweredCard, PCSCStatus.protoMismatch],
+                                          reconnected: { sendProtocol = $0 }) {
+                let sent = send(command)
+                receive = sent.1
+                return sent.0
+            }
+            exchanged = true
         }
-        exchanged = true
         // An exchange that could not complete means, in practice, a key pulled out mid-command.
         if UInt32(truncatingIfNeeded: rv) == PCSCStatus.notTransacted { throw SmartCardError.cardRemoved }
         try PCSC.check(rv, "SCardTransmit", reader: name)
@@ -239,7 +249,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     }
 
     public func withTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try await onQueue {
+        try await onCallThread {
             guard self.isOpen else { throw SmartCardError.closed }
             try PCSC.check(SCardBeginTransaction(self.card), "SCardBeginTransaction", reader: self.name)
         }
@@ -257,14 +267,14 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     /// the transaction itself when the process goes.
     private func endTransaction() async {
         guard !timedOut.load() else { return }
-        try? await onQueue { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
+        try? await onCallThread { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
     }
 
     public func close() async {
         // After a timeout the queue is still blocked in SCardTransmit; waiting for it would hang the close.
         // pcscd releases the card handle when the blocked call returns or the process exits.
         guard !timedOut.load() else { return }
-        try? await onQueue {
+        try? await onCallThread {
             guard self.isOpen else { return }
             self.isOpen = false
             if self.holdsTransaction { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
