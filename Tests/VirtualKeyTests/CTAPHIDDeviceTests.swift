@@ -40,6 +40,20 @@ private final class OffPoolExecutor: TaskExecutor {
     }
 }
 
+/// A device that counts the reads that do not wait (timeout 0): the ones that drain stale reports.
+private final class CountingDevice: HIDReportDevice {
+    let inner: VirtualHIDDevice
+    private let zeroWaitReads = Atomic<Int>(0)
+    init(_ inner: VirtualHIDDevice) { self.inner = inner }
+    var drainReads: Int { zeroWaitReads.load(ordering: .relaxed) }
+    func write(_ report: [UInt8]) throws { try inner.write(report) }
+    func read(timeoutMilliseconds: Int) throws -> [UInt8]? {
+        if timeoutMilliseconds == 0 { zeroWaitReads.add(1, ordering: .relaxed) }
+        return try inner.read(timeoutMilliseconds: timeoutMilliseconds)
+    }
+    func close() { inner.close() }
+}
+
 private func seconds(since start: ContinuousClock.Instant) -> Double {
     let d = ContinuousClock.now - start
     return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
@@ -371,9 +385,39 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
     @Test func badResponseSequence() async throws {
         var options = VirtualHIDDevice.Options()
         options.badResponseSequence = true
-        let connection = try await connect(VirtualHIDDevice(options: options, handler: echo))
+        let device = VirtualHIDDevice(options: options, handler: echo)
+        let connection = try await connect(device)
         #expect(try await connection.ping([1, 2, 3]) == [1, 2, 3])  // one packet: no sequence numbers
         await #expect(throws: FIDOTransportError.invalidSequence) { try await connection.ping(pattern(200)) }
+        // The rest of the broken answer still waits on the device; the next request reads it away first.
+        device.options.badResponseSequence = false
+        #expect(try await connection.ping(pattern(200)) == pattern(200))
+    }
+
+    /// Reports are read away before a request only when something can be left over: at CTAPHID_INIT and
+    /// after an exchange that failed, not after one that read its whole answer (each read is a round trip
+    /// on a FUSE-served node).
+    @Test(arguments: [false, true])
+    func staleReportsAreDrainedOnlyAfterAFailedExchange(inline: Bool) async throws {
+        try await withTaskExecutorPreference(OffPoolExecutor.shared) {
+            var options = VirtualHIDDevice.Options()
+            options.keepAliveInterval = nil
+            let device = CountingDevice(VirtualHIDDevice(options: options, handler: echo))
+            let connection = try await CTAPHIDConnection(device: device, name: "virtual", timeout: 0.3,
+                                                         userPresenceTimeout: 0.3, inline: inline)
+            #expect(device.drainReads == 1)
+            for i in 0..<5 { #expect(try await connection.sendCBOR(pattern(100 + i)) == [0x00] + pattern(100 + i)) }
+            #expect(try await connection.ping([7]) == [7])
+            #expect(device.drainReads == 1)
+            device.inner.options.dropResponses = true
+            await #expect(throws: FIDOTransportError.timeout) { try await connection.sendCBOR([0x04]) }
+            device.inner.options.dropResponses = false
+            #expect(try await connection.sendCBOR([0x04]) == [0x00, 0x04])
+            #expect(device.drainReads == 2)
+            #expect(try await connection.sendCBOR([0x05]) == [0x00, 0x05])
+            #expect(device.drainReads == 2)
+            await connection.close()
+        }
     }
 
     @Test func wrongInitNonce() async throws {

@@ -80,6 +80,9 @@ public final class CTAPHIDConnection: FIDOConnection {
         var isOpen = true
         /// The request being exchanged on `queue` right now.
         var current: PendingCall?
+        /// Whether the last exchange read its whole answer, so nothing of it can be waiting on the device.
+        /// CTAPHID_INIT reads its answer whole; an exchange that fails may leave reports behind.
+        var settled = true
     }
 
     /// What `initialize` learned from the key.
@@ -211,15 +214,19 @@ public final class CTAPHIDConnection: FIDOConnection {
 
     private func perform(command: UInt8, packets: [[UInt8]], pending: PendingCall, limits: Limits,
                          progress: (@Sendable (FIDOProgress) -> Void)?) throws -> [UInt8] {
-        try state.withLock { s in
+        let settled = try state.withLock { s in
             guard s.isOpen else { throw FIDOTransportError.closed }
             s.current = pending
+            defer { s.settled = false }
+            return s.settled
         }
         defer { state.withLock { $0.current = nil } }
-        return try CTAPHIDConnection.exchange(device: device, channel: channel, command: command, packets: packets,
-                                              limits: limits, pending: pending,
-                                              isOpen: { self.state.withLock { $0.isOpen } }, progress: progress,
-                                              accept: { _ in true })
+        let answer = try CTAPHIDConnection.exchange(
+            device: device, channel: channel, command: command, packets: packets, limits: limits, pending: pending,
+            drainFirst: !settled, isOpen: { self.state.withLock { $0.isOpen } }, progress: progress,
+            accept: { _ in true })
+        state.withLock { $0.settled = true }
+        return answer
     }
 
     private static func initialize(device: any HIDReportDevice, limits: Limits) throws -> InitAnswer {
@@ -233,7 +240,8 @@ public final class CTAPHIDConnection: FIDOConnection {
         do {
             payload = try exchange(
                 device: device, channel: CTAPHID.broadcastCID, command: CTAPHID.Command.initialize,
-                packets: packets, limits: limits, pending: PendingCall(), isOpen: { true }, progress: nil,
+                packets: packets, limits: limits, pending: PendingCall(), drainFirst: true, isOpen: { true },
+                progress: nil,
                 accept: { answer in
                     // Other programs' INIT answers share the broadcast channel; only ours carries our nonce.
                     if answer.count >= CTAPHID.nonceSize, Array(answer.prefix(CTAPHID.nonceSize)) == expected {
@@ -265,8 +273,14 @@ public final class CTAPHIDConnection: FIDOConnection {
 
     /// Sends `packets` and waits for the answer with the same command; blocks. Retries on
     /// ERR_CHANNEL_BUSY within the busy window. `accept` may turn down an answer (then the wait goes on).
+    ///
+    /// With `drainFirst`, reports already waiting are read away before the request goes out: what is left
+    /// of an earlier exchange that failed (a late answer after a timeout or cancel, the rest of a message
+    /// that broke off). After an exchange that read its whole answer nothing of ours can be waiting (other
+    /// programs' channels are ignored as they come), and the drain is left out: on a FUSE-served node
+    /// each empty read is a round trip to the server.
     private static func exchange(device: any HIDReportDevice, channel: UInt32, command: UInt8, packets: [[UInt8]],
-                                 limits: Limits, pending: PendingCall, isOpen: () -> Bool,
+                                 limits: Limits, pending: PendingCall, drainFirst: Bool, isOpen: () -> Bool,
                                  progress: (@Sendable (FIDOProgress) -> Void)?,
                                  accept: ([UInt8]) -> Bool) throws -> [UInt8] {
         let start = monotonicSeconds()
@@ -276,7 +290,7 @@ public final class CTAPHIDConnection: FIDOConnection {
             guard isOpen() else { throw FIDOTransportError.closed }
             // Nothing has reached the key yet, so there is nothing to cancel there.
             if pending.isCancelRequested { throw CancellationError() }
-            drainStaleReports(device)
+            if drainFirst { drainStaleReports(device) }
             for packet in packets { try device.write(packet) }
             do {
                 return try receive(device: device, channel: channel, command: command, start: start, limits: limits,
