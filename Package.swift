@@ -42,7 +42,7 @@ let package = Package(
             "KeyKit", .product(name: "Logging", package: "swift-log"),
         ]),
         // Screen protocol, ncurses and in-memory screens, input decoding, and one view per tab.
-        .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW"]),
+        .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW", "CLinux"]),
         .executableTarget(name: "ykterm", dependencies: [
             "KeyKit", "VirtualKey", "VirtualUSB", "AuthenticatorModel", "TerminalUI", "CNCursesW", "CHIDAPI",
             .product(name: "Logging", package: "swift-log"),

@@ -65,6 +65,8 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
     }
     private let maximumPairs: Int
     private let defaultColors: Bool
+    /// What a signal-time restore writes (see `TerminalRestore.prepare`).
+    private let restoreSequence: [UInt8]
 
     private struct ColorKey: Hashable {
         let foreground: TerminalColor?
@@ -86,6 +88,8 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
                   unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
                     != unsafeBitCast(SIG_IGN, to: Int.self) else { return false }
             _ = kill(0, SIGTTIN)
+            // The kernel drops SIGTTIN for an orphaned process group: no busy loop then.
+            if tcgetpgrp(fd) != getpgrp() { SystemThread.sleep(0.1) }
         }
     }
 
@@ -187,10 +191,13 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
         for capability in ["sgr0", "cnorm", "rmkx"] { restore += CursesScreen.terminfoString(capability) }
         let leaveAlternate = CursesScreen.terminfoString("rmcup")
         restore += leaveAlternate.isEmpty ? Array("\r\n".utf8) : leaveAlternate
+        restoreSequence = restore
         TerminalRestore.prepare(terminalFD: outputFD, sequence: restore, termios: haveSettings ? shellSettings : nil)
         TerminalRestore.wakeFD.store(signalWakeup.writeFD, ordering: .sequentiallyConsistent)
         TerminalRestore.resizePending.store(false, ordering: .sequentiallyConsistent)
         TerminalRestore.interruptPending.store(false, ordering: .sequentiallyConsistent)
+        TerminalRestore.suspendPending.store(false, ordering: .sequentiallyConsistent)
+        TerminalRestore.captureStderr(terminal: outputFD)
         TerminalRestore.active.store(true, ordering: .sequentiallyConsistent)
 
         werase(window)
@@ -212,6 +219,7 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
         if configuration.bracketedPaste { writeRaw(Array("\u{1B}[?2004l".utf8)) }
         curs_set(1)
         endwin()
+        TerminalRestore.releaseStderr()
         TerminalRestore.removeHandlers()
         TerminalRestore.terminalFD.store(-1, ordering: .sequentiallyConsistent)
         delwin(window)
@@ -374,6 +382,10 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
         guard !ended else { return [] }
         var events: [InputEvent] = []
         signalWakeup.drain()
+        if TerminalRestore.suspendPending.load(ordering: .sequentiallyConsistent) {
+            suspend()
+            events.append(.resize(size))
+        }
         if TerminalRestore.resizePending.exchange(false, ordering: .sequentiallyConsistent) {
             applyTerminalSize()
             events.append(.resize(size))
@@ -400,6 +412,45 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
             inputClosed = true
         }
         return events
+    }
+
+    /// Ctrl-Z, from the loop's thread: gives the terminal back as `endwin` does, stops the process, and once it is
+    /// continued waits (stopped) until it is in the foreground again before it takes the terminal back. Nothing is
+    /// drawn in between, so after `bg` no frame reaches the shell's screen; a SIGTERM meanwhile ends the process
+    /// with the terminal as the shell left it.
+    private func suspend() {
+        if TerminalRestore.active.exchange(false, ordering: .sequentiallyConsistent) {
+            // Sent from elsewhere (`kill -TSTP`) it may find the process in the background: endwin's tcsetattr
+            // would stop it with SIGTTOU half-way, so SIGTTOU is held for this thread meanwhile, as ncurses does.
+            Self.withTerminalOutputSignalBlocked {
+                if configuration.bracketedPaste { writeRaw(Array("\u{1B}[?2004l".utf8)) }
+                endwin()
+            }
+        }
+        TerminalRestore.suspendPending.store(false, ordering: .sequentiallyConsistent)
+        TerminalRestore.stopProcess()
+        _ = Self.waitForForeground(outputFD)
+        // The shell's settings as they are now (the user may have changed them meanwhile), for the next restore.
+        def_shell_mode()
+        var shellSettings = termios()
+        let haveSettings = tcgetattr(outputFD, &shellSettings) == 0
+        TerminalRestore.prepare(terminalFD: outputFD, sequence: restoreSequence,
+                                termios: haveSettings ? shellSettings : nil)
+        TerminalRestore.active.store(true, ordering: .sequentiallyConsistent)
+        // The next doupdate puts the program's modes back and repaints everything (ncurses' way back from endwin).
+        if configuration.bracketedPaste { writeRaw(Array("\u{1B}[?2004h".utf8)) }
+        cursorShown = nil
+        applyTerminalSize()
+    }
+
+    private static func withTerminalOutputSignalBlocked(_ body: () -> Void) {
+        var block = sigset_t()
+        sigemptyset(&block)
+        sigaddset(&block, SIGTTOU)
+        var previous = sigset_t()
+        _ = pthread_sigmask(SIG_BLOCK, &block, &previous)
+        body()
+        _ = pthread_sigmask(SIG_SETMASK, &previous, nil)
     }
 
     /// Takes the terminal's current size (TIOCGWINSZ) into ncurses and this screen; the next `present()` repaints
