@@ -92,6 +92,9 @@ public final class HIDNode: Sendable {
     public let identity: HIDNodeIdentity
     private let openHandle: @Sendable () -> (any HIDNodeHandle)?
     private let log: @Sendable (String) -> Void
+    /// The node's permission bits (owner root): 0666 as with ykterm's udev rule for everyone, 0600 as a hidraw
+    /// node without any rule. The kernel checks them (`default_permissions`) before an open reaches the server.
+    public let mode: UInt32
 
     private struct HeldRead: Sendable {
         var unique: UInt64
@@ -122,9 +125,10 @@ public final class HIDNode: Sendable {
     private let finished = Atomic<Bool>(false)
 
     /// Mounts the node at `path` (an empty file is created there when missing) and starts serving it.
-    public init(path: String, identity: HIDNodeIdentity, log: @escaping @Sendable (String) -> Void,
+    public init(path: String, identity: HIDNodeIdentity, mode: UInt32 = 0o666, log: @escaping @Sendable (String) -> Void,
                 openHandle: @escaping @Sendable () -> (any HIDNodeHandle)?) throws {
         self.path = path
+        self.mode = mode & 0o777
         self.identity = identity
         self.openHandle = openHandle
         self.log = log
@@ -137,7 +141,7 @@ public final class HIDNode: Sendable {
             unlink(path)
             throw USBError.system("open /dev/fuse", e)
         }
-        let options = "fd=\(fd),rootmode=100000,user_id=0,group_id=0,allow_other"
+        let options = "fd=\(fd),rootmode=100000,user_id=0,group_id=0,allow_other,default_permissions"
         guard mount("ykterm-hid", path, "fuse", UInt(MS_NOSUID) | UInt(MS_NODEV), options) == 0 else {
             let e = errno
             Glibc.close(fd)
@@ -218,7 +222,7 @@ public final class HIDNode: Sendable {
             send(FUSE.reply(unique: r.unique, payload: FUSE.initOut(minor: minor, maxReadahead: i.maxReadahead)))
         case .getattr, .setattr:
             // SETATTR: ykman opens with "wb" (O_TRUNC); the size stays 0.
-            send(FUSE.reply(unique: r.unique, payload: FUSE.attrOut(mode: 0o666)))
+            send(FUSE.reply(unique: r.unique, payload: FUSE.attrOut(mode: mode)))
         case .access, .flush, .fsync:
             send(FUSE.reply(unique: r.unique))
         case .open:

@@ -158,6 +158,8 @@ public final class VirtualUSBKey: Sendable {
     public let devDirectory: String
     public let key: VirtualKey
     public let interfaces: USBInterfaces
+    /// The permission bits of the hidraw nodes (see `HIDNode.mode`).
+    public let nodeMode: UInt32
     private let card: VpcdCard?
     private let makeFeatures: (@Sendable () -> FeatureReports?)?
     private let showReader: (@Sendable (String?) throws -> Void)?
@@ -180,10 +182,11 @@ public final class VirtualUSBKey: Sendable {
     /// key that comes back with other interfaces is a reader of another name (`NamespacePCSCD.show`).
     public init(key: VirtualKey, interfaces: USBInterfaces, vpcdPort: UInt16?,
                 sysDevices: String, sysClass: String = "/sys/class/hidraw", devDirectory: String = "/dev",
-                makeFeatures: (@Sendable () -> FeatureReports?)?,
+                nodeMode: UInt32 = 0o666, makeFeatures: (@Sendable () -> FeatureReports?)?,
                 showReader: (@Sendable (String?) throws -> Void)? = nil, log: @escaping @Sendable (String) -> Void) {
         self.key = key
         self.interfaces = interfaces
+        self.nodeMode = nodeMode
         self.sysDevices = sysDevices
         self.sysClass = sysClass
         self.devDirectory = devDirectory
@@ -298,11 +301,11 @@ public final class VirtualUSBKey: Sendable {
                     // Only the handles opened from it receive reports.
                     base.close()
                     fidoBase = base
-                    node = try HIDNode(path: path, identity: identity, log: log) {
+                    node = try HIDNode(path: path, identity: identity, mode: nodeMode, log: log) {
                         FIDONodeHandle(base.openAnotherHandle())
                     }
                 } else {
-                    node = try HIDNode(path: path, identity: identity, log: log) { OTPNodeHandle(features) }
+                    node = try HIDNode(path: path, identity: identity, mode: nodeMode, log: log) { OTPNodeHandle(features) }
                 }
                 nodes.append(node)
             }

@@ -45,6 +45,11 @@ struct VirtualKeyCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("With --usb: the USB interfaces that are on.", valueName: "LIST"))
         var interfaces: String = "otp,fido,ccid"
 
+        @Option(name: .customLong("hidraw-mode"), help: ArgumentHelp(
+            "With --usb: the permission bits of the hidraw nodes, owned by root (0600: as without a udev rule, "
+                + "only root may open them).", valueName: "MODE"))
+        var hidrawMode: String = "0666"
+
         @Argument(parsing: .postTerminator, help: ArgumentHelp("With --usb: the command to run (default: $SHELL).",
                                                                valueName: "COMMAND"))
         var command: [String] = []

@@ -16,6 +16,9 @@ extension VirtualKeyCommand.Serve {
         guard let interfaces = USBInterfaces(parsing: self.interfaces) else {
             throw YktermError.usage("--interfaces must be a comma list of ccid, fido and otp, not \"\(self.interfaces)\"")
         }
+        guard let hidrawMode = UInt32(self.hidrawMode, radix: 8), hidrawMode <= 0o777 else {
+            throw YktermError.usage("--hidraw-mode must be octal permission bits such as 0600, not \"\(self.hidrawMode)\"")
+        }
         guard getenv(USBNamespace.marker) != nil else {
             throw YktermError.failed("\(USBNamespace.reexecInPrivateNamespace(arguments: Array(CommandLine.arguments.dropFirst())))")
         }
@@ -40,6 +43,7 @@ extension VirtualKeyCommand.Serve {
             // pcscd (re)started with the reader the key has at each plug-in: named after the USB product, which
             // follows the interfaces the key's configuration leaves on.
             usb = VirtualUSBKey(key: key, interfaces: interfaces, vpcdPort: pcscd?.port, sysDevices: sysDevices,
+                                nodeMode: hidrawMode,
                                 makeFeatures: VirtualKeyUSB.features(key),
                                 showReader: showReader, log: log)
             try usb.prepareBus()
