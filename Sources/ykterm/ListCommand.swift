@@ -14,7 +14,8 @@ struct ListCommand: AsyncParsableCommand {
         and is listed once, with them all ("interfaces": ["ccid", "fido", "otp"]); a key on an NFC reader has \
         ["nfc"]. Its information comes from the Management application over the first interface that has it. \
         Keys with only HID interfaces (Security Keys, keys with CCID turned off) are listed without pcscd. A HID \
-        node that cannot be opened is listed with the reason and the fix. Exits with status 3 when no key is found.
+        node that cannot be opened is listed with the reason and the fix, also one this user may not open on a key \
+        read over its other interfaces. Exits with status 3 when no key is found.
         """)
 
     @OptionGroup var key: KeyOptions
@@ -124,6 +125,16 @@ struct ListCommand: AsyncParsableCommand {
         }
     }
 
+    /// The key's hidraw nodes this user may not open (no udev rule for them), with why and the fix. Asked with
+    /// access(2), without opening them: the key's other interfaces still give its information.
+    static func unopenableHID(_ d: KeyDescriptor?) -> [(path: String, problem: String)] {
+        guard let d else { return [] }
+        return [d.fidoHID?.path, d.otpHID?.path].compactMap { $0 }.compactMap { path in
+            guard path.hasPrefix("/"), access(path, R_OK | W_OK) != 0, errno == EACCES || errno == EPERM else { return nil }
+            return (path, explained(HIDDeviceError.permissionDenied(path)).1)
+        }
+    }
+
     static func jsonObject(_ row: Row) -> [String: Any] {
         let d = row.key
         var o: [String: Any] = [
@@ -144,6 +155,10 @@ struct ListCommand: AsyncParsableCommand {
             o["from_management"] = k.device.fromManagement
         }
         if let e = row.error { o["error"] = describeError(e) }
+        let unopenable = unopenableHID(d)
+        if !unopenable.isEmpty {
+            o["hid_errors"] = Dictionary(unopenable.map { ($0.path, $0.problem) }, uniquingKeysWith: { first, _ in first })
+        }
         return o
     }
 
@@ -163,6 +178,7 @@ struct ListCommand: AsyncParsableCommand {
             line += "\n  interfaces: " + d.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")
         }
         line += "\n  applications: " + (k.applications.isEmpty ? "none found" : k.applications.joined(separator: " "))
+        for node in unopenableHID(row.key) { line += "\n  " + node.problem }
         return line
     }
 
