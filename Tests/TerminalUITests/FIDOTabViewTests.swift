@@ -231,6 +231,15 @@ struct FIDOTabViewTests {
         _ = update(&loaded, .fido(.failed(keyID: F.key.id, FIDOFailure(.load, .notAvailable))))
         let unavailable = F.screen(loaded)
         #expect(F.contains(unavailable, "No FIDO2 here"))
+        // A FIDO interface this user may not open is not a key without FIDO2: the heading says it could not be
+        // read, and the reason names the node.
+        var refused = F.state()
+        _ = update(&refused, .keyPress(.char("r")))
+        let permission = UIText("error.hid-permission", ["path": "/dev/hidraw7"])
+        _ = update(&refused, .fido(.failed(keyID: F.key.id, FIDOFailure(.load, .other(permission)))))
+        let unreadable = F.screen(refused)
+        #expect(F.contains(unreadable, "FIDO2 could not be read") && !F.contains(unreadable, "No FIDO2 here"))
+        #expect(F.contains(unreadable, "/dev/hidraw7"))
     }
 
     @Test func helpOverlayListsTheTabsBindings() {

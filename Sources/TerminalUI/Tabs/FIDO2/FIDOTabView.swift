@@ -19,7 +19,10 @@ struct FIDOTabView {
         case .loading where fido.info == nil && fido.reset == nil:
             centered([UIText("fido.view.reading")])
         case .unavailable(let why):
-            centered([UIText("fido.view.unavailable"), why])
+            // "No FIDO2 here" only when the key has none to offer; a key whose FIDO interface could not be
+            // opened or read (no permission for its hidraw node, an error) does have FIDO2.
+            let absent = ["fido.notOnKey", "fido.notAvailable", "fido.u2fOnly"].contains(why.key)
+            centered([UIText(absent ? "fido.view.unavailable" : "fido.view.unreadable"), why])
         default:
             if fido.showCredentials, fido.credentials != nil {
                 if fido.showCredentialDetail, let c = fido.selected {
