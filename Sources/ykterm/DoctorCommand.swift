@@ -144,16 +144,14 @@ struct DoctorCommand: AsyncParsableCommand {
         }
     }
 
-    /// Where the rule file is: installed copy first, then the source tree.
+    /// Where the rule file is: beside the string tables ykterm uses (its installed share/ykterm, or the source
+    /// tree's Resources when run from a build), then the usual install places. Always an absolute path, so the
+    /// command it is shown in works from any directory.
     static func rulePath() -> String {
-        let exe = URL(fileURLWithPath: StringTables.executablePath() ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
-        let candidates = [
-            exe.deletingLastPathComponent().appendingPathComponent("../share/ykterm/udev/\(udevRule)").path,
-            "/usr/local/share/ykterm/udev/\(udevRule)",
-            "/usr/share/ykterm/udev/\(udevRule)",
-        ]
-        return candidates.first { FileManager.default.fileExists(atPath: $0) }
-            .map { URL(fileURLWithPath: $0).standardized.path } ?? "Resources/udev/\(udevRule)"
+        let candidates = StringTables.directories().map { PathString.normalized($0 + "/../udev/\(udevRule)") }
+            + ["/usr/local/share/ykterm/udev/\(udevRule)", "/usr/share/ykterm/udev/\(udevRule)"]
+        return candidates.first { $0.hasPrefix("/") && FileManager.default.fileExists(atPath: $0) }
+            ?? candidates.last!
     }
 
     private func checkTerminal(_ line: (Level, String) -> Void) {
