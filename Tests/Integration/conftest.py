@@ -3,7 +3,22 @@ import shutil
 
 import pytest
 
-from harness import YKTERM, PrivatePCSC, ServedKey
+from harness import YKTERM, PrivatePCSC, ServedKey, isolate_environ
+
+_home = None
+
+
+def pytest_configure(config):
+    """Every program the tests start inherits one environment, whatever the user's shell holds: the variables
+    ykterm reads cleared or fixed, and a private HOME (harness.clean_environ). A test that wants one of them
+    sets it in the environment it passes."""
+    global _home
+    _home = isolate_environ()
+
+
+def pytest_unconfigure(config):
+    if _home is not None:
+        shutil.rmtree(_home, ignore_errors=True)
 
 
 def pytest_sessionstart(session):

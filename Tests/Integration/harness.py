@@ -1,4 +1,4 @@
-"""Private pcscd + virtual key for the integration tests.
+"""Private pcscd + virtual key for the integration tests, and the environment every program they start gets.
 
 pcscd 1.9 always listens on /run/pcscd/pcscd.comm, so each test session starts its own pcscd in a
 private mount namespace (a tmpfs over /run) with its own reader configuration: a vpcd reader on a port
@@ -23,6 +23,75 @@ ROOT = Path(__file__).resolve().parents[2]
 YKTERM = Path(os.environ.get("YKTERM_BIN", ROOT / ".build" / "debug" / "ykterm"))
 VENV_BIN = Path(sys.executable).parent
 VPCD_DRIVER = "/usr/lib/pcsc/drivers/serial/libifdvpcd.so"
+
+
+# --- The environment -------------------------------------------------------------------------------------
+#
+# What ykterm does depends on these variables, so the user's shell must not decide them for a test: they are
+# cleared (or fixed, below) for every program the tests start, and a test that wants one sets it itself.
+# Read by ykterm: every YKTERM_* (READER, DEVICE, CONFIG, LOG, CARD_TIMEOUT, RESOURCES; IFD_DRIVER in the
+# one-slot reader driver; USB_NAMESPACE and USB_CONTROL, which `virtual-key serve --usb` sets for what runs
+# inside), PCSCLITE_CSOCK_NAME, LANG, LC_ALL, LC_CTYPE, LC_MESSAGES, NO_COLOR, TERM, TMUX and STY, DISPLAY
+# and WAYLAND_DISPLAY (the clipboard), SSH_CONNECTION (doctor), HOME, XDG_CONFIG_HOME, XDG_STATE_HOME, SHELL
+# (serve --usb without a command), PATH (the clipboard's helper programs: kept), SYSTEMD_DEVICE_VERIFY_SYSFS
+# (libudev; serve --usb sets it inside). By the libraries it links: COLUMNS, LINES and SAP_SHELL* (argument
+# parser), TERMINFO*, TERMCAP, ESCDELAY, TABSIZE and NCURSES_* (ncurses), OPENSSL_CONF and OPENSSL_MODULES
+# (libcrypto), other PCSCLITE_* and SYSTEMD_* (libpcsclite, libudev).
+# Kept: YKTERM_BIN, the tests' own choice of binary (set to the one they run); TMPDIR and TMUX_TMPDIR (where
+# temporary files go, which make test and .ci/run decide); PATH; TZ (the tests read the time as ykterm does).
+ENV_CLEARED = {"PCSCLITE_CSOCK_NAME", "LANG", "LANGUAGE", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLORTERM",
+               "TERM", "TMUX", "STY", "DISPLAY", "WAYLAND_DISPLAY", "HOME", "SHELL", "COLUMNS", "LINES",
+               "SAP_SHELL", "SAP_SHELL_VERSION", "TERMINFO", "TERMINFO_DIRS", "TERMCAP", "ESCDELAY", "TABSIZE",
+               "OPENSSL_CONF", "OPENSSL_MODULES"}
+ENV_CLEARED_PREFIXES = ("YKTERM_", "LC_", "XDG_", "SSH_", "PCSCLITE_", "NCURSES_", "SYSTEMD_")
+ENV_KEPT = {"YKTERM_BIN"}
+
+
+def clean_environ(home, base=None, keep=()):
+    """`base` (os.environ by default) without every variable ykterm or a library it links reads (ENV_CLEARED,
+    ENV_CLEARED_PREFIXES), except those in `keep`, and with the fixed ones: HOME=`home` (so ~/.config and
+    ~/.local/state are the test run's own; XDG_* are cleared and fall back to it), LANG=C.UTF-8,
+    TERM=xterm-256color, SHELL=/bin/sh, YKTERM_BIN=the binary under test."""
+    base = os.environ if base is None else base
+    keep = ENV_KEPT | set(keep)
+    env = {k: v for k, v in base.items()
+           if k in keep or not (k in ENV_CLEARED or k.startswith(ENV_CLEARED_PREFIXES))}
+    env.update(HOME=str(home), LANG="C.UTF-8", TERM="xterm-256color", SHELL="/bin/sh", YKTERM_BIN=str(YKTERM))
+    return env
+
+
+def isolate_environ(keep=()):
+    """Makes os.environ clean_environ's, with a new private HOME (in TMPDIR), for this process and every one it
+    starts; returns that HOME, which the caller removes at its end."""
+    home = tempfile.mkdtemp(prefix="ykterm-home-")
+    env = clean_environ(home, keep=keep)
+    os.environ.clear()
+    os.environ.update(env)
+    return home
+
+
+# --- Waiting ----------------------------------------------------------------------------------------------
+
+def wait_until(predicate, timeout, what, interval=0.05):
+    """Calls `predicate` until it returns something true, and returns that; raises AssertionError naming
+    `what` when `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = predicate()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not after {timeout} s")
+        time.sleep(interval)
+
+
+def process_state(pid):
+    """The state letter of `pid` (R, S, D, T for stopped, Z...), or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def _port_free(port):
@@ -93,7 +162,7 @@ def _sessions(pids):
 
 def _in_sessions(sessions):
     """Running processes whose session is one of `sessions` (also those whose parent has gone)."""
-    return [p for p in _all_pids() if _sessions([p]) & sessions and _running(p)]
+    return [p for p in _all_pids() if _sessions([p]) & sessions and is_running(p)]
 
 
 def _all_pids():
@@ -109,7 +178,7 @@ def stop_tree(pid, timeout=5.0):
     deadline = time.monotonic() + timeout
     sig = signal.SIGTERM
     while True:
-        alive = [p for p in set(pids + _in_sessions(sessions)) if _running(p)]
+        alive = [p for p in set(pids + _in_sessions(sessions)) if is_running(p)]
         if not alive:
             return
         if time.monotonic() > deadline:
@@ -124,13 +193,9 @@ def stop_tree(pid, timeout=5.0):
         time.sleep(0.05)
 
 
-def _running(pid):
+def is_running(pid):
     """True while `pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return process_state(pid) not in (None, "Z")
 
 
 class PrivatePCSC:
@@ -184,10 +249,9 @@ class PrivatePCSC:
         return f"/proc/{self.proc.pid}/root/run/pcscd/pcscd.comm"
 
     def env(self, **extra):
+        """The environment (clean_environ's, which conftest gives os.environ) with this pcscd's socket."""
         e = dict(os.environ)
         e["PCSCLITE_CSOCK_NAME"] = self.socket
-        e.pop("YKTERM_READER", None)
-        e.pop("YKTERM_DEVICE", None)
         e.update({k: str(v) for k, v in extra.items()})
         return e
 

@@ -80,8 +80,8 @@ from pathlib import Path
 import pyotp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (VENV_BIN, YKTERM, descendants, free_port_pair, stop_pid, stop_tree,  # noqa: E402
-                     usb_unavailable_reason)
+from harness import (VENV_BIN, YKTERM, descendants, free_port_pair, isolate_environ, stop_pid,  # noqa: E402
+                     stop_tree, usb_unavailable_reason)
 
 USB_SERIAL = 33000001
 NFC_SERIAL = 33000002
@@ -956,7 +956,13 @@ def main():
     if reason:
         print(f"soak: cannot run here: {reason}", file=sys.stderr)
         return 2
-    r = run(a.minutes, a.seed, progress=sys.stderr)
+    # What ykterm, ykman and the TUI get does not depend on the shell this was started from (the variables
+    # ykterm reads cleared or fixed, a private HOME), as under pytest (conftest.py).
+    home = isolate_environ()
+    try:
+        r = run(a.minutes, a.seed, progress=sys.stderr)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
     if a.json:
         Path(a.json).write_text(json.dumps(r, indent=1))
     print(table(r))

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import YKTERM  # noqa: E402
+from harness import YKTERM, clean_environ  # noqa: E402
 from test_tui import Tmux  # noqa: E402
 from test_tui_fido import fido_tab  # noqa: E402
 
@@ -265,6 +265,12 @@ def two_fido_clients(home, seconds=20):
 
 def main():
     name, home = sys.argv[1], sys.argv[2]
+    # The environment of every program a scenario starts does not depend on the shell the test was started from
+    # (harness.clean_environ, as conftest.py does for the tests), HOME the test's directory; what serve --usb
+    # sets for its command is kept.
+    env = clean_environ(home, keep=("YKTERM_USB_CONTROL", "SYSTEMD_DEVICE_VERIFY_SYSFS"))
+    os.environ.clear()
+    os.environ.update(env)
     result = globals()[name](home)
     print(json.dumps(result))
 
