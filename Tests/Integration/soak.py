@@ -702,6 +702,8 @@ class Soak:
         self.add_accounts("nfc", NFC_READER)
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / "config"))
         self.tui = Tmux(f"{shlex.quote(str(YKTERM))} --device {USB_SERIAL}", env)
+        # For the outside, which stops the server and removes its socket's directory if this script cannot.
+        (self.dir / "tmux-dir").write_text(self.tui.dir)
         (self.dir / "tmux-server.pid").write_text(str(self.tui.server_pid))
         self.tui.wait_for("Soak USB")
         self.tui_pid = self.find_tui_pid()
@@ -804,6 +806,7 @@ def run(minutes, seed=None, progress=None):
                 server = workdir / "tmux-server.pid"
                 if server.exists():
                     stop_tree(int(server.read_text()))
+                    shutil.rmtree((workdir / "tmux-dir").read_text(), ignore_errors=True)
                 for pid in reversed(descendants(proc.pid)):
                     try:
                         os.kill(pid, signal.SIGKILL)

@@ -11,8 +11,8 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
-import uuid
 
 import pyotp
 import pytest
@@ -37,21 +37,31 @@ def totp(secret, t, period=30, digits=6):
 
 
 class Tmux:
-    """One tmux server of our own (-L), one window running a command; stopped by its server PID."""
+    """One tmux server of our own, one window running a command; stopped by its server PID.
+
+    Its socket is in a directory of its own (TMUX_TMPDIR, in TMPDIR), removed by close(): tmux leaves its
+    socket behind when its server ends, and in /tmp/tmux-UID they would pile up."""
 
     def __init__(self, command, env, columns=100, rows=30):
-        self.socket = "ykterm-test-" + uuid.uuid4().hex[:8]
+        self.socket = "ykterm-test"
+        self.dir = tempfile.mkdtemp(prefix="ykterm-tmux-")
+        self.server_pid = None
         self.env = dict(env)
         self.env.pop("TMUX", None)
+        self.env["TMUX_TMPDIR"] = self.dir
         self.env["TERM"] = "xterm-256color"
         self.env.setdefault("LANG", "C.UTF-8")
         self.env["LC_ALL"] = "C.UTF-8"
         # The shell line ends with a marker, so the tests see the exit status and that the terminal
         # settings were given back (echo and canonical mode on).
         shell = f"trap true INT; {command}; echo EXITED=$?; stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo; sleep 60"
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(columns),
-                        "-y", str(rows), "sh", "-c", shell], env=self.env, check=True)
-        self.server_pid = int(self.tmux("display-message", "-p", "#{pid}").strip())
+        try:
+            subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(columns),
+                            "-y", str(rows), "sh", "-c", shell], env=self.env, check=True)
+            self.server_pid = int(self.tmux("display-message", "-p", "#{pid}").strip())
+        except BaseException:
+            self.close()
+            raise
 
     def tmux(self, *args):
         return subprocess.run(["tmux", "-L", self.socket] + list(args), env=self.env, check=True,
@@ -123,8 +133,13 @@ class Tmux:
         raise AssertionError(f"{pattern!r} still on screen after {timeout} s:\n{text}")
 
     def close(self):
-        # The server, and the shell, ykterm and sleep below it: all gone before the next test starts.
-        stop_tree(self.server_pid)
+        # The server, and the shell, ykterm and sleep below it: all gone before the next test starts; then its
+        # socket's directory.
+        if self.server_pid is not None:
+            stop_tree(self.server_pid)
+        else:
+            subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def code_of(screen, issuer):
