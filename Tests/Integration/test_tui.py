@@ -5,6 +5,7 @@ Codes on screen are checked against pyotp; changes made in the TUI are checked w
 """
 
 import base64
+import itertools
 import json
 import os
 import re
@@ -17,7 +18,8 @@ import time
 import pyotp
 import pytest
 
-from harness import YKTERM, ServedKey, run_ykman, run_ykterm, stop_tree
+from harness import (YKTERM, ServedKey, descendants, is_running, process_state, run_ykman, run_ykterm,
+                     stop_tree, wait_until)
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
 
@@ -82,7 +84,7 @@ class Tmux:
     def answer(self, key):
         """Answers a question on screen as a person does, a moment after it showed (ykterm takes no answer
         from the same input burst as the key that asked)."""
-        time.sleep(0.2)
+        time.sleep(0.2)  # the person's pause: part of the scenario
         self.send(key)
 
     def paste(self, text):
@@ -132,6 +134,20 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"{pattern!r} still on screen after {timeout} s:\n{text}")
 
+    def pid_of(self, executable, timeout=10):
+        """The PID of a process below the tmux server running `executable` (its argv[0])."""
+        def found():
+            for pid in descendants(self.server_pid):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        argv = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if argv and argv[0] == str(executable).encode():
+                    return pid
+            return None
+        return wait_until(found, timeout, f"{executable} running in the tmux pane")
+
     def close(self):
         # The server, and the shell, ykterm and sleep below it: all gone before the next test starts; then its
         # socket's directory.
@@ -157,7 +173,7 @@ def stable_code(tmux, issuer, secret, period=30):
         now = time.time()
         if 1.5 < period - now % period < period - 1.5:
             break
-        time.sleep(0.5)
+        time.sleep(0.5)  # until the clock is away from a period boundary
     screen = tmux.screen()
     code, left = code_of(screen, issuer)
     assert code == totp(secret, time.time(), period), screen
@@ -177,10 +193,17 @@ def test_virtual_key_codes_match_pyotp_and_count_down(virtual_tui):
     t.wait_for("GitHub")
     code, left = stable_code(t, "GitHub", GITHUB)
     stable_code(t, "Fastmail", FASTMAIL, period=60)
-    time.sleep(2.2)
-    _, later = code_of(t.screen(), "GitHub")
+
+    def moved():
+        try:
+            seconds = code_of(t.screen(), "GitHub")[1]
+        except AssertionError:  # a frame caught half drawn
+            return None
+        return (seconds,) if seconds != left else None
+    (later,) = wait_until(moved, 5, "GitHub's countdown moving")
     assert later < left or later > 25, "the countdown did not move"
-    # Across the next boundary the code changes by itself, to pyotp's next code.
+    # Across the next boundary the code changes by itself, to pyotp's next code: the test waits for the next
+    # period to begin (and 1.5 s into it), a time on the clock, not an event.
     time.sleep(30 - time.time() % 30 + 1.5)
     new, _ = stable_code(t, "GitHub", GITHUB)
     assert new != code or totp(GITHUB, time.time()) == code
@@ -227,6 +250,7 @@ def test_a_paste_never_acts_as_key_presses(virtual_tui):
     # On the list, "study" as keys would delete the selected account (d opens the dialog, y confirms it).
     t.paste("study")
     t.wait_for("Paste ignored")
+    # Nothing to wait for: a moment in which a key taken from the paste would have shown.
     time.sleep(0.5)
     screen = t.screen()
     assert "Delete" not in screen and "Add account" not in screen
@@ -234,6 +258,7 @@ def test_a_paste_never_acts_as_key_presses(virtual_tui):
     # Not even typed in one burst: the y that came with the d answers nothing; Enter is No.
     t.type("dy")
     t.wait_for(r"Delete Corp VPN:alice\?")
+    # A moment in which the y, had it been taken as the answer, would have shown.
     time.sleep(0.5)
     assert "Deleted" not in t.screen()
     t.answer("Enter")
@@ -273,6 +298,8 @@ def test_help_fits_and_scrolls_on_a_small_terminal(tmp_path):
         seen = screen
         for _ in range(25):
             t.send("Down")
+            # Paces the presses so that captures fall between them (the last screens hold still at the end);
+            # what is checked is the lines seen in all of them.
             time.sleep(0.05)
             seen += t.screen()
         # Every binding was reachable, the OATH-only ones and the general ones, and nothing ran into the border.
@@ -324,35 +351,52 @@ def test_sigterm_in_the_background_ends_it_and_leaves_the_terminal_cooked(tmp_pa
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"), ENV="")
     # dash: job control, and no line editor that would put the terminal modes back by itself.
     t = Tmux("sh -i", env)
+    marks = itertools.count(1)
+
+    def shell(line):
+        """Runs `line` in the pane's shell on a cleared screen and returns the screen once it has finished."""
+        mark = f"DONE-{next(marks)}"
+        t.type(f"clear; {line}; echo {mark}")
+        t.send("Enter")
+        return t.wait_for(rf"(?m)^{mark}\s*$", timeout=20)
+
+    def no_job_left():
+        # The first `jobs` reports a job that has ended since the shell last looked; the second lists what is left.
+        screen = shell("jobs; jobs")
+        assert not re.search(r"Stopped|Running", screen), screen
+
     try:
         t.type(f"set -m; {shlex.quote(str(YKTERM))} --virtual")
         t.send("Enter")
         t.wait_for("GitHub")
+        pid = t.pid_of(YKTERM)
         t.send("C-z")
         t.wait_for("Stopped")
-        # In the background it stops again at once (its output to the terminal: SIGTTOU), as a TUI does.
+        # In the background it stops again at once (its output to the terminal: SIGTTOU), as a TUI does; dash
+        # learns of the stop when it looks, so `jobs` until it lists the job as stopped.
         t.type("bg")
         t.send("Enter")
-        time.sleep(1)
+        wait_until(lambda: "Stopped" in shell("jobs"), 10, "the job listed as stopped again after bg",
+                   interval=0.2)
         # dash's kill sends SIGTERM alone; the job gets it when it is continued.
-        t.type("kill %1; kill -CONT %1; sleep 1; echo JOBS=$(jobs | wc -l)X")
+        t.type("kill %1; kill -CONT %1")
         t.send("Enter")
-        jobs = t.wait_for(r"JOBS=\d+X", timeout=20)
-        assert "JOBS=0X" in jobs, jobs
-        t.type("clear; stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY")
-        t.send("Enter")
-        screen = t.wait_for(r"(?m)^\S*icanon \S*echo STTY|STTY$", timeout=20)
+        wait_until(lambda: not is_running(pid), 20, "ykterm ended by SIGTERM in the background")
+        no_job_left()
+        screen = shell("stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY")
         assert re.search(r"(?m)^icanon echo STTY", screen), screen
         # Started with &, it waits stopped for the foreground and never draws over the shell; SIGTERM ends it.
-        t.type(f"clear; {shlex.quote(str(YKTERM))} --virtual & sleep 1; jobs; echo STARTED")
+        t.type(f"clear; {shlex.quote(str(YKTERM))} --virtual &")
         t.send("Enter")
-        screen = t.wait_for("STARTED")
+        pid = t.pid_of(YKTERM)
+        wait_until(lambda: process_state(pid) == "T", 10, "ykterm started with & stopped, waiting for the foreground")
+        screen = shell("jobs")
         assert "Stopped" in screen and "GitHub" not in screen, screen
-        t.type("kill %1; kill -CONT %1; sleep 1; echo JOBS=$(jobs | wc -l)Y; stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY")
+        t.type("kill %1; kill -CONT %1")
         t.send("Enter")
-        screen = t.wait_for(r"JOBS=\d+Y")
-        assert "JOBS=0Y" in screen, screen
-        screen = t.wait_for(r"(?m)^\S*icanon \S*echo STTY")
+        wait_until(lambda: not is_running(pid), 20, "ykterm started with & ended by SIGTERM")
+        no_job_left()
+        screen = shell("stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY")
         assert re.search(r"(?m)^icanon echo STTY", screen) and "GitHub" not in screen, screen
     finally:
         t.close()
@@ -584,8 +628,11 @@ def test_names_from_outside_cannot_drive_the_terminal(pcsc, env, tmp_path):
         t.tmux("set-option", "-g", "set-clipboard", "on")
         t.wait_for("GitHub")
         screen = t.wait_for(r"Evil\s+\\x1B\]52;c;aGVsbG8=\\x07x\\x1B\[2J\\u\{202E\}")
-        # The screen was not cleared: the other accounts are still there after a redraw or two.
-        time.sleep(1.5)
+        # The screen was not cleared: the other accounts are still there after a redraw or two (the countdown
+        # changes every second, and with it the screen).
+        for _ in range(2):
+            drawn = t.screen()
+            wait_until(lambda: t.screen() != drawn, 5, "the screen drawn again")
         screen = t.screen()
         assert "GitHub" in screen and "Fastmail" in screen, screen
         styled = t.tmux("capture-pane", "-p", "-e", "-t", "0")
