@@ -1,16 +1,17 @@
 """Plug-in storm (issue 35): the TUI on a USB virtual key pulled out and plugged in every 20 to 200 ms, on each tab.
 
-    python storm.py [--plugs N] [--minutes M] [--load] [--seed S] [--json FILE] [--workdir DIR] [--core]
+    python storm.py [--plugs N] [--minutes M] [--load] [--seed S] [--json FILE] [--workdir DIR] [--gdb]
     (as root; `make storm STORM_PLUGS=N STORM_MINUTES=M STORM_ARGS=...`)
 
 Everything runs inside one `ykterm virtual-key serve --usb -- python storm.py --inside ...`: the USB key (serial
 34000001, three TOTP accounts with random secrets added at the start) and its namespace's pcscd are serve's; this
 script is its COMMAND. In there:
   - the TUI (`ykterm`, in tmux, 100x30) runs with its standard error redirected to a file, stderr.txt in the run's
-    work directory (its working directory too, so that with --core a core file lands there): a fatal signal's
-    report ("ykterm: fatal signal SIGABRT (6) in thread N (name)" and whatever was written to standard error
-    before it) goes there and is not lost with the alternate screen. The pane's shell line ends with
-    `echo EXITED=$?`, so an exit shows on screen with its status (134: SIGABRT);
+    work directory (its working directory too): a fatal signal's report ("ykterm: fatal signal SIGABRT (6) in
+    thread N (name)" and whatever was written to standard error before it) goes there and is not lost with the
+    alternate screen. The pane's shell line ends with `echo EXITED=$?`, so an exit shows on screen with its
+    status (134: SIGABRT). ykterm never leaves a core file (it makes itself not dumpable: a core could hold a
+    secret); with --gdb the TUI runs under gdb, which writes every thread's stack to gdb.txt on a fatal signal;
   - the tabs are switched in turn (Escape, then 1 to 5; a few seconds on each, cycling), and on some tabs a key
     is pressed every second or so while there: the APDU tab sends `select oath`, the FIDO2 and PIV tabs reload;
   - `ykterm virtual-key usb unplug` and `plug` alternate with pauses of 20 to 200 ms between them (random, from
@@ -30,6 +31,7 @@ temporary one removed at the end, unless --workdir names one to keep.
 """
 
 import argparse
+import errno
 import hashlib
 import json
 import os
@@ -49,6 +51,7 @@ from pathlib import Path
 import pyotp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sanitizers  # noqa: E402
 from harness import YKTERM, descendants, stop_pid, stop_tree, usb_unavailable_reason  # noqa: E402
 
 SERIAL = 34000001
@@ -63,6 +66,27 @@ LAG = 1.5
 WATCH_EVERY = 0.25
 # Lines on the TUI's standard error known to be harmless (none so far): regular expressions.
 HARMLESS_STDERR = []
+
+# With --gdb, the TUI runs under gdb with these commands: its output to gdb.txt (not the TUI's terminal), every
+# signal passed on to the TUI without a stop except the fatal ones, where every thread's stack is written.
+# ykterm makes itself not dumpable and sets RLIMIT_CORE to 0 at its start (SecretMemory.protectProcess: a core
+# could hold a PIN or an OATH key), so there is never a core file to read: a debugger from the start is the way.
+GDB_COMMANDS = """set pagination off
+set confirm off
+set print thread-events off
+set print inferior-events off
+set logging file gdb.txt
+set logging overwrite on
+set logging redirect on
+set logging enabled on
+handle all nostop noprint pass
+handle SIGSEGV SIGBUS SIGABRT SIGILL SIGFPE stop print nopass
+run
+info threads
+thread apply all bt
+info registers
+x/12i $pc-24
+"""
 
 # Each tab: its key, its name, what shows it is on screen (key present or not), and what is pressed on it now and
 # then (None: nothing).
@@ -107,8 +131,17 @@ def rows(text):
 
 
 def run_quiet(argv, timeout=60, input=None):
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, input=input,
-                          stdin=subprocess.DEVNULL if input is None else None)
+    """Runs `argv` and returns its CompletedProcess. ykterm's binary may be replaced by a build under way (a
+    moment missing, or busy being written): it is tried again for up to two minutes."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                                  input=input, stdin=subprocess.DEVNULL if input is None else None)
+        except OSError as e:
+            if e.errno not in (errno.ETXTBSY, errno.ENOENT) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def process_running(pid):
@@ -129,12 +162,12 @@ def resources(pid):
 class Storm:
     """Everything inside the namespace (see the module's description)."""
 
-    def __init__(self, workdir, plugs, seconds, seed, tab_seconds, core):
+    def __init__(self, workdir, plugs, seconds, seed, tab_seconds, gdb):
         self.dir = Path(workdir)
         self.plugs_wanted, self.seconds = plugs, seconds
         self.rng = random.Random(seed)
         self.tab_seconds = tab_seconds
-        self.core = core
+        self.gdb = gdb
         self.accounts = [Account("totp-30"), Account("totp-60", period=60),
                          Account("sha256-8", digits=8, algorithm="SHA256")]
         self.stop = threading.Event()
@@ -150,7 +183,7 @@ class Storm:
             "tab_visits": {name: 0 for _, name, _, _ in TABS}, "tab_not_shown": {name: 0 for _, name, _, _ in TABS},
             "actions": 0, "seconds": 0.0, "gap_ms": [int(GAP[0] * 1000), int(GAP[1] * 1000)],
             "command_ms": {"plug": [], "unplug": []}, "command_failures": [],
-            "exits": [], "stderr": "", "stderr_bytes": 0, "core": None,
+            "exits": [], "stderr": "", "stderr_bytes": 0, "gdb": None,
             "final": None, "resources": {"start": None, "end": None}, "errors": [],
         }
 
@@ -180,8 +213,9 @@ class Storm:
         from test_tui import Tmux
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / "config"))
         command = f"cd {shlex.quote(str(self.dir))} && "
-        if self.core:
-            command += "ulimit -c unlimited; "
+        if self.gdb:
+            (self.dir / "gdb.cmds").write_text(GDB_COMMANDS)
+            command += "gdb -q -batch -x gdb.cmds --args "
         command += f"{shlex.quote(str(YKTERM))} 2>stderr.txt"
         self.tui = Tmux(command, env)
         (self.dir / "tmux-server.pid").write_text(str(self.tui.server_pid))
@@ -344,7 +378,7 @@ class Storm:
         self.wait_reader()
         self.add_accounts()
         self.start_tui()
-        took, screen, wrong = self.codes_right(timeout=20)
+        took, screen, wrong = self.codes_right(timeout=90 if self.gdb else 20)
         if took is None:
             raise RuntimeError("the accounts' codes did not show at the start:\n" + screen)
         self.r["resources"]["start"] = resources(self.tui_pid)
@@ -387,8 +421,9 @@ class Storm:
             data = path.read_bytes()
             self.r["stderr_bytes"] = len(data)
             self.r["stderr"] = data.decode(errors="replace")[-20000:]
-        cores = [p.name for p in self.dir.iterdir() if p.name.startswith("core")]
-        self.r["core"] = cores or None
+        gdb = self.dir / "gdb.txt"
+        if gdb.exists():
+            self.r["gdb"] = gdb.read_text(errors="replace")[-60000:]
 
     def cleanup(self):
         self.stop.set()
@@ -397,9 +432,9 @@ class Storm:
         # serve --usb waits for nothing it need not: the key is left as it is.
 
 
-def inside(workdir, plugs, minutes, seed, tab_seconds, core):
+def inside(workdir, plugs, minutes, seed, tab_seconds, gdb):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    storm = Storm(workdir, plugs, minutes * 60 if minutes else None, seed, tab_seconds, core)
+    storm = Storm(workdir, plugs, minutes * 60 if minutes else None, seed, tab_seconds, gdb)
     try:
         result = storm.run()
     except Exception as e:  # noqa: BLE001 (reported in the result, which the outside fails on)
@@ -434,7 +469,7 @@ def start_load(procs, nice):
 
 
 def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_nice=0, tab_seconds=TAB_SECONDS,
-        workdir=None, core=False, progress=None):
+        workdir=None, gdb=False, progress=None):
     """Runs the storm in `virtual-key serve --usb` (until `plugs` plug-ins or `minutes`, whichever comes first;
     300 plug-ins when neither is given) and returns its figures. Progress lines go to `progress` (a file), or
     into the figures' "log" when None."""
@@ -445,6 +480,8 @@ def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_n
     if keep:
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
+        if any(workdir.iterdir()):
+            raise RuntimeError(f"{workdir} is not empty: the key's state, stderr.txt and gdb.txt would mix")
     else:
         workdir = Path(tempfile.mkdtemp(prefix="ykterm-storm-"))
     log = progress if progress is not None else open(workdir / "storm.log", "w+")
@@ -460,8 +497,8 @@ def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_n
             argv += ["--plugs", str(plugs)]
         if minutes is not None:
             argv += ["--minutes", str(minutes)]
-        if core:
-            argv += ["--core"]
+        if gdb:
+            argv += ["--gdb"]
         env = dict(os.environ, YKTERM_BIN=str(YKTERM))
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True,
                                 env=env, cwd=str(workdir))
@@ -494,6 +531,8 @@ def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_n
         result["exit"] = proc.returncode
         result["load"] = {"procs": len(loaders), "nice": load_nice} if load else None
         result["workdir"] = str(workdir) if keep else None
+        # A ykterm built with a sanitizer (make storm STORM_SANITIZER=...): its reports, written to files.
+        result["sanitizer_reports"] = sanitizers.reports()
         return result
     finally:
         for p in loaders:
@@ -535,8 +574,12 @@ def failures(r, plugs_wanted=None):
     unexplained = unexplained_stderr(r)
     if unexplained:
         out.append(f"the TUI's stderr ({r['stderr_bytes']} bytes):\n" + "\n".join(unexplained)[-4000:])
-    if r.get("core"):
-        out.append(f"core files: {r['core']} (in {r.get('workdir') or 'the removed work directory'})")
+    if r.get("gdb") and re.search(r"received signal|Thread \d+ .* hit", r["gdb"]):
+        out.append("gdb stopped the TUI:\n" + r["gdb"][-6000:])
+    found = r.get("sanitizer_reports") or []
+    if found:
+        out.append(f"{len(found)} sanitizer reports:\n  " + "\n  ".join(sanitizers.summary(found))
+                   + "\nthe first:\n" + found[0][1][-6000:])
     return out
 
 
@@ -584,19 +627,20 @@ def main():
     parser.add_argument("--load-procs", type=int, help="busy loops (default: one per core)")
     parser.add_argument("--load-nice", type=int, default=0, help="their niceness (default 0)")
     parser.add_argument("--tab-seconds", type=float, default=TAB_SECONDS)
-    parser.add_argument("--workdir", help="keep the run's files (stderr.txt, logs, a core) in this directory")
-    parser.add_argument("--core", action="store_true", help="let the TUI dump core into the work directory")
+    parser.add_argument("--workdir", help="keep the run's files (stderr.txt, gdb.txt) in this directory")
+    parser.add_argument("--gdb", action="store_true",
+                        help="run the TUI under gdb: on a fatal signal, every thread's stack to gdb.txt")
     parser.add_argument("--json", help="write the figures as JSON to this file")
     parser.add_argument("--inside", help=argparse.SUPPRESS)
     a = parser.parse_args()
     if a.inside:
-        inside(a.inside, a.plugs, a.minutes, a.seed, a.tab_seconds, a.core)
+        inside(a.inside, a.plugs, a.minutes, a.seed, a.tab_seconds, a.gdb)
         return 0
     reason = unavailable()
     if reason:
         print(f"storm: cannot run here: {reason}", file=sys.stderr)
         return 2
-    r = run(a.plugs, a.minutes, a.seed, a.load, a.load_procs, a.load_nice, a.tab_seconds, a.workdir, a.core,
+    r = run(a.plugs, a.minutes, a.seed, a.load, a.load_procs, a.load_nice, a.tab_seconds, a.workdir, a.gdb,
             progress=sys.stderr)
     if a.json:
         Path(a.json).write_text(json.dumps(r, indent=1))
