@@ -10,6 +10,7 @@ machine is never touched. Every process started here is stopped by its PID.
 import json
 import os
 import random
+import select
 import shutil
 import signal
 import socket
@@ -92,6 +93,71 @@ def process_state(pid):
             return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
+
+
+# The numbers of read(2), poll(2) and ppoll(2), as /proc/PID/task/TID/syscall shows them.
+_SYSCALLS = {"x86_64": {"read": 0, "poll": 7, "ppoll": 271},
+             "aarch64": {"read": 63, "ppoll": 73}}.get(os.uname().machine)
+
+
+def reads_done(pid):
+    """How many read(2)s `pid` has finished (a read still waiting is not counted), or -1 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            return int(next(line for line in f if line.startswith("syscr:")).split()[1])
+    except (OSError, StopIteration, ValueError):
+        return -1
+
+
+def _polls_stdin(pid, address, count):
+    """Whether the pollfd array at `address` in `pid` (poll's first argument) asks for input on fd 0."""
+    try:
+        with open(f"/proc/{pid}/mem", "rb") as mem:
+            mem.seek(address)
+            data = mem.read(8 * min(count, 64))
+    except (OSError, ValueError):
+        return False
+    for i in range(0, len(data) - 7, 8):
+        fd = int.from_bytes(data[i:i + 4], sys.byteorder, signed=True)
+        events = int.from_bytes(data[i + 4:i + 6], sys.byteorder)
+        if fd == 0 and events & select.POLLIN:
+            return True
+    return False
+
+
+def reading_stdin(pid):
+    """True when a thread of `pid` is blocked in read(2) on its standard input, or in poll(2)/ppoll(2) waiting
+    for input on it: it waits for what is typed."""
+    if _SYSCALLS is None:
+        raise RuntimeError(f"the system call numbers of {os.uname().machine} are not known here")
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/syscall") as f:
+                fields = f.read().split()
+        except OSError:
+            continue
+        if len(fields) < 3 or not fields[0].isdigit():
+            continue
+        number, first, second = int(fields[0]), int(fields[1], 16), int(fields[2], 16)
+        if number == _SYSCALLS["read"] and first == 0:
+            return True
+        if number in (_SYSCALLS.get("poll"), _SYSCALLS["ppoll"]) and _polls_stdin(pid, first, second):
+            return True
+    return False
+
+
+def wait_for_input(proc, since=None, timeout=10):
+    """Waits until `proc` (a Popen) is blocked reading its standard input — after more reads than `since`
+    (reads_done before the previous answer was typed), so that an answer already read does not count — or
+    has ended. Returns reads_done, to pass as `since` next time."""
+    wait_until(lambda: proc.poll() is not None or ((since is None or reads_done(proc.pid) > since)
+                                                   and reading_stdin(proc.pid)),
+               timeout, f"{proc.args[0]} waiting for input")
+    return reads_done(proc.pid)
 
 
 def _port_free(port):

@@ -117,16 +117,16 @@ def _capture_on_pty(feed, timeout="10"):
     import os
     import subprocess
     import termios
-    import time
 
-    from harness import YKTERM
+    from harness import YKTERM, wait_for_input
 
     master, slave = os.openpty()
     before = termios.tcgetattr(slave)
     proc = subprocess.Popen([str(YKTERM), "otp", "capture", "--json", "--timeout", timeout], stdin=slave,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.5)
+        # Typed once it reads the terminal (its modes set for the capture).
+        wait_for_input(proc)
         feed(master)
         out, err = proc.communicate(timeout=20)
         after = termios.tcgetattr(slave)
@@ -148,7 +148,7 @@ def test_capture_on_a_terminal_takes_the_burst_and_restores_the_terminal():
     def feed(master):
         for c in "slow\r":  # a human: too slow, ignored
             os.write(master, c.encode())
-            time.sleep(0.12)
+            time.sleep(0.12)  # a person's pace between keys: the scenario
         os.write(master, (otp + "\r").encode())
 
     code, out, err, before, after = _capture_on_pty(feed)
@@ -304,22 +304,22 @@ def test_overwrite_needs_force_when_not_a_terminal(key, env):
 
 
 def _on_pty(args, env, answers):
-    """Runs ykterm with a pseudo-terminal as standard input, typing each answer after a pause. Returns the
-    exit status, stdout, stderr and what the terminal showed (the echo)."""
+    """Runs ykterm with a pseudo-terminal as standard input, typing each answer once it waits for one. Returns
+    the exit status, stdout, stderr and what the terminal showed (the echo)."""
     import os
     import select
     import subprocess
-    import time
 
-    from harness import YKTERM
+    from harness import YKTERM, wait_for_input
 
     master, slave = os.openpty()
     proc = subprocess.Popen([str(YKTERM)] + list(args), stdin=slave, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     shown = b""
     try:
+        reads = None
         for answer in answers:
-            time.sleep(1.0)
+            reads = wait_for_input(proc, since=reads)
             os.write(master, (answer + "\n").encode())
         out, err = proc.communicate(timeout=30)
         while select.select([master], [], [], 0.2)[0]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import YKTERM, stop_pid
+from harness import YKTERM, stop_pid, wait_for_input
 
 NOBODY = 65534
 
@@ -31,7 +31,8 @@ def as_nobody(argv, cwd):
 
 
 def owner_of_mem(pid, timeout=5.0):
-    """The owner of /proc/PID/mem once the process has exec'd the program (setpriv runs first)."""
+    """The owner of /proc/PID/mem once the process has exec'd the program (setpriv runs first, and the exec
+    makes a plain program dumpable again)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -39,7 +40,6 @@ def owner_of_mem(pid, timeout=5.0):
         except OSError:
             exe = ""
         if not exe.endswith("setpriv"):
-            time.sleep(0.2)  # past exec; give the program the moment it needs to start
             return os.stat(f"/proc/{pid}/mem").st_uid
         time.sleep(0.02)
     pytest.fail("the program did not start")
@@ -79,6 +79,7 @@ def test_ykterm_holding_a_secret_is_not_dumpable_and_leaves_no_core(workdir):
     key = as_nobody([str(YKTERM), "oath", "add", "--virtual", "--issuer", "Example", "--name", "held",
                      "--secret", "-"], workdir)
     try:
+        wait_for_input(key)
         assert owner_of_mem(key.pid) == 0, "ykterm is dumpable while it waits for a secret"
         assert key.poll() is None, key.stderr.read().decode()
         assert crash(key) == -11
