@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import YKTERM, ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
+from harness import YKTERM, ServedKey, run_ykterm, serve_usb, usb_unavailable_reason, wait_until
 from test_tui import Tmux
 from test_usb import PRELUDE, results
 
@@ -33,6 +33,12 @@ def peer(key, env, action, *args, stdin=PIN):
 
 def fido(key, env, *args, **kw):
     return run_ykterm("fido", *args, env=dict(env, YKTERM_READER=key.reader), **kw)
+
+
+def polls(key):
+    """How many NFCCTAP_GETRESPONSE commands (the client asking a busy key for its answer) the key served with
+    --log-apdus has had."""
+    return key.log_path.read_text().count("apdu 80 11 ")
 
 
 def listed(key, env):
@@ -144,7 +150,8 @@ def test_a_key_without_a_sensor_says_so(key, env):
 
 def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_path):
     # The same through pcscd (CTAP over ISO 7816): the cancel is NFCCTAP_GETRESPONSE with P1 0x11.
-    k = ServedKey(pcsc, slot=1, state=tmp_path / "slow.json", extra=["--bio", "--bio-sensor-delay", "1500"]).start()
+    k = ServedKey(pcsc, slot=1, state=tmp_path / "slow.json",
+                  extra=["--bio", "--bio-sensor-delay", "1500", "--log-apdus"]).start()
     try:
         fido(k, env, "pin", "set", input=PIN)
         proc = subprocess.Popen([str(YKTERM), "fido", "fingerprints", "add"], env=dict(env, YKTERM_READER=k.reader),
@@ -153,7 +160,10 @@ def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_pat
         proc.stdin.flush()
         seen = [proc.stderr.readline().rstrip("\n") for _ in range(2)]
         assert seen == ["Touch the sensor…", "Touch the sensor again (4 more samples needed)"], seen
-        time.sleep(0.3)
+        # The second sample is under way once ykterm asks the busy key for its answer (the first was answered
+        # before the line above).
+        asked = polls(k)
+        wait_until(lambda: polls(k) > asked, 5, "ykterm polling the key during the second sample")
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         out, err = proc.communicate(timeout=20)
@@ -171,7 +181,8 @@ def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_pat
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: run `make deps`")
 def test_ctrl_c_on_a_terminal_gives_the_terminal_back(pcsc, env, tmp_path):
     # On a terminal: the PIN asked for without echo, then Ctrl-C while the slow sensor works.
-    k = ServedKey(pcsc, slot=1, state=tmp_path / "tty.json", extra=["--bio", "--bio-sensor-delay", "3000"]).start()
+    k = ServedKey(pcsc, slot=1, state=tmp_path / "tty.json",
+                  extra=["--bio", "--bio-sensor-delay", "3000", "--log-apdus"]).start()
     try:
         fido(k, env, "pin", "set", input=PIN)
         t = Tmux(f"{shlex.quote(str(YKTERM))} fido fingerprints add --reader {shlex.quote(k.reader)}", env)
@@ -180,7 +191,9 @@ def test_ctrl_c_on_a_terminal_gives_the_terminal_back(pcsc, env, tmp_path):
             t.type(PIN.strip())
             t.send("Enter")
             t.wait_for("Touch the sensor…")
-            time.sleep(0.5)
+            # The first sample is under way once ykterm asks the busy key for its answer.
+            asked = polls(k)
+            wait_until(lambda: polls(k) > asked, 5, "ykterm polling the key during the first sample")
             t.send("C-c")
             screen = t.wait_for(r"EXITED=\d+")
             assert "bio-pin-1" not in screen
@@ -216,9 +229,17 @@ sh.stdin.flush()
 seen = []
 while not seen or not seen[-1].startswith("Touch the sensor again"):
     seen.append(sh.stderr.readline().rstrip("\\n"))
-# The second sample is under way, its sensor still busy for more than a second.
-time.sleep(0.3)
 child = int(open(f"/proc/{sh.pid}/task/{sh.pid}/children").read().split()[0])
+def reads():
+    with open(f"/proc/{child}/io") as f:
+        return int(next(line for line in f if line.startswith("syscr:")).split()[1])
+# The second sample is under way, its sensor busy for 1.5 s, once ykterm reads from the key again (a KEEPALIVE:
+# the first sample was answered before the line above).
+before = reads()
+deadline = time.monotonic() + 5
+while reads() == before and time.monotonic() < deadline:
+    time.sleep(0.01)
+emit(reads_while_waiting=reads() - before)
 os.kill(child, signal.SIGINT)
 sent = time.monotonic()
 out, err = sh.communicate(timeout=20)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness import YKTERM, PrivatePCSC, ServedKey, run_ykman, run_ykterm, stop_pid
+from harness import YKTERM, PrivatePCSC, ServedKey, run_ykman, run_ykterm, stop_pid, wait_until
 
 MGMT_SELECT = "00A4040008A000000527471117"
 
@@ -113,7 +113,7 @@ def test_several_keys_listed_and_ambiguity_is_an_error(pcsc, key, env):
 
 
 def test_key_pulled_mid_command_ends_quickly(pcsc, tmp_path):
-    slow = ServedKey(pcsc, slot=1, latency_ms=8000).start(wait=False)
+    slow = ServedKey(pcsc, slot=1, latency_ms=8000, extra=["--log-apdus"]).start(wait=False)
     try:
         # Wait for the card to be present without sending APDUs (they would take 8 s each).
         deadline = time.monotonic() + 10
@@ -122,9 +122,13 @@ def test_key_pulled_mid_command_ends_quickly(pcsc, tmp_path):
             if f"{pcsc.READER1}: key present" in out:
                 break
             time.sleep(0.1)
+        def apdus():
+            return slow.log_path.read_text().count("apdu ")
+        before = apdus()
         proc = subprocess.Popen([str(YKTERM), "apdu", "--reader", "00 01", MGMT_SELECT], env=pcsc.env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # Pulled once a command has reached the key (which holds each for 8 s): mid-exchange.
+        wait_until(lambda: apdus() > before, 10, "a command APDU at the slow key")
         start = time.monotonic()
         slow.stop(wait=False)
         try:
@@ -203,7 +207,8 @@ def test_serve_reconnects_after_pcscd_restart(tmp_path):
     try:
         k = ServedKey(own, slot=0, serial=31337).start()
         own.stop()
-        time.sleep(0.5)
+        # pcscd starts again once the served key has seen it go.
+        wait_until(lambda: "vpcd connection closed" in k.log_path.read_text(), 10, "the served key seeing pcscd go")
         own.start()
         k.wait_present(timeout=15)
         entry = json.loads(run_ykterm("list", "--json", env=own.env()).stdout)[0]

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from harness import YKTERM, ServedKey, run_ykterm, serve_usb, usb_unavailable_reason
+from harness import YKTERM, ServedKey, run_ykterm, serve_usb, usb_unavailable_reason, wait_until
 from test_tui import Tmux
 
 PRELUDE = """
@@ -254,15 +254,21 @@ def test_the_fido2_tab_with_a_u2f_only_key_and_one_that_refuses_retries(pcsc, en
 
 
 def test_a_slow_key_is_waited_for_and_ctrl_c_stops_the_wait(pcsc, env, tmp_path):
-    key = served(pcsc, tmp_path, "slow-keepalive")
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "slow-keepalive.json",
+                    extra=("--profile", "slow-keepalive", "--log-apdus")).start()
+
+    def polls():
+        # NFCCTAP_GETRESPONSE: the client asking the busy key for its answer.
+        return key.log_path.read_text().count("apdu 80 11 ")
     try:
         # The resets first: keys take one only within seconds of being powered up.
         run_ykterm("fido", "pin", "set", env=env, input="slow-pin\n")
         # Ctrl-C while the key reports "processing": ykterm has the key stop waiting and ends as Ctrl-C ends a
         # program; nothing is reset.
+        asked = polls()
         proc = subprocess.Popen([str(YKTERM), "fido", "reset", "--force"], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        wait_until(lambda: polls() > asked or proc.poll() is not None, 10, "ykterm polling the busy key")
         assert proc.poll() is None
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
@@ -346,8 +352,34 @@ def test_a_slow_usb_key_sends_keepalives_and_ykterm_waits():
 device.close()
 ykterm("fido", "pin", "set", stdin="slow-usb-pin\\n")
 # Ctrl-C while the key reports "processing": the key is told to stop, so it is free again at once.
-proc = subprocess.Popen([YKTERM, "fido", "reset", "--force"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-time.sleep(1.5)
+import tempfile
+trace = os.path.join(tempfile.mkdtemp(), "trace.log")
+proc = subprocess.Popen([YKTERM, "fido", "reset", "--force"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        env=dict(os.environ, YKTERM_LOG=trace))
+def reads():
+    try:
+        with open(f"/proc/{proc.pid}/io") as f:
+            return int(next(line for line in f if line.startswith("syscr:")).split()[1])
+    except OSError:
+        return -1
+def traced():
+    try:
+        with open(trace) as f:
+            return f.read().count("] < ")
+    except OSError:
+        return 0
+# The reset is under way, the key reporting "processing", once an exchange has gone on for a quarter of a second
+# (an answer's reports come within milliseconds; the trace holds an exchange once it is answered) with ykterm
+# reading the key's KEEPALIVEs (every 100 ms).
+since, answered, read = time.monotonic(), traced(), reads()
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline and proc.poll() is None:
+    if traced() != answered:
+        since, answered, read = time.monotonic(), traced(), reads()
+    elif answered and time.monotonic() - since > 0.25 and reads() - read >= 2:
+        break
+    time.sleep(0.02)
+emit(waited_in_exchange=time.monotonic() - since, answered_before=answered)
 sent = time.monotonic()
 proc.send_signal(2)
 _, err = proc.communicate(timeout=10)
