@@ -147,37 +147,64 @@ def usb_ids():
            [("ccid", list_ccid_devices), ("fido", list_ctap_devices), ("otp", list_otp_devices)]}
     ids["keys"] = [[hex(d.pid), info.serial] for d, info in list_all_devices()]
     return ids
-import signal
+import signal, threading
+def until(check, timeout=15):
+    # Waits until check() holds (the key has restarted with its new interfaces and is seen again), at most
+    # `timeout` s; the test's assertions then say what was seen when it never did.
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except Exception:  # noqa: BLE001 (the key away for the moment: no key listed, ykman failing)
+            pass
+        time.sleep(0.1)
+def interfaces(*names):
+    return lambda: listed()["interfaces"] == list(names)
+def monitor_keys():
+    keys = {}
+    for event in list(events):
+        if event["event"] in ("key-arrived", "key-changed"):
+            keys[event["id"]] = event
+        elif event["event"] == "key-left":
+            keys.pop(event["id"], None)
+    return [(k["interfaces"], k.get("reader")) for k in keys.values()]
+events = []
 monitor = subprocess.Popen([YKTERM, "monitor", "--json"], stdout=subprocess.PIPE, text=True)
-time.sleep(1.5)
+reading = threading.Thread(target=lambda: events.extend(json.loads(line) for line in monitor.stdout))
+reading.start()
+until(lambda: monitor_keys() == [("ccid,fido,otp", "Yubico YubiKey OTP+FIDO+CCID 00 00")])
 emit(otp_off=run(YKTERM, "config", "usb", "--disable", "OTP", "--force"))
-time.sleep(1.5)
+until(interfaces("ccid", "fido"))
 emit(otp_off_info=run(YKMAN, "info")["out"], otp_off_list=run(YKMAN, "list")["out"], otp_off_ids=usb_ids(),
      otp_off_listed=listed())
+until(lambda: monitor_keys() == [("ccid,fido", "Yubico YubiKey FIDO+CCID 00 00")])
 monitor.send_signal(signal.SIGINT)
-emit(monitor=[json.loads(line) for line in monitor.communicate(timeout=10)[0].splitlines()])
+monitor.wait(timeout=10)
+reading.join(timeout=10)
+emit(monitor=events)
 emit(otp_on=run(YKTERM, "config", "usb", "--enable", "OTP", "--force"))
-time.sleep(1.5)
+until(interfaces("ccid", "fido", "otp"))
 emit(otp_on_info=run(YKMAN, "info")["out"], otp_on_ids=usb_ids(), otp_on_listed=listed())
 emit(disable=run(YKTERM, "config", "usb", "--disable", "OATH", "--force"))
 emit(info=run(YKMAN, "info")["out"])
 emit(oath=run(YKTERM, "oath", "list"))
 emit(ykman=run(YKMAN, "config", "usb", "--enable", "OATH", "--disable", "OTP", "-f"))
-time.sleep(1.5)
+until(interfaces("ccid", "fido"))
 emit(after_otp=listed())
 emit(cut=run(YKTERM, "config", "usb", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH"))
 emit(cut_forced=run(YKTERM, "config", "usb", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP", "-d", "HSMAUTH", "--force"))
-time.sleep(1.5)
+until(interfaces("fido"))
 emit(fido_only=listed(), fido_only_ids=usb_ids())
 emit(over_fido=run(YKTERM, "config", "usb", "--enable-all", "--force"))
-time.sleep(1.5)
+until(interfaces("ccid", "fido", "otp"))
 emit(back_from_fido=listed())
 emit(ykman_otp_only=run(YKMAN, "config", "usb", "-d", "U2F", "-d", "FIDO2", "-d", "OATH", "-d", "PIV", "-d", "OpenPGP",
                         "-d", "HSMAUTH", "-f"))
-time.sleep(1.5)
+until(interfaces("otp"))
 emit(otp_only=listed(), otp_only_ids=usb_ids())
 emit(over_otp=run(YKTERM, "config", "usb", "--enable-all", "--force"))
-time.sleep(1.5)
+until(interfaces("ccid", "fido", "otp"))
 emit(back_from_otp=listed())
 emit(info_at_end=run(YKMAN, "info")["out"], ids_at_end=usb_ids())
 """

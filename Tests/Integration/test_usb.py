@@ -159,6 +159,7 @@ from fido2.ctap2 import Ctap2
 from fido2.pcsc import CtapPcscDevice
 fd = os.open("/dev/hidraw1", os.O_RDWR)
 held = {}
+READ = {"x86_64": 0, "aarch64": 63}[os.uname().machine]  # read(2)'s number in /proc/.../syscall
 def reader():
     try:
         os.read(fd, 64)
@@ -167,7 +168,17 @@ def reader():
         held["result"] = e.errno
 t = threading.Thread(target=reader)
 t.start()
-time.sleep(0.3)
+# Unplugged once the read is held by the key (read(2) on the node, waiting).
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline and "result" not in held:
+    try:
+        with open(f"/proc/self/task/{t.native_id}/syscall") as f:
+            fields = f.read().split()
+    except OSError:
+        fields = []
+    if len(fields) > 1 and fields[0] == str(READ) and int(fields[1], 16) == fd:
+        break
+    time.sleep(0.01)
 p = ykterm("virtual-key", "usb", "unplug")
 t.join(5)
 emit(unplug=p.returncode, held=held.get("result"))
@@ -217,7 +228,7 @@ def test_exit_status_and_nothing_left_behind():
 def test_sigterm_reaches_command_and_everything_stops():
     script = PRELUDE + """
 emit(ready=True)
-time.sleep(60)
+time.sleep(60)  # runs until serve --usb passes SIGTERM on: the scenario
 """
     workdir = tempfile.mkdtemp(prefix="ykterm-usb-test-")
     try:
