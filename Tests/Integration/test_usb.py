@@ -204,21 +204,27 @@ emit(plug_again=p.returncode, plug_again_err=p.stderr)
 
 
 def test_exit_status_and_nothing_left_behind():
+    def ours():
+        # The namespace's pcscd shows its own PID in its pid file only if it has none of the host's; look for
+        # any pcscd whose reader configuration is serve --usb's instead (other runs on this machine may have one
+        # already: only a new one counts).
+        found = set()
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        if b"/run/ykterm-usb" in f.read():
+                            found.add(pid)
+                except OSError:
+                    pass
+        return found
+
     tmp_before = set(os.listdir(tempfile.gettempdir()))
+    before = ours()
     run = serve_usb(command=["sh", "-c", "echo pcscd=$(cat /run/pcscd/pcscd.pid); exit 7"])
     assert run.returncode == 7, run.stderr
     pcscd = int(run.stdout.split("pcscd=")[1].split()[0])
-    # The namespace's pcscd shows its own PID there only if it has none of the host's; look for any pcscd
-    # whose reader configuration is ours instead.
-    leftovers = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"/run/ykterm-usb" in f.read():
-                        leftovers.append(pid)
-            except OSError:
-                pass
+    leftovers = sorted(ours() - before)
     assert leftovers == [], f"still running: {leftovers} (pcscd pid file said {pcscd})"
     assert mounts_of_ours() == []
     new = {n for n in set(os.listdir(tempfile.gettempdir())) - tmp_before if "ykterm-usb-test" not in n}
