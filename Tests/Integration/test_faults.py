@@ -86,7 +86,7 @@ def test_overwrite_interrupted_keeps_the_account(pcsc, env, tmp_path):
     assert "dup" in accounts(key, env)
     # Still the first secret's account, untouched.
     while 28 < time.time() % 30 or time.time() % 30 < 1:
-        time.sleep(0.5)
+        time.sleep(0.5)  # until the clock is away from a period boundary
     after = json.loads(yk(key, env, "oath", "code", "--json", "dup").stdout)[0]["code"]
     assert after == pyotp.TOTP(SECRET_A).now()
     key.stop()

@@ -18,7 +18,7 @@ import signal
 import time
 from pathlib import Path
 
-from harness import YKTERM
+from harness import YKTERM, wait_until
 from test_tui import Tmux, pytestmark  # noqa: F401  (pytestmark: skipped without tmux)
 
 KILLS = int(os.environ.get("KILL_LOOP_COUNT", "200"))
@@ -70,14 +70,13 @@ def test_pins_file_is_old_or_new_after_every_sigkill(tmp_path):
             pid = running()
             t.send("p")
             if i % 2:
-                time.sleep(rng.uniform(0, 0.03))
+                time.sleep(rng.uniform(0, 0.03))  # the kill at a random moment of the write: the scenario
             else:
                 deadline = time.monotonic() + 2
                 while not leftovers(pins.parent) and time.monotonic() < deadline:
                     pass
             os.kill(pid, signal.SIGKILL)
-            while ykterm_pid(shell) == pid:
-                time.sleep(0.005)
+            wait_until(lambda: ykterm_pid(shell) != pid, 10, f"the killed ykterm (PID {pid}) gone", interval=0.005)
             # A kill between the temporary file's creation and its rename leaves that file; never a half file.
             if leftovers(pins.parent):
                 cut_short += 1

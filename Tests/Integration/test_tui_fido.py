@@ -34,7 +34,7 @@ def peer_when_back(key, env, action, timeout=10):
             assert r.returncode == 0, r.stderr
             assert "ctap_error" not in answer, answer
             return answer
-        time.sleep(0.2)
+        time.sleep(0.2)  # before asking again, until the deadline
 
 
 def set_pin_with_cli(key, env, pin):
@@ -159,7 +159,7 @@ def test_key_pulled_out_while_the_pin_is_set_leaves_no_pin(pcsc, env, tmp_path):
         # Back in the reader: nothing half-done, no PIN; setting it now works.
         key.wait_present(timeout=20)
         assert peer_when_back(key, env, "info")["options"]["clientPin"] is False
-        time.sleep(1)
+        # The tab shows the key's PIN state once the TUI has the key again ("No key" until then).
         t.wait_for(r"not set \(s sets one\)")
         t.send("s")
         t.wait_for("Set the FIDO2 PIN")
@@ -189,6 +189,7 @@ def test_virtual_reset_is_guided_and_esc_cancels_the_touch(tmp_path):
         # "Ry" pasted is no key press: nothing opens, nothing is reset.
         t.paste("Ry")
         t.wait_for("Paste ignored")
+        # Nothing to wait for: a moment in which a key taken from the paste would have shown.
         time.sleep(0.5)
         assert "Reset FIDO2?" not in t.screen() and "Touch your key" not in t.screen()
         # Enter is No.

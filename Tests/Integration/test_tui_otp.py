@@ -153,7 +153,7 @@ def test_slow_typing_is_not_an_otp_and_static_and_hotp_are_classified(otp_tui):
     # A person: a key at a time, far slower than a key types.
     for c in "hello":
         t.type(c)
-        time.sleep(0.2)
+        time.sleep(0.2)  # a person's pace between keys: the scenario
     t.send("Enter")
     screen = t.wait_for("Ignored 5 characters typed by hand")
     assert "hello" not in screen

@@ -173,6 +173,7 @@ def monitor_events(home):
         left = until(lambda e: e.get("event") == "key-left")
         usb("plug")
         back = until(full)
+        # Nothing to wait for: a moment in which a second key, or the key again, would have been reported.
         time.sleep(0.5)
         while not lines.empty():
             events.append(lines.get())
@@ -222,11 +223,11 @@ def two_fido_clients(home, seconds=20):
                     ClientPin(ctap).get_pin_token(pin)
                     ctap.get_info()
                     counts["peer_runs"] += 1
-                    time.sleep(random.uniform(0, 0.4))
+                    time.sleep(random.uniform(0, 0.4))  # a pause between uses, as above
                 except CtapError as e:
                     if e.code == CtapError.ERR.CHANNEL_BUSY:
                         counts["peer_busy"] += 1
-                        time.sleep(random.uniform(0.02, 0.1))
+                        time.sleep(random.uniform(0.02, 0.1))  # a moment before asking the busy key again
                     else:
                         counts["peer_failures"].append(e.code.name)
                 except Exception as e:  # noqa: BLE001 (reported, not hidden)
@@ -234,7 +235,7 @@ def two_fido_clients(home, seconds=20):
                         counts["peer_crossed"] += 1
                     else:
                         counts["peer_failures"].append(repr(e))
-                    time.sleep(random.uniform(0.02, 0.1))
+                    time.sleep(random.uniform(0.02, 0.1))  # a moment before asking again
             finally:
                 if device is not None:
                     device.close()
@@ -255,7 +256,7 @@ def two_fido_clients(home, seconds=20):
             else:
                 counts["tui_failures"].append(screen[-400:])
             t.send("Escape")
-            time.sleep(random.uniform(0, 0.4))
+            time.sleep(random.uniform(0, 0.4))  # a pause between uses, as above
     finally:
         t.close()
         for th in threads:
