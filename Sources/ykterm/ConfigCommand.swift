@@ -260,7 +260,7 @@ extension ManagementLink {
     /// Opens the Management application of the key `options` choose, on the first interface that has it.
     static func open(_ options: KeyOptions) async throws -> Opened {
         if options.virtual { return try await open(card: try await options.connect()) }
-        let key = try await KeyDiscovery.key(for: .management, options.selector)
+        let key = try await KeyDiscovery.key(for: .management, options.selector, silentReader: warnSilentReader)
         switch key.channels(for: .management).first {
         case .smartCard?:
             guard let reader = key.reader else { break }

@@ -70,7 +70,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 continue
             }
             do {
-                let connection = try await PCSCConnection.connect(reader: r.name, context: context)
+                let connection = try await PCSCConnection.connect(reader: r.name, context: context, probe: true)
                 let info = try await KeyProbe.inspect(connection: connection)
                 await connection.close()
                 found += 1

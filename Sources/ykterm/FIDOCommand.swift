@@ -30,7 +30,7 @@ func openFIDO(_ key: KeyChoice) async throws -> any FIDOConnection {
         return try await CTAPHIDConnection(device: vk.makeFIDOHIDDevice(), name: "Virtual Key (HID)")
     }
     // The interface is the one KeyDescriptor.channels(for: .fido) picks: FIDO HID on USB, the reader on NFC.
-    return try await KeyDiscovery.key(for: .fido, key.selector).openFIDO(inline: true)
+    return try await KeyDiscovery.key(for: .fido, key.selector, silentReader: warnSilentReader).openFIDO(inline: true)
 }
 
 /// Ctrl-C while a CTAP2 request is with the key (a touch, a fingerprint sample, or a slow key's keepalives): the

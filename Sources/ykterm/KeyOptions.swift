@@ -40,7 +40,8 @@ struct KeyChoice: Equatable, Sendable {
     /// the connection's pcsc-lite calls run (`KeyChoice.inlineCalls` for a one-shot command).
     func connect(transaction: Bool = true, calls: PCSCCalls = .queued) async throws -> any SmartCardConnection {
         if virtual { return VirtualKeyConnection(key: VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts())) }
-        return try await KeyFinder.connect(selector, transaction: transaction, calls: calls).0
+        return try await KeyFinder.connect(selector, transaction: transaction, calls: calls,
+                                           silentReader: warnSilentReader).0
     }
 
     /// For a command that uses one connection from one task and has nothing to do after a key fails to

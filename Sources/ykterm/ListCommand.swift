@@ -105,7 +105,7 @@ struct ListCommand: AsyncParsableCommand {
     static func inspect(_ d: KeyDescriptor) async -> Row {
         if let reader = d.reader {
             do {
-                let connection = try await PCSCConnection.connect(reader: reader)
+                let connection = try await PCSCConnection.connect(reader: reader, probe: true)
                 do {
                     let info = try await KeyProbe.inspect(connection: connection)
                     await connection.close()

@@ -26,7 +26,7 @@ func withOTP<T>(_ options: KeyOptions, _ body: (OTPSession) async throws -> T) a
             throw error
         }
     } else {
-        opened = try await KeyDiscovery.key(for: .otp, options.selector).openOTP()
+        opened = try await KeyDiscovery.key(for: .otp, options.selector, silentReader: warnSilentReader).openOTP()
     }
     do {
         let result = try await body(opened.session)

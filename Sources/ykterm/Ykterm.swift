@@ -223,6 +223,11 @@ func explained(_ error: any Error) -> (ErrorKind, String) {
     return (explanation.kind, StringTables.load().text(explanation.text))
 }
 
+/// Says that a reader was left out of the choice of key because it did not answer (stuck in pcscd).
+@Sendable func warnSilentReader(_ reader: String) {
+    warn("ykterm: " + explained(SmartCardError.readerNotAnswering(reader)).1)
+}
+
 func out(_ text: String) {
     StandardStream.write((VisibleText.escaped(text, keepingLineBreaks: true) + "\n"), to: 1)
 }

@@ -54,6 +54,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case keyHeldElsewhere = "key-held-elsewhere"
     case keyBusy = "key-busy"
     case keyUnresponsive = "key-unresponsive"
+    case readerNotAnswering = "reader-not-answering"
     case timeout
     case cancelled
     /// Ctrl-C during a request to the key, which was asked to stop waiting (the command line's FIDO requests).
@@ -287,6 +288,10 @@ extension ErrorExplanation {
         case .cardRemoved: return ErrorExplanation(kind: .keyRemoved)
         case .sharingViolation(let r): return ErrorExplanation(kind: .keyHeldElsewhere, ["reader": r])
         case .unresponsive: return ErrorExplanation(kind: .keyUnresponsive)
+        case .readerNotAnswering(let r):
+            let seconds = PCSCConnection.readerTimeout
+            let text = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+            return ErrorExplanation(kind: .readerNotAnswering, ["reader": r, "seconds": text])
         case .timeout: return ErrorExplanation(kind: .timeout)
         case .cancelled: return ErrorExplanation(kind: .cancelled)
         case .communication(let function, let code):

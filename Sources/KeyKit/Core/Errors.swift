@@ -14,6 +14,9 @@ public enum SmartCardError: Error, Equatable, Sendable {
     case sharingViolation(String)
     /// The card does not answer.
     case unresponsive
+    /// The reader did not answer a connect (or a probe's exchange) within `PCSCConnection.readerTimeout`: its
+    /// driver or card is stuck in pcscd. The reader's name.
+    case readerNotAnswering(String)
     case timeout
     case cancelled
     /// Communication with the reader failed: the PC/SC function and its status.

@@ -6,7 +6,7 @@ public enum KeyIdentity {
     /// The serial of the key in `reader`: from its Management application, else from its OTP application
     /// (nil when neither tells).
     public static func serial(ofReader reader: String) async -> UInt32? {
-        guard let connection = try? await PCSCConnection.connect(reader: reader) else { return nil }
+        guard let connection = try? await PCSCConnection.connect(reader: reader, probe: true) else { return nil }
         let serial = try? await KeyProbe.inspect(connection: connection).device.serial
         await connection.close()
         return serial ?? nil

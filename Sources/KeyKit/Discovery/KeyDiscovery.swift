@@ -14,9 +14,14 @@ public enum KeyDiscovery {
             pcscError = error
         }
         let hid = HIDScan.scan().found
-        var serials = [String: UInt32]()
-        for address in KeyAssembler.candidatesNeedingSerials(cards: cards, hid: hid) {
-            if let s = await KeyIdentity.serial(of: address, hid: hid) { serials[address] = s }
+        // All at once: a reader that does not answer costs its deadline once, not once per reader before it.
+        let serials = await withTaskGroup(of: (String, UInt32?).self) { group -> [String: UInt32] in
+            for address in KeyAssembler.candidatesNeedingSerials(cards: cards, hid: hid) {
+                group.addTask { (address, await KeyIdentity.serial(of: address, hid: hid)) }
+            }
+            var found = [String: UInt32]()
+            for await (address, serial) in group { if let serial { found[address] = serial } }
+            return found
         }
         let keys = KeyAssembler.group(cards: cards, hid: hid, serials: serials).filter { matches($0, selector) }
         return (keys, pcscError)
@@ -30,10 +35,21 @@ public enum KeyDiscovery {
     }
 
     /// The one key `selector` designates among those that carry `application`. With a serial, keys are asked
-    /// for theirs. Errors say which keys there are, and how to choose.
-    public static func key(for application: KeyApplication, _ selector: KeySelector) async throws -> KeyDescriptor {
+    /// for theirs. Errors say which keys there are, and how to choose. When several keys are candidates, the
+    /// readers among them that do not answer (stuck in pcscd, shown holding a card all the same) are left out,
+    /// each named to `silentReader`.
+    public static func key(for application: KeyApplication, _ selector: KeySelector,
+                           silentReader: (@Sendable (String) -> Void)? = nil) async throws -> KeyDescriptor {
         let (all, pcscError) = await keys(selector)
         var candidates = all.filter { $0.has(application) }
+        if candidates.count > 1 {
+            let silent = await KeyFinder.silentReaders(candidates.compactMap(\.reader))
+            if !silent.isEmpty {
+                silent.forEach { silentReader?($0) }
+                candidates.removeAll { $0.reader.map(silent.contains) == true }
+                if candidates.isEmpty { throw SmartCardError.readerNotAnswering(silent[0]) }
+            }
+        }
         if let wanted = selector.serial {
             var matching = [KeyDescriptor]()
             for var d in candidates {

@@ -22,6 +22,9 @@ public enum KeyFinderError: Error, Equatable {
 
 /// Finds keys on PC/SC.
 public enum KeyFinder {
+    /// SELECT of the Management application (A000000527471117).
+    static let managementSelect: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x08, 0xA0, 0x00, 0x00, 0x05, 0x27, 0x47, 0x11, 0x17]
+
     /// Readers holding a card that match the reader part of `selector`.
     public static func candidateReaders(_ selector: KeySelector, context: PCSCContext) throws -> [ReaderStatus] {
         try context.status().filter { $0.cardPresent && !$0.mute && selector.matches(readerName: $0.name) }
@@ -36,7 +39,7 @@ public enum KeyFinder {
         var failures = [(reader: String, error: Error)]()
         for reader in try candidateReaders(selector, context: context) {
             do {
-                let connection = try await PCSCConnection.connect(reader: reader.name, context: context)
+                let connection = try await PCSCConnection.connect(reader: reader.name, context: context, probe: true)
                 let info: KeyInfo
                 do {
                     info = try await KeyProbe.inspect(connection: connection)
@@ -54,10 +57,43 @@ public enum KeyFinder {
         return (keys, failures)
     }
 
+    /// Of `readers`, those that do not answer a connect and one command within `PCSCConnection.readerTimeout`
+    /// each (asked all at once, each on a context of its own), in the order given.
+    public static func silentReaders(_ readers: [String]) async -> [String] {
+        let silent = await withTaskGroup(of: String?.self) { group -> Set<String> in
+            for reader in readers {
+                group.addTask {
+                    do {
+                        // One exchange too: a card may give its ATR and then answer no command. Any answer
+                        // counts (SELECT of the Management application, which a YubiKey has, changes nothing).
+                        let connection = try await PCSCConnection.connect(reader: reader, transaction: false, probe: true)
+                        var answered = true
+                        do {
+                            _ = try await connection.transmit(managementSelect)
+                        } catch SmartCardError.readerNotAnswering {
+                            answered = false
+                        } catch {}
+                        await connection.close()
+                        return answered ? nil : reader
+                    } catch SmartCardError.readerNotAnswering {
+                        return reader
+                    } catch {
+                        return nil
+                    }
+                }
+            }
+            var found = Set<String>()
+            for await reader in group { if let reader { found.insert(reader) } }
+            return found
+        }
+        return readers.filter(silent.contains)
+    }
+
     /// Opens a connection to the single key `selector` designates; with `transaction`, it is one PC/SC
     /// transaction until it is closed (see `PCSCConnection.connect`); `calls` says where its pcsc-lite calls run.
-    public static func connect(_ selector: KeySelector, transaction: Bool = true,
-                               calls: PCSCCalls = .queued) async throws -> (PCSCConnection, KeyInfo?) {
+    /// Of several readers that show a key, those that do not answer are left out, each named to `silentReader`.
+    public static func connect(_ selector: KeySelector, transaction: Bool = true, calls: PCSCCalls = .queued,
+                               silentReader: (@Sendable (String) -> Void)? = nil) async throws -> (PCSCConnection, KeyInfo?) {
         let context = try PCSCContext()
         if selector.serial == nil {
             // One reader to choose from: connect to it at once. Asking every reader's state first
@@ -73,7 +109,15 @@ public enum KeyFinder {
                 }
             }
         }
-        let readers = try candidateReaders(selector, context: context)
+        var readers = try candidateReaders(selector, context: context)
+        if readers.count > 1 {
+            let silent = await silentReaders(readers.map(\.name))
+            if !silent.isEmpty {
+                silent.forEach { silentReader?($0) }
+                readers.removeAll { silent.contains($0.name) }
+                if readers.isEmpty { throw SmartCardError.readerNotAnswering(silent[0]) }
+            }
+        }
         if selector.serial == nil {
             guard !readers.isEmpty else { throw KeyFinderError.noKey(selector) }
             guard readers.count == 1 else { throw KeyFinderError.ambiguous(readers.map(\.name)) }
@@ -83,7 +127,7 @@ public enum KeyFinder {
         }
         var matches = [(PCSCConnection, KeyInfo)]()
         for reader in readers {
-            guard let connection = try? await PCSCConnection.connect(reader: reader.name, context: context,
+            guard let connection = try? await PCSCConnection.connect(reader: reader.name,
                                                                      transaction: transaction, calls: calls),
                   let info = try? await KeyProbe.inspect(connection: connection) else { continue }
             if info.device.serial == selector.serial {

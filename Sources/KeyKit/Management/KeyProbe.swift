@@ -24,6 +24,16 @@ public struct KeyInfo: Sendable, Hashable {
 
 /// Reads device information, falling back to probing applications on keys without Management
 /// (older YubiKeys, and other vendors' keys that speak the same protocols).
+extension SmartCardError {
+    /// An exchange given up: the reader did not answer in time, so nothing more can be learned from it.
+    var endsTheProbe: Bool {
+        switch self {
+        case .readerNotAnswering, .timeout: return true
+        default: return false
+        }
+    }
+}
+
 public enum KeyProbe {
     /// ISO 7816-3: an ATR whose T0 byte has high nibble F is a USB CCID key; other ATRs are taken as
     /// keys on an NFC reader (the same rule yubikey-manager uses).
@@ -34,12 +44,17 @@ public enum KeyProbe {
 
     public static func inspect(connection: any SmartCardConnection) async throws -> KeyInfo {
         let nfc = isNFC(atr: connection.atr)
-        if let management = try? await ManagementSession.make(connection: connection),
-           let info = try? await management.deviceInfo() {
+        do {
+            let management = try await ManagementSession.make(connection: connection)
+            let info = try await management.deviceInfo()
             return KeyInfo(reader: connection.name, atr: connection.atr, device: info,
                            applications: info.enabled(overNFC: nfc).names, overNFC: nfc)
+        } catch let e as SmartCardError where e.endsTheProbe {
+            // A reader that stopped answering answers no other SELECT either: not a key without applications.
+            throw e
+        } catch {
+            return try await probe(connection: connection, overNFC: nfc)
         }
-        return try await probe(connection: connection, overNFC: nfc)
     }
 
     /// The version from the OTP or OATH SELECT, the serial from the OTP application where readable, and
@@ -55,7 +70,7 @@ public enum KeyProbe {
         func trySelect(_ aid: [UInt8], _ name: String) async -> [UInt8]? {
             do {
                 return try await proto.select(aid, name: name)
-            } catch let e as SmartCardError where e.isKeyGone || e == .serviceUnavailable {
+            } catch let e as SmartCardError where e.isKeyGone || e == .serviceUnavailable || e.endsTheProbe {
                 firstError = firstError ?? e
                 return nil
             } catch {

@@ -43,6 +43,8 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     private let exchangesDone = AtomicCounter()
     /// Set when an exchange was given up; later commands fail at once.
     private let timedOut = AtomicFlag()
+    /// How long one exchange may take before it is given up (`transmitTimeout`, or less for a probe).
+    private let exchangeTimeout: Double
     /// The connection holds a PC/SC transaction from connect to close.
     public let holdsTransaction: Bool
 
@@ -50,8 +52,9 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     public static let sharingRetryWindow: Double = 2.0
 
     private init(name: String, context: PCSCContext, card: SCARDHANDLE, protocol p: DWORD, atr: [UInt8],
-                 holdsTransaction: Bool, calls: PCSCCalls) {
+                 holdsTransaction: Bool, calls: PCSCCalls, exchangeTimeout: Double) {
         self.holdsTransaction = holdsTransaction
+        self.exchangeTimeout = exchangeTimeout
         self.calls = calls
         self.name = name
         self.context = context
@@ -72,23 +75,54 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     /// wraps each operation in `withTransaction`.
     ///
     /// `calls` says where this connection's pcsc-lite calls run, the connect itself included.
+    ///
+    /// A reader whose driver or card is stuck in pcscd never answers a connect (pcscd shows it as holding a
+    /// card all the same): after `readerTimeout` the connect is given up with `SmartCardError.readerNotAnswering`,
+    /// its blocked call left behind (with `PCSCCalls.inline`, `onTimeout` gets the error). `probe` makes every
+    /// exchange of the connection end after `readerTimeout` too, for connections that only read what a key is
+    /// and never wait for a touch (discovery, `list`, `doctor`).
     public static func connect(reader: String, context: PCSCContext? = nil, transaction: Bool = true,
-                               calls: PCSCCalls = .queued) async throws -> PCSCConnection {
-        let ctx = try context ?? PCSCContext()
-        if case .inline = calls {
-            return try connectBlocking(reader: reader, context: ctx, transaction: transaction, calls: calls)
-        }
-        return try await withCheckedThrowingContinuation { cont in
-            DispatchQueue.global().async {
-                cont.resume(with: Result {
-                    try connectBlocking(reader: reader, context: ctx, transaction: transaction, calls: calls)
-                })
+                               calls: PCSCCalls = .queued, probe: Bool = false) async throws -> PCSCConnection {
+        // A context a given-up call still holds would make this connect wait behind it.
+        let ctx = try context.flatMap { $0.isWedged ? nil : $0 } ?? PCSCContext()
+        let exchangeTimeout = probe ? min(readerTimeout, transmitTimeout) : transmitTimeout
+        if case .inline(let onTimeout) = calls {
+            let finished = AtomicFlag()
+            DispatchQueue.global().asyncAfter(deadline: .now() + readerTimeout) {
+                if !finished.load() { onTimeout(.readerNotAnswering(reader)) }
             }
+            defer { finished.store(true) }
+            return try connectBlocking(reader: reader, context: ctx, transaction: transaction, calls: calls,
+                                       exchangeTimeout: exchangeTimeout)
         }
+        let outcome = OneShot<Result<PCSCConnection, any Error>>()
+        DispatchQueue.global().async {
+            let result = Result {
+                try connectBlocking(reader: reader, context: ctx, transaction: transaction, calls: calls,
+                                    exchangeTimeout: exchangeTimeout)
+            }
+            // Answered after the connect was given up: nobody takes the connection; dropping it disconnects.
+            _ = outcome.resolve(result)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + readerTimeout) {
+            if outcome.resolve(.failure(SmartCardError.readerNotAnswering(reader))) { ctx.wedged.store(true) }
+        }
+        return try await outcome.value.get()
     }
 
+    /// How long a reader may take to answer a connect, or a probe's exchange: `YKTERM_READER_TIMEOUT` seconds,
+    /// or 3 (a card's power-up takes a fraction of that; a retry while another program holds the card
+    /// exclusively, `sharingRetryWindow`, fits within it).
+    public static let readerTimeout: Double = {
+        if let text = getenv("YKTERM_READER_TIMEOUT").map({ String(cString: $0) }), let seconds = Double(text),
+           seconds > 0 {
+            return seconds
+        }
+        return 3
+    }()
+
     static func connectBlocking(reader: String, context ctx: PCSCContext, transaction: Bool,
-                                calls: PCSCCalls) throws -> PCSCConnection {
+                                calls: PCSCCalls, exchangeTimeout: Double) throws -> PCSCConnection {
         var handle = SCARDHANDLE()
         var proto = DWORD(0)
         let deadline = monotonicSeconds() + sharingRetryWindow
@@ -131,7 +165,8 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
             throw e
         }
         return PCSCConnection(name: reader, context: ctx, card: handle, protocol: proto,
-                              atr: Array(atrBuffer.prefix(Int(atrLength))), holdsTransaction: transaction, calls: calls)
+                              atr: Array(atrBuffer.prefix(Int(atrLength))), holdsTransaction: transaction, calls: calls,
+                              exchangeTimeout: exchangeTimeout)
     }
 
     /// Makes `call` on `card`; while it answers one of `transient` (another program reset or unpowered the
@@ -187,15 +222,23 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     /// `CheckedContinuation<_, Never>` is the process's first use of `Never: Error`, a scan of every
     /// conformance record in the binary): an async function makes its frame's types when it starts.
     private func transmitQueued(_ command: [UInt8]) async throws -> [UInt8] {
+        // The queue is still blocked in the exchange that was given up: a command queued behind it would wait
+        // out a timeout of its own.
+        guard !timedOut.load() else { throw SmartCardError.closed }
         let outcome = OneShot<Result<[UInt8], any Error>>()
         queue.async {
             outcome.resolve(Result { try self.transmitBlocking(command) })
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.transmitTimeout) {
-            outcome.resolve(.failure(SmartCardError.timeout))
+        let probe = exchangeTimeout < Self.transmitTimeout
+        let name = self.name
+        DispatchQueue.global().asyncAfter(deadline: .now() + exchangeTimeout) {
+            outcome.resolve(.failure(probe ? SmartCardError.readerNotAnswering(name) : SmartCardError.timeout))
         }
         let result = await outcome.value
-        if case .failure(SmartCardError.timeout) = result { timedOut.store(true) }
+        switch result {
+        case .failure(SmartCardError.timeout), .failure(SmartCardError.readerNotAnswering): timedOut.store(true)
+        default: break
+        }
         return try result.get()
     }
 
@@ -203,8 +246,10 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
                                 onTimeout: @escaping @Sendable (SmartCardError) -> Never) throws -> [UInt8] {
         let done = exchangesDone
         let before = done.value
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.transmitTimeout) {
-            if done.value == before { onTimeout(.timeout) }
+        let probe = exchangeTimeout < Self.transmitTimeout
+        let name = self.name
+        DispatchQueue.global().asyncAfter(deadline: .now() + exchangeTimeout) {
+            if done.value == before { onTimeout(probe ? .readerNotAnswering(name) : .timeout) }
         }
         defer { done.increment() }
         return try transmitBlocking(command)
@@ -313,15 +358,18 @@ final class AtomicCounter: Sendable {
 final class OneShot<T: Sendable>: Sendable {
     private let state = Mutex<(result: T?, waiter: CheckedContinuation<T, Never>?)>((nil, nil))
 
-    func resolve(_ value: T) {
+    /// Keeps `value` when it is the first; returns whether it was.
+    @discardableResult
+    func resolve(_ value: T) -> Bool {
         // Only the first value is kept; the task already waiting (if any) gets it.
-        let waiter = state.withLock { state -> CheckedContinuation<T, Never>? in
-            guard state.result == nil else { return nil }
+        let (first, waiter) = state.withLock { state -> (Bool, CheckedContinuation<T, Never>?) in
+            guard state.result == nil else { return (false, nil) }
             state.result = value
             defer { state.waiter = nil }
-            return state.waiter
+            return (true, state.waiter)
         }
         waiter?.resume(returning: value)
+        return first
     }
 
     var value: T {

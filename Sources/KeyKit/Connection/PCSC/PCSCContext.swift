@@ -20,6 +20,13 @@ public struct ReaderStatus: Sendable, Equatable {
 /// calls on one context internally; `SCardCancel` is documented as callable from another thread.
 public final class PCSCContext: @unchecked Sendable {
     let handle: SCARDCONTEXT
+    /// Set when a call made on this context was given up (a reader that did not answer): pcsc-lite holds the
+    /// context's lock for the whole of a call, so every later call on it would wait behind the stuck one.
+    /// Connections then make a context of their own.
+    let wedged = AtomicFlag()
+
+    /// Whether a call on this context was given up (see `wedged`).
+    public var isWedged: Bool { wedged.load() }
 
     public init() throws {
         var ctx = SCARDCONTEXT()
