@@ -149,18 +149,30 @@ def usb_ids():
     return ids
 import signal, threading
 def until(check, timeout=15):
-    # Waits until check() holds (the key has restarted with its new interfaces and is seen again), at most
-    # `timeout` s; the test's assertions then say what was seen when it never did.
+    # Waits until check() holds (the key has restarted with its new interfaces and is seen again) and still
+    # holds 0.3 s later (while the key goes, its interfaces may leave one by one), at most `timeout` s; when it
+    # never does, says so, and the test's assertions say what was seen.
     deadline = time.monotonic() + timeout
+    last, held = None, False
     while time.monotonic() < deadline:
         try:
             if check():
-                return
-        except Exception:  # noqa: BLE001 (the key away for the moment: no key listed, ykman failing)
-            pass
+                if held:
+                    return
+                held = True
+                time.sleep(0.3)
+                continue
+            last = None
+        except Exception as e:  # noqa: BLE001 (the key away for the moment: no key listed, ykman failing)
+            last = repr(e)
+        held = False
         time.sleep(0.1)
+    emit(gave_up=[check.__doc__ or "a check", last])
 def interfaces(*names):
-    return lambda: listed()["interfaces"] == list(names)
+    def check():
+        return listed()["interfaces"] == list(names)
+    check.__doc__ = f"ykterm lists the key with {names}"
+    return check
 def monitor_keys():
     keys = {}
     for event in list(events):
@@ -213,11 +225,12 @@ emit(info_at_end=run(YKMAN, "info")["out"], ids_at_end=usb_ids())
 @pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
 def test_usb_key_obeys_its_usb_set():
     run = serve_usb(script=INSIDE)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
     got = {}
     for line in run.stdout.splitlines():
         if line.startswith("{"):
             got.update(json.loads(line))
+    assert "gave_up" not in got, got["gave_up"]
     serial = 28123456
     # ykterm turns OTP off over USB: the key comes back as a YubiKey FIDO+CCID, product ID 0x0406 on its FIDO
     # HID interface and in its reader's name, so ykman makes one key of them and says which interfaces are on.
