@@ -335,6 +335,12 @@ enum TerminalRestore {
                 var action = sigaction()
                 action.__sigaction_handler.sa_handler = handler
                 sigemptyset(&action.sa_mask)
+                // A stop (the loop's SIGTTIN while it waits for the foreground, on another thread) must not
+                // catch the process half-way through giving the terminal back and ending: held until the
+                // handler is done, when the signal it raises again (lower numbered) ends the process first.
+                if number != SIGWINCH && number != SIGTSTP {
+                    for stop in [SIGTSTP, SIGTTIN, SIGTTOU] { sigaddset(&action.sa_mask, stop) }
+                }
                 action.sa_flags = restart ? Int32(SA_RESTART) : 0
                 if sigaction(number, &action, nil) == 0 { installed.append(number) }
             }

@@ -96,14 +96,23 @@ final class Prompt {
     /// Installs handlers that restore the terminal on SIGINT and SIGTERM while a secret is being read. A
     /// SIGINT while a FIDO request is with the key is left to the request, which cancels it first
     /// (`FIDOInterrupt`).
+    ///
+    /// Stop signals are held while the handler runs: the TUI, started in the background, stops itself with
+    /// SIGTTIN from another thread until it is in the foreground (`CursesScreen.waitForForeground`), and such a
+    /// stop between this handler's first call and its `raise` would leave the process stopped, not ended.
     static func installSignalRestore() {
         for sig in [SIGINT, SIGTERM] {
-            signal(sig) { s in
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { s in
                 if s == SIGINT && FIDOInterrupt.claim() { return }
                 Prompt.restoreTerminal()
                 signal(s, SIG_DFL)
                 raise(s)
             }
+            sigemptyset(&action.sa_mask)
+            for stop in [SIGTSTP, SIGTTIN, SIGTTOU] { sigaddset(&action.sa_mask, stop) }
+            action.sa_flags = Int32(SA_RESTART)
+            sigaction(sig, &action, nil)
         }
     }
 

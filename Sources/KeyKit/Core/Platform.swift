@@ -81,10 +81,22 @@ public enum SystemThread {
 
     /// Runs `body` on a new detached thread named `name` (at most 15 bytes show in `ps`). Returns false when no
     /// thread could be created.
+    ///
+    /// The thread blocks every signal but the faults an instruction raises (as libdispatch's workers do), so
+    /// that signals sent to the process (SIGTERM, SIGINT, SIGTSTP, SIGWINCH) are taken by the threads that
+    /// expect them: a terminating signal handled on a helper thread while the TUI's loop stops the process
+    /// (`waitForForeground`) would leave it stopped half-way through the handler.
     @discardableResult
     public static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
+        // The new thread inherits the creator's mask: block around pthread_create, then put the creator's back.
+        var blocked = sigset_t()
+        sigfillset(&blocked)
+        for fault in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS] { sigdelset(&blocked, fault) }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         let created = pthread_create(&thread, nil, { raw in
             let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
             body.run()
