@@ -1,6 +1,6 @@
 """Plug-in storm (issue 35): the TUI on a USB virtual key pulled out and plugged in every 20 to 200 ms, on each tab.
 
-    python storm.py [--plugs N] [--minutes M] [--load] [--seed S] [--json FILE] [--workdir DIR] [--gdb]
+    python storm.py [--plugs N] [--minutes M] [--load] [--seed S] [--json FILE] [--workdir DIR] [--stacks]
     (as root; `make storm STORM_PLUGS=N STORM_MINUTES=M STORM_ARGS=...`)
 
 Everything runs inside one `ykterm virtual-key serve --usb -- python storm.py --inside ...`: the USB key (serial
@@ -11,7 +11,9 @@ script is its COMMAND. In there:
     thread N (name)" and whatever was written to standard error before it) goes there and is not lost with the
     alternate screen. The pane's shell line ends with `echo EXITED=$?`, so an exit shows on screen with its
     status (134: SIGABRT). ykterm never leaves a core file (it makes itself not dumpable: a core could hold a
-    secret); with --gdb the TUI runs under gdb, which writes every thread's stack to gdb.txt on a fatal signal;
+    secret), and under gdb from its start the storm runs too slowly to meet the crash; with --stacks the TUI runs
+    with a small preloaded library (compiled with cc) whose raise() stops the process when the TUI's fatal-signal
+    handler passes the signal on, and gdb then attaches and writes every thread's stack to stacks.txt;
   - the tabs are switched in turn (Escape, then 1 to 5; a few seconds on each, cycling), and on some tabs a key
     is pressed every second or so while there: the APDU tab sends `select oath`, the FIDO2 and PIV tabs reload;
   - `ykterm virtual-key usb unplug` and `plug` alternate with pauses of 20 to 200 ms between them (random, from
@@ -67,26 +69,33 @@ WATCH_EVERY = 0.25
 # Lines on the TUI's standard error known to be harmless (none so far): regular expressions.
 HARMLESS_STDERR = []
 
-# With --gdb, the TUI runs under gdb with these commands: its output to gdb.txt (not the TUI's terminal), every
-# signal passed on to the TUI without a stop except the fatal ones, where every thread's stack is written.
-# ykterm makes itself not dumpable and sets RLIMIT_CORE to 0 at its start (SecretMemory.protectProcess: a core
-# could hold a PIN or an OATH key), so there is never a core file to read: a debugger from the start is the way.
-GDB_COMMANDS = """set pagination off
-set confirm off
-set print thread-events off
-set print inferior-events off
-set logging file gdb.txt
-set logging overwrite on
-set logging redirect on
-set logging enabled on
-handle all nostop noprint pass
-handle SIGSEGV SIGBUS SIGABRT SIGILL SIGFPE stop print nopass
-run
-info threads
-thread apply all bt
-info registers
-x/12i $pc-24
+# --stacks: ykterm makes itself not dumpable and sets RLIMIT_CORE to 0 at its start (SecretMemory.protectProcess:
+# a core could hold a PIN or an OATH key), so there is never a core file, and the TUI under gdb from its start
+# is too slow (every thread it starts stops for gdb) to meet a crash the storm finds in minutes. Instead the TUI
+# runs with this library preloaded: its fatal-signal handler restores the terminal, reports, puts the default
+# action back and calls raise(); this raise() first stops the whole process (SIGSTOP), with every thread where
+# it was and the faulting one inside the handler, and the storm attaches gdb (root may trace a process that is
+# not dumpable) and writes every thread's stack to stacks.txt before letting the signal take its course.
+STOP_ON_CRASH_C = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
+
+int raise(int sig) {
+    static int (*real)(int);
+    if (sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP) {
+        static const char note[] = "storm: the process stops for a debugger before the fatal signal\n";
+        (void)!write(2, note, sizeof note - 1);
+        kill(getpid(), SIGSTOP);
+    }
+    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "raise");
+    return real(sig);
+}
 """
+GDB_ATTACH = ["-batch", "-nx", "-iex", "set complaints 0", "-ex", "set pagination off",
+              "-ex", "set print thread-events off", "-ex", "info threads", "-ex", "thread apply all bt",
+              "-ex", "detach"]
 
 # Each tab: its key, its name, what shows it is on screen (key present or not), and what is pressed on it now and
 # then (None: nothing).
@@ -144,12 +153,17 @@ def run_quiet(argv, timeout=60, input=None):
             time.sleep(1)
 
 
-def process_running(pid):
+def process_state(pid):
+    """The state letter of `pid` (R, S, T for stopped, Z...), or None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def process_running(pid):
+    return process_state(pid) not in (None, "Z")
 
 
 def resources(pid):
@@ -162,12 +176,12 @@ def resources(pid):
 class Storm:
     """Everything inside the namespace (see the module's description)."""
 
-    def __init__(self, workdir, plugs, seconds, seed, tab_seconds, gdb):
+    def __init__(self, workdir, plugs, seconds, seed, tab_seconds, stacks):
         self.dir = Path(workdir)
         self.plugs_wanted, self.seconds = plugs, seconds
         self.rng = random.Random(seed)
         self.tab_seconds = tab_seconds
-        self.gdb = gdb
+        self.stacks = stacks
         self.accounts = [Account("totp-30"), Account("totp-60", period=60),
                          Account("sha256-8", digits=8, algorithm="SHA256")]
         self.stop = threading.Event()
@@ -183,7 +197,7 @@ class Storm:
             "tab_visits": {name: 0 for _, name, _, _ in TABS}, "tab_not_shown": {name: 0 for _, name, _, _ in TABS},
             "actions": 0, "seconds": 0.0, "gap_ms": [int(GAP[0] * 1000), int(GAP[1] * 1000)],
             "command_ms": {"plug": [], "unplug": []}, "command_failures": [],
-            "exits": [], "stderr": "", "stderr_bytes": 0, "gdb": None,
+            "exits": [], "stderr": "", "stderr_bytes": 0, "stacks": None,
             "final": None, "resources": {"start": None, "end": None}, "errors": [],
         }
 
@@ -213,9 +227,13 @@ class Storm:
         from test_tui import Tmux
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / "config"))
         command = f"cd {shlex.quote(str(self.dir))} && "
-        if self.gdb:
-            (self.dir / "gdb.cmds").write_text(GDB_COMMANDS)
-            command += "gdb -q -batch -x gdb.cmds --args "
+        if self.stacks:
+            (self.dir / "stop_on_crash.c").write_text(STOP_ON_CRASH_C)
+            cc = run_quiet(["cc", "-shared", "-fPIC", "-O2", "-o", self.dir / "stop_on_crash.so",
+                            self.dir / "stop_on_crash.c", "-ldl"])
+            if cc.returncode != 0:
+                raise RuntimeError("cc stop_on_crash.c: " + cc.stderr)
+            command += f"LD_PRELOAD={shlex.quote(str(self.dir / 'stop_on_crash.so'))} "
         command += f"{shlex.quote(str(YKTERM))} 2>stderr.txt"
         self.tui = Tmux(command, env)
         (self.dir / "tmux-server.pid").write_text(str(self.tui.server_pid))
@@ -267,6 +285,10 @@ class Storm:
             except subprocess.CalledProcessError:
                 text = ""
         m = re.search(r"EXITED=(\d+)", text)
+        if m is None and self.stacks and process_state(self.tui_pid) == "T":
+            self.take_stacks()
+            text = self.tui.screen()
+            m = re.search(r"EXITED=(\d+)", text)
         if m is None and process_running(self.tui_pid):
             return False
         if m is None:
@@ -281,6 +303,23 @@ class Storm:
                       f"{self.r['plugs']} plug-ins")
         self.stop.set()
         return True
+
+    def take_stacks(self):
+        """Every thread's stack of the TUI, stopped by stop_on_crash.so, to stacks.txt; then the signal goes on."""
+        self.progress(f"the TUI stopped before a fatal signal: gdb attaches to {self.tui_pid}")
+        try:
+            r = run_quiet(["gdb", *GDB_ATTACH, "-p", self.tui_pid], timeout=300)
+            text = r.stdout + "".join(line for line in r.stderr.splitlines(keepends=True)
+                                      if not line.startswith("During symbol reading"))
+        except subprocess.TimeoutExpired:
+            text = "gdb did not finish in 300 s"
+        (self.dir / "stacks.txt").write_text(text)
+        self.r["stacks"] = text[-60000:]
+        os.kill(self.tui_pid, signal.SIGCONT)
+        deadline = time.monotonic() + 10
+        while process_running(self.tui_pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
 
     def watch(self):
         while not self.stop.is_set():
@@ -378,7 +417,7 @@ class Storm:
         self.wait_reader()
         self.add_accounts()
         self.start_tui()
-        took, screen, wrong = self.codes_right(timeout=90 if self.gdb else 20)
+        took, screen, wrong = self.codes_right(timeout=20)
         if took is None:
             raise RuntimeError("the accounts' codes did not show at the start:\n" + screen)
         self.r["resources"]["start"] = resources(self.tui_pid)
@@ -421,9 +460,6 @@ class Storm:
             data = path.read_bytes()
             self.r["stderr_bytes"] = len(data)
             self.r["stderr"] = data.decode(errors="replace")[-20000:]
-        gdb = self.dir / "gdb.txt"
-        if gdb.exists():
-            self.r["gdb"] = gdb.read_text(errors="replace")[-60000:]
 
     def cleanup(self):
         self.stop.set()
@@ -432,9 +468,9 @@ class Storm:
         # serve --usb waits for nothing it need not: the key is left as it is.
 
 
-def inside(workdir, plugs, minutes, seed, tab_seconds, gdb):
+def inside(workdir, plugs, minutes, seed, tab_seconds, stacks):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    storm = Storm(workdir, plugs, minutes * 60 if minutes else None, seed, tab_seconds, gdb)
+    storm = Storm(workdir, plugs, minutes * 60 if minutes else None, seed, tab_seconds, stacks)
     try:
         result = storm.run()
     except Exception as e:  # noqa: BLE001 (reported in the result, which the outside fails on)
@@ -469,7 +505,7 @@ def start_load(procs, nice):
 
 
 def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_nice=0, tab_seconds=TAB_SECONDS,
-        workdir=None, gdb=False, progress=None):
+        workdir=None, stacks=False, progress=None):
     """Runs the storm in `virtual-key serve --usb` (until `plugs` plug-ins or `minutes`, whichever comes first;
     300 plug-ins when neither is given) and returns its figures. Progress lines go to `progress` (a file), or
     into the figures' "log" when None."""
@@ -481,7 +517,7 @@ def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_n
         workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
         if any(workdir.iterdir()):
-            raise RuntimeError(f"{workdir} is not empty: the key's state, stderr.txt and gdb.txt would mix")
+            raise RuntimeError(f"{workdir} is not empty: the key's state, stderr.txt and stacks.txt would mix")
     else:
         workdir = Path(tempfile.mkdtemp(prefix="ykterm-storm-"))
     log = progress if progress is not None else open(workdir / "storm.log", "w+")
@@ -497,8 +533,8 @@ def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_n
             argv += ["--plugs", str(plugs)]
         if minutes is not None:
             argv += ["--minutes", str(minutes)]
-        if gdb:
-            argv += ["--gdb"]
+        if stacks:
+            argv += ["--stacks"]
         env = dict(os.environ, YKTERM_BIN=str(YKTERM))
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True,
                                 env=env, cwd=str(workdir))
@@ -574,8 +610,8 @@ def failures(r, plugs_wanted=None):
     unexplained = unexplained_stderr(r)
     if unexplained:
         out.append(f"the TUI's stderr ({r['stderr_bytes']} bytes):\n" + "\n".join(unexplained)[-4000:])
-    if r.get("gdb") and re.search(r"received signal|Thread \d+ .* hit", r["gdb"]):
-        out.append("gdb stopped the TUI:\n" + r["gdb"][-6000:])
+    if r.get("stacks"):
+        out.append("the TUI's threads when it stopped before the fatal signal (stacks.txt):\n" + r["stacks"][-8000:])
     found = r.get("sanitizer_reports") or []
     if found:
         out.append(f"{len(found)} sanitizer reports:\n  " + "\n  ".join(sanitizers.summary(found))
@@ -627,20 +663,20 @@ def main():
     parser.add_argument("--load-procs", type=int, help="busy loops (default: one per core)")
     parser.add_argument("--load-nice", type=int, default=0, help="their niceness (default 0)")
     parser.add_argument("--tab-seconds", type=float, default=TAB_SECONDS)
-    parser.add_argument("--workdir", help="keep the run's files (stderr.txt, gdb.txt) in this directory")
-    parser.add_argument("--gdb", action="store_true",
-                        help="run the TUI under gdb: on a fatal signal, every thread's stack to gdb.txt")
+    parser.add_argument("--workdir", help="keep the run's files (stderr.txt, stacks.txt) in this directory")
+    parser.add_argument("--stacks", action="store_true",
+                        help="on a fatal signal, every thread's stack of the TUI to stacks.txt (needs cc and gdb)")
     parser.add_argument("--json", help="write the figures as JSON to this file")
     parser.add_argument("--inside", help=argparse.SUPPRESS)
     a = parser.parse_args()
     if a.inside:
-        inside(a.inside, a.plugs, a.minutes, a.seed, a.tab_seconds, a.gdb)
+        inside(a.inside, a.plugs, a.minutes, a.seed, a.tab_seconds, a.stacks)
         return 0
     reason = unavailable()
     if reason:
         print(f"storm: cannot run here: {reason}", file=sys.stderr)
         return 2
-    r = run(a.plugs, a.minutes, a.seed, a.load, a.load_procs, a.load_nice, a.tab_seconds, a.workdir, a.gdb,
+    r = run(a.plugs, a.minutes, a.seed, a.load, a.load_procs, a.load_nice, a.tab_seconds, a.workdir, a.stacks,
             progress=sys.stderr)
     if a.json:
         Path(a.json).write_text(json.dumps(r, indent=1))
