@@ -59,8 +59,32 @@ struct DoctorCommand: AsyncParsableCommand {
             return
         }
         line(.ok, "readers: " + readers.map(\.name).joined(separator: ", "))
+        // Every reader at once, each on a context of its own: one that does not answer costs its deadline once.
+        let chosen = readers.filter { key.selector.matches(readerName: $0.name) }
+        let results = await withTaskGroup(of: (Int, Result<KeyInfo, any Error>?).self) { group in
+            for (index, r) in chosen.enumerated() where r.cardPresent && !r.mute {
+                group.addTask {
+                    do {
+                        let connection = try await PCSCConnection.connect(reader: r.name, probe: true)
+                        do {
+                            let info = try await KeyProbe.inspect(connection: connection)
+                            await connection.close()
+                            return (index, .success(info))
+                        } catch {
+                            await connection.close()
+                            throw error
+                        }
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var byIndex = [Int: Result<KeyInfo, any Error>]()
+            for await (index, result) in group { byIndex[index] = result }
+            return byIndex
+        }
         var found = 0
-        for r in readers where key.selector.matches(readerName: r.name) {
+        for (index, r) in chosen.enumerated() {
             guard r.cardPresent else {
                 line(.ok, "\(r.name): empty")
                 continue
@@ -69,21 +93,21 @@ struct DoctorCommand: AsyncParsableCommand {
                 line(.fail, "\(r.name): the key does not answer; remove it and insert it again")
                 continue
             }
-            do {
-                let connection = try await PCSCConnection.connect(reader: r.name, context: context, probe: true)
-                let info = try await KeyProbe.inspect(connection: connection)
-                await connection.close()
+            switch results[index] {
+            case .success(let info):
                 found += 1
                 line(.ok, "\(r.name): \(info.device.displayName), serial "
                      + (info.device.serial.map(String.init) ?? "unknown") + ", firmware \(info.device.version)")
-            } catch SmartCardError.sharingViolation(_) {
+            case .failure(SmartCardError.sharingViolation(_)):
                 let who = DoctorCommand.scdaemonRunning() ? "gpg's scdaemon is running and holds it"
                     : "often gpg's scdaemon"
                 line(.fail, "\(r.name): another program holds the key exclusively (\(who)): "
                      + "run `gpgconf --kill scdaemon`, and add `disable-ccid` to ~/.gnupg/scdaemon.conf "
                      + "(or `pcsc-shared`) so it leaves the key to pcscd")
-            } catch {
+            case .failure(let error):
                 line(.fail, "\(r.name): " + explained(error).1)
+            case nil:
+                break
             }
         }
         if found == 0 { line(.warn, "keys: none found on PC/SC") }

@@ -137,3 +137,17 @@ def test_list_beside_a_card_that_never_answered_at_all(tmp_path):
         r = run(["list"], env_of(setup, tmp_path))
         assert r.returncode == 0, r.stderr
         assert str(WORKING_SERIAL) in r.stdout, r.stdout
+
+
+def test_doctor_and_list_readers_name_the_silent_reader_and_the_working_key(beside_silent, tmp_path):
+    """doctor asks every reader at once: the silent one is named with the fix, the working key is described."""
+    r = run(["doctor"], env_of(beside_silent, tmp_path))
+    [working] = beside_silent.working
+    [silent] = beside_silent.stuck
+    lines = r.stdout.splitlines()
+    assert any(line.startswith("fail") and silent in line and "did not answer" in line and "pcscd" in line
+               for line in lines), r.stdout
+    assert any(line.startswith("ok") and working in line and str(WORKING_SERIAL) in line for line in lines), r.stdout
+    # --readers reads pcscd's own state of each reader and talks to no key: it answers at once, silent or not.
+    r = run(["list", "--readers"], env_of(beside_silent, tmp_path))
+    assert working in r.stdout and silent in r.stdout, r.stdout
