@@ -98,10 +98,11 @@ struct KeyWork: Sendable {
         }
     }
 
-    /// Runs `body` on a fresh connection, closing it after; nil when anything failed.
+    /// Runs `body` on a fresh probe connection (`KeyBackend.connectProbe`), closing it after; nil when anything
+    /// failed.
     private func withConnection<T: Sendable>(_ d: KeyDescriptor,
                                              _ body: (any SmartCardConnection) async throws -> T) async -> T? {
-        guard let connection = try? await backend.connect(d) else { return nil }
+        guard let connection = try? await backend.connectProbe(d) else { return nil }
         let result = try? await body(connection)
         await connection.close()
         return result

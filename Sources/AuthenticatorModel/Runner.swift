@@ -12,6 +12,9 @@ public protocol KeyBackend: Sendable {
     /// A connection that outlives an operation (the APDU console's): it holds no transaction between
     /// operations, and each operation takes one with `withTransaction`.
     func connectHeld(_ key: KeyDescriptor) async throws -> any SmartCardConnection
+    /// A connection that only reads what the key is (no touch): a reader that does not answer an exchange
+    /// within `PCSCConnection.readerTimeout` is given up then, not after the 30 s a touch may take.
+    func connectProbe(_ key: KeyDescriptor) async throws -> any SmartCardConnection
     /// A connection for FIDO2 and U2F: CTAPHID on the FIDO HID interface on USB, CTAP over the reader on NFC.
     func connectFIDO(_ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
         -> any FIDOConnection
@@ -24,6 +27,10 @@ extension KeyBackend {
     public func touchForOTP() -> String? { nil }
 
     public func connectHeld(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
+        try await connect(key)
+    }
+
+    public func connectProbe(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
         try await connect(key)
     }
 
@@ -56,6 +63,13 @@ public struct DeviceBackend: KeyBackend {
             throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
         }
         return try await PCSCConnection.connect(reader: reader, transaction: false)
+    }
+
+    public func connectProbe(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
+        guard key.has(.apdu), let reader = key.reader else {
+            throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
+        }
+        return try await PCSCConnection.connect(reader: reader, probe: true)
     }
 }
 

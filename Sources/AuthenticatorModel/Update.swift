@@ -53,6 +53,17 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
            state.selectedKey?.serial != preferred {
             return select(&state, id)
         }
+        // A key that does not answer (a reader stuck in pcscd still shows a card) is not the one to show while
+        // another answers: go on with that one (K switches back). Not when the user chose a key by serial.
+        if state.preferredSerial == nil {
+            if info != nil, state.selectedKeyID != id, let shown = state.selectedKey, shown.probed, shown.info == nil {
+                return select(&state, id)
+            }
+            if info == nil, state.selectedKeyID == id,
+               let answering = state.keys.first(where: { $0.id != id && $0.info != nil }) {
+                return select(&state, answering.id)
+            }
+        }
         // The OTP tab, for one, reads the NDEF tag of a key it now knows is on an NFC reader.
         return tabModels.flatMap { $0.probed(&state, keyID: id) }
     default:

@@ -97,6 +97,10 @@ struct FilteredBackend: KeyBackend {
         try await inner.connectHeld(key)
     }
 
+    func connectProbe(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
+        try await inner.connectProbe(key)
+    }
+
 }
 
 enum TUI {

@@ -110,6 +110,42 @@ struct KeyLifecycleTests {
         #expect(state.preferredSerial == 4242)
         #expect(!state.showKeySwitcher)
     }
+
+    /// A reader stuck in pcscd still shows a card: the tabs go on with a key that answers, in whichever order the
+    /// two probes come back, and stay where the user chose by serial.
+    @Test func aKeyThatDoesNotAnswerGivesWayToOneThatDoes() {
+        func answered(_ d: KeyDescriptor, serial: UInt32) -> KeyInfo {
+            var info = KeyInfo(reader: d.name, atr: [], device: DeviceInfo(version: Version(5, 7, 2)), applications: ["OATH"],
+                               overNFC: true)
+            info.device.serial = serial
+            return info
+        }
+        // The silent key's probe fails after the other answered.
+        var state = AppState(now: 1000)
+        _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
+        _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
+        #expect(state.selectedKeyID == Fixture.reader.id)
+        _ = update(&state, .probed(keyID: Fixture.other.id, answered(Fixture.other, serial: 4242)))
+        #expect(state.selectedKeyID == Fixture.reader.id)
+        let commands = update(&state, .probed(keyID: Fixture.reader.id, nil))
+        #expect(state.selectedKeyID == Fixture.other.id)
+        #expect(commands.contains(.oathOpen(Fixture.other, time: 1000)))
+        // The other order: the silent key failed first, then the other answered.
+        var later = AppState(now: 1000)
+        _ = update(&later, .keyEvent(.keyArrived(Fixture.reader)))
+        _ = update(&later, .keyEvent(.keyArrived(Fixture.other)))
+        _ = update(&later, .probed(keyID: Fixture.reader.id, nil))
+        #expect(later.selectedKeyID == Fixture.reader.id)
+        _ = update(&later, .probed(keyID: Fixture.other.id, answered(Fixture.other, serial: 4242)))
+        #expect(later.selectedKeyID == Fixture.other.id)
+        // A key chosen by serial stays chosen.
+        var chosen = AppState(now: 1000, preferredSerial: 77)
+        _ = update(&chosen, .keyEvent(.keyArrived(Fixture.reader)))
+        _ = update(&chosen, .keyEvent(.keyArrived(Fixture.other)))
+        _ = update(&chosen, .probed(keyID: Fixture.reader.id, nil))
+        _ = update(&chosen, .probed(keyID: Fixture.other.id, answered(Fixture.other, serial: 4242)))
+        #expect(chosen.selectedKeyID == Fixture.reader.id)
+    }
 }
 
 @Suite("Model: keyboard")

@@ -15,6 +15,7 @@ import time
 import pyotp
 import pytest
 
+from harness import YKTERM
 from stuck_readers import run_timed, silent_beside_working, stop_leftovers, two_configs_one_library
 
 LIMIT = 5.0        # seconds the acceptance allows
@@ -151,3 +152,27 @@ def test_doctor_and_list_readers_name_the_silent_reader_and_the_working_key(besi
     # --readers reads pcscd's own state of each reader and talks to no key: it answers at once, silent or not.
     r = run(["list", "--readers"], env_of(beside_silent, tmp_path))
     assert working in r.stdout and silent in r.stdout, r.stdout
+
+
+def test_the_tui_goes_on_with_the_working_key_and_names_the_silent_reader(beside_silent, tmp_path):
+    """The TUI probes every key; the one that does not answer is named in the status line and the tabs show
+    the key that does (its codes right by pyotp), without a key press."""
+    from test_tui import Tmux, code_of
+    env = dict(env_of(beside_silent, tmp_path))
+    t = Tmux(str(YKTERM), {k: str(v) for k, v in env.items()})
+    try:
+        [silent] = beside_silent.stuck
+        screen = t.wait_for(r"GitHub .*\d{3} \d{3}", timeout=20)
+        screen = t.wait_for(rf"{re.escape(silent)} did not answer", timeout=20)
+        assert str(WORKING_SERIAL) in screen, screen
+        totp = pyotp.TOTP(base64.b32encode(GITHUB_SECRET).decode())
+        for _ in range(3):
+            now = time.time()
+            code, _ = code_of(t.screen(), "GitHub")
+            if code in {totp.at(now - 1.5), totp.at(now)}:
+                break
+            time.sleep(1)  # a period boundary may lie between the capture and the clock read
+        else:
+            raise AssertionError(f"GitHub shows {code}, pyotp {totp.at(time.time())}")
+    finally:
+        t.close()

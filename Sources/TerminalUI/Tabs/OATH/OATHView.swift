@@ -25,6 +25,8 @@ struct OATHView {
         case .unavailable(let why) where why.key.hasPrefix("view.notOnKey."):
             // Not an error: the key has no interface that carries OATH (or pcscd, which serves it, is not running).
             centered([UIText("view.notOnKey.title", ["application": "OATH"]), why])
+        case .unavailable(let why) where why.key == "error.reader-not-answering":
+            centered([UIText("view.keyNotAnswering"), why])
         case .unavailable(let why):
             centered([UIText("view.oathUnavailable"), why])
         case .ready:

@@ -20,6 +20,8 @@ struct PIVTabView {
             centered([UIText("view.noKey"), UIText("piv.view.noKeyHint")])
         case .loading where piv.info == nil:
             centered([UIText("piv.view.reading")])
+        case .unavailable(let why) where why.key == "error.reader-not-answering":
+            centered([UIText("view.keyNotAnswering"), why])
         case .unavailable(let why):
             centered([UIText("piv.view.unavailable"), why])
         default:
