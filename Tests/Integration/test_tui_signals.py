@@ -8,24 +8,8 @@ import shlex
 import signal
 import time
 
-from harness import YKTERM, descendants
+from harness import YKTERM
 from test_tui import Tmux, pytestmark  # noqa: F401 (pytestmark: skipped without tmux)
-
-
-def ykterm_pid(t, timeout=10):
-    """The PID of the ykterm below the tmux server."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for pid in descendants(t.server_pid):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\0")
-            except OSError:
-                continue
-            if argv and argv[0] == str(YKTERM).encode():
-                return pid
-        time.sleep(0.05)
-    raise AssertionError("ykterm is not running under tmux")
 
 
 def start(tmp_path, prefix=""):
@@ -67,7 +51,7 @@ def test_a_fatal_signal_restores_the_terminal_and_reports_on_stderr(tmp_path):
     # No core file: the report is what a user sees.
     t = start(tmp_path, prefix="ulimit -c 0; ")
     try:
-        pid = ykterm_pid(t)
+        pid = t.pid_of(YKTERM)
         # What a runtime or a C library writes before it aborts goes to standard error while the screen is up:
         # it must not be lost with the alternate screen.
         with open(f"/proc/{pid}/fd/2", "w") as stderr:
@@ -87,7 +71,7 @@ def test_a_fatal_signal_restores_the_terminal_and_reports_on_stderr(tmp_path):
 def test_stderr_written_while_the_screen_is_up_shows_after_quitting(tmp_path):
     t = start(tmp_path)
     try:
-        pid = ykterm_pid(t)
+        pid = t.pid_of(YKTERM)
         with open(f"/proc/{pid}/fd/2", "w") as stderr:
             stderr.write("a warning during the session\n")
         # It does not appear over the frame.
