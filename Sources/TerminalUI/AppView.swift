@@ -311,6 +311,19 @@ public struct AppView {
 
 /// Splits text into lines of at most `width` cells at spaces (a word longer than a line, such as a file
 /// path, is broken over lines).
+extension AppView {
+    /// A tab's message in the middle of its area: the first line as a heading, the rest dim, each wrapped to the
+    /// area's width (what a tab shows instead of its content: no key, not on this key, could not be read).
+    func centered(_ lines: [UIText], in area: Box) {
+        let texts = lines.flatMap { wrap(resolve($0), width: area.width - 4) }
+        let top = area.row + max(0, (area.height - texts.count) / 2)
+        for (i, line) in texts.enumerated() where top + i < area.row + area.height {
+            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
+                        style: i == 0 ? theme.heading : theme.dim)
+        }
+    }
+}
+
 func wrap(_ text: String, width: Int) -> [String] {
     guard width > 0 else { return [] }
     var lines = [String]()

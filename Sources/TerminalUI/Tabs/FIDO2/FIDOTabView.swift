@@ -261,12 +261,7 @@ struct FIDOTabView {
     // MARK: Overlays
 
     func centered(_ lines: [UIText]) {
-        let texts = lines.flatMap { wrap(app.resolve($0), width: area.width - 4) }
-        let top = area.row + max(0, (area.height - texts.count) / 2)
-        for (i, line) in texts.enumerated() where top + i < area.row + area.height {
-            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
-                        style: i == 0 ? theme.heading : theme.dim)
-        }
+        app.centered(lines, in: area)
     }
 
     /// A box in the middle of the screen with a title, wrapped lines and a footer.

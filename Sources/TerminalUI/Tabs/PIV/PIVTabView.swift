@@ -227,12 +227,7 @@ struct PIVTabView {
     // MARK: Overlays
 
     func centered(_ lines: [UIText]) {
-        let texts = lines.flatMap { wrap(app.resolve($0), width: area.width - 4) }
-        let top = area.row + max(0, (area.height - texts.count) / 2)
-        for (i, line) in texts.enumerated() where top + i < area.row + area.height {
-            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
-                        style: i == 0 ? theme.heading : theme.dim)
-        }
+        app.centered(lines, in: area)
     }
 
     /// "Touch your key" in a box: the key signs once touched (and gives up by itself when it is not).
