@@ -63,6 +63,59 @@ public enum VpcdProtocol {
         }
         return (out, i)
     }
+
+    /// What a card does with one message from vpcd.
+    public enum Answer: Sendable {
+        /// Send these bytes back.
+        case reply([UInt8])
+        /// Nothing to send (a control message that wants no answer).
+        case none
+        /// End the connection (a fault that "removes" the key or never answers).
+        case close
+    }
+
+    /// The card side of one vpcd connection: reads framed messages from `fd` until vpcd closes it (or
+    /// `keepGoing` says stop, checked after each read), hands each message's payload to `answer`, and sends
+    /// back what it gives.
+    public static func serve(_ fd: Int32, keepGoing: () -> Bool = { true }, answer: ([UInt8]) -> Answer) {
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while keepGoing() {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            // vpcd writes a message's length and its bytes separately; with Nagle on its side, the second
+            // write waits for our ACK, which Linux delays by up to 40 ms. Acknowledge at once instead (the
+            // option resets itself, so set it after every read).
+            var quick: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &quick, socklen_t(MemoryLayout<Int32>.size))
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                return
+            }
+            buffer += chunk[..<n]
+            let (payloads, consumed) = deframe(buffer)
+            buffer.removeFirst(consumed)
+            for payload in payloads {
+                switch answer(payload) {
+                case .none: continue
+                case .close: return
+                case .reply(let reply):
+                    guard let framed = try? frame(reply), sendAll(fd, framed) else { return }
+                }
+            }
+        }
+    }
+
+    /// Writes all of `bytes` to the socket; false when the connection failed.
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            off += n
+        }
+        return true
+    }
 }
 
 /// Connects a `VirtualKey` to pcscd's vpcd driver and serves it until stopped, reconnecting whenever the
@@ -165,33 +218,13 @@ public final class VpcdBridge: Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        var buffer = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while !stopped.load(ordering: .sequentiallyConsistent) {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            // vpcd writes a message's length and its bytes separately; with Nagle on its side, the second
-            // write waits for our ACK, which Linux delays by up to 40 ms. Acknowledge at once instead (the
-            // option resets itself, so set it after every read).
-            var quick: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &quick, socklen_t(MemoryLayout<Int32>.size))
-            if n <= 0 {
-                if n < 0 && errno == EINTR { continue }
-                return
+        VpcdProtocol.serve(fd, keepGoing: { !stopped.load(ordering: .sequentiallyConsistent) }) { payload in
+            if let faults, case .apdu(let command)? = try? VpcdProtocol.message(payload),
+               let (action, rule) = faults.action(for: command) {
+                log("fault: \(rule)")
+                return faulty(action, command, fd).map(VpcdProtocol.Answer.reply) ?? .close
             }
-            buffer += chunk[..<n]
-            let (payloads, consumed) = VpcdProtocol.deframe(buffer)
-            buffer.removeFirst(consumed)
-            for payload in payloads {
-                if let faults, case .apdu(let command)? = try? VpcdProtocol.message(payload),
-                   let (action, rule) = faults.action(for: command) {
-                    log("fault: \(rule)")
-                    guard let reply = faulty(action, command, fd) else { return }
-                    guard let framed = try? VpcdProtocol.frame(reply), sendAll(fd, framed) else { return }
-                    continue
-                }
-                guard let reply = handle(payload) else { continue }
-                guard let framed = try? VpcdProtocol.frame(reply), sendAll(fd, framed) else { return }
-            }
+            return handle(payload).map(VpcdProtocol.Answer.reply) ?? .none
         }
     }
 
@@ -257,14 +290,4 @@ public final class VpcdBridge: Sendable {
         }
     }
 
-    private func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var off = 0
-        while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            off += n
-        }
-        return true
-    }
 }

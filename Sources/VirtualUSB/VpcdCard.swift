@@ -94,41 +94,13 @@ public final class VpcdCard: Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        var buffer = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            var quick: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &quick, socklen_t(MemoryLayout<Int32>.size))
-            if n <= 0 {
-                if n < 0 && errno == EINTR { continue }
-                return
-            }
-            buffer += chunk[..<n]
-            let (payloads, consumed) = VpcdProtocol.deframe(buffer)
-            buffer.removeFirst(consumed)
-            for payload in payloads {
-                let reply: [UInt8]?
-                switch try? VpcdProtocol.message(payload) {
-                case .control(.getATR)?: reply = VirtualKey.atr(.usb)
-                case .control?: key.resetSmartCard(); reply = nil
-                case .apdu(let command)?: reply = key.process(command)
-                case nil: reply = nil
-                }
-                guard let reply else { continue }
-                guard let framed = try? VpcdProtocol.frame(reply), sendAll(fd, framed) else { return }
+        VpcdProtocol.serve(fd) { payload in
+            switch try? VpcdProtocol.message(payload) {
+            case .control(.getATR)?: return .reply(VirtualKey.atr(.usb))
+            case .control?: key.resetSmartCard(); return .none
+            case .apdu(let command)?: return .reply(key.process(command))
+            case nil: return .none
             }
         }
-    }
-
-    private func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var off = 0
-        while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            off += n
-        }
-        return true
     }
 }
