@@ -125,6 +125,18 @@ public final class HIDMonitor: Sendable {
     /// Reads the pending inotify events; true when one names a hidraw node (or the queue overflowed).
     private static func drain(_ fd: Int32) -> Bool {
         var relevant = false
+        InotifyEvents.readPending(fd) { name, mask in
+            if name.hasPrefix("hidraw") || mask & UInt32(IN_Q_OVERFLOW) != 0 { relevant = true }
+        }
+        return relevant
+    }
+}
+
+/// The events an inotify descriptor holds.
+enum InotifyEvents {
+    /// Reads every pending event of the (non-blocking) descriptor `fd`, handing each event's name (empty for
+    /// an event on the watched directory itself) and mask to `each`.
+    static func readPending(_ fd: Int32, _ each: (_ name: String, _ mask: UInt32) -> Void) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -137,11 +149,9 @@ public final class HIDMonitor: Sendable {
                     return (e.mask, Int(e.len))
                 }
                 let nameBytes = buffer[(offset + header)..<min(n, offset + header + length)]
-                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                if name.hasPrefix("hidraw") || mask & UInt32(IN_Q_OVERFLOW) != 0 { relevant = true }
+                each(String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self), mask)
                 offset += header + length
             }
         }
-        return relevant
     }
 }

@@ -68,23 +68,10 @@ final class PCSCServiceWatch {
     /// the watch went with it, and the next `arm()` adds it again.
     private func drain() -> Bool {
         var created = false
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-            guard n > 0 else { break }
-            var offset = 0
-            let header = MemoryLayout<inotify_event>.size
-            while offset + header <= n {
-                let (mask, length) = buffer.withUnsafeBytes { raw -> (UInt32, Int) in
-                    let e = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                    return (e.mask, Int(e.len))
-                }
-                let nameBytes = buffer[(offset + header)..<min(n, offset + header + length)]
-                if String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self) == name { created = true }
-                if mask & UInt32(IN_IGNORED) != 0 { watching = false }
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 { created = true }
-                offset += header + length
-            }
+        InotifyEvents.readPending(inotify) { eventName, mask in
+            if eventName == name { created = true }
+            if mask & UInt32(IN_IGNORED) != 0 { watching = false }
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 { created = true }
         }
         return created
     }
