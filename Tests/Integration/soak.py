@@ -1,5 +1,6 @@
 # Over 500 lines on purpose: one scenario whose parts (churn, capture, checks) share one timeline and state.
-"""Soak (issue 22, section 1): the TUI for SOAK_MINUTES on two virtual keys while everything around it churns.
+"""Soak (issue 22, section 1; issue 35): two TUIs for SOAK_MINUTES on two virtual keys while everything around
+them churns.
 
     python soak.py [--minutes N] [--seed S] [--json FILE]     (as root; `make soak SOAK_MINUTES=N`)
 
@@ -17,8 +18,12 @@ second reader uses. Each kill of pcscd is then a real one, with the TUI, the key
 to the next pcscd at the same socket.
 
 What runs, all at once, for the whole run:
-  - the TUI (`ykterm --device 33000001`: it shows U whenever U is there, else N) in tmux, 100x30; its screen
-    is read every 0.1 s (capture-pane);
+  - two TUIs (`ykterm --device 33000001`: each shows U whenever U is there, else N), each in a tmux of its own,
+    100x30, with its standard error in a file of the run's directory (stderr-first.txt, stderr-second.txt: a
+    fatal signal's report goes there); each screen is read every 0.1 s (capture-pane). The first stays on the
+    OATH tab. The second moves between the tabs: the OATH tab for 4 to 8 s, then the next of the others (OTP,
+    FIDO2, APDU, PIV in turn) for 2 to 4 s, and back; it is on the OATH tab over every full minute (from 3 s
+    before to 1.5 s after) and while the figures at rest are taken;
   - the USB key is pulled out (for 0.5 to 2 s) and plugged back in (for 2 to 5 s) again and again
     (`ykterm virtual-key usb unplug|plug`);
   - the served key N is stopped and started again every 10 to 20 s: it starts while U is out, and stops
@@ -31,7 +36,7 @@ and the 60 s accounts) falls on a settled screen and is judged; the half minutes
 U holds three TOTP accounts (30 s SHA-1 6 digits, 60 s SHA-1 6 digits, 30 s SHA-256 8 digits) and N two (30 s,
 60 s), each with a new random secret, so every code is checked against pyotp.
 
-What is checked:
+What is checked, on both TUIs' screens (the second's while it is on the OATH tab):
   - every code on screen, in every capture: it must be the account's code for a time within that capture or
     the 1.5 s before it (the screen may lag a period boundary that much before it counts as wrong);
     "refreshes" are the captures whose codes differ from the one before, "codes checked" the codes they show;
@@ -40,19 +45,22 @@ What is checked:
     boundary is missed. Boundaries where the key shown changed in that second are not judged; its arrival is;
   - every arrival: U plugged in (from the start of `usb plug`), N started while U is out (from its start), U
     pulled out while N is there (the TUI turning to N), and U after each pcscd start (from the moment the new
-    pcscd accepts connections): its accounts and right codes on screen within a second;
+    pcscd accepts connections): its accounts and right codes on screen within a second. On the second TUI an
+    arrival is judged when it was on the OATH tab from 0.5 s before the change until its codes showed (else it
+    is counted as not judged);
   - the TUI noticing each removal (U's accounts gone after an unplug or a pcscd kill, N's when it stops while
-    shown);
+    shown); on the second, when on the OATH tab throughout, as for arrivals;
   - the loops: each run's codes against pyotp; a run that fails is put down to the churn when it overlapped
     U being out or pcscd being down (until U's codes were back on the TUI's screen, and 0.5 s more), and
     counts as a failure otherwise; ykman's "Failed to connect" (it opens the card exclusively and gives up
     when another program has it at that moment) is counted apart, as in test_concurrency.py;
-  - the TUI process: RSS (VmRSS), open descriptors (/proc/PID/fd) and threads, after a warm-up (the first
+  - each TUI's process: RSS (VmRSS), open descriptors (/proc/PID/fd) and threads, after a warm-up (the first
     third of the run, at most a minute: a pcscd restart, N gone and back, several plug-ins) and at the end,
     both taken with U plugged in, N running and pcscd up, at rest: 7 s after the last change and the last
     period boundary, as the worker threads a burst of work starts end after 5 s idle (5 or 6 threads at rest,
     up to 8 at work). At the end the figures get up to 45 s (more rests) to come back to where they started: the
-    same descriptors, and no more threads (a worker still idling at the start may be gone at the end).
+    same descriptors, and no more threads (a worker still idling at the start may be gone at the end);
+  - neither TUI exits, and nothing reaches either's standard error.
 
 The script prints one JSON object (inside) and a table of figures (outside). test_soak.py runs it in
 `make test` for SOAK_MINUTES (3 by default) and asserts the pass criteria (`failures()` below). Every process it
@@ -80,6 +88,7 @@ from pathlib import Path
 import pyotp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sanitizers  # noqa: E402
 from harness import (VENV_BIN, YKTERM, descendants, free_port_pair, isolate_environ, stop_pid,  # noqa: E402
                      stop_tree, usb_unavailable_reason)
 
@@ -98,6 +107,10 @@ CAPTURE_EVERY = 0.1
 QUIET = 7.0
 # Resource pass criteria.
 RSS_GROWTH_LIMIT_KIB = 1024
+# The second TUI's tabs (key, name); it stays on the first this long, on each of the others this long.
+TABS = [("1", "OATH"), ("2", "OTP"), ("3", "FIDO2"), ("4", "APDU"), ("5", "PIV")]
+ON_OATH = (4.0, 8.0)
+ON_OTHER = (2.0, 4.0)
 
 
 class Account:
@@ -155,6 +168,26 @@ class Capture:
         return self.key == key and set(self.codes) == self.rows
 
 
+class Pane:
+    """One of the two TUIs: its tmux, its process, the last seconds of its screen, and its part of the figures
+    (`r`: refreshes, codes checked, wrong codes, boundaries, "tui": the process's figures)."""
+
+    def __init__(self, name, r):
+        self.name, self.r = name, r
+        self.tmux = None
+        self.pid = None
+        self.captures = []
+        # When its tab changed: (time the tab's key was sent, tab name). The first TUI stays on the OATH tab.
+        self.tabs = [(0.0, "OATH")]
+
+    def on_oath(self, start, end):
+        """On the OATH tab from 0.5 s before `start` (the time a tab key takes to act) until `end`."""
+        tabs = list(self.tabs)
+        before = [t for t in tabs if t[0] <= start]
+        return (before[-1][1] == "OATH" and before[-1][0] <= start - 0.5
+                and not any(start < t[0] <= end for t in tabs))
+
+
 def run_quiet(argv, timeout=60, input=None):
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, input=input,
                           stdin=subprocess.DEVNULL if input is None else None)
@@ -209,15 +242,12 @@ class Soak:
         self.by_id = {a.id: a for a in self.accounts}
         self.by_credential_id = {a.credential_id: a for a in self.accounts}
         self.lock = threading.Condition()
-        self.captures = []          # the last few seconds of captures
         self.stopping = threading.Event()
         self.loops_stop = threading.Event()
         self.pcscd = None
         self.pcscd_log = None
         self.nfc = None
         self.nfc_log = None
-        self.tui = None
-        self.tui_pid = None
         self.usb_plugged = True
         self.unplugged_at = None
         self.last_event = time.time()
@@ -236,9 +266,24 @@ class Soak:
             "cli": {"ykterm": {"runs": 0, "codes": 0, "wrong": [], "key_away": 0, "failures": []},
                     "ykman": {"runs": 0, "codes": 0, "wrong": [], "key_away": 0, "failures": [], "busy": 0}},
             "tui": {"start": None, "end": None, "peak": {}, "settle_seconds": None, "exited": False,
-                    "screen_errors": [], "minutes": []},
+                    "screen_errors": [], "minutes": [], "stderr": ""},
+            "second": {
+                "refreshes": 0, "codes_checked": 0, "wrong_codes": [],
+                "boundaries": {"judged": 0, "missed": [], "latencies": [], "not_judged": 0},
+                "arrivals": [], "not_shown": [], "removal_noticed": [], "removal_not_noticed": 0,
+                "not_judged": 0, "tab_visits": {name: 0 for _, name in TABS},
+                "tui": {"start": None, "end": None, "peak": {}, "exited": False, "screen_errors": [],
+                        "minutes": [], "stderr": ""},
+            },
             "errors": [],
         }
+        self.first, self.second = Pane("first", self.r), Pane("second", self.r["second"])
+        self.panes = (self.first, self.second)
+        # The second TUI's tab moves: their own random numbers (the churn's stay as the seed makes them), a lock
+        # that keeps a move's keys together, and `hold` (on the OATH tab, no moves) while set.
+        self.tab_rng = random.Random(seed * 10 + 7)
+        self.tab_lock = threading.Lock()
+        self.hold = threading.Event()
 
     # --- logging --------------------------------------------------------------------------------------
 
@@ -360,110 +405,184 @@ class Soak:
 
     # --- the screen -----------------------------------------------------------------------------------
 
-    def watch(self):
-        """Reads the screen every CAPTURE_EVERY seconds until the run stops; checks every code and boundary."""
+    def watch(self, pane):
+        """Reads `pane`'s screen every CAPTURE_EVERY seconds until the run stops; checks every code and boundary."""
         last = None
         flagged = set()
+        r = pane.r
         next_boundary = {p: (int(time.time()) // p + 1) * p for p in (30, 60)}
         while not self.stopping.is_set():
             start = time.time()
             try:
-                text = self.tui.screen()
+                text = pane.tmux.screen()
             except subprocess.CalledProcessError as e:
-                self.r["errors"].append(f"capture-pane failed: {e.stderr}")
+                self.r["errors"].append(f"capture-pane of the {pane.name} TUI failed: {e.stderr}")
                 self.stopping.set()
                 break
             c = Capture(start, time.time(), text, self.accounts)
             with self.lock:
-                self.captures.append(c)
-                while self.captures and self.captures[0].end < c.end - 30:
-                    self.captures.pop(0)
+                pane.captures.append(c)
+                while pane.captures and pane.captures[0].end < c.end - 30:
+                    pane.captures.pop(0)
                 self.lock.notify_all()
             if c.exited:
-                self.r["tui"]["exited"] = True
-                self.r["errors"].append("the TUI exited:\n" + text)
+                r["tui"]["exited"] = True
+                self.r["errors"].append(f"the {pane.name} TUI exited:\n" + text)
                 self.stopping.set()
                 break
             for line in text.splitlines()[-3:]:
-                if re.search(r"(?i)error|failed|crash", line) and len(self.r["tui"]["screen_errors"]) < 20:
-                    self.r["tui"]["screen_errors"].append(line.strip())
+                if re.search(r"(?i)error|failed|crash", line) and len(r["tui"]["screen_errors"]) < 20:
+                    r["tui"]["screen_errors"].append(line.strip())
             # Every code shown, every time: right for this moment (or the LAG before it).
             for account, code in c.codes.items():
                 if not self.by_id[account].valid(code, c.start, c.end) and (account, code) not in flagged:
                     flagged.add((account, code))
                     a = self.by_id[account]
-                    self.r["wrong_codes"].append({"at": c.end, "account": account, "shown": code,
-                                                  "expected": a.code(c.end), "screen": text})
+                    r["wrong_codes"].append({"at": c.end, "account": account, "shown": code,
+                                             "expected": a.code(c.end), "screen": text})
             if c.codes and (last is None or c.codes != last.codes):
-                self.r["refreshes"] += 1
-                self.r["codes_checked"] += len(c.codes)
+                r["refreshes"] += 1
+                r["codes_checked"] += len(c.codes)
             last = c
             # Boundaries whose second has passed.
             for period in (30, 60):
                 b = next_boundary[period]
                 if c.start > b + DEADLINE:
-                    self.judge(b, period)
+                    self.judge(pane, b, period)
                     next_boundary[period] = b + period
             elapsed = time.time() - start
             self.stopping.wait(max(0.0, CAPTURE_EVERY - elapsed))
 
-    def judge(self, b, period):
-        """The boundary at `b` for accounts of `period`: judged when one key's accounts were on screen in every
-        capture of the second after it; missed when none of them showed all the new codes."""
+    def judge(self, pane, b, period):
+        """The boundary at `b` for accounts of `period` on `pane`: judged when one key's accounts were on screen
+        in every capture of the second after it; missed when none of them showed all the new codes."""
         with self.lock:
-            window = [c for c in self.captures if b <= c.start and c.end <= b + DEADLINE]
+            window = [c for c in pane.captures if b <= c.start and c.end <= b + DEADLINE]
         keys = {c.key for c in window}
+        boundaries = pane.r["boundaries"]
         if not window or len(keys) != 1 or None in keys:
-            self.r["boundaries"]["not_judged"] += 1
+            boundaries["not_judged"] += 1
             return
         key = keys.pop()
         due = [a for a in self.accounts if a.key == key and a.period == period]
         if not due:
             return
-        self.r["boundaries"]["judged"] += 1
+        boundaries["judged"] += 1
         for c in window:
             if all(c.codes.get(a.id) == a.code(b) for a in due):
-                self.r["boundaries"]["latencies"].append(c.end - b)
+                boundaries["latencies"].append(c.end - b)
                 return
-        self.r["boundaries"]["missed"].append({"boundary": b, "period": period, "key": key,
-                                               "last_screen": window[-1].text})
+        boundaries["missed"].append({"boundary": b, "period": period, "key": key, "last_screen": window[-1].text})
 
-    def wait_screen(self, predicate, since, timeout=10):
-        """The end time of the first capture begun after `since` for which `predicate` holds, or None."""
+    def wait_screen(self, predicate, since, timeout=10, pane=None):
+        """The end time of the first capture of `pane` (the first TUI's by default) begun after `since` for
+        which `predicate` holds, or None."""
+        pane = pane or self.first
         deadline = time.time() + timeout
         with self.lock:
             while True:
-                for c in self.captures:
+                for c in pane.captures:
                     if c.start >= since and predicate(c):
                         return c.end
                 if time.time() > deadline or self.stopping.is_set():
                     return None
                 self.lock.wait(timeout=0.5)
 
-    def shown(self, key, since, timeout=10):
-        return self.wait_screen(lambda c: c.complete(key), since, timeout)
+    def shown(self, key, since, timeout=10, pane=None):
+        return self.wait_screen(lambda c: c.complete(key), since, timeout, pane)
 
-    def gone(self, key, since, timeout=10):
-        return self.wait_screen(lambda c: c.key != key, since, timeout)
+    def gone(self, key, since, timeout=10, pane=None):
+        return self.wait_screen(lambda c: c.key != key, since, timeout, pane)
+
+    def last_screen(self, pane=None):
+        pane = pane or self.first
+        return pane.captures[-1].text if pane.captures else ""
+
+    def second_sees(self, what, key, since):
+        """The second TUI after a change at `since`: `key`'s accounts and codes shown (what="arrival") or gone
+        ("removal"). Judged only when it was on the OATH tab from 0.5 s before the change until then (or until
+        the wait ended); else counted as not judged."""
+        p = self.second
+        f = p.r
+        if not p.on_oath(since, since):
+            f["not_judged"] += 1
+            return
+        at = (self.shown if what == "arrival" else self.gone)(key, since, pane=p)
+        if not p.on_oath(since, at or time.time()):
+            f["not_judged"] += 1
+        elif what == "arrival" and at is None:
+            f["not_shown"].append({"at": since, "key": key, "screen": self.last_screen(p)})
+        elif what == "arrival":
+            f["arrivals"].append(at - since)
+        elif at is None:
+            f["removal_not_noticed"] += 1
+        else:
+            f["removal_noticed"].append(at - since)
+
+    # --- the second TUI's tabs ------------------------------------------------------------------------
+
+    def switch_second(self, tab, unless_held=False):
+        """Escape (the APDU tab's input lets go of the digits), then the tab's digit; nothing when `unless_held`
+        and the second TUI is held on the OATH tab. Returns whether it switched."""
+        with self.tab_lock:
+            if unless_held and self.hold.is_set():
+                return False
+            self.second.tmux.send("Escape")
+            time.sleep(0.3)
+            self.second.tmux.send(tab[0])
+            if self.second.tabs[-1][1] != tab[1]:
+                self.second.tabs.append((time.time(), tab[1]))
+                self.r["second"]["tab_visits"][tab[1]] += 1
+            return True
+
+    def move(self):
+        """Moves the second TUI between its tabs until the run stops (see the module's description)."""
+        others = 0
+        while not self.stopping.is_set():
+            self.switch_second(TABS[0])
+            self.pause(self.tab_rng.uniform(*ON_OATH))
+            away = self.tab_rng.uniform(*ON_OTHER)
+            now = time.time()
+            minute = now - now % 60 + 60
+            # Back on the OATH tab 3 s before the next full minute; stays there until 1.5 s after it.
+            if self.hold.is_set() or now + away + 0.5 > minute - 3:
+                self.pause(max(0.0, minute + 1.5 - now) if not self.hold.is_set() else 1.0)
+                continue
+            if self.switch_second(TABS[1 + others % (len(TABS) - 1)], unless_held=True):
+                others += 1
+                self.pause(away)
+
+    def second_to_oath(self):
+        """Holds the second TUI on the OATH tab (until `hold` is cleared): for the figures at rest."""
+        self.hold.set()
+        with self.tab_lock:
+            on_oath = self.second.tabs[-1][1] == "OATH"
+        if not on_oath:
+            self.switch_second(TABS[0])
+            self.last_event = time.time()
 
     # --- the TUI process ------------------------------------------------------------------------------
 
-    def find_tui_pid(self):
-        shell = int(self.tui.tmux("display-message", "-p", "#{pane_pid}").strip())
+    def find_tui_pid(self, pane, timeout=10):
+        shell = int(pane.tmux.tmux("display-message", "-p", "#{pane_pid}").strip())
         exe = os.path.realpath(YKTERM)
-        for p in descendants(shell):
-            try:
-                if os.readlink(f"/proc/{p}/exe") == exe:
-                    return p
-            except OSError:
-                pass
-        raise RuntimeError("the TUI's process was not found under its pane")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for p in descendants(shell):
+                try:
+                    if os.readlink(f"/proc/{p}/exe") == exe:
+                        return p
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        raise RuntimeError(f"the {pane.name} TUI's process was not found under its pane")
 
-    def sample(self):
-        if not process_running(self.tui_pid):
-            raise RuntimeError("the TUI's process is gone")
-        s = resources(self.tui_pid)
-        peak = self.r["tui"]["peak"]
+    def sample(self, pane=None):
+        pane = pane or self.first
+        if not process_running(pane.pid):
+            raise RuntimeError(f"the {pane.name} TUI's process is gone")
+        s = resources(pane.pid)
+        peak = pane.r["tui"]["peak"]
         for k in ("rss_kib", "fds", "threads"):
             peak[k] = max(peak.get(k, 0), s[k])
         return s
@@ -478,10 +597,10 @@ class Soak:
         shown = self.shown("usb", started)
         self.away_from(self.unplugged_at, shown)
         if shown is None:
-            screen = self.captures[-1].text if self.captures else ""
-            self.r["usb"]["not_shown"].append({"at": started, "screen": screen})
+            self.r["usb"]["not_shown"].append({"at": started, "screen": self.last_screen()})
         else:
             self.r["usb"]["arrivals"].append(shown - started)
+        self.second_sees("arrival", "usb", started)
 
     def unplug_usb(self):
         started = self.usb("unplug")
@@ -495,9 +614,12 @@ class Soak:
             # The TUI turns to the other key present.
             shown = self.shown("nfc", started)
             if shown is None:
-                self.r["nfc"]["switch_not_shown"].append({"at": started, "screen": self.captures[-1].text})
+                self.r["nfc"]["switch_not_shown"].append({"at": started, "screen": self.last_screen()})
             else:
                 self.r["nfc"]["switches"].append(shown - started)
+            self.second_sees("arrival", "nfc", started)
+        else:
+            self.second_sees("removal", "usb", started)
 
     def toggle_nfc(self):
         if self.nfc is not None:
@@ -509,15 +631,17 @@ class Soak:
                     self.r["nfc"]["removal_not_noticed"] += 1
                 else:
                     self.r["nfc"]["removal_noticed"].append(gone - stopped)
+                self.second_sees("removal", "nfc", stopped)
             return
         started = self.start_nfc()
         if not self.usb_plugged:
             # U is out: N's arrival is what the screen shows.
             shown = self.shown("nfc", started)
             if shown is None:
-                self.r["nfc"]["not_shown"].append({"at": started, "screen": self.captures[-1].text})
+                self.r["nfc"]["not_shown"].append({"at": started, "screen": self.last_screen()})
             else:
                 self.r["nfc"]["arrivals"].append(shown - started)
+            self.second_sees("arrival", "nfc", started)
 
     def restart_pcscd(self):
         sig = signal.SIGKILL if self.r["pcscd"]["restarts"] % 2 else signal.SIGTERM
@@ -529,30 +653,36 @@ class Soak:
             self.r["pcscd"]["not_noticed"] += 1
         else:
             self.r["pcscd"]["noticed"].append(noticed - killed)
-        time.sleep(self.rng.uniform(0.3, 2.0))
+        self.second_sees("removal", "usb", killed)
+        time.sleep(self.rng.uniform(0.3, 2.0))  # pcscd down for a while: the scenario
         listening = self.start_pcscd()
         self.r["pcscd"]["restarts"] += 1
         shown = self.shown("usb", listening)
         self.last_event = time.time()
         self.away_from(killed, shown)
         if shown is None:
-            self.r["pcscd"]["not_recovered"].append({"at": listening, "screen": self.captures[-1].text})
+            self.r["pcscd"]["not_recovered"].append({"at": listening, "screen": self.last_screen()})
         else:
             self.r["pcscd"]["recovered"].append(shown - listening)
+        self.second_sees("arrival", "usb", listening)
 
     def canonical(self):
-        """U plugged in, N running, U on screen."""
+        """U plugged in, N running, U on both screens (the second held on the OATH tab until `hold` is
+        cleared)."""
+        self.second_to_oath()
         if self.nfc is None:
             self.start_nfc()
         if not self.usb_plugged:
             self.plug_usb()
-        if self.shown("usb", time.time(), timeout=15) is None:
-            raise RuntimeError("the USB key is not on screen:\n" + self.captures[-1].text)
+        for pane in self.panes:
+            if self.shown("usb", time.time(), timeout=15, pane=pane) is None:
+                raise RuntimeError(f"the USB key is not on the {pane.name} TUI's screen:\n" + self.last_screen(pane))
 
     def at_rest(self, want=None, timeout=45):
-        """A resource sample of the TUI at rest: QUIET seconds after the last churn and the last period boundary
-        (the threads a burst of work started end after 5 s idle). With `want`, samples again at rest until the
-        descriptors and threads are back to it, for up to `timeout` seconds. Returns the sample and the wait."""
+        """Resource samples of both TUIs at rest: QUIET seconds after the last churn and the last period boundary
+        (the threads a burst of work started end after 5 s idle). With `want` (a sample per TUI), samples again
+        at rest until the descriptors and threads of both are back to it, for up to `timeout` seconds. Returns
+        the samples (one per TUI) and the wait."""
         began = time.monotonic()
         while True:
             now = time.time()
@@ -561,10 +691,10 @@ class Soak:
             if now < calm or boundary + 30 - now < 1:
                 self.pause((calm if now < calm else boundary + 30 + QUIET) - now)
                 continue
-            s = self.sample()
-            if want is None or (s["fds"] == want["fds"] and s["threads"] <= want["threads"]) \
-                    or time.monotonic() - began > timeout:
-                return s, time.monotonic() - began
+            samples = [self.sample(pane) for pane in self.panes]
+            if want is None or time.monotonic() - began > timeout or all(
+                    s["fds"] == w["fds"] and s["threads"] <= w["threads"] for s, w in zip(samples, want)):
+                return samples, time.monotonic() - began
             self.pause(1)
 
     def churn(self):
@@ -577,8 +707,10 @@ class Soak:
         while time.time() < end and not self.stopping.is_set():
             if self.r["tui"]["start"] is None and time.time() >= warm_until:
                 self.canonical()
-                self.r["tui"]["start"], _ = self.at_rest()
-                self.progress(f"warmed up: TUI {brief(self.r['tui']['start'])}")
+                (self.r["tui"]["start"], self.r["second"]["tui"]["start"]), _ = self.at_rest()
+                self.hold.clear()
+                self.progress(f"warmed up: TUIs {brief(self.r['tui']['start'])}, "
+                              f"{brief(self.r['second']['tui']['start'])}")
                 continue
             if time.time() >= next_pcscd:
                 # Killed, noticed, 0.3 to 2 s down, started and back on screen: at most about 5 s.
@@ -626,15 +758,19 @@ class Soak:
 
     def report(self, begin):
         r = self.r
-        sample = brief(self.sample())
-        r["tui"]["minutes"].append([round((time.time() - begin) / 60, 1), sample["rss_kib"], sample["fds"],
-                                    sample["threads"]])
+        samples = []
+        for pane in self.panes:
+            sample = brief(self.sample(pane))
+            pane.r["tui"]["minutes"].append([round((time.time() - begin) / 60, 1), sample["rss_kib"],
+                                             sample["fds"], sample["threads"]])
+            samples.append(sample)
+        sample = " and ".join(str(s) for s in samples)
         self.progress(f"{(time.time() - begin) / 60:.1f} min: {r['refreshes']} refreshes, {r['codes_checked']} codes "
                       f"checked, {len(r['wrong_codes'])} wrong, boundaries {r['boundaries']['judged']} judged "
                       f"{len(r['boundaries']['missed'])} missed, {r['usb']['plugs']} plug-ins, "
                       f"{r['pcscd']['restarts']} pcscd restarts, served key {r['nfc']['starts']} starts; "
                       f"ykterm {r['cli']['ykterm']['runs']} runs, ykman {r['cli']['ykman']['runs']} runs; "
-                      f"TUI {sample}")
+                      f"TUIs {sample}")
 
     # --- the command-line loops -----------------------------------------------------------------------
 
@@ -701,21 +837,32 @@ class Soak:
         self.wait_reader(NFC_READER)
         self.add_accounts("nfc", NFC_READER)
         env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / "config"))
-        self.tui = Tmux(f"{shlex.quote(str(YKTERM))} --device {USB_SERIAL}", env)
-        # For the outside, which stops the server and removes its socket's directory if this script cannot.
-        (self.dir / "tmux-dir").write_text(self.tui.dir)
-        (self.dir / "tmux-server.pid").write_text(str(self.tui.server_pid))
-        self.tui.wait_for("Soak USB")
-        self.tui_pid = self.find_tui_pid()
-        watcher = threading.Thread(target=self.watch, name="watch")
-        watcher.start()
+        for pane in self.panes:
+            # Standard error to a file: a fatal signal's report (and anything else) is kept there.
+            stderr = shlex.quote(str(self.dir / f"stderr-{pane.name}.txt"))
+            pane.tmux = Tmux(f"{shlex.quote(str(YKTERM))} --device {USB_SERIAL} 2>{stderr}", env)
+            # For the outside, which stops the server and removes its socket's directory if this script cannot.
+            suffix = "" if pane is self.first else "-" + pane.name
+            (self.dir / f"tmux-dir{suffix}").write_text(pane.tmux.dir)
+            (self.dir / f"tmux-server{suffix}.pid").write_text(str(pane.tmux.server_pid))
+        for pane in self.panes:
+            pane.tmux.wait_for("Soak USB")
+            pane.pid = self.find_tui_pid(pane)
+        watchers = [threading.Thread(target=self.watch, args=(pane,), name=f"watch-{pane.name}")
+                    for pane in self.panes]
+        for t in watchers:
+            t.start()
+        mover = threading.Thread(target=self.move, name="move")
         results = {}
         loops = [threading.Thread(target=lambda s=s, seed=i: results.__setitem__(s, self.loop(s, random.Random(
             self.seed * 10 + seed))), name=s) for i, s in enumerate(("ykterm", "ykman"))]
         try:
-            if self.shown("usb", time.time(), timeout=15) is None:
-                raise RuntimeError("the USB key's codes did not show:\n" + self.tui.screen())
+            for pane in self.panes:
+                if self.shown("usb", time.time(), timeout=15, pane=pane) is None:
+                    raise RuntimeError(f"the USB key's codes did not show on the {pane.name} TUI:\n"
+                                       + pane.tmux.screen())
             self.progress(f"running {self.seconds / 60:.1f} min (seed {self.seed})")
+            mover.start()
             for t in loops:
                 t.start()
             self.churn()
@@ -724,25 +871,31 @@ class Soak:
                 t.join(timeout=120)
             if not self.stopping.is_set():
                 self.canonical()
-                start = self.r["tui"]["start"]
-                if start is None:
+                start = [self.r["tui"]["start"], self.r["second"]["tui"]["start"]]
+                if None in start:
                     raise RuntimeError("the run ended before its warm-up did")
-                self.r["tui"]["end"], self.r["tui"]["settle_seconds"] = self.at_rest(want=start)
+                (self.r["tui"]["end"], self.r["second"]["tui"]["end"]), self.r["tui"]["settle_seconds"] = \
+                    self.at_rest(want=start)
         finally:
             self.loops_stop.set()
             self.stopping.set()
-            watcher.join(timeout=30)
+            for t in watchers + ([mover] if mover.ident else []):
+                t.join(timeout=30)
         for side in ("ykterm", "ykman"):
             self.classify(side, results.get(side, []))
         return self.r
 
     def cleanup(self):
-        """Stops what this script started, by PID: the TUI's tmux server, the served key, pcscd (after pulling
-        the USB key out, so serve --usb finds nothing to wait for)."""
+        """Stops what this script started, by PID: the TUIs' tmux servers, the served key, pcscd (after pulling
+        the USB key out, so serve --usb finds nothing to wait for); keeps what the TUIs wrote to stderr."""
         self.stopping.set()
         self.loops_stop.set()
-        if self.tui is not None:
-            self.tui.close()
+        for pane in self.panes:
+            if pane.tmux is not None:
+                pane.tmux.close()
+            path = self.dir / f"stderr-{pane.name}.txt"
+            if path.exists():
+                pane.r["tui"]["stderr"] = path.read_bytes().decode(errors="replace")[-20000:]
         if self.nfc is not None:
             stop_pid(self.nfc)
         if self.usb_plugged and self.pcscd is not None and self.pcscd.poll() is None:
@@ -803,10 +956,11 @@ def run(minutes, seed=None, progress=None):
             try:
                 out, _ = proc.communicate(timeout=60)
             except subprocess.TimeoutExpired:
-                server = workdir / "tmux-server.pid"
-                if server.exists():
-                    stop_tree(int(server.read_text()))
-                    shutil.rmtree((workdir / "tmux-dir").read_text(), ignore_errors=True)
+                for suffix in ("", "-second"):
+                    server = workdir / f"tmux-server{suffix}.pid"
+                    if server.exists():
+                        stop_tree(int(server.read_text()))
+                        shutil.rmtree((workdir / f"tmux-dir{suffix}").read_text(), ignore_errors=True)
                 for pid in reversed(descendants(proc.pid)):
                     try:
                         os.kill(pid, signal.SIGKILL)
@@ -823,6 +977,8 @@ def run(minutes, seed=None, progress=None):
             log.seek(0)
             result["log"] = log.read()[-6000:]
         result["exit"] = proc.returncode
+        # A ykterm built with a sanitizer (make soak SOAK_SANITIZER=...): its reports, written to files.
+        result["sanitizer_reports"] = sanitizers.reports()
         return result
     finally:
         if progress is None:
@@ -839,17 +995,32 @@ def _ms(values, how):
 
 def failures(r):
     """The pass criteria, as a list of what failed (empty: passed)."""
+    found = r.get("sanitizer_reports") or []
+    reported = [f"{len(found)} sanitizer reports:\n  " + "\n  ".join(sanitizers.summary(found))
+                + "\nthe first:\n" + found[0][1][-6000:]] if found else []
     if r.get("errors"):
-        return ["errors: " + e[-1500:] for e in r["errors"]]
-    out = []
-    tui = r["tui"]
-    if r["wrong_codes"]:
-        out.append(f"{len(r['wrong_codes'])} wrong codes on screen: " + json.dumps(r["wrong_codes"][:3]))
-    if r["boundaries"]["missed"]:
-        out.append(f"{len(r['boundaries']['missed'])} missed period boundaries: "
-                   + json.dumps(r["boundaries"]["missed"][:3]))
-    if r["boundaries"]["judged"] < 1:
-        out.append("no period boundary could be judged")
+        return reported + ["errors: " + e[-1500:] for e in r["errors"]] + [
+            f"the {n} TUI wrote to stderr:\n{t['stderr'][-3000:]}" for n, t in
+            (("first", r.get("tui", {})), ("second", r.get("second", {}).get("tui", {}))) if t.get("stderr")]
+    out = reported
+    second = r["second"]
+    for name, f in (("", r), ("second TUI: ", second)):
+        if f["wrong_codes"]:
+            out.append(f"{name}{len(f['wrong_codes'])} wrong codes on screen: " + json.dumps(f["wrong_codes"][:3]))
+        if f["boundaries"]["missed"]:
+            out.append(f"{name}{len(f['boundaries']['missed'])} missed period boundaries: "
+                       + json.dumps(f["boundaries"]["missed"][:3]))
+        if f["boundaries"]["judged"] < 1:
+            out.append(f"{name}no period boundary could be judged")
+    slow = [x for x in second["arrivals"] if x > DEADLINE]
+    if slow:
+        out.append(f"second TUI: {len(slow)} arrivals took over {DEADLINE:.0f} s: "
+                   + ", ".join(f"{x * 1000:.0f} ms" for x in slow[:10]))
+    if second["not_shown"]:
+        out.append(f"second TUI: {len(second['not_shown'])} arrivals never shown: "
+                   + json.dumps(second["not_shown"][:2]))
+    if second["removal_not_noticed"]:
+        out.append(f"second TUI: {second['removal_not_noticed']} removals not noticed")
     for what, late in (("USB key plugged in", r["usb"]["arrivals"]), ("served key", r["nfc"]["arrivals"]),
                        ("served key after the USB key left", r["nfc"]["switches"]),
                        ("USB key after pcscd started", r["pcscd"]["recovered"])):
@@ -876,21 +1047,24 @@ def failures(r):
             out.append(f"{side}: {len(f['failures'])} failures with the key present: {f['failures'][:3]}")
         if f["runs"] - f["key_away"] - len(f["failures"]) - f.get("busy", 0) < 1:
             out.append(f"{side}: no run succeeded")
-    start, end = tui["start"], tui["end"]
-    if start is None or end is None:
-        out.append("no resource figures (the run ended early)")
-    else:
-        if end["rss_kib"] - start["rss_kib"] >= RSS_GROWTH_LIMIT_KIB:
-            out.append(f"RSS grew {end['rss_kib'] - start['rss_kib']} KiB after warm-up")
-        if end["fds"] != start["fds"]:
-            out.append(f"open descriptors {start['fds']} at the start, {end['fds']} at the end: "
-                       f"{start.get('fd_targets')} -> {end.get('fd_targets')}")
-        # The pool's idle workers come and go (5 or 6 threads at rest): a leak is more threads, not fewer.
-        if end["threads"] > start["threads"]:
-            out.append(f"threads {start['threads']} at the start, {end['threads']} at the end: "
-                       f"{start.get('thread_names')} -> {end.get('thread_names')}")
-    if tui["exited"]:
-        out.append("the TUI exited")
+    for name, tui in (("the first TUI", r["tui"]), ("the second TUI", second["tui"])):
+        start, end = tui["start"], tui["end"]
+        if start is None or end is None:
+            out.append(f"{name}: no resource figures (the run ended early)")
+        else:
+            if end["rss_kib"] - start["rss_kib"] >= RSS_GROWTH_LIMIT_KIB:
+                out.append(f"{name}: RSS grew {end['rss_kib'] - start['rss_kib']} KiB after warm-up")
+            if end["fds"] != start["fds"]:
+                out.append(f"{name}: open descriptors {start['fds']} at the start, {end['fds']} at the end: "
+                           f"{start.get('fd_targets')} -> {end.get('fd_targets')}")
+            # The pool's idle workers come and go (5 or 6 threads at rest): a leak is more threads, not fewer.
+            if end["threads"] > start["threads"]:
+                out.append(f"{name}: threads {start['threads']} at the start, {end['threads']} at the end: "
+                           f"{start.get('thread_names')} -> {end.get('thread_names')}")
+        if tui["exited"]:
+            out.append(f"{name} exited")
+        if tui.get("stderr"):
+            out.append(f"{name} wrote to stderr:\n{tui['stderr'][-3000:]}")
     return out
 
 
@@ -900,6 +1074,9 @@ def table(r):
         return "soak: no figures\n" + "\n".join(r["errors"])
     b, usb, nfc, p, tui = r["boundaries"], r["usb"], r["nfc"], r["pcscd"], r["tui"]
     start, end, peak = tui["start"] or {}, tui["end"] or {}, tui["peak"]
+    second = r["second"]
+    b2, tui2 = second["boundaries"], second["tui"]
+    start2, end2, peak2 = tui2["start"] or {}, tui2["end"] or {}, tui2["peak"]
 
     def res(s, k, unit=""):
         return f"{s[k]}{unit}" if k in s else "-"
@@ -940,6 +1117,26 @@ def table(r):
                                  f"(peak {res(peak, 'fds')})"),
         ("TUI threads", f"{res(start, 'threads')} after warm-up, {res(end, 'threads')} at the end "
                         f"(peak {res(peak, 'threads')})"),
+        ("TUI stderr", f"{len(tui.get('stderr', ''))} bytes"),
+        ("second TUI", "moving between the tabs: " + ", ".join(f"{k} {v}" for k, v in second["tab_visits"].items())
+                       + " visits"),
+        ("  refreshes", f"{second['refreshes']}, {second['codes_checked']} codes checked, "
+                        f"{len(second['wrong_codes'])} wrong"),
+        ("  period boundaries", f"{b2['judged']} judged, {len(b2['missed'])} missed, new code on screen after "
+                                f"{_ms(b2['latencies'], 'median')} (median), {_ms(b2['latencies'], 'worst')} "
+                                f"(worst); {b2['not_judged']} not judged (another tab, or the key changed)"),
+        ("  arrivals", f"{len(second['arrivals'])} judged on the OATH tab, codes on screen after "
+                       f"{_ms(second['arrivals'], 'median')} (median), {_ms(second['arrivals'], 'worst')} (worst), "
+                       f"{len(second['not_shown'])} never; removals {len(second['removal_noticed'])} judged, gone "
+                       f"after {_ms(second['removal_noticed'], 'worst')} (worst), "
+                       f"{second['removal_not_noticed']} not noticed; {second['not_judged']} on another tab"),
+        ("  RSS", f"{res(start2, 'rss_kib', ' KiB')} after warm-up, {res(end2, 'rss_kib', ' KiB')} at the end "
+                  f"(peak {res(peak2, 'rss_kib', ' KiB')})"),
+        ("  open descriptors", f"{res(start2, 'fds')} after warm-up, {res(end2, 'fds')} at the end "
+                               f"(peak {res(peak2, 'fds')})"),
+        ("  threads", f"{res(start2, 'threads')} after warm-up, {res(end2, 'threads')} at the end "
+                      f"(peak {res(peak2, 'threads')})"),
+        ("  stderr", f"{len(tui2.get('stderr', ''))} bytes"),
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
