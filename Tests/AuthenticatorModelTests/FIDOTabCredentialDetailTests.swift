@@ -101,7 +101,7 @@ struct FIDOTabUpdateUserWorkTests {
     static let d = FIDOTestBackend.descriptor
 
     func run(_ harness: Harness, _ command: FIDOTabCommand) async throws -> FIDOTabMsg {
-        try await harness.run(.fido(command), timeout: 10) { msg in
+        try await harness.run(.fido(command), timeout: 60) { msg in
             if case .fido(let m) = msg, case .touch = m { return nil }
             if case .fido(let m) = msg { return m }
             return nil

@@ -526,7 +526,7 @@ struct FIDOTabWorkTests {
         return nil
     }
 
-    func run(_ harness: Harness, _ command: FIDOTabCommand, timeout: Double = 10) async throws -> FIDOTabMsg {
+    func run(_ harness: Harness, _ command: FIDOTabCommand, timeout: Double = 60) async throws -> FIDOTabMsg {
         try await harness.run(.fido(command), timeout: timeout) { fido($0) }
     }
 
@@ -665,7 +665,7 @@ struct FIDOTabWorkTests {
         harness.runner.perform(.fido(.reset(Self.d)))
         try await waitForTouch(harness)
         backend.unplug()
-        let answer = try await wait(harness, timeout: 10) { msg -> FIDOTabMsg? in
+        let answer = try await wait(harness, timeout: 60) { msg -> FIDOTabMsg? in
             if case .fido(.failed(_, let f)) = msg, f.operation == .reset { return .failed(keyID: Self.d.id, f) }
             return nil
         }

@@ -45,7 +45,7 @@ final class Harness: @unchecked Sendable {
     }
 
     /// Performs `command` and waits for the first message `match` accepts.
-    func run<T>(_ command: Command, timeout: Double = 10, _ match: @escaping (Msg) -> T?) async throws -> T {
+    func run<T>(_ command: Command, timeout: Double = 60, _ match: @escaping (Msg) -> T?) async throws -> T {
         let start = messages.withLock { $0.count }
         runner.perform(command)
         let deadline = Date().addingTimeInterval(timeout)

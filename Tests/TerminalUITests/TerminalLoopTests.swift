@@ -54,12 +54,12 @@ final class ScriptedScreen: InteractiveScreen, @unchecked Sendable {
 
     /// Waits until the last frame holds `text` (or, with `absent`, no longer does); the frame, or nil after
     /// `timeout` seconds.
-    func waitFor(_ text: String, absent: Bool = false, timeout: Double = 10) async -> [String]? {
+    func waitFor(_ text: String, absent: Bool = false, timeout: Double = 60) async -> [String]? {
         await waitUntil(timeout: timeout) { frame in frame.contains(where: { $0.contains(text) }) != absent }
     }
 
     /// Waits until the last frame satisfies `ready`; the frame, or nil after `timeout` seconds.
-    func waitUntil(timeout: Double = 10, _ ready: ([String]) -> Bool) async -> [String]? {
+    func waitUntil(timeout: Double = 60, _ ready: ([String]) -> Bool) async -> [String]? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let frame = lastFrame
@@ -140,7 +140,7 @@ struct LoopBackend: KeyBackend {
             thread.start()
         }
 
-        func waitUntilFinished(timeout: Double = 10) async -> Bool {
+        func waitUntilFinished(timeout: Double = 60) async -> Bool {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 if finished.load(ordering: .sequentiallyConsistent) { return true }
