@@ -22,7 +22,8 @@ script is its COMMAND. In there:
   - the TUI's process is checked by PID, and its screen read, every 0.25 s: any exit stops the storm at once.
 At the end the key is left plugged in and the TUI is switched to the OATH tab: its three accounts and their
 right codes (checked against pyotp) must be on screen within a few seconds. The TUI's RSS, descriptors and
-threads are taken after its first codes and again at the end (figures, not criteria).
+threads are taken after its first codes and again at the end (figures, not criteria); then q must end it with
+status 0 (under AddressSanitizer, that exit is when leaks are reported).
 
 Outside the namespace, --load starts CPU load: one busy loop per core (`--load-procs`), at niceness 0 as the
 TUI and pcscd have (`--load-nice`), stopped by PID at the end. The script prints one JSON object (inside) and,
@@ -198,7 +199,7 @@ class Storm:
             "actions": 0, "seconds": 0.0, "gap_ms": [int(GAP[0] * 1000), int(GAP[1] * 1000)],
             "command_ms": {"plug": [], "unplug": []}, "command_failures": [],
             "exits": [], "stderr": "", "stderr_bytes": 0, "stacks": None,
-            "final": None, "resources": {"start": None, "end": None}, "errors": [],
+            "final": None, "quit_status": None, "resources": {"start": None, "end": None}, "errors": [],
         }
 
     def progress(self, text):
@@ -453,6 +454,16 @@ class Storm:
         time.sleep(7)
         if process_running(self.tui_pid):
             self.r["resources"]["end"] = resources(self.tui_pid)
+        # Then q, as a person leaves it: the TUI must end by itself with status 0 (with AddressSanitizer, this
+        # exit is when LeakSanitizer looks for leaks).
+        self.tui.send("q")
+        deadline = time.monotonic() + 30
+        status = None
+        while time.monotonic() < deadline and status is None:
+            m = re.search(r"EXITED=(\d+)", self.tui.screen())
+            status = int(m.group(1)) if m else None
+            time.sleep(0.2)
+        self.r["quit_status"] = status
 
     def collect(self):
         path = self.dir / "stderr.txt"
@@ -603,6 +614,8 @@ def failures(r, plugs_wanted=None):
                        f"key left plugged in:\n{final['screen']}")
         if final and final["wrong"]:
             out.append(f"wrong codes at the end: {final['wrong']}")
+        if r.get("quit_status") != 0:
+            out.append(f"the TUI did not end with status 0 on q: {r.get('quit_status')}")
     if plugs_wanted is not None and r.get("plugs", 0) < plugs_wanted and not out:
         out.append(f"{r.get('plugs', 0)} plug-ins, {plugs_wanted} wanted")
     if r.get("tab_visits") and min(r["tab_visits"].values()) < 1 and not out:
@@ -647,7 +660,8 @@ def table(r):
         ("final check", "-" if not r.get("final") else
          (f"right codes after {r['final']['seconds']:g} s" if r["final"]["seconds"] is not None else "FAILED")
          + (f", {len(r['final']['wrong'])} wrong" if r["final"]["wrong"] else "")),
-        ("TUI", f"{res['start']} at the start, {res['end']} at the end"),
+        ("TUI", f"{res['start']} at the start, {res['end']} at the end; q ended it with "
+                f"{r.get('quit_status')}"),
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
