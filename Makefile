@@ -16,7 +16,7 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps venv test test-unit golden test-integration test-asan test-tsan soak bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all build release deps venv test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 all: build
 
@@ -120,17 +120,75 @@ test-tsan: deps
 	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp \
 	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --no-parallel
 
-## soak: the TUI for SOAK_MINUTES (30 by default) on two virtual keys while a USB one is pulled out and plugged in
+## soak: two TUIs for SOAK_MINUTES (30 by default) on two virtual keys while a USB one is pulled out and plugged in
 ## every few seconds, the other comes and goes, pcscd is killed every minute and ykman and `ykterm oath code` read
-## codes beside it; every code on screen is checked with pyotp. Prints the figures and fails on a wrong code, a
-## missed period boundary, a slow arrival or a leak (Tests/Integration/soak.py; root). make test runs it for 3
-## minutes. SOAK_ARGS e.g. "--seed 7 --json soak.json". A private TMPDIR, as for make test.
+## codes beside them; one TUI stays on the OATH tab, the other moves from tab to tab; every code on either screen is
+## checked with pyotp. Prints the figures and fails on a wrong code, a missed period boundary, a slow arrival, a
+## leak, an exit of a TUI or anything on its standard error (Tests/Integration/soak.py; root). make test runs it for
+## 3 minutes. SOAK_ARGS e.g. "--seed 7 --json soak.json". A private TMPDIR, as for make test.
+##
+## SOAK_SANITIZER=thread or address: the soak against ykterm built with that sanitizer, `swift build
+## --sanitize=thread --scratch-path .build-tsan --product ykterm` (address: .build-asan), which takes several
+## minutes the first time. pcscd is not instrumented, so the one-slot reader driver it loads is the plain build's,
+## copied next to that binary. TSAN_OPTIONS or ASAN_OPTIONS name log_path=TMPDIR/sanitizer/report (and the
+## suppressions in Tests/Sanitizers): every ykterm process of the run (both TUIs, the served keys, the plug and
+## oath code commands) writes its reports there, where a TUI's would not be lost with its screen; the soak reads
+## them at the end and fails on any (Tests/Integration/sanitizers.py), printing the first; --json keeps them all.
+## The sanitizers slow ykterm down several times and grow their own memory (--sanitized): new codes and arrivals then
+## have 3 s, not 1, and RSS growth is a figure, not a criterion.
 SOAK_MINUTES ?= 30
 SOAK_ARGS ?=
+SOAK_SANITIZER ?=
+SANITIZER_SCRATCH_thread := .build-tsan
+SANITIZER_SCRATCH_address := .build-asan
+
+# $(call sanitized,SANITIZER): shell lines (inside a recipe that has made $$tmp) that build ykterm with SANITIZER
+# when one is named, and export YKTERM_BIN and the sanitizer's options for what runs next.
+define sanitized
+case "$(1)" in \
+  "") export YKTERM_BIN=$(CURDIR)/$(YKTERM) ;; \
+  thread|address) scratch=$(SANITIZER_SCRATCH_$(1)) && \
+    $(SWIFT) build --sanitize=$(1) --scratch-path $$scratch --product ykterm && \
+    cp .build/debug/libykterm-ifd-one-slot.so $$scratch/debug/ && \
+    mkdir -p "$$tmp/sanitizer" && \
+    export YKTERM_BIN=$(CURDIR)/$$scratch/debug/ykterm \
+      TSAN_OPTIONS="log_path=$$tmp/sanitizer/report:suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp" \
+      ASAN_OPTIONS="log_path=$$tmp/sanitizer/report" \
+      LSAN_OPTIONS="suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp:print_suppressions=0" ;; \
+  *) echo "the sanitizer is thread or address, not $(1)"; exit 2 ;; \
+esac
+endef
+
 soak: build venv
 	@tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/ykterm-soak.XXXXXX") && trap 'rm -rf "$$tmp"' EXIT && \
 	  export TMPDIR="$$tmp" TMUX_TMPDIR="$$tmp" && \
-	  $(VENV)/bin/python Tests/Integration/soak.py --minutes $(SOAK_MINUTES) $(SOAK_ARGS) </dev/null
+	  $(call sanitized,$(SOAK_SANITIZER)) && \
+	  $(VENV)/bin/python Tests/Integration/soak.py --minutes $(SOAK_MINUTES) \
+	    $(if $(SOAK_SANITIZER),--sanitized) $(SOAK_ARGS) </dev/null
+
+## storm: the plug-in storm (issue 35; Tests/Integration/storm.py; root): the TUI on a USB virtual key pulled out and
+## plugged in with 20 to 200 ms between the commands (each returns once pcscd has seen the card come or go, about
+## 0.3 s), moving from tab to tab every 4 s, until STORM_PLUGS plug-ins (2000 by default) or STORM_MINUTES minutes,
+## under CPU load (a busy loop per core; STORM_LOAD=no for none). The TUI's standard error goes to a file, where a
+## fatal signal's report lands; with gdb and cc there (and no sanitizer) it runs with --stacks, so a crash stops the
+## TUI for gdb to write every thread's stack (ykterm never leaves a core file). Fails on any exit of the TUI,
+## anything on its standard error, the OATH tab without the right codes within 5 s of the key left in at the end,
+## or q not ending it with status 0; prints plug-ins per tab. STORM_ARGS e.g. "--seed 7 --workdir DIR" (DIR keeps
+## stderr.txt and stacks.txt), "--json storm.json". STORM_SANITIZER as SOAK_SANITIZER. make test runs 120 plug-ins
+## (test_storm.py).
+STORM_PLUGS ?= 2000
+STORM_MINUTES ?=
+STORM_LOAD ?= yes
+STORM_ARGS ?=
+STORM_SANITIZER ?=
+storm: build venv
+	@tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/ykterm-storm.XXXXXX") && trap 'rm -rf "$$tmp"' EXIT && \
+	  export TMPDIR="$$tmp" TMUX_TMPDIR="$$tmp" && \
+	  $(call sanitized,$(STORM_SANITIZER)) && \
+	  $(VENV)/bin/python Tests/Integration/storm.py $(if $(STORM_PLUGS),--plugs $(STORM_PLUGS)) \
+	    $(if $(STORM_MINUTES),--minutes $(STORM_MINUTES)) $(if $(filter yes,$(STORM_LOAD)),--load) \
+	    $(if $(STORM_SANITIZER),,$$(command -v gdb >/dev/null && command -v cc >/dev/null && echo --stacks)) \
+	    $(STORM_ARGS) </dev/null
 
 ## bench: the release build against the floor — C references built here from Tests/Bench (the same APDUs through
 ## libpcsclite; CTAPHID INIT + getInfo on a hidraw node; a program linked with the same libraries that only prints),
