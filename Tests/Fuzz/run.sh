@@ -29,6 +29,8 @@ SESSION_TARGETS+="FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming 
 # A crash is libFuzzer's report (and the sanitizer's), not the Swift runtime's backtrace on top of it.
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS="malloc_context_size=8${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# What Swift's lazy globals allocate is not a leak (lsan.supp says why LeakSanitizer can think so at exit).
+export LSAN_OPTIONS="suppressions=$PWD/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
 
 failed=0
