@@ -30,7 +30,7 @@ private final class ProfileBackend: KeyBackend, @unchecked Sendable {
 struct FIDOProfileTabTests {
     static let d = ProfileBackend.descriptor
 
-    func run(_ harness: Harness, _ command: FIDOTabCommand, timeout: Double = 15) async throws -> FIDOTabMsg {
+    func run(_ harness: Harness, _ command: FIDOTabCommand, timeout: Double = 60) async throws -> FIDOTabMsg {
         try await harness.run(.fido(command), timeout: timeout) { msg -> FIDOTabMsg? in
             if case .fido(let m) = msg, case .touch = m { return nil }
             if case .fido(let m) = msg { return m }
