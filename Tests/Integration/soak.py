@@ -2,7 +2,8 @@
 """Soak (issue 22, section 1; issue 35): two TUIs for SOAK_MINUTES on two virtual keys while everything around
 them churns.
 
-    python soak.py [--minutes N] [--seed S] [--json FILE]     (as root; `make soak SOAK_MINUTES=N`)
+    python soak.py [--minutes N] [--seed S] [--json FILE] [--load] [--sanitized]
+    (as root; `make soak SOAK_MINUTES=N`; --load: a busy loop per core beside it; --sanitized: see sanitized())
 
 How the pieces sit. The TUI has to see a USB key (hidraw nodes and a CCID reader) and a second key served
 through vpcd, so everything runs inside one `ykterm virtual-key serve --usb -- python soak.py --inside ...`:
@@ -948,13 +949,18 @@ def unavailable():
     return None
 
 
-def run(minutes, seed=None, progress=None, with_sanitizer=False):
+def run(minutes, seed=None, progress=None, with_sanitizer=False, load=False):
     """Runs the soak for `minutes` in `virtual-key serve --usb` and returns its figures. Progress lines go to
-    `progress` (a file), or into the figures' "log" when None."""
+    `progress` (a file), or into the figures' "log" when None. `load`: a busy loop per core beside it, as
+    storm.py's --load."""
     seed = random.randrange(1 << 30) if seed is None else seed
     workdir = Path(tempfile.mkdtemp(prefix="ykterm-soak-"))
     log = progress if progress is not None else open(workdir / "soak.log", "w+")
+    loaders = []
     try:
+        if load:
+            from storm import start_load
+            loaders = start_load(os.cpu_count() or 2, 0)
         env = dict(os.environ, YKTERM_BIN=str(YKTERM))
         proc = subprocess.Popen([str(YKTERM), "virtual-key", "serve", "--usb", "--serial", str(USB_SERIAL),
                                  "--state", str(workdir / "usb-key.json"), "--",
@@ -991,10 +997,13 @@ def run(minutes, seed=None, progress=None, with_sanitizer=False):
             log.seek(0)
             result["log"] = log.read()[-6000:]
         result["exit"] = proc.returncode
+        result["load"] = len(loaders)
         # A ykterm built with a sanitizer (make soak SOAK_SANITIZER=...): its reports, written to files.
         result["sanitizer_reports"] = sanitizers.reports()
         return result
     finally:
+        for p in loaders:
+            stop_pid(p)
         if progress is None:
             log.close()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -1097,7 +1106,8 @@ def table(r):
         return f"{s[k]}{unit}" if k in s else "-"
     reconnects = len(usb["arrivals"]) + len(nfc["arrivals"]) + len(nfc["switches"]) + len(p["recovered"])
     rows = [
-        ("duration", f"{r['minutes']:g} min (seed {r['seed']})"),
+        ("duration", f"{r['minutes']:g} min (seed {r['seed']})"
+                     + (f", {r['load']} busy loops beside it" if r.get("load") else "")),
         ("refreshes", f"{r['refreshes']}"),
         ("codes checked", f"{r['codes_checked']}"),
         ("wrong codes", f"{len(r['wrong_codes'])}"),
@@ -1161,6 +1171,7 @@ def main():
     parser = argparse.ArgumentParser(description="The TUI on churning virtual keys (see soak.py's description).")
     parser.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES", "30")))
     parser.add_argument("--seed", type=int)
+    parser.add_argument("--load", action="store_true", help="a busy loop per core beside the soak (CPU load)")
     parser.add_argument("--sanitized", action="store_true",
                         help="ykterm is a sanitizer build: 3 s deadlines, RSS growth not judged")
     parser.add_argument("--json", help="write the figures as JSON to this file")
@@ -1177,7 +1188,7 @@ def main():
     # ykterm reads cleared or fixed, a private HOME), as under pytest (conftest.py).
     home = isolate_environ()
     try:
-        r = run(a.minutes, a.seed, progress=sys.stderr, with_sanitizer=a.sanitized)
+        r = run(a.minutes, a.seed, progress=sys.stderr, with_sanitizer=a.sanitized, load=a.load)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if a.json:
