@@ -199,7 +199,9 @@ class Storm:
             "actions": 0, "seconds": 0.0, "gap_ms": [int(GAP[0] * 1000), int(GAP[1] * 1000)],
             "command_ms": {"plug": [], "unplug": []}, "command_failures": [],
             "exits": [], "stderr": "", "stderr_bytes": 0, "stacks": None,
-            "final": None, "quit_status": None, "resources": {"start": None, "end": None}, "errors": [],
+            "final": None, "quit_status": None, "errors": [],
+            # The TUI after its first codes, every 30 s (plug-ins, RSS KiB, descriptors, threads), at the end.
+            "resources": {"start": None, "end": None, "series": []},
         }
 
     def progress(self, text):
@@ -408,8 +410,12 @@ class Storm:
             self.usb("unplug" if self.plugged else "plug")
             if time.monotonic() - last_report >= 30:
                 last_report = time.monotonic()
+                sample = resources(self.tui_pid) if process_running(self.tui_pid) else {}
+                if sample:
+                    self.r["resources"]["series"].append([self.r["plugs"], sample["rss_kib"], sample["fds"],
+                                                          sample["threads"]])
                 self.progress(f"{self.r['plugs']} plug-ins ({self.r['per_tab']}), "
-                              f"{time.monotonic() - self.began:.0f} s")
+                              f"{time.monotonic() - self.began:.0f} s; TUI {sample}")
             self.stop.wait(self.rng.uniform(*GAP))
 
     # --- the whole run --------------------------------------------------------------------------------
