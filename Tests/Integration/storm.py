@@ -55,7 +55,8 @@ import pyotp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sanitizers  # noqa: E402
-from harness import YKTERM, descendants, stop_pid, stop_tree, usb_unavailable_reason  # noqa: E402
+from harness import (YKTERM, descendants, isolate_environ, stop_pid, stop_tree,  # noqa: E402
+                     usb_unavailable_reason)
 
 SERIAL = 34000001
 READER = "Yubico YubiKey OTP+FIDO+CCID"
@@ -239,6 +240,8 @@ class Storm:
             command += f"LD_PRELOAD={shlex.quote(str(self.dir / 'stop_on_crash.so'))} "
         command += f"{shlex.quote(str(YKTERM))} 2>stderr.txt"
         self.tui = Tmux(command, env)
+        # For the outside, which stops the server and removes its socket's directory if this script cannot.
+        (self.dir / "tmux-dir").write_text(self.tui.dir)
         (self.dir / "tmux-server.pid").write_text(str(self.tui.server_pid))
         self.tui_pid = self.find_tui_pid()
 
@@ -566,6 +569,7 @@ def run(plugs=None, minutes=None, seed=None, load=False, load_procs=None, load_n
                 server = workdir / "tmux-server.pid"
                 if server.exists():
                     stop_tree(int(server.read_text()))
+                    shutil.rmtree((workdir / "tmux-dir").read_text(), ignore_errors=True)
                 for pid in reversed(descendants(proc.pid)):
                     try:
                         os.kill(pid, signal.SIGKILL)
@@ -696,8 +700,13 @@ def main():
     if reason:
         print(f"storm: cannot run here: {reason}", file=sys.stderr)
         return 2
-    r = run(a.plugs, a.minutes, a.seed, a.load, a.load_procs, a.load_nice, a.tab_seconds, a.workdir, a.stacks,
-            progress=sys.stderr)
+    # What ykterm and the TUI get does not depend on the shell this was started from, as for soak.py.
+    home = isolate_environ()
+    try:
+        r = run(a.plugs, a.minutes, a.seed, a.load, a.load_procs, a.load_nice, a.tab_seconds, a.workdir, a.stacks,
+                progress=sys.stderr)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
     if a.json:
         Path(a.json).write_text(json.dumps(r, indent=1))
     print(table(r))
