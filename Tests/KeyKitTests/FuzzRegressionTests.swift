@@ -43,6 +43,23 @@ import Testing
         #expect(try OTPAuthURI.parse(OTPAuthURI.make(colonName)) == colonName)
     }
 
+    /// FuzzOTPAuthURI (600 s run of 2026-11-29): `otpauth://totp/  ?secret=JBPXP&issuer=_`, an account named
+    /// two spaces. `make` wrote its label as `_:%20%20`, and `parse` took the spaces for those after the colon:
+    /// no name. A name of spaces only is now no name in a URI and in a migration export, as when typed in.
+    @Test func otpauthNameOfSpacesOnly() throws {
+        #expect(throws: OATHError.invalidURI(.labelWithoutName("  "))) {
+            try OTPAuthURI.parse("otpauth://totp/  ?secret=JBPXP&issuer=_")
+        }
+        #expect(throws: OATHError.self) { try OTPAuthURI.parse("otpauth://totp/%20?secret=JBPXP") }
+        // A name with spaces around it still goes both ways.
+        let spaced = try OTPAuthURI.parse("otpauth://totp/%20a%20?secret=JBPXP&issuer=_")
+        #expect(try OTPAuthURI.parse(OTPAuthURI.make(spaced)).name.trimmingSpaces == "a")
+        func field(_ number: UInt8, _ bytes: [UInt8]) -> [UInt8] { [number << 3 | 2, UInt8(bytes.count)] + bytes }
+        let account = field(1, Array("abcdefghij".utf8)) + field(2, Array("  ".utf8)) + field(3, [0x69])
+            + [4 << 3, 1, 5 << 3, 1, 6 << 3, 2]
+        #expect(throws: OATHError.self) { try MigrationImport.parsePayload(field(1, account)) }
+    }
+
     /// FuzzMigration: the same colon in a Google Authenticator export: an account named U+0301 "x" with issuer
     /// "i" came back from its own otpauth URI as the account "i:\u{301}x".
     @Test func migrationAccountNameStartingWithACombiningMark() throws {

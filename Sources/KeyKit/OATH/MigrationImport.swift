@@ -127,7 +127,7 @@ public enum MigrationImport {
                 if !prefix.isEmpty { issuer = prefix }
             }
         }
-        guard !name.isEmpty else {
+        guard !name.allSatisfy({ $0 == " " }) else {
             throw .invalidURI(.export(.noName(account: number, label: fullName)))
         }
         let shown = (issuer.map { $0 + ":" } ?? "") + name

@@ -55,7 +55,9 @@ public enum OTPAuthURI {
             labelIssuer = prefix.isEmpty ? nil : prefix
             name = String(rest.drop(while: { $0 == " " }))
         }
-        guard !name.isEmpty else { throw .invalidURI(.labelWithoutName(label)) }
+        // A name of spaces only is no name (as for an account typed in): written back after an issuer, its spaces
+        // would be read as those after the colon.
+        guard !name.allSatisfy({ $0 == " " }) else { throw .invalidURI(.labelWithoutName(label)) }
 
         let parameters = try OTPQueryParameters(
             parts.query, known: ["secret", "issuer", "algorithm", "digits", "period", "counter"])
