@@ -116,7 +116,7 @@ struct DoctorCommand: AsyncParsableCommand {
     /// The HID interfaces keys have on USB (FIDO, and a YubiKey's OTP keyboard interface), and whether this
     /// user may open each: FIDO2 and U2F on USB, and OTP on keys without CCID, go through them.
     private func checkHID(_ line: (Level, String) -> Void) {
-        let interfaces = KeyAssembler.relevant(HIDAPIDevice.enumerateAll().map { FoundHID(info: $0, usbDevice: nil) })
+        let interfaces = KeyAssembler.relevant(HIDRawDevice.enumerateAll().map { FoundHID(info: $0, usbDevice: nil) })
         if interfaces.isEmpty {
             line(.ok, "HID: no FIDO or YubiKey OTP interfaces on USB (normal without a USB key, or over NFC)")
             return

@@ -9,8 +9,9 @@ are there, so a crash comes with every thread's stack.
 
 What the storm found: hidapi 0.13.1's hid_open_path, when open() of the node succeeds and its first ioctl fails
 (the key pulled out in between), frees the device and then writes its error message into the freed memory; the
-heap is corrupt from then on (SIGSEGV in free, or malloc's checks abort later). The second test makes that happen
-every time, with a node that opens and answers no hidraw ioctl.
+heap is corrupt from then on (SIGSEGV in free, or malloc's checks abort later). ykterm now opens, writes and reads
+hidraw nodes itself (KeyKit's HIDRawDevice); the second test keeps it so, with a node that opens and answers no
+hidraw ioctl, which made every `list` and `fido info` crash while they went through hidapi.
 """
 
 import os
@@ -63,9 +64,6 @@ finally:
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="hidapi 0.13.1 (Debian 12) hid_open_path frees the device when "
-                   "HIDIOCGRDESCSIZE fails after open() and then writes its error into it (fixed in hidapi 0.14.0, "
-                   "libusb/hidapi ca8373a): the storm's aborts. Remove this mark once ykterm no longer calls it.")
 def test_a_fido_node_that_opens_but_answers_no_hidraw_ioctl_is_an_error_not_a_crash():
     """What the storm found, without its luck: a key pulled out between the open() of its FIDO HID node and the
     first ioctl. `list` and `fido info` end with their own exit status, not killed by a signal."""

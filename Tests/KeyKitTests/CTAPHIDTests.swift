@@ -254,14 +254,14 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
 /// real hidraw node and a non-root user; see `ykterm doctor`.)
 @Suite struct CTAPHIDHIDAPITests {
     @Test func enumerationListsOnlyFIDODevices() {
-        let devices = HIDAPIDevice.enumerateFIDO()
+        let devices = HIDRawDevice.enumerateFIDO()
         #expect(Set(devices.map(\.path)).count == devices.count)
         #expect(devices.allSatisfy { !$0.path.isEmpty })
     }
 
     @Test func openingAMissingDevice() {
         #expect(throws: HIDDeviceError.notFound("/dev/ykterm-no-such-hidraw")) {
-            try HIDAPIDevice(path: "/dev/ykterm-no-such-hidraw")
+            try HIDRawDevice(path: "/dev/ykterm-no-such-hidraw")
         }
     }
 }

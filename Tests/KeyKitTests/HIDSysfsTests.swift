@@ -72,8 +72,8 @@ struct HIDSysfsTests {
         #expect(found.map(\.path) == ["/dev/hidraw0", "/dev/hidraw1"])
         #expect(found.allSatisfy { $0.vendorID == 0x1050 && $0.productID == 0x0407 })
         #expect(found.allSatisfy { $0.productName == "YubiKey OTP+FIDO+CCID" && $0.serialNumber == nil })
-        #expect(found[0].usagePage == HIDAPIDevice.keyboardUsagePage && found[0].usage == HIDAPIDevice.keyboardUsage)
-        #expect(found[1].usagePage == HIDAPIDevice.fidoUsagePage && found[1].usage == 1)
+        #expect(found[0].usagePage == HIDRawDevice.keyboardUsagePage && found[0].usage == HIDRawDevice.keyboardUsage)
+        #expect(found[1].usagePage == HIDRawDevice.fidoUsagePage && found[1].usage == 1)
         #expect(HIDSysfs.usbDevice(above: fs.root + "/class/hidraw/hidraw1/device")?.hasSuffix("/devices/" + usb) == true)
         // The scan gives each interface's USB device with it: one device for both.
         let scanned = HIDSysfs.scan(root: fs.root, devices: "/dev")
@@ -95,7 +95,7 @@ struct HIDSysfsTests {
         let found = HIDSysfs.interfaces(root: fs.root, devices: "/dev")
         #expect(found.map(\.path) == ["/dev/hidraw0", "/dev/hidraw3"])
         #expect(found[0].productName == "Security Key by Yubico" && found[0].serialNumber == "aa:bb")
-        #expect(found[0].usagePage == HIDAPIDevice.fidoUsagePage)
+        #expect(found[0].usagePage == HIDRawDevice.fidoUsagePage)
         // USB without a USB device above it (a uhid device): the HID name; no descriptor, no usage.
         #expect(found[1].productName == "Nitrokey" && found[1].vendorID == 0x20A0 && found[1].productID == 0x42B1)
         #expect(found[1].usagePage == 0 && found[1].usage == 0)

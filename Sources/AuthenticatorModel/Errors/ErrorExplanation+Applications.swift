@@ -143,7 +143,7 @@ extension ErrorExplanation {
         case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
         case .notFound(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
         case .openFailed(let path, let reason):
-            return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": reason ?? "hid_open_path"])
+            return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": reason ?? "open"])
         case .unavailable: return ErrorExplanation(kind: .hidUnavailable)
         }
     }

@@ -53,7 +53,7 @@ public enum HIDSysfs {
                                  serialNumber: ids.serial.flatMap { $0.isEmpty ? nil : $0 })
         let usages = readBytes(sysfs + "/report_descriptor").map(HIDReportDescriptor.collectionUsages) ?? []
         // A node with several top-level collections is one interface; FIDO's usage wins, else the first.
-        if let usage = usages.first(where: { $0.page == HIDAPIDevice.fidoUsagePage }) ?? usages.first {
+        if let usage = usages.first(where: { $0.page == HIDRawDevice.fidoUsagePage }) ?? usages.first {
             info.usagePage = usage.page
             info.usage = usage.usage
         }

@@ -22,7 +22,7 @@ public struct FoundHID: Sendable, Hashable {
     }
 
     public var address: String { "hid:" + info.path }
-    public var isFIDO: Bool { info.usagePage == HIDAPIDevice.fidoUsagePage }
+    public var isFIDO: Bool { info.usagePage == HIDRawDevice.fidoUsagePage }
     /// A YubiKey's OTP interface: a Yubico keyboard (usage page 1, usage 6).
     public var isYubiKeyOTP: Bool { info.isYubico && info.usagePage == 1 && info.usage == 6 }
 }

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A HID device that moves whole reports: a FIDO key through hidapi, or the virtual key's HID side.
+/// A HID device that moves whole reports: a FIDO key's hidraw node (`HIDRawDevice`), or the virtual key's HID side.
 ///
 /// The calls block; `CTAPHIDConnection` makes them on its own dispatch queue, one at a time.
 public protocol HIDReportDevice: AnyObject, Sendable {

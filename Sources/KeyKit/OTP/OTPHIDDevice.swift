@@ -84,6 +84,6 @@ public final class HIDRawFeatureDevice: HIDFeatureReportDevice {
 public enum OTPHIDDevices {
     /// Yubico HID interfaces whose top-level usage is a keyboard (usage page 1, usage 6), by path.
     public static func enumerate() -> [HIDDeviceInfo] {
-        HIDAPIDevice.enumerateOTP()
+        HIDRawDevice.enumerateOTP()
     }
 }

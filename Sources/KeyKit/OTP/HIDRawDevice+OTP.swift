@@ -1,4 +1,4 @@
-extension HIDAPIDevice {
+extension HIDRawDevice {
     /// The keyboard usage page and usage of a YubiKey's OTP interface.
     public static let keyboardUsagePage: UInt16 = 1
     public static let keyboardUsage: UInt16 = 6

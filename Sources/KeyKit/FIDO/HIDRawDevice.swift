@@ -1,4 +1,3 @@
-import CHIDAPI
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -7,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A FIDO HID device found by `HIDAPIDevice.enumerateFIDO()`.
+/// A FIDO HID device found by `HIDRawDevice.enumerateFIDO()`.
 public struct HIDDeviceInfo: Sendable, Hashable {
     /// The hidraw node (e.g. /dev/hidraw3).
     public var path: String
@@ -42,48 +41,45 @@ public enum HIDDeviceError: Error, Equatable, Sendable {
     case permissionDenied(String)
     /// The device is not there (any more).
     case notFound(String)
-    /// hidapi could not open the device for another reason (hidapi's own words, when it gave any).
+    /// The node could not be opened for another reason (the system's words for it, when there are any).
     case openFailed(path: String, reason: String?)
     /// hidapi could not start.
     case unavailable
 
 }
 
-/// A FIDO key's HID interface through hidapi (the hidraw backend on Linux).
+/// A FIDO key's HID interface: its hidraw node, opened, written and read with the system calls hidapi's hidraw
+/// backend makes. Not through hidapi itself: Debian 12's hidapi (0.13.1) frees the device in `hid_open_path` when
+/// the node opens but its first ioctl fails (a key pulled out in between) and then writes its error message into
+/// the freed memory (fixed in hidapi 0.14.0) — the heap corruption behind the TUI's aborts after a plug-in.
 ///
-/// `@unchecked Sendable`: the only mutable state is the device handle, which lives in a `Mutex`; every
-/// hidapi call on it runs under that lock, so a read blocks writes and `close` for at most its timeout.
-public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
+/// `@unchecked Sendable`: the only mutable state is the descriptor, which lives in a `Mutex`; every call on it
+/// runs under that lock, so a read blocks writes and `close` for at most its timeout.
+public final class HIDRawDevice: HIDReportDevice, @unchecked Sendable {
     public let path: String
     /// Bytes in one report (without the report ID).
     public let reportSize: Int
-    private let handle: Mutex<OpaquePointer?>
+    private let fd: Mutex<Int32>
 
     /// The FIDO usage page in the HID report descriptor.
     public static let fidoUsagePage: UInt16 = 0xF1D0
 
-    /// hidapi's global state (the last error's string) is not thread-safe: open under this lock.
-    static let libraryLock = Mutex(())
-    /// `hid_init` runs once, the first time it is needed (Swift initialises static lets exactly once).
-    private static let initialized: Bool = hid_init() == 0
-
-    /// Opens the device at `path` (blocking, but quick).
+    /// Opens the node at `path` for reading and writing (blocking, but quick).
     public init(path: String, reportSize: Int = CTAPHID.packetSize) throws {
-        guard HIDAPIDevice.initialized else { throw HIDDeviceError.unavailable }
-        let opened: OpaquePointer? = HIDAPIDevice.libraryLock.withLock { _ in hid_open_path(path) }
-        guard let opened else { throw HIDAPIDevice.openError(path: path) }
+        let opened = Glibc.open(path, O_RDWR | O_CLOEXEC)
+        guard opened >= 0 else { throw HIDRawDevice.openError(errno, path: path) }
         self.path = path
         self.reportSize = reportSize
-        self.handle = Mutex(opened)
+        self.fd = Mutex(opened)
     }
 
-    /// Why `hid_open_path` failed, in terms the user can act on.
-    private static func openError(path: String) -> HIDDeviceError {
-        if access(path, F_OK) != 0 { return .notFound(path) }
-        if access(path, R_OK | W_OK) != 0, errno == EACCES { return .permissionDenied(path) }
-        let reason = libraryLock.withLock { _ in wideString(hid_error(nil)) }
-        if reason?.lowercased().contains("permission denied") == true { return .permissionDenied(path) }
-        return .openFailed(path: path, reason: reason)
+    /// Why the node could not be opened, in terms the user can act on.
+    static func openError(_ code: Int32, path: String) -> HIDDeviceError {
+        switch code {
+        case EACCES, EPERM: return .permissionDenied(path)
+        case ENOENT, ENODEV, ENXIO: return .notFound(path)
+        default: return .openFailed(path: path, reason: String(cString: strerror(code)))
+        }
     }
 
     /// The FIDO devices (usage page 0xF1D0) on USB, by path.
@@ -92,39 +88,55 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
     }
 
     /// Every HID interface (one entry per hidraw node, with its first top-level usage, FIDO's if it has one),
-    /// by path. Read from sysfs (`HIDSysfs`), not through hidapi's libudev enumeration: the same facts, a
-    /// millisecond sooner.
+    /// by path. Read from sysfs (`HIDSysfs`).
     public static func enumerateAll() -> [HIDDeviceInfo] {
         HIDSysfs.interfaces()
     }
 
     public func write(_ report: [UInt8]) throws {
-        // hidapi wants the report ID first; FIDO keys have unnumbered reports, so it is 0.
+        // hidraw wants the report ID first; FIDO keys have unnumbered reports, so it is 0.
         let buffer = [0] + report
-        let written: Int32 = try handle.withLock { h in
-            guard let h else { throw FIDOTransportError.closed }
-            return hid_write(h, buffer, buffer.count)
+        let written: Int = try fd.withLock { fd in
+            guard fd >= 0 else { throw FIDOTransportError.closed }
+            while true {
+                let n = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                return n
+            }
         }
         guard written >= 0 else { throw FIDOTransportError.deviceGone }
     }
 
+    /// One input report, or nil when none came within the timeout. hidraw hands unnumbered reports without the
+    /// report ID.
     public func read(timeoutMilliseconds: Int) throws -> [UInt8]? {
         let size = reportSize
         let timeout = Int32(clamping: max(0, timeoutMilliseconds))
-        return try handle.withLock { h -> [UInt8]? in
-            guard let h else { throw FIDOTransportError.closed }
+        return try fd.withLock { fd -> [UInt8]? in
+            guard fd >= 0 else { throw FIDOTransportError.closed }
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var ready = Glibc.poll(&entry, 1, timeout)
+            while ready < 0 && errno == EINTR { ready = Glibc.poll(&entry, 1, timeout) }
+            if ready == 0 { return nil }
+            // The key unplugged: the node reports an error or hang-up.
+            guard ready > 0, Int32(entry.revents) & Int32(POLLERR | POLLHUP | POLLNVAL) == 0 else {
+                throw FIDOTransportError.deviceGone
+            }
             var buffer = [UInt8](repeating: 0, count: size)
-            let n = hid_read_timeout(h, &buffer, size, timeout)
-            // hidraw reports -1 once the key is unplugged.
-            guard n >= 0 else { throw FIDOTransportError.deviceGone }
-            return n == 0 ? nil : Array(buffer.prefix(Int(n)))
+            var n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            while n < 0 && errno == EINTR { n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            if n < 0 && (errno == EAGAIN || errno == EINPROGRESS) { return nil }
+            // A hidraw node never reads as ended while its device is there: 0 bytes (or an error) is a node gone,
+            // or not a hidraw node at all.
+            guard n > 0 else { throw FIDOTransportError.deviceGone }
+            return Array(buffer.prefix(n))
         }
     }
 
     public func close() {
-        handle.withLock { h in
-            if let device = h { hid_close(device) }
-            h = nil
+        fd.withLock { fd in
+            if fd >= 0 { Glibc.close(fd) }
+            fd = -1
         }
     }
 
@@ -133,29 +145,17 @@ public final class HIDAPIDevice: HIDReportDevice, @unchecked Sendable {
     }
 }
 
-/// A NUL-terminated wchar_t string from hidapi (UTF-32 on Linux and macOS); nil when absent or empty.
-private func wideString(_ pointer: UnsafePointer<wchar_t>?) -> String? {
-    guard let pointer else { return nil }
-    var scalars = String.UnicodeScalarView()
-    var i = 0
-    while pointer[i] != 0, i < 4096 {
-        if let s = Unicode.Scalar(UInt32(bitPattern: Int32(pointer[i]))) { scalars.append(s) }
-        i += 1
-    }
-    return scalars.isEmpty ? nil : String(scalars)
-}
-
 extension CTAPHIDConnection {
     /// Opens the FIDO HID device at `path` and allocates a channel on it.
     /// With `inline`, the device is opened and used on the calling thread (see `CTAPHIDConnection`).
     public static func open(path: String, name: String? = nil, timeout: Double = 30,
                             userPresenceTimeout: Double = 60, inline: Bool = false) async throws -> CTAPHIDConnection {
-        let device: HIDAPIDevice
+        let device: HIDRawDevice
         if inline {
-            device = try HIDAPIDevice(path: path)
+            device = try HIDRawDevice(path: path)
         } else {
             device = try await withCheckedThrowingContinuation { cont in
-                DispatchQueue.global().async { cont.resume(with: Result { try HIDAPIDevice(path: path) }) }
+                DispatchQueue.global().async { cont.resume(with: Result { try HIDRawDevice(path: path) }) }
             }
         }
         do {
@@ -167,7 +167,7 @@ extension CTAPHIDConnection {
         }
     }
 
-    /// Opens a device `HIDAPIDevice.enumerateFIDO()` found.
+    /// Opens a device `HIDRawDevice.enumerateFIDO()` found.
     public static func open(_ info: HIDDeviceInfo, timeout: Double = 30,
                             userPresenceTimeout: Double = 60, inline: Bool = false) async throws -> CTAPHIDConnection {
         try await open(path: info.path, name: info.productName.map { "\($0) (\(info.path))" } ?? info.path,
