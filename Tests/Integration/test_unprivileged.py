@@ -43,8 +43,15 @@ pytestmark = pytest.mark.skipif(unusable() is not None, reason=unusable() or "")
 
 # The scenario in a mount namespace of its own inside the key's, with fresh tmpfs over /tmp and /var/tmp: what
 # nobody writes there is seen, and nothing is left behind when the namespace ends.
-PRIVATE_TMP = ("mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp && "
-               "mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp && exec \"$@\"")
+# A checkout under /tmp (CI's clone may be there) would be hidden by the tmpfs: it is bound back in place, from a
+# view of the old /tmp kept under the namespace's private /run.
+PRIVATE_TMP = ('repo="$1"; shift; '
+               "mkdir -p /run/ykterm-outer-tmp && mount --bind /tmp /run/ykterm-outer-tmp && "
+               "mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp && "
+               "mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp && "
+               'case "$repo" in /tmp/*) rel="${repo#/tmp/}"; mkdir -p "/tmp/$rel" && '
+               'mount --bind "/run/ykterm-outer-tmp/$rel" "/tmp/$rel";; esac && exec "$@"')
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Scenario:
@@ -73,7 +80,8 @@ class Scenario:
 
 def scenario(name, *serve_args):
     return Scenario(serve_usb(*serve_args, command=["unshare", "--mount", "--propagation", "private", "--", "sh",
-                                                    "-c", PRIVATE_TMP, "sh", sys.executable, str(SCENARIOS), name],
+                                                    "-c", PRIVATE_TMP, "sh", str(REPO), sys.executable, str(SCENARIOS),
+                                                    name],
                               timeout=150))
 
 
