@@ -66,7 +66,7 @@ TAB_SECONDS = 4.0
 # The final check: the OATH tab's accounts and right codes on screen this soon after switching to it.
 FINAL_DEADLINE = 5.0
 # A code still on screen this long after its period ended is not wrong yet (as in soak.py).
-LAG = 1.5
+LAG = 3.0
 WATCH_EVERY = 0.25
 # Lines on the TUI's standard error known to be harmless (none so far): regular expressions.
 HARMLESS_STDERR = []

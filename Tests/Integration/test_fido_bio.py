@@ -151,7 +151,7 @@ def test_a_key_without_a_sensor_says_so(key, env):
 def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_path):
     # The same through pcscd (CTAP over ISO 7816): the cancel is NFCCTAP_GETRESPONSE with P1 0x11.
     k = ServedKey(pcsc, slot=1, state=tmp_path / "slow.json",
-                  extra=["--bio", "--bio-sensor-delay", "1500", "--log-apdus"]).start()
+                  extra=["--bio", "--bio-sensor-delay", "6000", "--log-apdus"]).start()
     try:
         fido(k, env, "pin", "set", input=PIN)
         proc = subprocess.Popen([str(YKTERM), "fido", "fingerprints", "add"], env=dict(env, YKTERM_READER=k.reader),
@@ -167,7 +167,9 @@ def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_pat
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         out, err = proc.communicate(timeout=20)
-        assert time.monotonic() - sent < 1.0
+        # At once, not when the sensor's 6 s sample would have ended (the margin keeps a loaded machine from
+        # telling the two apart wrongly).
+        assert time.monotonic() - sent < 3.0
         # Ended by SIGINT (130 in a shell), with the one line.
         assert proc.returncode == -signal.SIGINT and out == ""
         assert err.splitlines() == ["ykterm: cancelled, nothing enrolled: the key dropped the samples taken so far"]
@@ -280,15 +282,15 @@ device.close()
 
 @pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
 def test_ctrl_c_during_an_enrollment_cancels_it_on_the_usb_key(tmp_path):
-    # A slow sensor (1.5 s a sample) on the virtual key plugged in over USB (FIDO HID).
-    r = results(serve_usb("--bio", "--bio-sensor-delay", "1500", script=CANCEL_INSIDE,
+    # A slow sensor (6 s a sample) on the virtual key plugged in over USB (FIDO HID).
+    r = results(serve_usb("--bio", "--bio-sensor-delay", "6000", script=CANCEL_INSIDE,
                           env=dict(os.environ, WORKDIR=str(tmp_path)), timeout=120))
     assert r["stderr"][:2] == ["Touch the sensor…", "Touch the sensor again (4 more samples needed)"], r
-    # Ctrl-C: the key stopped waiting at once (not after the sensor's remaining second), ykterm said so in one
+    # Ctrl-C: the key stopped waiting at once (not after the rest of the sensor's 6 s), ykterm said so in one
     # line and ended as Ctrl-C ends a program, which the shell reports as 130.
     assert r["stderr"][2:] == ["ykterm: cancelled, nothing enrolled: the key dropped the samples taken so far",
                                "status 130"], r
-    assert r["seconds"] < 1.0 and r["stdout"] == ""
+    assert r["seconds"] < 3.0 and r["stdout"] == ""
     # The capture answered CTAP2_ERR_KEEPALIVE_CANCEL (CTAPHID_CANCEL on its channel), then
     # cancelCurrentEnrollment (subcommand 3) went to the key and was answered OK.
     (capture, cancelled), (cancel, ok) = r["exchanges"][-2:]

@@ -2,9 +2,9 @@
 it for 30) — two TUIs (one on the OATH tab, one moving from tab to tab) on a USB virtual key pulled out and plugged
 in every few seconds and a second served key that comes and goes, pcscd killed every minute, ykman and `ykterm oath
 code` reading codes beside them. It asserts the pass criteria for both TUIs (soak.failures: no wrong code, no missed
-period boundary, every arrival on screen within a second, RSS growth under 1 MiB after warm-up, descriptors back
-where they started, no more threads than then, no exit, nothing on standard error) and prints the figures.
-"""
+period boundary, every arrival on screen, RSS growth under 1 MiB after warm-up, descriptors back where they
+started, no more threads than then, no exit, nothing on standard error) and prints the figures, how soon the codes
+showed among them: performance is measured, not asserted, so a loaded machine cannot fail the test by chance."""
 
 import os
 

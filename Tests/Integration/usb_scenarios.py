@@ -73,7 +73,7 @@ def pin_set_in_the_tui(home):
 
 def pulled_mid_pin_change(home):
     """The key is pulled out right as a PIN change is sent: the PIN is the old or the new one, never unknown;
-    the TUI says which to try; plugged in again, the key shows within a second."""
+    the TUI says which to try; plugged in again, the key shows again."""
     subprocess.run([str(YKTERM), "fido", "pin", "set"], input="old-pin-1\n", text=True, check=True, timeout=30)
     t = tui(home)
     try:
