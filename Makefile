@@ -16,9 +16,23 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps venv test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all help build release deps venv test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
+## all: the same as build.
 all: build
+
+## help: every target with the first sentence of what its comment here says.
+help:
+	@awk 'function out(  n, w, words, i, line) { if (name == "") return; gsub(/e\.g\./, "e_g_", text); \
+	    sub(/\. .*/, ".", text); gsub(/e_g_/, "e.g.", text); n = split(text, words, " "); line = ""; \
+	    for (i = 1; i <= n; i++) { if (length(line) + length(words[i]) > 76) { lines[++c] = line; line = "" } \
+	      line = line (line == "" ? "" : " ") words[i] } lines[++c] = line; \
+	    printf "%-22s %s\n", name, lines[1]; for (i = 2; i <= c; i++) printf "%-22s %s\n", "", lines[i]; \
+	    c = 0; name = "" } \
+	  /^## [a-z][a-z0-9 \/-]*: / && name == "" { line = substr($$0, 4); i = index(line, ": "); \
+	    name = substr(line, 1, i - 1); text = substr(line, i + 2); next } \
+	  /^## / && name != "" { text = text " " substr($$0, 4); next } \
+	  { out() } END { out() }' $(firstword $(MAKEFILE_LIST))
 
 ## deps: install the Debian packages that are missing (apt-get as root, sudo otherwise).
 deps:
@@ -43,6 +57,7 @@ $(VENV)/.installed: Tests/Integration/requirements.txt
 
 venv: $(VENV)/.installed
 
+## build: the debug build (.build/debug/ykterm), after installing what is missing.
 build: deps
 	$(SWIFT) build
 
@@ -101,6 +116,7 @@ golden: build
 	YKTERM_GOLDEN_UPDATE=1 $(SWIFT) test --filter GoldenFrameTests
 	@git status --short Tests/TerminalUITests/Golden
 
+## test-integration: the integration tests (Tests/Integration, pytest) against the virtual key and real clients.
 test-integration: build venv
 	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
 
@@ -128,9 +144,10 @@ test-tsan: deps
 ## soak: two TUIs for SOAK_MINUTES (30 by default) on two virtual keys while a USB one is pulled out and plugged in
 ## every few seconds, the other comes and goes, pcscd is killed every minute and ykman and `ykterm oath code` read
 ## codes beside them; one TUI stays on the OATH tab, the other moves from tab to tab; every code on either screen is
-## checked with pyotp. Prints the figures and fails on a wrong code, a missed period boundary, a slow arrival, a
-## leak, an exit of a TUI or anything on its standard error (Tests/Integration/soak.py; root). make test runs it for
-## 3 minutes. SOAK_ARGS e.g. "--seed 7 --json soak.json". A private TMPDIR, as for make test.
+## checked with pyotp. Prints the figures and fails on a wrong code, a missed period boundary, an arrival never
+## shown, a leak, an exit of a TUI or anything on its standard error (Tests/Integration/soak.py; root); how soon
+## codes showed is a figure (SOAK_ARGS="--latency-limit 1" makes it a criterion). make test runs it for 3 minutes.
+## SOAK_ARGS e.g. "--seed 7 --json soak.json". A private TMPDIR, as for make test.
 ##
 ## SOAK_SANITIZER=thread or address: the soak against ykterm built with that sanitizer, `swift build
 ## --sanitize=thread --scratch-path .build-tsan --product ykterm` (address: .build-asan), which takes several
@@ -139,8 +156,8 @@ test-tsan: deps
 ## suppressions in Tests/Sanitizers): every ykterm process of the run (both TUIs, the served keys, the plug and
 ## oath code commands) writes its reports there, where a TUI's would not be lost with its screen; the soak reads
 ## them at the end and fails on any (Tests/Integration/sanitizers.py), printing the first; --json keeps them all.
-## The sanitizers slow ykterm down several times and grow their own memory (--sanitized): new codes and arrivals then
-## have 3 s, not 1, and RSS growth is a figure, not a criterion.
+## The sanitizers slow ykterm down several times and grow their own memory (--sanitized): new codes then have 6 s,
+## not 3, and RSS growth is a figure, not a criterion.
 SOAK_MINUTES ?= 30
 SOAK_ARGS ?=
 SOAK_SANITIZER ?=
@@ -227,6 +244,7 @@ bench: release venv
 ## builds crash gold's DWARF reader.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
+## fuzz-build: builds the libFuzzer targets (release, with the fuzzer and address sanitizers).
 fuzz-build: deps
 	cd Tests/Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	  -Xswiftc -use-ld=lld
@@ -259,6 +277,7 @@ install: release
 	$(BUILT) --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm
 	$(BUILT) --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
 
+## uninstall: removes what install put in place (the same PREFIX and DESTDIR).
 uninstall:
 	rm -f $(BINDIR)/ykterm $(MANDIR)/ykterm.1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ykterm \
@@ -271,8 +290,10 @@ demo: build
 	@if [ -t 0 ] && [ -t 1 ]; then $(YKTERM) --virtual; \
 	else $(YKTERM) list --virtual && $(YKTERM) oath code --virtual; fi
 
+## clean: removes the build (.build).
 clean:
 	rm -rf .build
 
+## distclean: removes the builds, the sanitizer and fuzz builds, the virtualenv and the fuzz work folder.
 distclean: clean
 	rm -rf $(VENV) .build-* .build_* Tests/Fuzz/.build Tests/Fuzz/.work
