@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -32,53 +33,57 @@ struct OATHChoice: Equatable, Sendable {
     var remember = false
 }
 
-func withOATH<T>(_ options: OATHOptions, prompt: Prompt, unlock: Bool = true,
-                 _ body: (OATHSession) async throws -> T) async throws -> T {
-    try await withOATH(options.choice, prompt: prompt, unlock: unlock, body)
-}
-
-/// Connects, SELECTs OATH, unlocks when needed, runs `body`, closes. Every OATH command is one task with one
-/// connection, so its pcsc-lite calls are made inline (`KeyChoice.inlineCalls`).
-func withOATH<T>(_ options: OATHChoice, prompt: Prompt, unlock: Bool = true,
-                 _ body: (OATHSession) async throws -> T) async throws -> T {
-    let connection = try await options.key.connect(calls: KeyChoice.inlineCalls)
-    do {
-        let session = try await OATHSession.make(connection: connection)
-        if unlock { try await unlockIfNeeded(session, remember: options.remember, prompt: prompt) }
-        let result = try await body(session)
-        await connection.close()
-        return result
-    } catch {
-        await connection.close()
-        throw error
+extension KeyChoice: SmartCardOpener {
+    /// One OATH, PIV or other smart-card command is one task with one connection, so its pcsc-lite calls are
+    /// made inline (`KeyChoice.inlineCalls`).
+    func openSmartCard() async throws -> any SmartCardConnection {
+        try await connect(calls: KeyChoice.inlineCalls)
     }
 }
 
-func unlockIfNeeded(_ session: OATHSession, remember: Bool, prompt: Prompt,
-                    label: String = "Password") async throws {
-    let access = OATHAccess(store: RememberedKeys.reporting())
-    let known = try await access.unlockWithKnownKey(session)
-    if known.rememberedForgotten {
-        warn("ykterm: the remembered OATH password no longer works and was forgotten")
+/// The command line's OATH operations on the key `options` chose. A key whose password neither a remembered
+/// access key nor one given earlier in the command opens is asked for it (without echo on a terminal, else a
+/// line of standard input), and the operation runs again with it (`--remember` keeps its access key); the key
+/// is not held open while the user types, and the password is asked for at most once per command. A remembered
+/// access key that no longer works is said to have been forgotten.
+struct OATHCommandKey {
+    let operations: OATHOperations
+    let options: OATHChoice
+    let prompt: Prompt
+    var label = "Password"
+    private var held: SecretBytes?
+
+    init(_ options: OATHChoice, prompt: Prompt) {
+        self.operations = OATHOperations(options.key, store: RememberedKeys.reporting())
+        self.options = options
+        self.prompt = prompt
     }
-    guard known.needsPassword else { return }
-    _ = try await access.unlock(session, password: SecretBytes(utf8: try prompt.secret(label)), remember: remember)
+
+    mutating func run<T: Sendable>(_ body: (OATHOperations, OATHOperations.Unlock) async throws
+                                       -> OATHOperations.Outcome<T>) async throws -> T {
+        var outcome = try await body(operations, OATHOperations.Unlock(held: held))
+        if case .locked(let opened) = outcome {
+            if opened.rememberedForgotten {
+                warn("ykterm: the remembered OATH password no longer works and was forgotten")
+            }
+            let password = SecretBytes(utf8: try prompt.secret(label))
+            outcome = try await body(operations, OATHOperations.Unlock(password: password, remember: options.remember))
+        }
+        switch outcome {
+        case .done(let value, let opened):
+            held = opened.accessKey
+            return value
+        case .locked: throw OATHError.passwordRequired
+        }
+    }
 }
 
-/// Finds one account by exact ID, or by a unique case-insensitive part of it.
-func findCredential(_ query: String, in credentials: [Credential]) throws -> Credential {
-    if let exact = credentials.first(where: { $0.id.string == query }) { return exact }
-    let q = query.lowercased()
-    let exactCI = credentials.filter { $0.id.string.lowercased() == q }
-    if exactCI.count == 1 { return exactCI[0] }
-    let matches = credentials.filter { $0.id.string.lowercased().contains(q) }
-    switch matches.count {
-    case 0: throw OATHError.noSuchCredential(query)
-    case 1: return matches[0]
-    default:
-        throw YktermError.usage("\"\(query)\" matches several accounts; give more of the name:\n"
-                                + matches.map { "  " + $0.id.string }.joined(separator: "\n"))
-    }
+/// One OATH operation for the command line (`OATHCommandKey`).
+func oathOperation<T: Sendable>(_ options: OATHChoice, prompt: Prompt,
+                                _ body: (OATHOperations, OATHOperations.Unlock) async throws
+                                    -> OATHOperations.Outcome<T>) async throws -> T {
+    var key = OATHCommandKey(options, prompt: prompt)
+    return try await key.run(body)
 }
 
 func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
@@ -104,20 +109,13 @@ extension OATHCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let entries = try await withOATH(options, prompt: prompt) { session -> [(Credential, Int?)] in
-                    let listed = try await session.list()
-                    let calculated = try await session.calculateAll(at: now())
-                    return listed.sorted { $0.id.displayOrder < $1.id.displayOrder }.map { c in
-                        let e = calculated.first { $0.credential.rawID == c.rawID }
-                        var c = c
-                        c.touch = e?.credential.touch
-                        return (c, e?.digits)
-                    }
+                let entries = try await oathOperation(options, prompt: prompt) { operations, unlock in
+                    try await operations.accounts(at: now(), unlock)
                 }
                 if json {
-                    try printJSON(entries.map { credentialJSON($0.0, digits: $0.1) })
+                    try printJSON(entries.map { credentialJSON($0.credential, digits: $0.digits) })
                 } else {
-                    for (c, _) in entries {
+                    for c in entries.map(\.credential) {
                         var line = c.id.string
                         var tags = [String]()
                         if c.type == .hotp { tags.append("HOTP") }
@@ -162,35 +160,22 @@ extension OATHCommand {
                 let prompt = Prompt()
                 let query = self.query
                 let json = self.json
-                let rows = try await withOATH(options, prompt: prompt) { session -> [(OATHSession.Entry, Credential?)] in
-                    let time = now()
-                    var entries = try await session.calculateAll(at: time)
+                // A touch account is said before the key waits (on standard error; with --json only on a terminal).
+                let touching: @Sendable () -> Void = {
+                    if !json || isatty(STDERR_FILENO) == 1 { warn("Touch your key…") }
+                }
+                let rows = try await oathOperation(options, prompt: prompt) { operations, unlock in
                     // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
-                    let listed = json ? try await session.list() : []
-                    if let query {
-                        let q = query.lowercased()
-                        let exact = entries.filter { $0.credential.id.string.lowercased() == q }
-                        entries = exact.count == 1 ? exact
-                            : entries.filter { $0.credential.id.string.lowercased().contains(q) }
-                        if entries.count == 1, entries[0].code == nil {
-                            if entries[0].credential.touch == true, !json || isatty(STDERR_FILENO) == 1 {
-                                warn("Touch your key…")
-                            }
-                            entries[0].code = try await session.calculate(entries[0].credential, at: now())
-                        }
-                    }
-                    let byID = Dictionary(listed.map { ($0.rawID, $0) }, uniquingKeysWith: { first, _ in first })
-                    // In the order the TUI shows them (the key's own order is the order they were added).
-                    entries.sort { $0.credential.id.displayOrder < $1.credential.id.displayOrder }
-                    return entries.map { e in (e, byID[e.credential.rawID]) }
+                    try await operations.codes(matching: query, at: now(), algorithms: json, touching: touching, unlock)
                 }
                 if let query, rows.isEmpty {
                     throw YktermError.failed("no account matches \"\(query)\"")
                 }
                 if json {
-                    try printJSON(rows.map { e, listed in
+                    try printJSON(rows.map { row in
+                        let e = row.entry
                         var c = e.credential
-                        c.algorithm = listed?.algorithm
+                        c.algorithm = row.listed?.algorithm
                         var o = credentialJSON(c, digits: e.digits)
                         o["code"] = e.code?.value ?? JSONNull()
                         o["valid_from"] = e.code.map { Int($0.validFrom) as Any } ?? JSONNull()
@@ -199,9 +184,10 @@ extension OATHCommand {
                         return o
                     })
                 } else {
-                    let width = min(rows.map { $0.0.credential.id.string.count }.max() ?? 0, 60)
+                    let width = min(rows.map { $0.entry.credential.id.string.count }.max() ?? 0, 60)
                     // One write for all the lines (a write per line took as long as the codes' APDUs).
-                    let lines = rows.map { e, _ -> String in
+                    let lines = rows.map { row -> String in
+                        let e = row.entry
                         let id = e.credential.id.string
                         let pad = String.spaces(max(width - id.count, 0))
                         let code = e.code?.value
@@ -305,23 +291,27 @@ extension OATHCommand {
             let prompt = Prompt()
             let accounts = try readAccounts(prompt)
             for a in accounts { try a.id.validate() }
+            var key = OATHCommandKey(options.choice, prompt: prompt)
             let force = self.force
-            let added = try await withOATH(options, prompt: prompt) { session -> [String] in
-                let existing = Set(try await session.list().map(\.id.string))
-                var added = [String]()
-                for a in accounts {
-                    let id = a.id.string
-                    if existing.contains(id) && !force {
-                        guard prompt.confirm("An account \"\(id)\" exists. Overwrite it?") else {
-                            throw OATHError.credentialExists(id)
-                        }
-                    }
-                    try await session.put(a)
-                    added.append(id)
-                }
-                return added
+            var result = try await key.run { operations, unlock in
+                try await operations.add(accounts, replacing: force, unlock)
             }
-            for id in added { out("Added \(id)") }
+            if case .taken(let ids) = result {
+                // Every account that would be replaced is asked about first: nothing is added unless all are
+                // confirmed, so a refusal leaves the key as it was.
+                for id in ids {
+                    guard prompt.confirm("An account \"\(id)\" exists. Overwrite it?") else {
+                        throw OATHError.credentialExists(id)
+                    }
+                }
+                result = try await key.run { operations, unlock in
+                    try await operations.add(accounts, replacing: true, unlock)
+                }
+            }
+            switch result {
+            case .added(let ids, _): for id in ids { out("Added \(id)") }
+            case .taken(let ids): throw OATHError.credentialExists(ids[0])
+            }
         }
     }
 
@@ -341,14 +331,18 @@ extension OATHCommand {
         func run() async throws {
             let prompt = Prompt()
             let (id, force) = (self.id, self.force)
-            let deleted = try await withOATH(options, prompt: prompt) { session -> String in
-                let c = try findCredential(id, in: try await session.list())
-                try prompt.requireForce(force, for: "deleting \"\(c.id)\"")
-                try prompt.confirmUnlessForced(force, "Delete \"\(c.id)\"? Its codes cannot be recovered.",
-                                                nothingWas: "deleted")
-                try await session.delete(c)
-                return c.id.string
-            }
+            var key = OATHCommandKey(options.choice, prompt: prompt)
+            // The account is found first, so that the question names it as the key has it; the key is not held
+            // open while the question waits.
+            let c = try OATHOperations.find(.matching(id), in: try await key.run { operations, unlock in
+                try await operations.list(unlock)
+            })
+            try prompt.requireForce(force, for: "deleting \"\(c.id)\"")
+            try prompt.confirmUnlessForced(force, "Delete \"\(c.id)\"? Its codes cannot be recovered.",
+                                            nothingWas: "deleted")
+            let deleted = try await key.run { operations, unlock in
+                try await operations.delete(.account(c), unlock)
+            }.detail
             out("Deleted \(deleted)")
         }
     }
@@ -370,20 +364,10 @@ extension OATHCommand {
         func run() async throws {
             let prompt = Prompt()
             let (id, newText) = (self.id, self.newID)
-            let (old, new) = try await withOATH(options, prompt: prompt) { session -> (String, String) in
-                let credentials = try await session.list()
-                let c = try findCredential(id, in: credentials)
-                var target = CredentialID(name: newText, issuer: nil, type: c.type, period: c.period)
-                if let colon = newText.firstIndex(of: ":"), colon != newText.startIndex {
-                    target = CredentialID(name: String(newText[newText.index(after: colon)...]),
-                                          issuer: String(newText[..<colon]), type: c.type, period: c.period)
-                }
-                if credentials.contains(where: { $0.rawID == target.bytes && $0.rawID != c.rawID }) {
-                    throw YktermError.failed("an account \"\(target)\" already exists; nothing was renamed")
-                }
-                try await session.rename(c, to: target)
-                return (c.id.string, target.string)
-            }
+            let renamed = try await oathOperation(options.choice, prompt: prompt) { operations, unlock in
+                try await operations.rename(.matching(id), to: newText, unlock)
+            }.detail
+            let (old, new) = (renamed.old, renamed.new)
             out("Renamed \(old) to \(new)")
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -35,41 +36,47 @@ extension OATHCommand {
                 out("Forgot every remembered OATH password")
                 return
             }
-            let (action, remember) = (self.action, options.remember)
-            let access = OATHAccess(store: store)
-            let message = try await withOATH(options, prompt: prompt, unlock: false) { session -> String in
-                let locked = await session.isLocked
-                var current: SecretBytes?
-                switch action {
-                case .forget:
-                    return try store.forget(await session.deviceID) ? "Forgot the remembered password of this key"
-                        : "No password was remembered for this key"
-                case .set:
-                    guard !locked else {
-                        throw YktermError.failed("the key already has a password: use `ykterm oath password change`")
-                    }
-                case .change, .clear:
-                    guard locked else {
-                        if action == .clear { return "The key has no password" }
-                        throw YktermError.failed("the key has no password: use `ykterm oath password set`")
-                    }
-                    current = SecretBytes(utf8: try prompt.secret("Current password"))
-                }
-                var new: SecretBytes?
-                if action != .clear {
-                    new = SecretBytes(utf8: try prompt.newSecret("New password"))
-                    guard new?.isEmpty == false else {
-                        throw YktermError.usage("the new password is empty; nothing was changed")
-                    }
-                }
-                _ = try await access.setPassword(session, current: current, new: new, remember: remember)
-                switch action {
-                case .clear: return "Password cleared"
-                case .set: return "Password set"
-                default: return "Password changed"
-                }
+            let operations = OATHOperations(options.key.choice, store: store)
+            if action == .forget {
+                out(try await operations.forgetRemembered() ? "Forgot the remembered password of this key"
+                                                            : "No password was remembered for this key")
+                return
             }
-            out(message)
+            // What the key has decides what to ask; the key is not held open while the user types.
+            let hasPassword = try await operations.inspect().hasPassword
+            let change: OATHOperations.PasswordChange
+            switch action {
+            case .set:
+                guard !hasPassword else {
+                    throw YktermError.failed("the key already has a password: use `ykterm oath password change`")
+                }
+                change = .set(new: try newPassword(prompt))
+            case .change:
+                guard hasPassword else {
+                    throw YktermError.failed("the key has no password: use `ykterm oath password set`")
+                }
+                let current = SecretBytes(utf8: try prompt.secret("Current password"))
+                change = .change(current: current, new: try newPassword(prompt))
+            case .clear:
+                guard hasPassword else {
+                    out("The key has no password")
+                    return
+                }
+                change = .clear(current: SecretBytes(utf8: try prompt.secret("Current password")))
+            case .forget:
+                return
+            }
+            switch try await operations.setPassword(change, remember: options.remember).done {
+            case .cleared: out("Password cleared")
+            case .set: out("Password set")
+            case .changed: out("Password changed")
+            }
+        }
+
+        private func newPassword(_ prompt: Prompt) throws -> SecretBytes {
+            let new = SecretBytes(utf8: try prompt.newSecret("New password"))
+            guard !new.isEmpty else { throw YktermError.usage("the new password is empty; nothing was changed") }
+            return new
         }
     }
 
@@ -88,9 +95,7 @@ extension OATHCommand {
             try prompt.requireForce(force, for: "reset")
             try prompt.confirmUnlessForced(force, "Delete every OATH account and the password on this key?",
                                             nothingWas: "reset")
-            try await withOATH(options, prompt: prompt, unlock: false) { session in
-                try await OATHAccess(store: RememberedKeys.reporting()).reset(session)
-            }
+            try await OATHOperations(options.key.choice, store: RememberedKeys.reporting()).reset()
             out("OATH application reset: every account and the password are gone")
         }
     }

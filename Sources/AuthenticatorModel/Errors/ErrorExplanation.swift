@@ -91,6 +91,10 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case noRoom = "no-room"
     case noSuchAccount = "no-such-account"
     case accountExists = "account-exists"
+    case ambiguousAccount = "ambiguous-account"
+    case renameTargetTaken = "rename-target-taken"
+    case oathHasPassword = "oath-has-password"
+    case oathNoPassword = "oath-no-password"
     case keyNotGenuine = "key-not-genuine"
     // OTP.
     case noSuchSlot = "no-such-slot"
@@ -214,7 +218,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
              .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
              .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch, .notLocked,
              .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
-             .timeoutRange:
+             .timeoutRange, .ambiguousAccount:
             return .usage
         default: return .failed
         }
@@ -237,6 +241,7 @@ extension ErrorExplanation {
         case let e as KeyFinderError: return explain(e)
         case let e as KeyRouteError: return explain(e)
         case let e as OATHError: return explain(e)
+        case let e as OATHOperationError: return explain(e)
         case let e as OTPError: return explain(e)
         case let e as OTPHIDError: return explain(e)
         case let e as NDEFError: return explain(e)
@@ -341,6 +346,17 @@ extension ErrorExplanation {
             }
             return ErrorExplanation(kind: .interfaceMissing, ["needs": needs, "has": has.isEmpty ? "-" : has],
                                     nested: ["application": UIText("application." + application.rawValue)])
+        }
+    }
+
+    static func explain(_ e: OATHOperationError) -> ErrorExplanation {
+        switch e {
+        case .ambiguous(let query, let matches):
+            return ErrorExplanation(kind: .ambiguousAccount,
+                                    ["query": query, "accounts": matches.map { "  " + $0 }.joined(separator: "\n")])
+        case .renameTargetTaken(let id): return ErrorExplanation(kind: .renameTargetTaken, ["account": id])
+        case .hasPassword: return ErrorExplanation(kind: .oathHasPassword)
+        case .noPassword: return ErrorExplanation(kind: .oathNoPassword)
         }
     }
 

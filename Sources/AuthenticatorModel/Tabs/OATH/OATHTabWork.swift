@@ -12,51 +12,56 @@ struct OATHTabWork: Sendable {
     func perform(_ command: Command, unlockKeys: LockedValue<[String: SecretBytes]>) async {
         switch command {
         case .oathOpen(let d, let time):
-            await oath(d, .open, unlockKeys) { session, hasPassword in
-                let entries = try await session.calculateAll(at: Int64(time))
-                return .oathOpened(keyID: d.id, await snapshot(session, hasPassword, entries))
+            await oath(d, .open, unlockKeys) { ops, unlock in
+                try await ops.codes(at: Int64(time), unlock).map { entries, opened in
+                    .oathOpened(keyID: d.id, Self.snapshot(opened, entries))
+                }
             }
         case .oathRefresh(let d, let time, let all, let single):
-            await oath(d, .refresh, unlockKeys) { session, _ in
-                var entries = all ? try await session.calculateAll(at: Int64(time), otherPeriods: false) : []
-                for credential in single {
-                    let code = try await session.calculate(credential, at: Int64(time))
-                    let digits = code.value.count
-                    entries.removeAll { $0.credential.id == credential.id }
-                    entries.append(OATHSession.Entry(credential: credential, code: code, digits: digits))
+            await oath(d, .refresh, unlockKeys) { ops, unlock in
+                try await ops.refresh(at: Int64(time), all: all, single: single, unlock).map { entries, _ in
+                    .oathCodes(keyID: d.id, entries)
                 }
-                return .oathCodes(keyID: d.id, entries)
             }
         case .oathCalculate(let d, let credential, let time):
-            await oath(d, .calculate(accountID: credential.id.string), unlockKeys) { session, _ in
-                .oathCode(keyID: d.id, accountID: credential.id.string,
-                          try await session.calculate(credential, at: Int64(time)))
+            await oath(d, .calculate(accountID: credential.id.string), unlockKeys) { ops, unlock in
+                try await ops.code(credential, at: Int64(time), unlock).map { code, _ in
+                    .oathCode(keyID: d.id, accountID: credential.id.string, code)
+                }
             }
         case .oathUnlock(let d, let password, let remember, let time):
-            await unlock(d, password: password, remember: remember, time: time, unlockKeys)
-        case .oathAdd(let d, let accounts, let overwrite, let time):
-            await oath(d, .add, unlockKeys) { session, hasPassword in
-                let existing = Set(try await session.list().map(\.id))
-                if !overwrite, let taken = accounts.first(where: { existing.contains($0.id) }) {
-                    throw OATHError.credentialExists(taken.id.string)
+            await oath(d, .unlock, unlockKeys) { ops, _ in
+                let unlock = OATHOperations.Unlock(password: SecretBytes(utf8: password), remember: remember)
+                return try await ops.codes(at: Int64(time), unlock).map { entries, opened in
+                    .oathUnlocked(keyID: d.id, Self.snapshot(opened, entries), remembered: remember)
                 }
-                for data in accounts { _ = try await session.put(data) }
-                let text = accounts.count == 1 ? UIText("oath.added", ["account": accounts[0].id.string])
-                                               : UIText("oath.addedSeveral", ["count": String(accounts.count)])
-                return .oathChanged(keyID: d.id, await snapshot(session, hasPassword, try await session.calculateAll(at: Int64(time))),
-                                    text)
+            }
+        case .oathAdd(let d, let accounts, let overwrite, let time):
+            await oath(d, .add, unlockKeys) { ops, unlock in
+                try await ops.add(accounts, replacing: overwrite, refreshAt: Int64(time), unlock).map { result, opened in
+                    switch result {
+                    case .taken(let ids): throw OATHError.credentialExists(ids[0])
+                    case .added(let ids, let entries):
+                        let text = ids.count == 1 ? UIText("oath.added", ["account": ids[0]])
+                                                  : UIText("oath.addedSeveral", ["count": String(ids.count)])
+                        return .oathChanged(keyID: d.id, Self.snapshot(opened, entries ?? []), text)
+                    }
+                }
             }
         case .oathRename(let d, let credential, let newID, let time):
-            await oath(d, .rename, unlockKeys) { session, hasPassword in
-                _ = try await session.rename(credential, to: newID)
-                return .oathChanged(keyID: d.id, await snapshot(session, hasPassword, try await session.calculateAll(at: Int64(time))),
-                                    UIText("oath.renamed", ["old": credential.id.string, "new": newID.string]))
+            await oath(d, .rename, unlockKeys) { ops, unlock in
+                try await ops.rename(.account(credential), to: newID.string, refreshAt: Int64(time), unlock)
+                    .map { changed, opened in
+                        .oathChanged(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
+                                     UIText("oath.renamed", ["old": changed.detail.old, "new": changed.detail.new]))
+                    }
             }
         case .oathDelete(let d, let credential, let time):
-            await oath(d, .delete, unlockKeys) { session, hasPassword in
-                try await session.delete(credential)
-                return .oathChanged(keyID: d.id, await snapshot(session, hasPassword, try await session.calculateAll(at: Int64(time))),
-                                    UIText("oath.deleted", ["account": credential.id.string]))
+            await oath(d, .delete, unlockKeys) { ops, unlock in
+                try await ops.delete(.account(credential), refreshAt: Int64(time), unlock).map { changed, opened in
+                    .oathChanged(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
+                                 UIText("oath.deleted", ["account": changed.detail]))
+                }
             }
         case .oathSetPassword(let d, let current, let new, let time):
             await setPassword(d, current: current, new: new, time: time, unlockKeys)
@@ -65,74 +70,58 @@ struct OATHTabWork: Sendable {
         }
     }
 
-    private var access: OATHAccess { OATHAccess(store: environment.rememberedKeys) }
-
-    private func snapshot(_ session: OATHSession, _ hasPassword: Bool, _ entries: [OATHSession.Entry]) async -> OATHSnapshot {
-        OATHSnapshot(deviceID: await session.deviceID, version: session.version, hasPassword: hasPassword, entries: entries)
+    private func operations(_ d: KeyDescriptor) -> OATHOperations {
+        OATHOperations(BackendKey(backend, d), store: environment.rememberedKeys, observer: environment.observer)
     }
 
-    /// Opens the OATH application (unlocking it with the key held in memory or remembered on disk), runs
-    /// `body` and posts its message; failures become `.oathFailed`, a locked key `.oathLocked`.
+    private static func snapshot(_ opened: OATHOperations.Opened, _ entries: [OATHSession.Entry]) -> OATHSnapshot {
+        OATHSnapshot(deviceID: opened.deviceID, version: opened.version, hasPassword: opened.hasPassword,
+                     entries: entries)
+    }
+
+    /// Runs one operation with the access key held for `d` and posts its message: the key's new access key is
+    /// held for the next; a key that needs its password posts `.oathLocked`, a failure `.oathFailed`.
     private func oath(_ d: KeyDescriptor, _ operation: OATHFailure.Operation,
                       _ unlockKeys: LockedValue<[String: SecretBytes]>,
-                      _ body: (OATHSession, Bool) async throws -> Msg) async {
-        var connection: (any SmartCardConnection)?
+                      _ body: (OATHOperations, OATHOperations.Unlock) async throws -> OATHOperations.Outcome<Msg>) async {
         do {
-            let c = try await backend.connect(d)
-            connection = c
-            let session = try await OATHSession.make(connection: c, observer: environment.observer)
-            let hasPassword = await session.isLocked
-            let known = try await access.unlockWithKnownKey(session, held: unlockKeys.withLock { $0[d.id] })
-            unlockKeys.withLock { $0[d.id] = known.key }
-            if known.needsPassword {
-                await c.close()
-                post(.oathLocked(keyID: d.id, deviceID: await session.deviceID, version: session.version))
-                return
+            let unlock = OATHOperations.Unlock(held: unlockKeys.withLock { $0[d.id] })
+            switch try await body(operations(d), unlock) {
+            case .done(let msg, let opened):
+                unlockKeys.withLock { $0[d.id] = opened.accessKey }
+                post(msg)
+            case .locked(let opened):
+                unlockKeys.withLock { $0[d.id] = nil }
+                post(.oathLocked(keyID: d.id, deviceID: opened.deviceID, version: opened.version))
             }
-            let msg = try await body(session, hasPassword)
-            await c.close()
-            post(msg)
         } catch {
-            if let connection { await connection.close() }
             post(.oathFailed(keyID: d.id, Self.failure(operation, error)))
-        }
-    }
-
-    private func unlock(_ d: KeyDescriptor, password: String, remember: Bool, time: Double,
-                        _ unlockKeys: LockedValue<[String: SecretBytes]>) async {
-        var connection: (any SmartCardConnection)?
-        do {
-            let c = try await backend.connect(d)
-            connection = c
-            let session = try await OATHSession.make(connection: c, observer: environment.observer)
-            let key = try await access.unlock(session, password: SecretBytes(utf8: password), remember: remember)
-            unlockKeys.withLock { $0[d.id] = key }
-            let entries = try await session.calculateAll(at: Int64(time))
-            await c.close()
-            post(.oathUnlocked(keyID: d.id, await snapshot(session, true, entries), remembered: remember))
-        } catch {
-            if let connection { await connection.close() }
-            post(.oathFailed(keyID: d.id, Self.failure(.unlock, error)))
         }
     }
 
     private func setPassword(_ d: KeyDescriptor, current: String?, new: String, time: Double,
                              _ unlockKeys: LockedValue<[String: SecretBytes]>) async {
-        var connection: (any SmartCardConnection)?
+        // The current password is asked for again when the key has one: changing it proves knowing it.
+        let change: OATHOperations.PasswordChange
+        switch (current.map { SecretBytes(utf8: $0) }, new.isEmpty ? nil : SecretBytes(utf8: new)) {
+        case (nil, let n?): change = .set(new: n)
+        case (let c?, let n?): change = .change(current: c, new: n)
+        case (let c?, nil): change = .clear(current: c)
+        case (nil, nil):
+            post(.oathFailed(keyID: d.id, Self.failure(.password, OATHOperationError.noPassword)))
+            return
+        }
         do {
-            let c = try await backend.connect(d)
-            connection = c
-            let session = try await OATHSession.make(connection: c, observer: environment.observer)
-            // The current password is asked for again when the key has one: changing it proves knowing it.
-            let key = try await access.setPassword(session, current: current.map { SecretBytes(utf8: $0) },
-                                                   new: SecretBytes(utf8: new), remember: false)
-            unlockKeys.withLock { $0[d.id] = key }
-            let text = UIText(key == nil ? "oath.passwordRemoved" : current == nil ? "oath.passwordSet" : "oath.passwordChanged")
-            let entries = try await session.calculateAll(at: Int64(time))
-            await c.close()
-            post(.oathChanged(keyID: d.id, await snapshot(session, !new.isEmpty, entries), text))
+            let changed = try await operations(d).setPassword(change, remember: false, refreshAt: Int64(time))
+            unlockKeys.withLock { $0[d.id] = changed.opened.accessKey }
+            let text: UIText
+            switch changed.done {
+            case .set: text = UIText("oath.passwordSet")
+            case .changed: text = UIText("oath.passwordChanged")
+            case .cleared: text = UIText("oath.passwordRemoved")
+            }
+            post(.oathChanged(keyID: d.id, Self.snapshot(changed.opened, changed.entries ?? []), text))
         } catch {
-            if let connection { await connection.close() }
             post(.oathFailed(keyID: d.id, Self.failure(.password, error)))
         }
     }

@@ -1,0 +1,38 @@
+import KeyKit
+
+/// Where an operation gets the key's smart-card interface (CCID on USB, or its NFC reader): the TUI's backend
+/// and the key it shows, or the key the command line chose. Operations open it through `withSmartCard`, the one
+/// place that closes it again.
+public protocol SmartCardOpener: Sendable {
+    /// A connection for one operation: on PC/SC one transaction, so no other program's command comes between.
+    func openSmartCard() async throws -> any SmartCardConnection
+}
+
+/// Opens `opener`'s interface, runs `body` on it and closes it, whether `body` returned or threw.
+public func withSmartCard<T>(_ opener: any SmartCardOpener,
+                             _ body: (any SmartCardConnection) async throws -> T) async throws -> T {
+    let connection = try await opener.openSmartCard()
+    do {
+        let result = try await body(connection)
+        await connection.close()
+        return result
+    } catch {
+        await connection.close()
+        throw error
+    }
+}
+
+/// A key the TUI shows, reached through its backend.
+public struct BackendKey: SmartCardOpener {
+    public let backend: any KeyBackend
+    public let key: KeyDescriptor
+
+    public init(_ backend: any KeyBackend, _ key: KeyDescriptor) {
+        self.backend = backend
+        self.key = key
+    }
+
+    public func openSmartCard() async throws -> any SmartCardConnection {
+        try await backend.connect(key)
+    }
+}
