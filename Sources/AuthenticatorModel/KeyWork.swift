@@ -56,41 +56,10 @@ struct KeyWork: Sendable {
     private func writeConfig(_ d: KeyDescriptor, _ configuration: DeviceConfiguration, reboot: Bool,
                              currentLockCode: [UInt8]?, newLockCode: [UInt8]?) async -> UIText? {
         do {
-            if d.reader != nil {
-                let connection = try await backend.connect(d)
-                do {
-                    try await ManagementLink.card(try await ManagementSession.make(connection: connection))
-                        .write(configuration, reboot: reboot, currentLockCode: currentLockCode, newLockCode: newLockCode)
-                    await connection.close()
-                } catch {
-                    await connection.close()
-                    throw error
-                }
-            } else if d.fidoHID != nil {
-                let fido = try await backend.connectFIDO(d, observer: nil)
-                do {
-                    guard let hid = fido as? CTAPHIDConnection else {
-                        throw KeyRouteError.notOnThisKey(.management, d.interfaces)
-                    }
-                    try await ManagementLink.fido(hid).write(configuration, reboot: reboot, currentLockCode: currentLockCode,
-                                                             newLockCode: newLockCode)
-                    await fido.close()
-                } catch {
-                    await fido.close()
-                    throw error
-                }
-            } else if let path = d.otpHID?.path {
-                let otp = try await OTPHIDConnection.open(path: path, name: d.name)
-                do {
-                    try await ManagementLink.otp(otp).write(configuration, reboot: reboot, currentLockCode: currentLockCode,
-                                                            newLockCode: newLockCode)
-                    await otp.close()
-                } catch {
-                    await otp.close()
-                    throw error
-                }
-            } else {
-                throw KeyRouteError.notOnThisKey(.management, d.interfaces)
+            try await d.withManagement(card: { try await backend.connect(d) },
+                                       fido: { try await backend.connectFIDO(d, observer: nil) }) { management in
+                try await management.link.write(configuration, reboot: reboot, currentLockCode: currentLockCode,
+                                                newLockCode: newLockCode)
             }
             return nil
         } catch {

@@ -257,48 +257,21 @@ extension ManagementLink {
         var close: () async -> Void
     }
 
-    /// Opens the Management application of the key `options` choose, on the first interface that has it.
+    /// Opens the Management application of the key `options` choose, on the first interface that has it
+    /// (`KeyDescriptor.openManagement`), and reads what the key tells through it.
     static func open(_ options: KeyOptions) async throws -> Opened {
-        if options.virtual { return try await open(card: try await options.connect()) }
-        let key = try await KeyDiscovery.key(for: .management, options.selector, silentReader: warnSilentReader)
-        switch key.channels(for: .management).first {
-        case .smartCard?:
-            guard let reader = key.reader else { break }
-            return try await open(card: try await PCSCConnection.connect(reader: reader))
-        case .fidoHID?:
-            guard let info = key.fidoHID else { break }
-            let hid = try await CTAPHIDConnection.open(info)
-            do {
-                let link = ManagementLink.fido(hid)
-                return Opened(link: link, device: try await link.deviceInfo(), interface: .fido, close: { await hid.close() })
-            } catch {
-                await hid.close()
-                throw error
-            }
-        case .otpHID?:
-            guard let path = key.otpHID?.path else { break }
-            let hid = try await OTPHIDConnection.open(path: path, name: "\(key.name) (OTP HID)")
-            do {
-                let link = ManagementLink.otp(hid)
-                return Opened(link: link, device: try await link.deviceInfo(), interface: .otp, close: { await hid.close() })
-            } catch {
-                await hid.close()
-                throw error
-            }
-        default:
-            break
+        let management: OpenedManagement
+        if options.virtual {
+            management = try await OpenedManagement.card(try await options.connect())
+        } else {
+            let key = try await KeyDiscovery.key(for: .management, options.selector, silentReader: warnSilentReader)
+            management = try await key.openManagement()
         }
-        throw KeyRouteError.notOnThisKey(.management, key.interfaces)
-    }
-
-    private static func open(card connection: any SmartCardConnection) async throws -> Opened {
         do {
-            let session = try await ManagementSession.make(connection: connection)
-            let device = try await session.deviceInfo()
-            let interface: KeyInterfaceKind = KeyProbe.isNFC(atr: connection.atr) ? .nfc : .ccid
-            return Opened(link: .card(session), device: device, interface: interface, close: { await connection.close() })
+            return Opened(link: management.link, device: try await management.link.deviceInfo(),
+                          interface: management.interface, close: management.close)
         } catch {
-            await connection.close()
+            await management.close()
             throw error
         }
     }

@@ -61,10 +61,9 @@ extension KeyEntry {
         return out
     }
 
-    /// The interface the runner reaches the Management application through: the reader, else FIDO HID, else OTP HID.
+    /// The interface the runner reaches the Management application through (`KeyDescriptor.managementInterface`).
     var managementInterface: KeyInterfaceKind {
-        if descriptor.reader != nil { return descriptor.overNFC ? .nfc : .ccid }
-        return descriptor.fidoHID != nil ? .fido : .otp
+        descriptor.managementInterface ?? .otp
     }
 }
 

@@ -148,3 +148,90 @@ extension KeyDescriptor {
         }
     }
 }
+
+/// The Management application on the interface that carries it, and what closes it.
+public struct OpenedManagement: Sendable {
+    public let link: ManagementLink
+    /// The interface it goes through: CCID or NFC for a reader (by its ATR), FIDO or OTP for HID.
+    public let interface: KeyInterfaceKind
+    public let close: @Sendable () async -> Void
+
+    /// Management selected on a smart-card connection, which closes with it (closed at once when the select
+    /// fails).
+    public static func card(_ connection: any SmartCardConnection) async throws -> OpenedManagement {
+        do {
+            let session = try await ManagementSession.make(connection: connection)
+            return OpenedManagement(link: .card(session), interface: KeyProbe.isNFC(atr: connection.atr) ? .nfc : .ccid,
+                                    close: { await connection.close() })
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+}
+
+extension KeyDescriptor {
+    /// The interface `openManagement` uses: the reader, else FIDO HID, else OTP HID (`channels(for:)`); nil when
+    /// the key has none of them.
+    public var managementInterface: KeyInterfaceKind? {
+        switch channels(for: .management).first {
+        case .smartCard?: return overNFC ? .nfc : .ccid
+        case .fidoHID?: return .fido
+        case .otpHID?: return .otp
+        default: return nil
+        }
+    }
+
+    /// Opens the Management application where `channels(for: .management)` finds it first: through the smart-card
+    /// interface `card` opens, else FIDO HID (`fido` opens it; Management needs CTAPHID's vendor commands), else
+    /// OTP HID. Close it with `close`, or use `withManagement`.
+    public func openManagement(card: () async throws -> any SmartCardConnection,
+                               fido: () async throws -> any FIDOConnection) async throws -> OpenedManagement {
+        switch channels(for: .management).first {
+        case .smartCard?:
+            return try await OpenedManagement.card(try await card())
+        case .fidoHID?:
+            let connection = try await fido()
+            guard let hid = connection as? CTAPHIDConnection else {
+                await connection.close()
+                throw KeyRouteError.notOnThisKey(.management, interfaces)
+            }
+            return OpenedManagement(link: .fido(hid), interface: .fido, close: { await hid.close() })
+        case .otpHID?:
+            guard let path = otpHID?.path else { break }
+            let hid = try await OTPHIDConnection.open(path: path, name: "\(name) (OTP HID)")
+            return OpenedManagement(link: .otp(hid), interface: .otp, close: { await hid.close() })
+        default:
+            break
+        }
+        throw KeyRouteError.notOnThisKey(.management, interfaces)
+    }
+
+    /// `openManagement` with the key's own reader and FIDO HID interface.
+    public func openManagement() async throws -> OpenedManagement {
+        let (reader, fidoHID, interfaces) = (self.reader, self.fidoHID, self.interfaces)
+        return try await openManagement(card: {
+            guard let reader else { throw KeyRouteError.notOnThisKey(.management, interfaces) }
+            return try await PCSCConnection.connect(reader: reader)
+        }, fido: {
+            guard let fidoHID else { throw KeyRouteError.notOnThisKey(.management, interfaces) }
+            return try await CTAPHIDConnection.open(fidoHID)
+        })
+    }
+
+    /// Opens the Management application (`openManagement`), runs `body` on it and closes it, whether `body`
+    /// returned or threw.
+    public func withManagement<T>(card: () async throws -> any SmartCardConnection,
+                                  fido: () async throws -> any FIDOConnection,
+                                  _ body: (OpenedManagement) async throws -> T) async throws -> T {
+        let opened = try await openManagement(card: card, fido: fido)
+        do {
+            let result = try await body(opened)
+            await opened.close()
+            return result
+        } catch {
+            await opened.close()
+            throw error
+        }
+    }
+}

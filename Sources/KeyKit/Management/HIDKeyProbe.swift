@@ -2,13 +2,17 @@ extension KeyProbe {
     /// What a key reached over HID alone tells of itself: its Management device information over the FIDO
     /// interface (vendor READ CONFIG) or the OTP interface, else what CTAPHID INIT and getInfo say.
     public static func inspect(hid key: KeyDescriptor) async throws -> KeyInfo {
-        if key.fidoHID != nil {
+        // The HID interfaces that carry Management, in the order `channels(for:)` gives them.
+        let hidChannel = key.channels(for: .management).first { $0 == .fidoHID || $0 == .otpHID }
+        if hidChannel == .fidoHID {
             let fido = try await key.openFIDO()
             let info = await inspect(fido: fido, name: key.name)
             await fido.close()
             return info
         }
-        guard let otpHID = key.otpHID else { throw KeyRouteError.notOnThisKey(.management, key.interfaces) }
+        guard hidChannel == .otpHID, let otpHID = key.otpHID else {
+            throw KeyRouteError.notOnThisKey(.management, key.interfaces)
+        }
         let otp = try await OTPHIDConnection.open(path: otpHID.path, name: key.name)
         do {
             let device = try await ManagementHID.readDeviceInfo(otp: otp)

@@ -17,27 +17,7 @@ private final class CountingOpener: SmartCardOpener, @unchecked Sendable {
 
     func openSmartCard() async throws -> any SmartCardConnection {
         opened.withLock { $0 += 1 }
-        return Closing(VirtualKeyConnection(key: key), closed: closed)
-    }
-
-    /// A connection that counts its close.
-    final class Closing: SmartCardConnection {
-        let inner: VirtualKeyConnection
-        let closed: LockedValue<Int>
-        init(_ inner: VirtualKeyConnection, closed: LockedValue<Int>) {
-            self.inner = inner
-            self.closed = closed
-        }
-        var atr: [UInt8] { inner.atr }
-        var name: String { inner.name }
-        func transmit(_ command: [UInt8]) async throws -> [UInt8] { try await inner.transmit(command) }
-        func withTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-            try await inner.withTransaction(body)
-        }
-        func close() async {
-            closed.withLock { $0 += 1 }
-            await inner.close()
-        }
+        return CountedConnection(VirtualKeyConnection(key: key), closed: closed)
     }
 }
 
