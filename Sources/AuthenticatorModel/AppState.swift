@@ -33,6 +33,17 @@ public struct UIText: Sendable, Hashable {
         t.literal = text
         return t
     }
+
+    /// How much of what the user gave a message quotes: all of it up to `excerptLimit` characters, else its start
+    /// and end with its length ("3031…3839 [70000 characters]"), so that a long argument does not come back whole.
+    public static let excerptLimit = 48
+
+    public static func excerpt(_ text: String) -> UIText {
+        let count = text.count
+        guard count > excerptLimit else { return .literal(text) }
+        return UIText("input.excerpt", ["start": String(text.prefix(32)), "end": String(text.suffix(12)),
+                                        "count": String(count)])
+    }
 }
 
 /// A line in the status bar, with how serious it is and until when it shows.

@@ -40,14 +40,19 @@ struct APDUCommand: AsyncParsableCommand {
         do {
             bytes = try Hex.decode(text)
         } catch {
-            throw YktermError.usage("invalid APDU \"\(text)\": " + explained(error).1)
+            throw YktermError.usage(invalid(text, error))
         }
         do {
             _ = try APDU(parsing: bytes)
         } catch {
-            throw YktermError.usage("invalid APDU \"\(text)\": " + explained(error).1)
+            throw YktermError.usage(invalid(text, error))
         }
         return bytes
+    }
+
+    /// What is wrong with a command the user gave, quoting at most an excerpt of it.
+    private static func invalid(_ text: String, _ error: any Error) -> String {
+        StringTables.load().text(UIText("cli.apdu.invalid", ["detail": explained(error).1], nested: ["apdu": .excerpt(text)]))
     }
 
     func run() async throws {

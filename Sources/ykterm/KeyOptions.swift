@@ -16,7 +16,7 @@ struct KeyChoice: Equatable, Sendable {
     static func validate(device: UInt32?) throws {
         if let env = ProcessEnvironment.value("YKTERM_DEVICE"), device == nil, !env.isEmpty,
            UInt32(env) == nil {
-            throw ValidationError("YKTERM_DEVICE must be a serial number, not \"\(env)\"")
+            throw ValidationError(words("cli.device-variable", ["value": env]))
         }
     }
 

@@ -50,7 +50,7 @@ struct OATHCommandKey {
     let operations: OATHOperations
     let options: OATHChoice
     let prompt: Prompt
-    var label = "Password"
+    var label = "oath.unlock.password"
     private var held: SecretBytes?
 
     init(_ options: OATHChoice, prompt: Prompt) {
@@ -64,9 +64,9 @@ struct OATHCommandKey {
         var outcome = try await body(operations, OATHOperations.Unlock(held: held))
         if case .locked(let opened) = outcome {
             if opened.rememberedForgotten {
-                warn("ykterm: the remembered OATH password no longer works and was forgotten")
+                warn("ykterm: " + words("cli.oath.rememberedForgotten"))
             }
-            let password = SecretBytes(utf8: try prompt.secret(label))
+            let password = SecretBytes(utf8: try prompt.secret(words(label)))
             outcome = try await body(operations, OATHOperations.Unlock(password: password, remember: options.remember))
         }
         switch outcome {
@@ -162,14 +162,14 @@ extension OATHCommand {
                 let json = self.json
                 // A touch account is said before the key waits (on standard error; with --json only on a terminal).
                 let touching: @Sendable () -> Void = {
-                    if !json || isatty(STDERR_FILENO) == 1 { warn("Touch your key…") }
+                    if !json || isatty(STDERR_FILENO) == 1 { warn(words("cli.oath.touch")) }
                 }
                 let rows = try await oathOperation(options, prompt: prompt) { operations, unlock in
                     // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
                     try await operations.codes(matching: query, at: now(), algorithms: json, touching: touching, unlock)
                 }
                 if let query, rows.isEmpty {
-                    throw YktermError.failed("no account matches \"\(query)\"")
+                    throw YktermError.failed(words("cli.oath.noMatch", ["query": query]))
                 }
                 if json {
                     try printJSON(rows.map { row in
@@ -249,20 +249,19 @@ extension OATHCommand {
 
         func validate() throws {
             if uri != nil && (name != nil || secret != nil || issuer != nil) {
-                throw ValidationError("give either a URI or --name/--secret, not both")
+                throw ValidationError(words("cli.oath.uriOrFields"))
             }
             if uri == nil && name == nil {
-                throw ValidationError("give an otpauth:// URI (or -), or --name with --secret")
+                throw ValidationError(words("cli.oath.nothingToAdd"))
             }
         }
 
         func readAccounts(_ prompt: Prompt) throws -> [CredentialData] {
             if var text = uri {
                 if text == "-" {
-                    text = try prompt.line("otpauth URI")
+                    text = try prompt.line(words("oath.add.uri"))
                 } else {
-                    warn("ykterm: warning: a URI on the command line holds the secret and is visible to other "
-                         + "users (ps); use - to read it from standard input")
+                    warn("ykterm: " + words("cli.oath.uriOnCommandLine"))
                 }
                 var accounts = try OTPAuthURI.accounts(in: text.trimmingWhitespace)
                 if touch { accounts = accounts.map { var a = $0; a.touch = true; return a } }
@@ -270,11 +269,10 @@ extension OATHCommand {
             }
             var secretText: String
             if let secret, secret != "-" {
-                warn("ykterm: warning: a secret on the command line is visible to other users (ps); "
-                     + "use --secret - to read it from standard input")
+                warn("ykterm: " + words("cli.oath.secretOnCommandLine"))
                 secretText = secret
             } else {
-                secretText = try prompt.secret("Secret (Base32)")
+                secretText = try prompt.secret(words("oath.add.secret"))
             }
             var fields = AccountFields(name: name ?? "", issuer: issuer, secret: secretText)
             secretText = ""
@@ -300,7 +298,7 @@ extension OATHCommand {
                 // Every account that would be replaced is asked about first: nothing is added unless all are
                 // confirmed, so a refusal leaves the key as it was.
                 for id in ids {
-                    guard prompt.confirm("An account \"\(id)\" exists. Overwrite it?") else {
+                    guard prompt.confirm(words("cli.oath.overwrite", ["account": id])) else {
                         throw OATHError.credentialExists(id)
                     }
                 }
@@ -309,7 +307,7 @@ extension OATHCommand {
                 }
             }
             switch result {
-            case .added(let ids, _): for id in ids { out("Added \(id)") }
+            case .added(let ids, _): for id in ids { out(words("oath.added", ["account": id])) }
             case .taken(let ids): throw OATHError.credentialExists(ids[0])
             }
         }
@@ -338,12 +336,12 @@ extension OATHCommand {
                 try await operations.list(unlock)
             })
             try prompt.requireForce(force, for: "deleting \"\(c.id)\"")
-            try prompt.confirmUnlessForced(force, "Delete \"\(c.id)\"? Its codes cannot be recovered.",
+            try prompt.confirmUnlessForced(force, words("cli.oath.deleteQuestion", ["account": c.id.string]),
                                             nothingWas: "deleted")
             let deleted = try await key.run { operations, unlock in
                 try await operations.delete(.account(c), unlock)
             }.detail
-            out("Deleted \(deleted)")
+            out(words("oath.deleted", ["account": deleted]))
         }
     }
 
@@ -368,7 +366,7 @@ extension OATHCommand {
                 try await operations.rename(.matching(id), to: newText, unlock)
             }.detail
             let (old, new) = (renamed.old, renamed.new)
-            out("Renamed \(old) to \(new)")
+            out(words("oath.renamed", ["old": old, "new": new]))
         }
     }
 }

@@ -33,13 +33,12 @@ extension OATHCommand {
             let store = RememberedKeys.reporting()
             if action == .forget && all {
                 try store.forgetAll()
-                out("Forgot every remembered OATH password")
+                out(words("cli.oath.forgotAll"))
                 return
             }
             let operations = OATHOperations(options.key.choice, store: store)
             if action == .forget {
-                out(try await operations.forgetRemembered() ? "Forgot the remembered password of this key"
-                                                            : "No password was remembered for this key")
+                out(words(try await operations.forgetRemembered() ? "cli.oath.forgot" : "cli.oath.nothingRemembered"))
                 return
             }
             // What the key has decides what to ask; the key is not held open while the user types.
@@ -48,34 +47,34 @@ extension OATHCommand {
             switch action {
             case .set:
                 guard !hasPassword else {
-                    throw YktermError.failed("the key already has a password: use `ykterm oath password change`")
+                    throw YktermError.failed(words("cli.oath.hasPassword"))
                 }
                 change = .set(new: try newPassword(prompt))
             case .change:
                 guard hasPassword else {
-                    throw YktermError.failed("the key has no password: use `ykterm oath password set`")
+                    throw YktermError.failed(words("cli.oath.noPassword"))
                 }
-                let current = SecretBytes(utf8: try prompt.secret("Current password"))
+                let current = SecretBytes(utf8: try prompt.secret(words("oath.password.current")))
                 change = .change(current: current, new: try newPassword(prompt))
             case .clear:
                 guard hasPassword else {
-                    out("The key has no password")
+                    out(words("cli.oath.hasNoPassword"))
                     return
                 }
-                change = .clear(current: SecretBytes(utf8: try prompt.secret("Current password")))
+                change = .clear(current: SecretBytes(utf8: try prompt.secret(words("oath.password.current"))))
             case .forget:
                 return
             }
             switch try await operations.setPassword(change, remember: options.remember).done {
-            case .cleared: out("Password cleared")
-            case .set: out("Password set")
-            case .changed: out("Password changed")
+            case .cleared: out(words("oath.passwordRemoved"))
+            case .set: out(words("oath.passwordSet"))
+            case .changed: out(words("oath.passwordChanged"))
             }
         }
 
         private func newPassword(_ prompt: Prompt) throws -> SecretBytes {
-            let new = SecretBytes(utf8: try prompt.newSecret("New password"))
-            guard !new.isEmpty else { throw YktermError.usage("the new password is empty; nothing was changed") }
+            let new = SecretBytes(utf8: try prompt.newSecret(words("oath.password.new")))
+            guard !new.isEmpty else { throw YktermError.usage(words("cli.oath.emptyPassword")) }
             return new
         }
     }
@@ -93,10 +92,10 @@ extension OATHCommand {
         func run() async throws {
             let prompt = Prompt()
             try prompt.requireForce(force, for: "reset")
-            try prompt.confirmUnlessForced(force, "Delete every OATH account and the password on this key?",
+            try prompt.confirmUnlessForced(force, words("cli.oath.resetQuestion"),
                                             nothingWas: "reset")
             try await OATHOperations(options.key.choice, store: RememberedKeys.reporting()).reset()
-            out("OATH application reset: every account and the password are gone")
+            out(words("cli.oath.resetDone"))
         }
     }
 }
@@ -105,8 +104,7 @@ extension RememberedKeys {
     /// The remembered keys, saying on standard error when the file was unreadable and moved aside.
     static func reporting() -> RememberedKeys {
         RememberedKeys { path, aside in
-            warn("ykterm: \(path) could not be read (not the JSON ykterm writes); it was moved to \(aside), and "
-                 + "passwords are asked for again")
+            warn("ykterm: " + words("cli.oath.storeSetAside", ["path": path, "aside": aside]))
         }
     }
 }

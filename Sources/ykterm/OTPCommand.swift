@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -88,7 +89,7 @@ extension OTPCommand {
         var json = false
 
         func validate() throws {
-            guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+            guard timeout > 0 else { throw ValidationError(words("cli.otp.timeout")) }
         }
 
         func run() throws {
@@ -240,7 +241,7 @@ extension OTPCommand {
             }
             let c = OTPClassifier.classify(otp)
             guard c.kind == .yubicoOTP else {
-                throw YktermError.usage("\"\(otp)\" is not a Yubico OTP (public ID and 32 modhex characters)")
+                throw YktermError.usage(StringTables.load().text(UIText("cli.otp.notYubicoOTP", nested: ["otp": .excerpt(otp)])))
             }
             let d: DecryptedOTP
             do { d = try YubicoOTP.decrypt(c.text, key: aes) } catch { throw YktermError.usage(explained(error).1) }

@@ -114,12 +114,12 @@ extension OTPCommand {
         func validate() throws {
             for (name, value) in [("--private-id", privateId), ("--key", key)] {
                 if let value, value != "-" {
-                    throw ValidationError("\(name) takes - (the value is read from standard input, never from the command line)")
+                    throw ValidationError(words("cli.option.stdinOnly", ["option": name]))
                 }
             }
             if let publicId {
                 guard publicId.count % 2 == 0, Modhex.isModhex(publicId), !publicId.isEmpty else {
-                    throw ValidationError("--public-id must be modhex (cbdefghijklnrtuv), an even number of characters")
+                    throw ValidationError(words("cli.otp.publicID"))
                 }
             }
         }
@@ -206,9 +206,9 @@ extension OTPCommand {
 
         func validate() throws {
             if generate {
-                guard length != nil else { throw ValidationError("--generate needs --length") }
+                guard length != nil else { throw ValidationError(words("cli.option.needs", ["option": "--generate", "other": "--length"])) }
             } else if length != nil {
-                throw ValidationError("--length is only for --generate")
+                throw ValidationError(words("cli.option.onlyWith", ["option": "--length", "other": "--generate"]))
             }
         }
 
@@ -390,12 +390,13 @@ extension OTPCommand {
 
         func validate() throws {
             guard OTPSlotConfiguration.Pacing(rawValue: pacing) != nil else {
-                throw ValidationError("--pacing must be 0, 20, 40 or 60, not \(pacing)")
+                throw ValidationError(words("cli.option.oneOf", ["option": "--pacing", "allowed": oneOf(["0", "20", "40", "60"]),
+                                                                  "value": String(pacing)]))
             }
             if unlock {
-                guard !accessCodes.lock else { throw ValidationError("--unlock and --lock exclude each other") }
+                guard !accessCodes.lock else { throw ValidationError(words("cli.option.exclude", ["option": "--unlock", "other": "--lock"])) }
                 guard accessCodes.current.locked else {
-                    throw ValidationError("--unlock needs the current access code: --locked")
+                    throw ValidationError(words("cli.otp.unlockNeedsLocked"))
                 }
             }
         }

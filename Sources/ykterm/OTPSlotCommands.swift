@@ -9,7 +9,9 @@ struct OTPSlotOption: ParsableArguments {
     var slot: Int
 
     func validate() throws {
-        guard slot == 1 || slot == 2 else { throw ValidationError("--slot must be 1 or 2, not \(slot)") }
+        guard slot == 1 || slot == 2 else {
+            throw ValidationError(words("cli.option.oneOf", ["option": "--slot", "allowed": oneOf(["1", "2"]), "value": String(slot)]))
+        }
     }
 }
 

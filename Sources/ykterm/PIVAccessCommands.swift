@@ -78,7 +78,8 @@ extension PIVCommand {
 
             func validate() throws {
                 if let algorithm, PIV.Algorithm(name: algorithm)?.isManagementKey != true {
-                    throw ValidationError("--algorithm must be TDES, AES128, AES192 or AES256, not \"\(algorithm)\"")
+                    throw ValidationError(words("cli.option.oneOf", ["option": "--algorithm", "allowed": oneOf(["TDES", "AES128", "AES192", "AES256"]),
+                                                                      "value": algorithm]))
                 }
             }
 

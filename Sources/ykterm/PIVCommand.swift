@@ -185,10 +185,11 @@ extension PIVCommand {
 
         func validate() throws {
             guard ["sha256", "sha384", "sha512"].contains(hash) else {
-                throw ValidationError("--hash must be sha256, sha384 or sha512, not \"\(hash)\"")
+                throw ValidationError(words("cli.option.oneOf", ["option": "--hash", "allowed": oneOf(["sha256", "sha384", "sha512"]),
+                                                                  "value": hash]))
             }
             guard ["pkcs1", "pss"].contains(padding) else {
-                throw ValidationError("--padding must be pkcs1 or pss, not \"\(padding)\"")
+                throw ValidationError(words("cli.option.oneOf", ["option": "--padding", "allowed": oneOf(["pkcs1", "pss"]), "value": padding]))
             }
         }
 

@@ -122,14 +122,17 @@ extension PIVCommand {
 
             func validate() throws {
                 guard let a = PIV.Algorithm(name: algorithm), !a.isManagementKey else {
-                    throw ValidationError("unknown key algorithm \"\(algorithm)\": ECCP256, ECCP384, RSA1024, RSA2048, "
-                                          + "RSA3072, RSA4096, ED25519 or X25519")
+                    throw ValidationError(words("cli.piv.algorithm", ["value": algorithm, "allowed": oneOf([
+                        "ECCP256", "ECCP384", "RSA1024", "RSA2048", "RSA3072", "RSA4096", "ED25519", "X25519"])]))
                 }
                 guard Self.pin(pinPolicy) != nil else {
-                    throw ValidationError("--pin-policy must be default, never, once or always, not \"\(pinPolicy)\"")
+                    throw ValidationError(words("cli.option.oneOf", ["option": "--pin-policy", "allowed": oneOf(["default", "never", "once", "always"]),
+                                                                      "value": pinPolicy]))
                 }
                 guard Self.touch(touchPolicy) != nil else {
-                    throw ValidationError("--touch-policy must be default, never, always or cached, not \"\(touchPolicy)\"")
+                    throw ValidationError(words("cli.option.oneOf", ["option": "--touch-policy",
+                                                                      "allowed": oneOf(["default", "never", "always", "cached"]),
+                                                                      "value": touchPolicy]))
                 }
             }
 

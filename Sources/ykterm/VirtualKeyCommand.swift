@@ -95,19 +95,19 @@ struct VirtualKeyCommand: ParsableCommand {
             var token = OTPTokenState.random(serial: serial)
             if let otpAesKey {
                 guard let k = try? Hex.decode(otpAesKey), k.count == 16 else {
-                    throw ValidationError("--otp-aes-key must be 32 hex digits")
+                    throw ValidationError(words("cli.option.hexDigits", ["option": "--otp-aes-key", "count": "32"]))
                 }
                 token.aesKey = k
             }
             if let otpPublicId {
                 guard let p = try? Modhex.decode(otpPublicId), p.count <= 8 else {
-                    throw ValidationError("--otp-public-id must be at most 16 modhex characters (cbdefghijklnrtuv)")
+                    throw ValidationError(words("cli.virtual.publicID"))
                 }
                 token.publicID = p
             }
             if let otpPrivateId {
                 guard let p = try? Hex.decode(otpPrivateId), p.count == 6 else {
-                    throw ValidationError("--otp-private-id must be 12 hex digits")
+                    throw ValidationError(words("cli.option.hexDigits", ["option": "--otp-private-id", "count": "12"]))
                 }
                 token.privateID = p
             }
@@ -143,7 +143,7 @@ struct VirtualKeyCommand: ParsableCommand {
         /// `--bio-sensor-delay` in seconds.
         func sensorDelay() throws -> Double {
             guard let bioSensorDelay else { return FIDOAuthenticator.defaultSensorDelay }
-            guard try keyProfile().hasBioEnrollment else { throw ValidationError("--bio-sensor-delay needs --bio") }
+            guard try keyProfile().hasBioEnrollment else { throw ValidationError(words("cli.option.needs", ["option": "--bio-sensor-delay", "other": "--bio"])) }
             return Double(bioSensorDelay) / 1000
         }
 
@@ -152,7 +152,7 @@ struct VirtualKeyCommand: ParsableCommand {
             do { named = try VirtualKeyProfile(named: profile) } catch { throw ValidationError(error.description) }
             guard bio else { return named }
             guard named == .yubikey || named == .yubikeyBio else {
-                throw ValidationError("--bio is the yubikey-bio profile; it cannot go with --profile \(named)")
+                throw ValidationError(words("cli.virtual.bioProfile", ["profile": "\(named)"]))
             }
             return .yubikeyBio
         }
@@ -160,10 +160,10 @@ struct VirtualKeyCommand: ParsableCommand {
         /// `--bio-samples` as statuses.
         func sampleStatuses() throws -> [CTAP2.BioEnrollment.SampleStatus] {
             guard let bioSamples else { return [] }
-            guard try keyProfile().hasBioEnrollment else { throw ValidationError("--bio-samples needs --bio") }
+            guard try keyProfile().hasBioEnrollment else { throw ValidationError(words("cli.option.needs", ["option": "--bio-samples", "other": "--bio"])) }
             return try bioSamples.split(separator: ",").map { name in
                 guard let s = CTAP2.BioEnrollment.SampleStatus(name: String(name)) else {
-                    throw ValidationError("unknown sample status \"\(name)\" in --bio-samples")
+                    throw ValidationError(words("cli.virtual.sampleStatus", ["value": String(name)]))
                 }
                 return s
             }
@@ -189,20 +189,21 @@ struct VirtualKeyCommand: ParsableCommand {
             _ = try keyProfile()
             _ = try sampleStatuses()
             if let accounts, !(0...100_000).contains(accounts) {
-                throw ValidationError("--accounts must be between 0 and 100000, not \(accounts)")
+                throw ValidationError(words("cli.option.range", ["option": "--accounts", "low": "0", "high": "100000",
+                                                                  "value": String(accounts)]))
             }
             _ = try otpToken(serial: serial)
             guard VpcdBridge.parseEndpoint(vpcd) != nil else {
-                throw ValidationError("--vpcd must be HOST:PORT, e.g. 127.0.0.1:35963, not \"\(vpcd)\"")
+                throw ValidationError(words("cli.virtual.vpcd", ["value": vpcd]))
             }
             guard Version(parsing: firmware) != nil else {
-                throw ValidationError("--firmware must be a version such as 5.7.2, not \"\(firmware)\"")
+                throw ValidationError(words("cli.virtual.firmware", ["value": firmware]))
             }
         }
 
         func run() throws {
             if usb { return try runUSB() }
-            guard command.isEmpty else { throw ValidationError("COMMAND is only for --usb") }
+            guard command.isEmpty else { throw ValidationError(words("cli.option.onlyWith", ["option": "COMMAND", "other": "--usb"])) }
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
             var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
             if demoAccounts { initial = initial.withDemoAccounts() }

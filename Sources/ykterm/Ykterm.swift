@@ -215,6 +215,17 @@ struct Ykterm: AsyncParsableCommand {
     }
 }
 
+/// A sentence from the string tables in the user's language (`StringTables`), as the TUI words it.
+func words(_ key: String, _ arguments: [String: String] = [:]) -> String {
+    StringTables.load().text(UIText(key, arguments))
+}
+
+/// "A, B or C" in the user's language.
+func oneOf(_ items: [String]) -> String {
+    guard let last = items.last, items.count > 1 else { return items.first ?? "" }
+    return words("cli.list.or", ["first": items.dropLast().joined(separator: ", "), "last": last])
+}
+
 /// Writes a line to standard output at once (unbuffered, so pipes see each line as it is made).
 /// Control characters and bidirectional formatting in it (from an account name, say) are written as visible escapes.
 /// What the user is told about `error` (`ErrorExplanation`), in their language.

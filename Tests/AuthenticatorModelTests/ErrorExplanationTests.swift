@@ -177,6 +177,8 @@ import Testing
     /// `text` has words in every language, and its arguments and nested texts (themselves worded) fill all
     /// their places.
     static func expectWorded(_ text: UIText, _ what: String) {
+        // A literal (what the user gave, quoted whole) is not looked up.
+        if text.literal != nil { return }
         for (language, tables) in Self.tables {
             let template = tables.primary[text.key]
             #expect(template?.isEmpty == false, "\(what): no \(language) text \(text.key)")
@@ -240,5 +242,21 @@ import Testing
         #expect(ErrorExplanation(SmartCardError.cardRemoved).kind.keyGone)
         #expect(ErrorExplanation(FIDOTransportError.deviceGone).kind.keyGone)
         #expect(!ErrorExplanation(OATHError.wrongPassword).kind.keyGone)
+    }
+}
+
+/// What a message quotes of the user's input (`UIText.excerpt`).
+@Suite struct ExcerptTests {
+    @Test func shortInputIsQuotedWholeAndLongInputAsItsEndsWithItsLength() throws {
+        let tables = StringTables.load(language: "en")
+        #expect(tables.text(.excerpt(String(repeating: "a", count: UIText.excerptLimit))) == String(repeating: "a", count: 48))
+        let long = "otpauth://" + String(repeating: "x", count: 69_980) + "END-OF-INPUT"
+        #expect(tables.text(.excerpt(long)) == "otpauth://" + String(repeating: "x", count: 22) + "…"
+            + "END-OF-INPUT [70002 characters]")
+        let german = StringTables.load(language: "de")
+        #expect(german.text(.excerpt(long)).hasSuffix("[70002 Zeichen]"))
+        // In a message: a URI without a scheme.
+        let message = tables.text(ErrorExplanation(OATHError.invalidURI(.noScheme(long))).text)
+        #expect(message.count < 200 && message.contains("[70002 characters]"), "\(message)")
     }
 }

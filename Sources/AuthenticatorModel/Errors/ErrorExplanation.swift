@@ -434,13 +434,13 @@ extension ErrorExplanation {
         }
         switch problem {
         case .empty: return UIText("uri.empty")
-        case .noScheme(let text): return UIText("uri.no-scheme", ["text": text])
+        case .noScheme(let text): return UIText("uri.no-scheme", nested: ["text": .excerpt(text)])
         case .noSlashes(let scheme): return UIText("uri.no-slashes", ["scheme": scheme])
         case .migrationExport: return UIText("uri.migration-export")
         case .scheme(let scheme, let expected): return UIText("uri.scheme", ["scheme": scheme, "expected": expected])
         case .missingType: return UIText("uri.missing-type")
         case .missingLabel(let type): return UIText("uri.missing-label", ["type": type])
-        case .labelWithoutName(let label): return UIText("uri.label-without-name", ["label": label])
+        case .labelWithoutName(let label): return UIText("uri.label-without-name", nested: ["label": .excerpt(label)])
         case .missingSecret: return UIText("uri.missing-secret")
         case .percentEncoding(let p, let text):
             return part(p, "uri.percent-encoding.label", "uri.percent-encoding.parameter-name", "uri.percent-encoding.parameter",
