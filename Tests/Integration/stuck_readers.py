@@ -139,11 +139,15 @@ def try_connect(env, readers, timeout=2.0, together=False):
     readers that share a driver socket collide); otherwise one after the other."""
     results = {}
     if together:
-        at = time.time() + 0.5
+        # Each child starts Python and loads pyscard before the moment: 1.5 s ahead, so that on a loaded
+        # machine they are all waiting for it (0.5 s was not always enough, and the set-up then found
+        # nothing stuck).
+        lead = 1.5
+        at = time.time() + lead
         procs = {r: subprocess.Popen([sys.executable, "-c", _CONNECT_SCRIPT, r, str(at)], env=env, text=True,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
                  for r in readers}
-        deadline = time.monotonic() + 0.5 + timeout
+        deadline = time.monotonic() + lead + timeout
         for r, p in procs.items():
             results[r] = _outcome(p, max(0.0, deadline - time.monotonic()))
         return results
@@ -444,12 +448,13 @@ class StuckSetup:
 
 @contextlib.contextmanager
 def two_configs_one_library(names=("Virtual PCD A", "Virtual PCD B"), keys=((0, 0), (1, 0), (1, 1)),
-                            wedge=True, attempts=3, debug=False, settle=2.0):
+                            wedge=True, attempts=4, collisions=6, debug=False, settle=2.0):
     """Two vpcd configurations with one LIBPATH and a virtual key served to each (configuration, slot) in
     `keys` (serials 28100001, 28100002, ... in that order). Waits until each key reached its port, then
     `settle` seconds for pcscd's presence polls. With `wedge`, makes readers stuck for certain (see the
-    module's notes) and fills `stuck` and `working`; otherwise `stuck` and `working` are left empty (what
-    pcscd shows is in `pcsc.states()`). Yields a StuckSetup."""
+    module's notes: up to `collisions` simultaneous connects on each pcscd, on up to `attempts` pcscds) and
+    fills `stuck` and `working`; otherwise `stuck` and `working` are left empty (what pcscd shows is in
+    `pcsc.states()`). Yields a StuckSetup."""
     for attempt in range(1, attempts + 1):
         pcsc = MultiVpcdPCSC([(n, VPCD_DRIVER) for n in names], debug=debug)
         setup = StuckSetup(pcsc)
@@ -462,23 +467,29 @@ def two_configs_one_library(names=("Virtual PCD A", "Virtual PCD B"), keys=((0, 
                 k.wait_connected()
             time.sleep(settle)
             if wedge:
-                present = pcsc.present()
                 env = pcsc.env()
-                for slot in (0, 1):
-                    shared = [pcsc.reader(c, slot) for c in range(len(names))]
-                    if all(r in present for r in shared):
-                        try_connect(env, shared, together=True)
-                # A moment for collisions of pcscd's own presence polls, then what answers and what does not.
-                time.sleep(0.5)
-                present = pcsc.present()
-                setup.probes = try_connect(env, present)
-                setup.stuck = [r for r in present if setup.probes[r] == "no answer"]
-                setup.working = [r for r in present if setup.probes[r] == "answered"]
+                # Collisions are a race: each round makes the readers of a shared slot connect at one moment,
+                # then finds what answers and what does not; the rounds go on until a reader is stuck.
+                for _ in range(collisions):
+                    present = pcsc.present()
+                    for slot in (0, 1):
+                        shared = [pcsc.reader(c, slot) for c in range(len(names))]
+                        if all(r in present for r in shared):
+                            try_connect(env, shared, together=True)
+                    # A moment for collisions of pcscd's own presence polls, then what answers and what does not.
+                    time.sleep(0.5)
+                    present = pcsc.present()
+                    setup.probes = try_connect(env, present)
+                    setup.stuck = [r for r in present if setup.probes[r] == "no answer"]
+                    setup.working = [r for r in present if setup.probes[r] == "answered"]
+                    if setup.stuck:
+                        break
                 if not setup.stuck and attempt < attempts:
                     _teardown(setup)
                     continue
                 if not setup.stuck:
-                    raise RuntimeError(f"no reader got stuck in {attempts} attempts: {setup.probes}")
+                    raise RuntimeError(f"no reader got stuck in {attempts} pcscds of {collisions} collisions each: "
+                                       f"{setup.probes}")
         except BaseException:
             _teardown(setup)
             raise
