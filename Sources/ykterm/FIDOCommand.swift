@@ -24,7 +24,7 @@ struct FIDOCommand: ParsableCommand {
 /// or a key on PC/SC. A command is one task that closes the connection after its last request, so a FIDO
 /// HID device is used inline (CTAPHIDConnection: no thread hand-offs); Ctrl-C reaches the request through
 /// `requestCancel`, which needs no task.
-func openFIDO(_ key: KeyChoice) async throws -> any FIDOConnection {
+func openFIDOInterface(_ key: KeyChoice) async throws -> any FIDOConnection {
     if key.virtual {
         let vk = VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts(), touchDelay: 0.2)
         return try await CTAPHIDConnection(device: vk.makeFIDOHIDDevice(), name: "Virtual Key (HID)")
@@ -161,20 +161,24 @@ func withCTAP2<T>(_ key: KeyOptions, _ body: (CTAP2Session) async throws -> T) a
 }
 
 func withCTAP2<T>(_ key: KeyChoice, _ body: (CTAP2Session) async throws -> T) async throws -> T {
-    let connection = InterruptibleFIDOConnection(try await openFIDO(key))
-    do {
-        let session = try await CTAP2Session.make(connection: connection)
-        await session.setProgress { p in
-            if p == .waitingForUserPresence { touchNotice() }
-        }
-        let result = try await body(session)
-        await session.dropToken()
-        await connection.close()
-        return result
-    } catch {
-        await connection.close()
-        throw error
+    try await fidoOperations(key).withSession(body)
+}
+
+/// The key's FIDO interface as the command line opens it: Ctrl-C cancels the request under way
+/// (`InterruptibleFIDOConnection`).
+struct CommandFIDOKey: FIDOOpener {
+    let key: KeyChoice
+
+    func openFIDO() async throws -> any FIDOConnection {
+        InterruptibleFIDOConnection(try await openFIDOInterface(key))
     }
+}
+
+/// The FIDO operations on the key `key` chose; a touch the key waits for is asked for once.
+func fidoOperations(_ key: KeyChoice) -> FIDOOperations {
+    FIDOOperations(CommandFIDOKey(key: key), hooks: FIDOOperations.Hooks(progress: { progress, _ in
+        if progress == .waitingForUserPresence { touchNotice() }
+    }))
 }
 
 private let touchNoticeShown = TouchNotice()

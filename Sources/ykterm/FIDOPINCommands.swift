@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import KeyKit
 
 /// `fido pin`: the PIN itself (set, change, verify) and the key's rules for it (minimum length, forced change).
@@ -24,6 +25,13 @@ extension FIDOCommand {
         return (info, pinSet)
     }
 
+    /// The key's PIN state, read before a PIN is asked for (the key is not held while the user types).
+    static func pinState(_ operations: FIDOOperations) async throws -> (info: FIDOInfo, pinSet: Bool) {
+        let info = try await operations.info()
+        guard let pinSet = info.pinSet else { throw FIDOSessionError.noPINSupport }
+        return (info, pinSet)
+    }
+
     struct SetPIN: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set", abstract: "Set a PIN on a key that has none (asked twice on a terminal).")
@@ -32,12 +40,11 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try await withCTAP2(key) { s in
-                let (info, pinSet) = try await FIDOCommand.pinState(s)
-                guard !pinSet else { throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`") }
-                let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
-                try await s.setPIN(pin)
-            }
+            let operations = fidoOperations(key.choice)
+            let (info, pinSet) = try await FIDOCommand.pinState(operations)
+            guard !pinSet else { throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`") }
+            let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+            _ = try await operations.setPIN(pin)
             out("PIN set")
         }
     }
@@ -52,27 +59,19 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try await withCTAP2(key) { s in
-                let (info, pinSet) = try await FIDOCommand.pinState(s)
-                guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
-                let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
-                let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
-                let unchanged = "; the PIN was not changed, the old PIN is still valid"
-                let unknown = "; the key may not have taken the new PIN: check with `ykterm fido pin verify` "
-                    + "(try the old PIN first)"
-                do {
-                    try await s.changePIN(old: old, new: new)
-                } catch let e as CTAPError {
-                    // The key answered: it refused, so nothing changed.
-                    throw YktermError.failed(explained(e).1 + unchanged)
-                } catch let e as SmartCardError {
-                    if case .status = e { throw YktermError.failed(explained(e).1 + unchanged) }
-                    throw YktermError.failed(explained(e).1 + unknown)
-                } catch let e as FIDOSessionError {
-                    throw e
-                } catch {
-                    throw YktermError.failed(explained(error).1 + unknown)
-                }
+            let operations = fidoOperations(key.choice)
+            let (info, pinSet) = try await FIDOCommand.pinState(operations)
+            guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+            let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
+            let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+            do {
+                _ = try await operations.changePIN(current: old, new: new)
+            } catch FIDOOperationError.pinChangeUncertain(let cause) {
+                throw YktermError.failed(explained(cause).1 + "; the key may not have taken the new PIN: check with "
+                                         + "`ykterm fido pin verify` (try the old PIN first)")
+            } catch let e where FIDOOperations.keyAnswered(e) && !(e is FIDOSessionError) {
+                // The key answered: it refused, so nothing changed.
+                throw YktermError.failed(explained(e).1 + "; the PIN was not changed, the old PIN is still valid")
             }
             out("PIN changed")
         }
@@ -86,14 +85,12 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let retries = try await withCTAP2(key) { s -> Int in
-                let (info, pinSet) = try await FIDOCommand.pinState(s)
-                guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
-                let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
-                try await s.verifyPIN(pin)
-                return try await s.pinRetries().retries
-            }
-            out("PIN is correct (\(retries) attempts left)")
+            let operations = fidoOperations(key.choice)
+            let (info, pinSet) = try await FIDOCommand.pinState(operations)
+            guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            let after = try await operations.verifyPIN(pin)
+            out(after.retries.map { "PIN is correct (\($0) attempts left)" } ?? "PIN is correct")
         }
     }
 

@@ -18,7 +18,7 @@ struct U2FCommand: ParsableCommand {
     }
 
     static func withU2F<T>(_ key: KeyChoice, _ body: (U2FSession) async throws -> T) async throws -> T {
-        let connection = try await openFIDO(key)
+        let connection = try await openFIDOInterface(key)
         do {
             let result = try await body(U2FSession(connection: connection))
             await connection.close()

@@ -51,6 +51,8 @@ import Testing
         (OATHOperationError.ambiguous("a", ["a1", "a2"]), .ambiguousAccount),
         (OATHOperationError.renameTargetTaken("a"), .renameTargetTaken),
         (OATHOperationError.hasPassword, .oathHasPassword), (OATHOperationError.noPassword, .oathNoPassword),
+        (FIDOOperationError.pinAlreadySet, .pinAlreadySet),
+        (FIDOOperationError.pinChangeUncertain(SmartCardError.cardRemoved), .keyRemoved),
         (OATHError.commandNotSupported(.rename, .functionNotSupported), .oathRenameNotSupported),
         (OATHError.commandNotSupported(.reset, .invalidInstruction), .oathResetNotSupported),
         (OATHError.commandNotSupported(.setCode, .classNotSupported), .oathPasswordNotSupported),

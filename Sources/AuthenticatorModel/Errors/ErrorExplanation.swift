@@ -95,6 +95,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case renameTargetTaken = "rename-target-taken"
     case oathHasPassword = "oath-has-password"
     case oathNoPassword = "oath-no-password"
+    case pinAlreadySet = "pin-already-set"
     case keyNotGenuine = "key-not-genuine"
     // OTP.
     case noSuchSlot = "no-such-slot"
@@ -242,6 +243,11 @@ extension ErrorExplanation {
         case let e as KeyRouteError: return explain(e)
         case let e as OATHError: return explain(e)
         case let e as OATHOperationError: return explain(e)
+        case let e as FIDOOperationError:
+            switch e {
+            case .pinAlreadySet: return ErrorExplanation(kind: .pinAlreadySet)
+            case .pinChangeUncertain(let cause): return explain(cause)
+            }
         case let e as OTPError: return explain(e)
         case let e as OTPHIDError: return explain(e)
         case let e as NDEFError: return explain(e)

@@ -22,17 +22,29 @@ public func withSmartCard<T>(_ opener: any SmartCardOpener,
     }
 }
 
-/// A key the TUI shows, reached through its backend.
-public struct BackendKey: SmartCardOpener {
+/// Where an operation gets the key's FIDO interface: CTAPHID on the FIDO HID interface on USB, CTAP over the
+/// reader on NFC (`KeyDescriptor.channels(for: .fido)`).
+public protocol FIDOOpener: Sendable {
+    func openFIDO() async throws -> any FIDOConnection
+}
+
+/// A key the TUI shows, reached through its backend (with the runner's trace observer, when it has one).
+public struct BackendKey: SmartCardOpener, FIDOOpener {
     public let backend: any KeyBackend
     public let key: KeyDescriptor
+    public let observer: (@Sendable (APDUExchange) -> Void)?
 
-    public init(_ backend: any KeyBackend, _ key: KeyDescriptor) {
+    public init(_ backend: any KeyBackend, _ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)? = nil) {
         self.backend = backend
         self.key = key
+        self.observer = observer
     }
 
     public func openSmartCard() async throws -> any SmartCardConnection {
         try await backend.connect(key)
+    }
+
+    public func openFIDO() async throws -> any FIDOConnection {
+        try await backend.connectFIDO(key, observer: observer)
     }
 }

@@ -62,20 +62,18 @@ struct FIDOTabWork: Sendable {
     func perform(_ command: FIDOTabCommand) async {
         switch command {
         case .load(let d):
-            await session(d, .load) { s in .loaded(keyID: d.id, try await info(s)) }
+            await run(d, .load) { ops in .loaded(keyID: d.id, try await ops.info()) }
         case .setPIN(let d, let new):
-            await session(d, .setPIN) { s in
-                guard await s.info.pinSet == false else { throw FIDOWorkError.pinAlreadySet }
-                try await s.setPIN(new)
+            await run(d, .setPIN) { ops in
+                let info = try await ops.setPIN(new)
                 runtime.forget(d.id)
-                return .pinSet(keyID: d.id, try await info(s), changed: false)
+                return .pinSet(keyID: d.id, info, changed: false)
             }
         case .changePIN(let d, let current, let new):
-            await session(d, .changePIN) { s in
-                guard await s.info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
-                try await s.changePIN(old: current, new: new)
+            await run(d, .changePIN) { ops in
+                let info = try await ops.changePIN(current: current, new: new)
                 runtime.forget(d.id)
-                return .pinSet(keyID: d.id, try await info(s), changed: true)
+                return .pinSet(keyID: d.id, info, changed: true)
             }
         case .verifyPIN(let d, let pin, let thenList):
             await session(d, .verifyPIN) { s in
@@ -86,7 +84,7 @@ struct FIDOTabWork: Sendable {
                 runtime.keep(await s.heldToken(), for: d.id)
                 if thenList { try await postFingerprints(s, keyID: d.id) }
                 let credentials = thenList ? try await list(s) : nil
-                return .verified(keyID: d.id, try await info(s), credentials: credentials)
+                return .verified(keyID: d.id, try await FIDOOperations.status(s), credentials: credentials)
             }
         case .listCredentials(let d):
             await session(d, .list, token: true) { s in
@@ -100,7 +98,7 @@ struct FIDOTabWork: Sendable {
                     throw CTAPError(CTAPError.noCredentials)
                 }
                 try await s.deleteCredential(id)
-                return .deleted(keyID: d.id, credential, remaining: try await list(s), try await info(s))
+                return .deleted(keyID: d.id, credential, remaining: try await list(s), try await FIDOOperations.status(s))
             }
         case .updateUser(let d, let id, let userID, let name, let displayName):
             await session(d, .update, token: true) { s in
@@ -115,23 +113,11 @@ struct FIDOTabWork: Sendable {
             runtime.forget(d.id)
             await session(d, .reset) { s in
                 try await s.reset()
-                return .resetDone(keyID: d.id, try await info(s))
+                return .resetDone(keyID: d.id, try await FIDOOperations.status(s))
             }
         case .cancel:
             await runtime.cancel()
         }
-    }
-
-    /// The information the tab shows: getInfo (read again) and the PIN retries.
-    private func info(_ s: CTAP2Session) async throws -> FIDOInfo {
-        let info = try await s.refreshInfo()
-        var retries: Int?
-        var powerCycle = false
-        if info.pinSet != nil, let r = try? await s.pinRetries() {
-            retries = r.retries
-            powerCycle = r.powerCycleNeeded ?? false
-        }
-        return FIDOInfo(info, retries: retries, powerCycleNeeded: powerCycle)
     }
 
     /// On a key with a sensor, its fingerprints, posted before the credentials they are read with (the token
@@ -161,51 +147,60 @@ struct FIDOTabWork: Sendable {
         return out
     }
 
-    /// Opens CTAP on the key's FIDO interface, reports touches, runs `body` and posts its answer;
-    /// failures become `.failed`. With `token`, the PIN token the runner holds is used (none: PIN needed).
-    private func session(_ d: KeyDescriptor, _ operation: FIDOOperation, token: Bool = false,
-                         _ body: (CTAP2Session) async throws -> FIDOTabMsg) async {
-        var connection: (any FIDOConnection)?
-        do {
-            let fido = try await backend.connectFIDO(d, observer: environment.observer)
-            connection = fido
-            runtime.started(fido)
-            let s = try await CTAP2Session.make(connection: fido)
-            let post = self.post
-            let runtime = self.runtime
-            await s.setProgress { p in
+    /// The FIDO operations on `d`: touches reported to the tab, and the connection known to the runtime so that
+    /// Esc can cancel (a cancel asked for before the key started waiting reaches it at its first keep-alive).
+    private func operations(_ d: KeyDescriptor) -> FIDOOperations {
+        let post = self.post
+        let runtime = self.runtime
+        return FIDOOperations(BackendKey(backend, d, observer: environment.observer), hooks: FIDOOperations.Hooks(
+            opened: { runtime.started($0) },
+            progress: { p, fido in
                 post(.fido(.touch(keyID: d.id, waiting: p == .waitingForUserPresence)))
-                // A cancel asked for before the key started waiting reaches it now.
                 if runtime.isCancelPending { Task { await fido.cancel() } }
-            }
-            if token {
-                guard let held = runtime.token(for: d.id) else { throw CTAPError(CTAPError.pinAuthInvalid) }
-                await s.adoptToken(held)
-            }
-            let msg: FIDOTabMsg
-            do {
-                msg = try await body(s)
-            } catch let e as CTAPError where token && e.code == CTAPError.pinAuthInvalid {
-                runtime.forget(d.id)
-                throw e
-            }
-            await s.dropToken()
+            }))
+    }
+
+    /// Runs `body` with the operations on `d` and posts its answer; failures become `.failed`.
+    private func run(_ d: KeyDescriptor, _ operation: FIDOOperation,
+                     _ body: (FIDOOperations) async throws -> FIDOTabMsg) async {
+        do {
+            let msg = try await body(operations(d))
             runtime.ended()
-            await fido.close()
             post(.fido(msg))
         } catch {
             runtime.ended()
-            if let connection { await connection.close() }
             post(.fido(.failed(keyID: d.id, FIDOFailure(operation, Self.reason(error, operation)))))
+        }
+    }
+
+    /// A CTAP2 session on `d` for `body` (`FIDOOperations.withSession`). With `token`, the PIN token the runtime
+    /// holds is used (none: the PIN is needed), and forgotten when the key turns it down.
+    private func session(_ d: KeyDescriptor, _ operation: FIDOOperation, token: Bool = false,
+                         _ body: (CTAP2Session) async throws -> FIDOTabMsg) async {
+        let runtime = self.runtime
+        await run(d, operation) { ops in
+            try await ops.withSession { s in
+                if token {
+                    guard let held = runtime.token(for: d.id) else { throw CTAPError(CTAPError.pinAuthInvalid) }
+                    await s.adoptToken(held)
+                }
+                do {
+                    return try await body(s)
+                } catch let e as CTAPError where token && e.code == CTAPError.pinAuthInvalid {
+                    runtime.forget(d.id)
+                    throw e
+                }
+            }
         }
     }
 
     /// The tab's reason for `error`, from its kind (`ErrorExplanation`): the reasons the tab words in its own way
     /// (which PIN was wrong, what a reset needs), and the explanation's text for the rest.
     static func reason(_ error: any Error, _ operation: FIDOOperation) -> FIDOFailureReason {
-        if let e = error as? FIDOWorkError {
+        if let e = error as? FIDOOperationError {
             switch e {
             case .pinAlreadySet: return .other(UIText("fido.pinAlreadySet"))
+            case .pinChangeUncertain(let cause): return reason(cause, operation)
             }
         }
         let explanation = ErrorExplanation(error)
@@ -229,10 +224,4 @@ struct FIDOTabWork: Sendable {
         default: return .other(explanation.text)
         }
     }
-}
-
-/// What the tab's work refuses before asking the key.
-enum FIDOWorkError: Error {
-    /// Set PIN on a key that has one (another program set it since the tab read the key).
-    case pinAlreadySet
 }

@@ -1,0 +1,135 @@
+import KeyKit
+
+/// The FIDO2 application's actions, written once for the FIDO2 tab and `ykterm fido` (the PIN so far).
+///
+/// Each opens the key's FIDO interface (`FIDOOpener`), makes a CTAP2 session, does one thing, drops any PIN token
+/// it took and closes the connection, whether it succeeded or not. None prints, prompts or formats; the faces ask
+/// for PINs before they call (the key is not held while a person types) and word the typed errors.
+public struct FIDOOperations: Sendable {
+    public let opener: any FIDOOpener
+    public let hooks: Hooks
+
+    /// What a face wants to know while an operation runs.
+    public struct Hooks: Sendable {
+        /// The connection is open, before the first request (the TUI's Esc cancels a touch through it).
+        public var opened: (@Sendable (any FIDOConnection) -> Void)?
+        /// The key's progress reports (waiting for a touch, or not), with the connection they came on.
+        public var progress: (@Sendable (FIDOProgress, any FIDOConnection) -> Void)?
+
+        public init(opened: (@Sendable (any FIDOConnection) -> Void)? = nil,
+                    progress: (@Sendable (FIDOProgress, any FIDOConnection) -> Void)? = nil) {
+            self.opened = opened
+            self.progress = progress
+        }
+    }
+
+    public init(_ opener: any FIDOOpener, hooks: Hooks = Hooks()) {
+        self.opener = opener
+        self.hooks = hooks
+    }
+
+    /// Opens the key's FIDO interface and a CTAP2 session on it, runs `body`, then drops the PIN token and closes
+    /// the connection (also when `body` threw).
+    public func withSession<T>(_ body: (CTAP2Session) async throws -> T) async throws -> T {
+        let connection = try await opener.openFIDO()
+        do {
+            hooks.opened?(connection)
+            let session = try await CTAP2Session.make(connection: connection)
+            if let progress = hooks.progress {
+                await session.setProgress { progress($0, connection) }
+            }
+            let result = try await body(session)
+            await session.dropToken()
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// What the key says of itself: getInfo, read again, and the PIN retries when it has a PIN.
+    public func info() async throws -> FIDOInfo {
+        try await withSession { try await Self.status($0) }
+    }
+
+    /// getInfo read again and the PIN retries, on an open session.
+    public static func status(_ s: CTAP2Session) async throws -> FIDOInfo {
+        let info = try await s.refreshInfo()
+        var retries: Int?
+        var powerCycle = false
+        if info.pinSet != nil, let r = try? await s.pinRetries() {
+            retries = r.retries
+            powerCycle = r.powerCycleNeeded ?? false
+        }
+        return FIDOInfo(info, retries: retries, powerCycleNeeded: powerCycle)
+    }
+
+    /// Sets the first PIN. A key without PIN support is `FIDOSessionError.noPINSupport`; one that has a PIN (set
+    /// elsewhere since the face looked) `FIDOOperationError.pinAlreadySet`. Returns the key afterwards.
+    public func setPIN(_ new: String) async throws -> FIDOInfo {
+        try await withSession { s in
+            switch await s.info.pinSet {
+            case nil: throw FIDOSessionError.noPINSupport
+            case true?: throw FIDOOperationError.pinAlreadySet
+            case false?: break
+            }
+            try await s.setPIN(new)
+            return try await Self.status(s)
+        }
+    }
+
+    /// Changes the PIN. A key without a PIN is `CTAPError.pinNotSet`. When the key answered (a wrong PIN, a
+    /// policy), its error comes through as it is and nothing changed; when the change was sent and no answer
+    /// came (the key pulled out, the connection broken), it is `FIDOOperationError.pinChangeUncertain`: the PIN
+    /// is the old or the new one. Returns the key afterwards.
+    public func changePIN(current: String, new: String) async throws -> FIDOInfo {
+        try await withSession { s in
+            switch await s.info.pinSet {
+            case nil: throw FIDOSessionError.noPINSupport
+            case false?: throw CTAPError(CTAPError.pinNotSet)
+            case true?: break
+            }
+            do {
+                try await s.changePIN(old: current, new: new)
+            } catch {
+                throw Self.keyAnswered(error) ? error : FIDOOperationError.pinChangeUncertain(error)
+            }
+            return try await Self.status(s)
+        }
+    }
+
+    /// Checks the PIN (a token with `permissions` is taken and dropped); returns the key afterwards, with the
+    /// retries left. A key without a PIN is `CTAPError.pinNotSet`.
+    public func verifyPIN(_ pin: String, permissions: PINPermissions = []) async throws -> FIDOInfo {
+        try await withSession { s in
+            switch await s.info.pinSet {
+            case nil: throw FIDOSessionError.noPINSupport
+            case false?: throw CTAPError(CTAPError.pinNotSet)
+            case true?: break
+            }
+            try await s.verifyPIN(pin, permissions: permissions)
+            return try await Self.status(s)
+        }
+    }
+
+    /// Whether `error` is the key's own answer (so a change it refused did not happen): a CTAP status, a status
+    /// word, or what the session refused before sending.
+    public static func keyAnswered(_ error: any Error) -> Bool {
+        switch error {
+        case is CTAPError, is FIDOSessionError: return true
+        case let e as SmartCardError:
+            if case .status = e { return true }
+            return false
+        default: return false
+        }
+    }
+}
+
+/// What a FIDO operation refuses, or cannot tell, beyond what the key says (`CTAPError`).
+public enum FIDOOperationError: Error, Sendable {
+    /// Set PIN on a key that has one.
+    case pinAlreadySet
+    /// The PIN change was sent and no answer came: the PIN is the old or the new one.
+    case pinChangeUncertain(any Error)
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+import KeyKit
+import VirtualKey
+@testable import AuthenticatorModel
+
+/// The virtual key's FIDO HID interface as an operation's, counting connections opened and closed. With
+/// `breakAfterChangePIN`, the connection sends the PIN change to the key and then fails as a key pulled out
+/// before its answer came back.
+private final class FIDOKey: FIDOOpener, @unchecked Sendable {
+    // @unchecked: the counters and the switch are LockedValues; `key` is set once.
+    let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC())
+    let opened = LockedValue(0)
+    let closed = LockedValue(0)
+    let breakAfterChangePIN = LockedValue(false)
+
+    func openFIDO() async throws -> any FIDOConnection {
+        opened.withLock { $0 += 1 }
+        let hid = try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "Virtual Key (FIDO HID)")
+        return Counted(hid, owner: self)
+    }
+
+    final class Counted: FIDOConnection, @unchecked Sendable {
+        // @unchecked: `inner` is Sendable, `owner` only reads LockedValues.
+        let inner: any FIDOConnection
+        let owner: FIDOKey
+        init(_ inner: any FIDOConnection, owner: FIDOKey) {
+            self.inner = inner
+            self.owner = owner
+        }
+        var name: String { inner.name }
+        func sendCBOR(_ request: [UInt8], progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+            let answer = try await inner.sendCBOR(request, progress: progress)
+            // authenticatorClientPIN (0x06): a map whose first entries are pinUvAuthProtocol (key 1) and
+            // subCommand (key 2), here changePIN (4).
+            if owner.breakAfterChangePIN.withLock({ $0 }), request.first == 0x06, request.count > 5,
+               request[2] == 0x01, request[4] == 0x02, request[5] == 0x04 {
+                throw SmartCardError.cardRemoved
+            }
+            return answer
+        }
+        func sendU2F(_ apdu: [UInt8]) async throws -> [UInt8] { try await inner.sendU2F(apdu) }
+        func cancel() async { await inner.cancel() }
+        func close() async {
+            owner.closed.withLock { $0 += 1 }
+            await inner.close()
+        }
+    }
+}
+
+@Suite struct FIDOOperationsTests {
+    @Test func aPINIsSetOnceAndTheKeyAfterwardsSaysSo() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        #expect(try await ops.info().pinSet == false)
+        let after = try await ops.setPIN("first-pin")
+        #expect(after.pinSet == true && after.retries == 8)
+        await #expect(throws: FIDOOperationError.self) { _ = try await ops.setPIN("second-pin") }
+        #expect(try await ops.verifyPIN("first-pin").retries == 8)
+        #expect(key.opened.withLock { $0 } == 4 && key.closed.withLock { $0 } == 4)
+    }
+
+    @Test func aRefusedChangeIsTheKeysAnswerAndChangesNothing() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        await #expect(throws: CTAPError.self) { _ = try await ops.changePIN(current: "none-yet", new: "new-pin-1") }
+        _ = try await ops.setPIN("old-pin-1")
+        do {
+            _ = try await ops.changePIN(current: "wrong-pin", new: "new-pin-1")
+            Issue.record("a wrong current PIN changed the PIN")
+        } catch let e as CTAPError {
+            #expect(e.code == CTAPError.pinInvalid && FIDOOperations.keyAnswered(e))
+        }
+        #expect(try await ops.verifyPIN("old-pin-1").retries == 8)
+        let changed = try await ops.changePIN(current: "old-pin-1", new: "new-pin-1")
+        #expect(changed.pinSet == true)
+        await #expect(throws: CTAPError.self) { _ = try await ops.verifyPIN("old-pin-1") }
+        #expect(try await ops.verifyPIN("new-pin-1").retries == 8)
+    }
+
+    @Test func aChangeWithoutAnAnswerIsUncertainAndTheConnectionIsClosed() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        _ = try await ops.setPIN("old-pin-1")
+        key.breakAfterChangePIN.withLock { $0 = true }
+        do {
+            _ = try await ops.changePIN(current: "old-pin-1", new: "new-pin-1")
+            Issue.record("the change seemed to succeed")
+        } catch FIDOOperationError.pinChangeUncertain(let cause) {
+            #expect(!FIDOOperations.keyAnswered(cause))
+            #expect(ErrorExplanation(FIDOOperationError.pinChangeUncertain(cause)).kind == .keyRemoved)
+            #expect(FIDOTabWork.reason(FIDOOperationError.pinChangeUncertain(cause), .changePIN) == .keyGone)
+        }
+        key.breakAfterChangePIN.withLock { $0 = false }
+        // Here the key took it: the new PIN is the one.
+        #expect(try await ops.verifyPIN("new-pin-1").pinSet == true)
+        #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
+    }
+
+    @Test func theOpenedHookSeesEveryConnectionBeforeItsFirstRequest() async throws {
+        let key = FIDOKey()
+        let seen = LockedValue<[String]>([])
+        let ops = FIDOOperations(key, hooks: FIDOOperations.Hooks(opened: { connection in
+            seen.withLock { $0.append(connection.name) }
+        }))
+        _ = try await ops.info()
+        _ = try await ops.setPIN("a-pin-123")
+        #expect(seen.withLock { $0 } == ["Virtual Key (FIDO HID)", "Virtual Key (FIDO HID)"])
+    }
+}
