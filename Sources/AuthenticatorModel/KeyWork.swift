@@ -20,8 +20,8 @@ struct KeyWork: Sendable {
         case .writeConfig(let d, let configuration, let reboot, let current, let new):
             post(.configWritten(keyID: d.id, failure: await writeConfig(d, configuration, reboot: reboot,
                                                                         currentLockCode: current, newLockCode: new)))
-        case .oathOpen, .oathRefresh, .oathCalculate, .oathUnlock, .oathAdd, .oathRename, .oathDelete, .oathSetPassword:
-            await OATHTabWork(backend: backend, environment: environment, post: post).perform(command, unlockKeys: unlockKeys)
+        case .oath(let c):
+            await OATHTabWork(backend: backend, environment: environment, post: post).perform(c, unlockKeys: unlockKeys)
         case .otp(let c):
             await OTPTabWork(backend: backend, environment: environment, post: post).perform(c)
         case .fido(let c):

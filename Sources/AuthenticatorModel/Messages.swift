@@ -13,20 +13,13 @@ public enum Msg: Sendable {
     /// A device configuration was written (failure: what went wrong).
     case configWritten(keyID: String, failure: UIText?)
 
-    // OATH answers.
-    case oathOpened(keyID: String, OATHSnapshot)
-    case oathLocked(keyID: String, deviceID: String, version: Version)
-    case oathCodes(keyID: String, [OATHSession.Entry])
-    case oathCode(keyID: String, accountID: String, Code)
-    case oathUnlocked(keyID: String, OATHSnapshot, remembered: Bool)
-    case oathChanged(keyID: String, OATHSnapshot, UIText)
-    case oathFailed(keyID: String, OATHFailure)
     case pinsLoaded(deviceID: String, Set<String>)
     /// Something to tell the user in the status line (a file that could not be read was set aside).
     case notice(UIText, StatusMessage.Kind)
     case copied(Bool, UIText)
 
-    // The other tabs' answers.
+    // The tabs' answers.
+    case oath(OATHTabMsg)
     case otp(OTPTabMsg)
     case fido(FIDOTabMsg)
     case apdu(APDUTabMsg)
@@ -86,9 +79,7 @@ extension Command {
     var keyApplication: (keyID: String?, name: String)? {
         switch self {
         case .probe(let d), .writeConfig(let d, _, _, _, _): return (d.id, "Management")
-        case .oathOpen(let d, _), .oathRefresh(let d, _, _, _), .oathCalculate(let d, _, _), .oathUnlock(let d, _, _, _),
-             .oathAdd(let d, _, _, _), .oathRename(let d, _, _, _), .oathDelete(let d, _, _), .oathSetPassword(let d, _, _, _):
-            return (d.id, "OATH")
+        case .oath(let c): return (c.key.id, "OATH")
         case .otp: return (nil, "OTP")
         case .fido: return (nil, "FIDO2")
         case .piv: return (nil, "PIV")
@@ -106,18 +97,6 @@ public enum Command: Sendable, Equatable {
     /// lock code of a locked key, and a new one to set (`DeviceConfiguration.clearedLockCode` removes it).
     case writeConfig(KeyDescriptor, DeviceConfiguration, reboot: Bool, currentLockCode: [UInt8]? = nil,
                      newLockCode: [UInt8]? = nil)
-    case oathOpen(KeyDescriptor, time: Double)
-    /// CALCULATE ALL (30-second accounts) and single CALCULATEs for `single` (other periods).
-    case oathRefresh(KeyDescriptor, time: Double, all: Bool, single: [Credential])
-    case oathCalculate(KeyDescriptor, Credential, time: Double)
-    case oathUnlock(KeyDescriptor, password: String, remember: Bool, time: Double)
-    /// PUT each account (an export may carry several); `overwrite` replaces accounts of the same name, which
-    /// the user confirmed.
-    case oathAdd(KeyDescriptor, [CredentialData], overwrite: Bool, time: Double)
-    case oathRename(KeyDescriptor, Credential, to: CredentialID, time: Double)
-    case oathDelete(KeyDescriptor, Credential, time: Double)
-    /// Set, change (current given) or remove (new empty) the password.
-    case oathSetPassword(KeyDescriptor, current: String?, new: String, time: Double)
     case loadPins(deviceID: String)
     case savePins(deviceID: String, Set<String>)
     /// Forget the derived keys the runner holds for a key that left.
@@ -126,7 +105,8 @@ public enum Command: Sendable, Equatable {
     case copy(String, account: String)
     case quit
 
-    // The other tabs' work.
+    // The tabs' work.
+    case oath(OATHTabCommand)
     case otp(OTPTabCommand)
     case fido(FIDOTabCommand)
     case apdu(APDUTabCommand)

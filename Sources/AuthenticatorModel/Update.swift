@@ -158,7 +158,7 @@ func select(_ state: inout AppState, _ id: String) -> [Command] {
         return selectedKeyChanged(&state)
     }
     state.oath.phase = .loading
-    return [.oathOpen(entry.descriptor, time: state.now)] + selectedKeyChanged(&state)
+    return [.oath(.open(entry.descriptor, time: state.now))] + selectedKeyChanged(&state)
 }
 
 /// Why an application that needs a smart-card interface is not on `key`: pcscd is not running (so its CCID

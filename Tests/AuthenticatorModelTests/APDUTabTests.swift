@@ -400,7 +400,7 @@ struct APDUConsoleTests {
         _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
         // The OATH codes are due again at the next period: the OATH tab reads them on the same key.
         let refresh = update(&state, .tick(now: 1021))
-        #expect(refresh.contains { if case .oathRefresh = $0 { return true } else { return false } })
+        #expect(refresh.contains { if case .oath(.refresh) = $0 { return true } else { return false } })
         #expect(state.apdu.otherWork == ["OATH"])
         _ = APDUFixture.send("00CB3FFF", &state)
         let log = APDUFixture.log(state)
@@ -649,7 +649,7 @@ struct DeviceViewModelTests {
         _ = update(&state, .keyPress(.char("j")))
         let commands = update(&state, .keyPress(.enter))
         #expect(state.selectedKeyID == Fixture.other.id)
-        #expect(commands.contains(.oathOpen(Fixture.other, time: 1000)))
+        #expect(commands.contains(.oath(.open(Fixture.other, time: 1000))))
         #expect(state.showDeviceInfo && !state.showKeySwitcher)
         _ = update(&state, .keyPress(.char("S")))
         _ = update(&state, .keyPress(.char("q")))

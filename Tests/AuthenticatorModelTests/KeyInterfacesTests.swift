@@ -41,7 +41,7 @@ struct KeyInterfacesModelTests {
         let commands = update(&state, .keyEvent(.keyArrived(U.securityKey)))
         #expect(state.selectedKeyID == U.securityKey.id)
         // No OATH session is tried on a key that has no smart-card interface: the tab says so.
-        #expect(!commands.contains { if case .oathOpen = $0 { return true } else { return false } })
+        #expect(!commands.contains { if case .oath(.open) = $0 { return true } else { return false } })
         #expect(state.oath.phase == .unavailable(UIText("view.notOnKey.ccid", ["application": "OATH", "interfaces": "FIDO"])))
         #expect(commands.contains(.probe(U.securityKey)))
         #expect(update(&state, .keyPress(.char("3"))) == [.fido(.load(U.securityKey))])
@@ -61,7 +61,7 @@ struct KeyInterfacesModelTests {
         var full = U.full
         full.id = U.hidOnly.id
         let joined = update(&state, .keyEvent(.keyChanged(full)))
-        #expect(joined.contains(.oathOpen(full, time: 1000)))
+        #expect(joined.contains(.oath(.open(full, time: 1000))))
         #expect(state.keys.count == 1 && state.keys[0].descriptor.interfaces == [.ccid, .fido, .otp])
     }
 

@@ -95,8 +95,8 @@ struct RunnerTests {
         let backend = InProcessBackend()
         let h = Harness(backend, directory: temporaryDirectory())
         let t = 1_700_000_000.0
-        let snapshot = try await h.run(.oathOpen(InProcessBackend.descriptor, time: t)) { msg -> OATHSnapshot? in
-            if case .oathOpened(_, let s) = msg { return s } else { return nil }
+        let snapshot = try await h.run(.oath(.open(InProcessBackend.descriptor, time: t))) { msg -> OATHSnapshot? in
+            if case .oath(.opened(_, let s)) = msg { return s } else { return nil }
         }
         #expect(!snapshot.hasPassword)
         let gh = try #require(snapshot.entries.first { $0.credential.id.string == "GitHub:alice@example.com" })
@@ -109,8 +109,8 @@ struct RunnerTests {
         let backend = InProcessBackend()
         let h = Harness(backend, directory: temporaryDirectory())
         let before = h.exchanges.withLock { $0 }
-        let entries = try await h.run(.oathRefresh(InProcessBackend.descriptor, time: 1_700_000_030, all: true, single: [])) { msg -> [OATHSession.Entry]? in
-            if case .oathCodes(_, let e) = msg { return e } else { return nil }
+        let entries = try await h.run(.oath(.refresh(InProcessBackend.descriptor, time: 1_700_000_030, all: true, single: []))) { msg -> [OATHSession.Entry]? in
+            if case .oath(.codes(_, let e)) = msg { return e } else { return nil }
         }
         // SELECT and CALCULATE ALL: two exchanges, nothing more (the 60-second account is not recalculated).
         #expect(h.exchanges.withLock { $0 } - before == 2)
@@ -124,26 +124,26 @@ struct RunnerTests {
         let dir = temporaryDirectory()
         let h = Harness(backend, directory: dir)
         let d = InProcessBackend.descriptor
-        _ = try await h.run(.oathSetPassword(d, current: nil, new: "correct horse", time: 1000)) { msg -> Bool? in
-            if case .oathChanged(_, let s, _) = msg { return s.hasPassword } else { return nil }
+        _ = try await h.run(.oath(.setPassword(d, current: nil, new: "correct horse", time: 1000))) { msg -> Bool? in
+            if case .oath(.changed(_, let s, _)) = msg { return s.hasPassword } else { return nil }
         }
         // The runner keeps the derived key for this session: the next open is not locked.
-        let again = try await h.run(.oathOpen(d, time: 1000)) { msg -> Bool? in
-            if case .oathOpened = msg { return true } else { return nil }
+        let again = try await h.run(.oath(.open(d, time: 1000))) { msg -> Bool? in
+            if case .oath(.opened) = msg { return true } else { return nil }
         }
         #expect(again)
         // A fresh runner (a new start of the app) finds it locked.
         let fresh = Harness(backend, directory: dir)
-        let locked = try await fresh.run(.oathOpen(d, time: 1000)) { msg -> Bool? in
-            if case .oathLocked = msg { return true } else if case .oathOpened = msg { return false } else { return nil }
+        let locked = try await fresh.run(.oath(.open(d, time: 1000))) { msg -> Bool? in
+            if case .oath(.locked) = msg { return true } else if case .oath(.opened) = msg { return false } else { return nil }
         }
         #expect(locked)
-        let wrong = try await fresh.run(.oathUnlock(d, password: "wrong", remember: false, time: 1000)) { msg -> OATHFailure? in
-            if case .oathFailed(_, let f) = msg { return f } else { return nil }
+        let wrong = try await fresh.run(.oath(.unlock(d, password: "wrong", remember: false, time: 1000))) { msg -> OATHFailure? in
+            if case .oath(.failed(_, let f)) = msg { return f } else { return nil }
         }
         #expect(wrong.wrongPassword)
-        let remembered = try await fresh.run(.oathUnlock(d, password: "correct horse", remember: true, time: 1000)) { msg -> Bool? in
-            if case .oathUnlocked(_, _, let r) = msg { return r } else { return nil }
+        let remembered = try await fresh.run(.oath(.unlock(d, password: "correct horse", remember: true, time: 1000))) { msg -> Bool? in
+            if case .oath(.unlocked(_, _, let r)) = msg { return r } else { return nil }
         }
         #expect(remembered)
         let mode = try FileManager.default.attributesOfItem(atPath: dir + "/oath-keys.json")[.posixPermissions] as? Int
@@ -152,8 +152,8 @@ struct RunnerTests {
         #expect(!file.contains("correct horse"))
         // Another start uses the remembered key without asking.
         let third = Harness(backend, directory: dir)
-        let opened = try await third.run(.oathOpen(d, time: 1000)) { msg -> Bool? in
-            if case .oathOpened = msg { return true } else if case .oathLocked = msg { return false } else { return nil }
+        let opened = try await third.run(.oath(.open(d, time: 1000))) { msg -> Bool? in
+            if case .oath(.opened) = msg { return true } else if case .oath(.locked) = msg { return false } else { return nil }
         }
         #expect(opened)
     }
@@ -164,16 +164,16 @@ struct RunnerTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let d = InProcessBackend.descriptor
         let h = Harness(backend, directory: dir)
-        _ = try await h.run(.oathSetPassword(d, current: nil, new: "correct horse", time: 1000)) { msg -> Bool? in
-            if case .oathChanged(_, let s, _) = msg { return s.hasPassword } else { return nil }
+        _ = try await h.run(.oath(.setPassword(d, current: nil, new: "correct horse", time: 1000))) { msg -> Bool? in
+            if case .oath(.changed(_, let s, _)) = msg { return s.hasPassword } else { return nil }
         }
         // Cut short, as a crash of an older version could leave it.
         let path = dir + "/oath-keys.json"
         #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"abc\": \"12".utf8),
                                                attributes: [.posixPermissions: 0o600]))
         let fresh = Harness(backend, directory: dir)
-        let locked = try await fresh.run(.oathOpen(d, time: 1000)) { msg -> Bool? in
-            if case .oathLocked = msg { return true } else if case .oathOpened = msg { return false } else { return nil }
+        let locked = try await fresh.run(.oath(.open(d, time: 1000))) { msg -> Bool? in
+            if case .oath(.locked) = msg { return true } else if case .oath(.opened) = msg { return false } else { return nil }
         }
         #expect(locked)
         let notice = fresh.messages.withLock { $0.lazy.compactMap { msg -> UIText? in
@@ -188,34 +188,34 @@ struct RunnerTests {
         let h = Harness(backend, directory: temporaryDirectory())
         let d = InProcessBackend.descriptor
         let data = CredentialData(name: "carol", issuer: "Ex", secret: Array("12345678901234567890".utf8))
-        let added = try await h.run(.oathAdd(d, [data], overwrite: false, time: 59)) { msg -> OATHSnapshot? in
-            if case .oathChanged(_, let s, _) = msg { return s } else { return nil }
+        let added = try await h.run(.oath(.add(d, [data], overwrite: false, time: 59))) { msg -> OATHSnapshot? in
+            if case .oath(.changed(_, let s, _)) = msg { return s } else { return nil }
         }
         #expect(added.entries.map(\.credential.id.string) == ["Ex:carol"])
         // RFC 6238 appendix B, SHA-1, T = 59: 94287082 (8 digits); 6 digits: 287082.
         #expect(added.entries.first?.code?.value == "287082")
         let credential = added.entries[0].credential
-        let renamed = try await h.run(.oathRename(d, credential, to: CredentialID(name: "dave", issuer: "Ex", type: .totp), time: 59)) { msg -> OATHSnapshot? in
-            if case .oathChanged(_, let s, _) = msg { return s } else { return nil }
+        let renamed = try await h.run(.oath(.rename(d, credential, to: CredentialID(name: "dave", issuer: "Ex", type: .totp), time: 59))) { msg -> OATHSnapshot? in
+            if case .oath(.changed(_, let s, _)) = msg { return s } else { return nil }
         }
         #expect(renamed.entries.map(\.credential.id.string) == ["Ex:dave"])
-        let deleted = try await h.run(.oathDelete(d, renamed.entries[0].credential, time: 59)) { msg -> OATHSnapshot? in
-            if case .oathChanged(_, let s, _) = msg { return s } else { return nil }
+        let deleted = try await h.run(.oath(.delete(d, renamed.entries[0].credential, time: 59))) { msg -> OATHSnapshot? in
+            if case .oath(.changed(_, let s, _)) = msg { return s } else { return nil }
         }
         #expect(deleted.entries.isEmpty)
         // Adding the same account twice is refused, and the first stays.
-        _ = try await h.run(.oathAdd(d, [data], overwrite: false, time: 59)) { msg -> Bool? in
-            if case .oathChanged = msg { return true } else { return nil }
+        _ = try await h.run(.oath(.add(d, [data], overwrite: false, time: 59))) { msg -> Bool? in
+            if case .oath(.changed) = msg { return true } else { return nil }
         }
-        let duplicate = try await h.run(.oathAdd(d, [data], overwrite: false, time: 59)) { msg -> OATHFailure? in
-            if case .oathFailed(_, let f) = msg { return f } else { return nil }
+        let duplicate = try await h.run(.oath(.add(d, [data], overwrite: false, time: 59))) { msg -> OATHFailure? in
+            if case .oath(.failed(_, let f)) = msg { return f } else { return nil }
         }
         #expect(duplicate.message == UIText(ErrorKind.accountExists.textKey, ["account": "Ex:carol"]))
         // Confirmed, it replaces the account: the new secret's code (RFC 4226's secret, RFC 6238's SHA-256 row).
         let replacement = CredentialData(name: "carol", issuer: "Ex", algorithm: .sha256,
                                          secret: Array("12345678901234567890123456789012".utf8))
-        let replaced = try await h.run(.oathAdd(d, [replacement], overwrite: true, time: 59)) { msg -> OATHSnapshot? in
-            if case .oathChanged(_, let s, _) = msg { return s } else { return nil }
+        let replaced = try await h.run(.oath(.add(d, [replacement], overwrite: true, time: 59))) { msg -> OATHSnapshot? in
+            if case .oath(.changed(_, let s, _)) = msg { return s } else { return nil }
         }
         // RFC 6238 appendix B, SHA-256, T = 59: 46119246; 6 digits: 119246.
         #expect(replaced.entries.map(\.credential.id.string) == ["Ex:carol"])
@@ -226,8 +226,8 @@ struct RunnerTests {
         let backend = InProcessBackend()
         let h = Harness(backend, directory: temporaryDirectory())
         backend.unplug()
-        let failure = try await h.run(.oathOpen(InProcessBackend.descriptor, time: 1000)) { msg -> OATHFailure? in
-            if case .oathFailed(_, let f) = msg { return f } else { return nil }
+        let failure = try await h.run(.oath(.open(InProcessBackend.descriptor, time: 1000))) { msg -> OATHFailure? in
+            if case .oath(.failed(_, let f)) = msg { return f } else { return nil }
         }
         #expect(failure.keyGone)
     }

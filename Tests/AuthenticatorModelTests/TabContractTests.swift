@@ -21,7 +21,7 @@ struct TabContractTests {
             (.fido(.touch(keyID: "k", waiting: true)), .fido),
             (.apdu(.saved(.history, path: "/nowhere")), .apdu),
             (.piv(.touch(keyID: "k", waiting: true)), .piv),
-            (.oathFailed(keyID: "k", OATHFailure(operation: .open, message: UIText("x"))), .oath),
+            (.oath(.failed(keyID: "k", OATHFailure(operation: .open, message: UIText("x")))), .oath),
         ]
         for (msg, owner) in messages {
             for model in tabModels {

@@ -27,7 +27,7 @@ enum Fixture {
     static func loaded(_ entries: [OATHSession.Entry]) -> AppState {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(reader)))
-        _ = update(&state, .oathOpened(keyID: reader.id, snapshot(entries)))
+        _ = update(&state, .oath(.opened(keyID: reader.id, snapshot(entries))))
         return state
     }
 
@@ -48,7 +48,7 @@ struct KeyLifecycleTests {
         var state = AppState(now: 100)
         #expect(initialCommands(state) == [.watchKeys])
         let commands = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
-        #expect(commands == [.probe(Fixture.reader), .oathOpen(Fixture.reader, time: 100)])
+        #expect(commands == [.probe(Fixture.reader), .oath(.open(Fixture.reader, time: 100))])
         #expect(state.selectedKeyID == Fixture.reader.id)
         #expect(state.oath.phase == .loading)
     }
@@ -65,7 +65,7 @@ struct KeyLifecycleTests {
         var state = Fixture.loaded([Fixture.entry("a", code: "123456", from: 990)])
         _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
         let commands = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
-        #expect(commands == [.forgetKey(keyID: Fixture.reader.id), .oathOpen(Fixture.other, time: 1000)])
+        #expect(commands == [.forgetKey(keyID: Fixture.reader.id), .oath(.open(Fixture.other, time: 1000))])
         #expect(state.selectedKeyID == Fixture.other.id)
         #expect(state.status?.text.key == "status.keyRemoved")
         #expect(state.oath.accounts.isEmpty)
@@ -77,13 +77,13 @@ struct KeyLifecycleTests {
         #expect(state.selectedKey == nil)
         #expect(state.oath.phase == .noKey)
         let commands = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
-        #expect(commands.contains(.oathOpen(Fixture.reader, time: 1000)))
+        #expect(commands.contains(.oath(.open(Fixture.reader, time: 1000))))
     }
 
     @Test func answersForAKeyThatLeftAreIgnored() {
         var state = Fixture.loaded([])
         _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
-        _ = update(&state, .oathOpened(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)])))
+        _ = update(&state, .oath(.opened(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)]))))
         #expect(state.oath.accounts.isEmpty)
     }
 
@@ -106,7 +106,7 @@ struct KeyLifecycleTests {
         #expect(state.showKeySwitcher)
         _ = update(&state, .keyPress(.down))
         let commands = update(&state, .keyPress(.enter))
-        #expect(commands == [.oathOpen(Fixture.other, time: 1000)])
+        #expect(commands == [.oath(.open(Fixture.other, time: 1000))])
         #expect(state.preferredSerial == 4242)
         #expect(!state.showKeySwitcher)
     }
@@ -129,7 +129,7 @@ struct KeyLifecycleTests {
         #expect(state.selectedKeyID == Fixture.reader.id)
         let commands = update(&state, .probed(keyID: Fixture.reader.id, nil))
         #expect(state.selectedKeyID == Fixture.other.id)
-        #expect(commands.contains(.oathOpen(Fixture.other, time: 1000)))
+        #expect(commands.contains(.oath(.open(Fixture.other, time: 1000))))
         // The other order: the silent key failed first, then the other answered.
         var later = AppState(now: 1000)
         _ = update(&later, .keyEvent(.keyArrived(Fixture.reader)))
@@ -210,11 +210,11 @@ struct OATHTimeTests {
         var state = Fixture.loaded([Fixture.entry("a", code: "111111", from: 990), Fixture.entry("b", code: "222222", from: 990)])
         #expect(update(&state, .tick(now: 1019.5)).isEmpty)
         let commands = update(&state, .tick(now: 1020))
-        #expect(commands == [.oathRefresh(Fixture.reader, time: 1020, all: true, single: [])])
+        #expect(commands == [.oath(.refresh(Fixture.reader, time: 1020, all: true, single: []))])
         // While the refresh is on its way, further ticks ask nothing more.
         #expect(update(&state, .tick(now: 1021)).isEmpty)
-        _ = update(&state, .oathCodes(keyID: Fixture.reader.id,
-                                      [Fixture.entry("a", code: "333333", from: 1020), Fixture.entry("b", code: "444444", from: 1020)]))
+        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id,
+                                      [Fixture.entry("a", code: "333333", from: 1020), Fixture.entry("b", code: "444444", from: 1020)])))
         #expect(state.oath.accounts.map { $0.code?.value } == ["333333", "444444"])
         #expect(update(&state, .tick(now: 1030)).isEmpty)
     }
@@ -223,13 +223,13 @@ struct OATHTimeTests {
         let sixty = Fixture.entry("60/Fastmail:a", code: "555555", from: 960, period: 60)
         var state = Fixture.loaded([Fixture.entry("a", code: "111111", from: 990), sixty])
         // At 1020 both expire: one CALCULATE ALL plus one CALCULATE for the 60-second account.
-        #expect(update(&state, .tick(now: 1020)) == [.oathRefresh(Fixture.reader, time: 1020, all: true, single: [sixty.credential])])
-        _ = update(&state, .oathCodes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "1", from: 1020),
-                                                                  Fixture.entry("60/Fastmail:a", code: "666666", from: 1020, period: 60)]))
+        #expect(update(&state, .tick(now: 1020)) == [.oath(.refresh(Fixture.reader, time: 1020, all: true, single: [sixty.credential]))])
+        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "1", from: 1020),
+                                                                  Fixture.entry("60/Fastmail:a", code: "666666", from: 1020, period: 60)])))
         // At 1050 only the 30-second code expired: CALCULATE ALL, and the 60-second one is left alone.
-        #expect(update(&state, .tick(now: 1050)) == [.oathRefresh(Fixture.reader, time: 1050, all: true, single: [])])
-        _ = update(&state, .oathCodes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "2", from: 1050),
-                                                                  OATHSession.Entry(credential: sixty.credential, code: nil, digits: 6)]))
+        #expect(update(&state, .tick(now: 1050)) == [.oath(.refresh(Fixture.reader, time: 1050, all: true, single: []))])
+        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "2", from: 1050),
+                                                                  OATHSession.Entry(credential: sixty.credential, code: nil, digits: 6)])))
         #expect(state.oath.accounts.first { $0.id == "60/Fastmail:a" }?.code?.value == "666666")
         #expect(state.oath.nextExpiry(after: 1050) == 1080)
     }
@@ -243,10 +243,10 @@ struct OATHTimeTests {
     @Test func enterOnATouchAccountCalculatesThenCopies() {
         var state = Fixture.loaded([Fixture.entry("touch", code: nil, touch: true)])
         let commands = update(&state, .keyPress(.enter))
-        #expect(commands == [.oathCalculate(Fixture.reader, Fixture.credential("touch", touch: true), time: 1000)])
+        #expect(commands == [.oath(.calculate(Fixture.reader, Fixture.credential("touch", touch: true), time: 1000))])
         #expect(state.oath.accounts[0].calculating)
-        let after = update(&state, .oathCode(keyID: Fixture.reader.id, accountID: "touch",
-                                             Code(value: "987654", validFrom: 990, validTo: 1020)))
+        let after = update(&state, .oath(.code(keyID: Fixture.reader.id, accountID: "touch",
+                                             Code(value: "987654", validFrom: 990, validTo: 1020))))
         #expect(after == [.copy("987654", account: "touch")])
         #expect(!state.oath.accounts[0].calculating)
         // A valid code is copied at once, without asking the key.
@@ -292,7 +292,7 @@ struct OATHListTests {
         var state = Fixture.loaded([Fixture.entry("A:a", code: "1", from: 990), Fixture.entry("B:b", code: "2", from: 990)])
         _ = update(&state, .keyPress(.down))
         #expect(state.oath.selectedAccount?.id == "B:b")
-        _ = update(&state, .oathCodes(keyID: Fixture.reader.id, [Fixture.entry("A:a", code: "5", from: 1020), Fixture.entry("B:b", code: "6", from: 1020)]))
+        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id, [Fixture.entry("A:a", code: "5", from: 1020), Fixture.entry("B:b", code: "6", from: 1020)])))
         #expect(state.oath.selectedAccount?.id == "B:b")
         _ = update(&state, .keyPress(.down))
         #expect(state.oath.selectedAccount?.id == "B:b")
@@ -304,7 +304,7 @@ struct OATHDialogTests {
     @Test func lockedKeyAsksForThePasswordAndAWrongOneKeepsTheDialog() {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
-        let commands = update(&state, .oathLocked(keyID: Fixture.reader.id, deviceID: "dev1", version: Version(5, 7, 2)))
+        let commands = update(&state, .oath(.locked(keyID: Fixture.reader.id, deviceID: "dev1", version: Version(5, 7, 2))))
         #expect(commands == [.loadPins(deviceID: "dev1")])
         #expect(state.oath.phase == .locked)
         #expect(state.oath.dialog?.kind == .unlock)
@@ -313,13 +313,13 @@ struct OATHDialogTests {
         _ = update(&state, .keyPress(.enter))              // to "remember"
         _ = update(&state, .keyPress(.char(" ")))          // remember: yes
         let submit = update(&state, .keyPress(.enter))
-        #expect(submit == [.oathUnlock(Fixture.reader, password: "hunter2", remember: true, time: 1000)])
+        #expect(submit == [.oath(.unlock(Fixture.reader, password: "hunter2", remember: true, time: 1000))])
         // The typed password does not stay in the state.
         #expect(state.oath.dialog?.form[UnlockField.password] == "")
-        _ = update(&state, .oathFailed(keyID: Fixture.reader.id, OATHFailure(operation: .unlock, message: UIText("oath.wrongPassword"), wrongPassword: true)))
+        _ = update(&state, .oath(.failed(keyID: Fixture.reader.id, OATHFailure(operation: .unlock, message: UIText("oath.wrongPassword"), wrongPassword: true))))
         #expect(state.oath.dialog?.form.problem == UIText("oath.wrongPassword"))
         #expect(state.oath.dialog?.form.busy == false)
-        _ = update(&state, .oathUnlocked(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)], password: true), remembered: true))
+        _ = update(&state, .oath(.unlocked(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)], password: true), remembered: true)))
         #expect(state.oath.phase == .ready)
         #expect(state.oath.dialog == nil)
         #expect(state.oath.hasPassword)
@@ -337,7 +337,7 @@ struct OATHDialogTests {
         let form = try #require(state.oath.dialog?.form)
         #expect(form[AddField.issuer] == "Ex" && form[AddField.name] == "bob" && form[AddField.secret] == "JBSWY3DPEHPK3PXP")
         let commands = update(&state, .keyPress(.enter))
-        guard case .oathAdd(_, let accounts, let overwrite, _) = commands.first, let data = accounts.first else {
+        guard case .oath(.add(_, let accounts, let overwrite, _)) = commands.first, let data = accounts.first else {
             Issue.record("no add command: \(commands)")
             return
         }
@@ -363,7 +363,7 @@ struct OATHDialogTests {
         _ = update(&state, .keyPress(.ctrl("u")))
         _ = Fixture.type("dave", into: &state)
         let commands = update(&state, .keyPress(.enter))
-        guard case .oathAdd(_, let accounts, false, _) = commands.first, let data = accounts.first else {
+        guard case .oath(.add(_, let accounts, false, _)) = commands.first, let data = accounts.first else {
             Issue.record("no add command: \(commands)")
             return
         }
@@ -397,7 +397,7 @@ struct OATHDialogTests {
         #expect(state.oath.dialog?.form.note == UIText("oath.add.several", ["count": "2"]))
         #expect(state.oath.dialog?.form.problem == nil)
         let commands = update(&state, .keyPress(.enter))
-        guard case .oathAdd(_, let accounts, false, _) = commands.first else {
+        guard case .oath(.add(_, let accounts, false, _)) = commands.first else {
             Issue.record("no add command: \(commands)")
             return
         }
@@ -447,7 +447,7 @@ struct OATHDialogTests {
         #expect(state.oath.dialog?.form.confirming == nil && state.oath.dialog?.form[AddField.secret] == "JBSWY3DPEHPK3PXP")
         _ = update(&state, .keyPress(.enter))
         commands = Fixture.later(.char("y"), into: &state)
-        guard case .oathAdd(_, let accounts, true, _) = commands.first else {
+        guard case .oath(.add(_, let accounts, true, _)) = commands.first else {
             Issue.record("no overwriting add: \(commands)")
             return
         }
@@ -461,8 +461,8 @@ struct OATHDialogTests {
         for _ in 0..<3 { _ = update(&state, .keyPress(.backspace)) }
         _ = Fixture.type("carol", into: &state)
         let rename = update(&state, .keyPress(.enter))
-        #expect(rename == [.oathRename(Fixture.reader, Fixture.credential("Ex:bob"),
-                                       to: CredentialID(name: "carol", issuer: "Ex", type: .totp), time: 1000)])
+        #expect(rename == [.oath(.rename(Fixture.reader, Fixture.credential("Ex:bob"),
+                                       to: CredentialID(name: "carol", issuer: "Ex", type: .totp), time: 1000))])
         state.oath.dialog = nil
         _ = update(&state, .keyPress(.char("d")))
         #expect(state.oath.dialog?.form.isConfirmation == true)
@@ -473,7 +473,7 @@ struct OATHDialogTests {
         #expect(update(&state, .keyPress(.enter)).isEmpty && state.oath.dialog == nil)
         _ = update(&state, .keyPress(.char("d")))
         #expect(update(&state, .keyPress(.char("y"))).isEmpty && state.oath.dialog != nil)
-        #expect(Fixture.later(.char("y"), into: &state) == [.oathDelete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1001)])
+        #expect(Fixture.later(.char("y"), into: &state) == [.oath(.delete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1001))])
     }
 
     @Test func removingThePasswordAsksFirst() {
@@ -484,7 +484,7 @@ struct OATHDialogTests {
         for _ in 0..<2 { #expect(update(&state, .keyPress(.enter)).isEmpty) }
         #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.oath.dialog?.form.confirming?.question == UIText("oath.password.removeQuestion"))
-        #expect(Fixture.later(.char("y"), into: &state) == [.oathSetPassword(Fixture.reader, current: "old", new: "", time: 1001)])
+        #expect(Fixture.later(.char("y"), into: &state) == [.oath(.setPassword(Fixture.reader, current: "old", new: "", time: 1001))])
     }
 
     @Test func tabMovesBetweenTheFieldsOfADialog() {
@@ -499,8 +499,8 @@ struct OATHDialogTests {
     @Test func renameIsRefusedBeforeFirmware53() {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
-        _ = update(&state, .oathOpened(keyID: Fixture.reader.id, OATHSnapshot(deviceID: "d", version: Version(5, 2, 4), hasPassword: false,
-                                                                              entries: [Fixture.entry("Ex:bob", code: "1", from: 990)])))
+        _ = update(&state, .oath(.opened(keyID: Fixture.reader.id, OATHSnapshot(deviceID: "d", version: Version(5, 2, 4), hasPassword: false,
+                                                                              entries: [Fixture.entry("Ex:bob", code: "1", from: 990)]))))
         _ = update(&state, .keyPress(.char("r")))
         #expect(state.oath.dialog == nil)
         #expect(state.status?.text.key == "oath.renameUnsupported")
@@ -520,14 +520,14 @@ struct OATHDialogTests {
         #expect(update(&state, .keyPress(.enter)).isEmpty)
         _ = update(&state, .keyPress(.backspace))
         _ = Fixture.type("1", into: &state)
-        #expect(update(&state, .keyPress(.enter)) == [.oathSetPassword(Fixture.reader, current: "old", new: "new1", time: 1000)])
+        #expect(update(&state, .keyPress(.enter)) == [.oath(.setPassword(Fixture.reader, current: "old", new: "new1", time: 1000))])
     }
 
     @Test func keyPulledOutMidOperationSaysSoAndClosesTheDialog() {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
         _ = update(&state, .keyPress(.char("d")))
         _ = Fixture.later(.char("y"), into: &state)
-        _ = update(&state, .oathFailed(keyID: Fixture.reader.id, OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true)))
+        _ = update(&state, .oath(.failed(keyID: Fixture.reader.id, OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true))))
         #expect(state.oath.dialog == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
         #expect(state.oath.accounts.count == 1)

@@ -20,7 +20,7 @@ enum Golden {
         ("oath-locked", {
             var s = AppState(now: 1000)
             _ = update(&s, .keyEvent(.keyArrived(ViewFixture.key)))
-            _ = update(&s, .oathLocked(keyID: ViewFixture.key.id, deviceID: "d", version: Version(5, 7, 2)))
+            _ = update(&s, .oath(.locked(keyID: ViewFixture.key.id, deviceID: "d", version: Version(5, 7, 2))))
             return s
         }),
         ("otp-tab", { OTPViewFixture.state() }),

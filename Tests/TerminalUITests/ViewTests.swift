@@ -35,8 +35,8 @@ enum ViewFixture {
                            applications: ["OATH"], overNFC: false)
         info.device.formFactor = .usbAKeychain
         _ = update(&state, .probed(keyID: key.id, info))
-        _ = update(&state, .oathOpened(keyID: key.id, OATHSnapshot(deviceID: "d", version: Version(5, 7, 2),
-                                                                    hasPassword: false, entries: entries)))
+        _ = update(&state, .oath(.opened(keyID: key.id, OATHSnapshot(deviceID: "d", version: Version(5, 7, 2),
+                                                                    hasPassword: false, entries: entries))))
         state.status = nil
         return state
     }
@@ -143,7 +143,7 @@ struct OATHViewTests {
         _ = update(&state, .keyEvent(.serviceAvailable))
         _ = update(&state, .keyEvent(.keyArrived(ViewFixture.key)))
         #expect(ViewFixture.render(state).contains("Reading accounts…"))
-        _ = update(&state, .oathLocked(keyID: ViewFixture.key.id, deviceID: "d", version: Version(5, 7, 2)))
+        _ = update(&state, .oath(.locked(keyID: ViewFixture.key.id, deviceID: "d", version: Version(5, 7, 2))))
         let locked = ViewFixture.render(state)
         #expect(locked.contains("OATH password"))
         #expect(locked.contains("Remember on this computer"))

@@ -187,24 +187,24 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
         let now = state.now
         switch dialog.kind {
         case .unlock:
-            commands = [.oathUnlock(key.descriptor, password: dialog.form[UnlockField.password],
-                                    remember: dialog.form.isOn(UnlockField.remember), time: now)]
+            commands = [.oath(.unlock(key.descriptor, password: dialog.form[UnlockField.password],
+                                    remember: dialog.form.isOn(UnlockField.remember), time: now))]
         case .add:
             if case .success(let accounts) = addFormCredentials(dialog.form) {
                 let replacing = accounts.contains { a in state.oath.accounts.contains { $0.id == a.id.string } }
-                commands = [.oathAdd(key.descriptor, accounts, overwrite: replacing, time: now)]
+                commands = [.oath(.add(key.descriptor, accounts, overwrite: replacing, time: now))]
             }
         case .rename(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
             let (issuer, name) = splitIssuer(dialog.form[RenameField.name])
-            commands = [.oathRename(key.descriptor, a.credential,
-                                    to: CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period), time: now)]
+            commands = [.oath(.rename(key.descriptor, a.credential,
+                                    to: CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period), time: now))]
         case .delete(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
-            commands = [.oathDelete(key.descriptor, a.credential, time: now)]
+            commands = [.oath(.delete(key.descriptor, a.credential, time: now))]
         case .password:
             let current = dialog.form.has(PasswordField.current) ? dialog.form[PasswordField.current] : nil
-            commands = [.oathSetPassword(key.descriptor, current: current, new: dialog.form[PasswordField.new], time: now)]
+            commands = [.oath(.setPassword(key.descriptor, current: current, new: dialog.form[PasswordField.new], time: now))]
         }
         dialog.form.wipeSecrets()
         state.oath.dialog = dialog

@@ -78,7 +78,7 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     case .refresh:
         guard let key = state.selectedKey else { return [] }
         state.oath = OATHTabState.reloading(from: state.oath)
-        return [.oathOpen(key.descriptor, time: state.now)]
+        return [.oath(.open(key.descriptor, time: state.now))]
     default:
         break
     }
@@ -104,5 +104,5 @@ func copyOrCalculate(_ state: inout AppState) -> [Command] {
     guard !a.calculating, let i = state.oath.accounts.firstIndex(where: { $0.id == a.id }) else { return [] }
     state.oath.accounts[i].calculating = true
     state.oath.copyWhenReady = a.id
-    return [.oathCalculate(key.descriptor, a.credential, time: state.now)]
+    return [.oath(.calculate(key.descriptor, a.credential, time: state.now))]
 }

@@ -7,7 +7,7 @@ enum OATHTab: TabModel {
 
     static func update(_ state: inout AppState, _ msg: Msg) -> [Command]? {
         switch msg {
-        case .oathOpened, .oathLocked, .oathCodes, .oathCode, .oathUnlocked, .oathChanged, .oathFailed,
+        case .oath,
              .pinsLoaded, .copied:
             return oathMessage(&state, msg)
         default:

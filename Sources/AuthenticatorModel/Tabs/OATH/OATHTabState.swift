@@ -145,3 +145,39 @@ extension CredentialID {
         ((issuer ?? name).lowercased(), name.lowercased(), string)
     }
 }
+
+/// The OATH tab's answers from its work.
+public enum OATHTabMsg: Sendable {
+    case opened(keyID: String, OATHSnapshot)
+    case locked(keyID: String, deviceID: String, version: Version)
+    case codes(keyID: String, [OATHSession.Entry])
+    case code(keyID: String, accountID: String, Code)
+    case unlocked(keyID: String, OATHSnapshot, remembered: Bool)
+    case changed(keyID: String, OATHSnapshot, UIText)
+    case failed(keyID: String, OATHFailure)
+}
+
+/// The OATH tab's work for the runner.
+public enum OATHTabCommand: Sendable, Equatable {
+    case open(KeyDescriptor, time: Double)
+    /// CALCULATE ALL (30-second accounts) and single CALCULATEs for `single` (other periods).
+    case refresh(KeyDescriptor, time: Double, all: Bool, single: [Credential])
+    case calculate(KeyDescriptor, Credential, time: Double)
+    case unlock(KeyDescriptor, password: String, remember: Bool, time: Double)
+    /// PUT each account (an export may carry several); `overwrite` replaces accounts of the same name, which
+    /// the user confirmed.
+    case add(KeyDescriptor, [CredentialData], overwrite: Bool, time: Double)
+    case rename(KeyDescriptor, Credential, to: CredentialID, time: Double)
+    case delete(KeyDescriptor, Credential, time: Double)
+    /// Set, change (current given) or remove (new empty) the password.
+    case setPassword(KeyDescriptor, current: String?, new: String, time: Double)
+
+    /// The key the command works on.
+    public var key: KeyDescriptor {
+        switch self {
+        case .open(let d, _), .refresh(let d, _, _, _), .calculate(let d, _, _), .unlock(let d, _, _, _),
+             .add(let d, _, _, _), .rename(let d, _, _, _), .delete(let d, _, _), .setPassword(let d, _, _, _):
+            return d
+        }
+    }
+}

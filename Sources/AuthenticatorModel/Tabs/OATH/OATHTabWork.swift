@@ -9,34 +9,34 @@ struct OATHTabWork: Sendable {
     let environment: RunnerEnvironment
     let post: @Sendable (Msg) -> Void
 
-    func perform(_ command: Command, unlockKeys: LockedValue<[String: SecretBytes]>) async {
+    func perform(_ command: OATHTabCommand, unlockKeys: LockedValue<[String: SecretBytes]>) async {
         switch command {
-        case .oathOpen(let d, let time):
+        case .open(let d, let time):
             await oath(d, .open, unlockKeys) { ops, unlock in
                 try await ops.codes(at: Int64(time), unlock).map { entries, opened in
-                    .oathOpened(keyID: d.id, Self.snapshot(opened, entries))
+                    .oath(.opened(keyID: d.id, Self.snapshot(opened, entries)))
                 }
             }
-        case .oathRefresh(let d, let time, let all, let single):
+        case .refresh(let d, let time, let all, let single):
             await oath(d, .refresh, unlockKeys) { ops, unlock in
                 try await ops.refresh(at: Int64(time), all: all, single: single, unlock).map { entries, _ in
-                    .oathCodes(keyID: d.id, entries)
+                    .oath(.codes(keyID: d.id, entries))
                 }
             }
-        case .oathCalculate(let d, let credential, let time):
+        case .calculate(let d, let credential, let time):
             await oath(d, .calculate(accountID: credential.id.string), unlockKeys) { ops, unlock in
                 try await ops.code(credential, at: Int64(time), unlock).map { code, _ in
-                    .oathCode(keyID: d.id, accountID: credential.id.string, code)
+                    .oath(.code(keyID: d.id, accountID: credential.id.string, code))
                 }
             }
-        case .oathUnlock(let d, let password, let remember, let time):
+        case .unlock(let d, let password, let remember, let time):
             await oath(d, .unlock, unlockKeys) { ops, _ in
                 let unlock = OATHOperations.Unlock(password: SecretBytes(utf8: password), remember: remember)
                 return try await ops.codes(at: Int64(time), unlock).map { entries, opened in
-                    .oathUnlocked(keyID: d.id, Self.snapshot(opened, entries), remembered: remember)
+                    .oath(.unlocked(keyID: d.id, Self.snapshot(opened, entries), remembered: remember))
                 }
             }
-        case .oathAdd(let d, let accounts, let overwrite, let time):
+        case .add(let d, let accounts, let overwrite, let time):
             await oath(d, .add, unlockKeys) { ops, unlock in
                 try await ops.add(accounts, replacing: overwrite, refreshAt: Int64(time), unlock).map { result, opened in
                     switch result {
@@ -44,29 +44,27 @@ struct OATHTabWork: Sendable {
                     case .added(let ids, let entries):
                         let text = ids.count == 1 ? UIText("oath.added", ["account": ids[0]])
                                                   : UIText("oath.addedSeveral", ["count": String(ids.count)])
-                        return .oathChanged(keyID: d.id, Self.snapshot(opened, entries ?? []), text)
+                        return .oath(.changed(keyID: d.id, Self.snapshot(opened, entries ?? []), text))
                     }
                 }
             }
-        case .oathRename(let d, let credential, let newID, let time):
+        case .rename(let d, let credential, let newID, let time):
             await oath(d, .rename, unlockKeys) { ops, unlock in
                 try await ops.rename(.account(credential), to: newID.string, refreshAt: Int64(time), unlock)
                     .map { changed, opened in
-                        .oathChanged(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
-                                     UIText("oath.renamed", ["old": changed.detail.old, "new": changed.detail.new]))
+                        .oath(.changed(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
+                                     UIText("oath.renamed", ["old": changed.detail.old, "new": changed.detail.new])))
                     }
             }
-        case .oathDelete(let d, let credential, let time):
+        case .delete(let d, let credential, let time):
             await oath(d, .delete, unlockKeys) { ops, unlock in
                 try await ops.delete(.account(credential), refreshAt: Int64(time), unlock).map { changed, opened in
-                    .oathChanged(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
-                                 UIText("oath.deleted", ["account": changed.detail]))
+                    .oath(.changed(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
+                                 UIText("oath.deleted", ["account": changed.detail])))
                 }
             }
-        case .oathSetPassword(let d, let current, let new, let time):
+        case .setPassword(let d, let current, let new, let time):
             await setPassword(d, current: current, new: new, time: time, unlockKeys)
-        default:
-            break
         }
     }
 
@@ -80,7 +78,7 @@ struct OATHTabWork: Sendable {
     }
 
     /// Runs one operation with the access key held for `d` and posts its message: the key's new access key is
-    /// held for the next; a key that needs its password posts `.oathLocked`, a failure `.oathFailed`.
+    /// held for the next; a key that needs its password posts `.oath(.locked)`, a failure `.oath(.failed)`.
     private func oath(_ d: KeyDescriptor, _ operation: OATHFailure.Operation,
                       _ unlockKeys: LockedValue<[String: SecretBytes]>,
                       _ body: (OATHOperations, OATHOperations.Unlock) async throws -> OATHOperations.Outcome<Msg>) async {
@@ -92,10 +90,10 @@ struct OATHTabWork: Sendable {
                 post(msg)
             case .locked(let opened):
                 unlockKeys.withLock { $0[d.id] = nil }
-                post(.oathLocked(keyID: d.id, deviceID: opened.deviceID, version: opened.version))
+                post(.oath(.locked(keyID: d.id, deviceID: opened.deviceID, version: opened.version)))
             }
         } catch {
-            post(.oathFailed(keyID: d.id, Self.failure(operation, error)))
+            post(.oath(.failed(keyID: d.id, Self.failure(operation, error))))
         }
     }
 
@@ -108,7 +106,7 @@ struct OATHTabWork: Sendable {
         case (let c?, let n?): change = .change(current: c, new: n)
         case (let c?, nil): change = .clear(current: c)
         case (nil, nil):
-            post(.oathFailed(keyID: d.id, Self.failure(.password, OATHOperationError.noPassword)))
+            post(.oath(.failed(keyID: d.id, Self.failure(.password, OATHOperationError.noPassword))))
             return
         }
         do {
@@ -120,9 +118,9 @@ struct OATHTabWork: Sendable {
             case .changed: text = UIText("oath.passwordChanged")
             case .cleared: text = UIText("oath.passwordRemoved")
             }
-            post(.oathChanged(keyID: d.id, Self.snapshot(changed.opened, changed.entries ?? []), text))
+            post(.oath(.changed(keyID: d.id, Self.snapshot(changed.opened, changed.entries ?? []), text)))
         } catch {
-            post(.oathFailed(keyID: d.id, Self.failure(.password, error)))
+            post(.oath(.failed(keyID: d.id, Self.failure(.password, error))))
         }
     }
 

@@ -11,7 +11,7 @@ func oathDue(_ state: inout AppState) -> [Command] {
     let (all, single) = state.oath.dueAccounts(at: state.now)
     guard all || !single.isEmpty else { return [] }
     state.oath.refreshing = true
-    return [.oathRefresh(key.descriptor, time: state.now, all: all, single: single.map(\.credential))]
+    return [.oath(.refresh(key.descriptor, time: state.now, all: all, single: single.map(\.credential)))]
 }
 
 // MARK: - Answers
@@ -19,18 +19,18 @@ func oathDue(_ state: inout AppState) -> [Command] {
 func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
     func current(_ keyID: String) -> Bool { state.oath.keyID == keyID && state.selectedKeyID == keyID }
     switch msg {
-    case .oathOpened(let id, let snapshot):
+    case .oath(.opened(let id, let snapshot)):
         guard current(id) else { return [] }
         state.oath.hasPassword = snapshot.hasPassword
         return opened(&state, snapshot)
-    case .oathUnlocked(let id, let snapshot, let remembered):
+    case .oath(.unlocked(let id, let snapshot, let remembered)):
         guard current(id) else { return [] }
         state.oath.dialog = nil
         state.oath.hasPassword = true
         state.status = StatusMessage(UIText(remembered ? "oath.unlockedRemembered" : "oath.unlocked"),
                                      kind: .success, expires: state.now + statusSeconds)
         return opened(&state, snapshot)
-    case .oathLocked(let id, let deviceID, let version):
+    case .oath(.locked(let id, let deviceID, let version)):
         guard current(id) else { return [] }
         state.oath.phase = .locked
         state.oath.deviceID = deviceID
@@ -38,12 +38,12 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
         state.oath.hasPassword = true
         state.oath.dialog = unlockDialog()
         return [.loadPins(deviceID: deviceID)]
-    case .oathCodes(let id, let entries):
+    case .oath(.codes(let id, let entries)):
         guard current(id) else { return [] }
         state.oath.refreshing = false
         merge(&state.oath, entries, replaceList: false)
         return []
-    case .oathCode(let id, let accountID, let code):
+    case .oath(.code(let id, let accountID, let code)):
         guard current(id), let i = state.oath.accounts.firstIndex(where: { $0.id == accountID }) else { return [] }
         state.oath.accounts[i].code = code
         state.oath.accounts[i].calculating = false
@@ -53,13 +53,13 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
             return [.copy(code.value, account: accountID)]
         }
         return []
-    case .oathChanged(let id, let snapshot, let text):
+    case .oath(.changed(let id, let snapshot, let text)):
         guard current(id) else { return [] }
         state.oath.dialog = nil
         state.oath.hasPassword = snapshot.hasPassword
         state.status = StatusMessage(text, kind: .success, expires: state.now + statusSeconds)
         return opened(&state, snapshot)
-    case .oathFailed(let id, let failure):
+    case .oath(.failed(let id, let failure)):
         guard current(id) else { return [] }
         return failed(&state, failure)
     case .pinsLoaded(let deviceID, let pins):
