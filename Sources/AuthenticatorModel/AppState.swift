@@ -53,14 +53,23 @@ public struct StatusMessage: Sendable, Hashable {
     public var kind: Kind
     /// Seconds since 1970 after which the message is dropped (nil: until replaced).
     public var expires: Double?
+    /// What the message is about, where the app acts on that (nil: nothing but its words).
+    public var subject: Subject?
 
-    /// The messages of operations a removal cut short; the removal itself does not replace them.
-    static let keyGoneKeys: Set<String> = ["status.keyGoneMidOperation", "fido.keyGone.change", "fido.keyGone.set"]
+    /// The messages the app acts on, beyond showing them.
+    public enum Subject: Sendable, Hashable {
+        /// pcscd is not running: cleared when it is back, or on a tab that works without it.
+        case pcscdMissing
+        /// An operation the key's removal cut short (and what the user should know of it): the removal itself
+        /// does not replace it.
+        case operationCutShort
+    }
 
-    public init(_ text: UIText, kind: Kind = .info, expires: Double? = nil) {
+    public init(_ text: UIText, kind: Kind = .info, expires: Double? = nil, subject: Subject? = nil) {
         self.text = text
         self.kind = kind
         self.expires = expires
+        self.subject = subject
     }
 }
 

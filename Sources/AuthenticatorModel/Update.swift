@@ -23,7 +23,7 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
         // A new action replaces what the status line said about the last one (unless it says something itself).
         let (status, dialog) = (state.status, state.dialogOpen)
         let commands = handleKey(&state, key)
-        if state.status == status, status?.text.key != "status.pcscdMissing",
+        if state.status == status, status?.subject != .pcscdMissing,
            commands.contains(where: \.isAction) || (!dialog && state.dialogOpen) {
             state.status = nil
         }
@@ -85,7 +85,7 @@ func switchTab(_ state: inout AppState, to tab: Tab) -> [Command] {
     guard tab != state.tab else { return [] }
     state.tab = tab
     // pcscd serves the smart-card interface only: on a tab that works without it, its absence is not news.
-    if tab.application == .fido, state.status?.text.key == "status.pcscdMissing" { state.status = nil }
+    if tab.application == .fido, state.status?.subject == .pcscdMissing { state.status = nil }
     return tab.model.opened(&state)
 }
 
@@ -125,7 +125,7 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
             state.selectedKeyID = nil
             state.oath = OATHTabState()
             // What an operation cut short by the removal said stays: it tells what to do next.
-            if !(state.status?.kind == .error && StatusMessage.keyGoneKeys.contains(state.status?.text.key ?? "")) {
+            if state.status?.subject != .operationCutShort {
                 state.status = StatusMessage(UIText("status.keyRemoved", ["name": name]), kind: .warning)
             }
             if let next = state.keys.first { commands += select(&state, next.id) } else { commands += selectedKeyChanged(&state) }
@@ -135,11 +135,11 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
     case .serviceUnavailable:
         state.service = .unavailable
         // HID interfaces work without pcscd: the FIDO2 tab is not told about it.
-        if state.tab != .fido { state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error) }
+        if state.tab != .fido { state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error, subject: .pcscdMissing) }
         return reopenWithoutReader(&state)
     case .serviceAvailable:
         state.service = .available
-        if state.status?.text.key == "status.pcscdMissing" { state.status = nil }
+        if state.status?.subject == .pcscdMissing { state.status = nil }
         return []
     case .readerAdded, .readerRemoved:
         return []

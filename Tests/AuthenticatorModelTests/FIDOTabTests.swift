@@ -269,7 +269,10 @@ struct FIDOTabUpdateTests {
         _ = update(&state, .keyPress(.enter))
         _ = update(&state, F.failed(.verifyPIN, .keyGone))
         #expect(state.fido.dialog == nil && state.fido.busy == nil)
-        #expect(state.status == StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error))
+        #expect(state.status == StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort))
+        // The monitor's word that follows does not replace what the user must know of the operation.
+        _ = update(&state, .keyEvent(.keyLeft(id: F.d.id)))
+        #expect(state.status?.text == UIText("status.keyGoneMidOperation"))
         // The monitor's word may come first: the tab forgets the key, and the late answer changes nothing.
         var other = F.opened(F.info(pinSet: true))
         _ = update(&other, .keyPress(.char("v")))

@@ -91,7 +91,8 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
             // The key left before its failure came in: a PIN set or change it cut short still says which PIN
             // the key has now (the removal alone would leave the user guessing).
             if failure.reason == .keyGone, failure.operation == .setPIN || failure.operation == .changePIN {
-                state.status = StatusMessage(fidoFailureText(.keyGone, operation: failure.operation), kind: .error)
+                state.status = StatusMessage(fidoFailureText(.keyGone, operation: failure.operation), kind: .error,
+                                             subject: .operationCutShort)
             }
             return []
         }
@@ -162,7 +163,7 @@ func failed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
     case .keyGone:
         state.fido.dialog?.form.wipeSecrets()
         state.fido.dialog = nil
-        state.status = StatusMessage(text, kind: .error)
+        state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
         return []
     case .notAvailable, .u2fOnly:
         state.fido.dialog = nil

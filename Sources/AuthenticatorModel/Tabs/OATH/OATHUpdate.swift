@@ -120,7 +120,7 @@ func failed(_ state: inout AppState, _ failure: OATHFailure) -> [Command] {
     if failure.keyGone {
         // The monitor reports the key leaving; until then, say what happened and keep what is shown.
         state.oath.dialog = nil
-        state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error)
+        state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort)
         return []
     }
     if var dialog = state.oath.dialog {

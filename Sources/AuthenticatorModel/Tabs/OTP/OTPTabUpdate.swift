@@ -57,7 +57,7 @@ func otpTabKeyChanged(_ state: inout AppState) -> [Command] {
         if busy == .challenge || busy == .slots {
             state.otp.form = nil
             state.otp.slotDialog = nil
-            state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error)
+            state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort)
         }
     } else if state.otp.form != nil || state.otp.slotDialog != nil {
         let problem = UIText(state.selectedKey == nil ? "otp.noKey" : "otp.keyChanged")
@@ -137,7 +137,8 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
         if failure.operation == .ndef, message.key == "otp.ndef.notAvailable", state.selectedKey?.info?.overNFC == true {
             message = UIText("otp.ndef.noTag")
         }
-        state.status = StatusMessage(failure.keyGone ? UIText("status.keyGoneMidOperation") : message, kind: .error)
+        state.status = StatusMessage(failure.keyGone ? UIText("status.keyGoneMidOperation") : message, kind: .error,
+                                     subject: failure.keyGone ? .operationCutShort : nil)
     }
     return []
 }

@@ -151,7 +151,7 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
     case .keyGone:
         state.piv.dialog?.form.wipeSecrets()
         state.piv.dialog = nil
-        state.status = StatusMessage(text, kind: .error)
+        state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
         return []
     case .notAvailable:
         state.piv.dialog = nil
