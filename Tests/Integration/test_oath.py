@@ -285,3 +285,11 @@ def test_migration_export_imports_every_account(key, env):
     assert seen["Example:alice@example.com"] in {totp(SECRET_A).at(before), totp(SECRET_A).at(after)}
     assert seen["Wide:bob"] in {totp(SECRET_B, 8, hashlib.sha256).at(t) for t in (before, after)}
     assert ykman_codes(key, env, "Counter:carol")["Counter:carol"] == pyotp.HOTP(SECRET_C).at(7)
+    # The same export again, with one account gone from the key: two of its three IDs are taken, and without
+    # --force nothing at all is added (the missing one neither), so a refusal leaves the key as it was.
+    yk(key, env, "oath", "delete", "--force", "Wide:bob")
+    r = yk(key, env, "oath", "add", "-", input=uri + "\n", check=False)
+    assert r.returncode == 1 and "Example:alice@example.com" in r.stderr and "already exists" in r.stderr, r.stderr
+    assert "Wide:bob" not in ykman_codes(key, env)
+    r = yk(key, env, "oath", "add", "--force", "-", input=uri + "\n")
+    assert "Added Wide:bob" in r.stdout and "Wide:bob" in ykman_codes(key, env)
