@@ -113,7 +113,7 @@ extension OATHCommand {
                     try await operations.accounts(at: now(), unlock)
                 }
                 if json {
-                    try printJSON(entries.map { credentialJSON($0.credential, digits: $0.digits) })
+                    try printJSON(entries.map { OATHAccountJSON($0.credential, digits: $0.digits) })
                 } else {
                     for c in entries.map(\.credential) {
                         var line = c.id.string
@@ -176,12 +176,9 @@ extension OATHCommand {
                         let e = row.entry
                         var c = e.credential
                         c.algorithm = row.listed?.algorithm
-                        var o = credentialJSON(c, digits: e.digits)
-                        o["code"] = e.code?.value ?? JSONNull()
-                        o["valid_from"] = e.code.map { Int($0.validFrom) as Any } ?? JSONNull()
-                        o["valid_to"] = e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) as Any }
-                            ?? JSONNull()
-                        return o
+                        return OATHCodeJSON(account: OATHAccountJSON(c, digits: e.digits), code: e.code?.value,
+                                            validFrom: e.code.map { Int($0.validFrom) },
+                                            validTo: e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) })
                     })
                 } else {
                     let width = min(rows.map { $0.entry.credential.id.string.count }.max() ?? 0, 60)
@@ -371,15 +368,50 @@ extension OATHCommand {
     }
 }
 
-func credentialJSON(_ c: Credential, digits: Int?) -> [String: Any] {
-    [
-        "id": c.id.string,
-        "issuer": c.issuer ?? JSONNull(),
-        "name": c.name,
-        "type": c.type.description,
-        "algorithm": c.algorithm?.rawValue ?? JSONNull(),
-        "digits": digits ?? JSONNull(),
-        "period": c.period,
-        "touch": c.touch ?? JSONNull(),
-    ]
+/// An account in `oath list --json` (and the first fields of `oath code --json`).
+struct OATHAccountJSON: Encodable {
+    var id: String
+    var issuer: String?
+    var name: String
+    var type: String
+    /// The hash algorithm: LIST gives it, CALCULATE ALL does not (nil then).
+    var algorithm: String?
+    var digits: Int?
+    var period: Int
+    /// Whether a code needs a touch; nil when the key did not say.
+    var touch: Bool?
+
+    init(_ c: Credential, digits: Int?) {
+        id = c.id.string
+        issuer = c.issuer
+        name = c.name
+        type = c.type.description
+        algorithm = c.algorithm?.rawValue
+        self.digits = digits
+        period = c.period
+        touch = c.touch
+    }
+}
+
+/// A code in `oath code --json`: the account's fields, then the code and the seconds since 1970 it is valid
+/// from and to (nil for HOTP and touch accounts without a code, and valid_to for a code that does not expire).
+struct OATHCodeJSON: Encodable {
+    var account: OATHAccountJSON
+    var code: String?
+    var validFrom: Int?
+    var validTo: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case code
+        case validFrom = "valid_from"
+        case validTo = "valid_to"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try account.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(code, forKey: .code)
+        try c.encodeIfPresent(validFrom, forKey: .validFrom)
+        try c.encodeIfPresent(validTo, forKey: .validTo)
+    }
 }
