@@ -258,10 +258,10 @@ extension FIDOCommand {
                 func run() async throws {
                     let creds = try await withCTAP2(key) { try await Credentials.all($0, prompt: Prompt()) }
                     if json {
-                        try printJSON(creds.map { c -> [String: Any] in
-                            ["rp_id": c.rpID, "credential_id": c.credentialID.hex, "user_id": c.user.id.hex,
-                             "user_name": c.user.name ?? JSONNull(), "display_name": c.user.displayName ?? JSONNull(),
-                             "cred_protect": c.credProtect ?? JSONNull(), "large_blob_key": c.hasLargeBlobKey]
+                        try printJSON(creds.map {
+                            CredentialJSON(rpID: $0.rpID, credentialID: $0.credentialID.hex, userID: $0.user.id.hex,
+                                           userName: $0.user.name, displayName: $0.user.displayName,
+                                           credProtect: $0.credProtect, largeBlobKey: $0.hasLargeBlobKey)
                         })
                         return
                     }
@@ -425,5 +425,27 @@ extension FIDOCommand {
             lines.forEach(out)
             out("FIDO2 self-test passed")
         }
+    }
+}
+
+/// A discoverable credential in `fido credentials list --json` (IDs in hex; names nil when the key has none).
+struct CredentialJSON: Encodable {
+    var rpID: String
+    var credentialID: String
+    var userID: String
+    var userName: String?
+    var displayName: String?
+    /// The credProtect level (1 to 3), nil when the key does not say.
+    var credProtect: Int?
+    var largeBlobKey: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case rpID = "rp_id"
+        case credentialID = "credential_id"
+        case userID = "user_id"
+        case userName = "user_name"
+        case displayName = "display_name"
+        case credProtect = "cred_protect"
+        case largeBlobKey = "large_blob_key"
     }
 }

@@ -60,7 +60,7 @@ extension FIDOCommand {
                     return try await s.fingerprints()
                 }
                 if json {
-                    try printJSON(prints.map { ["id": $0.templateID.hex, "name": $0.name ?? JSONNull()] as [String: Any] })
+                    try printJSON(prints.map { FingerprintJSON(id: $0.templateID.hex, name: $0.name) })
                     return
                 }
                 if prints.isEmpty { out("No fingerprints"); return }
@@ -189,3 +189,8 @@ extension FIDOCommand {
     }
 }
 
+/// A fingerprint in `fido fingerprints list --json`: its template ID in hex and its name (nil when it has none).
+struct FingerprintJSON: Encodable {
+    var id: String
+    var name: String?
+}

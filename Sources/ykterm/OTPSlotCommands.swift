@@ -85,15 +85,11 @@ extension OTPCommand {
                 (await session.status, try await session.serial())
             }
             if json {
-                try printJSON([
-                    "version": status.version.description,
-                    "serial": serial.map { Int($0) } as Any? ?? JSONNull(),
-                    "program_sequence": Int(status.programSequence),
-                    "slots": (1...2).map { slot in
-                        ["slot": slot, "configured": status.isConfigured(slot: slot),
-                         "touch_triggered": status.isTouchTriggered(slot: slot)] as [String: Any]
-                    },
-                ] as [String: Any])
+                try printJSON(OTPInfoJSON(version: status.version.description, serial: serial.map { Int($0) },
+                                          programSequence: Int(status.programSequence), slots: (1...2).map { slot in
+                    OTPInfoJSON.Slot(slot: slot, configured: status.isConfigured(slot: slot),
+                                     touchTriggered: status.isTouchTriggered(slot: slot))
+                }))
             } else {
                 out("Version: \(status.version)")
                 out("Serial: " + (serial.map { String($0) } ?? "not readable"))
@@ -224,5 +220,30 @@ extension OTPCommand {
             }
             out("Slot \(slot) deleted.")
         }
+    }
+}
+
+/// `otp info --json`.
+struct OTPInfoJSON: Encodable {
+    var version: String
+    /// nil when the key does not let its serial be read.
+    var serial: Int?
+    var programSequence: Int
+    var slots: [Slot]
+
+    struct Slot: Encodable {
+        var slot: Int
+        var configured: Bool
+        var touchTriggered: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case slot, configured
+            case touchTriggered = "touch_triggered"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, serial, slots
+        case programSequence = "program_sequence"
     }
 }

@@ -99,6 +99,9 @@ def test_resident_credential_from_python_fido2_listed_and_deleted(key, env):
     cred_id = made["credential_id"]
     listed = json.loads(fido(key, env, "credentials", "list", "--json", input="cred-pin\n").stdout)
     assert [(c["rp_id"], c["credential_id"], c["user_name"]) for c in listed] == [("example.org", cred_id, "alice")]
+    # Every field, always there (null when the key has no value for it).
+    assert set(listed[0]) == {"rp_id", "credential_id", "user_id", "user_name", "display_name", "cred_protect",
+                              "large_blob_key"}, listed
     assert peer(key, env, "assert", "example.org") == {"credential_id": cred_id}
     r = fido(key, env, "credentials", "delete", cred_id[:12], input="cred-pin\n", check=False)
     assert r.returncode == 2  # needs --force without a terminal

@@ -42,8 +42,9 @@ def polls(key):
 
 
 def listed(key, env):
-    return {f["id"]: f["name"] for f in json.loads(fido(key, env, "fingerprints", "list", "--json",
-                                                        input=PIN).stdout)}
+    prints = json.loads(fido(key, env, "fingerprints", "list", "--json", input=PIN).stdout)
+    assert all(set(f) == {"id", "name"} for f in prints), prints
+    return {f["id"]: f["name"] for f in prints}
 
 
 @pytest.fixture
