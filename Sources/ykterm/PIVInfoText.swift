@@ -47,40 +47,29 @@ enum PIVInfoText {
         return lines
     }
 
-    static func json(_ o: PIVOverview) -> [String: Any] {
-        var object: [String: Any] = [
-            "version": o.version.description,
-            "serial": o.serial.map { Int($0) as Any } ?? JSONNull(),
-            "pin_tries": o.pinRetries,
-            "pin_total_tries": o.pin.map { $0.totalRetries as Any } ?? JSONNull(),
-            "pin_is_default": o.pin.map { $0.isDefault as Any } ?? JSONNull(),
-            "puk_tries": o.puk.map { $0.retriesLeft as Any } ?? JSONNull(),
-            "puk_is_default": o.puk.map { $0.isDefault as Any } ?? JSONNull(),
-        ]
-        object["management_key"] = o.managementKey.map { m -> Any in
-            ["algorithm": m.algorithm.description, "is_default": m.isDefault, "touch_policy": name(m.touchPolicy)]
-        } ?? JSONNull()
-        object["slots"] = o.slots.map { s -> [String: Any] in
-            var slot: [String: Any] = ["slot": s.slot.description, "name": slotName(s.slot)]
-            slot["algorithm"] = s.algorithm.map { $0.description as Any } ?? JSONNull()
-            slot["origin"] = s.key.map { ($0.origin == .generated ? "generated" : "imported") as Any } ?? JSONNull()
-            slot["pin_policy"] = s.key.map { name($0.pinPolicy) as Any } ?? JSONNull()
-            slot["touch_policy"] = s.key.map { name($0.touchPolicy) as Any } ?? JSONNull()
-            slot["public_key_pem"] = s.key.map { PEM.encode($0.publicKey.spki, label: PEM.publicKey) as Any } ?? JSONNull()
-            slot["certificate"] = s.certificate.map { c -> Any in
-                [
-                    "subject": c.subject, "issuer": c.issuer, "serial": c.serialHex,
-                    "not_before": c.notBefore.map { date($0) as Any } ?? JSONNull(),
-                    "not_after": c.notAfter.map { date($0) as Any } ?? JSONNull(),
-                    "sha256_fingerprint": c.sha256FingerprintText,
-                    "key_usage": c.keyUsage?.names ?? [],
-                    "subject_alternative_names": c.alternativeNames.map(\.description),
-                    "matches_key": s.certificateMatchesKey.map { $0 as Any } ?? JSONNull(),
-                ]
-            } ?? JSONNull()
-            return slot
-        }
-        return object
+    static func json(_ o: PIVOverview) -> PIVInfoJSON {
+        PIVInfoJSON(
+            version: o.version.description, serial: o.serial.map { Int($0) }, pinTries: o.pinRetries,
+            pinTotalTries: o.pin?.totalRetries, pinIsDefault: o.pin?.isDefault, pukTries: o.puk?.retriesLeft,
+            pukIsDefault: o.puk?.isDefault,
+            managementKey: o.managementKey.map {
+                PIVInfoJSON.ManagementKey(algorithm: $0.algorithm.description, isDefault: $0.isDefault,
+                                          touchPolicy: name($0.touchPolicy))
+            },
+            slots: o.slots.map { s in
+                PIVInfoJSON.Slot(
+                    slot: s.slot.description, name: slotName(s.slot), algorithm: s.algorithm?.description,
+                    origin: s.key.map { $0.origin == .generated ? "generated" : "imported" },
+                    pinPolicy: s.key.map { name($0.pinPolicy) }, touchPolicy: s.key.map { name($0.touchPolicy) },
+                    publicKeyPEM: s.key.map { PEM.encode($0.publicKey.spki, label: PEM.publicKey) },
+                    certificate: s.certificate.map { c in
+                        PIVInfoJSON.Certificate(
+                            subject: c.subject, issuer: c.issuer, serial: c.serialHex, notBefore: c.notBefore.map(date),
+                            notAfter: c.notAfter.map(date), sha256Fingerprint: c.sha256FingerprintText,
+                            keyUsage: c.keyUsage?.names ?? [], subjectAlternativeNames: c.alternativeNames.map(\.description),
+                            matchesKey: s.certificateMatchesKey)
+                    })
+            })
     }
 
     static func tries(_ left: Int, of total: Int?) -> String {
@@ -132,5 +121,81 @@ enum PIVInfoText {
 private extension String {
     func padding(to width: Int) -> String {
         count >= width ? self + " " : self + String.spaces(width - count)
+    }
+}
+
+/// `piv info --json`. Every field is always there, null when the key does not say (a key before firmware 5.3
+/// gives no PIN metadata, an empty slot no algorithm).
+struct PIVInfoJSON: Encodable {
+    var version: String
+    var serial: Int?
+    var pinTries: Int
+    var pinTotalTries: Int?
+    var pinIsDefault: Bool?
+    var pukTries: Int?
+    var pukIsDefault: Bool?
+    var managementKey: ManagementKey?
+    var slots: [Slot]
+
+    enum CodingKeys: String, CodingKey {
+        case version, serial, slots
+        case pinTries = "pin_tries"
+        case pinTotalTries = "pin_total_tries"
+        case pinIsDefault = "pin_is_default"
+        case pukTries = "puk_tries"
+        case pukIsDefault = "puk_is_default"
+        case managementKey = "management_key"
+    }
+
+    struct ManagementKey: Encodable {
+        var algorithm: String
+        var isDefault: Bool
+        var touchPolicy: String
+
+        enum CodingKeys: String, CodingKey {
+            case algorithm
+            case isDefault = "is_default"
+            case touchPolicy = "touch_policy"
+        }
+    }
+
+    struct Slot: Encodable {
+        var slot: String
+        var name: String
+        var algorithm: String?
+        var origin: String?
+        var pinPolicy: String?
+        var touchPolicy: String?
+        var publicKeyPEM: String?
+        var certificate: Certificate?
+
+        enum CodingKeys: String, CodingKey {
+            case slot, name, algorithm, origin, certificate
+            case pinPolicy = "pin_policy"
+            case touchPolicy = "touch_policy"
+            case publicKeyPEM = "public_key_pem"
+        }
+    }
+
+    struct Certificate: Encodable {
+        var subject: String
+        var issuer: String
+        var serial: String
+        var notBefore: String?
+        var notAfter: String?
+        var sha256Fingerprint: String
+        var keyUsage: [String]
+        var subjectAlternativeNames: [String]
+        var matchesKey: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case subject, issuer, serial
+            case notBefore = "not_before"
+            case notAfter = "not_after"
+            case sha256Fingerprint = "sha256_fingerprint"
+            case keyUsage = "key_usage"
+            case subjectAlternativeNames = "subject_alternative_names"
+            case matchesKey = "matches_key"
+        }
     }
 }

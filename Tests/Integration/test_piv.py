@@ -170,6 +170,11 @@ def test_keys_ykterm_generates_and_certificates_it_imports_are_what_ykman_lists(
     # The certificate expires in 10 days: ykterm says when.
     slot = json.loads(piv("info", "--json").stdout)["slots"][0]
     assert slot["certificate"]["issuer"] == "CN=test CA" and slot["certificate"]["not_after"].endswith("Z")
+    # Every field of a slot and its certificate is there.
+    assert set(slot) == {"slot", "name", "algorithm", "origin", "pin_policy", "touch_policy", "public_key_pem",
+                         "certificate"}, slot
+    assert set(slot["certificate"]) == {"subject", "issuer", "serial", "not_before", "not_after", "sha256_fingerprint",
+                                        "key_usage", "subject_alternative_names", "matches_key"}, slot
     # The key attests itself: the attestation is signed by F9's key and certifies the generated key.
     attestation = tmp_path / "attestation.pem"
     piv("keys", "attest", "9c", "--out", attestation)
