@@ -1,3 +1,4 @@
+import Dispatch
 /// Choosing a key: by reader name (case-insensitive substring) and/or serial number.
 public struct KeySelector: Sendable, Equatable {
     public var reader: String?
@@ -58,35 +59,52 @@ public enum KeyFinder {
     }
 
     /// Of `readers`, those that do not answer a connect and one command within `PCSCConnection.readerTimeout`
-    /// each (asked all at once, each on a context of its own), in the order given.
+    /// (the two together; asked all at once, each on a context of its own), in the order given.
     public static func silentReaders(_ readers: [String]) async -> [String] {
         let silent = await withTaskGroup(of: String?.self) { group -> Set<String> in
             for reader in readers {
-                group.addTask {
-                    do {
-                        // One exchange too: a card may give its ATR and then answer no command. Any answer
-                        // counts (SELECT of the Management application, which a YubiKey has, changes nothing).
-                        let connection = try await PCSCConnection.connect(reader: reader, transaction: false, probe: true)
-                        var answered = true
-                        do {
-                            _ = try await connection.transmit(managementSelect)
-                        } catch SmartCardError.readerNotAnswering {
-                            answered = false
-                        } catch {}
-                        await connection.close()
-                        return answered ? nil : reader
-                    } catch SmartCardError.readerNotAnswering {
-                        return reader
-                    } catch {
-                        return nil
-                    }
-                }
+                group.addTask { await answersInTime(reader) ? nil : reader }
             }
             var found = Set<String>()
             for await reader in group { if let reader { found.insert(reader) } }
             return found
         }
         return readers.filter(silent.contains)
+    }
+
+    /// Whether `reader` answers a connect and one command within `PCSCConnection.readerTimeout` in all, not
+    /// each: a connect that takes nearly all of it and an exchange that then takes as long again would have made
+    /// the choice of key wait twice the time (8 s for `oath code` once, against its 5 s). A probe still under way
+    /// at the deadline is left to end by itself, and the reader counts as silent.
+    static func answersInTime(_ reader: String) async -> Bool {
+        let outcome = OneShot<Bool>()
+        Task.detached {
+            outcome.resolve(await answers(reader))
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + PCSCConnection.readerTimeout) { outcome.resolve(false) }
+        return await outcome.value
+    }
+
+    /// Whether `reader` answers a connect and one command (each within `PCSCConnection.readerTimeout`). Any
+    /// answer counts, an error too (no card, a card that refuses): only a reader that does not answer is silent.
+    private static func answers(_ reader: String) async -> Bool {
+        do {
+            // One exchange too: a card may give its ATR and then answer no command. Any answer counts (SELECT of
+            // the Management application, which a YubiKey has, changes nothing).
+            let connection = try await PCSCConnection.connect(reader: reader, transaction: false, probe: true)
+            var answered = true
+            do {
+                _ = try await connection.transmit(managementSelect)
+            } catch SmartCardError.readerNotAnswering {
+                answered = false
+            } catch {}
+            await connection.close()
+            return answered
+        } catch SmartCardError.readerNotAnswering {
+            return false
+        } catch {
+            return true
+        }
     }
 
     /// Opens a connection to the single key `selector` designates; with `transaction`, it is one PC/SC
