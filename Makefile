@@ -149,6 +149,8 @@ test-tsan: deps
 ## codes showed is a figure (SOAK_ARGS="--latency-limit 1" makes it a criterion). make test runs it for 3 minutes.
 ## SOAK_ARGS e.g. "--seed 7 --json soak.json". A private TMPDIR, as for make test.
 ##
+## The run uses a copy of the binary (and of the one-slot reader driver) in its private TMPDIR, so a build during
+## a long run cannot break it (exec of a binary being written fails with ETXTBSY).
 ## SOAK_SANITIZER=thread or address: the soak against ykterm built with that sanitizer, `swift build
 ## --sanitize=thread --scratch-path .build-tsan --product ykterm` (address: .build-asan), which takes several
 ## minutes the first time. pcscd is not instrumented, so the one-slot reader driver it loads is the plain build's,
@@ -167,13 +169,15 @@ SANITIZER_SCRATCH_address := .build-asan
 # $(call sanitized,SANITIZER): shell lines (inside a recipe that has made $$tmp) that build ykterm with SANITIZER
 # when one is named, and export YKTERM_BIN and the sanitizer's options for what runs next.
 define sanitized
+mkdir -p "$$tmp/bin" && \
 case "$(1)" in \
-  "") export YKTERM_BIN=$(CURDIR)/$(YKTERM) ;; \
+  "") cp $(YKTERM) .build/debug/libykterm-ifd-one-slot.so "$$tmp/bin/" && \
+    export YKTERM_BIN="$$tmp/bin/ykterm" ;; \
   thread|address) scratch=$(SANITIZER_SCRATCH_$(1)) && \
     $(SWIFT) build --sanitize=$(1) --scratch-path $$scratch --product ykterm && \
-    cp .build/debug/libykterm-ifd-one-slot.so $$scratch/debug/ && \
+    cp $$scratch/debug/ykterm .build/debug/libykterm-ifd-one-slot.so "$$tmp/bin/" && \
     mkdir -p "$$tmp/sanitizer" && \
-    export YKTERM_BIN=$(CURDIR)/$$scratch/debug/ykterm \
+    export YKTERM_BIN="$$tmp/bin/ykterm" \
       TSAN_OPTIONS="log_path=$$tmp/sanitizer/report:suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp" \
       ASAN_OPTIONS="log_path=$$tmp/sanitizer/report" \
       LSAN_OPTIONS="suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp:print_suppressions=0" ;; \
