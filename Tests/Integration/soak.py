@@ -798,6 +798,10 @@ class Soak:
                 rc, out, err = r.returncode, r.stdout, r.stderr
             except subprocess.TimeoutExpired:
                 rc, out, err = -1, "", "no answer in 60 s"
+            except OSError as e:
+                # A binary that cannot be run (replaced under the run: ETXTBSY) is a failed run, counted as
+                # one; before, it ended this loop's thread and its runs were lost without a word.
+                rc, out, err = -4, "", f"could not run {argv[0]}: {e}"
             ended = time.time()
             f["runs"] += 1
             codes = {}
@@ -892,6 +896,8 @@ class Soak:
             for t in watchers + ([mover] if mover.ident else []):
                 t.join(timeout=30)
         for side in ("ykterm", "ykman"):
+            if side not in results and self.r["cli"][side]["runs"]:
+                self.r["errors"].append(f"the {side} loop ended early, after {self.r['cli'][side]['runs']} runs")
             self.classify(side, results.get(side, []))
         return self.r
 
