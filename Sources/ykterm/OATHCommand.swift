@@ -50,7 +50,6 @@ struct OATHCommandKey {
     let operations: OATHOperations
     let options: OATHChoice
     let prompt: Prompt
-    var label = "oath.unlock.password"
     private var held: SecretBytes?
 
     init(_ options: OATHChoice, prompt: Prompt) {
@@ -66,7 +65,7 @@ struct OATHCommandKey {
             if opened.rememberedForgotten {
                 warn("ykterm: " + words("cli.oath.rememberedForgotten"))
             }
-            let password = SecretBytes(utf8: try prompt.secret(words(label)))
+            let password = SecretBytes(utf8: try prompt.secret(words("oath.unlock.password")))
             outcome = try await body(operations, OATHOperations.Unlock(password: password, remember: options.remember))
         }
         switch outcome {

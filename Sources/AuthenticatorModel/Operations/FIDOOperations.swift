@@ -48,14 +48,16 @@ public struct FIDOOperations: Sendable {
         }
     }
 
-    /// What the key says of itself: getInfo, read again, and the PIN retries when it has a PIN.
+    /// What the key says of itself: getInfo and the PIN retries when it has a PIN.
     public func info() async throws -> FIDOInfo {
-        try await withSession { try await Self.status($0) }
+        // The session was made with getInfo a moment ago: no need to read it again.
+        try await withSession { try await Self.status($0, readAgain: false) }
     }
 
-    /// getInfo read again and the PIN retries, on an open session.
-    public static func status(_ s: CTAP2Session) async throws -> FIDOInfo {
-        let info = try await s.refreshInfo()
+    /// getInfo (read again unless `readAgain` is false, for a session just made) and the PIN retries, on an open
+    /// session.
+    public static func status(_ s: CTAP2Session, readAgain: Bool = true) async throws -> FIDOInfo {
+        let info = readAgain ? try await s.refreshInfo() : await s.info
         var retries: Int?
         var powerCycle = false
         if info.pinSet != nil, let r = try? await s.pinRetries() {
