@@ -352,7 +352,7 @@ private final class Core: Sendable {
         s.busy = nil
         s.generation += 1
         // Not on handlerQueue: the handler this hook should stop may be blocking it.
-        if wasProcessing, let hook = s.onCancel { DispatchQueue.global().async { hook() } }
+        if wasProcessing, let hook = s.onCancel { Blocking.run(label: "ykterm.virtual-hid.cancel") { hook() } }
     }
 
     // MARK: Processing

@@ -68,13 +68,13 @@ enum FIDOInterrupt {
     /// the task pool is busy with. `nonisolated(unsafe)`: Dispatch sources may be used from any thread, but
     /// Dispatch does not say so to the compiler.
     nonisolated(unsafe) private static let watch: DispatchSourceTimer = {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "ykterm.interrupt-watch"))
         timer.schedule(deadline: .now() + .milliseconds(20), repeating: .milliseconds(20), leeway: .milliseconds(5))
         timer.setEventHandler {
             guard isRequested, let connection = current.withLock({ c in defer { c = nil }; return c }) else { return }
             watch.cancel()
             connection.requestCancel()
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline))) { end(Interrupted()) }
+            Blocking.after(Double(deadline) / 1e9) { end(Interrupted()) }
         }
         timer.resume()
         return timer

@@ -227,15 +227,17 @@ struct VirtualKeyCommand: ParsableCommand {
             let rules = try faultRules()
             let bridge = VpcdBridge(key: key, host: host, port: port,
                                     faults: rules.isEmpty ? nil : FaultInjector(rules), logAPDUs: logAPDUs) { warn("virtual-key: " + $0) }
+            // A queue of their own: a signal is handled whatever the task pool is busy with (see `Blocking`).
+            let signalQueue = DispatchQueue(label: "ykterm.signals")
             var sources = [DispatchSourceSignal]()
             for sig in [SIGINT, SIGTERM, SIGHUP] {
                 signal(sig, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
                 source.setEventHandler {
                     bridge.stop()
                     // A command still inside its simulated latency would hold the exit back; the state is
                     // already saved after every command (atomically), so leaving now loses nothing.
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+                    Blocking.after(0.3) {
                         warn("virtual-key: stopped")
                         Glibc.exit(0)
                     }

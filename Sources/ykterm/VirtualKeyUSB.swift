@@ -51,7 +51,7 @@ extension VirtualKeyCommand.Serve {
             // WRITE CONFIG with the reboot flag: the key leaves the bus once its answer is out and comes
             // back with the interfaces its enabled applications need, as the product they make.
             key.setRebootHandler {
-                DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { usb.restart() }
+                Blocking.run(after: 0.2, label: "ykterm.usb.restart") { usb.restart() }
             }
             control = try USBControlServer(path: USBNamespace.controlPath, key: usb)
         } catch {
@@ -84,10 +84,12 @@ extension VirtualKeyCommand.Serve {
         }
         signal(SIGINT, SIG_IGN)
         signal(SIGQUIT, SIG_IGN)
+        // A queue of their own: a signal is handled whatever the task pool is busy with (see `Blocking`).
+        let signalQueue = DispatchQueue(label: "ykterm.signals")
         var sources = [DispatchSourceSignal]()
         for sig in [SIGTERM, SIGHUP] {
             signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
             source.setEventHandler { kill(child, sig) }
             source.resume()
             sources.append(source)

@@ -81,7 +81,7 @@ public enum KeyFinder {
         Task.detached {
             outcome.resolve(await answers(reader))
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + PCSCConnection.readerTimeout) { outcome.resolve(false) }
+        Blocking.after(PCSCConnection.readerTimeout) { outcome.resolve(false) }
         return await outcome.value
     }
 

@@ -154,9 +154,7 @@ extension CTAPHIDConnection {
         if inline {
             device = try HIDRawDevice(path: path)
         } else {
-            device = try await withCheckedThrowingContinuation { cont in
-                DispatchQueue.global().async { cont.resume(with: Result { try HIDRawDevice(path: path) }) }
-            }
+            device = try await Blocking.value(label: "ykterm.hid.open") { try HIDRawDevice(path: path) }
         }
         do {
             return try await CTAPHIDConnection(device: device, name: name ?? path, timeout: timeout,

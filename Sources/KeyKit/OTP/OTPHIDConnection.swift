@@ -41,9 +41,7 @@ public final class OTPHIDConnection: Sendable {
 
     /// Opens the hidraw node at `path`.
     public static func open(path: String, name: String? = nil) async throws -> OTPHIDConnection {
-        let device: HIDRawFeatureDevice = try await withCheckedThrowingContinuation { cont in
-            DispatchQueue.global().async { cont.resume(with: Result { try HIDRawFeatureDevice(path: path) }) }
-        }
+        let device = try await Blocking.value(label: "ykterm.hid.open") { try HIDRawFeatureDevice(path: path) }
         return OTPHIDConnection(device: device, name: name ?? path)
     }
 

@@ -312,7 +312,7 @@ final class DelayedNotice: Sendable {
 
     init(after seconds: Double, _ action: @escaping @Sendable () -> Void) {
         self.action = action
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(seconds, 0)) { [self] in
+        Blocking.after(seconds) { [self] in
             let fire = state.withLock { s -> Bool in
                 guard s == .pending else { return false }
                 s = .fired

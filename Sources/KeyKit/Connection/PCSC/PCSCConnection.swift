@@ -84,28 +84,30 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     public static func connect(reader: String, context: PCSCContext? = nil, transaction: Bool = true,
                                calls: PCSCCalls = .queued, probe: Bool = false) async throws -> PCSCConnection {
         // A context a given-up call still holds would make this connect wait behind it.
-        let ctx = try context.flatMap { $0.isWedged ? nil : $0 } ?? PCSCContext()
+        let given = context.flatMap { $0.isWedged ? nil : $0 }
         let exchangeTimeout = probe ? min(readerTimeout, transmitTimeout) : transmitTimeout
         if case .inline(let onTimeout) = calls {
             let finished = AtomicFlag()
-            DispatchQueue.global().asyncAfter(deadline: .now() + readerTimeout) {
+            Blocking.after(readerTimeout) {
                 if !finished.load() { onTimeout(.readerNotAnswering(reader)) }
             }
             defer { finished.store(true) }
-            return try connectBlocking(reader: reader, context: ctx, transaction: transaction, calls: calls,
-                                       exchangeTimeout: exchangeTimeout)
+            return try connectBlocking(reader: reader, context: given ?? PCSCContext(), transaction: transaction,
+                                       calls: calls, exchangeTimeout: exchangeTimeout)
         }
+        // A context of its own is made where the connect is made (outside the task pool, see `Blocking`); only
+        // a context the caller gave is shared, and marked wedged when the connect is given up.
         let outcome = OneShot<Result<PCSCConnection, any Error>>()
-        DispatchQueue.global().async {
+        Blocking.run(label: "ykterm.pcsc.connect") {
             let result = Result {
-                try connectBlocking(reader: reader, context: ctx, transaction: transaction, calls: calls,
-                                    exchangeTimeout: exchangeTimeout)
+                try connectBlocking(reader: reader, context: given ?? PCSCContext(), transaction: transaction,
+                                    calls: calls, exchangeTimeout: exchangeTimeout)
             }
             // Answered after the connect was given up: nobody takes the connection; dropping it disconnects.
             _ = outcome.resolve(result)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + readerTimeout) {
-            if outcome.resolve(.failure(SmartCardError.readerNotAnswering(reader))) { ctx.wedged.store(true) }
+        Blocking.after(readerTimeout) {
+            if outcome.resolve(.failure(SmartCardError.readerNotAnswering(reader))) { given?.wedged.store(true) }
         }
         return try await outcome.value.get()
     }
@@ -231,7 +233,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         }
         let probe = exchangeTimeout < Self.transmitTimeout
         let name = self.name
-        DispatchQueue.global().asyncAfter(deadline: .now() + exchangeTimeout) {
+        Blocking.after(exchangeTimeout) {
             outcome.resolve(.failure(probe ? SmartCardError.readerNotAnswering(name) : SmartCardError.timeout))
         }
         let result = await outcome.value
@@ -248,7 +250,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         let before = done.value
         let probe = exchangeTimeout < Self.transmitTimeout
         let name = self.name
-        DispatchQueue.global().asyncAfter(deadline: .now() + exchangeTimeout) {
+        Blocking.after(exchangeTimeout) {
             if done.value == before { onTimeout(probe ? .readerNotAnswering(name) : .timeout) }
         }
         defer { done.increment() }
