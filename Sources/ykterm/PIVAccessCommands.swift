@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import KeyKit
 
@@ -18,7 +19,7 @@ extension PIVCommand {
                 let prompt = Prompt()
                 let current = try PIVSecrets.pin(prompt, "Current PIN")
                 let new = try PIVSecrets.newPIN(prompt, "New PIN")
-                try await withPIV(key) { try await $0.changePIN(old: current, new: new) }
+                _ = try await key.piv.changePIN(current: current, new: new)
                 out("PIN changed")
             }
         }
@@ -32,7 +33,7 @@ extension PIVCommand {
                 let prompt = Prompt()
                 let puk = try PIVSecrets.pin(prompt, "PUK")
                 let new = try PIVSecrets.newPIN(prompt, "New PIN")
-                try await withPIV(key) { try await $0.unblockPIN(puk: puk, newPIN: new) }
+                _ = try await key.piv.unblockPIN(puk: puk, new: new)
                 out("PIN set and unblocked")
             }
         }
@@ -51,7 +52,7 @@ extension PIVCommand {
                 let prompt = Prompt()
                 let current = try PIVSecrets.pin(prompt, "Current PUK")
                 let new = try PIVSecrets.newPIN(prompt, "New PUK")
-                try await withPIV(key) { try await $0.changePUK(old: current, new: new) }
+                _ = try await key.piv.changePUK(current: current, new: new)
                 out("PUK changed")
             }
         }
@@ -85,25 +86,14 @@ extension PIVCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                try await withPIV(key) { session in
-                    let current = try await session.managementKeyAlgorithm()
-                    let algorithm = algorithm.flatMap { PIV.Algorithm(name: $0) } ?? current
-                    if algorithm != .tripleDES { try PIVFeature.aesManagementKey.check(session.version) }
-                    try await PIVSecrets.authenticate(session, prompt)
-                    let length = algorithm.keyLength ?? 24
-                    let new: SecretBytes
-                    if generate {
-                        new = SecretBytes(Crypto.random(length))
-                    } else {
-                        new = try PIVSecrets.managementKey(prompt, "New management key (hex)")
-                        guard new.count == length else {
-                            throw YktermError.usage("a \(algorithm) management key has \(length) bytes (\(2 * length) hex "
-                                                    + "digits), not \(new.count); nothing was changed")
-                        }
-                    }
-                    try await session.setManagementKey(new, algorithm: algorithm, requireTouch: touch)
-                    if generate { out(Hex.encode(new.copyBytes())) }
+                let algorithm = algorithm.flatMap { PIV.Algorithm(name: $0) }
+                let set = try await PIVAnswers.asking(prompt) { answers in
+                    try await key.piv.changeManagementKey(algorithm: algorithm,
+                                                          to: generate ? .generate : .given(answers.newManagementKey),
+                                                          requireTouch: touch, managementKey: answers.managementKey)
                 }
+                if generate { out(Hex.encode(set.copyBytes())) }
+                set.wipe()
                 warn("Management key changed")
             }
         }

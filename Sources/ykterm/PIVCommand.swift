@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -29,18 +30,9 @@ struct SlotArgument: ExpressibleByArgument {
     static var defaultCompletionKind: CompletionKind { .list(PIV.Slot.all.map { $0.description.lowercased() }) }
 }
 
-/// Connects, SELECTs PIV, runs `body`, closes.
-func withPIV<T>(_ key: KeyOptions, _ body: (PIVSession) async throws -> T) async throws -> T {
-    let connection = try await key.connect()
-    do {
-        let session = try await PIVSession.make(connection: connection)
-        let result = try await body(session)
-        await connection.close()
-        return result
-    } catch {
-        await connection.close()
-        throw error
-    }
+extension KeyOptions {
+    /// The PIV operations on the key these options chose.
+    var piv: PIVOperations { PIVOperations(choice) }
 }
 
 /// The secrets PIV commands ask for, each from the prompt (no echo) or a line of standard input.
@@ -63,38 +55,40 @@ enum PIVSecrets {
         var bytes = try Hex.decode(try prompt.secret(label).trimmingSpaces)
         return SecretBytes(wiping: &bytes)
     }
+}
 
-    /// Authenticates with the management key: the default one when the key says its management key is the
-    /// default (or, on firmware without metadata, when the default works), otherwise one asked for.
-    static func authenticate(_ session: PIVSession, _ prompt: Prompt) async throws {
-        let defaultKey = SecretBytes(PIV.defaultManagementKey)
-        if PIVFeature.metadata.isSupported(by: session.version) {
-            let metadata = try await session.managementKeyMetadata()
-            let key = metadata.isDefault ? defaultKey : try managementKey(prompt)
-            try await session.authenticate(managementKey: key, algorithm: metadata.algorithm)
-            return
-        }
-        do {
-            try await session.authenticate(managementKey: defaultKey)
-        } catch PIVError.managementKeyAuthenticationFailed {
-            try await session.authenticate(managementKey: try managementKey(prompt))
-        }
+/// The answers a PIV command has given its operation so far (`PIVOperationError.needs`).
+struct PIVAnswers {
+    var pin: SecretBytes?
+    var managementKey: SecretBytes?
+    var newManagementKey: SecretBytes?
+
+    func wipe() {
+        for secret in [pin, managementKey, newManagementKey] { secret?.wipe() }
     }
 
-    /// Verifies the PIN when the slot's key asks for it (its PIN policy; 9E's default is never).
-    static func pinIfNeeded(_ session: PIVSession, slot: PIV.Slot, _ prompt: Prompt) async throws -> SecretBytes? {
-        let policy: PIV.PINPolicy
-        if PIVFeature.metadata.isSupported(by: session.version) {
-            policy = try await session.slotMetadata(slot).pinPolicy
-        } else {
-            policy = .default
+    /// Runs `body` until its operation needs nothing more: each question is asked once, from the prompt, when the
+    /// operation asks it (the management key before the PIN, as the lines of standard input come). The key is
+    /// not held while the user types: the operation ends before each question and runs again with the answer.
+    static func asking<T>(_ prompt: Prompt, _ body: (PIVAnswers) async throws -> T) async throws -> T {
+        var answers = PIVAnswers()
+        defer { answers.wipe() }
+        while true {
+            do {
+                return try await body(answers)
+            } catch PIVOperationError.needs(let question) {
+                switch question {
+                case .pin where answers.pin == nil:
+                    answers.pin = try PIVSecrets.pin(prompt)
+                case .managementKey where answers.managementKey == nil:
+                    answers.managementKey = try PIVSecrets.managementKey(prompt)
+                case .newManagementKey where answers.newManagementKey == nil:
+                    answers.newManagementKey = try PIVSecrets.managementKey(prompt, "New management key (hex)")
+                default:
+                    throw PIVOperationError.needs(question)
+                }
+            }
         }
-        let needed = switch policy {
-        case .never: false
-        case .default: slot != .cardAuthentication
-        default: true
-        }
-        return needed ? try pin(prompt) : nil
     }
 }
 
@@ -110,7 +104,7 @@ extension PIVCommand {
         var json = false
 
         func run() async throws {
-            let overview = try await withPIV(key) { try await PIVOverview.read($0) }
+            let overview = try await key.piv.overview()
             if json {
                 try printJSON(PIVInfoText.json(overview))
             } else {
@@ -134,15 +128,9 @@ extension PIVCommand {
         func run() async throws {
             let prompt = Prompt()
             let slot = slot.slot
-            let outcome = try await withPIV(key) { session -> PIVSignatureCheck.Outcome in
-                let metadata = PIVFeature.metadata.isSupported(by: session.version)
-                    ? try? await session.slotMetadata(slot) : nil
-                // No PIN asked for a slot without a certificate: the check cannot run anyway.
-                guard try await session.certificate(in: slot) != nil else { return .noCertificate }
-                let pin = try await PIVSecrets.pinIfNeeded(session, slot: slot, prompt)
-                let touch = PIVSignatureCheck.needsTouch(metadata)
-                return try await PIVSignatureCheck.run(session, slot: slot, pin: pin) {
-                    if touch { warn("Touch your key…") }
+            let (outcome, _) = try await PIVAnswers.asking(prompt) { answers in
+                try await key.piv.verify(slot: slot, pin: answers.pin) { waiting in
+                    if waiting { warn("Touch your key…") }
                 }
             }
             switch outcome {
@@ -199,14 +187,8 @@ extension PIVCommand {
             let scheme = PIVSignatureScheme(digest: digest, padding: padding == "pss" ? .pss : .pkcs1)
             let prompt = Prompt()
             let slot = slot.slot
-            let signature = try await withPIV(key) { session -> [UInt8] in
-                let metadata = PIVFeature.metadata.isSupported(by: session.version)
-                    ? try await session.slotMetadata(slot) : nil
-                if let pin = try await PIVSecrets.pinIfNeeded(session, slot: slot, prompt) {
-                    try await session.verifyPIN(pin)
-                }
-                if PIVSignatureCheck.needsTouch(metadata) { warn("Touch your key…") }
-                return try await session.sign(message, in: slot, algorithm: metadata?.algorithm, scheme: scheme)
+            let signature = try await PIVAnswers.asking(prompt) { answers in
+                try await key.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) { warn("Touch your key…") }
             }
             try PIVFiles.write(signature, to: out)
         }
@@ -228,10 +210,7 @@ extension PIVCommand {
             guard force || Prompt().confirm("Erase all PIV keys and certificates on the key?") else {
                 throw YktermError.usage("PIV reset not confirmed (give --force when not on a terminal); nothing was changed")
             }
-            try await withPIV(key) { session in
-                try await session.blockPINAndPUK()
-                try await session.reset()
-            }
+            try await key.piv.reset()
             out("PIV reset: PIN 123456, PUK 12345678, default management key; no keys or certificates")
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -24,7 +25,7 @@ extension PIVCommand {
 
             func run() async throws {
                 let slot = slot.slot
-                guard let certificate = try await withPIV(key, { try await $0.certificate(in: slot) }) else {
+                guard let certificate = try await key.piv.certificate(in: slot) else {
                     throw YktermError.failed("slot \(slot) has no certificate")
                 }
                 try PIVFiles.write(der ? certificate.der : Array(certificate.pem.utf8), to: out, replace: false)
@@ -57,15 +58,9 @@ extension PIVCommand {
                 }
                 let prompt = Prompt()
                 let slot = slot.slot
-                try await withPIV(key) { session in
-                    if !force, PIVFeature.metadata.isSupported(by: session.version),
-                       let slotKey = try? await session.slotMetadata(slot).publicKey,
-                       let spki = certificate.subjectPublicKeyInfo, (try? AsymmetricPublicKey(spki: spki)) != slotKey {
-                        throw YktermError.failed("the certificate's public key is not the key in slot \(slot) "
-                                                 + "(give --force to store it anyway); nothing was changed")
-                    }
-                    try await PIVSecrets.authenticate(session, prompt)
-                    try await session.putCertificate(certificate, in: slot, compress: compress)
+                try await PIVAnswers.asking(prompt) { answers in
+                    try await key.piv.importCertificate(certificate, in: slot, compress: compress, force: force,
+                                                        managementKey: answers.managementKey)
                 }
                 out("Stored the certificate of \(certificate.subject) in slot \(slot)")
             }
@@ -81,12 +76,8 @@ extension PIVCommand {
             func run() async throws {
                 let prompt = Prompt()
                 let slot = slot.slot
-                try await withPIV(key) { session in
-                    guard try await session.certificate(in: slot) != nil else {
-                        throw YktermError.failed("slot \(slot) has no certificate")
-                    }
-                    try await PIVSecrets.authenticate(session, prompt)
-                    try await session.deleteCertificate(in: slot)
+                try await PIVAnswers.asking(prompt) { answers in
+                    try await key.piv.deleteCertificate(in: slot, managementKey: answers.managementKey)
                 }
                 out("Deleted the certificate in slot \(slot)")
             }
@@ -149,10 +140,11 @@ extension PIVCommand {
                 let slot = slot.slot
                 let algorithm = PIV.Algorithm(name: algorithm)!
                 let pin = Self.pin(pinPolicy)!, touch = Self.touch(touchPolicy)!
-                let publicKey = try await withPIV(key) { session -> AsymmetricPublicKey in
-                    try await PIVSecrets.authenticate(session, prompt)
-                    if algorithm.rsaModulusLength ?? 0 >= 256 { warn("Generating an RSA key on the key takes a while…") }
-                    return try await session.generateKey(in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch)
+                let publicKey = try await PIVAnswers.asking(prompt) { answers in
+                    try await key.piv.generateKey(in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
+                                                  managementKey: answers.managementKey) {
+                        warn("Generating an RSA key on the key takes a while…")
+                    }
                 }
                 try PIVFiles.write(Array(PEM.encode(publicKey.spki, label: PEM.publicKey).utf8), to: out)
             }
@@ -173,11 +165,7 @@ extension PIVCommand {
 
             func run() async throws {
                 let slot = slot.slot
-                let attestation = try await withPIV(key) { session -> PIVAttestation in
-                    let expected = PIVFeature.metadata.isSupported(by: session.version)
-                        ? try await session.slotMetadata(slot).publicKey : nil
-                    return try await session.attest(slot, expected: expected)
-                }
+                let attestation = try await key.piv.attest(slot)
                 try PIVFiles.write(Array(attestation.certificate.pem.utf8), to: out)
                 warn("Attested by \(attestation.attestationCertificate.subject)")
             }

@@ -342,7 +342,7 @@ struct PIVTabUpdateTests {
         #expect(W.reason(PIVError.pukBlocked, .changePUK) == .pukBlocked)
         #expect(W.reason(PIVError.securityConditionNotSatisfied, .verify) == .pinRequired)
         #expect(W.reason(SmartCardError.noCard("r"), .load) == .keyGone)
-        #expect(W.reason(PIVWorkError.noCertificate(.signature), .export) == .other(UIText("piv.noCertificate", ["slot": "9C"])))
+        #expect(W.reason(PIVOperationError.noCertificate(.signature), .export) == .other(UIText("piv.noCertificate", ["slot": "9C"])))
         // The rest is worded by ErrorExplanation.
         #expect(W.reason(PIVError.noSpace, .export) == .other(ErrorExplanation(PIVError.noSpace).text))
     }

@@ -169,6 +169,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pivRSAExponent = "piv-rsa-exponent"
     case pivPrivateKey = "piv-private-key"
     case attestationInvalid = "attestation-invalid"
+    case pivNoCertificate = "piv-no-certificate"
+    case certificateNotSlotsKey = "certificate-not-slots-key"
     // Device configuration (Management).
     case wrongLockCode = "wrong-lock-code"
     case configRefused = "config-refused"
@@ -257,6 +259,7 @@ extension ErrorExplanation {
         case let e as FIDOTransportError: return explain(e)
         case let e as HIDDeviceError: return explain(e)
         case let e as PIVError: return explain(e)
+        case let e as PIVOperationError: return explain(e)
         case let e as ManagementError: return explain(e)
         case let e as ConfigProblem: return explain(e)
         case let e as BlockCipher.Error: return explain(e)
@@ -352,6 +355,18 @@ extension ErrorExplanation {
             }
             return ErrorExplanation(kind: .interfaceMissing, ["needs": needs, "has": has.isEmpty ? "-" : has],
                                     nested: ["application": UIText("application." + application.rawValue)])
+        }
+    }
+
+    static func explain(_ e: PIVOperationError) -> ErrorExplanation {
+        switch e {
+        // An answer the command line did not give (it asks each question once).
+        case .needs: return ErrorExplanation(kind: .pivNeedsAuthentication)
+        case .noCertificate(let slot): return ErrorExplanation(kind: .pivNoCertificate, ["slot": slot.description])
+        case .certificateNotTheSlotsKey(let slot):
+            return ErrorExplanation(kind: .certificateNotSlotsKey, ["slot": slot.description])
+        case .managementKeyLength(_, let expected, let given):
+            return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(given)])
         }
     }
 

@@ -2,9 +2,8 @@ import FoundationEssentials
 import Glibc
 import KeyKit
 
-/// Performs the PIV tab's commands: each opens the key's smart-card interface, selects PIV, does its work with
-/// the flows the command line uses too (`PIVOverview`, `PIVSignatureCheck`), closes, and posts what came of it.
-/// PINs and PUKs go to the session as `SecretBytes`, wiped when the command ends.
+/// Performs the PIV tab's commands with the operations the command line uses too (`PIVOperations`) and posts what
+/// came of them. PINs and PUKs go to the operations as `SecretBytes`, wiped when the command ends.
 struct PIVTabWork: Sendable {
     let backend: any KeyBackend
     let environment: RunnerEnvironment
@@ -13,35 +12,27 @@ struct PIVTabWork: Sendable {
     func perform(_ command: PIVTabCommand) async {
         switch command {
         case .load(let d):
-            await session(d, .load) { s in .loaded(keyID: d.id, try await overview(s)) }
+            await run(d, .load) { .loaded(keyID: d.id, PIVInfo(try await $0.overview())) }
         case .verify(let d, let slot, let pin):
-            await session(d, .verify) { s in
-                let secret = pin.map { SecretBytes(utf8: $0) }
-                defer { secret?.wipe() }
-                // The slot's touch policy (firmware 5.3 and later tell it): "Touch your key" just before signing.
-                let touch = PIVFeature.metadata.isSupported(by: s.version)
-                    ? PIVSignatureCheck.needsTouch(try? await s.slotMetadata(slot)) : false
-                let post = self.post
-                let outcome = try await PIVSignatureCheck.run(s, slot: slot, pin: secret) {
-                    if touch { post(.piv(.touch(keyID: d.id, waiting: true))) }
+            let post = self.post
+            await run(d, .verify) { piv in
+                let (outcome, overview) = try await withSecrets(pin) { secret in
+                    // The slot's touch policy (firmware 5.3 and later tell it): "Touch your key" just before signing.
+                    try await piv.verify(slot: slot, pin: secret) { post(.piv(.touch(keyID: d.id, waiting: $0))) }
                 }
-                if touch { post(.piv(.touch(keyID: d.id, waiting: false))) }
-                return .verified(keyID: d.id, slot: slot, outcome, try await overview(s))
+                return .verified(keyID: d.id, slot: slot, outcome, PIVInfo(overview))
             }
         case .changePIN(let d, let current, let new):
-            await session(d, .changePIN) { s in
-                try await withSecrets(current, new) { try await s.changePIN(old: $0, new: $1) }
-                return .changed(keyID: d.id, .changePIN, try await overview(s))
+            await run(d, .changePIN) { piv in
+                .changed(keyID: d.id, .changePIN, PIVInfo(try await withSecrets(current, new) { try await piv.changePIN(current: $0, new: $1) }))
             }
         case .changePUK(let d, let current, let new):
-            await session(d, .changePUK) { s in
-                try await withSecrets(current, new) { try await s.changePUK(old: $0, new: $1) }
-                return .changed(keyID: d.id, .changePUK, try await overview(s))
+            await run(d, .changePUK) { piv in
+                .changed(keyID: d.id, .changePUK, PIVInfo(try await withSecrets(current, new) { try await piv.changePUK(current: $0, new: $1) }))
             }
         case .unblockPIN(let d, let puk, let new):
-            await session(d, .unblockPIN) { s in
-                try await withSecrets(puk, new) { try await s.unblockPIN(puk: $0, newPIN: $1) }
-                return .changed(keyID: d.id, .unblockPIN, try await overview(s))
+            await run(d, .unblockPIN) { piv in
+                .changed(keyID: d.id, .unblockPIN, PIVInfo(try await withSecrets(puk, new) { try await piv.unblockPIN(puk: $0, new: $1) }))
             }
         case .export(let d, let slot, let path, let overwrite):
             let full = Self.expandHome(path)
@@ -50,8 +41,10 @@ struct PIVTabWork: Sendable {
                 post(.piv(.exportExists(keyID: d.id, path: path)))
                 return
             }
-            await session(d, .export) { s in
-                guard let certificate = try await s.certificate(in: slot) else { throw PIVWorkError.noCertificate(slot) }
+            await run(d, .export) { piv in
+                guard let certificate = try await piv.certificate(in: slot) else {
+                    throw PIVOperationError.noCertificate(slot)
+                }
                 // A certificate is public: readable by others, as openssl and ykman write them.
                 try AtomicFile.write(Array(PEM.encode(certificate.der, label: PEM.certificate).utf8), to: full, mode: 0o644)
                 return .exported(keyID: d.id, slot: slot, path: path)
@@ -59,34 +52,31 @@ struct PIVTabWork: Sendable {
         }
     }
 
-    private func overview(_ s: PIVSession) async throws -> PIVInfo {
-        PIVInfo(try await PIVOverview.read(s))
+    /// Lends a typed secret, when there is one, to `body` as `SecretBytes`, wiped after.
+    private func withSecrets<T>(_ a: String?, _ body: (SecretBytes?) async throws -> T) async throws -> T {
+        let secret = a.map { SecretBytes(utf8: $0) }
+        defer { secret?.wipe() }
+        return try await body(secret)
     }
 
     /// Lends two typed secrets to `body` as `SecretBytes`, wiped after.
-    private func withSecrets(_ a: String, _ b: String,
-                             _ body: (SecretBytes, SecretBytes) async throws -> Void) async throws {
+    private func withSecrets<T>(_ a: String, _ b: String,
+                                _ body: (SecretBytes, SecretBytes) async throws -> T) async throws -> T {
         let first = SecretBytes(utf8: a), second = SecretBytes(utf8: b)
         defer {
             first.wipe()
             second.wipe()
         }
-        try await body(first, second)
+        return try await body(first, second)
     }
 
-    /// Opens PIV on the key's smart-card interface, runs `body` and posts its answer; failures become `.failed`.
-    private func session(_ d: KeyDescriptor, _ operation: PIVOperation,
-                         _ body: (PIVSession) async throws -> PIVTabMsg) async {
-        var connection: (any SmartCardConnection)?
+    /// Runs one PIV operation on the key (`PIVOperations`, which opens and closes its interface) and posts its
+    /// answer; failures become `.failed`.
+    private func run(_ d: KeyDescriptor, _ operation: PIVOperation,
+                     _ body: (PIVOperations) async throws -> PIVTabMsg) async {
         do {
-            let c = try await backend.connect(d)
-            connection = c
-            let s = try await PIVSession.make(connection: c, observer: environment.observer)
-            let msg = try await body(s)
-            await c.close()
-            post(.piv(msg))
+            post(.piv(try await body(PIVOperations(BackendKey(backend, d), observer: environment.observer))))
         } catch {
-            if let connection { await connection.close() }
             post(.piv(.failed(keyID: d.id, PIVFailure(operation, Self.reason(error, operation)))))
         }
     }
@@ -95,8 +85,10 @@ struct PIVTabWork: Sendable {
     /// the explanation's text (`ErrorExplanation`) for the rest.
     static func reason(_ error: any Error, _ operation: PIVOperation) -> PIVFailureReason {
         switch error {
-        case PIVWorkError.noCertificate(let slot):
+        case PIVOperationError.noCertificate(let slot):
             return .other(UIText("piv.noCertificate", ["slot": slot.description]))
+        // The tab asks for the PIN when the slot wants it (the key then said so, or its policy did).
+        case PIVOperationError.needs(.pin): return .pinRequired
         case PIVError.wrongPIN(let n): return n == 0 ? .pinBlocked : .wrongPIN(retriesLeft: n)
         case PIVError.pinBlocked: return .pinBlocked
         case PIVError.wrongPUK(let n): return n == 0 ? .pukBlocked : .wrongPUK(retriesLeft: n)
@@ -117,10 +109,4 @@ struct PIVTabWork: Sendable {
         let home = ProcessInfo.processInfo.environment["HOME"] ?? PathString.homeDirectory()
         return home + path.dropFirst()
     }
-}
-
-/// What the tab's work refuses before asking the key further.
-enum PIVWorkError: Error {
-    /// The slot's certificate is gone (another program deleted it since the tab read the key).
-    case noCertificate(PIV.Slot)
 }

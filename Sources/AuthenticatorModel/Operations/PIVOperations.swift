@@ -1,0 +1,229 @@
+import KeyKit
+
+/// The PIV application's actions, written once for the PIV tab and `ykterm piv`.
+///
+/// Each opens the key's smart-card interface (`SmartCardOpener`), selects PIV, does one thing and closes the
+/// connection, whether it succeeded or not. None prints, prompts or formats. A secret an action needs and was not
+/// given (the management key when it is not the default, the PIN when the slot's policy asks for it, a new
+/// management key) ends it with `PIVOperationError.needs` before anything changed: the face asks, and calls
+/// again with the answer (`PIVAnswers`), so the key is never held while a person types.
+public struct PIVOperations: Sendable {
+    public let opener: any SmartCardOpener
+    /// Sees every exchange of the session (the TUI's trace).
+    public let observer: (@Sendable (APDUExchange) -> Void)?
+
+    public init(_ opener: any SmartCardOpener, observer: (@Sendable (APDUExchange) -> Void)? = nil) {
+        self.opener = opener
+        self.observer = observer
+    }
+
+    /// Opens the smart-card interface, selects PIV, runs `body` and closes the connection (also when it threw).
+    public func withSession<T>(_ body: (PIVSession) async throws -> T) async throws -> T {
+        try await withSmartCard(opener) { connection in
+            try await body(try await PIVSession.make(connection: connection, observer: observer))
+        }
+    }
+
+    /// Version, serial, tries left, the management key and every slot.
+    public func overview() async throws -> PIVOverview {
+        try await withSession { try await PIVOverview.read($0) }
+    }
+
+    /// Signs a fresh challenge with the slot's key and checks it with the slot certificate's key, then reads the
+    /// overview again. The PIN is asked for (`needs(.pin)`) only when the slot holds a certificate and its key's
+    /// policy wants the PIN. `touch` is told true just before a signature the slot's touch policy makes wait for
+    /// a touch, and false after it.
+    public func verify(slot: PIV.Slot, pin: SecretBytes?,
+                       touch: @escaping @Sendable (Bool) -> Void = { _ in }) async throws
+        -> (PIVSignatureCheck.Outcome, PIVOverview) {
+        try await withSession { s in
+            let metadata = PIVFeature.metadata.isSupported(by: s.version) ? try? await s.slotMetadata(slot) : nil
+            if pin == nil, try await s.certificate(in: slot) != nil,
+               PIVSignatureCheck.needsPIN(slot, pinPolicy: metadata?.pinPolicy) {
+                throw PIVOperationError.needs(.pin)
+            }
+            let waits = PIVSignatureCheck.needsTouch(metadata)
+            let outcome = try await PIVSignatureCheck.run(s, slot: slot, pin: pin) {
+                if waits { touch(true) }
+            }
+            if waits { touch(false) }
+            return (outcome, try await PIVOverview.read(s))
+        }
+    }
+
+    /// Signs `message` with the slot's key (the PIN first when its policy wants it). `touch` runs just before a
+    /// signature the slot's touch policy makes wait for a touch.
+    public func sign(_ message: [UInt8], slot: PIV.Slot, scheme: PIVSignatureScheme, pin: SecretBytes?,
+                     touch: @Sendable () -> Void = {}) async throws -> [UInt8] {
+        try await withSession { s in
+            let metadata = PIVFeature.metadata.isSupported(by: s.version) ? try await s.slotMetadata(slot) : nil
+            if PIVSignatureCheck.needsPIN(slot, pinPolicy: metadata?.pinPolicy) {
+                guard let pin else { throw PIVOperationError.needs(.pin) }
+                try await s.verifyPIN(pin)
+            }
+            if PIVSignatureCheck.needsTouch(metadata) { touch() }
+            return try await s.sign(message, in: slot, algorithm: metadata?.algorithm, scheme: scheme)
+        }
+    }
+
+    /// Changes the PIN; returns the overview afterwards.
+    public func changePIN(current: SecretBytes, new: SecretBytes) async throws -> PIVOverview {
+        try await withSession { s in
+            try await s.changePIN(old: current, new: new)
+            return try await PIVOverview.read(s)
+        }
+    }
+
+    /// Changes the PUK; returns the overview afterwards.
+    public func changePUK(current: SecretBytes, new: SecretBytes) async throws -> PIVOverview {
+        try await withSession { s in
+            try await s.changePUK(old: current, new: new)
+            return try await PIVOverview.read(s)
+        }
+    }
+
+    /// Sets a new PIN with the PUK (which unblocks it); returns the overview afterwards.
+    public func unblockPIN(puk: SecretBytes, new: SecretBytes) async throws -> PIVOverview {
+        try await withSession { s in
+            try await s.unblockPIN(puk: puk, newPIN: new)
+            return try await PIVOverview.read(s)
+        }
+    }
+
+    /// The slot's certificate, nil when it has none.
+    public func certificate(in slot: PIV.Slot) async throws -> X509Certificate? {
+        try await withSession { try await $0.certificate(in: slot) }
+    }
+
+    /// Stores `certificate` in `slot`. Unless `force`, one whose public key is not the slot's key (as its metadata
+    /// tells, firmware 5.3 and later) is refused with `certificateNotTheSlotsKey` before anything is asked.
+    public func importCertificate(_ certificate: X509Certificate, in slot: PIV.Slot, compress: Bool, force: Bool,
+                                  managementKey: SecretBytes?) async throws {
+        try await withSession { s in
+            if !force, PIVFeature.metadata.isSupported(by: s.version),
+               let slotKey = try? await s.slotMetadata(slot).publicKey,
+               let spki = certificate.subjectPublicKeyInfo, (try? AsymmetricPublicKey(spki: spki)) != slotKey {
+                throw PIVOperationError.certificateNotTheSlotsKey(slot)
+            }
+            try await Self.authenticate(s, managementKey)
+            try await s.putCertificate(certificate, in: slot, compress: compress)
+        }
+    }
+
+    /// Deletes the slot's certificate (the key stays); `noCertificate` when there is none.
+    public func deleteCertificate(in slot: PIV.Slot, managementKey: SecretBytes?) async throws {
+        try await withSession { s in
+            guard try await s.certificate(in: slot) != nil else { throw PIVOperationError.noCertificate(slot) }
+            try await Self.authenticate(s, managementKey)
+            try await s.deleteCertificate(in: slot)
+        }
+    }
+
+    /// Generates a key in `slot`; returns its public key. `slow` runs before a generation that takes a while
+    /// (RSA 2048 and larger).
+    public func generateKey(in slot: PIV.Slot, algorithm: PIV.Algorithm, pinPolicy: PIV.PINPolicy,
+                            touchPolicy: PIV.TouchPolicy, managementKey: SecretBytes?,
+                            slow: @Sendable () -> Void = {}) async throws -> AsymmetricPublicKey {
+        try await withSession { s in
+            try await Self.authenticate(s, managementKey)
+            if algorithm.rsaModulusLength ?? 0 >= 256 { slow() }
+            return try await s.generateKey(in: slot, algorithm: algorithm, pinPolicy: pinPolicy, touchPolicy: touchPolicy)
+        }
+    }
+
+    /// The attestation of the key in `slot`, checked against the attestation certificate and the slot's key.
+    public func attest(_ slot: PIV.Slot) async throws -> PIVAttestation {
+        try await withSession { s in
+            let expected = PIVFeature.metadata.isSupported(by: s.version) ? try await s.slotMetadata(slot).publicKey : nil
+            return try await s.attest(slot, expected: expected)
+        }
+    }
+
+    /// What `changeManagementKey` sets.
+    public enum NewManagementKey: Sendable {
+        /// A random key, made here and returned.
+        case generate
+        /// The key given; nil asks for it (`needs(.newManagementKey)`) once the current one is known to work.
+        case given(SecretBytes?)
+    }
+
+    /// Sets a new management key of `algorithm` (nil: the current one's). Returns the key set.
+    public func changeManagementKey(algorithm: PIV.Algorithm?, to new: NewManagementKey, requireTouch: Bool,
+                                    managementKey: SecretBytes?) async throws -> SecretBytes {
+        try await withSession { s in
+            let chosen: PIV.Algorithm
+            if let algorithm { chosen = algorithm } else { chosen = try await s.managementKeyAlgorithm() }
+            if chosen != .tripleDES { try PIVFeature.aesManagementKey.check(s.version) }
+            try await Self.authenticate(s, managementKey)
+            let length = chosen.keyLength ?? 24
+            let key: SecretBytes
+            switch new {
+            case .generate: key = SecretBytes(Crypto.random(length))
+            case .given(nil): throw PIVOperationError.needs(.newManagementKey(chosen))
+            case .given(let given?):
+                guard given.count == length else {
+                    throw PIVOperationError.managementKeyLength(chosen, expected: length, given: given.count)
+                }
+                key = given
+            }
+            try await s.setManagementKey(key, algorithm: chosen, requireTouch: requireTouch)
+            return key
+        }
+    }
+
+    /// Blocks the PIN and the PUK (as the key requires) and resets PIV: no keys or certificates, the default PIN,
+    /// PUK and management key.
+    public func reset() async throws {
+        try await withSession { s in
+            try await s.blockPINAndPUK()
+            try await s.reset()
+        }
+    }
+
+    /// Authenticates with the management key: the default one when the key says its key is the default (or, on
+    /// firmware without metadata, when the default works), otherwise `given`, or `needs(.managementKey)`.
+    static func authenticate(_ s: PIVSession, _ given: SecretBytes?) async throws {
+        let defaultKey = SecretBytes(PIV.defaultManagementKey)
+        if PIVFeature.metadata.isSupported(by: s.version) {
+            let metadata = try await s.managementKeyMetadata()
+            if metadata.isDefault {
+                try await s.authenticate(managementKey: defaultKey, algorithm: metadata.algorithm)
+                return
+            }
+            guard let given else { throw PIVOperationError.needs(.managementKey) }
+            try await s.authenticate(managementKey: given, algorithm: metadata.algorithm)
+            return
+        }
+        if let given {
+            try await s.authenticate(managementKey: given)
+            return
+        }
+        do {
+            try await s.authenticate(managementKey: defaultKey)
+        } catch PIVError.managementKeyAuthenticationFailed {
+            throw PIVOperationError.needs(.managementKey)
+        }
+    }
+}
+
+/// A secret a PIV operation asks the face for.
+public enum PIVQuestion: Sendable, Equatable {
+    /// The PIN.
+    case pin
+    /// The current management key (it is not the default).
+    case managementKey
+    /// The new management key, of this algorithm.
+    case newManagementKey(PIV.Algorithm)
+}
+
+/// What a PIV operation refuses, or needs, beyond what the key says (`PIVError`).
+public enum PIVOperationError: Error, Sendable, Equatable {
+    /// Nothing changed: the operation needs this answer.
+    case needs(PIVQuestion)
+    /// The slot has no certificate.
+    case noCertificate(PIV.Slot)
+    /// The certificate's public key is not the slot's key.
+    case certificateNotTheSlotsKey(PIV.Slot)
+    /// A management key of the wrong length for its algorithm.
+    case managementKeyLength(PIV.Algorithm, expected: Int, given: Int)
+}
