@@ -334,11 +334,7 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
     }
 
     public func setCursor(row: Int, column: Int) {
-        if row >= 0, row < size.rows, column >= 0, column < size.columns {
-            cursor = CellPosition(row: row, column: column)
-        } else {
-            cursor = nil
-        }
+        cursor = CellPosition.on(size, row: row, column: column)
     }
 
     public func hideCursor() {

@@ -8,6 +8,11 @@ public struct CellPosition: Hashable, Sendable, CustomStringConvertible {
         self.column = column
     }
 
+    /// The position, when it lies on a screen of `size`; nil (no cursor) otherwise.
+    public static func on(_ size: ScreenSize, row: Int, column: Int) -> CellPosition? {
+        row >= 0 && row < size.rows && column >= 0 && column < size.columns ? CellPosition(row: row, column: column) : nil
+    }
+
     public var description: String { "(\(row), \(column))" }
 }
 
@@ -105,11 +110,7 @@ public final class MemoryScreen: Screen {
     }
 
     public func setCursor(row: Int, column: Int) {
-        if row >= 0, row < size.rows, column >= 0, column < size.columns {
-            cursor = CellPosition(row: row, column: column)
-        } else {
-            cursor = nil
-        }
+        cursor = CellPosition.on(size, row: row, column: column)
     }
 
     public func hideCursor() {

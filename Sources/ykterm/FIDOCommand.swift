@@ -236,7 +236,7 @@ extension FIDOCommand {
             return matches[0]
         }
 
-        struct List: AsyncParsableCommand {
+        struct List: RequestCommand {
             static let configuration = CommandConfiguration(commandName: "list", abstract: "List credentials by relying party (needs the PIN).")
 
             @OptionGroup var key: KeyOptions
@@ -248,10 +248,8 @@ extension FIDOCommand {
             /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
             var request: Request { Request(key: key.choice, json: json) }
 
-            func run() async throws { try await request.run() }
-
             /// The work of `fido credentials list`, from the values of its command line.
-            struct Request: Equatable, Sendable {
+            struct Request: CommandRequest, Equatable, Sendable {
                 var key: KeyChoice
                 var json: Bool
 

@@ -5,7 +5,7 @@ import KeyKit
 
 /// `fido info`: what the authenticator says of itself (getInfo), its PIN state, and what ykterm makes of it.
 extension FIDOCommand {
-    struct Info: AsyncParsableCommand {
+    struct Info: RequestCommand {
         static let configuration = CommandConfiguration(
             commandName: "info",
             abstract: "Show versions, AAGUID, options, PIN state and retries, and credential room.")
@@ -18,10 +18,8 @@ extension FIDOCommand {
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
         var request: Request { Request(key: key.choice, json: json) }
 
-        func run() async throws { try await request.run() }
-
         /// The work of `fido info`, from the values of its command line.
-        struct Request: Equatable, Sendable {
+        struct Request: CommandRequest, Equatable, Sendable {
             var key: KeyChoice
             var json: Bool
 

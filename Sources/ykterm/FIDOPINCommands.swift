@@ -25,11 +25,18 @@ extension FIDOCommand {
         return (info, pinSet)
     }
 
-    /// The key's PIN state, read before a PIN is asked for (the key is not held while the user types).
-    static func pinState(_ operations: FIDOOperations) async throws -> (info: FIDOInfo, pinSet: Bool) {
+    /// The FIDO operations on the key `key` chose and its PIN state, read before a PIN is asked for (the key is
+    /// not held while the user types); a key without PIN support, or whose PIN is not as `pinSet` needs, ends the
+    /// command with the words for that.
+    static func pinOperations(_ key: KeyOptions, pinSet wanted: Bool) async throws -> (FIDOOperations, FIDOInfo) {
+        let operations = fidoOperations(key.choice)
         let info = try await operations.info()
-        guard let pinSet = info.pinSet else { throw FIDOSessionError.noPINSupport }
-        return (info, pinSet)
+        switch (info.pinSet, wanted) {
+        case (nil, _): throw FIDOSessionError.noPINSupport
+        case (true?, false): throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`")
+        case (false?, true): throw CTAPError(CTAPError.pinNotSet)
+        default: return (operations, info)
+        }
     }
 
     struct SetPIN: AsyncParsableCommand {
@@ -40,9 +47,7 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let operations = fidoOperations(key.choice)
-            let (info, pinSet) = try await FIDOCommand.pinState(operations)
-            guard !pinSet else { throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`") }
+            let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: false)
             let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
             _ = try await operations.setPIN(pin)
             out("PIN set")
@@ -59,9 +64,7 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let operations = fidoOperations(key.choice)
-            let (info, pinSet) = try await FIDOCommand.pinState(operations)
-            guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+            let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
             let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
             let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
             do {
@@ -85,9 +88,7 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let operations = fidoOperations(key.choice)
-            let (info, pinSet) = try await FIDOCommand.pinState(operations)
-            guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
+            let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
             let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
             let after = try await operations.verifyPIN(pin)
             out(after.retries.map { "PIN is correct (\($0) attempts left)" } ?? "PIN is correct")

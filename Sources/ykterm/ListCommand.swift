@@ -5,7 +5,7 @@ import Glibc
 import KeyKit
 import VirtualKey
 
-struct ListCommand: AsyncParsableCommand {
+struct ListCommand: RequestCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the keys found, one per key, with interfaces, serial, firmware, form factor and applications.",
@@ -36,10 +36,8 @@ struct ListCommand: AsyncParsableCommand {
     /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
     var request: Request { Request(key: key.choice, json: json, readers: readers) }
 
-    func run() async throws { try await request.run() }
-
     /// The work of `list`, from the values of its command line.
-    struct Request: Equatable, Sendable {
+    struct Request: CommandRequest, Equatable, Sendable {
         var key: KeyChoice
         var json: Bool
         var readers: Bool

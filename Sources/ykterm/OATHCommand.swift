@@ -88,7 +88,7 @@ func oathOperation<T: Sendable>(_ options: OATHChoice, prompt: Prompt,
 func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
 extension OATHCommand {
-    struct List: AsyncParsableCommand {
+    struct List: RequestCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the accounts.")
 
         @OptionGroup var options: OATHOptions
@@ -99,10 +99,8 @@ extension OATHCommand {
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
         var request: Request { Request(options: options.choice, json: json) }
 
-        func run() async throws { try await request.run() }
-
         /// The work of `oath list`, from the values of its command line.
-        struct Request: Equatable, Sendable {
+        struct Request: CommandRequest, Equatable, Sendable {
             var options: OATHChoice
             var json: Bool
 
@@ -127,7 +125,7 @@ extension OATHCommand {
         }
     }
 
-    struct Code: AsyncParsableCommand {
+    struct Code: RequestCommand {
         static let configuration = CommandConfiguration(
             commandName: "code",
             abstract: "Show codes; QUERY keeps the accounts whose ID contains it.",
@@ -147,10 +145,8 @@ extension OATHCommand {
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
         var request: Request { Request(options: options.choice, query: query, json: json) }
 
-        func run() async throws { try await request.run() }
-
         /// The work of `oath code`, from the values of its command line.
-        struct Request: Equatable, Sendable {
+        struct Request: CommandRequest, Equatable, Sendable {
             var options: OATHChoice
             var query: String?
             var json: Bool

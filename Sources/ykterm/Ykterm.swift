@@ -27,7 +27,7 @@ struct YktermError: Error, CustomStringConvertible {
 
 extension CursesConfiguration.ColorMode: ExpressibleByArgument {}
 
-struct Ykterm: AsyncParsableCommand {
+struct Ykterm: RequestCommand {
     static let version = "0.1.0"
 
     /// The configuration ArgumentParser reads: `fullConfiguration`, or while a command line without
@@ -91,10 +91,8 @@ struct Ykterm: AsyncParsableCommand {
     /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
     var request: Request { Request(key: key.choice, color: color) }
 
-    func run() async throws { try await request.run() }
-
     /// With no subcommand: the TUI, set up from the config file (options win).
-    struct Request: Equatable, Sendable {
+    struct Request: CommandRequest, Equatable, Sendable {
         var key: KeyChoice
         var color: CursesConfiguration.ColorMode?
 
