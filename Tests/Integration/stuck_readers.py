@@ -56,6 +56,7 @@ Run this file to start a set-up by hand and keep it until Enter (or SIGTERM):
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -110,6 +111,7 @@ reader, at = sys.argv[1], float(sys.argv[2])
 hr, ctx = SCardEstablishContext(SCARD_SCOPE_USER)
 if at > 0:
     time.sleep(max(0.0, at - time.time()))
+print("ready", flush=True)
 hr, card, proto = SCardConnect(ctx, reader, SCARD_SHARE_SHARED, SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1)
 if hr != SCARD_S_SUCCESS:
     print("error " + SCardGetErrorMessage(hr).strip()); sys.exit(0)
@@ -134,9 +136,9 @@ def reader_states(env, timeout=5.0):
 
 def try_connect(env, readers, timeout=2.0, together=False):
     """SCardConnect + SCardStatus on each reader, from a child process each: {reader: "answered", "error ...",
-    or "no answer" when it had not returned after `timeout` seconds (the child is then killed by PID; pcscd's
-    thread serving it stays blocked)}. With `together`, all children connect at the same moment (to make
-    readers that share a driver socket collide); otherwise one after the other."""
+    or "no answer" when it had not returned `timeout` seconds after it began to connect (the child is then
+    killed by PID; pcscd's thread serving it stays blocked)}. With `together`, all children connect at the same
+    moment (to make readers that share a driver socket collide); otherwise one after the other."""
     results = {}
     if together:
         # Each child starts Python and loads pyscard before the moment: 1.5 s ahead, so that on a loaded
@@ -147,9 +149,9 @@ def try_connect(env, readers, timeout=2.0, together=False):
         procs = {r: subprocess.Popen([sys.executable, "-c", _CONNECT_SCRIPT, r, str(at)], env=env, text=True,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
                  for r in readers}
-        deadline = time.monotonic() + lead + timeout
+        # Each child's `timeout` counts from its moment (`_outcome`), when they all connect.
         for r, p in procs.items():
-            results[r] = _outcome(p, max(0.0, deadline - time.monotonic()))
+            results[r] = _outcome(p, timeout)
         return results
     for r in readers:
         p = subprocess.Popen([sys.executable, "-c", _CONNECT_SCRIPT, r, "0"], env=env, text=True,
@@ -158,14 +160,26 @@ def try_connect(env, readers, timeout=2.0, together=False):
     return results
 
 
+# How long a child may take to start Python, load pyscard and reach its SCardConnect: generous, since a slow
+# start on a loaded machine must not be taken for a reader that does not answer.
+CHILD_START_LIMIT = 30.0
+
+
 def _outcome(proc, timeout):
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return out.strip() or f"exited {proc.returncode}"
-    except subprocess.TimeoutExpired:
-        stop_pid(proc, timeout=2)
-        proc.communicate()
-        return "no answer"
+    """What the child found. `timeout` counts from the moment it says it is about to connect ("ready"): a
+    child that took 2 s to load pyscard once made a working reader count as stuck."""
+    ready = select.select([proc.stdout], [], [], CHILD_START_LIMIT)[0] and proc.stdout.readline().strip() == "ready"
+    if ready:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            return out.strip() or f"exited {proc.returncode}"
+        except subprocess.TimeoutExpired:
+            pass
+    elif proc.poll() is not None:
+        return f"exited {proc.returncode}"
+    stop_pid(proc, timeout=2)
+    proc.communicate()
+    return "no answer"
 
 
 # --- pcscd with several vpcd configurations -------------------------------------------------------------

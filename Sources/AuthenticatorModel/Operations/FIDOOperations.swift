@@ -31,8 +31,7 @@ public struct FIDOOperations: Sendable {
     /// Opens the key's FIDO interface and a CTAP2 session on it, runs `body`, then drops the PIN token and closes
     /// the connection (also when `body` threw).
     public func withSession<T>(_ body: (CTAP2Session) async throws -> T) async throws -> T {
-        let connection = try await opener.openFIDO()
-        do {
+        try await withOpened(opener.openFIDO, close: { await $0.close() }) { connection in
             hooks.opened?(connection)
             let session = try await CTAP2Session.make(connection: connection)
             if let progress = hooks.progress {
@@ -40,11 +39,7 @@ public struct FIDOOperations: Sendable {
             }
             let result = try await body(session)
             await session.dropToken()
-            await connection.close()
             return result
-        } catch {
-            await connection.close()
-            throw error
         }
     }
 

@@ -20,75 +20,69 @@ struct OTPTabWork: Sendable {
             }
         case .readSlots(let d):
             do {
-                let backend = self.backend
-                let opened = try await d.openOTP { try await backend.connect(d) }
-                let status = await opened.session.status
-                await opened.close()
-                post(.otp(.slotsRead(OTPSlots(keyID: d.id, status: status, overHID: opened.channel == .otpHID))))
+                post(.otp(.slotsRead(Self.slots(d, try await operations(d).slots()))))
             } catch {
                 post(.otp(.slotsRead(OTPSlots(keyID: d.id, status: nil,
                                               problem: Self.failure(.challenge, error).message))))
             }
         case .program(let d, let slot, let program, let accessCode):
-            await writeSlots(d) { session in
-                .programmed(slot: slot, try await Self.program(session, slot: slot, program, accessCode: accessCode))
+            await writeSlots(d) { otp in
+                let (secrets, slots) = try await Self.program(otp, slot: slot, program, accessCode: accessCode)
+                return (.programmed(slot: slot, secrets), slots)
             }
         case .swapSlots(let d, let accessCode):
-            await writeSlots(d) { session in
-                try await session.swapSlots(accessCode: accessCode)
-                return .swapped
-            }
+            await writeSlots(d) { (.swapped, try await $0.swap(accessCode: accessCode)) }
         case .deleteSlot(let d, let slot, let accessCode):
-            await writeSlots(d) { session in
-                try await session.deleteSlot(slot: slot, accessCode: accessCode)
-                return .deleted(slot: slot)
-            }
+            await writeSlots(d) { (.deleted(slot: slot), try await $0.delete(slot: slot, accessCode: accessCode)) }
         case .setAccessCode(let d, let slot, let current, let new):
-            await writeSlots(d, accessCode: true) { session in
+            await writeSlots(d, accessCode: true) { otp in
                 // The settings an UPDATE carries return to their defaults (as `ykterm otp settings` writes them).
                 let update = try OTPSlotConfiguration.update(OTPSlotConfiguration.Settings(), accessCode: new)
-                try await session.update(slot: slot, update, currentAccessCode: current)
-                return .accessCodeChanged(slot: slot, removed: new == nil)
+                return (.accessCodeChanged(slot: slot, removed: new == nil),
+                        try await otp.update(slot: slot, update, currentAccessCode: current))
             }
         case .challengeResponse(let d, let slot, let challenge):
             // The OTP application through the reader when it answers there, else over the OTP HID interface.
             do {
-                let backend = self.backend
-                let opened = try await d.openOTP { try await backend.connect(d) }
-                do {
-                    let post = self.post
-                    let response = try await opened.session.calculateHMAC(slot: slot, challenge: challenge) {
-                        post(.otp(.challengeWaitingForTouch(keyID: d.id)))
-                    }
-                    await opened.close()
-                    post(.otp(.challengeAnswered(keyID: d.id, slot: slot, challenge: challenge, response: response)))
-                } catch {
-                    await opened.close()
-                    throw error
+                let post = self.post
+                let response = try await operations(d).calculate(slot: slot, challenge: challenge) {
+                    post(.otp(.challengeWaitingForTouch(keyID: d.id)))
                 }
+                post(.otp(.challengeAnswered(keyID: d.id, slot: slot, challenge: challenge, response: response)))
             } catch {
                 post(.otp(.failed(keyID: d.id, Self.failure(.challenge, error))))
             }
         }
     }
 
+    private func operations(_ d: KeyDescriptor) -> OTPOperations {
+        OTPOperations(BackendKey(backend, d))
+    }
+
+    private static func slots(_ d: KeyDescriptor, _ slots: OTPOperations.Slots) -> OTPSlots {
+        OTPSlots(keyID: d.id, status: slots.status, overHID: slots.overHID)
+    }
+
     /// The key reveals no serial number, so a Yubico OTP slot has no public ID to take from it.
     struct NoSerial: Error {}
 
-    /// Writes `slot` as `program` asks, drawing the random values here; returns those shown once.
-    static func program(_ session: OTPSession, slot: Int, _ program: OTPSlotProgram,
-                        accessCode: [UInt8]?) async throws -> OTPProgrammedSecrets? {
+    /// Writes `slot` as `program` asks (the tab asked before it replaces a programmed slot), drawing the random
+    /// values here; returns those shown once, and the slots afterwards.
+    static func program(_ otp: OTPOperations, slot: Int, _ program: OTPSlotProgram,
+                        accessCode: [UInt8]?) async throws -> (OTPProgrammedSecrets?, OTPOperations.Slots) {
         switch program {
         case .yubicoOTP:
-            guard let serial = try await session.serial() else { throw NoSerial() }
-            let publicID = YubicoOTP.publicID(serial: serial)
             let privateID = Crypto.random(OTPSlotConfiguration.uidSize)
             let key = Crypto.random(OTPSlotConfiguration.keySize)
-            let config = try OTPSlotConfiguration.yubicoOTP(publicID: publicID, privateID: privateID, key: key,
-                                                            accessCode: accessCode)
-            try await session.put(slot: slot, config, currentAccessCode: accessCode)
-            return OTPProgrammedSecrets(slot: slot, publicID: Modhex.encode(publicID), privateID: privateID.hex,
-                                        key: key.hex, serial: serial)
+            let slots = try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode,
+                                            readSerial: true) { serial in
+                guard let serial else { throw NoSerial() }
+                return try OTPSlotConfiguration.yubicoOTP(publicID: YubicoOTP.publicID(serial: serial),
+                                                          privateID: privateID, key: key, accessCode: accessCode)
+            }
+            guard let serial = slots.serial else { throw NoSerial() }
+            return (OTPProgrammedSecrets(slot: slot, publicID: Modhex.encode(YubicoOTP.publicID(serial: serial)),
+                                         privateID: privateID.hex, key: key.hex, serial: serial), slots)
         case .staticPassword(let password, let length, let layout):
             let text = password ?? layout.generatePassword(length: length)
             let scanCodes: [UInt8]
@@ -97,36 +91,25 @@ struct OTPTabWork: Sendable {
             case .failure(let e): throw OTPError.unencodableCharacter(offset: e.offset, layout: layout)
             }
             let config = try OTPSlotConfiguration.staticPassword(scanCodes: scanCodes, accessCode: accessCode)
-            try await session.put(slot: slot, config, currentAccessCode: accessCode)
-            return nil
+            return (nil, try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode) { _ in config })
         case .hotp(let secret, let digits):
             let config = try OTPSlotConfiguration.oathHOTP(secret: secret, digits: digits, accessCode: accessCode)
-            try await session.put(slot: slot, config, currentAccessCode: accessCode)
-            return nil
+            return (nil, try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode) { _ in config })
         case .challengeResponse(let given, let touch):
             let key = given ?? Crypto.random(OTPSlotConfiguration.hmacKeySize)
-            try await session.programChallengeResponse(slot: slot, key: key, requireTouch: touch, accessCode: accessCode)
-            return given == nil ? OTPProgrammedSecrets(slot: slot, key: key.hex) : nil
+            let slots = try await otp.programChallengeResponse(slot: slot, key: key, requireTouch: touch,
+                                                               accessCode: accessCode, replacing: true)
+            return (given == nil ? OTPProgrammedSecrets(slot: slot, key: key.hex) : nil, slots)
         }
     }
 
-    /// Opens the OTP application (reader or OTP HID), performs a slot write and posts it with the status the
-    /// key reports after it.
+    /// Performs a slot write with the OTP operations and posts it with the slots the key reports after it.
     /// A refusal of an access code change says so in the words for that (`accessCode`).
     private func writeSlots(_ d: KeyDescriptor, accessCode: Bool = false,
-                            _ body: (OTPSession) async throws -> OTPSlotWrite) async {
+                            _ body: (OTPOperations) async throws -> (OTPSlotWrite, OTPOperations.Slots)) async {
         do {
-            let backend = self.backend
-            let opened = try await d.openOTP { try await backend.connect(d) }
-            do {
-                let write = try await body(opened.session)
-                let status = await opened.session.status
-                await opened.close()
-                post(.otp(.slotsWritten(write, OTPSlots(keyID: d.id, status: status, overHID: opened.channel == .otpHID))))
-            } catch {
-                await opened.close()
-                throw error
-            }
+            let (write, slots) = try await body(operations(d))
+            post(.otp(.slotsWritten(write, Self.slots(d, slots))))
         } catch {
             post(.otp(.failed(keyID: d.id, Self.failure(.slots, error, accessCode: accessCode))))
         }
