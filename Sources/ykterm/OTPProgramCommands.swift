@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -46,12 +47,10 @@ func confirmSlotWrite(_ prompt: Prompt, force: Bool, question: String, needsForc
     try prompt.confirmUnlessForced(force, question, nothingWas: "changed")
 }
 
-/// Asks before overwriting a programmed slot.
-func confirmOverwrite(_ session: OTPSession, slot: Int, prompt: Prompt, force: Bool) async throws {
-    guard await session.status.isConfigured(slot: slot) else { return }
-    try confirmSlotWrite(prompt, force: force,
-                         question: "Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.",
-                         needsForce: "slot \(slot) is programmed; overwriting it")
+/// Ends the command when `slot` is empty (before any question is asked): for the commands that change a
+/// programmed slot.
+func requireProgrammed(_ options: KeyOptions, slot: Int) async throws {
+    guard try await options.otp.slots().status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
 }
 
 /// The `--keyboard-layout` values.
@@ -139,22 +138,18 @@ extension OTPCommand {
             // Refuse values that do not fit before touching the key.
             _ = try OTPSlotConfiguration.yubicoOTP(publicID: given ?? [], privateID: privateID, key: aesKey)
             let (slot, enter, force) = (slotOption.slot, self.enter, self.force)
-            let (serial, publicID) = try await withOTP(keyOptions) { session -> (UInt32?, [UInt8]) in
-                let serial = try await session.serial()
-                let publicID: [UInt8]
-                if let given {
-                    publicID = given
-                } else if let serial {
-                    publicID = YubicoOTP.publicID(serial: serial)
-                } else {
-                    throw YktermError.failed("the key does not reveal its serial number; give --public-id")
+            let written = try await replacingAsked(prompt, force: force) { replacing in
+                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current,
+                                               readSerial: true) { serial in
+                    guard let publicID = given ?? serial.map({ YubicoOTP.publicID(serial: $0) }) else {
+                        throw YktermError.failed("the key does not reveal its serial number; give --public-id")
+                    }
+                    return try OTPSlotConfiguration.yubicoOTP(publicID: publicID, privateID: privateID, key: aesKey,
+                                                              appendEnter: enter, accessCode: codes.new)
                 }
-                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
-                let config = try OTPSlotConfiguration.yubicoOTP(publicID: publicID, privateID: privateID, key: aesKey,
-                                                                appendEnter: enter, accessCode: codes.new)
-                try await session.put(slot: slot, config, currentAccessCode: codes.current)
-                return (serial, publicID)
             }
+            let serial = written.serial
+            let publicID = given ?? serial.map { YubicoOTP.publicID(serial: $0) } ?? []
             let csv = [serial.map { String($0) } ?? "", Modhex.encode(publicID), privateID.hex, aesKey.hex, "",
                        localISOTime(), ""].joined(separator: ",")
             if json {
@@ -232,9 +227,8 @@ extension OTPCommand {
             let config = try OTPSlotConfiguration.staticPassword(scanCodes: scanCodes, appendEnter: enter,
                                                                  accessCode: codes.new)
             let (slot, force) = (slotOption.slot, self.force)
-            try await withOTP(keyOptions) { session in
-                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
-                try await session.put(slot: slot, config, currentAccessCode: codes.current)
+            try await replacingAsked(prompt, force: force) { replacing in
+                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
             out("Slot \(slot) programmed with a \(generate ? "generated " : "")static password of \(count) characters "
                 + "(\(keyboardLayout.rawValue.uppercased()) layout).")
@@ -280,9 +274,8 @@ extension OTPCommand {
             let config = try OTPSlotConfiguration.oathHOTP(secret: secret, digits: digits, movingFactor: counter,
                                                            appendEnter: enter, accessCode: codes.new)
             let (slot, force) = (slotOption.slot, self.force)
-            try await withOTP(keyOptions) { session in
-                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
-                try await session.put(slot: slot, config, currentAccessCode: codes.current)
+            try await replacingAsked(prompt, force: force) { replacing in
+                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
             out("Slot \(slot) programmed with an OATH-HOTP credential (\(digits) digits, counter \(counter)).")
         }
@@ -307,11 +300,10 @@ extension OTPCommand {
             let prompt = Prompt()
             let code = try locked.read(prompt)
             let force = self.force
-            try await withOTP(keyOptions) { session in
-                try confirmSlotWrite(prompt, force: force, question: "Swap the configurations of slot 1 and 2?",
-                                     needsForce: "swapping the slots")
-                try await session.swapSlots(accessCode: code)
-            }
+            _ = try await keyOptions.otp.slots()  // a missing key is said before the question
+            try confirmSlotWrite(prompt, force: force, question: "Swap the configurations of slot 1 and 2?",
+                                 needsForce: "swapping the slots")
+            _ = try await keyOptions.otp.swap(accessCode: code)
             out("Slots 1 and 2 swapped.")
         }
     }
@@ -343,13 +335,11 @@ extension OTPCommand {
             let prompt = Prompt()
             let code = try locked.read(prompt)
             let (slot, force, prefix) = (slotOption.slot, self.force, self.prefix)
-            try await withOTP(keyOptions) { session in
-                guard await session.status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
-                try confirmSlotWrite(prompt, force: force,
-                                     question: "Serve slot \(slot) on the NDEF tag after \(prefix)? This replaces the NDEF setting.",
-                                     needsForce: "changing the NDEF setting")
-                try await session.setNDEF(slot: slot, config, accessCode: code)
-            }
+            try await requireProgrammed(keyOptions, slot: slot)
+            try confirmSlotWrite(prompt, force: force,
+                                 question: "Serve slot \(slot) on the NDEF tag after \(prefix)? This replaces the NDEF setting.",
+                                 needsForce: "changing the NDEF setting")
+            _ = try await keyOptions.otp.setNDEF(slot: slot, config, accessCode: code)
             out("The NDEF tag serves slot \(slot) after \(prefix)")
         }
     }
@@ -409,15 +399,11 @@ extension OTPCommand {
                 useNumericKeypad: useNumericKeypad, serialUSBVisible: serialUsbVisible)
             let update = try OTPSlotConfiguration.update(settings, accessCode: unlock ? nil : codes.new)
             let (slot, force) = (slotOption.slot, self.force)
-            try await withOTP(keyOptions) { session in
-                guard await session.status.isConfigured(slot: slot) else {
-                    throw OTPError.slotEmpty(slot)
-                }
-                try confirmSlotWrite(prompt, force: force,
-                                     question: "Update the settings of slot \(slot)? Settings not given return to their defaults.",
-                                     needsForce: "updating slot \(slot)")
-                try await session.update(slot: slot, update, currentAccessCode: codes.current)
-            }
+            try await requireProgrammed(keyOptions, slot: slot)
+            try confirmSlotWrite(prompt, force: force,
+                                 question: "Update the settings of slot \(slot)? Settings not given return to their defaults.",
+                                 needsForce: "updating slot \(slot)")
+            _ = try await keyOptions.otp.update(slot: slot, update, currentAccessCode: codes.current)
             out("Settings of slot \(slot) updated.")
         }
     }

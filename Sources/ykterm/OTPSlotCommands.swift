@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -15,28 +16,41 @@ struct OTPSlotOption: ParsableArguments {
     }
 }
 
-/// Opens the OTP application on the interface that carries it (the reader when the OTP application answers
-/// there, else the OTP HID interface: KeyDescriptor.openOTP), runs `body`, closes.
-func withOTP<T>(_ options: KeyOptions, _ body: (OTPSession) async throws -> T) async throws -> T {
-    let opened: OpenedOTP
-    if options.virtual {
-        let connection = try await options.connect()
+extension KeyChoice: OTPOpener {
+    /// The OTP application on the interface that carries it (the reader when the OTP application answers there,
+    /// else the OTP HID interface: KeyDescriptor.openOTP); the virtual key's through its smart-card interface.
+    func openOTP() async throws -> OpenedOTP {
+        guard virtual else {
+            return try await KeyDiscovery.key(for: .otp, selector, silentReader: warnSilentReader).openOTP()
+        }
+        let connection = try await connect()
         do {
-            opened = OpenedOTP(session: try await OTPSession.make(connection: connection), close: { await connection.close() })
+            return OpenedOTP(session: try await OTPSession.make(connection: connection), close: { await connection.close() })
         } catch {
             await connection.close()
             throw error
         }
-    } else {
-        opened = try await KeyDiscovery.key(for: .otp, options.selector, silentReader: warnSilentReader).openOTP()
     }
+}
+
+extension KeyOptions {
+    /// The OTP operations on the key these options chose.
+    var otp: OTPOperations { OTPOperations(choice) }
+}
+
+/// Runs a slot write that may replace a programmed slot: with `force` it replaces at once; otherwise the
+/// operation refuses (`OTPOperationError.slotProgrammed`), the user is asked while the key is not held (without
+/// a terminal, --force is required), and the write runs again.
+@discardableResult
+func replacingAsked(_ prompt: Prompt, force: Bool,
+                    _ write: (_ replacing: Bool) async throws -> OTPOperations.Slots) async throws -> OTPOperations.Slots {
     do {
-        let result = try await body(opened.session)
-        await opened.close()
-        return result
-    } catch {
-        await opened.close()
-        throw error
+        return try await write(force)
+    } catch OTPOperationError.slotProgrammed(let slot) {
+        try confirmSlotWrite(prompt, force: force,
+                             question: "Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.",
+                             needsForce: "slot \(slot) is programmed; overwriting it")
+        return try await write(true)
     }
 }
 
@@ -81,9 +95,8 @@ extension OTPCommand {
         var json = false
 
         func run() async throws {
-            let (status, serial) = try await withOTP(keyOptions) { session in
-                (await session.status, try await session.serial())
-            }
+            let slots = try await keyOptions.otp.slots(readSerial: true)
+            let (status, serial) = (slots.status, slots.serial)
             if json {
                 try printJSON(OTPInfoJSON(version: status.version.description, serial: serial.map { Int($0) },
                                           programSequence: Int(status.programSequence), slots: (1...2).map { slot in
@@ -124,13 +137,11 @@ extension OTPCommand {
             guard !bytes.isEmpty else { throw YktermError.usage("the challenge is empty; give 1 to 64 bytes in hex") }
             guard bytes.count <= 64 else { throw OTPError.challengeTooLong(bytes.count) }
             let slot = slotOption.slot
-            let response = try await withOTP(keyOptions) { session in
-                guard await session.status.isConfigured(slot: slot) else {
-                    throw YktermError.failed("slot \(slot) is empty; program it with ykterm otp chalresp --slot \(slot)")
-                }
-                return try await session.calculateHMAC(slot: slot, challenge: bytes) {
-                    warn("Touch your key…")
-                }
+            let response: [UInt8]
+            do {
+                response = try await keyOptions.otp.calculate(slot: slot, challenge: bytes) { warn("Touch your key…") }
+            } catch OTPError.slotEmpty {
+                throw YktermError.failed("slot \(slot) is empty; program it with ykterm otp chalresp --slot \(slot)")
             }
             out(response.hex)
         }
@@ -184,9 +195,8 @@ extension OTPCommand {
             let config = try OTPSlotConfiguration.challengeResponse(key: secret, requireTouch: touch,
                                                                     accessCode: codes.new)
             let (slot, touch, force) = (slotOption.slot, self.touch, self.force)
-            try await withOTP(keyOptions) { session in
-                try await confirmOverwrite(session, slot: slot, prompt: prompt, force: force)
-                try await session.put(slot: slot, config, currentAccessCode: codes.current)
+            try await replacingAsked(prompt, force: force) { replacing in
+                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
             out("Slot \(slot) programmed for HMAC-SHA1 challenge-response" + (touch ? " (touch required)." : "."))
         }
@@ -209,15 +219,14 @@ extension OTPCommand {
             let prompt = Prompt()
             let code = try locked.read(prompt)
             let (slot, force) = (slotOption.slot, self.force)
-            try await withOTP(keyOptions) { session in
-                guard await session.status.isConfigured(slot: slot) else {
-                    throw YktermError.failed("slot \(slot) is already empty")
-                }
-                try prompt.requireForce(force, for: "deleting slot \(slot)")
-                try prompt.confirmUnlessForced(force, "Delete the configuration of slot \(slot)? It cannot be recovered.",
-                                                nothingWas: "deleted")
-                try await session.deleteSlot(slot: slot, accessCode: code)
+            // Asked while the key is not held: an empty slot is said at once, the question comes, then the delete.
+            guard try await keyOptions.otp.slots().status.isConfigured(slot: slot) else {
+                throw YktermError.failed("slot \(slot) is already empty")
             }
+            try prompt.requireForce(force, for: "deleting slot \(slot)")
+            try prompt.confirmUnlessForced(force, "Delete the configuration of slot \(slot)? It cannot be recovered.",
+                                            nothingWas: "deleted")
+            _ = try await keyOptions.otp.delete(slot: slot, accessCode: code)
             out("Slot \(slot) deleted.")
         }
     }
