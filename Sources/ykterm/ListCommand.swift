@@ -247,15 +247,15 @@ struct ReaderStatusJSON: Encodable {
     var atr: String
     var exclusive: Bool
 
-    init(_ status: ReaderStatus) {
-        reader = status.name
-        keyPresent = status.cardPresent && !status.mute
-        atr = status.atr.hex
-        exclusive = status.exclusive
-    }
-
     enum CodingKeys: String, CodingKey {
         case reader, atr, exclusive
         case keyPresent = "key_present"
+    }
+}
+
+extension ReaderStatusJSON {
+    init(_ status: ReaderStatus) {
+        self.init(reader: status.name, keyPresent: status.cardPresent && !status.mute, atr: status.atr.hex,
+                  exclusive: status.exclusive)
     }
 }

@@ -284,4 +284,226 @@ import Testing
             "420102": .integer(3), "7": .string("seven"), "t": .object(["tag": .integer(2), "value": .string("ab")]),
         ]))
     }
+
+    // MARK: list
+
+    static let usbKey: ListCommand.Row = {
+        let reader = "Yubico YubiKey OTP+FIDO+CCID 00 00"
+        let device = DeviceInfo(serial: 12_345_678, version: Version(5, 7, 2), formFactor: .usbAKeychain)
+        let info = KeyInfo(reader: reader, atr: [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73,
+                                                 0xC0, 0x21, 0xC0, 0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40],
+                           device: device, applications: ["OTP", "FIDO2", "OATH", "PIV"], overNFC: false)
+        let key = KeyDescriptor(transport: .pcsc(reader: reader), name: "YubiKey 5 NFC", atr: info.atr,
+                                fidoHID: HIDDeviceInfo(path: "/dev/hidraw3", vendorID: 0x1050, productID: 0x0407,
+                                                       productName: "YubiKey OTP+FIDO+CCID"))
+        return ListCommand.Row(key: key, info: info, error: nil)
+    }()
+
+    @Test func aListedKeyHasItsInterfacesAndWhatItToldOfItself() throws {
+        #expect(try Self.text([ListedKeyJSON(Self.usbKey)]) == """
+            [
+              {
+                "applications" : [
+                  "OTP",
+                  "FIDO2",
+                  "OATH",
+                  "PIV"
+                ],
+                "atr" : "3bfd1300008131fe158073c021c057597562694b657940",
+                "config_locked" : false,
+                "fido_hid" : "/dev/hidraw3",
+                "form_factor" : "usb-a-keychain",
+                "from_management" : true,
+                "interfaces" : [
+                  "ccid",
+                  "fido"
+                ],
+                "name" : "YubiKey 5",
+                "otp_hid" : null,
+                "reader" : "Yubico YubiKey OTP+FIDO+CCID 00 00",
+                "serial" : 12345678,
+                "transport" : "usb",
+                "version" : "5.7.2"
+              }
+            ]
+            """)
+    }
+
+    @Test func aKeyThatCouldNotBeAskedHasAnErrorInsteadOfItsFields() throws {
+        let reader = "ACS ACR122U PICC Interface 00 00"
+        let row = ListCommand.Row(key: KeyDescriptor(transport: .pcsc(reader: reader), name: reader,
+                                                     atr: [0x3B, 0x8F, 0x80, 0x01, 0x80, 0x4F]),
+                                  info: nil, error: SmartCardError.readerNotAnswering(reader))
+        var listed = ListedKeyJSON(row)
+        listed.hidErrors = ["/dev/hidraw5": "no permission"]
+        let text = try Self.text(listed)
+        #expect(text == """
+            {
+              "error" : "\(ListCommand.describeError(SmartCardError.readerNotAnswering(reader)))",
+              "fido_hid" : null,
+              "hid_errors" : {
+                "/dev/hidraw5" : "no permission"
+              },
+              "interfaces" : [
+                "nfc"
+              ],
+              "name" : "ACS ACR122U PICC Interface 00 00",
+              "otp_hid" : null,
+              "reader" : "ACS ACR122U PICC Interface 00 00",
+              "serial" : null
+            }
+            """)
+    }
+
+    @Test func aReaderHasItsStatus() throws {
+        let reader = ReaderStatusJSON(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00", keyPresent: true,
+                                      atr: "3bfd1300008131fe158073c021c057597562694b657940", exclusive: false)
+        #expect(try Self.text(reader) == """
+            {
+              "atr" : "3bfd1300008131fe158073c021c057597562694b657940",
+              "exclusive" : false,
+              "key_present" : true,
+              "reader" : "Yubico YubiKey OTP+FIDO+CCID 00 00"
+            }
+            """)
+    }
+
+    // MARK: otp
+
+    @Test func aYubicoOTPHasItsPublicIDAndTokenAndNoCode() throws {
+        #expect(try Self.text(ClassifiedOTPJSON(OTPClassifier.classify("vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb"))) == """
+            {
+              "layout" : "us",
+              "otp" : "vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb",
+              "public_id" : "vvccccfhcbdn",
+              "raw" : "vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb",
+              "serial" : 4587819,
+              "token" : "rckkhnnbddgfuvvrjntgbhiillgnbgrb",
+              "type" : "yubico-otp"
+            }
+            """)
+    }
+
+    @Test func anHOTPCodeHasItsCodeAndNoToken() throws {
+        #expect(try Self.text(ClassifiedOTPJSON(OTPClassifier.classify("ubhe28123456123456"))) == """
+            {
+              "code" : "123456",
+              "layout" : "us",
+              "otp" : "ubhe28123456123456",
+              "public_id" : "ubhe28123456",
+              "raw" : "ubhe28123456123456",
+              "serial" : 28123456,
+              "type" : "oath-hotp"
+            }
+            """)
+        #expect(try Self.text(ClassifiedOTPJSON(OTPClassifier.classify("hunter2"))) == """
+            {
+              "layout" : "us",
+              "otp" : "hunter2",
+              "public_id" : null,
+              "raw" : "hunter2",
+              "serial" : null,
+              "type" : "static"
+            }
+            """)
+    }
+
+    /// The FIPS-197 AES-128 test key, and an OTP made with it by PyPI yubiotp (private ID c0ffee123456, usage
+    /// counter 41, session counter 3).
+    @Test func aDecryptedOTPHasItsTokensFields() throws {
+        let key = try Hex.decode("2b7e151628aed2a6abf7158809cf4f3c")
+        let decrypted = try YubicoOTP.decrypt("vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb", key: key)
+        #expect(try Self.text(DecryptedOTPJSON(decrypted)) == """
+            {
+              "counter" : 41,
+              "crc" : 20087,
+              "crc_ok" : true,
+              "private_id" : "c0ffee123456",
+              "public_id" : "vvccccfhcbdn",
+              "random" : 35492,
+              "serial" : 4587819,
+              "session_counter" : 3,
+              "timestamp" : 54005
+            }
+            """)
+    }
+
+    static let records = [
+        NDEFRecord(tnf: NDEFRecord.tnfWellKnown, type: [0x55],
+                   payload: [0x04] + Array("my.yubico.com/yk/#vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb".utf8)),
+        NDEFRecord(tnf: NDEFRecord.tnfWellKnown, type: [0x54], payload: [0x02] + Array("enhi".utf8)),
+        NDEFRecord(tnf: 0x04, type: Array("yubico.com:x".utf8), payload: [1]),
+    ]
+
+    @Test func ndefRecordsAsJSONAndAsLines() throws {
+        let rows = Self.records.map(NDEFRecordJSON.init)
+        #expect(rows.map(\.line) == ["URI: https://my.yubico.com/yk/#vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb",
+                                     "Text: hi", "Record: TNF 4, type 79756269636f2e636f6d3a78"])
+        #expect(try Self.text(OTPReadJSON(classification: nil, records: rows)) == """
+            {
+              "otp" : null,
+              "records" : [
+                {
+                  "type" : "uri",
+                  "value" : "https://my.yubico.com/yk/#vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb"
+                },
+                {
+                  "language" : "en",
+                  "type" : "text",
+                  "value" : "hi"
+                },
+                {
+                  "record_type" : "79756269636f2e636f6d3a78",
+                  "tnf" : 4,
+                  "type" : "other"
+                }
+              ],
+              "type" : null
+            }
+            """)
+    }
+
+    @Test func aReadOTPHasItsClassificationAndTheRecords() throws {
+        let otp = ClassifiedOTPJSON(OTPClassifier.classify("vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb"))
+        let tree = try JSONTree.value(of: OTPReadJSON(classification: otp, records: [NDEFRecordJSON(Self.records[0])]))
+        guard case .object(let object) = tree else { Issue.record("not an object: \(tree)"); return }
+        #expect(Set(object.keys) == ["layout", "otp", "public_id", "raw", "records", "serial", "token", "type"])
+        #expect(object["otp"] == .string("vvccccfhcbdnrckkhnnbddgfuvvrjntgbhiillgnbgrb"))
+    }
+
+    @Test func aProgrammedYubicoOTPSlot() throws {
+        let programmed = OTPYubiOTPJSON(slot: 1, serial: nil, publicID: "vvccccfhcbdn", privateID: "c0ffee123456",
+                                        key: "2b7e151628aed2a6abf7158809cf4f3c",
+                                        csv: ",vvccccfhcbdn,c0ffee123456,2b7e151628aed2a6abf7158809cf4f3c,,2026-11-29T12:00:00,")
+        #expect(try Self.text(programmed) == """
+            {
+              "csv" : ",vvccccfhcbdn,c0ffee123456,2b7e151628aed2a6abf7158809cf4f3c,,2026-11-29T12:00:00,",
+              "key" : "2b7e151628aed2a6abf7158809cf4f3c",
+              "private_id" : "c0ffee123456",
+              "public_id" : "vvccccfhcbdn",
+              "serial" : null,
+              "slot" : 1
+            }
+            """)
+    }
+
+    // MARK: u2f
+
+    @Test func u2fRegistrationAndSignature() throws {
+        #expect(try Self.text(U2FRegistrationJSON(keyHandle: "0a0b", publicKey: "04aa",
+                                                  certificateSubject: "CN=Yubico U2F EE Serial 23925734811456")) == """
+            {
+              "certificate_subject" : "CN=Yubico U2F EE Serial 23925734811456",
+              "key_handle" : "0a0b",
+              "public_key" : "04aa"
+            }
+            """)
+        #expect(try Self.text(U2FSignatureJSON(counter: 7, userPresence: true, signature: "3045")) == """
+            {
+              "counter" : 7,
+              "signature" : "3045",
+              "user_presence" : true
+            }
+            """)
+    }
 }
