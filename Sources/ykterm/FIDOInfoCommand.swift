@@ -41,24 +41,7 @@ extension FIDOCommand {
                     return
                 }
                 if json {
-                    var o: [String: Any] = [
-                        "versions": info.versions, "extensions": info.extensions, "aaguid": info.aaguidString,
-                        "options": info.options, "pin_set": info.pinSet ?? false,
-                        "pin_retries": retries.map { $0 as Any } ?? JSONNull(), "min_pin_length": info.minPINLength,
-                        "pin_protocols": info.pinUVAuthProtocols, "transports": info.transports,
-                        "algorithms": info.algorithms, "fido2": true,
-                    ]
-                    o["max_msg_size"] = info.maxMessageSize ?? JSONNull()
-                    o["remaining_discoverable_credentials"] = info.remainingDiscoverableCredentials ?? JSONNull()
-                    o["firmware_version"] = info.firmware.map { $0.description as Any } ?? JSONNull()
-                    o["force_pin_change"] = info.forcePINChange
-                    o["always_uv"] = info.alwaysUV ?? JSONNull()
-                    o["enterprise_attestation"] = info.enterpriseAttestation ?? JSONNull()
-                    o["max_rpids_for_min_pin_length"] = info.maxRPIDsForSetMinPINLength ?? JSONNull()
-                    var other = [String: Any]()
-                    for (k, v) in info.otherFields { other[Info.fieldName(k)] = Info.json(v) }
-                    o["other_fields"] = other
-                    try printJSON(o)
+                    try printJSON(FIDOInfoJSON(info, pinRetries: retries))
                     return
                 }
                 for (label, value) in Info.lines(info, retries: retries) {
@@ -70,15 +53,7 @@ extension FIDOCommand {
             /// a FIDO2 key's, empty.
             private func showU2FOnly(version: String) throws {
                 if json {
-                    try printJSON([
-                        "versions": [version], "fido2": false, "extensions": [String](), "aaguid": JSONNull(),
-                        "options": [String: Bool](), "pin_set": false, "pin_retries": JSONNull(),
-                        "min_pin_length": JSONNull(), "pin_protocols": [Int](), "transports": [String](),
-                        "algorithms": [Int](), "max_msg_size": JSONNull(), "remaining_discoverable_credentials": JSONNull(),
-                        "firmware_version": JSONNull(), "force_pin_change": false, "other_fields": [String: Any](),
-                        "always_uv": JSONNull(), "enterprise_attestation": JSONNull(),
-                        "max_rpids_for_min_pin_length": JSONNull(),
-                    ] as [String: Any])
+                    try printJSON(FIDOInfoJSON.u2fOnly(version: version))
                     return
                 }
                 out(Info.field("Versions", version))
@@ -94,22 +69,23 @@ extension FIDOCommand {
             return key.encoded.hex
         }
 
-        /// A CBOR value as JSON: byte strings in hex, map keys as text, tags as {"tag", "value"}.
-        static func json(_ value: CBOR) -> Any {
+        /// A CBOR value as JSON: byte strings in hex, map keys as text, tags as {"tag", "value"}; a negative
+        /// integer of Int64.min or below, and a float that is not finite, as text.
+        static func json(_ value: CBOR) -> JSONValue {
             switch value {
-            case .unsigned(let n): return n
-            case .negative(let n): return n < UInt64(Int64.max) ? -1 - Int64(n) : "-1-\(n)" as Any
-            case .bytes(let b): return b.hex
-            case .text(let t): return t
-            case .array(let a): return a.map(json)
+            case .unsigned(let n): return .integer(Int128(n))
+            case .negative(let n): return n < UInt64(Int64.max) ? .integer(Int128(-1 - Int64(n))) : .string("-1-\(n)")
+            case .bytes(let b): return .string(b.hex)
+            case .text(let t): return .string(t)
+            case .array(let a): return .array(a.map(json))
             case .map(let m):
-                var o = [String: Any]()
+                var o = [String: JSONValue]()
                 for (k, v) in m { o[k.string ?? k.int.map(String.init) ?? k.encoded.hex] = json(v) }
-                return o
-            case .tagged(let tag, let inner): return ["tag": tag, "value": json(inner)] as [String: Any]
-            case .bool(let b): return b
-            case .null, .undefined: return JSONNull()
-            case .float(let d): return d.isFinite ? d : "\(d)" as Any
+                return .object(o)
+            case .tagged(let tag, let inner): return .object(["tag": .integer(Int128(tag)), "value": json(inner)])
+            case .bool(let b): return .bool(b)
+            case .null, .undefined: return .null
+            case .float(let d): return d.isFinite ? .double(d) : .string("\(d)")
             }
         }
 
@@ -153,5 +129,83 @@ extension FIDOCommand {
             let head = label + ":"
             return head + String.spaces(max(1, labelWidth - head.count)) + value
         }
+    }
+}
+
+/// `fido info --json`. Every field is always there: null when the key does not say, and for a key that speaks
+/// U2F only, fido2 false, its U2F version, and the other fields empty, false or null.
+struct FIDOInfoJSON: Encodable {
+    var versions: [String]
+    var fido2: Bool
+    var extensions: [String]
+    var aaguid: String?
+    var options: [String: Bool]
+    var pinSet: Bool
+    var pinRetries: Int?
+    var minPINLength: Int?
+    var pinProtocols: [Int]
+    var transports: [String]
+    /// COSE algorithm identifiers.
+    var algorithms: [Int]
+    var maxMsgSize: Int?
+    var remainingDiscoverableCredentials: Int?
+    var firmwareVersion: String?
+    var forcePINChange: Bool
+    var alwaysUV: Bool?
+    var enterpriseAttestation: Bool?
+    var maxRPIDsForMinPINLength: Int?
+    /// The getInfo fields ykterm does not read, by `Info.fieldName`, their values as `Info.json` gives them.
+    var otherFields: [String: JSONValue]
+
+    enum CodingKeys: String, CodingKey {
+        case versions, fido2, extensions, aaguid, options, transports, algorithms
+        case pinSet = "pin_set"
+        case pinRetries = "pin_retries"
+        case minPINLength = "min_pin_length"
+        case pinProtocols = "pin_protocols"
+        case maxMsgSize = "max_msg_size"
+        case remainingDiscoverableCredentials = "remaining_discoverable_credentials"
+        case firmwareVersion = "firmware_version"
+        case forcePINChange = "force_pin_change"
+        case alwaysUV = "always_uv"
+        case enterpriseAttestation = "enterprise_attestation"
+        case maxRPIDsForMinPINLength = "max_rpids_for_min_pin_length"
+        case otherFields = "other_fields"
+    }
+}
+
+extension FIDOInfoJSON {
+    /// A FIDO2 key's: what its getInfo says, and its PIN retries (nil when it did not say).
+    init(_ info: AuthenticatorInfo, pinRetries: Int?) {
+        versions = info.versions
+        fido2 = true
+        extensions = info.extensions
+        aaguid = info.aaguidString
+        options = info.options
+        pinSet = info.pinSet ?? false
+        self.pinRetries = pinRetries
+        minPINLength = info.minPINLength
+        pinProtocols = info.pinUVAuthProtocols
+        transports = info.transports
+        algorithms = info.algorithms
+        maxMsgSize = info.maxMessageSize
+        remainingDiscoverableCredentials = info.remainingDiscoverableCredentials
+        firmwareVersion = info.firmware?.description
+        forcePINChange = info.forcePINChange
+        alwaysUV = info.alwaysUV
+        enterpriseAttestation = info.enterpriseAttestation
+        maxRPIDsForMinPINLength = info.maxRPIDsForSetMinPINLength
+        var other = [String: JSONValue]()
+        for (k, v) in info.otherFields { other[FIDOCommand.Info.fieldName(k)] = FIDOCommand.Info.json(v) }
+        otherFields = other
+    }
+
+    /// A key that speaks U2F only: its U2F version.
+    static func u2fOnly(version: String) -> FIDOInfoJSON {
+        FIDOInfoJSON(versions: [version], fido2: false, extensions: [], aaguid: nil, options: [:], pinSet: false,
+                     pinRetries: nil, minPINLength: nil, pinProtocols: [], transports: [], algorithms: [],
+                     maxMsgSize: nil, remainingDiscoverableCredentials: nil, firmwareVersion: nil,
+                     forcePINChange: false, alwaysUV: nil, enterpriseAttestation: nil, maxRPIDsForMinPINLength: nil,
+                     otherFields: [:])
     }
 }

@@ -1,40 +1,106 @@
-/// `--json` outputs as `Encodable` types: `printJSON(_:)` turns one into the value tree `JSONText` writes (keys
-/// sorted, two-space indent, the escapes it makes), so a typed output prints exactly as the dictionaries did. An
-/// optional that is nil is written as `null`, not left out: a field is always there, as scripts expect.
+import KeyKit
+
+/// `--json` outputs as `Encodable` types: `printJSON(_:)` turns one into a `JSONValue` (`JSONTree`) and writes it
+/// with `JSONText` (keys sorted, two-space indent, the escapes it makes). An optional that is nil is written as
+/// `null`, not left out: a field is always there, as scripts expect. A field that is sometimes absent is encoded
+/// only when present, by the type's own `encode(to:)`.
 func printJSON(_ value: some Encodable) throws {
-    try printJSON(try JSONTree.value(of: value))
+    // Written by hand rather than with JSONSerialization, which on Linux takes ~70 ms for a thousand accounts.
+    var text = ""
+    try JSONText.append(JSONTree.value(of: value), to: &text, indent: 0)
+    text += "\n"
+    StandardStream.write(text, to: 1)
 }
 
-/// Builds JSONText's tree (`[String: Any]`, `[Any]`, strings, numbers, booleans, `JSONNull`) from an Encodable.
-enum JSONTree {
-    static func value(of value: some Encodable) throws -> Any {
-        let encoder = TreeEncoder(codingPath: [])
-        try value.encode(to: encoder)
-        return resolved(encoder.root.value)
+/// A JSON value, as `JSONText` writes it; also the type of open-ended data in an output (getInfo fields ykterm
+/// does not know, CBOR values).
+enum JSONValue: Equatable, Sendable {
+    case object([String: JSONValue])
+    case array([JSONValue])
+    case string(String)
+    /// 128 bits, so that a 64-bit integer fits whether signed or not (CBOR's unsigned and negative ones too).
+    case integer(Int128)
+    case double(Double)
+    case bool(Bool)
+    case null
+}
+
+extension JSONValue: Encodable {
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
-    /// Where an encoder's value goes: set once, or filled in by a container.
+    /// For an encoder other than JSONTree's (which takes the value as it is).
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .object(let fields):
+            var c = encoder.container(keyedBy: Key.self)
+            for (key, value) in fields { try c.encode(value, forKey: Key(stringValue: key)) }
+        case .array(let items):
+            var c = encoder.unkeyedContainer()
+            for item in items { try c.encode(item) }
+        case .string(let s):
+            var c = encoder.singleValueContainer()
+            try c.encode(s)
+        case .integer(let n):
+            var c = encoder.singleValueContainer()
+            if let i = Int64(exactly: n) {
+                try c.encode(i)
+            } else if let u = UInt64(exactly: n) {
+                try c.encode(u)
+            } else {
+                throw EncodingError.invalidValue(n, EncodingError.Context(codingPath: encoder.codingPath,
+                                                                          debugDescription: "beyond 64 bits"))
+            }
+        case .double(let d):
+            var c = encoder.singleValueContainer()
+            try c.encode(d)
+        case .bool(let b):
+            var c = encoder.singleValueContainer()
+            try c.encode(b)
+        case .null:
+            var c = encoder.singleValueContainer()
+            try c.encodeNil()
+        }
+    }
+}
+
+/// Builds the `JSONValue` of an Encodable.
+enum JSONTree {
+    static func value(of value: some Encodable) throws -> JSONValue {
+        try encode(value, codingPath: []).value
+    }
+
+    /// Where an encoder's value goes: set once, or a container filled in after it was placed.
     final class Slot {
-        var value: Any = JSONNull()
+        enum Content {
+            case value(JSONValue)
+            case object(Object)
+            case list(List)
+
+            /// The value, containers as they are now.
+            var value: JSONValue {
+                switch self {
+                case .value(let v): v
+                case .object(let o): .object(o.fields.mapValues(\.content.value))
+                case .list(let l): .array(l.items.map(\.content.value))
+                }
+            }
+        }
+
+        var content: Content
+        init(_ content: Content = .value(.null)) { self.content = content }
     }
 
     final class Object {
         var fields: [String: Slot] = [:]
-        var value: [String: Any] { fields.mapValues { resolved($0.value) } }
     }
 
     final class List {
         var items: [Slot] = []
-        var value: [Any] { items.map { resolved($0.value) } }
-    }
-
-    /// A slot may hold a container that is filled after it was placed: its value then.
-    static func resolved(_ value: Any) -> Any {
-        switch value {
-        case let o as Object: return o.value
-        case let l as List: return l.value
-        default: return value
-        }
     }
 
     final class TreeEncoder: Encoder {
@@ -44,14 +110,16 @@ enum JSONTree {
         init(codingPath: [any CodingKey]) { self.codingPath = codingPath }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-            let object = (root.value as? Object) ?? Object()
-            root.value = object
+            let object: Object
+            if case .object(let o) = root.content { object = o } else { object = Object() }
+            root.content = .object(object)
             return KeyedEncodingContainer(Keyed<Key>(object: object, codingPath: codingPath))
         }
 
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
-            let list = (root.value as? List) ?? List()
-            root.value = list
+            let list: List
+            if case .list(let l) = root.content { list = l } else { list = List() }
+            root.content = .list(list)
             return Unkeyed(list: list, codingPath: codingPath)
         }
 
@@ -60,20 +128,24 @@ enum JSONTree {
         }
     }
 
-    /// The value of `value` as the tree holds it: plain values as they are, anything else encoded.
-    static func encode(_ value: some Encodable, codingPath: [any CodingKey]) throws -> Any {
+    /// What a slot holds for `value`: plain values as they are, anything else encoded.
+    static func encode(_ value: some Encodable, codingPath: [any CodingKey]) throws -> Slot.Content {
         switch value {
-        case let v as String: return v
-        case let v as Bool: return v
-        case let v as Int: return v
-        case let v as Int64: return v
-        case let v as UInt32: return v
-        case let v as UInt8: return v
-        case let v as Double: return v
+        case let v as JSONValue: return .value(v)
+        case let v as String: return .value(.string(v))
+        case let v as Bool: return .value(.bool(v))
+        case let v as Double: return .value(.double(v))
+        case let v as Float: return .value(.double(Double(v)))
+        case let v as any BinaryInteger:
+            guard let n = Int128(exactly: v) else {
+                throw EncodingError.invalidValue(v, EncodingError.Context(codingPath: codingPath,
+                                                                          debugDescription: "beyond 128 bits"))
+            }
+            return .value(.integer(n))
         default:
             let encoder = TreeEncoder(codingPath: codingPath)
             try value.encode(to: encoder)
-            return encoder.root.value
+            return encoder.root.content
         }
     }
 
@@ -81,13 +153,11 @@ enum JSONTree {
         let object: Object
         let codingPath: [any CodingKey]
 
-        private func put(_ value: Any, _ key: Key) {
-            let slot = Slot()
-            slot.value = value
-            object.fields[key.stringValue] = slot
+        private func put(_ content: Slot.Content, _ key: Key) {
+            object.fields[key.stringValue] = Slot(content)
         }
 
-        mutating func encodeNil(forKey key: Key) throws { put(JSONNull(), key) }
+        mutating func encodeNil(forKey key: Key) throws { put(.value(.null), key) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             put(try JSONTree.encode(value, codingPath: codingPath + [key]), key)
         }
@@ -141,13 +211,13 @@ enum JSONTree {
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
                                                             forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
             let nested = Object()
-            put(nested, key)
+            put(.object(nested), key)
             return KeyedEncodingContainer(Keyed<NestedKey>(object: nested, codingPath: codingPath + [key]))
         }
 
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             let nested = List()
-            put(nested, key)
+            put(.list(nested), key)
             return Unkeyed(list: nested, codingPath: codingPath + [key])
         }
 
@@ -164,25 +234,23 @@ enum JSONTree {
         let codingPath: [any CodingKey]
         var count: Int { list.items.count }
 
-        private func append(_ value: Any) {
-            let slot = Slot()
-            slot.value = value
-            list.items.append(slot)
+        private func append(_ content: Slot.Content) {
+            list.items.append(Slot(content))
         }
 
-        mutating func encodeNil() throws { append(JSONNull()) }
+        mutating func encodeNil() throws { append(.value(.null)) }
         mutating func encode<T: Encodable>(_ value: T) throws {
             append(try JSONTree.encode(value, codingPath: codingPath))
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
             -> KeyedEncodingContainer<NestedKey> {
             let nested = Object()
-            append(nested)
+            append(.object(nested))
             return KeyedEncodingContainer(Keyed<NestedKey>(object: nested, codingPath: codingPath))
         }
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
             let nested = List()
-            append(nested)
+            append(.list(nested))
             return Unkeyed(list: nested, codingPath: codingPath)
         }
         mutating func superEncoder() -> any Encoder {
@@ -196,9 +264,9 @@ enum JSONTree {
         let slot: Slot
         let codingPath: [any CodingKey]
 
-        mutating func encodeNil() throws { slot.value = JSONNull() }
+        mutating func encodeNil() throws { slot.content = .value(.null) }
         mutating func encode<T: Encodable>(_ value: T) throws {
-            slot.value = try JSONTree.encode(value, codingPath: codingPath)
+            slot.content = try JSONTree.encode(value, codingPath: codingPath)
         }
     }
 }

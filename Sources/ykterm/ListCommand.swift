@@ -73,7 +73,7 @@ struct ListCommand: RequestCommand {
                 }
             }
             if json {
-                try printJSON(rows.map(ListCommand.jsonObject))
+                try printJSON(rows.map(ListedKeyJSON.init))
             } else {
                 for r in rows { out(ListCommand.describe(r)) }
             }
@@ -87,8 +87,7 @@ struct ListCommand: RequestCommand {
         private func listReaders() throws {
             let statuses = try PCSCContext().status().filter { key.selector.matches(readerName: $0.name) }
             if json {
-                try printJSON(statuses.map { ["reader": $0.name, "key_present": $0.cardPresent && !$0.mute,
-                                              "atr": $0.atr.hex, "exclusive": $0.exclusive] as [String: Any] })
+                try printJSON(statuses.map(ReaderStatusJSON.init))
             } else {
                 for s in statuses {
                     out("\(s.name): " + (s.cardPresent ? (s.mute ? "key does not answer" : "key present") : "empty")
@@ -133,33 +132,6 @@ struct ListCommand: RequestCommand {
         }
     }
 
-    static func jsonObject(_ row: Row) -> [String: Any] {
-        let d = row.key
-        var o: [String: Any] = [
-            "reader": d.map(KeyDiscovery.place) ?? row.info?.reader ?? "",
-            "name": row.info?.device.productName ?? d?.name ?? "",
-            "serial": (row.info?.device.serial ?? d?.serial).map { Int($0) as Any } ?? JSONNull(),
-            "interfaces": d.map { $0.interfaces.map(\.rawValue) } ?? [(row.info?.overNFC ?? false) ? "nfc" : "ccid"],
-            "fido_hid": d?.fidoHID?.path ?? JSONNull(),
-            "otp_hid": d?.otpHID?.path ?? JSONNull(),
-        ]
-        if let k = row.info {
-            o["version"] = k.device.version.description
-            o["form_factor"] = k.device.formFactor.identifier
-            o["applications"] = k.applications
-            o["transport"] = k.overNFC ? "nfc" : "usb"
-            o["atr"] = k.atr.hex
-            o["config_locked"] = k.device.isConfigLocked
-            o["from_management"] = k.device.fromManagement
-        }
-        if let e = row.error { o["error"] = describeError(e) }
-        let unopenable = unopenableHID(d)
-        if !unopenable.isEmpty {
-            o["hid_errors"] = Dictionary(unopenable.map { ($0.path, $0.problem) }, uniquingKeysWith: { first, _ in first })
-        }
-        return o
-    }
-
     static func describe(_ row: Row) -> String {
         let place = row.key.map(KeyDiscovery.place) ?? row.info?.reader ?? ""
         guard let k = row.info else {
@@ -188,4 +160,100 @@ struct ListCommand: RequestCommand {
 extension DeviceInfo {
     /// The product name, or for a key that has none what it is, in the user's language.
     var displayName: String { productName ?? StringTables.load().text(UIText(unnamedKey.key)) }
+}
+
+/// A key in `list --json`. serial, fido_hid and otp_hid are null when unknown or absent. The fields from what
+/// the key told of itself (version to from_management) are left out when it could not be asked, and error is
+/// there only then; hid_errors is there only when a HID node of the key cannot be opened.
+struct ListedKeyJSON: Encodable {
+    var reader: String
+    var name: String
+    var serial: Int?
+    var interfaces: [String]
+    /// The hidraw node's path.
+    var fidoHID: String?
+    var otpHID: String?
+    var device: Device?
+    var error: String?
+    /// Why each HID node this user may not open cannot be opened, and the fix, by path.
+    var hidErrors: [String: String]
+
+    /// What the key told of itself.
+    struct Device: Encodable {
+        var version: String
+        var formFactor: String
+        var applications: [String]
+        /// "usb" or "nfc".
+        var transport: String
+        var atr: String
+        var configLocked: Bool
+        /// False when the information was probed, without the Management application.
+        var fromManagement: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case version, applications, transport, atr
+            case formFactor = "form_factor"
+            case configLocked = "config_locked"
+            case fromManagement = "from_management"
+        }
+    }
+
+    init(_ row: ListCommand.Row) {
+        let d = row.key
+        reader = d.map(KeyDiscovery.place) ?? row.info?.reader ?? ""
+        name = row.info?.device.productName ?? d?.name ?? ""
+        serial = (row.info?.device.serial ?? d?.serial).map { Int($0) }
+        interfaces = d.map { $0.interfaces.map(\.rawValue) } ?? [(row.info?.overNFC ?? false) ? "nfc" : "ccid"]
+        fidoHID = d?.fidoHID?.path
+        otpHID = d?.otpHID?.path
+        device = row.info.map { k in
+            Device(version: k.device.version.description, formFactor: k.device.formFactor.identifier,
+                   applications: k.applications, transport: k.overNFC ? "nfc" : "usb", atr: k.atr.hex,
+                   configLocked: k.device.isConfigLocked, fromManagement: k.device.fromManagement)
+        }
+        error = row.error.map(ListCommand.describeError)
+        hidErrors = Dictionary(ListCommand.unopenableHID(d).map { ($0.path, $0.problem) },
+                               uniquingKeysWith: { first, _ in first })
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case reader, name, serial, interfaces, error
+        case fidoHID = "fido_hid"
+        case otpHID = "otp_hid"
+        case hidErrors = "hid_errors"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(reader, forKey: .reader)
+        try c.encode(name, forKey: .name)
+        try c.encodeIfPresent(serial, forKey: .serial)
+        try c.encode(interfaces, forKey: .interfaces)
+        try c.encodeIfPresent(fidoHID, forKey: .fidoHID)
+        try c.encodeIfPresent(otpHID, forKey: .otpHID)
+        if let device { try device.encode(to: encoder) }
+        if let error { try c.encode(error, forKey: .error) }
+        if !hidErrors.isEmpty { try c.encode(hidErrors, forKey: .hidErrors) }
+    }
+}
+
+/// A reader in `list --readers --json`: whether a key that answers is in it, its ATR in hex, and whether
+/// another program holds it exclusively.
+struct ReaderStatusJSON: Encodable {
+    var reader: String
+    var keyPresent: Bool
+    var atr: String
+    var exclusive: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case reader, atr, exclusive
+        case keyPresent = "key_present"
+    }
+}
+
+extension ReaderStatusJSON {
+    init(_ status: ReaderStatus) {
+        self.init(reader: status.name, keyPresent: status.cardPresent && !status.mute, atr: status.atr.hex,
+                  exclusive: status.exclusive)
+    }
 }

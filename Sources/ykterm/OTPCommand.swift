@@ -28,25 +28,6 @@ struct OTPCommand: ParsableCommand {
                       YubiOTP.self, Static.self, HOTP.self, NDEF.self, Settings.self, Swap.self, Delete.self])
 }
 
-/// The classification as JSON fields.
-func otpJSON(_ c: ClassifiedOTP) -> [String: Any] {
-    var j: [String: Any] = ["type": c.kind.rawValue, "otp": c.text, "raw": c.raw, "layout": c.layout.rawValue]
-    j["public_id"] = c.publicID ?? JSONNull()
-    j["serial"] = c.serial.map { Int($0) } ?? JSONNull()
-    if let t = c.token { j["token"] = t }
-    if let code = c.code { j["code"] = code }
-    return j
-}
-
-/// One NDEF record as a line for people.
-func recordLine(_ row: [String: Any]) -> String {
-    switch row["type"] as? String {
-    case "uri": return "URI: \(row["value"] ?? "")"
-    case "text": return "Text: \(row["value"] ?? "")"
-    default: return "Record: TNF \(row["tnf"] ?? ""), type \(row["record_type"] ?? "")"
-    }
-}
-
 /// The classification as lines for people.
 func printOTP(_ c: ClassifiedOTP) {
     switch c.kind {
@@ -104,7 +85,7 @@ extension OTPCommand {
             }
             let c = OTPClassifier.classify(LoadedConfig.current.otp.extract(fromTyped: captured))
             if json {
-                try printJSON(otpJSON(c))
+                try printJSON(ClassifiedOTPJSON(c))
             } else {
                 out(c.raw)
                 printOTP(c)
@@ -196,7 +177,7 @@ extension OTPCommand {
         func run() throws {
             // The config file's [otp] parsers find the OTP in longer text (a URL the key types).
             let c = OTPClassifier.classify(LoadedConfig.current.otp.extract(fromTyped: otp))
-            if json { try printJSON(otpJSON(c)) } else { printOTP(c) }
+            if json { try printJSON(ClassifiedOTPJSON(c)) } else { printOTP(c) }
         }
     }
 
@@ -247,12 +228,7 @@ extension OTPCommand {
             do { d = try YubicoOTP.decrypt(c.text, key: aes) } catch { throw YktermError.usage(explained(error).1) }
             let t = d.token
             if json {
-                try printJSON([
-                    "public_id": d.publicID, "serial": YubicoOTP.serial(fromPublicID: d.publicID).map { Int($0) } as Any? ?? JSONNull(),
-                    "private_id": t.privateID.hex, "counter": Int(t.usageCounter),
-                    "session_counter": Int(t.sessionCounter), "timestamp": Int(t.timestamp), "random": Int(t.random),
-                    "crc": Int(t.crc), "crc_ok": d.crcOK,
-                ] as [String: Any])
+                try printJSON(DecryptedOTPJSON(d))
             } else {
                 out("Public ID: " + (d.publicID.isEmpty ? "(none)" : d.publicID))
                 out("Private ID: \(t.privateID.hex)")
@@ -295,14 +271,7 @@ extension OTPCommand {
                 await connection.close()
                 throw error
             }
-            var rows = [[String: Any]]()
-            for r in records {
-                switch try? r.content() {
-                case .uri(let u)?: rows.append(["type": "uri", "value": u])
-                case .text(let t, let lang, _)?: rows.append(["type": "text", "value": t, "language": lang])
-                default: rows.append(["type": "other", "tnf": Int(r.tnf), "record_type": r.type.hex])
-                }
-            }
+            let rows = records.map(NDEFRecordJSON.init)
             let otp: String
             do {
                 // --pattern, else the config file's [otp] parsers, else the standard forms.
@@ -314,22 +283,168 @@ extension OTPCommand {
             } catch {
                 // What was read is shown either way; the exit status and the error say no OTP was found.
                 if json {
-                    try printJSON(["otp": JSONNull(), "type": JSONNull(), "records": rows] as [String: Any])
+                    try printJSON(OTPReadJSON(classification: nil, records: rows))
                 } else {
-                    rows.forEach { out(recordLine($0)) }
+                    rows.forEach { out($0.line) }
                 }
                 throw error
             }
             let c = OTPClassifier.classify(otp)
             if json {
-                var j = otpJSON(c)
-                j["records"] = rows
-                try printJSON(j)
+                try printJSON(OTPReadJSON(classification: ClassifiedOTPJSON(c), records: rows))
             } else {
-                rows.forEach { out(recordLine($0)) }
+                rows.forEach { out($0.line) }
                 out("OTP: \(otp)")
                 printOTP(c)
             }
         }
+    }
+}
+
+/// An OTP's classification in `otp parse`, `otp capture` and `otp read --json`. public_id and serial are null
+/// when the OTP has none; token (a Yubico OTP's) and code (an OATH-HOTP's) are left out when it has none.
+struct ClassifiedOTPJSON: Encodable {
+    var type: String
+    /// The OTP translated back to US keys.
+    var otp: String
+    /// The OTP as typed.
+    var raw: String
+    var layout: String
+    var publicID: String?
+    var serial: Int?
+    var token: String?
+    var code: String?
+
+    init(_ c: ClassifiedOTP) {
+        type = c.kind.rawValue
+        otp = c.text
+        raw = c.raw
+        layout = c.layout.rawValue
+        publicID = c.publicID
+        serial = c.serial.map { Int($0) }
+        token = c.token
+        code = c.code
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, otp, raw, layout, serial, token, code
+        case publicID = "public_id"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(otp, forKey: .otp)
+        try c.encode(raw, forKey: .raw)
+        try c.encode(layout, forKey: .layout)
+        try c.encodeIfPresent(publicID, forKey: .publicID)
+        try c.encodeIfPresent(serial, forKey: .serial)
+        if let token { try c.encode(token, forKey: .token) }
+        if let code { try c.encode(code, forKey: .code) }
+    }
+}
+
+/// `otp decrypt --json`: the public ID (and the serial it encodes, null when it encodes none) and the fields
+/// of the decrypted token.
+struct DecryptedOTPJSON: Encodable {
+    var publicID: String
+    var serial: Int?
+    var privateID: String
+    /// The usage counter.
+    var counter: Int
+    var sessionCounter: Int
+    /// The 8 Hz timestamp.
+    var timestamp: Int
+    var random: Int
+    var crc: Int
+    var crcOK: Bool
+
+    init(_ d: DecryptedOTP) {
+        let t = d.token
+        publicID = d.publicID
+        serial = YubicoOTP.serial(fromPublicID: d.publicID).map { Int($0) }
+        privateID = t.privateID.hex
+        counter = Int(t.usageCounter)
+        sessionCounter = Int(t.sessionCounter)
+        timestamp = Int(t.timestamp)
+        random = Int(t.random)
+        crc = Int(t.crc)
+        crcOK = d.crcOK
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case serial, counter, timestamp, random, crc
+        case publicID = "public_id"
+        case privateID = "private_id"
+        case sessionCounter = "session_counter"
+        case crcOK = "crc_ok"
+    }
+}
+
+/// An NDEF record in `otp read --json`: a URI record's URI, a text record's text and language, or another
+/// record's TNF and type (in hex).
+enum NDEFRecordJSON: Encodable {
+    case uri(String)
+    case text(String, language: String)
+    case other(tnf: Int, type: String)
+
+    init(_ record: NDEFRecord) {
+        switch try? record.content() {
+        case .uri(let u)?: self = .uri(u)
+        case .text(let t, let language, _)?: self = .text(t, language: language)
+        default: self = .other(tnf: Int(record.tnf), type: record.type.hex)
+        }
+    }
+
+    /// The record as a line for people.
+    var line: String {
+        switch self {
+        case .uri(let u): "URI: \(u)"
+        case .text(let t, _): "Text: \(t)"
+        case .other(let tnf, let type): "Record: TNF \(tnf), type \(type)"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, value, language, tnf
+        case recordType = "record_type"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .uri(let u):
+            try c.encode("uri", forKey: .type)
+            try c.encode(u, forKey: .value)
+        case .text(let t, let language):
+            try c.encode("text", forKey: .type)
+            try c.encode(t, forKey: .value)
+            try c.encode(language, forKey: .language)
+        case .other(let tnf, let type):
+            try c.encode("other", forKey: .type)
+            try c.encode(tnf, forKey: .tnf)
+            try c.encode(type, forKey: .recordType)
+        }
+    }
+}
+
+/// `otp read --json`: the OTP's classification (`ClassifiedOTPJSON`) and the tag's records. Without an OTP,
+/// otp and type are null and the classification's other fields are left out.
+struct OTPReadJSON: Encodable {
+    var classification: ClassifiedOTPJSON?
+    var records: [NDEFRecordJSON]
+
+    enum CodingKeys: String, CodingKey {
+        case otp, type, records
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        if let classification { try classification.encode(to: encoder) }
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if classification == nil {
+            try c.encodeNil(forKey: .otp)
+            try c.encodeNil(forKey: .type)
+        }
+        try c.encode(records, forKey: .records)
     }
 }

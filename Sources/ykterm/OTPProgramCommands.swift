@@ -153,9 +153,9 @@ extension OTPCommand {
             let csv = [serial.map { String($0) } ?? "", Modhex.encode(publicID), privateID.hex, aesKey.hex, "",
                        localISOTime(), ""].joined(separator: ",")
             if json {
-                try printJSON(["slot": slot, "serial": serial.map { Int($0) } as Any? ?? JSONNull(),
-                               "public_id": Modhex.encode(publicID), "private_id": privateID.hex, "key": aesKey.hex,
-                               "csv": csv] as [String: Any])
+                try printJSON(OTPYubiOTPJSON(slot: slot, serial: serial.map { Int($0) },
+                                             publicID: Modhex.encode(publicID), privateID: privateID.hex,
+                                             key: aesKey.hex, csv: csv))
             } else {
                 out("Slot \(slot) programmed with a Yubico OTP credential.")
                 out("Public ID: \(Modhex.encode(publicID))")
@@ -406,5 +406,24 @@ extension OTPCommand {
             _ = try await keyOptions.otp.update(slot: slot, update, currentAccessCode: codes.current)
             out("Settings of slot \(slot) updated.")
         }
+    }
+}
+
+/// `otp yubiotp --json`: the slot programmed, the key's serial (null when the key does not reveal it), the
+/// credential's IDs and AES key, and the line for YubiCloud's upload form.
+struct OTPYubiOTPJSON: Encodable {
+    var slot: Int
+    var serial: Int?
+    /// Modhex.
+    var publicID: String
+    /// Hex, as `key` is.
+    var privateID: String
+    var key: String
+    var csv: String
+
+    enum CodingKeys: String, CodingKey {
+        case slot, serial, key, csv
+        case publicID = "public_id"
+        case privateID = "private_id"
     }
 }

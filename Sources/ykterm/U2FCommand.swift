@@ -52,8 +52,9 @@ struct U2FCommand: ParsableCommand {
             }
             let subject = (try? X509Certificate(der: reg.certificate))?.subject ?? ""
             if json {
-                try printJSON(["key_handle": reg.keyHandle.hex, "public_key": reg.publicKey.uncompressed.hex,
-                               "certificate_subject": subject])
+                try printJSON(U2FRegistrationJSON(keyHandle: reg.keyHandle.hex,
+                                                   publicKey: reg.publicKey.uncompressed.hex,
+                                                   certificateSubject: subject))
             } else {
                 out("Registered (signature verified against \(subject.isEmpty ? "the certificate" : subject))")
                 out("Key handle: \(reg.keyHandle.hex)")
@@ -99,12 +100,38 @@ struct U2FCommand: ParsableCommand {
                 }
             }
             if json {
-                try printJSON(["counter": Int(auth.counter), "user_presence": auth.userPresence & 1 == 1,
-                               "signature": auth.signature.hex])
+                try printJSON(U2FSignatureJSON(counter: Int(auth.counter), userPresence: auth.userPresence & 1 == 1,
+                                               signature: auth.signature.hex))
             } else {
                 out("Signature verified; counter \(auth.counter)"
                     + (auth.userPresence & 1 == 1 ? ", user present" : ""))
             }
         }
+    }
+}
+
+/// `u2f register --json`: the key handle and the uncompressed public key in hex, and the attestation
+/// certificate's subject (empty when the certificate cannot be read).
+struct U2FRegistrationJSON: Encodable {
+    var keyHandle: String
+    var publicKey: String
+    var certificateSubject: String
+
+    enum CodingKeys: String, CodingKey {
+        case keyHandle = "key_handle"
+        case publicKey = "public_key"
+        case certificateSubject = "certificate_subject"
+    }
+}
+
+/// `u2f sign --json`: the key's counter, whether the user-presence flag is set, and the signature in hex.
+struct U2FSignatureJSON: Encodable {
+    var counter: Int
+    var userPresence: Bool
+    var signature: String
+
+    enum CodingKeys: String, CodingKey {
+        case counter, signature
+        case userPresence = "user_presence"
     }
 }
