@@ -216,18 +216,19 @@ extension FIDOCommand {
             abstract: "Discoverable credentials (passkeys) on the key: list, update the user names, delete.",
             subcommands: [List.self, Update.self, Delete.self])
 
-        static func all(_ s: CTAP2Session, prompt: Prompt) async throws -> [CTAP2Session.StoredCredential] {
-            let info = await s.info
-            guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
+        /// Every discoverable credential on the chosen key, with the FIDO operations and the PIN they were read
+        /// with (asked for once the key is known to have one, and to do what `check` asks of it; the key is not
+        /// held while the user types).
+        static func all(_ key: KeyChoice, prompt: Prompt, check: (FIDOInfo) throws -> Void = { _ in }) async throws
+            -> (credentials: [FIDOCredential], operations: FIDOOperations, pin: String) {
+            let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
+            try check(info)
             let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
-            try await s.verifyPIN(pin, permissions: [.credentialManagement])
-            var out = [CTAP2Session.StoredCredential]()
-            for rp in try await s.relyingParties() { out += try await s.credentials(of: rp) }
-            return out
+            return (try await operations.credentials(.pin(pin)).credentials, operations, pin)
         }
 
         /// The credential whose ID (hex) starts with `query`.
-        static func one(_ creds: [CTAP2Session.StoredCredential], _ query: String) throws -> CTAP2Session.StoredCredential {
+        static func one(_ creds: [FIDOCredential], _ query: String) throws -> FIDOCredential {
             let matches = creds.filter { $0.credentialID.hex.hasPrefix(query) }
             guard matches.count == 1, !query.isEmpty else {
                 if matches.isEmpty { throw YktermError.failed("no credential with ID \(query)") }
@@ -254,12 +255,12 @@ extension FIDOCommand {
                 var json: Bool
 
                 func run() async throws {
-                    let creds = try await withCTAP2(key) { try await Credentials.all($0, prompt: Prompt()) }
+                    let creds = try await Credentials.all(key, prompt: Prompt()).credentials
                     if json {
                         try printJSON(creds.map {
-                            CredentialJSON(rpID: $0.rpID, credentialID: $0.credentialID.hex, userID: $0.user.id.hex,
-                                           userName: $0.user.name, displayName: $0.user.displayName,
-                                           credProtect: $0.credProtect, largeBlobKey: $0.hasLargeBlobKey)
+                            CredentialJSON(rpID: $0.rpID, credentialID: $0.credentialID.hex, userID: $0.userID.hex,
+                                           userName: $0.userName, displayName: $0.displayName,
+                                           credProtect: $0.credProtect, largeBlobKey: $0.largeBlobKey)
                         })
                         return
                     }
@@ -269,11 +270,11 @@ extension FIDOCommand {
                     for (rp, group) in Dictionary(grouping: creds, by: \.rpID).sorted(by: { $0.key < $1.key }) {
                         lines.append(rp)
                         for c in group {
-                            let who = [c.user.name, c.user.displayName.map { "(\($0))" }].compactMap { $0 }
+                            let who = [c.userName, c.displayName.map { "(\($0))" }].compactMap { $0 }
                                 .concatenated(separator: " ")
                             var details = [String]()
                             if let level = c.credProtect { details.append("credProtect \(level)") }
-                            if c.hasLargeBlobKey { details.append("large blob key") }
+                            if c.largeBlobKey { details.append("large blob key") }
                             lines.append("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)"
                                          + details.map { "  " + $0 }.concatenated())
                         }
@@ -300,16 +301,13 @@ extension FIDOCommand {
                 let prompt = Prompt()
                 try prompt.requireForce(force, for: "deleting a credential")
                 let (query, force) = (id.lowercased(), self.force)
-                let deleted = try await withCTAP2(key) { s -> String in
-                    let creds = try await Credentials.all(s, prompt: prompt)
-                    let c = try Credentials.one(creds, query)
-                    try prompt.confirmUnlessForced(force, "Delete the credential of \(c.user.name ?? "?") for \(c.rpID)? "
-                                                   + "Signing in there with this key will no longer work.",
-                                                   nothingWas: "deleted")
-                    try await s.deleteCredential(c.credentialID)
-                    return "\(c.rpID) \(c.user.name ?? c.user.id.hex)"
-                }
-                out("Deleted the credential of \(deleted)")
+                let (creds, operations, pin) = try await Credentials.all(key.choice, prompt: prompt)
+                let c = try Credentials.one(creds, query)
+                try prompt.confirmUnlessForced(force, "Delete the credential of \(c.userName ?? "?") for \(c.rpID)? "
+                                               + "Signing in there with this key will no longer work.",
+                                               nothingWas: "deleted")
+                _ = try await operations.deleteCredential(c.credentialID, .pin(pin))
+                out("Deleted the credential of \(c.rpID) \(c.userName ?? c.userID.hex)")
             }
         }
     }

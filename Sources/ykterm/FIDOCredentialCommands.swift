@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import KeyKit
 
 /// `fido credentials update`: a discoverable credential's user name and display name (CTAP 2.1 credential
@@ -32,18 +33,14 @@ extension FIDOCommand.Credentials {
             }
             let prompt = Prompt()
             let (query, name, displayName) = (id.lowercased(), self.name, self.displayName)
-            let (rpID, user) = try await withCTAP2(key) { s -> (String, CTAP2Session.User) in
-                let info = await s.info
-                guard info.supportsUpdateUserInformation else {
-                    throw FIDOSessionError.notSupported(.updateUserInformation)
-                }
-                let c = try FIDOCommand.Credentials.one(try await FIDOCommand.Credentials.all(s, prompt: prompt), query)
-                var user = c.user
-                if let name { user.name = name.isEmpty ? nil : name }
-                if let displayName { user.displayName = displayName.isEmpty ? nil : displayName }
-                try await s.updateUser(c.credentialID, user: user)
-                return (c.rpID, user)
+            let (creds, operations, pin) = try await FIDOCommand.Credentials.all(key.choice, prompt: prompt) { info in
+                guard info.updateUser else { throw FIDOSessionError.notSupported(.updateUserInformation) }
             }
+            let c = try FIDOCommand.Credentials.one(creds, query)
+            let (updated, _) = try await operations.updateUser(c.credentialID, name: name.map { $0.isEmpty ? nil : $0 },
+                                                               displayName: displayName.map { $0.isEmpty ? nil : $0 },
+                                                               .pin(pin))
+            let (rpID, user) = (updated.rpID, (name: updated.userName, displayName: updated.displayName))
             out("Updated the credential for \(rpID): user name \(user.name ?? "(none)"), "
                 + "display name \(user.displayName ?? "(none)")")
         }

@@ -28,8 +28,8 @@ extension FIDOCommand {
     /// The FIDO operations on the key `key` chose and its PIN state, read before a PIN is asked for (the key is
     /// not held while the user types); a key without PIN support, or whose PIN is not as `pinSet` needs, ends the
     /// command with the words for that.
-    static func pinOperations(_ key: KeyOptions, pinSet wanted: Bool) async throws -> (FIDOOperations, FIDOInfo) {
-        let operations = fidoOperations(key.choice)
+    static func pinOperations(_ key: KeyChoice, pinSet wanted: Bool) async throws -> (FIDOOperations, FIDOInfo) {
+        let operations = fidoOperations(key)
         let info = try await operations.info()
         switch (info.pinSet, wanted) {
         case (nil, _): throw FIDOSessionError.noPINSupport
@@ -47,7 +47,7 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: false)
+            let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: false)
             let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
             _ = try await operations.setPIN(pin)
             out("PIN set")
@@ -64,7 +64,7 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
+            let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
             let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
             let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
             do {
@@ -88,7 +88,7 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
+            let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
             let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
             let after = try await operations.verifyPIN(pin)
             out(after.retries.map { "PIN is correct (\($0) attempts left)" } ?? "PIN is correct")

@@ -110,6 +110,107 @@ public struct FIDOOperations: Sendable {
         }
     }
 
+    /// Every discoverable credential, by relying party, with a token for credential management (`auth`); with
+    /// `fingerprints`, on a key with a sensor, its fingerprints too (nil when the token may not read them).
+    public func credentials(_ auth: FIDOAuthorization,
+                            fingerprints: Bool = false) async throws -> (credentials: [FIDOCredential],
+                                                                         fingerprints: [FIDOFingerprint]?) {
+        try await withAuthorized(auth) { s in
+            let prints = fingerprints ? try await Self.fingerprints(s) : nil
+            return (try await Self.credentials(s), prints)
+        }
+    }
+
+    /// Deletes the credential `id`; returns it, the credentials left and the key afterwards. One the key no longer
+    /// holds is `CTAPError.noCredentials`.
+    public func deleteCredential(_ id: [UInt8], _ auth: FIDOAuthorization) async throws
+        -> (deleted: FIDOCredential, remaining: [FIDOCredential], info: FIDOInfo) {
+        try await withAuthorized(auth) { s in
+            guard let credential = try await Self.credentials(s).first(where: { $0.credentialID == id }) else {
+                throw CTAPError(CTAPError.noCredentials)
+            }
+            try await s.deleteCredential(id)
+            return (credential, try await Self.credentials(s), try await Self.status(s))
+        }
+    }
+
+    /// Sets the user name and display name of credential `id`: `.none` keeps one as it is, `.some(nil)` removes
+    /// it; the user ID stays. Needs CTAP 2.1 credential management. Returns the credential as it is now, and all.
+    public func updateUser(_ id: [UInt8], name: String??, displayName: String??,
+                           _ auth: FIDOAuthorization) async throws -> (updated: FIDOCredential, all: [FIDOCredential]) {
+        try await withAuthorized(auth) { s in
+            guard await s.info.supportsUpdateUserInformation else {
+                throw FIDOSessionError.notSupported(.updateUserInformation)
+            }
+            guard let credential = try await Self.credentials(s).first(where: { $0.credentialID == id }) else {
+                throw CTAPError(CTAPError.noCredentials)
+            }
+            try await s.updateUser(id, user: CTAP2Session.User(id: credential.userID, name: name ?? credential.userName,
+                                                               displayName: displayName ?? credential.displayName))
+            let all = try await Self.credentials(s)
+            guard let updated = all.first(where: { $0.credentialID == id }) else { throw CTAPError(CTAPError.noCredentials) }
+            return (updated, all)
+        }
+    }
+
+    /// Resets the FIDO application (every credential and the PIN go; the key wants it soon after it was
+    /// plugged in, and a touch). Returns the key afterwards.
+    public func reset() async throws -> FIDOInfo {
+        try await withSession { s in
+            try await s.reset()
+            return try await Self.status(s)
+        }
+    }
+
+    /// A session with a PIN token for `auth`: the PIN verified for credential management (and the fingerprints,
+    /// on a key with a sensor), or a token held from before. A held token the key turns down ends it with
+    /// `CTAPError.pinAuthInvalid`, as the key said it.
+    public func withAuthorized<T>(_ auth: FIDOAuthorization, _ body: (CTAP2Session) async throws -> T) async throws -> T {
+        try await withSession { s in
+            switch auth {
+            case .pin(let pin):
+                let info = await s.info
+                guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
+                try await s.verifyPIN(pin, permissions: Self.managementPermissions(info))
+            case .token(let held):
+                await s.adoptToken(held)
+            }
+            return try await body(s)
+        }
+    }
+
+    /// The permissions a token for managing credentials asks for: credential management, and bio enrollment on a
+    /// key with a sensor.
+    public static func managementPermissions(_ info: AuthenticatorInfo) -> PINPermissions {
+        var permissions: PINPermissions = info.supportsCredentialManagement ? [.credentialManagement] : []
+        if info.supportsBioEnrollment { permissions.insert(.bioEnrollment) }
+        return permissions
+    }
+
+    /// Every discoverable credential on an authorized session, by relying party.
+    public static func credentials(_ s: CTAP2Session) async throws -> [FIDOCredential] {
+        var out = [FIDOCredential]()
+        for rp in try await s.relyingParties() {
+            for c in try await s.credentials(of: rp) {
+                out.append(FIDOCredential(rpID: rp.id, rpName: rp.name, userName: c.user.name,
+                                          displayName: c.user.displayName, credentialID: c.credentialID,
+                                          userID: c.user.id, credProtect: c.credProtect,
+                                          largeBlobKey: c.hasLargeBlobKey))
+            }
+        }
+        return out
+    }
+
+    /// On a key with a sensor, its fingerprints (nil when the token may not read them, or there is no sensor).
+    public static func fingerprints(_ s: CTAP2Session) async throws -> [FIDOFingerprint]? {
+        guard await s.info.supportsBioEnrollment else { return nil }
+        do {
+            return try await s.fingerprints().map { FIDOFingerprint(templateID: $0.templateID, name: $0.name) }
+        } catch let e as CTAPError where e.code == CTAPError.pinAuthInvalid {
+            return nil
+        }
+    }
+
     /// Whether `error` is the key's own answer (so a change it refused did not happen): a CTAP status, a status
     /// word, or what the session refused before sending.
     public static func keyAnswered(_ error: any Error) -> Bool {
@@ -121,6 +222,14 @@ public struct FIDOOperations: Sendable {
         default: return false
         }
     }
+}
+
+/// How an operation that needs a PIN token gets one.
+public enum FIDOAuthorization: Sendable {
+    /// The PIN: a token is taken for the operation, and dropped after it.
+    case pin(String)
+    /// A token taken earlier (the FIDO2 tab keeps one after the PIN was verified).
+    case token(CTAP2Session.HeldToken)
 }
 
 /// What a FIDO operation refuses, or cannot tell, beyond what the key says (`CTAPError`).

@@ -107,4 +107,47 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         _ = try await ops.setPIN("a-pin-123")
         #expect(seen.withLock { $0 } == ["Virtual Key (FIDO HID)", "Virtual Key (FIDO HID)"])
     }
+
+    /// Makes a discoverable credential on `key` for `rp`, with a token of its own (as a browser would).
+    private func makeCredential(_ key: FIDOKey, pin: String, rp: String, user: String) async throws -> [UInt8] {
+        let fido = try await key.openFIDO()
+        let session = try await CTAP2Session.make(connection: fido)
+        try await session.verifyPIN(pin, permissions: [.makeCredential], rpID: rp)
+        let made = try await session.makeCredential(clientDataHash: Crypto.random(32), rp: .init(id: rp),
+                                                    user: .init(id: Array(user.utf8), name: user, displayName: nil),
+                                                    residentKey: true)
+        await fido.close()
+        return made.credentialID
+    }
+
+    @Test func credentialsAreListedRenamedAndDeletedWithThePINOrAHeldToken() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        _ = try await ops.setPIN("cred-pin-1")
+        let aliceID = try await makeCredential(key, pin: "cred-pin-1", rp: "example.org", user: "alice")
+        _ = try await makeCredential(key, pin: "cred-pin-1", rp: "example.com", user: "bob")
+        await #expect(throws: CTAPError.self) { _ = try await ops.credentials(.pin("wrong-pin")) }
+        let listed = try await ops.credentials(.pin("cred-pin-1")).credentials
+        #expect(Set(listed.map(\.rpID)) == ["example.org", "example.com"])
+        // The display name is set, the user name kept (.none).
+        let (renamed, all) = try await ops.updateUser(aliceID, name: .none, displayName: .some("Alice A."), .pin("cred-pin-1"))
+        #expect(renamed.userName == "alice" && renamed.displayName == "Alice A." && renamed.userID == Array("alice".utf8))
+        #expect(all.count == 2)
+        // A token held from a verification, as the FIDO2 tab keeps one.
+        let held = try await ops.withAuthorized(.pin("cred-pin-1")) { await $0.heldToken() }
+        let (deleted, remaining, info) = try await ops.deleteCredential(aliceID, .token(try #require(held)))
+        #expect(deleted.rpID == "example.org" && remaining.map(\.rpID) == ["example.com"] && info.pinSet == true)
+        await #expect(throws: CTAPError.self) { _ = try await ops.deleteCredential(aliceID, .pin("cred-pin-1")) }
+        #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
+    }
+
+    @Test func resetRemovesThePINAndEveryCredential() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        _ = try await ops.setPIN("cred-pin-1")
+        _ = try await makeCredential(key, pin: "cred-pin-1", rp: "example.org", user: "alice")
+        let after = try await ops.reset()
+        #expect(after.pinSet == false)
+        await #expect(throws: CTAPError.self) { _ = try await ops.credentials(.pin("cred-pin-1")) }
+    }
 }

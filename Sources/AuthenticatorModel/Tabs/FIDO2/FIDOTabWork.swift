@@ -76,45 +76,34 @@ struct FIDOTabWork: Sendable {
                 return .pinSet(keyID: d.id, info, changed: true)
             }
         case .verifyPIN(let d, let pin, let thenList):
-            await session(d, .verifyPIN) { s in
-                let keyInfo = await s.info
-                var permissions: PINPermissions = keyInfo.supportsCredentialManagement ? [.credentialManagement] : []
-                if keyInfo.supportsBioEnrollment { permissions.insert(.bioEnrollment) }
-                try await s.verifyPIN(pin, permissions: permissions)
-                runtime.keep(await s.heldToken(), for: d.id)
-                if thenList { try await postFingerprints(s, keyID: d.id) }
-                let credentials = thenList ? try await list(s) : nil
-                return .verified(keyID: d.id, try await FIDOOperations.status(s), credentials: credentials)
+            await run(d, .verifyPIN) { ops in
+                try await ops.withAuthorized(.pin(pin)) { s in
+                    runtime.keep(await s.heldToken(), for: d.id)
+                    if thenList { try await postFingerprints(s, keyID: d.id) }
+                    let credentials = thenList ? try await FIDOOperations.credentials(s) : nil
+                    return .verified(keyID: d.id, try await FIDOOperations.status(s), credentials: credentials)
+                }
             }
         case .listCredentials(let d):
-            await session(d, .list, token: true) { s in
-                try await postFingerprints(s, keyID: d.id)
-                return .credentials(keyID: d.id, try await list(s))
+            await withToken(d, .list) { ops, token in
+                let (credentials, prints) = try await ops.credentials(token, fingerprints: true)
+                // The fingerprints are posted before the credentials they were read with.
+                if let prints { post(.fido(.fingerprints(keyID: d.id, prints))) }
+                return .credentials(keyID: d.id, credentials)
             }
         case .deleteCredential(let d, let id):
-            await session(d, .delete, token: true) { s in
-                let all = try await list(s)
-                guard let credential = all.first(where: { $0.credentialID == id }) else {
-                    throw CTAPError(CTAPError.noCredentials)
-                }
-                try await s.deleteCredential(id)
-                return .deleted(keyID: d.id, credential, remaining: try await list(s), try await FIDOOperations.status(s))
+            await withToken(d, .delete) { ops, token in
+                let (deleted, remaining, info) = try await ops.deleteCredential(id, token)
+                return .deleted(keyID: d.id, deleted, remaining: remaining, info)
             }
-        case .updateUser(let d, let id, let userID, let name, let displayName):
-            await session(d, .update, token: true) { s in
-                try await s.updateUser(id, user: CTAP2Session.User(id: userID, name: name, displayName: displayName))
-                let all = try await list(s)
-                guard let credential = all.first(where: { $0.credentialID == id }) else {
-                    throw CTAPError(CTAPError.noCredentials)
-                }
-                return .updated(keyID: d.id, credential, credentials: all)
+        case .updateUser(let d, let id, _, let name, let displayName):
+            await withToken(d, .update) { ops, token in
+                let (updated, all) = try await ops.updateUser(id, name: .some(name), displayName: .some(displayName), token)
+                return .updated(keyID: d.id, updated, credentials: all)
             }
         case .reset(let d):
             runtime.forget(d.id)
-            await session(d, .reset) { s in
-                try await s.reset()
-                return .resetDone(keyID: d.id, try await FIDOOperations.status(s))
-            }
+            await run(d, .reset) { ops in .resetDone(keyID: d.id, try await ops.reset()) }
         case .cancel:
             await runtime.cancel()
         }
@@ -123,28 +112,7 @@ struct FIDOTabWork: Sendable {
     /// On a key with a sensor, its fingerprints, posted before the credentials they are read with (the token
     /// has the be permission; one without it leaves them unread).
     private func postFingerprints(_ s: CTAP2Session, keyID: String) async throws {
-        guard await s.info.supportsBioEnrollment else { return }
-        let prints: [CTAP2Session.Fingerprint]
-        do {
-            prints = try await s.fingerprints()
-        } catch let e as CTAPError where e.code == CTAPError.pinAuthInvalid {
-            return
-        }
-        post(.fido(.fingerprints(keyID: keyID, prints.map { FIDOFingerprint(templateID: $0.templateID, name: $0.name) })))
-    }
-
-    /// Every discoverable credential, by relying party (needs the token).
-    private func list(_ s: CTAP2Session) async throws -> [FIDOCredential] {
-        var out = [FIDOCredential]()
-        for rp in try await s.relyingParties() {
-            for c in try await s.credentials(of: rp) {
-                out.append(FIDOCredential(rpID: rp.id, rpName: rp.name, userName: c.user.name,
-                                          displayName: c.user.displayName, credentialID: c.credentialID,
-                                          userID: c.user.id, credProtect: c.credProtect,
-                                          largeBlobKey: c.hasLargeBlobKey))
-            }
-        }
-        return out
+        if let prints = try await FIDOOperations.fingerprints(s) { post(.fido(.fingerprints(keyID: keyID, prints))) }
     }
 
     /// The FIDO operations on `d`: touches reported to the tab, and the connection known to the runtime so that
@@ -173,23 +141,18 @@ struct FIDOTabWork: Sendable {
         }
     }
 
-    /// A CTAP2 session on `d` for `body` (`FIDOOperations.withSession`). With `token`, the PIN token the runtime
-    /// holds is used (none: the PIN is needed), and forgotten when the key turns it down.
-    private func session(_ d: KeyDescriptor, _ operation: FIDOOperation, token: Bool = false,
-                         _ body: (CTAP2Session) async throws -> FIDOTabMsg) async {
+    /// Runs `body` with the operations on `d` and the PIN token the runtime holds (none: the PIN is needed), which
+    /// is forgotten when the key turns it down.
+    private func withToken(_ d: KeyDescriptor, _ operation: FIDOOperation,
+                           _ body: (FIDOOperations, FIDOAuthorization) async throws -> FIDOTabMsg) async {
         let runtime = self.runtime
         await run(d, operation) { ops in
-            try await ops.withSession { s in
-                if token {
-                    guard let held = runtime.token(for: d.id) else { throw CTAPError(CTAPError.pinAuthInvalid) }
-                    await s.adoptToken(held)
-                }
-                do {
-                    return try await body(s)
-                } catch let e as CTAPError where token && e.code == CTAPError.pinAuthInvalid {
-                    runtime.forget(d.id)
-                    throw e
-                }
+            guard let held = runtime.token(for: d.id) else { throw CTAPError(CTAPError.pinAuthInvalid) }
+            do {
+                return try await body(ops, .token(held))
+            } catch let e as CTAPError where e.code == CTAPError.pinAuthInvalid {
+                runtime.forget(d.id)
+                throw e
             }
         }
     }
