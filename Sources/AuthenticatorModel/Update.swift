@@ -12,8 +12,7 @@ public func initialCommands(_ state: AppState) -> [Command] {
 /// time arrives in `.tick` messages and in `state.now`.
 public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
     let commands = route(&state, msg)
-    // The APDU console notes other work on the key its connection holds (the selection may change).
-    apduNoteKeyWork(&state, commands)
+    for model in tabModels { model.commandsIssued(&state, commands) }
     return commands
 }
 

@@ -372,12 +372,12 @@ struct OTPNDEFTests {
     @Test func aCardOnAnNFCReaderWithoutATagIsToldApartFromAUSBKey() {
         var state = OTPFixture.state()
         _ = update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader)))
-        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable")))))
+        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))))
         #expect(state.status?.text.key == "otp.ndef.noTag" && state.otp.busy == nil)
         var usb = OTPFixture.state()
         _ = update(&usb, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader, nfc: false)))
         _ = update(&usb, .keyPress(.function(5)))
-        _ = update(&usb, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable")))))
+        _ = update(&usb, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))))
         #expect(usb.status?.text.key == "otp.ndef.notAvailable")
     }
 
@@ -410,7 +410,7 @@ struct OTPNDEFTests {
         _ = update(&state, .keyPress(.function(5)))
         _ = update(&state, .otp(.ndefRead(keyID: Fixture.other.id, otp: OTPFixture.otp(usage: 1, session: 0))))
         #expect(state.otp.captures.isEmpty)
-        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable")))))
+        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))))
         #expect(state.otp.busy == nil)
         #expect(state.status?.text.key == "otp.ndef.notAvailable" && state.status?.kind == .error)
         _ = update(&state, .keyPress(.function(5)))
@@ -577,9 +577,9 @@ struct OTPTabWorkTests {
     @Test func aCardWithoutAnNDEFTagOrOTPApplicationIsAClearFailure() async throws {
         let h = Harness(NoApplicationsBackend(), directory: temporaryDirectory())
         let ndef = try await h.run(.otp(.readNDEF(NoApplicationsBackend.descriptor)), Self.failure)
-        #expect(ndef == OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable")))
+        #expect(ndef == OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))
         let challenge = try await h.run(.otp(.challengeResponse(NoApplicationsBackend.descriptor, slot: 2, challenge: [1])), Self.failure)
-        #expect(challenge == OTPTabFailure(operation: .challenge, message: UIText("otp.chalresp.notAvailable")))
+        #expect(challenge == OTPTabFailure(operation: .challenge, message: UIText("otp.chalresp.notAvailable"), applicationMissing: true))
     }
 
     @Test func challengeResponseMatchesHMACSHA1OfTheSlotKey() async throws {

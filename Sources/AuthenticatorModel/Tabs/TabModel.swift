@@ -23,6 +23,9 @@ protocol TabModel: Sendable {
     static func selectedKeyChanged(_ state: inout AppState) -> [Command]
     /// A key was probed (every tab hears it).
     static func probed(_ state: inout AppState, keyID: String) -> [Command]
+    /// The commands an update is about to run, whichever tab asked for them (every tab sees them): the APDU
+    /// console notes other work on the key its connection holds.
+    static func commandsIssued(_ state: inout AppState, _ commands: [Command])
     /// The dialog open on the tab, if any.
     static func form(_ state: AppState) -> Form?
     /// True while a text field or dialog of the tab has the keyboard.
@@ -33,6 +36,7 @@ protocol TabModel: Sendable {
 
 extension TabModel {
     static func probed(_ state: inout AppState, keyID: String) -> [Command] { [] }
+    static func commandsIssued(_ state: inout AppState, _ commands: [Command]) {}
 }
 
 /// The tabs' models, in the order of `Tab`.

@@ -15,6 +15,7 @@ enum APDUTab: TabModel {
     static func opened(_ state: inout AppState) -> [Command] { apduTabOpened(&state) }
     static func tick(_ state: inout AppState) -> [Command] { apduTabTick(&state) }
     static func selectedKeyChanged(_ state: inout AppState) -> [Command] { apduTabKeyChanged(&state) }
+    static func commandsIssued(_ state: inout AppState, _ commands: [Command]) { apduNoteKeyWork(&state, commands) }
     static func form(_ state: AppState) -> Form? { state.apdu.dialog?.form }
     static func textFocused(_ state: AppState) -> Bool { state.apdu.textFocused }
     static func help(_ state: AppState) -> [HelpEntry] { apduTabHelp(state) }

@@ -183,11 +183,14 @@ public struct OTPTabFailure: Sendable, Equatable {
     public var operation: Operation
     public var message: UIText
     public var keyGone: Bool
+    /// The key has no such application where it was asked (no NDEF tag, no OTP application on that interface).
+    public var applicationMissing: Bool
 
-    public init(operation: Operation, message: UIText, keyGone: Bool = false) {
+    public init(operation: Operation, message: UIText, keyGone: Bool = false, applicationMissing: Bool = false) {
         self.operation = operation
         self.message = message
         self.keyGone = keyGone
+        self.applicationMissing = applicationMissing
     }
 }
 

@@ -134,7 +134,7 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
         if failure.operation == .challenge { state.otp.form = nil }
         var message = failure.message
         // A card on an NFC reader that has no tag is not one to hold on a reader: say what it lacks.
-        if failure.operation == .ndef, message.key == "otp.ndef.notAvailable", state.selectedKey?.info?.overNFC == true {
+        if failure.operation == .ndef, failure.applicationMissing, state.selectedKey?.info?.overNFC == true {
             message = UIText("otp.ndef.noTag")
         }
         state.status = StatusMessage(failure.keyGone ? UIText("status.keyGoneMidOperation") : message, kind: .error,

@@ -144,7 +144,8 @@ struct OTPTabWork: Sendable {
             return OTPTabFailure(operation: operation, message: UIText("otp.slots.refused"))
         case SmartCardError.applicationNotAvailable:
             return OTPTabFailure(operation: operation,
-                                 message: UIText(operation == .ndef ? "otp.ndef.notAvailable" : "otp.chalresp.notAvailable"))
+                                 message: UIText(operation == .ndef ? "otp.ndef.notAvailable" : "otp.chalresp.notAvailable"),
+                                 applicationMissing: true)
         case OTPError.slotEmpty(let s) where operation != .slots:
             return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.slotEmpty", ["slot": String(s)]))
         case OTPError.notChallengeResponse(let s):
