@@ -73,7 +73,7 @@ struct APDUCommand: AsyncParsableCommand {
             }
         }
         // Typed commands wait for the user: the key is not held between them, each is a transaction of its own.
-        let connection = try await key.connect(transaction: !interactive)
+        let connection = try await key.openSmartCard(transaction: !interactive)
         var observer: (@Sendable (APDUExchange) -> Void)?
         if verbose {
             observer = { exchange in

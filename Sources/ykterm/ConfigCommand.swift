@@ -260,13 +260,7 @@ extension ManagementLink {
     /// Opens the Management application of the key `options` choose, on the first interface that has it
     /// (`KeyDescriptor.openManagement`), and reads what the key tells through it.
     static func open(_ options: KeyOptions) async throws -> Opened {
-        let management: OpenedManagement
-        if options.virtual {
-            management = try await OpenedManagement.card(try await options.connect())
-        } else {
-            let key = try await KeyDiscovery.key(for: .management, options.selector, silentReader: warnSilentReader)
-            management = try await key.openManagement()
-        }
+        let management = try await options.virtual ? VirtualKeyChoice().openManagement() : options.choice.selected().openManagement()
         do {
             return Opened(link: management.link, device: try await management.link.deviceInfo(),
                           interface: management.interface, close: management.close)

@@ -21,16 +21,11 @@ struct FIDOCommand: ParsableCommand {
 }
 
 /// Opens the chosen key's FIDO interface: the in-process virtual key over CTAPHID, a FIDO HID device,
-/// or a key on PC/SC. A command is one task that closes the connection after its last request, so a FIDO
-/// HID device is used inline (CTAPHIDConnection: no thread hand-offs); Ctrl-C reaches the request through
-/// `requestCancel`, which needs no task.
+/// or a key on PC/SC (`SelectedKey.openFIDO`). A command is one task that closes the connection after its last
+/// request, so a FIDO HID device is used inline (CTAPHIDConnection: no thread hand-offs); Ctrl-C reaches the
+/// request through `requestCancel`, which needs no task.
 func openFIDOInterface(_ key: KeyChoice) async throws -> any FIDOConnection {
-    if key.virtual {
-        let vk = VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts(), touchDelay: 0.2)
-        return try await CTAPHIDConnection(device: vk.makeFIDOHIDDevice(), name: "Virtual Key (HID)")
-    }
-    // The interface is the one KeyDescriptor.channels(for: .fido) picks: FIDO HID on USB, the reader on NFC.
-    return try await KeyDiscovery.key(for: .fido, key.selector, silentReader: warnSilentReader).openFIDO(inline: true)
+    try await key.virtual ? VirtualKeyChoice().openFIDO() : key.selected().openFIDO()
 }
 
 /// Ctrl-C while a CTAP2 request is with the key (a touch, a fingerprint sample, or a slow key's keepalives): the

@@ -35,13 +35,17 @@ struct KeyChoice: Equatable, Sendable {
         return KeySelector(reader: reader, serial: serial)
     }
 
-    /// Opens the chosen key: one PC/SC transaction until closed, unless `transaction` is false (a
-    /// connection that waits for the user between operations takes one per operation). `calls` says where
-    /// the connection's pcsc-lite calls run (`KeyChoice.inlineCalls` for a one-shot command).
-    func connect(transaction: Bool = true, calls: PCSCCalls = .queued) async throws -> any SmartCardConnection {
-        if virtual { return VirtualKeyConnection(key: VirtualKey(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts())) }
-        return try await KeyFinder.connect(selector, transaction: transaction, calls: calls,
-                                           silentReader: warnSilentReader).0
+    /// The chosen key as operations open it: the key the selector designates (`SelectedKey`), its pcsc-lite
+    /// calls made where `calls` says (`KeyChoice.inlineCalls` for a one-shot command).
+    func selected(calls: PCSCCalls = .queued) -> SelectedKey {
+        SelectedKey(selector, calls: calls, silentReader: warnSilentReader)
+    }
+
+    /// Opens the chosen key's smart-card interface: one PC/SC transaction until closed, unless `transaction` is
+    /// false (a connection that waits for the user between operations takes one per operation).
+    func openSmartCard(transaction: Bool, calls: PCSCCalls = .queued) async throws -> any SmartCardConnection {
+        if virtual { return try await VirtualKeyChoice().openSmartCard() }
+        return try await selected(calls: calls).openSmartCard(transaction: transaction)
     }
 
     /// For a command that uses one connection from one task and has nothing to do after a key fails to
@@ -77,7 +81,7 @@ struct KeyOptions: ParsableArguments {
 
     var selector: KeySelector { choice.selector }
 
-    func connect(transaction: Bool = true) async throws -> any SmartCardConnection {
-        try await choice.connect(transaction: transaction)
+    func openSmartCard(transaction: Bool = true) async throws -> any SmartCardConnection {
+        try await choice.openSmartCard(transaction: transaction)
     }
 }

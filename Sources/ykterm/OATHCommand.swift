@@ -37,7 +37,7 @@ extension KeyChoice: SmartCardOpener {
     /// One OATH, PIV or other smart-card command is one task with one connection, so its pcsc-lite calls are
     /// made inline (`KeyChoice.inlineCalls`).
     func openSmartCard() async throws -> any SmartCardConnection {
-        try await connect(calls: KeyChoice.inlineCalls)
+        try await openSmartCard(transaction: true, calls: KeyChoice.inlineCalls)
     }
 }
 

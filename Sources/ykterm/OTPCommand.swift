@@ -262,7 +262,7 @@ extension OTPCommand {
         var json = false
 
         func run() async throws {
-            let connection = try await keyOptions.connect()
+            let connection = try await keyOptions.openSmartCard()
             let records: [NDEFRecord]
             do {
                 records = try await NDEFSession(connection: connection).read()

@@ -18,18 +18,9 @@ struct OTPSlotOption: ParsableArguments {
 
 extension KeyChoice: OTPOpener {
     /// The OTP application on the interface that carries it (the reader when the OTP application answers there,
-    /// else the OTP HID interface: KeyDescriptor.openOTP); the virtual key's through its smart-card interface.
+    /// else the OTP HID interface).
     func openOTP() async throws -> OpenedOTP {
-        guard virtual else {
-            return try await KeyDiscovery.key(for: .otp, selector, silentReader: warnSilentReader).openOTP()
-        }
-        let connection = try await connect()
-        do {
-            return OpenedOTP(session: try await OTPSession.make(connection: connection), close: { await connection.close() })
-        } catch {
-            await connection.close()
-            throw error
-        }
+        try await virtual ? VirtualKeyChoice().openOTP() : selected().openOTP()
     }
 }
 

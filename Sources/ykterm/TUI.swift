@@ -43,6 +43,30 @@ struct VirtualBackend: KeyBackend {
     }
 }
 
+/// The built-in virtual key as the command line's `--virtual` opens it: a fresh key loaded with the demo
+/// accounts for each opening (changes are not kept), its FIDO interface over CTAPHID with a 0.2 s touch.
+struct VirtualKeyChoice: SmartCardOpener, FIDOOpener, OTPOpener {
+    private static var state: VirtualKeyState { VirtualKeyState.yubiKey5NFC().withDemoAccounts() }
+
+    func openSmartCard() async throws -> any SmartCardConnection {
+        VirtualKeyConnection(key: VirtualKey(state: Self.state))
+    }
+
+    func openFIDO() async throws -> any FIDOConnection {
+        try await CTAPHIDConnection(device: VirtualKey(state: Self.state, touchDelay: 0.2).makeFIDOHIDDevice(),
+                                    name: "Virtual Key (HID)")
+    }
+
+    /// Through its smart-card interface, where the OTP application answers.
+    func openOTP() async throws -> OpenedOTP {
+        try await VirtualBackend.descriptor.openOTP(card: openSmartCard)
+    }
+
+    func openManagement() async throws -> OpenedManagement {
+        try await OpenedManagement.card(try await openSmartCard())
+    }
+}
+
 /// The virtual key's CCID interface as a USB key's: the ATR a USB YubiKey gives.
 final class USBCardConnection: SmartCardConnection {
     let inner: VirtualKeyConnection

@@ -1,0 +1,44 @@
+import KeyKit
+
+/// The key a selector designates (a reader or key name, a serial, or neither when one key is plugged in), found
+/// each time an operation opens it: the command line's counterpart of `BackendKey`. Each application is opened
+/// on the interface that carries it (`KeyDescriptor.channels(for:)`); readers that do not answer are left out
+/// and named to `silentReader`.
+public struct SelectedKey: SmartCardOpener, FIDOOpener, OTPOpener {
+    public var selector: KeySelector
+    /// Where a smart-card connection's pcsc-lite calls run.
+    public var calls: PCSCCalls
+    /// Told the name of each reader that did not answer in time.
+    public var silentReader: (@Sendable (String) -> Void)?
+
+    public init(_ selector: KeySelector, calls: PCSCCalls = .queued, silentReader: (@Sendable (String) -> Void)? = nil) {
+        self.selector = selector
+        self.calls = calls
+        self.silentReader = silentReader
+    }
+
+    /// A smart-card connection: one PC/SC transaction until closed, unless `transaction` is false (a connection
+    /// that waits for the user between operations takes one per operation).
+    public func openSmartCard(transaction: Bool) async throws -> any SmartCardConnection {
+        try await KeyFinder.connect(selector, transaction: transaction, calls: calls, silentReader: silentReader).0
+    }
+
+    public func openSmartCard() async throws -> any SmartCardConnection {
+        try await openSmartCard(transaction: true)
+    }
+
+    /// FIDO HID on USB, the reader on NFC; used inline (one command, one task: no thread hand-offs).
+    public func openFIDO() async throws -> any FIDOConnection {
+        try await KeyDiscovery.key(for: .fido, selector, silentReader: silentReader).openFIDO(inline: true)
+    }
+
+    /// The reader when the OTP application answers there, else the OTP HID interface.
+    public func openOTP() async throws -> OpenedOTP {
+        try await KeyDiscovery.key(for: .otp, selector, silentReader: silentReader).openOTP()
+    }
+
+    /// The Management application: on the reader, else over FIDO HID, else OTP HID.
+    public func openManagement() async throws -> OpenedManagement {
+        try await KeyDiscovery.key(for: .management, selector, silentReader: silentReader).openManagement()
+    }
+}
