@@ -146,7 +146,7 @@ def try_connect(env, readers, timeout=2.0, together=False):
         # nothing stuck).
         lead = 1.5
         at = time.time() + lead
-        procs = {r: subprocess.Popen([sys.executable, "-c", _CONNECT_SCRIPT, r, str(at)], env=env, text=True,
+        procs = {r: subprocess.Popen([sys.executable, "-c", _CONNECT_SCRIPT, r, str(at)], env=env, bufsize=0,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
                  for r in readers}
         # Each child's `timeout` counts from its moment (`_outcome`), when they all connect.
@@ -154,7 +154,7 @@ def try_connect(env, readers, timeout=2.0, together=False):
             results[r] = _outcome(p, timeout)
         return results
     for r in readers:
-        p = subprocess.Popen([sys.executable, "-c", _CONNECT_SCRIPT, r, "0"], env=env, text=True,
+        p = subprocess.Popen([sys.executable, "-c", _CONNECT_SCRIPT, r, "0"], env=env, bufsize=0,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         results[r] = _outcome(p, timeout)
     return results
@@ -167,19 +167,34 @@ CHILD_START_LIMIT = 30.0
 
 def _outcome(proc, timeout):
     """What the child found. `timeout` counts from the moment it says it is about to connect ("ready"): a
-    child that took 2 s to load pyscard once made a working reader count as stuck."""
-    ready = select.select([proc.stdout], [], [], CHILD_START_LIMIT)[0] and proc.stdout.readline().strip() == "ready"
+    child that took 2 s to load pyscard once made a working reader count as stuck. Its output is read unbuffered,
+    a line at a time, so that no answer is left in a buffer the next wait does not look at."""
+    ready = _line(proc, CHILD_START_LIMIT) == "ready"
     if ready:
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-            return out.strip() or f"exited {proc.returncode}"
-        except subprocess.TimeoutExpired:
-            pass
-    elif proc.poll() is not None:
+        answer = _line(proc, timeout)
+        if answer:
+            proc.wait()
+            return answer
+    if proc.poll() is not None:
         return f"exited {proc.returncode}"
     stop_pid(proc, timeout=2)
     proc.communicate()
     return "no answer"
+
+
+def _line(proc, timeout):
+    """The child's next line (without its end), "" at its end, None when none came within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    line = b""
+    while not line.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([proc.stdout], [], [], remaining)[0]:
+            return None
+        byte = proc.stdout.read(1)
+        if not byte:
+            return line.decode(errors="replace").strip()
+        line += byte
+    return line.decode(errors="replace").strip()
 
 
 # --- pcscd with several vpcd configurations -------------------------------------------------------------
