@@ -1,5 +1,6 @@
 """The man page and --help stay true to each other; groff finds nothing to warn about."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import pytest
 from harness import ROOT, run_ykterm
 
 MAN = ROOT / "man" / "ykterm.1"
+JSON_FIELDS = ROOT / "Tests" / "Integration" / "json_fields.json"
 
 
 def subcommands(path=()):
@@ -49,6 +51,53 @@ def test_every_long_option_is_in_the_man_page():
             if opt in ("--help", "--version"):
                 continue
             assert opt in text, f"{opt} of '{' '.join(cmd)}' is missing from man/ykterm.1"
+
+
+def json_output_subsections():
+    """The JSON OUTPUT section by command: each .SS heading names commands, comma-separated (options in it, such
+    as --readers, dropped); a command's text is that of every subsection naming it."""
+    text = man_text()
+    m = re.search(r"^\.SH JSON OUTPUT\n(.*?)^\.SH ", text, re.S | re.M)
+    assert m, "man/ykterm.1 has no JSON OUTPUT section"
+    # Other escapes groff needs: \e (a backslash), \& and \(xx (special characters).
+    body = re.sub(r"\\e|\\&|\\\(..", " ", m.group(1))
+    parts = re.split(r"^\.SS (.*)$", body, flags=re.M)
+    found = {}
+    for heading, part in zip(parts[1::2], parts[2::2]):
+        for name in heading.replace('"', "").split(","):
+            command = " ".join(w for w in name.split() if not w.startswith("-"))
+            found[command] = found.get(command, "") + part
+    return found
+
+
+def commands_with_json():
+    return {" ".join(cmd) for cmd in subcommands()
+            if re.search(r"^\s+--json\b", run_ykterm(*cmd, "--help").stdout, re.M)}
+
+
+def test_json_output_section_names_every_field():
+    # json_fields.json records the field paths each command's --json prints (test_json_fields.py); the man
+    # page's subsection for the command names each field: the last part of its path ("slots[].certificate.serial"
+    # is "serial"; an object's keys, such as fido info's options, are named too).
+    recorded = json.loads(JSON_FIELDS.read_text())
+    sections = json_output_subsections()
+    for command, paths in recorded.items():
+        assert command in sections, f"JSON OUTPUT in man/ykterm.1 has no subsection for '{command}'"
+        for path in paths:
+            name = [p for p in re.split(r"\[\]|\.", path) if p][-1]
+            assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", sections[command]), \
+                f"'{command}': field {path} is missing from JSON OUTPUT in man/ykterm.1"
+
+
+def test_json_output_section_names_the_commands_with_json():
+    # Every command with --json (as --help lists its options) has a subsection, and every subsection is a
+    # command's that has --json; json_fields.json records some of them.
+    with_json = commands_with_json()
+    assert {"list", "oath code", "piv info", "monitor"} <= with_json
+    assert set(json.loads(JSON_FIELDS.read_text())) <= with_json
+    documented = set(json_output_subsections())
+    assert not documented - with_json, f"JSON OUTPUT names commands without --json: {sorted(documented - with_json)}"
+    assert not with_json - documented, f"JSON OUTPUT lacks commands with --json: {sorted(with_json - documented)}"
 
 
 @pytest.mark.skipif(shutil.which("groff") is None, reason="groff not installed")
