@@ -225,7 +225,7 @@ APDUHEX = {
 
 # --- X.509 and PIV objects: the first byte picks the form (0 DER, 1 PIV certificate object, 2 PEM, 3 a public key
 # template of the algorithm the second byte names). The certificate: EC P-256, self-signed by openssl req -x509,
-# with key usage and subject alternative names (the one in Tests/KeyKitTests/PIVFixtures.swift).
+# with key usage and subject alternative names (the one in Tests/KeyKitTests/PIV/PIVFixtures.swift).
 EC_CERTIFICATE = h(
     "30820202308201a7a00302010202081234567890abcdef300a06082a8648ce3d0403023039310b3009060355040613025345"
     "31143012060355040a0c0b796b7465726d20746573743114301206035504030c0b796b7465726d2d74657374301e170d3236"

@@ -353,7 +353,7 @@ struct StringTablesLoaderTests {
 @Suite("Config: the shipped example")
 struct ConfigExampleTests {
     static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Resources/config.example.toml").standardized.path
+        .appendingPathComponent("../../../Resources/config.example.toml").standardized.path
 
     @Test func exampleParsesToTheDefaults() throws {
         #expect(try Config.load(path: Self.path) == Config())
