@@ -352,7 +352,7 @@ struct OATHDialogTests {
         let uri = "otpauth://hotp/ACME:carol?secret=JBSWY3DPEHPK3PXP&issuer=ACME&algorithm=SHA256&digits=8&counter=42\n"
         #expect(update(&state, .paste(uri)).isEmpty)
         let dialog = try #require(state.oath.dialog)
-        #expect(dialog.kind == .add)
+        #expect(dialog.kind.isAdd)
         let form = dialog.form
         #expect(form[AddField.uri] == uri.trimmingWhitespace)
         #expect(form[AddField.issuer] == "ACME" && form[AddField.name] == "carol" && form[AddField.secret] == "JBSWY3DPEHPK3PXP")

@@ -1,4 +1,4 @@
-/// What the tabs that run operations on a key (FIDO2, PIV) share: the operation in flight, the tab's phase, and
+/// What the tabs that run operations on a key (OATH, FIDO2, PIV) share: the operation in flight, the tab's phase, and
 /// a failed operation with its reason. Each tab names them with its own operations and reasons
 /// (`FIDOBusy = KeyBusy<FIDOOperation>`, ...).
 
@@ -17,6 +17,8 @@ public struct KeyBusy<Operation: Sendable & Hashable>: Sendable, Hashable {
 public enum KeyTabPhase: Sendable, Hashable {
     case noKey
     case loading
+    /// The application is behind a password: what it holds shows once the password is given (OATH).
+    case locked
     case ready
     /// The key lacks the tab's application (or the interface that carries it), or could not be read: why.
     case unavailable(UIText)

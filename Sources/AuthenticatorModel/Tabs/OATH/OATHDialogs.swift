@@ -49,7 +49,7 @@ func addDialog() -> OATHDialog {
         field(.touch, TextField("no"), toggle: true),
     ])
     form.note = UIText("oath.add.note")
-    return OATHDialog(kind: .add, form: form)
+    return OATHDialog(kind: .add(filledFromURI: nil), form: form)
 }
 
 /// Whether pasted text is a URI the add dialog takes.
@@ -67,13 +67,13 @@ func accountsInURI(_ uri: String) -> Result<[CredentialData], OATHError> {
 /// (and changed) before Enter adds it. A URI with several accounts (an export) leaves the fields empty.
 func fillFromURI(_ dialog: inout OATHDialog) {
     let uri = dialog.form[AddField.uri].trimmingWhitespace
-    guard uri != dialog.filledFromURI else { return }
+    guard case .add(let filled) = dialog.kind, uri != filled else { return }
     dialog.form.note = UIText("oath.add.note")
     guard !uri.isEmpty, case .success(let accounts) = accountsInURI(uri) else {
-        dialog.filledFromURI = nil
+        dialog.kind = .add(filledFromURI: nil)
         return
     }
-    dialog.filledFromURI = uri
+    dialog.kind = .add(filledFromURI: uri)
     guard accounts.count == 1, let data = accounts.first else {
         for f in [AddField.issuer, .name, .secret] { dialog.form[f] = "" }
         dialog.form.note = UIText("oath.add.several", ["count": String(accounts.count)])
@@ -128,8 +128,8 @@ func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     guard var dialog = state.oath.dialog else { return [] }
     var outcome = dialog.form.handle(key, now: state.now)
     // Filled from a URI, the add dialog is ready for review: one Enter adds, from whichever field.
-    if key == .enter, outcome == .editing, dialog.kind == .add, dialog.form.confirming == nil, !dialog.form.busy,
-       dialog.filledFromURI != nil, case .success = addFormCredentials(dialog.form) {
+    if key == .enter, outcome == .editing, case .add(_?) = dialog.kind, dialog.form.confirming == nil, !dialog.form.busy,
+       case .success = addFormCredentials(dialog.form) {
         outcome = .submit
     }
     return oathDialogOutcome(&state, &dialog, outcome)
@@ -162,12 +162,12 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
         state.oath.dialog = nil
         return []
     case .editing:
-        if dialog.kind == .add { fillFromURI(&dialog) }
+        if dialog.kind.isAdd { fillFromURI(&dialog) }
         if dialog.form.confirming == nil { dialog.form.problem = liveProblem(dialog, state) }
         state.oath.dialog = dialog
         return []
     case .submit:
-        if dialog.kind == .add { fillFromURI(&dialog) }
+        if dialog.kind.isAdd { fillFromURI(&dialog) }
         if let problem = liveProblem(dialog, state, submitting: true) {
             dialog.form.problem = problem
             state.oath.dialog = dialog

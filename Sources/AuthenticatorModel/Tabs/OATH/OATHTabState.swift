@@ -32,36 +32,26 @@ public struct OATHAccount: Sendable, Hashable, Identifiable {
 }
 
 /// What the OATH tab knows about the selected key.
-public enum OATHPhase: Sendable, Hashable {
-    /// No key, or the key has no OATH application.
-    case noKey
-    case loading
-    /// A password is set; the accounts show after it is given.
-    case locked
-    case ready
-    case unavailable(UIText)
-}
+public typealias OATHPhase = KeyTabPhase
 
 /// The dialogs of the OATH tab.
 public enum OATHDialogKind: Sendable, Hashable {
     case unlock
-    case add
+    /// Adding an account; `filledFromURI` is the URI its fields were last filled from (they are the user's to
+    /// change after that).
+    case add(filledFromURI: String?)
     case rename(accountID: String)
     case delete(accountID: String)
     case password
-}
 
-public struct OATHDialog: Sendable, Hashable {
-    public var kind: OATHDialogKind
-    public var form: Form
-    /// Add: the URI the fields were last filled from (they are the user's to change after that).
-    public var filledFromURI: String?
-
-    public init(kind: OATHDialogKind, form: Form) {
-        self.kind = kind
-        self.form = form
+    /// Whether this is the Add dialog, whatever it was filled from.
+    public var isAdd: Bool {
+        if case .add = self { return true }
+        return false
     }
 }
+
+public typealias OATHDialog = TabDialog<OATHDialogKind>
 
 public struct OATHTabState: Sendable, Hashable {
     public var phase: OATHPhase = .noKey
