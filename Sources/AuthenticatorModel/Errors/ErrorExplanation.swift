@@ -130,6 +130,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pinPolicy = "pin-policy"
     case pinChangeRequired = "pin-change-required"
     case minPINLengthDecrease = "min-pin-length-decrease"
+    case tooManyRelyingParties = "too-many-relying-parties"
     case fingerprintNameTooLong = "fingerprint-name-too-long"
     case fingerprintStoreFull = "fingerprint-store-full"
     case noSuchFingerprint = "no-such-fingerprint"
@@ -216,7 +217,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     public var exit: Exit {
         switch self {
         case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
-        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease, .fingerprintNameTooLong,
+        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease, .tooManyRelyingParties, .fingerprintNameTooLong,
              .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
              .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
              .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch, .notLocked,
@@ -249,6 +250,9 @@ extension ErrorExplanation {
             switch e {
             case .pinAlreadySet: return ErrorExplanation(kind: .pinAlreadySet)
             case .pinChangeUncertain(let cause): return explain(cause)
+            case .pinNeeded: return ErrorExplanation(kind: .pinRequired)
+            case .tooManyRelyingParties(let max, let given):
+                return ErrorExplanation(kind: .tooManyRelyingParties, ["max": String(max), "count": String(given)])
             }
         case let e as OTPError: return explain(e)
         case let e as OTPHIDError: return explain(e)

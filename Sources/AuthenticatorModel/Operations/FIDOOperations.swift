@@ -162,6 +162,78 @@ public struct FIDOOperations: Sendable {
         }
     }
 
+    /// Raises the key's minimum PIN length (CTAP 2.1 authenticatorConfig) and names the relying parties that may
+    /// read it (none: the key's list stays). `pin`: the key's PIN when it has one (`FIDOOperationError.pinNeeded`
+    /// when it has one and none was given). A lower minimum than the key's, or more relying parties than it takes,
+    /// is refused before anything is sent. Returns whether the key now wants its PIN changed and did not before.
+    public func setMinPINLength(_ length: Int, rpIDs: [String], pin: String?) async throws -> Bool {
+        try await withConfig(pin) { s, info in
+            guard info.supportsSetMinPINLength else { throw FIDOSessionError.notSupported(.setMinPINLength) }
+            if length < info.minPINLength {
+                throw FIDOSessionError.minPINLengthDecrease(current: info.minPINLength, requested: length)
+            }
+            if let max = info.maxRPIDsForSetMinPINLength, rpIDs.count > max {
+                throw FIDOOperationError.tooManyRelyingParties(max: max, given: rpIDs.count)
+            }
+            try await s.setMinPINLength(length, rpIDs: rpIDs.isEmpty ? nil : rpIDs)
+            return await s.info.forcePINChange && !info.forcePINChange
+        } precheck: { info in
+            guard info.supportsSetMinPINLength else { throw FIDOSessionError.notSupported(.setMinPINLength) }
+        }
+    }
+
+    /// Makes the key refuse its PIN until it is changed (needs a PIN set, and `pin`).
+    public func forcePINChange(pin: String?) async throws {
+        try await withConfig(pin) { s, _ in
+            try await s.setMinPINLength(nil, forceChangePIN: true)
+        } precheck: { info in
+            guard info.supportsSetMinPINLength else { throw FIDOSessionError.notSupported(.setMinPINLength) }
+            guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
+        }
+    }
+
+    /// Switches always-UV; returns whether it is now on.
+    public func toggleAlwaysUV(pin: String?) async throws -> Bool {
+        try await withConfig(pin) { s, _ in try await s.toggleAlwaysUV() } precheck: { info in
+            guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
+            guard info.alwaysUV != nil else { throw FIDOSessionError.notSupported(.alwaysUV) }
+        }
+    }
+
+    /// Enables enterprise attestation (until a FIDO reset); returns false when it was enabled already (nothing
+    /// sent, no PIN needed).
+    public func enableEnterpriseAttestation(pin: String?) async throws -> Bool {
+        try await withSession { s in
+            let info = await s.info
+            guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
+            guard let enabled = info.enterpriseAttestation else { throw FIDOSessionError.notSupported(.enterpriseAttestation) }
+            if enabled { return false }
+            try await Self.authorizeConfig(s, info, pin)
+            try await s.enableEnterpriseAttestation()
+            return true
+        }
+    }
+
+    /// An authenticatorConfig request: `precheck` refuses what the key cannot do before the PIN is used, then a
+    /// token with the acfg permission is taken when the key has a PIN.
+    private func withConfig<T>(_ pin: String?, _ body: (CTAP2Session, AuthenticatorInfo) async throws -> T,
+                               precheck: (AuthenticatorInfo) throws -> Void) async throws -> T {
+        try await withSession { s in
+            let info = await s.info
+            try precheck(info)
+            try await Self.authorizeConfig(s, info, pin)
+            return try await body(s, info)
+        }
+    }
+
+    /// A token with the acfg permission when the key has a PIN (`pinNeeded` without one); a key without a PIN takes
+    /// authenticatorConfig without a token.
+    private static func authorizeConfig(_ s: CTAP2Session, _ info: AuthenticatorInfo, _ pin: String?) async throws {
+        guard info.pinSet == true else { return }
+        guard let pin else { throw FIDOOperationError.pinNeeded }
+        try await s.verifyPIN(pin, permissions: [.authenticatorConfig])
+    }
+
     /// A session with a PIN token for `auth`: the PIN verified for credential management (and the fingerprints,
     /// on a key with a sensor), or a token held from before. A held token the key turns down ends it with
     /// `CTAPError.pinAuthInvalid`, as the key said it.
@@ -238,4 +310,8 @@ public enum FIDOOperationError: Error, Sendable {
     case pinAlreadySet
     /// The PIN change was sent and no answer came: the PIN is the old or the new one.
     case pinChangeUncertain(any Error)
+    /// The key has a PIN and the operation needs it: nothing was sent.
+    case pinNeeded
+    /// More relying parties for the minimum PIN length than the key takes.
+    case tooManyRelyingParties(max: Int, given: Int)
 }

@@ -57,6 +57,8 @@ import Testing
         (PIVOperationError.certificateNotTheSlotsKey(.authentication), .certificateNotSlotsKey),
         (PIVOperationError.managementKeyLength(.aes192, expected: 24, given: 16), .managementKeyLength),
         (PIVOperationError.needs(.pin), .pivNeedsAuthentication),
+        (FIDOOperationError.pinNeeded, .pinRequired),
+        (FIDOOperationError.tooManyRelyingParties(max: 1, given: 2), .tooManyRelyingParties),
         (OATHError.commandNotSupported(.rename, .functionNotSupported), .oathRenameNotSupported),
         (OATHError.commandNotSupported(.reset, .invalidInstruction), .oathResetNotSupported),
         (OATHError.commandNotSupported(.setCode, .classNotSupported), .oathPasswordNotSupported),

@@ -150,4 +150,38 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         #expect(after.pinSet == false)
         await #expect(throws: CTAPError.self) { _ = try await ops.credentials(.pin("cred-pin-1")) }
     }
+
+    @Test func settingsNeedThePINOnceTheKeyHasOneAndRefuseWhatTheKeyCannotDo() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        // No PIN yet: authenticatorConfig goes without a token.
+        #expect(try await ops.toggleAlwaysUV(pin: nil) == true)
+        #expect(try await ops.info().options["alwaysUv"] == true)
+        #expect(try await ops.toggleAlwaysUV(pin: nil) == false)
+        _ = try await ops.setPIN("cfg-pin-1")
+        await #expect(throws: FIDOOperationError.self) { _ = try await ops.toggleAlwaysUV(pin: nil) }
+        // Enterprise attestation: the PIN first, then on for good; asked again, nothing is sent.
+        await #expect(throws: FIDOOperationError.self) { _ = try await ops.enableEnterpriseAttestation(pin: nil) }
+        #expect(try await ops.enableEnterpriseAttestation(pin: "cfg-pin-1") == true)
+        #expect(try await ops.info().options["ep"] == true)
+        #expect(try await ops.enableEnterpriseAttestation(pin: nil) == false)
+        // The minimum only grows; a lower one is refused before the PIN is used.
+        await #expect(throws: FIDOSessionError.self) { _ = try await ops.setMinPINLength(4 - 1, rpIDs: [], pin: "cfg-pin-1") }
+        // The PIN has 9 characters: a minimum of 10 makes the key want it changed.
+        #expect(try await ops.setMinPINLength(10, rpIDs: ["example.org"], pin: "cfg-pin-1") == true)
+        let after = try await ops.info()
+        #expect(after.minPINLength == 10 && after.forcePINChange)
+        #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
+    }
+
+    @Test func aForcedChangeNeedsAPINAndLeavesOnlyTheChange() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        await #expect(throws: CTAPError.self) { try await ops.forcePINChange(pin: nil) }
+        _ = try await ops.setPIN("force-pin-1")
+        try await ops.forcePINChange(pin: "force-pin-1")
+        #expect(try await ops.info().forcePINChange)
+        _ = try await ops.changePIN(current: "force-pin-1", new: "force-pin-2")
+        #expect(try await ops.info().forcePINChange == false)
+    }
 }

@@ -160,11 +160,10 @@ struct FIDOTabWork: Sendable {
     /// The tab's reason for `error`, from its kind (`ErrorExplanation`): the reasons the tab words in its own way
     /// (which PIN was wrong, what a reset needs), and the explanation's text for the rest.
     static func reason(_ error: any Error, _ operation: FIDOOperation) -> FIDOFailureReason {
-        if let e = error as? FIDOOperationError {
-            switch e {
-            case .pinAlreadySet: return .other(UIText("fido.pinAlreadySet"))
-            case .pinChangeUncertain(let cause): return reason(cause, operation)
-            }
+        switch error as? FIDOOperationError {
+        case .pinAlreadySet?: return .other(UIText("fido.pinAlreadySet"))
+        case .pinChangeUncertain(let cause)?: return reason(cause, operation)
+        default: break
         }
         let explanation = ErrorExplanation(error)
         switch explanation.kind {
