@@ -162,6 +162,54 @@ public struct FIDOOperations: Sendable {
         }
     }
 
+    /// The fingerprints enrolled on a key with a sensor (`FIDOSessionError.notSupported(.bioEnrollment)` on one
+    /// without), with a token that may read them.
+    public func fingerprints(_ auth: FIDOAuthorization) async throws -> [FIDOFingerprint] {
+        try await withFingerprints(auth) { s in try await Self.enrolled(s) }
+    }
+
+    /// Names fingerprint `templateID` (at most the sensor's longest name). Returns the fingerprints afterwards.
+    public func renameFingerprint(_ templateID: [UInt8], to name: String,
+                                  _ auth: FIDOAuthorization) async throws -> [FIDOFingerprint] {
+        try await withFingerprints(auth) { s in
+            try await Self.requireEnrolled(s, templateID)
+            let max = try await s.fingerprintSensorInfo().maxNameLength
+            try await s.setFingerprintName(templateID: templateID, name: name, maxNameLength: max)
+            return try await Self.enrolled(s)
+        }
+    }
+
+    /// Removes fingerprint `templateID`; returns it and the fingerprints left.
+    public func deleteFingerprint(_ templateID: [UInt8], _ auth: FIDOAuthorization) async throws
+        -> (deleted: FIDOFingerprint, remaining: [FIDOFingerprint]) {
+        try await withFingerprints(auth) { s in
+            let deleted = try await Self.requireEnrolled(s, templateID)
+            try await s.removeFingerprint(templateID: templateID)
+            return (deleted, try await Self.enrolled(s))
+        }
+    }
+
+    private func withFingerprints<T>(_ auth: FIDOAuthorization, _ body: (CTAP2Session) async throws -> T) async throws -> T {
+        try await withAuthorized(auth) { s in
+            guard await s.info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
+            return try await body(s)
+        }
+    }
+
+    private static func enrolled(_ s: CTAP2Session) async throws -> [FIDOFingerprint] {
+        try await s.fingerprints().map { FIDOFingerprint(templateID: $0.templateID, name: $0.name) }
+    }
+
+    /// The fingerprint `templateID`; an unknown one is `FIDOSessionError.noSuchFingerprint`, before anything is
+    /// changed.
+    @discardableResult
+    private static func requireEnrolled(_ s: CTAP2Session, _ templateID: [UInt8]) async throws -> FIDOFingerprint {
+        guard let f = try await enrolled(s).first(where: { $0.templateID == templateID }) else {
+            throw FIDOSessionError.noSuchFingerprint(templateID: templateID)
+        }
+        return f
+    }
+
     /// Raises the key's minimum PIN length (CTAP 2.1 authenticatorConfig) and names the relying parties that may
     /// read it (none: the key's list stays). `pin`: the key's PIN when it has one (`FIDOOperationError.pinNeeded`
     /// when it has one and none was given). A lower minimum than the key's, or more relying parties than it takes,

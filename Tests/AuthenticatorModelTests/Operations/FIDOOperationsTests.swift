@@ -9,10 +9,14 @@ import VirtualKey
 /// before its answer came back.
 private final class FIDOKey: FIDOOpener, @unchecked Sendable {
     // @unchecked: the counters and the switch are LockedValues; `key` is set once.
-    let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC())
+    let key: VirtualKey
     let opened = LockedValue(0)
     let closed = LockedValue(0)
     let breakAfterChangePIN = LockedValue(false)
+
+    init(_ key: VirtualKey = VirtualKey(state: VirtualKeyState.yubiKey5NFC())) {
+        self.key = key
+    }
 
     func openFIDO() async throws -> any FIDOConnection {
         opened.withLock { $0 += 1 }
@@ -183,5 +187,25 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         #expect(try await ops.info().forcePINChange)
         _ = try await ops.changePIN(current: "force-pin-1", new: "force-pin-2")
         #expect(try await ops.info().forcePINChange == false)
+    }
+
+    @Test func fingerprintsAreListedRenamedAndDeletedOnAKeyWithASensor() async throws {
+        var state = VirtualKeyState.yubiKey5NFC()
+        state.fido.fingerprints = [FIDOState.Fingerprint(templateID: [0x01, 0x02], name: "left thumb"),
+                                   FIDOState.Fingerprint(templateID: [0x03], name: nil)]
+        let key = FIDOKey(VirtualKey(state: state, profile: .yubikeyBio))
+        let ops = FIDOOperations(key)
+        _ = try await ops.setPIN("bio-pin-1")
+        #expect(try await ops.fingerprints(.pin("bio-pin-1")).map(\.name) == ["left thumb", nil])
+        let renamed = try await ops.renameFingerprint([0x03], to: "right index", .pin("bio-pin-1"))
+        #expect(renamed.map(\.name) == ["left thumb", "right index"])
+        let (deleted, remaining) = try await ops.deleteFingerprint([0x01, 0x02], .pin("bio-pin-1"))
+        #expect(deleted.name == "left thumb" && remaining.map(\.templateID) == [[0x03]])
+        await #expect(throws: FIDOSessionError.self) { _ = try await ops.deleteFingerprint([0x01, 0x02], .pin("bio-pin-1")) }
+        // A key without a sensor says so.
+        let plain = FIDOOperations(FIDOKey())
+        _ = try await plain.setPIN("bio-pin-1")
+        await #expect(throws: FIDOSessionError.self) { _ = try await plain.fingerprints(.pin("bio-pin-1")) }
+        #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
     }
 }
