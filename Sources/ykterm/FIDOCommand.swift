@@ -191,9 +191,9 @@ final class TouchNotice: Sendable {
 
 func touchNotice() { touchNoticeShown.show() }
 
-/// Asks for a PIN, checking the key's rules before anything is sent.
+/// Asks for a PIN, checking the key's rules before anything is sent; a new one twice on a terminal.
 func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -> String {
-    let pin = new ? try prompt.newSecret(label) : try prompt.secret(label)
+    let pin = new ? try prompt.newSecret(label, again: words("cli.prompt.repeatNewPIN")) : try prompt.secret(label)
     if new {
         do {
             try PINRules.check(pin, minimum: minimum)
@@ -218,7 +218,7 @@ extension FIDOCommand {
             -> (credentials: [FIDOCredential], operations: FIDOOperations, pin: String) {
             let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
             try check(info)
-            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
             return (try await operations.credentials(.pin(pin)).credentials, operations, pin)
         }
 
@@ -294,13 +294,13 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                try prompt.requireForce(force, for: "deleting a credential")
+                try prompt.requireForce(force, otherwise: words("cli.fido.credentials.deleteNeedsForce"))
                 let (query, force) = (id.lowercased(), self.force)
                 let (creds, operations, pin) = try await Credentials.all(key.choice, prompt: prompt)
                 let c = try Credentials.one(creds, query)
-                try prompt.confirmUnlessForced(force, "Delete the credential of \(c.userName ?? "?") for \(c.rpID)? "
-                                               + "Signing in there with this key will no longer work.",
-                                               nothingWas: "deleted")
+                try prompt.confirmUnlessForced(force, words("cli.fido.credentials.deleteQuestion",
+                                                            ["user": c.userName ?? "?", "rp": c.rpID]),
+                                               otherwise: words("cli.prompt.nothingDeleted"))
                 _ = try await operations.deleteCredential(c.credentialID, .pin(pin))
                 out("Deleted the credential of \(c.rpID) \(c.userName ?? c.userID.hex)")
             }
@@ -327,10 +327,9 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try prompt.requireForce(force, for: "reset")
-            try prompt.confirmUnlessForced(force, "Reset FIDO? Every passkey and U2F registration on this key is lost, "
-                                           + "and the PIN is removed. This cannot be undone.",
-                                           nothingWas: "reset")
+            try prompt.requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
+            try prompt.confirmUnlessForced(force, words("cli.fido.reset.question"),
+                                           otherwise: words("cli.prompt.nothingReset"))
             do {
                 try await withCTAP2(key) { try await $0.reset() }
             } catch let e as CTAPError where e.code == CTAPError.notAllowed && !key.virtual {
@@ -386,7 +385,7 @@ extension FIDOCommand {
                 // CTAP 2.1 tokens lose their permissions once used with a touch, so each step gets its own.
                 var pin: String?
                 if resident {
-                    pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+                    pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
                     try await s.verifyPIN(pin!, permissions: [.makeCredential], rpID: rpID)
                 }
                 let clientDataHash = Crypto.random(32)

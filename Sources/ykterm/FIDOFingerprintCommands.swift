@@ -20,7 +20,7 @@ extension FIDOCommand {
             let info = await s.info
             guard info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
             guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
-            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
             try await s.verifyPIN(pin, permissions: [.bioEnrollment])
         }
 
@@ -172,14 +172,14 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                try prompt.requireForce(force, for: "deleting a fingerprint")
+                try prompt.requireForce(force, otherwise: words("cli.fido.fingerprints.deleteNeedsForce"))
                 let (query, force) = (id.lowercased(), self.force)
                 let deleted = try await withCTAP2(key) { s -> CTAP2Session.Fingerprint in
                     try await Fingerprints.authorize(s, prompt)
                     let f = try await Fingerprints.one(s, query)
-                    try prompt.confirmUnlessForced(force, "Delete the fingerprint \(f.name ?? f.templateID.hex)? "
-                                                   + "It will no longer unlock this key.",
-                                                   nothingWas: "deleted")
+                    try prompt.confirmUnlessForced(force, words("cli.fido.fingerprints.deleteQuestion",
+                                                                ["fingerprint": f.name ?? f.templateID.hex]),
+                                                   otherwise: words("cli.prompt.nothingDeleted"))
                     try await s.removeFingerprint(templateID: f.templateID)
                     return f
                 }

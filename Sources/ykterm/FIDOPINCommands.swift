@@ -48,7 +48,7 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: false)
-            let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+            let pin = try askPIN(prompt, words("fido.pin.new"), minimum: info.minPINLength, new: true)
             _ = try await operations.setPIN(pin)
             out("PIN set")
         }
@@ -65,8 +65,8 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
-            let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
-            let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+            let old = try askPIN(prompt, words("fido.pin.current"), minimum: info.minPINLength, new: false)
+            let new = try askPIN(prompt, words("fido.pin.new"), minimum: info.minPINLength, new: true)
             do {
                 _ = try await operations.changePIN(current: old, new: new)
             } catch FIDOOperationError.pinChangeUncertain(let cause) {
@@ -89,7 +89,7 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
-            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
             let after = try await operations.verifyPIN(pin)
             out(after.retries.map { "PIN is correct (\($0) attempts left)" } ?? "PIN is correct")
         }
@@ -100,7 +100,7 @@ extension FIDOCommand {
     static func authorizeConfig(_ s: CTAP2Session, _ prompt: Prompt) async throws {
         let info = await s.info
         guard info.pinSet == true else { return }
-        let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+        let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
         try await s.verifyPIN(pin, permissions: [.authenticatorConfig])
     }
 

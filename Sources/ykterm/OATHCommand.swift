@@ -157,7 +157,7 @@ extension OATHCommand {
                 let json = self.json
                 // A touch account is said before the key waits (on standard error; with --json only on a terminal).
                 let touching: @Sendable () -> Void = {
-                    if !json || isatty(STDERR_FILENO) == 1 { warn(words("cli.oath.touch")) }
+                    if !json || isatty(STDERR_FILENO) == 1 { warn(words("cli.touch")) }
                 }
                 let rows = try await oathOperation(options, prompt: prompt) { operations, unlock in
                     // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
@@ -327,9 +327,9 @@ extension OATHCommand {
             let c = try OATHOperations.find(.matching(id), in: try await key.run { operations, unlock in
                 try await operations.list(unlock)
             })
-            try prompt.requireForce(force, for: "deleting \"\(c.id)\"")
+            try prompt.requireForce(force, otherwise: words("cli.oath.deleteNeedsForce", ["account": c.id.string]))
             try prompt.confirmUnlessForced(force, words("cli.oath.deleteQuestion", ["account": c.id.string]),
-                                            nothingWas: "deleted")
+                                            otherwise: words("cli.prompt.nothingDeleted"))
             let deleted = try await key.run { operations, unlock in
                 try await operations.delete(.account(c), unlock)
             }.detail

@@ -39,8 +39,8 @@ func replacingAsked(_ prompt: Prompt, force: Bool,
         return try await write(force)
     } catch OTPOperationError.slotProgrammed(let slot) {
         try confirmSlotWrite(prompt, force: force,
-                             question: "Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.",
-                             needsForce: "slot \(slot) is programmed; overwriting it")
+                             question: words("otp.slots.overwrite", ["slot": String(slot)]),
+                             needsForce: words("cli.otp.overwriteNeedsForce", ["slot": String(slot)]))
         return try await write(true)
     }
 }
@@ -177,7 +177,7 @@ extension OTPCommand {
                      + "give - to read it from standard input")
                 text = given
             case nil:
-                text = try prompt.secret("HMAC-SHA1 key (hex)")
+                text = try prompt.secret(words("cli.otp.prompt.hmacKey"))
             }
             var secret = try decodeHex(text, what: "the key", secret: true)
             text = ""
@@ -214,9 +214,9 @@ extension OTPCommand {
             guard try await keyOptions.otp.slots().status.isConfigured(slot: slot) else {
                 throw YktermError.failed("slot \(slot) is already empty")
             }
-            try prompt.requireForce(force, for: "deleting slot \(slot)")
-            try prompt.confirmUnlessForced(force, "Delete the configuration of slot \(slot)? It cannot be recovered.",
-                                            nothingWas: "deleted")
+            try prompt.requireForce(force, otherwise: words("cli.otp.delete.needsForce", ["slot": String(slot)]))
+            try prompt.confirmUnlessForced(force, words("otp.slots.delete.confirm", ["slot": String(slot)]),
+                                            otherwise: words("cli.prompt.nothingDeleted"))
             _ = try await keyOptions.otp.delete(slot: slot, accessCode: code)
             out("Slot \(slot) deleted.")
         }

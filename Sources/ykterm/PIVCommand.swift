@@ -37,13 +37,14 @@ extension KeyOptions {
 
 /// The secrets PIV commands ask for, each from the prompt (no echo) or a line of standard input.
 enum PIVSecrets {
-    static func pin(_ prompt: Prompt, _ label: String = "PIN") throws -> SecretBytes {
+    static func pin(_ prompt: Prompt, _ label: String = words("piv.field.pin")) throws -> SecretBytes {
         SecretBytes(utf8: try prompt.secret(label))
     }
 
-    /// A new PIN or PUK: asked twice on a terminal, 6 to 8 characters (checked before anything is sent).
-    static func newPIN(_ prompt: Prompt, _ label: String) throws -> SecretBytes {
-        let value = try prompt.newSecret(label)
+    /// A new PIN or PUK: asked twice on a terminal (the second time as `again`), 6 to 8 characters (checked
+    /// before anything is sent).
+    static func newPIN(_ prompt: Prompt, _ label: String, again: String) throws -> SecretBytes {
+        let value = try prompt.newSecret(label, again: again)
         guard (6...PIV.pinLength).contains(value.utf8.count) else {
             throw YktermError.usage("a PIV PIN or PUK has 6 to 8 characters, not \(value.utf8.count); nothing was changed")
         }
@@ -51,7 +52,7 @@ enum PIVSecrets {
     }
 
     /// A management key in hex.
-    static func managementKey(_ prompt: Prompt, _ label: String = "Management key (hex)") throws -> SecretBytes {
+    static func managementKey(_ prompt: Prompt, _ label: String = words("cli.piv.prompt.managementKey")) throws -> SecretBytes {
         var bytes = try Hex.decode(try prompt.secret(label).trimmingSpaces)
         return SecretBytes(wiping: &bytes)
     }
@@ -83,7 +84,7 @@ struct PIVAnswers {
                 case .managementKey where answers.managementKey == nil:
                     answers.managementKey = try PIVSecrets.managementKey(prompt)
                 case .newManagementKey where answers.newManagementKey == nil:
-                    answers.newManagementKey = try PIVSecrets.managementKey(prompt, "New management key (hex)")
+                    answers.newManagementKey = try PIVSecrets.managementKey(prompt, words("cli.piv.prompt.newManagementKey"))
                 default:
                     throw PIVOperationError.needs(question)
                 }
@@ -207,8 +208,8 @@ extension PIVCommand {
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            guard force || Prompt().confirm("Erase all PIV keys and certificates on the key?") else {
-                throw YktermError.usage("PIV reset not confirmed (give --force when not on a terminal); nothing was changed")
+            guard force || Prompt().confirm(words("cli.piv.reset.question")) else {
+                throw YktermError.usage(words("cli.piv.reset.notConfirmed"))
             }
             try await key.piv.reset()
             out("PIV reset: PIN 123456, PUK 12345678, default management key; no keys or certificates")
