@@ -37,7 +37,7 @@ struct OTPAccessCodeOptions: ParsableArguments {
 
 /// 12 hex digits; the message does not repeat what was typed.
 func parseAccessCode(_ text: String) throws -> [UInt8] {
-    let code = try decodeHex(text.trimmingSpaces, what: "the access code", secret: true)
+    let code = try decodeHex(text.trimmingSpaces, what: words("cli.otp.what.accessCode"), secret: true)
     guard code.count == OTPSlotConfiguration.accessCodeSize else { throw OTPError.invalidAccessCode }
     return code
 }
@@ -129,9 +129,9 @@ extension OTPCommand {
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
             var privateID = privateId == nil ? Crypto.random(OTPSlotConfiguration.uidSize)
-                : try decodeHex(try prompt.secret(words("cli.otp.prompt.privateID")).trimmingSpaces, what: "the private ID", secret: true)
+                : try decodeHex(try prompt.secret(words("cli.otp.prompt.privateID")).trimmingSpaces, what: words("cli.otp.what.privateID"), secret: true)
             var aesKey = key == nil ? Crypto.random(OTPSlotConfiguration.keySize)
-                : try decodeHex(try prompt.secret(words("cli.otp.prompt.aesKey")).trimmingSpaces, what: "the AES key", secret: true)
+                : try decodeHex(try prompt.secret(words("cli.otp.prompt.aesKey")).trimmingSpaces, what: words("cli.otp.what.aesKey"), secret: true)
             defer {
                 for i in aesKey.indices { aesKey[i] = 0 }
                 for i in privateID.indices { privateID[i] = 0 }
@@ -144,7 +144,7 @@ extension OTPCommand {
                 try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current,
                                                readSerial: true) { serial in
                     guard let publicID = given ?? serial.map({ YubicoOTP.publicID(serial: $0) }) else {
-                        throw YktermError.failed("the key does not reveal its serial number; give --public-id")
+                        throw YktermError.failed(words("cli.otp.yubiotp.noSerial"))
                     }
                     return try OTPSlotConfiguration.yubicoOTP(publicID: publicID, privateID: privateID, key: aesKey,
                                                               appendEnter: enter, accessCode: codes.new)
@@ -159,11 +159,11 @@ extension OTPCommand {
                                              publicID: Modhex.encode(publicID), privateID: privateID.hex,
                                              key: aesKey.hex, csv: csv))
             } else {
-                out("Slot \(slot) programmed with a Yubico OTP credential.")
-                out("Public ID: \(Modhex.encode(publicID))")
-                out("Private ID: \(privateID.hex)")
-                out("AES key: \(aesKey.hex)")
-                out("CSV (Yubico format, for YubiCloud's upload form): \(csv)")
+                out(words("cli.otp.yubiotp.done", ["slot": String(slot)]))
+                out(words("cli.otp.field.publicID", ["id": Modhex.encode(publicID)]))
+                out(words("cli.otp.field.privateID", ["id": privateID.hex]))
+                out(words("cli.otp.field.aesKey", ["key": aesKey.hex]))
+                out(words("cli.otp.yubiotp.csv", ["csv": csv]))
             }
         }
     }
@@ -232,8 +232,8 @@ extension OTPCommand {
             try await replacingAsked(prompt, force: force) { replacing in
                 try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
-            out("Slot \(slot) programmed with a \(generate ? "generated " : "")static password of \(count) characters "
-                + "(\(keyboardLayout.rawValue.uppercased()) layout).")
+            out(words(generate ? "cli.otp.static.doneGenerated" : "cli.otp.static.done",
+                      ["slot": String(slot), "count": String(count), "layout": keyboardLayout.rawValue.uppercased()]))
         }
     }
 
@@ -279,7 +279,7 @@ extension OTPCommand {
             try await replacingAsked(prompt, force: force) { replacing in
                 try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
-            out("Slot \(slot) programmed with an OATH-HOTP credential (\(digits) digits, counter \(counter)).")
+            out(words("cli.otp.hotp.done", ["slot": String(slot), "digits": String(digits), "counter": String(counter)]))
         }
     }
 
@@ -306,7 +306,7 @@ extension OTPCommand {
             try confirmSlotWrite(prompt, force: force, question: words("otp.slots.swap.confirm"),
                                  needsForce: words("cli.otp.swap.needsForce"))
             _ = try await keyOptions.otp.swap(accessCode: code)
-            out("Slots 1 and 2 swapped.")
+            out(words("cli.otp.swap.done"))
         }
     }
 
@@ -342,7 +342,7 @@ extension OTPCommand {
                                  question: words("cli.otp.ndef.question", ["slot": String(slot), "prefix": prefix]),
                                  needsForce: words("cli.otp.ndef.needsForce"))
             _ = try await keyOptions.otp.setNDEF(slot: slot, config, accessCode: code)
-            out("The NDEF tag serves slot \(slot) after \(prefix)")
+            out(words("cli.otp.ndef.done", ["slot": String(slot), "prefix": prefix]))
         }
     }
 
@@ -406,7 +406,7 @@ extension OTPCommand {
                                  question: words("cli.otp.settings.question", ["slot": String(slot)]),
                                  needsForce: words("cli.otp.settings.needsForce", ["slot": String(slot)]))
             _ = try await keyOptions.otp.update(slot: slot, update, currentAccessCode: codes.current)
-            out("Settings of slot \(slot) updated.")
+            out(words("cli.otp.settings.done", ["slot": String(slot)]))
         }
     }
 }
