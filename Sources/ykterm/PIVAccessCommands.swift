@@ -20,7 +20,7 @@ extension PIVCommand {
                 let current = try PIVSecrets.pin(prompt, words("piv.field.currentPIN"))
                 let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
                 _ = try await key.piv.changePIN(current: current, new: new)
-                out("PIN changed")
+                out(words("cli.piv.pinChanged"))
             }
         }
 
@@ -34,7 +34,7 @@ extension PIVCommand {
                 let puk = try PIVSecrets.pin(prompt, words("piv.field.puk"))
                 let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
                 _ = try await key.piv.unblockPIN(puk: puk, new: new)
-                out("PIN set and unblocked")
+                out(words("cli.piv.pinUnblocked"))
             }
         }
     }
@@ -53,7 +53,7 @@ extension PIVCommand {
                 let current = try PIVSecrets.pin(prompt, words("piv.field.currentPUK"))
                 let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPUK"), again: words("cli.piv.prompt.repeatNewPUK"))
                 _ = try await key.piv.changePUK(current: current, new: new)
-                out("PUK changed")
+                out(words("cli.piv.pukChanged"))
             }
         }
     }
@@ -94,7 +94,7 @@ extension PIVCommand {
                 }
                 if generate { out(Hex.encode(set.copyBytes())) }
                 set.wipe()
-                warn("Management key changed")
+                warn(words("cli.piv.managementKeyChanged"))
             }
         }
     }
