@@ -116,7 +116,7 @@ extension OATHCommand {
                         var line = c.id.string
                         var tags = [String]()
                         if c.type == .hotp { tags.append("HOTP") }
-                        if c.touch == true { tags.append("touch") }
+                        if c.touch == true { tags.append(words("cli.oath.touchTag")) }
                         if !tags.isEmpty { line += "  [" + tags.concatenated(separator: ", ") + "]" }
                         out(line)
                     }
@@ -177,13 +177,15 @@ extension OATHCommand {
                     })
                 } else {
                     let width = min(rows.map { $0.entry.credential.id.string.count }.max() ?? 0, 60)
+                    let touchTag = rows.contains { $0.entry.code == nil && $0.entry.credential.touch == true }
+                        ? "[" + words("cli.oath.touchTag") + "]" : ""
                     // One write for all the lines (a write per line took as long as the codes' APDUs).
                     let lines = rows.map { row -> String in
                         let e = row.entry
                         let id = e.credential.id.string
                         let pad = String.spaces(max(width - id.count, 0))
                         let code = e.code?.value
-                            ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
+                            ?? (e.credential.touch == true ? touchTag : e.credential.type == .hotp ? "[HOTP]" : "")
                         return "\(id)\(pad)  \(code)"
                     }
                     if !lines.isEmpty { out(lines.concatenated(separator: "\n")) }
