@@ -60,7 +60,7 @@ struct APDUCommand: AsyncParsableCommand {
         var queue = [[UInt8]]()
         if !commands.isEmpty {
             queue = try commands.compactMap(APDUCommand.parse)
-            guard !queue.isEmpty else { throw YktermError.usage("no command APDU given") }
+            guard !queue.isEmpty else { throw YktermError.usage(words("cli.apdu.none")) }
         } else if !interactive {
             var lineNumber = 0
             while let line = readLine() {
@@ -68,7 +68,7 @@ struct APDUCommand: AsyncParsableCommand {
                 do {
                     if let c = try APDUCommand.parse(line) { queue.append(c) }
                 } catch let e as YktermError {
-                    throw YktermError.usage("line \(lineNumber): \(e.message)")
+                    throw YktermError.usage(words("cli.apdu.line", ["line": String(lineNumber), "problem": e.message]))
                 }
             }
         }
@@ -86,7 +86,7 @@ struct APDUCommand: AsyncParsableCommand {
         var sawBadInput = false
         do {
             if interactive {
-                warn("Type command APDUs in hex, one per line; Ctrl-D ends.")
+                warn(words("cli.apdu.typeCommands"))
                 while let line = readLine() {
                     do {
                         guard let c = try APDUCommand.parse(line) else { continue }

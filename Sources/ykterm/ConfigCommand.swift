@@ -240,7 +240,7 @@ struct ConfigCommand: AsyncParsableCommand {
     /// A lock code from the terminal (no echo; a new one twice) or a line of standard input.
     static func readLockCode(_ prompt: Prompt, new: Bool) throws -> [UInt8] {
         let tables = StringTables.load()
-        var text = new ? try prompt.newSecret(tables.text(UIText("config.prompt.new")))
+        var text = new ? try prompt.newSecret(tables.text(UIText("config.prompt.new")), again: words("cli.config.repeatLockCode"))
             : try prompt.secret(tables.text(UIText("config.prompt.current")))
         defer { text = "" }
         return try LockCodeText.parse(text, new: new)

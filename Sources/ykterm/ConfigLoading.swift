@@ -19,7 +19,7 @@ enum LoadedConfig {
         do {
             config = try Config.load(path: Config.defaultPath(environment: environment))
         } catch {
-            throw YktermError.usage("config: \(error)")
+            throw YktermError.usage(words("cli.config.invalid", ["problem": "\(error)"]))
         }
         storage.withLock { $0 = config }
         StringTables.configuredLanguage.withLock { $0 = config.ui.language }

@@ -14,6 +14,7 @@ struct DoctorCommand: AsyncParsableCommand {
 
     @OptionGroup var key: KeyOptions
 
+    /// Each line's first word, the same in every language (scripts look for it).
     enum Level: String { case ok = "ok  ", warn = "warn", fail = "fail" }
 
     /// The udev rule file shipped in Resources, and where it goes.
@@ -28,7 +29,7 @@ struct DoctorCommand: AsyncParsableCommand {
 
         // pcscd and readers.
         if key.virtual {
-            line(.ok, "virtual key: built in, no pcscd needed")
+            line(.ok, words("cli.doctor.virtual"))
         } else {
             await checkPCSC(line)
         }
@@ -46,19 +47,19 @@ struct DoctorCommand: AsyncParsableCommand {
             line(.fail, explained(SmartCardError.serviceUnavailable).1)
             return
         }
-        line(.ok, "pcscd: reachable")
+        line(.ok, words("cli.doctor.pcscd"))
         let readers: [ReaderStatus]
         do {
             readers = try context.status()
         } catch {
-            line(.fail, "readers: " + explained(error).1)
+            line(.fail, words("cli.doctor.readersFailed", ["detail": explained(error).1]))
             return
         }
         if readers.isEmpty {
-            line(.warn, "readers: none. Insert a key; USB keys need pcscd's CCID driver (apt-get install libccid)")
+            line(.warn, words("cli.doctor.noReaders"))
             return
         }
-        line(.ok, "readers: " + readers.map(\.name).joined(separator: ", "))
+        line(.ok, words("cli.doctor.readers", ["readers": readers.map(\.name).joined(separator: ", ")]))
         // Every reader at once, each on a context of its own: one that does not answer costs its deadline once.
         let chosen = readers.filter { key.selector.matches(readerName: $0.name) }
         let results = await withTaskGroup(of: (Int, Result<KeyInfo, any Error>?).self) { group in
@@ -86,31 +87,29 @@ struct DoctorCommand: AsyncParsableCommand {
         var found = 0
         for (index, r) in chosen.enumerated() {
             guard r.cardPresent else {
-                line(.ok, "\(r.name): empty")
+                line(.ok, words("cli.doctor.readerEmpty", ["reader": r.name]))
                 continue
             }
             if r.mute {
-                line(.fail, "\(r.name): the key does not answer; remove it and insert it again")
+                line(.fail, words("cli.doctor.readerMute", ["reader": r.name]))
                 continue
             }
             switch results[index] {
             case .success(let info):
                 found += 1
-                line(.ok, "\(r.name): \(info.device.displayName), serial "
-                     + (info.device.serial.map(String.init) ?? "unknown") + ", firmware \(info.device.version)")
+                line(.ok, words("cli.doctor.key", ["reader": r.name, "name": info.device.displayName,
+                                                   "serial": info.device.serial.map(String.init) ?? words("cli.doctor.unknown"),
+                                                   "version": "\(info.device.version)"]))
             case .failure(SmartCardError.sharingViolation(_)):
-                let who = DoctorCommand.scdaemonRunning() ? "gpg's scdaemon is running and holds it"
-                    : "often gpg's scdaemon"
-                line(.fail, "\(r.name): another program holds the key exclusively (\(who)): "
-                     + "run `gpgconf --kill scdaemon`, and add `disable-ccid` to ~/.gnupg/scdaemon.conf "
-                     + "(or `pcsc-shared`) so it leaves the key to pcscd")
+                line(.fail, words(DoctorCommand.scdaemonRunning() ? "cli.doctor.heldByScdaemon" : "cli.doctor.heldExclusively",
+                                  ["reader": r.name]))
             case .failure(let error):
                 line(.fail, "\(r.name): " + explained(error).1)
             case nil:
                 break
             }
         }
-        if found == 0 { line(.warn, "keys: none found on PC/SC") }
+        if found == 0 { line(.warn, words("cli.doctor.noKeys")) }
     }
 
     /// The HID interfaces keys have on USB (FIDO, and a YubiKey's OTP keyboard interface), and whether this
@@ -118,7 +117,7 @@ struct DoctorCommand: AsyncParsableCommand {
     private func checkHID(_ line: (Level, String) -> Void) {
         let interfaces = KeyAssembler.relevant(HIDRawDevice.enumerateAll().map { FoundHID(info: $0, usbDevice: nil) })
         if interfaces.isEmpty {
-            line(.ok, "HID: no FIDO or YubiKey OTP interfaces on USB (normal without a USB key, or over NFC)")
+            line(.ok, words("cli.doctor.noHID"))
             return
         }
         for h in interfaces {
@@ -126,11 +125,12 @@ struct DoctorCommand: AsyncParsableCommand {
             let fd = open(h.info.path, O_RDWR)
             if fd >= 0 {
                 close(fd)
-                line(.ok, "\(what): \(h.info.path) (\(h.info.productName ?? "unnamed")) is accessible")
+                line(.ok, words("cli.doctor.hidAccessible", ["interface": what, "path": h.info.path,
+                                                             "product": h.info.productName ?? words("cli.doctor.unnamed")]))
             } else if errno == EACCES {
-                line(.fail, "\(what): \(h.info.path): permission denied. Install the udev rule: "
-                     + "sudo install -m 644 \(DoctorCommand.rulePath()) /etc/udev/rules.d/\(DoctorCommand.udevRule)"
-                     + " && sudo udevadm control --reload && sudo udevadm trigger")
+                let install = "sudo install -m 644 \(DoctorCommand.rulePath()) /etc/udev/rules.d/\(DoctorCommand.udevRule)"
+                    + " && sudo udevadm control --reload && sudo udevadm trigger"
+                line(.fail, words("cli.doctor.hidDenied", ["interface": what, "path": h.info.path, "command": install]))
             } else {
                 line(.warn, "\(what): \(h.info.path): " + String(cString: strerror(errno)))
             }
@@ -153,18 +153,19 @@ struct DoctorCommand: AsyncParsableCommand {
         do {
             let config = try Config.load(path: path)
             let exists = FileManager.default.fileExists(atPath: path)
-            line(.ok, exists ? "config: \(path)" + (config.otp.aesKeys.isEmpty ? "" : " (\(config.otp.aesKeys.count) "
-                                                     + "OTP AES keys, mode 0600)")
-                 : "config: none at \(path) (defaults)")
+            let count = config.otp.aesKeys.count
+            line(.ok, !exists ? words("cli.doctor.configNone", ["path": path])
+                 : count == 0 ? words("cli.doctor.config", ["path": path])
+                 : words("cli.doctor.configAESKeys", ["path": path, "count": String(count)]))
         } catch {
-            line(.fail, "config: \(error)")
+            line(.fail, words("cli.config.invalid", ["problem": "\(error)"]))
         }
         let language = StringTables.language()
         do {
             _ = try StringTables.validated(language: language)
-            line(.ok, "strings: \(language)")
+            line(.ok, words("cli.doctor.strings", ["language": language]))
         } catch {
-            line(.warn, "strings: \(error); the interface shows English or bare keys")
+            line(.warn, words("cli.doctor.stringsFailed", ["problem": "\(error)"]))
         }
     }
 
@@ -183,30 +184,29 @@ struct DoctorCommand: AsyncParsableCommand {
         let locale = TerminalLocale.setUp(environment: env)
         let codeset = locale.codeset
         if let standIn = locale.standIn {
-            line(.warn, "locale: \(locale.requested) is not installed; the TUI draws in UTF-8 through \(standIn). "
-                 + "Install it (locale-gen) for the rest of its settings")
+            line(.warn, words("cli.doctor.localeStandIn", ["locale": locale.requested, "standIn": standIn]))
         } else if locale.isUTF8 {
-            line(.ok, "locale: UTF-8 (\(codeset))")
+            line(.ok, words("cli.doctor.localeUTF8", ["codeset": codeset]))
         } else {
-            line(.warn, "locale: \(codeset), not UTF-8: the TUI falls back to ASCII. "
-                 + "Set LANG to a UTF-8 locale (e.g. C.UTF-8) for box drawing and wide characters")
+            line(.warn, words("cli.doctor.localeNotUTF8", ["codeset": codeset]))
         }
         guard let term = env["TERM"], !term.isEmpty else {
-            line(.warn, "terminal: TERM is not set; the TUI needs a terminal (set TERM, e.g. xterm-256color)")
+            line(.warn, words("cli.doctor.noTERM"))
             return
         }
         var err: Int32 = 0
         if setupterm(term, 1, &err) != 0 {
-            line(.warn, "terminal: no terminfo entry for TERM=\(term): install ncurses-term, or set TERM=xterm-256color")
+            line(.warn, words("cli.doctor.noTerminfo", ["term": term]))
             return
         }
         let colors = tigetnum("colors")
-        var text = "terminal: TERM=\(term)"
-        text += colors > 0 ? ", \(colors) colours" : ", monochrome"
-        if env["NO_COLOR"].map({ !$0.isEmpty }) == true { text += " (NO_COLOR set: colours off)" }
-        if isatty(STDOUT_FILENO) == 0 { text += "; standard output is not a terminal" }
-        if env["TMUX"] != nil { text += "; inside tmux" }
-        if env["SSH_CONNECTION"] != nil { text += "; over SSH (codes are copied with OSC 52)" }
-        line(.ok, text)
+        var colours = colors > 0 ? words("cli.doctor.colours", ["count": "\(colors)"]) : words("cli.doctor.monochrome")
+        if env["NO_COLOR"].map({ !$0.isEmpty }) == true { colours = words("cli.doctor.noColor", ["colours": colours]) }
+        // What else the TUI meets here, each a clause after a semicolon.
+        var notes = [String]()
+        if isatty(STDOUT_FILENO) == 0 { notes.append(words("cli.doctor.outputNotTerminal")) }
+        if env["TMUX"] != nil { notes.append(words("cli.doctor.tmux")) }
+        if env["SSH_CONNECTION"] != nil { notes.append(words("cli.doctor.ssh")) }
+        line(.ok, words("cli.doctor.terminal", ["term": term, "colours": colours]) + notes.map { "; " + $0 }.joined())
     }
 }

@@ -183,7 +183,7 @@ final class TouchNotice: Sendable {
     private let shown = Mutex(false)
     func show() {
         shown.withLock { shown in
-            if !shown { warn("Touch your key…") }
+            if !shown { warn(words("cli.touch")) }
             shown = true
         }
     }
@@ -191,14 +191,14 @@ final class TouchNotice: Sendable {
 
 func touchNotice() { touchNoticeShown.show() }
 
-/// Asks for a PIN, checking the key's rules before anything is sent.
+/// Asks for a PIN, checking the key's rules before anything is sent; a new one twice on a terminal.
 func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -> String {
-    let pin = new ? try prompt.newSecret(label) : try prompt.secret(label)
+    let pin = new ? try prompt.newSecret(label, again: words("cli.prompt.repeatNewPIN")) : try prompt.secret(label)
     if new {
         do {
             try PINRules.check(pin, minimum: minimum)
         } catch {
-            throw YktermError.usage(explained(error).1 + "; nothing was changed")
+            throw YktermError.usage(words("cli.fido.pin.refusedHere", ["reason": explained(error).1]))
         }
     }
     return pin
@@ -218,7 +218,7 @@ extension FIDOCommand {
             -> (credentials: [FIDOCredential], operations: FIDOOperations, pin: String) {
             let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
             try check(info)
-            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
             return (try await operations.credentials(.pin(pin)).credentials, operations, pin)
         }
 
@@ -226,8 +226,8 @@ extension FIDOCommand {
         static func one(_ creds: [FIDOCredential], _ query: String) throws -> FIDOCredential {
             let matches = creds.filter { $0.credentialID.hex.hasPrefix(query) }
             guard matches.count == 1, !query.isEmpty else {
-                if matches.isEmpty { throw YktermError.failed("no credential with ID \(query)") }
-                throw YktermError.usage("several credentials start with \(query); give more of the ID")
+                if matches.isEmpty { throw YktermError.failed(words("cli.fido.credentials.noSuch", ["id": query])) }
+                throw YktermError.usage(words("cli.fido.credentials.ambiguous", ["id": query]))
             }
             return matches[0]
         }
@@ -259,7 +259,7 @@ extension FIDOCommand {
                         })
                         return
                     }
-                    if creds.isEmpty { out("No discoverable credentials"); return }
+                    if creds.isEmpty { out(words("cli.fido.credentials.none")); return }
                     // One write for all the lines, as `oath code` does.
                     var lines = [String]()
                     for (rp, group) in Dictionary(grouping: creds, by: \.rpID).sorted(by: { $0.key < $1.key }) {
@@ -268,9 +268,12 @@ extension FIDOCommand {
                             let who = [c.userName, c.displayName.map { "(\($0))" }].compactMap { $0 }
                                 .concatenated(separator: " ")
                             var details = [String]()
-                            if let level = c.credProtect { details.append("credProtect \(level)") }
-                            if c.largeBlobKey { details.append("large blob key") }
-                            lines.append("  \(who.isEmpty ? "(no name)" : who)  id \(c.credentialID.hex)"
+                            if let level = c.credProtect {
+                                details.append(words("cli.fido.credentials.credProtect", ["level": "\(level)"]))
+                            }
+                            if c.largeBlobKey { details.append(words("cli.fido.credentials.largeBlobKey")) }
+                            let name = who.isEmpty ? words("cli.fido.credentials.noName") : who
+                            lines.append("  " + words("cli.fido.credentials.line", ["who": name, "id": c.credentialID.hex])
                                          + details.map { "  " + $0 }.concatenated())
                         }
                     }
@@ -294,15 +297,15 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                try prompt.requireForce(force, for: "deleting a credential")
+                try prompt.requireForce(force, otherwise: words("cli.fido.credentials.deleteNeedsForce"))
                 let (query, force) = (id.lowercased(), self.force)
                 let (creds, operations, pin) = try await Credentials.all(key.choice, prompt: prompt)
                 let c = try Credentials.one(creds, query)
-                try prompt.confirmUnlessForced(force, "Delete the credential of \(c.userName ?? "?") for \(c.rpID)? "
-                                               + "Signing in there with this key will no longer work.",
-                                               nothingWas: "deleted")
+                try prompt.confirmUnlessForced(force, words("cli.fido.credentials.deleteQuestion",
+                                                            ["user": c.userName ?? "?", "rp": c.rpID]),
+                                               otherwise: words("cli.prompt.nothingDeleted"))
                 _ = try await operations.deleteCredential(c.credentialID, .pin(pin))
-                out("Deleted the credential of \(c.rpID) \(c.userName ?? c.userID.hex)")
+                out(words("cli.fido.credentials.deleted", ["rp": c.rpID, "user": c.userName ?? c.userID.hex]))
             }
         }
     }
@@ -327,18 +330,17 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try prompt.requireForce(force, for: "reset")
-            try prompt.confirmUnlessForced(force, "Reset FIDO? Every passkey and U2F registration on this key is lost, "
-                                           + "and the PIN is removed. This cannot be undone.",
-                                           nothingWas: "reset")
+            try prompt.requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
+            try prompt.confirmUnlessForced(force, words("cli.fido.reset.question"),
+                                           otherwise: words("cli.prompt.nothingReset"))
             do {
                 try await withCTAP2(key) { try await $0.reset() }
             } catch let e as CTAPError where e.code == CTAPError.notAllowed && !key.virtual {
-                warn("The key accepts a reset only just after it is inserted: remove it and insert it again now.")
+                warn(words("cli.fido.reset.reinsert"))
                 try await waitForReinsertion(timeout: Double(wait))
                 try await withCTAP2(key) { try await $0.reset() }
             }
-            out("FIDO application reset: no credentials, no PIN")
+            out(words("cli.fido.reset.done"))
         }
 
         private func waitForReinsertion(timeout: Double) async throws {
@@ -361,7 +363,7 @@ extension FIDOCommand {
                 default: break
                 }
             }
-            throw YktermError.failed("the key was not re-inserted in time; nothing was reset")
+            throw YktermError.failed(words("cli.fido.reset.timeout"))
         }
     }
 
@@ -386,7 +388,7 @@ extension FIDOCommand {
                 // CTAP 2.1 tokens lose their permissions once used with a touch, so each step gets its own.
                 var pin: String?
                 if resident {
-                    pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+                    pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
                     try await s.verifyPIN(pin!, permissions: [.makeCredential], rpID: rpID)
                 }
                 let clientDataHash = Crypto.random(32)
@@ -399,22 +401,22 @@ extension FIDOCommand {
                 guard let publicKey = made.authData.es256PublicKey else {
                     throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
                 }
-                lines.append("ok  made a credential (\(made.format) attestation verified)")
+                lines.append("ok  " + words("cli.fido.test.made", ["format": made.format]))
                 let challenge = Crypto.random(32)
                 let assertions = try await s.getAssertions(rpID: rpID, clientDataHash: challenge,
                                                            allowList: [made.credentialID])
                 guard let a = assertions.first else { throw CTAPError(CTAPError.noCredentials) }
                 try FIDOVerifier.verifyAssertion(a, publicKey: publicKey, clientDataHash: challenge, rpID: rpID)
-                lines.append("ok  got an assertion (signature verified, counter \(a.authData.signCount))")
+                lines.append("ok  " + words("cli.fido.test.asserted", ["counter": "\(a.authData.signCount)"]))
                 if let p = pin {
                     try await s.verifyPIN(p, permissions: [.credentialManagement])
                     try await s.deleteCredential(made.credentialID)
-                    lines.append("ok  deleted the test credential")
+                    lines.append("ok  " + words("cli.fido.test.deleted"))
                 }
                 return lines
             }
             lines.forEach(out)
-            out("FIDO2 self-test passed")
+            out(words("cli.fido.test.passed"))
         }
     }
 }

@@ -34,8 +34,7 @@ extension FIDOCommand {
                     try await FIDOCommand.authorizeConfig(s, prompt)
                     return try await s.toggleAlwaysUV()
                 }
-                out(on ? "Always-UV is on: every registration and sign-in needs the PIN"
-                       : "Always-UV is off: the usual rules apply again")
+                out(words(on ? "cli.fido.config.alwaysUVOn" : "cli.fido.config.alwaysUVOff"))
             }
         }
 
@@ -63,8 +62,7 @@ extension FIDOCommand {
                     try await s.enableEnterpriseAttestation()
                     return false
                 }
-                out(already ? "Enterprise attestation was already enabled"
-                            : "Enterprise attestation enabled (a FIDO reset turns it off)")
+                out(words(already ? "cli.fido.config.epAlready" : "cli.fido.config.epEnabled"))
             }
         }
     }

@@ -29,7 +29,7 @@ extension FIDOCommand.Credentials {
 
         func run() async throws {
             guard name != nil || displayName != nil else {
-                throw YktermError.usage("give --name, --display-name or both; nothing was changed")
+                throw YktermError.usage(words("cli.fido.credentials.nothingToUpdate"))
             }
             let prompt = Prompt()
             let (query, name, displayName) = (id.lowercased(), self.name, self.displayName)
@@ -41,8 +41,8 @@ extension FIDOCommand.Credentials {
                                                                displayName: displayName.map { $0.isEmpty ? nil : $0 },
                                                                .pin(pin))
             let (rpID, user) = (updated.rpID, (name: updated.userName, displayName: updated.displayName))
-            out("Updated the credential for \(rpID): user name \(user.name ?? "(none)"), "
-                + "display name \(user.displayName ?? "(none)")")
+            let none = words("cli.fido.credentials.noValue")
+            out(words("cli.fido.credentials.updated", ["rp": rpID, "name": user.name ?? none, "displayName": user.displayName ?? none]))
         }
     }
 }

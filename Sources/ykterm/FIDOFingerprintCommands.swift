@@ -20,7 +20,7 @@ extension FIDOCommand {
             let info = await s.info
             guard info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
             guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
-            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
             try await s.verifyPIN(pin, permissions: [.bioEnrollment])
         }
 
@@ -31,7 +31,7 @@ extension FIDOCommand {
                 if matches.isEmpty {
                     throw FIDOSessionError.noSuchFingerprint(templateID: (try? Hex.decode(query)) ?? [])
                 }
-                throw YktermError.usage("several fingerprints start with \(query); give more of the ID")
+                throw YktermError.usage(words("cli.fido.fingerprints.ambiguous", ["id": query]))
             }
             return matches[0]
         }
@@ -63,8 +63,8 @@ extension FIDOCommand {
                     try printJSON(prints.map { FingerprintJSON(id: $0.templateID.hex, name: $0.name) })
                     return
                 }
-                if prints.isEmpty { out("No fingerprints"); return }
-                for f in prints { out("\(f.templateID.hex)  \(f.name ?? "(no name)")") }
+                if prints.isEmpty { out(words("cli.fido.fingerprints.none")); return }
+                for f in prints { out("\(f.templateID.hex)  \(f.name ?? words("cli.fido.fingerprints.noName"))") }
             }
         }
 
@@ -97,18 +97,18 @@ extension FIDOCommand {
                     if let name, let max = sensor.maxNameLength, name.utf8.count > max {
                         throw FIDOSessionError.fingerprintNameTooLong(maximum: max, bytes: name.utf8.count)
                     }
-                    warn("Touch the sensor…")
+                    warn(words("cli.fido.fingerprints.touch"))
                     var step: CTAP2Session.EnrollmentStep
                     do {
                         step = try await s.enrollBegin(timeoutMilliseconds: Add.timeoutMilliseconds)
                         while true {
                             if step.status == .good {
                                 if step.remaining == 0 { break }
-                                warn("Touch the sensor again (\(step.remaining) more sample"
-                                     + (step.remaining == 1 ? "" : "s") + " needed)")
+                                warn(words(step.remaining == 1 ? "cli.fido.fingerprints.againOne" : "cli.fido.fingerprints.again",
+                                           ["count": String(step.remaining)]))
                             } else {
-                                warn("\(Fingerprints.sampleText(step.status)): touch the sensor again ("
-                                     + "\(step.remaining) more sample" + (step.remaining == 1 ? "" : "s") + " needed)")
+                                warn(words(step.remaining == 1 ? "cli.fido.fingerprints.sampleAgainOne" : "cli.fido.fingerprints.sampleAgain",
+                                           ["sample": Fingerprints.sampleText(step.status), "count": String(step.remaining)]))
                             }
                             step = try await s.enrollCaptureNextSample(templateID: step.templateID,
                                                                        timeoutMilliseconds: Add.timeoutMilliseconds)
@@ -128,7 +128,8 @@ extension FIDOCommand {
                     }
                     return (step.templateID, name)
                 }
-                out("Enrolled fingerprint \(id.hex)" + (named.map { " (\($0))" } ?? ""))
+                out(named.map { words("cli.fido.fingerprints.enrolledNamed", ["id": id.hex, "name": $0]) }
+                    ?? words("cli.fido.fingerprints.enrolled", ["id": id.hex]))
             }
         }
 
@@ -154,7 +155,7 @@ extension FIDOCommand {
                     try await s.setFingerprintName(templateID: f.templateID, name: name, maxNameLength: max)
                     return f.templateID
                 }
-                out("Renamed fingerprint \(renamed.hex) to \(name)")
+                out(words("cli.fido.fingerprints.renamed", ["id": renamed.hex, "name": name]))
             }
         }
 
@@ -172,18 +173,19 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                try prompt.requireForce(force, for: "deleting a fingerprint")
+                try prompt.requireForce(force, otherwise: words("cli.fido.fingerprints.deleteNeedsForce"))
                 let (query, force) = (id.lowercased(), self.force)
                 let deleted = try await withCTAP2(key) { s -> CTAP2Session.Fingerprint in
                     try await Fingerprints.authorize(s, prompt)
                     let f = try await Fingerprints.one(s, query)
-                    try prompt.confirmUnlessForced(force, "Delete the fingerprint \(f.name ?? f.templateID.hex)? "
-                                                   + "It will no longer unlock this key.",
-                                                   nothingWas: "deleted")
+                    try prompt.confirmUnlessForced(force, words("cli.fido.fingerprints.deleteQuestion",
+                                                                ["fingerprint": f.name ?? f.templateID.hex]),
+                                                   otherwise: words("cli.prompt.nothingDeleted"))
                     try await s.removeFingerprint(templateID: f.templateID)
                     return f
                 }
-                out("Deleted fingerprint \(deleted.templateID.hex)" + (deleted.name.map { " (\($0))" } ?? ""))
+                out(deleted.name.map { words("cli.fido.fingerprints.deletedNamed", ["id": deleted.templateID.hex, "name": $0]) }
+                    ?? words("cli.fido.fingerprints.deleted", ["id": deleted.templateID.hex]))
             }
         }
     }

@@ -56,9 +56,8 @@ extension FIDOCommand {
                     try printJSON(FIDOInfoJSON.u2fOnly(version: version))
                     return
                 }
-                out(Info.field("Versions", version))
-                out(Info.field("FIDO2", "not supported: this key speaks U2F only (no FIDO2 PIN, passkeys or FIDO2 "
-                               + "reset); `ykterm u2f` registers and signs with it"))
+                out(Info.field(words("cli.fido.info.versions"), version))
+                out(Info.field(words("cli.fido.info.fido2"), words("cli.fido.info.u2fOnly")))
             }
         }
 
@@ -89,41 +88,56 @@ extension FIDOCommand {
             }
         }
 
-        /// The text output's fields, in order.
+        /// The text output's fields, in order, labelled in the user's language.
         static func lines(_ info: AuthenticatorInfo, retries: Int?) -> [(String, String)] {
-            var lines: [(String, String)] = [("Versions", info.versions.joined(separator: ", ")),
-                                             ("AAGUID", info.aaguidString)]
-            if let f = info.firmware { lines.append(("Firmware", f.description)) }
+            var lines: [(String, String)] = [(words("cli.fido.info.versions"), info.versions.joined(separator: ", ")),
+                                             (words("cli.fido.info.aaguid"), info.aaguidString)]
+            if let f = info.firmware { lines.append((words("cli.fido.info.firmware"), f.description)) }
             switch info.pinSet {
             case .some(true):
-                lines.append(("PIN", "set, " + (retries.map { "\($0) attempts left" } ?? "attempts unknown")
-                              + (info.forcePINChange ? " (must be changed before use)" : "")))
-            case .some(false): lines.append(("PIN", "no PIN set (set one with `ykterm fido pin set`)"))
-            case .none: lines.append(("PIN", "not supported"))
+                let pin = retries.map { words("cli.fido.info.pinSetRetries", ["count": String($0)]) }
+                    ?? words("cli.fido.info.pinSetRetriesUnknown")
+                lines.append((words("cli.fido.info.pin"),
+                              info.forcePINChange ? words("cli.fido.info.pinMustChange", ["value": pin]) : pin))
+            case .some(false): lines.append((words("cli.fido.info.pin"), words("cli.fido.info.pinNotSet")))
+            case .none: lines.append((words("cli.fido.info.pin"), words("cli.fido.info.notSupported")))
             }
-            lines.append(("Minimum PIN length", "\(info.minPINLength)"))
+            lines.append((words("cli.fido.info.minPINLength"), "\(info.minPINLength)"))
             if let on = info.alwaysUV {
-                lines.append(("Always UV", on ? "on (every registration and sign-in needs the PIN)" : "off"))
+                lines.append((words("cli.fido.info.alwaysUV"), words(on ? "cli.fido.info.alwaysUVOn" : "cli.fido.info.off")))
             }
-            if let on = info.enterpriseAttestation { lines.append(("EP attestation", on ? "enabled" : "disabled")) }
-            if let r = info.remainingDiscoverableCredentials { lines.append(("Room for credentials", "\(r) more")) }
-            lines.append(("Options", info.options.sorted { $0.key < $1.key }
-                .map { "\($0.key)=\($0.value ? "yes" : "no")" }.joined(separator: " ")))
-            if !info.extensions.isEmpty { lines.append(("Extensions", info.extensions.joined(separator: ", "))) }
-            if !info.transports.isEmpty { lines.append(("Transports", info.transports.joined(separator: ", "))) }
+            if let on = info.enterpriseAttestation {
+                lines.append((words("cli.fido.info.epAttestation"), words(on ? "cli.fido.info.enabled" : "cli.fido.info.disabled")))
+            }
+            if let r = info.remainingDiscoverableCredentials {
+                lines.append((words("cli.fido.info.room"), words("cli.fido.info.roomMore", ["count": "\(r)"])))
+            }
+            let (yes, no) = (words("cli.fido.info.yes"), words("cli.fido.info.no"))
+            lines.append((words("cli.fido.info.options"), info.options.sorted { $0.key < $1.key }
+                .map { "\($0.key)=\($0.value ? yes : no)" }.joined(separator: " ")))
+            if !info.extensions.isEmpty { lines.append((words("cli.fido.info.extensions"), info.extensions.joined(separator: ", "))) }
+            if !info.transports.isEmpty { lines.append((words("cli.fido.info.transports"), info.transports.joined(separator: ", "))) }
             if !info.pinUVAuthProtocols.isEmpty {
-                lines.append(("PIN protocols", info.pinUVAuthProtocols.map(String.init).joined(separator: ", ")))
+                lines.append((words("cli.fido.info.pinProtocols"), info.pinUVAuthProtocols.map(String.init).joined(separator: ", ")))
             }
             let other = info.otherFields
             if !other.isEmpty {
-                lines.append(("Other fields", other.map { fieldName($0.key) }.joined(separator: " ")
-                              + " (not interpreted; their values are in --json)"))
+                let fields = other.map { fieldName($0.key) }.joined(separator: " ")
+                lines.append((words("cli.fido.info.otherFields"), words("cli.fido.info.otherFieldsValue", ["fields": fields])))
             }
             return lines
         }
 
-        /// The labels' column: the longest label, its colon and a space, so every value starts in one column.
-        static let labelWidth = "Room for credentials".count + 2
+        /// The labels the text output may have.
+        static let labels = ["cli.fido.info.versions", "cli.fido.info.aaguid", "cli.fido.info.firmware", "cli.fido.info.pin",
+                             "cli.fido.info.minPINLength", "cli.fido.info.alwaysUV", "cli.fido.info.epAttestation",
+                             "cli.fido.info.room", "cli.fido.info.options", "cli.fido.info.extensions",
+                             "cli.fido.info.transports", "cli.fido.info.pinProtocols", "cli.fido.info.otherFields",
+                             "cli.fido.info.fido2"]
+
+        /// The labels' column: the longest label of the user's language, its colon and a space, so every value
+        /// starts in one column whichever fields the key has.
+        static var labelWidth: Int { (labels.map { words($0).count }.max() ?? 0) + 2 }
 
         static func field(_ label: String, _ value: String) -> String {
             let head = label + ":"

@@ -33,7 +33,7 @@ extension FIDOCommand {
         let info = try await operations.info()
         switch (info.pinSet, wanted) {
         case (nil, _): throw FIDOSessionError.noPINSupport
-        case (true?, false): throw YktermError.failed("a PIN is already set: use `ykterm fido pin change`")
+        case (true?, false): throw YktermError.failed(words("cli.fido.pin.alreadySet"))
         case (false?, true): throw CTAPError(CTAPError.pinNotSet)
         default: return (operations, info)
         }
@@ -48,9 +48,9 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: false)
-            let pin = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+            let pin = try askPIN(prompt, words("fido.pin.new"), minimum: info.minPINLength, new: true)
             _ = try await operations.setPIN(pin)
-            out("PIN set")
+            out(words("cli.fido.pin.set"))
         }
     }
 
@@ -65,18 +65,17 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
-            let old = try askPIN(prompt, "Current PIN", minimum: info.minPINLength, new: false)
-            let new = try askPIN(prompt, "New PIN", minimum: info.minPINLength, new: true)
+            let old = try askPIN(prompt, words("fido.pin.current"), minimum: info.minPINLength, new: false)
+            let new = try askPIN(prompt, words("fido.pin.new"), minimum: info.minPINLength, new: true)
             do {
                 _ = try await operations.changePIN(current: old, new: new)
             } catch FIDOOperationError.pinChangeUncertain(let cause) {
-                throw YktermError.failed(explained(cause).1 + "; the key may not have taken the new PIN: check with "
-                                         + "`ykterm fido pin verify` (try the old PIN first)")
+                throw YktermError.failed(words("cli.fido.pin.changeUncertain", ["reason": explained(cause).1]))
             } catch let e where FIDOOperations.keyAnswered(e) && !(e is FIDOSessionError) {
                 // The key answered: it refused, so nothing changed.
-                throw YktermError.failed(explained(e).1 + "; the PIN was not changed, the old PIN is still valid")
+                throw YktermError.failed(words("cli.fido.pin.notChanged", ["reason": explained(e).1]))
             }
-            out("PIN changed")
+            out(words("cli.fido.pin.changed"))
         }
     }
 
@@ -89,9 +88,9 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
-            let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
             let after = try await operations.verifyPIN(pin)
-            out(after.retries.map { "PIN is correct (\($0) attempts left)" } ?? "PIN is correct")
+            out(after.retries.map { words("cli.fido.pin.correctRetries", ["count": String($0)]) } ?? words("cli.fido.pin.correct"))
         }
     }
 
@@ -100,7 +99,7 @@ extension FIDOCommand {
     static func authorizeConfig(_ s: CTAP2Session, _ prompt: Prompt) async throws {
         let info = await s.info
         guard info.pinSet == true else { return }
-        let pin = try askPIN(prompt, "PIN", minimum: info.minPINLength, new: false)
+        let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
         try await s.verifyPIN(pin, permissions: [.authenticatorConfig])
     }
 
@@ -128,7 +127,7 @@ extension FIDOCommand {
         func run() async throws {
             // Checked here, not in validate(): an unknown option is reported first.
             guard (4...PINRules.maxBytes).contains(length) else {
-                throw YktermError.usage("the minimum PIN length must be between 4 and \(PINRules.maxBytes), not \(length)")
+                throw YktermError.usage(words("cli.fido.pin.minLengthRange", ["max": String(PINRules.maxBytes), "length": String(length)]))
             }
             let prompt = Prompt()
             let (length, rpIDs) = (self.length, self.rpIDs)
@@ -139,18 +138,17 @@ extension FIDOCommand {
                     throw FIDOSessionError.minPINLengthDecrease(current: info.minPINLength, requested: length)
                 }
                 if let max = info.maxRPIDsForSetMinPINLength, rpIDs.count > max {
-                    throw YktermError.usage("the key takes at most \(max) relying parties (\(rpIDs.count) given); "
-                                            + "nothing was changed")
+                    throw YktermError.usage(words("cli.fido.pin.tooManyRPs", ["max": String(max), "count": String(rpIDs.count)]))
                 }
                 let wasForced = info.forcePINChange
                 try await FIDOCommand.authorizeConfig(s, prompt)
                 try await s.setMinPINLength(length, rpIDs: rpIDs.isEmpty ? nil : rpIDs)
                 return await s.info.forcePINChange && !wasForced
             }
-            out("Minimum PIN length set to \(length)")
-            if !rpIDs.isEmpty { out("Relying parties that may read it: " + rpIDs.joined(separator: ", ")) }
+            out(words("cli.fido.pin.minLengthSet", ["length": String(length)]))
+            if !rpIDs.isEmpty { out(words("cli.fido.pin.minLengthReaders", ["rps": rpIDs.joined(separator: ", ")])) }
             if forced {
-                out("The current PIN is shorter: change it before its next use (`ykterm fido pin change`)")
+                out(words("cli.fido.pin.currentTooShort"))
             }
         }
     }
@@ -175,7 +173,7 @@ extension FIDOCommand {
                 try await FIDOCommand.authorizeConfig(s, prompt)
                 try await s.setMinPINLength(nil, forceChangePIN: true)
             }
-            out("The PIN must now be changed before it is used again (`ykterm fido pin change`)")
+            out(words("cli.fido.pin.forcedChange"))
         }
     }
 }

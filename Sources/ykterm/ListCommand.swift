@@ -90,8 +90,9 @@ struct ListCommand: RequestCommand {
                 try printJSON(statuses.map(ReaderStatusJSON.init))
             } else {
                 for s in statuses {
-                    out("\(s.name): " + (s.cardPresent ? (s.mute ? "key does not answer" : "key present") : "empty")
-                        + (s.exclusive ? " (held exclusively by another program)" : ""))
+                    var state = words(s.cardPresent ? (s.mute ? "cli.list.reader.mute" : "cli.list.reader.present") : "cli.list.reader.empty")
+                    if s.exclusive { state = words("cli.list.reader.exclusive", ["state": state]) }
+                    out("\(s.name): " + state)
                 }
             }
             if statuses.isEmpty { throw ExitCode(ExitStatus.noKey) }
@@ -135,19 +136,23 @@ struct ListCommand: RequestCommand {
     static func describe(_ row: Row) -> String {
         let place = row.key.map(KeyDiscovery.place) ?? row.info?.reader ?? ""
         guard let k = row.info else {
-            return "\(place): \(row.key?.name ?? "key")\n  cannot be read: " + describeError(row.error!)
+            return "\(place): \(row.key?.name ?? words("cli.list.key"))\n  "
+                + words("cli.list.unreadable", ["detail": describeError(row.error!)])
         }
-        var line = "\(place): \(k.device.displayName)"
-        line += (k.device.serial ?? row.key?.serial).map { ", serial \($0)" } ?? ", serial unknown"
-        line += ", firmware \(k.device.version)"
+        // The key's name, then what it is, each in the user's words: "serial 123, firmware 5.7.2, USB-A keychain, USB".
+        var facts = [(k.device.serial ?? row.key?.serial).map { words("cli.list.serial", ["serial": "\($0)"]) }
+                     ?? words("cli.list.serialUnknown"),
+                     words("cli.list.firmware", ["version": "\(k.device.version)"])]
         if k.device.formFactor != .unknown {
-            line += ", " + StringTables.load().text(UIText("form-factor." + k.device.formFactor.identifier))
+            facts.append(loadedTables().text(UIText("form-factor." + k.device.formFactor.identifier)))
         }
-        line += k.overNFC ? ", NFC" : ", USB"
+        facts.append(k.overNFC ? "NFC" : "USB")
+        var line = "\(place): \(k.device.displayName), " + facts.joined(separator: ", ")
         if let d = row.key, !k.overNFC {
-            line += "\n  interfaces: " + d.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")
+            line += "\n  " + words("cli.list.interfaces", ["interfaces": d.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")])
         }
-        line += "\n  applications: " + (k.applications.isEmpty ? "none found" : k.applications.joined(separator: " "))
+        line += "\n  " + words("cli.list.applications", ["applications": k.applications.isEmpty ? words("cli.list.noApplications")
+                                                                                                   : k.applications.joined(separator: " ")])
         for node in unopenableHID(row.key) { line += "\n  " + node.problem }
         return line
     }

@@ -116,7 +116,7 @@ extension OATHCommand {
                         var line = c.id.string
                         var tags = [String]()
                         if c.type == .hotp { tags.append("HOTP") }
-                        if c.touch == true { tags.append("touch") }
+                        if c.touch == true { tags.append(words("cli.oath.touchTag")) }
                         if !tags.isEmpty { line += "  [" + tags.concatenated(separator: ", ") + "]" }
                         out(line)
                     }
@@ -157,7 +157,7 @@ extension OATHCommand {
                 let json = self.json
                 // A touch account is said before the key waits (on standard error; with --json only on a terminal).
                 let touching: @Sendable () -> Void = {
-                    if !json || isatty(STDERR_FILENO) == 1 { warn(words("cli.oath.touch")) }
+                    if !json || isatty(STDERR_FILENO) == 1 { warn(words("cli.touch")) }
                 }
                 let rows = try await oathOperation(options, prompt: prompt) { operations, unlock in
                     // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
@@ -177,13 +177,15 @@ extension OATHCommand {
                     })
                 } else {
                     let width = min(rows.map { $0.entry.credential.id.string.count }.max() ?? 0, 60)
+                    let touchTag = rows.contains { $0.entry.code == nil && $0.entry.credential.touch == true }
+                        ? "[" + words("cli.oath.touchTag") + "]" : ""
                     // One write for all the lines (a write per line took as long as the codes' APDUs).
                     let lines = rows.map { row -> String in
                         let e = row.entry
                         let id = e.credential.id.string
                         let pad = String.spaces(max(width - id.count, 0))
                         let code = e.code?.value
-                            ?? (e.credential.touch == true ? "[touch]" : e.credential.type == .hotp ? "[HOTP]" : "")
+                            ?? (e.credential.touch == true ? touchTag : e.credential.type == .hotp ? "[HOTP]" : "")
                         return "\(id)\(pad)  \(code)"
                     }
                     if !lines.isEmpty { out(lines.concatenated(separator: "\n")) }
@@ -327,9 +329,9 @@ extension OATHCommand {
             let c = try OATHOperations.find(.matching(id), in: try await key.run { operations, unlock in
                 try await operations.list(unlock)
             })
-            try prompt.requireForce(force, for: "deleting \"\(c.id)\"")
+            try prompt.requireForce(force, otherwise: words("cli.oath.deleteNeedsForce", ["account": c.id.string]))
             try prompt.confirmUnlessForced(force, words("cli.oath.deleteQuestion", ["account": c.id.string]),
-                                            nothingWas: "deleted")
+                                            otherwise: words("cli.prompt.nothingDeleted"))
             let deleted = try await key.run { operations, unlock in
                 try await operations.delete(.account(c), unlock)
             }.detail

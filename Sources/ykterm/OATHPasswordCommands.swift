@@ -73,7 +73,7 @@ extension OATHCommand {
         }
 
         private func newPassword(_ prompt: Prompt) throws -> SecretBytes {
-            let new = SecretBytes(utf8: try prompt.newSecret(words("oath.password.new")))
+            let new = SecretBytes(utf8: try prompt.newSecret(words("oath.password.new"), again: words("cli.oath.repeatPassword")))
             guard !new.isEmpty else { throw YktermError.usage(words("cli.oath.emptyPassword")) }
             return new
         }
@@ -91,9 +91,9 @@ extension OATHCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try prompt.requireForce(force, for: "reset")
+            try prompt.requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
             try prompt.confirmUnlessForced(force, words("cli.oath.resetQuestion"),
-                                            nothingWas: "reset")
+                                            otherwise: words("cli.prompt.nothingReset"))
             try await OATHOperations(options.key.choice, store: RememberedKeys.reporting()).reset()
             out(words("cli.oath.resetDone"))
         }

@@ -32,20 +32,20 @@ struct OTPCommand: ParsableCommand {
 func printOTP(_ c: ClassifiedOTP) {
     switch c.kind {
     case .yubicoOTP:
-        out("Type: Yubico OTP")
-        out("Public ID: " + ((c.publicID ?? "").isEmpty ? "(none)" : c.publicID!))
-        if let s = c.serial { out("Serial: \(s)") }
-        if let t = c.token { out("Token: \(t)") }
+        out(words("cli.otp.type.yubicoOTP"))
+        out(words("cli.otp.field.publicID", ["id": (c.publicID ?? "").isEmpty ? words("cli.otp.none") : c.publicID!]))
+        if let s = c.serial { out(words("cli.otp.field.serial", ["serial": "\(s)"])) }
+        if let t = c.token { out(words("cli.otp.field.token", ["token": t])) }
     case .oathHOTP:
-        out("Type: OATH-HOTP")
-        if let id = c.publicID { out("Token identifier: \(id)") }
-        if let s = c.serial { out("Serial: \(s)") }
-        if let code = c.code { out("Code: \(code)") }
+        out(words("cli.otp.type.oathHOTP"))
+        if let id = c.publicID { out(words("cli.otp.field.tokenIdentifier", ["id": id])) }
+        if let s = c.serial { out(words("cli.otp.field.serial", ["serial": "\(s)"])) }
+        if let code = c.code { out(words("cli.otp.field.code", ["code": code])) }
     case .staticPassword:
-        out("Type: static password (or not typed by a key)")
+        out(words("cli.otp.type.static"))
     }
     if c.layout != .us {
-        out("Keyboard layout: \(c.layout.displayName) (as the key meant it: \(c.text))")
+        out(words("cli.otp.field.layout", ["layout": c.layout.displayName, "text": c.text]))
     }
 }
 
@@ -79,7 +79,7 @@ extension OTPCommand {
                 captured = try captureFromTerminal()
             } else {
                 guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-                    throw YktermError.failed("standard input ended before an OTP was given")
+                    throw YktermError.failed(words("cli.otp.inputEnded", ["what": words("cli.otp.what.otp")]))
                 }
                 captured = line
             }
@@ -95,7 +95,7 @@ extension OTPCommand {
         private func captureFromTerminal() throws -> String {
             var old = termios()
             guard tcgetattr(STDIN_FILENO, &old) == 0 else {
-                throw YktermError.failed("cannot read the terminal's settings: \(String(cString: strerror(errno)))")
+                throw YktermError.failed(words("cli.otp.capture.noSettings", ["detail": String(cString: strerror(errno))]))
             }
             var raw = old
             raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -112,23 +112,23 @@ extension OTPCommand {
                 tcsetattr(STDIN_FILENO, TCSAFLUSH, &old)
                 Prompt.savedTerminal = nil
             }
-            warn("Touch your key now (waiting \(Int(timeout.rounded(.up))) s)...")
+            warn(words("cli.otp.capture.touch", ["seconds": String(Int(timeout.rounded(.up)))]))
             var detector = BurstDetector(maxGap: Double(maxGap) / 1000)
             let start = Date()
             var pending = [UInt8]()
             while true {
                 let left = timeout - Date().timeIntervalSince(start)
                 guard left > 0 else {
-                    throw YktermError.failed("no key typed an OTP within \(Int(timeout.rounded(.up))) s")
+                    throw YktermError.failed(words("cli.otp.capture.timeout", ["seconds": String(Int(timeout.rounded(.up)))]))
                 }
                 var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
                 let r = poll(&fds, 1, Int32(min(left * 1000, 1000)))
                 if r < 0 && errno == EINTR { continue }
-                guard r >= 0 else { throw YktermError.failed("cannot read the terminal: \(String(cString: strerror(errno)))") }
+                guard r >= 0 else { throw YktermError.failed(words("cli.otp.capture.unreadable", ["detail": String(cString: strerror(errno))])) }
                 if r == 0 { continue }
                 var buffer = [UInt8](repeating: 0, count: 256)
                 let n = read(STDIN_FILENO, &buffer, buffer.count)
-                if n == 0 { throw YktermError.failed("the terminal closed before an OTP was typed") }
+                if n == 0 { throw YktermError.failed(words("cli.otp.capture.closed")) }
                 if n < 0 { continue }
                 let now = Date().timeIntervalSince(start)
                 pending += buffer[..<n]
@@ -145,12 +145,12 @@ extension OTPCommand {
                 let text = String(decoding: pending[..<cut], as: UTF8.self)
                 pending.removeFirst(cut)
                 for ch in text {
-                    if ch == "\u{04}" { throw YktermError.failed("cancelled") }
+                    if ch == "\u{04}" { throw YktermError.failed(words("cli.otp.capture.cancelled")) }
                     switch detector.feed(ch, at: now) {
                     case .captured(let s)?:
                         return s
                     case .rejected?:
-                        warn("That was typed too slowly for a key; touch the key.")
+                        warn(words("cli.otp.capture.tooSlow"))
                     case nil:
                         break
                     }
@@ -206,19 +206,19 @@ extension OTPCommand {
             let keyText: String
             if key == "-" {
                 guard let line = readLine(strippingNewline: true) else {
-                    throw YktermError.usage("standard input ended before the AES key was given")
+                    throw YktermError.usage(words("cli.otp.inputEnded", ["what": words("cli.otp.what.aesKey")]))
                 }
                 keyText = line
             } else {
-                warn("ykterm: warning: a key on the command line is visible to other users; use --key - instead")
+                warn("ykterm: " + words("cli.otp.decrypt.keyOnCommandLine"))
                 keyText = key
             }
             let aes: [UInt8]
             do { aes = try Hex.decode(keyText.trimmingSpaces) } catch {
-                throw YktermError.usage("the AES key is not hex: " + explained(error).1)
+                throw YktermError.usage(words("cli.otp.notHex", ["what": words("cli.otp.what.aesKey"), "detail": explained(error).1]))
             }
             guard aes.count == 16 else {
-                throw YktermError.usage("the AES key must be 16 bytes (32 hex digits), not \(aes.count)")
+                throw YktermError.usage(words("cli.otp.decrypt.keyLength", ["count": String(aes.count)]))
             }
             let c = OTPClassifier.classify(otp)
             guard c.kind == .yubicoOTP else {
@@ -230,13 +230,13 @@ extension OTPCommand {
             if json {
                 try printJSON(DecryptedOTPJSON(d))
             } else {
-                out("Public ID: " + (d.publicID.isEmpty ? "(none)" : d.publicID))
-                out("Private ID: \(t.privateID.hex)")
-                out("Counter: \(t.usageCounter)")
-                out("Session counter: \(t.sessionCounter)")
-                out("Timestamp: \(t.timestamp)")
-                out("Random: \(t.random)")
-                out("CRC: " + (d.crcOK ? "ok" : "FAILED"))
+                out(words("cli.otp.field.publicID", ["id": d.publicID.isEmpty ? words("cli.otp.none") : d.publicID]))
+                out(words("cli.otp.field.privateID", ["id": t.privateID.hex]))
+                out(words("cli.otp.field.counter", ["value": "\(t.usageCounter)"]))
+                out(words("cli.otp.field.sessionCounter", ["value": "\(t.sessionCounter)"]))
+                out(words("cli.otp.field.timestamp", ["value": "\(t.timestamp)"]))
+                out(words("cli.otp.field.random", ["value": "\(t.random)"]))
+                out(words(d.crcOK ? "cli.otp.field.crcOK" : "cli.otp.field.crcFailed"))
             }
             guard d.crcOK else { throw YubicoOTPError.crcMismatch }
         }
@@ -294,7 +294,7 @@ extension OTPCommand {
                 try printJSON(OTPReadJSON(classification: ClassifiedOTPJSON(c), records: rows))
             } else {
                 rows.forEach { out($0.line) }
-                out("OTP: \(otp)")
+                out(words("cli.otp.field.otp", ["otp": otp]))
                 printOTP(c)
             }
         }
@@ -399,9 +399,9 @@ enum NDEFRecordJSON: Encodable {
     /// The record as a line for people.
     var line: String {
         switch self {
-        case .uri(let u): "URI: \(u)"
-        case .text(let t, _): "Text: \(t)"
-        case .other(let tnf, let type): "Record: TNF \(tnf), type \(type)"
+        case .uri(let u): words("cli.otp.record.uri", ["uri": u])
+        case .text(let t, _): words("cli.otp.record.text", ["text": t])
+        case .other(let tnf, let type): words("cli.otp.record.other", ["tnf": "\(tnf)", "type": type])
         }
     }
 

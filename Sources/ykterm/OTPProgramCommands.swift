@@ -13,7 +13,7 @@ struct OTPLockedOption: ParsableArguments {
 
     /// The current access code, or nil without --locked.
     func read(_ prompt: Prompt) throws -> [UInt8]? {
-        locked ? try parseAccessCode(try prompt.secret("Current access code (hex)")) : nil
+        locked ? try parseAccessCode(try prompt.secret(words("cli.otp.prompt.currentAccessCode"))) : nil
     }
 }
 
@@ -29,22 +29,24 @@ struct OTPAccessCodeOptions: ParsableArguments {
     /// The current access code and the slot's new one (without --lock the slot keeps its current code).
     func read(_ prompt: Prompt) throws -> (current: [UInt8]?, new: [UInt8]?) {
         let current = try self.current.read(prompt)
-        let new = lock ? try parseAccessCode(try prompt.newSecret("New access code (hex)")) : nil
+        let new = lock ? try parseAccessCode(try prompt.newSecret(words("cli.otp.prompt.newAccessCode"),
+                                                                  again: words("cli.otp.prompt.repeatAccessCode"))) : nil
         return (current, new ?? current)
     }
 }
 
 /// 12 hex digits; the message does not repeat what was typed.
 func parseAccessCode(_ text: String) throws -> [UInt8] {
-    let code = try decodeHex(text.trimmingSpaces, what: "the access code", secret: true)
+    let code = try decodeHex(text.trimmingSpaces, what: words("cli.otp.what.accessCode"), secret: true)
     guard code.count == OTPSlotConfiguration.accessCodeSize else { throw OTPError.invalidAccessCode }
     return code
 }
 
-/// Asks before a slot write that loses something, unless `force`; without a terminal, `force` is required.
+/// Asks before a slot write that loses something, unless `force`; without a terminal, `force` is required
+/// (`needsForce` says so).
 func confirmSlotWrite(_ prompt: Prompt, force: Bool, question: String, needsForce: String) throws {
-    try prompt.requireForce(force, for: needsForce)
-    try prompt.confirmUnlessForced(force, question, nothingWas: "changed")
+    try prompt.requireForce(force, otherwise: needsForce)
+    try prompt.confirmUnlessForced(force, question, otherwise: words("cli.prompt.nothingChanged"))
 }
 
 /// Ends the command when `slot` is empty (before any question is asked): for the commands that change a
@@ -127,9 +129,9 @@ extension OTPCommand {
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
             var privateID = privateId == nil ? Crypto.random(OTPSlotConfiguration.uidSize)
-                : try decodeHex(try prompt.secret("Private ID (hex)").trimmingSpaces, what: "the private ID", secret: true)
+                : try decodeHex(try prompt.secret(words("cli.otp.prompt.privateID")).trimmingSpaces, what: words("cli.otp.what.privateID"), secret: true)
             var aesKey = key == nil ? Crypto.random(OTPSlotConfiguration.keySize)
-                : try decodeHex(try prompt.secret("AES key (hex)").trimmingSpaces, what: "the AES key", secret: true)
+                : try decodeHex(try prompt.secret(words("cli.otp.prompt.aesKey")).trimmingSpaces, what: words("cli.otp.what.aesKey"), secret: true)
             defer {
                 for i in aesKey.indices { aesKey[i] = 0 }
                 for i in privateID.indices { privateID[i] = 0 }
@@ -142,7 +144,7 @@ extension OTPCommand {
                 try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current,
                                                readSerial: true) { serial in
                     guard let publicID = given ?? serial.map({ YubicoOTP.publicID(serial: $0) }) else {
-                        throw YktermError.failed("the key does not reveal its serial number; give --public-id")
+                        throw YktermError.failed(words("cli.otp.yubiotp.noSerial"))
                     }
                     return try OTPSlotConfiguration.yubicoOTP(publicID: publicID, privateID: privateID, key: aesKey,
                                                               appendEnter: enter, accessCode: codes.new)
@@ -157,11 +159,11 @@ extension OTPCommand {
                                              publicID: Modhex.encode(publicID), privateID: privateID.hex,
                                              key: aesKey.hex, csv: csv))
             } else {
-                out("Slot \(slot) programmed with a Yubico OTP credential.")
-                out("Public ID: \(Modhex.encode(publicID))")
-                out("Private ID: \(privateID.hex)")
-                out("AES key: \(aesKey.hex)")
-                out("CSV (Yubico format, for YubiCloud's upload form): \(csv)")
+                out(words("cli.otp.yubiotp.done", ["slot": String(slot)]))
+                out(words("cli.otp.field.publicID", ["id": Modhex.encode(publicID)]))
+                out(words("cli.otp.field.privateID", ["id": privateID.hex]))
+                out(words("cli.otp.field.aesKey", ["key": aesKey.hex]))
+                out(words("cli.otp.yubiotp.csv", ["csv": csv]))
             }
         }
     }
@@ -214,7 +216,7 @@ extension OTPCommand {
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
             var password = generate ? keyboardLayout.generatePassword(length: length ?? 0)
-                : try prompt.newSecret("Static password")
+                : try prompt.newSecret(words("cli.otp.prompt.staticPassword"), again: words("cli.otp.prompt.repeatStaticPassword"))
             let scanCodes: [UInt8]
             switch keyboardLayout.encode(password) {
             case .success(let s): scanCodes = s
@@ -230,8 +232,8 @@ extension OTPCommand {
             try await replacingAsked(prompt, force: force) { replacing in
                 try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
-            out("Slot \(slot) programmed with a \(generate ? "generated " : "")static password of \(count) characters "
-                + "(\(keyboardLayout.rawValue.uppercased()) layout).")
+            out(words(generate ? "cli.otp.static.doneGenerated" : "cli.otp.static.done",
+                      ["slot": String(slot), "count": String(count), "layout": keyboardLayout.rawValue.uppercased()]))
         }
     }
 
@@ -269,7 +271,7 @@ extension OTPCommand {
             }
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
-            var secret = try Base32.decode(try prompt.secret("HOTP secret (Base32)"))
+            var secret = try Base32.decode(try prompt.secret(words("cli.otp.prompt.hotpSecret")))
             defer { for i in secret.indices { secret[i] = 0 } }
             let config = try OTPSlotConfiguration.oathHOTP(secret: secret, digits: digits, movingFactor: counter,
                                                            appendEnter: enter, accessCode: codes.new)
@@ -277,7 +279,7 @@ extension OTPCommand {
             try await replacingAsked(prompt, force: force) { replacing in
                 try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
-            out("Slot \(slot) programmed with an OATH-HOTP credential (\(digits) digits, counter \(counter)).")
+            out(words("cli.otp.hotp.done", ["slot": String(slot), "digits": String(digits), "counter": String(counter)]))
         }
     }
 
@@ -301,10 +303,10 @@ extension OTPCommand {
             let code = try locked.read(prompt)
             let force = self.force
             _ = try await keyOptions.otp.slots()  // a missing key is said before the question
-            try confirmSlotWrite(prompt, force: force, question: "Swap the configurations of slot 1 and 2?",
-                                 needsForce: "swapping the slots")
+            try confirmSlotWrite(prompt, force: force, question: words("otp.slots.swap.confirm"),
+                                 needsForce: words("cli.otp.swap.needsForce"))
             _ = try await keyOptions.otp.swap(accessCode: code)
-            out("Slots 1 and 2 swapped.")
+            out(words("cli.otp.swap.done"))
         }
     }
 
@@ -337,10 +339,10 @@ extension OTPCommand {
             let (slot, force, prefix) = (slotOption.slot, self.force, self.prefix)
             try await requireProgrammed(keyOptions, slot: slot)
             try confirmSlotWrite(prompt, force: force,
-                                 question: "Serve slot \(slot) on the NDEF tag after \(prefix)? This replaces the NDEF setting.",
-                                 needsForce: "changing the NDEF setting")
+                                 question: words("cli.otp.ndef.question", ["slot": String(slot), "prefix": prefix]),
+                                 needsForce: words("cli.otp.ndef.needsForce"))
             _ = try await keyOptions.otp.setNDEF(slot: slot, config, accessCode: code)
-            out("The NDEF tag serves slot \(slot) after \(prefix)")
+            out(words("cli.otp.ndef.done", ["slot": String(slot), "prefix": prefix]))
         }
     }
 
@@ -401,10 +403,10 @@ extension OTPCommand {
             let (slot, force) = (slotOption.slot, self.force)
             try await requireProgrammed(keyOptions, slot: slot)
             try confirmSlotWrite(prompt, force: force,
-                                 question: "Update the settings of slot \(slot)? Settings not given return to their defaults.",
-                                 needsForce: "updating slot \(slot)")
+                                 question: words("cli.otp.settings.question", ["slot": String(slot)]),
+                                 needsForce: words("cli.otp.settings.needsForce", ["slot": String(slot)]))
             _ = try await keyOptions.otp.update(slot: slot, update, currentAccessCode: codes.current)
-            out("Settings of slot \(slot) updated.")
+            out(words("cli.otp.settings.done", ["slot": String(slot)]))
         }
     }
 }

@@ -39,30 +39,31 @@ func replacingAsked(_ prompt: Prompt, force: Bool,
         return try await write(force)
     } catch OTPOperationError.slotProgrammed(let slot) {
         try confirmSlotWrite(prompt, force: force,
-                             question: "Slot \(slot) is programmed. Overwrite it? Its configuration cannot be recovered.",
-                             needsForce: "slot \(slot) is programmed; overwriting it")
+                             question: words("otp.slots.overwrite", ["slot": String(slot)]),
+                             needsForce: words("cli.otp.overwriteNeedsForce", ["slot": String(slot)]))
         return try await write(true)
     }
 }
 
-/// Decodes hex given by the user. For a secret the message does not repeat the offending character.
+/// Decodes hex given by the user; `what` names it as the subject of a sentence (`cli.otp.what.*`: "the
+/// challenge"). For a secret the message does not repeat the offending character.
 func decodeHex(_ text: String, what: String, secret: Bool = false) throws -> [UInt8] {
     do {
         return try Hex.decode(text)
     } catch {
         switch error {
         case .invalidCharacter(_, let offset) where secret:
-            throw YktermError.usage("\(what) is not hex: character \(offset + 1) is not a hexadecimal digit")
+            throw YktermError.usage(words("cli.otp.notHexAt", ["what": what, "position": String(offset + 1)]))
         default:
-            throw YktermError.usage("\(what) is not hex: " + explained(error).1)
+            throw YktermError.usage(words("cli.otp.notHex", ["what": what, "detail": explained(error).1]))
         }
     }
 }
 
-/// Reads a line from standard input for an argument given as `-`.
+/// Reads a line from standard input for an argument given as `-`; `what` names it as `decodeHex` has it.
 func readStandardInput(_ what: String) throws -> String {
     guard let line = readLine(strippingNewline: true) else {
-        throw YktermError.usage("standard input ended before \(what) was given")
+        throw YktermError.usage(words("cli.otp.inputEnded", ["what": what]))
     }
     return line
 }
@@ -95,12 +96,12 @@ extension OTPCommand {
                                      touchTriggered: status.isTouchTriggered(slot: slot))
                 }))
             } else {
-                out("Version: \(status.version)")
-                out("Serial: " + (serial.map { String($0) } ?? "not readable"))
+                out(words("cli.otp.info.version", ["version": "\(status.version)"]))
+                out(words("cli.otp.field.serial", ["serial": serial.map { String($0) } ?? words("cli.otp.info.notReadable")]))
                 for slot in 1...2 {
-                    let state = !status.isConfigured(slot: slot) ? "empty"
-                        : status.isTouchTriggered(slot: slot) ? "programmed, touch-triggered" : "programmed"
-                    out("Slot \(slot): \(state)")
+                    let state = !status.isConfigured(slot: slot) ? "cli.otp.info.empty"
+                        : status.isTouchTriggered(slot: slot) ? "cli.otp.info.touchTriggered" : "cli.otp.info.programmed"
+                    out(words("cli.otp.info.slot", ["slot": String(slot), "state": words(state)]))
                 }
             }
         }
@@ -123,16 +124,16 @@ extension OTPCommand {
         var challenge: String
 
         func run() async throws {
-            let text = challenge == "-" ? try readStandardInput("the challenge") : challenge
-            let bytes = try decodeHex(text, what: "the challenge")
-            guard !bytes.isEmpty else { throw YktermError.usage("the challenge is empty; give 1 to 64 bytes in hex") }
+            let text = challenge == "-" ? try readStandardInput(words("cli.otp.what.challenge")) : challenge
+            let bytes = try decodeHex(text, what: words("cli.otp.what.challenge"))
+            guard !bytes.isEmpty else { throw YktermError.usage(words("cli.otp.calculate.empty")) }
             guard bytes.count <= 64 else { throw OTPError.challengeTooLong(bytes.count) }
             let slot = slotOption.slot
             let response: [UInt8]
             do {
-                response = try await keyOptions.otp.calculate(slot: slot, challenge: bytes) { warn("Touch your key…") }
+                response = try await keyOptions.otp.calculate(slot: slot, challenge: bytes) { warn(words("cli.touch")) }
             } catch OTPError.slotEmpty {
-                throw YktermError.failed("slot \(slot) is empty; program it with ykterm otp chalresp --slot \(slot)")
+                throw YktermError.failed(words("cli.otp.calculate.slotEmpty", ["slot": String(slot)]))
             }
             out(response.hex)
         }
@@ -171,15 +172,14 @@ extension OTPCommand {
             var text: String
             switch key {
             case "-"?:
-                text = try readStandardInput("the key")
+                text = try readStandardInput(words("cli.otp.what.hmacKey"))
             case let given?:
-                warn("ykterm: warning: a key on the command line is visible to other users (ps); "
-                     + "give - to read it from standard input")
+                warn("ykterm: " + words("cli.otp.chalresp.keyOnCommandLine"))
                 text = given
             case nil:
-                text = try prompt.secret("HMAC-SHA1 key (hex)")
+                text = try prompt.secret(words("cli.otp.prompt.hmacKey"))
             }
-            var secret = try decodeHex(text, what: "the key", secret: true)
+            var secret = try decodeHex(text, what: words("cli.otp.what.hmacKey"), secret: true)
             text = ""
             defer { for i in secret.indices { secret[i] = 0 } }
             // Refuse a key that does not fit before touching the key.
@@ -189,7 +189,7 @@ extension OTPCommand {
             try await replacingAsked(prompt, force: force) { replacing in
                 try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
             }
-            out("Slot \(slot) programmed for HMAC-SHA1 challenge-response" + (touch ? " (touch required)." : "."))
+            out(words(touch ? "cli.otp.chalresp.doneTouch" : "cli.otp.chalresp.done", ["slot": String(slot)]))
         }
     }
 
@@ -212,13 +212,13 @@ extension OTPCommand {
             let (slot, force) = (slotOption.slot, self.force)
             // Asked while the key is not held: an empty slot is said at once, the question comes, then the delete.
             guard try await keyOptions.otp.slots().status.isConfigured(slot: slot) else {
-                throw YktermError.failed("slot \(slot) is already empty")
+                throw YktermError.failed(words("cli.otp.delete.alreadyEmpty", ["slot": String(slot)]))
             }
-            try prompt.requireForce(force, for: "deleting slot \(slot)")
-            try prompt.confirmUnlessForced(force, "Delete the configuration of slot \(slot)? It cannot be recovered.",
-                                            nothingWas: "deleted")
+            try prompt.requireForce(force, otherwise: words("cli.otp.delete.needsForce", ["slot": String(slot)]))
+            try prompt.confirmUnlessForced(force, words("otp.slots.delete.confirm", ["slot": String(slot)]),
+                                            otherwise: words("cli.prompt.nothingDeleted"))
             _ = try await keyOptions.otp.delete(slot: slot, accessCode: code)
-            out("Slot \(slot) deleted.")
+            out(words("cli.otp.delete.done", ["slot": String(slot)]))
         }
     }
 }

@@ -17,10 +17,10 @@ extension PIVCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let current = try PIVSecrets.pin(prompt, "Current PIN")
-                let new = try PIVSecrets.newPIN(prompt, "New PIN")
+                let current = try PIVSecrets.pin(prompt, words("piv.field.currentPIN"))
+                let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
                 _ = try await key.piv.changePIN(current: current, new: new)
-                out("PIN changed")
+                out(words("cli.piv.pinChanged"))
             }
         }
 
@@ -31,10 +31,10 @@ extension PIVCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let puk = try PIVSecrets.pin(prompt, "PUK")
-                let new = try PIVSecrets.newPIN(prompt, "New PIN")
+                let puk = try PIVSecrets.pin(prompt, words("piv.field.puk"))
+                let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
                 _ = try await key.piv.unblockPIN(puk: puk, new: new)
-                out("PIN set and unblocked")
+                out(words("cli.piv.pinUnblocked"))
             }
         }
     }
@@ -50,10 +50,10 @@ extension PIVCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let current = try PIVSecrets.pin(prompt, "Current PUK")
-                let new = try PIVSecrets.newPIN(prompt, "New PUK")
+                let current = try PIVSecrets.pin(prompt, words("piv.field.currentPUK"))
+                let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPUK"), again: words("cli.piv.prompt.repeatNewPUK"))
                 _ = try await key.piv.changePUK(current: current, new: new)
-                out("PUK changed")
+                out(words("cli.piv.pukChanged"))
             }
         }
     }
@@ -94,7 +94,7 @@ extension PIVCommand {
                 }
                 if generate { out(Hex.encode(set.copyBytes())) }
                 set.wipe()
-                warn("Management key changed")
+                warn(words("cli.piv.managementKeyChanged"))
             }
         }
     }

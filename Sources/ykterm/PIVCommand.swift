@@ -37,21 +37,22 @@ extension KeyOptions {
 
 /// The secrets PIV commands ask for, each from the prompt (no echo) or a line of standard input.
 enum PIVSecrets {
-    static func pin(_ prompt: Prompt, _ label: String = "PIN") throws -> SecretBytes {
+    static func pin(_ prompt: Prompt, _ label: String = words("piv.field.pin")) throws -> SecretBytes {
         SecretBytes(utf8: try prompt.secret(label))
     }
 
-    /// A new PIN or PUK: asked twice on a terminal, 6 to 8 characters (checked before anything is sent).
-    static func newPIN(_ prompt: Prompt, _ label: String) throws -> SecretBytes {
-        let value = try prompt.newSecret(label)
+    /// A new PIN or PUK: asked twice on a terminal (the second time as `again`), 6 to 8 characters (checked
+    /// before anything is sent).
+    static func newPIN(_ prompt: Prompt, _ label: String, again: String) throws -> SecretBytes {
+        let value = try prompt.newSecret(label, again: again)
         guard (6...PIV.pinLength).contains(value.utf8.count) else {
-            throw YktermError.usage("a PIV PIN or PUK has 6 to 8 characters, not \(value.utf8.count); nothing was changed")
+            throw YktermError.usage(words("cli.piv.pinLength", ["count": String(value.utf8.count)]))
         }
         return SecretBytes(utf8: value)
     }
 
     /// A management key in hex.
-    static func managementKey(_ prompt: Prompt, _ label: String = "Management key (hex)") throws -> SecretBytes {
+    static func managementKey(_ prompt: Prompt, _ label: String = words("cli.piv.prompt.managementKey")) throws -> SecretBytes {
         var bytes = try Hex.decode(try prompt.secret(label).trimmingSpaces)
         return SecretBytes(wiping: &bytes)
     }
@@ -83,7 +84,7 @@ struct PIVAnswers {
                 case .managementKey where answers.managementKey == nil:
                     answers.managementKey = try PIVSecrets.managementKey(prompt)
                 case .newManagementKey where answers.newManagementKey == nil:
-                    answers.newManagementKey = try PIVSecrets.managementKey(prompt, "New management key (hex)")
+                    answers.newManagementKey = try PIVSecrets.managementKey(prompt, words("cli.piv.prompt.newManagementKey"))
                 default:
                     throw PIVOperationError.needs(question)
                 }
@@ -130,22 +131,21 @@ extension PIVCommand {
             let slot = slot.slot
             let (outcome, _) = try await PIVAnswers.asking(prompt) { answers in
                 try await key.piv.verify(slot: slot, pin: answers.pin) { waiting in
-                    if waiting { warn("Touch your key…") }
+                    if waiting { warn(words("cli.touch")) }
                 }
             }
             switch outcome {
             case .verified(let algorithm):
-                out("OK: slot \(slot)'s key (\(algorithm)) signed a fresh challenge and its certificate's key verified it")
+                out(words("cli.piv.verify.verified", ["slot": "\(slot)", "algorithm": "\(algorithm)"]))
             case .noCertificate:
-                throw YktermError.failed("slot \(slot) has no certificate to verify a signature with")
+                throw YktermError.failed(words("cli.piv.verify.noCertificate", ["slot": "\(slot)"]))
             case .unsupportedCertificateKey:
-                throw YktermError.failed("slot \(slot)'s certificate holds a key that cannot sign (or of a kind PIV has not)")
+                throw YktermError.failed(words("cli.piv.verify.unsupportedKey", ["slot": "\(slot)"]))
             case .mismatch(let algorithm):
-                throw YktermError.failed("the signature of slot \(slot)'s key (\(algorithm)) does not verify with its "
-                                         + "certificate's key: the certificate is not this key's")
+                throw YktermError.failed(words("cli.piv.verify.mismatch", ["slot": "\(slot)", "algorithm": "\(algorithm)"]))
             case .differentAlgorithm(let certificate, let keyAlgorithm):
-                throw YktermError.failed("slot \(slot)'s certificate holds a \(certificate) key but the slot's key is "
-                                         + "\(keyAlgorithm): the certificate is not this key's")
+                throw YktermError.failed(words("cli.piv.verify.differentAlgorithm",
+                                               ["slot": "\(slot)", "certificate": "\(certificate)", "key": "\(keyAlgorithm)"]))
             }
         }
     }
@@ -188,7 +188,7 @@ extension PIVCommand {
             let prompt = Prompt()
             let slot = slot.slot
             let signature = try await PIVAnswers.asking(prompt) { answers in
-                try await key.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) { warn("Touch your key…") }
+                try await key.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) { warn(words("cli.touch")) }
             }
             try PIVFiles.write(signature, to: out)
         }
@@ -207,11 +207,11 @@ extension PIVCommand {
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            guard force || Prompt().confirm("Erase all PIV keys and certificates on the key?") else {
-                throw YktermError.usage("PIV reset not confirmed (give --force when not on a terminal); nothing was changed")
+            guard force || Prompt().confirm(words("cli.piv.reset.question")) else {
+                throw YktermError.usage(words("cli.piv.reset.notConfirmed"))
             }
             try await key.piv.reset()
-            out("PIV reset: PIN 123456, PUK 12345678, default management key; no keys or certificates")
+            out(words("cli.piv.reset.done"))
         }
     }
 }
@@ -220,14 +220,14 @@ extension PIVCommand {
 enum PIVFiles {
     static func read(_ path: String) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw YktermError.usage("cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw YktermError.usage(words("cli.piv.file.unreadable", ["path": path, "detail": String(cString: strerror(errno))])) }
         defer { close(fd) }
         var out = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = Glibc.read(fd, &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw YktermError.usage("cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard n >= 0 else { throw YktermError.usage(words("cli.piv.file.unreadable", ["path": path, "detail": String(cString: strerror(errno))])) }
             if n == 0 { return out }
             out += buffer[0..<n]
         }
@@ -238,18 +238,18 @@ enum PIVFiles {
     static func write(_ bytes: [UInt8], to path: String?, replace: Bool = true) throws {
         guard let path, path != "-" else {
             guard bytes.withUnsafeBytes({ StandardStream.writeAll($0, to: 1) }) else {
-                throw YktermError.failed("cannot write to standard output: \(String(cString: strerror(errno)))")
+                throw YktermError.failed(words("cli.piv.file.standardOutput", ["detail": String(cString: strerror(errno))]))
             }
             return
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replace ? O_TRUNC : O_EXCL), 0o644)
-        guard fd >= 0 else { throw YktermError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw YktermError.failed(words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))])) }
         defer { close(fd) }
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw YktermError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+            guard n > 0 else { throw YktermError.failed(words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))])) }
             offset += n
         }
     }

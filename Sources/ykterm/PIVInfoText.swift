@@ -4,47 +4,67 @@ import KeyKit
 
 /// `piv info` as text and as JSON.
 enum PIVInfoText {
+    /// The text output: labelled fields in one column (wide enough for the longest label of the user's
+    /// language), a block per slot.
     static func lines(_ o: PIVOverview) -> [String] {
-        var lines = [String]()
-        func field(_ label: String, _ value: String) { lines.append(label.padding(to: 22) + value) }
-        field("PIV version", o.version.description)
-        field("Serial", o.serial.map(String.init) ?? "-")
-        field("PIN tries left", tries(o.pinRetries, of: o.pin?.totalRetries) + (o.pin?.isDefault == true ? " (default PIN)" : ""))
+        enum Row { case field(String, String), text(String) }
+        var rows = [Row]()
+        func field(_ key: String, _ value: String) { rows.append(.field(words(key), value)) }
+        func slotField(_ key: String, _ value: String) { rows.append(.field("  " + words(key), value)) }
+        field("cli.piv.info.version", o.version.description)
+        field("cli.piv.info.serial", o.serial.map(String.init) ?? "-")
+        let pinTries = tries(o.pinRetries, of: o.pin?.totalRetries)
+        field("cli.piv.info.pinTries", o.pin?.isDefault == true ? words("cli.piv.info.defaultPIN", ["tries": pinTries]) : pinTries)
         if let puk = o.puk {
-            field("PUK tries left", tries(puk.retriesLeft, of: puk.totalRetries) + (puk.isDefault ? " (default PUK)" : ""))
+            let pukTries = tries(puk.retriesLeft, of: puk.totalRetries)
+            field("cli.piv.info.pukTries", puk.isDefault ? words("cli.piv.info.defaultPUK", ["tries": pukTries]) : pukTries)
         }
         if let m = o.managementKey {
-            field("Management key", "\(m.algorithm)" + (m.isDefault ? ", the default: change it (piv management-key change)" : "")
-                  + (m.touchPolicy == .always || m.touchPolicy == .cached ? ", touch required" : ""))
+            var value = "\(m.algorithm)"
+            if m.isDefault { value = words("cli.piv.info.defaultManagementKey", ["algorithm": value]) }
+            if m.touchPolicy == .always || m.touchPolicy == .cached { value = words("cli.piv.info.touchRequired", ["value": value]) }
+            field("cli.piv.info.managementKey", value)
         }
-        if o.slots.isEmpty { lines.append("No keys or certificates.") }
+        if o.slots.isEmpty { rows.append(.text(words("cli.piv.info.noSlots"))) }
         for s in o.slots {
-            lines.append("")
-            lines.append("Slot \(s.slot) (\(slotName(s.slot))):")
+            rows.append(.text(""))
+            rows.append(.text(words("cli.piv.info.slot", ["slot": "\(s.slot)", "name": localizedSlotName(s.slot)])))
             if let key = s.key {
-                field("  Key", "\(key.algorithm), \(key.origin == .generated ? "generated on the key" : "imported")")
-                field("  PIN policy", name(key.pinPolicy))
-                field("  Touch policy", name(key.touchPolicy))
+                slotField("cli.piv.info.key", words(key.origin == .generated ? "cli.piv.info.generated" : "cli.piv.info.imported",
+                                                    ["algorithm": "\(key.algorithm)"]))
+                slotField("cli.piv.info.pinPolicy", name(key.pinPolicy))
+                slotField("cli.piv.info.touchPolicy", name(key.touchPolicy))
             } else if s.algorithm != nil || o.pin == nil {
-                field("  Key", s.algorithm.map { "\($0) (from the certificate)" } ?? "unknown")
+                slotField("cli.piv.info.key", s.algorithm.map { words("cli.piv.info.fromCertificate", ["algorithm": "\($0)"]) }
+                          ?? words("cli.piv.info.unknown"))
             } else {
-                field("  Key", "none")
+                slotField("cli.piv.info.key", words("cli.piv.info.noKey"))
             }
             if let c = s.certificate {
-                field("  Subject", c.subject)
-                field("  Issuer", c.issuer)
-                field("  Serial", c.serialHex)
-                field("  Not before", c.notBefore.map(date) ?? "-")
-                field("  Not after", c.notAfter.map(date) ?? "-")
-                field("  SHA-256 fingerprint", c.sha256FingerprintText)
-                if s.certificateMatchesKey == false { field("  Warning", "the certificate's key is not the slot's key") }
+                slotField("cli.piv.info.subject", c.subject)
+                slotField("cli.piv.info.issuer", c.issuer)
+                slotField("cli.piv.info.certificateSerial", c.serialHex)
+                slotField("cli.piv.info.notBefore", c.notBefore.map(date) ?? "-")
+                slotField("cli.piv.info.notAfter", c.notAfter.map(date) ?? "-")
+                slotField("cli.piv.info.fingerprint", c.sha256FingerprintText)
+                if s.certificateMatchesKey == false { slotField("cli.piv.info.warning", words("cli.piv.info.mismatch")) }
             } else if let problem = s.certificateProblem {
-                field("  Certificate", "unreadable: " + explained(problem).1)
+                slotField("cli.piv.info.certificate", words("cli.piv.info.unreadable", ["detail": explained(problem).1]))
             } else {
-                field("  Certificate", "none")
+                slotField("cli.piv.info.certificate", words("cli.piv.info.noCertificate"))
             }
         }
-        return lines
+        // The value column: 22 characters, or one more than the longest label.
+        let width = rows.reduce(22) { width, row in
+            guard case .field(let label, _) = row else { return width }
+            return max(width, label.count + 1)
+        }
+        return rows.map { row in
+            switch row {
+            case .field(let label, let value): label.padding(to: width) + value
+            case .text(let text): text
+            }
+        }
     }
 
     static func json(_ o: PIVOverview) -> PIVInfoJSON {
@@ -73,7 +93,7 @@ enum PIVInfoText {
     }
 
     static func tries(_ left: Int, of total: Int?) -> String {
-        total.map { "\(left) of \($0)" } ?? String(left)
+        total.map { words("cli.piv.info.triesOf", ["left": String(left), "total": String($0)]) } ?? String(left)
     }
 
     static func slotName(_ slot: PIV.Slot) -> String {
@@ -87,6 +107,19 @@ enum PIVInfoText {
         }
     }
 
+    /// The slot's name in the user's language, for the text output (the JSON has `slotName`).
+    static func localizedSlotName(_ slot: PIV.Slot) -> String {
+        switch slot {
+        case .authentication: return words("cli.piv.slot.authentication")
+        case .signature: return words("cli.piv.slot.signature")
+        case .keyManagement: return words("cli.piv.slot.keyManagement")
+        case .cardAuthentication: return words("cli.piv.slot.cardAuthentication")
+        case .attestation: return words("cli.piv.slot.attestation")
+        default: return words("cli.piv.slot.retired")
+        }
+    }
+
+    /// A PIN policy as `--pin-policy` and the JSON name it (also in the text output: the option's words).
     static func name(_ p: PIV.PINPolicy) -> String {
         switch p {
         case .default: return "default"
@@ -98,6 +131,7 @@ enum PIVInfoText {
         }
     }
 
+    /// A touch policy as `--touch-policy` and the JSON name it.
     static func name(_ p: PIV.TouchPolicy) -> String {
         switch p {
         case .default: return "default"

@@ -26,7 +26,7 @@ extension PIVCommand {
             func run() async throws {
                 let slot = slot.slot
                 guard let certificate = try await key.piv.certificate(in: slot) else {
-                    throw YktermError.failed("slot \(slot) has no certificate")
+                    throw YktermError.failed(words("cli.piv.certificates.none", ["slot": "\(slot)"]))
                 }
                 try PIVFiles.write(der ? certificate.der : Array(certificate.pem.utf8), to: out, replace: false)
             }
@@ -54,7 +54,7 @@ extension PIVCommand {
                 } catch let e as YktermError {
                     throw e
                 } catch {
-                    throw YktermError.usage("\(file) is not a PEM or DER X.509 certificate")
+                    throw YktermError.usage(words("cli.piv.certificates.notCertificate", ["file": file]))
                 }
                 let prompt = Prompt()
                 let slot = slot.slot
@@ -62,7 +62,7 @@ extension PIVCommand {
                     try await key.piv.importCertificate(certificate, in: slot, compress: compress, force: force,
                                                         managementKey: answers.managementKey)
                 }
-                out("Stored the certificate of \(certificate.subject) in slot \(slot)")
+                out(words("cli.piv.certificates.imported", ["subject": certificate.subject, "slot": "\(slot)"]))
             }
         }
 
@@ -79,7 +79,7 @@ extension PIVCommand {
                 try await PIVAnswers.asking(prompt) { answers in
                     try await key.piv.deleteCertificate(in: slot, managementKey: answers.managementKey)
                 }
-                out("Deleted the certificate in slot \(slot)")
+                out(words("cli.piv.certificates.deleted", ["slot": "\(slot)"]))
             }
         }
     }
@@ -143,7 +143,7 @@ extension PIVCommand {
                 let publicKey = try await PIVAnswers.asking(prompt) { answers in
                     try await key.piv.generateKey(in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
                                                   managementKey: answers.managementKey) {
-                        warn("Generating an RSA key on the key takes a while…")
+                        warn(words("cli.piv.keys.slowRSA"))
                     }
                 }
                 try PIVFiles.write(Array(PEM.encode(publicKey.spki, label: PEM.publicKey).utf8), to: out)
@@ -167,7 +167,7 @@ extension PIVCommand {
                 let slot = slot.slot
                 let attestation = try await key.piv.attest(slot)
                 try PIVFiles.write(Array(attestation.certificate.pem.utf8), to: out)
-                warn("Attested by \(attestation.attestationCertificate.subject)")
+                warn(words("cli.piv.keys.attestedBy", ["subject": attestation.attestationCertificate.subject]))
             }
         }
     }

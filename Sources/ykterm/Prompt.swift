@@ -17,7 +17,7 @@ final class Prompt {
         case endOfInput(String)
         var description: String {
             switch self {
-            case .endOfInput(let what): return "standard input ended before \(what) was given"
+            case .endOfInput(let what): return words("cli.prompt.endOfInput", ["what": what])
             }
         }
     }
@@ -48,12 +48,13 @@ final class Prompt {
         return line
     }
 
-    /// A new secret: asked twice on a terminal (must match), once from standard input.
-    func newSecret(_ label: String) throws -> String {
+    /// A new secret: asked twice on a terminal (must match; `again` labels the second time), once from
+    /// standard input.
+    func newSecret(_ label: String, again: String) throws -> String {
         let first = try secret(label)
         guard interactive else { return first }
-        let again = try secret("Repeat " + label.prefix(1).lowercased() + label.dropFirst())
-        guard first == again else { throw YktermError.usage("the two entries differ; nothing was changed") }
+        let repeated = try secret(again)
+        guard first == repeated else { throw YktermError.usage(words("cli.prompt.entriesDiffer")) }
         return first
     }
 
@@ -64,22 +65,22 @@ final class Prompt {
         return line
     }
 
-    /// Without a terminal to ask on, what loses something needs `--force`: `what` names it ("reset",
-    /// "deleting a credential"). The one rule for every command that overwrites or deletes.
-    func requireForce(_ force: Bool, for what: String) throws {
-        guard force || interactive else {
-            throw YktermError.usage("\(what) needs --force when standard input is not a terminal")
-        }
+    /// Without a terminal to ask on, what loses something needs `--force`: `refusal` says so for it ("deleting a
+    /// credential needs --force when standard input is not a terminal"). The one rule for every command that
+    /// overwrites or deletes.
+    func requireForce(_ force: Bool, otherwise refusal: String) throws {
+        guard force || interactive else { throw YktermError.usage(refusal) }
     }
 
-    /// Asks `question` before what loses something, unless `force`; a no throws "nothing was \(undone)" (status 1).
-    /// Pairs with `requireForce`, which makes sure there is a terminal to ask on.
-    func confirmUnlessForced(_ force: Bool, _ question: String, nothingWas undone: String) throws {
+    /// Asks `question` before what loses something, unless `force`; a no throws `refusal` ("nothing was
+    /// deleted", status 1). Pairs with `requireForce`, which makes sure there is a terminal to ask on.
+    func confirmUnlessForced(_ force: Bool, _ question: String, otherwise refusal: String) throws {
         guard !force else { return }
-        guard confirm(question) else { throw YktermError.failed("nothing was \(undone)") }
+        guard confirm(question) else { throw YktermError.failed(refusal) }
     }
 
-    /// A yes/no question; only asked on a terminal (false otherwise).
+    /// A yes/no question; only asked on a terminal (false otherwise). The answer is y or yes in every language,
+    /// as the TUI's dialogs take it.
     func confirm(_ question: String) -> Bool {
         guard interactive else { return false }
         StandardStream.write(VisibleText.escaped("\(question) [y/N] "), to: 2)

@@ -155,13 +155,13 @@ enum TUI {
             backend = FilteredBackend(inner: DeviceBackend(), reader: options.selector.reader)
         }
         guard isatty(STDIN_FILENO) == 1 || FileManager.default.isReadableFile(atPath: "/dev/tty") else {
-            throw YktermError.usage("the TUI needs a terminal; use a subcommand (ykterm --help) in scripts")
+            throw YktermError.usage(words("cli.tui.needsTerminal"))
         }
         let screen: CursesScreen
         do {
             screen = try CursesScreen(configuration: CursesConfiguration(colors: colors))
         } catch {
-            throw YktermError.failed("cannot open the terminal: \(error)")
+            throw YktermError.failed(words("cli.tui.cannotOpenTerminal", ["detail": "\(error)"]))
         }
         var state = AppState(now: Date().timeIntervalSince1970, bindings: config.keyBindings, virtualMode: options.virtual,
                              preferredSerial: options.selector.serial)

@@ -56,9 +56,9 @@ struct U2FCommand: ParsableCommand {
                                                    publicKey: reg.publicKey.uncompressed.hex,
                                                    certificateSubject: subject))
             } else {
-                out("Registered (signature verified against \(subject.isEmpty ? "the certificate" : subject))")
-                out("Key handle: \(reg.keyHandle.hex)")
-                out("Public key: \(reg.publicKey.uncompressed.hex)")
+                out(subject.isEmpty ? words("cli.u2f.registered") : words("cli.u2f.registeredSubject", ["subject": subject]))
+                out(words("cli.u2f.keyHandle", ["handle": reg.keyHandle.hex]))
+                out(words("cli.u2f.publicKey", ["key": reg.publicKey.uncompressed.hex]))
             }
         }
     }
@@ -89,9 +89,9 @@ struct U2FCommand: ParsableCommand {
                 handle = try Hex.decode(keyHandle)
                 pub = try P256PublicKey(uncompressed: try Hex.decode(publicKey))
             } catch {
-                throw YktermError.usage("--key-handle and --public-key must be hex from `ykterm u2f register`: " + explained(error).1)
+                throw YktermError.usage(words("cli.u2f.notHex", ["detail": explained(error).1]))
             }
-            guard !handle.isEmpty, handle.count < 256 else { throw YktermError.usage("key handle length") }
+            guard !handle.isEmpty, handle.count < 256 else { throw YktermError.usage(words("cli.u2f.keyHandleLength")) }
             let app = U2FCommand.application(appID)
             let auth = try await U2FCommand.withU2F(key) { s in
                 try await s.authenticate(challenge: Crypto.random(32), application: app, keyHandle: handle,
@@ -103,8 +103,7 @@ struct U2FCommand: ParsableCommand {
                 try printJSON(U2FSignatureJSON(counter: Int(auth.counter), userPresence: auth.userPresence & 1 == 1,
                                                signature: auth.signature.hex))
             } else {
-                out("Signature verified; counter \(auth.counter)"
-                    + (auth.userPresence & 1 == 1 ? ", user present" : ""))
+                out(words(auth.userPresence & 1 == 1 ? "cli.u2f.verifiedPresent" : "cli.u2f.verified", ["counter": "\(auth.counter)"]))
             }
         }
     }

@@ -7,6 +7,7 @@ import Glibc
 import KeyKit
 import VirtualKey
 
+// The server's "virtual-key: …" log lines stay English: diagnostics of a developer's tool, not the authenticator's words.
 struct VirtualKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "virtual-key",

@@ -7,6 +7,7 @@ import KeyKit
 import VirtualKey
 import VirtualUSB
 
+// The USB server's log lines and errors stay English: diagnostics of a developer's tool, not the authenticator's words.
 extension VirtualKeyCommand.Serve {
     /// `serve --usb`: the key as a USB composite device in a private mount namespace, COMMAND inside.
     func runUSB() throws {

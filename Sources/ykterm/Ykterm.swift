@@ -167,7 +167,7 @@ struct Ykterm: RequestCommand {
         } catch {
             throw YktermError.usage(error.description)
         }
-        if verbose { warn("ykterm: writing a redacted trace to \(path)") }
+        if verbose { warn("ykterm: " + words("cli.verbose.trace", ["path": path])) }
         tracer.logger.info("ykterm \(version) \(command()), pid \(getpid())")
         try await tracer.run(body)
     }
@@ -215,7 +215,22 @@ struct Ykterm: RequestCommand {
 
 /// A sentence from the string tables in the user's language (`StringTables`), as the TUI words it.
 func words(_ key: String, _ arguments: [String: String] = [:]) -> String {
-    StringTables.load().text(UIText(key, arguments))
+    loadedTables().text(UIText(key, arguments))
+}
+
+/// The language whose tables `loadedTables` read last, and those tables.
+private let tablesRead = Mutex<(language: String, tables: StringTables)?>(nil)
+
+/// The string tables in the user's language, read once per language (a command's messages are many lines:
+/// `piv info` words each field).
+func loadedTables() -> StringTables {
+    let language = StringTables.language()
+    return tablesRead.withLock { read in
+        if let read, read.language == language { return read.tables }
+        let tables = StringTables.load(language: language)
+        read = (language, tables)
+        return tables
+    }
 }
 
 /// "A, B or C" in the user's language.

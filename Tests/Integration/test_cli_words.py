@@ -43,3 +43,43 @@ def test_a_long_argument_is_quoted_as_an_excerpt_with_its_length():
     # A short one is quoted whole.
     r = ykterm("apdu", "--virtual", "00A4040")
     assert 'invalid APDU "00A4040": ' in r.stderr, r.stderr
+
+
+# What a command says while it runs, on the virtual key (a fresh one for each run: PIN 123456, no FIDO PIN, empty
+# OTP slots): (arguments, standard input, exit status, the stream it is on, the English, the German).
+SAID = [
+    # Labels of a human-readable output.
+    (["otp", "info", "--virtual"], "", 0, "stdout", "Serial: 28123456\nSlot 1: empty\n",
+     "Seriennummer: 28123456\nSlot 1: leer\n"),
+    (["piv", "info", "--virtual"], "", 0, "stdout", "PIN tries left        3 of 3 (default PIN)",
+     "PIN-Versuche übrig      3 von 3 (Standard-PIN)"),
+    (["fido", "info", "--virtual"], "", 0, "stdout", "Minimum PIN length:   4",
+     "Mindestlänge der PIN:   4"),
+    # Results.
+    (["piv", "pin", "change", "--virtual"], "123456\n654321\n", 0, "stdout", "PIN changed\n", "PIN geändert\n"),
+    (["fido", "pin", "set", "--virtual"], "4321\n", 0, "stdout", "PIN set\n", "PIN gesetzt\n"),
+    (["fido", "test", "--virtual"], "", 0, "stdout", "FIDO2 self-test passed\n", "FIDO2-Selbsttest bestanden\n"),
+    # Errors of the command line's own.
+    (["otp", "calculate", "--virtual", "--slot", "1", "00"], "", 1, "stderr",
+     "ykterm: slot 1 is empty; program it with ykterm otp chalresp --slot 1\n",
+     "ykterm: Slot 1 ist leer; mit ykterm otp chalresp --slot 1 programmieren\n"),
+    (["piv", "pin", "change", "--virtual"], "123456\n12\n", 2, "stderr",
+     "ykterm: a PIV PIN or PUK has 6 to 8 characters, not 2; nothing was changed",
+     "ykterm: eine PIV-PIN oder -PUK hat 6 bis 8 Zeichen, nicht 2; nichts wurde geändert"),
+    (["piv", "pin", "change", "--virtual"], "", 1, "stderr", "ykterm: standard input ended before Current PIN was given",
+     "ykterm: die Standardeingabe endete vor der Eingabe „Aktuelle PIN“"),
+    # A question without a terminal to ask it on: refused, --force required.
+    (["fido", "reset", "--virtual"], "", 2, "stderr", "ykterm: reset needs --force when standard input is not a terminal",
+     "ykterm: das Zurücksetzen braucht --force, wenn die Standardeingabe kein Terminal ist"),
+    (["otp", "swap", "--virtual"], "", 2, "stderr",
+     "ykterm: swapping the slots needs --force when standard input is not a terminal",
+     "ykterm: die Slots zu tauschen braucht --force, wenn die Standardeingabe kein Terminal ist"),
+]
+
+
+def test_results_labels_and_refusals_come_out_in_the_users_language():
+    for args, stdin, status, stream, english, german in SAID:
+        for lang, expected in (("C.UTF-8", english), ("de_DE.UTF-8", german)):
+            r = ykterm(*args, stdin=stdin, lang=lang)
+            said = r.stdout if stream == "stdout" else r.stderr
+            assert r.returncode == status and expected in said, (args, lang, r.returncode, r.stdout, r.stderr)

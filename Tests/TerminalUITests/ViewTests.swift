@@ -247,16 +247,18 @@ struct StringTableTests {
                 #expect(placeholders(value) == placeholders(tables[files.firstIndex(of: "en.json")!][key] ?? ""), "\(file): \(key)")
             }
         }
-        // Keys named in the sources (UIText("...") and the tab and action keys) are all in English. A literal
-        // followed by `+` is the prefix of keys made from a value (`"answer." + part.rawValue`); the tests of
-        // those values (DetailTextTests, ErrorExplanationTests) word every one of them.
+        // Keys named in the sources (UIText("...") and the command line's words("...") and the tab and action
+        // keys) are all in English. A literal followed by `+` is the prefix of keys made from a value
+        // (`"answer." + part.rawValue`); the tests of those values (DetailTextTests, ErrorExplanationTests) word
+        // every one of them.
         var used = Set<String>()
-        for sub in ["Sources/AuthenticatorModel", "Sources/TerminalUI"] {
+        for sub in ["Sources/AuthenticatorModel", "Sources/TerminalUI", "Sources/ykterm"] {
             let enumerator = FileManager.default.enumerator(atPath: root.appendingPathComponent(sub).path)
             while let path = enumerator?.nextObject() as? String {
                 guard path.hasSuffix(".swift") else { continue }
                 let source = try String(contentsOf: root.appendingPathComponent(sub).appendingPathComponent(path), encoding: .utf8)
                 for m in source.matches(of: /UIText\("([a-zA-Z.\-]+)"(?!\s*\+)/) where m.1 != "literal" { used.insert(String(m.1)) }
+                for m in source.matches(of: /\bwords\("([a-zA-Z.\-]+)"(?!\s*\+)/) { used.insert(String(m.1)) }
             }
         }
         used.formUnion(Action.allCases.map(\.helpKey))
