@@ -27,12 +27,8 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let on = try await withCTAP2(key) { s -> Bool in
-                    let info = await s.info
-                    guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
-                    guard info.alwaysUV != nil else { throw FIDOSessionError.notSupported(.alwaysUV) }
-                    try await FIDOCommand.authorizeConfig(s, prompt)
-                    return try await s.toggleAlwaysUV()
+                let on = try await FIDOCommand.askingPIN(prompt) { pin in
+                    try await fidoOperations(key.choice).toggleAlwaysUV(pin: pin)
                 }
                 out(words(on ? "cli.fido.config.alwaysUVOn" : "cli.fido.config.alwaysUVOff"))
             }
@@ -51,18 +47,10 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let already = try await withCTAP2(key) { s -> Bool in
-                    let info = await s.info
-                    guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
-                    guard let enabled = info.enterpriseAttestation else {
-                        throw FIDOSessionError.notSupported(.enterpriseAttestation)
-                    }
-                    if enabled { return true }
-                    try await FIDOCommand.authorizeConfig(s, prompt)
-                    try await s.enableEnterpriseAttestation()
-                    return false
+                let enabledNow = try await FIDOCommand.askingPIN(prompt) { pin in
+                    try await fidoOperations(key.choice).enableEnterpriseAttestation(pin: pin)
                 }
-                out(words(already ? "cli.fido.config.epAlready" : "cli.fido.config.epEnabled"))
+                out(words(enabledNow ? "cli.fido.config.epEnabled" : "cli.fido.config.epAlready"))
             }
         }
     }

@@ -24,9 +24,21 @@ extension FIDOCommand {
             try await s.verifyPIN(pin, permissions: [.bioEnrollment])
         }
 
+        /// The FIDO operations on the chosen key, its fingerprints and the PIN they were read with: the key must
+        /// have a sensor and a PIN, which is asked for before the key is opened again (it is not held while the
+        /// user types).
+        static func enrolled(_ key: KeyOptions, _ prompt: Prompt) async throws
+            -> (fingerprints: [FIDOFingerprint], operations: FIDOOperations, pin: String) {
+            let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true) { info in
+                guard info.bioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
+            }
+            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
+            return (try await operations.fingerprints(.pin(pin)), operations, pin)
+        }
+
         /// The fingerprint whose template ID (hex) starts with `query`.
-        static func one(_ s: CTAP2Session, _ query: String) async throws -> CTAP2Session.Fingerprint {
-            let matches = try await s.fingerprints().filter { $0.templateID.hex.hasPrefix(query) }
+        static func one(_ prints: [FIDOFingerprint], _ query: String) throws -> FIDOFingerprint {
+            let matches = prints.filter { $0.templateID.hex.hasPrefix(query) }
             guard matches.count == 1, !query.isEmpty else {
                 if matches.isEmpty {
                     throw FIDOSessionError.noSuchFingerprint(templateID: (try? Hex.decode(query)) ?? [])
@@ -55,10 +67,7 @@ extension FIDOCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let prints = try await withCTAP2(key) { s in
-                    try await Fingerprints.authorize(s, prompt)
-                    return try await s.fingerprints()
-                }
+                let prints = try await Fingerprints.enrolled(key, prompt).fingerprints
                 if json {
                     try printJSON(prints.map { FingerprintJSON(id: $0.templateID.hex, name: $0.name) })
                     return
@@ -148,13 +157,9 @@ extension FIDOCommand {
             func run() async throws {
                 let prompt = Prompt()
                 let (query, name) = (id.lowercased(), self.name)
-                let renamed = try await withCTAP2(key) { s -> [UInt8] in
-                    try await Fingerprints.authorize(s, prompt)
-                    let f = try await Fingerprints.one(s, query)
-                    let max = try await s.fingerprintSensorInfo().maxNameLength
-                    try await s.setFingerprintName(templateID: f.templateID, name: name, maxNameLength: max)
-                    return f.templateID
-                }
+                let (prints, operations, pin) = try await Fingerprints.enrolled(key, prompt)
+                let renamed = try Fingerprints.one(prints, query).templateID
+                _ = try await operations.renameFingerprint(renamed, to: name, .pin(pin))
                 out(words("cli.fido.fingerprints.renamed", ["id": renamed.hex, "name": name]))
             }
         }
@@ -175,15 +180,12 @@ extension FIDOCommand {
                 let prompt = Prompt()
                 try prompt.requireForce(force, otherwise: words("cli.fido.fingerprints.deleteNeedsForce"))
                 let (query, force) = (id.lowercased(), self.force)
-                let deleted = try await withCTAP2(key) { s -> CTAP2Session.Fingerprint in
-                    try await Fingerprints.authorize(s, prompt)
-                    let f = try await Fingerprints.one(s, query)
-                    try prompt.confirmUnlessForced(force, words("cli.fido.fingerprints.deleteQuestion",
-                                                                ["fingerprint": f.name ?? f.templateID.hex]),
-                                                   otherwise: words("cli.prompt.nothingDeleted"))
-                    try await s.removeFingerprint(templateID: f.templateID)
-                    return f
-                }
+                let (prints, operations, pin) = try await Fingerprints.enrolled(key, prompt)
+                let f = try Fingerprints.one(prints, query)
+                try prompt.confirmUnlessForced(force, words("cli.fido.fingerprints.deleteQuestion",
+                                                            ["fingerprint": f.name ?? f.templateID.hex]),
+                                               otherwise: words("cli.prompt.nothingDeleted"))
+                let deleted = try await operations.deleteFingerprint(f.templateID, .pin(pin)).deleted
                 out(deleted.name.map { words("cli.fido.fingerprints.deletedNamed", ["id": deleted.templateID.hex, "name": $0]) }
                     ?? words("cli.fido.fingerprints.deleted", ["id": deleted.templateID.hex]))
             }

@@ -28,9 +28,11 @@ extension FIDOCommand {
     /// The FIDO operations on the key `key` chose and its PIN state, read before a PIN is asked for (the key is
     /// not held while the user types); a key without PIN support, or whose PIN is not as `pinSet` needs, ends the
     /// command with the words for that.
-    static func pinOperations(_ key: KeyChoice, pinSet wanted: Bool) async throws -> (FIDOOperations, FIDOInfo) {
+    static func pinOperations(_ key: KeyChoice, pinSet wanted: Bool,
+                              check: (FIDOInfo) throws -> Void = { _ in }) async throws -> (FIDOOperations, FIDOInfo) {
         let operations = fidoOperations(key)
         let info = try await operations.info()
+        try check(info)
         switch (info.pinSet, wanted) {
         case (nil, _): throw FIDOSessionError.noPINSupport
         case (true?, false): throw YktermError.failed(words("cli.fido.pin.alreadySet"))
@@ -94,13 +96,16 @@ extension FIDOCommand {
         }
     }
 
-    /// With a PIN set, asks for it and takes a token with the acfg permission for authenticatorConfig; a key
-    /// without a PIN takes the command without one.
-    static func authorizeConfig(_ s: CTAP2Session, _ prompt: Prompt) async throws {
-        let info = await s.info
-        guard info.pinSet == true else { return }
-        let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
-        try await s.verifyPIN(pin, permissions: [.authenticatorConfig])
+    /// Runs a settings operation without the PIN first: when the key has one and the operation gets that far
+    /// (`FIDOOperationError.pinNeeded`, after the key's own checks), the PIN is asked for and it runs again. A key
+    /// without a PIN, or a refusal, asks nothing.
+    static func askingPIN<T>(_ prompt: Prompt, _ body: (String?) async throws -> T) async throws -> T {
+        do {
+            return try await body(nil)
+        } catch FIDOOperationError.pinNeeded {
+            // The PIN the key has: no rule to check before it is sent.
+            return try await body(try askPIN(prompt, words("fido.pin.pin"), minimum: 0, new: false))
+        }
     }
 
     struct SetMinLength: AsyncParsableCommand {
@@ -131,19 +136,8 @@ extension FIDOCommand {
             }
             let prompt = Prompt()
             let (length, rpIDs) = (self.length, self.rpIDs)
-            let forced = try await withCTAP2(key) { s -> Bool in
-                let info = await s.info
-                guard info.supportsSetMinPINLength else { throw FIDOSessionError.notSupported(.setMinPINLength) }
-                if length < info.minPINLength {
-                    throw FIDOSessionError.minPINLengthDecrease(current: info.minPINLength, requested: length)
-                }
-                if let max = info.maxRPIDsForSetMinPINLength, rpIDs.count > max {
-                    throw YktermError.usage(words("cli.fido.pin.tooManyRPs", ["max": String(max), "count": String(rpIDs.count)]))
-                }
-                let wasForced = info.forcePINChange
-                try await FIDOCommand.authorizeConfig(s, prompt)
-                try await s.setMinPINLength(length, rpIDs: rpIDs.isEmpty ? nil : rpIDs)
-                return await s.info.forcePINChange && !wasForced
+            let forced = try await FIDOCommand.askingPIN(prompt) { pin in
+                try await fidoOperations(key.choice).setMinPINLength(length, rpIDs: rpIDs, pin: pin)
             }
             out(words("cli.fido.pin.minLengthSet", ["length": String(length)]))
             if !rpIDs.isEmpty { out(words("cli.fido.pin.minLengthReaders", ["rps": rpIDs.joined(separator: ", ")])) }
@@ -166,12 +160,8 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try await withCTAP2(key) { s in
-                let (info, pinSet) = try await FIDOCommand.pinState(s)
-                guard info.supportsSetMinPINLength else { throw FIDOSessionError.notSupported(.setMinPINLength) }
-                guard pinSet else { throw CTAPError(CTAPError.pinNotSet) }
-                try await FIDOCommand.authorizeConfig(s, prompt)
-                try await s.setMinPINLength(nil, forceChangePIN: true)
+            try await FIDOCommand.askingPIN(prompt) { pin in
+                try await fidoOperations(key.choice).forcePINChange(pin: pin)
             }
             out(words("cli.fido.pin.forcedChange"))
         }
