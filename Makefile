@@ -1,6 +1,6 @@
 # ykterm — build, test and demo on Debian 12.
 #   make demo   install what is missing, build, show the virtual key
-#   make test   install what is missing, build, run every test (unit and integration)
+#   make test   install what is missing, check the formatting, build, run every test (unit and integration)
 
 SHELL := /bin/bash
 PREFIX ?= /usr/local
@@ -16,7 +16,7 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all help build release deps venv test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all help build release deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 ## all: the same as build.
 all: build
@@ -120,11 +120,25 @@ golden: build
 test-integration: build venv
 	cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q
 
+## lint: checks the formatting of Sources, Tests and Package.swift with swift format (the toolchain's swift-format,
+## configured in .swift-format) and fails on any finding. `swift format` leaves out hidden folders, so the builds
+## (.build, Tests/Fuzz/.build) are not read.
+SWIFT_FORMAT_PATHS := Sources Tests Package.swift
+LINT := $(SWIFT) format lint --recursive --strict --configuration .swift-format $(SWIFT_FORMAT_PATHS)
+lint:
+	$(LINT)
+
+## format: formats Sources, Tests and Package.swift in place as .swift-format says; run it before committing.
+format:
+	$(SWIFT) format format --in-place --recursive --configuration .swift-format $(SWIFT_FORMAT_PATHS)
+
 ## test: every test, unit then integration, with a private TMPDIR (and TMUX_TMPDIR) removed at the end, so the
-## toolchain's and the tests' temporary files never pile up in /tmp (.ci/run checks that nothing is left).
+## toolchain's and the tests' temporary files never pile up in /tmp (.ci/run checks that nothing is left). The
+## lint runs first: a formatting slip fails in seconds, not after the build and the tests.
 test: deps venv
 	@tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/ykterm-test.XXXXXX") && trap 'rm -rf "$$tmp"' EXIT && \
 	  export TMPDIR="$$tmp" TMUX_TMPDIR="$$tmp" && \
+	  echo "$(LINT)" && $(LINT) && \
 	  $(SWIFT) build && $(UNIT_TEST) && \
 	  (cd Tests/Integration && ../../$(VENV)/bin/python -m pytest -q)
 
