@@ -23,13 +23,15 @@ let package = Package(
         // drop the same way, and its headers sit in the default include path, so its module map names them
         // directly. The Makefile checks all four libraries with pkg-config before building.
         .systemLibrary(name: "CPCSCLite", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
-        .systemLibrary(name: "CHIDAPI", pkgConfig: "hidapi-hidraw",
-                       providers: [.apt(["libhidapi-dev"])]),
+        .systemLibrary(
+            name: "CHIDAPI", pkgConfig: "hidapi-hidraw",
+            providers: [.apt(["libhidapi-dev"])]),
         .systemLibrary(name: "CNCursesW"),
         // prctl (variadic in C) through fixed-argument wrappers: process hardening for secrets.
         .systemLibrary(name: "CLinux"),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
-                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
         // zlib for gzip-compressed PIV certificates; inflateInit2 and deflateInit2 are macros, the shim wraps them.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL", "CLinux", "CZlib"]),
@@ -38,16 +40,20 @@ let package = Package(
         .target(name: "VirtualUSB", dependencies: ["VirtualKey", "KeyKit"]),
         .target(name: "CIFDOneSlot"),
         // The app's state, messages, pure update() and the runner that performs commands with KeyKit.
-        .target(name: "AuthenticatorModel", dependencies: [
-            "KeyKit", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "AuthenticatorModel",
+            dependencies: [
+                "KeyKit", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Screen protocol, ncurses and in-memory screens, input decoding, and one view per tab.
         .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW", "CLinux"]),
-        .executableTarget(name: "ykterm", dependencies: [
-            "KeyKit", "VirtualKey", "VirtualUSB", "AuthenticatorModel", "TerminalUI", "CNCursesW", "CHIDAPI",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "ykterm",
+            dependencies: [
+                "KeyKit", "VirtualKey", "VirtualUSB", "AuthenticatorModel", "TerminalUI", "CNCursesW", "CHIDAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(name: "KeyKitTests", dependencies: ["KeyKit"]),
         .testTarget(name: "VirtualUSBTests", dependencies: ["VirtualUSB"]),
         // AuthenticatorModel for the trace of exchanges with the virtual key (WireTracer, APDURedactor).
@@ -57,8 +63,9 @@ let package = Package(
         // VirtualKey: the key the whole TUI loop runs against in TerminalLoopTests.
         // The executable's own parts: DirectCommandLine against ArgumentParser.
         .testTarget(name: "YktermTests", dependencies: ["ykterm"]),
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit", "VirtualKey"],
-                    exclude: ["Golden"]),
+        .testTarget(
+            name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit", "VirtualKey"],
+            exclude: ["Golden"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -41,8 +41,12 @@ public struct UIText: Sendable, Hashable {
     public static func excerpt(_ text: String) -> UIText {
         let count = text.count
         guard count > excerptLimit else { return .literal(text) }
-        return UIText("input.excerpt", ["start": String(text.prefix(32)), "end": String(text.suffix(12)),
-                                        "count": String(count)])
+        return UIText(
+            "input.excerpt",
+            [
+                "start": String(text.prefix(32)), "end": String(text.suffix(12)),
+                "count": String(count),
+            ])
     }
 }
 
@@ -124,8 +128,10 @@ public struct AppState: Sendable {
     /// Names the virtual key's demo mode, where the status bar says so.
     public var virtualMode: Bool
 
-    public init(now: Double, bindings: KeyBindings = KeyBindings(), virtualMode: Bool = false,
-                preferredSerial: UInt32? = nil) {
+    public init(
+        now: Double, bindings: KeyBindings = KeyBindings(), virtualMode: Bool = false,
+        preferredSerial: UInt32? = nil
+    ) {
         self.now = now
         self.bindings = bindings
         self.virtualMode = virtualMode

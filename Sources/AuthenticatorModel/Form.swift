@@ -21,8 +21,10 @@ public struct Form: Sendable, Hashable {
         /// Fixed choices cycled with Space or Left/Right (the input's text is one of them).
         public var choices: [String]
 
-        public init(_ id: some FormFieldID, _ label: UIText, _ input: TextField = TextField(), toggle: Bool = false,
-                    choices: [String] = []) {
+        public init(
+            _ id: some FormFieldID, _ label: UIText, _ input: TextField = TextField(), toggle: Bool = false,
+            choices: [String] = []
+        ) {
             self.id = id.rawValue
             self.label = label
             self.input = input

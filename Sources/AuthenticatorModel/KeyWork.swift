@@ -18,8 +18,12 @@ struct KeyWork: Sendable {
         case .probe(let d):
             post(.probed(keyID: d.id, await probe(d)))
         case .writeConfig(let d, let configuration, let reboot, let current, let new):
-            post(.configWritten(keyID: d.id, failure: await writeConfig(d, configuration, reboot: reboot,
-                                                                        currentLockCode: current, newLockCode: new)))
+            post(
+                .configWritten(
+                    keyID: d.id,
+                    failure: await writeConfig(
+                        d, configuration, reboot: reboot,
+                        currentLockCode: current, newLockCode: new)))
         case .oath(let c):
             await OATHTabWork(backend: backend, environment: environment, post: post).perform(c, unlockKeys: unlockKeys)
         case .otp(let c):
@@ -53,13 +57,18 @@ struct KeyWork: Sendable {
 
     /// WRITE CONFIG over the interface that carries Management (the reader, else FIDO HID, else OTP HID); nil
     /// when written, else the words for what went wrong.
-    private func writeConfig(_ d: KeyDescriptor, _ configuration: DeviceConfiguration, reboot: Bool,
-                             currentLockCode: [UInt8]?, newLockCode: [UInt8]?) async -> UIText? {
+    private func writeConfig(
+        _ d: KeyDescriptor, _ configuration: DeviceConfiguration, reboot: Bool,
+        currentLockCode: [UInt8]?, newLockCode: [UInt8]?
+    ) async -> UIText? {
         do {
-            try await d.withManagement(card: { try await backend.connect(d) },
-                                       fido: { try await backend.connectFIDO(d, observer: nil) }) { management in
-                try await management.link.write(configuration, reboot: reboot, currentLockCode: currentLockCode,
-                                                newLockCode: newLockCode)
+            try await d.withManagement(
+                card: { try await backend.connect(d) },
+                fido: { try await backend.connectFIDO(d, observer: nil) }
+            ) { management in
+                try await management.link.write(
+                    configuration, reboot: reboot, currentLockCode: currentLockCode,
+                    newLockCode: newLockCode)
             }
             return nil
         } catch {
@@ -69,8 +78,10 @@ struct KeyWork: Sendable {
 
     /// Runs `body` on a fresh probe connection (`KeyBackend.connectProbe`), closing it after; nil when anything
     /// failed.
-    private func withConnection<T: Sendable>(_ d: KeyDescriptor,
-                                             _ body: (any SmartCardConnection) async throws -> T) async -> T? {
+    private func withConnection<T: Sendable>(
+        _ d: KeyDescriptor,
+        _ body: (any SmartCardConnection) async throws -> T
+    ) async -> T? {
         guard let connection = try? await backend.connectProbe(d) else { return nil }
         let result = try? await body(connection)
         await connection.close()
@@ -112,8 +123,9 @@ public struct PinStore: Sendable {
         var map = load().map
         map[deviceID] = pins.isEmpty ? nil : pins.sorted()
         let directory = PathString.directory(of: path)
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         guard let data = try? encoder.encode(map) else { return }

@@ -55,8 +55,10 @@ public struct OATHFailure: Sendable, Equatable {
     /// The password was wrong (unlock, or the current password when changing it).
     public var wrongPassword: Bool
 
-    public init(operation: Operation, message: UIText, keyGone: Bool = false, notAvailable: Bool = false,
-                wrongPassword: Bool = false) {
+    public init(
+        operation: Operation, message: UIText, keyGone: Bool = false, notAvailable: Bool = false,
+        wrongPassword: Bool = false
+    ) {
         self.operation = operation
         self.message = message
         self.keyGone = keyGone
@@ -95,8 +97,9 @@ public enum Command: Sendable, Equatable {
     case probe(KeyDescriptor)
     /// WRITE CONFIG of the Management application (the device view's toggles and lock code): with the current
     /// lock code of a locked key, and a new one to set (`DeviceConfiguration.clearedLockCode` removes it).
-    case writeConfig(KeyDescriptor, DeviceConfiguration, reboot: Bool, currentLockCode: [UInt8]? = nil,
-                     newLockCode: [UInt8]? = nil)
+    case writeConfig(
+        KeyDescriptor, DeviceConfiguration, reboot: Bool, currentLockCode: [UInt8]? = nil,
+        newLockCode: [UInt8]? = nil)
     case loadPins(deviceID: String)
     case savePins(deviceID: String, Set<String>)
     /// Forget the derived keys the runner holds for a key that left.

@@ -35,7 +35,8 @@ extension KeyBackend {
     }
 
     public func connectFIDO(_ key: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
-        -> any FIDOConnection {
+        -> any FIDOConnection
+    {
         try await key.openFIDO(observer: observer) { try await connect(key) }
     }
 }
@@ -86,9 +87,11 @@ public struct RunnerEnvironment: Sendable {
     /// The config file's `[otp] parsers`, tried on NDEF records before the standard forms.
     public var otpParsers: [Config.OTPPattern] = []
 
-    public init(copy: (@Sendable (String) async -> String?)? = nil, pins: PinStore = PinStore(),
-                rememberedKeys: RememberedKeys = RememberedKeys(),
-                observer: (@Sendable (APDUExchange) -> Void)? = nil) {
+    public init(
+        copy: (@Sendable (String) async -> String?)? = nil, pins: PinStore = PinStore(),
+        rememberedKeys: RememberedKeys = RememberedKeys(),
+        observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) {
         self.copy = copy
         self.pins = pins
         self.rememberedKeys = rememberedKeys
@@ -146,19 +149,27 @@ public final class Runner: Sendable {
             let task = Task {
                 for await event in events { post(.keyEvent(event)) }
             }
-            watcher.withLock { $0?.cancel(); $0 = task }
+            watcher.withLock {
+                $0?.cancel(); $0 = task
+            }
         case .copy(let text, let account):
             guard let copy = environment.copy else { return }
             let post = self.post
             Task {
                 let done = await copy(text)
-                post(.copied(done != nil, done.map { UIText("status.copied", ["how": $0, "account": account]) } ?? UIText("status.copyFailed")))
+                post(
+                    .copied(
+                        done != nil,
+                        done.map { UIText("status.copied", ["how": $0, "account": account]) }
+                            ?? UIText("status.copyFailed")))
             }
         case .loadPins(let deviceID):
             let (pins, setAside) = environment.pins.loadReporting(for: deviceID)
             post(.pinsLoaded(deviceID: deviceID, pins))
             if let setAside {
-                post(.notice(UIText("status.fileSetAside", ["path": environment.pins.path, "aside": setAside]), .warning))
+                post(
+                    .notice(
+                        UIText("status.fileSetAside", ["path": environment.pins.path, "aside": setAside]), .warning))
             }
         case .savePins(let deviceID, let pins):
             environment.pins.save(pins, for: deviceID)

@@ -23,7 +23,8 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
         let (status, dialog) = (state.status, state.dialogOpen)
         let commands = handleKey(&state, key)
         if state.status == status, status?.subject != .pcscdMissing,
-           commands.contains(where: \.isAction) || (!dialog && state.dialogOpen) {
+            commands.contains(where: \.isAction) || (!dialog && state.dialogOpen)
+        {
             state.status = nil
         }
         return commands
@@ -49,7 +50,8 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
         state.keys[i].model = info?.device.productName
         // The key the user chose earlier came back in another reader: follow it.
         if let preferred = state.preferredSerial, info?.device.serial == preferred, state.selectedKeyID != id,
-           state.selectedKey?.serial != preferred {
+            state.selectedKey?.serial != preferred
+        {
             return select(&state, id)
         }
         // A key that does not answer (a reader stuck in pcscd still shows a card) is not the one to show while
@@ -59,7 +61,8 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
                 return select(&state, id)
             }
             if info == nil, state.selectedKeyID == id,
-               let answering = state.keys.first(where: { $0.id != id && $0.info != nil }) {
+                let answering = state.keys.first(where: { $0.id != id && $0.info != nil })
+            {
                 return select(&state, answering.id)
             }
         }
@@ -99,7 +102,10 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
         var commands: [Command] = fidoTabKeyArrived(&state, d) + [.probe(d)]
         if state.selectedKeyID == nil {
             commands += select(&state, d.id)
-            if state.keys.count == 1 { state.status = StatusMessage(UIText("status.keyArrived", ["name": d.name]), kind: .info, expires: state.now + statusSeconds) }
+            if state.keys.count == 1 {
+                state.status = StatusMessage(
+                    UIText("status.keyArrived", ["name": d.name]), kind: .info, expires: state.now + statusSeconds)
+            }
         }
         return commands
     case .keyChanged(let d):
@@ -127,14 +133,20 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
             if state.status?.subject != .operationCutShort {
                 state.status = StatusMessage(UIText("status.keyRemoved", ["name": name]), kind: .warning)
             }
-            if let next = state.keys.first { commands += select(&state, next.id) } else { commands += selectedKeyChanged(&state) }
+            if let next = state.keys.first {
+                commands += select(&state, next.id)
+            } else {
+                commands += selectedKeyChanged(&state)
+            }
         }
         state.keySwitcherIndex = min(state.keySwitcherIndex, max(0, state.keys.count - 1))
         return commands
     case .serviceUnavailable:
         state.service = .unavailable
         // HID interfaces work without pcscd: the FIDO2 tab is not told about it.
-        if state.tab != .fido { state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error, subject: .pcscdMissing) }
+        if state.tab != .fido {
+            state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error, subject: .pcscdMissing)
+        }
         return reopenWithoutReader(&state)
     case .serviceAvailable:
         state.service = .available
@@ -164,8 +176,12 @@ func select(_ state: inout AppState, _ id: String) -> [Command] {
 /// interface is not seen), or the key has none (a FIDO-only key).
 public func notOnKeyText(_ key: KeyDescriptor, _ service: ServiceState, application: String) -> UIText {
     if service == .unavailable { return UIText("view.notOnKey.pcscd", ["application": application]) }
-    return UIText("view.notOnKey.ccid", ["application": application,
-                                         "interfaces": key.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")])
+    return UIText(
+        "view.notOnKey.ccid",
+        [
+            "application": application,
+            "interfaces": key.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+"),
+        ])
 }
 
 /// pcscd went away: the key keeps its HID interfaces, and the tabs that need the reader say why they cannot.
@@ -230,8 +246,9 @@ func handlePaste(_ state: inout AppState, _ text: String) -> [Command] {
     let overlay = state.showHelp || state.showKeySwitcher || state.showDeviceInfo
     if !overlay, state.tab.model.paste(&state, text) { return [] }
     if state.showDeviceInfo && !state.showHelp && !state.showKeySwitcher && lockDialogPaste(&state, text) { return [] }
-    state.status = StatusMessage(UIText(state.tab == .oath ? "status.pasteIgnoredOATH" : "status.pasteIgnored"),
-                                 kind: .warning, expires: state.now + statusSeconds)
+    state.status = StatusMessage(
+        UIText(state.tab == .oath ? "status.pasteIgnoredOATH" : "status.pasteIgnored"),
+        kind: .warning, expires: state.now + statusSeconds)
     return []
 }
 

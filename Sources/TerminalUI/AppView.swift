@@ -106,7 +106,9 @@ public struct AppView {
         if let key = state.selectedKey {
             parts.append(key.model ?? key.descriptor.name)
             if let serial = key.serial { parts.append(text(UIText("view.status.serial", ["serial": String(serial)]))) }
-            if let version = key.version { parts.append(text(UIText("view.status.firmware", ["version": version.description]))) }
+            if let version = key.version {
+                parts.append(text(UIText("view.status.firmware", ["version": version.description])))
+            }
             switch state.oath.phase {
             case .locked: parts.append(text(UIText("view.status.locked")))
             case .loading: parts.append(text(UIText("view.status.reading")))
@@ -120,13 +122,18 @@ public struct AppView {
             parts.append(text(UIText("view.status.noKey")))
         }
         if state.keys.count > 1 {
-            parts.append(text(UIText("view.status.moreKeys", ["count": String(state.keys.count), "key": String(state.bindings.key(for: .keys))])))
+            parts.append(
+                text(
+                    UIText(
+                        "view.status.moreKeys",
+                        ["count": String(state.keys.count), "key": String(state.bindings.key(for: .keys))])))
         }
         if state.virtualMode { parts.append(text(UIText("view.status.virtual"))) }
         if let reader { parts.append(reader) }
         let separator = screen.unicode ? " · " : " | "
-        screen.draw((" " + parts.joined(separator: separator)).padded(toCells: columns, unicode: screen.unicode),
-                    row: keyRow, column: 0, style: theme.statusBar)
+        screen.draw(
+            (" " + parts.joined(separator: separator)).padded(toCells: columns, unicode: screen.unicode),
+            row: keyRow, column: 0, style: theme.statusBar)
         let messageRow = screen.size.rows - 1
         if let status = state.status {
             let style: TextStyle
@@ -189,43 +196,53 @@ public struct AppView {
             guard row + block.count <= box.innerRow + room || row == box.innerRow else { break }
             for line in block where row < box.innerRow + room {
                 if line.heading {
-                    screen.draw(" " + line.text, row: row, column: box.innerColumn, style: theme.heading, width: box.innerWidth)
+                    screen.draw(
+                        " " + line.text, row: row, column: box.innerColumn, style: theme.heading, width: box.innerWidth)
                 } else {
-                    screen.draw(" " + line.keys.padded(toCells: keyWidth, unicode: screen.unicode), row: row,
-                                column: box.innerColumn, style: theme.code, width: keyWidth + 1)
-                    screen.draw(line.text, row: row, column: box.innerColumn + keyWidth + 3, style: .plain, width: textWidth)
+                    screen.draw(
+                        " " + line.keys.padded(toCells: keyWidth, unicode: screen.unicode), row: row,
+                        column: box.innerColumn, style: theme.code, width: keyWidth + 1)
+                    screen.draw(
+                        line.text, row: row, column: box.innerColumn + keyWidth + 3, style: .plain, width: textWidth)
                 }
                 row += 1
             }
             shownLast = index
         }
-        let position = first > 0 || shownLast < entries.count - 1
+        let position =
+            first > 0 || shownLast < entries.count - 1
             ? "\(first + 1)-\(shownLast + 1)/\(entries.count) " + (screen.unicode ? "· " : "| ") : ""
         var footer = position + text(UIText("view.help.footer"))
         if footer.cellWidth > box.innerWidth { footer = position + text(UIText("view.help.footerShort")) }
-        screen.draw(footer.centered(inCells: box.innerWidth, unicode: screen.unicode),
-                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
+        screen.draw(
+            footer.centered(inCells: box.innerWidth, unicode: screen.unicode),
+            row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
     }
 
     func keySwitcher(_ state: AppState) {
         let box = modal(lines: max(state.keys.count, 1) + 2, width: 70, title: text(UIText("view.keys.title")))
         if state.keys.isEmpty {
-            screen.draw(" " + text(UIText("view.keys.none")), row: box.innerRow, column: box.innerColumn,
-                        style: theme.dim, width: box.innerWidth)
+            screen.draw(
+                " " + text(UIText("view.keys.none")), row: box.innerRow, column: box.innerColumn,
+                style: theme.dim, width: box.innerWidth)
         }
         for (i, key) in state.keys.enumerated() where i < box.innerHeight - 2 {
             var label = key.model ?? key.descriptor.name
-            if let serial = key.serial { label += "  " + text(UIText("view.status.serial", ["serial": String(serial)])) }
+            if let serial = key.serial {
+                label += "  " + text(UIText("view.status.serial", ["serial": String(serial)]))
+            }
             if key.model != nil { label += "  " + key.descriptor.name }
             // Which interfaces this one key has (a USB YubiKey: CCID+FIDO+OTP).
             label += "  [" + key.descriptor.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+") + "]"
             let mark = key.id == state.selectedKeyID ? (screen.unicode ? "● " : "* ") : "  "
-            screen.draw((" " + mark + label).padded(toCells: box.innerWidth, unicode: screen.unicode),
-                        row: box.innerRow + i, column: box.innerColumn,
-                        style: i == state.keySwitcherIndex ? theme.selection : .plain)
+            screen.draw(
+                (" " + mark + label).padded(toCells: box.innerWidth, unicode: screen.unicode),
+                row: box.innerRow + i, column: box.innerColumn,
+                style: i == state.keySwitcherIndex ? theme.selection : .plain)
         }
-        screen.draw(text(UIText("view.keys.footer")).centered(inCells: box.innerWidth, unicode: screen.unicode),
-                    row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+        screen.draw(
+            text(UIText("view.keys.footer")).centered(inCells: box.innerWidth, unicode: screen.unicode),
+            row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
     }
 
     /// A modal box: it covers the whole rows it spans (nothing behind shows beside it), then its outline.
@@ -272,13 +289,17 @@ public struct AppView {
         let labelWidth = min(28, (form.fields.map { resolve($0.label).cellWidth }.max() ?? 0) + 1)
         for (i, field) in form.fields.enumerated().dropFirst(firstField).prefix(visibleFields) where row < bottom - 1 {
             let focused = i == form.focus
-            screen.draw(" " + resolve(field.label).padded(toCells: labelWidth, unicode: screen.unicode), row: row,
-                        column: box.innerColumn, style: focused ? theme.heading : .plain, width: box.innerWidth)
+            screen.draw(
+                " " + resolve(field.label).padded(toCells: labelWidth, unicode: screen.unicode), row: row,
+                column: box.innerColumn, style: focused ? theme.heading : .plain, width: box.innerWidth)
             let valueColumn = box.innerColumn + labelWidth + 2
             let valueWidth = max(1, box.innerWidth - labelWidth - 3)
-            var shown = field.input.secret ? String(repeating: screen.unicode ? "•" : "*", count: field.input.text.count)
-                                           : field.input.text
-            var cursor = field.input.secret ? field.input.cursor : String(field.input.text.prefix(field.input.cursor)).cellWidth
+            var shown =
+                field.input.secret
+                ? String(repeating: screen.unicode ? "•" : "*", count: field.input.text.count)
+                : field.input.text
+            var cursor =
+                field.input.secret ? field.input.cursor : String(field.input.text.prefix(field.input.cursor)).cellWidth
             if field.toggle || !field.choices.isEmpty { shown = "< \(shown) >" }
             // Long values scroll so the cursor stays in view.
             if cursor >= valueWidth {
@@ -286,8 +307,9 @@ public struct AppView {
                 shown = String(shown.dropFirst(drop))
                 cursor -= drop
             }
-            screen.draw(shown.padded(toCells: valueWidth, unicode: screen.unicode), row: row, column: valueColumn,
-                        style: focused ? theme.focusedField : theme.field)
+            screen.draw(
+                shown.padded(toCells: valueWidth, unicode: screen.unicode), row: row, column: valueColumn,
+                style: focused ? theme.focusedField : theme.field)
             if focused && field.isText && !form.busy && form.confirming == nil {
                 screen.setCursor(row: row, column: valueColumn + cursor)
             }
@@ -303,9 +325,12 @@ public struct AppView {
             screen.draw(" " + line, row: row, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
             row += 1
         }
-        let hint = form.isConfirmation ? "view.dialog.confirmHint" : form.confirming != nil ? "view.dialog.questionHint" : "view.dialog.hint"
-        screen.draw(text(UIText(hint)).centered(inCells: box.innerWidth, unicode: screen.unicode),
-                    row: bottom - 1, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
+        let hint =
+            form.isConfirmation
+            ? "view.dialog.confirmHint" : form.confirming != nil ? "view.dialog.questionHint" : "view.dialog.hint"
+        screen.draw(
+            text(UIText(hint)).centered(inCells: box.innerWidth, unicode: screen.unicode),
+            row: bottom - 1, column: box.innerColumn, style: theme.dim, width: box.innerWidth)
     }
 }
 
@@ -318,8 +343,9 @@ extension AppView {
         let texts = lines.flatMap { wrap(resolve($0), width: area.width - 4) }
         let top = area.row + max(0, (area.height - texts.count) / 2)
         for (i, line) in texts.enumerated() where top + i < area.row + area.height {
-            screen.draw(line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
-                        style: i == 0 ? theme.heading : theme.dim)
+            screen.draw(
+                line.centered(inCells: area.width, unicode: screen.unicode), row: top + i, column: area.column,
+                style: i == 0 ? theme.heading : theme.dim)
         }
     }
 }

@@ -15,8 +15,10 @@ enum CellLayout {
 
     /// The cells of `text` drawn from `column`, clipped to `[0, screenColumns)` and to `width` cells when given.
     /// `representable` says whether the terminal can show a cell; one it cannot is drawn as `?` in each of its cells.
-    static func place(_ text: String, column: Int, width: Int?, screenColumns: Int,
-                      representable: (TextCell) -> Bool = { _ in true }) -> [CellPlacement] {
+    static func place(
+        _ text: String, column: Int, width: Int?, screenColumns: Int,
+        representable: (TextCell) -> Bool = { _ in true }
+    ) -> [CellPlacement] {
         var limit = screenColumns
         if let width { limit = min(limit, column + max(0, width)) }
         guard column < limit else { return [] }

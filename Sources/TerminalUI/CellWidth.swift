@@ -166,7 +166,8 @@ enum CWidth {
     /// Width of `value` under a UTF-8 locale, or nil when none is available.
     static func utf8Width(_ value: UInt32) -> Int? {
         guard let function = wcwidthFunction, utf8Locale != 0,
-              let locale = locale_t(bitPattern: utf8Locale) else { return nil }
+            let locale = locale_t(bitPattern: utf8Locale)
+        else { return nil }
         let previous = uselocale(locale)
         let width = function(wchar_t(bitPattern: value))
         uselocale(previous)

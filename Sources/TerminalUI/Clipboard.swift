@@ -62,9 +62,11 @@ public struct Clipboard: Sendable {
     /// How long a local tool may take before it is stopped.
     public var toolTimeout: Duration
 
-    public init(method: ClipboardMethod = .auto,
-                environment: [String: String] = ProcessInfo.processInfo.environment,
-                toolTimeout: Duration = .seconds(2)) {
+    public init(
+        method: ClipboardMethod = .auto,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        toolTimeout: Duration = .seconds(2)
+    ) {
         self.method = method
         self.environment = environment
         self.toolTimeout = toolTimeout
@@ -211,8 +213,11 @@ public struct Clipboard: Sendable {
     func run(_ tool: ClipboardTool, input: Data) async -> Bool {
         guard let path = executablePath(tool.name) else { return false }
         Clipboard.ignoreBrokenPipes()
-        guard let pid = Clipboard.spawn(path: path, arguments: tool.arguments, environment: environment,
-                                        input: input) else { return false }
+        guard
+            let pid = Clipboard.spawn(
+                path: path, arguments: tool.arguments, environment: environment,
+                input: input)
+        else { return false }
         let finished = AsyncStream<Int32>.makeStream()
         let waiter = SystemThread.start(name: "ykterm.clip") {
             var status: Int32 = 0

@@ -25,8 +25,10 @@ public struct CursesConfiguration: Sendable {
     /// The environment consulted for `NO_COLOR` (the process environment by default).
     public var environment: [String: String]?
 
-    public init(colors: ColorMode = .auto, bracketedPaste: Bool = true, escapeDelay: Int = 25,
-                interruptAsKey: Bool = true, environment: [String: String]? = nil) {
+    public init(
+        colors: ColorMode = .auto, bracketedPaste: Bool = true, escapeDelay: Int = 25,
+        interruptAsKey: Bool = true, environment: [String: String]? = nil
+    ) {
         self.colors = colors
         self.bracketedPaste = bracketedPaste
         self.escapeDelay = escapeDelay
@@ -46,7 +48,8 @@ public enum CursesScreenError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notATerminal: return "not a terminal: run ykterm in a terminal, or use a subcommand"
-        case .unknownTerminal(let name): return "unknown terminal type \"\(name)\": set TERM (for example xterm-256color)"
+        case .unknownTerminal(let name):
+            return "unknown terminal type \"\(name)\": set TERM (for example xterm-256color)"
         case .alreadyActive: return "the terminal is already in use by another screen"
         case .background: return "the terminal belongs to another job: bring ykterm to the foreground (fg)"
         case .system(let error): return error.description

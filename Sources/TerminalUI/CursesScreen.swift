@@ -85,8 +85,9 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
             if foreground == -1 || foreground == getpgrp() { return true }
             var current = sigaction()
             guard sigaction(SIGTTIN, nil, &current) == 0,
-                  unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
-                    != unsafeBitCast(SIG_IGN, to: Int.self) else { return false }
+                unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+                    != unsafeBitCast(SIG_IGN, to: Int.self)
+            else { return false }
             _ = kill(0, SIGTTIN)
             // The kernel drops SIGTTIN for an orphaned process group: no busy loop then.
             if tcgetpgrp(fd) != getpgrp() { SystemThread.sleep(0.1) }
@@ -115,7 +116,9 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
             output = fdopen(dup(STDOUT_FILENO), "w")
         }
         guard let input, let output else { throw fail(.notATerminal) }
-        cleanup.append { fclose(input); fclose(output) }
+        cleanup.append {
+            fclose(input); fclose(output)
+        }
         guard isatty(fileno(input)) == 1, isatty(fileno(output)) == 1 else { throw fail(.notATerminal) }
         guard Self.waitForForeground(fileno(output)) else { throw fail(.background) }
         inputFile = input
@@ -244,7 +247,9 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
             shown = nil
             let (attributes, pair) = attributesAndPair(for: style)
             for placement in placements(text, column: column, width: width) {
-                write(DrawnCell(cell: placement.cell, attributes: attributes, pair: pair), row: row, column: placement.column)
+                write(
+                    DrawnCell(cell: placement.cell, attributes: attributes, pair: pair), row: row,
+                    column: placement.column)
             }
         }
     }
@@ -266,7 +271,8 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
                     for byte in call.text.utf8 {
                         guard column < limit else { break }
                         if column >= 0 {
-                            cells[row][column] = DrawnCell(cell: TextCell(ascii: byte), attributes: attributes, pair: pair)
+                            cells[row][column] = DrawnCell(
+                                cell: TextCell(ascii: byte), attributes: attributes, pair: pair)
                         }
                         column += 1
                     }
@@ -292,8 +298,9 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
                 for call in calls {
                     let (attributes, pair) = attributesAndPair(for: call.style)
                     for placement in placements(call.text, column: call.column, width: call.width) {
-                        write(DrawnCell(cell: placement.cell, attributes: attributes, pair: pair), row: row,
-                              column: placement.column)
+                        write(
+                            DrawnCell(cell: placement.cell, attributes: attributes, pair: pair), row: row,
+                            column: placement.column)
                     }
                 }
             }
@@ -306,14 +313,15 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
         let unicode = self.unicode
         // Outside UTF-8, text from keys and files (account names) is folded as the string tables are.
         let text = unicode ? text : ASCIIFallback.fold(text)
-        return CellLayout.place(text, column: column, width: width, screenColumns: size.columns,
-                                representable: { cell in
-            if cell.isASCII { return true }
-            // Outside a UTF-8 locale, show what the locale's character set has and `?` for the rest.
-            guard !unicode else { return true }
-            guard (CWidth.processLocaleWidth(cell.base.value) ?? -1) > 0 else { return false }
-            return cell.combining.allSatisfy { CWidth.processLocaleWidth($0.value) == 0 }
-        })
+        return CellLayout.place(
+            text, column: column, width: width, screenColumns: size.columns,
+            representable: { cell in
+                if cell.isASCII { return true }
+                // Outside a UTF-8 locale, show what the locale's character set has and `?` for the rest.
+                guard !unicode else { return true }
+                guard (CWidth.processLocaleWidth(cell.base.value) ?? -1) > 0 else { return false }
+                return cell.combining.allSatisfy { CWidth.processLocaleWidth($0.value) == 0 }
+            })
     }
 
     /// Writes one cell into the window.
@@ -325,7 +333,8 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
             let wide = raw.bindMemory(to: wchar_t.self)
             wide[0] = wchar_t(bitPattern: drawn.cell.base.value)
             for index in 1..<wide.count {
-                wide[index] = index <= drawn.cell.combining.count ? wchar_t(bitPattern: drawn.cell.combining[index - 1].value) : 0
+                wide[index] =
+                    index <= drawn.cell.combining.count ? wchar_t(bitPattern: drawn.cell.combining[index - 1].value) : 0
             }
             guard setcchar(&cell, wide.baseAddress, drawn.attributes, drawn.pair, nil) == OK else { return }
             // ERR at the bottom-right corner only means the cursor could not move on; the cell is written.
@@ -404,7 +413,8 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
             events.append(event)
         }
         if batch.isEmpty, let result = try? Poller.poll(fds: [inputFD], timeoutMilliseconds: 0),
-           result.hungUp.contains(inputFD) {
+            result.hungUp.contains(inputFD)
+        {
             inputClosed = true
         }
         return events
@@ -430,8 +440,9 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
         def_shell_mode()
         var shellSettings = termios()
         let haveSettings = tcgetattr(outputFD, &shellSettings) == 0
-        TerminalRestore.prepare(terminalFD: outputFD, sequence: restoreSequence,
-                                termios: haveSettings ? shellSettings : nil)
+        TerminalRestore.prepare(
+            terminalFD: outputFD, sequence: restoreSequence,
+            termios: haveSettings ? shellSettings : nil)
         TerminalRestore.active.store(true, ordering: .sequentiallyConsistent)
         // The next doupdate puts the program's modes back and repaints everything (ncurses' way back from endwin).
         if configuration.bracketedPaste { writeRaw(Array("\u{1B}[?2004h".utf8)) }
@@ -508,4 +519,3 @@ public final class CursesScreen: InteractiveScreen, RawTerminalOutput {
         return Array(String(cString: pointer).utf8)
     }
 }
-

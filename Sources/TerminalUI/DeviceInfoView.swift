@@ -32,10 +32,15 @@ struct DeviceInfoView {
             if d.isFIPS { flags.append("FIPS") }
             if d.isSky { flags.append("Security Key") }
             if !flags.isEmpty { rows.append((t("device.series"), flags.joined(separator: ", "), .plain)) }
-            rows.append((t("device.configLock"), d.isConfigLocked ? yes : no, d.isConfigLocked ? theme.warning : .plain))
+            rows.append(
+                (t("device.configLock"), d.isConfigLocked ? yes : no, d.isConfigLocked ? theme.warning : .plain))
             if let part = d.partNumber, !part.isEmpty { rows.append((t("device.partNumber"), part, .plain)) }
             if let eject = d.autoEjectTimeout {
-                rows.append((t("device.autoEject"), eject == 0 ? t("device.off") : t("device.seconds", ["count": String(eject)]), .plain))
+                rows.append(
+                    (
+                        t("device.autoEject"),
+                        eject == 0 ? t("device.off") : t("device.seconds", ["count": String(eject)]), .plain
+                    ))
             }
             if let cr = d.challengeResponseTimeout {
                 rows.append((t("device.chalrespTimeout"), t("device.seconds", ["count": String(cr)]), .plain))
@@ -47,7 +52,8 @@ struct DeviceInfoView {
         if d.fromManagement {
             rows.append((t("device.usbApps"), capabilities(enabled: d.enabledUSB, supported: d.supportedUSB), .plain))
             if let supported = d.supportedNFC, !supported.isEmpty {
-                rows.append((t("device.nfcApps"), capabilities(enabled: d.enabledNFC ?? [], supported: supported), .plain))
+                rows.append(
+                    (t("device.nfcApps"), capabilities(enabled: d.enabledNFC ?? [], supported: supported), .plain))
             } else {
                 rows.append((t("device.nfcApps"), t("device.noNFC"), theme.dim))
             }
@@ -88,8 +94,10 @@ struct DeviceInfoView {
                 lines += wrap(app.text(UIText("config.tui.restarts")), width: width).map { ($0, TextStyle.plain) }
             }
             if let cut = pending.cuts {
-                lines += wrap(app.text(UIText("config.tui.cuts", ["interface": cut.rawValue.uppercased()])), width: width)
-                    .map { ($0, theme.warning) }
+                lines += wrap(
+                    app.text(UIText("config.tui.cuts", ["interface": cut.rawValue.uppercased()])), width: width
+                )
+                .map { ($0, theme.warning) }
             }
             if state.selectedKey?.info?.device.isConfigLocked == true {
                 lines += wrap(app.text(UIText("config.tui.lockedAsk")), width: width).map { ($0, theme.warning) }
@@ -99,17 +107,32 @@ struct DeviceInfoView {
         }
         var lines = [(text: String, style: TextStyle)]()
         if state.keys.count > 1 {
-            lines.append((app.text(UIText("device.moreKeys", ["count": String(state.keys.count),
-                                                              "key": String(state.bindings.key(for: .keys))])), theme.dim))
+            lines.append(
+                (
+                    app.text(
+                        UIText(
+                            "device.moreKeys",
+                            [
+                                "count": String(state.keys.count),
+                                "key": String(state.bindings.key(for: .keys)),
+                            ])), theme.dim
+                ))
         }
-        lines.append((app.text(UIText(toggles.isEmpty ? "device.footer" : "device.footer.toggles",
-                                      ["lock": String(DeviceConfigState.lockCodeKey)])), theme.dim))
+        lines.append(
+            (
+                app.text(
+                    UIText(
+                        toggles.isEmpty ? "device.footer" : "device.footer.toggles",
+                        ["lock": String(DeviceConfigState.lockCodeKey)])), theme.dim
+            ))
         return lines
     }
 
     /// Redraws the applications rows as toggles: each name on its own, the one under the cursor reversed.
-    func drawToggles(_ state: AppState, toggles: [DeviceConfigToggle], rows: [(label: String, value: String, style: TextStyle)],
-                     box: Box, labelWidth: Int) {
+    func drawToggles(
+        _ state: AppState, toggles: [DeviceConfigToggle], rows: [(label: String, value: String, style: TextStyle)],
+        box: Box, labelWidth: Int
+    ) {
         guard let device = state.selectedKey?.info?.device else { return }
         let cursor = min(state.deviceConfig.cursor, toggles.count - 1)
         let off = app.text(UIText("device.offMark"))
@@ -124,7 +147,8 @@ struct DeviceInfoView {
                 let name = Capabilities.named.first { $0.0 == toggle.application }?.1 ?? ""
                 let text = enabled.contains(toggle.application) ? name : name + off
                 guard column + text.cellWidth <= end else { break }
-                let style = i == cursor ? theme.selection : enabled.contains(toggle.application) ? TextStyle.plain : theme.dim
+                let style =
+                    i == cursor ? theme.selection : enabled.contains(toggle.application) ? TextStyle.plain : theme.dim
                 screen.draw(text, row: y, column: column, style: style, width: text.cellWidth)
                 column += text.cellWidth + 1
             }
@@ -142,18 +166,21 @@ struct DeviceInfoView {
         let labelWidth = min(30, (rows.map { $0.label.cellWidth }.max() ?? 0) + 1)
         for (i, row) in rows.enumerated() where i < box.innerHeight - footer.count - 1 {
             let y = box.innerRow + i
-            screen.draw(" " + row.label.padded(toCells: labelWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
-                        style: theme.dim, width: box.innerWidth)
-            screen.draw(row.value, row: y, column: box.innerColumn + labelWidth + 2, style: row.style,
-                        width: max(0, box.innerWidth - labelWidth - 3))
+            screen.draw(
+                " " + row.label.padded(toCells: labelWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
+                style: theme.dim, width: box.innerWidth)
+            screen.draw(
+                row.value, row: y, column: box.innerColumn + labelWidth + 2, style: row.style,
+                width: max(0, box.innerWidth - labelWidth - 3))
         }
         if !toggles.isEmpty {
             drawToggles(state, toggles: toggles, rows: rows, box: box, labelWidth: labelWidth)
         }
         for (i, line) in footerLines.enumerated() {
             let y = box.innerRow + box.innerHeight - footer.count + i
-            screen.draw(line.text.centered(inCells: box.innerWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
-                        style: line.style, width: box.innerWidth)
+            screen.draw(
+                line.text.centered(inCells: box.innerWidth, unicode: screen.unicode), row: y, column: box.innerColumn,
+                style: line.style, width: box.innerWidth)
         }
         // The lock code dialog over it: the codes as bullets.
         if let dialog = state.deviceConfig.lockDialog { app.form(dialog.form, width: 72) }

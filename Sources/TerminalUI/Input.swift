@@ -116,7 +116,8 @@ public struct InputDecoder: Sendable {
     /// Decodes what follows an ESC at `batch[start - 1]`; returns the index after what it consumed.
     private mutating func decodeEscape(_ batch: [RawInput], from start: Int, into events: inout [InputEvent]) -> Int {
         guard start < batch.count, case .character(let introducer) = batch[start],
-              introducer == 0x5B || introducer == 0x4F else {
+            introducer == 0x5B || introducer == 0x4F
+        else {
             // ESC alone, or ESC before a key (Alt+key): the Escape key, then the key itself.
             events.append(.keyPress(.escape))
             return start
@@ -140,8 +141,10 @@ public struct InputDecoder: Sendable {
                         consumePasted(batch[index], into: &events)
                         index += 1
                     }
-                } else if let key = Self.escapeSequenceKey(ss3: introducer == 0x4F, parameters: parameters,
-                                                           final: final) {
+                } else if let key = Self.escapeSequenceKey(
+                    ss3: introducer == 0x4F, parameters: parameters,
+                    final: final)
+                {
                     events.append(.keyPress(key))
                 }
                 return index

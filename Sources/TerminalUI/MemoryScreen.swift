@@ -10,7 +10,8 @@ public struct CellPosition: Hashable, Sendable, CustomStringConvertible {
 
     /// The position, when it lies on a screen of `size`; nil (no cursor) otherwise.
     public static func on(_ size: ScreenSize, row: Int, column: Int) -> CellPosition? {
-        row >= 0 && row < size.rows && column >= 0 && column < size.columns ? CellPosition(row: row, column: column) : nil
+        row >= 0 && row < size.rows && column >= 0 && column < size.columns
+            ? CellPosition(row: row, column: column) : nil
     }
 
     public var description: String { "(\(row), \(column))" }
@@ -74,8 +75,9 @@ public final class MemoryScreen: Screen {
                 newCells[row][column] = cells[row][column]
             }
             if newSize.columns > 0, newSize.columns < size.columns, newCells[row][newSize.columns - 1].width == 2 {
-                newCells[row][newSize.columns - 1] = Cell(text: " ", style: newCells[row][newSize.columns - 1].style,
-                                                          width: 1)
+                newCells[row][newSize.columns - 1] = Cell(
+                    text: " ", style: newCells[row][newSize.columns - 1].style,
+                    width: 1)
             }
         }
         cells = newCells
@@ -102,8 +104,9 @@ public final class MemoryScreen: Screen {
         guard row >= 0, row < size.rows else { return }
         let ascii = !unicode
         let text = ascii ? ASCIIFallback.fold(text) : text
-        let placements = CellLayout.place(text, column: column, width: width, screenColumns: size.columns,
-                                          representable: { ascii ? $0.isASCII : true })
+        let placements = CellLayout.place(
+            text, column: column, width: width, screenColumns: size.columns,
+            representable: { ascii ? $0.isASCII : true })
         for placement in placements {
             put(placement.cell, row: row, column: placement.column, style: style)
         }

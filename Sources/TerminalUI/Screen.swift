@@ -14,8 +14,10 @@ public struct TextStyle: Hashable, Sendable {
     public var reverse: Bool
     public var underline: Bool
 
-    public init(foreground: TerminalColor? = nil, background: TerminalColor? = nil, bold: Bool = false,
-                dim: Bool = false, reverse: Bool = false, underline: Bool = false) {
+    public init(
+        foreground: TerminalColor? = nil, background: TerminalColor? = nil, bold: Bool = false,
+        dim: Bool = false, reverse: Bool = false, underline: Bool = false
+    ) {
         self.foreground = foreground
         self.background = background
         self.bold = bold

@@ -17,8 +17,10 @@ public final class TerminalApp {
     /// OSC 52 sequences to write after the next frame.
     private var pendingRaw = [[UInt8]]()
 
-    public init(screen: any InteractiveScreen, state: AppState, text: @escaping Localize, theme: Theme,
-                clipboard: Clipboard) throws {
+    public init(
+        screen: any InteractiveScreen, state: AppState, text: @escaping Localize, theme: Theme,
+        clipboard: Clipboard
+    ) throws {
         self.screen = screen
         self.clipboard = clipboard
         self.state = state
@@ -87,7 +89,11 @@ public final class TerminalApp {
     private func dispatch(_ msg: Msg, keyTime: Double? = nil) {
         if case .keyPress = msg { state.now = keyTime ?? Date().timeIntervalSince1970 }
         for command in update(&state, msg) {
-            if case .copy(let text, let account) = command { copy(text, account: account) } else { runner?.perform(command) }
+            if case .copy(let text, let account) = command {
+                copy(text, account: account)
+            } else {
+                runner?.perform(command)
+            }
         }
     }
 
@@ -99,8 +105,10 @@ public final class TerminalApp {
         Task {
             let local = await clipboard.copyWithLocalTools(text)
             let how = (sequence != nil ? ["OSC 52"] : []) + local.succeeded
-            let msg: Msg = how.isEmpty ? .copied(false, UIText("status.copyFailed"))
-                                       : .copied(true, UIText("status.copied", ["how": how.joined(separator: ", "), "account": account]))
+            let msg: Msg =
+                how.isEmpty
+                ? .copied(false, UIText("status.copyFailed"))
+                : .copied(true, UIText("status.copied", ["how": how.joined(separator: ", "), "account": account]))
             inbox.withLock { $0.append(msg) }
             wakeup.signal()
         }

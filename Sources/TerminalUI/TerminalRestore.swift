@@ -127,7 +127,8 @@ enum TerminalRestore {
     /// not taken the previous one (or the screen is not up), the process stops here, as it would by default.
     private static let suspendHandler: @convention(c) (Int32) -> Void = { _ in
         if TerminalRestore.active.load(ordering: .sequentiallyConsistent)
-            && !TerminalRestore.suspendPending.exchange(true, ordering: .sequentiallyConsistent) {
+            && !TerminalRestore.suspendPending.exchange(true, ordering: .sequentiallyConsistent)
+        {
             TerminalRestore.wake()
             return
         }
@@ -140,7 +141,8 @@ enum TerminalRestore {
     private static let interruptHandler: @convention(c) (Int32) -> Void = { signal in
         let asKey = TerminalRestore.interruptAsKey.load(ordering: .sequentiallyConsistent)
         if asKey && TerminalRestore.active.load(ordering: .sequentiallyConsistent)
-            && !TerminalRestore.interruptPending.exchange(true, ordering: .sequentiallyConsistent) {
+            && !TerminalRestore.interruptPending.exchange(true, ordering: .sequentiallyConsistent)
+        {
             TerminalRestore.wake()
             return
         }
@@ -197,7 +199,8 @@ enum TerminalRestore {
         // The screen's terminal is /dev/tty (another device number than the pty it stands for) or standard output:
         // standard error is the same terminal when it is this session's controlling one, or the same device.
         var errorStatus = stat(), terminalStatus = stat()
-        let sameDevice = fstat(STDERR_FILENO, &errorStatus) == 0 && fstat(fd, &terminalStatus) == 0
+        let sameDevice =
+            fstat(STDERR_FILENO, &errorStatus) == 0 && fstat(fd, &terminalStatus) == 0
             && errorStatus.st_rdev == terminalStatus.st_rdev
         let session = tcgetsid(STDERR_FILENO)
         guard sameDevice || (session != -1 && session == getsid(0)) else { return }
@@ -250,7 +253,9 @@ enum TerminalRestore {
         for index in 0..<17 { name[index] = 0 }
         if name.withMemoryRebound(to: CChar.self, capacity: 16, { ykterm_thread_name($0) }) == 0, name[0] != 0 {
             writeStatic(" (", to: fd)
-            StandardStream.writeAll(UnsafeRawBufferPointer(start: name, count: strlen(UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self))), to: fd)
+            StandardStream.writeAll(
+                UnsafeRawBufferPointer(
+                    start: name, count: strlen(UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self))), to: fd)
             writeStatic(")", to: fd)
         }
         if original >= 0 && capturedStderr.load(ordering: .sequentiallyConsistent) >= 0 {
@@ -323,12 +328,16 @@ enum TerminalRestore {
         signal(SIGPIPE, SIG_IGN)
         installedSignals.withLock { installed in
             guard installed.isEmpty else { return }
-            func install(_ number: Int32, _ handler: @convention(c) (Int32) -> Void, respectIgnored: Bool,
-                         restart: Bool) {
+            func install(
+                _ number: Int32, _ handler: @convention(c) (Int32) -> Void, respectIgnored: Bool,
+                restart: Bool
+            ) {
                 var previous = sigaction()
                 guard sigaction(number, nil, &previous) == 0 else { return }
-                if respectIgnored && unsafeBitCast(previous.__sigaction_handler.sa_handler, to: Int.self)
-                    == unsafeBitCast(SIG_IGN, to: Int.self) {
+                if respectIgnored
+                    && unsafeBitCast(previous.__sigaction_handler.sa_handler, to: Int.self)
+                        == unsafeBitCast(SIG_IGN, to: Int.self)
+                {
                     return
                 }
                 previousActions[Int(number)] = previous

@@ -96,8 +96,10 @@ public struct BoxCharacters: Hashable, Sendable {
     public var bottomLeft: Character
     public var bottomRight: Character
 
-    public init(horizontal: Character, vertical: Character, topLeft: Character, topRight: Character,
-                bottomLeft: Character, bottomRight: Character) {
+    public init(
+        horizontal: Character, vertical: Character, topLeft: Character, topRight: Character,
+        bottomLeft: Character, bottomRight: Character
+    ) {
         self.horizontal = horizontal
         self.vertical = vertical
         self.topLeft = topLeft
@@ -107,11 +109,13 @@ public struct BoxCharacters: Hashable, Sendable {
     }
 
     /// `─│┌┐└┘`
-    public static let unicode = BoxCharacters(horizontal: "─", vertical: "│", topLeft: "┌", topRight: "┐",
-                                              bottomLeft: "└", bottomRight: "┘")
+    public static let unicode = BoxCharacters(
+        horizontal: "─", vertical: "│", topLeft: "┌", topRight: "┐",
+        bottomLeft: "└", bottomRight: "┘")
     /// `-|+`
-    public static let ascii = BoxCharacters(horizontal: "-", vertical: "|", topLeft: "+", topRight: "+",
-                                            bottomLeft: "+", bottomRight: "+")
+    public static let ascii = BoxCharacters(
+        horizontal: "-", vertical: "|", topLeft: "+", topRight: "+",
+        bottomLeft: "+", bottomRight: "+")
 
     public static func forScreen(unicode: Bool) -> BoxCharacters { unicode ? .unicode : .ascii }
 }
@@ -148,21 +152,25 @@ public struct Box: Hashable, Sendable {
 
     /// Draws the outline (and blanks the inside when `fill`); the title, when given, sits in the top edge as
     /// `┌ Title ───┐`, truncated to fit.
-    public func draw(on screen: Screen, title: String? = nil, style: TextStyle = .plain,
-                     titleStyle: TextStyle? = nil, fill: Bool = true) {
+    public func draw(
+        on screen: Screen, title: String? = nil, style: TextStyle = .plain,
+        titleStyle: TextStyle? = nil, fill: Bool = true
+    ) {
         guard height >= 2, width >= 2 else { return }
         let chars = BoxCharacters.forScreen(unicode: screen.unicode)
         let horizontal = String(repeating: chars.horizontal, count: width - 2)
-        screen.draw(String(chars.topLeft) + horizontal + String(chars.topRight), row: row, column: column,
-                    style: style, width: width)
+        screen.draw(
+            String(chars.topLeft) + horizontal + String(chars.topRight), row: row, column: column,
+            style: style, width: width)
         let blank = String.spaces(width - 2)
         for line in 1..<(height - 1) {
             screen.draw(String(chars.vertical), row: row + line, column: column, style: style, width: 1)
             if fill { screen.draw(blank, row: row + line, column: column + 1, style: .plain, width: width - 2) }
             screen.draw(String(chars.vertical), row: row + line, column: column + width - 1, style: style, width: 1)
         }
-        screen.draw(String(chars.bottomLeft) + horizontal + String(chars.bottomRight), row: row + height - 1,
-                    column: column, style: style, width: width)
+        screen.draw(
+            String(chars.bottomLeft) + horizontal + String(chars.bottomRight), row: row + height - 1,
+            column: column, style: style, width: width)
         if let title, !title.isEmpty, width >= 6 {
             let text = " " + title.truncated(toCells: width - 4, unicode: screen.unicode) + " "
             screen.draw(text, row: row, column: column + 1, style: titleStyle ?? style, width: width - 2)

@@ -47,9 +47,12 @@ final class FIDOApplet: Applet {
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
         let enabled = state.enabled(over: transport)
         let u2f = [U2F.Instruction.register, U2F.Instruction.authenticate, U2F.Instruction.version]
-        if apdu.cla == 0x00, u2f.contains(apdu.ins), !enabled.contains(.u2f) { return Response(status: .invalidInstruction) }
+        if apdu.cla == 0x00, u2f.contains(apdu.ins), !enabled.contains(.u2f) {
+            return Response(status: .invalidInstruction)
+        }
         switch (apdu.cla, apdu.ins) {
-        case (NFCCTAP.cla, let ins) where (!authenticator.profile.speaksCTAP2 || !enabled.contains(.fido2))
+        case (NFCCTAP.cla, let ins)
+        where (!authenticator.profile.speaksCTAP2 || !enabled.contains(.fido2))
             && (ins == NFCCTAP.Instruction.msg || ins == NFCCTAP.Instruction.getResponse):
             return Response(status: .invalidInstruction)
         case (NFCCTAP.cla, NFCCTAP.Instruction.msg):
@@ -74,10 +77,11 @@ final class FIDOApplet: Applet {
             return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) { .granted })
         }
         guard apdu.p1 & NFCCTAP.getResponseSupported != 0 else {
-            return answer(authenticator.run(apdu.data, state: &state, receivedAt: now) {
-                SystemThread.sleep(delay)
-                return .granted
-            })
+            return answer(
+                authenticator.run(apdu.data, state: &state, receivedAt: now) {
+                    SystemThread.sleep(delay)
+                    return .granted
+                })
         }
         let outcome = authenticator.run(apdu.data, state: &state, receivedAt: now) { .deferred }
         if case .response = outcome { return answer(outcome) }
@@ -103,8 +107,9 @@ final class FIDOApplet: Applet {
 
     /// The status update of `request`, received at `start`: 9100 with the KEEPALIVE status of the moment.
     private func waiting(for request: [UInt8], since start: Double) -> Response {
-        Response(data: [authenticator.keepaliveStatus(for: request, after: FIDOAuthenticator.uptime() - start)],
-                 status: NFCCTAP.statusUpdate)
+        Response(
+            data: [authenticator.keepaliveStatus(for: request, after: FIDOAuthenticator.uptime() - start)],
+            status: NFCCTAP.statusUpdate)
     }
 
     private func answer(_ outcome: FIDOAuthenticator.Outcome) -> Response {

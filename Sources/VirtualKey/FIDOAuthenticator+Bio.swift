@@ -32,7 +32,8 @@ extension FIDOAuthenticator {
     }
 
     func bioEnrollment(_ p: Fields, _ state: inout VirtualKeyState, _ presence: () -> Presence) throws(Failure)
-        -> [UInt8] {
+        -> [UInt8]
+    {
         guard profile.hasBioEnrollment else { throw .status(CTAPError.invalidCommand) }
         typealias Key = CTAP2.BioEnrollment.Key
         typealias Sub = CTAP2.BioEnrollment.Subcommand
@@ -48,14 +49,16 @@ extension FIDOAuthenticator {
 
         switch sub {
         case Sub.getFingerprintSensorInfo:
-            return Self.ok([Answer.modality: CBOR(fingerprint), Answer.fingerprintKind: 1,
-                            Answer.maxCaptureSamplesRequiredForEnroll: CBOR(Self.samplesPerFingerprint),
-                            Answer.maxTemplateFriendlyName: CBOR(Self.maxFingerprintNameLength)])
+            return Self.ok([
+                Answer.modality: CBOR(fingerprint), Answer.fingerprintKind: 1,
+                Answer.maxCaptureSamplesRequiredForEnroll: CBOR(Self.samplesPerFingerprint),
+                Answer.maxTemplateFriendlyName: CBOR(Self.maxFingerprintNameLength),
+            ])
         case Sub.cancelCurrentEnrollment:
             pendingEnrollment = nil
             return [CTAP2.ok]
         case Sub.enrollBegin, Sub.enrollCaptureNextSample, Sub.enumerateEnrollments, Sub.setFriendlyName,
-             Sub.removeEnrollment:
+            Sub.removeEnrollment:
             break
         default:
             throw .status(CTAPError.invalidSubcommand)
@@ -63,8 +66,9 @@ extension FIDOAuthenticator {
 
         guard let auth = try p.bytes(Key.pinUVAuthParam) else { throw .status(CTAPError.pinRequired) }
         let pinProtocol = try requestProtocol(p, key: Key.pinUVAuthProtocol)
-        let message = CTAP2.BioEnrollment.authenticatedMessage(modality: modality, subcommand: sub,
-                                                                params: p[Key.subcommandParams])
+        let message = CTAP2.BioEnrollment.authenticatedMessage(
+            modality: modality, subcommand: sub,
+            params: p[Key.subcommandParams])
         try authorize(pinProtocol, auth, message, permission: .bioEnrollment, rpID: nil)
 
         switch sub {
@@ -77,8 +81,10 @@ extension FIDOAuthenticator {
             repeat { id = Crypto.random(2) } while state.fido.fingerprints.contains { $0.templateID == id }
             let enrollment = PendingEnrollment(templateID: id, remaining: Self.samplesPerFingerprint)
             let (status, remaining) = try capture(enrollment, &state, presence)
-            return Self.ok([Answer.templateID: .bytes(id), Answer.lastEnrollSampleStatus: CBOR(Int(status.rawValue)),
-                            Answer.remainingSamples: CBOR(remaining)])
+            return Self.ok([
+                Answer.templateID: .bytes(id), Answer.lastEnrollSampleStatus: CBOR(Int(status.rawValue)),
+                Answer.remainingSamples: CBOR(remaining),
+            ])
         case Sub.enrollCaptureNextSample:
             guard let subParams, let id = try subParams.bytes(SubKey.templateID) else {
                 throw .status(CTAPError.missingParameter)
@@ -88,8 +94,10 @@ extension FIDOAuthenticator {
                 throw .status(CTAPError.invalidParameter)
             }
             let (status, remaining) = try capture(enrollment, &state, presence)
-            return Self.ok([Answer.lastEnrollSampleStatus: CBOR(Int(status.rawValue)),
-                            Answer.remainingSamples: CBOR(remaining)])
+            return Self.ok([
+                Answer.lastEnrollSampleStatus: CBOR(Int(status.rawValue)),
+                Answer.remainingSamples: CBOR(remaining),
+            ])
         case Sub.enumerateEnrollments:
             // No fingerprint: CTAP2_ERR_INVALID_OPTION, as section 6.7.6 says.
             guard !state.fido.fingerprints.isEmpty else { throw .status(CTAPError.invalidOption) }
@@ -100,7 +108,8 @@ extension FIDOAuthenticator {
             return Self.ok([Answer.templateInfos: .array(infos)])
         case Sub.setFriendlyName:
             guard let subParams, let id = try subParams.bytes(SubKey.templateID),
-                  let name = try subParams.text(SubKey.templateFriendlyName) else {
+                let name = try subParams.text(SubKey.templateFriendlyName)
+            else {
                 throw .status(CTAPError.missingParameter)
             }
             guard name.utf8.count <= Self.maxFingerprintNameLength else { throw .status(CTAPError.invalidParameter) }
@@ -109,7 +118,7 @@ extension FIDOAuthenticator {
             }
             state.fido.fingerprints[i].name = name.isEmpty ? nil : name
             return [CTAP2.ok]
-        default: // removeEnrollment
+        default:  // removeEnrollment
             guard let subParams, let id = try subParams.bytes(SubKey.templateID) else {
                 throw .status(CTAPError.missingParameter)
             }
@@ -125,9 +134,10 @@ extension FIDOAuthenticator {
     /// the sensor's.
     func isFingerprintCapture(_ request: [UInt8]) -> Bool {
         guard profile.hasBioEnrollment, let command = request.first,
-              command == CTAP2.Command.bioEnrollment.rawValue || command == CTAP2.Command.bioEnrollmentPreview.rawValue,
-              let params = try? CBOR.decode(Array(request.dropFirst())).map,
-              let sub = params[CBOR(CTAP2.BioEnrollment.Key.subcommand)]?.int else { return false }
+            command == CTAP2.Command.bioEnrollment.rawValue || command == CTAP2.Command.bioEnrollmentPreview.rawValue,
+            let params = try? CBOR.decode(Array(request.dropFirst())).map,
+            let sub = params[CBOR(CTAP2.BioEnrollment.Key.subcommand)]?.int
+        else { return false }
         return sub == CTAP2.BioEnrollment.Subcommand.enrollBegin
             || sub == CTAP2.BioEnrollment.Subcommand.enrollCaptureNextSample
     }
@@ -135,8 +145,10 @@ extension FIDOAuthenticator {
     /// One sample for `enrollment`: waits for the finger (as for a touch) and the sensor, both in the
     /// transport's presence check (`userWait(for:)`); a good sample counts, and the last one stores the
     /// template. Nothing changes before the wait is over, nor when it is cancelled.
-    func capture(_ enrollment: PendingEnrollment, _ state: inout VirtualKeyState,
-                 _ presence: () -> Presence) throws(Failure) -> (CTAP2.BioEnrollment.SampleStatus, Int) {
+    func capture(
+        _ enrollment: PendingEnrollment, _ state: inout VirtualKeyState,
+        _ presence: () -> Presence
+    ) throws(Failure) -> (CTAP2.BioEnrollment.SampleStatus, Int) {
         try collectPresence(presence)
         var enrollment = enrollment
         let status = nextSampleStatus < bioSampleStatuses.count ? bioSampleStatuses[nextSampleStatus] : .good

@@ -18,9 +18,11 @@ extension FIDOAuthenticator {
     /// The getInfo options of authenticatorConfig, for a key that has it.
     static func configOptions(_ fido: FIDOState) -> [CBOR: CBOR] {
         typealias Option = CTAP2.Option
-        return [.text(Option.authenticatorConfig): true, .text(Option.alwaysUV): .bool(fido.alwaysUV),
-                .text(Option.enterpriseAttestation): .bool(fido.enterpriseAttestation),
-                .text(Option.setMinPINLength): true]
+        return [
+            .text(Option.authenticatorConfig): true, .text(Option.alwaysUV): .bool(fido.alwaysUV),
+            .text(Option.enterpriseAttestation): .bool(fido.enterpriseAttestation),
+            .text(Option.setMinPINLength): true,
+        ]
     }
 
     func config(_ p: Fields, _ state: inout VirtualKeyState) throws(Failure) -> [UInt8] {
@@ -83,7 +85,8 @@ extension FIDOAuthenticator {
     /// setMinPINLength named (nil for the others, and when not asked for).
     func minPINLengthOutput(_ extensions: Fields, rpID: String, _ state: VirtualKeyState) throws(Failure) -> CBOR? {
         guard Self.hasConfig(state), try extensions.bool("minPinLength") == true,
-              state.fido.minPINLengthRPIDs.contains(rpID) else { return nil }
+            state.fido.minPINLengthRPIDs.contains(rpID)
+        else { return nil }
         return CBOR(state.fido.minPINLength)
     }
 }

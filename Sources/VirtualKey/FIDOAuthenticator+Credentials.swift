@@ -6,11 +6,14 @@ import KeyKit
 extension FIDOAuthenticator {
     // MARK: makeCredential
 
-    func makeCredential(_ p: Fields, _ state: inout VirtualKeyState,
-                                _ presence: () -> Presence) throws(Failure) -> [UInt8] {
+    func makeCredential(
+        _ p: Fields, _ state: inout VirtualKeyState,
+        _ presence: () -> Presence
+    ) throws(Failure) -> [UInt8] {
         typealias Key = CTAP2.MakeCredential.Key
         guard let clientDataHash = try p.bytes(Key.clientDataHash), let rp = try p.map(Key.rp),
-              let user = try p.map(Key.user), let algorithms = try p.array(Key.pubKeyCredParams) else {
+            let user = try p.map(Key.user), let algorithms = try p.array(Key.pubKeyCredParams)
+        else {
             throw .status(CTAPError.missingParameter)
         }
         guard let rpID = try rp.text("id") else { throw .status(CTAPError.missingParameter) }
@@ -44,7 +47,7 @@ extension FIDOAuthenticator {
         if auth == nil && state.fido.isPINSet && rk { throw .status(CTAPError.pinRequired) }
         // alwaysUv: no credential without user verification (CTAP 2.1 makeCredential, step 6).
         if auth == nil && state.fido.alwaysUV { throw .status(CTAPError.pinRequired) }
-        if p[Key.enterpriseAttestation] != nil { throw .status(CTAPError.invalidParameter) } // not supported
+        if p[Key.enterpriseAttestation] != nil { throw .status(CTAPError.invalidParameter) }  // not supported
 
         var userVerified = false
         if let auth, let pinProtocol {
@@ -85,14 +88,18 @@ extension FIDOAuthenticator {
         if rk {
             credentialID = Crypto.random(32)
             state.fido.credentials.removeAll { $0.rpID == rpID && $0.userID == userID }
-            state.fido.credentials.append(FIDOState.Credential(
-                id: credentialID, rpID: rpID, rpName: rpName, userID: userID, userName: userName,
-                userDisplayName: userDisplayName, privateKey: key.raw, credProtect: credProtect,
-                hmacSecret: hmacSecret, created: state.fido.nextCreated))
+            state.fido.credentials.append(
+                FIDOState.Credential(
+                    id: credentialID, rpID: rpID, rpName: rpName, userID: userID, userName: userName,
+                    userDisplayName: userDisplayName, privateKey: key.raw, credProtect: credProtect,
+                    hmacSecret: hmacSecret, created: state.fido.nextCreated))
             state.fido.nextCreated += 1
         } else {
-            guard let handle = wrap(key.raw, rpIDHash: rpIDHash, credProtect: credProtect, hmacSecret: hmacSecret,
-                                    state.fido) else { throw .status(CTAPError.other) }
+            guard
+                let handle = wrap(
+                    key.raw, rpIDHash: rpIDHash, credProtect: credProtect, hmacSecret: hmacSecret,
+                    state.fido)
+            else { throw .status(CTAPError.other) }
             credentialID = handle
         }
         state.fido.signCount &+= 1
@@ -143,8 +150,10 @@ extension FIDOAuthenticator {
 
     // MARK: getAssertion
 
-    func getAssertion(_ p: Fields, _ state: inout VirtualKeyState, _ now: Double,
-                              _ presence: () -> Presence) throws(Failure) -> [UInt8] {
+    func getAssertion(
+        _ p: Fields, _ state: inout VirtualKeyState, _ now: Double,
+        _ presence: () -> Presence
+    ) throws(Failure) -> [UInt8] {
         typealias Key = CTAP2.GetAssertion.Key
         guard let rpID = try p.text(Key.rpID), let clientDataHash = try p.bytes(Key.clientDataHash) else {
             throw .status(CTAPError.missingParameter)
@@ -173,8 +182,11 @@ extension FIDOAuthenticator {
         if allowList.isEmpty {
             found = state.fido.credentials.filter { $0.rpID == rpID }
                 .sorted { $0.created > $1.created }
-                .map { Located(id: $0.id, privateKey: $0.privateKey, credProtect: $0.credProtect,
-                               hmacSecret: $0.hmacSecret, resident: $0) }
+                .map {
+                    Located(
+                        id: $0.id, privateKey: $0.privateKey, credProtect: $0.credProtect,
+                        hmacSecret: $0.hmacSecret, resident: $0)
+                }
                 .filter { $0.credProtect < 2 || userVerified }
         } else {
             found = try locate(allowList, rpID: rpID, rpIDHash: rpIDHash, state)
@@ -195,9 +207,10 @@ extension FIDOAuthenticator {
 
         var flags: UInt8 = up ? Flag.userPresent : 0
         if userVerified { flags |= Flag.userVerified }
-        var pending = PendingAssertions(remaining: found, rpIDHash: rpIDHash, clientDataHash: clientDataHash,
-                                        flags: flags, hmacSecret: hmacSecret,
-                                        expires: now + Self.nextAssertionTimeout)
+        var pending = PendingAssertions(
+            remaining: found, rpIDHash: rpIDHash, clientDataHash: clientDataHash,
+            flags: flags, hmacSecret: hmacSecret,
+            expires: now + Self.nextAssertionTimeout)
         let first = pending.remaining.removeFirst()
         let count = allowList.isEmpty && found.count > 1 ? found.count : nil
         let response = try assertion(first, pending, numberOfCredentials: count, &state)
@@ -205,8 +218,10 @@ extension FIDOAuthenticator {
         return response
     }
 
-    func getNextAssertion(_ pending: PendingAssertions?, _ state: inout VirtualKeyState,
-                                  _ now: Double) throws(Failure) -> [UInt8] {
+    func getNextAssertion(
+        _ pending: PendingAssertions?, _ state: inout VirtualKeyState,
+        _ now: Double
+    ) throws(Failure) -> [UInt8] {
         guard var pending, !pending.remaining.isEmpty, now <= pending.expires else {
             throw .status(CTAPError.notAllowed)
         }
@@ -217,13 +232,17 @@ extension FIDOAuthenticator {
         return response
     }
 
-    func assertion(_ credential: Located, _ pending: PendingAssertions, numberOfCredentials: Int?,
-                           _ state: inout VirtualKeyState) throws(Failure) -> [UInt8] {
+    func assertion(
+        _ credential: Located, _ pending: PendingAssertions, numberOfCredentials: Int?,
+        _ state: inout VirtualKeyState
+    ) throws(Failure) -> [UInt8] {
         let userVerified = pending.flags & Flag.userVerified != 0
         var outputs = [CBOR: CBOR]()
         if credential.hmacSecret, let input = pending.hmacSecret {
-            outputs["hmac-secret"] = .bytes(try hmacSecretOutput(credential, input, userVerified: userVerified,
-                                                                 state.fido))
+            outputs["hmac-secret"] = .bytes(
+                try hmacSecretOutput(
+                    credential, input, userVerified: userVerified,
+                    state.fido))
         }
         var flags = pending.flags
         if !outputs.isEmpty { flags |= Flag.extensionData }
@@ -253,8 +272,10 @@ extension FIDOAuthenticator {
     }
 
     /// The credentials of `descriptors` that belong to this authenticator and `rpID`.
-    func locate(_ descriptors: [CBOR], rpID: String, rpIDHash: [UInt8],
-                        _ state: VirtualKeyState) throws(Failure) -> [Located] {
+    func locate(
+        _ descriptors: [CBOR], rpID: String, rpIDHash: [UInt8],
+        _ state: VirtualKeyState
+    ) throws(Failure) -> [Located] {
         var out = [Located]()
         for descriptor in descriptors {
             guard let m = descriptor.map else { throw .status(CTAPError.cborUnexpectedType) }
@@ -264,11 +285,15 @@ extension FIDOAuthenticator {
             }
             guard type == CTAP2.publicKeyType else { continue }
             if let r = state.fido.credentials.first(where: { $0.id == id && $0.rpID == rpID }) {
-                out.append(Located(id: id, privateKey: r.privateKey, credProtect: r.credProtect,
-                                   hmacSecret: r.hmacSecret, resident: r))
+                out.append(
+                    Located(
+                        id: id, privateKey: r.privateKey, credProtect: r.credProtect,
+                        hmacSecret: r.hmacSecret, resident: r))
             } else if let unwrapped = unwrap(id, rpIDHash: rpIDHash, state.fido) {
-                out.append(Located(id: id, privateKey: unwrapped.privateKey, credProtect: unwrapped.credProtect,
-                                   hmacSecret: unwrapped.hmacSecret, resident: nil))
+                out.append(
+                    Located(
+                        id: id, privateKey: unwrapped.privateKey, credProtect: unwrapped.credProtect,
+                        hmacSecret: unwrapped.hmacSecret, resident: nil))
             }
         }
         return out
@@ -279,7 +304,8 @@ extension FIDOAuthenticator {
     func hmacSecretInput(_ input: Fields) throws(Failure) -> HMACSecretInput {
         typealias Key = CTAP2.HMACSecret.Key
         guard let peer = input[Key.keyAgreement], let saltEnc = try input.bytes(Key.saltEnc),
-              let saltAuth = try input.bytes(Key.saltAuth) else {
+            let saltAuth = try input.bytes(Key.saltAuth)
+        else {
             throw .status(CTAPError.missingParameter)
         }
         guard let pinProtocol = try self.pinProtocol(input.int(Key.pinUVAuthProtocol) ?? 1) else {
@@ -298,10 +324,13 @@ extension FIDOAuthenticator {
 
     /// HMAC-SHA-256 of each salt with the credential's CredRandom (one with user verification, another
     /// without), encrypted for the platform.
-    func hmacSecretOutput(_ credential: Located, _ input: HMACSecretInput, userVerified: Bool,
-                                  _ fido: FIDOState) throws(Failure) -> [UInt8] {
-        let credRandom = Crypto.hmac(.sha256, key: fido.wrapMACKey,
-                                     data: Array("hmac-secret".utf8) + [userVerified ? 1 : 0] + credential.id)
+    func hmacSecretOutput(
+        _ credential: Located, _ input: HMACSecretInput, userVerified: Bool,
+        _ fido: FIDOState
+    ) throws(Failure) -> [UInt8] {
+        let credRandom = Crypto.hmac(
+            .sha256, key: fido.wrapMACKey,
+            data: Array("hmac-secret".utf8) + [userVerified ? 1 : 0] + credential.id)
         var output = Crypto.hmac(.sha256, key: credRandom, data: Array(input.salts[0..<32]))
         if input.salts.count == 64 {
             output += Crypto.hmac(.sha256, key: credRandom, data: Array(input.salts[32..<64]))

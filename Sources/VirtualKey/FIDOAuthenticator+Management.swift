@@ -6,14 +6,17 @@ import KeyKit
 extension FIDOAuthenticator {
     // MARK: reset
 
-    func reset(_ state: inout VirtualKeyState, _ now: Double,
-                       _ presence: () -> Presence) throws(Failure) -> [UInt8] {
+    func reset(
+        _ state: inout VirtualKeyState, _ now: Double,
+        _ presence: () -> Presence
+    ) throws(Failure) -> [UInt8] {
         guard now - poweredUpAt <= resetWindow else { throw .status(CTAPError.notAllowed) }
         try collectPresence(presence)
         let attestationKey = state.fido.attestationKey
         let attestationCertificate = state.fido.attestationCertificate
-        state.fido = FIDOState(wrapEncryptionKey: Crypto.random(32), wrapMACKey: Crypto.random(32),
-                               attestationKey: attestationKey, attestationCertificate: attestationCertificate)
+        state.fido = FIDOState(
+            wrapEncryptionKey: Crypto.random(32), wrapMACKey: Crypto.random(32),
+            attestationKey: attestationKey, attestationCertificate: attestationCertificate)
         token = nil
         consecutiveWrongPINs = 0
         currentKeyAgreementKey = nil
@@ -25,8 +28,10 @@ extension FIDOAuthenticator {
 
     typealias CredentialAnswer = CTAP2.CredentialManagement.ResponseKey
 
-    func credentialManagement(_ p: Fields, _ state: inout VirtualKeyState, rps: [RPEntry]?,
-                                      credentials: [FIDOState.Credential]?) throws(Failure) -> [UInt8] {
+    func credentialManagement(
+        _ p: Fields, _ state: inout VirtualKeyState, rps: [RPEntry]?,
+        credentials: [FIDOState.Credential]?
+    ) throws(Failure) -> [UInt8] {
         typealias Sub = CTAP2.CredentialManagement.Subcommand
         typealias Key = CTAP2.CredentialManagement.Key
         typealias SubKey = CTAP2.CredentialManagement.SubcommandKey
@@ -41,7 +46,7 @@ extension FIDOAuthenticator {
             guard let credentials, !credentials.isEmpty else { throw .status(CTAPError.notAllowed) }
             return enumerate(credentials, totalKey: nil, credentialFields, pending: \.pendingCredentials)
         case Sub.getCredsMetadata, Sub.enumerateRPsBegin, Sub.enumerateCredentialsBegin, Sub.deleteCredential,
-             Sub.updateUserInformation:
+            Sub.updateUserInformation:
             break
         default:
             throw .status(CTAPError.invalidSubcommand)
@@ -86,15 +91,16 @@ extension FIDOAuthenticator {
                 .filter { Crypto.digest(.sha256, Array($0.rpID.utf8)) == rpIDHash }
                 .sorted { $0.created < $1.created }
             guard !matching.isEmpty else { throw .status(CTAPError.noCredentials) }
-            return enumerate(matching, totalKey: CredentialAnswer.totalCredentials, credentialFields,
-                             pending: \.pendingCredentials)
+            return enumerate(
+                matching, totalKey: CredentialAnswer.totalCredentials, credentialFields,
+                pending: \.pendingCredentials)
 
         case Sub.deleteCredential:
             let index = try residentIndex(subParams, state, boundRP: boundRP)
             state.fido.credentials.remove(at: index)
             return [CTAP2.ok]
 
-        default: // updateUserInformation
+        default:  // updateUserInformation
             let index = try residentIndex(subParams, state, boundRP: boundRP)
             guard let user = try subParams?.map(SubKey.user) else { throw .status(CTAPError.missingParameter) }
             guard let userID = try user.bytes("id") else { throw .status(CTAPError.missingParameter) }
@@ -109,8 +115,10 @@ extension FIDOAuthenticator {
 
     /// The answer of an enumeration: the first of `entries` (not empty), with how many there are under
     /// `totalKey` for a Begin subcommand; the rest wait in `pending` for the GetNext subcommand.
-    func enumerate<Entry>(_ entries: [Entry], totalKey: Int?, _ fields: (Entry) -> [Int: CBOR],
-                          pending: ReferenceWritableKeyPath<FIDOAuthenticator, [Entry]?>) -> [UInt8] {
+    func enumerate<Entry>(
+        _ entries: [Entry], totalKey: Int?, _ fields: (Entry) -> [Int: CBOR],
+        pending: ReferenceWritableKeyPath<FIDOAuthenticator, [Entry]?>
+    ) -> [UInt8] {
         var answer = fields(entries[0])
         if let totalKey { answer[totalKey] = CBOR(entries.count) }
         if entries.count > 1 { self[keyPath: pending] = Array(entries.dropFirst()) }
@@ -118,8 +126,10 @@ extension FIDOAuthenticator {
     }
 
     /// The stored credential a subcommand's credentialId descriptor names.
-    func residentIndex(_ subParams: Fields?, _ state: VirtualKeyState,
-                               boundRP: String?) throws(Failure) -> Int {
+    func residentIndex(
+        _ subParams: Fields?, _ state: VirtualKeyState,
+        boundRP: String?
+    ) throws(Failure) -> Int {
         let key = CTAP2.CredentialManagement.SubcommandKey.credentialID
         guard let descriptor = try subParams?.map(key) else { throw .status(CTAPError.missingParameter) }
         guard let id = try descriptor.bytes("id") else { throw .status(CTAPError.missingParameter) }
@@ -133,8 +143,10 @@ extension FIDOAuthenticator {
     func rpFields(_ rp: RPEntry) -> [Int: CBOR] {
         var entity: [CBOR: CBOR] = ["id": .text(rp.id)]
         if let name = rp.name { entity["name"] = .text(name) }
-        return [CredentialAnswer.rp: .map(entity),
-                CredentialAnswer.rpIDHash: .bytes(Crypto.digest(.sha256, Array(rp.id.utf8)))]
+        return [
+            CredentialAnswer.rp: .map(entity),
+            CredentialAnswer.rpIDHash: .bytes(Crypto.digest(.sha256, Array(rp.id.utf8))),
+        ]
     }
 
     func credentialFields(_ c: FIDOState.Credential) -> [Int: CBOR] {
@@ -162,8 +174,10 @@ extension FIDOAuthenticator {
         if state.fido.wrapMACKey.count != 32 { state.fido.wrapMACKey = Crypto.random(32) }
     }
 
-    func wrap(_ privateKey: [UInt8], rpIDHash: [UInt8], credProtect: Int, hmacSecret: Bool,
-                      _ fido: FIDOState) -> [UInt8]? {
+    func wrap(
+        _ privateKey: [UInt8], rpIDHash: [UInt8], credProtect: Int, hmacSecret: Bool,
+        _ fido: FIDOState
+    ) -> [UInt8]? {
         let flags = UInt8(credProtect & 0x03) | (hmacSecret ? 0x80 : 0)
         let iv = Crypto.random(16)
         guard let sealed = try? Crypto.aes256CBCEncrypt(key: fido.wrapEncryptionKey, iv: iv, privateKey + rpIDHash)
@@ -173,15 +187,20 @@ extension FIDOAuthenticator {
     }
 
     func unwrap(_ handle: [UInt8], rpIDHash: [UInt8], _ fido: FIDOState)
-        -> (privateKey: [UInt8], credProtect: Int, hmacSecret: Bool)? {
+        -> (privateKey: [UInt8], credProtect: Int, hmacSecret: Bool)?
+    {
         guard handle.count == Self.keyHandleLength, handle[0] == Self.keyHandleFormat,
-              fido.wrapEncryptionKey.count == 32, fido.wrapMACKey.count == 32 else { return nil }
+            fido.wrapEncryptionKey.count == 32, fido.wrapMACKey.count == 32
+        else { return nil }
         let body = Array(handle[..<82])
         let mac = Array(Crypto.hmac(.sha256, key: fido.wrapMACKey, data: body).prefix(16))
         guard Crypto.constantTimeEqual(mac, Array(handle[82...])) else { return nil }
-        guard let plain = try? Crypto.aes256CBCDecrypt(key: fido.wrapEncryptionKey, iv: Array(handle[2..<18]),
-                                                        Array(handle[18..<82])),
-              plain.count == 64, Crypto.constantTimeEqual(Array(plain[32...]), rpIDHash) else { return nil }
+        guard
+            let plain = try? Crypto.aes256CBCDecrypt(
+                key: fido.wrapEncryptionKey, iv: Array(handle[2..<18]),
+                Array(handle[18..<82])),
+            plain.count == 64, Crypto.constantTimeEqual(Array(plain[32...]), rpIDHash)
+        else { return nil }
         let level = Int(handle[1] & 0x03)
         guard (1...3).contains(level) else { return nil }
         return (Array(plain[..<32]), level, handle[1] & 0x80 != 0)

@@ -24,8 +24,10 @@ extension FIDOAuthenticator {
         let protocolNumber = try p.int(PINKey.pinUVAuthProtocol)
         if sub == PINSubcommand.getPINRetries {
             if profile.refusesPINRetriesWithoutPIN && !state.fido.isPINSet { throw .status(CTAPError.pinNotSet) }
-            return Self.ok([PINAnswer.pinRetries: CBOR(state.fido.pinRetries),
-                            PINAnswer.powerCycleState: .bool(consecutiveWrongPINs >= Self.wrongPINsPerPowerCycle)])
+            return Self.ok([
+                PINAnswer.pinRetries: CBOR(state.fido.pinRetries),
+                PINAnswer.powerCycleState: .bool(consecutiveWrongPINs >= Self.wrongPINsPerPowerCycle),
+            ])
         }
         guard let protocolNumber else { throw .status(CTAPError.missingParameter) }
         guard let pinProtocol = self.pinProtocol(protocolNumber) else {
@@ -37,7 +39,8 @@ extension FIDOAuthenticator {
 
         case PINSubcommand.setPIN:
             guard let peer = p[PINKey.keyAgreement], let newPINEnc = try p.bytes(PINKey.newPINEnc),
-                  let auth = try p.bytes(PINKey.pinUVAuthParam) else {
+                let auth = try p.bytes(PINKey.pinUVAuthParam)
+            else {
                 throw .status(CTAPError.missingParameter)
             }
             guard !state.fido.isPINSet else { throw .status(CTAPError.notAllowed) }
@@ -55,7 +58,8 @@ extension FIDOAuthenticator {
 
         case PINSubcommand.changePIN:
             guard let peer = p[PINKey.keyAgreement], let pinHashEnc = try p.bytes(PINKey.pinHashEnc),
-                  let newPINEnc = try p.bytes(PINKey.newPINEnc), let auth = try p.bytes(PINKey.pinUVAuthParam) else {
+                let newPINEnc = try p.bytes(PINKey.newPINEnc), let auth = try p.bytes(PINKey.pinUVAuthParam)
+            else {
                 throw .status(CTAPError.missingParameter)
             }
             try checkPINUsable(state)
@@ -87,7 +91,8 @@ extension FIDOAuthenticator {
 
         case PINSubcommand.getPINUVAuthTokenUsingPINWithPermissions:
             guard let peer = p[PINKey.keyAgreement], let pinHashEnc = try p.bytes(PINKey.pinHashEnc),
-                  let permissions = try p.int(PINKey.permissions) else {
+                let permissions = try p.int(PINKey.permissions)
+            else {
                 throw .status(CTAPError.missingParameter)
             }
             let rpID = try p.text(PINKey.rpID)
@@ -129,25 +134,30 @@ extension FIDOAuthenticator {
     /// The shared secret with the platform's key agreement key (a COSE key).
     func sharedSecret(_ pinProtocol: PINUVAuthProtocol, _ peer: CBOR) throws(Failure) -> [UInt8] {
         guard let publicKey = try? PINUVAuthProtocol.publicKey(fromCOSE: peer),
-              let z = try? keyAgreementKey.sharedSecret(with: publicKey),
-              let secret = try? pinProtocol.kdf(z) else {
+            let z = try? keyAgreementKey.sharedSecret(with: publicKey),
+            let secret = try? pinProtocol.kdf(z)
+        else {
             throw .status(CTAPError.invalidParameter)
         }
         return secret
     }
 
     func encrypt(_ pinProtocol: PINUVAuthProtocol, _ key: [UInt8], _ data: [UInt8]) throws(Failure)
-        -> [UInt8] {
+        -> [UInt8]
+    {
         guard let out = try? pinProtocol.encrypt(key: key, data) else { throw .status(CTAPError.other) }
         return out
     }
 
     /// Checks pinHashEnc against the stored PIN hash. Every try costs a retry until it succeeds; a wrong
     /// PIN also makes a new key agreement key, and counts towards the power-cycle block.
-    func verifyPIN(_ pinProtocol: PINUVAuthProtocol, _ secret: [UInt8], _ pinHashEnc: [UInt8],
-                           _ state: inout VirtualKeyState) throws(Failure) {
+    func verifyPIN(
+        _ pinProtocol: PINUVAuthProtocol, _ secret: [UInt8], _ pinHashEnc: [UInt8],
+        _ state: inout VirtualKeyState
+    ) throws(Failure) {
         guard let given = try? pinProtocol.decrypt(key: secret, pinHashEnc), given.count == 16,
-              let stored = state.fido.pinHash else {
+            let stored = state.fido.pinHash
+        else {
             throw .status(CTAPError.invalidParameter)
         }
         state.fido.pinRetries -= 1
@@ -165,8 +175,10 @@ extension FIDOAuthenticator {
     /// Decrypts and checks a new PIN: at least 64 bytes of padding, at most 63 bytes of UTF-8 before it,
     /// at least the minimum length in code points. Returns its hash, LEFT(SHA-256(PIN), 16), and its length
     /// in code points.
-    func newPINHash(_ pinProtocol: PINUVAuthProtocol, _ secret: [UInt8], _ newPINEnc: [UInt8],
-                    minimum: Int) throws(Failure) -> (hash: [UInt8], length: Int) {
+    func newPINHash(
+        _ pinProtocol: PINUVAuthProtocol, _ secret: [UInt8], _ newPINEnc: [UInt8],
+        minimum: Int
+    ) throws(Failure) -> (hash: [UInt8], length: Int) {
         guard let padded = try? pinProtocol.decrypt(key: secret, newPINEnc) else {
             throw .status(CTAPError.invalidParameter)
         }
@@ -174,8 +186,9 @@ extension FIDOAuthenticator {
         var pin = padded
         while pin.last == 0 { pin.removeLast() }
         guard pin.count <= PINRules.maxBytes, !pin.contains(0),
-              let text = String(validating: pin, as: UTF8.self),
-              text.unicodeScalars.count >= max(minimum, 4) else {
+            let text = String(validating: pin, as: UTF8.self),
+            text.unicodeScalars.count >= max(minimum, 4)
+        else {
             throw .status(CTAPError.pinPolicyViolation)
         }
         return (PINUVAuthProtocol.pinHash(text), text.unicodeScalars.count)
@@ -190,8 +203,10 @@ extension FIDOAuthenticator {
 
     /// Checks pinUvAuthParam over `message` with the current token, and that the token may do `permission`
     /// (for `rpID`, when the token is bound to an RP).
-    func authorize(_ pinProtocol: PINUVAuthProtocol, _ auth: [UInt8], _ message: [UInt8],
-                           permission: PINPermissions, rpID: String?) throws(Failure) {
+    func authorize(
+        _ pinProtocol: PINUVAuthProtocol, _ auth: [UInt8], _ message: [UInt8],
+        permission: PINPermissions, rpID: String?
+    ) throws(Failure) {
         guard let token, pinProtocol.verify(key: token.value, message, signature: auth) else {
             throw .status(CTAPError.pinAuthInvalid)
         }
@@ -208,8 +223,10 @@ extension FIDOAuthenticator {
 
     /// A request's pinUvAuthParam (under `param`) with the PIN/UV auth protocol it names (under `key`), or nil
     /// without one. An empty one is answered at once (see `emptyPINAuth`).
-    func pinAuth(_ p: Fields, param: Int, protocol key: Int, _ state: VirtualKeyState,
-                 _ presence: () -> Presence) throws(Failure) -> (param: [UInt8], pinProtocol: PINUVAuthProtocol)? {
+    func pinAuth(
+        _ p: Fields, param: Int, protocol key: Int, _ state: VirtualKeyState,
+        _ presence: () -> Presence
+    ) throws(Failure) -> (param: [UInt8], pinProtocol: PINUVAuthProtocol)? {
         guard let auth = try p.bytes(param) else { return nil }
         if auth.isEmpty { try emptyPINAuth(state, presence) }
         return (auth, try requestProtocol(p, key: key))

@@ -53,8 +53,9 @@ extension FIDOAuthenticator {
         guard let handle = wrap(key.raw, rpIDHash: application, credProtect: 1, hmacSecret: false, state.fido)
         else { return Response(status: .commandAborted) }
         let publicKey = key.publicKey.uncompressed
-        let signature = attestationKey.sign([U2F.registrationSignedReserved] + application + challenge + handle
-                                            + publicKey)
+        let signature = attestationKey.sign(
+            [U2F.registrationSignedReserved] + application + challenge + handle
+                + publicKey)
         guard !signature.isEmpty else { return Response(status: .commandAborted) }
         let body = [U2F.registrationReserved] + publicKey + [UInt8(handle.count)] + handle + certificate + signature
         return Response(data: body, status: .ok)
@@ -63,13 +64,16 @@ extension FIDOAuthenticator {
     /// The U2F attestation key and certificate, made on first use.
     func u2fAttestation(_ state: inout VirtualKeyState) -> (P256PrivateKey, [UInt8])? {
         if state.fido.attestationKey.count == 32, !state.fido.attestationCertificate.isEmpty,
-           let key = try? P256PrivateKey(raw: state.fido.attestationKey) {
+            let key = try? P256PrivateKey(raw: state.fido.attestationKey)
+        {
             return (key, state.fido.attestationCertificate)
         }
         let key = P256PrivateKey()
         let serial = BigEndian.integer(Crypto.random(8)) >> 1
-        guard let certificate = try? X509Certificate.selfSigned(
-            key: key, commonName: "ykterm virtual key U2F attestation", serial: serial) else { return nil }
+        guard
+            let certificate = try? X509Certificate.selfSigned(
+                key: key, commonName: "ykterm virtual key U2F attestation", serial: serial)
+        else { return nil }
         state.fido.attestationKey = key.raw
         state.fido.attestationCertificate = certificate.der
         return (key, certificate.der)

@@ -27,8 +27,10 @@ import KeyKit
 public final class FIDOAuthenticator {
     /// This authenticator's AAGUID, 804b8213-9e22-4f99-b7cf-b9568f76800a: a random (version 4) UUID made
     /// for ykterm's virtual key, so relying parties never mistake it for a Yubico model.
-    public static let aaguid: [UInt8] = [0x80, 0x4B, 0x82, 0x13, 0x9E, 0x22, 0x4F, 0x99,
-                                         0xB7, 0xCF, 0xB9, 0x56, 0x8F, 0x76, 0x80, 0x0A]
+    public static let aaguid: [UInt8] = [
+        0x80, 0x4B, 0x82, 0x13, 0x9E, 0x22, 0x4F, 0x99,
+        0xB7, 0xCF, 0xB9, 0x56, 0x8F, 0x76, 0x80, 0x0A,
+    ]
     public static let maxMessageSize = 1200
     public static let maxCredentialCountInList = 8
     public static let maxCredentialIDLength = 128
@@ -133,8 +135,10 @@ public final class FIDOAuthenticator {
     /// The index in `bioSampleStatuses` of the next capture's status.
     var nextSampleStatus = 0
 
-    public init(userPresenceDelay: Double = 0, resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
-                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [], sensorDelay: Double = defaultSensorDelay) {
+    public init(
+        userPresenceDelay: Double = 0, resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
+        bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [], sensorDelay: Double = defaultSensorDelay
+    ) {
         self.userPresenceDelay = userPresenceDelay
         self.resetWindow = resetWindow
         self.profile = profile
@@ -199,9 +203,11 @@ public final class FIDOAuthenticator {
     /// capture: the finger, then the sensor), reporting each phase's KEEPALIVE status through `keepalive` as it
     /// starts; `isCancelled` is polled while waiting and ends the wait with CTAP2_ERR_KEEPALIVE_CANCEL, nothing
     /// changed.
-    public func processCTAP2(_ request: [UInt8], state: inout VirtualKeyState,
-                             keepalive: (UInt8) -> Void = { _ in },
-                             isCancelled: () -> Bool = { false }) -> [UInt8] {
+    public func processCTAP2(
+        _ request: [UInt8], state: inout VirtualKeyState,
+        keepalive: (UInt8) -> Void = { _ in },
+        isCancelled: () -> Bool = { false }
+    ) -> [UInt8] {
         let phases = userWait(for: request)
         let outcome = run(request, state: &state, receivedAt: Self.uptime()) {
             for phase in phases {
@@ -216,14 +222,16 @@ public final class FIDOAuthenticator {
         }
         switch outcome {
         case .response(let r): return r
-        case .needsPresence: return [CTAPError.other] // the presence check above never defers
+        case .needsPresence: return [CTAPError.other]  // the presence check above never defers
         }
     }
 
     /// Handles a CTAP2 request with the given presence check. Nothing changes before the check, so a
     /// request that ends in `.needsPresence` can be run again once presence is decided.
-    func run(_ request: [UInt8], state: inout VirtualKeyState, receivedAt: Double,
-             presence: () -> Presence) -> Outcome {
+    func run(
+        _ request: [UInt8], state: inout VirtualKeyState, receivedAt: Double,
+        presence: () -> Presence
+    ) -> Outcome {
         do {
             return .response(try dispatch(request, &state, receivedAt, presence))
         } catch {
@@ -236,8 +244,10 @@ public final class FIDOAuthenticator {
 
     // MARK: Dispatch
 
-    func dispatch(_ request: [UInt8], _ state: inout VirtualKeyState, _ now: Double,
-                          _ presence: () -> Presence) throws(Failure) -> [UInt8] {
+    func dispatch(
+        _ request: [UInt8], _ state: inout VirtualKeyState, _ now: Double,
+        _ presence: () -> Presence
+    ) throws(Failure) -> [UInt8] {
         // A U2F-only key has no CTAP2 at all (its transports refuse the message before it gets here).
         guard profile.speaksCTAP2 else { throw .status(CTAPError.invalidCommand) }
         guard let command = request.first else { throw .status(CTAPError.invalidLength) }
@@ -326,8 +336,9 @@ public final class FIDOAuthenticator {
         let allOptions = options.merging(extraOptions) { own, _ in own }
         typealias Key = CTAP2.InfoKey
         var fields: [Int: CBOR] = [
-            Key.versions: .array(([U2F.version, "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"] + more.versions)
-                .map(CBOR.text)),
+            Key.versions: .array(
+                ([U2F.version, "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"] + more.versions)
+                    .map(CBOR.text)),
             Key.extensions: .array((ownExtensions + more.extensions).map(CBOR.text)),
             Key.aaguid: .bytes(Self.aaguid),
             Key.options: .map(allOptions),

@@ -30,9 +30,11 @@ public struct FIDOState: Codable, Sendable, Equatable {
         /// Creation order (larger is newer); getAssertion offers the newest first.
         public var created: UInt64
 
-        public init(id: [UInt8], rpID: String, rpName: String?, userID: [UInt8], userName: String?,
-                    userDisplayName: String?, privateKey: [UInt8], credProtect: Int, hmacSecret: Bool = false,
-                    created: UInt64) {
+        public init(
+            id: [UInt8], rpID: String, rpName: String?, userID: [UInt8], userName: String?,
+            userDisplayName: String?, privateKey: [UInt8], credProtect: Int, hmacSecret: Bool = false,
+            created: UInt64
+        ) {
             self.id = id
             self.rpID = rpID
             self.rpName = rpName
@@ -137,12 +139,14 @@ public struct FIDOState: Codable, Sendable, Equatable {
     public var attestationKey: [UInt8]
     public var attestationCertificate: [UInt8]
 
-    public init(pinHash: [UInt8]? = nil, pinRetries: Int = FIDOState.maxPINRetries,
-                minPINLength: Int = FIDOState.defaultMinPINLength, pinLength: Int? = nil, forcePINChange: Bool = false,
-                alwaysUV: Bool = false, enterpriseAttestation: Bool = false, minPINLengthRPIDs: [String] = [],
-                credentials: [FIDOState.Credential] = [], fingerprints: [FIDOState.Fingerprint] = [],
-                signCount: UInt32 = 0, nextCreated: UInt64 = 1, wrapEncryptionKey: [UInt8] = [],
-                wrapMACKey: [UInt8] = [], attestationKey: [UInt8] = [], attestationCertificate: [UInt8] = []) {
+    public init(
+        pinHash: [UInt8]? = nil, pinRetries: Int = FIDOState.maxPINRetries,
+        minPINLength: Int = FIDOState.defaultMinPINLength, pinLength: Int? = nil, forcePINChange: Bool = false,
+        alwaysUV: Bool = false, enterpriseAttestation: Bool = false, minPINLengthRPIDs: [String] = [],
+        credentials: [FIDOState.Credential] = [], fingerprints: [FIDOState.Fingerprint] = [],
+        signCount: UInt32 = 0, nextCreated: UInt64 = 1, wrapEncryptionKey: [UInt8] = [],
+        wrapMACKey: [UInt8] = [], attestationKey: [UInt8] = [], attestationCertificate: [UInt8] = []
+    ) {
         self.pinHash = pinHash
         self.pinRetries = pinRetries
         self.minPINLength = minPINLength
@@ -170,8 +174,8 @@ public struct FIDOState: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case pinHash, pinRetries, minPINLength, pinLength, forcePINChange, alwaysUV, enterpriseAttestation,
-             minPINLengthRPIDs, credentials, fingerprints, signCount, nextCreated, wrapEncryptionKey,
-             wrapMACKey, attestationKey, attestationCertificate
+            minPINLengthRPIDs, credentials, fingerprints, signCount, nextCreated, wrapEncryptionKey,
+            wrapMACKey, attestationKey, attestationCertificate
     }
 
     public init(from decoder: any Decoder) throws {
@@ -214,4 +218,3 @@ public struct FIDOState: Codable, Sendable, Equatable {
         try c.encode(attestationCertificate.hex, forKey: .attestationCertificate)
     }
 }
-

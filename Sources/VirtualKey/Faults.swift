@@ -109,7 +109,8 @@ public struct FaultRule: Sendable, Equatable, CustomStringConvertible {
             guard ins == 0x10, let data = try? APDU(parsing: command).data, data.first == wanted else { return false }
             guard let sub else { return true }
             guard case .map(let map)? = try? CBOR.decode(Array(data.dropFirst())),
-                  case .unsigned(let value)? = map[.unsigned(2)] else { return false }
+                case .unsigned(let value)? = map[.unsigned(2)]
+            else { return false }
             return value == UInt64(sub)
         }
     }

@@ -40,7 +40,9 @@ final class ManagementApplet: Applet {
         case ManagementSession.Ins.writeConfig:
             return writeConfig(apdu.data, state: &state)
         case ManagementSession.Ins.deviceReset:
-            guard state.version >= ManagementFeature.deviceReset.minimum else { return Response(status: .invalidInstruction) }
+            guard state.version >= ManagementFeature.deviceReset.minimum else {
+                return Response(status: .invalidInstruction)
+            }
             guard apdu.p1 == 0, apdu.p2 == 0 else { return Response(status: .wrongP1P2) }
             Self.reset(&state)
             effect = .reset
@@ -54,7 +56,9 @@ final class ManagementApplet: Applet {
     /// wrong or missing one). A new lock code of 16 zero bytes clears the lock. The USB set keeps at least
     /// one application; bits of applications the transport does not support are dropped.
     private func writeConfig(_ data: [UInt8], state: inout VirtualKeyState) -> Response {
-        guard state.version >= ManagementFeature.writeConfig.minimum else { return Response(status: .invalidInstruction) }
+        guard state.version >= ManagementFeature.writeConfig.minimum else {
+            return Response(status: .invalidInstruction)
+        }
         guard let length = data.first, Int(length) == data.count - 1 else { return Response(status: .wrongLength) }
         guard let tlvs = try? TLV.parseAll(Array(data.dropFirst()), mode: .simple) else {
             return Response(status: .incorrectParameters)
@@ -72,7 +76,8 @@ final class ManagementApplet: Applet {
             return .some(UInt16(BigEndian.integer(v)) & supported)
         }
         guard let usb = capabilities(ManagementTag.usbEnabled, supported: state.usbSupported),
-              let nfc = capabilities(ManagementTag.nfcEnabled, supported: state.nfcSupported) else {
+            let nfc = capabilities(ManagementTag.nfcEnabled, supported: state.nfcSupported)
+        else {
             return Response(status: .incorrectParameters)
         }
         if let usb {
@@ -93,7 +98,9 @@ final class ManagementApplet: Applet {
             next.deviceFlags = v[0]
         }
         if let code = fields[ManagementTag.configLock] {
-            guard code.count == DeviceConfiguration.lockCodeLength else { return Response(status: .incorrectParameters) }
+            guard code.count == DeviceConfiguration.lockCodeLength else {
+                return Response(status: .incorrectParameters)
+            }
             let clears = code == DeviceConfiguration.clearedLockCode
             next.configLockCode = clears ? nil : code
             next.configLocked = !clears
@@ -108,9 +115,10 @@ final class ManagementApplet: Applet {
     static func reset(_ state: inout VirtualKeyState) {
         state.oath = OATHState(salt: Crypto.random(8))
         state.piv = state.piv.afterReset()
-        state.fido = FIDOState(wrapEncryptionKey: Crypto.random(32), wrapMACKey: Crypto.random(32),
-                               attestationKey: state.fido.attestationKey,
-                               attestationCertificate: state.fido.attestationCertificate)
+        state.fido = FIDOState(
+            wrapEncryptionKey: Crypto.random(32), wrapMACKey: Crypto.random(32),
+            attestationKey: state.fido.attestationKey,
+            attestationCertificate: state.fido.attestationCertificate)
         state.otpSlots = OTPSlotsState()
     }
 }

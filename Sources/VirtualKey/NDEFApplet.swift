@@ -12,8 +12,10 @@ public struct OTPTokenState: Codable, Sendable, Equatable {
     /// OTPs since power-up (wraps into the usage counter).
     public var sessionCounter: UInt8
 
-    public init(aesKey: [UInt8], publicID: [UInt8], privateID: [UInt8], usageCounter: UInt16 = 0,
-                sessionCounter: UInt8 = 0) {
+    public init(
+        aesKey: [UInt8], publicID: [UInt8], privateID: [UInt8], usageCounter: UInt16 = 0,
+        sessionCounter: UInt8 = 0
+    ) {
         self.aesKey = aesKey
         self.publicID = publicID
         self.privateID = privateID
@@ -23,8 +25,9 @@ public struct OTPTokenState: Codable, Sendable, Equatable {
 
     /// A random key and private ID, with the serial-based public ID (`vvcc…`).
     public static func random(serial: UInt32) -> OTPTokenState {
-        OTPTokenState(aesKey: Crypto.random(16), publicID: YubicoOTP.publicID(serial: serial),
-                      privateID: Crypto.random(6))
+        OTPTokenState(
+            aesKey: Crypto.random(16), publicID: YubicoOTP.publicID(serial: serial),
+            privateID: Crypto.random(6))
     }
 }
 
@@ -50,8 +53,9 @@ final class OTPGenerator {
     /// The 8 Hz timer, 24 bits.
     private var timestamp: UInt32 {
         let elapsed = ContinuousClock.now - poweredAt
-        let ticks = UInt32(truncatingIfNeeded: elapsed.components.seconds * 8
-                           + Int64(elapsed.components.attoseconds / 125_000_000_000_000_000))
+        let ticks = UInt32(
+            truncatingIfNeeded: elapsed.components.seconds * 8
+                + Int64(elapsed.components.attoseconds / 125_000_000_000_000_000))
         return (timestampBase &+ ticks) & 0xFF_FFFF
     }
 
@@ -65,19 +69,23 @@ final class OTPGenerator {
         let body: String
         switch config.kind {
         case .yubicoOTP:
-            Self.advance(usage: &counters.usage, session: &counters.session,
-                         newSession: slotSessions.insert(slot).inserted)
-            let token = YubicoOTPToken(privateID: config.uid, usageCounter: counters.usage, timestamp: timestamp,
-                                       sessionCounter: counters.session, random: UInt16.random(in: 0...0xFFFF))
+            Self.advance(
+                usage: &counters.usage, session: &counters.session,
+                newSession: slotSessions.insert(slot).inserted)
+            let token = YubicoOTPToken(
+                privateID: config.uid, usageCounter: counters.usage, timestamp: timestamp,
+                sessionCounter: counters.session, random: UInt16.random(in: 0...0xFFFF))
             guard let encrypted = try? Crypto.aes128ECBEncrypt(key: config.key, token.bytes) else { return nil }
-            body = tab(Flag.tabFirst) + Modhex.encode(config.fixed) + tab(Flag.appendTab1) + Modhex.encode(encrypted)
+            body =
+                tab(Flag.tabFirst) + Modhex.encode(config.fixed) + tab(Flag.appendTab1) + Modhex.encode(encrypted)
                 + tab(Flag.appendTab2)
         case .staticPassword:
             body = tab(Flag.tabFirst) + ScanCodeLayout.us.typed(config.staticScanCodes)
         case .oathHOTP:
             let counter = counters.hotp ?? config.hotpMovingFactor
             counters.hotp = counter &+ 1
-            body = tab(Flag.tabFirst) + Self.tokenIdentifier(config) + tab(Flag.appendTab1)
+            body =
+                tab(Flag.tabFirst) + Self.tokenIdentifier(config) + tab(Flag.appendTab1)
                 + Self.hotp(key: config.hmacKey, counter: counter, digits: config.hotpDigits)
         case .staticTicket, .hmacChallengeResponse, .yubicoChallengeResponse:
             return nil
@@ -116,8 +124,9 @@ final class OTPGenerator {
     static func hotp(key: [UInt8], counter: UInt32, digits: Int) -> String {
         let mac = Crypto.hmac(.sha1, key: key, data: BigEndian.bytes(UInt64(counter), count: 8))
         let offset = Int(mac[19] & 0x0F)
-        let value = (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
-                     | UInt32(mac[offset + 3])) % (digits == 8 ? 100_000_000 : 1_000_000)
+        let value =
+            (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
+                | UInt32(mac[offset + 3])) % (digits == 8 ? 100_000_000 : 1_000_000)
         let text = String(value)
         return String(repeating: "0", count: digits - text.count) + text
     }
@@ -126,9 +135,10 @@ final class OTPGenerator {
         var token = state.otpToken ?? OTPTokenState.random(serial: state.serial)
         Self.advance(usage: &token.usageCounter, session: &token.sessionCounter, newSession: !sessionStarted)
         sessionStarted = true
-        let t = YubicoOTPToken(privateID: token.privateID, usageCounter: token.usageCounter,
-                               timestamp: timestamp, sessionCounter: token.sessionCounter,
-                               random: UInt16.random(in: 0...0xFFFF))
+        let t = YubicoOTPToken(
+            privateID: token.privateID, usageCounter: token.usageCounter,
+            timestamp: timestamp, sessionCounter: token.sessionCounter,
+            random: UInt16.random(in: 0...0xFFFF))
         state.otpToken = token
         return (try? YubicoOTP.encode(t, key: token.aesKey, publicID: token.publicID)) ?? ""
     }
@@ -160,8 +170,10 @@ final class NDEFApplet: Applet {
     }
 
     var capabilityContainer: [UInt8] {
-        [0x00, 0x0F, 0x20, 0x00, 0x7F, 0x00, 0x7F,
-         0x04, 0x06] + ndefFile + [UInt8(Self.ndefFileSize >> 8), UInt8(Self.ndefFileSize & 0xFF), 0x00, 0xFF]
+        [
+            0x00, 0x0F, 0x20, 0x00, 0x7F, 0x00, 0x7F,
+            0x04, 0x06,
+        ] + ndefFile + [UInt8(Self.ndefFileSize >> 8), UInt8(Self.ndefFileSize & 0xFF), 0x00, 0xFF]
     }
 
     func powerReset() {
@@ -176,7 +188,7 @@ final class NDEFApplet: Applet {
 
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
         switch apdu.ins {
-        case 0xA4: // SELECT by file identifier
+        case 0xA4:  // SELECT by file identifier
             guard apdu.p1 == 0x00 else { return Response(status: .wrongP1P2) }
             switch apdu.data {
             case NDEFApplet.ccFile:
@@ -184,7 +196,8 @@ final class NDEFApplet: Applet {
             case ndefFile:
                 selectedFile = .ndef
                 let (slot, configuration) = state.otpSlots.ndefConfiguration
-                let output = generator.output(slot: slot, keyboard: false, state: &state)
+                let output =
+                    generator.output(slot: slot, keyboard: false, state: &state)
                     ?? generator.next(state: &state)
                 let message = NDEFMessage.encode([configuration.record(output: output)])
                 ndefContent = BigEndian.bytes(UInt64(message.count), count: 2) + message
@@ -193,7 +206,7 @@ final class NDEFApplet: Applet {
                 return Response(status: .fileNotFound)
             }
             return Response(status: .ok)
-        case 0xB0: // READ BINARY
+        case 0xB0:  // READ BINARY
             let content: [UInt8]
             switch selectedFile {
             case .cc: content = capabilityContainer
@@ -204,7 +217,7 @@ final class NDEFApplet: Applet {
             guard offset <= content.count else { return Response(status: .wrongP1P2) }
             let n = min(apdu.le ?? 256, content.count - offset)
             return Response(data: Array(content[offset..<(offset + n)]), status: .ok)
-        case 0xD6: // UPDATE BINARY: the tag is read-only
+        case 0xD6:  // UPDATE BINARY: the tag is read-only
             return Response(status: .securityConditionNotSatisfied)
         default:
             return Response(status: .invalidInstruction)

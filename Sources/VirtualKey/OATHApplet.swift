@@ -76,7 +76,7 @@ final class OATHApplet: Applet {
         case Ins.calculate: return calculate(apdu, &state)
         case Ins.validate: return validate(apdu, state)
         case Ins.calculateAll: return calculateAll(apdu, state)
-        case Ins.sendRemaining: return Self.done // nothing left to send
+        case Ins.sendRemaining: return Self.done  // nothing left to send
         default: return Response(status: .invalidInstruction)
         }
     }
@@ -109,16 +109,18 @@ final class OATHApplet: Applet {
             i = next
         }
         guard let name, Self.validName(name), let key, key.count > 2,
-              let type = OATHType(rawValue: key[0] & YKOATH.typeMask),
-              let algorithm = HashAlgorithm(oathCode: key[0]) else {
+            let type = OATHType(rawValue: key[0] & YKOATH.typeMask),
+            let algorithm = HashAlgorithm(oathCode: key[0])
+        else {
             return Self.wrongData
         }
         let digits = Int(key[1])
         let secret = Array(key[2...])
         let touch = property & Self.requireTouch != 0
         guard (6...8).contains(digits), secret.count <= algorithm.blockSize,
-              algorithm != .sha512 || OATHFeature.sha512.isSupported(by: state.version),
-              !touch || OATHFeature.touch.isSupported(by: state.version) else {
+            algorithm != .sha512 || OATHFeature.sha512.isSupported(by: state.version),
+            !touch || OATHFeature.touch.isSupported(by: state.version)
+        else {
             return Self.wrongData
         }
         var counter: UInt64 = 0
@@ -126,8 +128,9 @@ final class OATHApplet: Applet {
             guard imf.count == 4 else { return Self.wrongData }
             counter = BigEndian.integer(imf)
         }
-        let credential = OATHState.StoredCredential(id: name, type: type, algorithm: algorithm, digits: digits,
-                                                    secret: secret, touch: touch, counter: counter)
+        let credential = OATHState.StoredCredential(
+            id: name, type: type, algorithm: algorithm, digits: digits,
+            secret: secret, touch: touch, counter: counter)
         if let index = state.oath.index(of: name) {
             state.oath.credentials[index] = credential
         } else {
@@ -169,7 +172,8 @@ final class OATHApplet: Applet {
     private func calculate(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
         guard apdu.p1 == 0, [0, YKOATH.truncateResponse].contains(apdu.p2) else { return Response(status: .wrongP1P2) }
         guard let tlvs = Self.parse(apdu.data), let name = tlvs.value(for: Tag.name),
-              let given = tlvs.value(for: Tag.challenge) else {
+            let given = tlvs.value(for: Tag.challenge)
+        else {
             return Self.wrongData
         }
         guard let index = state.oath.index(of: name) else { return Self.noSuchObject }
@@ -210,7 +214,8 @@ final class OATHApplet: Applet {
     private func validate(_ apdu: APDU, _ state: VirtualKeyState) -> Response {
         guard let key = state.oath.passwordKey else { return Self.noSuchObject }
         guard let tlvs = Self.parse(apdu.data), let response = tlvs.value(for: Tag.response),
-              let theirs = tlvs.value(for: Tag.challenge), !theirs.isEmpty, let challenge else {
+            let theirs = tlvs.value(for: Tag.challenge), !theirs.isEmpty, let challenge
+        else {
             return Self.wrongData
         }
         let algorithm = state.oath.passwordAlgorithm
@@ -218,8 +223,9 @@ final class OATHApplet: Applet {
             return Self.wrongData
         }
         unlocked = true
-        return Response(data: TLV(Tag.response, Crypto.hmac(algorithm, key: key, data: theirs)).encoded,
-                        status: .ok)
+        return Response(
+            data: TLV(Tag.response, Crypto.hmac(algorithm, key: key, data: theirs)).encoded,
+            status: .ok)
     }
 
     private func setCode(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
@@ -232,7 +238,8 @@ final class OATHApplet: Applet {
             return Self.done
         }
         guard keyData.count > 1, let algorithm = HashAlgorithm(oathCode: keyData[0]),
-              let challenge = tlvs.value(for: Tag.challenge), let response = tlvs.value(for: Tag.response) else {
+            let challenge = tlvs.value(for: Tag.challenge), let response = tlvs.value(for: Tag.response)
+        else {
             return Self.wrongData
         }
         let key = Array(keyData[1...])

@@ -17,8 +17,10 @@ public struct OATHState: Codable, Sendable, Equatable {
         /// HOTP: the next counter value. Unused for TOTP.
         public var counter: UInt64
 
-        public init(id: [UInt8], type: OATHType, algorithm: HashAlgorithm, digits: Int, secret: [UInt8],
-                    touch: Bool = false, counter: UInt64 = 0) {
+        public init(
+            id: [UInt8], type: OATHType, algorithm: HashAlgorithm, digits: Int, secret: [UInt8],
+            touch: Bool = false, counter: UInt64 = 0
+        ) {
             self.id = id
             self.type = type
             self.algorithm = algorithm
@@ -30,8 +32,9 @@ public struct OATHState: Codable, Sendable, Equatable {
 
         /// The account an `otpauth://` URI (or the add form) describes, its ID formatted as clients do.
         public init(_ data: CredentialData) {
-            self.init(id: data.id.bytes, type: data.type, algorithm: data.algorithm, digits: data.digits,
-                      secret: data.secret, touch: data.touch, counter: UInt64(data.counter))
+            self.init(
+                id: data.id.bytes, type: data.type, algorithm: data.algorithm, digits: data.digits,
+                secret: data.secret, touch: data.touch, counter: UInt64(data.counter))
         }
 
         /// The ID as text (IDs are UTF-8 in practice; other bytes show as U+FFFD).
@@ -46,8 +49,9 @@ public struct OATHState: Codable, Sendable, Equatable {
             id = try decodeHex(c, .id)
             let typeName = try c.decode(String.self, forKey: .type)
             guard let t = OATHType.allCases.first(where: { $0.description == typeName }) else {
-                throw DecodingError.dataCorruptedError(forKey: .type, in: c,
-                                                       debugDescription: "not an OATH type: \(typeName)")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .type, in: c,
+                    debugDescription: "not an OATH type: \(typeName)")
             }
             type = t
             algorithm = try c.decode(HashAlgorithm.self, forKey: .algorithm)
@@ -77,8 +81,10 @@ public struct OATHState: Codable, Sendable, Equatable {
     /// Eight random bytes, made on the first SELECT (an empty salt means "not made yet") and again on RESET.
     public var salt: [UInt8]
 
-    public init(credentials: [StoredCredential] = [], passwordKey: [UInt8]? = nil,
-                passwordAlgorithm: HashAlgorithm = .sha1, salt: [UInt8] = []) {
+    public init(
+        credentials: [StoredCredential] = [], passwordKey: [UInt8]? = nil,
+        passwordAlgorithm: HashAlgorithm = .sha1, salt: [UInt8] = []
+    ) {
         self.credentials = credentials
         self.passwordKey = passwordKey
         self.passwordAlgorithm = passwordAlgorithm
@@ -101,7 +107,8 @@ public struct OATHState: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         credentials = try c.decodeIfPresent([StoredCredential].self, forKey: .credentials) ?? []
-        passwordKey = try c.contains(.passwordKey) && !c.decodeNil(forKey: .passwordKey)
+        passwordKey =
+            try c.contains(.passwordKey) && !c.decodeNil(forKey: .passwordKey)
             ? decodeHex(c, .passwordKey) : nil
         passwordAlgorithm = try c.decodeIfPresent(HashAlgorithm.self, forKey: .passwordAlgorithm) ?? .sha1
         salt = try c.contains(.salt) ? decodeHex(c, .salt) : []
@@ -115,7 +122,6 @@ public struct OATHState: Codable, Sendable, Equatable {
         try c.encode(salt.hex, forKey: .salt)
     }
 }
-
 
 // MARK: Demo accounts
 
@@ -134,37 +140,58 @@ extension OATHState {
     /// | `Steam:alice` | TOTP SHA-1, 6 digits, 30 s (Steam codes) | `K63WQQRM2HAST7AOZMJ3BX655JZD6QWD` |
     public static func demoAccounts() -> [StoredCredential] {
         [
-            StoredCredential(CredentialData(
-                name: "alice@example.com", issuer: "GitHub", type: .totp, algorithm: .sha1, digits: 6,
-                secret: [0x09, 0x30, 0x2A, 0xAA, 0xB8, 0xFD, 0xA8, 0xB6, 0x56, 0xC7,
-                         0xD0, 0x3E, 0xD3, 0x8E, 0x07, 0x7D, 0xB1, 0xAC, 0x60, 0xD6])),
-            StoredCredential(CredentialData(
-                name: "alice@example.com", issuer: "Fastmail", type: .totp, algorithm: .sha1, digits: 6,
-                period: 60,
-                secret: [0x29, 0x8D, 0xE7, 0x54, 0xCF, 0x21, 0xE3, 0x1D, 0x99, 0xD0,
-                         0x5B, 0x02, 0x8E, 0x83, 0xA6, 0x89, 0x06, 0xC4, 0xD6, 0xC8])),
-            StoredCredential(CredentialData(
-                name: "alice", issuer: "Example Bank", type: .hotp, algorithm: .sha1, digits: 6,
-                secret: [0xBD, 0x11, 0x90, 0x79, 0xB1, 0x5E, 0xE4, 0x34, 0xE7, 0x9C,
-                         0x06, 0xF2, 0xDC, 0xF9, 0xA1, 0x2D, 0xBF, 0xDA, 0x52, 0x83])),
-            StoredCredential(CredentialData(
-                name: "alice@example.com", issuer: "Google", type: .totp, algorithm: .sha1, digits: 6,
-                secret: [0x0A, 0xAD, 0xB7, 0xB5, 0x98, 0x28, 0x20, 0xBC, 0xB3, 0xAD,
-                         0x3E, 0x59, 0x33, 0xA4, 0x84, 0x0D, 0x3E, 0x31, 0x62, 0x57],
-                touch: true)),
-            StoredCredential(CredentialData(
-                name: "alice@example.com", issuer: "Dropbox", type: .totp, algorithm: .sha256, digits: 6,
-                secret: [0x10, 0x30, 0x2A, 0xF6, 0xF4, 0x23, 0x7B, 0xFE, 0xB8, 0x41, 0x43, 0xBF, 0x6C, 0x82,
-                         0xB4, 0xAB, 0xCB, 0x42, 0xAD, 0xA2, 0xBC, 0xE0, 0x89, 0xB2, 0x1D, 0x20, 0xE2, 0x64,
-                         0x67, 0xE4, 0xB9, 0x93])),
-            StoredCredential(CredentialData(
-                name: "alice", issuer: "Corp VPN", type: .totp, algorithm: .sha1, digits: 8,
-                secret: [0xC7, 0x54, 0xBE, 0xE4, 0x06, 0x01, 0xED, 0xB4, 0x1B, 0x3F,
-                         0x0C, 0xC2, 0xE2, 0x73, 0xC0, 0x42, 0x4D, 0x0E, 0xB0, 0xBD])),
-            StoredCredential(CredentialData(
-                name: "alice", issuer: "Steam", type: .totp, algorithm: .sha1, digits: 6,
-                secret: [0x57, 0xB7, 0x68, 0x42, 0x2C, 0xD1, 0xC1, 0x29, 0xFC, 0x0E,
-                         0xCB, 0x13, 0xB0, 0xDF, 0xDD, 0xEA, 0x72, 0x3F, 0x42, 0xC3])),
+            StoredCredential(
+                CredentialData(
+                    name: "alice@example.com", issuer: "GitHub", type: .totp, algorithm: .sha1, digits: 6,
+                    secret: [
+                        0x09, 0x30, 0x2A, 0xAA, 0xB8, 0xFD, 0xA8, 0xB6, 0x56, 0xC7,
+                        0xD0, 0x3E, 0xD3, 0x8E, 0x07, 0x7D, 0xB1, 0xAC, 0x60, 0xD6,
+                    ])),
+            StoredCredential(
+                CredentialData(
+                    name: "alice@example.com", issuer: "Fastmail", type: .totp, algorithm: .sha1, digits: 6,
+                    period: 60,
+                    secret: [
+                        0x29, 0x8D, 0xE7, 0x54, 0xCF, 0x21, 0xE3, 0x1D, 0x99, 0xD0,
+                        0x5B, 0x02, 0x8E, 0x83, 0xA6, 0x89, 0x06, 0xC4, 0xD6, 0xC8,
+                    ])),
+            StoredCredential(
+                CredentialData(
+                    name: "alice", issuer: "Example Bank", type: .hotp, algorithm: .sha1, digits: 6,
+                    secret: [
+                        0xBD, 0x11, 0x90, 0x79, 0xB1, 0x5E, 0xE4, 0x34, 0xE7, 0x9C,
+                        0x06, 0xF2, 0xDC, 0xF9, 0xA1, 0x2D, 0xBF, 0xDA, 0x52, 0x83,
+                    ])),
+            StoredCredential(
+                CredentialData(
+                    name: "alice@example.com", issuer: "Google", type: .totp, algorithm: .sha1, digits: 6,
+                    secret: [
+                        0x0A, 0xAD, 0xB7, 0xB5, 0x98, 0x28, 0x20, 0xBC, 0xB3, 0xAD,
+                        0x3E, 0x59, 0x33, 0xA4, 0x84, 0x0D, 0x3E, 0x31, 0x62, 0x57,
+                    ],
+                    touch: true)),
+            StoredCredential(
+                CredentialData(
+                    name: "alice@example.com", issuer: "Dropbox", type: .totp, algorithm: .sha256, digits: 6,
+                    secret: [
+                        0x10, 0x30, 0x2A, 0xF6, 0xF4, 0x23, 0x7B, 0xFE, 0xB8, 0x41, 0x43, 0xBF, 0x6C, 0x82,
+                        0xB4, 0xAB, 0xCB, 0x42, 0xAD, 0xA2, 0xBC, 0xE0, 0x89, 0xB2, 0x1D, 0x20, 0xE2, 0x64,
+                        0x67, 0xE4, 0xB9, 0x93,
+                    ])),
+            StoredCredential(
+                CredentialData(
+                    name: "alice", issuer: "Corp VPN", type: .totp, algorithm: .sha1, digits: 8,
+                    secret: [
+                        0xC7, 0x54, 0xBE, 0xE4, 0x06, 0x01, 0xED, 0xB4, 0x1B, 0x3F,
+                        0x0C, 0xC2, 0xE2, 0x73, 0xC0, 0x42, 0x4D, 0x0E, 0xB0, 0xBD,
+                    ])),
+            StoredCredential(
+                CredentialData(
+                    name: "alice", issuer: "Steam", type: .totp, algorithm: .sha1, digits: 6,
+                    secret: [
+                        0x57, 0xB7, 0x68, 0x42, 0x2C, 0xD1, 0xC1, 0x29, 0xFC, 0x0E,
+                        0xCB, 0x13, 0xB0, 0xDF, 0xDD, 0xEA, 0x72, 0x3F, 0x42, 0xC3,
+                    ])),
         ]
     }
 }
@@ -178,9 +205,10 @@ extension VirtualKeyState {
         var copy = self
         for i in 0..<count {
             let secret = (0..<20).map { j in UInt8(truncatingIfNeeded: i * 31 + j * 7) }
-            let data = CredentialData(name: "user-\(String.zeroPadded(i, width: 4))@example.com",
-                                      issuer: "Issuer \(String.zeroPadded(i % 100, width: 2))", type: .totp,
-                                      algorithm: .sha1, digits: 6, secret: secret)
+            let data = CredentialData(
+                name: "user-\(String.zeroPadded(i, width: 4))@example.com",
+                issuer: "Issuer \(String.zeroPadded(i % 100, width: 2))", type: .totp,
+                algorithm: .sha1, digits: 6, secret: secret)
             let account = OATHState.StoredCredential(data)
             if let k = copy.oath.index(of: account.id) {
                 copy.oath.credentials[k] = account

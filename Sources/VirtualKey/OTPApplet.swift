@@ -39,7 +39,8 @@ public struct OTPSlotsState: Codable, Sendable, Equatable {
 
     /// The NDEF tag's slot and record prefix.
     public var ndefConfiguration: (slot: Int, configuration: OTPNDEFConfiguration) {
-        let configuration = ndef.flatMap { OTPNDEFConfiguration(bytes: $0) } ?? (try? OTPNDEFConfiguration.uri())
+        let configuration =
+            ndef.flatMap { OTPNDEFConfiguration(bytes: $0) } ?? (try? OTPNDEFConfiguration.uri())
             ?? OTPNDEFConfiguration(type: OTPNDEFConfiguration.uriType, payload: [])
         return (ndefSlot ?? 1, configuration)
     }
@@ -175,9 +176,10 @@ final class OTPApplet: Applet {
         }
         let given = data.count > Self.size ? Array(data[Self.size...]) : [UInt8](repeating: 0, count: Self.codeSize)
         guard let current = state.otpSlots.configuration(slot),
-              current.extFlags & OTPSlotConfiguration.ExtFlag.allowUpdate != 0,
-              Self.accessAllowed(slot: slot, given: given, state),
-              let update = OTPSlotConfiguration(bytes: Array(data[..<Self.size])), update.isValidUpdate else {
+            current.extFlags & OTPSlotConfiguration.ExtFlag.allowUpdate != 0,
+            Self.accessAllowed(slot: slot, given: given, state),
+            let update = OTPSlotConfiguration(bytes: Array(data[..<Self.size])), update.isValidUpdate
+        else {
             return Response(data: Self.status(state), status: .ok)
         }
         state.otpSlots[slot] = current.applying(update: update).bytes
@@ -190,7 +192,8 @@ final class OTPApplet: Applet {
         guard data.count == size || data.count == size + Self.codeSize else { return Response(status: .wrongLength) }
         let given = data.count > size ? Array(data[size...]) : [UInt8](repeating: 0, count: Self.codeSize)
         guard Self.accessAllowed(slot: slot, given: given, state),
-              OTPNDEFConfiguration(bytes: Array(data[..<size])) != nil else {
+            OTPNDEFConfiguration(bytes: Array(data[..<size])) != nil
+        else {
             return Response(data: Self.status(state), status: .ok)
         }
         state.otpSlots.ndefSlot = slot
@@ -199,7 +202,9 @@ final class OTPApplet: Applet {
     }
 
     private func swap(_ data: [UInt8], _ state: inout VirtualKeyState) -> Response {
-        let given = data.count >= Self.codeSize ? Array(data.suffix(Self.codeSize)) : [UInt8](repeating: 0, count: Self.codeSize)
+        let given =
+            data.count >= Self.codeSize
+            ? Array(data.suffix(Self.codeSize)) : [UInt8](repeating: 0, count: Self.codeSize)
         guard Self.accessAllowed(slot: 1, given: given, state), Self.accessAllowed(slot: 2, given: given, state) else {
             return Response(data: Self.status(state), status: .ok)
         }

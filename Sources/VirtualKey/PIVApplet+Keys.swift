@@ -8,15 +8,17 @@ extension PIVApplet {
         guard apdu.p1 == 0, let slot = Self.slot(apdu.p2) else { return Self.badP1P2 }
         guard session.authenticated else { return Self.notAllowed }
         guard let outer = Self.tlvs(apdu.data), outer.count == 1, outer[0].tag == PIV.Tag.generateTemplate,
-              let tlvs = try? outer[0].children(), let value = tlvs.value(for: PIV.Tag.generateAlgorithm),
-              value.count == 1, let algorithm = PIV.Algorithm(rawValue: value[0]),
-              Self.supports(algorithm, on: state.version), let type = Self.keyType(algorithm),
-              let (pin, touch) = Self.policies(tlvs, slot: slot, version: state.version) else {
+            let tlvs = try? outer[0].children(), let value = tlvs.value(for: PIV.Tag.generateAlgorithm),
+            value.count == 1, let algorithm = PIV.Algorithm(rawValue: value[0]),
+            Self.supports(algorithm, on: state.version), let type = Self.keyType(algorithm),
+            let (pin, touch) = Self.policies(tlvs, slot: slot, version: state.version)
+        else {
             return Self.badData
         }
         guard let key = try? AsymmetricPrivateKey.generate(type) else { return Response(status: .memoryFailure) }
-        state.piv.keys[slot] = PIVState.StoredKey(algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
-                                                  origin: .generated, privateKey: key.pkcs8)
+        state.piv.keys[slot] = PIVState.StoredKey(
+            algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
+            origin: .generated, privateKey: key.pkcs8)
         let body = TLV(PIV.Tag.publicKey, Self.publicKeyTLVs(key.publicKey))
         return Response(data: body.encoded, status: .ok)
     }
@@ -28,16 +30,19 @@ extension PIVApplet {
         guard let slot = Self.slot(apdu.p2, attestation: true) else { return Self.badP1P2 }
         guard session.authenticated else { return Self.notAllowed }
         guard let algorithm = PIV.Algorithm(rawValue: apdu.p1), Self.supports(algorithm, on: state.version),
-              let type = Self.keyType(algorithm) else {
+            let type = Self.keyType(algorithm)
+        else {
             return Self.badP1P2
         }
         guard let tlvs = try? TLV.parseAll(apdu.data, mode: .simple),
-              let (pin, touch) = Self.policies(tlvs, slot: slot, version: state.version),
-              let key = Self.importedKey(type, tlvs) else {
+            let (pin, touch) = Self.policies(tlvs, slot: slot, version: state.version),
+            let key = Self.importedKey(type, tlvs)
+        else {
             return Self.badData
         }
-        state.piv.keys[slot] = PIVState.StoredKey(algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
-                                                  origin: .imported, privateKey: key.pkcs8)
+        state.piv.keys[slot] = PIVState.StoredKey(
+            algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
+            origin: .imported, privateKey: key.pkcs8)
         return Self.done
     }
 
@@ -48,9 +53,11 @@ extension PIVApplet {
             let parts = [PIV.Tag.rsaP, PIV.Tag.rsaQ, PIV.Tag.rsaDP, PIV.Tag.rsaDQ, PIV.Tag.rsaQInv]
                 .compactMap { tlvs.value(for: $0) }
             guard parts.count == 5, parts.allSatisfy({ $0.count <= half }),
-                  let key = try? AsymmetricPrivateKey.rsa(p: parts[0], q: parts[1], dp: parts[2], dq: parts[3],
-                                                          qInverse: parts[4]),
-                  key.type == type else { return nil }
+                let key = try? AsymmetricPrivateKey.rsa(
+                    p: parts[0], q: parts[1], dp: parts[2], dq: parts[3],
+                    qInverse: parts[4]),
+                key.type == type
+            else { return nil }
             return key
         case .p256, .p384:
             guard let scalar = tlvs.value(for: PIV.Tag.ecPrivate) else { return nil }
@@ -69,7 +76,8 @@ extension PIVApplet {
     func moveKey(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
         guard state.version >= PIV.version57 else { return Response(status: .invalidInstruction) }
         guard let source = Self.slot(apdu.p2), apdu.p1 == 0xFF || Self.slot(apdu.p1) != nil,
-              apdu.p1 != apdu.p2 else {
+            apdu.p1 != apdu.p2
+        else {
             return Self.badP1P2
         }
         guard session.authenticated else { return Self.notAllowed }
@@ -93,9 +101,10 @@ extension PIVApplet {
         guard stored.origin == .generated else { return Self.badData }
         ensureAttestationKey(&state)
         guard let key = try? AsymmetricPrivateKey(pkcs8: stored.privateKey),
-              let signer = state.piv.keys[.attestation].flatMap({ try? AsymmetricPrivateKey(pkcs8: $0.privateKey) }),
-              let issuerDER = state.piv.objects[PIV.ObjectID.attestationCertificate],
-              let issuer = try? X509Certificate(der: Self.certificateDER(issuerDER)) else {
+            let signer = state.piv.keys[.attestation].flatMap({ try? AsymmetricPrivateKey(pkcs8: $0.privateKey) }),
+            let issuerDER = state.piv.objects[PIV.ObjectID.attestationCertificate],
+            let issuer = try? X509Certificate(der: Self.certificateDER(issuerDER))
+        else {
             return Response(status: .memoryFailure)
         }
         let oid = "1.3.6.1.4.1.41482.3."
@@ -103,14 +112,17 @@ extension PIVApplet {
         let extensions = [
             CertificateIssuer.Extension(oid: oid + "3", value: state.version.bytes),
             CertificateIssuer.Extension(oid: oid + "7", value: serial),
-            CertificateIssuer.Extension(oid: oid + "8",
-                                        value: [stored.pinPolicy.rawValue, stored.touchPolicy.rawValue]),
+            CertificateIssuer.Extension(
+                oid: oid + "8",
+                value: [stored.pinPolicy.rawValue, stored.touchPolicy.rawValue]),
             CertificateIssuer.Extension(oid: oid + "9", value: [state.formFactor]),
         ]
         let name = "YubiKey PIV Attestation " + Hex.encode([slot.rawValue])
-        guard let certificate = try? CertificateIssuer.issue(
-            subject: [.init("CN", name)], publicKey: key.publicKey, serial: Self.positiveInteger(Crypto.random(16)),
-            validity: .sameAsIssuer, signingKey: signer, issuer: issuer, extensions: extensions) else {
+        guard
+            let certificate = try? CertificateIssuer.issue(
+                subject: [.init("CN", name)], publicKey: key.publicKey, serial: Self.positiveInteger(Crypto.random(16)),
+                validity: .sameAsIssuer, signingKey: signer, issuer: issuer, extensions: extensions)
+        else {
             return Response(status: .memoryFailure)
         }
         return Response(data: certificate.der, status: .ok)
@@ -122,13 +134,16 @@ extension PIVApplet {
         guard state.piv.keys[.attestation] == nil || state.piv.objects[PIV.ObjectID.attestationCertificate] == nil
         else { return }
         guard let key = try? AsymmetricPrivateKey.generate(.p256),
-              let certificate = try? CertificateIssuer.issue(
+            let certificate = try? CertificateIssuer.issue(
                 subject: [.init("O", "ykterm"), .init("CN", "Virtual YubiKey PIV Attestation")],
                 publicKey: key.publicKey, serial: Self.positiveInteger(Crypto.random(16)), validity: .days(20 * 366),
-                signingKey: key, extensions: [.basicConstraints(ca: true)]) else { return }
-        state.piv.keys[.attestation] = PIVState.StoredKey(algorithm: .eccP256, pinPolicy: .never, touchPolicy: .never,
-                                                          origin: .generated, privateKey: key.pkcs8)
-        state.piv.objects[PIV.ObjectID.attestationCertificate] = TLV(PIV.Tag.certificate, certificate.der).encoded
+                signingKey: key, extensions: [.basicConstraints(ca: true)])
+        else { return }
+        state.piv.keys[.attestation] = PIVState.StoredKey(
+            algorithm: .eccP256, pinPolicy: .never, touchPolicy: .never,
+            origin: .generated, privateKey: key.pkcs8)
+        state.piv.objects[PIV.ObjectID.attestationCertificate] =
+            TLV(PIV.Tag.certificate, certificate.der).encoded
             + TLV(PIV.Tag.certificateInfo, [PIV.certificateUncompressed]).encoded
             + TLV(PIV.Tag.errorDetection, []).encoded
     }

@@ -6,7 +6,8 @@ extension PIVApplet {
     /// GENERAL AUTHENTICATE: the management key (P2 9B) or a slot's private key (the rest, in +Operations).
     func authenticate(_ apdu: APDU, _ state: inout VirtualKeyState) -> Response {
         guard let outer = Self.tlvs(apdu.data), outer.count == 1, outer[0].tag == PIV.Tag.dynamicAuthentication,
-              let parts = try? outer[0].children() else {
+            let parts = try? outer[0].children()
+        else {
             return Self.badData
         }
         guard apdu.p2 == PIV.Reference.managementKey else { return privateKeyOperation(apdu, parts, &state) }
@@ -58,7 +59,8 @@ extension PIVApplet {
             return answer(PIV.Tag.challenge, fresh)
         case (nil, nil, let r?) where !r.isEmpty:
             guard let pendingChallenge, let expected = encrypt(pendingChallenge),
-                  Crypto.constantTimeEqual(r, expected) else {
+                Crypto.constantTimeEqual(r, expected)
+            else {
                 session.authenticated = false
                 return Self.notAllowed
             }
@@ -75,10 +77,11 @@ extension PIVApplet {
         guard apdu.p1 == 0xFF, apdu.p2 == 0xFF || apdu.p2 == 0xFE else { return Self.badP1P2 }
         guard session.authenticated else { return Self.notAllowed }
         guard apdu.data.count > 1, let algorithm = PIV.Algorithm(rawValue: apdu.data[0]), algorithm.isManagementKey,
-              algorithm == .tripleDES || state.version >= Version(5, 4, 0),
-              let parsed = Self.tlvs(Array(apdu.data.dropFirst())), parsed.count == 1,
-              parsed[0].tag == UInt32(PIV.Reference.managementKey),
-              parsed[0].value.count == algorithm.keyLength else {
+            algorithm == .tripleDES || state.version >= Version(5, 4, 0),
+            let parsed = Self.tlvs(Array(apdu.data.dropFirst())), parsed.count == 1,
+            parsed[0].tag == UInt32(PIV.Reference.managementKey),
+            parsed[0].value.count == algorithm.keyLength
+        else {
             return Self.badData
         }
         state.piv.managementKey = parsed[0].value == PIV.defaultManagementKey ? nil : parsed[0].value

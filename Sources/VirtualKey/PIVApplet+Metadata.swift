@@ -16,14 +16,16 @@ extension PIVApplet {
             let isPIN = apdu.p2 == PIV.Reference.pin
             let tries = isPIN ? piv.pinTries : piv.pukTries
             let left = isPIN ? piv.pinTriesLeft : piv.pukTriesLeft
-            let body = tlv(PIV.Tag.metadataAlgorithm, [Self.pinAlgorithm])
+            let body =
+                tlv(PIV.Tag.metadataAlgorithm, [Self.pinAlgorithm])
                 + tlv(PIV.Tag.metadataPolicy, [PIV.PINPolicy.default.rawValue, PIV.TouchPolicy.default.rawValue])
                 + tlv(PIV.Tag.metadataIsDefault, flag(isPIN ? piv.pinIsDefault : piv.pukIsDefault))
                 + tlv(PIV.Tag.metadataRetries, [UInt8(clamping: tries), UInt8(clamping: left)])
             return Response(data: body, status: .ok)
         case PIV.Reference.managementKey:
             let touch: PIV.TouchPolicy = piv.managementTouch ? .always : .never
-            let body = tlv(PIV.Tag.metadataAlgorithm, [piv.managementAlgorithm(on: state.version).rawValue])
+            let body =
+                tlv(PIV.Tag.metadataAlgorithm, [piv.managementAlgorithm(on: state.version).rawValue])
                 + tlv(PIV.Tag.metadataPolicy, [PIV.PINPolicy.default.rawValue, touch.rawValue])
                 + tlv(PIV.Tag.metadataIsDefault, flag(piv.managementKeyIsDefault))
             return Response(data: body, status: .ok)
@@ -31,8 +33,10 @@ extension PIVApplet {
             guard let slot = Self.slot(apdu.p2, attestation: true) else { return Self.noKey }
             if slot == .attestation { ensureAttestationKey(&state) }
             guard let stored = state.piv.keys[slot],
-                  let key = try? AsymmetricPrivateKey(pkcs8: stored.privateKey) else { return Self.noKey }
-            let body = tlv(PIV.Tag.metadataAlgorithm, [stored.algorithm.rawValue])
+                let key = try? AsymmetricPrivateKey(pkcs8: stored.privateKey)
+            else { return Self.noKey }
+            let body =
+                tlv(PIV.Tag.metadataAlgorithm, [stored.algorithm.rawValue])
                 + tlv(PIV.Tag.metadataPolicy, [stored.pinPolicy.rawValue, stored.touchPolicy.rawValue])
                 + tlv(PIV.Tag.metadataOrigin, [stored.origin.rawValue])
                 + tlv(PIV.Tag.metadataPublicKey, Self.publicKeyTLVs(key.publicKey))

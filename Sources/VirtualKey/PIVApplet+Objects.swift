@@ -4,8 +4,11 @@ import KeyKit
 extension PIVApplet {
     /// The discovery object, built in and read-only: the PIV AID, and the PIN usage policy (the PIV PIN
     /// satisfies access control; no global PIN).
-    static let discovery: [UInt8] = TLV(0x7E, TLV(0x4F, AID.piv + [0x00, 0x00, 0x10, 0x00, 0x01, 0x00]).encoded
-        + TLV(0x5F2F, [0x40, 0x00]).encoded).encoded
+    static let discovery: [UInt8] = TLV(
+        0x7E,
+        TLV(0x4F, AID.piv + [0x00, 0x00, 0x10, 0x00, 0x01, 0x00]).encoded
+            + TLV(0x5F2F, [0x40, 0x00]).encoded
+    ).encoded
 
     /// Objects that are read only after the PIN (SP 800-73-4's PIN-protected ones: fingerprints, facial image,
     /// printed information, iris images).
@@ -36,7 +39,8 @@ extension PIVApplet {
         guard apdu.p1 == 0x3F, apdu.p2 == 0xFF else { return Self.badP1P2 }
         guard session.authenticated else { return Self.notAllowed }
         guard let tlvs = Self.tlvs(apdu.data), tlvs.count == 2, let id = Self.objectID(tlvs),
-              id != PIV.ObjectID.discovery, let value = tlvs.value(for: PIV.Tag.objectData) else {
+            id != PIV.ObjectID.discovery, let value = tlvs.value(for: PIV.Tag.objectData)
+        else {
             return Self.badData
         }
         guard value.count <= Self.maxObjectSize else { return Response(status: .noSpace) }

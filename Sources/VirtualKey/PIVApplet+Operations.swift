@@ -9,8 +9,9 @@ extension PIVApplet {
     func privateKeyOperation(_ apdu: APDU, _ parts: [TLV], _ state: inout VirtualKeyState) -> Response {
         guard let slot = Self.slot(apdu.p2, attestation: true) else { return Self.badP1P2 }
         guard let stored = state.piv.keys[slot], stored.algorithm.rawValue == apdu.p1,
-              let type = Self.keyType(stored.algorithm),
-              parts.value(for: PIV.Tag.response)?.isEmpty == true else {
+            let type = Self.keyType(stored.algorithm),
+            parts.value(for: PIV.Tag.response)?.isEmpty == true
+        else {
             return Self.badData
         }
         let challenge = parts.value(for: PIV.Tag.challenge)

@@ -158,8 +158,10 @@ final class PIVApplet: Applet {
 
     /// The PIN and touch policies of a request (tags AA and AB), the defaults resolved for `slot`; nil when a
     /// value is not one this firmware has.
-    static func policies(_ tlvs: [TLV], slot: PIV.Slot,
-                         version: Version) -> (PIV.PINPolicy, PIV.TouchPolicy)? {
+    static func policies(
+        _ tlvs: [TLV], slot: PIV.Slot,
+        version: Version
+    ) -> (PIV.PINPolicy, PIV.TouchPolicy)? {
         var pin = defaultPINPolicy(slot)
         var touch = PIV.TouchPolicy.never
         if let value = tlvs.value(for: PIV.Tag.pinPolicy) {
@@ -169,7 +171,8 @@ final class PIVApplet: Applet {
         }
         if let value = tlvs.value(for: PIV.Tag.touchPolicy) {
             guard value.count == 1, let t = PIV.TouchPolicy(rawValue: value[0]),
-                  t != .cached || version >= Version(4, 3, 0) else { return nil }
+                t != .cached || version >= Version(4, 3, 0)
+            else { return nil }
             if t != .default { touch = t }
         }
         return (pin, touch)

@@ -15,8 +15,10 @@ public struct PIVState: Codable, Sendable, Equatable {
         /// DER PKCS#8.
         public var privateKey: [UInt8]
 
-        public init(algorithm: PIV.Algorithm, pinPolicy: PIV.PINPolicy, touchPolicy: PIV.TouchPolicy,
-                    origin: PIV.Origin, privateKey: [UInt8]) {
+        public init(
+            algorithm: PIV.Algorithm, pinPolicy: PIV.PINPolicy, touchPolicy: PIV.TouchPolicy,
+            origin: PIV.Origin, privateKey: [UInt8]
+        ) {
             self.algorithm = algorithm
             self.pinPolicy = pinPolicy
             self.touchPolicy = touchPolicy
@@ -32,8 +34,9 @@ public struct PIVState: Codable, Sendable, Equatable {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let name = try c.decode(String.self, forKey: .algorithm)
             guard let algorithm = PIV.Algorithm(name: name), !algorithm.isManagementKey else {
-                throw DecodingError.dataCorruptedError(forKey: .algorithm, in: c,
-                                                       debugDescription: "not a PIV key algorithm: \(name)")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .algorithm, in: c,
+                    debugDescription: "not a PIV key algorithm: \(name)")
             }
             self.algorithm = algorithm
             pinPolicy = try decodeRaw(c, .pinPolicy)
@@ -129,8 +132,9 @@ public struct PIVState: Codable, Sendable, Equatable {
         }
         if let name = try c.decodeIfPresent(String.self, forKey: .managementAlgorithm) {
             guard let algorithm = PIV.Algorithm(name: name), algorithm.isManagementKey else {
-                throw DecodingError.dataCorruptedError(forKey: .managementAlgorithm, in: c,
-                                                       debugDescription: "not a management key algorithm: \(name)")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .managementAlgorithm, in: c,
+                    debugDescription: "not a management key algorithm: \(name)")
             }
             managementAlgorithm = algorithm
         }
@@ -171,8 +175,12 @@ extension PIVState.StoredKey: CustomStringConvertible, CustomReflectable {
         "StoredKey(\(algorithm), PIN \(pinPolicy), touch \(touchPolicy), \(origin), private key hidden)"
     }
     public var customMirror: Mirror {
-        Mirror(self, children: ["algorithm": algorithm, "pinPolicy": pinPolicy, "touchPolicy": touchPolicy,
-                                "origin": origin])
+        Mirror(
+            self,
+            children: [
+                "algorithm": algorithm, "pinPolicy": pinPolicy, "touchPolicy": touchPolicy,
+                "origin": origin,
+            ])
     }
 }
 
@@ -185,9 +193,13 @@ extension PIVState: CustomStringConvertible, CustomReflectable {
             + "keys [\(slots)], objects \(objects.keys.map(\.hex).sorted()); secrets hidden)"
     }
     public var customMirror: Mirror {
-        Mirror(self, children: ["pinTries": pinTries, "pinTriesLeft": pinTriesLeft, "pukTries": pukTries,
-                                "pukTriesLeft": pukTriesLeft, "managementAlgorithm": managementAlgorithm as Any,
-                                "managementTouch": managementTouch, "keys": keys, "objects": objects.keys.map(\.hex)])
+        Mirror(
+            self,
+            children: [
+                "pinTries": pinTries, "pinTriesLeft": pinTriesLeft, "pukTries": pukTries,
+                "pukTriesLeft": pukTriesLeft, "managementAlgorithm": managementAlgorithm as Any,
+                "managementTouch": managementTouch, "keys": keys, "objects": objects.keys.map(\.hex),
+            ])
     }
 }
 
@@ -205,23 +217,25 @@ extension PIVState {
     /// certificate it signed.
     static let demoPKCS8 = try! Hex.decode(
         "308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b0201010420b7e6318e241939309eec2368"
-        + "804757f94c2cb37f441e9019e053f5fbb418f366a14403420004fd07331f3f3f44ba28dc7607fbf06c70d3a295efdaf7"
-        + "bdab303e186553c61535fd6ccc4c72ed2b811f4ac9ee57980f05b13031a271b786fb67cc4ee9d012637c")
+            + "804757f94c2cb37f441e9019e053f5fbb418f366a14403420004fd07331f3f3f44ba28dc7607fbf06c70d3a295efdaf7"
+            + "bdab303e186553c61535fd6ccc4c72ed2b811f4ac9ee57980f05b13031a271b786fb67cc4ee9d012637c")
     static let demoCertificate = try! Hex.decode(
         "308201273081cea00302010202103961d9379876d47e0a2ef33da985687f300a06082a8648ce3d040302301631143012"
-        + "06035504030c0b796b7465726d2064656d6f301e170d3236313132373231313930305a170d3336313132373231313930"
-        + "305a30163114301206035504030c0b796b7465726d2064656d6f3059301306072a8648ce3d020106082a8648ce3d0301"
-        + "0703420004fd07331f3f3f44ba28dc7607fbf06c70d3a295efdaf7bdab303e186553c61535fd6ccc4c72ed2b811f4ac9"
-        + "ee57980f05b13031a271b786fb67cc4ee9d012637c300a06082a8648ce3d0403020348003045022059f8d0735a78efc4"
-        + "fc811493aaa514974a77b653a77477ac74eeb5f17719e0f6022100d0324441f5b7dae9e5e0011ca49b5bf3fdc39a6330"
-        + "f403ec4504429fff3b09c7")
+            + "06035504030c0b796b7465726d2064656d6f301e170d3236313132373231313930305a170d3336313132373231313930"
+            + "305a30163114301206035504030c0b796b7465726d2064656d6f3059301306072a8648ce3d020106082a8648ce3d0301"
+            + "0703420004fd07331f3f3f44ba28dc7607fbf06c70d3a295efdaf7bdab303e186553c61535fd6ccc4c72ed2b811f4ac9"
+            + "ee57980f05b13031a271b786fb67cc4ee9d012637c300a06082a8648ce3d0403020348003045022059f8d0735a78efc4"
+            + "fc811493aaa514974a77b653a77477ac74eeb5f17719e0f6022100d0324441f5b7dae9e5e0011ca49b5bf3fdc39a6330"
+            + "f403ec4504429fff3b09c7")
 
     /// Puts the demo in slot 9A: the EC P-256 key above (imported, PIN once, no touch) and its certificate.
     /// Replaces what 9A held.
     public mutating func installDemo() {
-        keys[.authentication] = StoredKey(algorithm: .eccP256, pinPolicy: .once, touchPolicy: .never,
-                                          origin: .imported, privateKey: PIVState.demoPKCS8)
-        objects[PIV.Slot.authentication.certificateObject] = TLV(PIV.Tag.certificate, PIVState.demoCertificate).encoded
+        keys[.authentication] = StoredKey(
+            algorithm: .eccP256, pinPolicy: .once, touchPolicy: .never,
+            origin: .imported, privateKey: PIVState.demoPKCS8)
+        objects[PIV.Slot.authentication.certificateObject] =
+            TLV(PIV.Tag.certificate, PIVState.demoCertificate).encoded
             + TLV(PIV.Tag.certificateInfo, [PIV.certificateUncompressed]).encoded
             + TLV(PIV.Tag.errorDetection, []).encoded
     }
@@ -229,7 +243,7 @@ extension PIVState {
 
 /// A PIV enumeration stored as its raw byte.
 private func decodeRaw<K: CodingKey, T: RawRepresentable>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> T
-    where T.RawValue == UInt8 {
+where T.RawValue == UInt8 {
     let raw = try c.decode(UInt8.self, forKey: key)
     guard let value = T(rawValue: raw) else {
         throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "unknown value \(raw)")

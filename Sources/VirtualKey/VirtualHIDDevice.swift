@@ -21,8 +21,11 @@ public final class VirtualHIDDevice: HIDReportDevice {
     /// Runs one CBOR (0x10) or MSG (0x03) request and returns the answer (status byte + CBOR, or data + SW);
     /// an empty answer sends nothing (the key lost power meanwhile).
     /// `keepalive` sends a KEEPALIVE with that status at once, and makes it the status of the periodic ones.
-    public typealias Handler = @Sendable (_ command: UInt8, _ payload: [UInt8],
-                                          _ keepalive: @Sendable (UInt8) -> Void) -> [UInt8]
+    public typealias Handler =
+        @Sendable (
+            _ command: UInt8, _ payload: [UInt8],
+            _ keepalive: @Sendable (UInt8) -> Void
+        ) -> [UInt8]
 
     public struct Options: Sendable {
         /// The device version in the INIT answer.
@@ -258,7 +261,8 @@ private final class Core: Sendable {
                 return
             }
             if s.options.busyResponses > 0,
-               [CTAPHID.Command.ping, CTAPHID.Command.cbor, CTAPHID.Command.msg].contains(command) {
+                [CTAPHID.Command.ping, CTAPHID.Command.cbor, CTAPHID.Command.msg].contains(command)
+            {
                 s.options.busyResponses -= 1
                 Self.sendError(&s, channel: cid, code: CTAPHID.ErrorCode.channelBusy)
                 return
@@ -330,7 +334,8 @@ private final class Core: Sendable {
         }
         if s.options.wrongInitNonce { nonce[0] ^= 0xFF }
         let version = s.options.deviceVersion.bytes
-        let answer = nonce + CTAPHID.bytes(of: allocated) + [CTAPHID.protocolVersion] + version
+        let answer =
+            nonce + CTAPHID.bytes(of: allocated) + [CTAPHID.protocolVersion] + version
             + [s.options.capabilities.rawValue]
         Self.send(&s, channel: cid, command: CTAPHID.Command.initialize, payload: answer)
     }
@@ -443,8 +448,9 @@ private final class Core: Sendable {
                 guard let busy = s.busy, busy.generation == generation, case .processing = busy.phase else {
                     return nil
                 }
-                Self.send(&s, channel: busy.channel, command: CTAPHID.Command.keepalive,
-                          payload: [busy.keepaliveStatus])
+                Self.send(
+                    &s, channel: busy.channel, command: CTAPHID.Command.keepalive,
+                    payload: [busy.keepaliveStatus])
                 return s.options.keepAliveInterval ?? (s.options.keepAliveForever ? 0.1 : nil)
             }
             if let again { self.scheduleKeepalive(generation: generation, after: again) }

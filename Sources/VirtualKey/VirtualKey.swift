@@ -18,8 +18,11 @@ public final class VirtualKey: Sendable {
 
     /// The ATR a YubiKey 5 gives on USB (its CCID interface), T0 high nibble F: clients treat the reader
     /// as the key's own USB interface.
-    public static let usbATR: [UInt8] = [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0,
-                                         0x21, 0xC0] + Array("WYubiKey@".utf8)
+    public static let usbATR: [UInt8] =
+        [
+            0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0,
+            0x21, 0xC0,
+        ] + Array("WYubiKey@".utf8)
 
     /// Which ATR the key answers with: as on an NFC reader (the default) or as a USB key.
     public enum ATRStyle: Sendable {
@@ -82,18 +85,26 @@ public final class VirtualKey: Sendable {
     /// without one the key power-cycles.
     private let rebootHandler = Mutex<(@Sendable () -> Void)?>(nil)
 
-    public init(state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
-                latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
-                resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey, smartCardTransport: ATRStyle = .nfc,
-                bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
-                sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay) {
-        let fido = FIDOAuthenticator(userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
-                                     bioSampleStatuses: bioSampleStatuses, sensorDelay: sensorDelay)
+    public init(
+        state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
+        latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
+        resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey, smartCardTransport: ATRStyle = .nfc,
+        bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
+        sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay
+    ) {
+        let fido = FIDOAuthenticator(
+            userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
+            bioSampleStatuses: bioSampleStatuses, sensorDelay: sensorDelay)
         var core = Inner(state: state, applets: [], fido: fido)
-        core.applets = (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
-            + [OTPApplet(touchDelay: touchDelay), OATHApplet(touchDelay: touchDelay, refused: profile.refusedOATHInstructions),
-               FIDOApplet(authenticator: fido, transport: smartCardTransport), NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile),
-               PIVApplet(touchDelay: touchDelay)]
+        core.applets =
+            (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
+            + [
+                OTPApplet(touchDelay: touchDelay),
+                OATHApplet(touchDelay: touchDelay, refused: profile.refusedOATHInstructions),
+                FIDOApplet(authenticator: fido, transport: smartCardTransport),
+                NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile),
+                PIVApplet(touchDelay: touchDelay),
+            ]
         inner = Mutex(core)
         self.stateFile = stateFile
         self.latency = latency
@@ -105,17 +116,20 @@ public final class VirtualKey: Sendable {
     }
 
     /// Loads the state from `file` (creating it from `initial` when missing).
-    public convenience init(stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
-                            latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
-                            resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
-                            smartCardTransport: ATRStyle = .nfc,
-                            bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
-                            sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay) throws {
+    public convenience init(
+        stateFile file: VirtualKeyStateFile, initial: VirtualKeyState,
+        latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
+        resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
+        smartCardTransport: ATRStyle = .nfc,
+        bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
+        sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay
+    ) throws {
         let loaded = try file.load()
-        self.init(state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
-                  userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
-                  smartCardTransport: smartCardTransport, bioSampleStatuses: bioSampleStatuses,
-                  sensorDelay: sensorDelay)
+        self.init(
+            state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
+            userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
+            smartCardTransport: smartCardTransport, bioSampleStatuses: bioSampleStatuses,
+            sensorDelay: sensorDelay)
         if loaded == nil { try file.save(initial) }
     }
 
@@ -305,8 +319,10 @@ public final class VirtualKey: Sendable {
         }
     }
 
-    private static func handle(_ bytes: [UInt8], _ inner: inout Inner, profile: VirtualKeyProfile,
-                               transport: ATRStyle) -> Response {
+    private static func handle(
+        _ bytes: [UInt8], _ inner: inout Inner, profile: VirtualKeyProfile,
+        transport: ATRStyle
+    ) -> Response {
         let apdu: APDU
         do {
             apdu = try APDU(parsing: bytes)
@@ -318,7 +334,8 @@ public final class VirtualKey: Sendable {
 
         // Rest of a long answer.
         if let sel = inner.selected, !inner.pendingResponse.isEmpty,
-           apdu.ins == inner.applets[sel].remainingInstruction {
+            apdu.ins == inner.applets[sel].remainingInstruction
+        {
             if apdu.le == nil && profile.withholdsDataWithoutLe {
                 // No Le, no data: the same announcement again, and nothing fetched.
                 return Response(status: remaining(inner.pendingResponse.count))

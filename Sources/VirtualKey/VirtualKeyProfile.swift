@@ -90,8 +90,10 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     var refusedOATHInstructions: [UInt8: StatusWord] {
         switch self {
         case .oathBasic:
-            return [YKOATH.Ins.reset: .invalidInstruction, YKOATH.Ins.setCode: .classNotSupported,
-                    YKOATH.Ins.rename: .functionNotSupported]
+            return [
+                YKOATH.Ins.reset: .invalidInstruction, YKOATH.Ins.setCode: .classNotSupported,
+                YKOATH.Ins.rename: .functionNotSupported,
+            ]
         default: return [:]
         }
     }
@@ -159,8 +161,10 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
     var keepalivesBeforeUser: [KeepalivePhase] {
         switch self {
         case .slowKeepalive:
-            return [KeepalivePhase(status: CTAPHID.KeepaliveStatus.processing, seconds: 4),
-                    KeepalivePhase(status: CTAPHID.KeepaliveStatus.userPresenceNeeded, seconds: 4)]
+            return [
+                KeepalivePhase(status: CTAPHID.KeepaliveStatus.processing, seconds: 4),
+                KeepalivePhase(status: CTAPHID.KeepaliveStatus.userPresenceNeeded, seconds: 4),
+            ]
         default: return []
         }
     }
@@ -187,8 +191,8 @@ public enum VirtualKeyProfile: String, CaseIterable, Sendable, CustomStringConve
             extensions: ["thirdPartyPayment", "x-vendor-telemetry"],
             options: ["futureOption": true, "x-vendor-mode": false],
             fields: [
-                0x13: ["FIDO": 2],                     // certifications (CTAP 2.1)
-                0x18: false,                           // longTouchForReset (CTAP 2.2)
+                0x13: ["FIDO": 2],  // certifications (CTAP 2.1)
+                0x18: false,  // longTouchForReset (CTAP 2.2)
                 0x21: [1: [.bytes([0x01, 0x02]), -5], "vendor": ["mode": "quiet", "level": 3]],
                 0x30: [1, -1, "two", .bytes([0x03]), true, [4, [5]]],
                 0x7F: .bytes([0xDE, 0xAD, 0xBE, 0xEF]),

@@ -32,28 +32,31 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
 
     /// A YubiKey 5 NFC (USB-A keychain) with every application.
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
-        -> VirtualKeyState {
+        -> VirtualKeyState
+    {
         let all: UInt16 = Capabilities([.otp, .u2f, .openpgp, .piv, .oath, .hsmauth, .fido2]).rawValue
-        return VirtualKeyState(serial: serial, version: version, formFactor: FormFactor.usbAKeychain.rawValue,
-                               usbSupported: all, usbEnabled: all, nfcSupported: all, nfcEnabled: all,
-                               configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
-                               challengeResponseTimeout: 15, otpSequence: 1)
+        return VirtualKeyState(
+            serial: serial, version: version, formFactor: FormFactor.usbAKeychain.rawValue,
+            usbSupported: all, usbEnabled: all, nfcSupported: all, nfcEnabled: all,
+            configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
+            challengeResponseTimeout: 15, otpSequence: 1)
     }
 
     public var deviceInfo: DeviceInfo {
-        DeviceInfo(serial: serial, version: version, formFactor: FormFactor(rawValue: formFactor & 0x0F) ?? .unknown,
-                   supportedUSB: Capabilities(rawValue: usbSupported), enabledUSB: Capabilities(rawValue: usbEnabled),
-                   supportedNFC: Capabilities(rawValue: nfcSupported), enabledNFC: Capabilities(rawValue: nfcEnabled),
-                   isConfigLocked: configLocked, autoEjectTimeout: Int(autoEjectTimeout),
-                   challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags)
+        DeviceInfo(
+            serial: serial, version: version, formFactor: FormFactor(rawValue: formFactor & 0x0F) ?? .unknown,
+            supportedUSB: Capabilities(rawValue: usbSupported), enabledUSB: Capabilities(rawValue: usbEnabled),
+            supportedNFC: Capabilities(rawValue: nfcSupported), enabledNFC: Capabilities(rawValue: nfcEnabled),
+            isConfigLocked: configLocked, autoEjectTimeout: Int(autoEjectTimeout),
+            challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags)
     }
 }
 
 extension VirtualKeyState {
     enum CodingKeys: String, CodingKey {
         case serial, version, formFactor, usbSupported, usbEnabled, nfcSupported, nfcEnabled, configLocked,
-             configLockCode, deviceFlags, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath, fido,
-             otpSlots, otpToken, piv
+            configLockCode, deviceFlags, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath, fido,
+            otpSlots, otpToken, piv
     }
 
     // Fields added after the first release are optional in the file, so older state files still load.
@@ -67,7 +70,8 @@ extension VirtualKeyState {
         nfcSupported = try c.decode(UInt16.self, forKey: .nfcSupported)
         nfcEnabled = try c.decode(UInt16.self, forKey: .nfcEnabled)
         configLocked = try c.decode(Bool.self, forKey: .configLocked)
-        configLockCode = try c.contains(.configLockCode) && !c.decodeNil(forKey: .configLockCode)
+        configLockCode =
+            try c.contains(.configLockCode) && !c.decodeNil(forKey: .configLockCode)
             ? decodeHex(c, .configLockCode) : nil
         deviceFlags = try c.decode(UInt8.self, forKey: .deviceFlags)
         autoEjectTimeout = try c.decode(UInt16.self, forKey: .autoEjectTimeout)

@@ -132,7 +132,8 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
     /// A challenge-response slot that requires touch waits for one when the key has a touch delay.
     private func needsTouch(slot: UInt8) -> Bool {
         guard slot == OTPSession.Command.challengeHMAC1 || slot == OTPSession.Command.challengeHMAC2,
-              key.touchDelay > 0 else { return false }
+            key.touchDelay > 0
+        else { return false }
         let n = slot == OTPSession.Command.challengeHMAC1 ? 1 : 2
         guard let config = key.state.otpSlots.configuration(n) else { return false }
         return config.isHMACChallengeResponse && config.requiresTouch
@@ -158,16 +159,24 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
             }
             return r.data
         case Command.config1, Command.config2, Command.update1, Command.update2:
-            _ = otpApplication(p1: slot, data: Array(payload[0..<(OTPSlotConfiguration.size
-                                                                   + OTPSlotConfiguration.accessCodeSize)]))
+            _ = otpApplication(
+                p1: slot,
+                data: Array(
+                    payload[
+                        0..<(OTPSlotConfiguration.size
+                            + OTPSlotConfiguration.accessCodeSize)]))
             return nil
         case Command.swap:
             // No configuration: the access code comes first.
             _ = otpApplication(p1: slot, data: Array(payload[0..<OTPSlotConfiguration.accessCodeSize]))
             return nil
         case Command.ndef1, Command.ndef2:
-            _ = otpApplication(p1: slot, data: Array(payload[0..<(OTPNDEFConfiguration.size
-                                                                   + OTPSlotConfiguration.accessCodeSize)]))
+            _ = otpApplication(
+                p1: slot,
+                data: Array(
+                    payload[
+                        0..<(OTPNDEFConfiguration.size
+                            + OTPSlotConfiguration.accessCodeSize)]))
             return nil
         default:
             return nil

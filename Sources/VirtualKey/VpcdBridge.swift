@@ -137,9 +137,11 @@ public final class VpcdBridge: Sendable {
     /// Log the header of every command APDU (`apdu CLA INS P1 P2 +LEN`), for counting exchanges.
     public let logAPDUs: Bool
 
-    public init(key: VirtualKey, host: String, port: UInt16, retryInterval: Double = 0.5,
-                faults: FaultInjector? = nil, removedFor: Double = 2.0, logAPDUs: Bool = false,
-                log: @escaping @Sendable (String) -> Void) {
+    public init(
+        key: VirtualKey, host: String, port: UInt16, retryInterval: Double = 0.5,
+        faults: FaultInjector? = nil, removedFor: Double = 2.0, logAPDUs: Bool = false,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.key = key
         self.logAPDUs = logAPDUs
         self.faults = faults
@@ -220,7 +222,8 @@ public final class VpcdBridge: Sendable {
     private func serve(_ fd: Int32) {
         VpcdProtocol.serve(fd, keepGoing: { !stopped.load(ordering: .sequentiallyConsistent) }) { payload in
             if let faults, case .apdu(let command)? = try? VpcdProtocol.message(payload),
-               let (action, rule) = faults.action(for: command) {
+                let (action, rule) = faults.action(for: command)
+            {
                 log("fault: \(rule)")
                 return faulty(action, command, fd).map(VpcdProtocol.Answer.reply) ?? .close
             }
@@ -283,8 +286,9 @@ public final class VpcdBridge: Sendable {
         case .apdu(let command):
             if logAPDUs {
                 // The header only: the data may hold secrets.
-                log("apdu " + command.prefix(4).map { Hex.encode([$0], uppercase: true) }.joined(separator: " ")
-                    + " +\(max(0, command.count - 4))")
+                log(
+                    "apdu " + command.prefix(4).map { Hex.encode([$0], uppercase: true) }.joined(separator: " ")
+                        + " +\(max(0, command.count - 4))")
             }
             return key.process(command)
         }

@@ -63,7 +63,9 @@ public enum USBControl {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw USBError.system("socket", errno) }
         defer { close(fd) }
-        guard withAddress(path, { connect(fd, $0, $1) }) == 0 else { throw USBError.system("connect to \(path)", errno) }
+        guard withAddress(path, { connect(fd, $0, $1) }) == 0 else {
+            throw USBError.system("connect to \(path)", errno)
+        }
         let bytes = Array((command + "\n").utf8)
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var reply = [UInt8]()

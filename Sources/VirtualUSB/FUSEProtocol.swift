@@ -33,8 +33,10 @@ public enum FUSE {
         public var pid: UInt32
         public var body: [UInt8]
 
-        public init(opcode: UInt32, unique: UInt64, nodeID: UInt64 = 1, uid: UInt32 = 0, gid: UInt32 = 0,
-                    pid: UInt32 = 0, body: [UInt8] = []) {
+        public init(
+            opcode: UInt32, unique: UInt64, nodeID: UInt64 = 1, uid: UInt32 = 0, gid: UInt32 = 0,
+            pid: UInt32 = 0, body: [UInt8] = []
+        ) {
             self.opcode = opcode
             self.unique = unique
             self.nodeID = nodeID
@@ -109,14 +111,14 @@ public enum FUSE {
         LE.put32(&out, kernelMajor)
         LE.put32(&out, minor)
         LE.put32(&out, maxReadahead)
-        LE.put32(&out, 0)                 // flags
-        LE.put16(&out, 16)                // max_background
-        LE.put16(&out, 12)                // congestion_threshold
+        LE.put32(&out, 0)  // flags
+        LE.put16(&out, 16)  // max_background
+        LE.put16(&out, 12)  // congestion_threshold
         LE.put32(&out, maxWrite)
-        LE.put32(&out, 1)                 // time_gran
-        LE.put16(&out, 0)                 // max_pages
-        LE.put16(&out, 0)                 // map_alignment
-        LE.put32(&out, 0)                 // flags2
+        LE.put32(&out, 1)  // time_gran
+        LE.put16(&out, 0)  // max_pages
+        LE.put16(&out, 0)  // map_alignment
+        LE.put32(&out, 0)  // flags2
         out += [UInt8](repeating: 0, count: 28)
         return out
     }
@@ -125,21 +127,21 @@ public enum FUSE {
     /// node would send open() to a kernel driver).
     public static func attrOut(mode: UInt32, uid: UInt32 = 0, gid: UInt32 = 0, time: UInt64 = 0) -> [UInt8] {
         var out = [UInt8]()
-        LE.put64(&out, 0)          // attr_valid (s): ask again every time
-        LE.put32(&out, 0)          // attr_valid_nsec
-        LE.put32(&out, 0)          // dummy
-        LE.put64(&out, 1)          // ino
-        LE.put64(&out, 0)          // size
-        LE.put64(&out, 0)          // blocks
-        LE.put64(&out, time); LE.put64(&out, time); LE.put64(&out, time)   // atime mtime ctime
-        LE.put32(&out, 0); LE.put32(&out, 0); LE.put32(&out, 0)            // their nanoseconds
+        LE.put64(&out, 0)  // attr_valid (s): ask again every time
+        LE.put32(&out, 0)  // attr_valid_nsec
+        LE.put32(&out, 0)  // dummy
+        LE.put64(&out, 1)  // ino
+        LE.put64(&out, 0)  // size
+        LE.put64(&out, 0)  // blocks
+        LE.put64(&out, time); LE.put64(&out, time); LE.put64(&out, time)  // atime mtime ctime
+        LE.put32(&out, 0); LE.put32(&out, 0); LE.put32(&out, 0)  // their nanoseconds
         LE.put32(&out, 0o100000 | (mode & 0o7777))
-        LE.put32(&out, 1)          // nlink
+        LE.put32(&out, 1)  // nlink
         LE.put32(&out, uid)
         LE.put32(&out, gid)
-        LE.put32(&out, 0)          // rdev
-        LE.put32(&out, 4096)       // blksize
-        LE.put32(&out, 0)          // flags
+        LE.put32(&out, 0)  // rdev
+        LE.put32(&out, 4096)  // blksize
+        LE.put32(&out, 0)  // flags
         return out
     }
 
@@ -254,6 +256,10 @@ enum LE {
     }
     static func u64(_ b: [UInt8], _ i: Int) -> UInt64 { UInt64(u32(b, i)) | UInt64(u32(b, i + 4)) << 32 }
     static func put16(_ b: inout [UInt8], _ v: UInt16) { b += [UInt8(v & 0xFF), UInt8(v >> 8)] }
-    static func put32(_ b: inout [UInt8], _ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { b.append(UInt8(v >> UInt32(s) & 0xFF)) } }
-    static func put64(_ b: inout [UInt8], _ v: UInt64) { for s in stride(from: 0, to: 64, by: 8) { b.append(UInt8(v >> UInt64(s) & 0xFF)) } }
+    static func put32(_ b: inout [UInt8], _ v: UInt32) {
+        for s in stride(from: 0, to: 32, by: 8) { b.append(UInt8(v >> UInt32(s) & 0xFF)) }
+    }
+    static func put64(_ b: inout [UInt8], _ v: UInt64) {
+        for s in stride(from: 0, to: 64, by: 8) { b.append(UInt8(v >> UInt64(s) & 0xFF)) }
+    }
 }

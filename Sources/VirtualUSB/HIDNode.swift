@@ -41,8 +41,12 @@ public enum HIDRawIoctl {
     public static let getRawInfo = IoctlNumber.make(IoctlNumber.read, type, 0x03, 8)
     public static func getRawName(_ n: Int) -> UInt32 { IoctlNumber.make(IoctlNumber.read, type, 0x04, n) }
     public static func getRawPhys(_ n: Int) -> UInt32 { IoctlNumber.make(IoctlNumber.read, type, 0x05, n) }
-    public static func setFeature(_ n: Int) -> UInt32 { IoctlNumber.make(IoctlNumber.read | IoctlNumber.write, type, 0x06, n) }
-    public static func getFeature(_ n: Int) -> UInt32 { IoctlNumber.make(IoctlNumber.read | IoctlNumber.write, type, 0x07, n) }
+    public static func setFeature(_ n: Int) -> UInt32 {
+        IoctlNumber.make(IoctlNumber.read | IoctlNumber.write, type, 0x06, n)
+    }
+    public static func getFeature(_ n: Int) -> UInt32 {
+        IoctlNumber.make(IoctlNumber.read | IoctlNumber.write, type, 0x07, n)
+    }
     public static func getRawUniq(_ n: Int) -> UInt32 { IoctlNumber.make(IoctlNumber.read, type, 0x08, n) }
 
     public enum Answer: Equatable, Sendable {
@@ -69,7 +73,7 @@ public enum HIDRawIoctl {
             return .data(result: 0, out + identity.reportDescriptor)
         case 0x03 where cmd == getRawInfo:
             var out = [UInt8]()
-            LE.put32(&out, 3)   // BUS_USB
+            LE.put32(&out, 3)  // BUS_USB
             LE.put16(&out, identity.vendor)
             LE.put16(&out, identity.product)
             return .data(result: 0, out)
@@ -77,7 +81,9 @@ public enum HIDRawIoctl {
         case 0x05: return string(identity.phys)
         case 0x08: return string("")
         case 0x06, 0x07:
-            guard IoctlNumber.direction(cmd) == IoctlNumber.read | IoctlNumber.write, size > 0 else { return .error(EINVAL) }
+            guard IoctlNumber.direction(cmd) == IoctlNumber.read | IoctlNumber.write, size > 0 else {
+                return .error(EINVAL)
+            }
             return nil
         default:
             return .error(EINVAL)
@@ -125,8 +131,10 @@ public final class HIDNode: Sendable {
     private let finished = Atomic<Bool>(false)
 
     /// Mounts the node at `path` (an empty file is created there when missing) and starts serving it.
-    public init(path: String, identity: HIDNodeIdentity, mode: UInt32 = 0o666, log: @escaping @Sendable (String) -> Void,
-                openHandle: @escaping @Sendable () -> (any HIDNodeHandle)?) throws {
+    public init(
+        path: String, identity: HIDNodeIdentity, mode: UInt32 = 0o666, log: @escaping @Sendable (String) -> Void,
+        openHandle: @escaping @Sendable () -> (any HIDNodeHandle)?
+    ) throws {
         self.path = path
         self.mode = mode & 0o777
         self.identity = identity
@@ -199,7 +207,7 @@ public final class HIDNode: Sendable {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN || errno == ENOENT { continue }
-                break   // ENODEV: unmounted
+                break  // ENODEV: unmounted
             }
             guard let request = FUSE.Request(parsing: Array(buffer[..<n])) else { continue }
             handle(request)
@@ -237,8 +245,11 @@ public final class HIDNode: Sendable {
             if handle.hasInput {
                 SystemThread.start(name: "hid-pump") { [self] in self.pump(file) }
             }
-            send(FUSE.reply(unique: r.unique, payload: FUSE.openOut(
-                handle: id, flags: FUSE.openDirectIO | FUSE.openStream | FUSE.openNonSeekable)))
+            send(
+                FUSE.reply(
+                    unique: r.unique,
+                    payload: FUSE.openOut(
+                        handle: id, flags: FUSE.openDirectIO | FUSE.openStream | FUSE.openNonSeekable)))
         case .release:
             if let id = FUSE.handle(of: r.body), let file = state.withLock({ $0.files.removeValue(forKey: id) }) {
                 let held = file.state.withLock { f -> [HeldRead] in
@@ -314,7 +325,7 @@ public final class HIDNode: Sendable {
             send(FUSE.reply(unique: r.unique))
             stopped.store(true, ordering: .sequentiallyConsistent)
         case .forget, .batchForget:
-            break   // no reply
+            break  // no reply
         case .lookup:
             send(FUSE.reply(unique: r.unique, error: -ENOENT))
         case .lseek:

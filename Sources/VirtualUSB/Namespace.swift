@@ -25,7 +25,8 @@ public enum USBNamespace {
         return .system("exec unshare", errno)
     }
 
-    static func mountOrThrow(_ source: String, _ target: String, _ type: String?, _ flags: UInt, _ data: String?) throws {
+    static func mountOrThrow(_ source: String, _ target: String, _ type: String?, _ flags: UInt, _ data: String?) throws
+    {
         let r = data.map { d in mount(source, target, type, flags, d) } ?? mount(source, target, type, flags, nil)
         guard r == 0 else { throw USBError.system("mount \(type ?? "bind") on \(target)", errno) }
     }
@@ -33,7 +34,7 @@ public enum USBNamespace {
     /// A tmpfs over /dev with the usual nodes bound back from the old one, a devpts of its own (so
     /// terminals work inside) and /dev/fuse.
     public static func setUpDev() throws {
-        let old = open("/dev", Int32(0o10000000) | O_DIRECTORY | O_CLOEXEC)   // O_PATH
+        let old = open("/dev", Int32(0o10000000) | O_DIRECTORY | O_CLOEXEC)  // O_PATH
         guard old >= 0 else { throw USBError.system("open /dev", errno) }
         defer { close(old) }
         try mountOrThrow("tmpfs", "/dev", "tmpfs", UInt(MS_NOSUID), "mode=0755")
@@ -46,8 +47,9 @@ public enum USBNamespace {
         try SysFS.directory("/dev/shm")
         try mountOrThrow("tmpfs", "/dev/shm", "tmpfs", UInt(MS_NOSUID) | UInt(MS_NODEV), "mode=1777")
         try SysFS.directory("/dev/pts")
-        try mountOrThrow("devpts", "/dev/pts", "devpts", UInt(MS_NOSUID) | UInt(MS_NOEXEC),
-                         "newinstance,ptmxmode=0666,mode=0620,gid=5")
+        try mountOrThrow(
+            "devpts", "/dev/pts", "devpts", UInt(MS_NOSUID) | UInt(MS_NOEXEC),
+            "newinstance,ptmxmode=0666,mode=0620,gid=5")
         try SysFS.link("/dev/ptmx", "pts/ptmx")
         try SysFS.link("/dev/fd", "/proc/self/fd")
         for (i, name) in ["stdin", "stdout", "stderr"].enumerated() {
@@ -76,8 +78,10 @@ public enum USBNamespace {
     public static func writeReaderConfiguration(directory: String, name: String, port: UInt16, driver: String) throws {
         try SysFS.directory(directory)
         let hexPort = String(port, radix: 16, uppercase: true)
-        try SysFS.file(directory + "/vpcd", "FRIENDLYNAME \"\(name)\"\nDEVICENAME /dev/null:0x\(hexPort)\n"
-                       + "LIBPATH \(driver)\nCHANNELID 0x\(hexPort)\n")
+        try SysFS.file(
+            directory + "/vpcd",
+            "FRIENDLYNAME \"\(name)\"\nDEVICENAME /dev/null:0x\(hexPort)\n"
+                + "LIBPATH \(driver)\nCHANNELID 0x\(hexPort)\n")
     }
 
     public static let vpcdDriver = "/usr/lib/pcsc/drivers/serial/libifdvpcd.so"
@@ -119,7 +123,9 @@ public enum USBNamespace {
         addr.sin_port = port.bigEndian
         addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 

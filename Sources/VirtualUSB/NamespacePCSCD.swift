@@ -41,11 +41,13 @@ public final class NamespacePCSCD: Sendable {
             try SysFS.directory(directory)
             unlink(directory + "/vpcd")
             if let reader {
-                try USBNamespace.writeReaderConfiguration(directory: directory, name: reader, port: port, driver: driver)
+                try USBNamespace.writeReaderConfiguration(
+                    directory: directory, name: reader, port: port, driver: driver)
             }
             // setpriv --pdeathsig: pcscd ends with this process even when it is killed outright.
-            s.pid = try USBNamespace.spawn(["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", directory],
-                                           environment: environment, quiet: true)
+            s.pid = try USBNamespace.spawn(
+                ["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", directory],
+                environment: environment, quiet: true)
             s.reader = reader
             return true
         }

@@ -121,8 +121,10 @@ public struct FeatureReports: Sendable {
     public var set: @Sendable ([UInt8]) throws -> Void
     public var get: @Sendable () throws -> [UInt8]
     public var close: @Sendable () -> Void
-    public init(set: @escaping @Sendable ([UInt8]) throws -> Void, get: @escaping @Sendable () throws -> [UInt8],
-                close: @escaping @Sendable () -> Void = {}) {
+    public init(
+        set: @escaping @Sendable ([UInt8]) throws -> Void, get: @escaping @Sendable () throws -> [UInt8],
+        close: @escaping @Sendable () -> Void = {}
+    ) {
         self.set = set
         self.get = get
         self.close = close
@@ -180,10 +182,12 @@ public final class VirtualUSBKey: Sendable {
     /// `showReader` is called at each plug-in with the name the key's CCID reader has now (nil: none, the
     /// CCID interface is off), before the card goes in: pcscd names the reader after the USB product, so a
     /// key that comes back with other interfaces is a reader of another name (`NamespacePCSCD.show`).
-    public init(key: VirtualKey, interfaces: USBInterfaces, vpcdPort: UInt16?,
-                sysDevices: String, sysClass: String = "/sys/class/hidraw", devDirectory: String = "/dev",
-                nodeMode: UInt32 = 0o666, makeFeatures: (@Sendable () -> FeatureReports?)?,
-                showReader: (@Sendable (String?) throws -> Void)? = nil, log: @escaping @Sendable (String) -> Void) {
+    public init(
+        key: VirtualKey, interfaces: USBInterfaces, vpcdPort: UInt16?,
+        sysDevices: String, sysClass: String = "/sys/class/hidraw", devDirectory: String = "/dev",
+        nodeMode: UInt32 = 0o666, makeFeatures: (@Sendable () -> FeatureReports?)?,
+        showReader: (@Sendable (String?) throws -> Void)? = nil, log: @escaping @Sendable (String) -> Void
+    ) {
         self.key = key
         self.interfaces = interfaces
         self.nodeMode = nodeMode
@@ -205,15 +209,20 @@ public final class VirtualUSBKey: Sendable {
     public func prepareBus() throws {
         let hc = sysDevices + "/0000:00:14.0"
         try SysFS.directory(hc)
-        try SysFS.file(hc + "/uevent", "DRIVER=xhci_hcd\nPCI_CLASS=C0330\nPCI_ID=8086:A36D\nPCI_SLOT_NAME=0000:00:14.0\n")
+        try SysFS.file(
+            hc + "/uevent", "DRIVER=xhci_hcd\nPCI_CLASS=C0330\nPCI_ID=8086:A36D\nPCI_SLOT_NAME=0000:00:14.0\n")
         try SysFS.link(hc + "/subsystem", "/sys/bus/pci")
         let hub = hc + "/usb1"
         try SysFS.directory(hub)
-        try SysFS.file(hub + "/uevent", "MAJOR=189\nMINOR=0\nDEVNAME=bus/usb/001/001\nDEVTYPE=usb_device\n"
-                       + "DRIVER=usb\nPRODUCT=1d6b/2/618\nTYPE=9/0/1\nBUSNUM=001\nDEVNUM=001\n")
-        for (name, value) in [("idVendor", "1d6b"), ("idProduct", "0002"), ("busnum", "1"), ("devnum", "1"),
-                              ("manufacturer", "Linux xhci-hcd"), ("product", "xHCI Host Controller"),
-                              ("serial", "0000:00:14.0"), ("bDeviceClass", "09")] {
+        try SysFS.file(
+            hub + "/uevent",
+            "MAJOR=189\nMINOR=0\nDEVNAME=bus/usb/001/001\nDEVTYPE=usb_device\n"
+                + "DRIVER=usb\nPRODUCT=1d6b/2/618\nTYPE=9/0/1\nBUSNUM=001\nDEVNUM=001\n")
+        for (name, value) in [
+            ("idVendor", "1d6b"), ("idProduct", "0002"), ("busnum", "1"), ("devnum", "1"),
+            ("manufacturer", "Linux xhci-hcd"), ("product", "xHCI Host Controller"),
+            ("serial", "0000:00:14.0"), ("bDeviceClass", "09"),
+        ] {
             try SysFS.file(hub + "/" + name, value + "\n")
         }
         try SysFS.link(hub + "/subsystem", "/sys/bus/usb")
@@ -243,13 +252,17 @@ public final class VirtualUSBKey: Sendable {
         if present.contains(.otp) { hidInterfaces.append((.otp, HIDReportDescriptors.otpKeyboard)) }
         if present.contains(.fido) { hidInterfaces.append((.fido, HIDReportDescriptors.fido)) }
         let count = hidInterfaces.count + (present.contains(.ccid) ? 1 : 0)
-        try SysFS.file(dev + "/uevent", "MAJOR=189\nMINOR=\(devnum - 1)\nDEVNAME=bus/usb/001/\(pad3(devnum))\n"
-                       + "DEVTYPE=usb_device\nDRIVER=usb\nPRODUCT=1050/\(String(pid, radix: 16))/\(bcd)\n"
-                       + "TYPE=0/0/0\nBUSNUM=001\nDEVNUM=\(pad3(devnum))\n")
-        for (name, value) in [("idVendor", "1050"), ("idProduct", pidHex), ("bcdDevice", pad4(bcd)),
-                              ("manufacturer", "Yubico"), ("product", product.name),
-                              ("busnum", "1"), ("devnum", String(devnum)), ("speed", "12"),
-                              ("bNumInterfaces", " \(count)"), ("bDeviceClass", "00"), ("devpath", "1")] {
+        try SysFS.file(
+            dev + "/uevent",
+            "MAJOR=189\nMINOR=\(devnum - 1)\nDEVNAME=bus/usb/001/\(pad3(devnum))\n"
+                + "DEVTYPE=usb_device\nDRIVER=usb\nPRODUCT=1050/\(String(pid, radix: 16))/\(bcd)\n"
+                + "TYPE=0/0/0\nBUSNUM=001\nDEVNUM=\(pad3(devnum))\n")
+        for (name, value) in [
+            ("idVendor", "1050"), ("idProduct", pidHex), ("bcdDevice", pad4(bcd)),
+            ("manufacturer", "Yubico"), ("product", product.name),
+            ("busnum", "1"), ("devnum", String(devnum)), ("speed", "12"),
+            ("bNumInterfaces", " \(count)"), ("bDeviceClass", "00"), ("devpath", "1"),
+        ] {
             try SysFS.file(dev + "/" + name, value + "\n")
         }
         try SysFS.link(dev + "/subsystem", "/sys/bus/usb")
@@ -263,22 +276,30 @@ public final class VirtualUSBKey: Sendable {
                 let intf = dev + "/1-1:1.\(number)"
                 try SysFS.directory(intf)
                 let protocolNumbers = kind == .otp ? "3/1/1" : "3/0/0"
-                try SysFS.file(intf + "/uevent", "DEVTYPE=usb_interface\nDRIVER=usbhid\n"
-                               + "PRODUCT=1050/\(String(pid, radix: 16))/\(bcd)\nTYPE=0/0/0\nINTERFACE=\(protocolNumbers)\n"
-                               + "MODALIAS=usb:v1050p\(pidHex.uppercased())d\(pad4(bcd))dc00dsc00dp00ic03isc\(kind == .otp ? "01" : "00")ip\(kind == .otp ? "01" : "00")in\(pad2(number))\n")
-                for (name, value) in [("bInterfaceNumber", pad2(number)), ("bInterfaceClass", "03"),
-                                      ("bInterfaceSubClass", kind == .otp ? "01" : "00"),
-                                      ("bInterfaceProtocol", kind == .otp ? "01" : "00"), ("bAlternateSetting", " 0")] {
+                try SysFS.file(
+                    intf + "/uevent",
+                    "DEVTYPE=usb_interface\nDRIVER=usbhid\n"
+                        + "PRODUCT=1050/\(String(pid, radix: 16))/\(bcd)\nTYPE=0/0/0\nINTERFACE=\(protocolNumbers)\n"
+                        + "MODALIAS=usb:v1050p\(pidHex.uppercased())d\(pad4(bcd))dc00dsc00dp00ic03isc\(kind == .otp ? "01" : "00")ip\(kind == .otp ? "01" : "00")in\(pad2(number))\n"
+                )
+                for (name, value) in [
+                    ("bInterfaceNumber", pad2(number)), ("bInterfaceClass", "03"),
+                    ("bInterfaceSubClass", kind == .otp ? "01" : "00"),
+                    ("bInterfaceProtocol", kind == .otp ? "01" : "00"), ("bAlternateSetting", " 0"),
+                ] {
                     try SysFS.file(intf + "/" + name, value + "\n")
                 }
                 try SysFS.link(intf + "/subsystem", "/sys/bus/usb")
-                let hidName = "0003:1050:\(pidHex.uppercased()).\(hex4(UInt16(truncatingIfNeeded: sequence * 4 + number)).uppercased())"
+                let hidName =
+                    "0003:1050:\(pidHex.uppercased()).\(hex4(UInt16(truncatingIfNeeded: sequence * 4 + number)).uppercased())"
                 let hid = intf + "/" + hidName
                 let phys = "usb-0000:00:14.0-1/input\(number)"
                 try SysFS.directory(hid)
-                try SysFS.file(hid + "/uevent", "DRIVER=hid-generic\nHID_ID=0003:00001050:0000\(pidHex.uppercased())\n"
-                               + "HID_NAME=\(product.deviceName)\nHID_PHYS=\(phys)\nHID_UNIQ=\n"
-                               + "MODALIAS=hid:b0003g0001v00001050p0000\(pidHex.uppercased())\n")
+                try SysFS.file(
+                    hid + "/uevent",
+                    "DRIVER=hid-generic\nHID_ID=0003:00001050:0000\(pidHex.uppercased())\n"
+                        + "HID_NAME=\(product.deviceName)\nHID_PHYS=\(phys)\nHID_UNIQ=\n"
+                        + "MODALIAS=hid:b0003g0001v00001050p0000\(pidHex.uppercased())\n")
                 try SysFS.bytes(hid + "/report_descriptor", descriptor)
                 try SysFS.link(hid + "/subsystem", "/sys/bus/hid")
                 try SysFS.directory(hid + "/hidraw")
@@ -290,8 +311,9 @@ public final class VirtualUSBKey: Sendable {
                 try SysFS.link(raw + "/subsystem", "/sys/class/hidraw")
                 try SysFS.link(raw + "/device", "../../../" + hidName)
                 try SysFS.link(sysClass + "/" + node, raw)
-                let identity = HIDNodeIdentity(vendor: Self.vendorID, product: pid, name: product.deviceName,
-                                               phys: phys, reportDescriptor: descriptor)
+                let identity = HIDNodeIdentity(
+                    vendor: Self.vendorID, product: pid, name: product.deviceName,
+                    phys: phys, reportDescriptor: descriptor)
                 hidrawPaths.append((devDirectory + "/" + node, node, identity, kind))
             }
             for (path, _, identity, kind) in hidrawPaths {
@@ -305,7 +327,9 @@ public final class VirtualUSBKey: Sendable {
                         FIDONodeHandle(base.openAnotherHandle())
                     }
                 } else {
-                    node = try HIDNode(path: path, identity: identity, mode: nodeMode, log: log) { OTPNodeHandle(features) }
+                    node = try HIDNode(path: path, identity: identity, mode: nodeMode, log: log) {
+                        OTPNodeHandle(features)
+                    }
                 }
                 nodes.append(node)
             }
@@ -358,7 +382,8 @@ public final class VirtualUSBKey: Sendable {
     private func waitForCard(present: Bool, reader: String) {
         for _ in 0..<100 {
             if let context = try? PCSCContext(), let status = try? context.status(),
-               (status.first(where: { $0.name.hasPrefix(reader) })?.cardPresent ?? false) == present {
+                (status.first(where: { $0.name.hasPrefix(reader) })?.cardPresent ?? false) == present
+            {
                 return
             }
             SystemThread.sleep(0.05)

@@ -9,13 +9,13 @@ struct APDUCommand: AsyncParsableCommand {
         commandName: "apdu",
         abstract: "Send raw command APDUs to a key and print the answers.",
         discussion: """
-        Each HEX argument is one command APDU; spaces and colons between hex digits are allowed \
-        (quote them). Without arguments, commands are read from standard input, one per line \
-        ('#' starts a comment). For each command the response data is printed in hex, then \
-        SW=XXXX with its meaning. 61xx answers are followed with GET RESPONSE and 6Cxx answers \
-        re-sent with the right Le unless --no-chain is given. Malformed hex exits with status 2 \
-        before anything is sent.
-        """)
+            Each HEX argument is one command APDU; spaces and colons between hex digits are allowed \
+            (quote them). Without arguments, commands are read from standard input, one per line \
+            ('#' starts a comment). For each command the response data is printed in hex, then \
+            SW=XXXX with its meaning. 61xx answers are followed with GET RESPONSE and 6Cxx answers \
+            re-sent with the right Le unless --no-chain is given. Malformed hex exits with status 2 \
+            before anything is sent.
+            """)
 
     @OptionGroup var key: KeyOptions
 
@@ -33,7 +33,8 @@ struct APDUCommand: AsyncParsableCommand {
 
     /// Parses one line: nil for blank lines and comments.
     static func parse(_ line: String) throws -> [UInt8]? {
-        let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+        let text =
+            line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
             .map(String.init)?.trimmingSpaces ?? ""
         if text.isEmpty { return nil }
         let bytes: [UInt8]
@@ -52,7 +53,8 @@ struct APDUCommand: AsyncParsableCommand {
 
     /// What is wrong with a command the user gave, quoting at most an excerpt of it.
     private static func invalid(_ text: String, _ error: any Error) -> String {
-        StringTables.load().text(UIText("cli.apdu.invalid", ["detail": explained(error).1], nested: ["apdu": .excerpt(text)]))
+        StringTables.load().text(
+            UIText("cli.apdu.invalid", ["detail": explained(error).1], nested: ["apdu": .excerpt(text)]))
     }
 
     func run() async throws {
@@ -122,8 +124,11 @@ struct APDUCommand: AsyncParsableCommand {
             response = try await proto.sendRaw(command)
         }
         if !response.data.isEmpty { out(response.data.hex.uppercased()) }
-        out(StringTables.load().text(UIText("apdu.status", ["sw": response.status.hexString],
-                                            nested: ["meaning": ErrorExplanation.statusText(response.status)])))
+        out(
+            StringTables.load().text(
+                UIText(
+                    "apdu.status", ["sw": response.status.hexString],
+                    nested: ["meaning": ErrorExplanation.statusText(response.status)])))
         return !response.status.isSuccess
     }
 }

@@ -9,15 +9,15 @@ struct ConfigCommand: AsyncParsableCommand {
         commandName: "config",
         abstract: "Change the key's configuration: the applications enabled over USB and NFC, the lock code, a reset.",
         discussion: """
-        The Management application of a YubiKey 5 (firmware 5.0 and later) keeps one set of enabled \
-        applications for USB and one for NFC; an application that is disabled is not there over that \
-        transport (SELECT fails). Each command first says what changes (before → after), then asks for \
-        confirmation; --force skips the question, and is needed when standard input is not a terminal. \
-        While a lock code is set, every change needs it: it is asked for without echo, or read from \
-        standard input (32 hex digits, one per line: the current lock code first, then a new one).
+            The Management application of a YubiKey 5 (firmware 5.0 and later) keeps one set of enabled \
+            applications for USB and one for NFC; an application that is disabled is not there over that \
+            transport (SELECT fails). Each command first says what changes (before → after), then asks for \
+            confirmation; --force skips the question, and is needed when standard input is not a terminal. \
+            While a lock code is set, every change needs it: it is asked for without echo, or read from \
+            standard input (32 hex digits, one per line: the current lock code first, then a new one).
 
-        Application names: OTP, U2F, FIDO2, OATH, PIV, OpenPGP, HSMAUTH (any case).
-        """,
+            Application names: OTP, U2F, FIDO2, OATH, PIV, OpenPGP, HSMAUTH (any case).
+            """,
         subcommands: [USB.self, NFC.self, SetLockCode.self, Reset.self])
 
     /// Options of `config usb` and `config nfc`.
@@ -28,7 +28,9 @@ struct ConfigCommand: AsyncParsableCommand {
         @Option(name: [.long, .short], help: ArgumentHelp("Disable an application (repeatable).", valueName: "APP"))
         var disable: [String] = []
 
-        @Flag(name: [.customLong("enable-all"), .customShort("a")], help: "Enable every application the key has over this transport.")
+        @Flag(
+            name: [.customLong("enable-all"), .customShort("a")],
+            help: "Enable every application the key has over this transport.")
         var enableAll = false
 
         @Flag(name: [.long, .short], help: "Change without asking, even the interface ykterm is using.")
@@ -40,26 +42,31 @@ struct ConfigCommand: AsyncParsableCommand {
             commandName: "usb",
             abstract: "Enable or disable applications over USB; set the auto-eject and challenge-response timeouts.",
             discussion: """
-            When the USB interfaces the enabled applications need change (OTP: OTP HID; U2F, FIDO2: FIDO \
-            HID; OATH, PIV, OpenPGP, HSMAUTH: CCID), the key restarts. Turning off the interface ykterm is \
-            using (the CCID reader) needs --force. A key keeps at least one application over USB. A key whose \
-            CCID interface is off is configured through its FIDO HID interface, else its OTP HID interface.
-            """)
+                When the USB interfaces the enabled applications need change (OTP: OTP HID; U2F, FIDO2: FIDO \
+                HID; OATH, PIV, OpenPGP, HSMAUTH: CCID), the key restarts. Turning off the interface ykterm is \
+                using (the CCID reader) needs --force. A key keeps at least one application over USB. A key whose \
+                CCID interface is off is configured through its FIDO HID interface, else its OTP HID interface.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var apps: Applications
 
-        @Option(name: .customLong("autoeject-timeout"), help: ArgumentHelp(
-            "Seconds after which the smart card ejects itself (0: never).", valueName: "SECONDS"))
+        @Option(
+            name: .customLong("autoeject-timeout"),
+            help: ArgumentHelp(
+                "Seconds after which the smart card ejects itself (0: never).", valueName: "SECONDS"))
         var autoEjectTimeout: Int?
 
-        @Option(name: .customLong("chalresp-timeout"), help: ArgumentHelp(
-            "Seconds a challenge-response slot that requires touch waits for it.", valueName: "SECONDS"))
+        @Option(
+            name: .customLong("chalresp-timeout"),
+            help: ArgumentHelp(
+                "Seconds a challenge-response slot that requires touch waits for it.", valueName: "SECONDS"))
         var challengeResponseTimeout: Int?
 
         func run() async throws {
-            try await ConfigCommand.changeApplications(.usb, apps, keyOptions, autoEject: autoEjectTimeout,
-                                                       challengeResponse: challengeResponseTimeout)
+            try await ConfigCommand.changeApplications(
+                .usb, apps, keyOptions, autoEject: autoEjectTimeout,
+                challengeResponse: challengeResponseTimeout)
         }
     }
 
@@ -68,9 +75,9 @@ struct ConfigCommand: AsyncParsableCommand {
             commandName: "nfc",
             abstract: "Enable or disable applications over NFC.",
             discussion: """
-            With no application left over NFC the key does not answer on an NFC reader at all: over NFC \
-            that needs --force.
-            """)
+                With no application left over NFC the key does not answer on an NFC reader at all: over NFC \
+                that needs --force.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var apps: Applications
@@ -85,10 +92,10 @@ struct ConfigCommand: AsyncParsableCommand {
             commandName: "set-lock-code",
             abstract: "Set, change or (--clear) remove the configuration lock code.",
             discussion: """
-            The lock code is 32 hex digits (16 bytes). Once set, no configuration change is made without it. \
-            The current lock code (when one is set) and then the new one are asked for without echo (the new \
-            one twice), or read from standard input one per line.
-            """)
+                The lock code is 32 hex digits (16 bytes). Once set, no configuration change is made without it. \
+                The current lock code (when one is set) and then the new one are asked for without echo (the new \
+                one twice), or read from standard input one per line.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
 
@@ -104,9 +111,12 @@ struct ConfigCommand: AsyncParsableCommand {
                 if clear && !locked { throw ConfigProblem.notLocked }
                 var current = locked ? try ConfigCommand.readLockCode(prompt, new: false) : nil
                 defer { current?.zero() }
-                var next = clear ? DeviceConfiguration.clearedLockCode : try ConfigCommand.readLockCode(prompt, new: true)
+                var next =
+                    clear ? DeviceConfiguration.clearedLockCode : try ConfigCommand.readLockCode(prompt, new: true)
                 defer { next.zero() }
-                let change = clear ? "config.change.lock-cleared" : locked ? "config.change.lock-changed" : "config.change.lock-set"
+                let change =
+                    clear
+                    ? "config.change.lock-cleared" : locked ? "config.change.lock-changed" : "config.change.lock-set"
                 out(tables.text(UIText(change)))
                 try await link.write(DeviceConfiguration(), currentLockCode: current, newLockCode: next)
             }
@@ -117,12 +127,13 @@ struct ConfigCommand: AsyncParsableCommand {
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "reset",
-            abstract: "Reset every application of the key at once (firmware 5.6 and later; asks first, unless --force).",
+            abstract:
+                "Reset every application of the key at once (firmware 5.6 and later; asks first, unless --force).",
             discussion: """
-            DEVICE RESET of the Management application: OATH, PIV, FIDO and the OTP slots go back to a new \
-            key's state. Keys without it answer that they do not; reset each application then (ykterm oath \
-            reset, ykterm piv reset, ykterm fido reset). The enabled applications and the lock code stay.
-            """)
+                DEVICE RESET of the Management application: OATH, PIV, FIDO and the OTP slots go back to a new \
+                key's state. Keys without it answer that they do not; reset each application then (ykterm oath \
+                reset, ykterm piv reset, ykterm fido reset). The enabled applications and the lock code stay.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
 
@@ -154,8 +165,10 @@ struct ConfigCommand: AsyncParsableCommand {
     /// The Management application on the chosen key, with what it tells of the key and the interface the
     /// connection goes through: the reader first (CCID on USB, or NFC), else the FIDO or the OTP HID interface
     /// (a key with CCID turned off), or the built-in virtual key.
-    static func withManagement(_ options: KeyOptions,
-                               _ body: (ManagementLink, DeviceInfo, KeyInterfaceKind) async throws -> Void) async throws {
+    static func withManagement(
+        _ options: KeyOptions,
+        _ body: (ManagementLink, DeviceInfo, KeyInterfaceKind) async throws -> Void
+    ) async throws {
         let opened = try await ManagementLink.open(options)
         do {
             let minimum = ManagementFeature.writeConfig.minimum
@@ -171,8 +184,10 @@ struct ConfigCommand: AsyncParsableCommand {
     }
 
     /// `config usb` and `config nfc`: checks the change, says what changes, asks, then writes it.
-    static func changeApplications(_ transport: ConfigTransport, _ apps: Applications, _ options: KeyOptions,
-                                   autoEject: Int?, challengeResponse: Int?) async throws {
+    static func changeApplications(
+        _ transport: ConfigTransport, _ apps: Applications, _ options: KeyOptions,
+        autoEject: Int?, challengeResponse: Int?
+    ) async throws {
         let enable = try ApplicationsChange.applications(apps.enable)
         let disable = try ApplicationsChange.applications(apps.disable)
         if let autoEject, !(0...Int(UInt16.max)).contains(autoEject) {
@@ -181,7 +196,8 @@ struct ConfigCommand: AsyncParsableCommand {
         if let challengeResponse, !(0...Int(UInt8.max)).contains(challengeResponse) {
             throw ConfigProblem.timeoutRange("--chalresp-timeout", maximum: Int(UInt8.max))
         }
-        guard !enable.isEmpty || !disable.isEmpty || apps.enableAll || autoEject != nil || challengeResponse != nil else {
+        guard !enable.isEmpty || !disable.isEmpty || apps.enableAll || autoEject != nil || challengeResponse != nil
+        else {
             throw ConfigProblem.nothingAsked
         }
         let prompt = Prompt()
@@ -191,18 +207,29 @@ struct ConfigCommand: AsyncParsableCommand {
             if apps.enableAll {
                 enabling = transport == .usb ? device.supportedUSB : device.supportedNFC ?? []
             }
-            let change = try ApplicationsChange(device: device, transport: transport, enable: enabling, disable: disable)
+            let change = try ApplicationsChange(
+                device: device, transport: transport, enable: enabling, disable: disable)
             var configuration = change.changes ? change.configuration : DeviceConfiguration()
             var lines = change.changes ? [change.text] : []
             if let autoEject, autoEject != device.autoEjectTimeout ?? 0 {
                 configuration.autoEjectTimeout = UInt16(autoEject)
-                lines.append(UIText("config.change.auto-eject", ["before": String(device.autoEjectTimeout ?? 0),
-                                                                 "after": String(autoEject)]))
+                lines.append(
+                    UIText(
+                        "config.change.auto-eject",
+                        [
+                            "before": String(device.autoEjectTimeout ?? 0),
+                            "after": String(autoEject),
+                        ]))
             }
             if let challengeResponse, challengeResponse != device.challengeResponseTimeout ?? 0 {
                 configuration.challengeResponseTimeout = UInt8(challengeResponse)
-                lines.append(UIText("config.change.chalresp", ["before": String(device.challengeResponseTimeout ?? 0),
-                                                               "after": String(challengeResponse)]))
+                lines.append(
+                    UIText(
+                        "config.change.chalresp",
+                        [
+                            "before": String(device.challengeResponseTimeout ?? 0),
+                            "after": String(challengeResponse),
+                        ]))
             }
             guard !lines.isEmpty else {
                 out(tables.text(UIText("config.nothing-changes")))
@@ -210,8 +237,13 @@ struct ConfigCommand: AsyncParsableCommand {
             }
             let reboot = change.needsReboot
             if reboot {
-                lines.append(UIText("config.change.reboot", ["before": interfaceNames(change.before),
-                                                             "after": interfaceNames(change.after)]))
+                lines.append(
+                    UIText(
+                        "config.change.reboot",
+                        [
+                            "before": interfaceNames(change.before),
+                            "after": interfaceNames(change.after),
+                        ]))
             }
             if change.cuts(interface) && !apps.force { throw ConfigProblem.cutsConnection(interface) }
             for line in lines { out(tables.text(line)) }
@@ -226,7 +258,8 @@ struct ConfigCommand: AsyncParsableCommand {
     /// OTP+FIDO+CCID: the USB interfaces the applications need, in the order a YubiKey's name lists them.
     static func interfaceNames(_ apps: Capabilities) -> String {
         let on = apps.usbInterfaces
-        let names = [(KeyInterfaceKind.otp, "OTP"), (.fido, "FIDO"), (.ccid, "CCID")].filter { on.contains($0.0) }.map(\.1)
+        let names = [(KeyInterfaceKind.otp, "OTP"), (.fido, "FIDO"), (.ccid, "CCID")].filter { on.contains($0.0) }.map(
+            \.1)
         return names.isEmpty ? "-" : names.joined(separator: "+")
     }
 
@@ -240,7 +273,9 @@ struct ConfigCommand: AsyncParsableCommand {
     /// A lock code from the terminal (no echo; a new one twice) or a line of standard input.
     static func readLockCode(_ prompt: Prompt, new: Bool) throws -> [UInt8] {
         let tables = StringTables.load()
-        var text = new ? try prompt.newSecret(tables.text(UIText("config.prompt.new")), again: words("cli.config.repeatLockCode"))
+        var text =
+            new
+            ? try prompt.newSecret(tables.text(UIText("config.prompt.new")), again: words("cli.config.repeatLockCode"))
             : try prompt.secret(tables.text(UIText("config.prompt.current")))
         defer { text = "" }
         return try LockCodeText.parse(text, new: new)
@@ -260,10 +295,12 @@ extension ManagementLink {
     /// Opens the Management application of the key `options` choose, on the first interface that has it
     /// (`KeyDescriptor.openManagement`), and reads what the key tells through it.
     static func open(_ options: KeyOptions) async throws -> Opened {
-        let management = try await options.virtual ? VirtualKeyChoice().openManagement() : options.choice.selected().openManagement()
+        let management =
+            try await options.virtual ? VirtualKeyChoice().openManagement() : options.choice.selected().openManagement()
         do {
-            return Opened(link: management.link, device: try await management.link.deviceInfo(),
-                          interface: management.interface, close: management.close)
+            return Opened(
+                link: management.link, device: try await management.link.deviceInfo(),
+                interface: management.interface, close: management.close)
         } catch {
             await management.close()
             throw error

@@ -63,7 +63,8 @@ enum DirectCommandLine {
         switch Array(path) {
         case []:
             guard let words = Words(rest, flags: ["virtual"], options: keyOptions + ["color"]),
-                  words.positional == nil, let key = words.key else { return nil }
+                words.positional == nil, let key = words.key
+            else { return nil }
             var color: CursesConfiguration.ColorMode?
             if let when = words.value("color") {
                 guard let mode = CursesConfiguration.ColorMode(argument: when) else { return nil }
@@ -72,23 +73,29 @@ enum DirectCommandLine {
             request = .tui(Ykterm.Request(key: key, color: color))
         case ["list"]:
             guard let words = Words(rest, flags: ["virtual", "json", "readers"], options: keyOptions),
-                  words.positional == nil, let key = words.key else { return nil }
+                words.positional == nil, let key = words.key
+            else { return nil }
             request = .list(ListCommand.Request(key: key, json: words.has("json"), readers: words.has("readers")))
         case ["oath", "list"]:
             guard let words = Words(rest, flags: ["virtual", "remember", "json"], options: keyOptions),
-                  words.positional == nil, let options = words.oathOptions else { return nil }
+                words.positional == nil, let options = words.oathOptions
+            else { return nil }
             request = .oathList(OATHCommand.List.Request(options: options, json: words.has("json")))
         case ["oath", "code"]:
             guard let words = Words(rest, flags: ["virtual", "remember", "json"], options: keyOptions),
-                  let options = words.oathOptions else { return nil }
-            request = .oathCode(OATHCommand.Code.Request(options: options, query: words.positional, json: words.has("json")))
+                let options = words.oathOptions
+            else { return nil }
+            request = .oathCode(
+                OATHCommand.Code.Request(options: options, query: words.positional, json: words.has("json")))
         case ["fido", "info"]:
             guard let words = Words(rest, flags: ["virtual", "json"], options: keyOptions),
-                  words.positional == nil, let key = words.key else { return nil }
+                words.positional == nil, let key = words.key
+            else { return nil }
             request = .fidoInfo(FIDOCommand.Info.Request(key: key, json: words.has("json")))
         case ["fido", "credentials", "list"]:
             guard let words = Words(rest, flags: ["virtual", "json"], options: keyOptions),
-                  words.positional == nil, let key = words.key else { return nil }
+                words.positional == nil, let key = words.key
+            else { return nil }
             request = .fidoCredentials(FIDOCommand.Credentials.List.Request(key: key, json: words.has("json")))
         default:
             return nil
@@ -130,7 +137,9 @@ enum DirectCommandLine {
                     guard !has(String(body)) else { return nil }
                     flags.append(String(body))
                 } else if allowedOptions.contains(String(body)) {
-                    guard value(String(body)) == nil, let next = words.popFirst(), !next.hasPrefix("-") else { return nil }
+                    guard value(String(body)) == nil, let next = words.popFirst(), !next.hasPrefix("-") else {
+                        return nil
+                    }
                     values.append((String(body), next))
                 } else {
                     return nil

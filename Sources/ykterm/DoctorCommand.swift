@@ -97,12 +97,21 @@ struct DoctorCommand: AsyncParsableCommand {
             switch results[index] {
             case .success(let info):
                 found += 1
-                line(.ok, words("cli.doctor.key", ["reader": r.name, "name": info.device.displayName,
-                                                   "serial": info.device.serial.map(String.init) ?? words("cli.doctor.unknown"),
-                                                   "version": "\(info.device.version)"]))
+                line(
+                    .ok,
+                    words(
+                        "cli.doctor.key",
+                        [
+                            "reader": r.name, "name": info.device.displayName,
+                            "serial": info.device.serial.map(String.init) ?? words("cli.doctor.unknown"),
+                            "version": "\(info.device.version)",
+                        ]))
             case .failure(SmartCardError.sharingViolation(_)):
-                line(.fail, words(DoctorCommand.scdaemonRunning() ? "cli.doctor.heldByScdaemon" : "cli.doctor.heldExclusively",
-                                  ["reader": r.name]))
+                line(
+                    .fail,
+                    words(
+                        DoctorCommand.scdaemonRunning() ? "cli.doctor.heldByScdaemon" : "cli.doctor.heldExclusively",
+                        ["reader": r.name]))
             case .failure(let error):
                 line(.fail, "\(r.name): " + explained(error).1)
             case nil:
@@ -125,12 +134,20 @@ struct DoctorCommand: AsyncParsableCommand {
             let fd = open(h.info.path, O_RDWR)
             if fd >= 0 {
                 close(fd)
-                line(.ok, words("cli.doctor.hidAccessible", ["interface": what, "path": h.info.path,
-                                                             "product": h.info.productName ?? words("cli.doctor.unnamed")]))
+                line(
+                    .ok,
+                    words(
+                        "cli.doctor.hidAccessible",
+                        [
+                            "interface": what, "path": h.info.path,
+                            "product": h.info.productName ?? words("cli.doctor.unnamed"),
+                        ]))
             } else if errno == EACCES {
-                let install = "sudo install -m 644 \(DoctorCommand.rulePath()) /etc/udev/rules.d/\(DoctorCommand.udevRule)"
+                let install =
+                    "sudo install -m 644 \(DoctorCommand.rulePath()) /etc/udev/rules.d/\(DoctorCommand.udevRule)"
                     + " && sudo udevadm control --reload && sudo udevadm trigger"
-                line(.fail, words("cli.doctor.hidDenied", ["interface": what, "path": h.info.path, "command": install]))
+                line(
+                    .fail, words("cli.doctor.hidDenied", ["interface": what, "path": h.info.path, "command": install]))
             } else {
                 line(.warn, "\(what): \(h.info.path): " + String(cString: strerror(errno)))
             }
@@ -154,9 +171,13 @@ struct DoctorCommand: AsyncParsableCommand {
             let config = try Config.load(path: path)
             let exists = FileManager.default.fileExists(atPath: path)
             let count = config.otp.aesKeys.count
-            line(.ok, !exists ? words("cli.doctor.configNone", ["path": path])
-                 : count == 0 ? words("cli.doctor.config", ["path": path])
-                 : words("cli.doctor.configAESKeys", ["path": path, "count": String(count)]))
+            line(
+                .ok,
+                !exists
+                    ? words("cli.doctor.configNone", ["path": path])
+                    : count == 0
+                        ? words("cli.doctor.config", ["path": path])
+                        : words("cli.doctor.configAESKeys", ["path": path, "count": String(count)]))
         } catch {
             line(.fail, words("cli.config.invalid", ["problem": "\(error)"]))
         }
@@ -173,7 +194,8 @@ struct DoctorCommand: AsyncParsableCommand {
     /// tree's Resources when run from a build), then the usual install places. Always an absolute path, so the
     /// command it is shown in works from any directory.
     static func rulePath() -> String {
-        let candidates = StringTables.directories().map { PathString.normalized($0 + "/../udev/\(udevRule)") }
+        let candidates =
+            StringTables.directories().map { PathString.normalized($0 + "/../udev/\(udevRule)") }
             + ["/usr/local/share/ykterm/udev/\(udevRule)", "/usr/share/ykterm/udev/\(udevRule)"]
         return candidates.first { $0.hasPrefix("/") && FileManager.default.fileExists(atPath: $0) }
             ?? candidates.last!

@@ -12,11 +12,11 @@ struct FIDOCommand: ParsableCommand {
         commandName: "fido",
         abstract: "FIDO2: information, PIN, settings, discoverable credentials, fingerprints, reset, self-test.",
         discussion: """
-        USB keys are reached through hidraw (FIDO HID); with --reader, or when no FIDO HID device is \
-        present, through pcscd (NFC readers). PINs are never taken from the command line: on a terminal \
-        they are asked for without echo, otherwise read from standard input one per line (current PIN \
-        first, then the new one).
-        """,
+            USB keys are reached through hidraw (FIDO HID); with --reader, or when no FIDO HID device is \
+            present, through pcscd (NFC readers). PINs are never taken from the command line: on a terminal \
+            they are asked for without echo, otherwise read from standard input one per line (current PIN \
+            first, then the new one).
+            """,
         subcommands: [Info.self, PIN.self, Config.self, Credentials.self, Fingerprints.self, Reset.self, SelfTest.self])
 }
 
@@ -66,7 +66,11 @@ enum FIDOInterrupt {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "ykterm.interrupt-watch"))
         timer.schedule(deadline: .now() + .milliseconds(20), repeating: .milliseconds(20), leeway: .milliseconds(5))
         timer.setEventHandler {
-            guard isRequested, let connection = current.withLock({ c in defer { c = nil }; return c }) else { return }
+            guard isRequested,
+                let connection = current.withLock({ c in
+                    defer { c = nil }; return c
+                })
+            else { return }
             watch.cancel()
             connection.requestCancel()
             Blocking.after(Double(deadline) / 1e9) { end(Interrupted()) }
@@ -90,8 +94,10 @@ enum FIDOInterrupt {
     }
 
     /// Sends one CTAP2 request on `connection` with Ctrl-C cancelling it.
-    static func send(_ connection: any FIDOConnection, _ request: [UInt8],
-                     progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+    static func send(
+        _ connection: any FIDOConnection, _ request: [UInt8],
+        progress: (@Sendable (FIDOProgress) -> Void)?
+    ) async throws -> [UInt8] {
         if isRequested {
             if throwOnce() { throw Interrupted() }
             return try await connection.sendCBOR(request, progress: progress)
@@ -171,9 +177,11 @@ struct CommandFIDOKey: FIDOOpener {
 
 /// The FIDO operations on the key `key` chose; a touch the key waits for is asked for once.
 func fidoOperations(_ key: KeyChoice) -> FIDOOperations {
-    FIDOOperations(CommandFIDOKey(key: key), hooks: FIDOOperations.Hooks(progress: { progress, _ in
-        if progress == .waitingForUserPresence { touchNotice() }
-    }))
+    FIDOOperations(
+        CommandFIDOKey(key: key),
+        hooks: FIDOOperations.Hooks(progress: { progress, _ in
+            if progress == .waitingForUserPresence { touchNotice() }
+        }))
 }
 
 private let touchNoticeShown = TouchNotice()
@@ -215,7 +223,8 @@ extension FIDOCommand {
         /// with (asked for once the key is known to have one, and to do what `check` asks of it; the key is not
         /// held while the user types).
         static func all(_ key: KeyChoice, prompt: Prompt, check: (FIDOInfo) throws -> Void = { _ in }) async throws
-            -> (credentials: [FIDOCredential], operations: FIDOOperations, pin: String) {
+            -> (credentials: [FIDOCredential], operations: FIDOOperations, pin: String)
+        {
             let (operations, info) = try await FIDOCommand.pinOperations(key, pinSet: true)
             try check(info)
             let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
@@ -233,12 +242,16 @@ extension FIDOCommand {
         }
 
         struct List: RequestCommand {
-            static let configuration = CommandConfiguration(commandName: "list", abstract: "List credentials by relying party (needs the PIN).")
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List credentials by relying party (needs the PIN).")
 
             @OptionGroup var key: KeyOptions
 
-            @Flag(name: .long, help: ArgumentHelp(
-                "JSON: rp_id, credential_id (hex), user_id (hex), user_name, display_name, cred_protect, large_blob_key."))
+            @Flag(
+                name: .long,
+                help: ArgumentHelp(
+                    "JSON: rp_id, credential_id (hex), user_id (hex), user_name, display_name, cred_protect, large_blob_key."
+                ))
             var json = false
 
             /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
@@ -252,11 +265,13 @@ extension FIDOCommand {
                 func run() async throws {
                     let creds = try await Credentials.all(key, prompt: Prompt()).credentials
                     if json {
-                        try printJSON(creds.map {
-                            CredentialJSON(rpID: $0.rpID, credentialID: $0.credentialID.hex, userID: $0.userID.hex,
-                                           userName: $0.userName, displayName: $0.displayName,
-                                           credProtect: $0.credProtect, largeBlobKey: $0.largeBlobKey)
-                        })
+                        try printJSON(
+                            creds.map {
+                                CredentialJSON(
+                                    rpID: $0.rpID, credentialID: $0.credentialID.hex, userID: $0.userID.hex,
+                                    userName: $0.userName, displayName: $0.displayName,
+                                    credProtect: $0.credProtect, largeBlobKey: $0.largeBlobKey)
+                            })
                         return
                     }
                     if creds.isEmpty { out(words("cli.fido.credentials.none")); return }
@@ -273,8 +288,9 @@ extension FIDOCommand {
                             }
                             if c.largeBlobKey { details.append(words("cli.fido.credentials.largeBlobKey")) }
                             let name = who.isEmpty ? words("cli.fido.credentials.noName") : who
-                            lines.append("  " + words("cli.fido.credentials.line", ["who": name, "id": c.credentialID.hex])
-                                         + details.map { "  " + $0 }.concatenated())
+                            lines.append(
+                                "  " + words("cli.fido.credentials.line", ["who": name, "id": c.credentialID.hex])
+                                    + details.map { "  " + $0 }.concatenated())
                         }
                     }
                     out(lines.concatenated(separator: "\n"))
@@ -301,9 +317,12 @@ extension FIDOCommand {
                 let (query, force) = (id.lowercased(), self.force)
                 let (creds, operations, pin) = try await Credentials.all(key.choice, prompt: prompt)
                 let c = try Credentials.one(creds, query)
-                try prompt.confirmUnlessForced(force, words("cli.fido.credentials.deleteQuestion",
-                                                            ["user": c.userName ?? "?", "rp": c.rpID]),
-                                               otherwise: words("cli.prompt.nothingDeleted"))
+                try prompt.confirmUnlessForced(
+                    force,
+                    words(
+                        "cli.fido.credentials.deleteQuestion",
+                        ["user": c.userName ?? "?", "rp": c.rpID]),
+                    otherwise: words("cli.prompt.nothingDeleted"))
                 _ = try await operations.deleteCredential(c.credentialID, .pin(pin))
                 out(words("cli.fido.credentials.deleted", ["rp": c.rpID, "user": c.userName ?? c.userID.hex]))
             }
@@ -315,10 +334,10 @@ extension FIDOCommand {
             commandName: "reset",
             abstract: "Reset the FIDO application: deletes every FIDO credential and the PIN.",
             discussion: """
-            Keys accept a reset only within seconds of being inserted, with a touch. ykterm asks for \
-            confirmation (unless --force), then, if the key refuses because it was inserted too long \
-            ago, asks you to remove and re-insert it, waits for it, and sends the reset at once.
-            """)
+                Keys accept a reset only within seconds of being inserted, with a touch. ykterm asks for \
+                confirmation (unless --force), then, if the key refuses because it was inserted too long \
+                ago, asks you to remove and re-insert it, waits for it, and sends the reset at once.
+                """)
 
         @OptionGroup var key: KeyOptions
 
@@ -331,8 +350,9 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             try prompt.requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
-            try prompt.confirmUnlessForced(force, words("cli.fido.reset.question"),
-                                           otherwise: words("cli.prompt.nothingReset"))
+            try prompt.confirmUnlessForced(
+                force, words("cli.fido.reset.question"),
+                otherwise: words("cli.prompt.nothingReset"))
             do {
                 try await withCTAP2(key) { try await $0.reset() }
             } catch let e as CTAPError where e.code == CTAPError.notAllowed && !key.virtual {
@@ -372,9 +392,9 @@ extension FIDOCommand {
             commandName: "test",
             abstract: "Make a credential and an assertion with a throwaway relying party and check both signatures.",
             discussion: """
-            Uses the relying party ykterm-selftest.invalid. With a PIN set, the PIN is asked for and the \
-            credential is made discoverable, then deleted again through credential management.
-            """)
+                Uses the relying party ykterm-selftest.invalid. With a PIN set, the PIN is asked for and the \
+                credential is made discoverable, then deleted again through credential management.
+                """)
 
         @OptionGroup var key: KeyOptions
 
@@ -393,9 +413,10 @@ extension FIDOCommand {
                 }
                 let clientDataHash = Crypto.random(32)
                 let user = CTAP2Session.User(id: Crypto.random(16), name: "selftest", displayName: "ykterm self-test")
-                let made = try await s.makeCredential(clientDataHash: clientDataHash,
-                                                      rp: .init(id: rpID, name: "ykterm self-test"), user: user,
-                                                      residentKey: resident)
+                let made = try await s.makeCredential(
+                    clientDataHash: clientDataHash,
+                    rp: .init(id: rpID, name: "ykterm self-test"), user: user,
+                    residentKey: resident)
                 await s.dropToken()
                 try FIDOVerifier.verifyAttestation(made, clientDataHash: clientDataHash)
                 guard let publicKey = made.authData.es256PublicKey else {
@@ -403,8 +424,9 @@ extension FIDOCommand {
                 }
                 lines.append("ok  " + words("cli.fido.test.made", ["format": made.format]))
                 let challenge = Crypto.random(32)
-                let assertions = try await s.getAssertions(rpID: rpID, clientDataHash: challenge,
-                                                           allowList: [made.credentialID])
+                let assertions = try await s.getAssertions(
+                    rpID: rpID, clientDataHash: challenge,
+                    allowList: [made.credentialID])
                 guard let a = assertions.first else { throw CTAPError(CTAPError.noCredentials) }
                 try FIDOVerifier.verifyAssertion(a, publicKey: publicKey, clientDataHash: challenge, rpID: rpID)
                 lines.append("ok  " + words("cli.fido.test.asserted", ["counter": "\(a.authData.signCount)"]))

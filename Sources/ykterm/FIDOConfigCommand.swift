@@ -8,10 +8,10 @@ extension FIDOCommand {
             commandName: "config",
             abstract: "FIDO2 settings: always require user verification, enterprise attestation.",
             discussion: """
-            These need a key with CTAP 2.1 authenticatorConfig (YubiKey 5.7 and later); `ykterm fido info` \
-            shows the settings (Always UV, EP attestation). With a PIN set, the PIN is asked for. The \
-            minimum PIN length and a forced PIN change are under `ykterm fido pin`.
-            """,
+                These need a key with CTAP 2.1 authenticatorConfig (YubiKey 5.7 and later); `ykterm fido info` \
+                shows the settings (Always UV, EP attestation). With a PIN set, the PIN is asked for. The \
+                minimum PIN length and a forced PIN change are under `ykterm fido pin`.
+                """,
             subcommands: [ToggleAlwaysUV.self, EnableEPAttestation.self])
 
         struct ToggleAlwaysUV: AsyncParsableCommand {
@@ -19,9 +19,9 @@ extension FIDOCommand {
                 commandName: "toggle-always-uv",
                 abstract: "Switch between every credential needing the PIN and the usual rules.",
                 discussion: """
-                While always-UV is on, every registration and sign-in needs user verification (the PIN), and \
-                a key that cannot verify the user over U2F turns U2F off. Run it again to switch back.
-                """)
+                    While always-UV is on, every registration and sign-in needs user verification (the PIN), and \
+                    a key that cannot verify the user over U2F turns U2F off. Run it again to switch back.
+                    """)
 
             @OptionGroup var key: KeyOptions
 
@@ -39,9 +39,9 @@ extension FIDOCommand {
                 commandName: "enable-ep-attestation",
                 abstract: "Enable enterprise attestation (until a FIDO reset).",
                 discussion: """
-                Relying parties the key's maker has listed may then ask for an attestation that identifies \
-                this very key. Only a FIDO reset turns it off again.
-                """)
+                    Relying parties the key's maker has listed may then ask for an attestation that identifies \
+                    this very key. Only a FIDO reset turns it off again.
+                    """)
 
             @OptionGroup var key: KeyOptions
 

@@ -10,10 +10,10 @@ extension FIDOCommand.Credentials {
             commandName: "update",
             abstract: "Change a credential's user name or display name; needs the PIN.",
             discussion: """
-            The credential is the one whose ID (hex) starts with ID, as `ykterm fido credentials list` shows \
-            it. A name not given stays as it is; an empty one is removed. The user ID never changes. Needs a \
-            key with CTAP 2.1 credential management (YubiKey 5.7 and later; 5.2 to 5.4 list and delete only).
-            """)
+                The credential is the one whose ID (hex) starts with ID, as `ykterm fido credentials list` shows \
+                it. A name not given stays as it is; an empty one is removed. The user ID never changes. Needs a \
+                key with CTAP 2.1 credential management (YubiKey 5.7 and later; 5.2 to 5.4 list and delete only).
+                """)
 
         @OptionGroup var key: KeyOptions
 
@@ -23,8 +23,11 @@ extension FIDOCommand.Credentials {
         @Option(name: .long, help: ArgumentHelp("The new user name (empty: none).", valueName: "NAME"))
         var name: String?
 
-        @Option(name: .customLong("display-name"), help: ArgumentHelp("The new display name (empty: none).",
-                                                                       valueName: "NAME"))
+        @Option(
+            name: .customLong("display-name"),
+            help: ArgumentHelp(
+                "The new display name (empty: none).",
+                valueName: "NAME"))
         var displayName: String?
 
         func run() async throws {
@@ -37,12 +40,16 @@ extension FIDOCommand.Credentials {
                 guard info.updateUser else { throw FIDOSessionError.notSupported(.updateUserInformation) }
             }
             let c = try FIDOCommand.Credentials.one(creds, query)
-            let (updated, _) = try await operations.updateUser(c.credentialID, name: name.map { $0.isEmpty ? nil : $0 },
-                                                               displayName: displayName.map { $0.isEmpty ? nil : $0 },
-                                                               .pin(pin))
+            let (updated, _) = try await operations.updateUser(
+                c.credentialID, name: name.map { $0.isEmpty ? nil : $0 },
+                displayName: displayName.map { $0.isEmpty ? nil : $0 },
+                .pin(pin))
             let (rpID, user) = (updated.rpID, (name: updated.userName, displayName: updated.displayName))
             let none = words("cli.fido.credentials.noValue")
-            out(words("cli.fido.credentials.updated", ["rp": rpID, "name": user.name ?? none, "displayName": user.displayName ?? none]))
+            out(
+                words(
+                    "cli.fido.credentials.updated",
+                    ["rp": rpID, "name": user.name ?? none, "displayName": user.displayName ?? none]))
         }
     }
 }

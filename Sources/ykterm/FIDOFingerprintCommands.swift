@@ -9,10 +9,10 @@ extension FIDOCommand {
             commandName: "fingerprints",
             abstract: "Fingerprints on a key with a sensor (YubiKey Bio): list, add, rename, delete.",
             discussion: """
-            Every subcommand needs the PIN (a key with a sensor has one before its first fingerprint). A \
-            fingerprint is named by its template ID in hex, as `ykterm fido fingerprints list` shows it; a \
-            unique start of it is enough. A key without a sensor is refused.
-            """,
+                Every subcommand needs the PIN (a key with a sensor has one before its first fingerprint). A \
+                fingerprint is named by its template ID in hex, as `ykterm fido fingerprints list` shows it; a \
+                unique start of it is enough. A key without a sensor is refused.
+                """,
             subcommands: [List.self, Add.self, Rename.self, Delete.self])
 
         /// Checks that the key has a sensor and a PIN, asks for the PIN and gets a token with the be permission.
@@ -28,7 +28,8 @@ extension FIDOCommand {
         /// have a sensor and a PIN, which is asked for before the key is opened again (it is not held while the
         /// user types).
         static func enrolled(_ key: KeyOptions, _ prompt: Prompt) async throws
-            -> (fingerprints: [FIDOFingerprint], operations: FIDOOperations, pin: String) {
+            -> (fingerprints: [FIDOFingerprint], operations: FIDOOperations, pin: String)
+        {
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true) { info in
                 guard info.bioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
             }
@@ -50,7 +51,8 @@ extension FIDOCommand {
 
         /// How a sample went, in the user's words, as the start of a sentence.
         static func sampleText(_ status: CTAP2Session.SampleStatus) -> String {
-            let text = status.name.map { UIText("bio-sample." + $0) }
+            let text =
+                status.name.map { UIText("bio-sample." + $0) }
                 ?? UIText("bio-sample.other", ["number": String(status.rawValue)])
             let words = StringTables.load().text(text)
             return words.prefix(1).uppercased() + words.dropFirst()
@@ -82,12 +84,12 @@ extension FIDOCommand {
                 commandName: "add",
                 abstract: "Enroll a fingerprint: touch the sensor until it has enough samples; needs the PIN.",
                 discussion: """
-                After the PIN, lay the finger on the sensor and lift it again, as many times as the key asks \
-                (\"Touch the sensor again\", with the samples still needed). A sample the sensor cannot use \
-                is said why and asked for again. Ctrl-C stops the enrollment: the key is told to stop waiting \
-                for the sensor and to drop the samples taken, and ykterm ends as Ctrl-C ends a program (status \
-                130 in a shell), saying "cancelled, nothing enrolled".
-                """)
+                    After the PIN, lay the finger on the sensor and lift it again, as many times as the key asks \
+                    (\"Touch the sensor again\", with the samples still needed). A sample the sensor cannot use \
+                    is said why and asked for again. Ctrl-C stops the enrollment: the key is told to stop waiting \
+                    for the sensor and to drop the samples taken, and ykterm ends as Ctrl-C ends a program (status \
+                    130 in a shell), saying "cancelled, nothing enrolled".
+                    """)
 
             @OptionGroup var key: KeyOptions
 
@@ -113,14 +115,25 @@ extension FIDOCommand {
                         while true {
                             if step.status == .good {
                                 if step.remaining == 0 { break }
-                                warn(words(step.remaining == 1 ? "cli.fido.fingerprints.againOne" : "cli.fido.fingerprints.again",
-                                           ["count": String(step.remaining)]))
+                                warn(
+                                    words(
+                                        step.remaining == 1
+                                            ? "cli.fido.fingerprints.againOne" : "cli.fido.fingerprints.again",
+                                        ["count": String(step.remaining)]))
                             } else {
-                                warn(words(step.remaining == 1 ? "cli.fido.fingerprints.sampleAgainOne" : "cli.fido.fingerprints.sampleAgain",
-                                           ["sample": Fingerprints.sampleText(step.status), "count": String(step.remaining)]))
+                                warn(
+                                    words(
+                                        step.remaining == 1
+                                            ? "cli.fido.fingerprints.sampleAgainOne"
+                                            : "cli.fido.fingerprints.sampleAgain",
+                                        [
+                                            "sample": Fingerprints.sampleText(step.status),
+                                            "count": String(step.remaining),
+                                        ]))
                             }
-                            step = try await s.enrollCaptureNextSample(templateID: step.templateID,
-                                                                       timeoutMilliseconds: Add.timeoutMilliseconds)
+                            step = try await s.enrollCaptureNextSample(
+                                templateID: step.templateID,
+                                timeoutMilliseconds: Add.timeoutMilliseconds)
                         }
                     } catch {
                         // Whatever stopped it (Ctrl-C, a timeout, a refusal), the key drops the template it was
@@ -132,13 +145,15 @@ extension FIDOCommand {
                         throw error
                     }
                     if let name, !name.isEmpty {
-                        try await s.setFingerprintName(templateID: step.templateID, name: name,
-                                                       maxNameLength: sensor.maxNameLength)
+                        try await s.setFingerprintName(
+                            templateID: step.templateID, name: name,
+                            maxNameLength: sensor.maxNameLength)
                     }
                     return (step.templateID, name)
                 }
-                out(named.map { words("cli.fido.fingerprints.enrolledNamed", ["id": id.hex, "name": $0]) }
-                    ?? words("cli.fido.fingerprints.enrolled", ["id": id.hex]))
+                out(
+                    named.map { words("cli.fido.fingerprints.enrolledNamed", ["id": id.hex, "name": $0]) }
+                        ?? words("cli.fido.fingerprints.enrolled", ["id": id.hex]))
             }
         }
 
@@ -182,12 +197,18 @@ extension FIDOCommand {
                 let (query, force) = (id.lowercased(), self.force)
                 let (prints, operations, pin) = try await Fingerprints.enrolled(key, prompt)
                 let f = try Fingerprints.one(prints, query)
-                try prompt.confirmUnlessForced(force, words("cli.fido.fingerprints.deleteQuestion",
-                                                            ["fingerprint": f.name ?? f.templateID.hex]),
-                                               otherwise: words("cli.prompt.nothingDeleted"))
+                try prompt.confirmUnlessForced(
+                    force,
+                    words(
+                        "cli.fido.fingerprints.deleteQuestion",
+                        ["fingerprint": f.name ?? f.templateID.hex]),
+                    otherwise: words("cli.prompt.nothingDeleted"))
                 let deleted = try await operations.deleteFingerprint(f.templateID, .pin(pin)).deleted
-                out(deleted.name.map { words("cli.fido.fingerprints.deletedNamed", ["id": deleted.templateID.hex, "name": $0]) }
-                    ?? words("cli.fido.fingerprints.deleted", ["id": deleted.templateID.hex]))
+                out(
+                    deleted.name.map {
+                        words("cli.fido.fingerprints.deletedNamed", ["id": deleted.templateID.hex, "name": $0])
+                    }
+                        ?? words("cli.fido.fingerprints.deleted", ["id": deleted.templateID.hex]))
             }
         }
     }

@@ -90,50 +90,76 @@ extension FIDOCommand {
 
         /// The text output's fields, in order, labelled in the user's language.
         static func lines(_ info: AuthenticatorInfo, retries: Int?) -> [(String, String)] {
-            var lines: [(String, String)] = [(words("cli.fido.info.versions"), info.versions.joined(separator: ", ")),
-                                             (words("cli.fido.info.aaguid"), info.aaguidString)]
+            var lines: [(String, String)] = [
+                (words("cli.fido.info.versions"), info.versions.joined(separator: ", ")),
+                (words("cli.fido.info.aaguid"), info.aaguidString),
+            ]
             if let f = info.firmware { lines.append((words("cli.fido.info.firmware"), f.description)) }
             switch info.pinSet {
             case .some(true):
-                let pin = retries.map { words("cli.fido.info.pinSetRetries", ["count": String($0)]) }
+                let pin =
+                    retries.map { words("cli.fido.info.pinSetRetries", ["count": String($0)]) }
                     ?? words("cli.fido.info.pinSetRetriesUnknown")
-                lines.append((words("cli.fido.info.pin"),
-                              info.forcePINChange ? words("cli.fido.info.pinMustChange", ["value": pin]) : pin))
+                lines.append(
+                    (
+                        words("cli.fido.info.pin"),
+                        info.forcePINChange ? words("cli.fido.info.pinMustChange", ["value": pin]) : pin
+                    ))
             case .some(false): lines.append((words("cli.fido.info.pin"), words("cli.fido.info.pinNotSet")))
             case .none: lines.append((words("cli.fido.info.pin"), words("cli.fido.info.notSupported")))
             }
             lines.append((words("cli.fido.info.minPINLength"), "\(info.minPINLength)"))
             if let on = info.alwaysUV {
-                lines.append((words("cli.fido.info.alwaysUV"), words(on ? "cli.fido.info.alwaysUVOn" : "cli.fido.info.off")))
+                lines.append(
+                    (words("cli.fido.info.alwaysUV"), words(on ? "cli.fido.info.alwaysUVOn" : "cli.fido.info.off")))
             }
             if let on = info.enterpriseAttestation {
-                lines.append((words("cli.fido.info.epAttestation"), words(on ? "cli.fido.info.enabled" : "cli.fido.info.disabled")))
+                lines.append(
+                    (
+                        words("cli.fido.info.epAttestation"),
+                        words(on ? "cli.fido.info.enabled" : "cli.fido.info.disabled")
+                    ))
             }
             if let r = info.remainingDiscoverableCredentials {
                 lines.append((words("cli.fido.info.room"), words("cli.fido.info.roomMore", ["count": "\(r)"])))
             }
             let (yes, no) = (words("cli.fido.info.yes"), words("cli.fido.info.no"))
-            lines.append((words("cli.fido.info.options"), info.options.sorted { $0.key < $1.key }
-                .map { "\($0.key)=\($0.value ? yes : no)" }.joined(separator: " ")))
-            if !info.extensions.isEmpty { lines.append((words("cli.fido.info.extensions"), info.extensions.joined(separator: ", "))) }
-            if !info.transports.isEmpty { lines.append((words("cli.fido.info.transports"), info.transports.joined(separator: ", "))) }
+            lines.append(
+                (
+                    words("cli.fido.info.options"),
+                    info.options.sorted { $0.key < $1.key }
+                        .map { "\($0.key)=\($0.value ? yes : no)" }.joined(separator: " ")
+                ))
+            if !info.extensions.isEmpty {
+                lines.append((words("cli.fido.info.extensions"), info.extensions.joined(separator: ", ")))
+            }
+            if !info.transports.isEmpty {
+                lines.append((words("cli.fido.info.transports"), info.transports.joined(separator: ", ")))
+            }
             if !info.pinUVAuthProtocols.isEmpty {
-                lines.append((words("cli.fido.info.pinProtocols"), info.pinUVAuthProtocols.map(String.init).joined(separator: ", ")))
+                lines.append(
+                    (
+                        words("cli.fido.info.pinProtocols"),
+                        info.pinUVAuthProtocols.map(String.init).joined(separator: ", ")
+                    ))
             }
             let other = info.otherFields
             if !other.isEmpty {
                 let fields = other.map { fieldName($0.key) }.joined(separator: " ")
-                lines.append((words("cli.fido.info.otherFields"), words("cli.fido.info.otherFieldsValue", ["fields": fields])))
+                lines.append(
+                    (words("cli.fido.info.otherFields"), words("cli.fido.info.otherFieldsValue", ["fields": fields])))
             }
             return lines
         }
 
         /// The labels the text output may have.
-        static let labels = ["cli.fido.info.versions", "cli.fido.info.aaguid", "cli.fido.info.firmware", "cli.fido.info.pin",
-                             "cli.fido.info.minPINLength", "cli.fido.info.alwaysUV", "cli.fido.info.epAttestation",
-                             "cli.fido.info.room", "cli.fido.info.options", "cli.fido.info.extensions",
-                             "cli.fido.info.transports", "cli.fido.info.pinProtocols", "cli.fido.info.otherFields",
-                             "cli.fido.info.fido2"]
+        static let labels = [
+            "cli.fido.info.versions", "cli.fido.info.aaguid", "cli.fido.info.firmware", "cli.fido.info.pin",
+            "cli.fido.info.minPINLength", "cli.fido.info.alwaysUV", "cli.fido.info.epAttestation",
+            "cli.fido.info.room", "cli.fido.info.options", "cli.fido.info.extensions",
+            "cli.fido.info.transports", "cli.fido.info.pinProtocols", "cli.fido.info.otherFields",
+            "cli.fido.info.fido2",
+        ]
 
         /// The labels' column: the longest label of the user's language, its colon and a space, so every value
         /// starts in one column whichever fields the key has.
@@ -216,10 +242,11 @@ extension FIDOInfoJSON {
 
     /// A key that speaks U2F only: its U2F version.
     static func u2fOnly(version: String) -> FIDOInfoJSON {
-        FIDOInfoJSON(versions: [version], fido2: false, extensions: [], aaguid: nil, options: [:], pinSet: false,
-                     pinRetries: nil, minPINLength: nil, pinProtocols: [], transports: [], algorithms: [],
-                     maxMsgSize: nil, remainingDiscoverableCredentials: nil, firmwareVersion: nil,
-                     forcePINChange: false, alwaysUV: nil, enterpriseAttestation: nil, maxRPIDsForMinPINLength: nil,
-                     otherFields: [:])
+        FIDOInfoJSON(
+            versions: [version], fido2: false, extensions: [], aaguid: nil, options: [:], pinSet: false,
+            pinRetries: nil, minPINLength: nil, pinProtocols: [], transports: [], algorithms: [],
+            maxMsgSize: nil, remainingDiscoverableCredentials: nil, firmwareVersion: nil,
+            forcePINChange: false, alwaysUV: nil, enterpriseAttestation: nil, maxRPIDsForMinPINLength: nil,
+            otherFields: [:])
     }
 }

@@ -9,12 +9,12 @@ extension FIDOCommand {
             commandName: "pin",
             abstract: "Set, change or verify the FIDO2 PIN; raise its minimum length or force a change.",
             discussion: """
-            set asks for the new PIN (twice on a terminal); change asks for the current PIN, then the new \
-            one; verify asks for the PIN and reports the attempts left. A PIN has at least 4 characters (or \
-            the key's minimum) and at most 63 bytes of UTF-8. Three wrong PINs in a row need the key to be \
-            removed and inserted again; 8 block the PIN until a FIDO reset. set-min-length and force-change \
-            need a key with CTAP 2.1 authenticatorConfig (YubiKey 5.7 and later).
-            """,
+                set asks for the new PIN (twice on a terminal); change asks for the current PIN, then the new \
+                one; verify asks for the PIN and reports the attempts left. A PIN has at least 4 characters (or \
+                the key's minimum) and at most 63 bytes of UTF-8. Three wrong PINs in a row need the key to be \
+                removed and inserted again; 8 block the PIN until a FIDO reset. set-min-length and force-change \
+                need a key with CTAP 2.1 authenticatorConfig (YubiKey 5.7 and later).
+                """,
             subcommands: [SetPIN.self, ChangePIN.self, VerifyPIN.self, SetMinLength.self, ForceChange.self])
     }
 
@@ -28,8 +28,10 @@ extension FIDOCommand {
     /// The FIDO operations on the key `key` chose and its PIN state, read before a PIN is asked for (the key is
     /// not held while the user types); a key without PIN support, or whose PIN is not as `pinSet` needs, ends the
     /// command with the words for that.
-    static func pinOperations(_ key: KeyChoice, pinSet wanted: Bool,
-                              check: (FIDOInfo) throws -> Void = { _ in }) async throws -> (FIDOOperations, FIDOInfo) {
+    static func pinOperations(
+        _ key: KeyChoice, pinSet wanted: Bool,
+        check: (FIDOInfo) throws -> Void = { _ in }
+    ) async throws -> (FIDOOperations, FIDOInfo) {
         let operations = fidoOperations(key)
         let info = try await operations.info()
         try check(info)
@@ -92,7 +94,9 @@ extension FIDOCommand {
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
             let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
             let after = try await operations.verifyPIN(pin)
-            out(after.retries.map { words("cli.fido.pin.correctRetries", ["count": String($0)]) } ?? words("cli.fido.pin.correct"))
+            out(
+                after.retries.map { words("cli.fido.pin.correctRetries", ["count": String($0)]) }
+                    ?? words("cli.fido.pin.correct"))
         }
     }
 
@@ -113,26 +117,30 @@ extension FIDOCommand {
             commandName: "set-min-length",
             abstract: "Raise the key's minimum PIN length, and name the sites that may read it.",
             discussion: """
-            The minimum only grows: a lower one is refused before anything is sent, and only a FIDO reset \
-            brings it back to the default. When the current PIN is shorter than the new minimum, the key \
-            wants it changed before its next use (`ykterm fido pin change`). Each --rp-id names a relying \
-            party that may read the minimum through the minPinLength extension when it registers a \
-            credential; the list replaces the key's earlier one. Asks for the PIN when one is set.
-            """)
+                The minimum only grows: a lower one is refused before anything is sent, and only a FIDO reset \
+                brings it back to the default. When the current PIN is shorter than the new minimum, the key \
+                wants it changed before its next use (`ykterm fido pin change`). Each --rp-id names a relying \
+                party that may read the minimum through the minPinLength extension when it registers a \
+                credential; the list replaces the key's earlier one. Asks for the PIN when one is set.
+                """)
 
         @OptionGroup var key: KeyOptions
 
         @Argument(help: "The new minimum, in characters (4 to 63).")
         var length: Int
 
-        @Option(name: .customLong("rp-id"), help: ArgumentHelp("A relying party that may read the minimum (repeatable).",
-                                                                valueName: "ID"))
+        @Option(
+            name: .customLong("rp-id"),
+            help: ArgumentHelp(
+                "A relying party that may read the minimum (repeatable).",
+                valueName: "ID"))
         var rpIDs: [String] = []
 
         func run() async throws {
             // Checked here, not in validate(): an unknown option is reported first.
             guard (4...PINRules.maxBytes).contains(length) else {
-                throw YktermError.usage(words("cli.fido.pin.minLengthRange", ["max": String(PINRules.maxBytes), "length": String(length)]))
+                throw YktermError.usage(
+                    words("cli.fido.pin.minLengthRange", ["max": String(PINRules.maxBytes), "length": String(length)]))
             }
             let prompt = Prompt()
             let (length, rpIDs) = (self.length, self.rpIDs)
@@ -152,9 +160,9 @@ extension FIDOCommand {
             commandName: "force-change",
             abstract: "Make the key refuse its PIN until it is changed.",
             discussion: """
-            The PIN stays valid for `ykterm fido pin change` only: signing in, credential management and \
-            settings fail until a new PIN is set that way. Asks for the current PIN.
-            """)
+                The PIN stays valid for `ykterm fido pin change` only: signing in, credential management and \
+                settings fail until a new PIN is set that way. Asks for the current PIN.
+                """)
 
         @OptionGroup var key: KeyOptions
 

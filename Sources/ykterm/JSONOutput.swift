@@ -52,8 +52,11 @@ extension JSONValue: Encodable {
             } else if let u = UInt64(exactly: n) {
                 try c.encode(u)
             } else {
-                throw EncodingError.invalidValue(n, EncodingError.Context(codingPath: encoder.codingPath,
-                                                                          debugDescription: "beyond 64 bits"))
+                throw EncodingError.invalidValue(
+                    n,
+                    EncodingError.Context(
+                        codingPath: encoder.codingPath,
+                        debugDescription: "beyond 64 bits"))
             }
         case .double(let d):
             var c = encoder.singleValueContainer()
@@ -138,8 +141,11 @@ enum JSONTree {
         case let v as Float: return .value(.double(Double(v)))
         case let v as any BinaryInteger:
             guard let n = Int128(exactly: v) else {
-                throw EncodingError.invalidValue(v, EncodingError.Context(codingPath: codingPath,
-                                                                          debugDescription: "beyond 128 bits"))
+                throw EncodingError.invalidValue(
+                    v,
+                    EncodingError.Context(
+                        codingPath: codingPath,
+                        debugDescription: "beyond 128 bits"))
             }
             return .value(.integer(n))
         default:
@@ -208,8 +214,10 @@ enum JSONTree {
             if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
-                                                            forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type,
+            forKey key: Key
+        ) -> KeyedEncodingContainer<NestedKey> {
             let nested = Object()
             put(.object(nested), key)
             return KeyedEncodingContainer(Keyed<NestedKey>(object: nested, codingPath: codingPath + [key]))
@@ -243,7 +251,8 @@ enum JSONTree {
             append(try JSONTree.encode(value, codingPath: codingPath))
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
-            -> KeyedEncodingContainer<NestedKey> {
+            -> KeyedEncodingContainer<NestedKey>
+        {
             let nested = Object()
             append(.object(nested))
             return KeyedEncodingContainer(Keyed<NestedKey>(object: nested, codingPath: codingPath))

@@ -15,7 +15,8 @@ struct KeyChoice: Equatable, Sendable {
     /// Refuses a YKTERM_DEVICE that is not a serial number, unless --device is given.
     static func validate(device: UInt32?) throws {
         if let env = ProcessEnvironment.value("YKTERM_DEVICE"), device == nil, !env.isEmpty,
-           UInt32(env) == nil {
+            UInt32(env) == nil
+        {
             throw ValidationError(words("cli.device-variable", ["value": env]))
         }
     }
@@ -61,13 +62,17 @@ struct KeyChoice: Equatable, Sendable {
 
 /// How a command chooses its key; shared by every command that talks to one.
 struct KeyOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "Use the key whose reader name, hidraw path (/dev/hidraw3) or HID product name contains NAME (case-insensitive). Default: $YKTERM_READER, else the config file.",
-        valueName: "NAME"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Use the key whose reader name, hidraw path (/dev/hidraw3) or HID product name contains NAME (case-insensitive). Default: $YKTERM_READER, else the config file.",
+            valueName: "NAME"))
     var reader: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Use the key with this serial number. Default: $YKTERM_DEVICE, else the config file.", valueName: "SERIAL"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Use the key with this serial number. Default: $YKTERM_DEVICE, else the config file.", valueName: "SERIAL"))
     var device: UInt32?
 
     @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")

@@ -10,17 +10,21 @@ struct ListCommand: RequestCommand {
         commandName: "list",
         abstract: "List the keys found, one per key, with interfaces, serial, firmware, form factor and applications.",
         discussion: """
-        A USB YubiKey is one device with up to three interfaces — CCID (a PC/SC reader), FIDO HID and OTP HID — \
-        and is listed once, with them all ("interfaces": ["ccid", "fido", "otp"]); a key on an NFC reader has \
-        ["nfc"]. Its information comes from the Management application over the first interface that has it. \
-        Keys with only HID interfaces (Security Keys, keys with CCID turned off) are listed without pcscd. A HID \
-        node that cannot be opened is listed with the reason and the fix, also one this user may not open on a key \
-        read over its other interfaces. Exits with status 3 when no key is found.
-        """)
+            A USB YubiKey is one device with up to three interfaces — CCID (a PC/SC reader), FIDO HID and OTP HID — \
+            and is listed once, with them all ("interfaces": ["ccid", "fido", "otp"]); a key on an NFC reader has \
+            ["nfc"]. Its information comes from the Management application over the first interface that has it. \
+            Keys with only HID interfaces (Security Keys, keys with CCID turned off) are listed without pcscd. A HID \
+            node that cannot be opened is listed with the reason and the fix, also one this user may not open on a key \
+            read over its other interfaces. Exits with status 3 when no key is found.
+            """)
 
     @OptionGroup var key: KeyOptions
 
-    @Flag(name: .long, help: "Print a JSON array, one object per key (reader, interfaces, serial, version, form_factor, applications, ...).")
+    @Flag(
+        name: .long,
+        help:
+            "Print a JSON array, one object per key (reader, interfaces, serial, version, form_factor, applications, ...)."
+    )
     var json = false
 
     @Flag(name: .long, help: "List the PC/SC readers and whether a key is in each, without talking to the keys.")
@@ -90,7 +94,9 @@ struct ListCommand: RequestCommand {
                 try printJSON(statuses.map(ReaderStatusJSON.init))
             } else {
                 for s in statuses {
-                    var state = words(s.cardPresent ? (s.mute ? "cli.list.reader.mute" : "cli.list.reader.present") : "cli.list.reader.empty")
+                    var state = words(
+                        s.cardPresent
+                            ? (s.mute ? "cli.list.reader.mute" : "cli.list.reader.present") : "cli.list.reader.empty")
                     if s.exclusive { state = words("cli.list.reader.exclusive", ["state": state]) }
                     out("\(s.name): " + state)
                 }
@@ -128,7 +134,9 @@ struct ListCommand: RequestCommand {
     static func unopenableHID(_ d: KeyDescriptor?) -> [(path: String, problem: String)] {
         guard let d else { return [] }
         return [d.fidoHID?.path, d.otpHID?.path].compactMap { $0 }.compactMap { path in
-            guard path.hasPrefix("/"), access(path, R_OK | W_OK) != 0, errno == EACCES || errno == EPERM else { return nil }
+            guard path.hasPrefix("/"), access(path, R_OK | W_OK) != 0, errno == EACCES || errno == EPERM else {
+                return nil
+            }
             return (path, explained(HIDDeviceError.permissionDenied(path)).1)
         }
     }
@@ -140,19 +148,32 @@ struct ListCommand: RequestCommand {
                 + words("cli.list.unreadable", ["detail": describeError(row.error!)])
         }
         // The key's name, then what it is, each in the user's words: "serial 123, firmware 5.7.2, USB-A keychain, USB".
-        var facts = [(k.device.serial ?? row.key?.serial).map { words("cli.list.serial", ["serial": "\($0)"]) }
-                     ?? words("cli.list.serialUnknown"),
-                     words("cli.list.firmware", ["version": "\(k.device.version)"])]
+        var facts = [
+            (k.device.serial ?? row.key?.serial).map { words("cli.list.serial", ["serial": "\($0)"]) }
+                ?? words("cli.list.serialUnknown"),
+            words("cli.list.firmware", ["version": "\(k.device.version)"]),
+        ]
         if k.device.formFactor != .unknown {
             facts.append(loadedTables().text(UIText("form-factor." + k.device.formFactor.identifier)))
         }
         facts.append(k.overNFC ? "NFC" : "USB")
         var line = "\(place): \(k.device.displayName), " + facts.joined(separator: ", ")
         if let d = row.key, !k.overNFC {
-            line += "\n  " + words("cli.list.interfaces", ["interfaces": d.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")])
+            line +=
+                "\n  "
+                + words(
+                    "cli.list.interfaces",
+                    ["interfaces": d.interfaces.map { $0.rawValue.uppercased() }.joined(separator: "+")])
         }
-        line += "\n  " + words("cli.list.applications", ["applications": k.applications.isEmpty ? words("cli.list.noApplications")
-                                                                                                   : k.applications.joined(separator: " ")])
+        line +=
+            "\n  "
+            + words(
+                "cli.list.applications",
+                [
+                    "applications": k.applications.isEmpty
+                        ? words("cli.list.noApplications")
+                        : k.applications.joined(separator: " ")
+                ])
         for node in unopenableHID(row.key) { line += "\n  " + node.problem }
         return line
     }
@@ -212,13 +233,15 @@ struct ListedKeyJSON: Encodable {
         fidoHID = d?.fidoHID?.path
         otpHID = d?.otpHID?.path
         device = row.info.map { k in
-            Device(version: k.device.version.description, formFactor: k.device.formFactor.identifier,
-                   applications: k.applications, transport: k.overNFC ? "nfc" : "usb", atr: k.atr.hex,
-                   configLocked: k.device.isConfigLocked, fromManagement: k.device.fromManagement)
+            Device(
+                version: k.device.version.description, formFactor: k.device.formFactor.identifier,
+                applications: k.applications, transport: k.overNFC ? "nfc" : "usb", atr: k.atr.hex,
+                configLocked: k.device.isConfigLocked, fromManagement: k.device.fromManagement)
         }
         error = row.error.map(ListCommand.describeError)
-        hidErrors = Dictionary(ListCommand.unopenableHID(d).map { ($0.path, $0.problem) },
-                               uniquingKeysWith: { first, _ in first })
+        hidErrors = Dictionary(
+            ListCommand.unopenableHID(d).map { ($0.path, $0.problem) },
+            uniquingKeysWith: { first, _ in first })
     }
 
     enum CodingKeys: String, CodingKey {
@@ -258,7 +281,8 @@ struct ReaderStatusJSON: Encodable {
 
 extension ReaderStatusJSON {
     init(_ status: ReaderStatus) {
-        self.init(reader: status.name, keyPresent: status.cardPresent && !status.mute, atr: status.atr.hex,
-                  exclusive: status.exclusive)
+        self.init(
+            reader: status.name, keyPresent: status.cardPresent && !status.mute, atr: status.atr.hex,
+            exclusive: status.exclusive)
     }
 }

@@ -8,11 +8,11 @@ struct MonitorCommand: AsyncParsableCommand {
         commandName: "monitor",
         abstract: "Print readers and keys as they arrive and leave, until interrupted.",
         discussion: """
-        A key is one entry however many interfaces it has: a USB YubiKey's CCID reader, FIDO HID and OTP HID \
-        interfaces are joined, and key-changed says when one comes or goes. Waits on pcscd and on /dev \
-        (inotify) without polling; HID keys are reported while pcscd is not running. With --json, one JSON \
-        object per line.
-        """)
+            A key is one entry however many interfaces it has: a USB YubiKey's CCID reader, FIDO HID and OTP HID \
+            interfaces are joined, and key-changed says when one comes or goes. Waits on pcscd and on /dev \
+            (inotify) without polling; HID keys are reported while pcscd is not running. With --json, one JSON \
+            object per line.
+            """)
 
     @Flag(name: .long, help: "One JSON object per event (event, id, name, interfaces, reader, atr, fido, otp).")
     var json = false
@@ -42,8 +42,10 @@ struct MonitorCommand: AsyncParsableCommand {
     }
 
     static func fields(_ d: KeyDescriptor, event: String) -> [String: String] {
-        var f = ["event": event, "id": d.id, "name": d.name,
-                 "interfaces": d.interfaces.map(\.rawValue).joined(separator: ",")]
+        var f = [
+            "event": event, "id": d.id, "name": d.name,
+            "interfaces": d.interfaces.map(\.rawValue).joined(separator: ","),
+        ]
         if let r = d.reader {
             f["reader"] = r
             f["atr"] = d.atr.hex

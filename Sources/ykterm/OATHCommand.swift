@@ -9,11 +9,11 @@ struct OATHCommand: ParsableCommand {
         commandName: "oath",
         abstract: "OATH accounts (TOTP and HOTP codes) on the key.",
         discussion: """
-        Passwords are never taken from the command line: they are asked for without echo on a terminal, \
-        or read from standard input one per line (after any secret or URI given as -), in the order the \
-        command needs them. --remember keeps the derived access key (never the password) in \
-        $XDG_CONFIG_HOME/ykterm/oath-keys.json, mode 0600.
-        """,
+            Passwords are never taken from the command line: they are asked for without echo on a terminal, \
+            or read from standard input one per line (after any secret or URI given as -), in the order the \
+            command needs them. --remember keeps the derived access key (never the password) in \
+            $XDG_CONFIG_HOME/ykterm/oath-keys.json, mode 0600.
+            """,
         subcommands: [List.self, Code.self, Add.self, Delete.self, Rename.self, Password.self, Reset.self])
 }
 
@@ -58,8 +58,10 @@ struct OATHCommandKey {
         self.prompt = prompt
     }
 
-    mutating func run<T: Sendable>(_ body: (OATHOperations, OATHOperations.Unlock) async throws
-                                       -> OATHOperations.Outcome<T>) async throws -> T {
+    mutating func run<T: Sendable>(
+        _ body: (OATHOperations, OATHOperations.Unlock) async throws
+            -> OATHOperations.Outcome<T>
+    ) async throws -> T {
         var outcome = try await body(operations, OATHOperations.Unlock(held: held))
         if case .locked(let opened) = outcome {
             if opened.rememberedForgotten {
@@ -78,9 +80,11 @@ struct OATHCommandKey {
 }
 
 /// One OATH operation for the command line (`OATHCommandKey`).
-func oathOperation<T: Sendable>(_ options: OATHChoice, prompt: Prompt,
-                                _ body: (OATHOperations, OATHOperations.Unlock) async throws
-                                    -> OATHOperations.Outcome<T>) async throws -> T {
+func oathOperation<T: Sendable>(
+    _ options: OATHChoice, prompt: Prompt,
+    _ body: (OATHOperations, OATHOperations.Unlock) async throws
+        -> OATHOperations.Outcome<T>
+) async throws -> T {
     var key = OATHCommandKey(options, prompt: prompt)
     return try await key.run(body)
 }
@@ -130,9 +134,9 @@ extension OATHCommand {
             commandName: "code",
             abstract: "Show codes; QUERY keeps the accounts whose ID contains it.",
             discussion: """
-            TOTP codes are calculated at once. HOTP and touch accounts are calculated only when QUERY \
-            leaves just that account (a touch account then asks for a touch).
-            """)
+                TOTP codes are calculated at once. HOTP and touch accounts are calculated only when QUERY \
+                leaves just that account (a touch account then asks for a touch).
+                """)
 
         @OptionGroup var options: OATHOptions
 
@@ -167,24 +171,28 @@ extension OATHCommand {
                     throw YktermError.failed(words("cli.oath.noMatch", ["query": query]))
                 }
                 if json {
-                    try printJSON(rows.map { row in
-                        let e = row.entry
-                        var c = e.credential
-                        c.algorithm = row.listed?.algorithm
-                        return OATHCodeJSON(account: OATHAccountJSON(c, digits: e.digits), code: e.code?.value,
-                                            validFrom: e.code.map { Int($0.validFrom) },
-                                            validTo: e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) })
-                    })
+                    try printJSON(
+                        rows.map { row in
+                            let e = row.entry
+                            var c = e.credential
+                            c.algorithm = row.listed?.algorithm
+                            return OATHCodeJSON(
+                                account: OATHAccountJSON(c, digits: e.digits), code: e.code?.value,
+                                validFrom: e.code.map { Int($0.validFrom) },
+                                validTo: e.code.flatMap { $0.validTo == Int64.max ? nil : Int($0.validTo) })
+                        })
                 } else {
                     let width = min(rows.map { $0.entry.credential.id.string.count }.max() ?? 0, 60)
-                    let touchTag = rows.contains { $0.entry.code == nil && $0.entry.credential.touch == true }
+                    let touchTag =
+                        rows.contains { $0.entry.code == nil && $0.entry.credential.touch == true }
                         ? "[" + words("cli.oath.touchTag") + "]" : ""
                     // One write for all the lines (a write per line took as long as the codes' APDUs).
                     let lines = rows.map { row -> String in
                         let e = row.entry
                         let id = e.credential.id.string
                         let pad = String.spaces(max(width - id.count, 0))
-                        let code = e.code?.value
+                        let code =
+                            e.code?.value
                             ?? (e.credential.touch == true ? touchTag : e.credential.type == .hotp ? "[HOTP]" : "")
                         return "\(id)\(pad)  \(code)"
                     }
@@ -199,12 +207,12 @@ extension OATHCommand {
             commandName: "add",
             abstract: "Add an account from an otpauth:// URI, or from its fields.",
             discussion: """
-            URI may be otpauth://totp/..., otpauth://hotp/..., or otpauth-migration://offline?data=... \
-            (several accounts). Give - to read the URI from standard input; with --name and no --secret, \
-            the secret is asked for without echo (or read from standard input). A URI or secret on the \
-            command line is visible to other users of this machine while the command runs. An existing \
-            account with the same ID is overwritten only after confirmation, or with --force.
-            """)
+                URI may be otpauth://totp/..., otpauth://hotp/..., or otpauth-migration://offline?data=... \
+                (several accounts). Give - to read the URI from standard input; with --name and no --secret, \
+                the secret is asked for without echo (or read from standard input). A URI or secret on the \
+                command line is visible to other users of this machine while the command runs. An existing \
+                account with the same ID is overwritten only after confirmation, or with --force.
+                """)
 
         @OptionGroup var options: OATHOptions
 
@@ -258,7 +266,11 @@ extension OATHCommand {
                     warn("ykterm: " + words("cli.oath.uriOnCommandLine"))
                 }
                 var accounts = try OTPAuthURI.accounts(in: text.trimmingWhitespace)
-                if touch { accounts = accounts.map { var a = $0; a.touch = true; return a } }
+                if touch {
+                    accounts = accounts.map {
+                        var a = $0; a.touch = true; return a
+                    }
+                }
                 return accounts
             }
             var secretText: String
@@ -326,12 +338,15 @@ extension OATHCommand {
             var key = OATHCommandKey(options.choice, prompt: prompt)
             // The account is found first, so that the question names it as the key has it; the key is not held
             // open while the question waits.
-            let c = try OATHOperations.find(.matching(id), in: try await key.run { operations, unlock in
-                try await operations.list(unlock)
-            })
+            let c = try OATHOperations.find(
+                .matching(id),
+                in: try await key.run { operations, unlock in
+                    try await operations.list(unlock)
+                })
             try prompt.requireForce(force, otherwise: words("cli.oath.deleteNeedsForce", ["account": c.id.string]))
-            try prompt.confirmUnlessForced(force, words("cli.oath.deleteQuestion", ["account": c.id.string]),
-                                            otherwise: words("cli.prompt.nothingDeleted"))
+            try prompt.confirmUnlessForced(
+                force, words("cli.oath.deleteQuestion", ["account": c.id.string]),
+                otherwise: words("cli.prompt.nothingDeleted"))
             let deleted = try await key.run { operations, unlock in
                 try await operations.delete(.account(c), unlock)
             }.detail

@@ -11,10 +11,10 @@ extension OATHCommand {
             commandName: "password",
             abstract: "Set, change or clear the OATH password, or forget a remembered one.",
             discussion: """
-            set: asks for the new password (twice on a terminal). change: the current password, then \
-            the new one. clear: the current password. forget: removes the remembered access key of \
-            this key (or of every key with --all) from this computer.
-            """)
+                set: asks for the new password (twice on a terminal). change: the current password, then \
+                the new one. clear: the current password. forget: removes the remembered access key of \
+                this key (or of every key with --all) from this computer.
+                """)
 
         enum Action: String, ExpressibleByArgument, CaseIterable {
             case set, change, clear, forget
@@ -73,7 +73,8 @@ extension OATHCommand {
         }
 
         private func newPassword(_ prompt: Prompt) throws -> SecretBytes {
-            let new = SecretBytes(utf8: try prompt.newSecret(words("oath.password.new"), again: words("cli.oath.repeatPassword")))
+            let new = SecretBytes(
+                utf8: try prompt.newSecret(words("oath.password.new"), again: words("cli.oath.repeatPassword")))
             guard !new.isEmpty else { throw YktermError.usage(words("cli.oath.emptyPassword")) }
             return new
         }
@@ -92,8 +93,9 @@ extension OATHCommand {
         func run() async throws {
             let prompt = Prompt()
             try prompt.requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
-            try prompt.confirmUnlessForced(force, words("cli.oath.resetQuestion"),
-                                            otherwise: words("cli.prompt.nothingReset"))
+            try prompt.confirmUnlessForced(
+                force, words("cli.oath.resetQuestion"),
+                otherwise: words("cli.prompt.nothingReset"))
             try await OATHOperations(options.key.choice, store: RememberedKeys.reporting()).reset()
             out(words("cli.oath.resetDone"))
         }

@@ -11,21 +11,23 @@ struct OTPCommand: ParsableCommand {
         commandName: "otp",
         abstract: "One-time passwords and the OTP slots: capture, parse, decrypt, NDEF, challenge-response.",
         discussion: """
-        A key types a Yubico OTP (public ID, then 32 modhex characters), an OATH-HOTP code (6 or 8 digits, \
-        optionally after a 12-character token identifier) or a static password. Text typed on a German, \
-        French or Dvorak keyboard layout is recognised and translated back to what the key sent. The \
-        OTP application's two slots can be shown (info), programmed with a Yubico OTP credential \
-        (yubiotp), a static password (static), an OATH-HOTP credential (hotp) or for HMAC-SHA1 \
-        challenge-response (chalresp), asked a challenge (calculate), swapped (swap), chosen for the \
-        NDEF tag (ndef), given new settings or access codes (settings) and emptied (delete).
+            A key types a Yubico OTP (public ID, then 32 modhex characters), an OATH-HOTP code (6 or 8 digits, \
+            optionally after a 12-character token identifier) or a static password. Text typed on a German, \
+            French or Dvorak keyboard layout is recognised and translated back to what the key sent. The \
+            OTP application's two slots can be shown (info), programmed with a Yubico OTP credential \
+            (yubiotp), a static password (static), an OATH-HOTP credential (hotp) or for HMAC-SHA1 \
+            challenge-response (chalresp), asked a challenge (calculate), swapped (swap), chosen for the \
+            NDEF tag (ndef), given new settings or access codes (settings) and emptied (delete).
 
-        A slot may be protected by an access code (6 bytes, 12 hex digits): every write to it then \
-        needs the code. Codes are never taken from the command line: --locked (the slot has a code) and \
-        --lock (give it a new one) read them from standard input (one per line, the current code \
-        first, then the new one, then the slot's secrets), or ask for them without echo on a terminal.
-        """,
-        subcommands: [Capture.self, Parse.self, Decrypt.self, Read.self, Info.self, Calculate.self, ChalResp.self,
-                      YubiOTP.self, Static.self, HOTP.self, NDEF.self, Settings.self, Swap.self, Delete.self])
+            A slot may be protected by an access code (6 bytes, 12 hex digits): every write to it then \
+            needs the code. Codes are never taken from the command line: --locked (the slot has a code) and \
+            --lock (give it a new one) read them from standard input (one per line, the current code \
+            first, then the new one, then the slot's secrets), or ask for them without echo on a terminal.
+            """,
+        subcommands: [
+            Capture.self, Parse.self, Decrypt.self, Read.self, Info.self, Calculate.self, ChalResp.self,
+            YubiOTP.self, Static.self, HOTP.self, NDEF.self, Settings.self, Swap.self, Delete.self,
+        ])
 }
 
 /// The classification as lines for people.
@@ -55,10 +57,10 @@ extension OTPCommand {
             commandName: "capture",
             abstract: "Wait for a key to type an OTP, then show it and what it is.",
             discussion: """
-            On a terminal, input is read without echo, character by character: only a burst that ends with \
-            Enter and has no pause longer than --max-gap counts as the key's; slower typing is ignored. When \
-            standard input is not a terminal, one line is read.
-            """)
+                On a terminal, input is read without echo, character by character: only a burst that ends with \
+                Enter and has no pause longer than --max-gap counts as the key's; slower typing is ignored. When \
+                standard input is not a terminal, one line is read.
+                """)
 
         @Option(name: .long, help: ArgumentHelp("How long to wait for the key.", valueName: "SECONDS"))
         var timeout: Double = 30
@@ -95,7 +97,8 @@ extension OTPCommand {
         private func captureFromTerminal() throws -> String {
             var old = termios()
             guard tcgetattr(STDIN_FILENO, &old) == 0 else {
-                throw YktermError.failed(words("cli.otp.capture.noSettings", ["detail": String(cString: strerror(errno))]))
+                throw YktermError.failed(
+                    words("cli.otp.capture.noSettings", ["detail": String(cString: strerror(errno))]))
             }
             var raw = old
             raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -119,12 +122,16 @@ extension OTPCommand {
             while true {
                 let left = timeout - Date().timeIntervalSince(start)
                 guard left > 0 else {
-                    throw YktermError.failed(words("cli.otp.capture.timeout", ["seconds": String(Int(timeout.rounded(.up)))]))
+                    throw YktermError.failed(
+                        words("cli.otp.capture.timeout", ["seconds": String(Int(timeout.rounded(.up)))]))
                 }
                 var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
                 let r = poll(&fds, 1, Int32(min(left * 1000, 1000)))
                 if r < 0 && errno == EINTR { continue }
-                guard r >= 0 else { throw YktermError.failed(words("cli.otp.capture.unreadable", ["detail": String(cString: strerror(errno))])) }
+                guard r >= 0 else {
+                    throw YktermError.failed(
+                        words("cli.otp.capture.unreadable", ["detail": String(cString: strerror(errno))]))
+                }
                 if r == 0 { continue }
                 var buffer = [UInt8](repeating: 0, count: 256)
                 let n = read(STDIN_FILENO, &buffer, buffer.count)
@@ -164,9 +171,9 @@ extension OTPCommand {
             commandName: "parse",
             abstract: "Tell what a captured OTP is: Yubico OTP, OATH-HOTP or static password.",
             discussion: """
-            For a Yubico OTP, the public ID and, when it is serial-based (modhex of FF 00 and the serial, \
-            as ykman programs it when told to use the serial as public ID, so it starts with vvcc), the serial number.
-            """)
+                For a Yubico OTP, the public ID and, when it is serial-based (modhex of FF 00 and the serial, \
+                as ykman programs it when told to use the serial as public ID, so it starts with vvcc), the serial number.
+                """)
 
         @Argument(help: "The OTP as typed.")
         var otp: String
@@ -186,20 +193,25 @@ extension OTPCommand {
             commandName: "decrypt",
             abstract: "Decrypt a Yubico OTP with its AES key and check it.",
             discussion: """
-            Shows the private ID, the usage counter (counter), the session counter, the 8 Hz timestamp, the \
-            random field and whether the CRC checks. A wrong key or an altered OTP fails the CRC check \
-            (exit status 1). Give the key as - to read it from standard input: the command line is visible \
-            to other users.
-            """)
+                Shows the private ID, the usage counter (counter), the session counter, the 8 Hz timestamp, the \
+                random field and whether the CRC checks. A wrong key or an altered OTP fails the CRC check \
+                (exit status 1). Give the key as - to read it from standard input: the command line is visible \
+                to other users.
+                """)
 
-        @Option(name: .long, help: ArgumentHelp("The AES-128 key (32 hex digits), or - to read it from standard input.",
-                                                valueName: "HEX|-"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "The AES-128 key (32 hex digits), or - to read it from standard input.",
+                valueName: "HEX|-"))
         var key: String
 
         @Argument(help: "The Yubico OTP.")
         var otp: String
 
-        @Flag(name: .long, help: "Print JSON (public_id, private_id, counter, session_counter, timestamp, random, crc_ok).")
+        @Flag(
+            name: .long,
+            help: "Print JSON (public_id, private_id, counter, session_counter, timestamp, random, crc_ok).")
         var json = false
 
         func run() throws {
@@ -215,14 +227,16 @@ extension OTPCommand {
             }
             let aes: [UInt8]
             do { aes = try Hex.decode(keyText.trimmingSpaces) } catch {
-                throw YktermError.usage(words("cli.otp.notHex", ["what": words("cli.otp.what.aesKey"), "detail": explained(error).1]))
+                throw YktermError.usage(
+                    words("cli.otp.notHex", ["what": words("cli.otp.what.aesKey"), "detail": explained(error).1]))
             }
             guard aes.count == 16 else {
                 throw YktermError.usage(words("cli.otp.decrypt.keyLength", ["count": String(aes.count)]))
             }
             let c = OTPClassifier.classify(otp)
             guard c.kind == .yubicoOTP else {
-                throw YktermError.usage(StringTables.load().text(UIText("cli.otp.notYubicoOTP", nested: ["otp": .excerpt(otp)])))
+                throw YktermError.usage(
+                    StringTables.load().text(UIText("cli.otp.notYubicoOTP", nested: ["otp": .excerpt(otp)])))
             }
             let d: DecryptedOTP
             do { d = try YubicoOTP.decrypt(c.text, key: aes) } catch { throw YktermError.usage(explained(error).1) }
@@ -247,18 +261,23 @@ extension OTPCommand {
             commandName: "read",
             abstract: "Read the key's NDEF tag (over NFC, or the virtual key) and the OTP in it.",
             discussion: """
-            The OTP is taken from the default https://my.yubico.com/yk/#OTP URI, or from a text record. \
-            For another format give --pattern: a regular expression whose first capture group is the OTP, \
-            or list such patterns under [otp] parsers in the config file.
-            """)
+                The OTP is taken from the default https://my.yubico.com/yk/#OTP URI, or from a text record. \
+                For another format give --pattern: a regular expression whose first capture group is the OTP, \
+                or list such patterns under [otp] parsers in the config file.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
 
-        @Option(name: .long, help: ArgumentHelp("A regular expression whose first capture group is the OTP.",
-                                                valueName: "REGEX"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "A regular expression whose first capture group is the OTP.",
+                valueName: "REGEX"))
         var pattern: String?
 
-        @Flag(name: .long, help: "Print JSON (records, otp, type, public_id, serial); otp and type are null when no OTP is found.")
+        @Flag(
+            name: .long,
+            help: "Print JSON (records, otp, type, public_id, serial); otp and type are null when no OTP is found.")
         var json = false
 
         func run() async throws {

@@ -7,8 +7,11 @@ import KeyKit
 /// `--locked`: the slot has an access code, which is read from standard input (or asked for without echo on
 /// a terminal). No option takes a code itself: the command line is visible to other users.
 struct OTPLockedOption: ParsableArguments {
-    @Flag(name: .long, help: ArgumentHelp(
-        "The slot has an access code: read it (12 hex digits) from standard input, or ask without echo on a terminal."))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "The slot has an access code: read it (12 hex digits) from standard input, or ask without echo on a terminal."
+        ))
     var locked = false
 
     /// The current access code, or nil without --locked.
@@ -22,15 +25,22 @@ struct OTPLockedOption: ParsableArguments {
 struct OTPAccessCodeOptions: ParsableArguments {
     @OptionGroup var current: OTPLockedOption
 
-    @Flag(name: .long, help: ArgumentHelp(
-        "Protect the slot with a new access code: read it from standard input after the current one, or ask twice on a terminal."))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Protect the slot with a new access code: read it from standard input after the current one, or ask twice on a terminal."
+        ))
     var lock = false
 
     /// The current access code and the slot's new one (without --lock the slot keeps its current code).
     func read(_ prompt: Prompt) throws -> (current: [UInt8]?, new: [UInt8]?) {
         let current = try self.current.read(prompt)
-        let new = lock ? try parseAccessCode(try prompt.newSecret(words("cli.otp.prompt.newAccessCode"),
-                                                                  again: words("cli.otp.prompt.repeatAccessCode"))) : nil
+        let new =
+            lock
+            ? try parseAccessCode(
+                try prompt.newSecret(
+                    words("cli.otp.prompt.newAccessCode"),
+                    again: words("cli.otp.prompt.repeatAccessCode"))) : nil
         return (current, new ?? current)
     }
 }
@@ -80,13 +90,13 @@ extension OTPCommand {
             commandName: "yubiotp",
             abstract: "Program a slot with a Yubico OTP credential (asks before overwriting a programmed slot).",
             discussion: """
-            The public ID is typed before each OTP: by default the one made from the serial number \
-            (modhex of FF 00 and the serial, vvcc...), or --public-id. The private ID (6 bytes) and the \
-            AES-128 key (16 bytes) are random unless --private-id - or --key - reads them (hex, one per \
-            line) from standard input, after any access codes. The values are printed once, with a CSV \
-            line in the Yubico format that YubiCloud's upload form takes (serial, public ID, private ID, \
-            AES key, access code left empty, time); ykterm sends them nowhere.
-            """)
+                The public ID is typed before each OTP: by default the one made from the serial number \
+                (modhex of FF 00 and the serial, vvcc...), or --public-id. The private ID (6 bytes) and the \
+                AES-128 key (16 bytes) are random unless --private-id - or --key - reads them (hex, one per \
+                line) from standard input, after any access codes. The values are printed once, with a CSV \
+                line in the Yubico format that YubiCloud's upload form takes (serial, public ID, private ID, \
+                AES key, access code left empty, time); ykterm sends them nowhere.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
@@ -95,12 +105,18 @@ extension OTPCommand {
         @Option(name: .long, help: ArgumentHelp("The public ID in modhex (up to 32 characters).", valueName: "MODHEX"))
         var publicId: String?
 
-        @Option(name: .long, help: ArgumentHelp("Give - to read the private ID (12 hex digits) from standard input; random otherwise.",
-                                                valueName: "-"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Give - to read the private ID (12 hex digits) from standard input; random otherwise.",
+                valueName: "-"))
         var privateId: String?
 
-        @Option(name: .long, help: ArgumentHelp("Give - to read the AES key (32 hex digits) from standard input; random otherwise.",
-                                                valueName: "-"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Give - to read the AES key (32 hex digits) from standard input; random otherwise.",
+                valueName: "-"))
         var key: String?
 
         @Flag(name: .long, inversion: .prefixedNo, help: "Type Enter after the OTP.")
@@ -128,10 +144,18 @@ extension OTPCommand {
         func run() async throws {
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
-            var privateID = privateId == nil ? Crypto.random(OTPSlotConfiguration.uidSize)
-                : try decodeHex(try prompt.secret(words("cli.otp.prompt.privateID")).trimmingSpaces, what: words("cli.otp.what.privateID"), secret: true)
-            var aesKey = key == nil ? Crypto.random(OTPSlotConfiguration.keySize)
-                : try decodeHex(try prompt.secret(words("cli.otp.prompt.aesKey")).trimmingSpaces, what: words("cli.otp.what.aesKey"), secret: true)
+            var privateID =
+                privateId == nil
+                ? Crypto.random(OTPSlotConfiguration.uidSize)
+                : try decodeHex(
+                    try prompt.secret(words("cli.otp.prompt.privateID")).trimmingSpaces,
+                    what: words("cli.otp.what.privateID"), secret: true)
+            var aesKey =
+                key == nil
+                ? Crypto.random(OTPSlotConfiguration.keySize)
+                : try decodeHex(
+                    try prompt.secret(words("cli.otp.prompt.aesKey")).trimmingSpaces,
+                    what: words("cli.otp.what.aesKey"), secret: true)
             defer {
                 for i in aesKey.indices { aesKey[i] = 0 }
                 for i in privateID.indices { privateID[i] = 0 }
@@ -141,23 +165,30 @@ extension OTPCommand {
             _ = try OTPSlotConfiguration.yubicoOTP(publicID: given ?? [], privateID: privateID, key: aesKey)
             let (slot, enter, force) = (slotOption.slot, self.enter, self.force)
             let written = try await replacingAsked(prompt, force: force) { replacing in
-                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current,
-                                               readSerial: true) { serial in
+                try await keyOptions.otp.write(
+                    slot: slot, replacing: replacing, currentAccessCode: codes.current,
+                    readSerial: true
+                ) { serial in
                     guard let publicID = given ?? serial.map({ YubicoOTP.publicID(serial: $0) }) else {
                         throw YktermError.failed(words("cli.otp.yubiotp.noSerial"))
                     }
-                    return try OTPSlotConfiguration.yubicoOTP(publicID: publicID, privateID: privateID, key: aesKey,
-                                                              appendEnter: enter, accessCode: codes.new)
+                    return try OTPSlotConfiguration.yubicoOTP(
+                        publicID: publicID, privateID: privateID, key: aesKey,
+                        appendEnter: enter, accessCode: codes.new)
                 }
             }
             let serial = written.serial
             let publicID = given ?? serial.map { YubicoOTP.publicID(serial: $0) } ?? []
-            let csv = [serial.map { String($0) } ?? "", Modhex.encode(publicID), privateID.hex, aesKey.hex, "",
-                       localISOTime(), ""].joined(separator: ",")
+            let csv = [
+                serial.map { String($0) } ?? "", Modhex.encode(publicID), privateID.hex, aesKey.hex, "",
+                localISOTime(), "",
+            ].joined(separator: ",")
             if json {
-                try printJSON(OTPYubiOTPJSON(slot: slot, serial: serial.map { Int($0) },
-                                             publicID: Modhex.encode(publicID), privateID: privateID.hex,
-                                             key: aesKey.hex, csv: csv))
+                try printJSON(
+                    OTPYubiOTPJSON(
+                        slot: slot, serial: serial.map { Int($0) },
+                        publicID: Modhex.encode(publicID), privateID: privateID.hex,
+                        key: aesKey.hex, csv: csv))
             } else {
                 out(words("cli.otp.yubiotp.done", ["slot": String(slot)]))
                 out(words("cli.otp.field.publicID", ["id": Modhex.encode(publicID)]))
@@ -173,13 +204,13 @@ extension OTPCommand {
             commandName: "static",
             abstract: "Program a slot with a static password (asks before overwriting a programmed slot).",
             discussion: """
-            The password (up to 38 characters) is read from standard input after any access codes, or \
-            asked twice without echo on a terminal; --generate makes a random one of --length characters \
-            instead, drawn from the characters the layout types (without space and tab), and does not \
-            show it. A slot stores keyboard scan codes, so the password is encoded for the keyboard \
-            layout the computer uses (--keyboard-layout); MODHEX, the default, allows only the modhex \
-            letters, which type the same on every layout.
-            """)
+                The password (up to 38 characters) is read from standard input after any access codes, or \
+                asked twice without echo on a terminal; --generate makes a random one of --length characters \
+                instead, drawn from the characters the layout types (without space and tab), and does not \
+                show it. A slot stores keyboard scan codes, so the password is encoded for the keyboard \
+                layout the computer uses (--keyboard-layout); MODHEX, the default, allows only the modhex \
+                letters, which type the same on every layout.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
@@ -191,8 +222,11 @@ extension OTPCommand {
         @Option(name: .long, help: ArgumentHelp("The length of a generated password (1 to 38).", valueName: "N"))
         var length: Int?
 
-        @Option(name: .long, help: ArgumentHelp("The keyboard layout the password is typed on.",
-                                                valueName: "US|DE|FR|DVORAK|MODHEX"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "The keyboard layout the password is typed on.",
+                valueName: "US|DE|FR|DVORAK|MODHEX"))
         var keyboardLayout: ScanCodeLayout = .modhex
 
         @Flag(name: .long, inversion: .prefixedNo, help: "Type Enter after the password.")
@@ -203,7 +237,9 @@ extension OTPCommand {
 
         func validate() throws {
             if generate {
-                guard length != nil else { throw ValidationError(words("cli.option.needs", ["option": "--generate", "other": "--length"])) }
+                guard length != nil else {
+                    throw ValidationError(words("cli.option.needs", ["option": "--generate", "other": "--length"]))
+                }
             } else if length != nil {
                 throw ValidationError(words("cli.option.onlyWith", ["option": "--length", "other": "--generate"]))
             }
@@ -215,8 +251,11 @@ extension OTPCommand {
             }
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
-            var password = generate ? keyboardLayout.generatePassword(length: length ?? 0)
-                : try prompt.newSecret(words("cli.otp.prompt.staticPassword"), again: words("cli.otp.prompt.repeatStaticPassword"))
+            var password =
+                generate
+                ? keyboardLayout.generatePassword(length: length ?? 0)
+                : try prompt.newSecret(
+                    words("cli.otp.prompt.staticPassword"), again: words("cli.otp.prompt.repeatStaticPassword"))
             let scanCodes: [UInt8]
             switch keyboardLayout.encode(password) {
             case .success(let s): scanCodes = s
@@ -226,14 +265,19 @@ extension OTPCommand {
             }
             let count = password.count
             password = ""
-            let config = try OTPSlotConfiguration.staticPassword(scanCodes: scanCodes, appendEnter: enter,
-                                                                 accessCode: codes.new)
+            let config = try OTPSlotConfiguration.staticPassword(
+                scanCodes: scanCodes, appendEnter: enter,
+                accessCode: codes.new)
             let (slot, force) = (slotOption.slot, self.force)
             try await replacingAsked(prompt, force: force) { replacing in
-                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
+                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) {
+                    _ in config
+                }
             }
-            out(words(generate ? "cli.otp.static.doneGenerated" : "cli.otp.static.done",
-                      ["slot": String(slot), "count": String(count), "layout": keyboardLayout.rawValue.uppercased()]))
+            out(
+                words(
+                    generate ? "cli.otp.static.doneGenerated" : "cli.otp.static.done",
+                    ["slot": String(slot), "count": String(count), "layout": keyboardLayout.rawValue.uppercased()]))
         }
     }
 
@@ -242,10 +286,10 @@ extension OTPCommand {
             commandName: "hotp",
             abstract: "Program a slot with an OATH-HOTP credential (asks before overwriting a programmed slot).",
             discussion: """
-            The secret is read in Base32 from standard input after any access codes, or asked without \
-            echo on a terminal. Each touch types the next code. --counter sets the initial moving factor: \
-            a multiple of 16 from 0 to 1048560, as the key stores it divided by 16.
-            """)
+                The secret is read in Base32 from standard input after any access codes, or asked without \
+                echo on a terminal. Each touch types the next code. --counter sets the initial moving factor: \
+                a multiple of 16 from 0 to 1048560, as the key stores it divided by 16.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
@@ -273,13 +317,18 @@ extension OTPCommand {
             let codes = try accessCodes.read(prompt)
             var secret = try Base32.decode(try prompt.secret(words("cli.otp.prompt.hotpSecret")))
             defer { for i in secret.indices { secret[i] = 0 } }
-            let config = try OTPSlotConfiguration.oathHOTP(secret: secret, digits: digits, movingFactor: counter,
-                                                           appendEnter: enter, accessCode: codes.new)
+            let config = try OTPSlotConfiguration.oathHOTP(
+                secret: secret, digits: digits, movingFactor: counter,
+                appendEnter: enter, accessCode: codes.new)
             let (slot, force) = (slotOption.slot, self.force)
             try await replacingAsked(prompt, force: force) { replacing in
-                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
+                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) {
+                    _ in config
+                }
             }
-            out(words("cli.otp.hotp.done", ["slot": String(slot), "digits": String(digits), "counter": String(counter)]))
+            out(
+                words(
+                    "cli.otp.hotp.done", ["slot": String(slot), "digits": String(digits), "counter": String(counter)]))
         }
     }
 
@@ -288,9 +337,9 @@ extension OTPCommand {
             commandName: "swap",
             abstract: "Swap the configurations of slot 1 and 2 (asks first, unless --force).",
             discussion: """
-            Slots with an access code swap only with it (--locked); both slots must have that code or \
-            none.
-            """)
+                Slots with an access code swap only with it (--locked); both slots must have that code or \
+                none.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var locked: OTPLockedOption
@@ -303,8 +352,9 @@ extension OTPCommand {
             let code = try locked.read(prompt)
             let force = self.force
             _ = try await keyOptions.otp.slots()  // a missing key is said before the question
-            try confirmSlotWrite(prompt, force: force, question: words("otp.slots.swap.confirm"),
-                                 needsForce: words("cli.otp.swap.needsForce"))
+            try confirmSlotWrite(
+                prompt, force: force, question: words("otp.slots.swap.confirm"),
+                needsForce: words("cli.otp.swap.needsForce"))
             _ = try await keyOptions.otp.swap(accessCode: code)
             out(words("cli.otp.swap.done"))
         }
@@ -315,11 +365,11 @@ extension OTPCommand {
             commandName: "ndef",
             abstract: "Choose the slot the NDEF tag serves over NFC, and the URI before its output.",
             discussion: """
-            The tag's URI record is --prefix (default https://my.yubico.com/yk/#) followed by what the \
-            slot types: its Yubico OTP, static password or HOTP code. The prefix takes at most 54 bytes \
-            on the key after its standard beginning (such as https://) is abbreviated. Replaces the \
-            previous NDEF setting: asks first, unless --force.
-            """)
+                The tag's URI record is --prefix (default https://my.yubico.com/yk/#) followed by what the \
+                slot types: its Yubico OTP, static password or HOTP code. The prefix takes at most 54 bytes \
+                on the key after its standard beginning (such as https://) is abbreviated. Replaces the \
+                previous NDEF setting: asks first, unless --force.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
@@ -338,9 +388,10 @@ extension OTPCommand {
             let code = try locked.read(prompt)
             let (slot, force, prefix) = (slotOption.slot, self.force, self.prefix)
             try await requireProgrammed(keyOptions, slot: slot)
-            try confirmSlotWrite(prompt, force: force,
-                                 question: words("cli.otp.ndef.question", ["slot": String(slot), "prefix": prefix]),
-                                 needsForce: words("cli.otp.ndef.needsForce"))
+            try confirmSlotWrite(
+                prompt, force: force,
+                question: words("cli.otp.ndef.question", ["slot": String(slot), "prefix": prefix]),
+                needsForce: words("cli.otp.ndef.needsForce"))
             _ = try await keyOptions.otp.setNDEF(slot: slot, config, accessCode: code)
             out(words("cli.otp.ndef.done", ["slot": String(slot), "prefix": prefix]))
         }
@@ -351,12 +402,12 @@ extension OTPCommand {
             commandName: "settings",
             abstract: "Change a programmed slot's settings and access code, keeping its secret (asks first).",
             discussion: """
-            Writes every updatable setting: those not given return to their defaults (Enter after the \
-            output, no pacing, no numeric keypad, serial not in the USB descriptor). --lock sets a new \
-            access code, --unlock removes it (both need the current one, --locked, when the slot has \
-            one); otherwise the slot keeps its code. The key refuses slots that were programmed without \
-            allowing updates.
-            """)
+                Writes every updatable setting: those not given return to their defaults (Enter after the \
+                output, no pacing, no numeric keypad, serial not in the USB descriptor). --lock sets a new \
+                access code, --unlock removes it (both need the current one, --locked, when the slot has \
+                one); otherwise the slot keeps its code. The key refuses slots that were programmed without \
+                allowing updates.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
@@ -382,11 +433,18 @@ extension OTPCommand {
 
         func validate() throws {
             guard OTPSlotConfiguration.Pacing(rawValue: pacing) != nil else {
-                throw ValidationError(words("cli.option.oneOf", ["option": "--pacing", "allowed": oneOf(["0", "20", "40", "60"]),
-                                                                  "value": String(pacing)]))
+                throw ValidationError(
+                    words(
+                        "cli.option.oneOf",
+                        [
+                            "option": "--pacing", "allowed": oneOf(["0", "20", "40", "60"]),
+                            "value": String(pacing),
+                        ]))
             }
             if unlock {
-                guard !accessCodes.lock else { throw ValidationError(words("cli.option.exclude", ["option": "--unlock", "other": "--lock"])) }
+                guard !accessCodes.lock else {
+                    throw ValidationError(words("cli.option.exclude", ["option": "--unlock", "other": "--lock"]))
+                }
                 guard accessCodes.current.locked else {
                     throw ValidationError(words("cli.otp.unlockNeedsLocked"))
                 }
@@ -402,9 +460,10 @@ extension OTPCommand {
             let update = try OTPSlotConfiguration.update(settings, accessCode: unlock ? nil : codes.new)
             let (slot, force) = (slotOption.slot, self.force)
             try await requireProgrammed(keyOptions, slot: slot)
-            try confirmSlotWrite(prompt, force: force,
-                                 question: words("cli.otp.settings.question", ["slot": String(slot)]),
-                                 needsForce: words("cli.otp.settings.needsForce", ["slot": String(slot)]))
+            try confirmSlotWrite(
+                prompt, force: force,
+                question: words("cli.otp.settings.question", ["slot": String(slot)]),
+                needsForce: words("cli.otp.settings.needsForce", ["slot": String(slot)]))
             _ = try await keyOptions.otp.update(slot: slot, update, currentAccessCode: codes.current)
             out(words("cli.otp.settings.done", ["slot": String(slot)]))
         }

@@ -11,7 +11,8 @@ struct OTPSlotOption: ParsableArguments {
 
     func validate() throws {
         guard slot == 1 || slot == 2 else {
-            throw ValidationError(words("cli.option.oneOf", ["option": "--slot", "allowed": oneOf(["1", "2"]), "value": String(slot)]))
+            throw ValidationError(
+                words("cli.option.oneOf", ["option": "--slot", "allowed": oneOf(["1", "2"]), "value": String(slot)]))
         }
     }
 }
@@ -33,14 +34,17 @@ extension KeyOptions {
 /// operation refuses (`OTPOperationError.slotProgrammed`), the user is asked while the key is not held (without
 /// a terminal, --force is required), and the write runs again.
 @discardableResult
-func replacingAsked(_ prompt: Prompt, force: Bool,
-                    _ write: (_ replacing: Bool) async throws -> OTPOperations.Slots) async throws -> OTPOperations.Slots {
+func replacingAsked(
+    _ prompt: Prompt, force: Bool,
+    _ write: (_ replacing: Bool) async throws -> OTPOperations.Slots
+) async throws -> OTPOperations.Slots {
     do {
         return try await write(force)
     } catch OTPOperationError.slotProgrammed(let slot) {
-        try confirmSlotWrite(prompt, force: force,
-                             question: words("otp.slots.overwrite", ["slot": String(slot)]),
-                             needsForce: words("cli.otp.overwriteNeedsForce", ["slot": String(slot)]))
+        try confirmSlotWrite(
+            prompt, force: force,
+            question: words("otp.slots.overwrite", ["slot": String(slot)]),
+            needsForce: words("cli.otp.overwriteNeedsForce", ["slot": String(slot)]))
         return try await write(true)
     }
 }
@@ -74,33 +78,45 @@ extension OTPCommand {
             commandName: "info",
             abstract: "Show the OTP application's version, which slots are programmed, and the serial.",
             discussion: """
-            A slot that types its OTP when touched (Yubico OTP, OATH-HOTP, static password) is shown as \
-            touch-triggered; a challenge-response slot is not, whether or not it waits for a touch (the \
-            key does not tell). The serial is shown when the key reveals it to the OTP application. \
-            Whether a slot has an access code is not shown: a YubiKey does not report it (a write \
-            without the code is refused).
-            """)
+                A slot that types its OTP when touched (Yubico OTP, OATH-HOTP, static password) is shown as \
+                touch-triggered; a challenge-response slot is not, whether or not it waits for a touch (the \
+                key does not tell). The serial is shown when the key reveals it to the OTP application. \
+                Whether a slot has an access code is not shown: a YubiKey does not report it (a write \
+                without the code is refused).
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
 
-        @Flag(name: .long, help: "Print JSON (version, serial, program_sequence, slots: slot, configured, touch_triggered).")
+        @Flag(
+            name: .long,
+            help: "Print JSON (version, serial, program_sequence, slots: slot, configured, touch_triggered).")
         var json = false
 
         func run() async throws {
             let slots = try await keyOptions.otp.slots(readSerial: true)
             let (status, serial) = (slots.status, slots.serial)
             if json {
-                try printJSON(OTPInfoJSON(version: status.version.description, serial: serial.map { Int($0) },
-                                          programSequence: Int(status.programSequence), slots: (1...2).map { slot in
-                    OTPInfoJSON.Slot(slot: slot, configured: status.isConfigured(slot: slot),
-                                     touchTriggered: status.isTouchTriggered(slot: slot))
-                }))
+                try printJSON(
+                    OTPInfoJSON(
+                        version: status.version.description, serial: serial.map { Int($0) },
+                        programSequence: Int(status.programSequence),
+                        slots: (1...2).map { slot in
+                            OTPInfoJSON.Slot(
+                                slot: slot, configured: status.isConfigured(slot: slot),
+                                touchTriggered: status.isTouchTriggered(slot: slot))
+                        }))
             } else {
                 out(words("cli.otp.info.version", ["version": "\(status.version)"]))
-                out(words("cli.otp.field.serial", ["serial": serial.map { String($0) } ?? words("cli.otp.info.notReadable")]))
+                out(
+                    words(
+                        "cli.otp.field.serial",
+                        ["serial": serial.map { String($0) } ?? words("cli.otp.info.notReadable")]))
                 for slot in 1...2 {
-                    let state = !status.isConfigured(slot: slot) ? "cli.otp.info.empty"
-                        : status.isTouchTriggered(slot: slot) ? "cli.otp.info.touchTriggered" : "cli.otp.info.programmed"
+                    let state =
+                        !status.isConfigured(slot: slot)
+                        ? "cli.otp.info.empty"
+                        : status.isTouchTriggered(slot: slot)
+                            ? "cli.otp.info.touchTriggered" : "cli.otp.info.programmed"
                     out(words("cli.otp.info.slot", ["slot": String(slot), "state": words(state)]))
                 }
             }
@@ -112,15 +128,17 @@ extension OTPCommand {
             commandName: "calculate",
             abstract: "Send a challenge to a challenge-response slot and print the HMAC-SHA1 response in hex.",
             discussion: """
-            The challenge is 1 to 64 bytes. A slot that needs a touch answers only after it: when the key \
-            has not answered within a moment, "Touch your key" is printed on standard error.
-            """)
+                The challenge is 1 to 64 bytes. A slot that needs a touch answers only after it: when the key \
+                has not answered within a moment, "Touch your key" is printed on standard error.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
 
-        @Argument(help: ArgumentHelp("The challenge in hex (1 to 64 bytes), or - to read it from standard input.",
-                                     valueName: "CHALLENGE_HEX"))
+        @Argument(
+            help: ArgumentHelp(
+                "The challenge in hex (1 to 64 bytes), or - to read it from standard input.",
+                valueName: "CHALLENGE_HEX"))
         var challenge: String
 
         func run() async throws {
@@ -144,12 +162,12 @@ extension OTPCommand {
             commandName: "chalresp",
             abstract: "Program a slot for HMAC-SHA1 challenge-response (asks before overwriting a programmed slot).",
             discussion: """
-            The key is 1 to 20 bytes in hex (a key longer than 64 bytes is hashed with SHA-1 first, as HMAC \
-            does). Give - to read it from standard input; without KEY_HEX it is asked for without echo (or \
-            read from standard input when that is not a terminal). A key on the command line is visible to \
-            other users of this machine while the command runs. A programmed slot is overwritten only after \
-            confirmation, or with --force; without a terminal to ask on, --force is needed.
-            """)
+                The key is 1 to 20 bytes in hex (a key longer than 64 bytes is hashed with SHA-1 first, as HMAC \
+                does). Give - to read it from standard input; without KEY_HEX it is asked for without echo (or \
+                read from standard input when that is not a terminal). A key on the command line is visible to \
+                other users of this machine while the command runs. A programmed slot is overwritten only after \
+                confirmation, or with --force; without a terminal to ask on, --force is needed.
+                """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
@@ -161,9 +179,10 @@ extension OTPCommand {
         @Flag(name: [.long, .short], help: "Overwrite a programmed slot without asking.")
         var force = false
 
-        @Argument(help: ArgumentHelp(
-            "The HMAC-SHA1 key in hex, or - to read it from standard input; asked for when omitted.",
-            valueName: "KEY_HEX"))
+        @Argument(
+            help: ArgumentHelp(
+                "The HMAC-SHA1 key in hex, or - to read it from standard input; asked for when omitted.",
+                valueName: "KEY_HEX"))
         var key: String?
 
         func run() async throws {
@@ -183,11 +202,14 @@ extension OTPCommand {
             text = ""
             defer { for i in secret.indices { secret[i] = 0 } }
             // Refuse a key that does not fit before touching the key.
-            let config = try OTPSlotConfiguration.challengeResponse(key: secret, requireTouch: touch,
-                                                                    accessCode: codes.new)
+            let config = try OTPSlotConfiguration.challengeResponse(
+                key: secret, requireTouch: touch,
+                accessCode: codes.new)
             let (slot, touch, force) = (slotOption.slot, self.touch, self.force)
             try await replacingAsked(prompt, force: force) { replacing in
-                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) { _ in config }
+                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) {
+                    _ in config
+                }
             }
             out(words(touch ? "cli.otp.chalresp.doneTouch" : "cli.otp.chalresp.done", ["slot": String(slot)]))
         }
@@ -215,8 +237,9 @@ extension OTPCommand {
                 throw YktermError.failed(words("cli.otp.delete.alreadyEmpty", ["slot": String(slot)]))
             }
             try prompt.requireForce(force, otherwise: words("cli.otp.delete.needsForce", ["slot": String(slot)]))
-            try prompt.confirmUnlessForced(force, words("otp.slots.delete.confirm", ["slot": String(slot)]),
-                                            otherwise: words("cli.prompt.nothingDeleted"))
+            try prompt.confirmUnlessForced(
+                force, words("otp.slots.delete.confirm", ["slot": String(slot)]),
+                otherwise: words("cli.prompt.nothingDeleted"))
             _ = try await keyOptions.otp.delete(slot: slot, accessCode: code)
             out(words("cli.otp.delete.done", ["slot": String(slot)]))
         }

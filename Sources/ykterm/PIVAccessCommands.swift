@@ -18,7 +18,8 @@ extension PIVCommand {
             func run() async throws {
                 let prompt = Prompt()
                 let current = try PIVSecrets.pin(prompt, words("piv.field.currentPIN"))
-                let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
+                let new = try PIVSecrets.newPIN(
+                    prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
                 _ = try await key.piv.changePIN(current: current, new: new)
                 out(words("cli.piv.pinChanged"))
             }
@@ -26,13 +27,15 @@ extension PIVCommand {
 
         struct Unblock: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "unblock", abstract: "Set a new PIN with the PUK, which also unblocks it (PUK, then the new PIN).")
+                commandName: "unblock",
+                abstract: "Set a new PIN with the PUK, which also unblocks it (PUK, then the new PIN).")
             @OptionGroup var key: KeyOptions
 
             func run() async throws {
                 let prompt = Prompt()
                 let puk = try PIVSecrets.pin(prompt, words("piv.field.puk"))
-                let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
+                let new = try PIVSecrets.newPIN(
+                    prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
                 _ = try await key.piv.unblockPIN(puk: puk, new: new)
                 out(words("cli.piv.pinUnblocked"))
             }
@@ -51,7 +54,8 @@ extension PIVCommand {
             func run() async throws {
                 let prompt = Prompt()
                 let current = try PIVSecrets.pin(prompt, words("piv.field.currentPUK"))
-                let new = try PIVSecrets.newPIN(prompt, words("piv.field.newPUK"), again: words("cli.piv.prompt.repeatNewPUK"))
+                let new = try PIVSecrets.newPIN(
+                    prompt, words("piv.field.newPUK"), again: words("cli.piv.prompt.repeatNewPUK"))
                 _ = try await key.piv.changePUK(current: current, new: new)
                 out(words("cli.piv.pukChanged"))
             }
@@ -67,20 +71,27 @@ extension PIVCommand {
                 commandName: "change",
                 abstract: "Change the management key (current key unless it is the default, then the new one, in hex).",
                 discussion: """
-                With --generate a random key is made and printed once: keep it, nothing else knows it. AES keys \
-                need firmware 5.4 or later.
-                """)
+                    With --generate a random key is made and printed once: keep it, nothing else knows it. AES keys \
+                    need firmware 5.4 or later.
+                    """)
             @OptionGroup var key: KeyOptions
-            @Option(name: [.short, .long], help: ArgumentHelp(
-                "TDES, AES128, AES192 or AES256. Default: the key's current algorithm.", valueName: "ALGORITHM"))
+            @Option(
+                name: [.short, .long],
+                help: ArgumentHelp(
+                    "TDES, AES128, AES192 or AES256. Default: the key's current algorithm.", valueName: "ALGORITHM"))
             var algorithm: String?
             @Flag(name: .long, help: "Make a random key and print it, instead of reading one.") var generate = false
             @Flag(name: .long, help: "Ask for a touch whenever the new key is used.") var touch = false
 
             func validate() throws {
                 if let algorithm, PIV.Algorithm(name: algorithm)?.isManagementKey != true {
-                    throw ValidationError(words("cli.option.oneOf", ["option": "--algorithm", "allowed": oneOf(["TDES", "AES128", "AES192", "AES256"]),
-                                                                      "value": algorithm]))
+                    throw ValidationError(
+                        words(
+                            "cli.option.oneOf",
+                            [
+                                "option": "--algorithm", "allowed": oneOf(["TDES", "AES128", "AES192", "AES256"]),
+                                "value": algorithm,
+                            ]))
                 }
             }
 
@@ -88,9 +99,10 @@ extension PIVCommand {
                 let prompt = Prompt()
                 let algorithm = algorithm.flatMap { PIV.Algorithm(name: $0) }
                 let set = try await PIVAnswers.asking(prompt) { answers in
-                    try await key.piv.changeManagementKey(algorithm: algorithm,
-                                                          to: generate ? .generate : .given(answers.newManagementKey),
-                                                          requireTouch: touch, managementKey: answers.managementKey)
+                    try await key.piv.changeManagementKey(
+                        algorithm: algorithm,
+                        to: generate ? .generate : .given(answers.newManagementKey),
+                        requireTouch: touch, managementKey: answers.managementKey)
                 }
                 if generate { out(Hex.encode(set.copyBytes())) }
                 set.wipe()

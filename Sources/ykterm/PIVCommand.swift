@@ -9,15 +9,17 @@ struct PIVCommand: ParsableCommand {
         commandName: "piv",
         abstract: "PIV: certificates, keys, signing and the signature check, PIN, PUK and management key.",
         discussion: """
-        Slots are named as ykman names them: 9a (authentication), 9c (signature), 9d (key management), 9e (card \
-        authentication) and the retired 82 to 95. PINs, PUKs and management keys are never taken from the \
-        command line: on a terminal they are asked for without echo, otherwise read from standard input, one per \
-        line, in the order the command needs them (management key first when one is needed and is not the \
-        default, then the PIN, then new values). A management key that is still the default is used without \
-        asking.
-        """,
-        subcommands: [Info.self, Verify.self, Sign.self, Certificates.self, Keys.self, PINCommand.self,
-                      PUKCommand.self, ManagementKey.self, Reset.self])
+            Slots are named as ykman names them: 9a (authentication), 9c (signature), 9d (key management), 9e (card \
+            authentication) and the retired 82 to 95. PINs, PUKs and management keys are never taken from the \
+            command line: on a terminal they are asked for without echo, otherwise read from standard input, one per \
+            line, in the order the command needs them (management key first when one is needed and is not the \
+            default, then the PIN, then new values). A management key that is still the default is used without \
+            asking.
+            """,
+        subcommands: [
+            Info.self, Verify.self, Sign.self, Certificates.self, Keys.self, PINCommand.self,
+            PUKCommand.self, ManagementKey.self, Reset.self,
+        ])
 }
 
 /// A slot argument: 9a, 9c, 9d, 9e or 82-95 (with or without 0x).
@@ -52,7 +54,9 @@ enum PIVSecrets {
     }
 
     /// A management key in hex.
-    static func managementKey(_ prompt: Prompt, _ label: String = words("cli.piv.prompt.managementKey")) throws -> SecretBytes {
+    static func managementKey(_ prompt: Prompt, _ label: String = words("cli.piv.prompt.managementKey")) throws
+        -> SecretBytes
+    {
         var bytes = try Hex.decode(try prompt.secret(label).trimmingSpaces)
         return SecretBytes(wiping: &bytes)
     }
@@ -84,7 +88,8 @@ struct PIVAnswers {
                 case .managementKey where answers.managementKey == nil:
                     answers.managementKey = try PIVSecrets.managementKey(prompt)
                 case .newManagementKey where answers.newManagementKey == nil:
-                    answers.newManagementKey = try PIVSecrets.managementKey(prompt, words("cli.piv.prompt.newManagementKey"))
+                    answers.newManagementKey = try PIVSecrets.managementKey(
+                        prompt, words("cli.piv.prompt.newManagementKey"))
                 default:
                     throw PIVOperationError.needs(question)
                 }
@@ -97,11 +102,14 @@ extension PIVCommand {
     struct Info: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "info",
-            abstract: "Show version, serial, PIN and PUK tries, the management key and every slot's key and certificate.")
+            abstract:
+                "Show version, serial, PIN and PUK tries, the management key and every slot's key and certificate.")
 
         @OptionGroup var key: KeyOptions
 
-        @Flag(name: .long, help: "JSON: version, serial, pin_tries, puk_tries, management_key, slots (with certificates).")
+        @Flag(
+            name: .long, help: "JSON: version, serial, pin_tries, puk_tries, management_key, slots (with certificates)."
+        )
         var json = false
 
         func run() async throws {
@@ -119,9 +127,9 @@ extension PIVCommand {
             commandName: "verify",
             abstract: "Sign a fresh challenge with the slot's key and verify it with the slot certificate's key.",
             discussion: """
-            Asks for the PIN when the slot's key needs it, and says "Touch your key" when its touch policy asks \
-            for a touch. Prints OK, or why the signature did not verify; exits 1 when it did not.
-            """)
+                Asks for the PIN when the slot's key needs it, and says "Touch your key" when its touch policy asks \
+                for a touch. Prints OK, or why the signature did not verify; exits 1 when it did not.
+                """)
 
         @OptionGroup var key: KeyOptions
         @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
@@ -142,10 +150,13 @@ extension PIVCommand {
             case .unsupportedCertificateKey:
                 throw YktermError.failed(words("cli.piv.verify.unsupportedKey", ["slot": "\(slot)"]))
             case .mismatch(let algorithm):
-                throw YktermError.failed(words("cli.piv.verify.mismatch", ["slot": "\(slot)", "algorithm": "\(algorithm)"]))
+                throw YktermError.failed(
+                    words("cli.piv.verify.mismatch", ["slot": "\(slot)", "algorithm": "\(algorithm)"]))
             case .differentAlgorithm(let certificate, let keyAlgorithm):
-                throw YktermError.failed(words("cli.piv.verify.differentAlgorithm",
-                                               ["slot": "\(slot)", "certificate": "\(certificate)", "key": "\(keyAlgorithm)"]))
+                throw YktermError.failed(
+                    words(
+                        "cli.piv.verify.differentAlgorithm",
+                        ["slot": "\(slot)", "certificate": "\(certificate)", "key": "\(keyAlgorithm)"]))
             }
         }
     }
@@ -155,17 +166,19 @@ extension PIVCommand {
             commandName: "sign",
             abstract: "Sign a file with a slot's key.",
             discussion: """
-            The signature goes to standard output, or to --out: DER ECDSA for EC keys, the raw signature (as long \
-            as the modulus) for RSA keys, 64 bytes for Ed25519. RSA padding is made here: PKCS #1 v1.5 or PSS \
-            (MGF1 with the same hash, salt as long as the hash). `openssl dgst -sha256 -verify KEY -signature SIG \
-            FILE` checks it (with `-sigopt rsa_padding_mode:pss` for PSS).
-            """)
+                The signature goes to standard output, or to --out: DER ECDSA for EC keys, the raw signature (as long \
+                as the modulus) for RSA keys, 64 bytes for Ed25519. RSA padding is made here: PKCS #1 v1.5 or PSS \
+                (MGF1 with the same hash, salt as long as the hash). `openssl dgst -sha256 -verify KEY -signature SIG \
+                FILE` checks it (with `-sigopt rsa_padding_mode:pss` for PSS).
+                """)
 
         @OptionGroup var key: KeyOptions
         @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
         @Option(name: .customLong("in"), help: ArgumentHelp("The file to sign.", valueName: "FILE")) var input: String
-        @Option(help: ArgumentHelp("The hash: sha256, sha384 or sha512 (Ed25519 signs the file itself).",
-                                   valueName: "HASH"))
+        @Option(
+            help: ArgumentHelp(
+                "The hash: sha256, sha384 or sha512 (Ed25519 signs the file itself).",
+                valueName: "HASH"))
         var hash = "sha256"
         @Option(help: ArgumentHelp("RSA padding: pkcs1 or pss.", valueName: "PADDING")) var padding = "pkcs1"
         @Option(help: ArgumentHelp("Write the signature here instead of standard output.", valueName: "FILE"))
@@ -173,11 +186,19 @@ extension PIVCommand {
 
         func validate() throws {
             guard ["sha256", "sha384", "sha512"].contains(hash) else {
-                throw ValidationError(words("cli.option.oneOf", ["option": "--hash", "allowed": oneOf(["sha256", "sha384", "sha512"]),
-                                                                  "value": hash]))
+                throw ValidationError(
+                    words(
+                        "cli.option.oneOf",
+                        [
+                            "option": "--hash", "allowed": oneOf(["sha256", "sha384", "sha512"]),
+                            "value": hash,
+                        ]))
             }
             guard ["pkcs1", "pss"].contains(padding) else {
-                throw ValidationError(words("cli.option.oneOf", ["option": "--padding", "allowed": oneOf(["pkcs1", "pss"]), "value": padding]))
+                throw ValidationError(
+                    words(
+                        "cli.option.oneOf",
+                        ["option": "--padding", "allowed": oneOf(["pkcs1", "pss"]), "value": padding]))
             }
         }
 
@@ -188,7 +209,9 @@ extension PIVCommand {
             let prompt = Prompt()
             let slot = slot.slot
             let signature = try await PIVAnswers.asking(prompt) { answers in
-                try await key.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) { warn(words("cli.touch")) }
+                try await key.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) {
+                    warn(words("cli.touch"))
+                }
             }
             try PIVFiles.write(signature, to: out)
         }
@@ -199,9 +222,9 @@ extension PIVCommand {
             commandName: "reset",
             abstract: "Erase every PIV key and certificate and restore the default PIN, PUK and management key.",
             discussion: """
-            The PIN and the PUK are blocked first (by wrong tries), as the key requires. Asks for confirmation \
-            on a terminal; give --force when not on one.
-            """)
+                The PIN and the PUK are blocked first (by wrong tries), as the key requires. Asks for confirmation \
+                on a terminal; give --force when not on one.
+                """)
 
         @OptionGroup var key: KeyOptions
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
@@ -220,14 +243,20 @@ extension PIVCommand {
 enum PIVFiles {
     static func read(_ path: String) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw YktermError.usage(words("cli.piv.file.unreadable", ["path": path, "detail": String(cString: strerror(errno))])) }
+        guard fd >= 0 else {
+            throw YktermError.usage(
+                words("cli.piv.file.unreadable", ["path": path, "detail": String(cString: strerror(errno))]))
+        }
         defer { close(fd) }
         var out = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = Glibc.read(fd, &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw YktermError.usage(words("cli.piv.file.unreadable", ["path": path, "detail": String(cString: strerror(errno))])) }
+            guard n >= 0 else {
+                throw YktermError.usage(
+                    words("cli.piv.file.unreadable", ["path": path, "detail": String(cString: strerror(errno))]))
+            }
             if n == 0 { return out }
             out += buffer[0..<n]
         }
@@ -238,18 +267,25 @@ enum PIVFiles {
     static func write(_ bytes: [UInt8], to path: String?, replace: Bool = true) throws {
         guard let path, path != "-" else {
             guard bytes.withUnsafeBytes({ StandardStream.writeAll($0, to: 1) }) else {
-                throw YktermError.failed(words("cli.piv.file.standardOutput", ["detail": String(cString: strerror(errno))]))
+                throw YktermError.failed(
+                    words("cli.piv.file.standardOutput", ["detail": String(cString: strerror(errno))]))
             }
             return
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replace ? O_TRUNC : O_EXCL), 0o644)
-        guard fd >= 0 else { throw YktermError.failed(words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))])) }
+        guard fd >= 0 else {
+            throw YktermError.failed(
+                words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))]))
+        }
         defer { close(fd) }
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw YktermError.failed(words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))])) }
+            guard n > 0 else {
+                throw YktermError.failed(
+                    words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))]))
+            }
             offset += n
         }
     }

@@ -14,15 +14,21 @@ enum PIVInfoText {
         field("cli.piv.info.version", o.version.description)
         field("cli.piv.info.serial", o.serial.map(String.init) ?? "-")
         let pinTries = tries(o.pinRetries, of: o.pin?.totalRetries)
-        field("cli.piv.info.pinTries", o.pin?.isDefault == true ? words("cli.piv.info.defaultPIN", ["tries": pinTries]) : pinTries)
+        field(
+            "cli.piv.info.pinTries",
+            o.pin?.isDefault == true ? words("cli.piv.info.defaultPIN", ["tries": pinTries]) : pinTries)
         if let puk = o.puk {
             let pukTries = tries(puk.retriesLeft, of: puk.totalRetries)
-            field("cli.piv.info.pukTries", puk.isDefault ? words("cli.piv.info.defaultPUK", ["tries": pukTries]) : pukTries)
+            field(
+                "cli.piv.info.pukTries",
+                puk.isDefault ? words("cli.piv.info.defaultPUK", ["tries": pukTries]) : pukTries)
         }
         if let m = o.managementKey {
             var value = "\(m.algorithm)"
             if m.isDefault { value = words("cli.piv.info.defaultManagementKey", ["algorithm": value]) }
-            if m.touchPolicy == .always || m.touchPolicy == .cached { value = words("cli.piv.info.touchRequired", ["value": value]) }
+            if m.touchPolicy == .always || m.touchPolicy == .cached {
+                value = words("cli.piv.info.touchRequired", ["value": value])
+            }
             field("cli.piv.info.managementKey", value)
         }
         if o.slots.isEmpty { rows.append(.text(words("cli.piv.info.noSlots"))) }
@@ -30,13 +36,18 @@ enum PIVInfoText {
             rows.append(.text(""))
             rows.append(.text(words("cli.piv.info.slot", ["slot": "\(s.slot)", "name": localizedSlotName(s.slot)])))
             if let key = s.key {
-                slotField("cli.piv.info.key", words(key.origin == .generated ? "cli.piv.info.generated" : "cli.piv.info.imported",
-                                                    ["algorithm": "\(key.algorithm)"]))
+                slotField(
+                    "cli.piv.info.key",
+                    words(
+                        key.origin == .generated ? "cli.piv.info.generated" : "cli.piv.info.imported",
+                        ["algorithm": "\(key.algorithm)"]))
                 slotField("cli.piv.info.pinPolicy", name(key.pinPolicy))
                 slotField("cli.piv.info.touchPolicy", name(key.touchPolicy))
             } else if s.algorithm != nil || o.pin == nil {
-                slotField("cli.piv.info.key", s.algorithm.map { words("cli.piv.info.fromCertificate", ["algorithm": "\($0)"]) }
-                          ?? words("cli.piv.info.unknown"))
+                slotField(
+                    "cli.piv.info.key",
+                    s.algorithm.map { words("cli.piv.info.fromCertificate", ["algorithm": "\($0)"]) }
+                        ?? words("cli.piv.info.unknown"))
             } else {
                 slotField("cli.piv.info.key", words("cli.piv.info.noKey"))
             }
@@ -47,9 +58,12 @@ enum PIVInfoText {
                 slotField("cli.piv.info.notBefore", c.notBefore.map(date) ?? "-")
                 slotField("cli.piv.info.notAfter", c.notAfter.map(date) ?? "-")
                 slotField("cli.piv.info.fingerprint", c.sha256FingerprintText)
-                if s.certificateMatchesKey == false { slotField("cli.piv.info.warning", words("cli.piv.info.mismatch")) }
+                if s.certificateMatchesKey == false {
+                    slotField("cli.piv.info.warning", words("cli.piv.info.mismatch"))
+                }
             } else if let problem = s.certificateProblem {
-                slotField("cli.piv.info.certificate", words("cli.piv.info.unreadable", ["detail": explained(problem).1]))
+                slotField(
+                    "cli.piv.info.certificate", words("cli.piv.info.unreadable", ["detail": explained(problem).1]))
             } else {
                 slotField("cli.piv.info.certificate", words("cli.piv.info.noCertificate"))
             }
@@ -73,8 +87,9 @@ enum PIVInfoText {
             pinTotalTries: o.pin?.totalRetries, pinIsDefault: o.pin?.isDefault, pukTries: o.puk?.retriesLeft,
             pukIsDefault: o.puk?.isDefault,
             managementKey: o.managementKey.map {
-                PIVInfoJSON.ManagementKey(algorithm: $0.algorithm.description, isDefault: $0.isDefault,
-                                          touchPolicy: name($0.touchPolicy))
+                PIVInfoJSON.ManagementKey(
+                    algorithm: $0.algorithm.description, isDefault: $0.isDefault,
+                    touchPolicy: name($0.touchPolicy))
             },
             slots: o.slots.map { s in
                 PIVInfoJSON.Slot(
@@ -86,7 +101,8 @@ enum PIVInfoText {
                         PIVInfoJSON.Certificate(
                             subject: c.subject, issuer: c.issuer, serial: c.serialHex, notBefore: c.notBefore.map(date),
                             notAfter: c.notAfter.map(date), sha256Fingerprint: c.sha256FingerprintText,
-                            keyUsage: c.keyUsage?.names ?? [], subjectAlternativeNames: c.alternativeNames.map(\.description),
+                            keyUsage: c.keyUsage?.names ?? [],
+                            subjectAlternativeNames: c.alternativeNames.map(\.description),
                             matchesKey: s.certificateMatchesKey)
                     })
             })

@@ -19,8 +19,10 @@ extension PIVCommand {
             @OptionGroup var key: KeyOptions
             @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
             @Flag(name: .long, help: "DER instead of PEM.") var der = false
-            @Option(help: ArgumentHelp("Write here instead of standard output (not over an existing file).",
-                                       valueName: "FILE"))
+            @Option(
+                help: ArgumentHelp(
+                    "Write here instead of standard output (not over an existing file).",
+                    valueName: "FILE"))
             var out: String?
 
             func run() async throws {
@@ -37,9 +39,9 @@ extension PIVCommand {
                 commandName: "import",
                 abstract: "Store a certificate (PEM or DER file) in a slot.",
                 discussion: """
-                Needs the management key. When the slot holds a key whose public key is not the certificate's, \
-                the certificate is refused unless --force is given.
-                """)
+                    Needs the management key. When the slot holds a key whose public key is not the certificate's, \
+                    the certificate is refused unless --force is given.
+                    """)
 
             @OptionGroup var key: KeyOptions
             @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
@@ -59,8 +61,9 @@ extension PIVCommand {
                 let prompt = Prompt()
                 let slot = slot.slot
                 try await PIVAnswers.asking(prompt) { answers in
-                    try await key.piv.importCertificate(certificate, in: slot, compress: compress, force: force,
-                                                        managementKey: answers.managementKey)
+                    try await key.piv.importCertificate(
+                        certificate, in: slot, compress: compress, force: force,
+                        managementKey: answers.managementKey)
                 }
                 out(words("cli.piv.certificates.imported", ["subject": certificate.subject, "slot": "\(slot)"]))
             }
@@ -68,7 +71,8 @@ extension PIVCommand {
 
         struct Delete: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "delete", abstract: "Delete a slot's certificate (the key stays). Needs the management key.")
+                commandName: "delete",
+                abstract: "Delete a slot's certificate (the key stays). Needs the management key.")
 
             @OptionGroup var key: KeyOptions
             @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
@@ -93,37 +97,57 @@ extension PIVCommand {
                 commandName: "generate",
                 abstract: "Generate a key in a slot; its public key (PEM) goes to standard output or --out.",
                 discussion: """
-                Needs the management key. Replaces any key in the slot; the slot's certificate, if any, then no \
-                longer matches (import or generate a new one). Algorithms: ECCP256, ECCP384, RSA1024, RSA2048, \
-                RSA3072, RSA4096, ED25519, X25519 (the last four from firmware 5.7).
-                """)
+                    Needs the management key. Replaces any key in the slot; the slot's certificate, if any, then no \
+                    longer matches (import or generate a new one). Algorithms: ECCP256, ECCP384, RSA1024, RSA2048, \
+                    RSA3072, RSA4096, ED25519, X25519 (the last four from firmware 5.7).
+                    """)
 
             @OptionGroup var key: KeyOptions
             @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
             @Option(name: [.short, .long], help: ArgumentHelp("The key's algorithm.", valueName: "ALGORITHM"))
             var algorithm = "ECCP256"
-            @Option(name: .customLong("pin-policy"),
-                    help: ArgumentHelp("default, never, once or always.", valueName: "POLICY"))
+            @Option(
+                name: .customLong("pin-policy"),
+                help: ArgumentHelp("default, never, once or always.", valueName: "POLICY"))
             var pinPolicy = "default"
-            @Option(name: .customLong("touch-policy"),
-                    help: ArgumentHelp("default, never, always or cached.", valueName: "POLICY"))
+            @Option(
+                name: .customLong("touch-policy"),
+                help: ArgumentHelp("default, never, always or cached.", valueName: "POLICY"))
             var touchPolicy = "default"
             @Option(help: ArgumentHelp("Write the public key here instead of standard output.", valueName: "FILE"))
             var out: String?
 
             func validate() throws {
                 guard let a = PIV.Algorithm(name: algorithm), !a.isManagementKey else {
-                    throw ValidationError(words("cli.piv.algorithm", ["value": algorithm, "allowed": oneOf([
-                        "ECCP256", "ECCP384", "RSA1024", "RSA2048", "RSA3072", "RSA4096", "ED25519", "X25519"])]))
+                    throw ValidationError(
+                        words(
+                            "cli.piv.algorithm",
+                            [
+                                "value": algorithm,
+                                "allowed": oneOf([
+                                    "ECCP256", "ECCP384", "RSA1024", "RSA2048", "RSA3072", "RSA4096", "ED25519",
+                                    "X25519",
+                                ]),
+                            ]))
                 }
                 guard Self.pin(pinPolicy) != nil else {
-                    throw ValidationError(words("cli.option.oneOf", ["option": "--pin-policy", "allowed": oneOf(["default", "never", "once", "always"]),
-                                                                      "value": pinPolicy]))
+                    throw ValidationError(
+                        words(
+                            "cli.option.oneOf",
+                            [
+                                "option": "--pin-policy", "allowed": oneOf(["default", "never", "once", "always"]),
+                                "value": pinPolicy,
+                            ]))
                 }
                 guard Self.touch(touchPolicy) != nil else {
-                    throw ValidationError(words("cli.option.oneOf", ["option": "--touch-policy",
-                                                                      "allowed": oneOf(["default", "never", "always", "cached"]),
-                                                                      "value": touchPolicy]))
+                    throw ValidationError(
+                        words(
+                            "cli.option.oneOf",
+                            [
+                                "option": "--touch-policy",
+                                "allowed": oneOf(["default", "never", "always", "cached"]),
+                                "value": touchPolicy,
+                            ]))
                 }
             }
 
@@ -141,8 +165,10 @@ extension PIVCommand {
                 let algorithm = PIV.Algorithm(name: algorithm)!
                 let pin = Self.pin(pinPolicy)!, touch = Self.touch(touchPolicy)!
                 let publicKey = try await PIVAnswers.asking(prompt) { answers in
-                    try await key.piv.generateKey(in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
-                                                  managementKey: answers.managementKey) {
+                    try await key.piv.generateKey(
+                        in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
+                        managementKey: answers.managementKey
+                    ) {
                         warn(words("cli.piv.keys.slowRSA"))
                     }
                 }
@@ -155,9 +181,9 @@ extension PIVCommand {
                 commandName: "attest",
                 abstract: "Write the attestation certificate of a key generated on the key (PEM).",
                 discussion: """
-                The attestation is checked before it is written: it must be signed by the key of the attestation \
-                certificate in slot F9, and certify the key now in the slot.
-                """)
+                    The attestation is checked before it is written: it must be signed by the key of the attestation \
+                    certificate in slot F9, and certify the key now in the slot.
+                    """)
 
             @OptionGroup var key: KeyOptions
             @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument

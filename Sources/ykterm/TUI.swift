@@ -9,14 +9,18 @@ import VirtualKey
 /// three interfaces (CCID, FIDO HID, OTP HID), so each tab reaches it as it would reach a real key.
 struct VirtualBackend: KeyBackend {
     /// The ATR a USB YubiKey's CCID interface gives.
-    static let usbATR: [UInt8] = [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21,
-                                  0xC0, 0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40]
+    static let usbATR: [UInt8] = [
+        0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21,
+        0xC0, 0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40,
+    ]
     static let descriptor: KeyDescriptor = {
         var d = KeyDescriptor(transport: .virtual, name: "Virtual Key", atr: usbATR)
-        d.fidoHID = HIDDeviceInfo(path: "virtual:fido", vendorID: HIDDeviceInfo.yubicoVendorID, productID: 0x0407,
-                                  productName: "Virtual Key")
-        d.otpHID = HIDDeviceInfo(path: "virtual:otp", vendorID: HIDDeviceInfo.yubicoVendorID, productID: 0x0407,
-                                 productName: "Virtual Key")
+        d.fidoHID = HIDDeviceInfo(
+            path: "virtual:fido", vendorID: HIDDeviceInfo.yubicoVendorID, productID: 0x0407,
+            productName: "Virtual Key")
+        d.otpHID = HIDDeviceInfo(
+            path: "virtual:otp", vendorID: HIDDeviceInfo.yubicoVendorID, productID: 0x0407,
+            productName: "Virtual Key")
         return d
     }()
     let key: VirtualKey
@@ -33,7 +37,8 @@ struct VirtualBackend: KeyBackend {
 
     /// FIDO over the virtual key's HID interface (CTAPHID), as on a USB key.
     func connectFIDO(_ descriptor: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
-        -> any FIDOConnection {
+        -> any FIDOConnection
+    {
         try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "Virtual Key (FIDO HID)")
     }
 
@@ -53,8 +58,9 @@ struct VirtualKeyChoice: SmartCardOpener, FIDOOpener, OTPOpener {
     }
 
     func openFIDO() async throws -> any FIDOConnection {
-        try await CTAPHIDConnection(device: VirtualKey(state: Self.state, touchDelay: 0.2).makeFIDOHIDDevice(),
-                                    name: "Virtual Key (HID)")
+        try await CTAPHIDConnection(
+            device: VirtualKey(state: Self.state, touchDelay: 0.2).makeFIDOHIDDevice(),
+            name: "Virtual Key (HID)")
     }
 
     /// Through its smart-card interface, where the OTP application answers.
@@ -135,8 +141,10 @@ enum TUI {
     /// `aesKeys`: Yubico OTP AES keys by public ID (modhex) for the OTP tab, from the config file's
     /// `[otp.aes_keys]`.
     /// `config`: the config file's key bindings, `[colors]` and `[otp] parsers`.
-    static func run(options: KeyChoice, colors: CursesConfiguration.ColorMode, clipboard: Clipboard,
-                    localize: @escaping Localize, aesKeys: [String: [UInt8]] = [:], config: Config = Config()) throws {
+    static func run(
+        options: KeyChoice, colors: CursesConfiguration.ColorMode, clipboard: Clipboard,
+        localize: @escaping Localize, aesKeys: [String: [UInt8]] = [:], config: Config = Config()
+    ) throws {
         let backend: any KeyBackend
         var aesKeys = aesKeys
         if options.virtual {
@@ -163,12 +171,14 @@ enum TUI {
         } catch {
             throw YktermError.failed(words("cli.tui.cannotOpenTerminal", ["detail": "\(error)"]))
         }
-        var state = AppState(now: Date().timeIntervalSince1970, bindings: config.keyBindings, virtualMode: options.virtual,
-                             preferredSerial: options.selector.serial)
+        var state = AppState(
+            now: Date().timeIntervalSince1970, bindings: config.keyBindings, virtualMode: options.virtual,
+            preferredSerial: options.selector.serial)
         state.otp.aesKeys = aesKeys
         state.otp.parsers = config.otp.parsers
-        let app = try TerminalApp(screen: screen, state: state, text: localize,
-                                  theme: screen.colors ? Theme().applying(config.colors) : .monochrome, clipboard: clipboard)
+        let app = try TerminalApp(
+            screen: screen, state: state, text: localize,
+            theme: screen.colors ? Theme().applying(config.colors) : .monochrome, clipboard: clipboard)
         var environment = RunnerEnvironment()
         environment.otpParsers = config.otp.parsers
         app.run(backend: backend, environment: environment)
@@ -182,4 +192,3 @@ extension TUI {
         return { t in tables.text(t) }
     }
 }
-

@@ -52,11 +52,15 @@ struct U2FCommand: ParsableCommand {
             }
             let subject = (try? X509Certificate(der: reg.certificate))?.subject ?? ""
             if json {
-                try printJSON(U2FRegistrationJSON(keyHandle: reg.keyHandle.hex,
-                                                   publicKey: reg.publicKey.uncompressed.hex,
-                                                   certificateSubject: subject))
+                try printJSON(
+                    U2FRegistrationJSON(
+                        keyHandle: reg.keyHandle.hex,
+                        publicKey: reg.publicKey.uncompressed.hex,
+                        certificateSubject: subject))
             } else {
-                out(subject.isEmpty ? words("cli.u2f.registered") : words("cli.u2f.registeredSubject", ["subject": subject]))
+                out(
+                    subject.isEmpty
+                        ? words("cli.u2f.registered") : words("cli.u2f.registeredSubject", ["subject": subject]))
                 out(words("cli.u2f.keyHandle", ["handle": reg.keyHandle.hex]))
                 out(words("cli.u2f.publicKey", ["key": reg.publicKey.uncompressed.hex]))
             }
@@ -94,16 +98,23 @@ struct U2FCommand: ParsableCommand {
             guard !handle.isEmpty, handle.count < 256 else { throw YktermError.usage(words("cli.u2f.keyHandleLength")) }
             let app = U2FCommand.application(appID)
             let auth = try await U2FCommand.withU2F(key) { s in
-                try await s.authenticate(challenge: Crypto.random(32), application: app, keyHandle: handle,
-                                         publicKey: pub) { p in
+                try await s.authenticate(
+                    challenge: Crypto.random(32), application: app, keyHandle: handle,
+                    publicKey: pub
+                ) { p in
                     if p == .waitingForUserPresence { touchNotice() }
                 }
             }
             if json {
-                try printJSON(U2FSignatureJSON(counter: Int(auth.counter), userPresence: auth.userPresence & 1 == 1,
-                                               signature: auth.signature.hex))
+                try printJSON(
+                    U2FSignatureJSON(
+                        counter: Int(auth.counter), userPresence: auth.userPresence & 1 == 1,
+                        signature: auth.signature.hex))
             } else {
-                out(words(auth.userPresence & 1 == 1 ? "cli.u2f.verifiedPresent" : "cli.u2f.verified", ["counter": "\(auth.counter)"]))
+                out(
+                    words(
+                        auth.userPresence & 1 == 1 ? "cli.u2f.verifiedPresent" : "cli.u2f.verified",
+                        ["counter": "\(auth.counter)"]))
             }
         }
     }

@@ -19,26 +19,26 @@ struct VirtualKeyCommand: ParsableCommand {
             commandName: "serve",
             abstract: "Serve the virtual key to pcscd through the vsmartcard vpcd driver.",
             discussion: """
-            pcscd's vpcd driver (Debian package vsmartcard-vpcd) listens on 127.0.0.1:35963 for its \
-            first reader ("Virtual PCD 00 00") and 35964 for the second. The virtual key connects \
-            there and appears to every PC/SC client as a YubiKey 5 NFC on an NFC reader. When pcscd \
-            restarts, the key reconnects by itself. SIGINT or SIGTERM stops it. With --state, what \
-            the key stores is kept in FILE (JSON, mode 0600) and loaded on the next start.
+                pcscd's vpcd driver (Debian package vsmartcard-vpcd) listens on 127.0.0.1:35963 for its \
+                first reader ("Virtual PCD 00 00") and 35964 for the second. The virtual key connects \
+                there and appears to every PC/SC client as a YubiKey 5 NFC on an NFC reader. When pcscd \
+                restarts, the key reconnects by itself. SIGINT or SIGTERM stops it. With --state, what \
+                the key stores is kept in FILE (JSON, mode 0600) and loaded on the next start.
 
-            With --usb (root only) the key is a USB composite YubiKey instead, and COMMAND (default: \
-            $SHELL) runs in a private mount namespace where it is plugged in: its CCID interface is a \
-            card in the reader "Yubico YubiKey OTP+FIDO+CCID 00 00" of a private pcscd at the standard \
-            socket, its FIDO and OTP interfaces are /dev/hidrawN nodes (served through FUSE) with \
-            sysfs entries under one USB device (vendor 1050, product 0407 for all three interfaces). \
-            --interfaces picks the interfaces (a comma list of ccid, fido, otp; fido alone is a \
-            Security Key, with no pcscd). `ykterm virtual-key usb unplug` and `usb plug`, run inside, \
-            pull the key out and put it back (through the socket in $YKTERM_USB_CONTROL). Every \
-            interface shares one key state. When `config usb` changes which interfaces the enabled \
-            applications need, the key comes back, as a YubiKey 5 does, as the product of the interfaces \
-            left on: product ID 0401 to 0407 and the reader named after it ("Yubico YubiKey FIDO+CCID \
-            00 00" with OTP off; pcscd is started again for it). The command exits with COMMAND's status, \
-            having stopped pcscd and unmounted everything. --vpcd, --fault and --log-apdus do not apply.
-            """)
+                With --usb (root only) the key is a USB composite YubiKey instead, and COMMAND (default: \
+                $SHELL) runs in a private mount namespace where it is plugged in: its CCID interface is a \
+                card in the reader "Yubico YubiKey OTP+FIDO+CCID 00 00" of a private pcscd at the standard \
+                socket, its FIDO and OTP interfaces are /dev/hidrawN nodes (served through FUSE) with \
+                sysfs entries under one USB device (vendor 1050, product 0407 for all three interfaces). \
+                --interfaces picks the interfaces (a comma list of ccid, fido, otp; fido alone is a \
+                Security Key, with no pcscd). `ykterm virtual-key usb unplug` and `usb plug`, run inside, \
+                pull the key out and put it back (through the socket in $YKTERM_USB_CONTROL). Every \
+                interface shares one key state. When `config usb` changes which interfaces the enabled \
+                applications need, the key comes back, as a YubiKey 5 does, as the product of the interfaces \
+                left on: product ID 0401 to 0407 and the reader named after it ("Yubico YubiKey FIDO+CCID \
+                00 00" with OTP off; pcscd is started again for it). The command exits with COMMAND's status, \
+                having stopped pcscd and unmounted everything. --vpcd, --fault and --log-apdus do not apply.
+                """)
 
         @Flag(name: .long, help: "Serve the key as a USB key to COMMAND in a private mount namespace (root).")
         var usb = false
@@ -46,20 +46,28 @@ struct VirtualKeyCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("With --usb: the USB interfaces that are on.", valueName: "LIST"))
         var interfaces: String = "otp,fido,ccid"
 
-        @Option(name: .customLong("hidraw-mode"), help: ArgumentHelp(
-            "With --usb: the permission bits of the hidraw nodes, owned by root (0600: as without a udev rule, "
-                + "only root may open them).", valueName: "MODE"))
+        @Option(
+            name: .customLong("hidraw-mode"),
+            help: ArgumentHelp(
+                "With --usb: the permission bits of the hidraw nodes, owned by root (0600: as without a udev rule, "
+                    + "only root may open them).", valueName: "MODE"))
         var hidrawMode: String = "0666"
 
-        @Argument(parsing: .postTerminator, help: ArgumentHelp("With --usb: the command to run (default: $SHELL).",
-                                                               valueName: "COMMAND"))
+        @Argument(
+            parsing: .postTerminator,
+            help: ArgumentHelp(
+                "With --usb: the command to run (default: $SHELL).",
+                valueName: "COMMAND"))
         var command: [String] = []
 
         @Option(name: .long, help: ArgumentHelp("Where pcscd's vpcd driver listens.", valueName: "HOST:PORT"))
         var vpcd: String = "127.0.0.1:35963"
 
-        @Option(name: .long, help: ArgumentHelp("Keep the key's state in FILE (JSON, mode 0600).",
-                                                valueName: "FILE"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Keep the key's state in FILE (JSON, mode 0600).",
+                valueName: "FILE"))
         var state: String?
 
         @Option(name: .long, help: "Serial number of a new key (ignored when --state names an existing file).")
@@ -71,23 +79,35 @@ struct VirtualKeyCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("Simulated processing time per command.", valueName: "MS"))
         var latency: UInt = 0
 
-        @Option(name: .long, help: ArgumentHelp("How long a touch takes to arrive for accounts that need one.",
-                                                valueName: "MS"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "How long a touch takes to arrive for accounts that need one.",
+                valueName: "MS"))
         var touchDelay: UInt = 500
 
-        @Flag(name: .long, help: "Load a new key with demo OATH accounts (TOTP 30/60 s, HOTP, touch, SHA-256, 8 digits, Steam).")
+        @Flag(
+            name: .long,
+            help: "Load a new key with demo OATH accounts (TOTP 30/60 s, HOTP, touch, SHA-256, 8 digits, Steam).")
         var demoAccounts = false
 
-        @Option(name: .long, help: ArgumentHelp(
-            "AES-128 key of a new key's Yubico OTP credential (NDEF tag). Default: random.", valueName: "HEX"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "AES-128 key of a new key's Yubico OTP credential (NDEF tag). Default: random.", valueName: "HEX"))
         var otpAesKey: String?
 
-        @Option(name: .long, help: ArgumentHelp(
-            "Public ID of a new key's Yubico OTP credential. Default: from the serial (vvcc...).", valueName: "MODHEX"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Public ID of a new key's Yubico OTP credential. Default: from the serial (vvcc...).",
+                valueName: "MODHEX"))
         var otpPublicId: String?
 
-        @Option(name: .long, help: ArgumentHelp(
-            "Private ID (6 bytes) of a new key's Yubico OTP credential. Default: random.", valueName: "HEX"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Private ID (6 bytes) of a new key's Yubico OTP credential. Default: random.", valueName: "HEX"))
         var otpPrivateId: String?
 
         /// The Yubico OTP credential the options ask for, or nil when none is given.
@@ -115,36 +135,48 @@ struct VirtualKeyCommand: ParsableCommand {
             return token
         }
 
-        @Option(name: .long, help: ArgumentHelp(
-            "Load a new key with N generated TOTP accounts (Issuer NN:user-NNNN@example.com), beyond what any "
-                + "hardware holds; for benchmarks. Their secrets follow a published pattern and protect nothing.",
-            valueName: "N"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Load a new key with N generated TOTP accounts (Issuer NN:user-NNNN@example.com), beyond what any "
+                    + "hardware holds; for benchmarks. Their secrets follow a published pattern and protect nothing.",
+                valueName: "N"))
         var accounts: Int?
 
-        @Option(name: .long, help: ArgumentHelp(
-            "How the key behaves where keys of different makes differ: "
-                + VirtualKeyProfile.allCases.map { "\($0.name): \($0.summary)" }.joined(separator: "; ") + ".",
-            valueName: "NAME"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "How the key behaves where keys of different makes differ: "
+                    + VirtualKeyProfile.allCases.map { "\($0.name): \($0.summary)" }.joined(separator: "; ") + ".",
+                valueName: "NAME"))
         var profile: String = VirtualKeyProfile.yubikey.name
 
-        @Flag(name: .long, help: "A YubiKey Bio: fingerprint enrollment with a simulated sensor (the yubikey-bio profile).")
+        @Flag(
+            name: .long,
+            help: "A YubiKey Bio: fingerprint enrollment with a simulated sensor (the yubikey-bio profile).")
         var bio = false
 
-        @Option(name: .customLong("bio-samples"), help: ArgumentHelp(
-            "With --bio: the statuses of the first fingerprint samples, in order (then good ones), one of "
-                + CTAP2.BioEnrollment.SampleStatus.known.compactMap(\.name).joined(separator: ", ") + ".",
-            valueName: "LIST"))
+        @Option(
+            name: .customLong("bio-samples"),
+            help: ArgumentHelp(
+                "With --bio: the statuses of the first fingerprint samples, in order (then good ones), one of "
+                    + CTAP2.BioEnrollment.SampleStatus.known.compactMap(\.name).joined(separator: ", ") + ".",
+                valueName: "LIST"))
         var bioSamples: String?
 
-        @Option(name: .customLong("bio-sensor-delay"), help: ArgumentHelp(
-            "With --bio: how long the simulated sensor takes for each sample, after the finger came (default 200).",
-            valueName: "MS"))
+        @Option(
+            name: .customLong("bio-sensor-delay"),
+            help: ArgumentHelp(
+                "With --bio: how long the simulated sensor takes for each sample, after the finger came (default 200).",
+                valueName: "MS"))
         var bioSensorDelay: UInt?
 
         /// `--bio-sensor-delay` in seconds.
         func sensorDelay() throws -> Double {
             guard let bioSensorDelay else { return FIDOAuthenticator.defaultSensorDelay }
-            guard try keyProfile().hasBioEnrollment else { throw ValidationError(words("cli.option.needs", ["option": "--bio-sensor-delay", "other": "--bio"])) }
+            guard try keyProfile().hasBioEnrollment else {
+                throw ValidationError(words("cli.option.needs", ["option": "--bio-sensor-delay", "other": "--bio"]))
+            }
             return Double(bioSensorDelay) / 1000
         }
 
@@ -161,7 +193,9 @@ struct VirtualKeyCommand: ParsableCommand {
         /// `--bio-samples` as statuses.
         func sampleStatuses() throws -> [CTAP2.BioEnrollment.SampleStatus] {
             guard let bioSamples else { return [] }
-            guard try keyProfile().hasBioEnrollment else { throw ValidationError(words("cli.option.needs", ["option": "--bio-samples", "other": "--bio"])) }
+            guard try keyProfile().hasBioEnrollment else {
+                throw ValidationError(words("cli.option.needs", ["option": "--bio-samples", "other": "--bio"]))
+            }
             return try bioSamples.split(separator: ",").map { name in
                 guard let s = CTAP2.BioEnrollment.SampleStatus(name: String(name)) else {
                     throw ValidationError(words("cli.virtual.sampleStatus", ["value": String(name)]))
@@ -170,18 +204,24 @@ struct VirtualKeyCommand: ParsableCommand {
             }
         }
 
-        @Flag(name: .customLong("log-apdus"), help: "Log the header (CLA INS P1 P2, data length) of every command APDU, to count exchanges.")
+        @Flag(
+            name: .customLong("log-apdus"),
+            help: "Log the header (CLA INS P1 P2, data length) of every command APDU, to count exchanges.")
         var logAPDUs = false
 
-        @Option(name: .long, help: ArgumentHelp(
-            "Inject a fault, for testing clients (repeatable): ACTION@TRIGGER, ACTION one of remove-before, "
-                + "remove-after, truncate, garbage, status=XXXX, hang, keepalive; TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N.",
-            valueName: "FAULT"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Inject a fault, for testing clients (repeatable): ACTION@TRIGGER, ACTION one of remove-before, "
+                    + "remove-after, truncate, garbage, status=XXXX, hang, keepalive; TRIGGER ins=XX[.P1], ctap=XX[.YY] or nth=N.",
+                valueName: "FAULT"))
         var fault: [String] = []
 
         func faultRules() throws -> [FaultRule] {
             try fault.map { text in
-                do { return try FaultRule(parsing: text) } catch let e as FaultRule.ParseError { throw ValidationError(e.description) }
+                do { return try FaultRule(parsing: text) } catch let e as FaultRule.ParseError {
+                    throw ValidationError(e.description)
+                }
             }
         }
 
@@ -190,8 +230,13 @@ struct VirtualKeyCommand: ParsableCommand {
             _ = try keyProfile()
             _ = try sampleStatuses()
             if let accounts, !(0...100_000).contains(accounts) {
-                throw ValidationError(words("cli.option.range", ["option": "--accounts", "low": "0", "high": "100000",
-                                                                  "value": String(accounts)]))
+                throw ValidationError(
+                    words(
+                        "cli.option.range",
+                        [
+                            "option": "--accounts", "low": "0", "high": "100000",
+                            "value": String(accounts),
+                        ]))
             }
             _ = try otpToken(serial: serial)
             guard VpcdBridge.parseEndpoint(vpcd) != nil else {
@@ -204,7 +249,9 @@ struct VirtualKeyCommand: ParsableCommand {
 
         func run() throws {
             if usb { return try runUSB() }
-            guard command.isEmpty else { throw ValidationError(words("cli.option.onlyWith", ["option": "COMMAND", "other": "--usb"])) }
+            guard command.isEmpty else {
+                throw ValidationError(words("cli.option.onlyWith", ["option": "COMMAND", "other": "--usb"]))
+            }
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
             var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
             if demoAccounts { initial = initial.withDemoAccounts() }
@@ -214,20 +261,24 @@ struct VirtualKeyCommand: ParsableCommand {
             let key: VirtualKey
             do {
                 if let state {
-                    key = try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
-                                         latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
-                                         bioSampleStatuses: sampleStatuses(), sensorDelay: sensorDelay())
+                    key = try VirtualKey(
+                        stateFile: VirtualKeyStateFile(path: state), initial: initial,
+                        latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
+                        bioSampleStatuses: sampleStatuses(), sensorDelay: sensorDelay())
                 } else {
-                    key = VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch,
-                                     profile: try keyProfile(), bioSampleStatuses: try sampleStatuses(),
-                                     sensorDelay: try sensorDelay())
+                    key = VirtualKey(
+                        state: initial, latency: Double(latency) / 1000, touchDelay: touch,
+                        profile: try keyProfile(), bioSampleStatuses: try sampleStatuses(),
+                        sensorDelay: try sensorDelay())
                 }
             } catch {
                 throw YktermError.failed("\(error)")
             }
             let rules = try faultRules()
-            let bridge = VpcdBridge(key: key, host: host, port: port,
-                                    faults: rules.isEmpty ? nil : FaultInjector(rules), logAPDUs: logAPDUs) { warn("virtual-key: " + $0) }
+            let bridge = VpcdBridge(
+                key: key, host: host, port: port,
+                faults: rules.isEmpty ? nil : FaultInjector(rules), logAPDUs: logAPDUs
+            ) { warn("virtual-key: " + $0) }
             // A queue of their own: a signal is handled whatever the task pool is busy with (see `Blocking`).
             let signalQueue = DispatchQueue(label: "ykterm.signals")
             var sources = [DispatchSourceSignal]()
@@ -246,8 +297,10 @@ struct VirtualKeyCommand: ParsableCommand {
                 source.resume()
                 sources.append(source)
             }
-            warn("virtual-key: serving serial \(key.state.serial), firmware \(key.state.version)"
-                 + (key.profile == .yubikey ? "" : ", profile \(key.profile)") + (state.map { ", state in \($0)" } ?? ""))
+            warn(
+                "virtual-key: serving serial \(key.state.serial), firmware \(key.state.version)"
+                    + (key.profile == .yubikey ? "" : ", profile \(key.profile)")
+                    + (state.map { ", state in \($0)" } ?? ""))
             bridge.run()
             sources.forEach { $0.cancel() }
             warn("virtual-key: stopped")

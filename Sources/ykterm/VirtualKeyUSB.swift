@@ -12,16 +12,20 @@ extension VirtualKeyCommand.Serve {
     /// `serve --usb`: the key as a USB composite device in a private mount namespace, COMMAND inside.
     func runUSB() throws {
         guard geteuid() == 0 else {
-            throw YktermError.failed("virtual-key serve --usb needs root (it mounts FUSE files and tmpfs in a private mount namespace)")
+            throw YktermError.failed(
+                "virtual-key serve --usb needs root (it mounts FUSE files and tmpfs in a private mount namespace)")
         }
         guard let interfaces = USBInterfaces(parsing: self.interfaces) else {
-            throw YktermError.usage("--interfaces must be a comma list of ccid, fido and otp, not \"\(self.interfaces)\"")
+            throw YktermError.usage(
+                "--interfaces must be a comma list of ccid, fido and otp, not \"\(self.interfaces)\"")
         }
         guard let hidrawMode = UInt32(self.hidrawMode, radix: 8), hidrawMode <= 0o777 else {
-            throw YktermError.usage("--hidraw-mode must be octal permission bits such as 0600, not \"\(self.hidrawMode)\"")
+            throw YktermError.usage(
+                "--hidraw-mode must be octal permission bits such as 0600, not \"\(self.hidrawMode)\"")
         }
         guard getenv(USBNamespace.marker) != nil else {
-            throw YktermError.failed("\(USBNamespace.reexecInPrivateNamespace(arguments: Array(CommandLine.arguments.dropFirst())))")
+            throw YktermError.failed(
+                "\(USBNamespace.reexecInPrivateNamespace(arguments: Array(CommandLine.arguments.dropFirst())))")
         }
         unsetenv(USBNamespace.marker)
         // This process asks the namespace's pcscd (at the standard socket) whether the card is in.
@@ -43,10 +47,11 @@ extension VirtualKeyCommand.Serve {
             let sysDevices = try USBNamespace.setUpSys()
             // pcscd (re)started with the reader the key has at each plug-in: named after the USB product, which
             // follows the interfaces the key's configuration leaves on.
-            usb = VirtualUSBKey(key: key, interfaces: interfaces, vpcdPort: pcscd?.port, sysDevices: sysDevices,
-                                nodeMode: hidrawMode,
-                                makeFeatures: VirtualKeyUSB.features(key),
-                                showReader: showReader, log: log)
+            usb = VirtualUSBKey(
+                key: key, interfaces: interfaces, vpcdPort: pcscd?.port, sysDevices: sysDevices,
+                nodeMode: hidrawMode,
+                makeFeatures: VirtualKeyUSB.features(key),
+                showReader: showReader, log: log)
             try usb.prepareBus()
             try usb.plug()
             // WRITE CONFIG with the reboot flag: the key leaves the bus once its answer is out and comes
@@ -64,7 +69,8 @@ extension VirtualKeyCommand.Serve {
         while let entry = e.pointee {
             let s = String(cString: entry)
             if !s.hasPrefix("PCSCLITE_CSOCK_NAME=") && !s.hasPrefix(USBNamespace.controlVariable + "=")
-                && !s.hasPrefix("SYSTEMD_DEVICE_VERIFY_SYSFS=") {
+                && !s.hasPrefix("SYSTEMD_DEVICE_VERIFY_SYSFS=")
+            {
                 environment.append(s)
             }
             e += 1
@@ -72,8 +78,9 @@ extension VirtualKeyCommand.Serve {
         environment += [USBNamespace.controlVariable + "=" + USBNamespace.controlPath, "SYSTEMD_DEVICE_VERIFY_SYSFS=0"]
         let argv = command.isEmpty ? [String(cString: getenv("SHELL") ?? strdup("/bin/sh"))] : command
         let product = usb.product
-        warn("virtual-key: \(product.deviceName) (USB \(String(format4(product.id)))) serial \(key.state.serial), "
-             + "firmware \(key.state.version) plugged in; running \(argv[0])")
+        warn(
+            "virtual-key: \(product.deviceName) (USB \(String(format4(product.id)))) serial \(key.state.serial), "
+                + "firmware \(key.state.version) plugged in; running \(argv[0])")
         let child: pid_t
         do {
             child = try USBNamespace.spawn(argv, environment: environment, quiet: false)
@@ -112,9 +119,12 @@ extension VirtualKeyCommand.Serve {
         if !driver.oneSlot {
             log("\(USBNamespace.oneSlotDriverName) is not next to ykterm: pcscd shows a second, empty reader")
         }
-        return NamespacePCSCD(port: port, directory: USBNamespace.runDirectory + "/reader.conf.d", driver: driver.path,
-                              environment: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-                                            "YKTERM_IFD_DRIVER=" + USBNamespace.vpcdDriver])
+        return NamespacePCSCD(
+            port: port, directory: USBNamespace.runDirectory + "/reader.conf.d", driver: driver.path,
+            environment: [
+                "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                "YKTERM_IFD_DRIVER=" + USBNamespace.vpcdDriver,
+            ])
     }
 
     private func format4(_ v: UInt16) -> String {
@@ -131,14 +141,16 @@ extension VirtualKeyCommand.Serve {
         let touch = Double(touchDelay) / 1000
         do {
             if let state {
-                return try VirtualKey(stateFile: VirtualKeyStateFile(path: state), initial: initial,
-                                      latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
-                                      smartCardTransport: .usb, bioSampleStatuses: sampleStatuses(),
-                                      sensorDelay: sensorDelay())
+                return try VirtualKey(
+                    stateFile: VirtualKeyStateFile(path: state), initial: initial,
+                    latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
+                    smartCardTransport: .usb, bioSampleStatuses: sampleStatuses(),
+                    sensorDelay: sensorDelay())
             }
-            return VirtualKey(state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile(),
-                              smartCardTransport: .usb, bioSampleStatuses: try sampleStatuses(),
-                              sensorDelay: try sensorDelay())
+            return VirtualKey(
+                state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile(),
+                smartCardTransport: .usb, bioSampleStatuses: try sampleStatuses(),
+                sensorDelay: try sensorDelay())
         } catch {
             throw YktermError.failed("\(error)")
         }
@@ -151,8 +163,9 @@ enum VirtualKeyUSB {
         {
             // One OTP device per plug-in, shared by every open file of the node (as the key's one interface).
             let device = key.makeOTPHIDDevice()
-            return FeatureReports(set: { try device.setFeature($0) }, get: { try device.getFeature() },
-                                  close: { device.close() })
+            return FeatureReports(
+                set: { try device.setFeature($0) }, get: { try device.getFeature() },
+                close: { device.close() })
         }
     }
 }
@@ -167,20 +180,23 @@ extension VirtualKeyCommand {
         struct Plug: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "plug",
-                abstract: "Plug the virtual key back in: sysfs entries, then hidraw nodes, then the card in its reader.")
+                abstract: "Plug the virtual key back in: sysfs entries, then hidraw nodes, then the card in its reader."
+            )
             func run() throws { try USB.send("plug") }
         }
 
         struct Unplug: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "unplug",
-                abstract: "Pull the virtual key out: the card leaves its reader, open HID files fail, the hidraw nodes go.")
+                abstract:
+                    "Pull the virtual key out: the card leaves its reader, open HID files fail, the hidraw nodes go.")
             func run() throws { try USB.send("unplug") }
         }
 
         static func send(_ command: String) throws {
             guard let path = getenv(USBNamespace.controlVariable).map({ String(cString: $0) }), !path.isEmpty else {
-                throw YktermError.failed("\(USBNamespace.controlVariable) is not set: run this inside `ykterm virtual-key serve --usb`")
+                throw YktermError.failed(
+                    "\(USBNamespace.controlVariable) is not set: run this inside `ykterm virtual-key serve --usb`")
             }
             let answer: String?
             do {

@@ -60,32 +60,36 @@ struct Ykterm: RequestCommand {
         commandName: "ykterm",
         abstract: "A terminal authenticator for YubiKeys and keys that speak the same protocols.",
         discussion: """
-        Keys are reached through pcscd (USB keys and NFC readers). Choose one with --reader or --device \
-        (defaults from YKTERM_READER and YKTERM_DEVICE, then the config file), or use --virtual for the \
-        built-in virtual key.
+            Keys are reached through pcscd (USB keys and NFC readers). Choose one with --reader or --device \
+            (defaults from YKTERM_READER and YKTERM_DEVICE, then the config file), or use --virtual for the \
+            built-in virtual key.
 
-        Settings (default key, clipboard, colours, key bindings, language, OTP AES keys and parsers) are read \
-        from $XDG_CONFIG_HOME/ykterm/config.toml (~/.config/ykterm/config.toml; YKTERM_CONFIG names another \
-        file); a bad file stops ykterm with status 2 and the line at fault. See ykterm(1).
+            Settings (default key, clipboard, colours, key bindings, language, OTP AES keys and parsers) are read \
+            from $XDG_CONFIG_HOME/ykterm/config.toml (~/.config/ykterm/config.toml; YKTERM_CONFIG names another \
+            file); a bad file stops ykterm with status 2 and the line at fault. See ykterm(1).
 
-        ykterm --verbose COMMAND (--verbose before the subcommand) writes a redacted trace of every APDU \
-        and CTAP message, for bug reports, to $YKTERM_LOG or else ~/.local/state/ykterm/trace.log; \
-        YKTERM_LOG=FILE alone does too. PINs, passwords, secrets and codes are left out.
+            ykterm --verbose COMMAND (--verbose before the subcommand) writes a redacted trace of every APDU \
+            and CTAP message, for bug reports, to $YKTERM_LOG or else ~/.local/state/ykterm/trace.log; \
+            YKTERM_LOG=FILE alone does too. PINs, passwords, secrets and codes are left out.
 
-        Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found, 130 Ctrl-C (ended by \
-        SIGINT, after cancelling a FIDO request that waits on the key).
-        """,
+            Exit status: 0 ok, 1 the operation failed, 2 usage or bad input, 3 no key found, 130 Ctrl-C (ended by \
+            SIGINT, after cancelling a FIDO request that waits on the key).
+            """,
         version: version,
-        subcommands: [ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, PIVCommand.self,
-                      APDUCommand.self, ConfigCommand.self, DoctorCommand.self, MonitorCommand.self,
-                      VirtualKeyCommand.self]
+        subcommands: [
+            ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, PIVCommand.self,
+            APDUCommand.self, ConfigCommand.self, DoctorCommand.self, MonitorCommand.self,
+            VirtualKeyCommand.self,
+        ]
     )
 
     @OptionGroup var key: KeyOptions
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Colours in the TUI: auto, always or never (NO_COLOR set means never). Default: the config file's, else auto.",
-        valueName: "WHEN"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Colours in the TUI: auto, always or never (NO_COLOR set means never). Default: the config file's, else auto.",
+            valueName: "WHEN"))
     var color: CursesConfiguration.ColorMode?
 
     /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
@@ -98,8 +102,9 @@ struct Ykterm: RequestCommand {
 
         func run() async throws {
             let config = LoadedConfig.current
-            try TUI.run(options: key, colors: color ?? config.colorMode, clipboard: Clipboard(method: config.clipboardMethod),
-                        localize: TUI.localizer(), aesKeys: config.aesKeyBytes, config: config)
+            try TUI.run(
+                options: key, colors: color ?? config.colorMode, clipboard: Clipboard(method: config.clipboardMethod),
+                localize: TUI.localizer(), aesKeys: config.aesKeyBytes, config: config)
         }
     }
 
@@ -156,8 +161,10 @@ struct Ykterm: RequestCommand {
 
     /// Runs `body` inside the trace of `--verbose` or `YKTERM_LOG=FILE`, when there is one; `command` names
     /// the command in the trace's first line.
-    static func traced(_ command: @autoclosure () -> String, verbose: Bool,
-                       _ body: () async throws -> Void) async throws {
+    static func traced(
+        _ command: @autoclosure () -> String, verbose: Bool,
+        _ body: () async throws -> Void
+    ) async throws {
         guard let path = WireTracer.path(verbose: verbose, environment: ProcessEnvironment.current) else {
             return try await body()
         }
@@ -329,7 +336,8 @@ enum JSONText {
             case _ where VisibleText.isUnsafe(scalar):
                 // Controls as JSON requires, and DEL, C1 and bidirectional formatting too: the text stays the
                 // same for a parser, and a terminal showing the JSON is not driven by it.
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                     + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }

@@ -7,14 +7,19 @@ import VirtualKey
 /// Keys as USB devices with several interfaces: what each tab does with the interfaces a key has.
 enum USBFixture {
     static let reader = "Yubico YubiKey OTP+FIDO+CCID 00 00"
-    static let fidoNode = HIDDeviceInfo(path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407, productName: "YubiKey OTP+FIDO+CCID")
-    static let otpNode = HIDDeviceInfo(path: "/dev/hidraw1", vendorID: 0x1050, productID: 0x0407, productName: "YubiKey OTP+FIDO+CCID")
-    static let usbATR: [UInt8] = [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21,
-                                  0xC0, 0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40]
+    static let fidoNode = HIDDeviceInfo(
+        path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407, productName: "YubiKey OTP+FIDO+CCID")
+    static let otpNode = HIDDeviceInfo(
+        path: "/dev/hidraw1", vendorID: 0x1050, productID: 0x0407, productName: "YubiKey OTP+FIDO+CCID")
+    static let usbATR: [UInt8] = [
+        0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21,
+        0xC0, 0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40,
+    ]
 
     /// A Security Key: FIDO HID only.
-    static let securityKey = KeyDescriptor(transport: .hid(path: "/dev/hidraw4"), name: "Security Key NFC",
-                                           fidoHID: HIDDeviceInfo(path: "/dev/hidraw4", vendorID: 0x1050, productID: 0x0120))
+    static let securityKey = KeyDescriptor(
+        transport: .hid(path: "/dev/hidraw4"), name: "Security Key NFC",
+        fidoHID: HIDDeviceInfo(path: "/dev/hidraw4", vendorID: 0x1050, productID: 0x0120))
 
     /// A YubiKey's HID interfaces, first seen without its reader (pcscd not running, or not yet reporting it).
     static var hidOnly: KeyDescriptor {
@@ -42,7 +47,9 @@ struct KeyInterfacesModelTests {
         #expect(state.selectedKeyID == U.securityKey.id)
         // No OATH session is tried on a key that has no smart-card interface: the tab says so.
         #expect(!commands.contains { if case .oath(.open) = $0 { return true } else { return false } })
-        #expect(state.oath.phase == .unavailable(UIText("view.notOnKey.ccid", ["application": "OATH", "interfaces": "FIDO"])))
+        #expect(
+            state.oath.phase
+                == .unavailable(UIText("view.notOnKey.ccid", ["application": "OATH", "interfaces": "FIDO"])))
         #expect(commands.contains(.probe(U.securityKey)))
         #expect(update(&state, .keyPress(.char("3"))) == [.fido(.load(U.securityKey))])
     }
@@ -128,8 +135,9 @@ struct KeyInterfacesModelTests {
         _ = update(&state, .fido(.failed(keyID: U.securityKey.id, FIDOFailure(.reset, .notAllowed))))
         _ = update(&state, .keyEvent(.keyLeft(id: U.securityKey.id)))
         // Another FIDO key on another node arrives: it is not the one to reset.
-        let other = KeyDescriptor(transport: .hid(path: "/dev/hidraw9"), name: "Other",
-                                  fidoHID: HIDDeviceInfo(path: "/dev/hidraw9", vendorID: 0x20A0, productID: 0x42B1))
+        let other = KeyDescriptor(
+            transport: .hid(path: "/dev/hidraw9"), name: "Other",
+            fidoHID: HIDDeviceInfo(path: "/dev/hidraw9", vendorID: 0x20A0, productID: 0x42B1))
         let commands = update(&state, .keyEvent(.keyArrived(other)))
         #expect(!commands.contains { if case .fido(.reset) = $0 { return true } else { return false } })
     }
@@ -153,7 +161,8 @@ final class USBVirtualBackend: KeyBackend, @unchecked Sendable {
     }
 
     func connectFIDO(_ descriptor: KeyDescriptor, observer: (@Sendable (APDUExchange) -> Void)?) async throws
-        -> any FIDOConnection {
+        -> any FIDOConnection
+    {
         hidOpened.withLock { $0 += 1 }
         return try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "Virtual Key (FIDO HID)")
     }

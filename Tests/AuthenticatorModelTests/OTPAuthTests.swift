@@ -130,8 +130,9 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
     }
 
     @Test func percentEncodedLabels() throws {
-        let a = try OTPAuthURI.parse("otpauth://totp/ACME%20Co:john.doe%40email.com?secret=JBSWY3DPEHPK3PXP"
-                                     + "&issuer=ACME%20Co&algorithm=SHA1&digits=6&period=30")
+        let a = try OTPAuthURI.parse(
+            "otpauth://totp/ACME%20Co:john.doe%40email.com?secret=JBSWY3DPEHPK3PXP"
+                + "&issuer=ACME%20Co&algorithm=SHA1&digits=6&period=30")
         #expect(a.issuer == "ACME Co")
         #expect(a.name == "john.doe@email.com")
 
@@ -179,7 +180,7 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
         let data = try OTPAuthURI.parse("otpauth://hotp/Example:alice?secret=JBSWY3DPEHPK3PXP&counter=42&period=60")
         #expect(data.type == .hotp)
         #expect(data.counter == 42)
-        #expect(data.period == 30)   // not meaningful for HOTP
+        #expect(data.period == 30)  // not meaningful for HOTP
         let max = try OTPAuthURI.parse("otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&counter=4294967295")
         #expect(max.counter == UInt32.max)
         let missing = try OTPAuthURI.parse("otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP")
@@ -190,8 +191,9 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
     }
 
     @Test func sha512EightDigitsSixtySeconds() throws {
-        let data = try OTPAuthURI.parse("otpauth://totp/Big:bob?secret=jbsw%20y3dp%20ehpk%203pxp&algorithm=SHA512"
-                                        + "&digits=8&period=60&issuer=Big")
+        let data = try OTPAuthURI.parse(
+            "otpauth://totp/Big:bob?secret=jbsw%20y3dp%20ehpk%203pxp&algorithm=SHA512"
+                + "&digits=8&period=60&issuer=Big")
         #expect(data.algorithm == .sha512)
         #expect(data.digits == 8)
         #expect(data.period == 60)
@@ -203,8 +205,9 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
     }
 
     @Test func caseWhitespaceUnknownParametersAndFragments() throws {
-        let data = try OTPAuthURI.parse("  OTPAuth://TOTP/Example:alice?SECRET=JBSWY3DPEHPK3PXP&image=https%3A%2F%2F"
-                                        + "example.com%2Fa.png&image=x&color=red&Issuer=Example#frag \n")
+        let data = try OTPAuthURI.parse(
+            "  OTPAuth://TOTP/Example:alice?SECRET=JBSWY3DPEHPK3PXP&image=https%3A%2F%2F"
+                + "example.com%2Fa.png&image=x&color=red&Issuer=Example#frag \n")
         #expect(data.type == .totp)
         #expect(data.issuer == "Example")
         #expect(data.name == "alice")
@@ -238,8 +241,10 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&secret=JBSWY3DPEHPK3PXP", "parameter \"secret\" is given twice"),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&Digits=6&digits=6", "parameter \"digits\" is given twice"),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&issuer=%E2%28", "issuer is not valid UTF-8"),
-        ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&algorithm=MD5",
-         "algorithm must be SHA1, SHA256 or SHA512, not \"MD5\""),
+        (
+            "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&algorithm=MD5",
+            "algorithm must be SHA1, SHA256 or SHA512, not \"MD5\""
+        ),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&algorithm=SHA-256", "not \"SHA-256\""),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&algorithm=", "SHA512, not \"\""),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=9", "digits must be 6, 7 or 8, not \"9\""),
@@ -252,8 +257,10 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&period=3601", "from 1 to 3600, not \"3601\""),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&period=30s", "period must be a whole number of seconds"),
         ("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&period=99999999999999999999999", "not \"99999999999999999999999\""),
-        ("otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&counter=-1",
-         "counter must be a whole number from 0 to 4294967295, not \"-1\""),
+        (
+            "otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&counter=-1",
+            "counter must be a whole number from 0 to 4294967295, not \"-1\""
+        ),
         ("otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&counter=4294967296", "not \"4294967296\""),
         ("otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&counter=1e3", "counter must be a whole number"),
     ]
@@ -271,10 +278,12 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
 
     static let roundTrips: [CredentialData] = [
         CredentialData(name: "alice@google.com", issuer: "Example", secret: helloSecret),
-        CredentialData(name: "john.doe@email.com", issuer: "ACME Co", type: .totp, algorithm: .sha512, digits: 8,
-                       period: 60, secret: Array(0...63)),
-        CredentialData(name: "counter", issuer: nil, type: .hotp, algorithm: .sha256, digits: 7, counter: 4_294_967_295,
-                       secret: [1, 2, 3, 4, 5]),
+        CredentialData(
+            name: "john.doe@email.com", issuer: "ACME Co", type: .totp, algorithm: .sha512, digits: 8,
+            period: 60, secret: Array(0...63)),
+        CredentialData(
+            name: "counter", issuer: nil, type: .hotp, algorithm: .sha256, digits: 7, counter: 4_294_967_295,
+            secret: [1, 2, 3, 4, 5]),
         CredentialData(name: "a+b c%d&e=f?g#h/i", issuer: "Q&A + 100% / #1", secret: [0xFF]),
         CredentialData(name: "bøb 😀", issuer: "Café", secret: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
         CredentialData(name: "name:with:colons", issuer: nil, secret: [9, 8, 7]),
@@ -291,7 +300,8 @@ private let helloSecret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xE
 
     @Test func makeWritesTheKeyURIFormat() {
         let data = CredentialData(name: "john.doe@email.com", issuer: "ACME Co", secret: helloSecret)
-        #expect(OTPAuthURI.make(data) == "otpauth://totp/ACME%20Co:john.doe%40email.com?secret=JBSWY3DPEHPK3PXP"
+        #expect(
+            OTPAuthURI.make(data) == "otpauth://totp/ACME%20Co:john.doe%40email.com?secret=JBSWY3DPEHPK3PXP"
                 + "&issuer=ACME%20Co&algorithm=SHA1&digits=6&period=30")
         let hotp = CredentialData(name: "x", type: .hotp, counter: 7, secret: helloSecret)
         #expect(OTPAuthURI.make(hotp) == "otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&counter=7")
@@ -321,9 +331,11 @@ private enum PB {
     }
     static func string(_ field: Int, _ value: String) -> [UInt8] { bytes(field, Array(value.utf8)) }
 
-    static func account(secret: [UInt8], name: String, issuer: String = "", algorithm: UInt64? = nil,
-                        digits: UInt64? = nil, type: UInt64? = nil, counter: Int64? = nil,
-                        extra: [UInt8] = []) -> [UInt8] {
+    static func account(
+        secret: [UInt8], name: String, issuer: String = "", algorithm: UInt64? = nil,
+        digits: UInt64? = nil, type: UInt64? = nil, counter: Int64? = nil,
+        extra: [UInt8] = []
+    ) -> [UInt8] {
         var out = bytes(1, secret) + string(2, name)
         if !issuer.isEmpty { out += string(3, issuer) }
         if let algorithm { out += int(4, algorithm) }
@@ -351,27 +363,38 @@ private enum PB {
 @Suite struct OTPAuthMigrationTests {
     static let secretA = helloSecret
     static let secretB: [UInt8] = Array(0..<20)
-    static let secretC: [UInt8] = Array(repeating: 0xFB, count: 64)   // lots of "+" and "/" in base64
+    static let secretC: [UInt8] = Array(repeating: 0xFB, count: 64)  // lots of "+" and "/" in base64
 
     static let sample: [UInt8] = PB.payload([
         PB.account(secret: secretA, name: "alice@google.com", issuer: "Example", algorithm: 1, digits: 1, type: 2),
         PB.account(secret: secretB, name: "ACME Co: john", algorithm: 2, digits: 2, type: 1, counter: 42),
         PB.account(secret: secretC, name: "Other:bob", issuer: "Different", algorithm: 3, digits: 2, type: 2),
         // Everything unspecified, plus unknown fields of every skippable wire type.
-        PB.account(secret: [1, 2, 3], name: "plain", extra: PB.key(9, 0) + PB.varint(300) + PB.key(10, 1)
-                   + [1, 2, 3, 4, 5, 6, 7, 8] + PB.key(11, 5) + [1, 2, 3, 4] + PB.string(12, "ignored")),
+        PB.account(
+            secret: [1, 2, 3], name: "plain",
+            extra: PB.key(9, 0) + PB.varint(300) + PB.key(10, 1)
+                + [1, 2, 3, 4, 5, 6, 7, 8] + PB.key(11, 5) + [1, 2, 3, 4] + PB.string(12, "ignored")),
         PB.account(secret: [4, 5], name: "Same:carol", issuer: "Same", algorithm: 0, digits: 0, type: 0),
     ])
 
     static func check(_ accounts: [CredentialData]) {
         #expect(accounts.count == 5)
         guard accounts.count == 5 else { return }
-        #expect(accounts[0] == CredentialData(name: "alice@google.com", issuer: "Example", type: .totp,
-                                              algorithm: .sha1, digits: 6, secret: secretA))
-        #expect(accounts[1] == CredentialData(name: "john", issuer: "ACME Co", type: .hotp, algorithm: .sha256,
-                                              digits: 8, counter: 42, secret: secretB))
-        #expect(accounts[2] == CredentialData(name: "Other:bob", issuer: "Different", type: .totp,
-                                              algorithm: .sha512, digits: 8, secret: secretC))
+        #expect(
+            accounts[0]
+                == CredentialData(
+                    name: "alice@google.com", issuer: "Example", type: .totp,
+                    algorithm: .sha1, digits: 6, secret: secretA))
+        #expect(
+            accounts[1]
+                == CredentialData(
+                    name: "john", issuer: "ACME Co", type: .hotp, algorithm: .sha256,
+                    digits: 8, counter: 42, secret: secretB))
+        #expect(
+            accounts[2]
+                == CredentialData(
+                    name: "Other:bob", issuer: "Different", type: .totp,
+                    algorithm: .sha512, digits: 8, secret: secretC))
         #expect(accounts[3] == CredentialData(name: "plain", secret: [1, 2, 3]))
         #expect(accounts[4] == CredentialData(name: "carol", issuer: "Same", secret: [4, 5]))
         #expect(accounts.allSatisfy { $0.period == 30 })
@@ -435,16 +458,23 @@ private enum PB {
         #expect(error(PB.account(secret: [1], name: "x", digits: 3))?.contains("unknown digit count (3)") == true)
         #expect(error(PB.account(secret: [1], name: "x", type: 3))?.contains("unknown type (3)") == true)
         #expect(error(PB.account(secret: [1], name: "x", type: 1, counter: -1))?.contains("counter -1") == true)
-        #expect(error(PB.account(secret: [1], name: "x", type: 1, counter: 1 << 32))?
-            .contains("counter 4294967296") == true)
-        #expect(try MigrationImport.parsePayload(PB.payload([PB.account(secret: [1], name: "x", type: 2,
-                                                                        counter: -1)]))[0].counter == 0)
+        #expect(
+            error(PB.account(secret: [1], name: "x", type: 1, counter: 1 << 32))?
+                .contains("counter 4294967296") == true)
+        #expect(
+            try MigrationImport.parsePayload(
+                PB.payload([
+                    PB.account(
+                        secret: [1], name: "x", type: 2,
+                        counter: -1)
+                ]))[0].counter == 0)
         #expect(error(PB.account(secret: [], name: "x"))?.contains("\"x\" has an empty secret") == true)
         #expect(error(PB.account(secret: [1], name: ""))?.contains("account 1 has no name") == true)
         #expect(error(PB.account(secret: [1], name: "Issuer:"))?.contains("has no name (\"Issuer:\")") == true)
         #expect(error(PB.bytes(1, [1]) + PB.bytes(2, [0xC3, 0x28]))?.contains("name is not valid UTF-8") == true)
-        #expect(error(PB.bytes(1, [1]) + PB.string(2, "x") + PB.bytes(3, [0xFF]))?
-            .contains("issuer is not valid UTF-8") == true)
+        #expect(
+            error(PB.bytes(1, [1]) + PB.string(2, "x") + PB.bytes(3, [0xFF]))?
+                .contains("issuer is not valid UTF-8") == true)
         #expect(payloadError([])?.contains("no accounts") == true)
         #expect(payloadError(PB.int(2, 1))?.contains("no accounts") == true)
     }
@@ -453,8 +483,9 @@ private enum PB {
         let good = PB.account(secret: [1], name: "x")
         // Wire types 3 and 4 (groups), 6 and 7 (undefined).
         for wireType in [3, 4, 6, 7] {
-            #expect(payloadError(PB.payload([good]) + PB.key(20, wireType))?
-                .contains("unsupported wire type \(wireType)") == true)
+            #expect(
+                payloadError(PB.payload([good]) + PB.key(20, wireType))?
+                    .contains("unsupported wire type \(wireType)") == true)
         }
         // Field number 0.
         #expect(payloadError([0x00, 0x00])?.contains("invalid field number 0") == true)
@@ -465,17 +496,21 @@ private enum PB {
         // Varints: 10 bytes with a final 1 is the largest; longer or overflowing ones are refused.
         let max = [UInt8](repeating: 0xFF, count: 9) + [0x01]
         #expect(payloadError(PB.payload([good]) + PB.key(2, 0) + max) == nil)
-        #expect(payloadError(PB.payload([good]) + PB.key(2, 0) + [UInt8](repeating: 0xFF, count: 9) + [0x02])?
-            .contains("longer than 64 bits") == true)
-        #expect(payloadError(PB.payload([good]) + PB.key(2, 0) + [UInt8](repeating: 0x80, count: 10) + [0x00])?
-            .contains("longer than 64 bits") == true)
+        #expect(
+            payloadError(PB.payload([good]) + PB.key(2, 0) + [UInt8](repeating: 0xFF, count: 9) + [0x02])?
+                .contains("longer than 64 bits") == true)
+        #expect(
+            payloadError(PB.payload([good]) + PB.key(2, 0) + [UInt8](repeating: 0x80, count: 10) + [0x00])?
+                .contains("longer than 64 bits") == true)
         // A length that runs past the end, inside and outside an account.
         #expect(payloadError(PB.key(1, 2) + PB.varint(UInt64.max))?.contains("cut short") == true)
         #expect(payloadError(PB.bytes(1, PB.key(1, 2) + [5, 1]))?.contains("account 1 is cut short") == true)
-        #expect(payloadError(PB.payload([good]) + PB.key(30, 1) + [1, 2, 3])?
-            .contains("cut short (in a fixed64") == true)
-        #expect(payloadError(PB.payload([good]) + PB.key(30, 5) + [1, 2, 3])?
-            .contains("cut short (in a fixed32") == true)
+        #expect(
+            payloadError(PB.payload([good]) + PB.key(30, 1) + [1, 2, 3])?
+                .contains("cut short (in a fixed64") == true)
+        #expect(
+            payloadError(PB.payload([good]) + PB.key(30, 5) + [1, 2, 3])?
+                .contains("cut short (in a fixed32") == true)
     }
 
     @Test func everyPrefixAndMutationIsHandledWithoutCrashing() {

@@ -38,9 +38,10 @@ final class Harness: @unchecked Sendable {
     let exchanges = LockedValue(0)
 
     init(_ backend: any KeyBackend, directory: String) {
-        let env = RunnerEnvironment(pins: PinStore(path: directory + "/pins.json"),
-                                    rememberedKeys: RememberedKeys(path: directory + "/oath-keys.json"),
-                                    observer: { [exchanges] _ in exchanges.withLock { $0 += 1 } })
+        let env = RunnerEnvironment(
+            pins: PinStore(path: directory + "/pins.json"),
+            rememberedKeys: RememberedKeys(path: directory + "/oath-keys.json"),
+            observer: { [exchanges] _ in exchanges.withLock { $0 += 1 } })
         runner = Runner(backend: backend, environment: env) { [messages] msg in messages.withLock { $0.append(msg) } }
     }
 
@@ -81,15 +82,19 @@ func expectedTOTP(_ secret: [UInt8], time: Int64, period: Int64 = 30, digits: In
     let counter = BigEndian.bytes(UInt64(time / period), count: 8)
     let mac = Crypto.hmac(.sha1, key: secret, data: counter)
     let offset = Int(mac[19] & 0x0F)
-    let value = (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3]))
+    let value =
+        (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
+            | UInt32(mac[offset + 3]))
     let code = value % UInt32(pow(10, Double(digits)))
     return String(repeating: "0", count: digits - String(code).count) + String(code)
 }
 
 @Suite("Runner against the virtual key")
 struct RunnerTests {
-    let github: [UInt8] = [0x09, 0x30, 0x2A, 0xAA, 0xB8, 0xFD, 0xA8, 0xB6, 0x56, 0xC7,
-                           0xD0, 0x3E, 0xD3, 0x8E, 0x07, 0x7D, 0xB1, 0xAC, 0x60, 0xD6]
+    let github: [UInt8] = [
+        0x09, 0x30, 0x2A, 0xAA, 0xB8, 0xFD, 0xA8, 0xB6, 0x56, 0xC7,
+        0xD0, 0x3E, 0xD3, 0x8E, 0x07, 0x7D, 0xB1, 0xAC, 0x60, 0xD6,
+    ]
 
     @Test func openReadsAccountsAndCodesThatMatchRFC6238() async throws {
         let backend = InProcessBackend()
@@ -109,13 +114,16 @@ struct RunnerTests {
         let backend = InProcessBackend()
         let h = Harness(backend, directory: temporaryDirectory())
         let before = h.exchanges.withLock { $0 }
-        let entries = try await h.run(.oath(.refresh(InProcessBackend.descriptor, time: 1_700_000_030, all: true, single: []))) { msg -> [OATHSession.Entry]? in
+        let entries = try await h.run(
+            .oath(.refresh(InProcessBackend.descriptor, time: 1_700_000_030, all: true, single: []))
+        ) { msg -> [OATHSession.Entry]? in
             if case .oath(.codes(_, let e)) = msg { return e } else { return nil }
         }
         // SELECT and CALCULATE ALL: two exchanges, nothing more (the 60-second account is not recalculated).
         #expect(h.exchanges.withLock { $0 } - before == 2)
         #expect(entries.first { $0.credential.period == 60 }?.code == nil)
-        #expect(entries.first { $0.credential.id.string == "GitHub:alice@example.com" }?.code?.value
+        #expect(
+            entries.first { $0.credential.id.string == "GitHub:alice@example.com" }?.code?.value
                 == expectedTOTP(github, time: 1_700_000_030))
     }
 
@@ -135,14 +143,22 @@ struct RunnerTests {
         // A fresh runner (a new start of the app) finds it locked.
         let fresh = Harness(backend, directory: dir)
         let locked = try await fresh.run(.oath(.open(d, time: 1000))) { msg -> Bool? in
-            if case .oath(.locked) = msg { return true } else if case .oath(.opened) = msg { return false } else { return nil }
+            if case .oath(.locked) = msg {
+                return true
+            } else if case .oath(.opened) = msg {
+                return false
+            } else {
+                return nil
+            }
         }
         #expect(locked)
-        let wrong = try await fresh.run(.oath(.unlock(d, password: "wrong", remember: false, time: 1000))) { msg -> OATHFailure? in
+        let wrong = try await fresh.run(.oath(.unlock(d, password: "wrong", remember: false, time: 1000))) {
+            msg -> OATHFailure? in
             if case .oath(.failed(_, let f)) = msg { return f } else { return nil }
         }
         #expect(wrong.wrongPassword)
-        let remembered = try await fresh.run(.oath(.unlock(d, password: "correct horse", remember: true, time: 1000))) { msg -> Bool? in
+        let remembered = try await fresh.run(.oath(.unlock(d, password: "correct horse", remember: true, time: 1000))) {
+            msg -> Bool? in
             if case .oath(.unlocked(_, _, let r)) = msg { return r } else { return nil }
         }
         #expect(remembered)
@@ -153,7 +169,13 @@ struct RunnerTests {
         // Another start uses the remembered key without asking.
         let third = Harness(backend, directory: dir)
         let opened = try await third.run(.oath(.open(d, time: 1000))) { msg -> Bool? in
-            if case .oath(.opened) = msg { return true } else if case .oath(.locked) = msg { return false } else { return nil }
+            if case .oath(.opened) = msg {
+                return true
+            } else if case .oath(.locked) = msg {
+                return false
+            } else {
+                return nil
+            }
         }
         #expect(opened)
     }
@@ -169,16 +191,26 @@ struct RunnerTests {
         }
         // Cut short, as a crash of an older version could leave it.
         let path = dir + "/oath-keys.json"
-        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"abc\": \"12".utf8),
-                                               attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data("{\"abc\": \"12".utf8),
+                attributes: [.posixPermissions: 0o600]))
         let fresh = Harness(backend, directory: dir)
         let locked = try await fresh.run(.oath(.open(d, time: 1000))) { msg -> Bool? in
-            if case .oath(.locked) = msg { return true } else if case .oath(.opened) = msg { return false } else { return nil }
+            if case .oath(.locked) = msg {
+                return true
+            } else if case .oath(.opened) = msg {
+                return false
+            } else {
+                return nil
+            }
         }
         #expect(locked)
-        let notice = fresh.messages.withLock { $0.lazy.compactMap { msg -> UIText? in
-            if case .notice(let text, .warning) = msg { return text } else { return nil }
-        }.first }
+        let notice = fresh.messages.withLock {
+            $0.lazy.compactMap { msg -> UIText? in
+                if case .notice(let text, .warning) = msg { return text } else { return nil }
+            }.first
+        }
         #expect(notice == UIText("status.fileSetAside", ["path": path, "aside": path + ".corrupt"]))
         #expect(FileManager.default.contents(atPath: path + ".corrupt") == Data("{\"abc\": \"12".utf8))
     }
@@ -195,11 +227,14 @@ struct RunnerTests {
         // RFC 6238 appendix B, SHA-1, T = 59: 94287082 (8 digits); 6 digits: 287082.
         #expect(added.entries.first?.code?.value == "287082")
         let credential = added.entries[0].credential
-        let renamed = try await h.run(.oath(.rename(d, credential, to: CredentialID(name: "dave", issuer: "Ex", type: .totp), time: 59))) { msg -> OATHSnapshot? in
+        let renamed = try await h.run(
+            .oath(.rename(d, credential, to: CredentialID(name: "dave", issuer: "Ex", type: .totp), time: 59))
+        ) { msg -> OATHSnapshot? in
             if case .oath(.changed(_, let s, _)) = msg { return s } else { return nil }
         }
         #expect(renamed.entries.map(\.credential.id.string) == ["Ex:dave"])
-        let deleted = try await h.run(.oath(.delete(d, renamed.entries[0].credential, time: 59))) { msg -> OATHSnapshot? in
+        let deleted = try await h.run(.oath(.delete(d, renamed.entries[0].credential, time: 59))) {
+            msg -> OATHSnapshot? in
             if case .oath(.changed(_, let s, _)) = msg { return s } else { return nil }
         }
         #expect(deleted.entries.isEmpty)
@@ -212,9 +247,11 @@ struct RunnerTests {
         }
         #expect(duplicate.message == UIText(ErrorKind.accountExists.textKey, ["account": "Ex:carol"]))
         // Confirmed, it replaces the account: the new secret's code (RFC 4226's secret, RFC 6238's SHA-256 row).
-        let replacement = CredentialData(name: "carol", issuer: "Ex", algorithm: .sha256,
-                                         secret: Array("12345678901234567890123456789012".utf8))
-        let replaced = try await h.run(.oath(.add(d, [replacement], overwrite: true, time: 59))) { msg -> OATHSnapshot? in
+        let replacement = CredentialData(
+            name: "carol", issuer: "Ex", algorithm: .sha256,
+            secret: Array("12345678901234567890123456789012".utf8))
+        let replaced = try await h.run(.oath(.add(d, [replacement], overwrite: true, time: 59))) {
+            msg -> OATHSnapshot? in
             if case .oath(.changed(_, let s, _)) = msg { return s } else { return nil }
         }
         // RFC 6238 appendix B, SHA-256, T = 59: 46119246; 6 digits: 119246.

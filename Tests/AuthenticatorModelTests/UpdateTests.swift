@@ -5,18 +5,22 @@ import KeyKit
 /// Builders for the messages the runner would post.
 enum Fixture {
     /// A USB YubiKey: its CCID reader and its FIDO HID interface.
-    static let reader = KeyDescriptor(transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"), name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
-                                      fidoHID: HIDDeviceInfo(path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407))
+    static let reader = KeyDescriptor(
+        transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"), name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
+        fidoHID: HIDDeviceInfo(path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407))
     static let other = KeyDescriptor(transport: .pcsc(reader: "Virtual PCD 00 01"), name: "Virtual PCD 00 01")
 
     static func credential(_ id: String, type: OATHType = .totp, touch: Bool = false) -> Credential {
         Credential(rawID: Array(id.utf8), type: type, touch: touch)
     }
 
-    static func entry(_ id: String, code: String?, from: Int64 = 0, period: Int64 = 30,
-                      type: OATHType = .totp, touch: Bool = false) -> OATHSession.Entry {
-        OATHSession.Entry(credential: credential(id, type: type, touch: touch),
-                          code: code.map { Code(value: $0, validFrom: from, validTo: from + period) }, digits: 6)
+    static func entry(
+        _ id: String, code: String?, from: Int64 = 0, period: Int64 = 30,
+        type: OATHType = .totp, touch: Bool = false
+    ) -> OATHSession.Entry {
+        OATHSession.Entry(
+            credential: credential(id, type: type, touch: touch),
+            code: code.map { Code(value: $0, validFrom: from, validTo: from + period) }, digits: 6)
     }
 
     static func snapshot(_ entries: [OATHSession.Entry], password: Bool = false) -> OATHSnapshot {
@@ -83,7 +87,9 @@ struct KeyLifecycleTests {
     @Test func answersForAKeyThatLeftAreIgnored() {
         var state = Fixture.loaded([])
         _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
-        _ = update(&state, .oath(.opened(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)]))))
+        _ = update(
+            &state,
+            .oath(.opened(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)]))))
         #expect(state.oath.accounts.isEmpty)
     }
 
@@ -99,7 +105,9 @@ struct KeyLifecycleTests {
     @Test func keySwitcherSelectsAnotherKeyAndRemembersItsSerial() {
         var state = Fixture.loaded([])
         _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
-        var info = KeyInfo(reader: Fixture.other.name, atr: [], device: DeviceInfo(version: Version(5, 4, 3)), applications: [], overNFC: false)
+        var info = KeyInfo(
+            reader: Fixture.other.name, atr: [], device: DeviceInfo(version: Version(5, 4, 3)), applications: [],
+            overNFC: false)
         info.device.serial = 4242
         _ = update(&state, .probed(keyID: Fixture.other.id, info))
         _ = update(&state, .keyPress(.char("K")))
@@ -115,8 +123,9 @@ struct KeyLifecycleTests {
     /// two probes come back, and stay where the user chose by serial.
     @Test func aKeyThatDoesNotAnswerGivesWayToOneThatDoes() {
         func answered(_ d: KeyDescriptor, serial: UInt32) -> KeyInfo {
-            var info = KeyInfo(reader: d.name, atr: [], device: DeviceInfo(version: Version(5, 7, 2)), applications: ["OATH"],
-                               overNFC: true)
+            var info = KeyInfo(
+                reader: d.name, atr: [], device: DeviceInfo(version: Version(5, 7, 2)), applications: ["OATH"],
+                overNFC: true)
             info.device.serial = serial
             return info
         }
@@ -207,14 +216,20 @@ struct KeyboardTests {
 @Suite("Model: OATH codes and time")
 struct OATHTimeTests {
     @Test func tickBeforeTheBoundaryAsksNothingAndAtTheBoundaryOneCalculateAll() {
-        var state = Fixture.loaded([Fixture.entry("a", code: "111111", from: 990), Fixture.entry("b", code: "222222", from: 990)])
+        var state = Fixture.loaded([
+            Fixture.entry("a", code: "111111", from: 990), Fixture.entry("b", code: "222222", from: 990),
+        ])
         #expect(update(&state, .tick(now: 1019.5)).isEmpty)
         let commands = update(&state, .tick(now: 1020))
         #expect(commands == [.oath(.refresh(Fixture.reader, time: 1020, all: true, single: []))])
         // While the refresh is on its way, further ticks ask nothing more.
         #expect(update(&state, .tick(now: 1021)).isEmpty)
-        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id,
-                                      [Fixture.entry("a", code: "333333", from: 1020), Fixture.entry("b", code: "444444", from: 1020)])))
+        _ = update(
+            &state,
+            .oath(
+                .codes(
+                    keyID: Fixture.reader.id,
+                    [Fixture.entry("a", code: "333333", from: 1020), Fixture.entry("b", code: "444444", from: 1020)])))
         #expect(state.oath.accounts.map { $0.code?.value } == ["333333", "444444"])
         #expect(update(&state, .tick(now: 1030)).isEmpty)
     }
@@ -223,19 +238,39 @@ struct OATHTimeTests {
         let sixty = Fixture.entry("60/Fastmail:a", code: "555555", from: 960, period: 60)
         var state = Fixture.loaded([Fixture.entry("a", code: "111111", from: 990), sixty])
         // At 1020 both expire: one CALCULATE ALL plus one CALCULATE for the 60-second account.
-        #expect(update(&state, .tick(now: 1020)) == [.oath(.refresh(Fixture.reader, time: 1020, all: true, single: [sixty.credential]))])
-        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "1", from: 1020),
-                                                                  Fixture.entry("60/Fastmail:a", code: "666666", from: 1020, period: 60)])))
+        #expect(
+            update(&state, .tick(now: 1020)) == [
+                .oath(.refresh(Fixture.reader, time: 1020, all: true, single: [sixty.credential]))
+            ])
+        _ = update(
+            &state,
+            .oath(
+                .codes(
+                    keyID: Fixture.reader.id,
+                    [
+                        Fixture.entry("a", code: "1", from: 1020),
+                        Fixture.entry("60/Fastmail:a", code: "666666", from: 1020, period: 60),
+                    ])))
         // At 1050 only the 30-second code expired: CALCULATE ALL, and the 60-second one is left alone.
-        #expect(update(&state, .tick(now: 1050)) == [.oath(.refresh(Fixture.reader, time: 1050, all: true, single: []))])
-        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id, [Fixture.entry("a", code: "2", from: 1050),
-                                                                  OATHSession.Entry(credential: sixty.credential, code: nil, digits: 6)])))
+        #expect(
+            update(&state, .tick(now: 1050)) == [.oath(.refresh(Fixture.reader, time: 1050, all: true, single: []))])
+        _ = update(
+            &state,
+            .oath(
+                .codes(
+                    keyID: Fixture.reader.id,
+                    [
+                        Fixture.entry("a", code: "2", from: 1050),
+                        OATHSession.Entry(credential: sixty.credential, code: nil, digits: 6),
+                    ])))
         #expect(state.oath.accounts.first { $0.id == "60/Fastmail:a" }?.code?.value == "666666")
         #expect(state.oath.nextExpiry(after: 1050) == 1080)
     }
 
     @Test func touchAndHOTPAccountsAreNeverCalculatedByTheClock() {
-        var state = Fixture.loaded([Fixture.entry("touch", code: nil, touch: true), Fixture.entry("hotp", code: nil, type: .hotp)])
+        var state = Fixture.loaded([
+            Fixture.entry("touch", code: nil, touch: true), Fixture.entry("hotp", code: nil, type: .hotp),
+        ])
         #expect(update(&state, .tick(now: 5000)).isEmpty)
         #expect(state.oath.nextExpiry(after: 5000) == nil)
     }
@@ -245,8 +280,12 @@ struct OATHTimeTests {
         let commands = update(&state, .keyPress(.enter))
         #expect(commands == [.oath(.calculate(Fixture.reader, Fixture.credential("touch", touch: true), time: 1000))])
         #expect(state.oath.accounts[0].calculating)
-        let after = update(&state, .oath(.code(keyID: Fixture.reader.id, accountID: "touch",
-                                             Code(value: "987654", validFrom: 990, validTo: 1020))))
+        let after = update(
+            &state,
+            .oath(
+                .code(
+                    keyID: Fixture.reader.id, accountID: "touch",
+                    Code(value: "987654", validFrom: 990, validTo: 1020))))
         #expect(after == [.copy("987654", account: "touch")])
         #expect(!state.oath.accounts[0].calculating)
         // A valid code is copied at once, without asking the key.
@@ -254,8 +293,10 @@ struct OATHTimeTests {
     }
 
     @Test func nextExpiryIsTheEarliestShownCode() {
-        let state = Fixture.loaded([Fixture.entry("a", code: "1", from: 990),
-                                    Fixture.entry("60/b", code: "2", from: 960, period: 60)])
+        let state = Fixture.loaded([
+            Fixture.entry("a", code: "1", from: 990),
+            Fixture.entry("60/b", code: "2", from: 960, period: 60),
+        ])
         #expect(state.oath.nextExpiry(after: 1000) == 1020)
     }
 }
@@ -263,9 +304,11 @@ struct OATHTimeTests {
 @Suite("Model: OATH list, filter, pins")
 struct OATHListTests {
     @Test func filterNarrowsAsYouTypeAndEscClearsIt() {
-        var state = Fixture.loaded([Fixture.entry("GitHub:alice", code: "1", from: 990),
-                                    Fixture.entry("Google:alice", code: "2", from: 990),
-                                    Fixture.entry("Fastmail:bob", code: "3", from: 990)])
+        var state = Fixture.loaded([
+            Fixture.entry("GitHub:alice", code: "1", from: 990),
+            Fixture.entry("Google:alice", code: "2", from: 990),
+            Fixture.entry("Fastmail:bob", code: "3", from: 990),
+        ])
         _ = update(&state, .keyPress(.char("/")))
         _ = Fixture.type("gi", into: &state)
         #expect(state.oath.visibleAccounts.map(\.id) == ["GitHub:alice"])
@@ -277,9 +320,11 @@ struct OATHListTests {
     }
 
     @Test func pinnedAccountsComeFirstThenByIssuer() {
-        var state = Fixture.loaded([Fixture.entry("Zeta:z", code: "1", from: 990),
-                                    Fixture.entry("Alpha:a", code: "2", from: 990),
-                                    Fixture.entry("Mid:m", code: "3", from: 990)])
+        var state = Fixture.loaded([
+            Fixture.entry("Zeta:z", code: "1", from: 990),
+            Fixture.entry("Alpha:a", code: "2", from: 990),
+            Fixture.entry("Mid:m", code: "3", from: 990),
+        ])
         #expect(state.oath.visibleAccounts.map(\.id) == ["Alpha:a", "Mid:m", "Zeta:z"])
         _ = update(&state, .keyPress(.end))
         let commands = update(&state, .keyPress(.char("p")))
@@ -289,10 +334,17 @@ struct OATHListTests {
     }
 
     @Test func selectionMovesAndStaysOnTheSameAccountAcrossRefreshes() {
-        var state = Fixture.loaded([Fixture.entry("A:a", code: "1", from: 990), Fixture.entry("B:b", code: "2", from: 990)])
+        var state = Fixture.loaded([
+            Fixture.entry("A:a", code: "1", from: 990), Fixture.entry("B:b", code: "2", from: 990),
+        ])
         _ = update(&state, .keyPress(.down))
         #expect(state.oath.selectedAccount?.id == "B:b")
-        _ = update(&state, .oath(.codes(keyID: Fixture.reader.id, [Fixture.entry("A:a", code: "5", from: 1020), Fixture.entry("B:b", code: "6", from: 1020)])))
+        _ = update(
+            &state,
+            .oath(
+                .codes(
+                    keyID: Fixture.reader.id,
+                    [Fixture.entry("A:a", code: "5", from: 1020), Fixture.entry("B:b", code: "6", from: 1020)])))
         #expect(state.oath.selectedAccount?.id == "B:b")
         _ = update(&state, .keyPress(.down))
         #expect(state.oath.selectedAccount?.id == "B:b")
@@ -304,22 +356,33 @@ struct OATHDialogTests {
     @Test func lockedKeyAsksForThePasswordAndAWrongOneKeepsTheDialog() {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
-        let commands = update(&state, .oath(.locked(keyID: Fixture.reader.id, deviceID: "dev1", version: Version(5, 7, 2))))
+        let commands = update(
+            &state, .oath(.locked(keyID: Fixture.reader.id, deviceID: "dev1", version: Version(5, 7, 2))))
         #expect(commands == [.loadPins(deviceID: "dev1")])
         #expect(state.oath.phase == .locked)
         #expect(state.oath.dialog?.kind == .unlock)
         _ = Fixture.type("hunter2", into: &state)
         #expect(state.oath.dialog?.form[UnlockField.password] == "hunter2")
-        _ = update(&state, .keyPress(.enter))              // to "remember"
-        _ = update(&state, .keyPress(.char(" ")))          // remember: yes
+        _ = update(&state, .keyPress(.enter))  // to "remember"
+        _ = update(&state, .keyPress(.char(" ")))  // remember: yes
         let submit = update(&state, .keyPress(.enter))
         #expect(submit == [.oath(.unlock(Fixture.reader, password: "hunter2", remember: true, time: 1000))])
         // The typed password does not stay in the state.
         #expect(state.oath.dialog?.form[UnlockField.password] == "")
-        _ = update(&state, .oath(.failed(keyID: Fixture.reader.id, OATHFailure(operation: .unlock, message: UIText("oath.wrongPassword"), wrongPassword: true))))
+        _ = update(
+            &state,
+            .oath(
+                .failed(
+                    keyID: Fixture.reader.id,
+                    OATHFailure(operation: .unlock, message: UIText("oath.wrongPassword"), wrongPassword: true))))
         #expect(state.oath.dialog?.form.problem == UIText("oath.wrongPassword"))
         #expect(state.oath.dialog?.form.busy == false)
-        _ = update(&state, .oath(.unlocked(keyID: Fixture.reader.id, Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)], password: true), remembered: true)))
+        _ = update(
+            &state,
+            .oath(
+                .unlocked(
+                    keyID: Fixture.reader.id,
+                    Fixture.snapshot([Fixture.entry("a", code: "1", from: 990)], password: true), remembered: true)))
         #expect(state.oath.phase == .ready)
         #expect(state.oath.dialog == nil)
         #expect(state.oath.hasPassword)
@@ -335,7 +398,9 @@ struct OATHDialogTests {
         #expect(state.oath.dialog?.form.problem == nil)
         // The URI filled the fields for review; one Enter adds.
         let form = try #require(state.oath.dialog?.form)
-        #expect(form[AddField.issuer] == "Ex" && form[AddField.name] == "bob" && form[AddField.secret] == "JBSWY3DPEHPK3PXP")
+        #expect(
+            form[AddField.issuer] == "Ex" && form[AddField.name] == "bob" && form[AddField.secret] == "JBSWY3DPEHPK3PXP"
+        )
         let commands = update(&state, .keyPress(.enter))
         guard case .oath(.add(_, let accounts, let overwrite, _)) = commands.first, let data = accounts.first else {
             Issue.record("no add command: \(commands)")
@@ -355,8 +420,12 @@ struct OATHDialogTests {
         #expect(dialog.kind.isAdd)
         let form = dialog.form
         #expect(form[AddField.uri] == uri.trimmingWhitespace)
-        #expect(form[AddField.issuer] == "ACME" && form[AddField.name] == "carol" && form[AddField.secret] == "JBSWY3DPEHPK3PXP")
-        #expect(form[AddField.type] == "HOTP" && form[AddField.algorithm] == "SHA256" && form[AddField.digits] == "8" && form[AddField.counter] == "42")
+        #expect(
+            form[AddField.issuer] == "ACME" && form[AddField.name] == "carol"
+                && form[AddField.secret] == "JBSWY3DPEHPK3PXP")
+        #expect(
+            form[AddField.type] == "HOTP" && form[AddField.algorithm] == "SHA256" && form[AddField.digits] == "8"
+                && form[AddField.counter] == "42")
         #expect(form.problem == nil)
         // Changed on review, the fields are what is added.
         state.oath.dialog?.form.focus(on: AddField.name)
@@ -372,7 +441,9 @@ struct OATHDialogTests {
     }
 
     @Test func pastedTextThatIsNotAURINeverActsAsKeys() {
-        var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990), Fixture.entry("Ex:zed", code: "2", from: 990)])
+        var state = Fixture.loaded([
+            Fixture.entry("Ex:bob", code: "1", from: 990), Fixture.entry("Ex:zed", code: "2", from: 990),
+        ])
         // "study": s, t, u, d (delete), y (yes) as keys would have deleted the selected account.
         #expect(update(&state, .paste("study")).isEmpty)
         #expect(state.oath.dialog == nil && state.oath.accounts.count == 2 && state.oath.pinned.isEmpty)
@@ -387,7 +458,8 @@ struct OATHDialogTests {
         // Two accounts, Ex:a and Ex:b, as Google Authenticator exports them (protobuf, then base64).
         let secret: [UInt8] = Array("Hello!".utf8) + [0xDE, 0xAD, 0xBE, 0xEF]
         func account(_ name: String) -> [UInt8] {
-            let body: [UInt8] = [0x0A, UInt8(secret.count)] + secret + [0x12, UInt8(name.utf8.count)] + Array(name.utf8)
+            let body: [UInt8] =
+                [0x0A, UInt8(secret.count)] + secret + [0x12, UInt8(name.utf8.count)] + Array(name.utf8)
             return [0x0A, UInt8(body.count)] + body
         }
         // base64 of account("Ex:a") + account("Ex:b"), "+" and "/" percent-encoded.
@@ -440,11 +512,13 @@ struct OATHDialogTests {
         var commands = [Command]()
         for _ in 0..<7 { commands += update(&state, .keyPress(.enter)) }
         #expect(commands.isEmpty)
-        #expect(state.oath.dialog?.form.confirming?.question == UIText("oath.add.replaceQuestion", ["accounts": "Ex:bob"]))
+        #expect(
+            state.oath.dialog?.form.confirming?.question == UIText("oath.add.replaceQuestion", ["accounts": "Ex:bob"]))
         #expect(update(&state, .keyPress(.char("y"))).isEmpty)
         // No (Enter) goes back to the fields with everything kept.
         #expect(Fixture.later(.enter, into: &state).isEmpty)
-        #expect(state.oath.dialog?.form.confirming == nil && state.oath.dialog?.form[AddField.secret] == "JBSWY3DPEHPK3PXP")
+        #expect(
+            state.oath.dialog?.form.confirming == nil && state.oath.dialog?.form[AddField.secret] == "JBSWY3DPEHPK3PXP")
         _ = update(&state, .keyPress(.enter))
         commands = Fixture.later(.char("y"), into: &state)
         guard case .oath(.add(_, let accounts, true, _)) = commands.first else {
@@ -461,8 +535,13 @@ struct OATHDialogTests {
         for _ in 0..<3 { _ = update(&state, .keyPress(.backspace)) }
         _ = Fixture.type("carol", into: &state)
         let rename = update(&state, .keyPress(.enter))
-        #expect(rename == [.oath(.rename(Fixture.reader, Fixture.credential("Ex:bob"),
-                                       to: CredentialID(name: "carol", issuer: "Ex", type: .totp), time: 1000))])
+        #expect(
+            rename == [
+                .oath(
+                    .rename(
+                        Fixture.reader, Fixture.credential("Ex:bob"),
+                        to: CredentialID(name: "carol", issuer: "Ex", type: .totp), time: 1000))
+            ])
         state.oath.dialog = nil
         _ = update(&state, .keyPress(.char("d")))
         #expect(state.oath.dialog?.form.isConfirmation == true)
@@ -473,7 +552,10 @@ struct OATHDialogTests {
         #expect(update(&state, .keyPress(.enter)).isEmpty && state.oath.dialog == nil)
         _ = update(&state, .keyPress(.char("d")))
         #expect(update(&state, .keyPress(.char("y"))).isEmpty && state.oath.dialog != nil)
-        #expect(Fixture.later(.char("y"), into: &state) == [.oath(.delete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1001))])
+        #expect(
+            Fixture.later(.char("y"), into: &state) == [
+                .oath(.delete(Fixture.reader, Fixture.credential("Ex:bob"), time: 1001))
+            ])
     }
 
     @Test func removingThePasswordAsksFirst() {
@@ -484,7 +566,10 @@ struct OATHDialogTests {
         for _ in 0..<2 { #expect(update(&state, .keyPress(.enter)).isEmpty) }
         #expect(update(&state, .keyPress(.enter)).isEmpty)
         #expect(state.oath.dialog?.form.confirming?.question == UIText("oath.password.removeQuestion"))
-        #expect(Fixture.later(.char("y"), into: &state) == [.oath(.setPassword(Fixture.reader, current: "old", new: "", time: 1001))])
+        #expect(
+            Fixture.later(.char("y"), into: &state) == [
+                .oath(.setPassword(Fixture.reader, current: "old", new: "", time: 1001))
+            ])
     }
 
     @Test func tabMovesBetweenTheFieldsOfADialog() {
@@ -499,8 +584,14 @@ struct OATHDialogTests {
     @Test func renameIsRefusedBeforeFirmware53() {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
-        _ = update(&state, .oath(.opened(keyID: Fixture.reader.id, OATHSnapshot(deviceID: "d", version: Version(5, 2, 4), hasPassword: false,
-                                                                              entries: [Fixture.entry("Ex:bob", code: "1", from: 990)]))))
+        _ = update(
+            &state,
+            .oath(
+                .opened(
+                    keyID: Fixture.reader.id,
+                    OATHSnapshot(
+                        deviceID: "d", version: Version(5, 2, 4), hasPassword: false,
+                        entries: [Fixture.entry("Ex:bob", code: "1", from: 990)]))))
         _ = update(&state, .keyPress(.char("r")))
         #expect(state.oath.dialog == nil)
         #expect(state.status?.text.key == "oath.renameUnsupported")
@@ -520,14 +611,22 @@ struct OATHDialogTests {
         #expect(update(&state, .keyPress(.enter)).isEmpty)
         _ = update(&state, .keyPress(.backspace))
         _ = Fixture.type("1", into: &state)
-        #expect(update(&state, .keyPress(.enter)) == [.oath(.setPassword(Fixture.reader, current: "old", new: "new1", time: 1000))])
+        #expect(
+            update(&state, .keyPress(.enter)) == [
+                .oath(.setPassword(Fixture.reader, current: "old", new: "new1", time: 1000))
+            ])
     }
 
     @Test func keyPulledOutMidOperationSaysSoAndClosesTheDialog() {
         var state = Fixture.loaded([Fixture.entry("Ex:bob", code: "1", from: 990)])
         _ = update(&state, .keyPress(.char("d")))
         _ = Fixture.later(.char("y"), into: &state)
-        _ = update(&state, .oath(.failed(keyID: Fixture.reader.id, OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true))))
+        _ = update(
+            &state,
+            .oath(
+                .failed(
+                    keyID: Fixture.reader.id,
+                    OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true))))
         #expect(state.oath.dialog == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
         #expect(state.oath.accounts.count == 1)

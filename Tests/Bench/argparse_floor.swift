@@ -16,8 +16,9 @@ struct OATH: ParsableCommand {
 }
 
 struct Root: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "argparse_floor", version: "argparse_floor 1",
-                                                    subcommands: [OATH.self])
+    static let configuration = CommandConfiguration(
+        commandName: "argparse_floor", version: "argparse_floor 1",
+        subcommands: [OATH.self])
     @Option(name: .long) var reader: String?
 }
 

@@ -35,23 +35,31 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"]),
         // Devices fed by the fuzzer's input, recorders of the virtual key's answers, and the async driver.
-        .target(name: "FuzzSessions", dependencies: [
-            "FuzzSupport",
-            .product(name: "KeyKit", package: "ykterm"),
-            .product(name: "VirtualKey", package: "ykterm"),
-        ]),
-    ] + fuzzTargets.map { name in
-        .executableTarget(name: name, dependencies: [
-            "FuzzSupport",
-            .product(name: "KeyKit", package: "ykterm"),
-            .product(name: "VirtualKey", package: "ykterm"),
-        ])
-    } + sessionTargets.map { name in
-        .executableTarget(name: name, dependencies: [
-            "FuzzSupport", "FuzzSessions",
-            .product(name: "KeyKit", package: "ykterm"),
-            .product(name: "VirtualKey", package: "ykterm"),
-        ])
-    },
+        .target(
+            name: "FuzzSessions",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "KeyKit", package: "ykterm"),
+                .product(name: "VirtualKey", package: "ykterm"),
+            ]),
+    ]
+        + fuzzTargets.map { name in
+            .executableTarget(
+                name: name,
+                dependencies: [
+                    "FuzzSupport",
+                    .product(name: "KeyKit", package: "ykterm"),
+                    .product(name: "VirtualKey", package: "ykterm"),
+                ])
+        }
+        + sessionTargets.map { name in
+            .executableTarget(
+                name: name,
+                dependencies: [
+                    "FuzzSupport", "FuzzSessions",
+                    .product(name: "KeyKit", package: "ykterm"),
+                    .product(name: "VirtualKey", package: "ykterm"),
+                ])
+        },
     swiftLanguageModes: [.v6]
 )

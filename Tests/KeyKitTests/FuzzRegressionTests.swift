@@ -37,8 +37,9 @@ import Testing
         #expect(labelled.issuer == "Iss")
         #expect(labelled.name.unicodeScalars.elementsEqual("\u{301}y".unicodeScalars))
         // A name with a colon scalar and no issuer still gets the empty prefix that keeps it whole.
-        let colonName = CredentialData(name: "a:\u{301}b", issuer: nil, type: .totp, algorithm: .sha1, digits: 6,
-                                       period: 30, counter: 0, secret: [1, 2, 3, 4, 5])
+        let colonName = CredentialData(
+            name: "a:\u{301}b", issuer: nil, type: .totp, algorithm: .sha1, digits: 6,
+            period: 30, counter: 0, secret: [1, 2, 3, 4, 5])
         #expect(OTPAuthURI.make(colonName).hasPrefix("otpauth://totp/:"))
         #expect(try OTPAuthURI.parse(OTPAuthURI.make(colonName)) == colonName)
     }
@@ -55,7 +56,8 @@ import Testing
         let spaced = try OTPAuthURI.parse("otpauth://totp/%20a%20?secret=JBPXP&issuer=_")
         #expect(try OTPAuthURI.parse(OTPAuthURI.make(spaced)).name.trimmingSpaces == "a")
         func field(_ number: UInt8, _ bytes: [UInt8]) -> [UInt8] { [number << 3 | 2, UInt8(bytes.count)] + bytes }
-        let account = field(1, Array("abcdefghij".utf8)) + field(2, Array("  ".utf8)) + field(3, [0x69])
+        let account =
+            field(1, Array("abcdefghij".utf8)) + field(2, Array("  ".utf8)) + field(3, [0x69])
             + [4 << 3, 1, 5 << 3, 1, 6 << 3, 2]
         #expect(throws: OATHError.self) { try MigrationImport.parsePayload(field(1, account)) }
     }
@@ -64,7 +66,8 @@ import Testing
     /// "i" came back from its own otpauth URI as the account "i:\u{301}x".
     @Test func migrationAccountNameStartingWithACombiningMark() throws {
         func field(_ number: UInt8, _ bytes: [UInt8]) -> [UInt8] { [number << 3 | 2, UInt8(bytes.count)] + bytes }
-        let account = field(1, Array("abcdefghij".utf8)) + field(2, Array("\u{301}x".utf8)) + field(3, [0x69])
+        let account =
+            field(1, Array("abcdefghij".utf8)) + field(2, Array("\u{301}x".utf8)) + field(3, [0x69])
             + [4 << 3, 1, 5 << 3, 1, 6 << 3, 2]
         let parsed = try MigrationImport.parsePayload(field(1, account))
         #expect(parsed.count == 1)
@@ -87,8 +90,10 @@ import Testing
         let salt: [UInt8] = [0xBD, 0xDE, 0xC0, 0x70, 0x62, 0xD7, 0xAD, 0x0A]
         let select = TLV(0x79, [5, 7, 2]).encoded + TLV(0x71, salt).encoded
         let github = TLV(0x71, Array("GitHub:alice@example.com".utf8)).encoded
-        let card = AnswersInOrder([select + [0x90, 0x00],
-                                   github + TLV(0x76, [0x62, 0x06, 0xEB, 0x97, 0x1C]).encoded + [0x90, 0x00]])
+        let card = AnswersInOrder([
+            select + [0x90, 0x00],
+            github + TLV(0x76, [0x62, 0x06, 0xEB, 0x97, 0x1C]).encoded + [0x90, 0x00],
+        ])
         let session = try await OATHSession.make(connection: card)
         await #expect(throws: SmartCardError.malformedResponse(Malformation(.oathDigits, .value("98")))) {
             _ = try await session.calculateAll(at: 1_750_004_800)
@@ -96,8 +101,9 @@ import Testing
         // No digits at all, in a full answer to CALCULATE, is as malformed.
         let credential = Credential(rawID: Array("GitHub:alice@example.com".utf8), type: .totp)
         #expect(throws: SmartCardError.malformedResponse(Malformation(.oathDigits, .value("0")))) {
-            _ = try OATHSession.code(fromFull: [0] + [UInt8](repeating: 1, count: 20), credential: credential,
-                                     time: 1_750_004_800)
+            _ = try OATHSession.code(
+                fromFull: [0] + [UInt8](repeating: 1, count: 20), credential: credential,
+                time: 1_750_004_800)
         }
         // Ten digits are the whole value (10^10 modulo 2^32 made them 0737418239); more only pad it.
         #expect(OATHSession.format(value: 2_147_483_647, digits: 10, steam: false) == "2147483647")
@@ -105,8 +111,10 @@ import Testing
         #expect(OATHSession.format(value: 1_284_755_224, digits: 98, steam: false).count == 98)
         #expect(OATHSession.format(value: 1_284_755_224, digits: 0, steam: false) == "0")
         // The same answer with 8 digits gives the code.
-        let eight = AnswersInOrder([select + [0x90, 0x00],
-                                    github + TLV(0x76, [0x08, 0x06, 0xEB, 0x97, 0x1C]).encoded + [0x90, 0x00]])
+        let eight = AnswersInOrder([
+            select + [0x90, 0x00],
+            github + TLV(0x76, [0x08, 0x06, 0xEB, 0x97, 0x1C]).encoded + [0x90, 0x00],
+        ])
         let entries = try await OATHSession.make(connection: eight).calculateAll(at: 1_750_004_800)
         #expect(entries.map(\.code?.value) == ["16102940"])
     }
@@ -118,8 +126,10 @@ import Testing
     @Test func keyAgreementOffTheCurveIsAMalformedAnswer() async throws {
         let x: [UInt8] = try Hex.decode("d24f707f56e853691ebe51ca5fddbae4ba0c21e5dd559f50b835faacb3b35630")
         let y: [UInt8] = try Hex.decode("d5cb7f1fcf8b5e9fc697fb180ad946f335b6132cdb9be17b01e143cfef3b8b04")
-        let info: CBOR = [1: ["FIDO_2_0", "FIDO_2_1"], 3: .bytes([UInt8](repeating: 0x80, count: 16)),
-                          4: ["clientPin": true], 6: [2, 1]]
+        let info: CBOR = [
+            1: ["FIDO_2_0", "FIDO_2_1"], 3: .bytes([UInt8](repeating: 0x80, count: 16)),
+            4: ["clientPin": true], 6: [2, 1],
+        ]
         let keyAgreement: CBOR = [1: [1: 2, 3: -25, -1: 1, -2: .bytes(x), -3: .bytes(y)]]
         let key = CTAPAnswersInOrder([[0x00] + info.encoded, [0x00] + keyAgreement.encoded])
         let session = try await CTAP2Session.make(connection: key)

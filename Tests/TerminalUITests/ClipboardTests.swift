@@ -38,8 +38,9 @@ import Testing
         let wrapped = "\u{1B}Ptmux;\u{1B}\u{1B}]52;c;MTIzNDU2\u{07}\u{1B}\\"
         #expect(sequence == bytes(plain + wrapped))
         // TMUX wins over a screen-like TERM (tmux's default TERM is screen).
-        #expect(Clipboard.osc52Sequence(for: "123456", environment: ["TMUX": "x", "TERM": "screen"])
-            == bytes(plain + wrapped))
+        #expect(
+            Clipboard.osc52Sequence(for: "123456", environment: ["TMUX": "x", "TERM": "screen"])
+                == bytes(plain + wrapped))
     }
 
     @Test func gnuScreenGetsDCSPiecesOfAtMost76Bytes() {
@@ -63,8 +64,9 @@ import Testing
         #expect(pieces.allSatisfy { $0.count <= 76 })
         #expect(pieces.count == (sequence.count + 75) / 76)
         #expect(pieces.flatMap { $0 } == sequence)
-        #expect(Clipboard.osc52Sequence(for: "x", environment: ["STY": "1234.pts-0.host", "TERM": "xterm"])?
-            .starts(with: bytes("\u{1B}]52;c;eA==\u{07}\u{1B}P")) == true)
+        #expect(
+            Clipboard.osc52Sequence(for: "x", environment: ["STY": "1234.pts-0.host", "TERM": "xterm"])?
+                .starts(with: bytes("\u{1B}]52;c;eA==\u{07}\u{1B}P")) == true)
     }
 
     @Test func multiplexerDetection() {
@@ -110,16 +112,19 @@ import Testing
         // A stand-in for xclip: a script that saves its stdin and its arguments.
         let directory = try toolDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try addTool("xclip", """
-        #!/bin/sh
-        cat > "\(directory.path)/stdin"
-        echo "$@" > "\(directory.path)/args"
-        """, in: directory)
+        try addTool(
+            "xclip",
+            """
+            #!/bin/sh
+            cat > "\(directory.path)/stdin"
+            echo "$@" > "\(directory.path)/args"
+            """, in: directory)
 
         // The tool's own time limit is not under test here: a loaded machine may take seconds to start a shell.
-        let clipboard = Clipboard(method: .auto,
-                                  environment: ["DISPLAY": ":9", "PATH": directory.path + ":/usr/bin:/bin"],
-                                  toolTimeout: .seconds(60))
+        let clipboard = Clipboard(
+            method: .auto,
+            environment: ["DISPLAY": ":9", "PATH": directory.path + ":/usr/bin:/bin"],
+            toolTimeout: .seconds(60))
         let screen = MemoryScreen()
         let outcome = await clipboard.copy("secret code 123 456", terminal: screen)
         #expect(outcome.succeeded == ["xclip"])
@@ -135,17 +140,20 @@ import Testing
         // The tools may stay in the background: they must not keep the terminal or a key's connection open.
         let directory = try toolDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try addTool("xclip", """
-        #!/bin/sh
-        cat > /dev/null
-        if [ -e /proc/$$/fd/77 ]; then echo open; else echo closed; fi > "\(directory.path)/fd77"
-        """, in: directory)
+        try addTool(
+            "xclip",
+            """
+            #!/bin/sh
+            cat > /dev/null
+            if [ -e /proc/$$/fd/77 ]; then echo open; else echo closed; fi > "\(directory.path)/fd77"
+            """, in: directory)
         let held = open("/dev/null", O_RDONLY)
         #expect(dup2(held, 77) == 77)
         defer { close(77); close(held) }
 
-        let clipboard = Clipboard(method: .xclip, environment: ["PATH": directory.path + ":/usr/bin:/bin"],
-                                  toolTimeout: .seconds(60))
+        let clipboard = Clipboard(
+            method: .xclip, environment: ["PATH": directory.path + ":/usr/bin:/bin"],
+            toolTimeout: .seconds(60))
         let outcome = await clipboard.copyWithLocalTools("x")
         #expect(outcome.succeeded == ["xclip"])
         let state = try String(contentsOf: directory.appendingPathComponent("fd77"), encoding: .utf8)
@@ -157,9 +165,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try addTool("wl-copy", "#!/bin/sh\nexit 3\n", in: directory)
 
-        let clipboard = Clipboard(method: .auto,
-                                  environment: ["WAYLAND_DISPLAY": "w", "DISPLAY": ":9", "PATH": directory.path],
-                                  toolTimeout: .seconds(60))
+        let clipboard = Clipboard(
+            method: .auto,
+            environment: ["WAYLAND_DISPLAY": "w", "DISPLAY": ":9", "PATH": directory.path],
+            toolTimeout: .seconds(60))
         let outcome = await clipboard.copyWithLocalTools("x")
         #expect(outcome.failed == ["wl-copy", "xclip"])
         #expect(!outcome.copied)
@@ -170,8 +179,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try addTool("xclip", "#!/bin/sh\nexec /bin/sleep 30\n", in: directory)
 
-        let clipboard = Clipboard(method: .xclip, environment: ["PATH": directory.path],
-                                  toolTimeout: .milliseconds(200))
+        let clipboard = Clipboard(
+            method: .xclip, environment: ["PATH": directory.path],
+            toolTimeout: .milliseconds(200))
         let start = ContinuousClock.now
         let outcome = await clipboard.copyWithLocalTools("x")
         #expect(outcome.failed == ["xclip"])

@@ -17,100 +17,158 @@ enum Golden {
         ("oath-add", { press([.char("a")], ViewFixture.state()) }),
         ("oath-delete", { press([.char("d")], ViewFixture.state()) }),
         ("oath-password", { press([.char("P")], ViewFixture.state()) }),
-        ("oath-locked", {
-            var s = AppState(now: 1000)
-            _ = update(&s, .keyEvent(.keyArrived(ViewFixture.key)))
-            _ = update(&s, .oath(.locked(keyID: ViewFixture.key.id, deviceID: "d", version: Version(5, 7, 2))))
-            return s
-        }),
+        (
+            "oath-locked",
+            {
+                var s = AppState(now: 1000)
+                _ = update(&s, .keyEvent(.keyArrived(ViewFixture.key)))
+                _ = update(&s, .oath(.locked(keyID: ViewFixture.key.id, deviceID: "d", version: Version(5, 7, 2))))
+                return s
+            }
+        ),
         ("otp-tab", { OTPViewFixture.state() }),
         ("otp-challenge", { press([.char(OTPTabState.challengeKey)], OTPViewFixture.state()) }),
-        ("otp-program-hotp", { press([.down, .right, .right], OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState())) }),
-        ("otp-overwrite-question", {
-            press([.left, .down, .down, .enter], OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState()))
-        }),
-        ("otp-delete-question", { press([.down, .enter], OTPViewFixture.alone(OTPTabState.deleteKey, OTPViewFixture.slotsState())) }),
+        (
+            "otp-program-hotp",
+            {
+                press(
+                    [.down, .right, .right], OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState()))
+            }
+        ),
+        (
+            "otp-overwrite-question",
+            {
+                press(
+                    [.left, .down, .down, .enter],
+                    OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState()))
+            }
+        ),
+        (
+            "otp-delete-question",
+            { press([.down, .enter], OTPViewFixture.alone(OTPTabState.deleteKey, OTPViewFixture.slotsState())) }
+        ),
         ("otp-programmed", { OTPViewFixture.programmedState() }),
         ("otp-access-code", { OTPViewFixture.accessCodeState() }),
         ("otp-access-code-refused", { OTPViewFixture.accessCodeRefusedState() }),
         ("fido-info", { FIDOViewFixture.state() }),
         ("fido-set-pin", { press([.char("s")], FIDOViewFixture.state(FIDOViewFixture.info(pinSet: false))) }),
-        ("fido-credentials", {
-            var s = FIDOViewFixture.state()
-            _ = update(&s, .fido(.verified(keyID: ViewFixture.key.id, FIDOViewFixture.info(), credentials: [
-                FIDOCredential(rpID: "example.com", rpName: "Example", userName: "alice", displayName: "Alice",
-                               credentialID: [1, 2, 3, 4]),
-                FIDOCredential(rpID: "github.com", rpName: "GitHub", userName: "alice@example.com",
-                               credentialID: [5, 6, 7, 8]),
-            ])))
-            s.status = nil
-            return s
-        }),
+        (
+            "fido-credentials",
+            {
+                var s = FIDOViewFixture.state()
+                _ = update(
+                    &s,
+                    .fido(
+                        .verified(
+                            keyID: ViewFixture.key.id, FIDOViewFixture.info(),
+                            credentials: [
+                                FIDOCredential(
+                                    rpID: "example.com", rpName: "Example", userName: "alice", displayName: "Alice",
+                                    credentialID: [1, 2, 3, 4]),
+                                FIDOCredential(
+                                    rpID: "github.com", rpName: "GitHub", userName: "alice@example.com",
+                                    credentialID: [5, 6, 7, 8]),
+                            ])))
+                s.status = nil
+                return s
+            }
+        ),
         ("fido-reset-question", { press([.char("R")], FIDOViewFixture.state()) }),
-        ("fido-settings", {
-            var info = FIDOViewFixture.info()
-            info.minPINLength = 8
-            info.forcePINChange = true
-            info.alwaysUV = true
-            return FIDOViewFixture.state(info)
-        }),
-        ("fido-fingerprints", {
-            var info = FIDOViewFixture.info()
-            info.bioEnrollment = true
-            info.options["bioEnroll"] = true
-            var s = FIDOViewFixture.state(info)
-            _ = update(&s, .fido(.fingerprints(keyID: ViewFixture.key.id, [
-                FIDOFingerprint(templateID: [1, 2], name: "right thumb"), FIDOFingerprint(templateID: [3, 4], name: nil),
-            ])))
-            return s
-        }),
+        (
+            "fido-settings",
+            {
+                var info = FIDOViewFixture.info()
+                info.minPINLength = 8
+                info.forcePINChange = true
+                info.alwaysUV = true
+                return FIDOViewFixture.state(info)
+            }
+        ),
+        (
+            "fido-fingerprints",
+            {
+                var info = FIDOViewFixture.info()
+                info.bioEnrollment = true
+                info.options["bioEnroll"] = true
+                var s = FIDOViewFixture.state(info)
+                _ = update(
+                    &s,
+                    .fido(
+                        .fingerprints(
+                            keyID: ViewFixture.key.id,
+                            [
+                                FIDOFingerprint(templateID: [1, 2], name: "right thumb"),
+                                FIDOFingerprint(templateID: [3, 4], name: nil),
+                            ])))
+                return s
+            }
+        ),
         ("fido-credential-detail", { press([.enter], FIDOViewFixture.detailState()) }),
         ("fido-rename", { press([.enter, .char("n")], FIDOViewFixture.detailState()) }),
         ("apdu-console", { APDUViewFixture.console() }),
-        ("apdu-log", {
-            var s = APDUViewFixture.console()
-            APDUViewFixture.exchange(APDUViewFixture.selectOATH, data: APDUViewFixture.oathData, &s)
-            return s
-        }),
+        (
+            "apdu-log",
+            {
+                var s = APDUViewFixture.console()
+                APDUViewFixture.exchange(APDUViewFixture.selectOATH, data: APDUViewFixture.oathData, &s)
+                return s
+            }
+        ),
         ("piv-slots", { PIVViewFixture.state() }),
         ("piv-certificate", { press([.enter], PIVViewFixture.state()) }),
         ("piv-verify-pin", { press([.char("v")], PIVViewFixture.state()) }),
-        ("piv-touch", {
-            var s = press([.char("v")] + "123456".map { .char($0) } + [.enter], PIVViewFixture.state())
-            _ = update(&s, .piv(.touch(keyID: ViewFixture.key.id, waiting: true)))
-            return s
-        }),
+        (
+            "piv-touch",
+            {
+                var s = press([.char("v")] + "123456".map { .char($0) } + [.enter], PIVViewFixture.state())
+                _ = update(&s, .piv(.touch(keyID: ViewFixture.key.id, waiting: true)))
+                return s
+            }
+        ),
         ("piv-change-pin", { press([.char("p")], PIVViewFixture.state()) }),
         ("piv-change-puk", { press([.char("u")], PIVViewFixture.state()) }),
         ("piv-unblock-pin", { press([.char("b")], PIVViewFixture.state(PIVViewFixture.info(pinRetries: 0))) }),
         ("piv-export", { press([.char("e")], PIVViewFixture.state()) }),
-        ("piv-export-overwrite", {
-            var s = press([.char("e"), .enter], PIVViewFixture.state())
-            _ = update(&s, .piv(.exportExists(keyID: ViewFixture.key.id, path: "piv-9a-certificate.pem")))
-            return s
-        }),
+        (
+            "piv-export-overwrite",
+            {
+                var s = press([.char("e"), .enter], PIVViewFixture.state())
+                _ = update(&s, .piv(.exportExists(keyID: ViewFixture.key.id, path: "piv-9a-certificate.pem")))
+                return s
+            }
+        ),
         ("help", { press([.char("?")], ViewFixture.state()) }),
-        ("device-info", {
-            var s = ViewFixture.state()
-            _ = update(&s, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
-            return press([.char("i")], s)
-        }),
+        (
+            "device-info",
+            {
+                var s = ViewFixture.state()
+                _ = update(&s, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
+                return press([.char("i")], s)
+            }
+        ),
         // The device view's question before it turns OATH off over USB.
-        ("device-config-question", {
-            var s = ViewFixture.state()
-            _ = update(&s, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
-            return press([.char("i"), .right, .right, .right, .char(" ")], s)
-        }),
+        (
+            "device-config-question",
+            {
+                var s = ViewFixture.state()
+                _ = update(&s, .probed(keyID: ViewFixture.key.id, APDUViewFixture.fullInfo()))
+                return press([.char("i"), .right, .right, .right, .char(" ")], s)
+            }
+        ),
         // The lock code a locked key's change needs, after the key refused a wrong one.
         ("device-lock-code-refused", { APDUViewFixture.lockRefusedState() }),
         ("device-set-lock-code", { APDUViewFixture.setLockState() }),
-        ("security-key", {
-            var s = AppState(now: 1000)
-            let d = KeyDescriptor(transport: .hid(path: "/dev/hidraw4"), name: "Security Key NFC",
-                                  fidoHID: HIDDeviceInfo(path: "/dev/hidraw4", vendorID: 0x1050, productID: 0x0120))
-            _ = update(&s, .keyEvent(.keyArrived(d)))
-            return s
-        }),
+        (
+            "security-key",
+            {
+                var s = AppState(now: 1000)
+                let d = KeyDescriptor(
+                    transport: .hid(path: "/dev/hidraw4"), name: "Security Key NFC",
+                    fidoHID: HIDDeviceInfo(path: "/dev/hidraw4", vendorID: 0x1050, productID: 0x0120))
+                _ = update(&s, .keyEvent(.keyArrived(d)))
+                return s
+            }
+        ),
         ("no-key", { AppState(now: 1000) }),
     ]
 

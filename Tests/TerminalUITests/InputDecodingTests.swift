@@ -71,7 +71,10 @@ import Testing
     @Test func decodesABatchOfKeys() {
         var decoder = InputDecoder()
         let events = decoder.decode(characters("ab\r") + [.keyCode(KEY_UP), .character(0x03)], size: size)
-        #expect(events == [.keyPress(.char("a")), .keyPress(.char("b")), .keyPress(.enter), .keyPress(.up), .keyPress(.ctrl("c"))])
+        #expect(
+            events == [
+                .keyPress(.char("a")), .keyPress(.char("b")), .keyPress(.enter), .keyPress(.up), .keyPress(.ctrl("c")),
+            ])
     }
 
     @Test func loneEscapeIsTheEscapeKey() {
@@ -89,8 +92,12 @@ import Testing
 
     @Test func escapeSequencesNcursesDidNotKnowAreDecodedOrDropped() {
         var decoder = InputDecoder()
-        #expect(decoder.decode(characters("\u{1B}[A\u{1B}OB\u{1B}[3~\u{1B}[Z\u{1B}OP\u{1B}[15~"), size: size)
-            == [.keyPress(.up), .keyPress(.down), .keyPress(.delete), .keyPress(.backTab), .keyPress(.function(1)), .keyPress(.function(5))])
+        #expect(
+            decoder.decode(characters("\u{1B}[A\u{1B}OB\u{1B}[3~\u{1B}[Z\u{1B}OP\u{1B}[15~"), size: size)
+                == [
+                    .keyPress(.up), .keyPress(.down), .keyPress(.delete), .keyPress(.backTab), .keyPress(.function(1)),
+                    .keyPress(.function(5)),
+                ])
         #expect(decoder.decode(characters("\u{1B}[1;5C"), size: size) == [.keyPress(.right)])
         // Unknown sequences never turn into text.
         #expect(decoder.decode(characters("\u{1B}[?1;2cz"), size: size) == [.keyPress(.char("z"))])

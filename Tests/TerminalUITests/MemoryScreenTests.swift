@@ -207,8 +207,10 @@ import KeyKit
     }
 
     @Test func fallbackTableAgreesOnCommonCharacters() {
-        for (value, width) in [(0x41, 1), (0x301, 0), (0x4E00, 2), (0xAC00, 2), (0x1F600, 2), (0xE9, 1),
-                               (0xFF21, 2), (0x200D, 0), (0x1B, -1)] as [(UInt32, Int)] {
+        for (value, width) in [
+            (0x41, 1), (0x301, 0), (0x4E00, 2), (0xAC00, 2), (0x1F600, 2), (0xE9, 1),
+            (0xFF21, 2), (0x200D, 0), (0x1B, -1),
+        ] as [(UInt32, Int)] {
             let scalar = Unicode.Scalar(value)!
             #expect(CellWidth.fallbackWidth(scalar) == width, "U+\(String(value, radix: 16))")
         }

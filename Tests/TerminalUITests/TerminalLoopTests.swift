@@ -127,11 +127,13 @@ struct LoopBackend: KeyBackend {
             directory = NSTemporaryDirectory() + "ykterm-loop-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let tables = StringTables.load(language: "en")
-            app = try TerminalApp(screen: screen, state: AppState(now: Date().timeIntervalSince1970),
-                                  text: { t in tables.text(t) }, theme: Theme(),
-                                  clipboard: Clipboard(method: .osc52, environment: [:]))
-            let env = RunnerEnvironment(pins: PinStore(path: directory + "/pins.json"),
-                                        rememberedKeys: RememberedKeys(path: directory + "/oath-keys.json"))
+            app = try TerminalApp(
+                screen: screen, state: AppState(now: Date().timeIntervalSince1970),
+                text: { t in tables.text(t) }, theme: Theme(),
+                clipboard: Clipboard(method: .osc52, environment: [:]))
+            let env = RunnerEnvironment(
+                pins: PinStore(path: directory + "/pins.json"),
+                rememberedKeys: RememberedKeys(path: directory + "/oath-keys.json"))
             let backend = LoopBackend(key: key)
             let thread = Thread { [self] in
                 app.run(backend: backend, environment: env)
@@ -156,8 +158,10 @@ struct LoopBackend: KeyBackend {
     static func keyWithAnAccount() async throws -> VirtualKey {
         let key = VirtualKey(state: .yubiKey5NFC())
         let session = try await OATHSession.make(connection: VirtualKeyConnection(key: key))
-        _ = try await session.put(CredentialData(name: "alice@example.com", issuer: "RFC6238",
-                                                 secret: Array("12345678901234567890".utf8)))
+        _ = try await session.put(
+            CredentialData(
+                name: "alice@example.com", issuer: "RFC6238",
+                secret: Array("12345678901234567890".utf8)))
         return key
     }
 
@@ -168,7 +172,8 @@ struct LoopBackend: KeyBackend {
         let shown = await run.screen.waitUntil { frame in
             frame.contains { $0.contains("alice@example.com") && $0.contains(/\d{3} \d{3}/) }
         }
-        let frame = try #require(shown, "\(run.screen.frameCount) frames, the last:\n\(run.screen.lastFrame.joined(separator: "\n"))")
+        let frame = try #require(
+            shown, "\(run.screen.frameCount) frames, the last:\n\(run.screen.lastFrame.joined(separator: "\n"))")
         // The code on screen is the account's code now (as the key computes it for this period).
         let session = try await OATHSession.make(connection: VirtualKeyConnection(key: key))
         let now = Int64(Date().timeIntervalSince1970)
@@ -193,7 +198,10 @@ struct LoopBackend: KeyBackend {
 
     @Test func copyingWritesOSC52AfterTheFrameAndSaysSo() async throws {
         let run = try Run(key: try await Self.keyWithAnAccount())
-        #expect(await run.screen.waitUntil { $0.contains { $0.contains("alice@example.com") && $0.contains(/\d{3} \d{3}/) } } != nil)
+        #expect(
+            await run.screen.waitUntil {
+                $0.contains { $0.contains("alice@example.com") && $0.contains(/\d{3} \d{3}/) }
+            } != nil)
         run.screen.type("c")
         #expect(await run.screen.waitFor("Copied") != nil)
         let osc52 = run.screen.rawWrites.first { $0.starts(with: [0x1B, 0x5D, 0x35, 0x32]) }

@@ -5,8 +5,9 @@ import Testing
 @Suite("Theme from the config file")
 struct ThemeConfigTests {
     @Test func colorsReplaceTheRolesNamedAndKeepTheRest() throws {
-        let config = try Config.parse(text: "[colors]\ncode = \"magenta\"\ntab = \"blue\"\nerror = \"none\"\nbar-low = \"yellow\"",
-                                      path: "c")
+        let config = try Config.parse(
+            text: "[colors]\ncode = \"magenta\"\ntab = \"blue\"\nerror = \"none\"\nbar-low = \"yellow\"",
+            path: "c")
         let base = Theme()
         let theme = base.applying(config.colors)
         #expect(theme.code.foreground == .magenta)
@@ -25,7 +26,8 @@ struct ThemeConfigTests {
         for role in Config.ThemeRole.allCases {
             let changed = base.applying([role: .black])
             let styles: [(TextStyle, TextStyle)] = [
-                (changed.tabActive, base.tabActive), (changed.code, base.code), (changed.codeExpiring, base.codeExpiring),
+                (changed.tabActive, base.tabActive), (changed.code, base.code),
+                (changed.codeExpiring, base.codeExpiring),
                 (changed.success, base.success), (changed.warning, base.warning), (changed.error, base.error),
                 (changed.pinned, base.pinned), (changed.barFull, base.barFull), (changed.barLow, base.barLow),
                 (changed.border, base.border),

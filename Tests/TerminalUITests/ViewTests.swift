@@ -9,14 +9,18 @@ enum ViewFixture {
     static let tables = StringTables.load(language: "en")
     static let text: Localize = { t in tables.text(t) }
     /// A USB YubiKey: its CCID reader and its FIDO HID interface.
-    static let key = KeyDescriptor(transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"),
-                                   name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
-                                   fidoHID: HIDDeviceInfo(path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407))
+    static let key = KeyDescriptor(
+        transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"),
+        name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
+        fidoHID: HIDDeviceInfo(path: "/dev/hidraw0", vendorID: 0x1050, productID: 0x0407))
 
-    static func entry(_ id: String, code: String?, from: Int64 = 990, period: Int64 = 30, type: OATHType = .totp,
-                      touch: Bool = false, digits: Int = 6) -> OATHSession.Entry {
-        OATHSession.Entry(credential: Credential(rawID: Array(id.utf8), type: type, touch: touch),
-                          code: code.map { Code(value: $0, validFrom: from, validTo: from + period) }, digits: digits)
+    static func entry(
+        _ id: String, code: String?, from: Int64 = 990, period: Int64 = 30, type: OATHType = .totp,
+        touch: Bool = false, digits: Int = 6
+    ) -> OATHSession.Entry {
+        OATHSession.Entry(
+            credential: Credential(rawID: Array(id.utf8), type: type, touch: touch),
+            code: code.map { Code(value: $0, validFrom: from, validTo: from + period) }, digits: digits)
     }
 
     static let demo: [OATHSession.Entry] = [
@@ -31,12 +35,19 @@ enum ViewFixture {
     static func state(_ entries: [OATHSession.Entry] = demo, now: Double = 1000) -> AppState {
         var state = AppState(now: now)
         _ = update(&state, .keyEvent(.keyArrived(key)))
-        var info = KeyInfo(reader: key.name, atr: [], device: DeviceInfo(serial: 28_123_456, version: Version(5, 7, 2)),
-                           applications: ["OATH"], overNFC: false)
+        var info = KeyInfo(
+            reader: key.name, atr: [], device: DeviceInfo(serial: 28_123_456, version: Version(5, 7, 2)),
+            applications: ["OATH"], overNFC: false)
         info.device.formFactor = .usbAKeychain
         _ = update(&state, .probed(keyID: key.id, info))
-        _ = update(&state, .oath(.opened(keyID: key.id, OATHSnapshot(deviceID: "d", version: Version(5, 7, 2),
-                                                                    hasPassword: false, entries: entries))))
+        _ = update(
+            &state,
+            .oath(
+                .opened(
+                    keyID: key.id,
+                    OATHSnapshot(
+                        deviceID: "d", version: Version(5, 7, 2),
+                        hasPassword: false, entries: entries))))
         state.status = nil
         return state
     }
@@ -61,7 +72,9 @@ struct OATHViewTests {
         #expect(screen.lines.allSatisfy { $0.cellWidth == columns })
         // Tab bar on top, the bindings above the status bar with the key, messages on the last line.
         #expect(screen.text(row: 0).hasPrefix(" 1 OATH  "))
-        #expect(screen.text(row: 0).contains("2 OTP") && screen.text(row: 0).contains("3 FIDO2") && screen.text(row: 0).contains("4 APDU"))
+        #expect(
+            screen.text(row: 0).contains("2 OTP") && screen.text(row: 0).contains("3 FIDO2")
+                && screen.text(row: 0).contains("4 APDU"))
         let status = screen.text(row: rows - 2)
         #expect(status.contains("serial 28123456") && status.contains("firmware 5.7.2") && status.contains("connected"))
         #expect(screen.text(row: rows - 3).contains("filter"))
@@ -95,7 +108,10 @@ struct OATHViewTests {
     @Test func countdownTurnsToTheExpiringStyleInTheLastSeconds() throws {
         let screen = ViewFixture.render(ViewFixture.state(now: 1017))
         let row = try #require(screen.lines.firstIndex { $0.contains("GitHub") })
-        let column = try #require(screen.lines[row].range(of: "123 456").map { screen.lines[row].distance(from: screen.lines[row].startIndex, to: $0.lowerBound) })
+        let column = try #require(
+            screen.lines[row].range(of: "123 456").map {
+                screen.lines[row].distance(from: screen.lines[row].startIndex, to: $0.lowerBound)
+            })
         #expect(screen.style(row: row, column: column).foreground == .red)
         #expect(screen.lines[row].contains("  3s"))
     }
@@ -198,7 +214,8 @@ struct ShellViewTests {
             _ = update(&state, .keyPress(.tab))
             #expect(state.tab == tab)
             let bar = ViewFixture.render(state).text(row: 0)
-            #expect(bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU")
+            #expect(
+                bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU")
                     && bar.contains("5 PIV"))
         }
     }
@@ -212,7 +229,10 @@ struct ShellViewTests {
 
     @Test func keySwitcherListsKeysWithSerials() {
         var state = ViewFixture.state()
-        _ = update(&state, .keyEvent(.keyArrived(KeyDescriptor(transport: .pcsc(reader: "Virtual PCD 00 01"), name: "Virtual PCD 00 01"))))
+        _ = update(
+            &state,
+            .keyEvent(
+                .keyArrived(KeyDescriptor(transport: .pcsc(reader: "Virtual PCD 00 01"), name: "Virtual PCD 00 01"))))
         _ = update(&state, .keyPress(.char("K")))
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Keys present"))
@@ -232,11 +252,14 @@ struct StringTableTests {
     /// Every key the model and views use, and every key of any language, exists in every language with
     /// the same placeholders.
     @Test func everyKeyInEveryLanguageWithTheSamePlaceholders() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+            .standardized
         let dir = root.appendingPathComponent("Resources/strings")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") }
         #expect(files.contains("en.json") && files.contains("de.json"))
-        let tables = try files.map { try JSONDecoder().decode([String: String].self, from: Data(contentsOf: dir.appendingPathComponent($0))) }
+        let tables = try files.map {
+            try JSONDecoder().decode([String: String].self, from: Data(contentsOf: dir.appendingPathComponent($0)))
+        }
         let allKeys = tables.reduce(into: Set<String>()) { $0.formUnion($1.keys) }
         func placeholders(_ s: String) -> Set<String> {
             Set(s.matches(of: /\{([a-zA-Z]+)\}/).map { String($0.1) })
@@ -244,7 +267,9 @@ struct StringTableTests {
         for (file, table) in zip(files, tables) {
             #expect(Set(table.keys) == allKeys, "\(file) lacks \(allKeys.subtracting(table.keys).sorted())")
             for (key, value) in table {
-                #expect(placeholders(value) == placeholders(tables[files.firstIndex(of: "en.json")!][key] ?? ""), "\(file): \(key)")
+                #expect(
+                    placeholders(value) == placeholders(tables[files.firstIndex(of: "en.json")!][key] ?? ""),
+                    "\(file): \(key)")
             }
         }
         // Keys named in the sources (UIText("...") and the command line's words("...") and the tab and action
@@ -256,8 +281,11 @@ struct StringTableTests {
             let enumerator = FileManager.default.enumerator(atPath: root.appendingPathComponent(sub).path)
             while let path = enumerator?.nextObject() as? String {
                 guard path.hasSuffix(".swift") else { continue }
-                let source = try String(contentsOf: root.appendingPathComponent(sub).appendingPathComponent(path), encoding: .utf8)
-                for m in source.matches(of: /UIText\("([a-zA-Z.\-]+)"(?!\s*\+)/) where m.1 != "literal" { used.insert(String(m.1)) }
+                let source = try String(
+                    contentsOf: root.appendingPathComponent(sub).appendingPathComponent(path), encoding: .utf8)
+                for m in source.matches(of: /UIText\("([a-zA-Z.\-]+)"(?!\s*\+)/) where m.1 != "literal" {
+                    used.insert(String(m.1))
+                }
                 for m in source.matches(of: /\bwords\("([a-zA-Z.\-]+)"(?!\s*\+)/) { used.insert(String(m.1)) }
             }
         }
@@ -316,7 +344,8 @@ struct HelpViewTests {
                 let inside = line.split(separator: "│", omittingEmptySubsequences: false)
                 #expect(inside.count >= 3, "\(line)")
             }
-            for entry in entries where !entry.isHeading && screen.lines.contains(where: { $0.contains(" " + entry.keys + " ") }) {
+            for entry in entries
+            where !entry.isHeading && screen.lines.contains(where: { $0.contains(" " + entry.keys + " ") }) {
                 seen.insert(entry.keys)
             }
             _ = update(&state, .keyPress(.down))
@@ -337,7 +366,9 @@ struct HintsLineTests {
         var state = ViewFixture.state()
         // A key just arrived: its message does not take the hints' place.
         state.status = StatusMessage(UIText("status.keyArrived", ["name": "YubiKey"]), kind: .info, expires: 2000)
-        let expected: [Tab: String] = [.oath: "filter", .otp: "F5 NDEF", .fido: "help", .apdu: "Enter send", .piv: "help"]
+        let expected: [Tab: String] = [
+            .oath: "filter", .otp: "F5 NDEF", .fido: "help", .apdu: "Enter send", .piv: "help",
+        ]
         for tab in Tab.allCases {
             state.tab = tab
             let screen = ViewFixture.render(state)
@@ -348,8 +379,10 @@ struct HintsLineTests {
 
     @Test func aNewActionReplacesTheLastMessageAndCopyNamesTheAccount() {
         var state = ViewFixture.state()
-        _ = update(&state, .copied(true, UIText("status.copied", ["how": "OSC 52", "account": "GitHub:alice@example.com"])))
-        #expect(ViewFixture.render(state).text(row: 23).contains("Copied the code of GitHub:alice@example.com (OSC 52)"))
+        _ = update(
+            &state, .copied(true, UIText("status.copied", ["how": "OSC 52", "account": "GitHub:alice@example.com"])))
+        #expect(
+            ViewFixture.render(state).text(row: 23).contains("Copied the code of GitHub:alice@example.com (OSC 52)"))
         // Opening a dialog is a new action: the old message goes.
         _ = update(&state, .keyPress(.char("a")))
         #expect(state.status == nil)
@@ -368,7 +401,8 @@ struct DialogMessageTests {
         _ = update(&state, .keyPress(.down))
         for c in "JBSWY3DPEHPK3PXP" { _ = update(&state, .keyPress(.char(c))) }
         let screen = ViewFixture.render(state)
-        let text = screen.lines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " │")) }.joined(separator: " ")
+        let text = screen.lines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " │")) }.joined(
+            separator: " ")
         #expect(text.contains("issuer and name together may have at most 64 bytes (81 here)"), "\(screen.lines)")
         // Nothing behind the dialog shows beside it on the rows it covers.
         for line in screen.lines where line.contains("│") {

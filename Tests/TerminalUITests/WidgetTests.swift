@@ -88,13 +88,14 @@ import AuthenticatorModel
     @Test func unicodeBoxWithTitle() {
         let screen = MemoryScreen(rows: 5, columns: 12)
         Box(row: 0, column: 1, height: 4, width: 10).draw(on: screen, title: "Help")
-        #expect(screen.trimmedLines == [
-            " ┌ Help ──┐",
-            " │        │",
-            " │        │",
-            " └────────┘",
-            "",
-        ])
+        #expect(
+            screen.trimmedLines == [
+                " ┌ Help ──┐",
+                " │        │",
+                " │        │",
+                " └────────┘",
+                "",
+            ])
     }
 
     @Test func asciiBox() {
@@ -114,10 +115,12 @@ import AuthenticatorModel
     }
 
     @Test func centredBoxFitsTheScreen() {
-        #expect(Box.centered(height: 10, width: 40, in: ScreenSize(rows: 24, columns: 80))
-            == Box(row: 7, column: 20, height: 10, width: 40))
-        #expect(Box.centered(height: 30, width: 100, in: ScreenSize(rows: 24, columns: 80))
-            == Box(row: 0, column: 0, height: 24, width: 80))
+        #expect(
+            Box.centered(height: 10, width: 40, in: ScreenSize(rows: 24, columns: 80))
+                == Box(row: 7, column: 20, height: 10, width: 40))
+        #expect(
+            Box.centered(height: 30, width: 100, in: ScreenSize(rows: 24, columns: 80))
+                == Box(row: 0, column: 0, height: 24, width: 80))
     }
 
     @Test func boxStyleAppliesToTheOutline() {
@@ -147,7 +150,9 @@ struct CharacterSetTests {
 
     @Test func theCTypeLocaleIsTheOnePOSIXNames() {
         #expect(TerminalLocale.requestedCType(["LANG": "de_DE.UTF-8"]) == "de_DE.UTF-8")
-        #expect(TerminalLocale.requestedCType(["LANG": "C", "LC_CTYPE": "C.UTF-8", "LC_MESSAGES": "de_DE.UTF-8"]) == "C.UTF-8")
+        #expect(
+            TerminalLocale.requestedCType(["LANG": "C", "LC_CTYPE": "C.UTF-8", "LC_MESSAGES": "de_DE.UTF-8"])
+                == "C.UTF-8")
         #expect(TerminalLocale.requestedCType(["LANG": "C", "LC_ALL": "fr_FR.utf8"]) == "fr_FR.utf8")
         #expect(TerminalLocale.requestedCType([:]) == "")
         #expect(TerminalLocale.asksForUTF8("de_DE.UTF-8") && TerminalLocale.asksForUTF8("en_US.utf8"))

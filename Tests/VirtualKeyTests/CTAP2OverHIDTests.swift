@@ -22,7 +22,9 @@ import VirtualKey
         try await s.changePIN(old: "123456", new: "654321")
         await #expect(throws: CTAPError.self) { try await s.verifyPIN("123456") }
         try await s.verifyPIN("654321")
-        await #expect(throws: FIDOSessionError.pinTooShort(minimum: 4, count: 2)) { try await s.changePIN(old: "654321", new: "12") }
+        await #expect(throws: FIDOSessionError.pinTooShort(minimum: 4, count: 2)) {
+            try await s.changePIN(old: "654321", new: "12")
+        }
         await c.close()
     }
 
@@ -55,14 +57,16 @@ import VirtualKey
         try await s.setPIN("cred-pin")
         try await s.verifyPIN("cred-pin", permissions: [.makeCredential], rpID: "example.com")
         let cdh = Crypto.random(32)
-        let made = try await s.makeCredential(clientDataHash: cdh, rp: .init(id: "example.com", name: "Example"),
-                                              user: .init(id: [1, 2, 3], name: "alice", displayName: "Alice"),
-                                              residentKey: true)
+        let made = try await s.makeCredential(
+            clientDataHash: cdh, rp: .init(id: "example.com", name: "Example"),
+            user: .init(id: [1, 2, 3], name: "alice", displayName: "Alice"),
+            residentKey: true)
         #expect(made.format == "packed")
         #expect(made.authData.flags & CTAP2.AuthDataFlag.userVerified != 0)
         try FIDOVerifier.verifyAttestation(made, clientDataHash: cdh)
         var tampered = made
-        tampered.authData = try AuthenticatorData(made.authData.raw.enumerated().map { $0.offset == 40 ? $0.element ^ 1 : $0.element })
+        tampered.authData = try AuthenticatorData(
+            made.authData.raw.enumerated().map { $0.offset == 40 ? $0.element ^ 1 : $0.element })
         #expect(throws: FIDOSessionError.self) { try FIDOVerifier.verifyAttestation(tampered, clientDataHash: cdh) }
         let pub = try #require(made.authData.es256PublicKey)
         await s.dropToken()
@@ -71,8 +75,9 @@ import VirtualKey
         #expect(assertions.count == 1 && assertions[0].credentialID == made.credentialID)
         try FIDOVerifier.verifyAssertion(assertions[0], publicKey: pub, clientDataHash: chal, rpID: "example.com")
         #expect(throws: FIDOSessionError.self) {
-            try FIDOVerifier.verifyAssertion(assertions[0], publicKey: pub, clientDataHash: Crypto.random(32),
-                                             rpID: "example.com")
+            try FIDOVerifier.verifyAssertion(
+                assertions[0], publicKey: pub, clientDataHash: Crypto.random(32),
+                rpID: "example.com")
         }
         try await s.verifyPIN("cred-pin", permissions: [.credentialManagement])
         #expect(try await s.credentialsMetadata().existing == 1)
@@ -89,8 +94,9 @@ import VirtualKey
         let (s, c) = try await CTAP2OverHIDTests.session()
         try await s.setPIN("needs-pin")
         do {
-            _ = try await s.makeCredential(clientDataHash: Crypto.random(32), rp: .init(id: "x.example"),
-                                           user: .init(id: [9]), residentKey: true)
+            _ = try await s.makeCredential(
+                clientDataHash: Crypto.random(32), rp: .init(id: "x.example"),
+                user: .init(id: [9]), residentKey: true)
             Issue.record("resident credential made without the PIN")
         } catch let e as CTAPError {
             #expect(e.code == CTAPError.pinRequired)
@@ -104,10 +110,12 @@ import VirtualKey
         #expect(try await u2f.version() == "U2F_V2")
         let app = Crypto.digest(.sha256, Array("https://example.com".utf8))
         let reg = try await u2f.register(challenge: Crypto.random(32), application: app)
-        let a1 = try await u2f.authenticate(challenge: Crypto.random(32), application: app, keyHandle: reg.keyHandle,
-                                            publicKey: reg.publicKey)
-        let a2 = try await u2f.authenticate(challenge: Crypto.random(32), application: app, keyHandle: reg.keyHandle,
-                                            publicKey: reg.publicKey)
+        let a1 = try await u2f.authenticate(
+            challenge: Crypto.random(32), application: app, keyHandle: reg.keyHandle,
+            publicKey: reg.publicKey)
+        let a2 = try await u2f.authenticate(
+            challenge: Crypto.random(32), application: app, keyHandle: reg.keyHandle,
+            publicKey: reg.publicKey)
         #expect(a2.counter > a1.counter)
         #expect(try await u2f.isRegistered(keyHandle: reg.keyHandle, application: app))
         #expect(try await !u2f.isRegistered(keyHandle: reg.keyHandle, application: Crypto.random(32)))

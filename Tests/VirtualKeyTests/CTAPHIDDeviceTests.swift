@@ -69,11 +69,14 @@ private func waitUntil(_ timeout: Double, _ condition: () -> Bool) async -> Bool
     return condition()
 }
 
-private func connect(_ device: VirtualHIDDevice, timeout: Double = 5, userPresenceTimeout: Double = 10,
-                     busyRetryWindow: Double = 2, inline: Bool = false) async throws -> CTAPHIDConnection {
-    try await CTAPHIDConnection(device: device, name: "virtual", timeout: timeout,
-                                userPresenceTimeout: userPresenceTimeout, busyRetryWindow: busyRetryWindow,
-                                inline: inline)
+private func connect(
+    _ device: VirtualHIDDevice, timeout: Double = 5, userPresenceTimeout: Double = 10,
+    busyRetryWindow: Double = 2, inline: Bool = false
+) async throws -> CTAPHIDConnection {
+    try await CTAPHIDConnection(
+        device: device, name: "virtual", timeout: timeout,
+        userPresenceTimeout: userPresenceTimeout, busyRetryWindow: busyRetryWindow,
+        inline: inline)
 }
 
 /// Reads the next whole message on `channel` straight from the device, or nil after `timeout` seconds.
@@ -403,8 +406,9 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
             var options = VirtualHIDDevice.Options()
             options.keepAliveInterval = nil
             let device = CountingDevice(VirtualHIDDevice(options: options, handler: echo))
-            let connection = try await CTAPHIDConnection(device: device, name: "virtual", timeout: 0.3,
-                                                         userPresenceTimeout: 0.3, inline: inline)
+            let connection = try await CTAPHIDConnection(
+                device: device, name: "virtual", timeout: 0.3,
+                userPresenceTimeout: 0.3, inline: inline)
             #expect(device.drainReads == 1)
             for i in 0..<5 { #expect(try await connection.sendCBOR(pattern(100 + i)) == [0x00] + pattern(100 + i)) }
             #expect(try await connection.ping([7]) == [7])
@@ -453,8 +457,11 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
         for p in try CTAPHID.fragment(cid: a, command: CTAPHID.Command.ping, payload: pattern(100)) {
             try device.write(p)
         }
-        #expect(try readMessage(device, channel: a) == CTAPHID.Message(command: CTAPHID.Command.ping,
-                                                                        payload: pattern(100)))
+        #expect(
+            try readMessage(device, channel: a)
+                == CTAPHID.Message(
+                    command: CTAPHID.Command.ping,
+                    payload: pattern(100)))
         // Resync on an allocated channel keeps it.
         for p in try CTAPHID.fragment(cid: a, command: CTAPHID.Command.initialize, payload: pattern(8)) {
             try device.write(p)
@@ -467,18 +474,25 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
         let device = VirtualHIDDevice(handler: echo)
         let cid = try allocate(device)
         func expectError(_ code: UInt8, on channel: UInt32 = cid) throws {
-            #expect(try readMessage(device, channel: channel) == CTAPHID.Message(command: CTAPHID.Command.error,
-                                                                              payload: [code]))
+            #expect(
+                try readMessage(device, channel: channel)
+                    == CTAPHID.Message(
+                        command: CTAPHID.Command.error,
+                        payload: [code]))
         }
         // An unallocated channel, the broadcast channel for anything but INIT, channel 0.
         try device.write(try CTAPHID.fragment(cid: 0x0BAD_0BAD, command: CTAPHID.Command.ping, payload: [1])[0])
         try expectError(CTAPHID.ErrorCode.invalidChannel, on: 0x0BAD_0BAD)
-        try device.write(try CTAPHID.fragment(cid: CTAPHID.broadcastCID, command: CTAPHID.Command.ping,
-                                              payload: [1])[0])
+        try device.write(
+            try CTAPHID.fragment(
+                cid: CTAPHID.broadcastCID, command: CTAPHID.Command.ping,
+                payload: [1])[0])
         try expectError(CTAPHID.ErrorCode.invalidChannel, on: CTAPHID.broadcastCID)
         // INIT with a nonce of the wrong length.
-        try device.write(try CTAPHID.fragment(cid: CTAPHID.broadcastCID, command: CTAPHID.Command.initialize,
-                                              payload: [1, 2, 3])[0])
+        try device.write(
+            try CTAPHID.fragment(
+                cid: CTAPHID.broadcastCID, command: CTAPHID.Command.initialize,
+                payload: [1, 2, 3])[0])
         try expectError(CTAPHID.ErrorCode.invalidLength, on: CTAPHID.broadcastCID)
         // A length no message can have.
         try device.write(CTAPHID.bytes(of: cid) + [0x81, 0x1D, 0xBA] + [UInt8](repeating: 0, count: 57))
@@ -511,11 +525,17 @@ private func allocate(_ device: VirtualHIDDevice) throws -> UInt32 {
         try device.write(packets[0])
         // While a's request is half sent, b is turned away.
         try device.write(try CTAPHID.fragment(cid: b, command: CTAPHID.Command.ping, payload: [1])[0])
-        #expect(try readMessage(device, channel: b) == CTAPHID.Message(command: CTAPHID.Command.error,
-                                                                        payload: [CTAPHID.ErrorCode.channelBusy]))
+        #expect(
+            try readMessage(device, channel: b)
+                == CTAPHID.Message(
+                    command: CTAPHID.Command.error,
+                    payload: [CTAPHID.ErrorCode.channelBusy]))
         // a never sends the rest.
-        #expect(try readMessage(device, channel: a) == CTAPHID.Message(command: CTAPHID.Command.error,
-                                                                        payload: [CTAPHID.ErrorCode.messageTimeout]))
+        #expect(
+            try readMessage(device, channel: a)
+                == CTAPHID.Message(
+                    command: CTAPHID.Command.error,
+                    payload: [CTAPHID.ErrorCode.messageTimeout]))
         // Afterwards b is served.
         try device.write(try CTAPHID.fragment(cid: b, command: CTAPHID.Command.ping, payload: [1])[0])
         #expect(try readMessage(device, channel: b)?.payload == [1])

@@ -59,7 +59,7 @@ private struct NFCClient {
     func callRaw(_ request: [UInt8]) async throws -> [UInt8] {
         var r = try await card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0x00, data: request, le: 256))
         while r.status.rawValue == 0x9100 {
-            #expect(r.data == [0x02]) // KEEPALIVE status: waiting for user presence
+            #expect(r.data == [0x02])  // KEEPALIVE status: waiting for user presence
             try await Task.sleep(for: .milliseconds(20))
             r = try await card.send(APDU(cla: 0x80, ins: 0x11, p1: 0x00, p2: 0x00, le: 256))
         }
@@ -110,10 +110,12 @@ private struct PINClient {
     func setPadded(_ padded: [UInt8]) async throws -> UInt8 {
         let (platformKey, secret) = try await agree()
         let newPINEnc = try pinProtocol.encrypt(key: secret, padded)
-        return try await nfc.status(Command.clientPIN, [
-            1: number, 2: 3, 3: platformKey, 4: .bytes(pinProtocol.authenticate(key: secret, newPINEnc)),
-            5: .bytes(newPINEnc),
-        ])
+        return try await nfc.status(
+            Command.clientPIN,
+            [
+                1: number, 2: 3, 3: platformKey, 4: .bytes(pinProtocol.authenticate(key: secret, newPINEnc)),
+                5: .bytes(newPINEnc),
+            ])
     }
 
     func changePIN(_ old: String, _ new: String) async throws -> UInt8 {
@@ -124,20 +126,25 @@ private struct PINClient {
         let (platformKey, secret) = try await agree()
         let pinHashEnc = try pinProtocol.encrypt(key: secret, PINUVAuthProtocol.pinHash(old))
         let newPINEnc = try pinProtocol.encrypt(key: secret, padded)
-        return try await nfc.status(Command.clientPIN, [
-            1: number, 2: 4, 3: platformKey,
-            4: .bytes(pinProtocol.authenticate(key: secret, newPINEnc + pinHashEnc)),
-            5: .bytes(newPINEnc), 6: .bytes(pinHashEnc),
-        ])
+        return try await nfc.status(
+            Command.clientPIN,
+            [
+                1: number, 2: 4, 3: platformKey,
+                4: .bytes(pinProtocol.authenticate(key: secret, newPINEnc + pinHashEnc)),
+                5: .bytes(newPINEnc), 6: .bytes(pinHashEnc),
+            ])
     }
 
     /// A PIN/UV auth token: with permissions (subcommand 9) or without (legacy getPinToken, 5).
     func token(_ pin: String, permissions: PINPermissions? = nil, rpID: String? = nil) async throws
-        -> (status: UInt8, token: [UInt8]?) {
+        -> (status: UInt8, token: [UInt8]?)
+    {
         let (platformKey, secret) = try await agree()
         let pinHashEnc = try pinProtocol.encrypt(key: secret, PINUVAuthProtocol.pinHash(pin))
-        var params: [CBOR: CBOR] = [1: number, 2: permissions == nil ? 5 : 9, 3: platformKey,
-                                    6: .bytes(pinHashEnc)]
+        var params: [CBOR: CBOR] = [
+            1: number, 2: permissions == nil ? 5 : 9, 3: platformKey,
+            6: .bytes(pinHashEnc),
+        ]
         if let permissions { params[9] = CBOR(permissions.rawValue) }
         if let rpID { params[10] = .text(rpID) }
         let (status, body) = try await nfc.call(Command.clientPIN, .map(params))
@@ -147,7 +154,8 @@ private struct PINClient {
     }
 
     func requireToken(_ pin: String, permissions: PINPermissions? = nil, rpID: String? = nil) async throws
-        -> [UInt8] {
+        -> [UInt8]
+    {
         let (status, token) = try await self.token(pin, permissions: permissions, rpID: rpID)
         guard status == 0, let token else {
             throw Unexpected(description: "no token: \(CTAPError(status).name)")
@@ -206,10 +214,12 @@ private func publicKey(fromCOSE cose: CBOR) throws -> P256PublicKey {
     return try P256PublicKey(x: try #require(cose[-2]?.bytes), y: try #require(cose[-3]?.bytes))
 }
 
-private func makeCredentialParams(_ clientDataHash: [UInt8], rpID: String = "example.org",
-                                  user: String = "alice", userID: [UInt8]? = nil, rk: Bool = false,
-                                  auth: (PINClient, [UInt8])? = nil, exclude: [[UInt8]] = [],
-                                  extensions: CBOR? = nil, algorithms: [Int] = [-7]) -> CBOR {
+private func makeCredentialParams(
+    _ clientDataHash: [UInt8], rpID: String = "example.org",
+    user: String = "alice", userID: [UInt8]? = nil, rk: Bool = false,
+    auth: (PINClient, [UInt8])? = nil, exclude: [[UInt8]] = [],
+    extensions: CBOR? = nil, algorithms: [Int] = [-7]
+) -> CBOR {
     var params: [CBOR: CBOR] = [
         1: .bytes(clientDataHash),
         2: ["id": .text(rpID), "name": .text("Example " + rpID)],
@@ -226,9 +236,11 @@ private func makeCredentialParams(_ clientDataHash: [UInt8], rpID: String = "exa
     return .map(params)
 }
 
-private func getAssertionParams(_ clientDataHash: [UInt8], rpID: String = "example.org", allow: [[UInt8]] = [],
-                                auth: (PINClient, [UInt8])? = nil, up: Bool? = nil,
-                                extensions: CBOR? = nil) -> CBOR {
+private func getAssertionParams(
+    _ clientDataHash: [UInt8], rpID: String = "example.org", allow: [[UInt8]] = [],
+    auth: (PINClient, [UInt8])? = nil, up: Bool? = nil,
+    extensions: CBOR? = nil
+) -> CBOR {
     var params: [CBOR: CBOR] = [1: .text(rpID), 2: .bytes(clientDataHash)]
     if !allow.isEmpty { params[3] = .array(allow.map { ["id": .bytes($0), "type": "public-key"] }) }
     if let extensions { params[4] = extensions }
@@ -247,13 +259,17 @@ private struct MadeCredential {
     var authData: AuthData
 }
 
-private func makeCredential(_ nfc: NFCClient, rpID: String = "example.org", user: String = "alice",
-                            rk: Bool = false, auth: (PINClient, [UInt8])? = nil,
-                            extensions: CBOR? = nil) async throws -> MadeCredential {
+private func makeCredential(
+    _ nfc: NFCClient, rpID: String = "example.org", user: String = "alice",
+    rk: Bool = false, auth: (PINClient, [UInt8])? = nil,
+    extensions: CBOR? = nil
+) async throws -> MadeCredential {
     let cdh = Crypto.random(32)
-    let body = try await nfc.ok(Command.makeCredential,
-                                makeCredentialParams(cdh, rpID: rpID, user: user, rk: rk, auth: auth,
-                                                     extensions: extensions))
+    let body = try await nfc.ok(
+        Command.makeCredential,
+        makeCredentialParams(
+            cdh, rpID: rpID, user: user, rk: rk, auth: auth,
+            extensions: extensions))
     #expect(body[1] == "packed")
     let rawAuthData = try #require(body[2]?.bytes)
     let authData = try AuthData(rawAuthData)
@@ -263,7 +279,7 @@ private func makeCredential(_ nfc: NFCClient, rpID: String = "example.org", user
     let key = try publicKey(fromCOSE: try #require(authData.publicKey))
     let statement = try #require(body[3])
     #expect(statement["alg"] == -7)
-    #expect(statement["x5c"] == nil) // self attestation
+    #expect(statement["x5c"] == nil)  // self attestation
     let signature = try #require(statement["sig"]?.bytes)
     #expect(key.verify(signature: signature, message: rawAuthData + cdh))
     return MadeCredential(id: try #require(authData.credentialID), publicKey: key, authData: authData)
@@ -277,10 +293,13 @@ private func checkAssertion(_ body: CBOR, _ cdh: [UInt8], key: P256PublicKey) th
     return try AuthData(rawAuthData)
 }
 
-private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
-                    userPresenceDelay: Double = 0, resetWindow: Double = 10) -> VirtualKey {
-    VirtualKey(state: state, stateFile: stateFile, touchDelay: 0, userPresenceDelay: userPresenceDelay,
-               resetWindow: resetWindow)
+private func newKey(
+    _ state: VirtualKeyState = .yubiKey5NFC(), stateFile: VirtualKeyStateFile? = nil,
+    userPresenceDelay: Double = 0, resetWindow: Double = 10
+) -> VirtualKey {
+    VirtualKey(
+        state: state, stateFile: stateFile, touchDelay: 0, userPresenceDelay: userPresenceDelay,
+        resetWindow: resetWindow)
 }
 
 @Suite struct FIDOAuthenticatorTests {
@@ -294,10 +313,13 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(info.extensions == ["credProtect", "hmac-secret", "minPinLength"])
         #expect(info.aaguid == FIDOAuthenticator.aaguid)
         #expect(info.aaguidString == "804b8213-9e22-4f99-b7cf-b9568f76800a")
-        #expect(info.options == ["rk": true, "up": true, "plat": false, "clientPin": false, "credMgmt": true,
-                                 "credentialMgmtPreview": true, "pinUvAuthToken": true,
-                                 "makeCredUvNotRqd": true, "authnrCfg": true, "alwaysUv": false, "ep": false,
-                                 "setMinPINLength": true])
+        #expect(
+            info.options == [
+                "rk": true, "up": true, "plat": false, "clientPin": false, "credMgmt": true,
+                "credentialMgmtPreview": true, "pinUvAuthToken": true,
+                "makeCredUvNotRqd": true, "authnrCfg": true, "alwaysUv": false, "ep": false,
+                "setMinPINLength": true,
+            ])
         #expect(info.maxRPIDsForSetMinPINLength == 8 && !info.forcePINChange)
         #expect(info.pinSet == false)
         #expect(info.maxMessageSize == 1200)
@@ -322,13 +344,15 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(try await nfc.callRaw([0x55]) == [CTAPError.invalidCommand])
         #expect(try await nfc.callRaw([Command.makeCredential.rawValue, 0xA1]) == [CTAPError.invalidCBOR])
         #expect(try await nfc.callRaw([Command.makeCredential.rawValue, 0x80]) == [CTAPError.cborUnexpectedType])
-        #expect(try await nfc.status(Command.makeCredential, [1: .bytes(Crypto.random(32))])
-            == CTAPError.missingParameter)
+        #expect(
+            try await nfc.status(Command.makeCredential, [1: .bytes(Crypto.random(32))])
+                == CTAPError.missingParameter)
         #expect(try await nfc.status(Command.clientPIN, [1: 2, 2: 7]) == CTAPError.invalidSubcommand)
         #expect(try await nfc.status(Command.clientPIN, [1: 3, 2: 2]) == CTAPError.invalidParameter)
         #expect(try await nfc.status(Command.getNextAssertion) == CTAPError.notAllowed)
-        #expect(try await nfc.callRaw([Command.getInfo.rawValue] + [UInt8](repeating: 0, count: 1300))
-            == [CTAPError.invalidLength])
+        #expect(
+            try await nfc.callRaw([Command.getInfo.rawValue] + [UInt8](repeating: 0, count: 1300))
+                == [CTAPError.invalidLength])
     }
 
     // MARK: PIN
@@ -350,8 +374,9 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         let scoped = try await client.requireToken("12345678", permissions: [.makeCredential], rpID: "example.org")
         #expect(scoped.count == 32 && scoped != legacy)
         #expect(try await client.token("12345678", permissions: []).status == CTAPError.invalidParameter)
-        #expect(try await client.token("12345678", permissions: [.bioEnrollment]).status
-            == CTAPError.unauthorizedPermission)
+        #expect(
+            try await client.token("12345678", permissions: [.bioEnrollment]).status
+                == CTAPError.unauthorizedPermission)
         #expect(try await client.retries() == (8, false))
     }
 
@@ -361,7 +386,7 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(try await client.setPadded(rawPadded("123")) == CTAPError.pinPolicyViolation)
         var tooLong = Array(String(repeating: "x", count: 64).utf8)
         #expect(try await client.setPadded(tooLong) == CTAPError.pinPolicyViolation)
-        tooLong = Array("1234".utf8) + [UInt8](repeating: 0, count: 28) // padded to 32 bytes only
+        tooLong = Array("1234".utf8) + [UInt8](repeating: 0, count: 28)  // padded to 32 bytes only
         #expect(try await client.setPadded(tooLong) == CTAPError.pinPolicyViolation)
         // Four code points are enough, however many bytes they take.
         #expect(try await client.setPIN("äöüß") == 0)
@@ -388,7 +413,7 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         let again = PINClient(nfc: try await NFCClient(key), pinProtocol: .one)
         #expect(try await again.retries() == (5, false))
         #expect(try await again.requireToken("right-pin").count == 32)
-        #expect(try await again.retries() == (8, false)) // the right PIN restores every retry
+        #expect(try await again.retries() == (8, false))  // the right PIN restores every retry
 
         // Eight wrong PINs in a row, across power cycles, block the PIN for good.
         var answers = [UInt8]()
@@ -397,9 +422,12 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
             let c = PINClient(nfc: try await NFCClient(key), pinProtocol: .two)
             for _ in 0..<(cycle < 2 ? 3 : 2) { answers.append(try await c.token("wrong-pin").status) }
         }
-        #expect(answers == [CTAPError.pinInvalid, CTAPError.pinInvalid, CTAPError.pinAuthBlocked,
-                            CTAPError.pinInvalid, CTAPError.pinInvalid, CTAPError.pinAuthBlocked,
-                            CTAPError.pinInvalid, CTAPError.pinBlocked])
+        #expect(
+            answers == [
+                CTAPError.pinInvalid, CTAPError.pinInvalid, CTAPError.pinAuthBlocked,
+                CTAPError.pinInvalid, CTAPError.pinInvalid, CTAPError.pinAuthBlocked,
+                CTAPError.pinInvalid, CTAPError.pinBlocked,
+            ])
         key.powerCycle()
         let last = PINClient(nfc: try await NFCClient(key), pinProtocol: .two)
         #expect(try await last.token("right-pin").status == CTAPError.pinBlocked)
@@ -412,7 +440,9 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
     @Test func keyAgreementKeyLastsUntilAWrongPINAPowerCycleOrAReset() async throws {
         let key = newKey()
         let client = PINClient(nfc: try await NFCClient(key), pinProtocol: .two)
-        func current() async throws -> CBOR { try #require(try await client.nfc.ok(Command.clientPIN, [1: 2, 2: 2])[1]) }
+        func current() async throws -> CBOR {
+            try #require(try await client.nfc.ok(Command.clientPIN, [1: 2, 2: 2])[1])
+        }
         let first = try await current()
         #expect(try await current() == first)
         #expect(try await client.setPIN("right-pin") == CTAP2.ok)
@@ -486,11 +516,13 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(verifiedData.userPresent && verifiedData.userVerified)
         #expect(verified[4] == ["id": .bytes(Array("alice".utf8)), "name": "alice", "displayName": "Alice"])
         // The token was used up with the touch.
-        #expect(try await nfc.status(Command.getAssertion, getAssertionParams(cdh2, auth: (client, gaToken)))
-            == CTAPError.pinAuthInvalid)
+        #expect(
+            try await nfc.status(Command.getAssertion, getAssertionParams(cdh2, auth: (client, gaToken)))
+                == CTAPError.pinAuthInvalid)
 
-        #expect(try await nfc.status(Command.getAssertion, getAssertionParams(cdh, rpID: "other.example"))
-            == CTAPError.noCredentials)
+        #expect(
+            try await nfc.status(Command.getAssertion, getAssertionParams(cdh, rpID: "other.example"))
+                == CTAPError.noCredentials)
     }
 
     @Test func nonResidentCredentialIDsCarryTheirKey() async throws {
@@ -502,37 +534,56 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(key.state.fido.credentials.isEmpty)
 
         let cdh = Crypto.random(32)
-        let body = try await nfc.ok(Command.getAssertion, getAssertionParams(cdh, rpID: "example.com",
-                                                                              allow: [Crypto.random(98), made.id]))
+        let body = try await nfc.ok(
+            Command.getAssertion,
+            getAssertionParams(
+                cdh, rpID: "example.com",
+                allow: [Crypto.random(98), made.id]))
         _ = try checkAssertion(body, cdh, key: made.publicKey)
         #expect(body[1]?["id"]?.bytes == made.id)
         #expect(body[4] == nil)
         // Bound to its RP, and to this key.
-        #expect(try await nfc.status(Command.getAssertion, getAssertionParams(cdh, rpID: "example.net",
-                                                                               allow: [made.id]))
-            == CTAPError.noCredentials)
+        #expect(
+            try await nfc.status(
+                Command.getAssertion,
+                getAssertionParams(
+                    cdh, rpID: "example.net",
+                    allow: [made.id]))
+                == CTAPError.noCredentials)
         var tampered = made.id
         tampered[40] ^= 1
-        #expect(try await nfc.status(Command.getAssertion, getAssertionParams(cdh, rpID: "example.com",
-                                                                               allow: [tampered]))
-            == CTAPError.noCredentials)
+        #expect(
+            try await nfc.status(
+                Command.getAssertion,
+                getAssertionParams(
+                    cdh, rpID: "example.com",
+                    allow: [tampered]))
+                == CTAPError.noCredentials)
         let other = try await NFCClient(newKey())
         _ = try await makeCredential(other, rpID: "example.com")
-        #expect(try await other.status(Command.getAssertion, getAssertionParams(cdh, rpID: "example.com",
-                                                                                 allow: [made.id]))
-            == CTAPError.noCredentials)
+        #expect(
+            try await other.status(
+                Command.getAssertion,
+                getAssertionParams(
+                    cdh, rpID: "example.com",
+                    allow: [made.id]))
+                == CTAPError.noCredentials)
 
         // Silent assertion (up false): no UP flag.
-        let silent = try await nfc.ok(Command.getAssertion, getAssertionParams(cdh, rpID: "example.com",
-                                                                                allow: [made.id], up: false))
+        let silent = try await nfc.ok(
+            Command.getAssertion,
+            getAssertionParams(
+                cdh, rpID: "example.com",
+                allow: [made.id], up: false))
         #expect(!(try checkAssertion(silent, cdh, key: made.publicKey)).userPresent)
     }
 
     @Test func makeCredentialChecksAlgorithmsOptionsTokensAndExclusions() async throws {
         let nfc = try await NFCClient(newKey())
         let cdh = Crypto.random(32)
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, algorithms: [-8, -257]))
-            == CTAPError.unsupportedAlgorithm)
+        #expect(
+            try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, algorithms: [-8, -257]))
+                == CTAPError.unsupportedAlgorithm)
         var params = makeCredentialParams(cdh).map!
         params[7] = ["uv": true]
         #expect(try await nfc.status(Command.makeCredential, .map(params)) == CTAPError.invalidOption)
@@ -540,36 +591,56 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(try await nfc.status(Command.makeCredential, .map(params)) == CTAPError.invalidOption)
 
         let first = try await makeCredential(nfc)
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, exclude: [first.id]))
-            == CTAPError.credentialExcluded)
+        #expect(
+            try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, exclude: [first.id]))
+                == CTAPError.credentialExcluded)
         // Excluding another RP's credential does not stop this one.
-        #expect(try await nfc.status(Command.makeCredential,
-                                     makeCredentialParams(cdh, rpID: "example.net", exclude: [first.id])) == 0)
+        #expect(
+            try await nfc.status(
+                Command.makeCredential,
+                makeCredentialParams(cdh, rpID: "example.net", exclude: [first.id])) == 0)
 
         // With a PIN: discoverable credentials need a token, others do not (makeCredUvNotRqd).
         let client = PINClient(nfc: nfc, pinProtocol: .one)
         #expect(try await client.setPIN("make-pin") == 0)
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, rk: true))
-            == CTAPError.pinRequired)
+        #expect(
+            try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, rk: true))
+                == CTAPError.pinRequired)
         #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh)) == 0)
         let gaOnly = try await client.requireToken("make-pin", permissions: [.getAssertion])
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, rk: true,
-                                                                                   auth: (client, gaOnly)))
-            == CTAPError.pinAuthInvalid)
+        #expect(
+            try await nfc.status(
+                Command.makeCredential,
+                makeCredentialParams(
+                    cdh, rk: true,
+                    auth: (client, gaOnly)))
+                == CTAPError.pinAuthInvalid)
         let otherRP = try await client.requireToken("make-pin", permissions: [.makeCredential], rpID: "example.net")
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, rk: true,
-                                                                                   auth: (client, otherRP)))
-            == CTAPError.pinAuthInvalid)
+        #expect(
+            try await nfc.status(
+                Command.makeCredential,
+                makeCredentialParams(
+                    cdh, rk: true,
+                    auth: (client, otherRP)))
+                == CTAPError.pinAuthInvalid)
         let token = try await client.requireToken("make-pin", permissions: [.makeCredential])
         var forged = makeCredentialParams(cdh, rk: true, auth: (client, token)).map!
         forged[8] = .bytes(Crypto.random(16))
         #expect(try await nfc.status(Command.makeCredential, .map(forged)) == CTAPError.pinAuthInvalid)
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, rk: true,
-                                                                                   auth: (client, token))) == 0)
+        #expect(
+            try await nfc.status(
+                Command.makeCredential,
+                makeCredentialParams(
+                    cdh, rk: true,
+                    auth: (client, token))) == 0)
         // A token does its one makeCredential.
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, rk: true,
-                                                                                   auth: (client, token)))
-            == CTAPError.pinAuthInvalid)
+        #expect(
+            try await nfc.status(
+                Command.makeCredential,
+                makeCredentialParams(
+                    cdh, rk: true,
+                    auth: (client, token)))
+                == CTAPError.pinAuthInvalid)
         // An empty pinUvAuthParam asks (after a touch) whether a PIN is set.
         var probe = makeCredentialParams(cdh).map!
         probe[8] = .bytes([])
@@ -580,17 +651,20 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
     @Test func discoverableCredentialsComeNewestFirstAndTheStoreFills() async throws {
         var state = VirtualKeyState.yubiKey5NFC(version: Version(5, 4, 3))
         for i in 0..<23 {
-            state.fido.credentials.append(FIDOState.Credential(
-                id: Crypto.random(32), rpID: "filler.example", rpName: nil, userID: [UInt8(i)], userName: nil,
-                userDisplayName: nil, privateKey: P256PrivateKey().raw, credProtect: 1, created: UInt64(i + 1)))
+            state.fido.credentials.append(
+                FIDOState.Credential(
+                    id: Crypto.random(32), rpID: "filler.example", rpName: nil, userID: [UInt8(i)], userName: nil,
+                    userDisplayName: nil, privateKey: P256PrivateKey().raw, credProtect: 1, created: UInt64(i + 1)))
         }
         state.fido.nextCreated = 24
         let nfc = try await NFCClient(newKey(state))
         let alice = try await makeCredential(nfc, rk: true)
         let bob = try await makeCredential(nfc, user: "bob", rk: true)
-        #expect(try await nfc.status(Command.makeCredential,
-                                     makeCredentialParams(Crypto.random(32), user: "carol", rk: true))
-            == CTAPError.keyStoreFull)
+        #expect(
+            try await nfc.status(
+                Command.makeCredential,
+                makeCredentialParams(Crypto.random(32), user: "carol", rk: true))
+                == CTAPError.keyStoreFull)
         // The same user again replaces the credential, even when full.
         let alice2 = try await makeCredential(nfc, rk: true)
         #expect(try AuthenticatorInfo(cbor: await nfc.ok(Command.getInfo)).remainingDiscoverableCredentials == 0)
@@ -618,15 +692,22 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(try await nfc.status(Command.getAssertion, getAssertionParams(cdh)) == CTAPError.noCredentials)
         let listed = try await nfc.ok(Command.getAssertion, getAssertionParams(cdh, allow: [optionalWithList.id]))
         _ = try checkAssertion(listed, cdh, key: optionalWithList.publicKey)
-        #expect(try await nfc.status(Command.getAssertion, getAssertionParams(cdh, rpID: "example.net",
-                                                                               allow: [required.id]))
-            == CTAPError.noCredentials)
+        #expect(
+            try await nfc.status(
+                Command.getAssertion,
+                getAssertionParams(
+                    cdh, rpID: "example.net",
+                    allow: [required.id]))
+                == CTAPError.noCredentials)
         let client = PINClient(nfc: nfc, pinProtocol: .two)
         #expect(try await client.setPIN("protect-pin") == 0)
         let token = try await client.requireToken("protect-pin", permissions: [.getAssertion], rpID: "example.net")
-        let verified = try await nfc.ok(Command.getAssertion, getAssertionParams(cdh, rpID: "example.net",
-                                                                                  allow: [required.id],
-                                                                                  auth: (client, token)))
+        let verified = try await nfc.ok(
+            Command.getAssertion,
+            getAssertionParams(
+                cdh, rpID: "example.net",
+                allow: [required.id],
+                auth: (client, token)))
         _ = try checkAssertion(verified, cdh, key: required.publicKey)
     }
 
@@ -639,11 +720,14 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         func secret(_ salt: [UInt8]) async throws -> [UInt8] {
             let (platformKey, shared) = try await client.agree()
             let saltEnc = try client.pinProtocol.encrypt(key: shared, salt)
-            let input: CBOR = [1: platformKey, 2: .bytes(saltEnc),
-                               3: .bytes(client.pinProtocol.authenticate(key: shared, saltEnc)), 4: 2]
+            let input: CBOR = [
+                1: platformKey, 2: .bytes(saltEnc),
+                3: .bytes(client.pinProtocol.authenticate(key: shared, saltEnc)), 4: 2,
+            ]
             let cdh = Crypto.random(32)
-            let body = try await nfc.ok(Command.getAssertion,
-                                        getAssertionParams(cdh, allow: [made.id], extensions: ["hmac-secret": input]))
+            let body = try await nfc.ok(
+                Command.getAssertion,
+                getAssertionParams(cdh, allow: [made.id], extensions: ["hmac-secret": input]))
             let authData = try checkAssertion(body, cdh, key: made.publicKey)
             let output = try #require(authData.extensions?["hmac-secret"]?.bytes)
             return try client.pinProtocol.decrypt(key: shared, output)
@@ -699,16 +783,18 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(listedKey.uncompressed == made[0].publicKey.uncompressed)
         let (c2s, c2) = try await call(5)
         #expect(c2s == 0 && c2?[7]?["id"]?.bytes == made[1].id && c2?[9] == nil)
-        #expect(try await call(4, [1: .bytes(sha256("nobody.example"))], token: token).0
-            == CTAPError.noCredentials)
+        #expect(
+            try await call(4, [1: .bytes(sha256("nobody.example"))], token: token).0
+                == CTAPError.noCredentials)
 
         // Without the cm permission, or with a forged parameter: refused.
         let mcToken = try await client.requireToken("manage-pin", permissions: [.makeCredential])
         #expect(try await call(1, token: mcToken).0 == CTAPError.pinAuthInvalid)
         #expect(try await call(1).0 == CTAPError.pinRequired)
         // A token bound to an RP may only manage that RP's credentials.
-        let bound = try await client.requireToken("manage-pin", permissions: [.credentialManagement],
-                                                  rpID: "example.com")
+        let bound = try await client.requireToken(
+            "manage-pin", permissions: [.credentialManagement],
+            rpID: "example.com")
         #expect(try await call(2, token: bound).0 == CTAPError.pinAuthInvalid)
         #expect(try await call(4, [1: .bytes(sha256("example.org"))], token: bound).0 == CTAPError.pinAuthInvalid)
         #expect(try await call(4, [1: .bytes(sha256("example.com"))], token: bound).0 == 0)
@@ -756,9 +842,13 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(!fido.isPINSet && fido.pinRetries == 8 && fido.credentials.isEmpty && fido.signCount == 0)
         #expect(try await AuthenticatorInfo(cbor: fresh.ok(Command.getInfo)).pinSet == false)
         // New wrapping keys: earlier key handles are dead.
-        #expect(try await fresh.status(Command.getAssertion, getAssertionParams(Crypto.random(32), rpID: "example.com",
-                                                                                 allow: [nonResident.id]))
-            == CTAPError.noCredentials)
+        #expect(
+            try await fresh.status(
+                Command.getAssertion,
+                getAssertionParams(
+                    Crypto.random(32), rpID: "example.com",
+                    allow: [nonResident.id]))
+                == CTAPError.noCredentials)
         #expect(try await fresh.status(Command.selection) == 0)
     }
 
@@ -766,8 +856,10 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         let key = newKey(userPresenceDelay: 0.3)
         let nfc = try await NFCClient(key)
         let start = ContinuousClock.now
-        let r = try await nfc.card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.selection.rawValue],
-                                             le: 256))
+        let r = try await nfc.card.send(
+            APDU(
+                cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.selection.rawValue],
+                le: 256))
         #expect(r.status.rawValue == 0x9100 && r.data == [0x02])
         #expect(try await nfc.status(Command.selection) == 0)
         #expect(ContinuousClock.now - start >= .milliseconds(300))
@@ -777,17 +869,20 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(ContinuousClock.now - quick < .milliseconds(250))
 
         // Cancel while waiting: nothing is made.
-        let pending = try await nfc.card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0,
-                                                   data: [Command.makeCredential.rawValue]
-                                                       + makeCredentialParams(Crypto.random(32), rk: true).encoded,
-                                                   le: 256))
+        let pending = try await nfc.card.send(
+            APDU(
+                cla: 0x80, ins: 0x10, p1: 0x80, p2: 0,
+                data: [Command.makeCredential.rawValue]
+                    + makeCredentialParams(Crypto.random(32), rk: true).encoded,
+                le: 256))
         #expect(pending.status.rawValue == 0x9100)
         let cancelled = try await nfc.card.send(APDU(cla: 0x80, ins: 0x11, p1: 0x11, p2: 0, le: 256))
         #expect(cancelled.status == .ok && cancelled.data == [CTAPError.keepaliveCancel])
         #expect(key.state.fido.credentials.isEmpty)
         // Errors that come before the touch are answered at once.
-        #expect(try await nfc.status(Command.makeCredential, makeCredentialParams(Crypto.random(32), algorithms: [-8]))
-            == CTAPError.unsupportedAlgorithm)
+        #expect(
+            try await nfc.status(Command.makeCredential, makeCredentialParams(Crypto.random(32), algorithms: [-8]))
+                == CTAPError.unsupportedAlgorithm)
         _ = try await makeCredential(nfc, rk: true)
         #expect(key.state.fido.credentials.count == 1)
     }
@@ -819,11 +914,14 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(certificate == key.state.fido.attestationCertificate)
         let parsed = try X509Certificate(der: certificate)
         let attestationKey = try #require(parsed.publicKey)
-        #expect(parsed.isSigned(by: attestationKey)) // self-signed
-        #expect(attestationKey.uncompressed
-            == (try P256PrivateKey(raw: key.state.fido.attestationKey)).publicKey.uncompressed)
-        #expect(attestationKey.verify(signature: signature,
-                                      message: [0x00] + application + challenge + handle + userKey))
+        #expect(parsed.isSigned(by: attestationKey))  // self-signed
+        #expect(
+            attestationKey.uncompressed
+                == (try P256PrivateKey(raw: key.state.fido.attestationKey)).publicKey.uncompressed)
+        #expect(
+            attestationKey.verify(
+                signature: signature,
+                message: [0x00] + application + challenge + handle + userKey))
 
         // The certificate and its key are made once.
         let again = try await nfc.u2f(0x01, p1: 0x03, Crypto.random(32) + application)
@@ -844,8 +942,10 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         #expect(signed.data[0] == 0x01)
         let counter = Array(signed.data[1..<5])
         #expect(UInt32(BigEndian.integer(counter)) == before + 1)
-        #expect(credential.verify(signature: Array(signed.data[5...]),
-                                  message: application + [0x01] + counter + challenge))
+        #expect(
+            credential.verify(
+                signature: Array(signed.data[5...]),
+                message: application + [0x01] + counter + challenge))
         let silent = try await request(0x08, handle, application)
         #expect(silent.status == .ok && silent.data[0] == 0x00)
 
@@ -894,8 +994,11 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         let a1 = try await nfc2.ok(Command.getAssertion, getAssertionParams(cdh))
         let d1 = try checkAssertion(a1, cdh, key: resident.publicKey)
         #expect(d1.counter > nonResident.authData.counter)
-        let a2 = try await nfc2.ok(Command.getAssertion, getAssertionParams(cdh, rpID: "example.com",
-                                                                             allow: [nonResident.id]))
+        let a2 = try await nfc2.ok(
+            Command.getAssertion,
+            getAssertionParams(
+                cdh, rpID: "example.com",
+                allow: [nonResident.id]))
         _ = try checkAssertion(a2, cdh, key: nonResident.publicKey)
         #expect(try await client2.requireToken("stored-pin").count == 32)
 
@@ -938,7 +1041,8 @@ private func newKey(_ state: VirtualKeyState = .yubiKey5NFC(), stateFile: Virtua
         // CTAPHID_CANCEL while the key waits for the touch: KEEPALIVE_CANCEL, and nothing is stored.
         let client = PINClient(nfc: nfc, pinProtocol: .two)
         let token = try await client.requireToken("shared-pin", permissions: [.makeCredential])
-        let request = [Command.makeCredential.rawValue]
+        let request =
+            [Command.makeCredential.rawValue]
             + makeCredentialParams(Crypto.random(32), rk: true, auth: (client, token)).encoded
         let pending = Task { try await hid.sendCBOR(request) }
         try await Task.sleep(for: .milliseconds(80))

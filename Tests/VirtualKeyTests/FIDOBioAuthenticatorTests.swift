@@ -34,9 +34,11 @@ import Testing
         var info = await s.info
         #expect(info.supportsBioEnrollment && info.options["bioEnroll"] == false)
         #expect(info.raw[CTAP2.InfoKey.uvModality]?.int == 2)
-        #expect(try await s.fingerprintSensorInfo()
-                == .init(kind: 1, samplesRequired: FIDOAuthenticator.samplesPerFingerprint,
-                         maxNameLength: FIDOAuthenticator.maxFingerprintNameLength))
+        #expect(
+            try await s.fingerprintSensorInfo()
+                == .init(
+                    kind: 1, samplesRequired: FIDOAuthenticator.samplesPerFingerprint,
+                    maxNameLength: FIDOAuthenticator.maxFingerprintNameLength))
         #expect(try await s.fingerprints().isEmpty)
         _ = try await Self.enroll(s)
         info = try await s.refreshInfo()
@@ -61,7 +63,10 @@ import Testing
         let first = try await Self.enroll(s)[0].templateID
         let second = try await Self.enroll(s)[0].templateID
         try await s.setFingerprintName(templateID: second, name: "thumb")
-        #expect(try await s.fingerprints() == [.init(templateID: first, name: nil), .init(templateID: second, name: "thumb")])
+        #expect(
+            try await s.fingerprints() == [
+                .init(templateID: first, name: nil), .init(templateID: second, name: "thumb"),
+            ])
         // Unknown templates. The key picks template IDs at random, so the unknown one is chosen to be neither.
         let unknown = (0...2).map { [UInt8(9), UInt8($0)] }.first { $0 != first && $0 != second }!
         await #expect(throws: FIDOSessionError.noSuchFingerprint(templateID: unknown)) {
@@ -107,8 +112,10 @@ import Testing
     /// nothing; cancelCurrentEnrollment then drops the half-made template, and a new enrollment works: over
     /// `connection` (CTAPHID_CANCEL on USB, NFCCTAP_GETRESPONSE with the cancel flag on NFC).
     /// `sensorDelay` is the key's: a cancelled request must be answered before the sensor would have been.
-    static func cancelDuringTheSensorWait(_ key: VirtualKey, _ s: CTAP2Session, _ connection: any FIDOConnection,
-                                          sensorDelay: Double) async throws {
+    static func cancelDuringTheSensorWait(
+        _ key: VirtualKey, _ s: CTAP2Session, _ connection: any FIDOConnection,
+        sensorDelay: Double
+    ) async throws {
         let cancelling = CancelSwitch()
         await s.setProgress { p in
             if p == .processing && cancelling.isOn { Task { await connection.cancel() } }
@@ -154,7 +161,8 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func ctaphidCancelStopsACaptureAndCancelCurrentEnrollmentDropsTheTemplate()
-        async throws {
+        async throws
+    {
         let key = Self.slowSensorKey(1.5)
         let (s, c) = try await Self.session(key)
         try await Self.cancelDuringTheSensorWait(key, s, c, sensorDelay: 1.5)
@@ -175,12 +183,15 @@ import Testing
 
     @Test func theSensorWaitIsReportedAsProcessingAfterTheFinger() async throws {
         let fido = FIDOAuthenticator(userPresenceDelay: 0.2, profile: .yubikeyBio, sensorDelay: 0.3)
-        let begin = [CTAP2.Command.bioEnrollment.rawValue]
+        let begin =
+            [CTAP2.Command.bioEnrollment.rawValue]
             + CBOR.map([1: 1, 2: CBOR(CTAP2.BioEnrollment.Subcommand.enrollBegin)]).encoded
-        #expect(fido.userWait(for: begin).map(\.status)
+        #expect(
+            fido.userWait(for: begin).map(\.status)
                 == [CTAPHID.KeepaliveStatus.userPresenceNeeded, CTAPHID.KeepaliveStatus.processing])
         #expect(abs(fido.userWaitSeconds(for: begin) - 0.5) < 1e-9)
-        let list = [CTAP2.Command.bioEnrollment.rawValue]
+        let list =
+            [CTAP2.Command.bioEnrollment.rawValue]
             + CBOR.map([1: 1, 2: CBOR(CTAP2.BioEnrollment.Subcommand.enumerateEnrollments)]).encoded
         #expect(fido.userWait(for: list).map(\.seconds) == [0.2])
         // A key without a sensor has no sensor wait.
@@ -191,8 +202,9 @@ import Testing
         let key = VirtualKey()
         let (s, c) = try await CTAP2OverHIDTests.session(key)
         #expect(await s.info.supportsBioEnrollment == false)
-        let raw = try await c.sendCBOR([CTAP2.Command.bioEnrollment.rawValue] + CBOR.map([1: 1, 2: 7]).encoded,
-                                       progress: nil)
+        let raw = try await c.sendCBOR(
+            [CTAP2.Command.bioEnrollment.rawValue] + CBOR.map([1: 1, 2: 7]).encoded,
+            progress: nil)
         #expect(raw == [CTAPError.invalidCommand])
         try await s.setPIN("123456")
         await #expect(throws: CTAPError(CTAPError.unauthorizedPermission)) {

@@ -11,11 +11,14 @@ import VirtualKey
         try await CTAP2OverHIDTests.session(key)
     }
 
-    static func makeResident(_ s: CTAP2Session, pin: String, rpID: String = "example.com",
-                             user: CTAP2Session.User) async throws -> AttestedCredential {
+    static func makeResident(
+        _ s: CTAP2Session, pin: String, rpID: String = "example.com",
+        user: CTAP2Session.User
+    ) async throws -> AttestedCredential {
         try await s.verifyPIN(pin, permissions: [.makeCredential], rpID: rpID)
-        let made = try await s.makeCredential(clientDataHash: Crypto.random(32), rp: .init(id: rpID), user: user,
-                                              residentKey: true)
+        let made = try await s.makeCredential(
+            clientDataHash: Crypto.random(32), rp: .init(id: rpID), user: user,
+            residentKey: true)
         await s.dropToken()
         return made
     }
@@ -25,7 +28,8 @@ import VirtualKey
         let (s, c) = try await Self.session(key)
         let info = await s.info
         #expect(info.supportsConfig && info.supportsSetMinPINLength && info.supportsUpdateUserInformation)
-        #expect(info.alwaysUV == false && info.enterpriseAttestation == false && info.options["makeCredUvNotRqd"] == true)
+        #expect(
+            info.alwaysUV == false && info.enterpriseAttestation == false && info.options["makeCredUvNotRqd"] == true)
         #expect(info.maxRPIDsForSetMinPINLength == FIDOAuthenticator.maxRPIDsForSetMinPINLength)
         #expect(info.extensions.contains("minPinLength") && !info.forcePINChange && info.minPINLength == 4)
         await c.close()
@@ -121,11 +125,13 @@ import VirtualKey
         #expect(await s.info.options["makeCredUvNotRqd"] == false)
         let user = CTAP2Session.User(id: [1], name: "alice")
         await #expect(throws: CTAPError(CTAPError.pinRequired)) {
-            _ = try await s.makeCredential(clientDataHash: Crypto.random(32), rp: .init(id: "example.com"), user: user,
-                                           residentKey: false)
+            _ = try await s.makeCredential(
+                clientDataHash: Crypto.random(32), rp: .init(id: "example.com"), user: user,
+                residentKey: false)
         }
         await #expect(throws: SmartCardError.self) {
-            _ = try await U2FSession(connection: c).register(challenge: Crypto.random(32), application: Crypto.random(32))
+            _ = try await U2FSession(connection: c).register(
+                challenge: Crypto.random(32), application: Crypto.random(32))
         }
         // With a PIN, even switching it off needs a token with acfg.
         try await s.setPIN("123456")
@@ -137,8 +143,9 @@ import VirtualKey
         try await s.verifyPIN("123456", permissions: [.authenticatorConfig])
         #expect(try await s.toggleAlwaysUV() == false)
         await s.dropToken()
-        let assertions = try await s.getAssertions(rpID: "example.com", clientDataHash: Crypto.random(32),
-                                                   allowList: [made.credentialID])
+        let assertions = try await s.getAssertions(
+            rpID: "example.com", clientDataHash: Crypto.random(32),
+            allowList: [made.credentialID])
         #expect(assertions.count == 1)
         _ = try await U2FSession(connection: c).register(challenge: Crypto.random(32), application: Crypto.random(32))
         await c.close()
@@ -149,7 +156,7 @@ import VirtualKey
         let key = VirtualKey(resetWindow: .infinity)
         let (s, c) = try await Self.session(key)
         try await s.enableEnterpriseAttestation()
-        try await s.enableEnterpriseAttestation() // again: nothing changes
+        try await s.enableEnterpriseAttestation()  // again: nothing changes
         let enabled = await s.info.enterpriseAttestation
         #expect(enabled == true && key.state.fido.enterpriseAttestation)
         try await s.setMinPINLength(6, rpIDs: ["example.com"])
@@ -175,8 +182,9 @@ import VirtualKey
         let key = VirtualKey()
         let (s, c) = try await Self.session(key)
         try await s.setPIN("123456")
-        let made = try await Self.makeResident(s, pin: "123456",
-                                               user: .init(id: [7, 7], name: "alice", displayName: "Alice"))
+        let made = try await Self.makeResident(
+            s, pin: "123456",
+            user: .init(id: [7, 7], name: "alice", displayName: "Alice"))
         try await s.verifyPIN("123456", permissions: [.credentialManagement])
         try await s.updateUser(made.credentialID, user: .init(id: [7, 7], name: "alice@example.com"))
         let rp = try #require(try await s.relyingParties().first)

@@ -68,8 +68,10 @@ private func agree(_ key: VirtualKey, _ p: PINUVAuthProtocol) async throws -> (C
 }
 
 private func makeCredentialParams(_ cdh: [UInt8], auth: [UInt8], protocolNumber: Int) -> CBOR {
-    [1: .bytes(cdh), 2: ["id": "example.org"], 3: ["id": .bytes([1, 2, 3]), "name": "u"],
-     4: [["alg": -7, "type": "public-key"]], 8: .bytes(auth), 9: CBOR(protocolNumber)]
+    [
+        1: .bytes(cdh), 2: ["id": "example.org"], 3: ["id": .bytes([1, 2, 3]), "name": "u"],
+        4: [["alg": -7, "type": "public-key"]], 8: .bytes(auth), 9: CBOR(protocolNumber),
+    ]
 }
 
 /// The depth of a CBOR value: 1 for a map or array of plain values.
@@ -106,11 +108,17 @@ struct FIDOProfileTests {
 
         // The other protocol is refused (CTAP1_ERR_INVALID_PARAMETER) for every clientPIN subcommand that
         // names one, before anything changes.
-        #expect(try await ctapStatus(k, Command.clientPIN, [1: CBOR(other.version), 2: 2]) == CTAPError.invalidParameter)
+        #expect(
+            try await ctapStatus(k, Command.clientPIN, [1: CBOR(other.version), 2: 2]) == CTAPError.invalidParameter)
         let (platformKey, _) = try await agree(k, number == 1 ? .one : .two)
-        #expect(try await ctapStatus(k, Command.clientPIN, [1: CBOR(other.version), 2: 3, 3: platformKey,
-                                                            4: .bytes(Crypto.random(16)), 5: .bytes(Crypto.random(64))])
-            == CTAPError.invalidParameter)
+        #expect(
+            try await ctapStatus(
+                k, Command.clientPIN,
+                [
+                    1: CBOR(other.version), 2: 3, 3: platformKey,
+                    4: .bytes(Crypto.random(16)), 5: .bytes(Crypto.random(64)),
+                ])
+                == CTAPError.invalidParameter)
         #expect(!k.state.fido.isPINSet)
 
         // KeyKit picks the one offered, for set, change, verify and credential management.
@@ -119,8 +127,9 @@ struct FIDOProfileTests {
         await #expect(throws: CTAPError.self) { try await s.verifyPIN("first-pin") }
         try await s.verifyPIN("second-pin", permissions: [.makeCredential], rpID: "example.org")
         let cdh = Crypto.random(32)
-        _ = try await s.makeCredential(clientDataHash: cdh, rp: .init(id: "example.org"),
-                                       user: .init(id: [7], name: "seven"), residentKey: true)
+        _ = try await s.makeCredential(
+            clientDataHash: cdh, rp: .init(id: "example.org"),
+            user: .init(id: [7], name: "seven"), residentKey: true)
         try await s.verifyPIN("second-pin", permissions: [.credentialManagement])
         let rps = try await s.relyingParties()
         #expect(rps.map(\.id) == ["example.org"])
@@ -128,9 +137,11 @@ struct FIDOProfileTests {
         #expect(try await s.pinRetries().retries == 8)
 
         // A makeCredential whose pinUvAuthParam names the other protocol is refused the same way.
-        #expect(try await ctapStatus(k, Command.makeCredential,
-                                     makeCredentialParams(cdh, auth: Crypto.random(16), protocolNumber: other.version))
-            == CTAPError.invalidParameter)
+        #expect(
+            try await ctapStatus(
+                k, Command.makeCredential,
+                makeCredentialParams(cdh, auth: Crypto.random(16), protocolNumber: other.version))
+                == CTAPError.invalidParameter)
         await fido.close()
 
         // Over HID too.
@@ -165,8 +176,11 @@ struct FIDOProfileTests {
         let (s, fido) = try await nfcSession(k)
         let info = await s.info
         #expect(info.versions == ["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1", "FIDO_2_2", "FIDO_3_0"])
-        #expect(info.extensions == ["credProtect", "hmac-secret", "minPinLength", "thirdPartyPayment",
-                                    "x-vendor-telemetry"])
+        #expect(
+            info.extensions == [
+                "credProtect", "hmac-secret", "minPinLength", "thirdPartyPayment",
+                "x-vendor-telemetry",
+            ])
         #expect(info.options["futureOption"] == true && info.options["x-vendor-mode"] == false)
         #expect(info.options["clientPin"] == false && info.pinSet == false)
         #expect(info.aaguid == FIDOAuthenticator.aaguid && info.pinUVAuthProtocols == [2, 1])
@@ -197,8 +211,10 @@ struct FIDOProfileTests {
         let card = SmartCardProtocol(connection: VirtualKeyConnection(key: k))
         let selected = try await card.send(.select(aid: AID.fido))
         #expect(selected.status == .ok && selected.data == Array("U2F_V2".utf8))
-        let msg = try await card.send(APDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.getInfo.rawValue],
-                                           le: 256))
+        let msg = try await card.send(
+            APDU(
+                cla: 0x80, ins: 0x10, p1: 0x80, p2: 0, data: [Command.getInfo.rawValue],
+                le: 256))
         #expect(msg.status == .invalidInstruction && msg.data.isEmpty)
         let poll = try await card.send(APDU(cla: 0x80, ins: 0x11, p1: 0, p2: 0, le: 256))
         #expect(poll.status == .invalidInstruction)
@@ -209,8 +225,9 @@ struct FIDOProfileTests {
         #expect(try await u2f.version() == "U2F_V2")
         let app = Crypto.digest(.sha256, Array("https://u2f.example".utf8))
         let reg = try await u2f.register(challenge: Crypto.random(32), application: app)
-        let auth = try await u2f.authenticate(challenge: Crypto.random(32), application: app,
-                                              keyHandle: reg.keyHandle, publicKey: reg.publicKey)
+        let auth = try await u2f.authenticate(
+            challenge: Crypto.random(32), application: app,
+            keyHandle: reg.keyHandle, publicKey: reg.publicKey)
         #expect(auth.userPresence & 1 == 1)
         await fido.close()
 
@@ -234,8 +251,9 @@ struct FIDOProfileTests {
         let u2f = U2FSession(connection: hid)
         let app = Crypto.digest(.sha256, Array("https://hid.example".utf8))
         let reg = try await u2f.register(challenge: Crypto.random(32), application: app)
-        _ = try await u2f.authenticate(challenge: Crypto.random(32), application: app, keyHandle: reg.keyHandle,
-                                       publicKey: reg.publicKey)
+        _ = try await u2f.authenticate(
+            challenge: Crypto.random(32), application: app, keyHandle: reg.keyHandle,
+            publicKey: reg.publicKey)
         // What a client probing the HID interface learns: U2F, no FIDO2.
         let probed = await KeyProbe.inspect(fido: hid, name: "virtual")
         #expect(probed.applications.contains("U2F") && !probed.applications.contains("FIDO2"))

@@ -29,7 +29,8 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
         #expect(status(usbKey.process(selectOATH)) == "9000")
         let info = try await management(nfcKey).deviceInfo()
         #expect(info.enabledNFC == [.otp, .piv] && info.enabledUSB == .all)
-        #expect(try await KeyProbe.inspect(connection: VirtualKeyConnection(key: nfcKey)).applications == ["OTP", "PIV"])
+        #expect(
+            try await KeyProbe.inspect(connection: VirtualKeyConnection(key: nfcKey)).applications == ["OTP", "PIV"])
     }
 
     @Test func lockCodeRules() async throws {
@@ -42,17 +43,20 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
             try await session.writeConfiguration(DeviceConfiguration(enabledUSB: [.otp]))
         }
         await #expect(throws: ManagementError.wrongLockCode) {
-            try await session.writeConfiguration(DeviceConfiguration(enabledUSB: [.otp]), currentLockCode: lock.reversed())
+            try await session.writeConfiguration(
+                DeviceConfiguration(enabledUSB: [.otp]), currentLockCode: lock.reversed())
         }
         await #expect(throws: ManagementError.wrongLockCode) {
-            try await session.writeConfiguration(DeviceConfiguration(), newLockCode: DeviceConfiguration.clearedLockCode)
+            try await session.writeConfiguration(
+                DeviceConfiguration(), newLockCode: DeviceConfiguration.clearedLockCode)
         }
         #expect(key.state.usbEnabled == Capabilities.all.rawValue && key.state.configLocked)
         // With it, the change is made; then 16 zero bytes clear the lock.
         try await session.writeConfiguration(DeviceConfiguration(enabledUSB: [.otp, .oath]), currentLockCode: lock)
         #expect(key.state.usbEnabled == Capabilities([.otp, .oath]).rawValue)
-        try await session.writeConfiguration(DeviceConfiguration(), currentLockCode: lock,
-                                             newLockCode: DeviceConfiguration.clearedLockCode)
+        try await session.writeConfiguration(
+            DeviceConfiguration(), currentLockCode: lock,
+            newLockCode: DeviceConfiguration.clearedLockCode)
         #expect(try await session.deviceInfo().isConfigLocked == false)
         #expect(key.state.configLockCode == nil)
         try await session.writeConfiguration(DeviceConfiguration(challengeResponseTimeout: 40, deviceFlags: 0x80))
@@ -73,7 +77,8 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
     }
 
     @Test func stateFileKeepsTheLockCodeAsHex() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vk-config-\(UUID().uuidString).json").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vk-config-\(UUID().uuidString).json")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let file = VirtualKeyStateFile(path: path)
         var state = VirtualKeyState.yubiKey5NFC()
@@ -105,7 +110,9 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
         #expect(key.state.oath.credentials.isEmpty)
         #expect(key.state.nfcEnabled == Capabilities([.oath, .piv]).rawValue)
         let old = VirtualKey(state: .yubiKey5NFC(version: Version(5, 4, 3)))
-        await #expect(throws: ManagementError.needsFirmware(.deviceReset, minimum: Version(5, 6, 0), actual: Version(5, 4, 3))) {
+        await #expect(
+            throws: ManagementError.needsFirmware(.deviceReset, minimum: Version(5, 6, 0), actual: Version(5, 4, 3))
+        ) {
             try await management(old).deviceReset()
         }
     }
@@ -156,8 +163,9 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
             try await ManagementHID.writeConfig(otp: otp, data: unlocked)
         }
         #expect(key.state.otpSequence == sequence)
-        let withCode = try DeviceConfiguration(enabledNFC: [.piv]).writeConfigData(reboot: false, currentLockCode: lock,
-                                                                                newLockCode: DeviceConfiguration.clearedLockCode)
+        let withCode = try DeviceConfiguration(enabledNFC: [.piv]).writeConfigData(
+            reboot: false, currentLockCode: lock,
+            newLockCode: DeviceConfiguration.clearedLockCode)
         try await ManagementHID.writeConfig(otp: otp, data: withCode)
         #expect(key.state.otpSequence == sequence &+ 1)
         let info = try await ManagementHID.readDeviceInfo(otp: otp)

@@ -40,7 +40,8 @@ import VirtualKey
 
     @Test func rememberingOnUnlockLetsTheNextSessionInWithoutAPassword() async throws {
         let f = Fixture()
-        _ = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: false)
+        _ = try await f.access.setPassword(
+            try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: false)
         let s1 = try await f.open()
         #expect(try await f.access.unlockWithKnownKey(s1).needsPassword)
         #expect(try await !f.remembered(s1))
@@ -53,7 +54,8 @@ import VirtualKey
 
     @Test func aWrongPasswordIsWrongAndRemembersNothing() async throws {
         let f = Fixture()
-        _ = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: false)
+        _ = try await f.access.setPassword(
+            try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: false)
         let s = try await f.open()
         await #expect(throws: OATHError.wrongPassword) {
             _ = try await f.access.unlock(s, password: SecretBytes(utf8: "nope"), remember: true)
@@ -63,8 +65,9 @@ import VirtualKey
 
     @Test func theHeldKeyComesFirstAndOneTurnedDownIsDropped() async throws {
         let f = Fixture()
-        let key1 = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"),
-                                                  remember: false)
+        let key1 = try await f.access.setPassword(
+            try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"),
+            remember: false)
         let held = try #require(key1)
         let outcome = try await f.access.unlockWithKnownKey(try await f.open(), held: held)
         #expect(!outcome.needsPassword && outcome.key === held)
@@ -72,8 +75,9 @@ import VirtualKey
         // The password changes elsewhere: the held key is turned down, and a remembered one is tried next.
         let s = try await f.open()
         _ = try await f.access.unlock(s, password: SecretBytes(utf8: "pw-1"), remember: false)
-        let key2 = try await f.access.setPassword(s, current: SecretBytes(utf8: "pw-1"), new: SecretBytes(utf8: "pw-2"),
-                                                  remember: true)
+        let key2 = try await f.access.setPassword(
+            s, current: SecretBytes(utf8: "pw-1"), new: SecretBytes(utf8: "pw-2"),
+            remember: true)
         let after = try await f.access.unlockWithKnownKey(try await f.open(), held: held)
         #expect(after.heldRejected && !after.needsPassword)
         #expect(after.key?.constantTimeEquals(try #require(key2)) == true)
@@ -81,11 +85,13 @@ import VirtualKey
 
     @Test func aRememberedKeyThatNoLongerWorksIsForgotten() async throws {
         let f = Fixture()
-        _ = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: true)
+        _ = try await f.access.setPassword(
+            try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: true)
         // Another computer (no remembered key here for it) changes the password.
         let other = OATHAccess(store: RememberedKeys(path: f.directory + "/other.json"))
-        _ = try await other.setPassword(try await f.open(), current: SecretBytes(utf8: "pw-1"),
-                                        new: SecretBytes(utf8: "pw-2"), remember: false)
+        _ = try await other.setPassword(
+            try await f.open(), current: SecretBytes(utf8: "pw-1"),
+            new: SecretBytes(utf8: "pw-2"), remember: false)
         let s = try await f.open()
         let outcome = try await f.access.unlockWithKnownKey(s)
         #expect(outcome.needsPassword && outcome.rememberedForgotten)
@@ -94,15 +100,19 @@ import VirtualKey
 
     @Test func theRememberedKeyFollowsAChangeAndGoesWithAClear() async throws {
         let f = Fixture()
-        _ = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: true)
+        _ = try await f.access.setPassword(
+            try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: true)
         // Changed without asking to remember: the remembered key was there, so the new one replaces it.
-        _ = try await f.access.setPassword(try await f.open(), current: SecretBytes(utf8: "pw-1"),
-                                           new: SecretBytes(utf8: "pw-2"), remember: false)
+        _ = try await f.access.setPassword(
+            try await f.open(), current: SecretBytes(utf8: "pw-1"),
+            new: SecretBytes(utf8: "pw-2"), remember: false)
         let s = try await f.open()
         #expect(try await !f.access.unlockWithKnownKey(s).needsPassword)
         // Cleared: nothing to remember any more.
-        #expect(try await f.access.setPassword(try await f.open(), current: SecretBytes(utf8: "pw-2"), new: nil,
-                                               remember: true) == nil)
+        #expect(
+            try await f.access.setPassword(
+                try await f.open(), current: SecretBytes(utf8: "pw-2"), new: nil,
+                remember: true) == nil)
         let cleared = try await f.open()
         #expect(await !cleared.isLocked)
         #expect(try await !f.remembered(cleared))
@@ -110,13 +120,16 @@ import VirtualKey
 
     @Test func changingNeedsTheCurrentPasswordAndAWrongOneChangesNothing() async throws {
         let f = Fixture()
-        _ = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: false)
+        _ = try await f.access.setPassword(
+            try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: false)
         await #expect(throws: OATHError.passwordRequired) {
-            _ = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-2"), remember: false)
+            _ = try await f.access.setPassword(
+                try await f.open(), current: nil, new: SecretBytes(utf8: "pw-2"), remember: false)
         }
         await #expect(throws: OATHError.wrongPassword) {
-            _ = try await f.access.setPassword(try await f.open(), current: SecretBytes(utf8: "wrong"),
-                                               new: SecretBytes(utf8: "pw-2"), remember: false)
+            _ = try await f.access.setPassword(
+                try await f.open(), current: SecretBytes(utf8: "wrong"),
+                new: SecretBytes(utf8: "pw-2"), remember: false)
         }
         // Still the first password.
         _ = try await f.access.unlock(try await f.open(), password: SecretBytes(utf8: "pw-1"), remember: false)
@@ -124,7 +137,8 @@ import VirtualKey
 
     @Test func resetForgetsTheRememberedKey() async throws {
         let f = Fixture()
-        _ = try await f.access.setPassword(try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: true)
+        _ = try await f.access.setPassword(
+            try await f.open(), current: nil, new: SecretBytes(utf8: "pw-1"), remember: true)
         let s = try await f.open()
         let before = await s.deviceID
         try await f.access.reset(s)

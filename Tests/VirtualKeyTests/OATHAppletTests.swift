@@ -33,14 +33,19 @@ private struct OATHCard {
         try await proto.send(APDU(ins: ins, p1: p1, p2: p2, data: data))
     }
 
-    func put(_ name: String, type: OATHType = .totp, algorithm: HashAlgorithm = .sha1, digits: UInt8 = 6,
-             secret: [UInt8], touch: Bool = false, imf: UInt32? = nil) async throws -> Response {
-        try await put(Array(name.utf8), typeByte: type.rawValue | algorithm.oathCode, digits: digits,
-                      secret: secret, touch: touch, imf: imf)
+    func put(
+        _ name: String, type: OATHType = .totp, algorithm: HashAlgorithm = .sha1, digits: UInt8 = 6,
+        secret: [UInt8], touch: Bool = false, imf: UInt32? = nil
+    ) async throws -> Response {
+        try await put(
+            Array(name.utf8), typeByte: type.rawValue | algorithm.oathCode, digits: digits,
+            secret: secret, touch: touch, imf: imf)
     }
 
-    func put(_ name: [UInt8], typeByte: UInt8, digits: UInt8, secret: [UInt8], touch: Bool = false,
-             imf: UInt32? = nil) async throws -> Response {
+    func put(
+        _ name: [UInt8], typeByte: UInt8, digits: UInt8, secret: [UInt8], touch: Bool = false,
+        imf: UInt32? = nil
+    ) async throws -> Response {
         var data = TLV(0x71, name).encoded + TLV(0x73, [typeByte, digits] + secret).encoded
         if touch { data += [0x78, 0x02] }
         if let imf { data += TLV(0x7A, BigEndian.bytes(UInt64(imf), count: 4)).encoded }
@@ -54,7 +59,7 @@ private struct OATHCard {
         let tlvs = try TLV.parseAll(r.data, mode: .simple)
         let value = try #require(tlvs.value(for: 0x76))
         #expect(value.count == 5)
-        #expect(value[1] & 0x80 == 0) // dynamic truncation clears the top bit
+        #expect(value[1] & 0x80 == 0)  // dynamic truncation clears the top bit
         return decimal(value)
     }
 
@@ -72,7 +77,8 @@ private struct OATHCard {
     /// SET CODE with a correct check response.
     func setCode(_ key: [UInt8]) async throws -> Response {
         let challenge = Crypto.random(8)
-        let data = TLV(0x73, [0x21] + key).encoded + TLV(0x74, challenge).encoded
+        let data =
+            TLV(0x73, [0x21] + key).encoded + TLV(0x74, challenge).encoded
             + TLV(0x75, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
         return try await send(0x03, data)
     }
@@ -128,12 +134,15 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
     func rfc6238(time: Int64, sha1: String, sha256: String, sha512: String) async throws {
         let card = OATHCard()
         try await card.select()
-        #expect(try await card.put("sha1", algorithm: .sha1, digits: 8, secret: repeated(rfcSecret, to: 20))
-            .status == .ok)
-        #expect(try await card.put("sha256", algorithm: .sha256, digits: 8, secret: repeated(rfcSecret, to: 32))
-            .status == .ok)
-        #expect(try await card.put("sha512", algorithm: .sha512, digits: 8, secret: repeated(rfcSecret, to: 64))
-            .status == .ok)
+        #expect(
+            try await card.put("sha1", algorithm: .sha1, digits: 8, secret: repeated(rfcSecret, to: 20))
+                .status == .ok)
+        #expect(
+            try await card.put("sha256", algorithm: .sha256, digits: 8, secret: repeated(rfcSecret, to: 32))
+                .status == .ok)
+        #expect(
+            try await card.put("sha512", algorithm: .sha512, digits: 8, secret: repeated(rfcSecret, to: 64))
+                .status == .ok)
         let step = timeStep(time)
         #expect(try await card.code("sha1", challenge: step) == sha1)
         #expect(try await card.code("sha256", challenge: step) == sha256)
@@ -144,8 +153,10 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         let card = OATHCard()
         try await card.select()
         _ = try await card.put("sha256", algorithm: .sha256, digits: 8, secret: repeated(rfcSecret, to: 32))
-        let r = try await card.send(0xA2, p2: 0x00, TLV(0x71, Array("sha256".utf8)).encoded
-                                                    + TLV(0x74, timeStep(59)).encoded)
+        let r = try await card.send(
+            0xA2, p2: 0x00,
+            TLV(0x71, Array("sha256".utf8)).encoded
+                + TLV(0x74, timeStep(59)).encoded)
         let full = try #require(try TLV.parseAll(r.data, mode: .simple).value(for: 0x75))
         #expect(full.count == 33)
         #expect(full[0] == 8)
@@ -160,8 +171,10 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         let card = OATHCard()
         try await card.select()
         #expect(try await card.put("hotp", type: .hotp, secret: rfcSecret).status == .ok)
-        let expected = ["755224", "287082", "359152", "969429", "338314",
-                        "254676", "287922", "162583", "399871", "520489"]
+        let expected = [
+            "755224", "287082", "359152", "969429", "338314",
+            "254676", "287922", "162583", "399871", "520489",
+        ]
         var codes = [String]()
         for i in 0..<10 {
             codes.append(try await card.code("hotp", challenge: i % 2 == 0 ? [] : timeStep(1_234_567_890)))
@@ -181,8 +194,9 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
     @Test func touchAccountsWaitForTheSimulatedTouch() async throws {
         let card = OATHCard(touchDelay: 0.3)
         try await card.select()
-        #expect(try await card.put("touch", digits: 8, secret: repeated(rfcSecret, to: 20), touch: true)
-            .status == .ok)
+        #expect(
+            try await card.put("touch", digits: 8, secret: repeated(rfcSecret, to: 20), touch: true)
+                .status == .ok)
         #expect(card.key.state.oath.credentials.first?.touch == true)
         let clock = ContinuousClock()
         let start = clock.now
@@ -239,8 +253,9 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         #expect(card.key.state.oath.credentials[15].counter == 0)
 
         // The untruncated form carries the whole HMAC.
-        let full = try TLV.parseAll(try await card.send(0xA4, p2: 0x00, TLV(0x74, challenge).encoded).data,
-                                    mode: .simple)
+        let full = try TLV.parseAll(
+            try await card.send(0xA4, p2: 0x00, TLV(0x74, challenge).encoded).data,
+            mode: .simple)
         #expect(full[1].tag == 0x75)
         #expect(full[1].value.count == 21)
     }
@@ -269,18 +284,26 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         #expect(try await card.put("x", digits: 9, secret: rfcSecret).status.rawValue == 0x6A80)
         #expect(try await card.put(String(repeating: "n", count: 65), secret: rfcSecret).status.rawValue == 0x6A80)
         #expect(try await card.put([], typeByte: 0x21, digits: 6, secret: rfcSecret).status.rawValue == 0x6A80)
-        #expect(try await card.put(Array("x".utf8), typeByte: 0x31, digits: 6, secret: rfcSecret)
-            .status.rawValue == 0x6A80)
-        #expect(try await card.put(Array("x".utf8), typeByte: 0x24, digits: 6, secret: rfcSecret)
-            .status.rawValue == 0x6A80)
-        #expect(try await card.put(Array("x".utf8), typeByte: 0x21, digits: 6, secret: [])
-            .status.rawValue == 0x6A80)
+        #expect(
+            try await card.put(Array("x".utf8), typeByte: 0x31, digits: 6, secret: rfcSecret)
+                .status.rawValue == 0x6A80)
+        #expect(
+            try await card.put(Array("x".utf8), typeByte: 0x24, digits: 6, secret: rfcSecret)
+                .status.rawValue == 0x6A80)
+        #expect(
+            try await card.put(Array("x".utf8), typeByte: 0x21, digits: 6, secret: [])
+                .status.rawValue == 0x6A80)
         // Truncated TLV, key without a secret, IMF of the wrong size.
         #expect(try await card.send(0x01, [0x71, 0x05, 0x61]).status.rawValue == 0x6A80)
-        #expect(try await card.send(0x01, TLV(0x71, [0x61]).encoded + TLV(0x73, [0x21, 6]).encoded)
-            .status.rawValue == 0x6A80)
-        #expect(try await card.send(0x01, TLV(0x71, [0x61]).encoded + TLV(0x73, [0x11, 6] + rfcSecret).encoded
-                                    + TLV(0x7A, [0, 0, 1]).encoded).status.rawValue == 0x6A80)
+        #expect(
+            try await card.send(0x01, TLV(0x71, [0x61]).encoded + TLV(0x73, [0x21, 6]).encoded)
+                .status.rawValue == 0x6A80)
+        #expect(
+            try await card.send(
+                0x01,
+                TLV(0x71, [0x61]).encoded + TLV(0x73, [0x11, 6] + rfcSecret).encoded
+                    + TLV(0x7A, [0, 0, 1]).encoded
+            ).status.rawValue == 0x6A80)
         #expect(try await card.ids().isEmpty)
         // 64 bytes is the longest ID.
         #expect(try await card.put(String(repeating: "n", count: 64), secret: rfcSecret).status == .ok)
@@ -292,13 +315,19 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         let card = OATHCard()
         let salt = try #require(try await card.select()[0x71])
         _ = try await card.put("GitHub:alice", secret: rfcSecret)
-        #expect(try await card.send(0xA3, TLV(0x75, [UInt8](repeating: 0, count: 20)).encoded
-                                    + TLV(0x74, Crypto.random(8)).encoded).status.rawValue == 0x6984)
+        #expect(
+            try await card.send(
+                0xA3,
+                TLV(0x75, [UInt8](repeating: 0, count: 20)).encoded
+                    + TLV(0x74, Crypto.random(8)).encoded
+            ).status.rawValue == 0x6984)
 
-        let accessKey = Crypto.pbkdf2(.sha1, password: Array("correct horse".utf8), salt: salt, iterations: 1000,
-                                      length: 16)
+        let accessKey = Crypto.pbkdf2(
+            .sha1, password: Array("correct horse".utf8), salt: salt, iterations: 1000,
+            length: 16)
         // A check response that does not match is refused.
-        let wrongCheck = TLV(0x73, [0x21] + accessKey).encoded + TLV(0x74, Crypto.random(8)).encoded
+        let wrongCheck =
+            TLV(0x73, [0x21] + accessKey).encoded + TLV(0x74, Crypto.random(8)).encoded
             + TLV(0x75, [UInt8](repeating: 1, count: 20)).encoded
         #expect(try await card.send(0x03, wrongCheck).status.rawValue == 0x6984)
         #expect(card.key.state.oath.passwordKey == nil)
@@ -320,15 +349,19 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         // Wrong password: refused, still locked.
         let wrongKey = Crypto.pbkdf2(.sha1, password: Array("wrong".utf8), salt: salt, iterations: 1000, length: 16)
         let ours = Crypto.random(8)
-        let wrong = try await card.send(0xA3, TLV(0x75, Crypto.hmac(.sha1, key: wrongKey, data: challenge)).encoded
-                                        + TLV(0x74, ours).encoded)
+        let wrong = try await card.send(
+            0xA3,
+            TLV(0x75, Crypto.hmac(.sha1, key: wrongKey, data: challenge)).encoded
+                + TLV(0x74, ours).encoded)
         #expect(wrong.status.rawValue == 0x6A80)
         #expect(wrong.data.isEmpty)
         #expect(try await card.send(0xA1).status.rawValue == 0x6982)
 
         // Right password: the key answers our challenge, and the session opens.
-        let right = try await card.send(0xA3, TLV(0x75, Crypto.hmac(.sha1, key: accessKey, data: challenge)).encoded
-                                        + TLV(0x74, ours).encoded)
+        let right = try await card.send(
+            0xA3,
+            TLV(0x75, Crypto.hmac(.sha1, key: accessKey, data: challenge)).encoded
+                + TLV(0x74, ours).encoded)
         #expect(right.status == .ok)
         let proof = try TLV.parseAll(right.data, mode: .simple).value(for: 0x75)
         #expect(proof == Crypto.hmac(.sha1, key: accessKey, data: ours))
@@ -339,8 +372,12 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         let afterPower = try await card.select()
         #expect(try await card.send(0xA1).status.rawValue == 0x6982)
         let c2 = try #require(afterPower[0x74])
-        #expect(try await card.send(0xA3, TLV(0x75, Crypto.hmac(.sha1, key: accessKey, data: c2)).encoded
-                                    + TLV(0x74, ours).encoded).status == .ok)
+        #expect(
+            try await card.send(
+                0xA3,
+                TLV(0x75, Crypto.hmac(.sha1, key: accessKey, data: c2)).encoded
+                    + TLV(0x74, ours).encoded
+            ).status == .ok)
 
         // Removing the password.
         #expect(try await card.send(0x03, TLV(0x73, []).encoded).status == .ok)
@@ -443,9 +480,11 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         #expect(loaded.oath.passwordKey == accessKey)
         #expect(loaded.oath.credentials.map(\.idString) == ["Bank:alice", "Touch:alice"])
         #expect(loaded.oath.credentials[0].counter == 2)
-        #expect(loaded.oath.credentials[1] == OATHState.StoredCredential(
-            id: Array("Touch:alice".utf8), type: .totp, algorithm: .sha256, digits: 8, secret: rfcSecret,
-            touch: true))
+        #expect(
+            loaded.oath.credentials[1]
+                == OATHState.StoredCredential(
+                    id: Array("Touch:alice".utf8), type: .totp, algorithm: .sha256, digits: 8, secret: rfcSecret,
+                    touch: true))
         let text = try String(contentsOfFile: file.path, encoding: .utf8)
         #expect(text.contains("\"secret\" : \"\(rfcSecret.hex)\""))
         #expect(text.contains("\"type\" : \"hotp\""))
@@ -455,8 +494,10 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         #expect(selected[0x71] == salt)
         let challenge = try #require(selected[0x74])
         #expect(try await card.send(0xA1).status.rawValue == 0x6982)
-        let v = try await card.send(0xA3, TLV(0x75, Crypto.hmac(.sha1, key: accessKey, data: challenge)).encoded
-                                    + TLV(0x74, Crypto.random(8)).encoded)
+        let v = try await card.send(
+            0xA3,
+            TLV(0x75, Crypto.hmac(.sha1, key: accessKey, data: challenge)).encoded
+                + TLV(0x74, Crypto.random(8)).encoded)
         #expect(v.status == .ok)
         #expect(try await card.code("Bank:alice", challenge: []) == "359152")
         #expect(try file.load()?.oath.credentials[0].counter == 3)
@@ -468,8 +509,9 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/old.json"
         let state = VirtualKeyState.yubiKey5NFC(serial: 1234, version: Version(5, 4, 3)).withDemoAccounts()
-        var json = try #require(try JSONSerialization.jsonObject(with: try JSONEncoder().encode(state))
-            as? [String: Any])
+        var json = try #require(
+            try JSONSerialization.jsonObject(with: try JSONEncoder().encode(state))
+                as? [String: Any])
         #expect(json["oath"] != nil)
         json.removeValue(forKey: "oath")
         json.removeValue(forKey: "piv")  // the demo's PIV key came later than OATH, and such files lack it too
@@ -492,9 +534,12 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         let card = OATHCard(state: VirtualKeyState.yubiKey5NFC().withDemoAccounts())
         try await card.select()
         let list = try await card.list()
-        #expect(list.map(\.id) == ["GitHub:alice@example.com", "60/Fastmail:alice@example.com",
-                                   "Example Bank:alice", "Google:alice@example.com", "Dropbox:alice@example.com",
-                                   "Corp VPN:alice", "Steam:alice"])
+        #expect(
+            list.map(\.id) == [
+                "GitHub:alice@example.com", "60/Fastmail:alice@example.com",
+                "Example Bank:alice", "Google:alice@example.com", "Dropbox:alice@example.com",
+                "Corp VPN:alice", "Steam:alice",
+            ])
         #expect(list.map(\.type) == [0x21, 0x21, 0x11, 0x21, 0x22, 0x21, 0x21])
         #expect(OATHState.demoAccounts().allSatisfy { $0.secret.count >= 16 })
         #expect(OATHState.demoAccounts() == OATHState.demoAccounts())
@@ -502,8 +547,9 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         // Reference values computed independently (Python hmac) at 2023-11-14T22:13:20Z.
         let t: Int64 = 1_700_000_000
         #expect(try await card.code("GitHub:alice@example.com", challenge: timeStep(t)) == "181867")
-        #expect(try await card.code("60/Fastmail:alice@example.com", challenge: timeStep(t, period: 60))
-            == "054833")
+        #expect(
+            try await card.code("60/Fastmail:alice@example.com", challenge: timeStep(t, period: 60))
+                == "054833")
         #expect(try await card.code("Example Bank:alice", challenge: []) == "401077")
         #expect(try await card.code("Example Bank:alice", challenge: []) == "751705")
         #expect(try await card.code("Google:alice@example.com", challenge: timeStep(t)) == "614541")

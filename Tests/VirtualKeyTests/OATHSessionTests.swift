@@ -29,8 +29,11 @@ import VirtualKey
         let accounts: [(HashAlgorithm, Int)] = [(.sha1, 20), (.sha256, 32), (.sha512, 64)]
         var credentials = [Credential]()
         for (alg, len) in accounts {
-            credentials.append(try await s.put(CredentialData(name: alg.rawValue, issuer: "RFC6238", algorithm: alg,
-                                                              digits: 8, secret: OATHSessionTests.seed(len))))
+            credentials.append(
+                try await s.put(
+                    CredentialData(
+                        name: alg.rawValue, issuer: "RFC6238", algorithm: alg,
+                        digits: 8, secret: OATHSessionTests.seed(len))))
         }
         for (t, sha1, sha256, sha512) in OATHSessionTests.rfc6238 {
             let codes = try await credentials.asyncMap { try await s.calculate($0, at: t).value }
@@ -44,8 +47,10 @@ import VirtualKey
     @Test func rfc4226HOTPVectorsAndCounterAdvance() async throws {
         let s = try await OATHSessionTests.session()
         let c = try await s.put(CredentialData(name: "hotp", type: .hotp, secret: OATHSessionTests.seed(20)))
-        let expected = ["755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871",
-                        "520489"]
+        let expected = [
+            "755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871",
+            "520489",
+        ]
         var got = [String]()
         for i in expected.indices {
             got.append(try await s.calculate(c, at: 0).value)
@@ -60,8 +65,10 @@ import VirtualKey
 
     @Test func hotpWithInitialCounterAndSevenDigits() async throws {
         let s = try await OATHSessionTests.session()
-        let c = try await s.put(CredentialData(name: "h", type: .hotp, digits: 6, counter: 5,
-                                               secret: OATHSessionTests.seed(20)))
+        let c = try await s.put(
+            CredentialData(
+                name: "h", type: .hotp, digits: 6, counter: 5,
+                secret: OATHSessionTests.seed(20)))
         #expect(try await s.calculate(c, at: 0).value == "254676")
     }
 
@@ -82,8 +89,10 @@ import VirtualKey
 
     @Test func touchAccountsWaitForRequest() async throws {
         let s = try await OATHSessionTests.session()
-        let c = try await s.put(CredentialData(name: "touch", digits: 8, secret: OATHSessionTests.seed(20),
-                                               touch: true))
+        let c = try await s.put(
+            CredentialData(
+                name: "touch", digits: 8, secret: OATHSessionTests.seed(20),
+                touch: true))
         let all = try await s.calculateAll(at: 59)
         #expect(all.count == 1 && all[0].code == nil && all[0].credential.touch == true && all[0].digits == 8)
         #expect(try await s.calculate(c, at: 59).value == "94287082")
@@ -108,8 +117,11 @@ import VirtualKey
     @Test func firmwareGatesRenameAndSHA512() async throws {
         let old = try await OATHSessionTests.session(version: Version(4, 2, 6))
         let c = try await old.put(CredentialData(name: "a", secret: OATHSessionTests.seed(20)))
-        await #expect(throws: OATHError.notSupported(feature: .rename, minimum: Version(5, 3, 1),
-                                                     actual: Version(4, 2, 6))) {
+        await #expect(
+            throws: OATHError.notSupported(
+                feature: .rename, minimum: Version(5, 3, 1),
+                actual: Version(4, 2, 6))
+        ) {
             try await old.rename(c, to: CredentialID(name: "b", issuer: nil, type: .totp))
         }
         await #expect(throws: OATHError.self) {

@@ -67,7 +67,8 @@ import VirtualKey
         try await overCCID.programChallengeResponse(slot: 1, key: Array("Jefe".utf8))
         let (s, c) = try await Self.hid(key)
         #expect(await s.status.slot1Configured)
-        #expect(try await s.calculateHMAC(slot: 1, challenge: Array("what do ya want for nothing?".utf8))
+        #expect(
+            try await s.calculateHMAC(slot: 1, challenge: Array("what do ya want for nothing?".utf8))
                 == Self.rfc2Digest)
         // A 64-byte challenge goes unpadded; a slot that strips padding drops the run of bytes equal to the
         // last one, as a YubiKey does, and both interfaces agree.
@@ -115,8 +116,9 @@ import VirtualKey
         #expect(try await ManagementHID.readDeviceInfo(otp: otp) == overCCID)
         await otp.close()
 
-        let fido = try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(options: key.fidoHIDOptionsWithReadConfig),
-                                               name: "virtual fido", timeout: 5)
+        let fido = try await CTAPHIDConnection(
+            device: key.makeFIDOHIDDevice(options: key.fidoHIDOptionsWithReadConfig),
+            name: "virtual fido", timeout: 5)
         #expect(try await ManagementHID.readDeviceInfo(fido: fido) == overCCID)
         await fido.close()
     }

@@ -5,8 +5,9 @@ import VirtualKey
 
 @Suite("OTP: virtual key NDEF tag")
 struct OTPNDEFAppletTests {
-    private static let token = OTPTokenState(aesKey: Array(0..<16), publicID: [0xFF, 0x00, 0x01, 0xAD, 0x21, 0x40],
-                                             privateID: [1, 2, 3, 4, 5, 6], usageCounter: 10)
+    private static let token = OTPTokenState(
+        aesKey: Array(0..<16), publicID: [0xFF, 0x00, 0x01, 0xAD, 0x21, 0x40],
+        privateID: [1, 2, 3, 4, 5, 6], usageCounter: 10)
 
     private func key() -> VirtualKey {
         var state = VirtualKeyState.yubiKey5NFC()
@@ -17,7 +18,9 @@ struct OTPNDEFAppletTests {
     private func readOTP(_ key: VirtualKey) async throws -> (String, DecryptedOTP) {
         let records = try await NDEFSession(connection: VirtualKeyConnection(key: key)).read()
         let otp = try NDEFOTP.extract(from: records)
-        guard case .uri(let uri) = try records[0].content() else { throw NDEFError.malformed(Malformation(.uriRecord, .missing)) }
+        guard case .uri(let uri) = try records[0].content() else {
+            throw NDEFError.malformed(Malformation(.uriRecord, .missing))
+        }
         return (uri, try YubicoOTP.decryptVerified(otp, key: OTPNDEFAppletTests.token.aesKey))
     }
 

@@ -10,12 +10,15 @@ import VirtualKey
     static let aesKey: [UInt8] = Array(0..<16)
     static let code: [UInt8] = [1, 2, 3, 4, 5, 0xA6]
     /// RFC 4226 appendix D: the codes of "12345678901234567890" for counters 0 to 9.
-    static let rfc4226 = ["755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871",
-                          "520489"]
+    static let rfc4226 = [
+        "755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871",
+        "520489",
+    ]
 
     static func yubicoOTP(accessCode: [UInt8]? = nil) throws -> OTPSlotConfiguration {
-        try OTPSlotConfiguration.yubicoOTP(publicID: YubicoOTP.publicID(serial: 28_123_456), privateID: privateID,
-                                           key: aesKey, accessCode: accessCode)
+        try OTPSlotConfiguration.yubicoOTP(
+            publicID: YubicoOTP.publicID(serial: 28_123_456), privateID: privateID,
+            key: aesKey, accessCode: accessCode)
     }
 
     static func ccid(_ key: VirtualKey) async throws -> OTPSession {
@@ -41,11 +44,17 @@ import VirtualKey
     @Test func hotpAndStaticSlotsType() async throws {
         let key = VirtualKey(touchDelay: 0)
         let session = try await Self.ccid(key)
-        try await session.put(slot: 1, try OTPSlotConfiguration.oathHOTP(secret: Array("12345678901234567890".utf8),
-                                                                         appendEnter: false))
+        try await session.put(
+            slot: 1,
+            try OTPSlotConfiguration.oathHOTP(
+                secret: Array("12345678901234567890".utf8),
+                appendEnter: false))
         #expect((0..<10).map { _ in key.touch(slot: 1) } == Self.rfc4226)
-        try await session.put(slot: 1, try OTPSlotConfiguration.oathHOTP(secret: Array("12345678901234567890".utf8),
-                                                                         movingFactor: 16))
+        try await session.put(
+            slot: 1,
+            try OTPSlotConfiguration.oathHOTP(
+                secret: Array("12345678901234567890".utf8),
+                movingFactor: 16))
         // A new configuration starts at its own moving factor.
         let sixteen = key.touch(slot: 1)
         #expect(sixteen?.count == 7 && sixteen?.last == "\n")
@@ -63,7 +72,9 @@ import VirtualKey
         let stored = key.state.otpSlots.slot1
         let wrong: [UInt8] = [9, 9, 9, 9, 9, 9]
         await #expect(throws: OTPError.configurationRefused) { try await session.deleteSlot(slot: 1) }
-        await #expect(throws: OTPError.configurationRefused) { try await session.deleteSlot(slot: 1, accessCode: wrong) }
+        await #expect(throws: OTPError.configurationRefused) {
+            try await session.deleteSlot(slot: 1, accessCode: wrong)
+        }
         await #expect(throws: OTPError.configurationRefused) { try await session.put(slot: 1, try Self.yubicoOTP()) }
         await #expect(throws: OTPError.configurationRefused) {
             try await session.update(slot: 1, try OTPSlotConfiguration.update(.init()))
@@ -74,8 +85,9 @@ import VirtualKey
         await #expect(throws: OTPError.configurationRefused) { try await session.swapSlots() }
         #expect(key.state.otpSlots.slot1 == stored)
         // With the code: an update keeps the secret and sets a new code.
-        try await session.update(slot: 1, try OTPSlotConfiguration.update(.init(appendEnter: false), accessCode: wrong),
-                                 currentAccessCode: Self.code)
+        try await session.update(
+            slot: 1, try OTPSlotConfiguration.update(.init(appendEnter: false), accessCode: wrong),
+            currentAccessCode: Self.code)
         let updated = try #require(key.state.otpSlots.configuration(1))
         #expect(updated.key == Self.aesKey && updated.uid == Self.privateID && !updated.appendsEnter)
         #expect(updated.accessCode == wrong)
@@ -110,7 +122,8 @@ import VirtualKey
         #expect(key.touch(slot: 1) == Self.rfc4226[0] + "\n")
         try await session.swapSlots()
         #expect(key.touch(slot: 2) == Self.rfc4226[1] + "\n")
-        try await session.put(slot: 1, try OTPSlotConfiguration.staticPassword(scanCodes: try ScanCodeLayout.us.encode("one").get()))
+        try await session.put(
+            slot: 1, try OTPSlotConfiguration.staticPassword(scanCodes: try ScanCodeLayout.us.encode("one").get()))
         // The NDEF tag serves slot 1 after the standard URI, then slot 2 after the prefix chosen.
         var records = try await NDEFSession(connection: VirtualKeyConnection(key: key)).read()
         #expect(try records[0].content() == .uri("https://my.yubico.com/yk/#one"))
@@ -124,7 +137,8 @@ import VirtualKey
         let connection = OTPHIDConnection(device: key.makeOTPHIDDevice(), name: "virtual otp")
         let session = try await OTPSession.make(hid: connection)
         try await session.put(slot: 1, try Self.yubicoOTP(accessCode: Self.code))
-        try await session.put(slot: 2, try OTPSlotConfiguration.staticPassword(scanCodes: [0x04], accessCode: Self.code))
+        try await session.put(
+            slot: 2, try OTPSlotConfiguration.staticPassword(scanCodes: [0x04], accessCode: Self.code))
         await #expect(throws: OTPError.configurationRefused) { try await session.swapSlots() }
         try await session.swapSlots(accessCode: Self.code)
         #expect(key.state.otpSlots.configuration(2)?.kind == .yubicoOTP)

@@ -34,8 +34,11 @@ private func certificate(_ r: Response) throws -> X509Certificate {
         let der = attested.der
         let arc = pivHex("06 0A 2B 06 01 04 01 82 C4 0A 03")
         #expect(contains(der, arc + [0x03, 0x04, 0x03, 0x05, 0x07, 0x02]))
-        #expect(contains(der, arc + [0x07, 0x04, 0x06, 0x02, 0x04]
-                                  + BigEndian.bytes(UInt64(28_123_456), count: 4)))
+        #expect(
+            contains(
+                der,
+                arc + [0x07, 0x04, 0x06, 0x02, 0x04]
+                    + BigEndian.bytes(UInt64(28_123_456), count: 4)))
         #expect(contains(der, arc + [0x08, 0x04, 0x02, 0x02, 0x03]))
         #expect(contains(der, arc + [0x09, 0x04, 0x01, 0x01]))
     }

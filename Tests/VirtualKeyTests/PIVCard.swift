@@ -46,8 +46,9 @@ struct PIVCard {
         let witness = try BlockCipher.decrypt(algorithm, key: secret, block: encrypted)
         let challenge = Crypto.random(algorithm.blockSize ?? 8)
         let returned = TLV(PIV.Tag.witness, witness).encoded + TLV(PIV.Tag.challenge, challenge).encoded
-        let second = try await send(PIV.Ins.authenticate, p1: p1, p2: p2,
-                                    TLV(PIV.Tag.dynamicAuthentication, returned).encoded)
+        let second = try await send(
+            PIV.Ins.authenticate, p1: p1, p2: p2,
+            TLV(PIV.Tag.dynamicAuthentication, returned).encoded)
         guard second.status == .ok else { return second.status }
         let answer = try #require(try TLV.parseAll(second.data).first?.children().value(for: PIV.Tag.response))
         #expect(answer == (try BlockCipher.encrypt(algorithm, key: secret, block: challenge)))
@@ -66,13 +67,16 @@ struct PIVCard {
     }
 
     func putData(_ id: [UInt8], _ value: [UInt8]) async throws -> Response {
-        try await send(PIV.Ins.putData, p1: 0x3F, p2: 0xFF,
-                       TLV(PIV.Tag.objectID, id).encoded + TLV(PIV.Tag.objectData, value).encoded)
+        try await send(
+            PIV.Ins.putData, p1: 0x3F, p2: 0xFF,
+            TLV(PIV.Tag.objectID, id).encoded + TLV(PIV.Tag.objectData, value).encoded)
     }
 
     /// GENERATE ASYMMETRIC, returning the 7F49 template's parts.
-    func generate(_ slot: PIV.Slot, _ algorithm: PIV.Algorithm, pin: PIV.PINPolicy? = nil,
-                  touch: PIV.TouchPolicy? = nil) async throws -> Response {
+    func generate(
+        _ slot: PIV.Slot, _ algorithm: PIV.Algorithm, pin: PIV.PINPolicy? = nil,
+        touch: PIV.TouchPolicy? = nil
+    ) async throws -> Response {
         var body = TLV(PIV.Tag.generateAlgorithm, [algorithm.rawValue]).encoded
         if let pin { body += TLV(PIV.Tag.pinPolicy, [pin.rawValue]).encoded }
         if let touch { body += TLV(PIV.Tag.touchPolicy, [touch.rawValue]).encoded }
@@ -81,8 +85,10 @@ struct PIVCard {
     }
 
     /// GENERAL AUTHENTICATE with a slot's key: a challenge (81) or, with `exponentiation`, a peer key (85).
-    func use(_ slot: PIV.Slot, _ algorithm: PIV.Algorithm, _ input: [UInt8],
-             exponentiation: Bool = false) async throws -> Response {
+    func use(
+        _ slot: PIV.Slot, _ algorithm: PIV.Algorithm, _ input: [UInt8],
+        exponentiation: Bool = false
+    ) async throws -> Response {
         let tag = exponentiation ? PIV.Tag.exponentiation : PIV.Tag.challenge
         let template = TLV(PIV.Tag.dynamicAuthentication, TLV(PIV.Tag.response, []).encoded + TLV(tag, input).encoded)
         return try await send(PIV.Ins.authenticate, p1: algorithm.rawValue, p2: slot.rawValue, template.encoded)

@@ -14,16 +14,20 @@ import Testing
         #expect(!key.publicKey.verify(signature: pss, message: message, digest: .sha384, padding: .pkcs1))
         #expect(!key.publicKey.verify(signature: pkcs1, message: message, digest: .sha512, padding: .pkcs1))
         // The raw private operation on the PKCS #1 v1.5 block is the same signature (it is deterministic).
-        let digestInfo = [0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01,
-                          0x05, 0x00, 0x04, 0x20] + SignatureDigest.sha256.hash(message)
+        let digestInfo =
+            [
+                0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01,
+                0x05, 0x00, 0x04, 0x20,
+            ] + SignatureDigest.sha256.hash(message)
         let block = [0x00, 0x01] + [UInt8](repeating: 0xFF, count: 128 - 3 - digestInfo.count) + [0x00] + digestInfo
         #expect(try key.rsaPrivateOperation(block) == pkcs1)
         #expect(throws: CryptoError.self) { try key.rsaPrivateOperation([0x01]) }
         // The key survives its PKCS#8 form, and the public key its SubjectPublicKeyInfo.
         #expect(try AsymmetricPrivateKey(pkcs8: key.pkcs8) == key)
         #expect(try AsymmetricPublicKey(spki: key.publicKey.spki) == key.publicKey)
-        let rebuilt = try AsymmetricPublicKey(rsaModulus: try #require(key.publicKey.rsaModulus),
-                                              exponent: try #require(key.publicKey.rsaExponent))
+        let rebuilt = try AsymmetricPublicKey(
+            rsaModulus: try #require(key.publicKey.rsaModulus),
+            exponent: try #require(key.publicKey.rsaExponent))
         #expect(rebuilt == key.publicKey)
     }
 
@@ -61,12 +65,14 @@ import Testing
         #expect(leafCertificate.isSigned(by: root.publicKey))
         #expect(!leafCertificate.isSigned(by: leaf.publicKey))
         #expect(throws: CertificateIssuer.IssueError.keyCannotSign(.x25519)) {
-            try CertificateIssuer.issue(subject: [.init("CN", "x")], publicKey: leaf.publicKey, serial: [1],
-                                        validity: .days(1), signingKey: leaf)
+            try CertificateIssuer.issue(
+                subject: [.init("CN", "x")], publicKey: leaf.publicKey, serial: [1],
+                validity: .days(1), signingKey: leaf)
         }
         #expect(throws: CertificateIssuer.IssueError.noIssuer) {
-            try CertificateIssuer.issue(subject: [.init("CN", "x")], publicKey: leaf.publicKey, serial: [1],
-                                        validity: .sameAsIssuer, signingKey: root)
+            try CertificateIssuer.issue(
+                subject: [.init("CN", "x")], publicKey: leaf.publicKey, serial: [1],
+                validity: .sameAsIssuer, signingKey: root)
         }
     }
 

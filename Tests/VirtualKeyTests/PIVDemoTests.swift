@@ -19,7 +19,9 @@ import Testing
         #expect(certificate.issuer == "CN=ykterm demo")
         #expect(certificate.subjectPublicKeyInfo == key.spki)
         #expect(certificate.isSigned(byKey: key.spki))
-        #expect(!certificate.isSigned(byKey: try AsymmetricPrivateKey.ec(.p256, scalar: Array(repeating: 7, count: 32)).publicKey.spki))
+        #expect(
+            !certificate.isSigned(
+                byKey: try AsymmetricPrivateKey.ec(.p256, scalar: Array(repeating: 7, count: 32)).publicKey.spki))
         let notAfter = try #require(certificate.notAfter)
         #expect(notAfter > Date(timeIntervalSince1970: 2_111_000_000))  // 2036-11-22
     }

@@ -9,7 +9,8 @@ import Glibc
 /// PKCS #1 v1.5 padding of a SHA-256 digest to `length` bytes (RFC 8017 section 9.2), done host-side as PIV
 /// clients do.
 private func pkcs1(_ message: [UInt8], length: Int) -> [UInt8] {
-    let digestInfo = pivHex("30 31 30 0D 06 09 60 86 48 01 65 03 04 02 01 05 00 04 20")
+    let digestInfo =
+        pivHex("30 31 30 0D 06 09 60 86 48 01 65 03 04 02 01 05 00 04 20")
         + SignatureDigest.sha256.hash(message)
     return [0x00, 0x01] + [UInt8](repeating: 0xFF, count: length - 3 - digestInfo.count) + [0x00] + digestInfo
 }
@@ -91,8 +92,9 @@ private func generated(_ r: Response, _ type: AsymmetricKeyType) throws -> Asymm
         // RFC 8032 section 7.1, TEST 1: the empty message.
         let secret = pivHex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
         let expectedPublic = pivHex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
-        let expectedSignature = pivHex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
-                                       + "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+        let expectedSignature = pivHex(
+            "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+                + "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
         let card = try await PIVCard()
         #expect(try await card.authenticate(.aes192) == .ok)
         let data = TLV(0x07, secret).encoded + TLV(0xAA, [0x01]).encoded
@@ -130,8 +132,9 @@ private func generated(_ r: Response, _ type: AsymmetricKeyType) throws -> Asymm
         #expect(try await card.send(PIV.Ins.importKey, p1: 0x11, p2: 0x82, TLV(0x06, scalar).encoded).status == .ok)
         let host = P256PrivateKey()
         #expect(try await card.verify().status == .ok)
-        let answer = try await card.use(PIV.Slot(rawValue: 0x82), .eccP256, host.publicKey.uncompressed,
-                                        exponentiation: true)
+        let answer = try await card.use(
+            PIV.Slot(rawValue: 0x82), .eccP256, host.publicKey.uncompressed,
+            exponentiation: true)
         let secret = try PIVCard.result(answer)
         let point = try AsymmetricPrivateKey.ec(.p256, scalar: scalar).publicKey.ecPoint
         let slotKey = try P256PublicKey(uncompressed: try #require(point))
@@ -178,8 +181,9 @@ private func generated(_ r: Response, _ type: AsymmetricKeyType) throws -> Asymm
         #expect(try await card.generate(.authentication, .eccP256, pin: .matchOnce).status == .incorrectParameters)
         #expect(try await card.generate(PIV.Slot(rawValue: 0x9B), .eccP256).status.rawValue == 0x6A86)
         // An EC scalar of the wrong length, and one out of range.
-        #expect(try await card.send(PIV.Ins.importKey, p1: 0x11, p2: 0x9A, TLV(0x06, [1, 2, 3]).encoded).status
-            == .incorrectParameters)
+        #expect(
+            try await card.send(PIV.Ins.importKey, p1: 0x11, p2: 0x9A, TLV(0x06, [1, 2, 3]).encoded).status
+                == .incorrectParameters)
         let outOfRange = TLV(0x06, [UInt8](repeating: 0xFF, count: 32)).encoded
         #expect(try await card.send(PIV.Ins.importKey, p1: 0x11, p2: 0x9A, outOfRange).status == .incorrectParameters)
     }

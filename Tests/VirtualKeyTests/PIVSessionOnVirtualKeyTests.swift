@@ -18,8 +18,9 @@ import VirtualKey
     /// A certificate for `key` (on the device) issued by a CA made here.
     static func certificate(for key: AsymmetricPublicKey, name: String) throws -> X509Certificate {
         let ca = try AsymmetricPrivateKey.generate(.p256)
-        return try CertificateIssuer.issue(subject: [.init("CN", name)], publicKey: key, serial: [0x2A],
-                                           validity: .days(30), signingKey: ca)
+        return try CertificateIssuer.issue(
+            subject: [.init("CN", name)], publicKey: key, serial: [0x2A],
+            validity: .days(30), signingKey: ca)
     }
 
     /// The default management key is 3DES before 5.7 and AES-192 from 5.7; metadata says which, and
@@ -41,7 +42,9 @@ import VirtualKey
         let session = try await Self.session()
         try await session.verifyPIN(Self.pin)
         #expect(try await session.pinRetries() == 3)
-        await #expect(throws: PIVError.wrongPIN(retriesLeft: 2)) { try await session.verifyPIN(SecretBytes(utf8: "000000")) }
+        await #expect(throws: PIVError.wrongPIN(retriesLeft: 2)) {
+            try await session.verifyPIN(SecretBytes(utf8: "000000"))
+        }
         let newPIN = SecretBytes(utf8: "24681357")
         try await session.changePIN(old: Self.pin, new: newPIN)
         #expect(try await session.pinMetadata() == PIVPINMetadata(isDefault: false, totalRetries: 3, retriesLeft: 3))
@@ -53,7 +56,9 @@ import VirtualKey
         try await session.verifyPIN(Self.pin)
         let newPUK = SecretBytes(utf8: "87654321")
         try await session.changePUK(old: Self.puk, new: newPUK)
-        await #expect(throws: PIVError.wrongPUK(retriesLeft: 2)) { try await session.changePUK(old: Self.puk, new: newPUK) }
+        await #expect(throws: PIVError.wrongPUK(retriesLeft: 2)) {
+            try await session.changePUK(old: Self.puk, new: newPUK)
+        }
         await #expect(throws: PIVError.resetConditionsNotMet) { try await session.reset() }
         try await session.blockPINAndPUK()
         try await session.reset()
@@ -64,7 +69,9 @@ import VirtualKey
 
     @Test func setPINRetries() async throws {
         let session = try await Self.session()
-        await #expect(throws: PIVError.securityConditionNotSatisfied) { try await session.setPINRetries(pin: 5, puk: 6) }
+        await #expect(throws: PIVError.securityConditionNotSatisfied) {
+            try await session.setPINRetries(pin: 5, puk: 6)
+        }
         try await session.authenticate(managementKey: Self.managementKey)
         try await session.verifyPIN(Self.pin)
         try await session.setPINRetries(pin: 5, puk: 6)
@@ -110,12 +117,16 @@ import VirtualKey
         try await session.verifyPIN(Self.pin)
         var schemes = [PIVSignatureScheme(digest: .sha256), PIVSignatureScheme(digest: .sha384)]
         if algorithm.rsaModulusLength != nil {
-            schemes += [PIVSignatureScheme(digest: .sha256, padding: .pss), PIVSignatureScheme(digest: .sha512, padding: .pss)]
+            schemes += [
+                PIVSignatureScheme(digest: .sha256, padding: .pss), PIVSignatureScheme(digest: .sha512, padding: .pss),
+            ]
         }
         for scheme in schemes {
             let signature = try await session.sign(message, in: .authentication, scheme: scheme)
             #expect(key.verify(signature: signature, message: message, digest: scheme.digest, padding: scheme.padding))
-            #expect(!key.verify(signature: signature, message: message + [1], digest: scheme.digest, padding: scheme.padding))
+            #expect(
+                !key.verify(
+                    signature: signature, message: message + [1], digest: scheme.digest, padding: scheme.padding))
         }
 
         let attestation = try await session.attest(.authentication, expected: key)
@@ -138,8 +149,10 @@ import VirtualKey
         let session = try await Self.session()
         try await session.authenticate(managementKey: Self.managementKey)
         try await session.verifyPIN(Self.pin)
-        for (type, slot) in [(AsymmetricKeyType.rsa(bits: 2048), PIV.Slot.keyManagement), (.p384, .cardAuthentication),
-                             (.ed25519, PIV.Slot(rawValue: 0x82))] {
+        for (type, slot) in [
+            (AsymmetricKeyType.rsa(bits: 2048), PIV.Slot.keyManagement), (.p384, .cardAuthentication),
+            (.ed25519, PIV.Slot(rawValue: 0x82)),
+        ] {
             let key = try AsymmetricPrivateKey.generate(type)
             #expect(try await session.importKey(key, in: slot, pinPolicy: .once) == type.pivAlgorithm)
             let metadata = try await session.slotMetadata(slot)
@@ -173,7 +186,9 @@ import VirtualKey
         #expect(key.verify(signature: signature, message: [7]))
         try await session.authenticate(managementKey: Self.managementKey)
         try await session.moveKey(from: .authentication, to: PIV.Slot(rawValue: 0x95))
-        await #expect(throws: PIVError.noKeyInSlot(.authentication)) { _ = try await session.slotMetadata(.authentication) }
+        await #expect(throws: PIVError.noKeyInSlot(.authentication)) {
+            _ = try await session.slotMetadata(.authentication)
+        }
         #expect(try await session.slotMetadata(PIV.Slot(rawValue: 0x95)).publicKey == key)
         try await session.deleteKey(in: PIV.Slot(rawValue: 0x95))
         await #expect(throws: PIVError.noKeyInSlot(PIV.Slot(rawValue: 0x95))) {

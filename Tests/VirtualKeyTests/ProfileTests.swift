@@ -21,8 +21,9 @@ private func totp(_ secret: [UInt8], at time: Int64, digits: Int = 6) -> String 
     let counter = withUnsafeBytes(of: &step) { Array($0) }
     let mac = Crypto.hmac(.sha1, key: SecretBytes(secret), data: counter)
     let offset = Int(mac[19] & 0x0F)
-    let value = (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
-                 | UInt32(mac[offset + 3])) % 1_000_000
+    let value =
+        (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
+            | UInt32(mac[offset + 3])) % 1_000_000
     let text = String(value)
     return String(repeating: "0", count: digits - text.count) + text
 }
@@ -129,7 +130,9 @@ struct VirtualKeyProfileTests {
             let entries = try await session.calculateAll(at: time)
             #expect(entries.count == 12)
             for e in entries {
-                #expect(e.code?.value == totp(secrets[e.credential.id.string] ?? [], at: time), "\(e.credential.id) at \(time)")
+                #expect(
+                    e.code?.value == totp(secrets[e.credential.id.string] ?? [], at: time),
+                    "\(e.credential.id) at \(time)")
             }
         }
         let one = try #require(listed.first)
@@ -159,15 +162,19 @@ struct TraceNestingTests {
         #expect(list.label == "OATH LIST")
         var labels = [String?]()
         for _ in 0..<5 {
-            labels.append(redactor.redact(command: bytes("00 A5 00 00 00"), response: [0x72, 0x01, 0x21, 0x61, 0x00]).label)
+            labels.append(
+                redactor.redact(command: bytes("00 A5 00 00 00"), response: [0x72, 0x01, 0x21, 0x61, 0x00]).label)
         }
-        labels.append(redactor.redact(command: bytes("00 A5 00 00 00"), response: [0x72, 0x01, 0x21, 0x90, 0x00]).label)
+        labels.append(
+            redactor.redact(command: bytes("00 A5 00 00 00"), response: [0x72, 0x01, 0x21, 0x90, 0x00]).label)
         #expect(labels == Array(repeating: "SEND REMAINING (OATH LIST)", count: 6))
         // The answers of a redacted command stay redacted in every part.
-        _ = redactor.redact(command: bytes("00 A4 00 01 0A 74 08 00 00 00 00 00 00 00 01 00"),
-                            response: [0x71, 0x01, 0x61, 0x61, 0x00])
+        _ = redactor.redact(
+            command: bytes("00 A4 00 01 0A 74 08 00 00 00 00 00 00 00 01 00"),
+            response: [0x71, 0x01, 0x61, 0x61, 0x00])
         for _ in 0..<3 {
-            let part = redactor.redact(command: bytes("00 A5 00 00 00"), response: [0x76, 0x05, 6, 1, 2, 3, 4, 0x61, 0x00])
+            let part = redactor.redact(
+                command: bytes("00 A5 00 00 00"), response: [0x76, 0x05, 6, 1, 2, 3, 4, 0x61, 0x00])
             #expect(part.label == "SEND REMAINING (OATH CALCULATE ALL)")
             #expect(part.response == "<7 bytes redacted> 6100")
         }
@@ -175,12 +182,15 @@ struct TraceNestingTests {
         var other = APDURedactor()
         _ = other.redact(command: bytes("00 A4 04 00 06 D2 76 00 01 24 01 00"), response: bytes("61 02"))
         for _ in 0..<3 {
-            #expect(other.redact(command: bytes("00 C0 00 00 02"), response: bytes("AA 61 02")).label == "GET RESPONSE (SELECT)")
+            #expect(
+                other.redact(command: bytes("00 C0 00 00 02"), response: bytes("AA 61 02")).label
+                    == "GET RESPONSE (SELECT)")
         }
         var unknown = APDURedactor()
         _ = unknown.redact(command: bytes("00 CA 00 00 00"), response: bytes("AA 61 02"))
         for _ in 0..<3 {
-            #expect(unknown.redact(command: bytes("00 C0 00 00 02"), response: bytes("AA 61 02")).label == "GET RESPONSE")
+            #expect(
+                unknown.redact(command: bytes("00 C0 00 00 02"), response: bytes("AA 61 02")).label == "GET RESPONSE")
         }
     }
 

@@ -65,7 +65,7 @@ private func expectedConfig(_ state: VirtualKeyState) -> [UInt8] {
     }
 
     @Test func otpApplicationAnswersStatusAndSerial() throws {
-        let key = VirtualKey(state: .yubiKey5NFC(serial: 0x01020304, version: Version(5, 7, 2)))
+        let key = VirtualKey(state: .yubiKey5NFC(serial: 0x0102_0304, version: Version(5, 7, 2)))
         #expect(key.process(selectOTP) == [5, 7, 2, 1, 0, 0] + ok)
         #expect(key.process(bytes("00 01 10 00")) == [1, 2, 3, 4] + ok)
         #expect(key.process(bytes("00 03 00 00")) == [5, 7, 2, 1, 0, 0] + ok)
@@ -105,8 +105,9 @@ private func expectedConfig(_ state: VirtualKeyState) -> [UInt8] {
 
     @Test func longerAIDSelectsByPrefix() {
         let key = VirtualKey()
-        #expect(key.process(try! APDU.select(aid: AID.management + [0x01, 0x02]).encoded())
-            == Array("5.7.2".utf8) + ok)
+        #expect(
+            key.process(try! APDU.select(aid: AID.management + [0x01, 0x02]).encoded())
+                == Array("5.7.2".utf8) + ok)
     }
 
     @Test func malformedCommandIsWrongLengthAndNotCounted() {
@@ -335,7 +336,9 @@ private func mode(of path: String) throws -> mode_t {
                 #expect(p == path)
                 #expect(error.description.hasPrefix("cannot read the virtual key's state file \(path): "))
             }
-            #expect(throws: VirtualKeyStateFile.FileError.self) { try VirtualKey(stateFile: file, initial: .yubiKey5NFC()) }
+            #expect(throws: VirtualKeyStateFile.FileError.self) {
+                try VirtualKey(stateFile: file, initial: .yubiKey5NFC())
+            }
             // The corrupt file is left alone for the user to inspect.
             #expect(try String(contentsOfFile: path, encoding: .utf8) == "{ not json")
         }
@@ -530,8 +533,9 @@ private func receiveFrame(_ fd: Int32) -> [UInt8]? {
         let listener = try LoopbackListener()
         let key = VirtualKey()
         let logged = Mutex<[String]>([])
-        let bridge = VpcdBridge(key: key, host: "127.0.0.1", port: listener.port, retryInterval: 0.05,
-                                log: { line in logged.withLock { $0.append(line) } })
+        let bridge = VpcdBridge(
+            key: key, host: "127.0.0.1", port: listener.port, retryInterval: 0.05,
+            log: { line in logged.withLock { $0.append(line) } })
         let finished = DispatchSemaphore(value: 0)
         let thread = Thread {
             bridge.run()
@@ -590,8 +594,9 @@ private func receiveFrame(_ fd: Int32) -> [UInt8]? {
         let listener = try LoopbackListener()
         let key = VirtualKey()
         let logged = Mutex<[String]>([])
-        let bridge = VpcdBridge(key: key, host: "127.0.0.1", port: listener.port, retryInterval: 0.05,
-                                log: { line in logged.withLock { $0.append(line) } })
+        let bridge = VpcdBridge(
+            key: key, host: "127.0.0.1", port: listener.port, retryInterval: 0.05,
+            log: { line in logged.withLock { $0.append(line) } })
         let finished = DispatchSemaphore(value: 0)
         Thread {
             bridge.run()
@@ -627,8 +632,9 @@ private func receiveFrame(_ fd: Int32) -> [UInt8]? {
         // A port that was just free: nothing listens there.
         let port = try LoopbackListener().port
         let logged = Mutex<[String]>([])
-        let bridge = VpcdBridge(key: VirtualKey(), host: "127.0.0.1", port: port, retryInterval: 0.05,
-                                log: { line in logged.withLock { $0.append(line) } })
+        let bridge = VpcdBridge(
+            key: VirtualKey(), host: "127.0.0.1", port: port, retryInterval: 0.05,
+            log: { line in logged.withLock { $0.append(line) } })
         let finished = DispatchSemaphore(value: 0)
         Thread {
             bridge.run()

@@ -11,7 +11,8 @@ import Testing
         ["--version"], [], ["--virtual"], ["--color", "never"], ["--reader=Yubico", "--device", "123"],
         ["list"], ["list", "--json"], ["list", "--readers"],
         ["oath", "list"], ["oath", "list", "--json", "--remember"],
-        ["oath", "code"], ["oath", "code", "--json"], ["oath", "code", "github"], ["oath", "code", "--virtual", "bank", "--json"],
+        ["oath", "code"], ["oath", "code", "--json"], ["oath", "code", "github"],
+        ["oath", "code", "--virtual", "bank", "--json"],
         ["fido", "info"], ["fido", "info", "--json"], ["fido", "info", "--reader", "hidraw3"],
         ["fido", "credentials", "list"], ["fido", "credentials", "list", "--json", "--device=28123456"],
     ]
@@ -25,12 +26,16 @@ import Testing
     /// Every command line made of a path and up to two words from a pool of right, wrong and odd ones, and
     /// a fixed sample of those with three.
     @Test func everyCombinationReadsAsArgumentParserReadsIt() throws {
-        let paths: [[String]] = [[], ["list"], ["oath"], ["oath", "list"], ["oath", "code"], ["fido"], ["fido", "info"],
-                                 ["fido", "credentials"], ["fido", "credentials", "list"], ["oath", "code", "code"]]
+        let paths: [[String]] = [
+            [], ["list"], ["oath"], ["oath", "list"], ["oath", "code"], ["fido"], ["fido", "info"],
+            ["fido", "credentials"], ["fido", "credentials", "list"], ["oath", "code", "code"],
+        ]
         let pool: [[String]] = [
             ["--json"], ["--virtual"], ["--remember"], ["--readers"], ["--verbose"], ["--help"], ["-h"], ["--version"],
-            ["--reader", "Yubico"], ["--reader=NFC"], ["--reader", ""], ["--reader", "-x"], ["--reader"], ["--reader=x=y"],
-            ["--device", "28123456"], ["--device=7"], ["--device", "abc"], ["--device", "4294967296"], ["--device", "-1"],
+            ["--reader", "Yubico"], ["--reader=NFC"], ["--reader", ""], ["--reader", "-x"], ["--reader"],
+            ["--reader=x=y"],
+            ["--device", "28123456"], ["--device=7"], ["--device", "abc"], ["--device", "4294967296"],
+            ["--device", "-1"],
             ["--device", "+5"], ["--color", "always"], ["--color", "sometimes"], ["--color=never"], ["--json=yes"],
             ["github"], ["bank"], [""], ["-"], ["--"], ["-j"], ["--bogus"], ["list"], ["code"], ["info"],
         ]
@@ -73,7 +78,8 @@ import Testing
             do {
                 parsed = try Ykterm.parseAsRoot(arguments)
             } catch {
-                Issue.record("read directly, but ArgumentParser refuses \(arguments): \(Ykterm.fullMessage(for: error))")
+                Issue.record(
+                    "read directly, but ArgumentParser refuses \(arguments): \(Ykterm.fullMessage(for: error))")
                 return
             }
             #expect(request(of: parsed) == direct, "\(arguments)")

@@ -32,19 +32,25 @@ struct ConfigSchema {
         let name = table.dottedName
         if table.name.isEmpty {
             if let first = table.entries.first {
-                throw error(first.line, "unknown key \"\(first.key)\" outside any table; keys go under a table: "
-                            + ConfigSchema.tables.map { "[\($0.name)]" }.joined(separator: ", "))
+                throw error(
+                    first.line,
+                    "unknown key \"\(first.key)\" outside any table; keys go under a table: "
+                        + ConfigSchema.tables.map { "[\($0.name)]" }.joined(separator: ", "))
             }
             return
         }
         guard let spec = ConfigSchema.tables.first(where: { $0.name == name }) else {
-            throw error(table.line, "unknown table [\(name)]; allowed: "
-                        + ConfigSchema.tables.map { $0.name }.joined(separator: ", "))
+            throw error(
+                table.line,
+                "unknown table [\(name)]; allowed: "
+                    + ConfigSchema.tables.map { $0.name }.joined(separator: ", "))
         }
         if let allowed = spec.keys {
             for entry in table.entries where !allowed.contains(entry.key) {
-                throw error(entry.line, "unknown key \"\(entry.key)\" in [\(name)]; allowed: "
-                            + allowed.joined(separator: ", "))
+                throw error(
+                    entry.line,
+                    "unknown key \"\(entry.key)\" in [\(name)]; allowed: "
+                        + allowed.joined(separator: ", "))
             }
         }
         for entry in table.entries {
@@ -52,7 +58,8 @@ struct ConfigSchema {
             case "key": try keyEntry(entry)
             case "ui": try uiEntry(entry)
             case "keys": try bindingEntry(entry)
-            case "colors": config.colors[Config.ThemeRole(rawValue: entry.key)!] = try choice(entry, Config.ColorName.self)
+            case "colors":
+                config.colors[Config.ThemeRole(rawValue: entry.key)!] = try choice(entry, Config.ColorName.self)
             case "otp": try otpEntry(entry)
             default: try aesKeyEntry(entry)
             }
@@ -62,8 +69,10 @@ struct ConfigSchema {
 
     mutating func finish() throws(ConfigError) -> Config {
         if let line = aesKeysLine, let mode, mode & 0o077 != 0 {
-            throw error(line, "[otp.aes_keys] holds secret keys, but others can read this file (mode "
-                        + octal(mode) + "); run: chmod 600 \(path)")
+            throw error(
+                line,
+                "[otp.aes_keys] holds secret keys, but others can read this file (mode "
+                    + octal(mode) + "); run: chmod 600 \(path)")
         }
         do {
             config.keyBindings = try KeyBindings(overrides: bindingOverrides)
@@ -113,9 +122,11 @@ struct ConfigSchema {
             } else if let language = Language(rawValue: value) {
                 config.ui.language = language
             } else {
-                throw error(entry.line, "language must be one of "
-                            + (Language.allCases.map { "\"\($0.rawValue)\"" } + ["\"auto\""]).joined(separator: ", ")
-                            + ", not \"\(value)\"")
+                throw error(
+                    entry.line,
+                    "language must be one of "
+                        + (Language.allCases.map { "\"\($0.rawValue)\"" } + ["\"auto\""]).joined(separator: ", ")
+                        + ", not \"\(value)\"")
             }
         }
     }
@@ -127,12 +138,16 @@ struct ConfigSchema {
             throw error(entry.line, "\(entry.key) must be a single character, not \"\(text)\"")
         }
         guard !c.isWhitespace, !c.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw error(entry.line, "\(entry.key) must be a visible character (Enter, Esc, Tab, space and the "
-                        + "arrows keep their fixed meanings)")
+            throw error(
+                entry.line,
+                "\(entry.key) must be a visible character (Enter, Esc, Tab, space and the "
+                    + "arrows keep their fixed meanings)")
         }
         if let other = bindingOverrides.first(where: { $0.value == c }) {
-            throw error(entry.line, "\"\(c)\" is bound to both \(other.key.rawValue) (line "
-                        + "\(bindingLines[other.key] ?? 0)) and \(entry.key)")
+            throw error(
+                entry.line,
+                "\"\(c)\" is bound to both \(other.key.rawValue) (line "
+                    + "\(bindingLines[other.key] ?? 0)) and \(entry.key)")
         }
         bindingOverrides[action] = c
         bindingLines[action] = entry.line
@@ -140,7 +155,8 @@ struct ConfigSchema {
 
     private mutating func otpEntry(_ entry: TOML.Entry) throws(ConfigError) {
         guard case .array(let items) = entry.value else {
-            throw error(entry.line, "parsers must be an array of strings (regular expressions), not \(entry.value.kind)")
+            throw error(
+                entry.line, "parsers must be an array of strings (regular expressions), not \(entry.value.kind)")
         }
         var patterns = [Config.OTPPattern]()
         for (n, item) in items.enumerated() {
@@ -158,8 +174,10 @@ struct ConfigSchema {
     private mutating func aesKeyEntry(_ entry: TOML.Entry) throws(ConfigError) {
         let id = entry.key.lowercased()
         guard !id.isEmpty, Modhex.isModhex(id), id.count % 2 == 0, id.count <= 32 else {
-            throw error(entry.line, "\"\(entry.key)\" is not a public ID: 2 to 32 modhex characters "
-                        + "(cbdefghijklnrtuv), an even number of them")
+            throw error(
+                entry.line,
+                "\"\(entry.key)\" is not a public ID: 2 to 32 modhex characters "
+                    + "(cbdefghijklnrtuv), an even number of them")
         }
         guard config.otp.aesKeys[id] == nil else {
             throw error(entry.line, "public ID \"\(id)\" has two keys")
@@ -168,7 +186,9 @@ struct ConfigSchema {
             throw error(entry.line, "the AES key of \(id) must be a string of 32 hex digits, not \(entry.value.kind)")
         }
         // Never echo the value: it is a secret.
-        guard text.count == 32, text.allSatisfy(\.isHexDigit), let bytes = try? Hex.decode(text), let key = Config.AESKey(bytes: bytes) else {
+        guard text.count == 32, text.allSatisfy(\.isHexDigit), let bytes = try? Hex.decode(text),
+            let key = Config.AESKey(bytes: bytes)
+        else {
             throw error(entry.line, "the AES key of \(id) must be 32 hex digits (16 bytes)")
         }
         config.otp.aesKeys[id] = key

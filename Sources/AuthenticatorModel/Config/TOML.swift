@@ -92,8 +92,10 @@ enum TOML {
                     let name = try header()
                     let dotted = name.joined(separator: ".")
                     if let first = headers[dotted] {
-                        throw ParseError(line: headerLine, message: "table [\(dotted)] is defined twice "
-                                         + "(first on line \(first))")
+                        throw ParseError(
+                            line: headerLine,
+                            message: "table [\(dotted)] is defined twice "
+                                + "(first on line \(first))")
                     }
                     headers[dotted] = headerLine
                     tables.append(Table(name: name, line: headerLine, entries: []))
@@ -113,8 +115,10 @@ enum TOML {
                     let table = tables[tables.count - 1].dottedName
                     let id = table + "\u{0}" + key
                     if let first = keys[id] {
-                        throw ParseError(line: entryLine, message: "\"\(key)\" is set twice"
-                                         + (table.isEmpty ? "" : " in [\(table)]") + " (first on line \(first))")
+                        throw ParseError(
+                            line: entryLine,
+                            message: "\"\(key)\" is set twice"
+                                + (table.isEmpty ? "" : " in [\(table)]") + " (first on line \(first))")
                     }
                     keys[id] = entryLine
                     tables[tables.count - 1].entries.append(Entry(key: key, value: value, line: entryLine))
@@ -173,7 +177,9 @@ enum TOML {
                     i += 1
                     continue
                 }
-                guard current == "]" else { throw fail("expected \"]\" to end the table header, found \(describe(current))") }
+                guard current == "]" else {
+                    throw fail("expected \"]\" to end the table header, found \(describe(current))")
+                }
                 i += 1
                 return parts
             }
@@ -218,8 +224,10 @@ enum TOML {
                 throw fail("inline tables ({...}) are not supported: use a [table] header")
             default:
                 var word = ""
-                while let c = current, !(c == " " || c == "\t" || c == "\n" || c == "\r" || c == "," || c == "]"
-                                         || c == "#") {
+                while let c = current,
+                    !(c == " " || c == "\t" || c == "\n" || c == "\r" || c == "," || c == "]"
+                        || c == "#")
+                {
                     word.unicodeScalars.append(c)
                     i += 1
                 }
@@ -227,7 +235,8 @@ enum TOML {
                 if word == "false" { return .bool(false) }
                 if let n = integer(word) { return .integer(n) }
                 if word.contains(".") || word.lowercased().contains("e") && word.first.map({ $0.isNumber }) == true
-                    || word == "inf" || word == "nan" || word == "+inf" || word == "-inf" {
+                    || word == "inf" || word == "nan" || word == "+inf" || word == "-inf"
+                {
                     throw fail("\"\(word)\" is not an integer; floating-point numbers are not supported")
                 }
                 if word.first?.isNumber == true, word.contains("-") || word.contains(":") {
@@ -236,8 +245,9 @@ enum TOML {
                 if word.first?.isNumber == true || word.first == "+" || word.first == "-" {
                     throw fail("\"\(word)\" is not a valid integer")
                 }
-                throw fail("\(word.isEmpty ? describe(c) : "\"\(word)\"") is not a value: "
-                           + "strings need quotes (\"...\" or '...')")
+                throw fail(
+                    "\(word.isEmpty ? describe(c) : "\"\(word)\"") is not a value: "
+                        + "strings need quotes (\"...\" or '...')")
             }
         }
 
@@ -258,7 +268,8 @@ enum TOML {
                 return nil
             }
             guard let first = text.first, let last = text.last, first != "_", last != "_",
-                  !text.contains("__") else { return nil }
+                !text.contains("__")
+            else { return nil }
             let digits = text.filter { $0 != "_" }
             guard let magnitude = UInt64(digits, radix: radix) else { return nil }
             if negative {
@@ -348,14 +359,16 @@ enum TOML {
                         var digits = ""
                         digits.unicodeScalars.append(contentsOf: s[i..<i + count])
                         guard digits.allSatisfy(\.isHexDigit), let v = UInt32(digits, radix: 16),
-                              let scalar = Unicode.Scalar(v) else {
+                            let scalar = Unicode.Scalar(v)
+                        else {
                             throw fail("\\\(e)\(digits) is not a Unicode scalar value")
                         }
                         out.unicodeScalars.append(scalar)
                         i += count
                     default:
-                        throw fail("unknown escape \"\\\(e)\" in a string (allowed: \\b \\t \\n \\f \\r \\\" "
-                                   + "\\\\ \\uXXXX \\UXXXXXXXX; use '...' for regular expressions)")
+                        throw fail(
+                            "unknown escape \"\\\(e)\" in a string (allowed: \\b \\t \\n \\f \\r \\\" "
+                                + "\\\\ \\uXXXX \\UXXXXXXXX; use '...' for regular expressions)")
                     }
                     continue
                 }

@@ -47,8 +47,10 @@ public struct ApplicationsChange: Sendable, Equatable {
     public var after: Capabilities
 
     /// Checks `enable` and `disable` against the key's supported and enabled sets over `transport`.
-    public init(device: DeviceInfo, transport: ConfigTransport, enable: Capabilities,
-                disable: Capabilities) throws(ConfigProblem) {
+    public init(
+        device: DeviceInfo, transport: ConfigTransport, enable: Capabilities,
+        disable: Capabilities
+    ) throws(ConfigProblem) {
         let supported: Capabilities
         let enabled: Capabilities
         switch transport {
@@ -96,8 +98,12 @@ public struct ApplicationsChange: Sendable, Equatable {
 
     /// The words for before → after: `config.change.applications`.
     public var text: UIText {
-        UIText("config.change.applications", ["transport": transport.label, "before": Self.names(before),
-                                              "after": Self.names(after)])
+        UIText(
+            "config.change.applications",
+            [
+                "transport": transport.label, "before": Self.names(before),
+                "after": Self.names(after),
+            ])
     }
 
     /// Application names in ykman's order, or "-" for none.

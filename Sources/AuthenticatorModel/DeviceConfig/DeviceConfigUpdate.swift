@@ -52,11 +52,15 @@ extension KeyEntry {
     /// The device view's toggles of this key: each application it has over USB, then over NFC; none for a
     /// key whose configuration cannot be changed (no Management application, firmware before 5.0).
     public var configToggles: [DeviceConfigToggle] {
-        guard let d = info?.device, d.fromManagement, d.version >= ManagementFeature.writeConfig.minimum else { return [] }
+        guard let d = info?.device, d.fromManagement, d.version >= ManagementFeature.writeConfig.minimum else {
+            return []
+        }
         var out = Capabilities.named.map(\.0).filter { d.supportedUSB.contains($0) }
             .map { DeviceConfigToggle(transport: .usb, application: $0) }
         if let nfc = d.supportedNFC {
-            out += Capabilities.named.map(\.0).filter { nfc.contains($0) }.map { DeviceConfigToggle(transport: .nfc, application: $0) }
+            out += Capabilities.named.map(\.0).filter { nfc.contains($0) }.map {
+                DeviceConfigToggle(transport: .nfc, application: $0)
+            }
         }
         return out
     }
@@ -130,11 +134,13 @@ private func askToToggle(_ state: inout AppState, _ toggle: DeviceConfigToggle) 
     let enabled = toggle.transport == .usb ? device.enabledUSB : device.enabledNFC ?? []
     let on = enabled.contains(toggle.application)
     do {
-        let change = try ApplicationsChange(device: device, transport: toggle.transport,
-                                            enable: on ? [] : toggle.application, disable: on ? toggle.application : [])
+        let change = try ApplicationsChange(
+            device: device, transport: toggle.transport,
+            enable: on ? [] : toggle.application, disable: on ? toggle.application : [])
         let interface = entry.managementInterface
-        state.deviceConfig.pending = PendingConfigChange(keyID: entry.id, change: change,
-                                                         cuts: change.cuts(interface) ? interface : nil, askedAt: state.now)
+        state.deviceConfig.pending = PendingConfigChange(
+            keyID: entry.id, change: change,
+            cuts: change.cuts(interface) ? interface : nil, askedAt: state.now)
     } catch {
         state.status = StatusMessage(ErrorExplanation(error).text, kind: .error, expires: state.now + 3 * statusSeconds)
     }
@@ -167,16 +173,19 @@ private func lockCodeField(_ id: DeviceLockField, _ label: String) -> Form.Field
 
 /// The lock code a change of a locked key needs.
 func unlockForm() -> Form {
-    Form(title: UIText("config.tui.unlock.title"), fields: [lockCodeField(.current, "config.tui.field.current")],
-         note: UIText("config.tui.unlock.note"))
+    Form(
+        title: UIText("config.tui.unlock.title"), fields: [lockCodeField(.current, "config.tui.field.current")],
+        note: UIText("config.tui.unlock.note"))
 }
 
 /// Set, change or remove: the current code on a locked key (with Clear), the new one twice unless cleared.
 func lockCodeForm(locked: Bool, clear: Bool = false, current: String = "") -> Form {
     var fields = [Form.Field]()
     if locked {
-        fields.append(Form.Field(DeviceLockField.clear, UIText("config.tui.field.clear"), TextField(clear ? "yes" : "no"),
-                                 toggle: true))
+        fields.append(
+            Form.Field(
+                DeviceLockField.clear, UIText("config.tui.field.clear"), TextField(clear ? "yes" : "no"),
+                toggle: true))
         var field = lockCodeField(.current, "config.tui.field.current")
         field.input = TextField(current, secret: true, maxLength: field.input.maxLength)
         fields.append(field)
@@ -184,15 +193,17 @@ func lockCodeForm(locked: Bool, clear: Bool = false, current: String = "") -> Fo
     if !clear {
         fields += [lockCodeField(.new, "config.tui.field.new"), lockCodeField(.again, "config.tui.field.again")]
     }
-    return Form(title: UIText("config.tui.lock.title"), fields: fields,
-                note: UIText(locked ? "config.tui.lock.noteLocked" : "config.tui.lock.note"))
+    return Form(
+        title: UIText("config.tui.lock.title"), fields: fields,
+        note: UIText(locked ? "config.tui.lock.noteLocked" : "config.tui.lock.note"))
 }
 
 /// Opens the lock code dialog for the selected key (one whose configuration can be written).
 private func openLockCodeDialog(_ state: inout AppState) {
     guard let entry = state.selectedKey, let device = entry.info?.device, !state.deviceConfig.writing else { return }
-    state.deviceConfig.lockDialog = DeviceLockDialog(kind: .lockCode(keyID: entry.id, locked: device.isConfigLocked),
-                                                     form: lockCodeForm(locked: device.isConfigLocked))
+    state.deviceConfig.lockDialog = DeviceLockDialog(
+        kind: .lockCode(keyID: entry.id, locked: device.isConfigLocked),
+        form: lockCodeForm(locked: device.isConfigLocked))
 }
 
 /// What a lock code dialog writes: the current code and the new one (`clearedLockCode` to remove it).
@@ -220,15 +231,18 @@ func lockDialogOutcome(_ dialog: DeviceLockDialog, submitting: Bool) -> Result<L
         }
     }
     guard case .lockCode = dialog.kind else { return .success(LockCodeWrite(current: current)) }
-    if form.isOn(DeviceLockField.clear) { return .success(LockCodeWrite(current: current, new: DeviceConfiguration.clearedLockCode)) }
+    if form.isOn(DeviceLockField.clear) {
+        return .success(LockCodeWrite(current: current, new: DeviceConfiguration.clearedLockCode))
+    }
     let new: [UInt8]?
     switch code(.new, new: true) {
     case .failure(let why): return .failure(why)
     case .success(let n): new = n
     }
     let again = form[DeviceLockField.again].filter { $0 != " " }.lowercased()
-    if (submitting || again.count >= 2 * DeviceConfiguration.lockCodeLength),
-       again != form[DeviceLockField.new].filter({ $0 != " " }).lowercased() {
+    if submitting || again.count >= 2 * DeviceConfiguration.lockCodeLength,
+        again != form[DeviceLockField.new].filter({ $0 != " " }).lowercased()
+    {
         return .failure(.lockCodeMismatch)
     }
     return .success(LockCodeWrite(current: current, new: new))
@@ -287,19 +301,23 @@ func lockDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         let command: Command
         switch dialog.kind {
         case .unlock(let pending):
-            command = .writeConfig(entry.descriptor, pending.change.configuration, reboot: pending.change.needsReboot,
-                                   currentLockCode: write.current)
+            command = .writeConfig(
+                entry.descriptor, pending.change.configuration, reboot: pending.change.needsReboot,
+                currentLockCode: write.current)
         case .lockCode(_, let locked):
             if !dialog.form.confirmed {
-                let change = write.new == DeviceConfiguration.clearedLockCode ? "config.change.lock-cleared"
+                let change =
+                    write.new == DeviceConfiguration.clearedLockCode
+                    ? "config.change.lock-cleared"
                     : locked ? "config.change.lock-changed" : "config.change.lock-set"
                 dialog.form.problem = nil
                 dialog.form.ask(UIText("config.tui.lock.confirm", nested: ["change": UIText(change)]), at: state.now)
                 state.deviceConfig.lockDialog = dialog
                 return []
             }
-            command = .writeConfig(entry.descriptor, DeviceConfiguration(), reboot: false, currentLockCode: write.current,
-                                   newLockCode: write.new)
+            command = .writeConfig(
+                entry.descriptor, DeviceConfiguration(), reboot: false, currentLockCode: write.current,
+                newLockCode: write.new)
         }
         // The codes leave the state with the command.
         dialog.form.wipeSecrets()

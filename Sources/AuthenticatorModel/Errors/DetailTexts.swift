@@ -40,8 +40,9 @@ extension ErrorExplanation {
         case .keyLength(let n): return UIText("yubico-otp.key-length", ["count": String(n)])
         case .privateIDLength(let n): return UIText("yubico-otp.private-id-length", ["count": String(n)])
         case .publicIDLength(let n):
-            return UIText("yubico-otp.public-id-length",
-                          ["count": String(n), "maximum": String(YubicoOTP.maxPublicIDLength / 2)])
+            return UIText(
+                "yubico-otp.public-id-length",
+                ["count": String(n), "maximum": String(YubicoOTP.maxPublicIDLength / 2)])
         case .tokenLength(let n): return UIText("yubico-otp.token-length", ["count": String(n)])
         case .otpTooShort(let n): return UIText("yubico-otp.too-short", ["count": String(n)])
         case .otpTooLong(let n): return UIText("yubico-otp.too-long", ["count": String(n)])
@@ -108,14 +109,16 @@ extension ErrorExplanation {
         case .dataEmpty: return UIText("export.data-empty")
         case .base64Length(let n): return UIText("export.base64-length", ["count": String(n)])
         case .base64Padding(let given, let count, let needed):
-            return UIText("export.base64-padding", ["given": String(given), "count": String(count), "needed": String(needed)])
+            return UIText(
+                "export.base64-padding", ["given": String(given), "count": String(count), "needed": String(needed)])
         case .truncated(let account, let reading, let at):
             return inside(account, "export.truncated", ["reading": reading, "at": String(at)])
         case .varintTooLong(let account, let at): return inside(account, "export.varint-too-long", ["at": String(at)])
         case .fieldNumber(let account, let number, let at):
             return inside(account, "export.field-number", ["number": String(number), "at": String(at)])
         case .wireType(let account, let field, let type, let at):
-            return inside(account, "export.wire-type", ["field": String(field), "type": String(type), "at": String(at)])
+            return inside(
+                account, "export.wire-type", ["field": String(field), "type": String(type), "at": String(at)])
         case .fieldType(let account, let field, let found, let expected):
             return inside(account, "export.field-type", ["field": field, "found": found, "expected": expected])
         case .group(let account, let type): return inside(account, "export.group", ["type": String(type)])
@@ -135,7 +138,8 @@ extension ErrorExplanation {
         case .managementKeyAuthenticationFailed: return ErrorExplanation(kind: .managementKeyWrong)
         case .managementKeyResponseMismatch: return ErrorExplanation(kind: .managementKeyNotGenuine)
         case .managementKeyLength(let expected, let actual):
-            return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(actual)])
+            return ErrorExplanation(
+                kind: .managementKeyLength, ["expected": String(expected), "count": String(actual)])
         case .notAManagementKeyAlgorithm(let a), .notASlotKeyAlgorithm(let a):
             return ErrorExplanation(kind: .pivAlgorithm, ["algorithm": a.description])
         case .securityConditionNotSatisfied: return ErrorExplanation(kind: .pivNeedsAuthentication)
@@ -147,20 +151,25 @@ extension ErrorExplanation {
         case .incorrectParameters(let sw), .status(let sw):
             return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
         case .notSupported(let feature, let minimum, let actual):
-            return ErrorExplanation(kind: .pivNeedsFirmware, ["minimum": minimum.description, "actual": actual.description],
-                                    nested: ["feature": UIText("piv-feature." + feature.textName)])
+            return ErrorExplanation(
+                kind: .pivNeedsFirmware, ["minimum": minimum.description, "actual": actual.description],
+                nested: ["feature": UIText("piv-feature." + feature.textName)])
         case .unsupportedRSAExponent: return ErrorExplanation(kind: .pivRSAExponent)
         case .privateKeyComponents: return ErrorExplanation(kind: .pivPrivateKey)
         case .unsupportedCertificateInfo(let b):
-            return ErrorExplanation(kind: .malformedAnswer,
-                                    detail: malformationText(Malformation(.certificate, .value(Hex.encode([b], uppercase: true)))))
+            return ErrorExplanation(
+                kind: .malformedAnswer,
+                detail: malformationText(Malformation(.certificate, .value(Hex.encode([b], uppercase: true)))))
         case .attestationNotSignedByDevice(let slot):
-            return ErrorExplanation(kind: .attestationInvalid, ["slot": slot.description],
-                                    nested: ["why": UIText("attestation.not-signed")])
+            return ErrorExplanation(
+                kind: .attestationInvalid, ["slot": slot.description],
+                nested: ["why": UIText("attestation.not-signed")])
         case .attestedKeyMismatch(let slot):
-            return ErrorExplanation(kind: .attestationInvalid, ["slot": slot.description],
-                                    nested: ["why": UIText("attestation.other-key")])
-        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(malformation(m)))
+            return ErrorExplanation(
+                kind: .attestationInvalid, ["slot": slot.description],
+                nested: ["why": UIText("attestation.other-key")])
+        case .malformed(let m):
+            return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(malformation(m)))
         }
     }
 
@@ -180,7 +189,8 @@ extension ErrorExplanation {
         case .publicKey(let a): return Malformation(.publicKey, .value(a.description))
         case .certificate: return Malformation(.certificate, .notDER)
         case .gzip(let e): return Malformation(.certificate, .gzip(e))
-        case .resultLength(let expected, let actual): return Malformation(.signature, .lengthExpected(actual, expected: expected))
+        case .resultLength(let expected, let actual):
+            return Malformation(.signature, .lengthExpected(actual, expected: expected))
         }
     }
 
@@ -188,24 +198,29 @@ extension ErrorExplanation {
         switch e {
         case .openssl(let what): return ErrorExplanation(kind: .cryptoFailed, ["detail": what])
         case .length(let expected, let actual):
-            return ErrorExplanation(kind: .invalidInput,
-                                    detail: UIText("crypto.length", ["expected": String(expected), "count": String(actual)]))
+            return ErrorExplanation(
+                kind: .invalidInput,
+                detail: UIText("crypto.length", ["expected": String(expected), "count": String(actual)]))
         case .notDER(let structure):
             return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.not-der." + structure.rawValue))
         case .keyType: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.key-type"))
         case .notOnCurve: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.not-on-curve"))
-        case .invalidPrivateKey: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.invalid-private-key"))
-        case .rsaSize(let bits): return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.rsa-size", ["bits": String(bits)]))
+        case .invalidPrivateKey:
+            return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.invalid-private-key"))
+        case .rsaSize(let bits):
+            return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.rsa-size", ["bits": String(bits)]))
         }
     }
 
     static func explain(_ e: BlockCipher.Error) -> ErrorExplanation {
         switch e {
         case .keyLength(let expected, let actual):
-            return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(actual)])
+            return ErrorExplanation(
+                kind: .managementKeyLength, ["expected": String(expected), "count": String(actual)])
         case .blockLength(let expected, let actual):
-            return ErrorExplanation(kind: .malformedAnswer,
-                                    detail: malformationText(Malformation(.pivAnswer, .lengthExpected(actual, expected: expected))))
+            return ErrorExplanation(
+                kind: .malformedAnswer,
+                detail: malformationText(Malformation(.pivAnswer, .lengthExpected(actual, expected: expected))))
         case .notABlockCipher(let a): return ErrorExplanation(kind: .pivAlgorithm, ["algorithm": a.description])
         case .openssl(let function): return ErrorExplanation(kind: .cryptoFailed, ["detail": function])
         }
@@ -214,11 +229,15 @@ extension ErrorExplanation {
     static func explain(_ e: RSAPadding.Error) -> ErrorExplanation {
         switch e {
         case .digestLength(let expected, let actual):
-            return ErrorExplanation(kind: .invalidInput, detail: UIText("rsa.digest-length",
-                                                                        ["expected": String(expected), "count": String(actual)]))
+            return ErrorExplanation(
+                kind: .invalidInput,
+                detail: UIText(
+                    "rsa.digest-length",
+                    ["expected": String(expected), "count": String(actual)]))
         case .modulusTooShort(let bits), .unsupportedModulus(let bits):
             return ErrorExplanation(kind: .invalidInput, detail: UIText("rsa.modulus", ["bits": String(bits)]))
-        case .saltLength(let n): return ErrorExplanation(kind: .invalidInput, detail: UIText("rsa.salt-length", ["count": String(n)]))
+        case .saltLength(let n):
+            return ErrorExplanation(kind: .invalidInput, detail: UIText("rsa.salt-length", ["count": String(n)]))
         case .openssl(let function): return ErrorExplanation(kind: .cryptoFailed, ["detail": function])
         }
     }

@@ -19,8 +19,9 @@ extension ErrorExplanation {
         case .invalidAESKey(let n): return ErrorExplanation(kind: .aesKeyLength, ["bytes": String(n)])
         case .invalidPasswordLength(let n): return ErrorExplanation(kind: .staticPasswordLength, ["count": String(n)])
         case .unencodableCharacter(let offset, let layout):
-            return ErrorExplanation(kind: .staticPasswordCharacter,
-                                    ["position": String(offset + 1), "layout": layout.rawValue.uppercased()])
+            return ErrorExplanation(
+                kind: .staticPasswordCharacter,
+                ["position": String(offset + 1), "layout": layout.rawValue.uppercased()])
         case .invalidMovingFactor(let n): return ErrorExplanation(kind: .hotpCounter, ["counter": String(n)])
         case .invalidDigits(let n): return ErrorExplanation(kind: .hotpDigits, ["digits": String(n)])
         case .ndefTooLong(let n): return ErrorExplanation(kind: .ndefURILength, ["bytes": String(n)])
@@ -32,7 +33,8 @@ extension ErrorExplanation {
         case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
         case .deviceGone(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
         case .ioFailed(let call, let path, let code):
-            return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": call + ": " + String(cString: strerror(code))])
+            return ErrorExplanation(
+                kind: .hidFailed, ["path": path, "detail": call + ": " + String(cString: strerror(code))])
         case .malformedReport(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
         case .badChecksum: return ErrorExplanation(kind: .damagedAnswer)
         case .commandRejected: return ErrorExplanation(kind: .slotRefused)
@@ -62,8 +64,10 @@ extension ErrorExplanation {
 
     static func explain(_ e: RememberedKeys.StoreError) -> ErrorExplanation {
         switch e {
-        case .unreadable(let path, let why): return ErrorExplanation(kind: .fileUnreadable, ["path": path, "detail": why])
-        case .unwritable(let path, let why): return ErrorExplanation(kind: .fileUnwritable, ["path": path, "detail": why])
+        case .unreadable(let path, let why):
+            return ErrorExplanation(kind: .fileUnreadable, ["path": path, "detail": why])
+        case .unwritable(let path, let why):
+            return ErrorExplanation(kind: .fileUnwritable, ["path": path, "detail": why])
         case .insecure(let path, let mode):
             return ErrorExplanation(kind: .fileInsecure, ["path": path, "mode": String(mode, radix: 8)])
         }
@@ -108,15 +112,21 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: .notSupported, ["status": "-"], nested: ["what": featureText(feature)])
         case .ctap2NotSupported: return ErrorExplanation(kind: .u2fOnly)
         case .noCommonPINProtocol(let offered):
-            return ErrorExplanation(kind: .noCommonPINProtocol, ["offered": offered.map(String.init).joined(separator: ", ")])
+            return ErrorExplanation(
+                kind: .noCommonPINProtocol, ["offered": offered.map(String.init).joined(separator: ", ")])
         case .pinChangeRequired: return ErrorExplanation(kind: .pinChangeRequired)
         case .minPINLengthDecrease(let current, let requested):
-            return ErrorExplanation(kind: .minPINLengthDecrease, ["current": String(current),
-                                                                  "requested": String(requested)])
+            return ErrorExplanation(
+                kind: .minPINLengthDecrease,
+                [
+                    "current": String(current),
+                    "requested": String(requested),
+                ])
         case .noSuchFingerprint(let id): return ErrorExplanation(kind: .noSuchFingerprint, ["id": id.hex])
         case .enrollmentCancelled: return ErrorExplanation(kind: .enrollmentCancelled)
         case .fingerprintNameTooLong(let maximum, let bytes):
-            return ErrorExplanation(kind: .fingerprintNameTooLong, ["maximum": String(maximum), "bytes": String(bytes)])
+            return ErrorExplanation(
+                kind: .fingerprintNameTooLong, ["maximum": String(maximum), "bytes": String(bytes)])
         }
     }
 

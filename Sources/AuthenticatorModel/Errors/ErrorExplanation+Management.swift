@@ -9,8 +9,9 @@ extension ErrorExplanation {
         case .configurationRefused: return ErrorExplanation(kind: .configRefused)
         case .configurationTooLarge(let n): return ErrorExplanation(kind: .configTooLarge, ["bytes": String(n)])
         case .needsFirmware(let feature, let minimum, let actual):
-            return ErrorExplanation(kind: .configNeedsFirmware, ["minimum": minimum.description, "actual": actual.description],
-                                    nested: ["feature": UIText("config.feature." + feature.rawValue)])
+            return ErrorExplanation(
+                kind: .configNeedsFirmware, ["minimum": minimum.description, "actual": actual.description],
+                nested: ["feature": UIText("config.feature." + feature.rawValue)])
         case .resetRefused(let sw): return ErrorExplanation(kind: .deviceResetRefused, ["status": sw.hexString])
         }
     }
@@ -18,12 +19,18 @@ extension ErrorExplanation {
     static func explain(_ e: ConfigProblem) -> ErrorExplanation {
         switch e {
         case .unknownApplication(let name):
-            return ErrorExplanation(kind: .unknownApplication, ["name": name,
-                                                                "names": Capabilities.named.map(\.1).joined(separator: ", ")])
-        case .transportNotSupported(let t): return ErrorExplanation(kind: .transportNotSupported, ["transport": t.label])
+            return ErrorExplanation(
+                kind: .unknownApplication,
+                [
+                    "name": name,
+                    "names": Capabilities.named.map(\.1).joined(separator: ", "),
+                ])
+        case .transportNotSupported(let t):
+            return ErrorExplanation(kind: .transportNotSupported, ["transport": t.label])
         case .notSupported(let apps, let t):
-            return ErrorExplanation(kind: .applicationNotSupported,
-                                    ["applications": ApplicationsChange.names(apps), "transport": t.label])
+            return ErrorExplanation(
+                kind: .applicationNotSupported,
+                ["applications": ApplicationsChange.names(apps), "transport": t.label])
         case .enableAndDisable(let apps):
             return ErrorExplanation(kind: .enableAndDisable, ["applications": ApplicationsChange.names(apps)])
         case .nothingAsked: return ErrorExplanation(kind: .nothingAsked)

@@ -217,12 +217,14 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     public var exit: Exit {
         switch self {
         case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
-        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL, .invalidInput, .minPINLengthDecrease, .tooManyRelyingParties, .fingerprintNameTooLong,
-             .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
-             .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
-             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch, .notLocked,
-             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
-             .timeoutRange, .ambiguousAccount:
+        case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL,
+            .invalidInput, .minPINLengthDecrease, .tooManyRelyingParties, .fingerprintNameTooLong,
+            .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
+            .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
+            .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch,
+            .notLocked,
+            .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
+            .timeoutRange, .ambiguousAccount:
             return .usage
         default: return .failed
         }
@@ -268,8 +270,10 @@ extension ErrorExplanation {
         case let e as ConfigProblem: return explain(e)
         case let e as BlockCipher.Error: return explain(e)
         case let e as RSAPadding.Error: return explain(e)
-        case let e as Gzip.Error: return ErrorExplanation(kind: .malformedAnswer,
-                                                          detail: malformationText(Malformation(.certificate, .gzip(e))))
+        case let e as Gzip.Error:
+            return ErrorExplanation(
+                kind: .malformedAnswer,
+                detail: malformationText(Malformation(.certificate, .gzip(e))))
         case let e as Hex.DecodeError:
             switch e {
             case .invalidCharacter(let c, let offset):
@@ -299,7 +303,8 @@ extension ErrorExplanation {
 
     static func explain(_ e: SmartCardError) -> ErrorExplanation {
         switch e {
-        case .serviceUnavailable: return ErrorExplanation(kind: PCSCDaemon.isInstalled() ? .pcscdNotRunning : .pcscdNotInstalled)
+        case .serviceUnavailable:
+            return ErrorExplanation(kind: PCSCDaemon.isInstalled() ? .pcscdNotRunning : .pcscdNotInstalled)
         case .noReaders: return ErrorExplanation(kind: .noReaders)
         case .unknownReader(let r): return ErrorExplanation(kind: .readerGone, ["reader": r])
         case .noCard(let r): return ErrorExplanation(kind: .noKeyInReader, ["reader": r])
@@ -313,21 +318,29 @@ extension ErrorExplanation {
         case .timeout: return ErrorExplanation(kind: .timeout)
         case .cancelled: return ErrorExplanation(kind: .cancelled)
         case .communication(let function, let code):
-            return ErrorExplanation(kind: .readerFailed,
-                                    ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
+            return ErrorExplanation(
+                kind: .readerFailed,
+                ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
         case .pcsc(let code, let function):
-            return ErrorExplanation(kind: .pcscFailed,
-                                    ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
+            return ErrorExplanation(
+                kind: .pcscFailed,
+                ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
         case .invalidAPDU(let problem): return ErrorExplanation(kind: .invalidInput, detail: apduText(problem))
         case .malformedResponse(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
-        case .status(let sw): return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        case .status(let sw):
+            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
         case .emptyResponsePart(let sw, let fetch):
             return ErrorExplanation(kind: .exchangeBrokeOff, ["status": sw.hexString, "fetch": fetch])
-        case .applicationNotAvailable(let name): return ErrorExplanation(kind: .applicationMissing, ["application": name])
+        case .applicationNotAvailable(let name):
+            return ErrorExplanation(kind: .applicationMissing, ["application": name])
         case .closed: return ErrorExplanation(kind: .connectionClosed)
         case .deviceInfoNeedsFirmware(let version):
-            return ErrorExplanation(kind: .deviceInfoNeedsFirmware, ["actual": version.description,
-                                                                     "minimum": ManagementSession.readConfigMinimum.description])
+            return ErrorExplanation(
+                kind: .deviceInfoNeedsFirmware,
+                [
+                    "actual": version.description,
+                    "minimum": ManagementSession.readConfigMinimum.description,
+                ])
         }
     }
 
@@ -357,8 +370,9 @@ extension ErrorExplanation {
             case .otp: needs = "CCID, OTP HID, NFC"
             default: needs = "CCID, NFC"
             }
-            return ErrorExplanation(kind: .interfaceMissing, ["needs": needs, "has": has.isEmpty ? "-" : has],
-                                    nested: ["application": UIText("application." + application.rawValue)])
+            return ErrorExplanation(
+                kind: .interfaceMissing, ["needs": needs, "has": has.isEmpty ? "-" : has],
+                nested: ["application": UIText("application." + application.rawValue)])
         }
     }
 
@@ -377,8 +391,9 @@ extension ErrorExplanation {
     static func explain(_ e: OATHOperationError) -> ErrorExplanation {
         switch e {
         case .ambiguous(let query, let matches):
-            return ErrorExplanation(kind: .ambiguousAccount,
-                                    ["query": query, "accounts": matches.map { "  " + $0 }.joined(separator: "\n")])
+            return ErrorExplanation(
+                kind: .ambiguousAccount,
+                ["query": query, "accounts": matches.map { "  " + $0 }.joined(separator: "\n")])
         case .renameTargetTaken(let id): return ErrorExplanation(kind: .renameTargetTaken, ["account": id])
         case .hasPassword: return ErrorExplanation(kind: .oathHasPassword)
         case .noPassword: return ErrorExplanation(kind: .oathNoPassword)
@@ -434,13 +449,15 @@ extension ErrorExplanation {
             return UIText(key, ["value": value])
         case .secretCharacter(let character, let position):
             return UIText("account.secret-character", ["character": character, "position": String(position)])
-        case .secretPaddingEarly(let position): return UIText("account.secret-padding-early", ["position": String(position)])
+        case .secretPaddingEarly(let position):
+            return UIText("account.secret-padding-early", ["position": String(position)])
         case .secretLength(let count): return UIText("account.secret-length", ["count": String(count)])
         case .secretPaddingCount(let given, let count, 0):
             return UIText("account.secret-padding-none", ["given": String(given), "count": String(count)])
         case .secretPaddingCount(let given, let count, let needed):
-            return UIText("account.secret-padding-count",
-                          ["given": String(given), "count": String(count), "needed": String(needed)])
+            return UIText(
+                "account.secret-padding-count",
+                ["given": String(given), "count": String(count), "needed": String(needed)])
         case .idTooLong(let id, let bytes, let maximum):
             return UIText("account.id-too-long", ["id": id, "bytes": String(bytes), "maximum": String(maximum)])
         case .nameTaken(let id): return UIText("account.name-taken", ["id": id])
@@ -449,8 +466,10 @@ extension ErrorExplanation {
 
     /// The words for what is wrong with a URI: `uri.<problem>`, or the account's problem as such.
     public static func uriText(_ problem: URIProblem) -> UIText {
-        func part(_ p: URIPart, _ label: String, _ parameterName: String, _ parameter: String,
-                  _ arguments: [String: String]) -> UIText {
+        func part(
+            _ p: URIPart, _ label: String, _ parameterName: String, _ parameter: String,
+            _ arguments: [String: String]
+        ) -> UIText {
             switch p {
             case .label: return UIText(label, arguments)
             case .parameterName: return UIText(parameterName, arguments)
@@ -468,8 +487,10 @@ extension ErrorExplanation {
         case .labelWithoutName(let label): return UIText("uri.label-without-name", nested: ["label": .excerpt(label)])
         case .missingSecret: return UIText("uri.missing-secret")
         case .percentEncoding(let p, let text):
-            return part(p, "uri.percent-encoding.label", "uri.percent-encoding.parameter-name", "uri.percent-encoding.parameter",
-                        ["text": text])
+            return part(
+                p, "uri.percent-encoding.label", "uri.percent-encoding.parameter-name",
+                "uri.percent-encoding.parameter",
+                ["text": text])
         case .notUTF8(let p):
             return part(p, "uri.not-utf8.label", "uri.not-utf8.parameter-name", "uri.not-utf8.parameter", [:])
         case .parameterTwice(let name): return UIText("uri.parameter-twice", ["name": name])

@@ -98,7 +98,8 @@ public struct StringTables: Sendable {
             out += rest[..<open]
             let afterOpen = rest.index(after: open)
             if let close = rest[afterOpen...].firstIndex(of: "}"), isPlaceholderName(rest[afterOpen..<close]),
-               let value = arguments[String(rest[afterOpen..<close])] {
+                let value = arguments[String(rest[afterOpen..<close])]
+            {
                 out += value
                 rest = rest[rest.index(after: close)...]
             } else {
@@ -135,16 +136,20 @@ public struct StringTables: Sendable {
     // MARK: Language
 
     /// The language code to load: the configured language, else the locale variables, else "en".
-    public static func language(environment: [String: String] = ProcessEnvironment.current,
-                                configured: Language? = StringTables.configuredLanguage.withLock { $0 }) -> String {
+    public static func language(
+        environment: [String: String] = ProcessEnvironment.current,
+        configured: Language? = StringTables.configuredLanguage.withLock { $0 }
+    ) -> String {
         Language.preferred(configured: configured, environment: environment).rawValue
     }
 
     // MARK: Loading
 
     /// The directories that may hold the `<language>.json` files, in the order they are tried.
-    public static func directories(environment: [String: String] = ProcessEnvironment.current,
-                                   executablePath: String? = StringTables.executablePath()) -> [String] {
+    public static func directories(
+        environment: [String: String] = ProcessEnvironment.current,
+        executablePath: String? = StringTables.executablePath()
+    ) -> [String] {
         var dirs = [String]()
         if let resources = environment["YKTERM_RESOURCES"], !resources.isEmpty {
             dirs.append(resources + "/strings")
@@ -171,11 +176,14 @@ public struct StringTables: Sendable {
 
     /// Loads `language` over English from the first directory with tables; throws when there is none, or a
     /// needed table is missing or malformed (for tests and `ykterm doctor`).
-    public static func validated(language: String,
-                                 directories: [String] = StringTables.directories()) throws(StringsError) -> StringTables {
+    public static func validated(
+        language: String,
+        directories: [String] = StringTables.directories()
+    ) throws(StringsError) -> StringTables {
         guard let dir = directory(among: directories) else {
-            throw StringsError("no string tables (en.json) in " + directories.joined(separator: ", ")
-                               + "; set YKTERM_RESOURCES to the directory holding strings/")
+            throw StringsError(
+                "no string tables (en.json) in " + directories.joined(separator: ", ")
+                    + "; set YKTERM_RESOURCES to the directory holding strings/")
         }
         let english = try loadTable(dir + "/en.json")
         let primary = language == "en" ? english : try loadTable(dir + "/\(language).json")
@@ -184,8 +192,10 @@ public struct StringTables: Sendable {
 
     /// For the program: never fails. Falls back to English when the language's table is unusable, and to
     /// the keys themselves when English is; `problem` then says what went wrong.
-    public static func load(language: String = StringTables.language(),
-                            directories: [String] = StringTables.directories()) -> StringTables {
+    public static func load(
+        language: String = StringTables.language(),
+        directories: [String] = StringTables.directories()
+    ) -> StringTables {
         do {
             return try validated(language: language, directories: directories)
         } catch let languageError {

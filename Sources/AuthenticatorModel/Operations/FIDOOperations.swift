@@ -16,8 +16,10 @@ public struct FIDOOperations: Sendable {
         /// The key's progress reports (waiting for a touch, or not), with the connection they came on.
         public var progress: (@Sendable (FIDOProgress, any FIDOConnection) -> Void)?
 
-        public init(opened: (@Sendable (any FIDOConnection) -> Void)? = nil,
-                    progress: (@Sendable (FIDOProgress, any FIDOConnection) -> Void)? = nil) {
+        public init(
+            opened: (@Sendable (any FIDOConnection) -> Void)? = nil,
+            progress: (@Sendable (FIDOProgress, any FIDOConnection) -> Void)? = nil
+        ) {
             self.opened = opened
             self.progress = progress
         }
@@ -112,9 +114,13 @@ public struct FIDOOperations: Sendable {
 
     /// Every discoverable credential, by relying party, with a token for credential management (`auth`); with
     /// `fingerprints`, on a key with a sensor, its fingerprints too (nil when the token may not read them).
-    public func credentials(_ auth: FIDOAuthorization,
-                            fingerprints: Bool = false) async throws -> (credentials: [FIDOCredential],
-                                                                         fingerprints: [FIDOFingerprint]?) {
+    public func credentials(
+        _ auth: FIDOAuthorization,
+        fingerprints: Bool = false
+    ) async throws -> (
+        credentials: [FIDOCredential],
+        fingerprints: [FIDOFingerprint]?
+    ) {
         try await withAuthorized(auth) { s in
             let prints = fingerprints ? try await Self.fingerprints(s) : nil
             return (try await Self.credentials(s), prints)
@@ -124,7 +130,8 @@ public struct FIDOOperations: Sendable {
     /// Deletes the credential `id`; returns it, the credentials left and the key afterwards. One the key no longer
     /// holds is `CTAPError.noCredentials`.
     public func deleteCredential(_ id: [UInt8], _ auth: FIDOAuthorization) async throws
-        -> (deleted: FIDOCredential, remaining: [FIDOCredential], info: FIDOInfo) {
+        -> (deleted: FIDOCredential, remaining: [FIDOCredential], info: FIDOInfo)
+    {
         try await withAuthorized(auth) { s in
             guard let credential = try await Self.credentials(s).first(where: { $0.credentialID == id }) else {
                 throw CTAPError(CTAPError.noCredentials)
@@ -136,8 +143,10 @@ public struct FIDOOperations: Sendable {
 
     /// Sets the user name and display name of credential `id`: `.none` keeps one as it is, `.some(nil)` removes
     /// it; the user ID stays. Needs CTAP 2.1 credential management. Returns the credential as it is now, and all.
-    public func updateUser(_ id: [UInt8], name: String??, displayName: String??,
-                           _ auth: FIDOAuthorization) async throws -> (updated: FIDOCredential, all: [FIDOCredential]) {
+    public func updateUser(
+        _ id: [UInt8], name: String??, displayName: String??,
+        _ auth: FIDOAuthorization
+    ) async throws -> (updated: FIDOCredential, all: [FIDOCredential]) {
         try await withAuthorized(auth) { s in
             guard await s.info.supportsUpdateUserInformation else {
                 throw FIDOSessionError.notSupported(.updateUserInformation)
@@ -145,10 +154,15 @@ public struct FIDOOperations: Sendable {
             guard let credential = try await Self.credentials(s).first(where: { $0.credentialID == id }) else {
                 throw CTAPError(CTAPError.noCredentials)
             }
-            try await s.updateUser(id, user: CTAP2Session.User(id: credential.userID, name: name ?? credential.userName,
-                                                               displayName: displayName ?? credential.displayName))
+            try await s.updateUser(
+                id,
+                user: CTAP2Session.User(
+                    id: credential.userID, name: name ?? credential.userName,
+                    displayName: displayName ?? credential.displayName))
             let all = try await Self.credentials(s)
-            guard let updated = all.first(where: { $0.credentialID == id }) else { throw CTAPError(CTAPError.noCredentials) }
+            guard let updated = all.first(where: { $0.credentialID == id }) else {
+                throw CTAPError(CTAPError.noCredentials)
+            }
             return (updated, all)
         }
     }
@@ -169,8 +183,10 @@ public struct FIDOOperations: Sendable {
     }
 
     /// Names fingerprint `templateID` (at most the sensor's longest name). Returns the fingerprints afterwards.
-    public func renameFingerprint(_ templateID: [UInt8], to name: String,
-                                  _ auth: FIDOAuthorization) async throws -> [FIDOFingerprint] {
+    public func renameFingerprint(
+        _ templateID: [UInt8], to name: String,
+        _ auth: FIDOAuthorization
+    ) async throws -> [FIDOFingerprint] {
         try await withFingerprints(auth) { s in
             try await Self.requireEnrolled(s, templateID)
             let max = try await s.fingerprintSensorInfo().maxNameLength
@@ -181,7 +197,8 @@ public struct FIDOOperations: Sendable {
 
     /// Removes fingerprint `templateID`; returns it and the fingerprints left.
     public func deleteFingerprint(_ templateID: [UInt8], _ auth: FIDOAuthorization) async throws
-        -> (deleted: FIDOFingerprint, remaining: [FIDOFingerprint]) {
+        -> (deleted: FIDOFingerprint, remaining: [FIDOFingerprint])
+    {
         try await withFingerprints(auth) { s in
             let deleted = try await Self.requireEnrolled(s, templateID)
             try await s.removeFingerprint(templateID: templateID)
@@ -189,7 +206,9 @@ public struct FIDOOperations: Sendable {
         }
     }
 
-    private func withFingerprints<T>(_ auth: FIDOAuthorization, _ body: (CTAP2Session) async throws -> T) async throws -> T {
+    private func withFingerprints<T>(_ auth: FIDOAuthorization, _ body: (CTAP2Session) async throws -> T) async throws
+        -> T
+    {
         try await withAuthorized(auth) { s in
             guard await s.info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
             return try await body(s)
@@ -242,7 +261,9 @@ public struct FIDOOperations: Sendable {
 
     /// Switches always-UV; returns whether it is now on.
     public func toggleAlwaysUV(pin: String?) async throws -> Bool {
-        try await withConfig(pin) { s, _ in try await s.toggleAlwaysUV() } precheck: { info in
+        try await withConfig(pin) { s, _ in
+            try await s.toggleAlwaysUV()
+        } precheck: { info in
             guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
             guard info.alwaysUV != nil else { throw FIDOSessionError.notSupported(.alwaysUV) }
         }
@@ -254,7 +275,9 @@ public struct FIDOOperations: Sendable {
         try await withSession { s in
             let info = await s.info
             guard info.supportsConfig else { throw FIDOSessionError.notSupported(.authenticatorConfig) }
-            guard let enabled = info.enterpriseAttestation else { throw FIDOSessionError.notSupported(.enterpriseAttestation) }
+            guard let enabled = info.enterpriseAttestation else {
+                throw FIDOSessionError.notSupported(.enterpriseAttestation)
+            }
             if enabled { return false }
             try await Self.authorizeConfig(s, info, pin)
             try await s.enableEnterpriseAttestation()
@@ -264,8 +287,10 @@ public struct FIDOOperations: Sendable {
 
     /// An authenticatorConfig request: `precheck` refuses what the key cannot do before the PIN is used, then a
     /// token with the acfg permission is taken when the key has a PIN.
-    private func withConfig<T>(_ pin: String?, _ body: (CTAP2Session, AuthenticatorInfo) async throws -> T,
-                               precheck: (AuthenticatorInfo) throws -> Void) async throws -> T {
+    private func withConfig<T>(
+        _ pin: String?, _ body: (CTAP2Session, AuthenticatorInfo) async throws -> T,
+        precheck: (AuthenticatorInfo) throws -> Void
+    ) async throws -> T {
         try await withSession { s in
             let info = await s.info
             try precheck(info)
@@ -285,7 +310,8 @@ public struct FIDOOperations: Sendable {
     /// A session with a PIN token for `auth`: the PIN verified for credential management (and the fingerprints,
     /// on a key with a sensor), or a token held from before. A held token the key turns down ends it with
     /// `CTAPError.pinAuthInvalid`, as the key said it.
-    public func withAuthorized<T>(_ auth: FIDOAuthorization, _ body: (CTAP2Session) async throws -> T) async throws -> T {
+    public func withAuthorized<T>(_ auth: FIDOAuthorization, _ body: (CTAP2Session) async throws -> T) async throws -> T
+    {
         try await withSession { s in
             switch auth {
             case .pin(let pin):
@@ -312,10 +338,12 @@ public struct FIDOOperations: Sendable {
         var out = [FIDOCredential]()
         for rp in try await s.relyingParties() {
             for c in try await s.credentials(of: rp) {
-                out.append(FIDOCredential(rpID: rp.id, rpName: rp.name, userName: c.user.name,
-                                          displayName: c.user.displayName, credentialID: c.credentialID,
-                                          userID: c.user.id, credProtect: c.credProtect,
-                                          largeBlobKey: c.hasLargeBlobKey))
+                out.append(
+                    FIDOCredential(
+                        rpID: rp.id, rpName: rp.name, userName: c.user.name,
+                        displayName: c.user.displayName, credentialID: c.credentialID,
+                        userID: c.user.id, credProtect: c.credProtect,
+                        largeBlobKey: c.hasLargeBlobKey))
             }
         }
         return out

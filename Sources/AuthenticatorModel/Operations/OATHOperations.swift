@@ -12,8 +12,10 @@ public struct OATHOperations: Sendable {
     public let access: OATHAccess
     public let observer: (@Sendable (APDUExchange) -> Void)?
 
-    public init(_ opener: any SmartCardOpener, store: RememberedKeys,
-                observer: (@Sendable (APDUExchange) -> Void)? = nil) {
+    public init(
+        _ opener: any SmartCardOpener, store: RememberedKeys,
+        observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) {
         self.opener = opener
         self.access = OATHAccess(store: store)
         self.observer = observer
@@ -145,14 +147,16 @@ public struct OATHOperations: Sendable {
 
     /// The codes CALCULATE ALL gives at `time` (HOTP and touch accounts without one).
     public func codes(at time: Int64, otherPeriods: Bool = true, _ unlock: Unlock = Unlock()) async throws
-        -> Outcome<[OATHSession.Entry]> {
+        -> Outcome<[OATHSession.Entry]>
+    {
         try await run(unlock) { session, _ in try await session.calculateAll(at: time, otherPeriods: otherPeriods) }
     }
 
     /// The codes of `single` (accounts calculated one by one: HOTP, touch, other periods) at `time`, after those
     /// of CALCULATE ALL when `all` is set.
     public func refresh(at time: Int64, all: Bool, single: [Credential], _ unlock: Unlock = Unlock()) async throws
-        -> Outcome<[OATHSession.Entry]> {
+        -> Outcome<[OATHSession.Entry]>
+    {
         try await run(unlock) { session, _ in
             var entries = all ? try await session.calculateAll(at: time, otherPeriods: false) : []
             for credential in single {
@@ -165,8 +169,10 @@ public struct OATHOperations: Sendable {
     }
 
     /// One account's code at `time` (a touch account waits for the touch; `touching` is called before).
-    public func code(_ credential: Credential, at time: Int64, touching: (@Sendable () -> Void)? = nil,
-                     _ unlock: Unlock = Unlock()) async throws -> Outcome<Code> {
+    public func code(
+        _ credential: Credential, at time: Int64, touching: (@Sendable () -> Void)? = nil,
+        _ unlock: Unlock = Unlock()
+    ) async throws -> Outcome<Code> {
         try await run(unlock) { session, _ in
             if credential.touch == true { touching?() }
             return try await session.calculate(credential, at: time)
@@ -177,9 +183,12 @@ public struct OATHOperations: Sendable {
     /// When one account is left and CALCULATE ALL gave it no code (HOTP, touch), it is calculated on its own:
     /// `touching` is called before a touch account's. With `algorithms`, each entry carries its account as LIST
     /// gives it (CALCULATE ALL does not give the hash algorithm).
-    public func codes(matching query: String?, at time: Int64, algorithms: Bool,
-                      touching: (@Sendable () -> Void)? = nil, _ unlock: Unlock = Unlock()) async throws
-        -> Outcome<[CodeRow]> {
+    public func codes(
+        matching query: String?, at time: Int64, algorithms: Bool,
+        touching: (@Sendable () -> Void)? = nil, _ unlock: Unlock = Unlock()
+    ) async throws
+        -> Outcome<[CodeRow]>
+    {
         try await run(unlock) { session, _ in
             var entries = try await session.calculateAll(at: time)
             let listed = algorithms ? try await session.list() : []
@@ -202,8 +211,10 @@ public struct OATHOperations: Sendable {
 
     /// Adds `accounts`. An ID the key already holds is replaced only when `replacing` is set; otherwise nothing
     /// is added and the taken IDs come back. With `refreshAt`, the codes at that time come back too.
-    public func add(_ accounts: [CredentialData], replacing: Bool, refreshAt: Int64? = nil,
-                    _ unlock: Unlock = Unlock()) async throws -> Outcome<AddResult> {
+    public func add(
+        _ accounts: [CredentialData], replacing: Bool, refreshAt: Int64? = nil,
+        _ unlock: Unlock = Unlock()
+    ) async throws -> Outcome<AddResult> {
         for account in accounts { try account.id.validate() }
         return try await run(unlock) { session, _ in
             let existing = Set(try await session.list().map(\.id.string))
@@ -216,8 +227,10 @@ public struct OATHOperations: Sendable {
 
     /// Renames an account to `newID` ([ISSUER:]NAME; it keeps its type and period). Another account with that
     /// ID is `OATHOperationError.renameTargetTaken`. Returns the old and the new ID.
-    public func rename(_ target: Target, to newID: String, refreshAt: Int64? = nil,
-                       _ unlock: Unlock = Unlock()) async throws -> Outcome<Changed<Renamed>> {
+    public func rename(
+        _ target: Target, to newID: String, refreshAt: Int64? = nil,
+        _ unlock: Unlock = Unlock()
+    ) async throws -> Outcome<Changed<Renamed>> {
         try await run(unlock) { session, _ in
             let credentials = try await session.list()
             let c = try Self.find(target, in: credentials)
@@ -226,13 +239,15 @@ public struct OATHOperations: Sendable {
                 throw OATHOperationError.renameTargetTaken(id.string)
             }
             _ = try await session.rename(c, to: id)
-            return Changed(detail: Renamed(old: c.id.string, new: id.string), entries: try await refresh(session, refreshAt))
+            return Changed(
+                detail: Renamed(old: c.id.string, new: id.string), entries: try await refresh(session, refreshAt))
         }
     }
 
     /// Deletes an account; returns its ID.
     public func delete(_ target: Target, refreshAt: Int64? = nil, _ unlock: Unlock = Unlock()) async throws
-        -> Outcome<Changed<String>> {
+        -> Outcome<Changed<String>>
+    {
         try await run(unlock) { session, _ in
             let c = try Self.find(target, in: try await session.list())
             try await session.delete(c)
@@ -250,7 +265,8 @@ public struct OATHOperations: Sendable {
     /// one `.noPassword`. The remembered access key follows (`OATHAccess.setPassword`). `Opened.accessKey` is
     /// the new access key.
     public func setPassword(_ change: PasswordChange, remember: Bool, refreshAt: Int64? = nil) async throws
-        -> PasswordOutcome {
+        -> PasswordOutcome
+    {
         try await withSmartCard(opener) { c in
             let session = try await make(c)
             var opened = await Self.opened(session)
@@ -313,8 +329,9 @@ public struct OATHOperations: Sendable {
     /// `text` ([ISSUER:]NAME) as the ID of an account of `c`'s type and period.
     public static func credentialID(_ text: String, like c: Credential) -> CredentialID {
         if let colon = text.firstIndex(of: ":"), colon != text.startIndex {
-            return CredentialID(name: String(text[text.index(after: colon)...]), issuer: String(text[..<colon]),
-                                type: c.type, period: c.period)
+            return CredentialID(
+                name: String(text[text.index(after: colon)...]), issuer: String(text[..<colon]),
+                type: c.type, period: c.period)
         }
         return CredentialID(name: text, issuer: nil, type: c.type, period: c.period)
     }
@@ -326,8 +343,9 @@ public struct OATHOperations: Sendable {
     }
 
     private static func opened(_ session: OATHSession) async -> Opened {
-        Opened(deviceID: await session.deviceID, version: session.version, hasPassword: await session.isLocked,
-               accessKey: nil)
+        Opened(
+            deviceID: await session.deviceID, version: session.version, hasPassword: await session.isLocked,
+            accessKey: nil)
     }
 
     private func refresh(_ session: OATHSession, _ time: Int64?) async throws -> [OATHSession.Entry]? {
@@ -338,7 +356,8 @@ public struct OATHOperations: Sendable {
     /// Opens the key, selects OATH and unlocks it: with the password when one is given, else with the held access
     /// key or the one remembered on this computer; `.locked` when none of them does. Then `body`.
     private func run<T: Sendable>(_ unlock: Unlock, _ body: (OATHSession, Opened) async throws -> T) async throws
-        -> Outcome<T> {
+        -> Outcome<T>
+    {
         try await withSmartCard(opener) { c in
             let session = try await make(c)
             var opened = await Self.opened(session)

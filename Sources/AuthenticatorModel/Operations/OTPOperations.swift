@@ -40,7 +40,9 @@ public struct OTPOperations: Sendable {
     }
 
     /// Opens the OTP application, runs `body` and returns the slots as the key reports them after it.
-    private func writing(readSerial: Bool = false, _ body: (OTPSession, UInt32?) async throws -> Void) async throws -> Slots {
+    private func writing(readSerial: Bool = false, _ body: (OTPSession, UInt32?) async throws -> Void) async throws
+        -> Slots
+    {
         try await withOpened(opener.openOTP, close: { await $0.close() }) { opened in
             let serial = readSerial ? try await opened.session.serial() : nil
             try await body(opened.session, serial)
@@ -55,8 +57,10 @@ public struct OTPOperations: Sendable {
 
     /// Writes the configuration `make` builds (from the key's serial, when `readSerial`) to `slot`.
     /// `currentAccessCode` is the slot's code now; the configuration carries its new one.
-    public func write(slot: Int, replacing: Bool, currentAccessCode: [UInt8]?, readSerial: Bool = false,
-                      _ make: (UInt32?) throws -> OTPSlotConfiguration) async throws -> Slots {
+    public func write(
+        slot: Int, replacing: Bool, currentAccessCode: [UInt8]?, readSerial: Bool = false,
+        _ make: (UInt32?) throws -> OTPSlotConfiguration
+    ) async throws -> Slots {
         try await writing(readSerial: readSerial) { s, serial in
             try await Self.refuseOverwrite(s, slot: slot, replacing: replacing)
             try await s.put(slot: slot, try make(serial), currentAccessCode: currentAccessCode)
@@ -64,11 +68,14 @@ public struct OTPOperations: Sendable {
     }
 
     /// Programs `slot` with an HMAC-SHA1 challenge-response key; `accessCode` is the slot's, kept.
-    public func programChallengeResponse(slot: Int, key: [UInt8], requireTouch: Bool, accessCode: [UInt8]?,
-                                         replacing: Bool) async throws -> Slots {
+    public func programChallengeResponse(
+        slot: Int, key: [UInt8], requireTouch: Bool, accessCode: [UInt8]?,
+        replacing: Bool
+    ) async throws -> Slots {
         try await writing { s, _ in
             try await Self.refuseOverwrite(s, slot: slot, replacing: replacing)
-            try await s.programChallengeResponse(slot: slot, key: key, requireTouch: requireTouch, accessCode: accessCode)
+            try await s.programChallengeResponse(
+                slot: slot, key: key, requireTouch: requireTouch, accessCode: accessCode)
         }
     }
 
@@ -103,7 +110,8 @@ public struct OTPOperations: Sendable {
 
     /// The HMAC-SHA1 response of a challenge-response slot (an empty slot is `OTPError.slotEmpty`). `touch` runs
     /// when the key has not answered after a moment (it waits for a touch).
-    public func calculate(slot: Int, challenge: [UInt8], touch: @escaping @Sendable () -> Void) async throws -> [UInt8] {
+    public func calculate(slot: Int, challenge: [UInt8], touch: @escaping @Sendable () -> Void) async throws -> [UInt8]
+    {
         try await withSession { try await $0.calculateHMAC(slot: slot, challenge: challenge, onWaitingForTouch: touch) }
     }
 

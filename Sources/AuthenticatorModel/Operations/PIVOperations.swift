@@ -33,13 +33,17 @@ public struct PIVOperations: Sendable {
     /// overview again. The PIN is asked for (`needs(.pin)`) only when the slot holds a certificate and its key's
     /// policy wants the PIN. `touch` is told true just before a signature the slot's touch policy makes wait for
     /// a touch, and false after it.
-    public func verify(slot: PIV.Slot, pin: SecretBytes?,
-                       touch: @escaping @Sendable (Bool) -> Void = { _ in }) async throws
-        -> (PIVSignatureCheck.Outcome, PIVOverview) {
+    public func verify(
+        slot: PIV.Slot, pin: SecretBytes?,
+        touch: @escaping @Sendable (Bool) -> Void = { _ in }
+    ) async throws
+        -> (PIVSignatureCheck.Outcome, PIVOverview)
+    {
         try await withSession { s in
             let metadata = PIVFeature.metadata.isSupported(by: s.version) ? try? await s.slotMetadata(slot) : nil
             if pin == nil, try await s.certificate(in: slot) != nil,
-               PIVSignatureCheck.needsPIN(slot, pinPolicy: metadata?.pinPolicy) {
+                PIVSignatureCheck.needsPIN(slot, pinPolicy: metadata?.pinPolicy)
+            {
                 throw PIVOperationError.needs(.pin)
             }
             let waits = PIVSignatureCheck.needsTouch(metadata)
@@ -53,8 +57,10 @@ public struct PIVOperations: Sendable {
 
     /// Signs `message` with the slot's key (the PIN first when its policy wants it). `touch` runs just before a
     /// signature the slot's touch policy makes wait for a touch.
-    public func sign(_ message: [UInt8], slot: PIV.Slot, scheme: PIVSignatureScheme, pin: SecretBytes?,
-                     touch: @Sendable () -> Void = {}) async throws -> [UInt8] {
+    public func sign(
+        _ message: [UInt8], slot: PIV.Slot, scheme: PIVSignatureScheme, pin: SecretBytes?,
+        touch: @Sendable () -> Void = {}
+    ) async throws -> [UInt8] {
         try await withSession { s in
             let metadata = PIVFeature.metadata.isSupported(by: s.version) ? try await s.slotMetadata(slot) : nil
             if PIVSignatureCheck.needsPIN(slot, pinPolicy: metadata?.pinPolicy) {
@@ -97,12 +103,15 @@ public struct PIVOperations: Sendable {
 
     /// Stores `certificate` in `slot`. Unless `force`, one whose public key is not the slot's key (as its metadata
     /// tells, firmware 5.3 and later) is refused with `certificateNotTheSlotsKey` before anything is asked.
-    public func importCertificate(_ certificate: X509Certificate, in slot: PIV.Slot, compress: Bool, force: Bool,
-                                  managementKey: SecretBytes?) async throws {
+    public func importCertificate(
+        _ certificate: X509Certificate, in slot: PIV.Slot, compress: Bool, force: Bool,
+        managementKey: SecretBytes?
+    ) async throws {
         try await withSession { s in
             if !force, PIVFeature.metadata.isSupported(by: s.version),
-               let slotKey = try? await s.slotMetadata(slot).publicKey,
-               let spki = certificate.subjectPublicKeyInfo, (try? AsymmetricPublicKey(spki: spki)) != slotKey {
+                let slotKey = try? await s.slotMetadata(slot).publicKey,
+                let spki = certificate.subjectPublicKeyInfo, (try? AsymmetricPublicKey(spki: spki)) != slotKey
+            {
                 throw PIVOperationError.certificateNotTheSlotsKey(slot)
             }
             try await Self.authenticate(s, managementKey)
@@ -121,20 +130,24 @@ public struct PIVOperations: Sendable {
 
     /// Generates a key in `slot`; returns its public key. `slow` runs before a generation that takes a while
     /// (RSA 2048 and larger).
-    public func generateKey(in slot: PIV.Slot, algorithm: PIV.Algorithm, pinPolicy: PIV.PINPolicy,
-                            touchPolicy: PIV.TouchPolicy, managementKey: SecretBytes?,
-                            slow: @Sendable () -> Void = {}) async throws -> AsymmetricPublicKey {
+    public func generateKey(
+        in slot: PIV.Slot, algorithm: PIV.Algorithm, pinPolicy: PIV.PINPolicy,
+        touchPolicy: PIV.TouchPolicy, managementKey: SecretBytes?,
+        slow: @Sendable () -> Void = {}
+    ) async throws -> AsymmetricPublicKey {
         try await withSession { s in
             try await Self.authenticate(s, managementKey)
             if algorithm.rsaModulusLength ?? 0 >= 256 { slow() }
-            return try await s.generateKey(in: slot, algorithm: algorithm, pinPolicy: pinPolicy, touchPolicy: touchPolicy)
+            return try await s.generateKey(
+                in: slot, algorithm: algorithm, pinPolicy: pinPolicy, touchPolicy: touchPolicy)
         }
     }
 
     /// The attestation of the key in `slot`, checked against the attestation certificate and the slot's key.
     public func attest(_ slot: PIV.Slot) async throws -> PIVAttestation {
         try await withSession { s in
-            let expected = PIVFeature.metadata.isSupported(by: s.version) ? try await s.slotMetadata(slot).publicKey : nil
+            let expected =
+                PIVFeature.metadata.isSupported(by: s.version) ? try await s.slotMetadata(slot).publicKey : nil
             return try await s.attest(slot, expected: expected)
         }
     }
@@ -148,8 +161,10 @@ public struct PIVOperations: Sendable {
     }
 
     /// Sets a new management key of `algorithm` (nil: the current one's). Returns the key set.
-    public func changeManagementKey(algorithm: PIV.Algorithm?, to new: NewManagementKey, requireTouch: Bool,
-                                    managementKey: SecretBytes?) async throws -> SecretBytes {
+    public func changeManagementKey(
+        algorithm: PIV.Algorithm?, to new: NewManagementKey, requireTouch: Bool,
+        managementKey: SecretBytes?
+    ) async throws -> SecretBytes {
         try await withSession { s in
             let chosen: PIV.Algorithm
             if let algorithm { chosen = algorithm } else { chosen = try await s.managementKeyAlgorithm() }

@@ -11,7 +11,8 @@ public struct SelectedKey: SmartCardOpener, FIDOOpener, OTPOpener {
     /// Told the name of each reader that did not answer in time.
     public var silentReader: (@Sendable (String) -> Void)?
 
-    public init(_ selector: KeySelector, calls: PCSCCalls = .queued, silentReader: (@Sendable (String) -> Void)? = nil) {
+    public init(_ selector: KeySelector, calls: PCSCCalls = .queued, silentReader: (@Sendable (String) -> Void)? = nil)
+    {
         self.selector = selector
         self.calls = calls
         self.silentReader = silentReader

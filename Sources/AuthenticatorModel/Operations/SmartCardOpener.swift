@@ -9,15 +9,19 @@ public protocol SmartCardOpener: Sendable {
 }
 
 /// Opens `opener`'s interface, runs `body` on it and closes it, whether `body` returned or threw.
-public func withSmartCard<T>(_ opener: any SmartCardOpener,
-                             _ body: (any SmartCardConnection) async throws -> T) async throws -> T {
+public func withSmartCard<T>(
+    _ opener: any SmartCardOpener,
+    _ body: (any SmartCardConnection) async throws -> T
+) async throws -> T {
     try await withOpened(opener.openSmartCard, close: { await $0.close() }, body)
 }
 
 /// Runs `body` on what `open` opened, then `close`s it, whether `body` returned or threw: the one place every
 /// operation's interface (a connection, a session on it) is closed.
-public func withOpened<Opened, T>(_ open: () async throws -> Opened, close: (Opened) async -> Void,
-                                  _ body: (Opened) async throws -> T) async throws -> T {
+public func withOpened<Opened, T>(
+    _ open: () async throws -> Opened, close: (Opened) async -> Void,
+    _ body: (Opened) async throws -> T
+) async throws -> T {
     let opened = try await open()
     do {
         let result = try await body(opened)

@@ -78,8 +78,9 @@ public struct APDURedactor: Sendable {
     public mutating func redact(command: [UInt8], response: [UInt8]?) -> RedactedExchange {
         guard command.count >= 4 else {
             // Not an APDU; nothing the protocol layer would send. Show only its length.
-            return RedactedExchange(command: "<\(command.count) bytes redacted>",
-                                    response: response.map { APDURedactor.formatResponse($0, keep: 0) }, label: nil)
+            return RedactedExchange(
+                command: "<\(command.count) bytes redacted>",
+                response: response.map { APDURedactor.formatResponse($0, keep: 0) }, label: nil)
         }
         let apdu = try? APDU(parsing: command)
         let decision = decide(command, apdu: apdu)
@@ -94,7 +95,8 @@ public struct APDURedactor: Sendable {
         }
         if let response, response.count >= 2 {
             let sw1 = response[response.count - 2], sw2 = response[response.count - 1]
-            let moreComing = sw1 == 0x61
+            let moreComing =
+                sw1 == 0x61
                 || (application == .fido && StatusWord(sw1: sw1, sw2: sw2) == NFCCTAP.statusUpdate)
             pendingAnswer = moreComing ? decision : nil
             if APDURedactor.isSelect(command), let apdu {
@@ -122,19 +124,25 @@ public struct APDURedactor: Sendable {
         }
         // The rest of an answer: judged by the command it belongs to.
         let getResponse = SmartCardProtocol.getResponse
-        let continuation: [UInt8] = application == .oath ? [getResponse, YKOATH.Ins.sendRemaining]
+        let continuation: [UInt8] =
+            application == .oath
+            ? [getResponse, YKOATH.Ins.sendRemaining]
             : application == .fido ? [getResponse, NFCCTAP.Instruction.getResponse] : [getResponse]
         if continuation.contains(ins), let pending = pendingAnswer {
             // One level only, whatever the round: every fetch is labelled with the command it answers.
-            let name: String = ins == getResponse ? "GET RESPONSE"
+            let name: String =
+                ins == getResponse
+                ? "GET RESPONSE"
                 : application == .oath ? "SEND REMAINING" : "NFCCTAP GETRESPONSE"
             let owner = pending.owner
-            return Decision(label: name + (owner.map { " (\($0))" } ?? ""), commandKeep: nil,
-                            responseKeep: pending.responseKeep, isFetch: true, answerOf: owner)
+            return Decision(
+                label: name + (owner.map { " (\($0))" } ?? ""), commandKeep: nil,
+                responseKeep: pending.responseKeep, isFetch: true, answerOf: owner)
         }
         if application == .piv { return APDURedactor.piv(ins: ins, p2: bytes[3], data: apdu?.data) }
         if cla & 0x80 == 0, [0x20, 0x24, 0x2C].contains(ins), application != .fido, application != .oath,
-           application != .otp {
+            application != .otp
+        {
             let names: [UInt8: String] = [0x20: "VERIFY", 0x24: "CHANGE REFERENCE DATA", 0x2C: "RESET RETRY COUNTER"]
             return Decision(label: names[ins], commandKeep: 0)
         }
@@ -146,7 +154,8 @@ public struct APDURedactor: Sendable {
         case .fido:
             return APDURedactor.fido(cla: cla, ins: ins, data: apdu?.data)
         case .management:
-            return ins == ManagementSession.Ins.writeConfig ? Decision(label: "MANAGEMENT WRITE CONFIG", commandKeep: 0)
+            return ins == ManagementSession.Ins.writeConfig
+                ? Decision(label: "MANAGEMENT WRITE CONFIG", commandKeep: 0)
                 : Decision(label: ins == ManagementSession.Ins.readConfig ? "MANAGEMENT READ CONFIG" : nil)
         case .ndef:
             return ins == 0xB0 ? Decision(label: "NDEF READ BINARY", responseKeep: 0) : Decision(label: nil)
@@ -208,7 +217,8 @@ public struct APDURedactor: Sendable {
         case NFCCTAP.Instruction.msg where cla & 0x80 != 0:
             guard let command = data?.first else { return Decision(label: "NFCCTAP_MSG") }
             let name = "NFCCTAP_MSG " + CTAPRedactor.name(ofCBORCommand: command)
-            return command == CTAPRedactor.clientPIN ? Decision(label: name, commandKeep: 1, responseKeep: 1)
+            return command == CTAPRedactor.clientPIN
+                ? Decision(label: name, commandKeep: 1, responseKeep: 1)
                 : Decision(label: name)
         case 0x12 where cla & 0x80 != 0:
             return Decision(label: "NFCCTAP_CANCEL")
@@ -222,8 +232,9 @@ public struct APDURedactor: Sendable {
     private static func piv(ins: UInt8, p2: UInt8, data: [UInt8]?) -> Decision {
         typealias Ins = PIV.Ins
         // GET DATA names the object in its data (5C 03 ...), PUT DATA starts with it.
-        let protected = (data ?? []).starts(with: [0x5C, UInt8(PIV.ObjectID.printedInformation.count)]
-                                                  + PIV.ObjectID.printedInformation)
+        let protected = (data ?? []).starts(
+            with: [0x5C, UInt8(PIV.ObjectID.printedInformation.count)]
+                + PIV.ObjectID.printedInformation)
         switch ins {
         case Ins.verify: return Decision(label: "PIV VERIFY", commandKeep: 0)
         case Ins.changeReference: return Decision(label: "PIV CHANGE REFERENCE", commandKeep: 0)
@@ -231,8 +242,9 @@ public struct APDURedactor: Sendable {
         case Ins.setManagementKey: return Decision(label: "PIV SET MANAGEMENT KEY", commandKeep: 0)
         case Ins.importKey: return Decision(label: "PIV IMPORT KEY", commandKeep: 0)
         case Ins.authenticate:
-            return Decision(label: "PIV GENERAL AUTHENTICATE", commandKeep: p2 == PIV.Reference.managementKey ? 0 : nil,
-                            responseKeep: 0)
+            return Decision(
+                label: "PIV GENERAL AUTHENTICATE", commandKeep: p2 == PIV.Reference.managementKey ? 0 : nil,
+                responseKeep: 0)
         case Ins.getData: return Decision(label: "PIV GET DATA", responseKeep: protected ? 0 : nil)
         case Ins.putData: return Decision(label: "PIV PUT DATA", commandKeep: protected ? 0 : nil)
         case Ins.generateAsymmetric: return Decision(label: "PIV GENERATE ASYMMETRIC")
@@ -321,21 +333,26 @@ public enum CTAPRedactor {
             }
             let label = "CTAP2 " + name(ofCBORCommand: ctap)
             guard ctap == clientPIN else {
-                return RedactedExchange(command: APDURedactor.hex(request), response: response.map { APDURedactor.hex($0) },
-                                        label: label)
+                return RedactedExchange(
+                    command: APDURedactor.hex(request), response: response.map { APDURedactor.hex($0) },
+                    label: label)
             }
             return RedactedExchange(command: keepOne(request), response: response.map(keepOne), label: label)
         case CTAPHID.Command.msg:
-            let names: [UInt8: String] = [U2F.Instruction.register: "U2F REGISTER",
-                                          U2F.Instruction.authenticate: "U2F AUTHENTICATE",
-                                          U2F.Instruction.version: "U2F VERSION"]
-            return RedactedExchange(command: APDURedactor.hex(request),
-                                    response: response.map { APDURedactor.formatResponse($0, keep: nil) },
-                                    label: request.count > 1 ? names[request[1]] : nil)
+            let names: [UInt8: String] = [
+                U2F.Instruction.register: "U2F REGISTER",
+                U2F.Instruction.authenticate: "U2F AUTHENTICATE",
+                U2F.Instruction.version: "U2F VERSION",
+            ]
+            return RedactedExchange(
+                command: APDURedactor.hex(request),
+                response: response.map { APDURedactor.formatResponse($0, keep: nil) },
+                label: request.count > 1 ? names[request[1]] : nil)
         default:
             // PING, WINK and the like carry no secrets, but nothing here needs their payload either.
-            return RedactedExchange(command: "<\(request.count) bytes>", response: response.map { "<\($0.count) bytes>" },
-                                    label: "CTAPHID " + APDURedactor.hex([command]))
+            return RedactedExchange(
+                command: "<\(request.count) bytes>", response: response.map { "<\($0.count) bytes>" },
+                label: "CTAPHID " + APDURedactor.hex([command]))
         }
     }
 

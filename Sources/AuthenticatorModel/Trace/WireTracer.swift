@@ -38,14 +38,15 @@ public final class WireTracer: Sendable {
     }
 
     /// Runs `body` with every exchange it makes (and its child tasks make) traced.
-    public func run<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> T {
+    public func run<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> T
+    {
         try await WireTrace.$observer.withValue(observer, operation: body, isolation: isolation)
     }
 
     /// Redacts and logs one exchange.
     public func record(_ event: WireEvent) {
         switch event {
-        case let .apdu(connection, command, response):
+        case .apdu(let connection, let command, let response):
             // Redact and log under the lock, so each connection's lines keep their order.
             redactors.withLock { all in
                 var redactor = all[connection] ?? APDURedactor()
@@ -53,7 +54,7 @@ public final class WireTracer: Sendable {
                 all[connection] = redactor
                 log(connection, shown, error: response.failure)
             }
-        case let .ctaphid(connection, command, request, response):
+        case .ctaphid(let connection, let command, let request, let response):
             let shown = CTAPRedactor.redact(command: command, request: request, response: try? response.get())
             redactors.withLock { _ in log(connection, shown, error: response.failure) }
         }
@@ -88,8 +89,9 @@ public final class WireTracer: Sendable {
         let directory = PathString.directory(of: path)
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
             } catch {
                 throw LogFileError(path: path, reason: "cannot create \(directory): \(error)")
             }

@@ -38,7 +38,8 @@ public indirect enum CBOR: Hashable, Sendable {
 }
 
 extension CBOR: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral, ExpressibleByBooleanLiteral,
-    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
     public init(integerLiteral value: Int) { self.init(value) }
     public init(stringLiteral value: String) { self = .text(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }

@@ -53,8 +53,10 @@ public struct SmartCardProtocol: Sendable {
 
     public static let getResponse: UInt8 = 0xC0
 
-    public init(connection: any SmartCardConnection, remainingInstruction: UInt8 = SmartCardProtocol.getResponse,
-                useExtendedAPDUs: Bool = false, observer: (@Sendable (APDUExchange) -> Void)? = nil) {
+    public init(
+        connection: any SmartCardConnection, remainingInstruction: UInt8 = SmartCardProtocol.getResponse,
+        useExtendedAPDUs: Bool = false, observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) {
         self.connection = connection
         self.remainingInstruction = remainingInstruction
         self.useExtendedAPDUs = useExtendedAPDUs
@@ -125,8 +127,9 @@ public struct SmartCardProtocol: Sendable {
             }
             response = try await exchange(try fetchCommand(announced: response.status))
             if response.data.isEmpty && response.status.isMoreDataAvailable {
-                throw SmartCardError.emptyResponsePart(response.status,
-                                                       after: SmartCardProtocol.name(ofFetch: remainingInstruction))
+                throw SmartCardError.emptyResponsePart(
+                    response.status,
+                    after: SmartCardProtocol.name(ofFetch: remainingInstruction))
             }
             data += response.data
         }

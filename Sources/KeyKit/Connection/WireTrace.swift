@@ -15,8 +15,10 @@ public enum WireTrace {
     @TaskLocal public static var observer: (@Sendable (WireEvent) -> Void)?
 
     /// Runs `body` (one CTAPHID message), reporting it to the observer if there is one.
-    static func ctaphid(connection: String, command: UInt8, request: [UInt8],
-                        _ body: () async throws -> [UInt8]) async throws -> [UInt8] {
+    static func ctaphid(
+        connection: String, command: UInt8, request: [UInt8],
+        _ body: () async throws -> [UInt8]
+    ) async throws -> [UInt8] {
         guard let observer else { return try await body() }
         do {
             let response = try await body()

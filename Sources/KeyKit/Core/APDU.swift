@@ -94,8 +94,10 @@ public struct APDU: Hashable, Sendable, CustomStringConvertible {
         while offset < data.count {
             let end = min(offset + maxChunk, data.count)
             let last = end == data.count
-            parts.append(APDU(cla: last ? cla : cla | 0x10, ins: ins, p1: p1, p2: p2,
-                              data: Array(data[offset..<end]), le: last ? le : nil))
+            parts.append(
+                APDU(
+                    cla: last ? cla : cla | 0x10, ins: ins, p1: p1, p2: p2,
+                    data: Array(data[offset..<end]), le: last ? le : nil))
             offset = end
         }
         return parts

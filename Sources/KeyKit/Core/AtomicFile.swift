@@ -73,7 +73,8 @@ public enum AtomicFile {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).split(separator: "-").first ?? "")
+            guard name.hasPrefix(prefix),
+                let pid = Int32(name.dropFirst(prefix.count).split(separator: "-").first ?? "")
             else { continue }
             // kill(pid, 0) fails with ESRCH for a process that is gone.
             if pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {

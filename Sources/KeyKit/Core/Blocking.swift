@@ -11,8 +11,10 @@ import Dispatch
 /// runs on an overcommitting thread instead, which libdispatch starts at once when its others are busy.
 public enum Blocking {
     /// Runs `work`, which may block, on a thread outside the task pool, after `delay` seconds.
-    public static func run(after delay: Double = 0, label: String = "ykterm.blocking",
-                           _ work: @escaping @Sendable () -> Void) {
+    public static func run(
+        after delay: Double = 0, label: String = "ykterm.blocking",
+        _ work: @escaping @Sendable () -> Void
+    ) {
         let queue = DispatchQueue(label: label)
         if delay > 0 {
             queue.asyncAfter(deadline: .now() + delay, execute: work)
@@ -22,8 +24,10 @@ public enum Blocking {
     }
 
     /// Runs `work`, which may block, outside the task pool, and hands its result to the awaiting task.
-    public static func value<T: Sendable>(label: String = "ykterm.blocking",
-                                          _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func value<T: Sendable>(
+        label: String = "ykterm.blocking",
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { cont in
             run(label: label) { cont.resume(with: Result { try work() }) }
         }

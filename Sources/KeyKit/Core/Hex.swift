@@ -38,7 +38,8 @@ public enum Hex {
                 continue
             }
             if c == "0", i + 1 < scalars.count, scalars[i + 1] == "x" || scalars[i + 1] == "X",
-               i == 0 || isSeparator(scalars[i - 1]) {
+                i == 0 || isSeparator(scalars[i - 1])
+            {
                 i += 2
                 continue
             }

@@ -183,7 +183,7 @@ public struct Malformation: Equatable, Sendable {
         public var arguments: [String: String] {
             switch self {
             case .missing, .empty, .incomplete, .mismatch, .unpaired, .statusInstead, .dataInstead, .notUTF8, .notUTF16,
-                 .notOnCurve, .wrongKeyType, .notDER:
+                .notOnCurve, .wrongKeyType, .notDER:
                 return [:]
             case .length(let n), .trailing(let n): return ["count": String(n)]
             case .fieldLength(let t, let n): return ["tag": String(t, radix: 16, uppercase: true), "count": String(n)]
@@ -228,9 +228,10 @@ extension TLV.DecodeError {
         func hex(_ t: UInt32) -> String { String(t, radix: 16, uppercase: true) }
         switch self {
         case .truncatedTag(let o), .tagTooLong(let o), .truncatedLength(let o), .indefiniteLength(let o),
-             .lengthTooLong(let o):
+            .lengthTooLong(let o):
             return ["offset": String(o)]
-        case .truncatedValue(let o, let n, let a): return ["offset": String(o), "needed": String(n), "available": String(a)]
+        case .truncatedValue(let o, let n, let a):
+            return ["offset": String(o), "needed": String(n), "available": String(a)]
         case .unexpectedTag(let e, let f): return ["expected": hex(e), "found": hex(f)]
         case .missingTag(let t): return ["tag": hex(t)]
         }
@@ -257,7 +258,7 @@ extension CBORError {
     public var arguments: [String: String] {
         switch self {
         case .truncated(let o), .trailingBytes(let o), .reservedAdditionalInfo(let o), .indefiniteLength(let o),
-             .tooLong(let o), .invalidUTF8(let o), .duplicateKey(let o), .nonCanonical(let o):
+            .tooLong(let o), .invalidUTF8(let o), .duplicateKey(let o), .nonCanonical(let o):
             return ["offset": String(o)]
         case .tooDeep: return [:]
         case .unsupportedSimple(let v, let o): return ["value": String(v), "offset": String(o)]

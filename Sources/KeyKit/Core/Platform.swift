@@ -97,11 +97,13 @@ public enum SystemThread {
         var previous = sigset_t()
         pthread_sigmask(SIG_BLOCK, &blocked, &previous)
         defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        let created = pthread_create(&thread, nil, { raw in
-            let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         guard created == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             return false
@@ -305,7 +307,8 @@ public enum UserPattern {
             } else if c == "(" {
                 if index + 1 < characters.count, characters[index + 1] == "?" {
                     let rest = characters.dropFirst(index + 2).prefix(2)
-                    let named = rest.first == "'" || rest.first == "P"
+                    let named =
+                        rest.first == "'" || rest.first == "P"
                         || (rest.first == "<" && rest.dropFirst().first != "=" && rest.dropFirst().first != "!")
                     if named { count += 1 }
                 } else if index + 1 < characters.count, characters[index + 1] == "*" {
@@ -322,7 +325,8 @@ public enum UserPattern {
     /// The text of the first capture group in the first match in `text`, or nil.
     public static func firstCapture(of regex: Regex<AnyRegexOutput>, in text: String) -> String? {
         guard let match = try? regex.firstMatch(in: text), match.output.count > 1,
-              let captured = match.output[1].substring else { return nil }
+            let captured = match.output[1].substring
+        else { return nil }
         return String(captured)
     }
 }

@@ -10,7 +10,9 @@ public struct Response: Hashable, Sendable {
 
     /// Splits raw bytes from the card (data followed by SW1 SW2).
     public init(raw: [UInt8]) throws(SmartCardError) {
-        guard raw.count >= 2 else { throw .malformedResponse(Malformation(.statusWord, .tooShort(raw.count, minimum: 2))) }
+        guard raw.count >= 2 else {
+            throw .malformedResponse(Malformation(.statusWord, .tooShort(raw.count, minimum: 2)))
+        }
         self.data = Array(raw[..<(raw.count - 2)])
         self.status = StatusWord(sw1: raw[raw.count - 2], sw2: raw[raw.count - 1])
     }

@@ -59,8 +59,10 @@ public struct TLV: Hashable, Sendable {
     public var encoded: [UInt8] { tagBytes + TLV.lengthBytes(value.count) + value }
 
     /// Parses one TLV at `offset`, returning it and the offset after it.
-    public static func parse(_ bytes: [UInt8], at offset: Int = 0,
-                             mode: TagMode = .ber) throws(DecodeError) -> (TLV, next: Int) {
+    public static func parse(
+        _ bytes: [UInt8], at offset: Int = 0,
+        mode: TagMode = .ber
+    ) throws(DecodeError) -> (TLV, next: Int) {
         var i = offset
         guard i < bytes.count else { throw .truncatedTag(offset: i) }
         var tag = UInt32(bytes[i])

@@ -42,8 +42,10 @@ public struct Version: Comparable, Hashable, Sendable, CustomStringConvertible, 
     public init(from decoder: any Decoder) throws {
         let s = try decoder.singleValueContainer().decode(String.self)
         guard let v = Version(parsing: s) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "not a version: \(s)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "not a version: \(s)"))
         }
         self = v
     }

@@ -27,7 +27,8 @@ public enum VisibleText {
                 continue
             }
             let hex = String(scalar.value, radix: 16, uppercase: true)
-            let escape = scalar.value <= 0x9F
+            let escape =
+                scalar.value <= 0x9F
                 ? "\\x" + (hex.count < 2 ? "0" : "") + hex
                 : "\\u{" + hex + "}"
             out.append(contentsOf: escape.unicodeScalars)

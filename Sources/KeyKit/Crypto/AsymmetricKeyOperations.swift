@@ -80,8 +80,10 @@ extension AsymmetricPrivateKey {
 
     /// A signature over `message` as X.509 and PKCS #1 use them: RSA with `padding` (PSS with a salt as long
     /// as the digest) or ECDSA (DER) with `digest`, or Ed25519 (which ignores both).
-    public func sign(_ message: [UInt8], digest: SignatureDigest = .sha256,
-                     padding: RSASignaturePadding = .pkcs1) throws -> [UInt8] {
+    public func sign(
+        _ message: [UInt8], digest: SignatureDigest = .sha256,
+        padding: RSASignaturePadding = .pkcs1
+    ) throws -> [UInt8] {
         switch type {
         case .ed25519: return try ed25519Sign(message)
         case .x25519: throw CryptoError.keyType
@@ -123,12 +125,16 @@ extension AsymmetricPrivateKey {
         }
     }
 
-    private typealias Operation = (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?,
-                                   UnsafePointer<UInt8>?, Int) -> Int32
+    private typealias Operation = (
+        OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?,
+        UnsafePointer<UInt8>?, Int
+    ) -> Int32
 
     /// A one-shot EVP_PKEY operation (sign, decrypt) on `key`, with string parameters set after `init`.
-    private static func keyOperation(_ key: OpaquePointer, _ input: [UInt8], start: (OpaquePointer) -> Int32,
-                                     params: [(StaticString, StaticString)], _ operation: Operation) throws -> [UInt8] {
+    private static func keyOperation(
+        _ key: OpaquePointer, _ input: [UInt8], start: (OpaquePointer) -> Int32,
+        params: [(StaticString, StaticString)], _ operation: Operation
+    ) throws -> [UInt8] {
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
             throw OSSL.failure("EVP_PKEY_CTX_new_from_pkey")
         }
@@ -150,8 +156,10 @@ extension AsymmetricPrivateKey {
         }
     }
 
-    private static func digestSign(_ key: OpaquePointer, digest: OpaquePointer?, pss: Bool,
-                                   _ message: [UInt8]) throws -> [UInt8] {
+    private static func digestSign(
+        _ key: OpaquePointer, digest: OpaquePointer?, pss: Bool,
+        _ message: [UInt8]
+    ) throws -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { throw OSSL.failure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
         var pctx: OpaquePointer?
@@ -175,24 +183,29 @@ extension AsymmetricPrivateKey {
 extension AsymmetricPublicKey {
     /// Whether `signature` over `message` verifies: RSA with `padding` and `digest`, ECDSA (DER) with `digest`,
     /// Ed25519 over the message itself (`digest` ignored). False for any malformed input and for X25519 keys.
-    public func verify(signature: [UInt8], message: [UInt8], digest: SignatureDigest = .sha256,
-                       padding: RSASignaturePadding = .pkcs1) -> Bool {
+    public func verify(
+        signature: [UInt8], message: [UInt8], digest: SignatureDigest = .sha256,
+        padding: RSASignaturePadding = .pkcs1
+    ) -> Bool {
         guard type != .x25519 else { return false }
-        return (try? withEVP { key -> Bool in
-            defer { ERR_clear_error() }
-            guard !signature.isEmpty, let ctx = EVP_MD_CTX_new() else { return false }
-            defer { EVP_MD_CTX_free(ctx) }
-            var pctx: OpaquePointer?
-            guard EVP_DigestVerifyInit(ctx, &pctx, type == .ed25519 ? nil : digest.evp, nil, key) == 1 else {
-                return false
-            }
-            if case .rsa = type, padding == .pss, let pctx {
-                guard EVP_PKEY_CTX_set_params(pctx, Self.pssParameters(saltLength: .auto)) == 1 else { return false }
-            }
-            return OSSL.withBytes(signature) { s, sn in
-                OSSL.withBytes(message) { m, mn in EVP_DigestVerify(ctx, s, sn, m, mn) == 1 }
-            }
-        }) ?? false
+        return
+            (try? withEVP { key -> Bool in
+                defer { ERR_clear_error() }
+                guard !signature.isEmpty, let ctx = EVP_MD_CTX_new() else { return false }
+                defer { EVP_MD_CTX_free(ctx) }
+                var pctx: OpaquePointer?
+                guard EVP_DigestVerifyInit(ctx, &pctx, type == .ed25519 ? nil : digest.evp, nil, key) == 1 else {
+                    return false
+                }
+                if case .rsa = type, padding == .pss, let pctx {
+                    guard EVP_PKEY_CTX_set_params(pctx, Self.pssParameters(saltLength: .auto)) == 1 else {
+                        return false
+                    }
+                }
+                return OSSL.withBytes(signature) { s, sn in
+                    OSSL.withBytes(message) { m, mn in EVP_DigestVerify(ctx, s, sn, m, mn) == 1 }
+                }
+            }) ?? false
     }
 
     enum SaltLength {
@@ -223,8 +236,10 @@ extension AsymmetricKeys {
     struct RSAParts {
         let n, e, d, p, q, dp, dq, qInverse: OpaquePointer
 
-        init(p pBytes: [UInt8], q qBytes: [UInt8], dp dpBytes: [UInt8], dq dqBytes: [UInt8], qInverse qiBytes: [UInt8],
-             exponent: [UInt8]) throws {
+        init(
+            p pBytes: [UInt8], q qBytes: [UInt8], dp dpBytes: [UInt8], dq dqBytes: [UInt8], qInverse qiBytes: [UInt8],
+            exponent: [UInt8]
+        ) throws {
             var made = [OpaquePointer]()
             func number(_ bytes: [UInt8]) throws -> OpaquePointer {
                 let bn = try bignum(bytes)
@@ -249,14 +264,16 @@ extension AsymmetricKeys {
                 guard let ctx = BN_CTX_secure_new() else { throw OSSL.failure("BN_CTX_secure_new") }
                 defer { BN_CTX_free(ctx) }
                 guard BN_mul(n, p, q, ctx) == 1, BN_copy(pMinus1, p) != nil, BN_sub_word(pMinus1, 1) == 1,
-                      BN_copy(qMinus1, q) != nil, BN_sub_word(qMinus1, 1) == 1, BN_mul(phi, pMinus1, qMinus1, ctx) == 1,
-                      BN_mod_inverse(d, e, phi, ctx) != nil else {
+                    BN_copy(qMinus1, q) != nil, BN_sub_word(qMinus1, 1) == 1, BN_mul(phi, pMinus1, qMinus1, ctx) == 1,
+                    BN_mod_inverse(d, e, phi, ctx) != nil
+                else {
                     throw CryptoError.invalidPrivateKey
                 }
                 func equal(_ a: OpaquePointer, _ b: OpaquePointer) -> Bool { BN_cmp(a, b) == 0 }
                 guard BN_div(nil, check, d, pMinus1, ctx) == 1, equal(check, dp),
-                      BN_div(nil, check, d, qMinus1, ctx) == 1, equal(check, dq),
-                      BN_mod_mul(check, qInverse, q, p, ctx) == 1, BN_is_one(check) == 1 else {
+                    BN_div(nil, check, d, qMinus1, ctx) == 1, equal(check, dq),
+                    BN_mod_mul(check, qInverse, q, p, ctx) == 1, BN_is_one(check) == 1
+                else {
                     ERR_clear_error()
                     throw CryptoError.invalidPrivateKey
                 }

@@ -127,9 +127,11 @@ public struct AsymmetricPublicKey: Sendable, Hashable {
         guard type == .ed25519 || type == .x25519, raw.count == 32 else {
             throw CryptoError.length(expected: 32, actual: raw.count)
         }
-        guard let key = raw.withUnsafeBufferPointer({
-            EVP_PKEY_new_raw_public_key_ex(nil, type.evpName.cString, nil, $0.baseAddress, $0.count)
-        }) else {
+        guard
+            let key = raw.withUnsafeBufferPointer({
+                EVP_PKEY_new_raw_public_key_ex(nil, type.evpName.cString, nil, $0.baseAddress, $0.count)
+            })
+        else {
             throw OSSL.failure("EVP_PKEY_new_raw_public_key_ex")
         }
         defer { EVP_PKEY_free(key) }
@@ -162,8 +164,11 @@ public struct AsymmetricPublicKey: Sendable, Hashable {
         return try? withEVP { key -> [UInt8] in
             var out = [UInt8](repeating: 0, count: 1 + 2 * type.length)
             var length = 0
-            guard EVP_PKEY_get_octet_string_param(key, AsymmetricKeys.encodedPublicKey.cString, &out, out.count,
-                                                  &length) == 1, length == out.count else {
+            guard
+                EVP_PKEY_get_octet_string_param(
+                    key, AsymmetricKeys.encodedPublicKey.cString, &out, out.count,
+                    &length) == 1, length == out.count
+            else {
                 throw OSSL.failure("EVP_PKEY_get_octet_string_param")
             }
             return out
@@ -194,8 +199,11 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
 
     /// Reads a DER PKCS#8 PrivateKeyInfo (unencrypted) of a kind PIV holds.
     public init(pkcs8 der: [UInt8]) throws {
-        guard let info = OSSL.parse(der, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
-                                    free: { PKCS8_PRIV_KEY_INFO_free($0) }) else {
+        guard
+            let info = OSSL.parse(
+                der, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
+                free: { PKCS8_PRIV_KEY_INFO_free($0) })
+        else {
             throw CryptoError.notDER(.pkcs8)
         }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
@@ -228,7 +236,8 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
         switch type {
         case .rsa(let bits):
             guard (1024...8192).contains(bits),
-                  OSSL_PARAM_BLD_push_uint(builder, AsymmetricKeys.rsaBits.cString, UInt32(bits)) == 1 else {
+                OSSL_PARAM_BLD_push_uint(builder, AsymmetricKeys.rsaBits.cString, UInt32(bits)) == 1
+            else {
                 throw CryptoError.rsaSize(bits)
             }
         case .p256, .p384:
@@ -252,8 +261,10 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
     /// An RSA key from its CRT components (big-endian, leading zeros allowed), as PIV's IMPORT KEY carries
     /// them: the primes p and q, d mod (p-1), d mod (q-1) and q⁻¹ mod p. Throws unless they belong together
     /// (the exponents and coefficient are checked against those p, q and `exponent` give).
-    public static func rsa(p: [UInt8], q: [UInt8], dp: [UInt8], dq: [UInt8], qInverse: [UInt8],
-                           exponent: [UInt8] = [0x01, 0x00, 0x01]) throws -> AsymmetricPrivateKey {
+    public static func rsa(
+        p: [UInt8], q: [UInt8], dp: [UInt8], dq: [UInt8], qInverse: [UInt8],
+        exponent: [UInt8] = [0x01, 0x00, 0x01]
+    ) throws -> AsymmetricPrivateKey {
         let parts = try AsymmetricKeys.RSAParts(p: p, q: q, dp: dp, dq: dq, qInverse: qInverse, exponent: exponent)
         defer { parts.free() }
         let key = try AsymmetricKeys.fromData("RSA", selection: OSSL.selectKeyPair) { builder, _ in
@@ -285,9 +296,11 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
     public static func raw(_ bytes: [UInt8], type: AsymmetricKeyType) throws -> AsymmetricPrivateKey {
         guard type == .ed25519 || type == .x25519 else { throw CryptoError.keyType }
         guard bytes.count == 32 else { throw CryptoError.length(expected: 32, actual: bytes.count) }
-        guard let key = bytes.withUnsafeBufferPointer({
-            EVP_PKEY_new_raw_private_key_ex(nil, type.evpName.cString, nil, $0.baseAddress, $0.count)
-        }) else {
+        guard
+            let key = bytes.withUnsafeBufferPointer({
+                EVP_PKEY_new_raw_private_key_ex(nil, type.evpName.cString, nil, $0.baseAddress, $0.count)
+            })
+        else {
             throw OSSL.failure("EVP_PKEY_new_raw_private_key_ex")
         }
         defer { EVP_PKEY_free(key) }
@@ -296,8 +309,11 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
 
     /// Lends the key as an EVP_PKEY to `body`.
     func withEVP<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
-        guard let info = OSSL.parse(pkcs8, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
-                                    free: { PKCS8_PRIV_KEY_INFO_free($0) }) else {
+        guard
+            let info = OSSL.parse(
+                pkcs8, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
+                free: { PKCS8_PRIV_KEY_INFO_free($0) })
+        else {
             throw CryptoError.notDER(.pkcs8)
         }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
@@ -363,8 +379,10 @@ enum AsymmetricKeys {
     }
 
     /// A key made with EVP_PKEY_fromdata from the parameters `fill` pushes. The caller frees the key.
-    static func fromData(_ name: StaticString, selection: Int32,
-                         _ fill: (OpaquePointer, Scratch) throws -> Void) throws -> OpaquePointer {
+    static func fromData(
+        _ name: StaticString, selection: Int32,
+        _ fill: (OpaquePointer, Scratch) throws -> Void
+    ) throws -> OpaquePointer {
         guard let builder = OSSL_PARAM_BLD_new() else { throw OSSL.failure("OSSL_PARAM_BLD_new") }
         defer { OSSL_PARAM_BLD_free(builder) }
         let scratch = Scratch()

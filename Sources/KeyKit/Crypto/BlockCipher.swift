@@ -87,8 +87,10 @@ public enum BlockCipher {
         return try run(cipher, key: key, block: block, encrypt: false)
     }
 
-    private static func run(_ algorithm: Algorithm, key: SecretBytes, block: [UInt8],
-                            encrypt: Bool) throws(Error) -> [UInt8] {
+    private static func run(
+        _ algorithm: Algorithm, key: SecretBytes, block: [UInt8],
+        encrypt: Bool
+    ) throws(Error) -> [UInt8] {
         guard key.count == algorithm.keyLength else {
             throw .keyLength(expected: algorithm.keyLength, actual: key.count)
         }
@@ -99,8 +101,9 @@ public enum BlockCipher {
         defer { EVP_CIPHER_CTX_free(ctx) }  // wipes the key schedule too
         // 3DES keys with weak or repeated parts are allowed: PIV keys are whatever the user set.
         let initialized = key.withUnsafeBytes { k in
-            EVP_CipherInit_ex(ctx, algorithm.evp, nil, k.baseAddress?.assumingMemoryBound(to: UInt8.self), nil,
-                              encrypt ? 1 : 0)
+            EVP_CipherInit_ex(
+                ctx, algorithm.evp, nil, k.baseAddress?.assumingMemoryBound(to: UInt8.self), nil,
+                encrypt ? 1 : 0)
         }
         guard initialized == 1, EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 else {
             ERR_clear_error()

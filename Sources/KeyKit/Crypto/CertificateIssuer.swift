@@ -55,14 +55,17 @@ public enum CertificateIssuer {
     /// A certificate for `publicKey` named `subject`, signed by `signingKey` with `digest` (ignored for Ed25519).
     /// The issuer name is `issuer`'s subject, or `subject` itself when `issuer` is nil (self-signed). `serial` is
     /// a big-endian positive number (a leading 00 is added where its top bit is set).
-    public static func issue(subject: [NameAttribute], publicKey: AsymmetricPublicKey, serial: [UInt8],
-                             validity: Validity, signingKey: AsymmetricPrivateKey, issuer: X509Certificate? = nil,
-                             digest: SignatureDigest = .sha256,
-                             extensions: [Extension] = []) throws(IssueError) -> X509Certificate {
+    public static func issue(
+        subject: [NameAttribute], publicKey: AsymmetricPublicKey, serial: [UInt8],
+        validity: Validity, signingKey: AsymmetricPrivateKey, issuer: X509Certificate? = nil,
+        digest: SignatureDigest = .sha256,
+        extensions: [Extension] = []
+    ) throws(IssueError) -> X509Certificate {
         if signingKey.type == .x25519 { throw .keyCannotSign(.x25519) }
         do {
-            return try make(subject: subject, publicKey: publicKey, serial: serial, validity: validity,
-                            signingKey: signingKey, issuer: issuer, digest: digest, extensions: extensions)
+            return try make(
+                subject: subject, publicKey: publicKey, serial: serial, validity: validity,
+                signingKey: signingKey, issuer: issuer, digest: digest, extensions: extensions)
         } catch let error as IssueError {
             throw error
         } catch let error as CryptoError {
@@ -72,9 +75,11 @@ public enum CertificateIssuer {
         }
     }
 
-    private static func make(subject: [NameAttribute], publicKey: AsymmetricPublicKey, serial: [UInt8],
-                             validity: Validity, signingKey: AsymmetricPrivateKey, issuer: X509Certificate?,
-                             digest: SignatureDigest, extensions: [Extension]) throws -> X509Certificate {
+    private static func make(
+        subject: [NameAttribute], publicKey: AsymmetricPublicKey, serial: [UInt8],
+        validity: Validity, signingKey: AsymmetricPrivateKey, issuer: X509Certificate?,
+        digest: SignatureDigest, extensions: [Extension]
+    ) throws -> X509Certificate {
         guard let certificate = X509_new() else { throw OSSL.failure("X509_new") }
         defer { X509_free(certificate) }
         let version3: Int = 2  // X509_VERSION_3
@@ -98,37 +103,45 @@ public enum CertificateIssuer {
         guard let bn = BN_new() else { throw OSSL.failure("BN_new") }
         defer { BN_free(bn) }
         guard OSSL.withBytes(serial, { BN_bin2bn($0, Int32($1), bn) }) != nil,
-              BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(certificate)) != nil else {
+            BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(certificate)) != nil
+        else {
             throw OSSL.failure("X509_set_serialNumber")
         }
     }
 
-    private static func setValidity(_ certificate: OpaquePointer, _ validity: Validity,
-                                    issuer: X509Certificate?) throws {
+    private static func setValidity(
+        _ certificate: OpaquePointer, _ validity: Validity,
+        issuer: X509Certificate?
+    ) throws {
         switch validity {
         case .interval(let notBefore, let notAfter):
             guard ASN1_TIME_set(X509_getm_notBefore(certificate), time_t(notBefore)) != nil,
-                  ASN1_TIME_set(X509_getm_notAfter(certificate), time_t(notAfter)) != nil else {
+                ASN1_TIME_set(X509_getm_notAfter(certificate), time_t(notAfter)) != nil
+            else {
                 throw OSSL.failure("ASN1_TIME_set")
             }
         case .days(let days):
             guard X509_gmtime_adj(X509_getm_notBefore(certificate), 0) != nil,
-                  X509_time_adj_ex(X509_getm_notAfter(certificate), Int32(clamping: days), 0, nil) != nil else {
+                X509_time_adj_ex(X509_getm_notAfter(certificate), Int32(clamping: days), 0, nil) != nil
+            else {
                 throw OSSL.failure("X509_time_adj_ex")
             }
         case .sameAsIssuer:
             guard let issuer else { throw IssueError.noIssuer }
             try withParsed(issuer) { parsed in
                 guard X509_set1_notBefore(certificate, X509_get0_notBefore(parsed)) == 1,
-                      X509_set1_notAfter(certificate, X509_get0_notAfter(parsed)) == 1 else {
+                    X509_set1_notAfter(certificate, X509_get0_notAfter(parsed)) == 1
+                else {
                     throw OSSL.failure("X509_set1_notAfter")
                 }
             }
         }
     }
 
-    private static func setNames(_ certificate: OpaquePointer, subject: [NameAttribute],
-                                 issuer: X509Certificate?) throws {
+    private static func setNames(
+        _ certificate: OpaquePointer, subject: [NameAttribute],
+        issuer: X509Certificate?
+    ) throws {
         guard let name = X509_get_subject_name(certificate) else { throw OSSL.failure("X509_get_subject_name") }
         for attribute in subject {
             let added = Array(attribute.value.utf8).withUnsafeBufferPointer {
@@ -153,7 +166,8 @@ public enum CertificateIssuer {
         guard let octets = ASN1_OCTET_STRING_new() else { throw OSSL.failure("ASN1_OCTET_STRING_new") }
         defer { ASN1_OCTET_STRING_free(octets) }
         guard OSSL.withBytes(e.value, { ASN1_OCTET_STRING_set(octets, $0, Int32($1)) }) == 1,
-              let made = X509_EXTENSION_create_by_OBJ(nil, object, e.critical ? 1 : 0, octets) else {
+            let made = X509_EXTENSION_create_by_OBJ(nil, object, e.critical ? 1 : 0, octets)
+        else {
             throw OSSL.failure("X509_EXTENSION_create_by_OBJ")
         }
         defer { X509_EXTENSION_free(made) }
@@ -185,9 +199,10 @@ extension X509Certificate {
     public func isSigned(by issuerKey: AsymmetricPublicKey) -> Bool {
         guard let parsed = OSSL.parse(der, { d2i_X509(nil, $0, $1) }, free: { X509_free($0) }) else { return false }
         defer { X509_free(parsed) }
-        return (try? issuerKey.withEVP { key -> Bool in
-            defer { ERR_clear_error() }
-            return X509_verify(parsed, key) == 1
-        }) ?? false
+        return
+            (try? issuerKey.withEVP { key -> Bool in
+                defer { ERR_clear_error() }
+                return X509_verify(parsed, key) == 1
+            }) ?? false
     }
 }

@@ -24,7 +24,9 @@ extension Crypto {
     }
 
     /// CBC with `iv`, else ECB; through OpenSSL's AES block functions (see `ykterm_aes_cbc` in the shim).
-    private static func aes(keyLength: Int, key: [UInt8], iv: [UInt8]?, _ input: [UInt8], encrypt: Bool) throws -> [UInt8] {
+    private static func aes(keyLength: Int, key: [UInt8], iv: [UInt8]?, _ input: [UInt8], encrypt: Bool) throws
+        -> [UInt8]
+    {
         let blockLength = 16
         guard key.count == keyLength else {
             throw CryptoError.length(expected: keyLength, actual: key.count)
@@ -43,8 +45,9 @@ extension Crypto {
                 out.withUnsafeMutableBufferPointer { o in
                     if let iv {
                         return iv.withUnsafeBufferPointer {
-                            ykterm_aes_cbc(k.baseAddress, bits, $0.baseAddress, i.baseAddress, o.baseAddress, i.count,
-                                           encrypt ? 1 : 0)
+                            ykterm_aes_cbc(
+                                k.baseAddress, bits, $0.baseAddress, i.baseAddress, o.baseAddress, i.count,
+                                encrypt ? 1 : 0)
                         }
                     }
                     return ykterm_aes_ecb(k.baseAddress, bits, i.baseAddress, o.baseAddress, i.count, encrypt ? 1 : 0)

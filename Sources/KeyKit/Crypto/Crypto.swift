@@ -93,22 +93,26 @@ public enum Crypto {
         var out = [UInt8](repeating: 0, count: algorithm.digestLength)
         let ok = data.withUnsafeBufferPointer { d in
             out.withUnsafeMutableBufferPointer { o in
-                ykterm_hmac(algorithm.bits, key.baseAddress?.assumingMemoryBound(to: UInt8.self), key.count,
-                            d.baseAddress, d.count, o.baseAddress)
+                ykterm_hmac(
+                    algorithm.bits, key.baseAddress?.assumingMemoryBound(to: UInt8.self), key.count,
+                    d.baseAddress, d.count, o.baseAddress)
             }
         }
         precondition(ok == 1, "HMAC failed")
         return out
     }
 
-    public static func pbkdf2(_ algorithm: HashAlgorithm, password: [UInt8], salt: [UInt8], iterations: Int,
-                              length: Int) -> [UInt8] {
+    public static func pbkdf2(
+        _ algorithm: HashAlgorithm, password: [UInt8], salt: [UInt8], iterations: Int,
+        length: Int
+    ) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: length)
         let ok = password.withUnsafeBufferPointer { p in
             salt.withUnsafeBufferPointer { s in
                 p.withMemoryRebound(to: CChar.self) { pc in
-                    PKCS5_PBKDF2_HMAC(pc.baseAddress, Int32(pc.count), s.baseAddress, Int32(s.count),
-                                      Int32(iterations), algorithm.evp, Int32(length), &out)
+                    PKCS5_PBKDF2_HMAC(
+                        pc.baseAddress, Int32(pc.count), s.baseAddress, Int32(s.count),
+                        Int32(iterations), algorithm.evp, Int32(length), &out)
                 }
             }
         }
@@ -122,14 +126,17 @@ public enum Crypto {
     }
 
     /// PBKDF2 from a secret password to a secret key; neither leaves its own buffer.
-    public static func pbkdf2(_ algorithm: HashAlgorithm, password: SecretBytes, salt: [UInt8], iterations: Int,
-                              length: Int) -> SecretBytes {
+    public static func pbkdf2(
+        _ algorithm: HashAlgorithm, password: SecretBytes, salt: [UInt8], iterations: Int,
+        length: Int
+    ) -> SecretBytes {
         var out = [UInt8](repeating: 0, count: length)
         let ok = password.withUnsafeBytes { p in
             salt.withUnsafeBufferPointer { s in
-                PKCS5_PBKDF2_HMAC(p.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(p.count),
-                                  s.baseAddress, Int32(s.count), Int32(iterations), algorithm.evp, Int32(length),
-                                  &out) == 1
+                PKCS5_PBKDF2_HMAC(
+                    p.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(p.count),
+                    s.baseAddress, Int32(s.count), Int32(iterations), algorithm.evp, Int32(length),
+                    &out) == 1
             }
         }
         precondition(ok, "PKCS5_PBKDF2_HMAC failed")
@@ -148,7 +155,9 @@ public enum Crypto {
             while at < count {
                 var word = generator.next()
                 let n = min(8, count - at)
-                withUnsafeBytes(of: &word) { buffer.baseAddress!.advanced(by: at).copyMemory(from: $0.baseAddress!, byteCount: n) }
+                withUnsafeBytes(of: &word) {
+                    buffer.baseAddress!.advanced(by: at).copyMemory(from: $0.baseAddress!, byteCount: n)
+                }
                 word = 0
                 at += n
             }

@@ -22,8 +22,9 @@ enum OSSL {
     static let sha256: StaticString = "SHA256"
 
     /// EVP_PKEY_PUBLIC_KEY and EVP_PKEY_KEYPAIR: ORs of nested macros, which Swift does not import.
-    static let selectPublicKey = Int32(OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
-        | OSSL_KEYMGMT_SELECT_PUBLIC_KEY)
+    static let selectPublicKey = Int32(
+        OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+            | OSSL_KEYMGMT_SELECT_PUBLIC_KEY)
     static let selectKeyPair = selectPublicKey | Int32(OSSL_KEYMGMT_SELECT_PRIVATE_KEY)
 
     /// A CryptoError naming the step that failed and OpenSSL's reason, if it left one. Clears OpenSSL's
@@ -68,9 +69,11 @@ enum OSSL {
     }
 
     /// Parses DER with a d2i_* function, requiring that it consumes every byte. Caller frees the result.
-    static func parse(_ der: [UInt8],
-                      _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
-                      free: (OpaquePointer) -> Void) -> OpaquePointer? {
+    static func parse(
+        _ der: [UInt8],
+        _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+        free: (OpaquePointer) -> Void
+    ) -> OpaquePointer? {
         guard !der.isEmpty else { return nil }
         return der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var p: UnsafePointer<UInt8>? = buffer.baseAddress
@@ -87,8 +90,10 @@ enum OSSL {
     }
 
     /// One-shot EVP_DigestVerify: true only for a signature that verifies (never for an error).
-    static func digestVerify(key: OpaquePointer, digest: OpaquePointer?, signature: [UInt8],
-                             message: [UInt8]) -> Bool {
+    static func digestVerify(
+        key: OpaquePointer, digest: OpaquePointer?, signature: [UInt8],
+        message: [UInt8]
+    ) -> Bool {
         defer { ERR_clear_error() }
         guard !signature.isEmpty, let ctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(ctx) }
@@ -129,8 +134,10 @@ enum P256 {
         if let scalar {
             // A secure BIGNUM makes OSSL_PARAM_BLD put the scalar in the secure heap and clear it on free.
             secret = BN_secure_new()
-            guard let secret, scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), secret) }) != nil,
-                  OSSL_PARAM_BLD_push_BN(builder, OSSL.privateKey.cString, secret) == 1 else {
+            guard let secret,
+                scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), secret) }) != nil,
+                OSSL_PARAM_BLD_push_BN(builder, OSSL.privateKey.cString, secret) == 1
+            else {
                 throw OSSL.failure("OSSL_PARAM_BLD_push_BN")
             }
         }
@@ -147,8 +154,9 @@ enum P256 {
             defer { EVP_PKEY_CTX_free(ctx) }
             var key: OpaquePointer?
             guard EVP_PKEY_fromdata_init(ctx) == 1,
-                  EVP_PKEY_fromdata(ctx, &key, scalar == nil ? OSSL.selectPublicKey : OSSL.selectKeyPair, params) == 1,
-                  let key else {
+                EVP_PKEY_fromdata(ctx, &key, scalar == nil ? OSSL.selectPublicKey : OSSL.selectKeyPair, params) == 1,
+                let key
+            else {
                 throw OSSL.failure("EVP_PKEY_fromdata")
             }
             return key
@@ -161,7 +169,7 @@ enum P256 {
         var name = [CChar](repeating: 0, count: 64)
         var nameLength = 0
         guard EVP_PKEY_get_utf8_string_param(key, OSSL.groupName.cString, &name, name.count, &nameLength) == 1,
-              String(decoding: name.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
+            String(decoding: name.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
         else {
             ERR_clear_error()
             throw CryptoError.notOnCurve
@@ -186,10 +194,12 @@ enum P256 {
     /// `fido credentials list`), for a check the point decoding makes anyway.
     static func isOnCurve(point: [UInt8]) -> Bool {
         guard point.count == 1 + 2 * coordinateLength, point[0] == 0x04,
-              let group = curve else { return false }
+            let group = curve
+        else { return false }
         guard let decoded = EC_POINT_new(group) else { return false }
         defer { EC_POINT_free(decoded) }
-        let ok = point.withUnsafeBufferPointer { EC_POINT_oct2point(group, decoded, $0.baseAddress, $0.count, nil) } == 1
+        let ok =
+            point.withUnsafeBufferPointer { EC_POINT_oct2point(group, decoded, $0.baseAddress, $0.count, nil) } == 1
         if !ok { ERR_clear_error() }
         return ok
     }
@@ -203,13 +213,15 @@ enum P256 {
         guard let d = BN_secure_new(), let x = BN_secure_new() else { throw OSSL.failure("BN_secure_new") }
         defer { BN_clear_free(d); BN_clear_free(x) }
         guard scalar.count == coordinateLength,
-              scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), d) }) != nil,
-              let order = EC_GROUP_get0_order(group), BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
+            scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), d) }) != nil,
+            let order = EC_GROUP_get0_order(group), BN_is_zero(d) == 0, BN_cmp(d, order) < 0
+        else {
             throw CryptoError.invalidPrivateKey
         }
         guard let q = EC_POINT_new(group), let shared = EC_POINT_new(group) else { throw OSSL.failure("EC_POINT_new") }
         defer { EC_POINT_free(q); EC_POINT_clear_free(shared) }
-        guard peer.withUnsafeBufferPointer({ EC_POINT_oct2point(group, q, $0.baseAddress, $0.count, bnContext) }) == 1 else {
+        guard peer.withUnsafeBufferPointer({ EC_POINT_oct2point(group, q, $0.baseAddress, $0.count, bnContext) }) == 1
+        else {
             ERR_clear_error()
             throw CryptoError.notOnCurve
         }
@@ -236,7 +248,8 @@ enum P256 {
         guard let d = BN_secure_new() else { throw OSSL.failure("BN_secure_new") }
         defer { BN_clear_free(d) }
         guard scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), d) }) != nil,
-              let order = EC_GROUP_get0_order(group) else {
+            let order = EC_GROUP_get0_order(group)
+        else {
             throw OSSL.failure("BN_bin2bn")
         }
         guard BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
@@ -354,7 +367,9 @@ public struct P256PrivateKey: Sendable {
         defer { EVP_PKEY_free(key) }
         guard let ctx = EVP_MD_CTX_new() else { throw OSSL.failure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { throw OSSL.failure("EVP_DigestSignInit") }
+        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else {
+            throw OSSL.failure("EVP_DigestSignInit")
+        }
         return try OSSL.withBytes(message) { m, n in
             var length = 0
             guard EVP_DigestSign(ctx, nil, &length, m, n) == 1, length > 0 else {
@@ -391,9 +406,11 @@ public struct Ed25519PublicKey: Sendable, Hashable {
     }
 
     private static func evpKey(_ raw: [UInt8]) throws -> OpaquePointer {
-        guard let key = raw.withUnsafeBufferPointer({
-            EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, $0.baseAddress, $0.count)
-        }) else {
+        guard
+            let key = raw.withUnsafeBufferPointer({
+                EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, $0.baseAddress, $0.count)
+            })
+        else {
             throw OSSL.failure("EVP_PKEY_new_raw_public_key_ex")
         }
         return key

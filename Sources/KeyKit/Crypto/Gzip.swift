@@ -79,8 +79,11 @@ public enum Gzip {
         guard data.count <= Int(UInt32.max) / 2 else { throw .zlib(code: Z_BUF_ERROR) }
         var input = data
         var stream = z_stream()
-        guard czlib_deflate_init2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                                  Z_DEFAULT_STRATEGY) == Z_OK else {
+        guard
+            czlib_deflate_init2(
+                &stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                Z_DEFAULT_STRATEGY) == Z_OK
+        else {
             throw .zlib(code: Z_MEM_ERROR)
         }
         defer { deflateEnd(&stream) }

@@ -52,8 +52,11 @@ extension X509Certificate {
 
     /// The certificate in `bytes`, DER or the first PEM CERTIFICATE block.
     public init(derOrPEM bytes: [UInt8]) throws {
-        if PEM.isPEM(bytes), let first = PEM.decode(String(decoding: bytes, as: UTF8.self),
-                                                    label: PEM.certificate)?.first {
+        if PEM.isPEM(bytes),
+            let first = PEM.decode(
+                String(decoding: bytes, as: UTF8.self),
+                label: PEM.certificate)?.first
+        {
             try self.init(der: first)
         } else {
             try self.init(der: bytes)

@@ -34,7 +34,8 @@ public enum RSAPadding {
     }
 
     /// EMSA-PKCS1-v1_5 of a digest already made with `algorithm`.
-    public static func pkcs1v15(digest: [UInt8], algorithm: SignatureDigest, modulusBits: Int) throws(Error) -> [UInt8] {
+    public static func pkcs1v15(digest: [UInt8], algorithm: SignatureDigest, modulusBits: Int) throws(Error) -> [UInt8]
+    {
         guard digest.count == algorithm.length else {
             throw .digestLength(expected: algorithm.length, actual: digest.count)
         }
@@ -48,14 +49,18 @@ public enum RSAPadding {
 
     /// EMSA-PSS of `message` with MGF1 of the same digest and a random salt, as long as the modulus (with a
     /// leading zero byte when the modulus' bit length is one more than a multiple of eight).
-    public static func pss(message: [UInt8], digest: SignatureDigest, modulusBits: Int,
-                           saltLength: SaltLength = .digestLength) throws(Error) -> [UInt8] {
+    public static func pss(
+        message: [UInt8], digest: SignatureDigest, modulusBits: Int,
+        saltLength: SaltLength = .digestLength
+    ) throws(Error) -> [UInt8] {
         try pss(digest: digest.hash(message), algorithm: digest, modulusBits: modulusBits, saltLength: saltLength)
     }
 
     /// EMSA-PSS of a digest already made with `algorithm`.
-    public static func pss(digest: [UInt8], algorithm: SignatureDigest, modulusBits: Int,
-                           saltLength: SaltLength = .digestLength) throws(Error) -> [UInt8] {
+    public static func pss(
+        digest: [UInt8], algorithm: SignatureDigest, modulusBits: Int,
+        saltLength: SaltLength = .digestLength
+    ) throws(Error) -> [UInt8] {
         guard digest.count == algorithm.length else {
             throw .digestLength(expected: algorithm.length, actual: digest.count)
         }
@@ -89,9 +94,10 @@ public enum RSAPadding {
         var octets: UnsafeMutablePointer<ASN1_OCTET_STRING>?
         X509_SIG_getm(signature, &algorithmIdentifier, &octets)
         guard let algorithmIdentifier, let octets,
-              X509_ALGOR_set0(algorithmIdentifier, OBJ_nid2obj(EVP_MD_get_type(algorithm.evp)), V_ASN1_NULL, nil) == 1,
-              ASN1_OCTET_STRING_set(octets, digest, Int32(digest.count)) == 1,
-              let der = OSSL.der({ i2d_X509_SIG(signature, $0) }) else {
+            X509_ALGOR_set0(algorithmIdentifier, OBJ_nid2obj(EVP_MD_get_type(algorithm.evp)), V_ASN1_NULL, nil) == 1,
+            ASN1_OCTET_STRING_set(octets, digest, Int32(digest.count)) == 1,
+            let der = OSSL.der({ i2d_X509_SIG(signature, $0) })
+        else {
             ERR_clear_error()
             throw .openssl("i2d_X509_SIG")
         }
@@ -109,8 +115,10 @@ public enum RSAPadding {
 /// The deprecated calls, reached through a protocol so that the deprecation stays on these two functions.
 private protocol LegacyRSAPaddingProtocol {
     static func pkcs1Type1(_ out: inout [UInt8], _ digestInfo: [UInt8]) -> Bool
-    static func pss(_ out: inout [UInt8], digest: [UInt8], md: OpaquePointer?, modulusBits: Int,
-                    saltLength: Int32) -> Bool
+    static func pss(
+        _ out: inout [UInt8], digest: [UInt8], md: OpaquePointer?, modulusBits: Int,
+        saltLength: Int32
+    ) -> Bool
 }
 
 private enum LegacyRSAPadding: LegacyRSAPaddingProtocol {
@@ -124,14 +132,17 @@ private enum LegacyRSAPadding: LegacyRSAPaddingProtocol {
     /// PSS needs an RSA object only for the modulus' size: a stand-in modulus of the same bit length
     /// (2^(bits-1) + 1) gives the same encoding as the key's own.
     @available(*, deprecated, message: "OpenSSL 3 deprecates its RSA padding functions")
-    static func pss(_ out: inout [UInt8], digest: [UInt8], md: OpaquePointer?, modulusBits: Int,
-                    saltLength: Int32) -> Bool {
+    static func pss(
+        _ out: inout [UInt8], digest: [UInt8], md: OpaquePointer?, modulusBits: Int,
+        saltLength: Int32
+    ) -> Bool {
         defer { ERR_clear_error() }
         guard let rsa = RSA_new() else { return false }
         defer { RSA_free(rsa) }
         guard let n = BN_new(), let e = BN_new() else { return false }
         guard BN_set_bit(n, Int32(modulusBits - 1)) == 1, BN_set_bit(n, 0) == 1, BN_set_word(e, 65537) == 1,
-              RSA_set0_key(rsa, n, e, nil) == 1 else {
+            RSA_set0_key(rsa, n, e, nil) == 1
+        else {
             BN_free(n)
             BN_free(e)
             return false

@@ -111,7 +111,9 @@ extension X509Certificate {
             let names = OpaquePointer(raw)
             defer { GENERAL_NAMES_free(names) }
             return (0..<max(0, OPENSSL_sk_num(names))).compactMap { index in
-                OPENSSL_sk_value(names, index).map { Self.alternativeName($0.assumingMemoryBound(to: GENERAL_NAME.self)) }
+                OPENSSL_sk_value(names, index).map {
+                    Self.alternativeName($0.assumingMemoryBound(to: GENERAL_NAME.self))
+                }
             }
         } ?? []
     }
@@ -190,7 +192,8 @@ extension X509Certificate {
         var buffer = [CChar](repeating: 0, count: 128)
         let n = OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
         guard n > 0 else { return "" }
-        return String(decoding: buffer.prefix(min(Int(n), buffer.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(
+            decoding: buffer.prefix(min(Int(n), buffer.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func alternativeName(_ name: UnsafeMutablePointer<GENERAL_NAME>) -> AlternativeName {

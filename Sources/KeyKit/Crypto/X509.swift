@@ -60,7 +60,8 @@ public struct X509Certificate: Sendable {
             let set = X509_NAME_ENTRY_set(entry)
             if index > 0 { out += set == previousSet ? "+" : ", " }
             previousSet = set
-            out += attributeName(X509_NAME_ENTRY_get_object(entry)) + "=" + escaped(value(X509_NAME_ENTRY_get_data(entry)))
+            out +=
+                attributeName(X509_NAME_ENTRY_get_object(entry)) + "=" + escaped(value(X509_NAME_ENTRY_get_data(entry)))
         }
         return out
     }
@@ -73,7 +74,8 @@ public struct X509Certificate: Sendable {
         var buffer = [CChar](repeating: 0, count: 128)
         let n = OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
         guard n > 0 else { return "?" }
-        return String(decoding: buffer.prefix(min(Int(n), buffer.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(
+            decoding: buffer.prefix(min(Int(n), buffer.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The value as UTF-8, whatever string type the certificate used.
@@ -102,7 +104,8 @@ public struct X509Certificate: Sendable {
     public func isSigned(by issuerKey: P256PublicKey) -> Bool {
         withCertificate { certificate -> Bool in
             guard X509_get_signature_nid(certificate) == NID_ecdsa_with_SHA256,
-                  let key = try? P256.evpKey(point: issuerKey.uncompressed) else { return false }
+                let key = try? P256.evpKey(point: issuerKey.uncompressed)
+            else { return false }
             defer { EVP_PKEY_free(key) }
             let verified = X509_verify(certificate, key) == 1
             ERR_clear_error()
@@ -120,23 +123,26 @@ public struct X509Certificate: Sendable {
         let version3: Int = 2  // X509_VERSION_3
         let validityDays: Int32 = 20 * 365 + 5  // 20 years, leap days included
         guard X509_set_version(certificate, version3) == 1,
-              ASN1_INTEGER_set_uint64(X509_get_serialNumber(certificate), serial) == 1,
-              X509_gmtime_adj(X509_getm_notBefore(certificate), 0) != nil,
-              X509_time_adj_ex(X509_getm_notAfter(certificate), validityDays, 0, nil) != nil else {
+            ASN1_INTEGER_set_uint64(X509_get_serialNumber(certificate), serial) == 1,
+            X509_gmtime_adj(X509_getm_notBefore(certificate), 0) != nil,
+            X509_time_adj_ex(X509_getm_notAfter(certificate), validityDays, 0, nil) != nil
+        else {
             throw OSSL.failure("X509_set_version, ASN1_INTEGER_set_uint64, X509_time_adj_ex")
         }
         guard let name = X509_get_subject_name(certificate),
-              Array(commonName.utf8).withUnsafeBufferPointer({
-                  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, $0.baseAddress, Int32($0.count), -1, 0)
-              }) == 1,
-              X509_set_issuer_name(certificate, name) == 1 else {
+            Array(commonName.utf8).withUnsafeBufferPointer({
+                X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, $0.baseAddress, Int32($0.count), -1, 0)
+            }) == 1,
+            X509_set_issuer_name(certificate, name) == 1
+        else {
             throw OSSL.failure("X509_NAME_add_entry_by_txt, X509_set_issuer_name")
         }
         guard X509_set_pubkey(certificate, pkey) == 1 else { throw OSSL.failure("X509_set_pubkey") }
         guard let constraints = BASIC_CONSTRAINTS_new() else { throw OSSL.failure("BASIC_CONSTRAINTS_new") }
         defer { BASIC_CONSTRAINTS_free(constraints) }
         constraints.pointee.ca = 0
-        guard X509_add1_ext_i2d(certificate, NID_basic_constraints, constraints, 1, UInt(X509V3_ADD_DEFAULT)) == 1 else {
+        guard X509_add1_ext_i2d(certificate, NID_basic_constraints, constraints, 1, UInt(X509V3_ADD_DEFAULT)) == 1
+        else {
             throw OSSL.failure("X509_add1_ext_i2d")
         }
         guard X509_sign(certificate, pkey, EVP_sha256()) > 0 else { throw OSSL.failure("X509_sign") }

@@ -45,8 +45,10 @@ public final class HIDMonitor: Sendable {
     let scan: @Sendable () -> (found: [FoundHID], settling: Bool)
 
     /// `scan` lists the interfaces (sysfs by default); `directory` is where nodes appear.
-    public init(directory: String = "/dev",
-                scan: @escaping @Sendable () -> (found: [FoundHID], settling: Bool) = { HIDScan.scan() }) {
+    public init(
+        directory: String = "/dev",
+        scan: @escaping @Sendable () -> (found: [FoundHID], settling: Bool) = { HIDScan.scan() }
+    ) {
         self.directory = directory
         self.scan = scan
     }
@@ -81,8 +83,10 @@ public final class HIDMonitor: Sendable {
         return stream
     }
 
-    private static func run(directory: String, wake: Int32, scan: () -> (found: [FoundHID], settling: Bool),
-                            emit: ([FoundHID]) -> Void) {
+    private static func run(
+        directory: String, wake: Int32, scan: () -> (found: [FoundHID], settling: Bool),
+        emit: ([FoundHID]) -> Void
+    ) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         defer { if inotify >= 0 { close(inotify) } }
         if inotify >= 0 {

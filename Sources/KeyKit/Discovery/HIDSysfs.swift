@@ -20,7 +20,8 @@ public enum HIDSysfs {
 
     /// `interfaces`, each with the sysfs directory of the USB device above it (nil when there is none).
     public static func scan(root: String = "/sys", devices: String = "/dev")
-        -> [(info: HIDDeviceInfo, usbDevice: String?)] {
+        -> [(info: HIDDeviceInfo, usbDevice: String?)]
+    {
         let classDir = root + "/class/hidraw"
         guard let dir = opendir(classDir) else { return [] }
         defer { closedir(dir) }
@@ -40,7 +41,8 @@ public enum HIDSysfs {
     /// bus, or its files are gone (a key pulled out while it was read).
     static func interface(sysfs: String, node: String) -> (info: HIDDeviceInfo, usbDevice: String?)? {
         guard let uevent = readText(sysfs + "/uevent"), let ids = HIDUevent(uevent),
-              listedBuses.contains(ids.bus) else { return nil }
+            listedBuses.contains(ids.bus)
+        else { return nil }
         var name = ids.name
         let usb = usbDevice(above: sysfs)
         if ids.bus == 0x03, let usb {
@@ -48,9 +50,10 @@ public enum HIDSysfs {
             // manufacturer in front).
             name = readText(usb + "/product").map { String($0.trimmingSuffix("\n")) }
         }
-        var info = HIDDeviceInfo(path: node, vendorID: ids.vendor, productID: ids.product,
-                                 productName: name.flatMap { $0.isEmpty ? nil : $0 },
-                                 serialNumber: ids.serial.flatMap { $0.isEmpty ? nil : $0 })
+        var info = HIDDeviceInfo(
+            path: node, vendorID: ids.vendor, productID: ids.product,
+            productName: name.flatMap { $0.isEmpty ? nil : $0 },
+            serialNumber: ids.serial.flatMap { $0.isEmpty ? nil : $0 })
         let usages = readBytes(sysfs + "/report_descriptor").map(HIDReportDescriptor.collectionUsages) ?? []
         // A node with several top-level collections is one interface; FIDO's usage wins, else the first.
         if let usage = usages.first(where: { $0.page == HIDRawDevice.fidoUsagePage }) ?? usages.first {
@@ -124,7 +127,8 @@ struct HIDUevent: Equatable {
         }
         let parts = id?.split(separator: ":", omittingEmptySubsequences: false) ?? []
         guard parts.count == 3, let b = UInt32(parts[0], radix: 16), let v = UInt32(parts[1], radix: 16),
-              let p = UInt32(parts[2], radix: 16) else { return nil }
+            let p = UInt32(parts[2], radix: 16)
+        else { return nil }
         // The IDs are 16-bit; the kernel prints them in 8 hex digits.
         bus = UInt16(truncatingIfNeeded: b)
         vendor = UInt16(truncatingIfNeeded: v)

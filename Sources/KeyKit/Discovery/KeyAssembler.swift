@@ -64,7 +64,8 @@ public struct KeyAssembler: Sendable {
             var d = KeyDescriptor(transport: .pcsc(reader: card.reader), name: card.reader, atr: card.atr)
             d.serial = serials[card.address]
             guard readerCandidate(card), let s = d.serial,
-                  let i = groups.firstIndex(where: { groupCandidate($0) && serial(of: $0) == s }) else {
+                let i = groups.firstIndex(where: { groupCandidate($0) && serial(of: $0) == s })
+            else {
                 out.append(d)
                 if readerCandidate(card) { unmatchedReaders.append(card) }
                 continue
@@ -86,8 +87,9 @@ public struct KeyAssembler: Sendable {
         }
         for g in groups {
             let first = g.first(where: \.isFIDO) ?? g[0]
-            var d = KeyDescriptor(transport: .hid(path: first.info.path),
-                                  name: first.info.productName ?? first.info.path)
+            var d = KeyDescriptor(
+                transport: .hid(path: first.info.path),
+                name: first.info.productName ?? first.info.path)
             d.fidoHID = nil
             attach(g, to: &d)
             d.serial = serial(of: g)

@@ -37,8 +37,10 @@ public struct KeyDescriptor: Sendable, Hashable, Identifiable {
     /// The serial number, when discovery had to read it to tell keys apart.
     public var serial: UInt32?
 
-    public init(transport: KeyTransport, name: String, atr: [UInt8] = [], fidoHID: HIDDeviceInfo? = nil,
-                otpHID: HIDDeviceInfo? = nil) {
+    public init(
+        transport: KeyTransport, name: String, atr: [UInt8] = [], fidoHID: HIDDeviceInfo? = nil,
+        otpHID: HIDDeviceInfo? = nil
+    ) {
         self.transport = transport
         self.name = name
         self.atr = atr

@@ -4,7 +4,8 @@ import FoundationEssentials
 /// HID interfaces, joined into keys as the monitor joins them.
 public enum KeyDiscovery {
     /// Every key matching `selector` (its reader part), and why PC/SC could not be asked, if it could not.
-    public static func keys(_ selector: KeySelector = KeySelector()) async -> (keys: [KeyDescriptor], pcscError: Error?) {
+    public static func keys(_ selector: KeySelector = KeySelector()) async -> (keys: [KeyDescriptor], pcscError: Error?)
+    {
         var cards = [FoundCard]()
         var pcscError: Error?
         do {
@@ -38,8 +39,10 @@ public enum KeyDiscovery {
     /// for theirs. Errors say which keys there are, and how to choose. When several keys are candidates, the
     /// readers among them that do not answer (stuck in pcscd, shown holding a card all the same) are left out,
     /// each named to `silentReader`.
-    public static func key(for application: KeyApplication, _ selector: KeySelector,
-                           silentReader: (@Sendable (String) -> Void)? = nil) async throws -> KeyDescriptor {
+    public static func key(
+        for application: KeyApplication, _ selector: KeySelector,
+        silentReader: (@Sendable (String) -> Void)? = nil
+    ) async throws -> KeyDescriptor {
         let (all, pcscError) = await keys(selector)
         var candidates = all.filter { $0.has(application) }
         if candidates.count > 1 {

@@ -24,7 +24,9 @@ public enum KeyFinderError: Error, Equatable {
 /// Finds keys on PC/SC.
 public enum KeyFinder {
     /// SELECT of the Management application (A000000527471117).
-    static let managementSelect: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x08, 0xA0, 0x00, 0x00, 0x05, 0x27, 0x47, 0x11, 0x17]
+    static let managementSelect: [UInt8] = [
+        0x00, 0xA4, 0x04, 0x00, 0x08, 0xA0, 0x00, 0x00, 0x05, 0x27, 0x47, 0x11, 0x17,
+    ]
 
     /// Readers holding a card that match the reader part of `selector`.
     public static func candidateReaders(_ selector: KeySelector, context: PCSCContext) throws -> [ReaderStatus] {
@@ -34,7 +36,8 @@ public enum KeyFinder {
     /// Every matching key with its information. Keys that fail to answer are skipped (their error is
     /// returned in `failures`).
     public static func inspectAll(_ selector: KeySelector) async throws
-        -> (keys: [KeyInfo], failures: [(reader: String, error: Error)]) {
+        -> (keys: [KeyInfo], failures: [(reader: String, error: Error)])
+    {
         let context = try PCSCContext()
         var keys = [KeyInfo]()
         var failures = [(reader: String, error: Error)]()
@@ -110,8 +113,10 @@ public enum KeyFinder {
     /// Opens a connection to the single key `selector` designates; with `transaction`, it is one PC/SC
     /// transaction until it is closed (see `PCSCConnection.connect`); `calls` says where its pcsc-lite calls run.
     /// Of several readers that show a key, those that do not answer are left out, each named to `silentReader`.
-    public static func connect(_ selector: KeySelector, transaction: Bool = true, calls: PCSCCalls = .queued,
-                               silentReader: (@Sendable (String) -> Void)? = nil) async throws -> (PCSCConnection, KeyInfo?) {
+    public static func connect(
+        _ selector: KeySelector, transaction: Bool = true, calls: PCSCCalls = .queued,
+        silentReader: (@Sendable (String) -> Void)? = nil
+    ) async throws -> (PCSCConnection, KeyInfo?) {
         let context = try PCSCContext()
         if selector.serial == nil {
             // One reader to choose from: connect to it at once. Asking every reader's state first
@@ -120,8 +125,11 @@ public enum KeyFinder {
             let names = try context.readers().filter { selector.matches(readerName: $0) }
             if names.count == 1 {
                 do {
-                    return (try await PCSCConnection.connect(reader: names[0], context: context, transaction: transaction,
-                                                               calls: calls), nil)
+                    return (
+                        try await PCSCConnection.connect(
+                            reader: names[0], context: context, transaction: transaction,
+                            calls: calls), nil
+                    )
                 } catch SmartCardError.noCard, SmartCardError.unresponsive, SmartCardError.cardRemoved {
                     throw KeyFinderError.noKey(selector)
                 }
@@ -139,15 +147,19 @@ public enum KeyFinder {
         if selector.serial == nil {
             guard !readers.isEmpty else { throw KeyFinderError.noKey(selector) }
             guard readers.count == 1 else { throw KeyFinderError.ambiguous(readers.map(\.name)) }
-            let connection = try await PCSCConnection.connect(reader: readers[0].name, context: context,
-                                                              transaction: transaction, calls: calls)
+            let connection = try await PCSCConnection.connect(
+                reader: readers[0].name, context: context,
+                transaction: transaction, calls: calls)
             return (connection, nil)
         }
         var matches = [(PCSCConnection, KeyInfo)]()
         for reader in readers {
-            guard let connection = try? await PCSCConnection.connect(reader: reader.name,
-                                                                     transaction: transaction, calls: calls),
-                  let info = try? await KeyProbe.inspect(connection: connection) else { continue }
+            guard
+                let connection = try? await PCSCConnection.connect(
+                    reader: reader.name,
+                    transaction: transaction, calls: calls),
+                let info = try? await KeyProbe.inspect(connection: connection)
+            else { continue }
             if info.device.serial == selector.serial {
                 matches.append((connection, info))
             } else {

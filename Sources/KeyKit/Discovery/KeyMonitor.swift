@@ -50,7 +50,9 @@ public final class KeyMonitor: Sendable {
                 if serviceUp != false { emit(.serviceUnavailable) }
                 serviceUp = false
                 for (reader, s) in known {
-                    if s.present { emit(.keyLeft(id: KeyDescriptor(transport: .pcsc(reader: reader), name: reader).id)) }
+                    if s.present {
+                        emit(.keyLeft(id: KeyDescriptor(transport: .pcsc(reader: reader), name: reader).id))
+                    }
                     emit(.readerRemoved(reader))
                 }
                 known.removeAll()
@@ -87,9 +89,10 @@ public final class KeyMonitor: Sendable {
                     var states = ReaderStateArray(names: names)
                     _ = try context.waitForChange(&states, timeout: 0)
                     report(states.statuses(), known: &known, emit: emit)
-                    var watch = ReaderStateArray(names: names + [PCSC.pnpReader],
-                                                 current: states.event.map { $0 & ~PCSCState.changed }
-                                                     + [DWORD(names.count) << 16])
+                    var watch = ReaderStateArray(
+                        names: names + [PCSC.pnpReader],
+                        current: states.event.map { $0 & ~PCSCState.changed }
+                            + [DWORD(names.count) << 16])
                     if state.isCancelled(token) { break }
                     _ = try context.waitForChange(&watch, timeout: PCSC.infinite)
                 }
@@ -104,8 +107,10 @@ public final class KeyMonitor: Sendable {
         }
     }
 
-    private static func report(_ statuses: [ReaderStatus], known: inout [String: (present: Bool, atr: [UInt8])],
-                               emit: (KeyEvent) -> Void) {
+    private static func report(
+        _ statuses: [ReaderStatus], known: inout [String: (present: Bool, atr: [UInt8])],
+        emit: (KeyEvent) -> Void
+    ) {
         for s in statuses {
             let before = known[s.name] ?? (false, [])
             let present = s.cardPresent && !s.mute

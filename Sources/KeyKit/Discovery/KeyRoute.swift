@@ -56,8 +56,10 @@ extension KeyDescriptor {
     /// Opens FIDO (CTAP2 and U2F) on the interface `channels(for: .fido)` picks: CTAPHID on the FIDO HID
     /// interface, or NFCCTAP through the smart-card connection `card` opens. `inline`: a CTAPHID connection
     /// makes its device calls on the calling thread (see `CTAPHIDConnection`).
-    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil, inline: Bool = false,
-                         card: () async throws -> any SmartCardConnection) async throws -> any FIDOConnection {
+    public func openFIDO(
+        observer: (@Sendable (APDUExchange) -> Void)? = nil, inline: Bool = false,
+        card: () async throws -> any SmartCardConnection
+    ) async throws -> any FIDOConnection {
         switch channels(for: .fido).first {
         case .fidoHID?:
             guard let fidoHID else { throw KeyRouteError.notOnThisKey(.fido, interfaces) }
@@ -76,8 +78,10 @@ extension KeyDescriptor {
     }
 
     /// `openFIDO` with the key's PC/SC reader as its smart-card interface.
-    public func openFIDO(observer: (@Sendable (APDUExchange) -> Void)? = nil,
-                         inline: Bool = false) async throws -> any FIDOConnection {
+    public func openFIDO(
+        observer: (@Sendable (APDUExchange) -> Void)? = nil,
+        inline: Bool = false
+    ) async throws -> any FIDOConnection {
         try await openFIDO(observer: observer, inline: inline) {
             guard let reader else { throw KeyRouteError.notOnThisKey(.fido, interfaces) }
             return try await PCSCConnection.connect(reader: reader)
@@ -161,8 +165,9 @@ public struct OpenedManagement: Sendable {
     public static func card(_ connection: any SmartCardConnection) async throws -> OpenedManagement {
         do {
             let session = try await ManagementSession.make(connection: connection)
-            return OpenedManagement(link: .card(session), interface: KeyProbe.isNFC(atr: connection.atr) ? .nfc : .ccid,
-                                    close: { await connection.close() })
+            return OpenedManagement(
+                link: .card(session), interface: KeyProbe.isNFC(atr: connection.atr) ? .nfc : .ccid,
+                close: { await connection.close() })
         } catch {
             await connection.close()
             throw error
@@ -185,8 +190,10 @@ extension KeyDescriptor {
     /// Opens the Management application where `channels(for: .management)` finds it first: through the smart-card
     /// interface `card` opens, else FIDO HID (`fido` opens it; Management needs CTAPHID's vendor commands), else
     /// OTP HID. Close it with `close`, or use `withManagement`.
-    public func openManagement(card: () async throws -> any SmartCardConnection,
-                               fido: () async throws -> any FIDOConnection) async throws -> OpenedManagement {
+    public func openManagement(
+        card: () async throws -> any SmartCardConnection,
+        fido: () async throws -> any FIDOConnection
+    ) async throws -> OpenedManagement {
         switch channels(for: .management).first {
         case .smartCard?:
             return try await OpenedManagement.card(try await card())
@@ -210,20 +217,24 @@ extension KeyDescriptor {
     /// `openManagement` with the key's own reader and FIDO HID interface.
     public func openManagement() async throws -> OpenedManagement {
         let (reader, fidoHID, interfaces) = (self.reader, self.fidoHID, self.interfaces)
-        return try await openManagement(card: {
-            guard let reader else { throw KeyRouteError.notOnThisKey(.management, interfaces) }
-            return try await PCSCConnection.connect(reader: reader)
-        }, fido: {
-            guard let fidoHID else { throw KeyRouteError.notOnThisKey(.management, interfaces) }
-            return try await CTAPHIDConnection.open(fidoHID)
-        })
+        return try await openManagement(
+            card: {
+                guard let reader else { throw KeyRouteError.notOnThisKey(.management, interfaces) }
+                return try await PCSCConnection.connect(reader: reader)
+            },
+            fido: {
+                guard let fidoHID else { throw KeyRouteError.notOnThisKey(.management, interfaces) }
+                return try await CTAPHIDConnection.open(fidoHID)
+            })
     }
 
     /// Opens the Management application (`openManagement`), runs `body` on it and closes it, whether `body`
     /// returned or threw.
-    public func withManagement<T>(card: () async throws -> any SmartCardConnection,
-                                  fido: () async throws -> any FIDOConnection,
-                                  _ body: (OpenedManagement) async throws -> T) async throws -> T {
+    public func withManagement<T>(
+        card: () async throws -> any SmartCardConnection,
+        fido: () async throws -> any FIDOConnection,
+        _ body: (OpenedManagement) async throws -> T
+    ) async throws -> T {
         let opened = try await openManagement(card: card, fido: fido)
         do {
             let result = try await body(opened)

@@ -324,7 +324,9 @@ public enum COSE {
 
     /// The COSE_Key of a P-256 public key, for the algorithm given.
     public static func ec2Key(_ key: P256PublicKey, algorithm: Int) -> CBOR {
-        .map([CBOR(Key.keyType): CBOR(keyTypeEC2), CBOR(Key.algorithm): CBOR(algorithm),
-              CBOR(Key.curve): CBOR(curveP256), CBOR(Key.x): .bytes(key.x), CBOR(Key.y): .bytes(key.y)])
+        .map([
+            CBOR(Key.keyType): CBOR(keyTypeEC2), CBOR(Key.algorithm): CBOR(algorithm),
+            CBOR(Key.curve): CBOR(curveP256), CBOR(Key.x): .bytes(key.x), CBOR(Key.y): .bytes(key.y),
+        ])
     }
 }

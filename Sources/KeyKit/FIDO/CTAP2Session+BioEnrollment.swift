@@ -81,18 +81,22 @@ extension CTAP2 {
             public static let noUserPresenceTransition = SampleStatus(rawValue: 0x0E)
 
             /// The statuses the specification names, in the order of their numbers.
-            public static let known: [SampleStatus] = [.good, .tooHigh, .tooLow, .tooLeft, .tooRight, .tooFast,
-                                                       .tooSlow, .poorQuality, .tooSkewed, .tooShort,
-                                                       .mergeFailure, .exists, .noUserActivity,
-                                                       .noUserPresenceTransition]
+            public static let known: [SampleStatus] = [
+                .good, .tooHigh, .tooLow, .tooLeft, .tooRight, .tooFast,
+                .tooSlow, .poorQuality, .tooSkewed, .tooShort,
+                .mergeFailure, .exists, .noUserActivity,
+                .noUserPresenceTransition,
+            ]
 
             /// A short name (the string tables' key part, and what `virtual-key serve --bio-samples` takes);
             /// nil for a number the specification does not name.
             public var name: String? {
                 guard let i = SampleStatus.known.firstIndex(of: self) else { return nil }
-                return ["good", "too-high", "too-low", "too-left", "too-right", "too-fast", "too-slow",
-                        "poor-quality", "too-skewed", "too-short", "merge-failure", "exists", "no-user-activity",
-                        "no-up-transition"][i]
+                return [
+                    "good", "too-high", "too-low", "too-left", "too-right", "too-fast", "too-slow",
+                    "poor-quality", "too-skewed", "too-short", "merge-failure", "exists", "no-user-activity",
+                    "no-up-transition",
+                ][i]
             }
 
             /// The status named `name` (see `name`).
@@ -170,8 +174,9 @@ extension CTAP2Session {
         if let encodedParams { params[Key.subcommandParams] = encodedParams }
         if authenticated {
             let t = try requireToken()
-            let message = CTAP2.BioEnrollment.authenticatedMessage(modality: modality, subcommand: sub,
-                                                                    params: encodedParams)
+            let message = CTAP2.BioEnrollment.authenticatedMessage(
+                modality: modality, subcommand: sub,
+                params: encodedParams)
             params[Key.pinUVAuthProtocol] = CBOR(t.protocolVersion.version)
             params[Key.pinUVAuthParam] = .bytes(t.protocolVersion.authenticate(key: t.value, message))
         }
@@ -181,9 +186,10 @@ extension CTAP2Session {
     /// getFingerprintSensorInfo (needs no token).
     public func fingerprintSensorInfo() async throws -> FingerprintSensorInfo {
         let r = try await bio(BioSub.getFingerprintSensorInfo, authenticated: false)
-        return FingerprintSensorInfo(kind: r?[BioAnswer.fingerprintKind]?.int,
-                                     samplesRequired: r?[BioAnswer.maxCaptureSamplesRequiredForEnroll]?.int,
-                                     maxNameLength: r?[BioAnswer.maxTemplateFriendlyName]?.int)
+        return FingerprintSensorInfo(
+            kind: r?[BioAnswer.fingerprintKind]?.int,
+            samplesRequired: r?[BioAnswer.maxCaptureSamplesRequiredForEnroll]?.int,
+            maxNameLength: r?[BioAnswer.maxTemplateFriendlyName]?.int)
     }
 
     /// enrollBegin: starts a new template and waits (up to `timeoutMilliseconds`, or as long as the key
@@ -200,20 +206,24 @@ extension CTAP2Session {
 
     /// enrollCaptureNextSample: waits for the next sample of the template enrollBegin started.
     public func enrollCaptureNextSample(templateID: [UInt8], timeoutMilliseconds: Int? = nil) async throws
-        -> EnrollmentStep {
+        -> EnrollmentStep
+    {
         var p: CTAPParameters = [BioSubKey.templateID: .bytes(templateID)]
         if let timeoutMilliseconds { p[BioSubKey.timeoutMilliseconds] = CBOR(timeoutMilliseconds) }
-        return try CTAP2Session.enrollmentStep(try await bio(BioSub.enrollCaptureNextSample, p),
-                                               templateID: templateID)
+        return try CTAP2Session.enrollmentStep(
+            try await bio(BioSub.enrollCaptureNextSample, p),
+            templateID: templateID)
     }
 
     static func enrollmentStep(_ r: CBOR?, templateID: [UInt8]) throws -> EnrollmentStep {
         guard let status = r?[BioAnswer.lastEnrollSampleStatus]?.int, (0...255).contains(status),
-              let remaining = r?[BioAnswer.remainingSamples]?.int, remaining >= 0 else {
+            let remaining = r?[BioAnswer.remainingSamples]?.int, remaining >= 0
+        else {
             throw FIDOSessionError.malformed(Malformation(.enrollmentStep, .incomplete))
         }
-        return EnrollmentStep(templateID: templateID, status: SampleStatus(rawValue: UInt8(status)),
-                              remaining: remaining)
+        return EnrollmentStep(
+            templateID: templateID, status: SampleStatus(rawValue: UInt8(status)),
+            remaining: remaining)
     }
 
     /// cancelCurrentEnrollment: drops the template being enrolled (needs no token).
@@ -249,8 +259,12 @@ extension CTAP2Session {
             throw FIDOSessionError.fingerprintNameTooLong(maximum: maxNameLength, bytes: name.utf8.count)
         }
         do {
-            _ = try await bio(BioSub.setFriendlyName, [BioSubKey.templateID: .bytes(templateID),
-                                                       BioSubKey.templateFriendlyName: .text(name)])
+            _ = try await bio(
+                BioSub.setFriendlyName,
+                [
+                    BioSubKey.templateID: .bytes(templateID),
+                    BioSubKey.templateFriendlyName: .text(name),
+                ])
         } catch let e as CTAPError where e.code == CTAPError.invalidOption {
             throw FIDOSessionError.noSuchFingerprint(templateID: templateID)
         }

@@ -23,8 +23,10 @@ extension CTAP2Session {
         /// Whether the key answered a largeBlobKey for the credential (the key itself is not kept).
         public var hasLargeBlobKey: Bool
 
-        public init(rpID: String, credentialID: [UInt8], user: User, publicKey: CBOR? = nil, credProtect: Int? = nil,
-                    hasLargeBlobKey: Bool = false) {
+        public init(
+            rpID: String, credentialID: [UInt8], user: User, publicKey: CBOR? = nil, credProtect: Int? = nil,
+            hasLargeBlobKey: Bool = false
+        ) {
             self.rpID = rpID
             self.credentialID = credentialID
             self.user = user
@@ -60,8 +62,9 @@ extension CTAP2Session {
 
     public func credentialsMetadata() async throws -> CredentialsMetadata {
         let r = try await credMgmt(CredSub.getCredsMetadata)
-        return CredentialsMetadata(existing: r?[CredAnswer.existingResidentCredentialsCount]?.int ?? 0,
-                                   remaining: r?[CredAnswer.maxPossibleRemainingResidentCredentialsCount]?.int ?? 0)
+        return CredentialsMetadata(
+            existing: r?[CredAnswer.existingResidentCredentialsCount]?.int ?? 0,
+            remaining: r?[CredAnswer.maxPossibleRemainingResidentCredentialsCount]?.int ?? 0)
     }
 
     public func relyingParties() async throws -> [StoredRelyingParty] {
@@ -89,8 +92,9 @@ extension CTAP2Session {
     public func credentials(of rp: StoredRelyingParty) async throws -> [StoredCredential] {
         let first: CBOR?
         do {
-            first = try await credMgmt(CredSub.enumerateCredentialsBegin,
-                                       [CBOR(CredSubKey.rpIDHash): .bytes(rp.idHash)])
+            first = try await credMgmt(
+                CredSub.enumerateCredentialsBegin,
+                [CBOR(CredSubKey.rpIDHash): .bytes(rp.idHash)])
         } catch let e as CTAPError where e.code == CTAPError.noCredentials {
             return []
         }
@@ -101,9 +105,11 @@ extension CTAP2Session {
             else {
                 throw FIDOSessionError.malformed(Malformation(.credentialEntry, .incomplete))
             }
-            out.append(StoredCredential(rpID: rp.id, credentialID: id, user: user, publicKey: r[CredAnswer.publicKey],
-                                        credProtect: r[CredAnswer.credProtect]?.int,
-                                        hasLargeBlobKey: r[CredAnswer.largeBlobKey]?.bytes?.isEmpty == false))
+            out.append(
+                StoredCredential(
+                    rpID: rp.id, credentialID: id, user: user, publicKey: r[CredAnswer.publicKey],
+                    credProtect: r[CredAnswer.credProtect]?.int,
+                    hasLargeBlobKey: r[CredAnswer.largeBlobKey]?.bytes?.isEmpty == false))
         }
         try add(first)
         if total > 1 {
@@ -115,8 +121,9 @@ extension CTAP2Session {
     }
 
     public func deleteCredential(_ credentialID: [UInt8]) async throws {
-        _ = try await credMgmt(CredSub.deleteCredential,
-                               [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID)])
+        _ = try await credMgmt(
+            CredSub.deleteCredential,
+            [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID)])
     }
 
     /// updateUserInformation: the credential's user gets `user`'s name and display name; a name that is nil
@@ -124,8 +131,11 @@ extension CTAP2Session {
     /// credential's.
     public func updateUser(_ credentialID: [UInt8], user: User) async throws {
         guard info.supportsUpdateUserInformation else { throw FIDOSessionError.notSupported(.updateUserInformation) }
-        _ = try await credMgmt(CredSub.updateUserInformation,
-                               [CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID),
-                                CBOR(CredSubKey.user): user.cbor])
+        _ = try await credMgmt(
+            CredSub.updateUserInformation,
+            [
+                CBOR(CredSubKey.credentialID): CTAP2.credentialDescriptor(credentialID),
+                CBOR(CredSubKey.user): user.cbor,
+            ])
     }
 }

@@ -28,18 +28,25 @@ public struct AuthenticatorData: Sendable, Equatable {
     public var extensions: CBOR?
 
     public init(_ raw: [UInt8]) throws {
-        guard raw.count >= 37 else { throw FIDOSessionError.malformed(Malformation(.authenticatorData, .tooShort(raw.count, minimum: 37))) }
+        guard raw.count >= 37 else {
+            throw FIDOSessionError.malformed(Malformation(.authenticatorData, .tooShort(raw.count, minimum: 37)))
+        }
         self.raw = raw
         rpIDHash = Array(raw[0..<32])
         flags = raw[32]
         signCount = UInt32(BigEndian.integer(raw[33..<37]))
         var offset = 37
         if flags & CTAP2.AuthDataFlag.attestedCredentialData != 0 {
-            guard raw.count >= offset + 18 else { throw FIDOSessionError.malformed(Malformation(.attestedCredential, .tooShort(raw.count - offset, minimum: 18))) }
+            guard raw.count >= offset + 18 else {
+                throw FIDOSessionError.malformed(
+                    Malformation(.attestedCredential, .tooShort(raw.count - offset, minimum: 18)))
+            }
             aaguid = Array(raw[offset..<(offset + 16)])
             let n = Int(BigEndian.integer(raw[(offset + 16)..<(offset + 18)]))
             offset += 18
-            guard raw.count >= offset + n else { throw FIDOSessionError.malformed(Malformation(.credentialID, .tooShort(raw.count - offset, minimum: n))) }
+            guard raw.count >= offset + n else {
+                throw FIDOSessionError.malformed(Malformation(.credentialID, .tooShort(raw.count - offset, minimum: n)))
+            }
             credentialID = Array(raw[offset..<(offset + n)])
             offset += n
             let rest = Array(raw[offset...])
@@ -53,13 +60,16 @@ public struct AuthenticatorData: Sendable, Equatable {
             extensions = ext
             offset += used
         }
-        guard offset == raw.count else { throw FIDOSessionError.malformed(Malformation(.authenticatorData, .trailing(raw.count - offset))) }
+        guard offset == raw.count else {
+            throw FIDOSessionError.malformed(Malformation(.authenticatorData, .trailing(raw.count - offset)))
+        }
     }
 
     /// The credential's ES256 public key from its COSE form.
     public var es256PublicKey: P256PublicKey? {
         guard let k = credentialPublicKey, k[COSE.Key.algorithm]?.int == COSE.Algorithm.es256,
-              let x = k[COSE.Key.x]?.bytes, let y = k[COSE.Key.y]?.bytes else {
+            let x = k[COSE.Key.x]?.bytes, let y = k[COSE.Key.y]?.bytes
+        else {
             return nil
         }
         return try? P256PublicKey(x: x, y: y)
@@ -118,8 +128,10 @@ public actor CTAP2Session {
     }
 
     /// Sends a command with integer-keyed parameters; returns the decoded answer (nil when empty).
-    static func send(_ connection: any FIDOConnection, _ command: CTAP2.Command, _ params: CTAPParameters?,
-                     progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> CBOR? {
+    static func send(
+        _ connection: any FIDOConnection, _ command: CTAP2.Command, _ params: CTAPParameters?,
+        progress: (@Sendable (FIDOProgress) -> Void)?
+    ) async throws -> CBOR? {
         var request: [UInt8] = [command.rawValue]
         if let params { request += params.cbor.encoded }
         let response = try await connection.sendCBOR(request, progress: progress)
@@ -203,7 +215,9 @@ public actor CTAP2Session {
 
     private func sharedSecret() async throws -> (CBOR, [UInt8]) {
         let r = try await clientPIN(PINSub.getKeyAgreement)
-        guard let cose = r?[PINAnswer.keyAgreement] else { throw FIDOSessionError.malformed(Malformation(.keyAgreement, .missing)) }
+        guard let cose = r?[PINAnswer.keyAgreement] else {
+            throw FIDOSessionError.malformed(Malformation(.keyAgreement, .missing))
+        }
         return try commonPINProtocol().encapsulate(try PINUVAuthProtocol.publicKey(fromCOSE: cose))
     }
 
@@ -212,9 +226,13 @@ public actor CTAP2Session {
         let (keyAgreement, shared) = try await sharedSecret()
         let p = try commonPINProtocol()
         let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(pin))
-        _ = try await clientPIN(PINSub.setPIN, [PINKey.keyAgreement: keyAgreement,
-                                                PINKey.pinUVAuthParam: .bytes(p.authenticate(key: shared, newPinEnc)),
-                                                PINKey.newPINEnc: .bytes(newPinEnc)])
+        _ = try await clientPIN(
+            PINSub.setPIN,
+            [
+                PINKey.keyAgreement: keyAgreement,
+                PINKey.pinUVAuthParam: .bytes(p.authenticate(key: shared, newPinEnc)),
+                PINKey.newPINEnc: .bytes(newPinEnc),
+            ])
         token = nil
         try await refreshInfo()
     }
@@ -226,10 +244,13 @@ public actor CTAP2Session {
         let newPinEnc = try p.encrypt(key: shared, PINUVAuthProtocol.paddedPIN(new))
         let pinHashEnc = try p.encrypt(key: shared, PINUVAuthProtocol.pinHash(old))
         do {
-            _ = try await clientPIN(PINSub.changePIN, [
-                PINKey.keyAgreement: keyAgreement,
-                PINKey.pinUVAuthParam: .bytes(p.authenticate(key: shared, newPinEnc + pinHashEnc)),
-                PINKey.newPINEnc: .bytes(newPinEnc), PINKey.pinHashEnc: .bytes(pinHashEnc)])
+            _ = try await clientPIN(
+                PINSub.changePIN,
+                [
+                    PINKey.keyAgreement: keyAgreement,
+                    PINKey.pinUVAuthParam: .bytes(p.authenticate(key: shared, newPinEnc + pinHashEnc)),
+                    PINKey.newPINEnc: .bytes(newPinEnc), PINKey.pinHashEnc: .bytes(pinHashEnc),
+                ])
         } catch let e as CTAPError where e.code == CTAPError.pinInvalid {
             throw CTAPError(e.code, retriesLeft: try? await pinRetries().retries)
         }
@@ -260,7 +281,9 @@ public actor CTAP2Session {
             // The PIN was right, but the key wants it changed first (CTAP 2.1 forcePINChange).
             throw FIDOSessionError.pinChangeRequired
         }
-        guard let enc = r?[PINAnswer.pinUVAuthToken]?.bytes else { throw FIDOSessionError.malformed(Malformation(.pinToken, .missing)) }
+        guard let enc = r?[PINAnswer.pinUVAuthToken]?.bytes else {
+            throw FIDOSessionError.malformed(Malformation(.pinToken, .missing))
+        }
         var value = try p.decrypt(key: shared, enc)
         guard value.count == 16 || value.count == 32 else {
             SecretBytes.wipe(&value)
@@ -296,8 +319,9 @@ public actor CTAP2Session {
     public func heldToken() -> HeldToken? {
         token.map { t in
             var copy = t.value.copyBytes()
-            return HeldToken(value: SecretBytes(wiping: &copy), protocolVersion: t.protocolVersion,
-                             permissions: t.permissions)
+            return HeldToken(
+                value: SecretBytes(wiping: &copy), protocolVersion: t.protocolVersion,
+                permissions: t.permissions)
         }
     }
 
@@ -308,7 +332,8 @@ public actor CTAP2Session {
         token = (SecretBytes(wiping: &copy), held.protocolVersion, held.permissions)
     }
 
-    func requireToken() throws -> (value: SecretBytes, protocolVersion: PINUVAuthProtocol, permissions: PINPermissions) {
+    func requireToken() throws -> (value: SecretBytes, protocolVersion: PINUVAuthProtocol, permissions: PINPermissions)
+    {
         guard let token else { throw CTAPError(CTAPError.pinRequired) }
         return token
     }
@@ -352,12 +377,16 @@ public actor CTAP2Session {
 
     /// makeCredential with ES256. Adds pinUvAuthParam when a token is held; without one, a key that has a
     /// PIN answers PUAT_REQUIRED, reported as "this needs the PIN".
-    public func makeCredential(clientDataHash: [UInt8], rp: RelyingParty, user: User, residentKey: Bool,
-                               excludeList: [[UInt8]] = []) async throws -> AttestedCredential {
+    public func makeCredential(
+        clientDataHash: [UInt8], rp: RelyingParty, user: User, residentKey: Bool,
+        excludeList: [[UInt8]] = []
+    ) async throws -> AttestedCredential {
         typealias Key = CTAP2.MakeCredential.Key
         typealias Answer = CTAP2.MakeCredential.ResponseKey
-        var params: CTAPParameters = [Key.clientDataHash: .bytes(clientDataHash), Key.rp: rp.cbor, Key.user: user.cbor,
-                                   Key.pubKeyCredParams: [CTAP2.es256Parameters]]
+        var params: CTAPParameters = [
+            Key.clientDataHash: .bytes(clientDataHash), Key.rp: rp.cbor, Key.user: user.cbor,
+            Key.pubKeyCredParams: [CTAP2.es256Parameters],
+        ]
         if !excludeList.isEmpty { params[Key.excludeList] = .array(excludeList.map(CTAP2.credentialDescriptor)) }
         if residentKey { params[Key.options] = ["rk": true] }
         if let token {
@@ -365,15 +394,18 @@ public actor CTAP2Session {
             params[Key.pinUVAuthProtocol] = CBOR(token.protocolVersion.version)
         }
         guard let r = try await send(.makeCredential, params), let fmt = r[Answer.format]?.string,
-              let ad = r[Answer.authData]?.bytes, let att = r[Answer.attestationStatement] else {
+            let ad = r[Answer.authData]?.bytes, let att = r[Answer.attestationStatement]
+        else {
             throw FIDOSessionError.malformed(Malformation(.makeCredential, .incomplete))
         }
         return AttestedCredential(format: fmt, authData: try AuthenticatorData(ad), attestationStatement: att)
     }
 
     /// getAssertion, followed by getNextAssertion for every further credential.
-    public func getAssertions(rpID: String, clientDataHash: [UInt8], allowList: [[UInt8]] = [],
-                              userPresence: Bool = true) async throws -> [Assertion] {
+    public func getAssertions(
+        rpID: String, clientDataHash: [UInt8], allowList: [[UInt8]] = [],
+        userPresence: Bool = true
+    ) async throws -> [Assertion] {
         typealias Key = CTAP2.GetAssertion.Key
         var params: CTAPParameters = [Key.rpID: .text(rpID), Key.clientDataHash: .bytes(clientDataHash)]
         if !allowList.isEmpty { params[Key.allowList] = .array(allowList.map(CTAP2.credentialDescriptor)) }
@@ -403,8 +435,9 @@ public actor CTAP2Session {
         }
         let id = r[Answer.credential]?["id"]?.bytes ?? (allowList.count == 1 ? allowList[0] : nil)
         guard let id else { throw FIDOSessionError.malformed(Malformation(.assertionCredential, .missing)) }
-        return Assertion(credentialID: id, authData: try AuthenticatorData(ad), signature: sig, user: r[Answer.user],
-                         numberOfCredentials: r[Answer.numberOfCredentials]?.int)
+        return Assertion(
+            credentialID: id, authData: try AuthenticatorData(ad), signature: sig, user: r[Answer.user],
+            numberOfCredentials: r[Answer.numberOfCredentials]?.int)
     }
 
     /// authenticatorReset: deletes every credential and the PIN. Keys allow it only within seconds of

@@ -171,10 +171,13 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     /// The getInfo keys the properties above are read from.
     public static let readKeys: Set<CBOR> = {
         typealias Key = CTAP2.InfoKey
-        return Set([Key.versions, Key.extensions, Key.aaguid, Key.options, Key.maxMsgSize, Key.pinUVAuthProtocols,
-                    Key.maxCredentialCountInList, Key.maxCredentialIDLength, Key.transports, Key.algorithms,
-                    Key.forcePINChange, Key.minPINLength, Key.firmwareVersion, Key.maxRPIDsForSetMinPINLength,
-                    Key.remainingDiscoverableCredentials].map { CBOR($0) })
+        return Set(
+            [
+                Key.versions, Key.extensions, Key.aaguid, Key.options, Key.maxMsgSize, Key.pinUVAuthProtocols,
+                Key.maxCredentialCountInList, Key.maxCredentialIDLength, Key.transports, Key.algorithms,
+                Key.forcePINChange, Key.minPINLength, Key.firmwareVersion, Key.maxRPIDsForSetMinPINLength,
+                Key.remainingDiscoverableCredentials,
+            ].map { CBOR($0) })
     }()
 
     /// The getInfo entries not read into the properties above (fields of later specifications, or of the

@@ -109,8 +109,10 @@ public enum CTAPHID {
     /// - Parameter command: the command code; bit 7 is set for you.
     /// - Throws: `FIDOTransportError.invalidLength` when `payload` exceeds `maxPayload(packetSize:)`
     ///   (7609 bytes for 64-byte packets), or `packetSize` is too small to carry data.
-    public static func fragment(cid: UInt32, command: UInt8, payload: [UInt8],
-                                packetSize: Int = CTAPHID.packetSize) throws -> [[UInt8]] {
+    public static func fragment(
+        cid: UInt32, command: UInt8, payload: [UInt8],
+        packetSize: Int = CTAPHID.packetSize
+    ) throws -> [[UInt8]] {
         guard packetSize > initHeaderSize, payload.count <= maxPayload(packetSize: packetSize) else {
             throw FIDOTransportError.invalidLength
         }
@@ -221,7 +223,8 @@ public enum CTAPHID {
                     throw FIDOTransportError.invalidSequence
                 }
                 guard packet.count >= CTAPHID.initHeaderSize else {
-                    throw FIDOTransportError.malformed(Malformation(.hidPacket, .tooShort(packet.count, minimum: CTAPHID.initHeaderSize)))
+                    throw FIDOTransportError.malformed(
+                        Malformation(.hidPacket, .tooShort(packet.count, minimum: CTAPHID.initHeaderSize)))
                 }
                 let length = Int(packet[5]) << 8 | Int(packet[6])
                 guard length <= CTAPHID.maxPayload(packetSize: packetSize) else {

@@ -95,11 +95,14 @@ public final class CTAPHIDConnection: FIDOConnection {
 
     /// Opens a connection on `device`: sends CTAPHID_INIT with a fresh nonce on the broadcast channel and
     /// takes the channel the key allocates. The device is not closed when this fails.
-    public init(device: any HIDReportDevice, name: String, timeout: Double = 30, userPresenceTimeout: Double = 60,
-                busyRetryWindow: Double = 2, inline: Bool = false) async throws {
+    public init(
+        device: any HIDReportDevice, name: String, timeout: Double = 30, userPresenceTimeout: Double = 60,
+        busyRetryWindow: Double = 2, inline: Bool = false
+    ) async throws {
         let queue = DispatchQueue(label: "ykterm.ctaphid.\(name)")
-        let limits = Limits(timeout: min(timeout, CTAPHIDConnection.initTimeout),
-                            userPresenceTimeout: 0, busyRetryWindow: busyRetryWindow)
+        let limits = Limits(
+            timeout: min(timeout, CTAPHIDConnection.initTimeout),
+            userPresenceTimeout: 0, busyRetryWindow: busyRetryWindow)
         let answer: InitAnswer
         if inline {
             answer = try CTAPHIDConnection.initialize(device: device, limits: limits)
@@ -183,17 +186,21 @@ public final class CTAPHIDConnection: FIDOConnection {
 
     // MARK: Exchange
 
-    private func call(_ command: UInt8, _ payload: [UInt8],
-                      progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+    private func call(
+        _ command: UInt8, _ payload: [UInt8],
+        progress: (@Sendable (FIDOProgress) -> Void)?
+    ) async throws -> [UInt8] {
         guard state.withLock({ $0.isOpen }) else { throw FIDOTransportError.closed }
         let packets = try CTAPHID.fragment(cid: channel, command: command, payload: payload)
         let pending = PendingCall()
-        let limits = Limits(timeout: timeout, userPresenceTimeout: userPresenceTimeout,
-                            busyRetryWindow: busyRetryWindow)
+        let limits = Limits(
+            timeout: timeout, userPresenceTimeout: userPresenceTimeout,
+            busyRetryWindow: busyRetryWindow)
         if inline {
             return try await withTaskCancellationHandler {
-                try self.perform(command: command, packets: packets, pending: pending, limits: limits,
-                                    progress: progress)
+                try self.perform(
+                    command: command, packets: packets, pending: pending, limits: limits,
+                    progress: progress)
             } onCancel: {
                 pending.requestCancel()
             }
@@ -201,10 +208,12 @@ public final class CTAPHIDConnection: FIDOConnection {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { cont in
                 queue.async {
-                    cont.resume(with: Result {
-                        try self.perform(command: command, packets: packets, pending: pending, limits: limits,
-                                            progress: progress)
-                    })
+                    cont.resume(
+                        with: Result {
+                            try self.perform(
+                                command: command, packets: packets, pending: pending, limits: limits,
+                                progress: progress)
+                        })
                 }
             }
         } onCancel: {
@@ -212,8 +221,10 @@ public final class CTAPHIDConnection: FIDOConnection {
         }
     }
 
-    private func perform(command: UInt8, packets: [[UInt8]], pending: PendingCall, limits: Limits,
-                         progress: (@Sendable (FIDOProgress) -> Void)?) throws -> [UInt8] {
+    private func perform(
+        command: UInt8, packets: [[UInt8]], pending: PendingCall, limits: Limits,
+        progress: (@Sendable (FIDOProgress) -> Void)?
+    ) throws -> [UInt8] {
         let settled = try state.withLock { s in
             guard s.isOpen else { throw FIDOTransportError.closed }
             s.current = pending
@@ -232,8 +243,9 @@ public final class CTAPHIDConnection: FIDOConnection {
     private static func initialize(device: any HIDReportDevice, limits: Limits) throws -> InitAnswer {
         // One getrandom for the eight bytes (a generator's next() per byte was eight system calls).
         let nonce = Crypto.random(CTAPHID.nonceSize)
-        let packets = try CTAPHID.fragment(cid: CTAPHID.broadcastCID, command: CTAPHID.Command.initialize,
-                                           payload: nonce)
+        let packets = try CTAPHID.fragment(
+            cid: CTAPHID.broadcastCID, command: CTAPHID.Command.initialize,
+            payload: nonce)
         var seenOther = false
         let expected = nonce
         let payload: [UInt8]
@@ -254,15 +266,17 @@ public final class CTAPHIDConnection: FIDOConnection {
             throw FIDOTransportError.malformed(Malformation(.initNonce, .mismatch))
         }
         guard payload.count >= CTAPHID.initResponseSize else {
-            throw FIDOTransportError.malformed(Malformation(.initAnswer, .tooShort(payload.count, minimum: CTAPHID.initResponseSize)))
+            throw FIDOTransportError.malformed(
+                Malformation(.initAnswer, .tooShort(payload.count, minimum: CTAPHID.initResponseSize)))
         }
         let cid = CTAPHID.channel(of: Array(payload[8..<12])) ?? 0
         guard cid != CTAPHID.broadcastCID, cid != CTAPHID.reservedCID else {
             throw FIDOTransportError.malformed(Malformation(.channel, .value(String(cid, radix: 16, uppercase: true))))
         }
-        return InitAnswer(channel: cid, protocolVersion: payload[12],
-                          deviceVersion: Version(Int(payload[13]), Int(payload[14]), Int(payload[15])),
-                          capabilities: CTAPHIDCapabilities(rawValue: payload[16]))
+        return InitAnswer(
+            channel: cid, protocolVersion: payload[12],
+            deviceVersion: Version(Int(payload[13]), Int(payload[14]), Int(payload[15])),
+            capabilities: CTAPHIDCapabilities(rawValue: payload[16]))
     }
 
     struct Limits: Sendable {
@@ -279,10 +293,12 @@ public final class CTAPHIDConnection: FIDOConnection {
     /// that broke off). After an exchange that read its whole answer nothing of ours can be waiting (other
     /// programs' channels are ignored as they come), and the drain is left out: on a FUSE-served node
     /// each empty read is a round trip to the server.
-    private static func exchange(device: any HIDReportDevice, channel: UInt32, command: UInt8, packets: [[UInt8]],
-                                 limits: Limits, pending: PendingCall, drainFirst: Bool, isOpen: () -> Bool,
-                                 progress: (@Sendable (FIDOProgress) -> Void)?,
-                                 accept: ([UInt8]) -> Bool) throws -> [UInt8] {
+    private static func exchange(
+        device: any HIDReportDevice, channel: UInt32, command: UInt8, packets: [[UInt8]],
+        limits: Limits, pending: PendingCall, drainFirst: Bool, isOpen: () -> Bool,
+        progress: (@Sendable (FIDOProgress) -> Void)?,
+        accept: ([UInt8]) -> Bool
+    ) throws -> [UInt8] {
         let start = monotonicSeconds()
         let busyDeadline = start + limits.busyRetryWindow
         var busyAnswers = 0
@@ -293,8 +309,9 @@ public final class CTAPHIDConnection: FIDOConnection {
             if drainFirst { drainStaleReports(device) }
             for packet in packets { try device.write(packet) }
             do {
-                return try receive(device: device, channel: channel, command: command, start: start, limits: limits,
-                                   pending: pending, isOpen: isOpen, progress: progress, accept: accept)
+                return try receive(
+                    device: device, channel: channel, command: command, start: start, limits: limits,
+                    pending: pending, isOpen: isOpen, progress: progress, accept: accept)
             } catch FIDOTransportError.ctaphidError(CTAPHID.ErrorCode.channelBusy) {
                 let delay = busyRetryDelay(attempt: busyAnswers)
                 busyAnswers += 1
@@ -306,10 +323,12 @@ public final class CTAPHIDConnection: FIDOConnection {
         }
     }
 
-    private static func receive(device: any HIDReportDevice, channel: UInt32, command: UInt8, start: Double,
-                                limits: Limits, pending: PendingCall, isOpen: () -> Bool,
-                                progress: (@Sendable (FIDOProgress) -> Void)?,
-                                accept: ([UInt8]) -> Bool) throws -> [UInt8] {
+    private static func receive(
+        device: any HIDReportDevice, channel: UInt32, command: UInt8, start: Double,
+        limits: Limits, pending: PendingCall, isOpen: () -> Bool,
+        progress: (@Sendable (FIDOProgress) -> Void)?,
+        accept: ([UInt8]) -> Bool
+    ) throws -> [UInt8] {
         var reassembler = CTAPHID.Reassembler(channel: channel)
         var deadline = start + limits.timeout
         var cancelSent = false
@@ -362,8 +381,10 @@ public final class CTAPHIDConnection: FIDOConnection {
     }
 
     /// Reads until the answer (or an error) to `command` on `channel` arrives, at most `seconds`.
-    private static func discardAnswer(device: any HIDReportDevice, channel: UInt32, command: UInt8,
-                                      within seconds: Double) {
+    private static func discardAnswer(
+        device: any HIDReportDevice, channel: UInt32, command: UInt8,
+        within seconds: Double
+    ) {
         var reassembler = CTAPHID.Reassembler(channel: channel)
         let end = monotonicSeconds() + seconds
         while monotonicSeconds() < end {

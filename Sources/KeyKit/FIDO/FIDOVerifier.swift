@@ -9,8 +9,9 @@ public enum FIDOVerifier {
             return
         case "packed":
             guard let sig = credential.attestationStatement["sig"]?.bytes,
-                  let alg = credential.attestationStatement["alg"]?.int,
-                  alg == COSE.Algorithm.es256 || alg == COSE.Algorithm.edDSA else {
+                let alg = credential.attestationStatement["alg"]?.int,
+                alg == COSE.Algorithm.es256 || alg == COSE.Algorithm.edDSA
+            else {
                 throw FIDOSessionError.signatureInvalid(.attestationAlgorithm)
             }
             if let chain = credential.attestationStatement["x5c"]?.array, let first = chain.first?.bytes {
@@ -20,7 +21,8 @@ public enum FIDOVerifier {
                 }
             } else {
                 guard let cose = credential.authData.credentialPublicKey,
-                      try verify(signature: sig, message: message, coseKey: cose) else {
+                    try verify(signature: sig, message: message, coseKey: cose)
+                else {
                     throw FIDOSessionError.signatureInvalid(.selfAttestation)
                 }
             }
@@ -39,7 +41,8 @@ public enum FIDOVerifier {
             return try P256PublicKey(x: x, y: y).verify(signature: signature, message: message)
         case COSE.Algorithm.edDSA:
             guard coseKey[COSE.Key.keyType]?.int == COSE.keyTypeOKP, coseKey[COSE.Key.curve]?.int == COSE.curveEd25519,
-                  let x = coseKey[COSE.Key.x]?.bytes else {
+                let x = coseKey[COSE.Key.x]?.bytes
+            else {
                 throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
             }
             return try Ed25519PublicKey(raw: x).verify(signature: signature, message: message)
@@ -49,19 +52,26 @@ public enum FIDOVerifier {
     }
 
     /// Checks an assertion against the credential's COSE public key (ES256 or EdDSA).
-    public static func verifyAssertion(_ assertion: Assertion, coseKey: CBOR, clientDataHash: [UInt8],
-                                       rpID: String) throws {
+    public static func verifyAssertion(
+        _ assertion: Assertion, coseKey: CBOR, clientDataHash: [UInt8],
+        rpID: String
+    ) throws {
         guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
             throw FIDOSessionError.signatureInvalid(.assertionRelyingParty)
         }
-        guard try verify(signature: assertion.signature, message: assertion.authData.raw + clientDataHash,
-                         coseKey: coseKey) else {
+        guard
+            try verify(
+                signature: assertion.signature, message: assertion.authData.raw + clientDataHash,
+                coseKey: coseKey)
+        else {
             throw FIDOSessionError.signatureInvalid(.assertion)
         }
     }
 
-    public static func verifyAssertion(_ assertion: Assertion, publicKey: P256PublicKey, clientDataHash: [UInt8],
-                                       rpID: String) throws {
+    public static func verifyAssertion(
+        _ assertion: Assertion, publicKey: P256PublicKey, clientDataHash: [UInt8],
+        rpID: String
+    ) throws {
         guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
             throw FIDOSessionError.signatureInvalid(.assertionRelyingParty)
         }

@@ -21,8 +21,10 @@ public struct HIDDeviceInfo: Sendable, Hashable {
     public var usagePage: UInt16 = 0
     public var usage: UInt16 = 0
 
-    public init(path: String, vendorID: UInt16, productID: UInt16, productName: String? = nil,
-                serialNumber: String? = nil) {
+    public init(
+        path: String, vendorID: UInt16, productID: UInt16, productName: String? = nil,
+        serialNumber: String? = nil
+    ) {
         self.path = path
         self.vendorID = vendorID
         self.productID = productID
@@ -124,7 +126,9 @@ public final class HIDRawDevice: HIDReportDevice, @unchecked Sendable {
             }
             var buffer = [UInt8](repeating: 0, count: size)
             var n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            while n < 0 && errno == EINTR { n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            while n < 0 && errno == EINTR {
+                n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            }
             if n < 0 && (errno == EAGAIN || errno == EINPROGRESS) { return nil }
             // A hidraw node never reads as ended while its device is there: 0 bytes (or an error) is a node gone,
             // or not a hidraw node at all.
@@ -148,8 +152,10 @@ public final class HIDRawDevice: HIDReportDevice, @unchecked Sendable {
 extension CTAPHIDConnection {
     /// Opens the FIDO HID device at `path` and allocates a channel on it.
     /// With `inline`, the device is opened and used on the calling thread (see `CTAPHIDConnection`).
-    public static func open(path: String, name: String? = nil, timeout: Double = 30,
-                            userPresenceTimeout: Double = 60, inline: Bool = false) async throws -> CTAPHIDConnection {
+    public static func open(
+        path: String, name: String? = nil, timeout: Double = 30,
+        userPresenceTimeout: Double = 60, inline: Bool = false
+    ) async throws -> CTAPHIDConnection {
         let device: HIDRawDevice
         if inline {
             device = try HIDRawDevice(path: path)
@@ -157,8 +163,9 @@ extension CTAPHIDConnection {
             device = try await Blocking.value(label: "ykterm.hid.open") { try HIDRawDevice(path: path) }
         }
         do {
-            return try await CTAPHIDConnection(device: device, name: name ?? path, timeout: timeout,
-                                               userPresenceTimeout: userPresenceTimeout, inline: inline)
+            return try await CTAPHIDConnection(
+                device: device, name: name ?? path, timeout: timeout,
+                userPresenceTimeout: userPresenceTimeout, inline: inline)
         } catch {
             device.close()
             throw error
@@ -166,9 +173,12 @@ extension CTAPHIDConnection {
     }
 
     /// Opens a device `HIDRawDevice.enumerateFIDO()` found.
-    public static func open(_ info: HIDDeviceInfo, timeout: Double = 30,
-                            userPresenceTimeout: Double = 60, inline: Bool = false) async throws -> CTAPHIDConnection {
-        try await open(path: info.path, name: info.productName.map { "\($0) (\(info.path))" } ?? info.path,
-                       timeout: timeout, userPresenceTimeout: userPresenceTimeout, inline: inline)
+    public static func open(
+        _ info: HIDDeviceInfo, timeout: Double = 30,
+        userPresenceTimeout: Double = 60, inline: Bool = false
+    ) async throws -> CTAPHIDConnection {
+        try await open(
+            path: info.path, name: info.productName.map { "\($0) (\(info.path))" } ?? info.path,
+            timeout: timeout, userPresenceTimeout: userPresenceTimeout, inline: inline)
     }
 }

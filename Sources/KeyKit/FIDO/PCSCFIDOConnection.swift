@@ -50,18 +50,23 @@ public final class PCSCFIDOConnection: FIDOConnection {
     /// How long a CTAP message may keep the key busy (keep-alives included): 60 s, or `YKTERM_CARD_TIMEOUT`.
     public static var defaultTimeout: Double { PCSCConnection.configuredTimeout ?? 60 }
 
-    public static func open(card: any SmartCardConnection, timeout: Double = defaultTimeout,
-                            observer: (@Sendable (APDUExchange) -> Void)? = nil) async throws -> PCSCFIDOConnection {
+    public static func open(
+        card: any SmartCardConnection, timeout: Double = defaultTimeout,
+        observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) async throws -> PCSCFIDOConnection {
         let proto = SmartCardProtocol(connection: card, observer: observer)
         let answer = try await proto.select(AID.fido, name: "FIDO")
-        return PCSCFIDOConnection(card: card, proto: proto, selectAnswer: String(decoding: answer, as: UTF8.self),
-                                  timeout: timeout)
+        return PCSCFIDOConnection(
+            card: card, proto: proto, selectAnswer: String(decoding: answer, as: UTF8.self),
+            timeout: timeout)
     }
 
     public func sendCBOR(_ request: [UInt8], progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
         cancelled.withLock { $0 = false }
-        var r = try await proto.send(APDU(cla: NFCCTAP.cla, ins: NFCCTAP.Instruction.msg,
-                                          p1: NFCCTAP.getResponseSupported, p2: 0x00, data: request, le: 256))
+        var r = try await proto.send(
+            APDU(
+                cla: NFCCTAP.cla, ins: NFCCTAP.Instruction.msg,
+                p1: NFCCTAP.getResponseSupported, p2: 0x00, data: request, le: 256))
         let deadline = Date().addingTimeInterval(timeout)
         while r.status == NFCCTAP.statusUpdate {
             if let status = r.data.first {
@@ -69,14 +74,18 @@ public final class PCSCFIDOConnection: FIDOConnection {
             }
             guard Date() < deadline else {
                 // Ask the key to stop before giving up on it.
-                _ = try? await proto.send(APDU(cla: NFCCTAP.cla, ins: NFCCTAP.Instruction.getResponse,
-                                               p1: NFCCTAP.cancel, p2: 0x00, le: 256))
+                _ = try? await proto.send(
+                    APDU(
+                        cla: NFCCTAP.cla, ins: NFCCTAP.Instruction.getResponse,
+                        p1: NFCCTAP.cancel, p2: 0x00, le: 256))
                 throw FIDOTransportError.timeout
             }
             try await Task.sleep(nanoseconds: UInt64(PCSCFIDOConnection.keepAliveInterval * 1e9))
             let cancel = cancelled.withLock { $0 }
-            r = try await proto.send(APDU(cla: NFCCTAP.cla, ins: NFCCTAP.Instruction.getResponse,
-                                          p1: cancel ? NFCCTAP.cancel : 0x00, p2: 0x00, le: 256))
+            r = try await proto.send(
+                APDU(
+                    cla: NFCCTAP.cla, ins: NFCCTAP.Instruction.getResponse,
+                    p1: cancel ? NFCCTAP.cancel : 0x00, p2: 0x00, le: 256))
         }
         return try r.checked()
     }

@@ -14,7 +14,8 @@ public struct PINUVAuthProtocol: Sendable, Hashable {
     /// (`FIDOSessionError.malformed`), as a COSE key of another shape is.
     public static func publicKey(fromCOSE cose: CBOR) throws(FIDOSessionError) -> P256PublicKey {
         guard cose[COSE.Key.keyType]?.int == COSE.keyTypeEC2, cose[COSE.Key.curve]?.int == COSE.curveP256,
-              let x = cose[COSE.Key.x]?.bytes, let y = cose[COSE.Key.y]?.bytes, x.count == 32, y.count == 32 else {
+            let x = cose[COSE.Key.x]?.bytes, let y = cose[COSE.Key.y]?.bytes, x.count == 32, y.count == 32
+        else {
             throw .malformed(Malformation(.keyAgreement, .wrongKeyType))
         }
         do {
@@ -61,8 +62,9 @@ public struct PINUVAuthProtocol: Sendable, Hashable {
         guard ciphertext.count >= 16, ciphertext.count % 16 == 0 else {
             throw FIDOSessionError.malformed(Malformation(.ciphertext, .length(ciphertext.count)))
         }
-        return try Crypto.aes256CBCDecrypt(key: aesKey(key), iv: Array(ciphertext.prefix(16)),
-                                           Array(ciphertext.dropFirst(16)))
+        return try Crypto.aes256CBCDecrypt(
+            key: aesKey(key), iv: Array(ciphertext.prefix(16)),
+            Array(ciphertext.dropFirst(16)))
     }
 
     /// HMAC-SHA-256, truncated to 16 bytes for protocol 1.

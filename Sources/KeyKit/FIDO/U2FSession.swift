@@ -63,7 +63,9 @@ public struct U2FSession: Sendable {
     }
 
     /// Sends until the key stops asking for a touch (6985) or the timeout passes.
-    private func sendWaitingForTouch(_ apdu: APDU, progress: (@Sendable (FIDOProgress) -> Void)?) async throws -> [UInt8] {
+    private func sendWaitingForTouch(_ apdu: APDU, progress: (@Sendable (FIDOProgress) -> Void)?) async throws
+        -> [UInt8]
+    {
         let deadline = Date().addingTimeInterval(touchTimeout)
         let bytes = try apdu.encoded(.extended)
         while true {
@@ -80,14 +82,19 @@ public struct U2FSession: Sendable {
     }
 
     /// REGISTER: the registration signature is verified against the attestation certificate.
-    public func register(challenge: [UInt8], application: [UInt8],
-                         progress: (@Sendable (FIDOProgress) -> Void)? = nil) async throws -> Registration {
+    public func register(
+        challenge: [UInt8], application: [UInt8],
+        progress: (@Sendable (FIDOProgress) -> Void)? = nil
+    ) async throws -> Registration {
         precondition(challenge.count == 32 && application.count == 32)
-        let data = try await sendWaitingForTouch(APDU(ins: U2F.Instruction.register, data: challenge + application,
-                                                      le: 65536),
-                                                 progress: progress)
+        let data = try await sendWaitingForTouch(
+            APDU(
+                ins: U2F.Instruction.register, data: challenge + application,
+                le: 65536),
+            progress: progress)
         let reg = try U2FSession.parseRegistration(data)
-        let message = [U2F.registrationSignedReserved] + application + challenge + reg.keyHandle
+        let message =
+            [U2F.registrationSignedReserved] + application + challenge + reg.keyHandle
             + reg.publicKey.uncompressed
         let cert = try X509Certificate(der: reg.certificate)
         guard let key = cert.publicKey, key.verify(signature: reg.signature, message: message) else {
@@ -103,10 +110,15 @@ public struct U2FSession: Sendable {
         let key = try P256PublicKey(uncompressed: Array(d[1..<66]))
         let khLength = Int(d[66])
         var offset = 67 + khLength
-        guard d.count > offset + 4 else { throw FIDOSessionError.malformed(Malformation(.u2fKeyHandle, .runsPast(field: "key handle"))) }
+        guard d.count > offset + 4 else {
+            throw FIDOSessionError.malformed(Malformation(.u2fKeyHandle, .runsPast(field: "key handle")))
+        }
         let handle = Array(d[67..<offset])
         // The certificate is one DER SEQUENCE: its length comes from its header.
-        guard d[offset] == 0x30 else { throw FIDOSessionError.malformed(Malformation(.u2fCertificate, .value(Hex.encode([d[offset]], uppercase: true)))) }
+        guard d[offset] == 0x30 else {
+            throw FIDOSessionError.malformed(
+                Malformation(.u2fCertificate, .value(Hex.encode([d[offset]], uppercase: true))))
+        }
         let (cert, next): (TLV, Int)
         do {
             (cert, next) = try TLV.parse(d, at: offset)
@@ -121,16 +133,22 @@ public struct U2FSession: Sendable {
     }
 
     /// AUTHENTICATE (enforcing user presence): the signature is verified with the registered key.
-    public func authenticate(challenge: [UInt8], application: [UInt8], keyHandle: [UInt8], publicKey: P256PublicKey,
-                             progress: (@Sendable (FIDOProgress) -> Void)? = nil) async throws -> Authentication {
+    public func authenticate(
+        challenge: [UInt8], application: [UInt8], keyHandle: [UInt8], publicKey: P256PublicKey,
+        progress: (@Sendable (FIDOProgress) -> Void)? = nil
+    ) async throws -> Authentication {
         precondition(challenge.count == 32 && application.count == 32 && keyHandle.count < 256)
         let data = try await sendWaitingForTouch(
-            APDU(ins: U2F.Instruction.authenticate, p1: U2F.Control.enforceUserPresenceAndSign,
-                 data: challenge + application + [UInt8(keyHandle.count)] + keyHandle, le: 65536),
+            APDU(
+                ins: U2F.Instruction.authenticate, p1: U2F.Control.enforceUserPresenceAndSign,
+                data: challenge + application + [UInt8(keyHandle.count)] + keyHandle, le: 65536),
             progress: progress)
-        guard data.count > 5 else { throw FIDOSessionError.malformed(Malformation(.u2fAuthentication, .tooShort(data.count, minimum: 6))) }
-        let auth = Authentication(userPresence: data[0], counter: UInt32(BigEndian.integer(data[1..<5])),
-                                  signature: Array(data[5...]))
+        guard data.count > 5 else {
+            throw FIDOSessionError.malformed(Malformation(.u2fAuthentication, .tooShort(data.count, minimum: 6)))
+        }
+        let auth = Authentication(
+            userPresence: data[0], counter: UInt32(BigEndian.integer(data[1..<5])),
+            signature: Array(data[5...]))
         let message = application + [auth.userPresence] + Array(data[1..<5]) + challenge
         guard publicKey.verify(signature: auth.signature, message: message) else {
             throw FIDOSessionError.signatureInvalid(.u2fAuthentication)
@@ -140,9 +158,10 @@ public struct U2FSession: Sendable {
 
     /// Whether the key knows `keyHandle` for `application` (check-only; no touch).
     public func isRegistered(keyHandle: [UInt8], application: [UInt8]) async throws -> Bool {
-        let apdu = APDU(ins: U2F.Instruction.authenticate, p1: U2F.Control.checkOnly,
-                        data: [UInt8](repeating: 0, count: 32) + application
-                        + [UInt8(keyHandle.count)] + keyHandle, le: 65536)
+        let apdu = APDU(
+            ins: U2F.Instruction.authenticate, p1: U2F.Control.checkOnly,
+            data: [UInt8](repeating: 0, count: 32) + application
+                + [UInt8(keyHandle.count)] + keyHandle, le: 65536)
         let r = try Response(raw: try await connection.sendU2F(try apdu.encoded(.extended)))
         return r.status == .conditionsNotSatisfied
     }

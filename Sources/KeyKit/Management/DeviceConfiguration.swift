@@ -11,8 +11,10 @@ public struct DeviceConfiguration: Sendable, Hashable {
     /// Device flags (tag 0x08).
     public var deviceFlags: UInt8?
 
-    public init(enabledUSB: Capabilities? = nil, enabledNFC: Capabilities? = nil, autoEjectTimeout: UInt16? = nil,
-                challengeResponseTimeout: UInt8? = nil, deviceFlags: UInt8? = nil) {
+    public init(
+        enabledUSB: Capabilities? = nil, enabledNFC: Capabilities? = nil, autoEjectTimeout: UInt16? = nil,
+        challengeResponseTimeout: UInt8? = nil, deviceFlags: UInt8? = nil
+    ) {
         self.enabledUSB = enabledUSB
         self.enabledNFC = enabledNFC
         self.autoEjectTimeout = autoEjectTimeout
@@ -27,20 +29,28 @@ public struct DeviceConfiguration: Sendable, Hashable {
 
     /// WRITE CONFIG's data: a length byte, then the TLVs — the reboot flag, the current lock code, the
     /// settings that are not nil, and the new lock code, in that order.
-    public func writeConfigData(reboot: Bool, currentLockCode: [UInt8]? = nil,
-                                newLockCode: [UInt8]? = nil) throws(ManagementError) -> [UInt8] {
+    public func writeConfigData(
+        reboot: Bool, currentLockCode: [UInt8]? = nil,
+        newLockCode: [UInt8]? = nil
+    ) throws(ManagementError) -> [UInt8] {
         for code in [currentLockCode, newLockCode] {
             if let code, code.count != Self.lockCodeLength { throw .lockCodeLength(code.count) }
         }
         var tlvs = [TLV]()
         if reboot { tlvs.append(TLV(ManagementTag.reboot, [])) }
         if let currentLockCode { tlvs.append(TLV(ManagementTag.unlock, currentLockCode)) }
-        if let enabledUSB { tlvs.append(TLV(ManagementTag.usbEnabled, BigEndian.bytes(UInt64(enabledUSB.rawValue), count: 2))) }
-        if let enabledNFC { tlvs.append(TLV(ManagementTag.nfcEnabled, BigEndian.bytes(UInt64(enabledNFC.rawValue), count: 2))) }
+        if let enabledUSB {
+            tlvs.append(TLV(ManagementTag.usbEnabled, BigEndian.bytes(UInt64(enabledUSB.rawValue), count: 2)))
+        }
+        if let enabledNFC {
+            tlvs.append(TLV(ManagementTag.nfcEnabled, BigEndian.bytes(UInt64(enabledNFC.rawValue), count: 2)))
+        }
         if let autoEjectTimeout {
             tlvs.append(TLV(ManagementTag.autoEjectTimeout, BigEndian.bytes(UInt64(autoEjectTimeout), count: 2)))
         }
-        if let challengeResponseTimeout { tlvs.append(TLV(ManagementTag.challengeResponseTimeout, [challengeResponseTimeout])) }
+        if let challengeResponseTimeout {
+            tlvs.append(TLV(ManagementTag.challengeResponseTimeout, [challengeResponseTimeout]))
+        }
         if let deviceFlags { tlvs.append(TLV(ManagementTag.deviceFlags, [deviceFlags])) }
         if let newLockCode { tlvs.append(TLV(ManagementTag.configLock, newLockCode)) }
         let body = tlvs.flatMap(\.encoded)
@@ -69,7 +79,9 @@ extension Capabilities {
     /// The application called `name` as ykman spells it (OTP, U2F, FIDO2, OATH, PIV, OpenPGP, HSMAUTH), in
     /// any case; nil for another word.
     public init?(name: String) {
-        guard let found = Capabilities.named.first(where: { $0.1.lowercased() == name.lowercased() }) else { return nil }
+        guard let found = Capabilities.named.first(where: { $0.1.lowercased() == name.lowercased() }) else {
+            return nil
+        }
         self = found.0
     }
 }
@@ -112,12 +124,17 @@ extension ManagementSession {
     /// when the configuration is locked, and sets (or with `DeviceConfiguration.clearedLockCode` clears) the
     /// lock code when `newLockCode` is given. With `reboot` the key restarts afterwards, as it must when its
     /// USB interfaces change: the connection is gone then.
-    public func writeConfiguration(_ configuration: DeviceConfiguration, reboot: Bool = false,
-                                   currentLockCode: [UInt8]? = nil, newLockCode: [UInt8]? = nil) async throws {
+    public func writeConfiguration(
+        _ configuration: DeviceConfiguration, reboot: Bool = false,
+        currentLockCode: [UInt8]? = nil, newLockCode: [UInt8]? = nil
+    ) async throws {
         let minimum = ManagementFeature.writeConfig.minimum
-        guard version >= minimum else { throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: version) }
-        let data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
-                                                     newLockCode: newLockCode)
+        guard version >= minimum else {
+            throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: version)
+        }
+        let data = try configuration.writeConfigData(
+            reboot: reboot, currentLockCode: currentLockCode,
+            newLockCode: newLockCode)
         do {
             _ = try await send(APDU(ins: Ins.writeConfig, data: data))
         } catch SmartCardError.status(let sw) where sw == .verifyFailNoRetry {
@@ -128,7 +145,9 @@ extension ManagementSession {
     /// DEVICE RESET: every application back to its factory state (firmware 5.6 and later, on keys that have it).
     public func deviceReset() async throws {
         let minimum = ManagementFeature.deviceReset.minimum
-        guard version >= minimum else { throw ManagementError.needsFirmware(.deviceReset, minimum: minimum, actual: version) }
+        guard version >= minimum else {
+            throw ManagementError.needsFirmware(.deviceReset, minimum: minimum, actual: version)
+        }
         do {
             _ = try await send(APDU(ins: Ins.deviceReset))
         } catch SmartCardError.status(let sw) where sw == .conditionsNotSatisfied || sw == .invalidInstruction {

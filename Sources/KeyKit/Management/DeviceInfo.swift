@@ -66,11 +66,13 @@ public struct DeviceInfo: Sendable, Hashable {
     /// True when the information came from the Management application; false when probed.
     public var fromManagement: Bool
 
-    public init(serial: UInt32? = nil, version: Version, formFactor: FormFactor = .unknown, isFIPS: Bool = false,
-                isSky: Bool = false, supportedUSB: Capabilities = [], enabledUSB: Capabilities = [],
-                supportedNFC: Capabilities? = nil, enabledNFC: Capabilities? = nil, isConfigLocked: Bool = false,
-                partNumber: String? = nil, autoEjectTimeout: Int? = nil, challengeResponseTimeout: Int? = nil,
-                deviceFlags: UInt8 = 0, fromManagement: Bool = true) {
+    public init(
+        serial: UInt32? = nil, version: Version, formFactor: FormFactor = .unknown, isFIPS: Bool = false,
+        isSky: Bool = false, supportedUSB: Capabilities = [], enabledUSB: Capabilities = [],
+        supportedNFC: Capabilities? = nil, enabledNFC: Capabilities? = nil, isConfigLocked: Bool = false,
+        partNumber: String? = nil, autoEjectTimeout: Int? = nil, challengeResponseTimeout: Int? = nil,
+        deviceFlags: UInt8 = 0, fromManagement: Bool = true
+    ) {
         self.serial = serial
         self.version = version
         self.formFactor = formFactor
@@ -174,17 +176,18 @@ extension DeviceInfo {
             nfcEnabled = Capabilities(rawValue: UInt16(truncatingIfNeeded: int(ManagementTag.nfcEnabled) ?? 0))
         }
         let usbEnabled = int(ManagementTag.usbEnabled) ?? usbSupported
-        self.init(serial: serial, version: version, formFactor: FormFactor(rawValue: ff & 0x0F) ?? .unknown,
-                  isFIPS: ff & 0x80 != 0, isSky: ff & 0x40 != 0,
-                  supportedUSB: Capabilities(rawValue: UInt16(truncatingIfNeeded: usbSupported)),
-                  enabledUSB: Capabilities(rawValue: UInt16(truncatingIfNeeded: usbEnabled)),
-                  supportedNFC: nfcSupported, enabledNFC: nfcEnabled,
-                  isConfigLocked: (int(ManagementTag.configLock) ?? 0) == 1,
-                  partNumber: tlvs[ManagementTag.partNumber].map { String(decoding: $0, as: UTF8.self) },
-                  autoEjectTimeout: int(ManagementTag.autoEjectTimeout),
-                  challengeResponseTimeout: int(ManagementTag.challengeResponseTimeout),
-                  deviceFlags: UInt8(truncatingIfNeeded: int(ManagementTag.deviceFlags) ?? 0),
-                  fromManagement: true)
+        self.init(
+            serial: serial, version: version, formFactor: FormFactor(rawValue: ff & 0x0F) ?? .unknown,
+            isFIPS: ff & 0x80 != 0, isSky: ff & 0x40 != 0,
+            supportedUSB: Capabilities(rawValue: UInt16(truncatingIfNeeded: usbSupported)),
+            enabledUSB: Capabilities(rawValue: UInt16(truncatingIfNeeded: usbEnabled)),
+            supportedNFC: nfcSupported, enabledNFC: nfcEnabled,
+            isConfigLocked: (int(ManagementTag.configLock) ?? 0) == 1,
+            partNumber: tlvs[ManagementTag.partNumber].map { String(decoding: $0, as: UTF8.self) },
+            autoEjectTimeout: int(ManagementTag.autoEjectTimeout),
+            challengeResponseTimeout: int(ManagementTag.challengeResponseTimeout),
+            deviceFlags: UInt8(truncatingIfNeeded: int(ManagementTag.deviceFlags) ?? 0),
+            fromManagement: true)
     }
 
     /// The TLVs a key would answer READ CONFIG with (the virtual key uses this), without paging.
@@ -193,8 +196,10 @@ extension DeviceInfo {
         out.append(TLV(ManagementTag.usbSupported, BigEndian.bytes(UInt64(supportedUSB.rawValue), count: 2)))
         if let serial { out.append(TLV(ManagementTag.serial, BigEndian.bytes(UInt64(serial), count: 4))) }
         out.append(TLV(ManagementTag.usbEnabled, BigEndian.bytes(UInt64(enabledUSB.rawValue), count: 2)))
-        out.append(TLV(ManagementTag.formFactor,
-                       [formFactor.rawValue | (isFIPS ? 0x80 : 0) | (isSky ? 0x40 : 0)]))
+        out.append(
+            TLV(
+                ManagementTag.formFactor,
+                [formFactor.rawValue | (isFIPS ? 0x80 : 0) | (isSky ? 0x40 : 0)]))
         out.append(TLV(ManagementTag.version, version.bytes))
         out.append(TLV(ManagementTag.autoEjectTimeout, BigEndian.bytes(UInt64(autoEjectTimeout ?? 0), count: 2)))
         out.append(TLV(ManagementTag.challengeResponseTimeout, [UInt8(challengeResponseTimeout ?? 15)]))
@@ -202,8 +207,10 @@ extension DeviceInfo {
         out.append(TLV(ManagementTag.configLock, [isConfigLocked ? 1 : 0]))
         if let supportedNFC {
             out.append(TLV(ManagementTag.nfcSupported, BigEndian.bytes(UInt64(supportedNFC.rawValue), count: 2)))
-            out.append(TLV(ManagementTag.nfcEnabled,
-                           BigEndian.bytes(UInt64((enabledNFC ?? []).rawValue), count: 2)))
+            out.append(
+                TLV(
+                    ManagementTag.nfcEnabled,
+                    BigEndian.bytes(UInt64((enabledNFC ?? []).rawValue), count: 2)))
         }
         if let partNumber { out.append(TLV(ManagementTag.partNumber, Array(partNumber.utf8))) }
         return out

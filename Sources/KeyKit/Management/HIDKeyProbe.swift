@@ -30,8 +30,9 @@ extension KeyProbe {
     /// CTAPHID INIT, FIDO2 from getInfo and U2F from the CTAPHID capabilities. The connection stays open.
     public static func inspect(fido connection: any FIDOConnection, name: String) async -> KeyInfo {
         if let hid = connection as? CTAPHIDConnection, let device = try? await ManagementHID.readDeviceInfo(fido: hid) {
-            return KeyInfo(reader: name, atr: [], device: device, applications: device.enabled(overNFC: false).names,
-                           overNFC: false)
+            return KeyInfo(
+                reader: name, atr: [], device: device, applications: device.enabled(overNFC: false).names,
+                overNFC: false)
         }
         var caps: Capabilities = []
         var version = Version(0, 0, 0)

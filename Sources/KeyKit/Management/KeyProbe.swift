@@ -47,8 +47,9 @@ public enum KeyProbe {
         do {
             let management = try await ManagementSession.make(connection: connection)
             let info = try await management.deviceInfo()
-            return KeyInfo(reader: connection.name, atr: connection.atr, device: info,
-                           applications: info.enabled(overNFC: nfc).names, overNFC: nfc)
+            return KeyInfo(
+                reader: connection.name, atr: connection.atr, device: info,
+                applications: info.enabled(overNFC: nfc).names, overNFC: nfc)
         } catch let e as SmartCardError where e.endsTheProbe {
             // A reader that stopped answering answers no other SELECT either: not a key without applications.
             throw e
@@ -106,7 +107,8 @@ public enum KeyProbe {
             caps.insert(.oath)
             apps.append("OATH")
             if version == nil, let tlvs = try? TLV.parseAll(oath, mode: .simple),
-               let v = tlvs.value(for: YKOATH.Tag.version) {
+                let v = tlvs.value(for: YKOATH.Tag.version)
+            {
                 version = Version(bytes: v)
             }
         }
@@ -114,17 +116,20 @@ public enum KeyProbe {
         if await trySelect(AID.openpgp, "OpenPGP") != nil { caps.insert(.openpgp); apps.append("OpenPGP") }
         if await trySelect(AID.hsmauth, "HSMAUTH") != nil { caps.insert(.hsmauth); apps.append("HSMAUTH") }
         if let firstError, apps.isEmpty { throw firstError }
-        let info = DeviceInfo(serial: serial, version: version ?? Version(0, 0, 0), supportedUSB: caps,
-                              enabledUSB: caps, supportedNFC: overNFC ? caps : nil, enabledNFC: overNFC ? caps : nil,
-                              fromManagement: false)
-        return KeyInfo(reader: connection.name, atr: connection.atr, device: info, applications: apps,
-                       overNFC: overNFC)
+        let info = DeviceInfo(
+            serial: serial, version: version ?? Version(0, 0, 0), supportedUSB: caps,
+            enabledUSB: caps, supportedNFC: overNFC ? caps : nil, enabledNFC: overNFC ? caps : nil,
+            fromManagement: false)
+        return KeyInfo(
+            reader: connection.name, atr: connection.atr, device: info, applications: apps,
+            overNFC: overNFC)
     }
 
     /// Whether the FIDO application answers getInfo with a FIDO_2_x version. The connection stays open.
     static func speaksCTAP2(_ connection: any SmartCardConnection) async -> Bool {
         guard let fido = try? await PCSCFIDOConnection.open(card: connection, timeout: getInfoTimeout),
-              let session = try? await CTAP2Session.make(connection: fido) else { return false }
+            let session = try? await CTAP2Session.make(connection: fido)
+        else { return false }
         return await session.info.versions.contains { $0.hasPrefix("FIDO_2") }
     }
 

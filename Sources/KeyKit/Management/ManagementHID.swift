@@ -67,6 +67,8 @@ public enum ManagementHID {
 
     private static func requireWriteConfig(_ version: Version) throws {
         let minimum = ManagementFeature.writeConfig.minimum
-        guard version >= minimum else { throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: version) }
+        guard version >= minimum else {
+            throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: version)
+        }
     }
 }

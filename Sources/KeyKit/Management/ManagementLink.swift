@@ -25,15 +25,19 @@ public enum ManagementLink: Sendable {
     }
 
     /// WRITE CONFIG; the lock codes in the encoded request are wiped once it is sent.
-    public func write(_ configuration: DeviceConfiguration, reboot: Bool = false, currentLockCode: [UInt8]? = nil,
-                      newLockCode: [UInt8]? = nil) async throws {
+    public func write(
+        _ configuration: DeviceConfiguration, reboot: Bool = false, currentLockCode: [UInt8]? = nil,
+        newLockCode: [UInt8]? = nil
+    ) async throws {
         switch self {
         case .card(let session):
-            try await session.writeConfiguration(configuration, reboot: reboot, currentLockCode: currentLockCode,
-                                                 newLockCode: newLockCode)
+            try await session.writeConfiguration(
+                configuration, reboot: reboot, currentLockCode: currentLockCode,
+                newLockCode: newLockCode)
         case .fido, .otp:
-            var data = try configuration.writeConfigData(reboot: reboot, currentLockCode: currentLockCode,
-                                                         newLockCode: newLockCode)
+            var data = try configuration.writeConfigData(
+                reboot: reboot, currentLockCode: currentLockCode,
+                newLockCode: newLockCode)
             defer { for i in data.indices { data[i] = 0 } }
             if case .fido(let hid) = self {
                 try await ManagementHID.writeConfig(fido: hid, data: data)

@@ -52,8 +52,10 @@ public actor ManagementSession {
 
     /// Reads READ CONFIG pages (a length byte, then TLVs) until one does not announce more, over any
     /// interface: the APDU here, the vendor CTAPHID command or the OTP slot command in `ManagementHID`.
-    static func readPages(defaultVersion: Version,
-                          read: @Sendable (UInt8) async throws -> [UInt8]) async throws -> DeviceInfo {
+    static func readPages(
+        defaultVersion: Version,
+        read: @Sendable (UInt8) async throws -> [UInt8]
+    ) async throws -> DeviceInfo {
         var tlvs = [UInt32: [UInt8]]()
         var page: UInt8 = 0
         while true {

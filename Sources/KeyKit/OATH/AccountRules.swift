@@ -77,15 +77,20 @@ public struct AccountFields: Sendable {
         guard let algorithm = AccountRules.algorithm(algorithm) else {
             throw .invalidCredential(.field(.algorithm, algorithm))
         }
-        guard let digits = AccountRules.digits(digits.trimmingSpaces) else { throw .invalidCredential(.field(.digits, digits)) }
-        guard let period = AccountRules.period(period.trimmingSpaces) else { throw .invalidCredential(.field(.period, period)) }
+        guard let digits = AccountRules.digits(digits.trimmingSpaces) else {
+            throw .invalidCredential(.field(.digits, digits))
+        }
+        guard let period = AccountRules.period(period.trimmingSpaces) else {
+            throw .invalidCredential(.field(.period, period))
+        }
         guard let counter = AccountRules.counter(counter.trimmingSpaces) else {
             throw .invalidCredential(.field(.counter, counter))
         }
         let issuer = issuer?.trimmingSpaces
-        let data = CredentialData(name: name, issuer: issuer, type: type, algorithm: algorithm, digits: digits,
-                                  period: type == .totp ? period : CredentialData.defaultPeriod,
-                                  counter: type == .hotp ? counter : 0, secret: secretBytes, touch: touch)
+        let data = CredentialData(
+            name: name, issuer: issuer, type: type, algorithm: algorithm, digits: digits,
+            period: type == .totp ? period : CredentialData.defaultPeriod,
+            counter: type == .hotp ? counter : 0, secret: secretBytes, touch: touch)
         try data.id.validate()
         return data
     }

@@ -21,9 +21,9 @@ public enum Base32 {
     /// The value of a Base32 character (either case), or nil.
     private static func value(of scalar: Unicode.Scalar) -> UInt8? {
         switch scalar.value {
-        case 0x41...0x5A: return UInt8(scalar.value - 0x41)        // A-Z
-        case 0x61...0x7A: return UInt8(scalar.value - 0x61)        // a-z
-        case 0x32...0x37: return UInt8(scalar.value - 0x32 + 26)   // 2-7
+        case 0x41...0x5A: return UInt8(scalar.value - 0x41)  // A-Z
+        case 0x61...0x7A: return UInt8(scalar.value - 0x61)  // a-z
+        case 0x32...0x37: return UInt8(scalar.value - 0x32 + 26)  // 2-7
         default: return nil
         }
     }
@@ -46,7 +46,7 @@ public enum Base32 {
         var values = [UInt8]()
         values.reserveCapacity(text.utf8.count)
         var paddingCount = 0
-        var firstPadding: Int?      // 1-based position of the first "="
+        var firstPadding: Int?  // 1-based position of the first "="
         var position = 0
         for character in text {
             position += 1

@@ -162,8 +162,9 @@ public enum MigrationImport {
             hotpCounter = UInt32(signed)
         }
         guard !secret.isEmpty else { throw .invalidURI(.export(.emptySecret(shown: shown))) }
-        return CredentialData(name: name, issuer: issuer, type: oathType, algorithm: hash, digits: digitCount,
-                              period: CredentialData.defaultPeriod, counter: hotpCounter, secret: secret)
+        return CredentialData(
+            name: name, issuer: issuer, type: oathType, algorithm: hash, digits: digitCount,
+            period: CredentialData.defaultPeriod, counter: hotpCounter, secret: secret)
     }
 
     /// Standard or URL-safe base64, padding optional (but exact if present).
@@ -209,8 +210,11 @@ public enum MigrationImport {
             throw .invalidURI(.export(.base64Length(values.count)))
         }
         guard paddingCount == 0 || paddingCount == needed else {
-            throw .invalidURI(.export(.base64Padding(given: paddingCount, count: values.count,
-                                                                needed: needed)))
+            throw .invalidURI(
+                .export(
+                    .base64Padding(
+                        given: paddingCount, count: values.count,
+                        needed: needed)))
         }
         var out = [UInt8]()
         out.reserveCapacity(values.count * 3 / 4)
@@ -308,8 +312,11 @@ struct ProtobufReader {
 
     func expect(_ wireType: WireType, _ expected: WireType, field: String) throws(OATHError) {
         guard wireType == expected else {
-            throw .invalidURI(.export(.fieldType(account: account, field: field, found: wireType.name,
-                                                           expected: expected.name)))
+            throw .invalidURI(
+                .export(
+                    .fieldType(
+                        account: account, field: field, found: wireType.name,
+                        expected: expected.name)))
         }
     }
 

@@ -69,8 +69,10 @@ public struct OATHAccess: Sendable {
     /// Sets the password to `new`, or clears it when `new` is nil or empty, and returns the new key (nil when
     /// cleared). A session that is locked is first unlocked with `current` (a wrong one changes nothing).
     /// The remembered key follows: replaced when it existed or `remember` is set, forgotten when cleared.
-    public func setPassword(_ session: OATHSession, current: SecretBytes?, new: SecretBytes?,
-                            remember: Bool) async throws -> SecretBytes? {
+    public func setPassword(
+        _ session: OATHSession, current: SecretBytes?, new: SecretBytes?,
+        remember: Bool
+    ) async throws -> SecretBytes? {
         let deviceID = await session.deviceID
         if await session.isLocked {
             guard let current, !current.isEmpty else { throw OATHError.passwordRequired }

@@ -29,14 +29,18 @@ public actor OATHSession {
     }
 
     /// SELECTs the OATH application.
-    public static func make(connection: any SmartCardConnection,
-                            observer: (@Sendable (APDUExchange) -> Void)? = nil) async throws -> OATHSession {
-        let proto = SmartCardProtocol(connection: connection, remainingInstruction: Ins.sendRemaining,
-                                      observer: observer)
+    public static func make(
+        connection: any SmartCardConnection,
+        observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) async throws -> OATHSession {
+        let proto = SmartCardProtocol(
+            connection: connection, remainingInstruction: Ins.sendRemaining,
+            observer: observer)
         let answer = try await proto.select(AID.oath, name: "OATH")
         let tlvs = try parse(answer)
         guard let v = tlvs.value(for: Tag.version).flatMap({ Version(bytes: $0) }),
-              let salt = tlvs.value(for: Tag.name) else {
+            let salt = tlvs.value(for: Tag.name)
+        else {
             throw SmartCardError.malformedResponse(Malformation(.oathSelect, .incomplete))
         }
         return OATHSession(proto: proto, version: v, salt: salt, challenge: tlvs.value(for: Tag.challenge))
@@ -76,8 +80,9 @@ public actor OATHSession {
     }
 
     public static func deriveSecretKey(password: SecretBytes, salt: [UInt8]) -> SecretBytes {
-        Crypto.pbkdf2(.sha1, password: password, salt: salt, iterations: passwordIterations,
-                      length: passwordKeyLength)
+        Crypto.pbkdf2(
+            .sha1, password: password, salt: salt, iterations: passwordIterations,
+            length: passwordKeyLength)
     }
 
     // MARK: Password
@@ -91,13 +96,15 @@ public actor OATHSession {
     public func validate(key: SecretBytes) async throws {
         guard let challenge else { return }
         let ours = Crypto.random(8)
-        let data = TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
+        let data =
+            TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
             + TLV(Tag.challenge, ours).encoded
         let r = try await proto.send(APDU(ins: Ins.validate, data: data, le: 256))
         if r.status == .dataInvalid || r.status == .incorrectParameters { throw OATHError.wrongPassword }
         let answer = try check(r)
         guard let theirs = try OATHSession.parse(answer).value(for: Tag.response),
-              Crypto.constantTimeEqual(theirs, Crypto.hmac(.sha1, key: key, data: ours)) else {
+            Crypto.constantTimeEqual(theirs, Crypto.hmac(.sha1, key: key, data: ours))
+        else {
             throw OATHError.keyResponseMismatch
         }
         self.challenge = nil
@@ -116,7 +123,8 @@ public actor OATHSession {
     public func setKey(_ key: SecretBytes) async throws {
         let challenge = Crypto.random(8)
         var keyField = [OATHType.totp.rawValue | HashAlgorithm.sha1.oathCode] + key.copyBytes()
-        let data = TLV(Tag.key, keyField).encoded
+        let data =
+            TLV(Tag.key, keyField).encoded
             + TLV(Tag.challenge, challenge).encoded
             + TLV(Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
         SecretBytes.wipe(&keyField)
@@ -144,9 +152,11 @@ public actor OATHSession {
         let answer = try check(try await proto.send(APDU(ins: Ins.list, le: 256)))
         return try OATHSession.parse(answer).compactMap { t in
             guard t.tag == Tag.nameList, let first = t.value.first,
-                  let type = OATHType(rawValue: first & YKOATH.typeMask) else { return nil }
-            return Credential(rawID: Array(t.value.dropFirst()), type: type,
-                              algorithm: HashAlgorithm(oathCode: first))
+                let type = OATHType(rawValue: first & YKOATH.typeMask)
+            else { return nil }
+            return Credential(
+                rawID: Array(t.value.dropFirst()), type: type,
+                algorithm: HashAlgorithm(oathCode: first))
         }
     }
 
@@ -170,8 +180,11 @@ public actor OATHSession {
     public func calculateAll(at time: Int64, otherPeriods: Bool = true) async throws -> [Entry] {
         let step = time / Int64(CredentialData.defaultPeriod)
         let data = TLV(Tag.challenge, BigEndian.bytes(UInt64(max(step, 0)), count: 8)).encoded
-        let answer = try check(try await proto.send(APDU(ins: Ins.calculateAll, p2: YKOATH.truncateResponse, data: data,
-                                                         le: 256)))
+        let answer = try check(
+            try await proto.send(
+                APDU(
+                    ins: Ins.calculateAll, p2: YKOATH.truncateResponse, data: data,
+                    le: 256)))
         let tlvs = try OATHSession.parse(answer)
         guard tlvs.count % 2 == 0 else {
             throw SmartCardError.malformedResponse(Malformation(.calculateAll, .unpaired))
@@ -339,7 +352,9 @@ public actor OATHSession {
     }
 
     static func code(fromTruncated value: [UInt8], credential: Credential, time: Int64) throws -> Code {
-        guard value.count == 5 else { throw SmartCardError.malformedResponse(Malformation(.oathCode, .lengthExpected(value.count, expected: 5))) }
+        guard value.count == 5 else {
+            throw SmartCardError.malformedResponse(Malformation(.oathCode, .lengthExpected(value.count, expected: 5)))
+        }
         let digits = try codeDigits(value[0])
         let n = UInt32(BigEndian.integer(value.dropFirst()))
         let (from, to) = window(credential, time: time)
@@ -348,7 +363,9 @@ public actor OATHSession {
 
     /// Full HMAC answers (P2 = 0): dynamic truncation as in RFC 4226.
     static func code(fromFull value: [UInt8], credential: Credential, time: Int64) throws -> Code {
-        guard value.count >= 21 else { throw SmartCardError.malformedResponse(Malformation(.oathCode, .tooShort(value.count, minimum: 21))) }
+        guard value.count >= 21 else {
+            throw SmartCardError.malformedResponse(Malformation(.oathCode, .tooShort(value.count, minimum: 21)))
+        }
         let digits = try codeDigits(value[0])
         let mac = Array(value.dropFirst())
         let offset = Int(mac[mac.count - 1] & 0x0F)

@@ -43,9 +43,11 @@ public struct CredentialData: Sendable, Equatable {
     public static let defaultPeriod = 30
     public static let defaultDigits = 6
 
-    public init(name: String, issuer: String? = nil, type: OATHType = .totp, algorithm: HashAlgorithm = .sha1,
-                digits: Int = CredentialData.defaultDigits, period: Int = CredentialData.defaultPeriod,
-                counter: UInt32 = 0, secret: [UInt8], touch: Bool = false) {
+    public init(
+        name: String, issuer: String? = nil, type: OATHType = .totp, algorithm: HashAlgorithm = .sha1,
+        digits: Int = CredentialData.defaultDigits, period: Int = CredentialData.defaultPeriod,
+        counter: UInt32 = 0, secret: [UInt8], touch: Bool = false
+    ) {
         self.name = name
         self.issuer = issuer?.isEmpty == true ? nil : issuer
         self.type = type
@@ -89,7 +91,9 @@ public struct CredentialID: Sendable, Hashable, CustomStringConvertible {
         var rest = bytes[...]
         var period = CredentialData.defaultPeriod
         if type == .totp, let slash = rest.firstIndex(of: UInt8(ascii: "/")),
-           rest[..<slash].allSatisfy({ $0 < 0x80 }), let p = Int(String(decoding: rest[..<slash], as: UTF8.self)), p > 0 {
+            rest[..<slash].allSatisfy({ $0 < 0x80 }), let p = Int(String(decoding: rest[..<slash], as: UTF8.self)),
+            p > 0
+        {
             period = p
             rest = rest[(slash + 1)...]
         }

@@ -83,9 +83,10 @@ public enum OTPAuthURI {
         let period = try field(.period, AccountRules.period, default: CredentialData.defaultPeriod)
         let counter = try field(.counter, AccountRules.counter, default: UInt32(0))
 
-        return CredentialData(name: name, issuer: issuer, type: type, algorithm: algorithm, digits: digits,
-                              period: type == .totp ? period : CredentialData.defaultPeriod,
-                              counter: type == .hotp ? counter : 0, secret: secret)
+        return CredentialData(
+            name: name, issuer: issuer, type: type, algorithm: algorithm, digits: digits,
+            period: type == .totp ? period : CredentialData.defaultPeriod,
+            counter: type == .hotp ? counter : 0, secret: secret)
     }
 
     /// Builds an `otpauth://` URI for `data`, percent-encoding the label and issuer, with every parameter
@@ -203,8 +204,8 @@ struct OTPURIParts {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
                 out.append(byte)
             default:
                 out.append(UInt8(ascii: "%"))
@@ -234,8 +235,10 @@ struct OTPQueryParameters {
                 rawValue = ""
             }
             // Names of unknown parameters that don't decode are just unknown.
-            guard let name = (try? OTPURIParts.percentDecode(rawName, plusIsSpace: true, part: .parameterName))?
-                .lowercased(), known.contains(name) else { continue }
+            guard
+                let name = (try? OTPURIParts.percentDecode(rawName, plusIsSpace: true, part: .parameterName))?
+                    .lowercased(), known.contains(name)
+            else { continue }
             guard values[name] == nil else { throw .invalidURI(.parameterTwice(name)) }
             values[name] = try OTPURIParts.percentDecode(rawValue, plusIsSpace: plusIsSpace, part: .parameter(name))
         }

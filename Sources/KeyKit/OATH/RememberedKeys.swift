@@ -52,8 +52,9 @@ public struct RememberedKeys: Sendable {
     private func save(_ entries: [String: String]) throws {
         let dir = PathString.directory(of: path)
         do {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: dir, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError.unwritable(path, "\(error)")
         }

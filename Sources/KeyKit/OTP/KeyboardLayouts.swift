@@ -32,10 +32,14 @@ public enum KeyboardLayout: String, CaseIterable, Sendable {
         case .de:
             return ["y": "z", "z": "y", "Y": "Z", "Z": "Y"]
         case .fr:
-            let digits: [Character: Character] = ["1": "&", "2": "é", "3": "\"", "4": "'", "5": "(", "6": "-",
-                                                  "7": "è", "8": "_", "9": "ç", "0": "à"]
-            let letters: [Character: Character] = ["a": "q", "q": "a", "w": "z", "z": "w", "m": ",", ";": "m",
-                                                   "A": "Q", "Q": "A", "W": "Z", "Z": "W", "M": "?", ":": "M"]
+            let digits: [Character: Character] = [
+                "1": "&", "2": "é", "3": "\"", "4": "'", "5": "(", "6": "-",
+                "7": "è", "8": "_", "9": "ç", "0": "à",
+            ]
+            let letters: [Character: Character] = [
+                "a": "q", "q": "a", "w": "z", "z": "w", "m": ",", ";": "m",
+                "A": "Q", "Q": "A", "W": "Z", "Z": "W", "M": "?", ":": "M",
+            ]
             return digits.merging(letters) { a, _ in a }
         case .dvorak:
             let us = Array("qwertyuiop[]asdfghjkl;'zxcvbnm,./-=")
@@ -109,25 +113,33 @@ public enum ScanCodeLayout: String, CaseIterable, Sendable {
         case .us:
             return common + Self.letterKeys("abcdefghijklmnopqrstuvwxyz")
                 + Self.digitRow(plain: "1234567890", shifted: "!@#$%^&*()")
-                + [Key(0x2D, "-", "_"), Key(0x2E, "=", "+"), Key(0x2F, "[", "{"), Key(0x30, "]", "}"),
-                   Key(0x32, "\\", "|"), Key(0x33, ";", ":"), Key(0x34, "'", "\""), Key(0x35, "`", "~"),
-                   Key(0x36, ",", "<"), Key(0x37, ".", ">"), Key(0x38, "/", "?")]
+                + [
+                    Key(0x2D, "-", "_"), Key(0x2E, "=", "+"), Key(0x2F, "[", "{"), Key(0x30, "]", "}"),
+                    Key(0x32, "\\", "|"), Key(0x33, ";", ":"), Key(0x34, "'", "\""), Key(0x35, "`", "~"),
+                    Key(0x36, ",", "<"), Key(0x37, ".", ">"), Key(0x38, "/", "?"),
+                ]
         case .de:
             return common + Self.letterKeys("abcdefghijklmnopqrstuvwxzy")
                 + Self.digitRow(plain: "1234567890", shifted: "!\"§$%&/()=")
-                + [Key(0x2D, "ß", "?"), Key(0x2F, "ü", "Ü"), Key(0x30, "+", "*"), Key(0x32, "#", "'"),
-                   Key(0x33, "ö", "Ö"), Key(0x34, "ä", "Ä"), Key(0x36, ",", ";"), Key(0x37, ".", ":"),
-                   Key(0x38, "-", "_"), Key(0x64, "<", ">")]
+                + [
+                    Key(0x2D, "ß", "?"), Key(0x2F, "ü", "Ü"), Key(0x30, "+", "*"), Key(0x32, "#", "'"),
+                    Key(0x33, "ö", "Ö"), Key(0x34, "ä", "Ä"), Key(0x36, ",", ";"), Key(0x37, ".", ":"),
+                    Key(0x38, "-", "_"), Key(0x64, "<", ">"),
+                ]
         case .fr:
-            return common + Self.letterKeys("qbcdefghijkl,noparstuvzxyw").map { k in
+            return common
+                + Self.letterKeys("qbcdefghijkl,noparstuvzxyw").map { k in
                     k.plain == "," ? Key(k.usage, ",", "?") : k
                 }
                 + Self.digitRow(plain: "&é\"'(-è_çà", shifted: "1234567890")
-                + [Key(0x2D, ")", "°"), Key(0x2E, "=", "+"), Key(0x30, "$", "£"), Key(0x31, "*", "µ"),
-                   Key(0x33, "m", "M"), Key(0x34, "ù", "%"), Key(0x35, "²", nil), Key(0x36, ";", "."),
-                   Key(0x37, ":", "/"), Key(0x38, "!", "§"), Key(0x64, "<", ">")]
+                + [
+                    Key(0x2D, ")", "°"), Key(0x2E, "=", "+"), Key(0x30, "$", "£"), Key(0x31, "*", "µ"),
+                    Key(0x33, "m", "M"), Key(0x34, "ù", "%"), Key(0x35, "²", nil), Key(0x36, ";", "."),
+                    Key(0x37, ":", "/"), Key(0x38, "!", "§"), Key(0x64, "<", ">"),
+                ]
         case .dvorak:
-            return common + Self.letterKeys("axje.uidchtnmbrl'poygk,qf;").map { k in
+            return common
+                + Self.letterKeys("axje.uidchtnmbrl'poygk,qf;").map { k in
                     switch k.plain {
                     case ".": return Key(k.usage, ".", ">")
                     case "'": return Key(k.usage, "'", "\"")
@@ -137,9 +149,11 @@ public enum ScanCodeLayout: String, CaseIterable, Sendable {
                     }
                 }
                 + Self.digitRow(plain: "1234567890", shifted: "!@#$%^&*()")
-                + [Key(0x2D, "[", "{"), Key(0x2E, "]", "}"), Key(0x2F, "/", "?"), Key(0x30, "=", "+"),
-                   Key(0x32, "\\", "|"), Key(0x33, "s", "S"), Key(0x34, "-", "_"), Key(0x35, "`", "~"),
-                   Key(0x36, "w", "W"), Key(0x37, "v", "V"), Key(0x38, "z", "Z")]
+                + [
+                    Key(0x2D, "[", "{"), Key(0x2E, "]", "}"), Key(0x2F, "/", "?"), Key(0x30, "=", "+"),
+                    Key(0x32, "\\", "|"), Key(0x33, "s", "S"), Key(0x34, "-", "_"), Key(0x35, "`", "~"),
+                    Key(0x36, "w", "W"), Key(0x37, "v", "V"), Key(0x38, "z", "Z"),
+                ]
         case .modhex:
             return Self.letterKeys("abcdefghijklmnopqrstuvwxyz").filter { k in
                 k.plain.map { Modhex.value(of: $0) != nil } ?? false

@@ -61,7 +61,7 @@ public struct NDEFRecord: Equatable, Sendable {
     /// Decodes a well-known "U" or "T" record; throws when its payload is malformed.
     public func content() throws(NDEFError) -> Content {
         guard tnf == NDEFRecord.tnfWellKnown else { return .other }
-        if type == [0x55] { // "U"
+        if type == [0x55] {  // "U"
             guard let code = payload.first else { throw .malformed(Malformation(.uriRecord, .empty)) }
             // Codes past the table are reserved: treat as no prefix, as readers do.
             let prefix = Int(code) < NDEFRecord.uriPrefixes.count ? NDEFRecord.uriPrefixes[Int(code)] : ""
@@ -70,7 +70,7 @@ public struct NDEFRecord: Equatable, Sendable {
             }
             return .uri(prefix + rest)
         }
-        if type == [0x54] { // "T"
+        if type == [0x54] {  // "T"
             guard let status = payload.first else { throw .malformed(Malformation(.textRecord, .empty)) }
             let utf16 = status & 0x80 != 0
             let langLength = Int(status & 0x3F)
@@ -83,7 +83,9 @@ public struct NDEFRecord: Equatable, Sendable {
             if utf16 {
                 text = try NDEFRecord.decodeUTF16(body)
             } else {
-                guard let s = String(validating: body, as: UTF8.self) else { throw .malformed(Malformation(.textRecord, .notUTF8)) }
+                guard let s = String(validating: body, as: UTF8.self) else {
+                    throw .malformed(Malformation(.textRecord, .notUTF8))
+                }
                 text = s
             }
             return .text(text, language: language, utf16: utf16)
@@ -97,17 +99,24 @@ public struct NDEFRecord: Equatable, Sendable {
         var littleEndian = false
         var start = 0
         if bytes.count >= 2 {
-            if bytes[0] == 0xFF && bytes[1] == 0xFE { littleEndian = true; start = 2 }
-            else if bytes[0] == 0xFE && bytes[1] == 0xFF { start = 2 }
+            if bytes[0] == 0xFF && bytes[1] == 0xFE {
+                littleEndian = true; start = 2
+            } else if bytes[0] == 0xFE && bytes[1] == 0xFF {
+                start = 2
+            }
         }
         var units = [UInt16]()
         var i = start
         while i + 1 < bytes.count {
-            units.append(littleEndian ? UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8
-                                      : UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1]))
+            units.append(
+                littleEndian
+                    ? UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8
+                    : UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1]))
             i += 2
         }
-        guard let s = String(validating: units, as: UTF16.self) else { throw .malformed(Malformation(.textRecord, .notUTF16)) }
+        guard let s = String(validating: units, as: UTF16.self) else {
+            throw .malformed(Malformation(.textRecord, .notUTF16))
+        }
         return s
     }
 
@@ -149,7 +158,9 @@ public enum NDEFMessage {
             let sr = header & 0x10 != 0, il = header & 0x08 != 0
             let tnf = header & 0x07
             if records.isEmpty && !mb { throw .malformed(Malformation(.ndefMessage, .flagMissing("MB", record: 1))) }
-            if !records.isEmpty && mb { throw .malformed(Malformation(.ndefMessage, .flagUnexpected("MB", record: records.count + 1))) }
+            if !records.isEmpty && mb {
+                throw .malformed(Malformation(.ndefMessage, .flagUnexpected("MB", record: records.count + 1)))
+            }
             if cf { throw .chunkedRecords }
             guard tnf != 0x07 else { throw .malformed(Malformation(.ndefRecord, .value("TNF=7"))) }
             let typeLength = Int(bytes[i + 1])
@@ -187,7 +198,9 @@ public enum NDEFMessage {
             i += payloadLength
             records.append(NDEFRecord(tnf: tnf, type: type, id: id, payload: payload))
             if me { break }
-            guard i < bytes.count else { throw .malformed(Malformation(.ndefMessage, .flagMissing("ME", record: records.count))) }
+            guard i < bytes.count else {
+                throw .malformed(Malformation(.ndefMessage, .flagMissing("ME", record: records.count)))
+            }
         }
         guard i == bytes.count else { throw .malformed(Malformation(.ndefMessage, .trailing(bytes.count - i))) }
         return records
@@ -280,7 +293,9 @@ public struct NDEFSession: Sendable {
         public var ndefMaxSize: Int
 
         public init(parsing b: [UInt8]) throws(NDEFError) {
-            guard b.count >= 15 else { throw .malformed(Malformation(.capabilityContainer, .tooShort(b.count, minimum: 15))) }
+            guard b.count >= 15 else {
+                throw .malformed(Malformation(.capabilityContainer, .tooShort(b.count, minimum: 15)))
+            }
             mappingVersion = b[2]
             maxReadLength = Int(b[3]) << 8 | Int(b[4])
             // TLVs from offset 7: T=04 (NDEF file control), L=06.
@@ -304,7 +319,9 @@ public struct NDEFSession: Sendable {
     func selectFile(_ id: [UInt8]) async throws {
         let r = try await transport.send(APDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: id))
         guard r.status.isSuccess else {
-            if r.status == .fileNotFound { throw NDEFError.malformed(Malformation(.ndefFile, .notFound(Hex.encode(id, uppercase: true)))) }
+            if r.status == .fileNotFound {
+                throw NDEFError.malformed(Malformation(.ndefFile, .notFound(Hex.encode(id, uppercase: true))))
+            }
             throw SmartCardError.status(r.status)
         }
     }
@@ -318,9 +335,13 @@ public struct NDEFSession: Sendable {
         _ = try await transport.select(AID.ndef, name: "NDEF")
         try await selectFile(NDEFSession.capabilityContainerFile)
         let head = try await readBinary(offset: 0, length: 2)
-        guard head.count == 2 else { throw NDEFError.malformed(Malformation(.capabilityContainer, .length(head.count))) }
+        guard head.count == 2 else {
+            throw NDEFError.malformed(Malformation(.capabilityContainer, .length(head.count)))
+        }
         let ccLength = Int(head[0]) << 8 | Int(head[1])
-        guard ccLength >= 15 else { throw NDEFError.malformed(Malformation(.capabilityContainer, .tooShort(ccLength, minimum: 15))) }
+        guard ccLength >= 15 else {
+            throw NDEFError.malformed(Malformation(.capabilityContainer, .tooShort(ccLength, minimum: 15)))
+        }
         let cc = try await readBinary(offset: 0, length: min(ccLength, 255))
         return try CapabilityContainer(parsing: cc)
     }
@@ -340,7 +361,9 @@ public struct NDEFSession: Sendable {
         var message = [UInt8]()
         while message.count < length {
             let part = try await readBinary(offset: 2 + message.count, length: min(chunk, length - message.count))
-            guard !part.isEmpty else { throw NDEFError.malformed(Malformation(.ndefFile, .tooShort(2 + message.count, minimum: 2 + length))) }
+            guard !part.isEmpty else {
+                throw NDEFError.malformed(Malformation(.ndefFile, .tooShort(2 + message.count, minimum: 2 + length)))
+            }
             message += part
         }
         return Array(message.prefix(length))

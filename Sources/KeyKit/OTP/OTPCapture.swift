@@ -49,26 +49,29 @@ public enum OTPClassifier {
     static func yubico(_ text: String, raw: String, layout: KeyboardLayout) -> ClassifiedOTP? {
         let n = text.count
         guard n >= YubicoOTP.tokenLength, n <= YubicoOTP.tokenLength + YubicoOTP.maxPublicIDLength, n % 2 == 0,
-              text.allSatisfy({ Modhex.alphabet.contains($0) }) else { return nil }
+            text.allSatisfy({ Modhex.alphabet.contains($0) })
+        else { return nil }
         let chars = Array(text)
         let publicID = String(chars[..<(n - YubicoOTP.tokenLength)])
-        return ClassifiedOTP(kind: .yubicoOTP, raw: raw, text: text, layout: layout, publicID: publicID,
-                             token: String(chars[(n - YubicoOTP.tokenLength)...]),
-                             serial: YubicoOTP.serial(fromPublicID: publicID))
+        return ClassifiedOTP(
+            kind: .yubicoOTP, raw: raw, text: text, layout: layout, publicID: publicID,
+            token: String(chars[(n - YubicoOTP.tokenLength)...]),
+            serial: YubicoOTP.serial(fromPublicID: publicID))
     }
 
     static func hotp(_ text: String, raw: String, layout: KeyboardLayout) -> ClassifiedOTP? {
         let chars = Array(text)
         func digits(_ s: ArraySlice<Character>) -> Bool { s.allSatisfy { $0.isASCII && $0.isNumber } }
-        if (chars.count == 6 || chars.count == 8), digits(chars[...]) {
+        if chars.count == 6 || chars.count == 8, digits(chars[...]) {
             return ClassifiedOTP(kind: .oathHOTP, raw: raw, text: text, layout: layout, code: text)
         }
         guard chars.count == 18 || chars.count == 20 else { return nil }
         let id = chars[..<12]
         let code = chars[12...]
         guard digits(code), let serial = identifierSerial(id) else { return nil }
-        return ClassifiedOTP(kind: .oathHOTP, raw: raw, text: text, layout: layout, publicID: String(id),
-                             code: String(code), serial: serial.0 ? serial.1 : nil)
+        return ClassifiedOTP(
+            kind: .oathHOTP, raw: raw, text: text, layout: layout, publicID: String(id),
+            code: String(code), serial: serial.0 ? serial.1 : nil)
     }
 
     /// Checks a 12-character token identifier; returns whether the MUI names a serial, and that serial.

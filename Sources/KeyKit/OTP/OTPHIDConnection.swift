@@ -30,8 +30,10 @@ public final class OTPHIDConnection: Sendable {
     private let isOpen = Atomic<Bool>(true)
     private let cancelRequested = Atomic<Bool>(false)
 
-    public init(device: any HIDFeatureReportDevice, name: String = "OTP HID", timeout: Double = 1,
-                touchTimeout: Double = 15) {
+    public init(
+        device: any HIDFeatureReportDevice, name: String = "OTP HID", timeout: Double = 1,
+        touchTimeout: Double = 15
+    ) {
         self.device = device
         self.name = name
         self.timeout = timeout
@@ -52,19 +54,22 @@ public final class OTPHIDConnection: Sendable {
 
     /// Sends `data` (at most 64 bytes) to `slot` and waits for the answer. `progress` hears `.processing`
     /// and `.waitingForUserPresence` (once each, on the connection's queue).
-    public func send(slot: UInt8, data: [UInt8] = [],
-                     progress: (@Sendable (FIDOProgress) -> Void)? = nil) async throws -> OTPHIDAnswer {
+    public func send(
+        slot: UInt8, data: [UInt8] = [],
+        progress: (@Sendable (FIDOProgress) -> Void)? = nil
+    ) async throws -> OTPHIDAnswer {
         let frame = try OTPHID.frame(slot: slot, data: data)
         cancelRequested.store(false, ordering: .sequentiallyConsistent)
         let limits = (timeout, touchTimeout)
         return try await withTaskCancellationHandler {
             try await onQueue { device in
-                try OTPHIDConnection.transceive(device: device, frame: frame, timeout: limits.0,
-                                                touchTimeout: limits.1, progress: progress,
-                                                stop: { [self] in
-                                                    cancelRequested.load(ordering: .sequentiallyConsistent)
-                                                        || !isOpen.load(ordering: .sequentiallyConsistent)
-                                                })
+                try OTPHIDConnection.transceive(
+                    device: device, frame: frame, timeout: limits.0,
+                    touchTimeout: limits.1, progress: progress,
+                    stop: { [self] in
+                        cancelRequested.load(ordering: .sequentiallyConsistent)
+                            || !isOpen.load(ordering: .sequentiallyConsistent)
+                    })
             }
         } onCancel: {
             self.cancelRequested.store(true, ordering: .sequentiallyConsistent)
@@ -87,12 +92,15 @@ public final class OTPHIDConnection: Sendable {
     }
 
     private func onQueue<T: Sendable>(_ body: @escaping @Sendable (any HIDFeatureReportDevice) throws -> T)
-        async throws -> T {
+        async throws -> T
+    {
         guard isOpen.load(ordering: .sequentiallyConsistent) else { throw OTPHIDError.closed }
         let device = self.device
         return try await withCheckedThrowingContinuation { cont in
             queue.async {
-                guard self.isOpen.load(ordering: .sequentiallyConsistent) else { return cont.resume(throwing: OTPHIDError.closed) }
+                guard self.isOpen.load(ordering: .sequentiallyConsistent) else {
+                    return cont.resume(throwing: OTPHIDError.closed)
+                }
                 cont.resume(with: Result { try body(device) })
             }
         }
@@ -101,9 +109,11 @@ public final class OTPHIDConnection: Sendable {
     // MARK: Blocking protocol (on the queue)
 
     /// Writes the frame, then reads status or response reports until the answer is complete.
-    static func transceive(device: any HIDFeatureReportDevice, frame: [UInt8], timeout: Double,
-                           touchTimeout: Double, progress: (@Sendable (FIDOProgress) -> Void)?,
-                           stop: () -> Bool) throws -> OTPHIDAnswer {
+    static func transceive(
+        device: any HIDFeatureReportDevice, frame: [UInt8], timeout: Double,
+        touchTimeout: Double, progress: (@Sendable (FIDOProgress) -> Void)?,
+        stop: () -> Bool
+    ) throws -> OTPHIDAnswer {
         let before = try OTPHID.status(report: try device.getFeature())
         for report in OTPHID.reports(frame: frame) {
             try awaitReadyToWrite(device, stop: stop)
@@ -132,7 +142,8 @@ public final class OTPHIDConnection: Sendable {
             case .status(let after):
                 guard reader.isEmpty else { throw OTPHIDError.malformedReport(Malformation(.otpAnswer, .incomplete)) }
                 if after.programSequence == before.programSequence &+ 1
-                    || (after.programSequence == 0 && after.touchLevel & 0x1F == 0) {
+                    || (after.programSequence == 0 && after.touchLevel & 0x1F == 0)
+                {
                     return .status(after)
                 }
                 throw waitedForTouch ? OTPHIDError.touchTimeout : OTPHIDError.commandRejected
@@ -157,7 +168,8 @@ public final class OTPHIDConnection: Sendable {
         while true {
             let report = try device.getFeature()
             guard report.count == OTPHID.reportSize else {
-                throw OTPHIDError.malformedReport(Malformation(.featureReport, .lengthExpected(report.count, expected: OTPHID.reportSize)))
+                throw OTPHIDError.malformedReport(
+                    Malformation(.featureReport, .lengthExpected(report.count, expected: OTPHID.reportSize)))
             }
             if report[7] & OTPHID.writeFlag == 0 { return }
             if stop() { throw CancellationError() }

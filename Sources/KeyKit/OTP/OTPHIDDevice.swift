@@ -65,7 +65,8 @@ public final class HIDRawFeatureDevice: HIDFeatureReportDevice {
         }
         // The kernel returns the report ID first when it counts it; keep the 8 report bytes.
         guard n >= OTPHID.reportSize else {
-            throw OTPHIDError.malformedReport(Malformation(.featureReport, .tooShort(Int(n), minimum: OTPHID.reportSize)))
+            throw OTPHIDError.malformedReport(
+                Malformation(.featureReport, .tooShort(Int(n), minimum: OTPHID.reportSize)))
         }
         return Array(buffer[1...OTPHID.reportSize])
     }

@@ -160,7 +160,9 @@ public enum OTPHID {
         /// Adds a response part; returns the whole response when this part ended it.
         public mutating func add(sequence: UInt8, part: [UInt8]) throws(OTPHIDError) -> [UInt8]? {
             if sequence == next {
-                guard Int(next) < Self.maxParts else { throw .malformedReport(Malformation(.otpAnswer, .neverEnds(parts: Int(next)))) }
+                guard Int(next) < Self.maxParts else {
+                    throw .malformedReport(Malformation(.otpAnswer, .neverEnds(parts: Int(next))))
+                }
                 data += part
                 next += 1
                 return nil

@@ -167,8 +167,10 @@ public actor OTPSession {
     /// padded as yubikey-manager does for slots that strip the padding). A slot that needs a touch answers
     /// only after it; `onWaitingForTouch` is called (once, from another thread) when no answer has come
     /// after `touchNoticeAfter` seconds, so the caller can say "Touch your key".
-    public func calculateHMAC(slot: Int, challenge: [UInt8], touchNoticeAfter: Double = OTPSession.touchNoticeDelay,
-                              onWaitingForTouch: (@Sendable () -> Void)? = nil) async throws -> [UInt8] {
+    public func calculateHMAC(
+        slot: Int, challenge: [UInt8], touchNoticeAfter: Double = OTPSession.touchNoticeDelay,
+        onWaitingForTouch: (@Sendable () -> Void)? = nil
+    ) async throws -> [UInt8] {
         try Self.check(slot: slot)
         guard challenge.count <= 64 else { throw OTPError.challengeTooLong(challenge.count) }
         guard status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
@@ -180,12 +182,15 @@ public actor OTPSession {
         switch backend {
         case .ccid(let p): proto = p
         case .hid(let hid):
-            return try await Self.hmacOverHID(hid, slot: slot, command: command,
-                                              challenge: OTPSlotConfiguration.paddedHMACChallenge(challenge),
-                                              notice: notice)
+            return try await Self.hmacOverHID(
+                hid, slot: slot, command: command,
+                challenge: OTPSlotConfiguration.paddedHMACChallenge(challenge),
+                notice: notice)
         }
-        let r = try await proto.send(APDU(ins: Ins.config, p1: slot == 1 ? Command.challengeHMAC1 : Command.challengeHMAC2,
-                                          data: OTPSlotConfiguration.paddedHMACChallenge(challenge), le: 256))
+        let r = try await proto.send(
+            APDU(
+                ins: Ins.config, p1: slot == 1 ? Command.challengeHMAC1 : Command.challengeHMAC2,
+                data: OTPSlotConfiguration.paddedHMACChallenge(challenge), le: 256))
         notice?.cancel()
         if r.status.isSuccess && r.data.count == 20 { return r.data }
         // A slot with another kind of configuration refuses at once; a touch slot refuses after waiting.
@@ -194,7 +199,8 @@ public actor OTPSession {
             throw OTPError.unexpectedResponse(Malformation(.hmacResponse, .lengthExpected(r.data.count, expected: 20)))
         }
         if r.status.isSuccess || r.status == .conditionsNotSatisfied || r.status == .securityConditionNotSatisfied
-            || r.status == .incorrectParameters || r.status == .dataInvalid {
+            || r.status == .incorrectParameters || r.status == .dataInvalid
+        {
             throw waited ? OTPError.touchTimeout(slot) : OTPError.notChallengeResponse(slot)
         }
         throw SmartCardError.status(r.status)
@@ -202,29 +208,35 @@ public actor OTPSession {
 
     /// Programs `slot` with an HMAC-SHA1 challenge-response key (1 to 20 bytes). `accessCode` is the
     /// slot's current access code, kept as its new one.
-    public func programChallengeResponse(slot: Int, key: [UInt8], requireTouch: Bool = false,
-                                         accessCode: [UInt8]? = nil) async throws {
+    public func programChallengeResponse(
+        slot: Int, key: [UInt8], requireTouch: Bool = false,
+        accessCode: [UInt8]? = nil
+    ) async throws {
         try Self.check(slot: slot)
-        let config = try OTPSlotConfiguration.challengeResponse(key: key, requireTouch: requireTouch,
-                                                                accessCode: accessCode)
-        try await write(command: slot == 1 ? Command.config1 : Command.config2, config: config.bytes,
-                        accessCode: accessCode)
+        let config = try OTPSlotConfiguration.challengeResponse(
+            key: key, requireTouch: requireTouch,
+            accessCode: accessCode)
+        try await write(
+            command: slot == 1 ? Command.config1 : Command.config2, config: config.bytes,
+            accessCode: accessCode)
     }
 
     /// Writes `configuration` to `slot`, replacing what the slot held. `currentAccessCode` is the slot's
     /// access code now; the configuration carries the slot's new one.
     public func put(slot: Int, _ configuration: OTPSlotConfiguration, currentAccessCode: [UInt8]? = nil) async throws {
         try Self.check(slot: slot)
-        try await write(command: slot == 1 ? Command.config1 : Command.config2, config: configuration.bytes,
-                        accessCode: currentAccessCode)
+        try await write(
+            command: slot == 1 ? Command.config1 : Command.config2, config: configuration.bytes,
+            accessCode: currentAccessCode)
     }
 
     /// Changes the updatable flags and the access code of a programmed slot (UPDATE), keeping its secret.
     /// The key refuses when the slot is empty, was not programmed to allow updates, or has another access code.
     public func update(slot: Int, _ update: OTPSlotConfiguration, currentAccessCode: [UInt8]? = nil) async throws {
         try Self.check(slot: slot)
-        try await write(command: slot == 1 ? Command.update1 : Command.update2, config: update.bytes,
-                        accessCode: currentAccessCode)
+        try await write(
+            command: slot == 1 ? Command.update1 : Command.update2, config: update.bytes,
+            accessCode: currentAccessCode)
     }
 
     /// Swaps the two slots' configurations. `accessCode`: the slots' access code, when they have one.
@@ -235,15 +247,17 @@ public actor OTPSession {
     /// Makes `slot` the one the NDEF tag serves, after the URI (or text) of `configuration`.
     public func setNDEF(slot: Int, _ configuration: OTPNDEFConfiguration, accessCode: [UInt8]? = nil) async throws {
         try Self.check(slot: slot)
-        try await write(command: slot == 1 ? Command.ndef1 : Command.ndef2, config: configuration.bytes,
-                        accessCode: accessCode)
+        try await write(
+            command: slot == 1 ? Command.ndef1 : Command.ndef2, config: configuration.bytes,
+            accessCode: accessCode)
     }
 
     /// Empties `slot` (an all-zero configuration).
     public func deleteSlot(slot: Int, accessCode: [UInt8]? = nil) async throws {
         try Self.check(slot: slot)
-        try await write(command: slot == 1 ? Command.config1 : Command.config2,
-                        config: [UInt8](repeating: 0, count: OTPSlotConfiguration.size), accessCode: accessCode)
+        try await write(
+            command: slot == 1 ? Command.config1 : Command.config2,
+            config: [UInt8](repeating: 0, count: OTPSlotConfiguration.size), accessCode: accessCode)
     }
 
     /// Sends a slot write (configuration followed by the current access code) and checks that the program
@@ -285,8 +299,10 @@ public actor OTPSession {
 
 extension OTPSession {
     /// HMAC-SHA1 over HID: the key says when it waits for a touch, so the notice goes out at once then.
-    fileprivate static func hmacOverHID(_ hid: OTPHIDConnection, slot: Int, command: UInt8, challenge: [UInt8],
-                                        notice: DelayedNotice?) async throws -> [UInt8] {
+    fileprivate static func hmacOverHID(
+        _ hid: OTPHIDConnection, slot: Int, command: UInt8, challenge: [UInt8],
+        notice: DelayedNotice?
+    ) async throws -> [UInt8] {
         let answer: OTPHIDAnswer
         do {
             answer = try await hid.send(slot: command, data: challenge) { progress in

@@ -44,35 +44,43 @@ extension OTPSlotConfiguration {
 
     /// A Yubico OTP slot: the public ID (up to 16 bytes) is typed in modhex before each OTP, the private ID
     /// (6 bytes) is encrypted inside it with the AES-128 key.
-    public static func yubicoOTP(publicID: [UInt8], privateID: [UInt8], key: [UInt8], appendEnter: Bool = true,
-                                 accessCode: [UInt8]? = nil) throws(OTPError) -> OTPSlotConfiguration {
+    public static func yubicoOTP(
+        publicID: [UInt8], privateID: [UInt8], key: [UInt8], appendEnter: Bool = true,
+        accessCode: [UInt8]? = nil
+    ) throws(OTPError) -> OTPSlotConfiguration {
         guard publicID.count <= fixedSize else { throw .invalidPublicID(publicID.count) }
         guard privateID.count == uidSize else { throw .invalidPrivateID(privateID.count) }
         guard key.count == keySize else { throw .invalidAESKey(key.count) }
         let flags = keyboard(appendEnter: appendEnter)
-        return OTPSlotConfiguration(fixed: publicID, uid: privateID, key: key, accessCode: try checked(accessCode: accessCode),
-                                    extFlags: flags.ext, ticketFlags: flags.ticket)
+        return OTPSlotConfiguration(
+            fixed: publicID, uid: privateID, key: key, accessCode: try checked(accessCode: accessCode),
+            extFlags: flags.ext, ticketFlags: flags.ticket)
     }
 
     /// A static password slot: up to 38 scan codes (see `ScanCodeLayout`), spread over the fixed part, the
     /// UID and the key fields.
-    public static func staticPassword(scanCodes: [UInt8], appendEnter: Bool = true,
-                                      accessCode: [UInt8]? = nil) throws(OTPError) -> OTPSlotConfiguration {
+    public static func staticPassword(
+        scanCodes: [UInt8], appendEnter: Bool = true,
+        accessCode: [UInt8]? = nil
+    ) throws(OTPError) -> OTPSlotConfiguration {
         guard !scanCodes.isEmpty, scanCodes.count <= scanCodesSize else {
             throw .invalidPasswordLength(scanCodes.count)
         }
         let padded = scanCodes + [UInt8](repeating: 0, count: scanCodesSize - scanCodes.count)
         let flags = keyboard(appendEnter: appendEnter)
-        return OTPSlotConfiguration(fixed: Array(padded[..<fixedSize]), uid: Array(padded[fixedSize..<(fixedSize + uidSize)]),
-                                    key: Array(padded[(fixedSize + uidSize)...]), accessCode: try checked(accessCode: accessCode),
-                                    extFlags: flags.ext, ticketFlags: flags.ticket, configFlags: ConfigFlag.shortTicket)
+        return OTPSlotConfiguration(
+            fixed: Array(padded[..<fixedSize]), uid: Array(padded[fixedSize..<(fixedSize + uidSize)]),
+            key: Array(padded[(fixedSize + uidSize)...]), accessCode: try checked(accessCode: accessCode),
+            extFlags: flags.ext, ticketFlags: flags.ticket, configFlags: ConfigFlag.shortTicket)
     }
 
     /// An OATH-HOTP slot: the HMAC-SHA1 secret (1 to 20 bytes, or more than 64, hashed with SHA-1 first) in
     /// the key field and the first four bytes of the UID field, the initial moving factor divided by 16 in the
     /// UID's last two bytes (big-endian). No token identifier is typed before the code.
-    public static func oathHOTP(secret: [UInt8], digits: Int = 6, movingFactor: UInt32 = 0, appendEnter: Bool = true,
-                                accessCode: [UInt8]? = nil) throws(OTPError) -> OTPSlotConfiguration {
+    public static func oathHOTP(
+        secret: [UInt8], digits: Int = 6, movingFactor: UInt32 = 0, appendEnter: Bool = true,
+        accessCode: [UInt8]? = nil
+    ) throws(OTPError) -> OTPSlotConfiguration {
         guard digits == 6 || digits == 8 else { throw .invalidDigits(digits) }
         guard movingFactor % 16 == 0, movingFactor <= maxMovingFactor else { throw .invalidMovingFactor(movingFactor) }
         var k = secret
@@ -119,8 +127,10 @@ extension OTPSlotConfiguration {
         public var useNumericKeypad = false
         public var serialUSBVisible = false
 
-        public init(appendEnter: Bool = true, pacing: Pacing = .none, useNumericKeypad: Bool = false,
-                    serialUSBVisible: Bool = false) {
+        public init(
+            appendEnter: Bool = true, pacing: Pacing = .none, useNumericKeypad: Bool = false,
+            serialUSBVisible: Bool = false
+        ) {
             self.appendEnter = appendEnter
             self.pacing = pacing
             self.useNumericKeypad = useNumericKeypad
@@ -129,7 +139,8 @@ extension OTPSlotConfiguration {
     }
 
     /// The configuration an UPDATE carries: flags only, with the slot's new access code.
-    public static func update(_ settings: Settings, accessCode: [UInt8]? = nil) throws(OTPError) -> OTPSlotConfiguration {
+    public static func update(_ settings: Settings, accessCode: [UInt8]? = nil) throws(OTPError) -> OTPSlotConfiguration
+    {
         let flags = keyboard(appendEnter: settings.appendEnter)
         // The fixed part is 16 zero bytes (its length says 16), as yubikey-manager sends it.
         return OTPSlotConfiguration(
@@ -201,7 +212,8 @@ public struct OTPNDEFConfiguration: Sendable, Equatable {
     /// Parses the 56 bytes of an NDEF write; nil when they do not hold one.
     public init?(bytes: [UInt8]) {
         guard bytes.count >= Self.size, Int(bytes[0]) <= Self.payloadSize,
-              bytes[1] == Self.uriType || bytes[1] == Self.textType else { return nil }
+            bytes[1] == Self.uriType || bytes[1] == Self.textType
+        else { return nil }
         type = bytes[1]
         payload = Array(bytes[2..<(2 + Int(bytes[0]))])
     }

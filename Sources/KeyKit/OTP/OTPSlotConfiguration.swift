@@ -78,10 +78,12 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
     public var ticketFlags: UInt8
     public var configFlags: UInt8
 
-    public init(fixed: [UInt8] = [], uid: [UInt8] = [UInt8](repeating: 0, count: uidSize),
-                key: [UInt8] = [UInt8](repeating: 0, count: keySize),
-                accessCode: [UInt8] = [UInt8](repeating: 0, count: accessCodeSize),
-                extFlags: UInt8 = 0, ticketFlags: UInt8 = 0, configFlags: UInt8 = 0) {
+    public init(
+        fixed: [UInt8] = [], uid: [UInt8] = [UInt8](repeating: 0, count: uidSize),
+        key: [UInt8] = [UInt8](repeating: 0, count: keySize),
+        accessCode: [UInt8] = [UInt8](repeating: 0, count: accessCodeSize),
+        extFlags: UInt8 = 0, ticketFlags: UInt8 = 0, configFlags: UInt8 = 0
+    ) {
         self.fixed = fixed
         self.uid = uid
         self.key = key
@@ -94,8 +96,10 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
     /// An HMAC-SHA1 challenge-response configuration, as yubikey-manager builds it (serial visible over
     /// the API, updates allowed, challenges shorter than 64 bytes). Keys longer than 64 bytes are hashed
     /// with SHA-1 first, as HMAC does; keys of 21 to 64 bytes do not fit.
-    public static func challengeResponse(key: [UInt8], requireTouch: Bool = false,
-                                         accessCode: [UInt8]? = nil) throws(OTPError) -> OTPSlotConfiguration {
+    public static func challengeResponse(
+        key: [UInt8], requireTouch: Bool = false,
+        accessCode: [UInt8]? = nil
+    ) throws(OTPError) -> OTPSlotConfiguration {
         var k = key
         if k.count > 64 { k = Crypto.digest(.sha1, k) }
         guard !k.isEmpty, k.count <= hmacKeySize else { throw .invalidKey(k.count) }

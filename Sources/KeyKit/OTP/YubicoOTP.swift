@@ -88,9 +88,11 @@ public struct YubicoOTPToken: Equatable, Sendable {
     /// The 16 bytes, with the CRC computed afresh.
     public var bytes: [UInt8] {
         var b = privateID.count == 6 ? privateID : Array((privateID + [UInt8](repeating: 0, count: 6)).prefix(6))
-        b += [UInt8(usageCounter & 0xFF), UInt8(usageCounter >> 8),
-              UInt8(timestamp & 0xFF), UInt8((timestamp >> 8) & 0xFF), UInt8((timestamp >> 16) & 0xFF),
-              sessionCounter, UInt8(random & 0xFF), UInt8(random >> 8)]
+        b += [
+            UInt8(usageCounter & 0xFF), UInt8(usageCounter >> 8),
+            UInt8(timestamp & 0xFF), UInt8((timestamp >> 8) & 0xFF), UInt8((timestamp >> 16) & 0xFF),
+            sessionCounter, UInt8(random & 0xFF), UInt8(random >> 8),
+        ]
         let c = ~CRC16.checksum(b)
         return b + [UInt8(c & 0xFF), UInt8(c >> 8)]
     }
@@ -116,7 +118,8 @@ public enum YubicoOTP {
     }
 
     /// Encrypts `token` and prefixes the modhex public ID.
-    public static func encode(_ token: YubicoOTPToken, key: [UInt8], publicID: [UInt8]) throws(YubicoOTPError) -> String {
+    public static func encode(_ token: YubicoOTPToken, key: [UInt8], publicID: [UInt8]) throws(YubicoOTPError) -> String
+    {
         try checkKey(key)
         guard token.privateID.count == 6 else { throw .privateIDLength(token.privateID.count) }
         guard publicID.count * 2 <= maxPublicIDLength else {

@@ -53,7 +53,7 @@ public enum PIV {
             var text = name.lowercased()
             if text.hasPrefix("0x") { text.removeFirst(2) }
             guard text.count == 2, let value = UInt8(text, radix: 16),
-                  Slot.all.contains(Slot(rawValue: value)) || value == Slot.attestation.rawValue
+                Slot.all.contains(Slot(rawValue: value)) || value == Slot.attestation.rawValue
             else { return nil }
             self.init(rawValue: value)
         }

@@ -75,7 +75,8 @@ extension AsymmetricPublicKey {
     public var pivEncoding: [UInt8] {
         switch type {
         case .rsa:
-            return TLV(PIV.Tag.rsaModulus, rsaModulus ?? []).encoded + TLV(PIV.Tag.rsaExponent, rsaExponent ?? []).encoded
+            return TLV(PIV.Tag.rsaModulus, rsaModulus ?? []).encoded
+                + TLV(PIV.Tag.rsaExponent, rsaExponent ?? []).encoded
         case .p256, .p384:
             return TLV(PIV.Tag.ecPoint, ecPoint ?? []).encoded
         case .ed25519, .x25519:

@@ -26,13 +26,15 @@ public struct PIVOverview: Sendable {
 
         /// The key's algorithm: the metadata's, else the certificate's.
         public var algorithm: PIV.Algorithm? {
-            key?.algorithm ?? certificate?.subjectPublicKeyInfo.flatMap { try? AsymmetricPublicKey(spki: $0) }?.pivAlgorithm
+            key?.algorithm
+                ?? certificate?.subjectPublicKeyInfo.flatMap { try? AsymmetricPublicKey(spki: $0) }?.pivAlgorithm
         }
 
         /// Whether the certificate's public key is the slot's key (nil when either is unknown).
         public var certificateMatchesKey: Bool? {
             guard let key, let spki = certificate?.subjectPublicKeyInfo,
-                  let certificateKey = try? AsymmetricPublicKey(spki: spki) else { return nil }
+                let certificateKey = try? AsymmetricPublicKey(spki: spki)
+            else { return nil }
             return certificateKey == key.publicKey
         }
     }
@@ -59,8 +61,9 @@ public struct PIVOverview: Sendable {
             }
             if entry.key != nil || entry.certificate != nil || entry.certificateProblem != nil { slots.append(entry) }
         }
-        return PIVOverview(version: version, serial: serial, pinRetries: retries, pin: pin, puk: puk,
-                           managementKey: managementKey, slots: slots)
+        return PIVOverview(
+            version: version, serial: serial, pinRetries: retries, pin: pin, puk: puk,
+            managementKey: managementKey, slots: slots)
     }
 
     /// The slot's entry, if it holds anything.
@@ -99,11 +102,14 @@ public enum PIVSignatureCheck {
     /// Verifies `pin` (when given), signs 32 random bytes with the key in `slot` and checks the signature with
     /// the public key of the slot's certificate. `beforeSigning` runs just before the key is asked to sign
     /// (where a face says "Touch your key" when the slot's policy asks for it).
-    public static func run(_ session: PIVSession, slot: PIV.Slot, pin: SecretBytes?,
-                           beforeSigning: @Sendable () async -> Void = {}) async throws -> Outcome {
+    public static func run(
+        _ session: PIVSession, slot: PIV.Slot, pin: SecretBytes?,
+        beforeSigning: @Sendable () async -> Void = {}
+    ) async throws -> Outcome {
         guard let certificate = try await session.certificate(in: slot) else { return .noCertificate }
         guard let spki = certificate.subjectPublicKeyInfo, let certificateKey = try? AsymmetricPublicKey(spki: spki),
-              let algorithm = certificateKey.pivAlgorithm, certificateKey.type != .x25519 else {
+            let algorithm = certificateKey.pivAlgorithm, certificateKey.type != .x25519
+        else {
             return .unsupportedCertificateKey
         }
         let keyAlgorithm = try await session.keyAlgorithm(in: slot)

@@ -21,28 +21,38 @@ extension PIVSession {
     /// `managementKeyAlgorithm()`. Wrong key: `managementKeyAuthenticationFailed`.
     public func authenticate(managementKey key: SecretBytes, algorithm: PIV.Algorithm? = nil) async throws {
         let algorithm = if let algorithm { algorithm } else { try await managementKeyAlgorithm() }
-        guard let cipher = BlockCipher.Algorithm(algorithm) else { throw PIVError.notAManagementKeyAlgorithm(algorithm) }
+        guard let cipher = BlockCipher.Algorithm(algorithm) else {
+            throw PIVError.notAManagementKeyAlgorithm(algorithm)
+        }
         guard key.count == cipher.keyLength else {
             throw PIVError.managementKeyLength(expected: cipher.keyLength, actual: key.count)
         }
         let ref = PIV.Reference.managementKey
         let request = TLV(Tag.dynamicAuthentication, TLV(Tag.witness, []).encoded).encoded
         let first = try await send(APDU(ins: Ins.authenticate, p1: algorithm.rawValue, p2: ref, data: request, le: 256))
-        let witness = try PIVSession.field(Tag.witness, in: PIVSession.parseTLVs(
-            PIVSession.unwrap(Tag.dynamicAuthentication, first)))
+        let witness = try PIVSession.field(
+            Tag.witness,
+            in: PIVSession.parseTLVs(
+                PIVSession.unwrap(Tag.dynamicAuthentication, first)))
         guard witness.count == cipher.blockSize else {
             throw PIVError.malformed(.fieldLength(tag: Tag.witness, length: witness.count))
         }
         var decrypted = try BlockCipher.decrypt(cipher, key: key, block: witness)
         defer { SecretBytes.wipe(&decrypted) }
         let challenge = Crypto.random(cipher.blockSize)
-        let answer = TLV(Tag.dynamicAuthentication,
-                         TLV(Tag.witness, decrypted).encoded + TLV(Tag.challenge, challenge).encoded).encoded
-        let response = try await proto.send(APDU(ins: Ins.authenticate, p1: algorithm.rawValue, p2: ref, data: answer,
-                                                 le: 256))
+        let answer = TLV(
+            Tag.dynamicAuthentication,
+            TLV(Tag.witness, decrypted).encoded + TLV(Tag.challenge, challenge).encoded
+        ).encoded
+        let response = try await proto.send(
+            APDU(
+                ins: Ins.authenticate, p1: algorithm.rawValue, p2: ref, data: answer,
+                le: 256))
         if response.status == .securityConditionNotSatisfied { throw PIVError.managementKeyAuthenticationFailed }
-        let theirs = try PIVSession.field(Tag.response, in: PIVSession.parseTLVs(
-            PIVSession.unwrap(Tag.dynamicAuthentication, PIVSession.check(response))))
+        let theirs = try PIVSession.field(
+            Tag.response,
+            in: PIVSession.parseTLVs(
+                PIVSession.unwrap(Tag.dynamicAuthentication, PIVSession.check(response))))
         let expected = try BlockCipher.encrypt(cipher, key: key, block: challenge)
         guard Crypto.constantTimeEqual(theirs, expected) else { throw PIVError.managementKeyResponseMismatch }
         managementKeyAlgorithmKnown = algorithm
@@ -50,8 +60,11 @@ extension PIVSession {
 
     /// SET MANAGEMENT KEY (after `authenticate`): a new key of `algorithm` (AES from firmware 5.4), which
     /// may ask for a touch on every use.
-    public func setManagementKey(_ key: SecretBytes, algorithm: PIV.Algorithm, requireTouch: Bool = false) async throws {
-        guard let cipher = BlockCipher.Algorithm(algorithm) else { throw PIVError.notAManagementKeyAlgorithm(algorithm) }
+    public func setManagementKey(_ key: SecretBytes, algorithm: PIV.Algorithm, requireTouch: Bool = false) async throws
+    {
+        guard let cipher = BlockCipher.Algorithm(algorithm) else {
+            throw PIVError.notAManagementKeyAlgorithm(algorithm)
+        }
         if algorithm != .tripleDES { try PIVFeature.aesManagementKey.check(version) }
         guard key.count == cipher.keyLength else {
             throw PIVError.managementKeyLength(expected: cipher.keyLength, actual: key.count)

@@ -25,8 +25,10 @@ public actor PIVSession {
     }
 
     /// SELECTs the PIV application and reads its version.
-    public static func make(connection: any SmartCardConnection,
-                            observer: (@Sendable (APDUExchange) -> Void)? = nil) async throws -> PIVSession {
+    public static func make(
+        connection: any SmartCardConnection,
+        observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) async throws -> PIVSession {
         let proto = SmartCardProtocol(connection: connection, observer: observer)
         _ = try await proto.select(AID.piv, name: "PIV")
         let answer = try PIVSession.check(try await proto.send(APDU(ins: Ins.getVersion, le: 256)))
@@ -129,8 +131,10 @@ public actor PIVSession {
         let isDefault = try PIVSession.field(Tag.metadataIsDefault, in: tlvs)
         let retries = try PIVSession.field(Tag.metadataRetries, in: tlvs)
         guard isDefault.count == 1, retries.count == 2 else {
-            throw PIVError.malformed(.fieldLength(tag: isDefault.count == 1 ? Tag.metadataRetries : Tag.metadataIsDefault,
-                                                  length: isDefault.count == 1 ? retries.count : isDefault.count))
+            throw PIVError.malformed(
+                .fieldLength(
+                    tag: isDefault.count == 1 ? Tag.metadataRetries : Tag.metadataIsDefault,
+                    length: isDefault.count == 1 ? retries.count : isDefault.count))
         }
         return PIVPINMetadata(isDefault: isDefault[0] != 0, totalRetries: Int(retries[0]), retriesLeft: Int(retries[1]))
     }
@@ -145,11 +149,16 @@ public actor PIVSession {
         }
         let policy = try PIVSession.field(Tag.metadataPolicy, in: tlvs)
         let isDefault = try PIVSession.field(Tag.metadataIsDefault, in: tlvs)
-        guard policy.count == 2 else { throw PIVError.malformed(.fieldLength(tag: Tag.metadataPolicy, length: policy.count)) }
-        guard let touch = PIV.TouchPolicy(rawValue: policy[1]) else { throw PIVError.malformed(.unknownTouchPolicy(policy[1])) }
+        guard policy.count == 2 else {
+            throw PIVError.malformed(.fieldLength(tag: Tag.metadataPolicy, length: policy.count))
+        }
+        guard let touch = PIV.TouchPolicy(rawValue: policy[1]) else {
+            throw PIVError.malformed(.unknownTouchPolicy(policy[1]))
+        }
         managementKeyAlgorithmKnown = algorithm
-        return PIVManagementKeyMetadata(algorithm: algorithm, isDefault: isDefault.first.map { $0 != 0 } ?? false,
-                                        touchPolicy: touch)
+        return PIVManagementKeyMetadata(
+            algorithm: algorithm, isDefault: isDefault.first.map { $0 != 0 } ?? false,
+            touchPolicy: touch)
     }
 
     /// GET METADATA of a slot's key; `noKeyInSlot` when it holds none.
@@ -160,13 +169,22 @@ public actor PIVSession {
             throw PIVError.malformed(.unknownAlgorithm(algorithmByte))
         }
         let policy = try PIVSession.field(Tag.metadataPolicy, in: tlvs)
-        guard policy.count == 2 else { throw PIVError.malformed(.fieldLength(tag: Tag.metadataPolicy, length: policy.count)) }
-        guard let pin = PIV.PINPolicy(rawValue: policy[0]) else { throw PIVError.malformed(.unknownPINPolicy(policy[0])) }
-        guard let touch = PIV.TouchPolicy(rawValue: policy[1]) else { throw PIVError.malformed(.unknownTouchPolicy(policy[1])) }
+        guard policy.count == 2 else {
+            throw PIVError.malformed(.fieldLength(tag: Tag.metadataPolicy, length: policy.count))
+        }
+        guard let pin = PIV.PINPolicy(rawValue: policy[0]) else {
+            throw PIVError.malformed(.unknownPINPolicy(policy[0]))
+        }
+        guard let touch = PIV.TouchPolicy(rawValue: policy[1]) else {
+            throw PIVError.malformed(.unknownTouchPolicy(policy[1]))
+        }
         let originByte = try PIVSession.field(Tag.metadataOrigin, in: tlvs).first ?? 0
-        guard let origin = PIV.Origin(rawValue: originByte) else { throw PIVError.malformed(.unknownOrigin(originByte)) }
-        let key = try AsymmetricPublicKey(pivEncoding: try PIVSession.field(Tag.metadataPublicKey, in: tlvs),
-                                          algorithm: algorithm)
+        guard let origin = PIV.Origin(rawValue: originByte) else {
+            throw PIVError.malformed(.unknownOrigin(originByte))
+        }
+        let key = try AsymmetricPublicKey(
+            pivEncoding: try PIVSession.field(Tag.metadataPublicKey, in: tlvs),
+            algorithm: algorithm)
         return PIVSlotMetadata(algorithm: algorithm, pinPolicy: pin, touchPolicy: touch, origin: origin, publicKey: key)
     }
 
@@ -226,8 +244,10 @@ public actor PIVSession {
         try await changeReference(Ins.resetRetryCounter, PIV.Reference.pin, puk, newPIN, puk: true)
     }
 
-    private func changeReference(_ ins: UInt8, _ reference: UInt8, _ current: SecretBytes, _ new: SecretBytes,
-                                 puk: Bool) async throws {
+    private func changeReference(
+        _ ins: UInt8, _ reference: UInt8, _ current: SecretBytes, _ new: SecretBytes,
+        puk: Bool
+    ) async throws {
         try PIVSession.checkNew(new)
         var data = try PIVSession.padded(current) + PIVSession.padded(new)
         defer { SecretBytes.wipe(&data) }

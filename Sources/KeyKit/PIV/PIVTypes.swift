@@ -161,8 +161,10 @@ public struct PIVSlotMetadata: Sendable, Hashable {
     public var origin: PIV.Origin
     public var publicKey: AsymmetricPublicKey
 
-    public init(algorithm: PIV.Algorithm, pinPolicy: PIV.PINPolicy, touchPolicy: PIV.TouchPolicy,
-                origin: PIV.Origin, publicKey: AsymmetricPublicKey) {
+    public init(
+        algorithm: PIV.Algorithm, pinPolicy: PIV.PINPolicy, touchPolicy: PIV.TouchPolicy,
+        origin: PIV.Origin, publicKey: AsymmetricPublicKey
+    ) {
         self.algorithm = algorithm
         self.pinPolicy = pinPolicy
         self.touchPolicy = touchPolicy

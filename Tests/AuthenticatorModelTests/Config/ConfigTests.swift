@@ -16,7 +16,8 @@ private func configError(_ text: String, mode: UInt32? = nil) -> ConfigError? {
 @Suite("Config: the TOML subset")
 struct TOMLTests {
     @Test func valuesWithTheirLines() throws {
-        let tables = try TOML.parse("""
+        let tables = try TOML.parse(
+            """
             # a comment
             top = 1
             [a]
@@ -43,8 +44,12 @@ struct TOMLTests {
         #expect(a[3].value == .integer(255))
         #expect(a[4].value == .integer(1000))
         #expect(a[5].value == .bool(true))
-        #expect(a[6].value == .array([TOML.Located(value: .string("one"), line: 11),
-                                      TOML.Located(value: .string("two"), line: 12)]))
+        #expect(
+            a[6].value
+                == .array([
+                    TOML.Located(value: .string("one"), line: 11),
+                    TOML.Located(value: .string("two"), line: 12),
+                ]))
         #expect(a[6].line == 10)
         #expect(tables[2].entries == [TOML.Entry(key: "quoted key", value: .bool(false), line: 15)])
     }
@@ -143,7 +148,10 @@ struct ConfigSchemaTests {
         ("[colour]", 1, "unknown table [colour]; allowed: key, ui, colors, keys, otp, otp.aes_keys"),
         ("x = 1", 1, "outside any table"),
         ("[ui]\nclipbaord = \"osc52\"", 2, "unknown key \"clipbaord\" in [ui]; allowed: clipboard, color, language"),
-        ("[ui]\nclipboard = \"pbcopy\"", 2, "clipboard must be one of \"osc52\", \"wl-copy\", \"xclip\", \"auto\", \"none\", not \"pbcopy\""),
+        (
+            "[ui]\nclipboard = \"pbcopy\"", 2,
+            "clipboard must be one of \"osc52\", \"wl-copy\", \"xclip\", \"auto\", \"none\", not \"pbcopy\""
+        ),
         ("[ui]\ncolor = true", 2, "color must be one of \"auto\", \"always\", \"never\", not a boolean"),
         ("[ui]\nlanguage = \"fr\"", 2, "language must be one of \"en\", \"de\", \"auto\", not \"fr\""),
         ("[key]\nserial = \"123\"", 2, "serial must be an integer"),
@@ -164,7 +172,10 @@ struct ConfigSchemaTests {
         ("[otp.aes_keys]\nxyz = \"00112233445566778899aabbccddeeff\"", 2, "is not a public ID"),
         ("[otp.aes_keys]\nvvcc = 5", 2, "must be a string of 32 hex digits, not an integer"),
         ("[otp.aes_keys]\nvvcc = \"0011\"", 2, "must be 32 hex digits (16 bytes)"),
-        ("[otp.aes_keys]\nvvcc = \"00112233445566778899aabbccddeeff\"\nVVCC = \"00112233445566778899aabbccddeeff\"", 3, "has two keys"),
+        (
+            "[otp.aes_keys]\nvvcc = \"00112233445566778899aabbccddeeff\"\nVVCC = \"00112233445566778899aabbccddeeff\"",
+            3, "has two keys"
+        ),
     ])
     func badValuesNameTheLineAndWhatIsAllowed(text: String, line: Int, words: String) {
         let error = configError(text)
@@ -213,11 +224,16 @@ struct ConfigFileTests {
     }
 
     @Test func pathFollowsXDG() {
-        #expect(Config.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"]) == "/x/cfg/ykterm/config.toml")
+        #expect(
+            Config.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"])
+                == "/x/cfg/ykterm/config.toml")
         #expect(Config.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/ykterm/config.toml")
         // A relative XDG_CONFIG_HOME is ignored, as the XDG spec says.
-        #expect(Config.defaultPath(environment: ["XDG_CONFIG_HOME": "cfg", "HOME": "/home/u"]) == "/home/u/.config/ykterm/config.toml")
-        #expect(Config.defaultPath(environment: ["YKTERM_CONFIG": "/etc/y.toml", "XDG_CONFIG_HOME": "/x"]) == "/etc/y.toml")
+        #expect(
+            Config.defaultPath(environment: ["XDG_CONFIG_HOME": "cfg", "HOME": "/home/u"])
+                == "/home/u/.config/ykterm/config.toml")
+        #expect(
+            Config.defaultPath(environment: ["YKTERM_CONFIG": "/etc/y.toml", "XDG_CONFIG_HOME": "/x"]) == "/etc/y.toml")
     }
 
     @Test func missingFileGivesTheDefaults() throws {
@@ -235,7 +251,8 @@ struct ConfigFileTests {
         do {
             _ = try Config.load(path: path)
         } catch {
-            #expect(error.description == "\(path):1: [otp.aes_keys] holds secret keys, but others can read this file "
+            #expect(
+                error.description == "\(path):1: [otp.aes_keys] holds secret keys, but others can read this file "
                     + "(mode 0644); run: chmod 600 \(path)")
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
@@ -338,8 +355,9 @@ struct StringTablesLoaderTests {
         let none = StringTables.load(language: "en", directories: [dir + "/missing"])
         #expect(none.format("hello", [:]) == "hello")
         #expect(none.problem?.contains("YKTERM_RESOURCES") == true)
-        #expect(StringTables.directories(environment: ["YKTERM_RESOURCES": "/r"], executablePath: "/p/bin/ykterm")
-                    .prefix(2) == ["/r/strings", "/p/share/ykterm/strings"])
+        #expect(
+            StringTables.directories(environment: ["YKTERM_RESOURCES": "/r"], executablePath: "/p/bin/ykterm")
+                .prefix(2) == ["/r/strings", "/p/share/ykterm/strings"])
     }
 
     @Test func shippedTablesAreComplete() throws {

@@ -5,17 +5,24 @@ import Testing
 
 /// The device view's application toggles: the same checks and confirmation as `ykterm config`.
 @Suite struct DeviceConfigModelTests {
-    static let usbKey = KeyDescriptor(transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"),
-                                      name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
-                                      atr: [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15])
+    static let usbKey = KeyDescriptor(
+        transport: .pcsc(reader: "Yubico YubiKey OTP+FIDO+CCID 00 00"),
+        name: "Yubico YubiKey OTP+FIDO+CCID 00 00",
+        atr: [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15])
 
     static func state(locked: Bool = false, enabledUSB: Capabilities = .all) -> AppState {
         var state = AppState(now: 1000)
         _ = update(&state, .keyEvent(.keyArrived(usbKey)))
-        let device = DeviceInfo(serial: 7, version: Version(5, 7, 2), supportedUSB: .all, enabledUSB: enabledUSB,
-                                supportedNFC: .all, enabledNFC: .all, isConfigLocked: locked)
-        _ = update(&state, .probed(keyID: usbKey.id, KeyInfo(reader: usbKey.name, atr: usbKey.atr, device: device,
-                                                             applications: device.enabledUSB.names, overNFC: false)))
+        let device = DeviceInfo(
+            serial: 7, version: Version(5, 7, 2), supportedUSB: .all, enabledUSB: enabledUSB,
+            supportedNFC: .all, enabledNFC: .all, isConfigLocked: locked)
+        _ = update(
+            &state,
+            .probed(
+                keyID: usbKey.id,
+                KeyInfo(
+                    reader: usbKey.name, atr: usbKey.atr, device: device,
+                    applications: device.enabledUSB.names, overNFC: false)))
         _ = update(&state, .keyPress(.char("i")))
         return state
     }
@@ -42,13 +49,20 @@ import Testing
         #expect(state.deviceConfig.pending == nil && state.showDeviceInfo)
         _ = update(&state, .keyPress(.char(" ")))
         _ = update(&state, .tick(now: state.now + 1))
-        #expect(update(&state, .keyPress(.char("y"))) == [.writeConfig(Self.usbKey, DeviceConfiguration(enabledUSB: Capabilities.all.subtracting(.otp)), reboot: true)])
+        #expect(
+            update(&state, .keyPress(.char("y"))) == [
+                .writeConfig(
+                    Self.usbKey, DeviceConfiguration(enabledUSB: Capabilities.all.subtracting(.otp)), reboot: true)
+            ])
         #expect(state.deviceConfig.writing)
         // A second Space while the write is under way asks nothing.
         _ = update(&state, .keyPress(.char(" ")))
         #expect(state.deviceConfig.pending == nil)
         // Refused (locked meanwhile by another program): said, and the key read again.
-        #expect(update(&state, .configWritten(keyID: Self.usbKey.id, failure: ErrorExplanation(ManagementError.wrongLockCode).text))
+        #expect(
+            update(
+                &state,
+                .configWritten(keyID: Self.usbKey.id, failure: ErrorExplanation(ManagementError.wrongLockCode).text))
                 == [.probe(Self.usbKey)])
         #expect(!state.deviceConfig.writing && state.status?.kind == .error)
     }
@@ -88,13 +102,17 @@ import Testing
         _ = update(&state, .keyPress(.ctrl("u")))
         Self.type(Self.lockHex.uppercased(), &state)
         let change = DeviceConfiguration(enabledUSB: Capabilities.all.subtracting(.otp))
-        #expect(update(&state, .keyPress(.enter)) == [.writeConfig(Self.usbKey, change, reboot: true, currentLockCode: Self.lock)])
+        #expect(
+            update(&state, .keyPress(.enter)) == [
+                .writeConfig(Self.usbKey, change, reboot: true, currentLockCode: Self.lock)
+            ])
         // The code left the state with the command.
         #expect(state.deviceConfig.lockDialog?.form[DeviceLockField.current] == "" && state.deviceConfig.writing)
         // Wrong: the dialog stays, says why, and takes another try (the key is read again meanwhile).
         let wrong = ErrorExplanation(ManagementError.wrongLockCode).text
         #expect(update(&state, .configWritten(keyID: Self.usbKey.id, failure: wrong)) == [.probe(Self.usbKey)])
-        #expect(state.deviceConfig.lockDialog?.form.problem == wrong && state.deviceConfig.lockDialog?.form.busy == false)
+        #expect(
+            state.deviceConfig.lockDialog?.form.problem == wrong && state.deviceConfig.lockDialog?.form.busy == false)
         Self.type(Self.lockHex, &state)
         #expect(update(&state, .keyPress(.enter)).count == 1)
         #expect(update(&state, .configWritten(keyID: Self.usbKey.id, failure: nil)) == [.probe(Self.usbKey)])
@@ -123,12 +141,19 @@ import Testing
         _ = update(&state, .keyPress(.backspace))
         Self.type("f", &state)
         #expect(update(&state, .keyPress(.enter)).isEmpty)
-        #expect(state.deviceConfig.lockDialog?.form.confirming?.question
+        #expect(
+            state.deviceConfig.lockDialog?.form.confirming?.question
                 == UIText("config.tui.lock.confirm", nested: ["change": UIText("config.change.lock-set")]))
         state.now += 1
-        #expect(update(&state, .keyPress(.char("y")))
-                == [.writeConfig(Self.usbKey, DeviceConfiguration(), reboot: false, currentLockCode: nil, newLockCode: Self.lock)])
-        #expect(state.deviceConfig.lockDialog?.form[DeviceLockField.new] == "" && state.deviceConfig.lockDialog?.form[DeviceLockField.again] == "")
+        #expect(
+            update(&state, .keyPress(.char("y")))
+                == [
+                    .writeConfig(
+                        Self.usbKey, DeviceConfiguration(), reboot: false, currentLockCode: nil, newLockCode: Self.lock)
+                ])
+        #expect(
+            state.deviceConfig.lockDialog?.form[DeviceLockField.new] == ""
+                && state.deviceConfig.lockDialog?.form[DeviceLockField.again] == "")
     }
 
     @Test func lOnALockedKeyClearsTheLockWithTheCurrentCode() {
@@ -140,12 +165,17 @@ import Testing
         _ = update(&state, .keyPress(.down))
         Self.type(Self.lockHex, &state)
         #expect(update(&state, .keyPress(.enter)).isEmpty)
-        #expect(state.deviceConfig.lockDialog?.form.confirming?.question
+        #expect(
+            state.deviceConfig.lockDialog?.form.confirming?.question
                 == UIText("config.tui.lock.confirm", nested: ["change": UIText("config.change.lock-cleared")]))
         state.now += 1
-        #expect(update(&state, .keyPress(.char("y")))
-                == [.writeConfig(Self.usbKey, DeviceConfiguration(), reboot: false, currentLockCode: Self.lock,
-                                 newLockCode: DeviceConfiguration.clearedLockCode)])
+        #expect(
+            update(&state, .keyPress(.char("y")))
+                == [
+                    .writeConfig(
+                        Self.usbKey, DeviceConfiguration(), reboot: false, currentLockCode: Self.lock,
+                        newLockCode: DeviceConfiguration.clearedLockCode)
+                ])
         // Changing it instead: the current code, then the new one twice.
         var change = Self.state(locked: true)
         _ = update(&change, .keyPress(.char("L")))
@@ -156,12 +186,17 @@ import Testing
         _ = update(&change, .keyPress(.enter))
         Self.type(String(repeating: "AB", count: 16), &change)
         _ = update(&change, .keyPress(.enter))
-        #expect(change.deviceConfig.lockDialog?.form.confirming?.question
+        #expect(
+            change.deviceConfig.lockDialog?.form.confirming?.question
                 == UIText("config.tui.lock.confirm", nested: ["change": UIText("config.change.lock-changed")]))
         change.now += 1
-        #expect(update(&change, .keyPress(.char("y")))
-                == [.writeConfig(Self.usbKey, DeviceConfiguration(), reboot: false, currentLockCode: Self.lock,
-                                 newLockCode: [UInt8](repeating: 0xAB, count: 16))])
+        #expect(
+            update(&change, .keyPress(.char("y")))
+                == [
+                    .writeConfig(
+                        Self.usbKey, DeviceConfiguration(), reboot: false, currentLockCode: Self.lock,
+                        newLockCode: [UInt8](repeating: 0xAB, count: 16))
+                ])
     }
 
     @Test func refusedChangesAskNothing() {
@@ -188,19 +223,27 @@ import Testing
         let d = InProcessBackend.descriptor
         let lock = DeviceConfigModelTests.lock
         let noOATH = DeviceConfiguration(enabledNFC: Capabilities.all.subtracting(.oath))
-        #expect(try await h.run(.writeConfig(d, DeviceConfiguration(), reboot: false, newLockCode: lock), Self.written) == .some(nil))
+        #expect(
+            try await h.run(.writeConfig(d, DeviceConfiguration(), reboot: false, newLockCode: lock), Self.written)
+                == .some(nil))
         #expect(backend.key.state.configLocked)
         // Without the code, and with a wrong one, the key refuses and nothing changes.
         let wrong = ErrorExplanation(ManagementError.wrongLockCode).text
         #expect(try await h.run(.writeConfig(d, noOATH, reboot: false), Self.written) == .some(wrong))
-        #expect(try await h.run(.writeConfig(d, noOATH, reboot: false, currentLockCode: [UInt8](repeating: 9, count: 16)),
-                                Self.written) == .some(wrong))
+        #expect(
+            try await h.run(
+                .writeConfig(d, noOATH, reboot: false, currentLockCode: [UInt8](repeating: 9, count: 16)),
+                Self.written) == .some(wrong))
         #expect(backend.key.state.nfcEnabled & Capabilities.oath.rawValue != 0)
         // With it, the change is written; then the lock is cleared and no code is needed.
-        #expect(try await h.run(.writeConfig(d, noOATH, reboot: false, currentLockCode: lock), Self.written) == .some(nil))
+        #expect(
+            try await h.run(.writeConfig(d, noOATH, reboot: false, currentLockCode: lock), Self.written) == .some(nil))
         #expect(backend.key.state.nfcEnabled & Capabilities.oath.rawValue == 0)
-        #expect(try await h.run(.writeConfig(d, DeviceConfiguration(), reboot: false, currentLockCode: lock,
-                                             newLockCode: DeviceConfiguration.clearedLockCode), Self.written) == .some(nil))
+        #expect(
+            try await h.run(
+                .writeConfig(
+                    d, DeviceConfiguration(), reboot: false, currentLockCode: lock,
+                    newLockCode: DeviceConfiguration.clearedLockCode), Self.written) == .some(nil))
         #expect(!backend.key.state.configLocked)
         let all = DeviceConfiguration(enabledNFC: .all)
         #expect(try await h.run(.writeConfig(d, all, reboot: false), Self.written) == .some(nil))

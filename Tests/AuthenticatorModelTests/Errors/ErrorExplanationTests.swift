@@ -14,8 +14,9 @@ import Testing
             for (language, tables) in Self.tables {
                 let text = tables.primary[kind.textKey]
                 #expect(text != nil && text?.isEmpty == false, "\(kind.textKey) has no \(language) text")
-                #expect(StringTables.placeholders(in: text ?? "") == StringTables.placeholders(in: english ?? ""),
-                        "\(kind.textKey): \(language) and English fill different places")
+                #expect(
+                    StringTables.placeholders(in: text ?? "") == StringTables.placeholders(in: english ?? ""),
+                    "\(kind.textKey): \(language) and English fill different places")
             }
         }
     }
@@ -28,23 +29,35 @@ import Testing
         (SmartCardError.cardRemoved, .keyRemoved), (SmartCardError.sharingViolation("R"), .keyHeldElsewhere),
         (SmartCardError.unresponsive, .keyUnresponsive), (SmartCardError.readerNotAnswering("R"), .readerNotAnswering),
         (SmartCardError.timeout, .timeout),
-        (SmartCardError.cancelled, .cancelled), (SmartCardError.communication(function: "SCardTransmit", code: 0x8010_0013), .readerFailed),
+        (SmartCardError.cancelled, .cancelled),
+        (SmartCardError.communication(function: "SCardTransmit", code: 0x8010_0013), .readerFailed),
         (SmartCardError.pcsc(code: 0x8010_0001, function: "SCardConnect"), .pcscFailed),
         (SmartCardError.invalidAPDU(.zeroExtendedLc), .invalidInput),
         (SmartCardError.malformedResponse(Malformation(.oathCode, .missing)), .malformedAnswer),
         (SmartCardError.status(.invalidInstruction), .refused),
         (SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF), after: "SEND REMAINING"), .exchangeBrokeOff),
-        (SmartCardError.applicationNotAvailable("OATH"), .applicationMissing), (SmartCardError.closed, .connectionClosed),
+        (SmartCardError.applicationNotAvailable("OATH"), .applicationMissing),
+        (SmartCardError.closed, .connectionClosed),
         (SmartCardError.deviceInfoNeedsFirmware(Version(4, 0, 0)), .deviceInfoNeedsFirmware),
         (KeyFinderError.noKey(KeySelector(reader: "Yubi", serial: 123)), .noKeyFound),
         (KeyFinderError.ambiguous(["a", "b"]), .severalKeys),
         (KeyRouteError.notOnThisKey(.fido, [.ccid]), .interfaceMissing),
         (KeyRouteError.notOnThisKey(.oath, []), .interfaceMissing),
-        (OATHError.invalidCredential(.emptySecret), .invalidAccount), (OATHError.invalidURI(.export(.noAccounts)), .invalidURI),
+        (OATHError.invalidCredential(.emptySecret), .invalidAccount),
+        (OATHError.invalidURI(.export(.noAccounts)), .invalidURI),
         (OATHError.wrongPassword, .wrongPassword), (OATHError.passwordRequired, .passwordRequired),
-        (OATHError.notSupported(feature: .rename, minimum: Version(5, 3, 1), actual: Version(5, 2, 0)), .renameNeedsFirmware),
-        (OATHError.notSupported(feature: .touch, minimum: Version(4, 2, 4), actual: Version(4, 2, 0)), .touchNeedsFirmware),
-        (OATHError.notSupported(feature: .sha512, minimum: Version(4, 3, 1), actual: Version(4, 2, 0)), .sha512NeedsFirmware),
+        (
+            OATHError.notSupported(feature: .rename, minimum: Version(5, 3, 1), actual: Version(5, 2, 0)),
+            .renameNeedsFirmware
+        ),
+        (
+            OATHError.notSupported(feature: .touch, minimum: Version(4, 2, 4), actual: Version(4, 2, 0)),
+            .touchNeedsFirmware
+        ),
+        (
+            OATHError.notSupported(feature: .sha512, minimum: Version(4, 3, 1), actual: Version(4, 2, 0)),
+            .sha512NeedsFirmware
+        ),
         (OATHError.noSpace, .noRoom), (OATHError.noSuchCredential("a"), .noSuchAccount),
         (OATHError.credentialExists("a"), .accountExists), (OATHError.keyResponseMismatch, .keyNotGenuine),
         (OATHError.touchTimeout, .touchTimeout),
@@ -72,12 +85,15 @@ import Testing
         (OTPError.unencodableCharacter(offset: 2, layout: .de), .staticPasswordCharacter),
         (OTPError.invalidMovingFactor(17), .hotpCounter), (OTPError.invalidDigits(7), .hotpDigits),
         (OTPError.ndefTooLong(60), .ndefURILength),
-        (OTPHIDError.permissionDenied("/dev/hidraw1"), .hidPermission), (OTPHIDError.deviceGone("/dev/hidraw1"), .hidGone),
+        (OTPHIDError.permissionDenied("/dev/hidraw1"), .hidPermission),
+        (OTPHIDError.deviceGone("/dev/hidraw1"), .hidGone),
         (OTPHIDError.ioFailed(call: "HIDIOCGFEATURE", path: "/dev/hidraw1", errno: 5), .hidFailed),
         (OTPHIDError.malformedReport(Malformation(.featureReport, .length(3))), .malformedAnswer),
         (OTPHIDError.badChecksum, .damagedAnswer), (OTPHIDError.commandRejected, .slotRefused),
-        (OTPHIDError.touchTimeout, .touchTimeout), (OTPHIDError.timeout, .timeout), (OTPHIDError.closed, .connectionClosed),
-        (NDEFError.malformed(Malformation(.ndefMessage, .empty)), .ndefMalformed), (NDEFError.chunkedRecords, .ndefUnsupported),
+        (OTPHIDError.touchTimeout, .touchTimeout), (OTPHIDError.timeout, .timeout),
+        (OTPHIDError.closed, .connectionClosed),
+        (NDEFError.malformed(Malformation(.ndefMessage, .empty)), .ndefMalformed),
+        (NDEFError.chunkedRecords, .ndefUnsupported),
         (NDEFError.noOTP(.noRecords), .noOTP),
         (YubicoOTPError.keyLength(3), .invalidInput), (YubicoOTPError.otpTooShort(3), .notYubicoOTP),
         (YubicoOTPError.publicIDLength(9), .invalidInput), (YubicoOTPError.privateIDLength(2), .invalidInput),
@@ -99,8 +115,10 @@ import Testing
         (FIDOSessionError.malformed(Malformation(.pinToken, .length(7))), .malformedAnswer),
         (FIDOSessionError.pinTooShort(minimum: 6, count: 4), .pinTooShort),
         (FIDOSessionError.pinTooLong(bytes: 70), .pinTooLong), (FIDOSessionError.pinHasNUL, .pinHasNUL),
-        (FIDOSessionError.noPINSupport, .noPINSupport), (FIDOSessionError.signatureInvalid(.assertion), .signatureInvalid),
-        (FIDOSessionError.notSupported(.credentialManagement), .notSupported), (FIDOSessionError.ctap2NotSupported, .u2fOnly),
+        (FIDOSessionError.noPINSupport, .noPINSupport),
+        (FIDOSessionError.signatureInvalid(.assertion), .signatureInvalid),
+        (FIDOSessionError.notSupported(.credentialManagement), .notSupported),
+        (FIDOSessionError.ctap2NotSupported, .u2fOnly),
         (FIDOSessionError.noCommonPINProtocol([3]), .noCommonPINProtocol),
         (FIDOSessionError.pinChangeRequired, .pinChangeRequired),
         (FIDOSessionError.minPINLengthDecrease(current: 8, requested: 6), .minPINLengthDecrease),
@@ -120,29 +138,38 @@ import Testing
         (FIDOTransportError.malformed(Malformation(.initNonce, .mismatch)), .malformedAnswer),
         (HIDDeviceError.permissionDenied("/dev/hidraw0"), .hidPermission), (HIDDeviceError.notFound("p"), .hidGone),
         (HIDDeviceError.openFailed(path: "p", reason: "r"), .hidFailed), (HIDDeviceError.unavailable, .hidUnavailable),
-        (Hex.DecodeError.oddLength(3), .oddHex), (Hex.DecodeError.invalidCharacter("g", offset: 3), .notHex), (Modhex.DecodeError.oddLength(3), .invalidInput),
+        (Hex.DecodeError.oddLength(3), .oddHex), (Hex.DecodeError.invalidCharacter("g", offset: 3), .notHex),
+        (Modhex.DecodeError.oddLength(3), .invalidInput),
         (TLV.DecodeError.missingTag(0x71), .malformedAnswer), (CBORError.tooDeep, .malformedAnswer),
         (AtomicFile.WriteError(path: "/x", reason: "EROFS"), .fileUnwritable),
         (RememberedKeys.StoreError.unreadable("/x", "EIO"), .fileUnreadable),
         (RememberedKeys.StoreError.unwritable("/x", "EIO"), .fileUnwritable),
         (RememberedKeys.StoreError.insecure("/x", 0o644), .fileInsecure),
-        (CryptoError.openssl("EVP"), .cryptoFailed), (CancellationError(), .cancelled), (KeyRequestInterrupted(), .interrupted),
+        (CryptoError.openssl("EVP"), .cryptoFailed), (CancellationError(), .cancelled),
+        (KeyRequestInterrupted(), .interrupted),
         (CryptoError.length(expected: 32, actual: 3), .invalidInput), (CryptoError.notDER(.certificate), .invalidInput),
         (CryptoError.notDER(.subjectPublicKeyInfo), .invalidInput), (CryptoError.notDER(.pkcs8), .invalidInput),
         (CryptoError.keyType, .invalidInput), (CryptoError.notOnCurve, .invalidInput),
         (CryptoError.invalidPrivateKey, .invalidInput), (CryptoError.rsaSize(512), .invalidInput),
-        (CertificateIssuer.IssueError.noIssuer, .invalidInput), (CertificateIssuer.IssueError.keyCannotSign(.x25519), .invalidInput),
+        (CertificateIssuer.IssueError.noIssuer, .invalidInput),
+        (CertificateIssuer.IssueError.keyCannotSign(.x25519), .invalidInput),
         (CertificateIssuer.IssueError.crypto(.openssl("X509_sign")), .cryptoFailed),
         (PIVError.wrongPIN(retriesLeft: 2), .pivWrongPIN), (PIVError.pinBlocked, .pivPINBlocked),
         (PIVError.wrongPUK(retriesLeft: 1), .pivWrongPUK), (PIVError.pukBlocked, .pivPUKBlocked),
         (PIVError.pinLength(9), .pivPINLength), (PIVError.managementKeyAuthenticationFailed, .managementKeyWrong),
         (PIVError.managementKeyResponseMismatch, .managementKeyNotGenuine),
         (PIVError.managementKeyLength(expected: 24, actual: 16), .managementKeyLength),
-        (PIVError.notAManagementKeyAlgorithm(.eccP256), .pivAlgorithm), (PIVError.notASlotKeyAlgorithm(.aes128), .pivAlgorithm),
-        (PIVError.securityConditionNotSatisfied, .pivNeedsAuthentication), (PIVError.resetConditionsNotMet, .pivResetRefused),
-        (PIVError.noKeyInSlot(.signature), .noKeyInSlot), (PIVError.objectNotFound(PIV.ObjectID.chuid), .pivObjectMissing),
+        (PIVError.notAManagementKeyAlgorithm(.eccP256), .pivAlgorithm),
+        (PIVError.notASlotKeyAlgorithm(.aes128), .pivAlgorithm),
+        (PIVError.securityConditionNotSatisfied, .pivNeedsAuthentication),
+        (PIVError.resetConditionsNotMet, .pivResetRefused),
+        (PIVError.noKeyInSlot(.signature), .noKeyInSlot),
+        (PIVError.objectNotFound(PIV.ObjectID.chuid), .pivObjectMissing),
         (PIVError.noSpace, .pivNoRoom), (PIVError.incorrectParameters(.incorrectParameters), .refused),
-        (PIVError.notSupported(feature: .ed25519, minimum: Version(5, 7, 0), actual: Version(5, 4, 3)), .pivNeedsFirmware),
+        (
+            PIVError.notSupported(feature: .ed25519, minimum: Version(5, 7, 0), actual: Version(5, 4, 3)),
+            .pivNeedsFirmware
+        ),
         (PIVError.unsupportedRSAExponent, .pivRSAExponent), (PIVError.privateKeyComponents, .pivPrivateKey),
         (PIVError.unsupportedCertificateInfo(7), .malformedAnswer),
         (PIVError.attestationNotSignedByDevice(.authentication), .attestationInvalid),
@@ -150,17 +177,28 @@ import Testing
         (PIVError.malformed(.version(length: 2)), .malformedAnswer), (PIVError.status(.invalidInstruction), .refused),
         (BlockCipher.Error.keyLength(expected: 24, actual: 3), .managementKeyLength),
         (BlockCipher.Error.blockLength(expected: 8, actual: 3), .malformedAnswer),
-        (BlockCipher.Error.notABlockCipher(.rsa2048), .pivAlgorithm), (BlockCipher.Error.openssl("EVP_CipherInit_ex"), .cryptoFailed),
+        (BlockCipher.Error.notABlockCipher(.rsa2048), .pivAlgorithm),
+        (BlockCipher.Error.openssl("EVP_CipherInit_ex"), .cryptoFailed),
         (RSAPadding.Error.digestLength(expected: 32, actual: 3), .invalidInput),
-        (RSAPadding.Error.modulusTooShort(bits: 256), .invalidInput), (RSAPadding.Error.unsupportedModulus(bits: 100), .invalidInput),
-        (RSAPadding.Error.saltLength(900), .invalidInput), (RSAPadding.Error.openssl("RSA_padding_add_PKCS1_PSS_mgf1"), .cryptoFailed),
+        (RSAPadding.Error.modulusTooShort(bits: 256), .invalidInput),
+        (RSAPadding.Error.unsupportedModulus(bits: 100), .invalidInput),
+        (RSAPadding.Error.saltLength(900), .invalidInput),
+        (RSAPadding.Error.openssl("RSA_padding_add_PKCS1_PSS_mgf1"), .cryptoFailed),
         (Gzip.Error.truncated, .malformedAnswer),
-        (ManagementError.lockCodeLength(3), .lockCodeFormat), (ManagementError.wrongLockCode, .wrongLockCode), (ManagementError.configurationRefused, .configRefused),
+        (ManagementError.lockCodeLength(3), .lockCodeFormat), (ManagementError.wrongLockCode, .wrongLockCode),
+        (ManagementError.configurationRefused, .configRefused),
         (ManagementError.configurationTooLarge(300), .configTooLarge),
-        (ManagementError.needsFirmware(.writeConfig, minimum: Version(5, 0, 0), actual: Version(4, 3, 7)), .configNeedsFirmware),
-        (ManagementError.needsFirmware(.deviceReset, minimum: Version(5, 6, 0), actual: Version(5, 4, 3)), .configNeedsFirmware),
+        (
+            ManagementError.needsFirmware(.writeConfig, minimum: Version(5, 0, 0), actual: Version(4, 3, 7)),
+            .configNeedsFirmware
+        ),
+        (
+            ManagementError.needsFirmware(.deviceReset, minimum: Version(5, 6, 0), actual: Version(5, 4, 3)),
+            .configNeedsFirmware
+        ),
         (ManagementError.resetRefused(.invalidInstruction), .deviceResetRefused),
-        (ConfigProblem.unknownApplication("x"), .unknownApplication), (ConfigProblem.transportNotSupported(.nfc), .transportNotSupported),
+        (ConfigProblem.unknownApplication("x"), .unknownApplication),
+        (ConfigProblem.transportNotSupported(.nfc), .transportNotSupported),
         (ConfigProblem.notSupported([.oath, .piv], .nfc), .applicationNotSupported),
         (ConfigProblem.enableAndDisable(.oath), .enableAndDisable), (ConfigProblem.nothingAsked, .nothingAsked),
         (ConfigProblem.disablesAll, .disablesAll), (ConfigProblem.cutsConnection(.ccid), .cutsConnection),
@@ -199,16 +237,20 @@ import Testing
 
     /// Every problem an account or a URI can have, worded in every language.
     @Test func everyAccountAndURIProblemIsWorded() {
-        var account: [AccountProblem] = [.emptyName, .emptySecret, .secretCharacter("1", position: 3),
-                                         .secretPaddingEarly(position: 2), .secretLength(9),
-                                         .secretPaddingCount(given: 1, count: 16, needed: 0),
-                                         .secretPaddingCount(given: 1, count: 10, needed: 6),
-                                         .idTooLong(id: "x", bytes: 70, maximum: 64), .nameTaken("x")]
+        var account: [AccountProblem] = [
+            .emptyName, .emptySecret, .secretCharacter("1", position: 3),
+            .secretPaddingEarly(position: 2), .secretLength(9),
+            .secretPaddingCount(given: 1, count: 16, needed: 0),
+            .secretPaddingCount(given: 1, count: 10, needed: 6),
+            .idTooLong(id: "x", bytes: 70, maximum: 64), .nameTaken("x"),
+        ]
         account += AccountField.allCases.map { .field($0, "v") }
         let parts: [URIPart] = [.label, .parameterName, .parameter("issuer")]
-        var uri: [URIProblem] = [.empty, .noScheme("x"), .noSlashes(scheme: "otpauth"), .migrationExport,
-                                 .scheme("https", expected: "otpauth"), .missingType, .missingLabel(type: "totp"),
-                                 .labelWithoutName("Ex:"), .missingSecret, .parameterTwice("secret")]
+        var uri: [URIProblem] = [
+            .empty, .noScheme("x"), .noSlashes(scheme: "otpauth"), .migrationExport,
+            .scheme("https", expected: "otpauth"), .missingType, .missingLabel(type: "totp"),
+            .labelWithoutName("Ex:"), .missingSecret, .parameterTwice("secret"),
+        ]
         uri += Self.exportProblems.map { .export($0) }
         uri += parts.map { .percentEncoding($0, "%zz") } + parts.map { .notUTF8($0) } + account.map { .account($0) }
         for p in account { Self.expectWorded(ErrorExplanation(OATHError.invalidCredential(p)).text, "\(p)") }
@@ -217,29 +259,43 @@ import Testing
 
     @Test func theFactsAreInTheWords() {
         let tables = StringTables.load(language: "de")
-        #expect(tables.text(ErrorExplanation(CTAPError(CTAPError.pinInvalid, retriesLeft: 3)).text)
-            == "falsche PIN: noch 3 Versuche, bevor die PIN gesperrt wird")
+        #expect(
+            tables.text(ErrorExplanation(CTAPError(CTAPError.pinInvalid, retriesLeft: 3)).text)
+                == "falsche PIN: noch 3 Versuche, bevor die PIN gesperrt wird")
         let english = StringTables.load(language: "en")
-        #expect(english.text(ErrorExplanation(OATHError.commandNotSupported(.reset, .invalidInstruction)).text)
-            == "This key does not support OATH reset (6D00); nothing was changed")
-        #expect(english.text(ErrorExplanation(KeyFinderError.noKey(KeySelector(reader: "Yubi", serial: nil))).text)
-            == "no key found (reader \"Yubi\"): insert a key, or see `ykterm list` and `ykterm doctor`")
+        #expect(
+            english.text(ErrorExplanation(OATHError.commandNotSupported(.reset, .invalidInstruction)).text)
+                == "This key does not support OATH reset (6D00); nothing was changed")
+        #expect(
+            english.text(ErrorExplanation(KeyFinderError.noKey(KeySelector(reader: "Yubi", serial: nil))).text)
+                == "no key found (reader \"Yubi\"): insert a key, or see `ykterm list` and `ykterm doctor`")
         // A broken-off exchange blames the exchange, not the key.
-        let brokeOff = english.text(ErrorExplanation(SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF),
-                                                                                       after: "SEND REMAINING")).text)
-        #expect(brokeOff.contains("announced more data but sent none") && brokeOff.contains("61FF with no data after SEND REMAINING"))
+        let brokeOff = english.text(
+            ErrorExplanation(
+                SmartCardError.emptyResponsePart(
+                    StatusWord(rawValue: 0x61FF),
+                    after: "SEND REMAINING")
+            ).text)
+        #expect(
+            brokeOff.contains("announced more data but sent none")
+                && brokeOff.contains("61FF with no data after SEND REMAINING"))
         #expect(!brokeOff.contains("supported key"))
         // No permission for a hidraw node: the udev rule, and where to find the command.
-        for error: any Error in [OTPHIDError.permissionDenied("/dev/hidraw3"), HIDDeviceError.permissionDenied("/dev/hidraw3")] {
+        for error: any Error in [
+            OTPHIDError.permissionDenied("/dev/hidraw3"), HIDDeviceError.permissionDenied("/dev/hidraw3"),
+        ] {
             let text = english.text(ErrorExplanation(error).text)
             #expect(text.contains("/dev/hidraw3") && text.contains("udev rule") && text.contains("ykterm doctor"))
         }
-        #expect(english.text(ErrorExplanation(KeyRouteError.notOnThisKey(.oath, [.fido, .otp])).text)
-            .hasPrefix("OATH needs one of these interfaces: CCID, NFC; this key has fido, otp"))
-        #expect(english.text(ErrorExplanation(Hex.DecodeError.invalidCharacter("g", offset: 3)).text)
-            == "'g' at position 4 is not a hexadecimal digit")
-        #expect(english.text(ErrorExplanation(KeyFinderError.ambiguous(["k1", "k2"])).text)
-            == "several keys match; choose one with --reader or --device:\n  k1\n  k2")
+        #expect(
+            english.text(ErrorExplanation(KeyRouteError.notOnThisKey(.oath, [.fido, .otp])).text)
+                .hasPrefix("OATH needs one of these interfaces: CCID, NFC; this key has fido, otp"))
+        #expect(
+            english.text(ErrorExplanation(Hex.DecodeError.invalidCharacter("g", offset: 3)).text)
+                == "'g' at position 4 is not a hexadecimal digit")
+        #expect(
+            english.text(ErrorExplanation(KeyFinderError.ambiguous(["k1", "k2"])).text)
+                == "several keys match; choose one with --reader or --device:\n  k1\n  k2")
     }
 
     @Test func whatTheCommandLineExitsWithAndWhatMeansTheKeyIsGone() {
@@ -257,10 +313,13 @@ import Testing
 @Suite struct ExcerptTests {
     @Test func shortInputIsQuotedWholeAndLongInputAsItsEndsWithItsLength() throws {
         let tables = StringTables.load(language: "en")
-        #expect(tables.text(.excerpt(String(repeating: "a", count: UIText.excerptLimit))) == String(repeating: "a", count: 48))
+        #expect(
+            tables.text(.excerpt(String(repeating: "a", count: UIText.excerptLimit)))
+                == String(repeating: "a", count: 48))
         let long = "otpauth://" + String(repeating: "x", count: 69_980) + "END-OF-INPUT"
-        #expect(tables.text(.excerpt(long)) == "otpauth://" + String(repeating: "x", count: 22) + "…"
-            + "END-OF-INPUT [70002 characters]")
+        #expect(
+            tables.text(.excerpt(long)) == "otpauth://" + String(repeating: "x", count: 22) + "…"
+                + "END-OF-INPUT [70002 characters]")
         let german = StringTables.load(language: "de")
         #expect(german.text(.excerpt(long)).hasSuffix("[70002 Zeichen]"))
         // In a message: a URI without a scheme.

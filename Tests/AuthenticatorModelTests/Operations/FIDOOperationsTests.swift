@@ -38,7 +38,8 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
             // authenticatorClientPIN (0x06): a map whose first entries are pinUvAuthProtocol (key 1) and
             // subCommand (key 2), here changePIN (4).
             if owner.breakAfterChangePIN.withLock({ $0 }), request.first == 0x06, request.count > 5,
-               request[2] == 0x01, request[4] == 0x02, request[5] == 0x04 {
+                request[2] == 0x01, request[4] == 0x02, request[5] == 0x04
+            {
                 throw SmartCardError.cardRemoved
             }
             return answer
@@ -104,9 +105,11 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
     @Test func theOpenedHookSeesEveryConnectionBeforeItsFirstRequest() async throws {
         let key = FIDOKey()
         let seen = LockedValue<[String]>([])
-        let ops = FIDOOperations(key, hooks: FIDOOperations.Hooks(opened: { connection in
-            seen.withLock { $0.append(connection.name) }
-        }))
+        let ops = FIDOOperations(
+            key,
+            hooks: FIDOOperations.Hooks(opened: { connection in
+                seen.withLock { $0.append(connection.name) }
+            }))
         _ = try await ops.info()
         _ = try await ops.setPIN("a-pin-123")
         #expect(seen.withLock { $0 } == ["Virtual Key (FIDO HID)", "Virtual Key (FIDO HID)"])
@@ -117,9 +120,10 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         let fido = try await key.openFIDO()
         let session = try await CTAP2Session.make(connection: fido)
         try await session.verifyPIN(pin, permissions: [.makeCredential], rpID: rp)
-        let made = try await session.makeCredential(clientDataHash: Crypto.random(32), rp: .init(id: rp),
-                                                    user: .init(id: Array(user.utf8), name: user, displayName: nil),
-                                                    residentKey: true)
+        let made = try await session.makeCredential(
+            clientDataHash: Crypto.random(32), rp: .init(id: rp),
+            user: .init(id: Array(user.utf8), name: user, displayName: nil),
+            residentKey: true)
         await fido.close()
         return made.credentialID
     }
@@ -134,8 +138,10 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         let listed = try await ops.credentials(.pin("cred-pin-1")).credentials
         #expect(Set(listed.map(\.rpID)) == ["example.org", "example.com"])
         // The display name is set, the user name kept (.none).
-        let (renamed, all) = try await ops.updateUser(aliceID, name: .none, displayName: .some("Alice A."), .pin("cred-pin-1"))
-        #expect(renamed.userName == "alice" && renamed.displayName == "Alice A." && renamed.userID == Array("alice".utf8))
+        let (renamed, all) = try await ops.updateUser(
+            aliceID, name: .none, displayName: .some("Alice A."), .pin("cred-pin-1"))
+        #expect(
+            renamed.userName == "alice" && renamed.displayName == "Alice A." && renamed.userID == Array("alice".utf8))
         #expect(all.count == 2)
         // A token held from a verification, as the FIDO2 tab keeps one.
         let held = try await ops.withAuthorized(.pin("cred-pin-1")) { await $0.heldToken() }
@@ -170,7 +176,9 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         #expect(try await ops.info().options["ep"] == true)
         #expect(try await ops.enableEnterpriseAttestation(pin: nil) == false)
         // The minimum only grows; a lower one is refused before the PIN is used.
-        await #expect(throws: FIDOSessionError.self) { _ = try await ops.setMinPINLength(4 - 1, rpIDs: [], pin: "cfg-pin-1") }
+        await #expect(throws: FIDOSessionError.self) {
+            _ = try await ops.setMinPINLength(4 - 1, rpIDs: [], pin: "cfg-pin-1")
+        }
         // The PIN has 9 characters: a minimum of 10 makes the key want it changed.
         #expect(try await ops.setMinPINLength(10, rpIDs: ["example.org"], pin: "cfg-pin-1") == true)
         let after = try await ops.info()
@@ -191,8 +199,10 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
 
     @Test func fingerprintsAreListedRenamedAndDeletedOnAKeyWithASensor() async throws {
         var state = VirtualKeyState.yubiKey5NFC()
-        state.fido.fingerprints = [FIDOState.Fingerprint(templateID: [0x01, 0x02], name: "left thumb"),
-                                   FIDOState.Fingerprint(templateID: [0x03], name: nil)]
+        state.fido.fingerprints = [
+            FIDOState.Fingerprint(templateID: [0x01, 0x02], name: "left thumb"),
+            FIDOState.Fingerprint(templateID: [0x03], name: nil),
+        ]
         let key = FIDOKey(VirtualKey(state: state, profile: .yubikeyBio))
         let ops = FIDOOperations(key)
         _ = try await ops.setPIN("bio-pin-1")
@@ -201,7 +211,9 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         #expect(renamed.map(\.name) == ["left thumb", "right index"])
         let (deleted, remaining) = try await ops.deleteFingerprint([0x01, 0x02], .pin("bio-pin-1"))
         #expect(deleted.name == "left thumb" && remaining.map(\.templateID) == [[0x03]])
-        await #expect(throws: FIDOSessionError.self) { _ = try await ops.deleteFingerprint([0x01, 0x02], .pin("bio-pin-1")) }
+        await #expect(throws: FIDOSessionError.self) {
+            _ = try await ops.deleteFingerprint([0x01, 0x02], .pin("bio-pin-1"))
+        }
         // A key without a sensor says so.
         let plain = FIDOOperations(FIDOKey())
         _ = try await plain.setPIN("bio-pin-1")

@@ -16,8 +16,10 @@ import VirtualKey
         #expect(otpOnly.managementInterface == .otp)
         #expect(U.securityKey.managementInterface == .fido)
         var nfc = U.full
-        nfc.atr = [0x3B, 0x8F, 0x80, 0x01, 0x80, 0x4F, 0x0C, 0xA0, 0x00, 0x00, 0x03, 0x06, 0x03, 0x00, 0x03, 0x00, 0x00,
-                   0x00, 0x00, 0x68]
+        nfc.atr = [
+            0x3B, 0x8F, 0x80, 0x01, 0x80, 0x4F, 0x0C, 0xA0, 0x00, 0x00, 0x03, 0x06, 0x03, 0x00, 0x03, 0x00, 0x00,
+            0x00, 0x00, 0x68,
+        ]
         #expect(KeyProbe.isNFC(atr: nfc.atr) && nfc.managementInterface == .nfc)
         // The device view's entry says the same.
         #expect(KeyEntry(descriptor: U.hidOnly).managementInterface == .fido)
@@ -26,12 +28,15 @@ import VirtualKey
     @Test func aKeyWithItsReaderIsReadThroughTheReaderAndClosedAfter() async throws {
         let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC())
         let closed = LockedValue(0)
-        let serial = try await U.full.withManagement(card: {
-            CountedConnection(VirtualKeyConnection(key: key), closed: closed, atr: U.usbATR)
-        }, fido: {
-            Issue.record("FIDO HID opened although the reader carries Management")
-            throw KeyRouteError.notOnThisKey(.management, [])
-        }) { management in
+        let serial = try await U.full.withManagement(
+            card: {
+                CountedConnection(VirtualKeyConnection(key: key), closed: closed, atr: U.usbATR)
+            },
+            fido: {
+                Issue.record("FIDO HID opened although the reader carries Management")
+                throw KeyRouteError.notOnThisKey(.management, [])
+            }
+        ) { management in
             #expect(management.interface == .ccid)
             return try await management.link.deviceInfo().serial
         }
@@ -44,8 +49,10 @@ import VirtualKey
         let closed = LockedValue(0)
         struct Stop: Error {}
         await #expect(throws: Stop.self) {
-            try await U.full.withManagement(card: { CountedConnection(VirtualKeyConnection(key: key), closed: closed) },
-                                            fido: { throw Stop() }) { _ in throw Stop() }
+            try await U.full.withManagement(
+                card: { CountedConnection(VirtualKeyConnection(key: key), closed: closed) },
+                fido: { throw Stop() }
+            ) { _ in throw Stop() }
         }
         #expect(closed.withLock { $0 } == 1)
     }

@@ -86,8 +86,10 @@ private func value<T>(_ outcome: OATHOperations.Outcome<T>, sourceLocation: Sour
             _ = try await ops.list(OATHOperations.Unlock(password: SecretBytes(utf8: "wrong")))
         }
         // The right one, remembered: it opens, and so does the remembered key afterwards without any.
-        guard case .done(let listed, let unlocked) = try await ops.list(
-            OATHOperations.Unlock(password: SecretBytes(utf8: "hunter2"), remember: true)) else {
+        guard
+            case .done(let listed, let unlocked) = try await ops.list(
+                OATHOperations.Unlock(password: SecretBytes(utf8: "hunter2"), remember: true))
+        else {
             Issue.record("still locked"); return
         }
         #expect(listed.map(\.id.string) == ["a"])
@@ -110,11 +112,14 @@ private func value<T>(_ outcome: OATHOperations.Outcome<T>, sourceLocation: Sour
         }
         // A wrong current password changes nothing.
         await #expect(throws: OATHError.wrongPassword) {
-            _ = try await ops.setPassword(.change(current: SecretBytes(utf8: "bad"), new: SecretBytes(utf8: "two")),
-                                          remember: false)
+            _ = try await ops.setPassword(
+                .change(current: SecretBytes(utf8: "bad"), new: SecretBytes(utf8: "two")),
+                remember: false)
         }
-        let changed = try await ops.setPassword(.change(current: SecretBytes(utf8: "one"),
-                                                        new: SecretBytes(utf8: "two")), remember: false)
+        let changed = try await ops.setPassword(
+            .change(
+                current: SecretBytes(utf8: "one"),
+                new: SecretBytes(utf8: "two")), remember: false)
         #expect(changed.done == .changed)
         let cleared = try await ops.setPassword(.clear(current: SecretBytes(utf8: "two")), remember: false)
         #expect(cleared.done == .cleared && cleared.opened.accessKey == nil && !cleared.opened.hasPassword)
@@ -124,12 +129,21 @@ private func value<T>(_ outcome: OATHOperations.Outcome<T>, sourceLocation: Sour
     @Test func renameAndDeleteFindTheAccountAndRefuseWhatWouldLoseOne() async throws {
         let opener = CountingOpener()
         let ops = operations(opener)
-        _ = try await ops.add([CredentialData(name: "alice@example.com", issuer: "Example", secret: rfc6238Secret),
-                               CredentialData(name: "alice@example.org", issuer: "Example", secret: rfc6238Secret),
-                               CredentialData(name: "bob", issuer: "Other", secret: rfc6238Secret)], replacing: false)
+        _ = try await ops.add(
+            [
+                CredentialData(name: "alice@example.com", issuer: "Example", secret: rfc6238Secret),
+                CredentialData(name: "alice@example.org", issuer: "Example", secret: rfc6238Secret),
+                CredentialData(name: "bob", issuer: "Other", secret: rfc6238Secret),
+            ], replacing: false)
         // A part that fits two accounts names both; one that fits none is the key's "no such account".
-        await #expect(throws: OATHOperationError.ambiguous("alice", ["Example:alice@example.com",
-                                                                     "Example:alice@example.org"])) {
+        await #expect(
+            throws: OATHOperationError.ambiguous(
+                "alice",
+                [
+                    "Example:alice@example.com",
+                    "Example:alice@example.org",
+                ])
+        ) {
             _ = try await ops.delete(.matching("alice"))
         }
         await #expect(throws: OATHError.noSuchCredential("carol")) { _ = try await ops.delete(.matching("carol")) }

@@ -14,7 +14,8 @@ private final class OTPKey: OTPOpener, @unchecked Sendable {
     func openOTP() async throws -> OpenedOTP {
         opened.withLock { $0 += 1 }
         let connection = CountedConnection(VirtualKeyConnection(key: key), closed: closed)
-        return OpenedOTP(session: try await OTPSession.make(connection: connection), close: { await connection.close() })
+        return OpenedOTP(
+            session: try await OTPSession.make(connection: connection), close: { await connection.close() })
     }
 
     var allClosed: Bool { opened.withLock { $0 } == closed.withLock { $0 } }
@@ -29,8 +30,9 @@ private let rfc2202Digest = "b617318655057264e28bc0b6fb378c8ef146be00"
     @Test func aChallengeResponseSlotAnswersRFC2202sVectorAndEveryOpeningIsClosed() async throws {
         let key = OTPKey()
         let otp = OTPOperations(key)
-        let after = try await otp.programChallengeResponse(slot: 2, key: rfc2202Key, requireTouch: false,
-                                                           accessCode: nil, replacing: false)
+        let after = try await otp.programChallengeResponse(
+            slot: 2, key: rfc2202Key, requireTouch: false,
+            accessCode: nil, replacing: false)
         #expect(after.status.isConfigured(slot: 2) && !after.overHID)
         let response = try await otp.calculate(slot: 2, challenge: rfc2202Data) {}
         #expect(response.hex == rfc2202Digest)
@@ -40,8 +42,9 @@ private let rfc2202Digest = "b617318655057264e28bc0b6fb378c8ef146be00"
     @Test func aProgrammedSlotIsReplacedOnlyWhenTheFaceSaysSo() async throws {
         let key = OTPKey()
         let otp = OTPOperations(key)
-        _ = try await otp.programChallengeResponse(slot: 1, key: rfc2202Key, requireTouch: false, accessCode: nil,
-                                                   replacing: false)
+        _ = try await otp.programChallengeResponse(
+            slot: 1, key: rfc2202Key, requireTouch: false, accessCode: nil,
+            replacing: false)
         let hotp = try OTPSlotConfiguration.oathHOTP(secret: Array("12345678901234567890".utf8), digits: 6)
         await #expect(throws: OTPOperationError.slotProgrammed(1)) {
             _ = try await otp.write(slot: 1, replacing: false, currentAccessCode: nil) { _ in hotp }
@@ -55,11 +58,13 @@ private let rfc2202Digest = "b617318655057264e28bc0b6fb378c8ef146be00"
 
     @Test func theSerialIsReadForAConfigurationThatNeedsIt() async throws {
         let otp = OTPOperations(OTPKey())
-        let written = try await otp.write(slot: 2, replacing: false, currentAccessCode: nil, readSerial: true) { serial in
+        let written = try await otp.write(slot: 2, replacing: false, currentAccessCode: nil, readSerial: true) {
+            serial in
             let serial = try #require(serial)
-            return try OTPSlotConfiguration.yubicoOTP(publicID: YubicoOTP.publicID(serial: serial),
-                                                      privateID: [UInt8](repeating: 1, count: OTPSlotConfiguration.uidSize),
-                                                      key: [UInt8](repeating: 2, count: OTPSlotConfiguration.keySize))
+            return try OTPSlotConfiguration.yubicoOTP(
+                publicID: YubicoOTP.publicID(serial: serial),
+                privateID: [UInt8](repeating: 1, count: OTPSlotConfiguration.uidSize),
+                key: [UInt8](repeating: 2, count: OTPSlotConfiguration.keySize))
         }
         #expect(written.serial != nil && written.status.isConfigured(slot: 2))
     }
@@ -67,8 +72,9 @@ private let rfc2202Digest = "b617318655057264e28bc0b6fb378c8ef146be00"
     @Test func swapAndDeleteMoveAndEmptySlotsAndAnEmptySlotCannotBeDeleted() async throws {
         let otp = OTPOperations(OTPKey())
         await #expect(throws: OTPError.slotEmpty(1)) { _ = try await otp.delete(slot: 1, accessCode: nil) }
-        _ = try await otp.programChallengeResponse(slot: 1, key: rfc2202Key, requireTouch: false, accessCode: nil,
-                                                   replacing: false)
+        _ = try await otp.programChallengeResponse(
+            slot: 1, key: rfc2202Key, requireTouch: false, accessCode: nil,
+            replacing: false)
         let swapped = try await otp.swap(accessCode: nil)
         #expect(!swapped.status.isConfigured(slot: 1) && swapped.status.isConfigured(slot: 2))
         #expect(try await otp.calculate(slot: 2, challenge: rfc2202Data) {}.hex == rfc2202Digest)

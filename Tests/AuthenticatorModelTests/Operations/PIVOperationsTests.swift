@@ -35,8 +35,9 @@ private func question<T>(_ body: () async throws -> T) async throws -> PIVQuesti
     @Test func signingAsksForThePINWhenThePolicyWantsItAndTheSignatureVerifies() async throws {
         let key = PIVKey()
         let piv = PIVOperations(key)
-        let publicKey = try await piv.generateKey(in: .signature, algorithm: .eccP256, pinPolicy: .default,
-                                                  touchPolicy: .never, managementKey: nil)
+        let publicKey = try await piv.generateKey(
+            in: .signature, algorithm: .eccP256, pinPolicy: .default,
+            touchPolicy: .never, managementKey: nil)
         let message = Array("signed by slot 9c".utf8)
         let scheme = PIVSignatureScheme(digest: .sha256)
         // 9C's default policy wants the PIN: asked for before anything is signed.
@@ -48,19 +49,22 @@ private func question<T>(_ body: () async throws -> T) async throws -> PIVQuesti
 
     @Test func aSlotWhosePolicyIsNeverSignsWithoutAPIN() async throws {
         let piv = PIVOperations(PIVKey())
-        _ = try await piv.generateKey(in: .authentication, algorithm: .eccP256, pinPolicy: .never,
-                                      touchPolicy: .never, managementKey: nil)
+        _ = try await piv.generateKey(
+            in: .authentication, algorithm: .eccP256, pinPolicy: .never,
+            touchPolicy: .never, managementKey: nil)
         let message = Array("no PIN".utf8)
-        #expect(try await question {
-            try await piv.sign(message, slot: .authentication, scheme: PIVSignatureScheme(), pin: nil)
-        } == nil)
+        #expect(
+            try await question {
+                try await piv.sign(message, slot: .authentication, scheme: PIVSignatureScheme(), pin: nil)
+            } == nil)
     }
 
     @Test func theSignatureCheckAsksForNoPINWithoutACertificate() async throws {
         let key = PIVKey()
         let piv = PIVOperations(key)
-        _ = try await piv.generateKey(in: .authentication, algorithm: .eccP256, pinPolicy: .default,
-                                      touchPolicy: .never, managementKey: nil)
+        _ = try await piv.generateKey(
+            in: .authentication, algorithm: .eccP256, pinPolicy: .default,
+            touchPolicy: .never, managementKey: nil)
         let (outcome, overview) = try await piv.verify(slot: .authentication, pin: nil)
         #expect(outcome == .noCertificate)
         #expect(overview.pinRetries == 3)
@@ -71,38 +75,48 @@ private func question<T>(_ body: () async throws -> T) async throws -> PIVQuesti
         let key = PIVKey()
         let piv = PIVOperations(key)
         // The new key is asked for once the current one (the default) worked; the wrong length is refused.
-        #expect(try await question {
-            try await piv.changeManagementKey(algorithm: .aes192, to: .given(nil), requireTouch: false, managementKey: nil)
-        } == .newManagementKey(.aes192))
+        #expect(
+            try await question {
+                try await piv.changeManagementKey(
+                    algorithm: .aes192, to: .given(nil), requireTouch: false, managementKey: nil)
+            } == .newManagementKey(.aes192))
         await #expect(throws: PIVOperationError.managementKeyLength(.aes192, expected: 24, given: 16)) {
-            _ = try await piv.changeManagementKey(algorithm: .aes192, to: .given(SecretBytes(Array(repeating: 1, count: 16))),
-                                                  requireTouch: false, managementKey: nil)
+            _ = try await piv.changeManagementKey(
+                algorithm: .aes192, to: .given(SecretBytes(Array(repeating: 1, count: 16))),
+                requireTouch: false, managementKey: nil)
         }
-        let set = try await piv.changeManagementKey(algorithm: .aes192, to: .generate, requireTouch: false,
-                                                    managementKey: nil)
+        let set = try await piv.changeManagementKey(
+            algorithm: .aes192, to: .generate, requireTouch: false,
+            managementKey: nil)
         #expect(set.count == 24)
-        #expect(try await question {
-            try await piv.generateKey(in: .keyManagement, algorithm: .eccP256, pinPolicy: .default, touchPolicy: .never,
-                                      managementKey: nil)
-        } == .managementKey)
+        #expect(
+            try await question {
+                try await piv.generateKey(
+                    in: .keyManagement, algorithm: .eccP256, pinPolicy: .default, touchPolicy: .never,
+                    managementKey: nil)
+            } == .managementKey)
         await #expect(throws: PIVError.self) {
-            _ = try await piv.generateKey(in: .keyManagement, algorithm: .eccP256, pinPolicy: .default,
-                                          touchPolicy: .never, managementKey: SecretBytes(Array(repeating: 7, count: 24)))
+            _ = try await piv.generateKey(
+                in: .keyManagement, algorithm: .eccP256, pinPolicy: .default,
+                touchPolicy: .never, managementKey: SecretBytes(Array(repeating: 7, count: 24)))
         }
         #expect(try await piv.overview().slot(.keyManagement)?.key == nil)
-        _ = try await piv.generateKey(in: .keyManagement, algorithm: .eccP256, pinPolicy: .default, touchPolicy: .never,
-                                      managementKey: set)
+        _ = try await piv.generateKey(
+            in: .keyManagement, algorithm: .eccP256, pinPolicy: .default, touchPolicy: .never,
+            managementKey: set)
         #expect(try await piv.overview().slot(.keyManagement)?.key != nil)
         #expect(key.allClosed)
     }
 
     @Test func aCertificateOfAnotherKeyIsRefusedUnlessForcedAndDeletingAnEmptySlotSaysSo() async throws {
         let piv = PIVOperations(PIVKey())
-        _ = try await piv.generateKey(in: .authentication, algorithm: .eccP256, pinPolicy: .default,
-                                      touchPolicy: .never, managementKey: nil)
+        _ = try await piv.generateKey(
+            in: .authentication, algorithm: .eccP256, pinPolicy: .default,
+            touchPolicy: .never, managementKey: nil)
         let other = try X509Certificate.selfSigned(key: P256PrivateKey(), commonName: "another key", serial: 7)
         await #expect(throws: PIVOperationError.certificateNotTheSlotsKey(.authentication)) {
-            try await piv.importCertificate(other, in: .authentication, compress: false, force: false, managementKey: nil)
+            try await piv.importCertificate(
+                other, in: .authentication, compress: false, force: false, managementKey: nil)
         }
         #expect(try await piv.certificate(in: .authentication) == nil)
         try await piv.importCertificate(other, in: .authentication, compress: false, force: true, managementKey: nil)
@@ -119,8 +133,9 @@ private func question<T>(_ body: () async throws -> T) async throws -> PIVQuesti
     @Test func resetBlocksThePINAndPUKAndRestoresTheDefaults() async throws {
         let piv = PIVOperations(PIVKey())
         _ = try await piv.changePIN(current: defaultPIN, new: SecretBytes(utf8: "654321"))
-        _ = try await piv.generateKey(in: .signature, algorithm: .eccP256, pinPolicy: .default, touchPolicy: .never,
-                                      managementKey: nil)
+        _ = try await piv.generateKey(
+            in: .signature, algorithm: .eccP256, pinPolicy: .default, touchPolicy: .never,
+            managementKey: nil)
         try await piv.reset()
         let overview = try await piv.changePIN(current: defaultPIN, new: SecretBytes(utf8: "111111"))
         #expect(overview.slots.allSatisfy { $0.key == nil })

@@ -6,7 +6,9 @@ import VirtualKey
 @testable import AuthenticatorModel
 
 /// An APDU: header, Lc and data (and Le 00 when `le`).
-private func apdu(_ cla: UInt8, _ ins: UInt8, _ p1: UInt8, _ p2: UInt8, _ data: [UInt8] = [], le: Bool = false) -> [UInt8] {
+private func apdu(_ cla: UInt8, _ ins: UInt8, _ p1: UInt8, _ p2: UInt8, _ data: [UInt8] = [], le: Bool = false)
+    -> [UInt8]
+{
     [cla, ins, p1, p2] + (data.isEmpty ? [] : [UInt8(data.count)] + data) + (le ? [0] : [])
 }
 
@@ -23,12 +25,15 @@ struct APDURedactorTests {
         let s = r.redact(command: select(AID.oath), response: [0x79, 0x03, 0x05, 0x07, 0x02] + ok)
         #expect(s.label == "SELECT OATH")
         #expect(r.application == .oath)
-        let put = r.redact(command: apdu(0x00, 0x01, 0x00, 0x00, [0x71, 0x03] + Array("abc".utf8) + [0x73, 0x12, 0x21, 0x06] + secret),
-                           response: ok)
+        let put = r.redact(
+            command: apdu(
+                0x00, 0x01, 0x00, 0x00, [0x71, 0x03] + Array("abc".utf8) + [0x73, 0x12, 0x21, 0x06] + secret),
+            response: ok)
         #expect(put.label == "OATH PUT")
         #expect(put.command == "00010000 <25 bytes redacted>")
         #expect(put.response == "9000")
-        let validate = r.redact(command: apdu(0x00, 0xA3, 0x00, 0x00, [0x75, 0x10] + secret), response: [0x75, 0x10] + secret + ok)
+        let validate = r.redact(
+            command: apdu(0x00, 0xA3, 0x00, 0x00, [0x75, 0x10] + secret), response: [0x75, 0x10] + secret + ok)
         #expect(validate.command == "00A30000 <18 bytes redacted>")
         #expect(validate.response == "<18 bytes redacted> 9000")
         let list = r.redact(command: apdu(0x00, 0xA1, 0x00, 0x00), response: [0x72, 0x02, 0x21, 0x61] + ok)
@@ -39,11 +44,13 @@ struct APDURedactorTests {
     @Test func codesFetchedInPartsStayRedacted() {
         var r = APDURedactor()
         _ = r.redact(command: select(AID.oath), response: ok)
-        let first = r.redact(command: apdu(0x00, 0xA4, 0x00, 0x01, [0x74, 0x08, 0, 0, 0, 0, 0, 0, 0, 1]),
-                             response: [0x71, 0x01, 0x61, 0x76, 0x05, 0x06, 0x12, 0x34, 0x56, 0x78, 0x61, 0x10])
+        let first = r.redact(
+            command: apdu(0x00, 0xA4, 0x00, 0x01, [0x74, 0x08, 0, 0, 0, 0, 0, 0, 0, 1]),
+            response: [0x71, 0x01, 0x61, 0x76, 0x05, 0x06, 0x12, 0x34, 0x56, 0x78, 0x61, 0x10])
         #expect(first.label == "OATH CALCULATE ALL")
         #expect(first.response == "<10 bytes redacted> 6110")
-        let rest = r.redact(command: apdu(0x00, 0xA5, 0x00, 0x00), response: [0x76, 0x05, 0x06, 0x87, 0x65, 0x43, 0x21] + ok)
+        let rest = r.redact(
+            command: apdu(0x00, 0xA5, 0x00, 0x00), response: [0x76, 0x05, 0x06, 0x87, 0x65, 0x43, 0x21] + ok)
         #expect(rest.label == "SEND REMAINING (OATH CALCULATE ALL)")
         #expect(rest.response == "<7 bytes redacted> 9000")
         // After the last part, a LIST answer is shown again.
@@ -54,7 +61,8 @@ struct APDURedactorTests {
     @Test func otpWritesAndChallengeAnswersAreRedacted() {
         var r = APDURedactor()
         _ = r.redact(command: select(AID.otp), response: [5, 7, 2, 1, 0, 0] + ok)
-        let config = r.redact(command: apdu(0x00, 0x01, 0x03, 0x00, secret + Array(repeating: 0, count: 36)), response: ok)
+        let config = r.redact(
+            command: apdu(0x00, 0x01, 0x03, 0x00, secret + Array(repeating: 0, count: 36)), response: ok)
         #expect(config.label == "OTP CONFIG SLOT 2")
         #expect(config.command == "00010300 <52 bytes redacted>")
         let challenge = [UInt8](repeating: 0x5A, count: 32)
@@ -71,7 +79,8 @@ struct APDURedactorTests {
     @Test func fidoClientPINKeepsOnlyTheCommandAndStatusBytes() {
         var r = APDURedactor()
         _ = r.redact(command: select(AID.fido), response: Array("FIDO_2_0".utf8) + ok)
-        let pin = r.redact(command: apdu(0x80, 0x10, 0x00, 0x00, [0x06] + secret, le: true), response: [0x00] + secret + ok)
+        let pin = r.redact(
+            command: apdu(0x80, 0x10, 0x00, 0x00, [0x06] + secret, le: true), response: [0x00] + secret + ok)
         #expect(pin.label == "NFCCTAP_MSG clientPIN")
         #expect(pin.command == "80100000 06 <16 bytes redacted>")
         #expect(pin.response == "00 <16 bytes redacted> 9000")
@@ -103,8 +112,12 @@ struct APDURedactorTests {
     @Test func withoutASelectTheRiskyInstructionsAreRedacted() {
         var r = APDURedactor()
         #expect(r.application == .unknown)
-        #expect(r.redact(command: apdu(0x00, 0x01, 0x00, 0x00, secret), response: ok).command == "00010000 <16 bytes redacted>")
-        #expect(r.redact(command: apdu(0x00, 0xA2, 0x00, 0x01, [1]), response: secret + ok).response == "<16 bytes redacted> 9000")
+        #expect(
+            r.redact(command: apdu(0x00, 0x01, 0x00, 0x00, secret), response: ok).command
+                == "00010000 <16 bytes redacted>")
+        #expect(
+            r.redact(command: apdu(0x00, 0xA2, 0x00, 0x01, [1]), response: secret + ok).response
+                == "<16 bytes redacted> 9000")
         // A failed SELECT forgets the application.
         _ = r.redact(command: select(AID.oath), response: ok)
         _ = r.redact(command: select(AID.otp), response: [0x6A, 0x82])
@@ -114,7 +127,8 @@ struct APDURedactorTests {
     }
 
     @Test func ctaphidClientPINIsRedacted() {
-        let pin = CTAPRedactor.redact(command: CTAPHID.Command.cbor, request: [0x06] + secret, response: [0x00] + secret)
+        let pin = CTAPRedactor.redact(
+            command: CTAPHID.Command.cbor, request: [0x06] + secret, response: [0x00] + secret)
         #expect(pin.label == "CTAP2 clientPIN")
         #expect(pin.command == "06 <16 bytes redacted>")
         #expect(pin.response == "00 <16 bytes redacted>")
@@ -136,8 +150,11 @@ struct TraceFileTests {
         #expect(WireTracer.path(verbose: false, environment: [:]) == nil)
         #expect(WireTracer.path(verbose: false, environment: ["YKTERM_LOG": "/tmp/t.log"]) == "/tmp/t.log")
         #expect(WireTracer.path(verbose: true, environment: ["YKTERM_LOG": "/tmp/t.log"]) == "/tmp/t.log")
-        #expect(WireTracer.path(verbose: true, environment: ["HOME": "/home/u"]) == "/home/u/.local/state/ykterm/trace.log")
-        #expect(WireTracer.path(verbose: true, environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/ykterm/trace.log")
+        #expect(
+            WireTracer.path(verbose: true, environment: ["HOME": "/home/u"]) == "/home/u/.local/state/ykterm/trace.log")
+        #expect(
+            WireTracer.path(verbose: true, environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/ykterm/trace.log"
+        )
     }
 
     @Test func fileIsPrivateAndAppended() throws {
@@ -145,7 +162,9 @@ struct TraceFileTests {
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let first = try WireTracer.open(path: path)
         first.logger.info("one")
-        let dirMode = try FileManager.default.attributesOfItem(atPath: (path as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
+        let dirMode =
+            try FileManager.default.attributesOfItem(atPath: (path as NSString).deletingLastPathComponent)[
+                .posixPermissions] as? Int
         #expect(dirMode == 0o700)
         let fileMode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(fileMode == 0o600)
@@ -174,8 +193,9 @@ struct TraceFileTests {
         let key = VirtualKey(state: .yubiKey5NFC())
         try await tracer.run {
             let oath = try await OATHSession.make(connection: VirtualKeyConnection(key: key))
-            let data = CredentialData(name: "alice@example.com", issuer: "Example", type: .totp, algorithm: .sha1,
-                                      digits: 6, period: 30, counter: 0, secret: oathSecret, touch: false)
+            let data = CredentialData(
+                name: "alice@example.com", issuer: "Example", type: .totp, algorithm: .sha1,
+                digits: 6, period: 30, counter: 0, secret: oathSecret, touch: false)
             let credential = try await oath.put(data)
             _ = try await oath.calculate(credential, at: 59)
             let derived = await oath.deriveKey(password: password)
@@ -189,14 +209,18 @@ struct TraceFileTests {
         }
         let trace = try String(contentsOfFile: path, encoding: .utf8)
         // The code RFC 6238 gives for this secret at t = 59 (SHA-1, 8 digits: 94287082; 6 digits: 287082).
-        let forbidden = [oathSecret.hex, oathSecret.hex.uppercased(), Base32.encode(oathSecret), "12345678901234567890",
-                         hmacKey.hex, hmacKey.hex.uppercased(), password, Array(password.utf8).hex.uppercased(),
-                         "287082", "94287082"]
+        let forbidden = [
+            oathSecret.hex, oathSecret.hex.uppercased(), Base32.encode(oathSecret), "12345678901234567890",
+            hmacKey.hex, hmacKey.hex.uppercased(), password, Array(password.utf8).hex.uppercased(),
+            "287082", "94287082",
+        ]
         for f in forbidden {
             #expect(!trace.contains(f), "the trace holds \(f)")
         }
-        for label in ["SELECT OATH", "OATH PUT", "OATH CALCULATE", "OATH SET CODE", "OATH VALIDATE", "OATH CALCULATE ALL",
-                      "SELECT OTP", "OTP CONFIG SLOT 2", "OTP CHALLENGE HMAC SLOT 2"] {
+        for label in [
+            "SELECT OATH", "OATH PUT", "OATH CALCULATE", "OATH SET CODE", "OATH VALIDATE", "OATH CALCULATE ALL",
+            "SELECT OTP", "OTP CONFIG SLOT 2", "OTP CHALLENGE HMAC SLOT 2",
+        ] {
             #expect(trace.contains(label), "no \(label) in the trace")
         }
         #expect(trace.contains("> 00010000 <"))

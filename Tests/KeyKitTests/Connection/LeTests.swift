@@ -36,8 +36,9 @@ private final class RecordingConnection: SmartCardConnection {
 struct EmptyResponsePartTests {
     @Test func sendRemainingAnswered61xxWithoutDataEndsAtOnce() async throws {
         // The key of another make: it answers 61FF and no data, every time.
-        let card = ScriptedConnection([("00 A1 00 00 00", "61 FF"), ("00 A5 00 00 00", "61 FF")],
-                                      afterScript: .success(bytes("61 FF")))
+        let card = ScriptedConnection(
+            [("00 A1 00 00 00", "61 FF"), ("00 A5 00 00 00", "61 FF")],
+            afterScript: .success(bytes("61 FF")))
         let proto = SmartCardProtocol(connection: card, remainingInstruction: 0xA5)
         await #expect(throws: SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF), after: "SEND REMAINING")) {
             _ = try await proto.send(APDU(ins: 0xA1, le: 256))
@@ -47,8 +48,9 @@ struct EmptyResponsePartTests {
     }
 
     @Test func getResponseAnswered61xxWithoutDataEndsAtOnce() async throws {
-        let card = ScriptedConnection([("00 CA 00 00 00", "01 02 61 10"), ("00 C0 00 00 10", "61 10")],
-                                      afterScript: .success(bytes("61 10")))
+        let card = ScriptedConnection(
+            [("00 CA 00 00 00", "01 02 61 10"), ("00 C0 00 00 10", "61 10")],
+            afterScript: .success(bytes("61 10")))
         await #expect(throws: SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x6110), after: "GET RESPONSE")) {
             _ = try await SmartCardProtocol(connection: card).send(APDU(ins: 0xCA, le: 256))
         }
@@ -56,8 +58,9 @@ struct EmptyResponsePartTests {
     }
 
     @Test func rawCommandsEndTheSameWay() async throws {
-        let card = ScriptedConnection([("00 A1 00 00", "61 FF"), ("00 C0 00 00 FF", "61 FF")],
-                                      afterScript: .success(bytes("61 FF")))
+        let card = ScriptedConnection(
+            [("00 A1 00 00", "61 FF"), ("00 C0 00 00 FF", "61 FF")],
+            afterScript: .success(bytes("61 FF")))
         await #expect(throws: SmartCardError.emptyResponsePart(StatusWord(rawValue: 0x61FF), after: "GET RESPONSE")) {
             _ = try await SmartCardProtocol(connection: card).sendRaw(bytes("00 A1 00 00"))
         }
@@ -113,7 +116,10 @@ struct CommandLeTests {
         #expect(card.sent[0] == bytes("00 A4 04 00 07 A0 00 00 05 27 21 01 00"))
         #expect(try card.commands(ins: 0xA1).map { try $0.encoded() } == [bytes("00 A1 00 00 00")])
         let challenge = "74 08 00 00 00 00 00 00 00 01"
-        #expect(try card.commands(ins: 0xA4, p1: 0x00).map { try $0.encoded() } == [bytes("00 A4 00 01 0A " + challenge + " 00")])
+        #expect(
+            try card.commands(ins: 0xA4, p1: 0x00).map { try $0.encoded() } == [
+                bytes("00 A4 00 01 0A " + challenge + " 00")
+            ])
         #expect(card.commands(ins: 0xA2).allSatisfy { $0.le == 256 })
     }
 

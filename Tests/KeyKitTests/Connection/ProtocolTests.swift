@@ -33,8 +33,10 @@ final class ScriptedConnection: SmartCardConnection {
     private let afterScript: Result<[UInt8], SmartCardError>?
     private let state: Mutex<State>
 
-    init(atr: [UInt8] = usbATR, name: String = "Scripted Reader", _ script: [(String, String)],
-         afterScript: Result<[UInt8], SmartCardError>? = nil) {
+    init(
+        atr: [UInt8] = usbATR, name: String = "Scripted Reader", _ script: [(String, String)],
+        afterScript: Result<[UInt8], SmartCardError>? = nil
+    ) {
         self.atr = atr
         self.name = name
         self.afterScript = afterScript
@@ -194,10 +196,11 @@ private extension SmartCardError {
         let seen = Mutex<[APDUExchange]>([])
         let proto = SmartCardProtocol(connection: card, observer: { e in seen.withLock { $0.append(e) } })
         _ = try await proto.send(APDU(ins: 0xCA, le: 256))
-        #expect(seen.withLock { $0 } == [
-            APDUExchange(command: bytes("00 CA 00 00 00"), response: bytes("01 61 01")),
-            APDUExchange(command: bytes("00 C0 00 00 01"), response: bytes("02 90 00")),
-        ])
+        #expect(
+            seen.withLock { $0 } == [
+                APDUExchange(command: bytes("00 CA 00 00 00"), response: bytes("01 61 01")),
+                APDUExchange(command: bytes("00 C0 00 00 01"), response: bytes("02 90 00")),
+            ])
     }
 
     @Test func closedConnectionErrorsPropagate() async throws {
@@ -315,8 +318,10 @@ private extension SmartCardError {
     }
 
     @Test func selectReturnsTheAnswer() async throws {
-        let card = ScriptedConnection([("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "79 03 05 07 02 61 02"),
-                                       ("00 C0 00 00 02", "71 00 90 00")])
+        let card = ScriptedConnection([
+            ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "79 03 05 07 02 61 02"),
+            ("00 C0 00 00 02", "71 00 90 00"),
+        ])
         let answer = try await SmartCardProtocol(connection: card).select(AID.oath, name: "OATH")
         #expect(answer == bytes("79 03 05 07 02 71 00"))
     }
@@ -471,11 +476,12 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
     }
 
     @Test func configTLVsRoundTrip() throws {
-        let info = DeviceInfo(serial: 12_345_678, version: Version(5, 4, 3), formFactor: .usbCNano, isFIPS: false,
-                              isSky: true, supportedUSB: [.otp, .u2f, .fido2], enabledUSB: [.u2f, .fido2],
-                              supportedNFC: [.u2f, .fido2], enabledNFC: [.fido2], isConfigLocked: true,
-                              partNumber: "SKY-1", autoEjectTimeout: 0, challengeResponseTimeout: 20,
-                              deviceFlags: 0x80)
+        let info = DeviceInfo(
+            serial: 12_345_678, version: Version(5, 4, 3), formFactor: .usbCNano, isFIPS: false,
+            isSky: true, supportedUSB: [.otp, .u2f, .fido2], enabledUSB: [.u2f, .fido2],
+            supportedNFC: [.u2f, .fido2], enabledNFC: [.fido2], isConfigLocked: true,
+            partNumber: "SKY-1", autoEjectTimeout: 0, challengeResponseTimeout: 20,
+            deviceFlags: 0x80)
         let tlvs = info.configTLVs()
         #expect(tlvs.first?.tag == 0x01)
         let parsed = try DeviceInfo(tlvs: tlvs.dictionary, defaultVersion: Version(1, 0, 0))
@@ -533,13 +539,18 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
     }
 
     @Test func inspectUsesManagement() async throws {
-        let card = ScriptedConnection(atr: nfcATR, name: "Reader 0", [
-            (selectManagement, "35 2E 37 2E 32 90 00"),
-            ("00 1D 00 00 00", page([
-                TLV(0x01, [0x02, 0x3B]), TLV(0x02, [0x00, 0x00, 0x30, 0x39]), TLV(0x03, [0x02, 0x3B]),
-                TLV(0x04, [0x01]), TLV(0x0D, [0x02, 0x3B]), TLV(0x0E, [0x00, 0x30]),
-            ])),
-        ])
+        let card = ScriptedConnection(
+            atr: nfcATR, name: "Reader 0",
+            [
+                (selectManagement, "35 2E 37 2E 32 90 00"),
+                (
+                    "00 1D 00 00 00",
+                    page([
+                        TLV(0x01, [0x02, 0x3B]), TLV(0x02, [0x00, 0x00, 0x30, 0x39]), TLV(0x03, [0x02, 0x3B]),
+                        TLV(0x04, [0x01]), TLV(0x0D, [0x02, 0x3B]), TLV(0x0E, [0x00, 0x30]),
+                    ])
+                ),
+            ])
         let info = try await KeyProbe.inspect(connection: card)
         #expect(card.remaining == 0)
         #expect(info.reader == "Reader 0")
@@ -552,20 +563,22 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
     }
 
     @Test func inspectProbesKeysWithoutManagement() async throws {
-        let card = ScriptedConnection(name: "Reader 1", [
-            (selectManagement, "6A 82"),
-            ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "04 03 04 05 00 00 90 00"),
-            ("00 01 10 00 00", "00 0F 42 40 90 00"),
-            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
-            // "U2F_V2" may come from a key that speaks CTAP2 too: getInfo is asked, and refused here.
-            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
-            ("80 10 80 00 01 04 00", "6D 00"),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "6A 82"),
-            ("00 A4 04 00 05 A0 00 00 03 08 00", "61 02"),
-            ("00 C0 00 00 02", "AA BB 90 00"),
-            ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6D 00"),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
-        ])
+        let card = ScriptedConnection(
+            name: "Reader 1",
+            [
+                (selectManagement, "6A 82"),
+                ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "04 03 04 05 00 00 90 00"),
+                ("00 01 10 00 00", "00 0F 42 40 90 00"),
+                ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+                // "U2F_V2" may come from a key that speaks CTAP2 too: getInfo is asked, and refused here.
+                ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+                ("80 10 80 00 01 04 00", "6D 00"),
+                ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "6A 82"),
+                ("00 A4 04 00 05 A0 00 00 03 08 00", "61 02"),
+                ("00 C0 00 00 02", "AA BB 90 00"),
+                ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6D 00"),
+                ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
+            ])
         let info = try await KeyProbe.inspect(connection: card)
         #expect(card.remaining == 0)
         #expect(!info.overNFC)
@@ -583,17 +596,19 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
         // A key without Management whose FIDO application answers SELECT "U2F_V2" (as YubiKeys do over NFC)
         // and getInfo with FIDO_2_0: it speaks FIDO2 too.
         let info: CBOR = [1: ["U2F_V2", "FIDO_2_0"], 3: .bytes([UInt8](repeating: 0x11, count: 16))]
-        let card = ScriptedConnection(atr: nfcATR, name: "Reader 2", [
-            (selectManagement, "6A 82"),
-            ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "6A 82"),
-            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
-            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
-            ("80 10 80 00 01 04 00", ([0x00] + info.encoded + [0x90, 0x00]).hex),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "79 03 05 04 03 71 01 AA 90 00"),
-            ("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82"),
-            ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6A 82"),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
-        ])
+        let card = ScriptedConnection(
+            atr: nfcATR, name: "Reader 2",
+            [
+                (selectManagement, "6A 82"),
+                ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "6A 82"),
+                ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+                ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "55 32 46 5F 56 32 90 00"),
+                ("80 10 80 00 01 04 00", ([0x00] + info.encoded + [0x90, 0x00]).hex),
+                ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "79 03 05 04 03 71 01 AA 90 00"),
+                ("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82"),
+                ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6A 82"),
+                ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
+            ])
         let probed = try await KeyProbe.inspect(connection: card)
         #expect(card.remaining == 0)
         #expect(probed.applications == ["FIDO2", "U2F", "OATH"])
@@ -601,15 +616,17 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
     }
 
     @Test func aFIDO2OnlySelectAnswerIsFIDO2WithoutU2F() async throws {
-        let card = ScriptedConnection(name: "Reader 3", [
-            (selectManagement, "6A 82"),
-            ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "6A 82"),
-            ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "46 49 44 4F 5F 32 5F 30 90 00"),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "6A 82"),
-            ("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82"),
-            ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6A 82"),
-            ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
-        ])
+        let card = ScriptedConnection(
+            name: "Reader 3",
+            [
+                (selectManagement, "6A 82"),
+                ("00 A4 04 00 07 A0 00 00 05 27 20 01 00", "6A 82"),
+                ("00 A4 04 00 08 A0 00 00 06 47 2F 00 01 00", "46 49 44 4F 5F 32 5F 30 90 00"),
+                ("00 A4 04 00 07 A0 00 00 05 27 21 01 00", "6A 82"),
+                ("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82"),
+                ("00 A4 04 00 06 D2 76 00 01 24 01 00", "6A 82"),
+                ("00 A4 04 00 07 A0 00 00 05 27 21 07 00", "6A 82"),
+            ])
         let probed = try await KeyProbe.inspect(connection: card)
         #expect(card.remaining == 0)
         #expect(probed.applications == ["FIDO2"])

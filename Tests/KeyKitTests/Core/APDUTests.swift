@@ -90,8 +90,9 @@ private func isInvalidAPDU(_ error: SmartCardError?) -> Bool {
         // Short data, long Le: still extended for both lengths.
         #expect(try APDU(ins: 0x87, data: [0xAB], le: 512).encoded() == bytes("00 87 00 00 00 00 01 AB 02 00"))
         // Forced extended with short-sized fields.
-        #expect(try APDU(ins: 0x87, data: [0xAB, 0xCD], le: 256).encoded(.extended)
-            == bytes("00 87 00 00 00 00 02 AB CD 01 00"))
+        #expect(
+            try APDU(ins: 0x87, data: [0xAB, 0xCD], le: 256).encoded(.extended)
+                == bytes("00 87 00 00 00 00 02 AB CD 01 00"))
     }
 
     @Test func maximumExtendedDataLength() throws {
@@ -229,15 +230,15 @@ private func isInvalidAPDU(_ error: SmartCardError?) -> Bool {
     }
 
     @Test(arguments: [
-        "",                          // nothing
-        "00 A4 04",                  // short header
-        "00 A4 04 00 05 01 02",      // Lc 5, two bytes follow
-        "00 A4 04 00 02 01 02 03 04",// Lc 2, four bytes follow
-        "00 A4 04 00 00 01",         // extended marker with one length byte
-        "00 A4 04 00 00 00 00 AA",   // extended Lc 0 with data
-        "00 A4 04 00 00 00 05 01 02",// extended Lc 5, two bytes follow
-        "00 A4 04 00 00 00 02 01 02 03", // extended Lc 2, then a one-byte Le
-        "00 A4 04 00 00 00 02 01 02 03 04 05", // extended Lc 2, then three bytes
+        "",  // nothing
+        "00 A4 04",  // short header
+        "00 A4 04 00 05 01 02",  // Lc 5, two bytes follow
+        "00 A4 04 00 02 01 02 03 04",  // Lc 2, four bytes follow
+        "00 A4 04 00 00 01",  // extended marker with one length byte
+        "00 A4 04 00 00 00 00 AA",  // extended Lc 0 with data
+        "00 A4 04 00 00 00 05 01 02",  // extended Lc 5, two bytes follow
+        "00 A4 04 00 00 00 02 01 02 03",  // extended Lc 2, then a one-byte Le
+        "00 A4 04 00 00 00 02 01 02 03 04 05",  // extended Lc 2, then three bytes
     ])
     func malformedLengthsAreRejected(hex: String) {
         let error = #expect(throws: SmartCardError.self) { try APDU(parsing: bytes(hex)) }
@@ -270,8 +271,10 @@ private func isInvalidAPDU(_ error: SmartCardError?) -> Bool {
             let tail = Int.random(in: 0...12, using: &rng)
             if tail > 0 {
                 // Bias the first length byte towards values that can match the length.
-                bytes.append(Bool.random(using: &rng) ? UInt8.random(in: 0...8, using: &rng)
-                                                      : UInt8.random(in: 0...255, using: &rng))
+                bytes.append(
+                    Bool.random(using: &rng)
+                        ? UInt8.random(in: 0...8, using: &rng)
+                        : UInt8.random(in: 0...255, using: &rng))
                 for _ in 1..<max(tail, 1) {
                     bytes.append(Bool.random(using: &rng) ? 0 : UInt8.random(in: 0...8, using: &rng))
                 }

@@ -58,8 +58,12 @@ struct AtomicFileTests {
         for f in [stale, ours, other] { close(open(f, O_CREAT | O_WRONLY, 0o600)) }
         defer { for f in [path, ours, other] { unlink(f) }; rmdir(dir) }
         try AtomicFile.write(Array("{}".utf8), to: path)
-        #expect(Self.entries(dir).sorted() == ["other.json.tmp-2147483632-0-abc", "pins.json",
-                                               "pins.json.tmp-\(getpid())-7-xyz"].sorted())
+        #expect(
+            Self.entries(dir).sorted()
+                == [
+                    "other.json.tmp-2147483632-0-abc", "pins.json",
+                    "pins.json.tmp-\(getpid())-7-xyz",
+                ].sorted())
     }
 
     @Test func aPlantedSymlinkIsReplacedNotFollowed() throws {

@@ -102,7 +102,8 @@ private func bytes(_ hex: String) -> [UInt8] {
 
     @Test func parseAllAndReEncodeIsExact() throws {
         let big = [UInt8](repeating: 0x33, count: 200)
-        let encoding = bytes("4F 07 A0 00 00 05 27 21 01") + bytes("5F 2D 02 65 6E")
+        let encoding =
+            bytes("4F 07 A0 00 00 05 27 21 01") + bytes("5F 2D 02 65 6E")
             + [0x53, 0x81, 0xC8] + big + bytes("7F 49 05 86 03 01 02 03") + bytes("80 00")
         let tlvs = try TLV.parseAll(encoding)
         #expect(tlvs.map(\.tag) == [0x4F, 0x5F2D, 0x53, 0x7F49, 0x80])
@@ -186,10 +187,12 @@ private func bytes(_ hex: String) -> [UInt8] {
     @Test func errorsCarryTheirFacts() {
         #expect(TLV.DecodeError.indefiniteLength(offset: 3).textKey == "tlv.indefinite-length")
         #expect(TLV.DecodeError.indefiniteLength(offset: 3).arguments == ["offset": "3"])
-        #expect(TLV.DecodeError.truncatedValue(offset: 2, needed: 3, available: 1).arguments
-            == ["offset": "2", "needed": "3", "available": "1"])
-        #expect(TLV.DecodeError.unexpectedTag(expected: 0x7F49, found: 0x53).arguments
-            == ["expected": "7F49", "found": "53"])
+        #expect(
+            TLV.DecodeError.truncatedValue(offset: 2, needed: 3, available: 1).arguments
+                == ["offset": "2", "needed": "3", "available": "1"])
+        #expect(
+            TLV.DecodeError.unexpectedTag(expected: 0x7F49, found: 0x53).arguments
+                == ["expected": "7F49", "found": "53"])
     }
 }
 
@@ -224,11 +227,13 @@ private func bytes(_ hex: String) -> [UInt8] {
 
 @Suite struct TLVFuzzTests {
     static let sample: [UInt8] = {
-        let nested = TLV(0x7F49, children: [
-            TLV(0x86, [UInt8](repeating: 0x04, count: 65)),
-            TLV(0x5F2D, Array("en".utf8)),
-            TLV(0x7C, children: [TLV(0x81, []), TLV(0x82, [UInt8](repeating: 0xA5, count: 300))]),
-        ])
+        let nested = TLV(
+            0x7F49,
+            children: [
+                TLV(0x86, [UInt8](repeating: 0x04, count: 65)),
+                TLV(0x5F2D, Array("en".utf8)),
+                TLV(0x7C, children: [TLV(0x81, []), TLV(0x82, [UInt8](repeating: 0xA5, count: 300))]),
+            ])
         return nested.encoded + TLV(0x53, [0x01, 0x02]).encoded + TLV(0x1F8101, [0xFF]).encoded
     }()
 

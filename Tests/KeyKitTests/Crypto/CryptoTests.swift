@@ -39,8 +39,10 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
 @Suite struct CryptoHKDFTests {
     // RFC 5869 appendix A, test cases 1 and 3.
     @Test(arguments: [
-        ("000102030405060708090a0b0c", "f0f1f2f3f4f5f6f7f8f9",
-         "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"),
+        (
+            "000102030405060708090a0b0c", "f0f1f2f3f4f5f6f7f8f9",
+            "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"
+        ),
         ("", "", "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"),
     ])
     func rfc5869(salt: String, info: String, okm: String) throws {
@@ -77,7 +79,8 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
 
 @Suite struct CryptoAESTests {
     // NIST SP 800-38A appendix F: the four-block example message.
-    static let message = bytes("""
+    static let message = bytes(
+        """
         6bc1bee22e409f96e93d7e117393172a ae2d8a571e03ac9c9eb76fac45af8e51
         30c81c46a35ce411e5fbc1191a0a52ef f69f2445df4f9b17ad2b417be66c3710
         """)
@@ -86,7 +89,8 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     @Test func cbcAES256() throws {
         let key = bytes("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4")
         let iv = bytes("000102030405060708090a0b0c0d0e0f")
-        let ciphertext = bytes("""
+        let ciphertext = bytes(
+            """
             f58c4c04d6e5f1ba779eabfb5f7bfbd6 9cfc4e967edb808d679f777bc6702c7d
             39f23369a9d9bacfa530e26304231461 b2eb05e2c39be9fcda6c19078c6a9d1b
             """)
@@ -109,7 +113,8 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     // F.1.1 ECB-AES128.Encrypt and F.1.2 ECB-AES128.Decrypt.
     @Test func ecbAES128() throws {
         let key = bytes("2b7e151628aed2a6abf7158809cf4f3c")
-        let ciphertext = bytes("""
+        let ciphertext = bytes(
+            """
             3ad77bb40d7a3660a89ecaf32466ef97 f5d3d58503b9699de785895a96fdbaaf
             43b1cd7f598ece23881b00e3ed030688 7b0c785e27e8ad3f8223207104725dd4
             """)
@@ -128,22 +133,32 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     }
 
     @Test func ecbRejectsBadLengths() {
-        #expect(throws: CryptoError.self) { try Crypto.aes128ECBEncrypt(key: [UInt8](repeating: 0, count: 32), [UInt8](repeating: 0, count: 16)) }
-        #expect(throws: CryptoError.self) { try Crypto.aes128ECBDecrypt(key: [UInt8](repeating: 0, count: 16), [1, 2, 3]) }
+        #expect(throws: CryptoError.self) {
+            try Crypto.aes128ECBEncrypt(key: [UInt8](repeating: 0, count: 32), [UInt8](repeating: 0, count: 16))
+        }
+        #expect(throws: CryptoError.self) {
+            try Crypto.aes128ECBDecrypt(key: [UInt8](repeating: 0, count: 16), [1, 2, 3])
+        }
     }
 }
 
 @Suite struct CryptoP256Tests {
     // RFC 5903 section 8.1 (256-bit random ECP group): initiator i, responder r, shared g^ir.
     @Test func ecdhRFC5903() throws {
-        let i = try P256PrivateKey(raw: bytes("C88F01F5 10D9AC3F 70A292DA A2316DE5 44E9AAB8 AFE84049 C62A9C57 862D1433"))
-        let r = try P256PrivateKey(raw: bytes("C6EF9C5D 78AE012A 011164AC B397CE20 88685D8F 06BF9BE0 B283AB46 476BEE53"))
-        #expect(i.publicKey == (try P256PublicKey(
-            x: bytes("DAD0B653 94221CF9 B051E1FE CA5787D0 98DFE637 FC90B9EF 945D0C37 72581180"),
-            y: bytes("5271A046 1CDB8252 D61F1C45 6FA3E59A B1F45B33 ACCF5F58 389E0577 B8990BB3"))))
-        #expect(r.publicKey == (try P256PublicKey(
-            x: bytes("D12DFB52 89C8D4F8 1208B702 70398C34 2296970A 0BCCB74C 736FC755 4494BF63"),
-            y: bytes("56FBF3CA 366CC23E 8157854C 13C58D6A AC23F046 ADA30F83 53E74F33 039872AB"))))
+        let i = try P256PrivateKey(
+            raw: bytes("C88F01F5 10D9AC3F 70A292DA A2316DE5 44E9AAB8 AFE84049 C62A9C57 862D1433"))
+        let r = try P256PrivateKey(
+            raw: bytes("C6EF9C5D 78AE012A 011164AC B397CE20 88685D8F 06BF9BE0 B283AB46 476BEE53"))
+        #expect(
+            i.publicKey
+                == (try P256PublicKey(
+                    x: bytes("DAD0B653 94221CF9 B051E1FE CA5787D0 98DFE637 FC90B9EF 945D0C37 72581180"),
+                    y: bytes("5271A046 1CDB8252 D61F1C45 6FA3E59A B1F45B33 ACCF5F58 389E0577 B8990BB3"))))
+        #expect(
+            r.publicKey
+                == (try P256PublicKey(
+                    x: bytes("D12DFB52 89C8D4F8 1208B702 70398C34 2296970A 0BCCB74C 736FC755 4494BF63"),
+                    y: bytes("56FBF3CA 366CC23E 8157854C 13C58D6A AC23F046 ADA30F83 53E74F33 039872AB"))))
         let shared = bytes("D6840F6B 42F6EDAF D13116E0 E1256520 2FEF8E9E CE7DCE03 812464D0 4B9442DE")
         #expect(try i.sharedSecret(with: r.publicKey) == shared)
         #expect(try r.sharedSecret(with: i.publicKey) == shared)
@@ -178,8 +193,10 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         let key = P256PrivateKey()
         let message: [UInt8] = [1, 2, 3]
         let signature = key.sign(message)
-        for bad in [[], [0x30], [0x30, 0x00], [UInt8](repeating: 0xFF, count: 64), signature + [0x00],
-                    Array(signature.dropLast()), derSignature(r: [0], s: [1]), derSignature(r: [1], s: [0])] {
+        for bad in [
+            [], [0x30], [0x30, 0x00], [UInt8](repeating: 0xFF, count: 64), signature + [0x00],
+            Array(signature.dropLast()), derSignature(r: [0], s: [1]), derSignature(r: [1], s: [0]),
+        ] {
             #expect(!key.publicKey.verify(signature: bad, message: message))
         }
     }
@@ -191,8 +208,9 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
             x: bytes("60FED4BA255A9D31C961EB74C6356D68C049B8923B61FA6CE669622E60F29FB6"),
             y: bytes("7903FE1008B8BC99A41AE9E95628BC64F2F1B20C2D7E9F5177A3C294D4462299"))
         #expect(key.publicKey == expected)
-        let signature = derSignature(r: bytes("EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716"),
-                                     s: bytes("F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"))
+        let signature = derSignature(
+            r: bytes("EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716"),
+            s: bytes("F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"))
         #expect(signature.count == 72)
         #expect(expected.verify(signature: signature, message: Array("sample".utf8)))
         #expect(!expected.verify(signature: signature, message: Array("test".utf8)))
@@ -204,7 +222,9 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         var y = valid.y
         y[31] &+= 1
         #expect(throws: CryptoError.self) { try P256PublicKey(x: valid.x, y: y) }
-        #expect(throws: CryptoError.self) { try P256PublicKey(x: [UInt8](repeating: 0, count: 32), y: [UInt8](repeating: 0, count: 32)) }
+        #expect(throws: CryptoError.self) {
+            try P256PublicKey(x: [UInt8](repeating: 0, count: 32), y: [UInt8](repeating: 0, count: 32))
+        }
         #expect(throws: CryptoError.self) { try P256PublicKey(x: Array(valid.x.prefix(31)), y: valid.y) }
         #expect(throws: CryptoError.self) { try P256PublicKey(x: valid.x, y: valid.y + [0]) }
         #expect(throws: CryptoError.self) { try P256PublicKey(uncompressed: Array(valid.uncompressed.prefix(64))) }
@@ -261,10 +281,14 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
 @Suite struct CryptoEd25519Tests {
     // RFC 8032 section 7.1, tests 1 (empty message) and 2 (one byte, 0x72).
     static let vectors: [(key: String, message: String, signature: String)] = [
-        ("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
-         "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"),
-        ("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
-         "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"),
+        (
+            "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
+            "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+        ),
+        (
+            "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
+            "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"
+        ),
     ]
 
     @Test(arguments: 0..<2)
@@ -294,7 +318,8 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
 @Suite struct CryptoX509Tests {
     @Test func selfSignedCertificate() throws {
         let key = P256PrivateKey()
-        let certificate = try X509Certificate.selfSigned(key: key, commonName: "ykterm virtual key", serial: 0x1234_5678_9ABC)
+        let certificate = try X509Certificate.selfSigned(
+            key: key, commonName: "ykterm virtual key", serial: 0x1234_5678_9ABC)
         let parsed = try X509Certificate(der: certificate.der)
         #expect(parsed.der == certificate.der)
         #expect(parsed.publicKey == key.publicKey)
@@ -334,8 +359,10 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
 
     @Test func garbageIsRejected() throws {
         let der = try X509Certificate.selfSigned(key: P256PrivateKey(), commonName: "x", serial: 1).der
-        for bad in [[], [0x30, 0x03, 0x01, 0x02], [UInt8](repeating: 0x30, count: 100), Array(der.dropLast()),
-                    der + [0x00], Array(der.prefix(der.count / 2)), P256PrivateKey().publicKey.spki] {
+        for bad in [
+            [], [0x30, 0x03, 0x01, 0x02], [UInt8](repeating: 0x30, count: 100), Array(der.dropLast()),
+            der + [0x00], Array(der.prefix(der.count / 2)), P256PrivateKey().publicKey.spki,
+        ] {
             #expect(throws: CryptoError.self) { try X509Certificate(der: bad) }
         }
     }

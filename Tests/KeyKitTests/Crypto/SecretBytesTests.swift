@@ -73,9 +73,12 @@ import Testing
     @Test func hmacWithASecretKeyMatchesThePublishedVectors() throws {
         let data = Array("what do ya want for nothing?".utf8)
         let key = SecretBytes(utf8: "Jefe")
-        #expect(Crypto.hmac(.sha1, key: key, data: data) == (try Hex.decode("effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")))
-        #expect(Crypto.hmac(.sha256, key: key, data: data) == (try Hex.decode(
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")))
+        #expect(
+            Crypto.hmac(.sha1, key: key, data: data) == (try Hex.decode("effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")))
+        #expect(
+            Crypto.hmac(.sha256, key: key, data: data)
+                == (try Hex.decode(
+                    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")))
         #expect(Crypto.hmac(.sha1, key: SecretBytes(), data: []) == Crypto.hmac(.sha1, key: [], data: []))
     }
 
@@ -83,10 +86,12 @@ import Testing
     @Test func pbkdf2WithASecretPasswordMatchesThePublishedVectors() throws {
         let password = SecretBytes(utf8: "password")
         let salt = Array("salt".utf8)
-        #expect(Crypto.pbkdf2(.sha1, password: password, salt: salt, iterations: 1, length: 20).copyBytes()
-            == (try Hex.decode("0c60c80f961f0e71f3a9b524af6012062fe037a6")))
-        #expect(Crypto.pbkdf2(.sha1, password: password, salt: salt, iterations: 2, length: 20).copyBytes()
-            == (try Hex.decode("ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957")))
+        #expect(
+            Crypto.pbkdf2(.sha1, password: password, salt: salt, iterations: 1, length: 20).copyBytes()
+                == (try Hex.decode("0c60c80f961f0e71f3a9b524af6012062fe037a6")))
+        #expect(
+            Crypto.pbkdf2(.sha1, password: password, salt: salt, iterations: 2, length: 20).copyBytes()
+                == (try Hex.decode("ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957")))
     }
 
     /// The OATH access key from a password is the same in its own buffer as in an array (YKOATH: PBKDF2-SHA1,
@@ -96,8 +101,11 @@ import Testing
         let secret = OATHSession.deriveSecretKey(password: SecretBytes(utf8: "password"), salt: salt)
         #expect(secret.count == 16)
         #expect(secret.copyBytes() == OATHSession.deriveKey(password: "password", salt: salt))
-        #expect(secret.copyBytes() == Crypto.pbkdf2(.sha1, password: Array("password".utf8), salt: salt,
-                                                    iterations: 1000, length: 16))
+        #expect(
+            secret.copyBytes()
+                == Crypto.pbkdf2(
+                    .sha1, password: Array("password".utf8), salt: salt,
+                    iterations: 1000, length: 16))
     }
 
     /// pinUvAuthParam from a token in its own buffer equals the array computation, for both protocols.
@@ -108,8 +116,9 @@ import Testing
             #expect(p.authenticate(key: SecretBytes(token), message) == p.authenticate(key: token, message))
         }
         let short = Array(token.prefix(16))
-        #expect(PINUVAuthProtocol.one.authenticate(key: SecretBytes(short), message)
-            == PINUVAuthProtocol.one.authenticate(key: short, message))
+        #expect(
+            PINUVAuthProtocol.one.authenticate(key: SecretBytes(short), message)
+                == PINUVAuthProtocol.one.authenticate(key: short, message))
     }
 }
 

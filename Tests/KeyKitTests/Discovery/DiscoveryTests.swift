@@ -3,20 +3,26 @@ import Foundation
 import Synchronization
 import Testing
 
-private let usbATR: [UInt8] = [0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21, 0xC0,
-                               0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40]
-private let nfcATR: [UInt8] = [0x3B, 0x8D, 0x80, 0x01, 0x80, 0x73, 0xC0, 0x21, 0xC0, 0x57, 0x59, 0x75, 0x62, 0x69,
-                               0x4B, 0x65, 0x79, 0xF9]
+private let usbATR: [UInt8] = [
+    0x3B, 0xFD, 0x13, 0x00, 0x00, 0x81, 0x31, 0xFE, 0x15, 0x80, 0x73, 0xC0, 0x21, 0xC0,
+    0x57, 0x59, 0x75, 0x62, 0x69, 0x4B, 0x65, 0x79, 0x40,
+]
+private let nfcATR: [UInt8] = [
+    0x3B, 0x8D, 0x80, 0x01, 0x80, 0x73, 0xC0, 0x21, 0xC0, 0x57, 0x59, 0x75, 0x62, 0x69,
+    0x4B, 0x65, 0x79, 0xF9,
+]
 
 private func fido(_ n: Int, usb: String?, vendor: UInt16 = 0x1050, product: UInt16 = 0x0407) -> FoundHID {
-    var info = HIDDeviceInfo(path: "/dev/hidraw\(n)", vendorID: vendor, productID: product, productName: "YubiKey OTP+FIDO+CCID")
+    var info = HIDDeviceInfo(
+        path: "/dev/hidraw\(n)", vendorID: vendor, productID: product, productName: "YubiKey OTP+FIDO+CCID")
     info.usagePage = 0xF1D0
     info.usage = 1
     return FoundHID(info: info, usbDevice: usb)
 }
 
 private func otp(_ n: Int, usb: String?, vendor: UInt16 = 0x1050) -> FoundHID {
-    var info = HIDDeviceInfo(path: "/dev/hidraw\(n)", vendorID: vendor, productID: 0x0407, productName: "YubiKey OTP+FIDO+CCID")
+    var info = HIDDeviceInfo(
+        path: "/dev/hidraw\(n)", vendorID: vendor, productID: 0x0407, productName: "YubiKey OTP+FIDO+CCID")
     info.usagePage = 1
     info.usage = 6
     return FoundHID(info: info, usbDevice: usb)
@@ -70,19 +76,25 @@ private let usb2 = "/sys/devices/pci0000:00/usb1/1-2"
         let second = FoundCard(reader: "Yubico YubiKey OTP+FIDO+CCID 01 00", atr: usbATR)
         let hid = [fido(0, usb: usb1), otp(1, usb: usb1), fido(2, usb: usb2), otp(3, usb: usb2)]
         let needed = Set(KeyAssembler.candidatesNeedingSerials(cards: [yubiReader, second], hid: hid))
-        #expect(needed == ["pcsc:" + yubiReader.reader, "pcsc:" + second.reader, "hid:/dev/hidraw0", "hid:/dev/hidraw2"])
+        #expect(
+            needed == ["pcsc:" + yubiReader.reader, "pcsc:" + second.reader, "hid:/dev/hidraw0", "hid:/dev/hidraw2"])
         // The first reader holds the key on the second USB device.
-        let serials: [String: UInt32] = ["pcsc:" + yubiReader.reader: 222, "pcsc:" + second.reader: 111,
-                                         "hid:/dev/hidraw0": 111, "hid:/dev/hidraw2": 222]
+        let serials: [String: UInt32] = [
+            "pcsc:" + yubiReader.reader: 222, "pcsc:" + second.reader: 111,
+            "hid:/dev/hidraw0": 111, "hid:/dev/hidraw2": 222,
+        ]
         let keys = KeyAssembler.group(cards: [yubiReader, second], hid: hid, serials: serials)
         #expect(keys.count == 2)
-        #expect(keys[0].reader == yubiReader.reader && keys[0].fidoHID?.path == "/dev/hidraw2" && keys[0].otpHID?.path == "/dev/hidraw3")
+        #expect(
+            keys[0].reader == yubiReader.reader && keys[0].fidoHID?.path == "/dev/hidraw2"
+                && keys[0].otpHID?.path == "/dev/hidraw3")
         #expect(keys[1].reader == second.reader && keys[1].fidoHID?.path == "/dev/hidraw0" && keys[1].serial == 111)
     }
 
     @Test func differentSerialsAreNeverJoined() {
-        let keys = KeyAssembler.group(cards: [yubiReader], hid: [fido(0, usb: usb1)],
-                                      serials: ["pcsc:" + yubiReader.reader: 1, "hid:/dev/hidraw0": 2])
+        let keys = KeyAssembler.group(
+            cards: [yubiReader], hid: [fido(0, usb: usb1)],
+            serials: ["pcsc:" + yubiReader.reader: 1, "hid:/dev/hidraw0": 2])
         #expect(keys.count == 2)
     }
 
@@ -153,7 +165,9 @@ private final class ScanCounter: Sendable {
 
 @Suite struct HIDMonitorTests {
     func directory() -> String {
-        let dir = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/ykterm-hidmon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let dir =
+            (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp")
+            + "/ykterm-hidmon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         mkdir(dir, 0o700)
         return dir
     }

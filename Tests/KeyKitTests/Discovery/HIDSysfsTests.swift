@@ -62,19 +62,24 @@ struct HIDSysfsTests {
         let fs = try FakeSysfs()
         let usb = "pci0000:00/0000:00:14.0/usb1/1-1"
         try fs.usbDevice(usb, product: "YubiKey OTP+FIDO+CCID")
-        try fs.node("hidraw1", device: usb + "/1-1:1.1/0003:1050:0407.0002",
-                    uevent: uevent(bus: "0003", vendor: "1050", product: "0407", name: "Yubico YubiKey OTP+FIDO+CCID", uniq: ""),
-                    descriptor: fidoDescriptor)
-        try fs.node("hidraw0", device: usb + "/1-1:1.0/0003:1050:0407.0001",
-                    uevent: uevent(bus: "0003", vendor: "1050", product: "0407", name: "Yubico YubiKey OTP+FIDO+CCID", uniq: ""),
-                    descriptor: keyboardDescriptor)
+        try fs.node(
+            "hidraw1", device: usb + "/1-1:1.1/0003:1050:0407.0002",
+            uevent: uevent(
+                bus: "0003", vendor: "1050", product: "0407", name: "Yubico YubiKey OTP+FIDO+CCID", uniq: ""),
+            descriptor: fidoDescriptor)
+        try fs.node(
+            "hidraw0", device: usb + "/1-1:1.0/0003:1050:0407.0001",
+            uevent: uevent(
+                bus: "0003", vendor: "1050", product: "0407", name: "Yubico YubiKey OTP+FIDO+CCID", uniq: ""),
+            descriptor: keyboardDescriptor)
         let found = HIDSysfs.interfaces(root: fs.root, devices: "/dev")
         #expect(found.map(\.path) == ["/dev/hidraw0", "/dev/hidraw1"])
         #expect(found.allSatisfy { $0.vendorID == 0x1050 && $0.productID == 0x0407 })
         #expect(found.allSatisfy { $0.productName == "YubiKey OTP+FIDO+CCID" && $0.serialNumber == nil })
         #expect(found[0].usagePage == HIDRawDevice.keyboardUsagePage && found[0].usage == HIDRawDevice.keyboardUsage)
         #expect(found[1].usagePage == HIDRawDevice.fidoUsagePage && found[1].usage == 1)
-        #expect(HIDSysfs.usbDevice(above: fs.root + "/class/hidraw/hidraw1/device")?.hasSuffix("/devices/" + usb) == true)
+        #expect(
+            HIDSysfs.usbDevice(above: fs.root + "/class/hidraw/hidraw1/device")?.hasSuffix("/devices/" + usb) == true)
         // The scan gives each interface's USB device with it: one device for both.
         let scanned = HIDSysfs.scan(root: fs.root, devices: "/dev")
         #expect(scanned.map(\.info) == found)
@@ -84,14 +89,18 @@ struct HIDSysfsTests {
     @Test("Off USB: the HID name and serial; unlisted buses, broken uevents and gone descriptors")
     func otherBuses() throws {
         let fs = try FakeSysfs()
-        try fs.node("hidraw0", device: "virtual/0005:1050:0120.0001",
-                    uevent: uevent(bus: "0005", vendor: "1050", product: "0120", name: "Security Key by Yubico", uniq: "aa:bb"),
-                    descriptor: fidoDescriptor)
-        try fs.node("hidraw1", device: "virtual/0006:1234:5678.0002",
-                    uevent: uevent(bus: "0006", vendor: "1234", product: "5678", name: "uhid", uniq: ""), descriptor: fidoDescriptor)
+        try fs.node(
+            "hidraw0", device: "virtual/0005:1050:0120.0001",
+            uevent: uevent(bus: "0005", vendor: "1050", product: "0120", name: "Security Key by Yubico", uniq: "aa:bb"),
+            descriptor: fidoDescriptor)
+        try fs.node(
+            "hidraw1", device: "virtual/0006:1234:5678.0002",
+            uevent: uevent(bus: "0006", vendor: "1234", product: "5678", name: "uhid", uniq: ""),
+            descriptor: fidoDescriptor)
         try fs.node("hidraw2", device: "virtual/bad.0003", uevent: "HID_ID=zz\n", descriptor: fidoDescriptor)
-        try fs.node("hidraw3", device: "virtual/0003:20A0:42B1.0004",
-                    uevent: uevent(bus: "0003", vendor: "20A0", product: "42B1", name: "Nitrokey", uniq: "X1"), descriptor: nil)
+        try fs.node(
+            "hidraw3", device: "virtual/0003:20A0:42B1.0004",
+            uevent: uevent(bus: "0003", vendor: "20A0", product: "42B1", name: "Nitrokey", uniq: "X1"), descriptor: nil)
         let found = HIDSysfs.interfaces(root: fs.root, devices: "/dev")
         #expect(found.map(\.path) == ["/dev/hidraw0", "/dev/hidraw3"])
         #expect(found[0].productName == "Security Key by Yubico" && found[0].serialNumber == "aa:bb")
@@ -105,7 +114,8 @@ struct HIDSysfsTests {
 
     @Test("uevent: HID_ID's three hex fields, name and serial")
     func uevents() {
-        let u = HIDUevent("DRIVER=hid-generic\nHID_ID=0003:00001050:00000407\nHID_NAME=Yubico YubiKey\nHID_UNIQ=1234=5\n")
+        let u = HIDUevent(
+            "DRIVER=hid-generic\nHID_ID=0003:00001050:00000407\nHID_NAME=Yubico YubiKey\nHID_UNIQ=1234=5\n")
         #expect(u?.bus == 3 && u?.vendor == 0x1050 && u?.product == 0x0407)
         #expect(u?.name == "Yubico YubiKey" && u?.serial == "1234=5")
         #expect(HIDUevent("HID_NAME=x\n") == nil)
@@ -120,18 +130,22 @@ struct HIDSysfsTests {
         #expect(HIDReportDescriptor.collectionUsages(keyboardDescriptor) == [U(page: 1, usage: 6)])
         // Two top-level collections (a mouse, then FIDO): both, in order.
         let mouse: [UInt8] = [0x05, 0x01, 0x09, 0x02, 0xA1, 0x01, 0x09, 0x01, 0xA1, 0x00, 0xC0, 0xC0]
-        #expect(HIDReportDescriptor.collectionUsages(mouse + fidoDescriptor)
+        #expect(
+            HIDReportDescriptor.collectionUsages(mouse + fidoDescriptor)
                 == [U(page: 1, usage: 2), U(page: 1, usage: 1), U(page: 0xF1D0, usage: 1)])
         // The page in effect at the Collection counts, even when set after the Usage.
-        #expect(HIDReportDescriptor.collectionUsages([0x09, 0x01, 0x06, 0xD0, 0xF1, 0xA1, 0x01, 0xC0])
+        #expect(
+            HIDReportDescriptor.collectionUsages([0x09, 0x01, 0x06, 0xD0, 0xF1, 0xA1, 0x01, 0xC0])
                 == [U(page: 0xF1D0, usage: 1)])
         // A four-byte usage carries its own page.
-        #expect(HIDReportDescriptor.collectionUsages([0x05, 0x01, 0x0B, 0x01, 0x00, 0xD0, 0xF1, 0xA1, 0x01, 0xC0])
+        #expect(
+            HIDReportDescriptor.collectionUsages([0x05, 0x01, 0x0B, 0x01, 0x00, 0xD0, 0xF1, 0xA1, 0x01, 0xC0])
                 == [U(page: 0xF1D0, usage: 1)])
         // A collection without a usage since the last main item gives none.
         #expect(HIDReportDescriptor.collectionUsages([0x05, 0x01, 0x09, 0x06, 0x81, 0x02, 0xA1, 0x01, 0xC0]) == [])
         // A long item is skipped whole.
-        #expect(HIDReportDescriptor.collectionUsages([0xFE, 0x02, 0x10, 0xA1, 0xA1] + fidoDescriptor)
+        #expect(
+            HIDReportDescriptor.collectionUsages([0xFE, 0x02, 0x10, 0xA1, 0xA1] + fidoDescriptor)
                 == [U(page: 0xF1D0, usage: 1)])
         // No collection, ending on a usage: that usage. Truncated items end the walk.
         #expect(HIDReportDescriptor.collectionUsages([0x06, 0xD0, 0xF1, 0x09, 0x01]) == [U(page: 0xF1D0, usage: 1)])

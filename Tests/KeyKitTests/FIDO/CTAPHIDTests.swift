@@ -42,7 +42,9 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
         #expect(CTAPHIDCapabilities(rawValue: 0x0D).description == "WINK|CBOR|NMSG")
     }
 
-    @Test(arguments: [(0, 1), (1, 1), (57, 1), (58, 2), (116, 2), (117, 3), (1000, 17), (1001, 17), (1002, 18), (7609, 129)])
+    @Test(arguments: [
+        (0, 1), (1, 1), (57, 1), (58, 2), (116, 2), (117, 3), (1000, 17), (1001, 17), (1002, 18), (7609, 129),
+    ])
     func fragmentSizes(count: Int, packets expected: Int) throws {
         let payload = pattern(count)
         let packets = try CTAPHID.fragment(cid: cid, command: CTAPHID.Command.cbor, payload: payload)
@@ -96,8 +98,9 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
         for p in packets { result = try r.add(p) ?? result }
         #expect(result?.payload == payload)
         #expect(throws: FIDOTransportError.invalidLength) {
-            try CTAPHID.fragment(cid: cid, command: 0x10, payload: pattern(CTAPHID.maxPayload(packetSize: 32) + 1),
-                                 packetSize: 32)
+            try CTAPHID.fragment(
+                cid: cid, command: 0x10, payload: pattern(CTAPHID.maxPayload(packetSize: 32) + 1),
+                packetSize: 32)
         }
     }
 
@@ -117,14 +120,16 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
     }
 
     @Test func consecutiveMessages() throws {
-        let packets = try CTAPHID.fragment(cid: cid, command: CTAPHID.Command.keepalive, payload: [2])
+        let packets =
+            try CTAPHID.fragment(cid: cid, command: CTAPHID.Command.keepalive, payload: [2])
             + CTAPHID.fragment(cid: cid, command: CTAPHID.Command.keepalive, payload: [1])
             + CTAPHID.fragment(cid: cid, command: 0x10, payload: pattern(100))
             + CTAPHID.fragment(cid: cid, command: 0x3F, payload: [6])
-        #expect(try reassemble(packets) == [
-            CTAPHID.Message(command: 0x3B, payload: [2]), CTAPHID.Message(command: 0x3B, payload: [1]),
-            CTAPHID.Message(command: 0x10, payload: pattern(100)), CTAPHID.Message(command: 0x3F, payload: [6]),
-        ])
+        #expect(
+            try reassemble(packets) == [
+                CTAPHID.Message(command: 0x3B, payload: [2]), CTAPHID.Message(command: 0x3B, payload: [1]),
+                CTAPHID.Message(command: 0x10, payload: pattern(100)), CTAPHID.Message(command: 0x3F, payload: [6]),
+            ])
     }
 
     @Test func sequenceErrors() throws {
@@ -170,12 +175,15 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
     @Test func shortAndLongPackets() throws {
         var r = CTAPHID.Reassembler(channel: cid)
         #expect(throws: FIDOTransportError.malformed(Malformation(.hidPacket, .length(0)))) { try r.add([]) }
-        #expect(throws: FIDOTransportError.malformed(Malformation(.hidPacket, .length(4)))) { try r.add([0x12, 0x34, 0x56, 0x78]) }
+        #expect(throws: FIDOTransportError.malformed(Malformation(.hidPacket, .length(4)))) {
+            try r.add([0x12, 0x34, 0x56, 0x78])
+        }
         #expect(throws: FIDOTransportError.malformed(Malformation(.hidPacket, .tooShort(6, minimum: 7)))) {
             try r.add([0x12, 0x34, 0x56, 0x78, 0x90, 0x00])
         }
         // A short read that still holds the whole message is fine, and so are trailing bytes.
-        #expect(try r.add([0x12, 0x34, 0x56, 0x78, 0xBB, 0x00, 0x01, 0x02]) == CTAPHID.Message(command: 0x3B, payload: [2]))
+        #expect(
+            try r.add([0x12, 0x34, 0x56, 0x78, 0xBB, 0x00, 0x01, 0x02]) == CTAPHID.Message(command: 0x3B, payload: [2]))
         let long = CTAPHID.bytes(of: cid) + [0x81, 0x00, 0x02, 9, 8] + [UInt8](repeating: 0x55, count: 100)
         #expect(try r.add(long) == CTAPHID.Message(command: 0x01, payload: [9, 8]))
     }
@@ -203,8 +211,9 @@ private func reassemble(_ packets: [[UInt8]], channel: UInt32 = cid) throws -> [
                 packet = valid[Int.random(in: 0..<valid.count, using: &rng)]
                 packet[Int.random(in: 0..<64, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
             case 2:  // a valid packet cut short
-                packet = Array(valid[Int.random(in: 0..<valid.count, using: &rng)]
-                    .prefix(Int.random(in: 0...64, using: &rng)))
+                packet = Array(
+                    valid[Int.random(in: 0..<valid.count, using: &rng)]
+                        .prefix(Int.random(in: 0...64, using: &rng)))
             default:  // a plausible header with random contents
                 packet = CTAPHID.bytes(of: channels[Int.random(in: 0..<channels.count, using: &rng)])
                 packet += (0..<60).map { _ in UInt8.random(in: 0...255, using: &rng) }

@@ -39,12 +39,17 @@ private func info(_ options: [CBOR: CBOR]) -> CBOR {
 struct FIDOBioEnrollmentTests {
     @Test func theAuthenticatedMessageIsModalitySubcommandAndParameters() {
         typealias Bio = CTAP2.BioEnrollment
-        let params: CBOR = [CBOR(Bio.SubcommandKey.templateID): .bytes([0x01, 0x02]),
-                            CBOR(Bio.SubcommandKey.templateFriendlyName): "a"]
-        #expect(Bio.authenticatedMessage(modality: Bio.fingerprintModality, subcommand: Bio.Subcommand.setFriendlyName,
-                                         params: params)
+        let params: CBOR = [
+            CBOR(Bio.SubcommandKey.templateID): .bytes([0x01, 0x02]),
+            CBOR(Bio.SubcommandKey.templateFriendlyName): "a",
+        ]
+        #expect(
+            Bio.authenticatedMessage(
+                modality: Bio.fingerprintModality, subcommand: Bio.Subcommand.setFriendlyName,
+                params: params)
                 == [0x01, 0x05, 0xA2, 0x01, 0x42, 0x01, 0x02, 0x02, 0x61, 0x61])
-        #expect(Bio.authenticatedMessage(modality: 1, subcommand: Bio.Subcommand.enumerateEnrollments, params: nil)
+        #expect(
+            Bio.authenticatedMessage(modality: 1, subcommand: Bio.Subcommand.enumerateEnrollments, params: nil)
                 == [0x01, 0x04])
     }
 
@@ -60,7 +65,8 @@ struct FIDOBioEnrollmentTests {
         let sensor: CBOR = [1: 1, 2: 1, 3: 5, 8: 15]
         let full = RecordingBioKey(info: info(["bioEnroll": false, "clientPin": true]), answer: sensor)
         let s = try await CTAP2Session.make(connection: full)
-        #expect(try await s.fingerprintSensorInfo()
+        #expect(
+            try await s.fingerprintSensorInfo()
                 == CTAP2Session.FingerprintSensorInfo(kind: 1, samplesRequired: 5, maxNameLength: 15))
         let sent = full.requests.last ?? []
         #expect(sent.first == CTAP2.Command.bioEnrollment.rawValue)

@@ -54,9 +54,13 @@ private final class RecordingKey: FIDOConnection, Sendable {
 private let aaguid: CBOR = .bytes([UInt8](repeating: 0x2F, count: 16))
 
 /// getInfo of a CTAP 2.1 key with authenticatorConfig, with these options (and PIN/UV auth protocol 2).
-private func configInfo(_ options: [CBOR: CBOR] = ["authnrCfg": true, "setMinPINLength": true, "alwaysUv": false,
-                                                  "ep": false, "credMgmt": true, "clientPin": false],
-                        minPINLength: Int = 4) -> CBOR {
+private func configInfo(
+    _ options: [CBOR: CBOR] = [
+        "authnrCfg": true, "setMinPINLength": true, "alwaysUv": false,
+        "ep": false, "credMgmt": true, "clientPin": false,
+    ],
+    minPINLength: Int = 4
+) -> CBOR {
     [1: ["FIDO_2_1"], 3: aaguid, 4: .map(options), 6: [2], 0x0D: CBOR(minPINLength)]
 }
 
@@ -64,10 +68,12 @@ private func configInfo(_ options: [CBOR: CBOR] = ["authnrCfg": true, "setMinPIN
 struct FIDOConfigTests {
     @Test func configMessageIsThirtyTwoFFsTheCommandTheSubcommandAndItsParameters() {
         let params: CBOR = [1: 8]
-        let message = CTAP2.Config.authenticatedMessage(subcommand: CTAP2.Config.Subcommand.setMinPINLength,
-                                                        params: params)
+        let message = CTAP2.Config.authenticatedMessage(
+            subcommand: CTAP2.Config.Subcommand.setMinPINLength,
+            params: params)
         #expect(message == [UInt8](repeating: 0xFF, count: 32) + [0x0D, 0x03, 0xA1, 0x01, 0x08])
-        #expect(CTAP2.Config.authenticatedMessage(subcommand: CTAP2.Config.Subcommand.toggleAlwaysUV, params: nil)
+        #expect(
+            CTAP2.Config.authenticatedMessage(subcommand: CTAP2.Config.Subcommand.toggleAlwaysUV, params: nil)
                 == [UInt8](repeating: 0xFF, count: 32) + [0x0D, 0x02])
         // pinUvAuthParam with protocol one and the token 55…55: LEFT(HMAC-SHA-256(token, message), 16), as
         // Python's hmac module computes it (OpenSK's config tests expect the same two values).
@@ -83,7 +89,8 @@ struct FIDOConfigTests {
         try await s.setMinPINLength(6, rpIDs: ["example.com"], forceChangePIN: false)
         // {1: 3, 2: {1: 6, 2: ["example.com"]}}: no forceChangePin when false, no auth without a token.
         let request = try #require(key.requests.first { $0.first == 0x0D })
-        #expect(request == [0x0D, 0xA2, 0x01, 0x03, 0x02, 0xA2, 0x01, 0x06, 0x02, 0x81, 0x6B] + Array("example.com".utf8))
+        #expect(
+            request == [0x0D, 0xA2, 0x01, 0x03, 0x02, 0xA2, 0x01, 0x06, 0x02, 0x81, 0x6B] + Array("example.com".utf8))
         #expect(key.requests.filter { $0 == [0x04] }.count == 2)
         try await s.setMinPINLength(nil, forceChangePIN: true)
         let force: CBOR = [1: 3, 2: [3: true]]
@@ -95,8 +102,11 @@ struct FIDOConfigTests {
     }
 
     @Test func withATokenConfigCarriesTheProtocolAndTheMACOverTheMessage() async throws {
-        let key = RecordingKey(info: configInfo(["authnrCfg": true, "setMinPINLength": true, "clientPin": true,
-                                                 "pinUvAuthToken": true]))
+        let key = RecordingKey(
+            info: configInfo([
+                "authnrCfg": true, "setMinPINLength": true, "clientPin": true,
+                "pinUvAuthToken": true,
+            ]))
         let s = try await CTAP2Session.make(connection: key)
         try await s.verifyPIN("123456", permissions: [.authenticatorConfig])
         // The token request asked for acfg (0x20).
@@ -109,8 +119,10 @@ struct FIDOConfigTests {
     }
 
     @Test func keysWithoutTheOptionsAreToldApartBeforeAnythingIsSent() async throws {
-        let old = RecordingKey(info: [1: ["FIDO_2_0", "FIDO_2_1_PRE"], 3: aaguid,
-                                      4: ["clientPin": false, "credentialMgmtPreview": true]])
+        let old = RecordingKey(info: [
+            1: ["FIDO_2_0", "FIDO_2_1_PRE"], 3: aaguid,
+            4: ["clientPin": false, "credentialMgmtPreview": true],
+        ])
         let s = try await CTAP2Session.make(connection: old)
         await #expect(throws: FIDOSessionError.notSupported(.authenticatorConfig)) { try await s.toggleAlwaysUV() }
         await #expect(throws: FIDOSessionError.notSupported(.authenticatorConfig)) { try await s.setMinPINLength(6) }
@@ -139,8 +151,9 @@ struct FIDOConfigTests {
     }
 
     @Test func getInfoFieldsOfCTAP21() throws {
-        var cbor = configInfo(["authnrCfg": true, "alwaysUv": true, "ep": false, "setMinPINLength": true],
-                              minPINLength: 6)
+        var cbor = configInfo(
+            ["authnrCfg": true, "alwaysUv": true, "ep": false, "setMinPINLength": true],
+            minPINLength: 6)
         cbor = .map((cbor.map ?? [:]).merging([0x0C: true, 0x10: 4]) { $1 })
         let info = try AuthenticatorInfo(cbor: cbor)
         #expect(info.minPINLength == 6 && info.forcePINChange && info.maxRPIDsForSetMinPINLength == 4)
@@ -155,14 +168,20 @@ struct FIDOConfigTests {
     @Test func updateUserInformationAndTheCredentialDetailsOfAnEnumeration() async throws {
         typealias Answer = CTAP2.CredentialManagement.ResponseKey
         let rpHash = Crypto.digest(.sha256, Array("example.com".utf8))
-        let key = RecordingKey(info: configInfo(["credMgmt": true, "clientPin": true, "pinUvAuthToken": true]), answers: [
-            0x02: [CBOR(Answer.rp): ["id": "example.com"], CBOR(Answer.rpIDHash): .bytes(rpHash),
-                   CBOR(Answer.totalRPs): 1],
-            0x04: [CBOR(Answer.user): ["id": .bytes([7]), "name": "alice"],
-                   CBOR(Answer.credentialID): CTAP2.credentialDescriptor([9, 9]),
-                   CBOR(Answer.credProtect): 2, CBOR(Answer.largeBlobKey): .bytes([UInt8](repeating: 1, count: 32)),
-                   CBOR(Answer.totalCredentials): 1],
-        ])
+        let key = RecordingKey(
+            info: configInfo(["credMgmt": true, "clientPin": true, "pinUvAuthToken": true]),
+            answers: [
+                0x02: [
+                    CBOR(Answer.rp): ["id": "example.com"], CBOR(Answer.rpIDHash): .bytes(rpHash),
+                    CBOR(Answer.totalRPs): 1,
+                ],
+                0x04: [
+                    CBOR(Answer.user): ["id": .bytes([7]), "name": "alice"],
+                    CBOR(Answer.credentialID): CTAP2.credentialDescriptor([9, 9]),
+                    CBOR(Answer.credProtect): 2, CBOR(Answer.largeBlobKey): .bytes([UInt8](repeating: 1, count: 32)),
+                    CBOR(Answer.totalCredentials): 1,
+                ],
+            ])
         let s = try await CTAP2Session.make(connection: key)
         try await s.verifyPIN("123456", permissions: [.credentialManagement])
         let rps = try await s.relyingParties()

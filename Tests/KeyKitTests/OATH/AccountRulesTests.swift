@@ -5,7 +5,8 @@ import Testing
 /// the TUI's add form and `oath add` all use.
 @Suite struct AccountRulesTests {
     @Test func fieldReadersTakeWhatTheRuleAllowsAndNothingElse() {
-        #expect(AccountRules.type("TOTP") == .totp && AccountRules.type("hotp") == .hotp && AccountRules.type("otp") == nil)
+        #expect(
+            AccountRules.type("TOTP") == .totp && AccountRules.type("hotp") == .hotp && AccountRules.type("otp") == nil)
         #expect(AccountRules.algorithm("sha256") == .sha256 && AccountRules.algorithm("SHA512") == .sha512)
         #expect(AccountRules.algorithm("SHA-256") == nil && AccountRules.algorithm("MD5") == nil)
         #expect([5, 6, 7, 8, 9].map { AccountRules.digits(String($0)) } == [nil, 6, 7, 8, nil])
@@ -23,12 +24,16 @@ import Testing
     }
 
     @Test func goodFieldsMakeTheAccountTrimmed() throws {
-        let data = try Self.fields { $0.type = "HOTP"; $0.counter = "7"; $0.period = "60" }.credential()
+        let data = try Self.fields {
+            $0.type = "HOTP"; $0.counter = "7"; $0.period = "60"
+        }.credential()
         #expect(data.name == "alice@example.com" && data.issuer == "Example")
         #expect(data.secret == Array("Hello!\u{DE}\u{AD}\u{BE}\u{EF}".unicodeScalars.map { UInt8($0.value) }))
         // The counter counts for HOTP only, the period for TOTP only.
         #expect(data.type == .hotp && data.counter == 7 && data.period == 30)
-        let totp = try Self.fields { $0.counter = "7"; $0.period = "60" }.credential()
+        let totp = try Self.fields {
+            $0.counter = "7"; $0.period = "60"
+        }.credential()
         #expect(totp.counter == 0 && totp.period == 60)
         #expect(try Self.fields { $0.issuer = "  " }.credential().issuer == nil)
     }
@@ -51,8 +56,10 @@ import Testing
         case .name, .secret: break
         }
         #expect(throws: OATHError.invalidCredential(.field(field, value))) { try fields.credential() }
-        let uri = field == .type ? "otpauth://\(value)/x?secret=JBSWY3DPEHPK3PXP"
-                                 : "otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&\(field.rawValue)=\(value)"
+        let uri =
+            field == .type
+            ? "otpauth://\(value)/x?secret=JBSWY3DPEHPK3PXP"
+            : "otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&\(field.rawValue)=\(value)"
         #expect(throws: OATHError.invalidURI(.account(.field(field, value)))) { try OTPAuthURI.parse(uri) }
     }
 
@@ -79,7 +86,10 @@ import Testing
     }
 
     @Test func aURIOrAnExportGivesItsAccounts() throws {
-        #expect(try OTPAuthURI.accounts(in: " otpauth://totp/Ex:bob?secret=JBSWY3DPEHPK3PXP ").map(\.id.string) == ["Ex:bob"])
+        #expect(
+            try OTPAuthURI.accounts(in: " otpauth://totp/Ex:bob?secret=JBSWY3DPEHPK3PXP ").map(\.id.string) == [
+                "Ex:bob"
+            ])
         #expect(throws: OATHError.self) { try OTPAuthURI.accounts(in: "otpauth-migration://offline?data=") }
     }
 }

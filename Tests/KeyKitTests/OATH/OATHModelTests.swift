@@ -55,7 +55,8 @@ import Testing
     }
 
     @Test func secretsAreHashedWhenLongerThanTheBlockAndPaddedTo14() {
-        #expect(OATHSession.prepareSecret([1, 2, 3], algorithm: .sha1) == [1, 2, 3] + [UInt8](repeating: 0, count: 11))
+        #expect(
+            OATHSession.prepareSecret([1, 2, 3], algorithm: .sha1) == [1, 2, 3] + [UInt8](repeating: 0, count: 11))
         let long = [UInt8](repeating: 7, count: 65)
         #expect(OATHSession.prepareSecret(long, algorithm: .sha1) == Crypto.digest(.sha1, long))
         #expect(OATHSession.prepareSecret(long, algorithm: .sha512) == long)
@@ -66,12 +67,16 @@ import Testing
     @Test func passwordKeyDerivation() {
         // PBKDF2-HMAC-SHA1, RFC 6070 vector 2 (2 iterations) checks the OpenSSL wrapper; the key itself
         // is PBKDF2(password, salt, 1000, 16).
-        let v = Crypto.pbkdf2(.sha1, password: Array("password".utf8), salt: Array("salt".utf8), iterations: 2,
-                              length: 20)
+        let v = Crypto.pbkdf2(
+            .sha1, password: Array("password".utf8), salt: Array("salt".utf8), iterations: 2,
+            length: 20)
         #expect(v.hex == "ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957")
         let k = OATHSession.deriveKey(password: "password", salt: Array("salt".utf8))
-        #expect(k == Crypto.pbkdf2(.sha1, password: Array("password".utf8), salt: Array("salt".utf8),
-                                   iterations: 1000, length: 16))
+        #expect(
+            k
+                == Crypto.pbkdf2(
+                    .sha1, password: Array("password".utf8), salt: Array("salt".utf8),
+                    iterations: 1000, length: 16))
         #expect(k.count == 16)
     }
 

@@ -147,8 +147,9 @@ private final class ProgressLog: Sendable {
         #expect(try OTPHID.checkedResponse(data, length: 20) == digest)
         #expect(log.events.withLock { $0 } == [.waitingForUserPresence])
 
-        let never = OTPHIDConnection(device: ScriptedOTPDevice(answer: [ScriptedOTPDevice.status], touchReads: .max),
-                                     name: "scripted", timeout: 0.1, touchTimeout: 0.4)
+        let never = OTPHIDConnection(
+            device: ScriptedOTPDevice(answer: [ScriptedOTPDevice.status], touchReads: .max),
+            name: "scripted", timeout: 0.1, touchTimeout: 0.4)
         await #expect(throws: OTPHIDError.touchTimeout) {
             try await never.send(slot: OTPSession.Command.challengeHMAC1, data: [1])
         }
@@ -187,8 +188,9 @@ private final class ProgressLog: Sendable {
     }
 
     @Test func oldFirmwareDeviceInfoComesFromStatusAndSerial() async throws {
-        let device = ScriptedOTPDevice(answer: responseReports(OTPHID.appendingResponseCRC([0, 0x12, 0xD6, 0x87])),
-                                       status: [0, 3, 4, 0, 1, 0x01, 0, 0])
+        let device = ScriptedOTPDevice(
+            answer: responseReports(OTPHID.appendingResponseCRC([0, 0x12, 0xD6, 0x87])),
+            status: [0, 3, 4, 0, 1, 0x01, 0, 0])
         let c = OTPHIDConnection(device: device, name: "scripted")
         let info = try await ManagementHID.readDeviceInfo(otp: c)
         #expect(info.version == Version(3, 4, 0))

@@ -14,24 +14,33 @@ struct OTPKeyboardSlotTests {
 
     @Test func yubicoOTPMatchesYubikeyManager() throws {
         let c = try OTPSlotConfiguration.yubicoOTP(publicID: Self.publicID, privateID: Self.privateID, key: Self.aesKey)
-        #expect(c.bytes == hexBytes("ff0001ad214000000000000000000000c0ffee1234562b7e151628aed2a6abf7158809cf4f3c"
-                                    + "000000000000063420000000924d"))
+        #expect(
+            c.bytes
+                == hexBytes(
+                    "ff0001ad214000000000000000000000c0ffee1234562b7e151628aed2a6abf7158809cf4f3c"
+                        + "000000000000063420000000924d"))
         #expect(c.kind == .yubicoOTP && c.appendsEnter && !c.isChallengeResponse)
-        let coded = try OTPSlotConfiguration.yubicoOTP(publicID: Self.publicID, privateID: Self.privateID, key: Self.aesKey,
-                                                       appendEnter: false, accessCode: hexBytes("0102030405a6"))
-        #expect(coded.bytes == hexBytes("ff0001ad214000000000000000000000c0ffee1234562b7e151628aed2a6abf7158809cf4f3c"
-                                        + "0102030405a6063400000000088d"))
+        let coded = try OTPSlotConfiguration.yubicoOTP(
+            publicID: Self.publicID, privateID: Self.privateID, key: Self.aesKey,
+            appendEnter: false, accessCode: hexBytes("0102030405a6"))
+        #expect(
+            coded.bytes
+                == hexBytes(
+                    "ff0001ad214000000000000000000000c0ffee1234562b7e151628aed2a6abf7158809cf4f3c"
+                        + "0102030405a6063400000000088d"))
         let parsed = try #require(OTPSlotConfiguration(bytes: coded.bytes))
         #expect(parsed.fixed == Self.publicID && parsed.hasAccessCode && !parsed.appendsEnter)
         #expect(throws: OTPError.invalidPrivateID(5)) {
             try OTPSlotConfiguration.yubicoOTP(publicID: [], privateID: [1, 2, 3, 4, 5], key: Self.aesKey)
         }
         #expect(throws: OTPError.invalidAESKey(15)) {
-            try OTPSlotConfiguration.yubicoOTP(publicID: [], privateID: Self.privateID, key: Array(Self.aesKey.prefix(15)))
+            try OTPSlotConfiguration.yubicoOTP(
+                publicID: [], privateID: Self.privateID, key: Array(Self.aesKey.prefix(15)))
         }
         #expect(throws: OTPError.invalidPublicID(17)) {
-            try OTPSlotConfiguration.yubicoOTP(publicID: [UInt8](repeating: 1, count: 17), privateID: Self.privateID,
-                                               key: Self.aesKey)
+            try OTPSlotConfiguration.yubicoOTP(
+                publicID: [UInt8](repeating: 1, count: 17), privateID: Self.privateID,
+                key: Self.aesKey)
         }
     }
 
@@ -39,8 +48,11 @@ struct OTPKeyboardSlotTests {
         let codes = try ScanCodeLayout.us.encode("Tr0ub4dor&3!").get()
         #expect(codes == hexBytes("971527180521071215a4209e"))
         let c = try OTPSlotConfiguration.staticPassword(scanCodes: codes)
-        #expect(c.bytes == hexBytes("971527180521071215a4209e00000000" + String(repeating: "00", count: 22)
-                                    + "000000000000103420020000e57d"))
+        #expect(
+            c.bytes
+                == hexBytes(
+                    "971527180521071215a4209e00000000" + String(repeating: "00", count: 22)
+                        + "000000000000103420020000e57d"))
         #expect(c.kind == .staticPassword && c.staticScanCodes == codes)
         #expect(ScanCodeLayout.us.typed(c.staticScanCodes) == "Tr0ub4dor&3!")
         let longest = [UInt8](repeating: 0x04, count: 38)
@@ -52,16 +64,25 @@ struct OTPKeyboardSlotTests {
     }
 
     @Test func hotpMatchesYubikeyManager() throws {
-        let c = try OTPSlotConfiguration.oathHOTP(secret: Array("12345678901234567890".utf8), digits: 8, movingFactor: 32)
-        #expect(c.bytes == hexBytes("0000000000000000000000000000000037383930000231323334353637383930313233343536"
-                                    + "000000000000003460420000948f"))
+        let c = try OTPSlotConfiguration.oathHOTP(
+            secret: Array("12345678901234567890".utf8), digits: 8, movingFactor: 32)
+        #expect(
+            c.bytes
+                == hexBytes(
+                    "0000000000000000000000000000000037383930000231323334353637383930313233343536"
+                        + "000000000000003460420000948f"))
         #expect(c.kind == .oathHOTP && c.hotpDigits == 8 && c.hotpMovingFactor == 32)
         #expect(c.hmacKey == Array("12345678901234567890".utf8))
         let six = try OTPSlotConfiguration.oathHOTP(secret: [1, 2, 3, 4, 5])
-        #expect(six.bytes == hexBytes("00000000000000000000000000000000000000000000010203040500000000000000000000000000"
-                                      + "000000000034604000008033"))
+        #expect(
+            six.bytes
+                == hexBytes(
+                    "00000000000000000000000000000000000000000000010203040500000000000000000000000000"
+                        + "000000000034604000008033"))
         #expect(six.hotpDigits == 6 && six.hotpMovingFactor == 0)
-        #expect(throws: OTPError.invalidMovingFactor(17)) { try OTPSlotConfiguration.oathHOTP(secret: [1], movingFactor: 17) }
+        #expect(throws: OTPError.invalidMovingFactor(17)) {
+            try OTPSlotConfiguration.oathHOTP(secret: [1], movingFactor: 17)
+        }
         #expect(throws: OTPError.invalidMovingFactor(0x100000)) {
             try OTPSlotConfiguration.oathHOTP(secret: [1], movingFactor: 0x100000)
         }
@@ -74,7 +95,8 @@ struct OTPKeyboardSlotTests {
         let u = try OTPSlotConfiguration.update(settings, accessCode: hexBytes("a0b0c0d0e0f0"))
         #expect(u.bytes == hexBytes(String(repeating: "00", count: 38) + "a0b0c0d0e0f0103c000400009ee8"))
         #expect(u.isValidUpdate)
-        let slot = try OTPSlotConfiguration.yubicoOTP(publicID: Self.publicID, privateID: Self.privateID, key: Self.aesKey)
+        let slot = try OTPSlotConfiguration.yubicoOTP(
+            publicID: Self.publicID, privateID: Self.privateID, key: Self.aesKey)
         let updated = slot.applying(update: u)
         #expect(updated.fixed == slot.fixed && updated.uid == slot.uid && updated.key == slot.key)
         #expect(!updated.appendsEnter && updated.accessCode == hexBytes("a0b0c0d0e0f0"))
@@ -88,9 +110,12 @@ struct OTPKeyboardSlotTests {
 
     @Test func ndefMatchesYubikeyManager() throws {
         let standard = try OTPNDEFConfiguration.uri()
-        #expect(standard.bytes == hexBytes("1355046d792e79756269636f2e636f6d2f796b2f23" + String(repeating: "00", count: 35)))
-        #expect(try OTPNDEFConfiguration.uri("https://example.org/otp/").bytes
-            == hexBytes("1155046578616d706c652e6f72672f6f74702f" + String(repeating: "00", count: 37)))
+        #expect(
+            standard.bytes
+                == hexBytes("1355046d792e79756269636f2e636f6d2f796b2f23" + String(repeating: "00", count: 35)))
+        #expect(
+            try OTPNDEFConfiguration.uri("https://example.org/otp/").bytes
+                == hexBytes("1155046578616d706c652e6f72672f6f74702f" + String(repeating: "00", count: 37)))
         #expect(OTPNDEFConfiguration(bytes: standard.bytes) == standard)
         #expect(try standard.record(output: "abc").content() == .uri("https://my.yubico.com/yk/#abc"))
         #expect(throws: OTPError.ndefTooLong(55)) {
@@ -102,12 +127,16 @@ struct OTPKeyboardSlotTests {
 @Suite("OTP: scan codes")
 struct ScanCodeLayoutTests {
     @Test func layoutsMatchYubikeyManager() throws {
-        #expect(try ScanCodeLayout.us.encode("Tr0ub4dor&3!{}|\\~`'\";:<>?/").get()
-            == hexBytes("971527180521071215a4209eafb0b232b53534b433b3b6b7b838"))
-        #expect(try ScanCodeLayout.de.encode("Zy#'<>ßüÖ;:_-!\"§$%&/()=+*").get()
-            == hexBytes("9c1d32b264e42d2fb3b6b7b8389e9fa0a1a2a3a4a5a6a730b0"))
-        #expect(try ScanCodeLayout.fr.encode("azqwm,&é\"'(-è_çà)=$£*µù%;.:/!§<AZQWM0123456789").get()
-            == hexBytes("141a041d33101e1f20212223242526272d2e30b031b134b436b637b738b864949a849db3a79e9fa0a1a2a3a4a5a6"))
+        #expect(
+            try ScanCodeLayout.us.encode("Tr0ub4dor&3!{}|\\~`'\";:<>?/").get()
+                == hexBytes("971527180521071215a4209eafb0b232b53534b433b3b6b7b838"))
+        #expect(
+            try ScanCodeLayout.de.encode("Zy#'<>ßüÖ;:_-!\"§$%&/()=+*").get()
+                == hexBytes("9c1d32b264e42d2fb3b6b7b8389e9fa0a1a2a3a4a5a6a730b0"))
+        #expect(
+            try ScanCodeLayout.fr.encode("azqwm,&é\"'(-è_çà)=$£*µù%;.:/!§<AZQWM0123456789").get()
+                == hexBytes(
+                    "141a041d33101e1f20212223242526272d2e30b031b134b436b637b738b864949a849db3a79e9fa0a1a2a3a4a5a6"))
     }
 
     @Test func dvorakTypesWhatTheLayoutTableSays() throws {

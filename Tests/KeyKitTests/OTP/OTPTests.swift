@@ -39,8 +39,9 @@ struct OTPYubicoTests {
     }
 
     @Test func tokenLayout() throws {
-        let t = YubicoOTPToken(privateID: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6], usageCounter: 0x0102,
-                               timestamp: 0x123456, sessionCounter: 7, random: 0xBEEF)
+        let t = YubicoOTPToken(
+            privateID: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6], usageCounter: 0x0102,
+            timestamp: 0x123456, sessionCounter: 7, random: 0xBEEF)
         #expect(t.bytes.hex == vectorPlain)
         #expect(try YubicoOTP.encode(t, key: vectorKey, publicID: YubicoOTP.publicID(serial: 28_123_456)) == vectorOTP)
     }
@@ -60,8 +61,9 @@ struct OTPYubicoTests {
         let key = Crypto.random(16)
         for n in [0, 1, 6, 8] {
             let pid = Array(Crypto.random(n))
-            let t = YubicoOTPToken(privateID: Crypto.random(6), usageCounter: 0x7FFF, timestamp: 0xFFFFFF,
-                                   sessionCounter: 255, random: 0)
+            let t = YubicoOTPToken(
+                privateID: Crypto.random(6), usageCounter: 0x7FFF, timestamp: 0xFFFFFF,
+                sessionCounter: 255, random: 0)
             let otp = try YubicoOTP.encode(t, key: key, publicID: pid)
             #expect(otp.count == 32 + 2 * n)
             let d = try YubicoOTP.decryptVerified(otp.uppercased(), key: key)
@@ -86,8 +88,12 @@ struct OTPYubicoTests {
     @Test func badInput() {
         #expect(throws: YubicoOTPError.self) { try YubicoOTP.decrypt("cbdefg", key: vectorKey) }
         #expect(throws: YubicoOTPError.self) { try YubicoOTP.decrypt(vectorOTP, key: [1, 2, 3]) }
-        #expect(throws: YubicoOTPError.self) { try YubicoOTP.decrypt(String(repeating: "c", count: 50), key: vectorKey) }
-        #expect(throws: YubicoOTPError.self) { try YubicoOTP.decrypt(String(repeating: "a", count: 32), key: vectorKey) }
+        #expect(throws: YubicoOTPError.self) {
+            try YubicoOTP.decrypt(String(repeating: "c", count: 50), key: vectorKey)
+        }
+        #expect(throws: YubicoOTPError.self) {
+            try YubicoOTP.decrypt(String(repeating: "a", count: 32), key: vectorKey)
+        }
     }
 }
 
@@ -197,7 +203,8 @@ struct OTPNDEFTests {
     }
 
     @Test func prefixes() throws {
-        #expect(try NDEFRecord(tnf: 1, type: [0x55], payload: [0x06] + Array("a@b".utf8)).content() == .uri("mailto:a@b"))
+        #expect(
+            try NDEFRecord(tnf: 1, type: [0x55], payload: [0x06] + Array("a@b".utf8)).content() == .uri("mailto:a@b"))
         #expect(try NDEFRecord(tnf: 1, type: [0x55], payload: [0x23] + Array("x".utf8)).content() == .uri("urn:nfc:x"))
         #expect(try NDEFRecord(tnf: 1, type: [0x55], payload: [0x00]).content() == .uri(""))
         #expect(try NDEFRecord(tnf: 1, type: [0x55], payload: [0xF0, 0x61]).content() == .uri("a"))
@@ -207,7 +214,8 @@ struct OTPNDEFTests {
     @Test func longRecordWithID() throws {
         let payload = [UInt8(2)] + Array("en".utf8) + Array(String(repeating: "z", count: 300).utf8)
         // MB ME IL (not SR), TNF 1, type length 1, payload length 4 bytes, ID length 2.
-        let bytes: [UInt8] = [0xC9, 0x01] + BigEndian.bytes(UInt64(payload.count), count: 4) + [0x02, 0x54, 0x69, 0x64]
+        let bytes: [UInt8] =
+            [0xC9, 0x01] + BigEndian.bytes(UInt64(payload.count), count: 4) + [0x02, 0x54, 0x69, 0x64]
             + payload
         let r = try NDEFMessage.parse(bytes)
         #expect(r.count == 1 && r[0].id == [0x69, 0x64])
@@ -217,7 +225,8 @@ struct OTPNDEFTests {
 
     @Test func textUTF16() throws {
         let be: [UInt8] = [0x82] + Array("de".utf8) + [0x00, 0x4F, 0x00, 0x54, 0x00, 0x50]
-        #expect(try NDEFRecord(tnf: 1, type: [0x54], payload: be).content() == .text("OTP", language: "de", utf16: true))
+        #expect(
+            try NDEFRecord(tnf: 1, type: [0x54], payload: be).content() == .text("OTP", language: "de", utf16: true))
         let le: [UInt8] = [0x80, 0xFF, 0xFE, 0x4F, 0x00, 0x4B, 0x00]
         #expect(try NDEFRecord(tnf: 1, type: [0x54], payload: le).content() == .text("OK", language: "", utf16: true))
         #expect(throws: NDEFError.self) { try NDEFRecord(tnf: 1, type: [0x54], payload: [0x80, 0x00]).content() }
@@ -247,16 +256,16 @@ struct OTPNDEFTests {
         let cases: [[UInt8]] = [
             [],
             [0xD1],
-            Array(good.dropLast()),               // truncated payload
-            good + [0x00],                        // trailing byte
-            [good[0] & ~0x80] + good.dropFirst(), // no MB
-            [good[0] & ~0x40] + good.dropFirst(), // no ME, nothing follows
-            [0xF1, 0x01, 0x01, 0x55, 0x00],       // chunked
-            [0xD7, 0x00, 0x00],                   // TNF 7
-            [0xD0, 0x01, 0x00, 0x55],             // empty record with a type
-            [0xD9, 0x01, 0x01],                   // ID length missing
-            [0xC1, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0x55], // huge long payload length
-            [0xD1, 0xFF, 0x00],                   // type runs past the end
+            Array(good.dropLast()),  // truncated payload
+            good + [0x00],  // trailing byte
+            [good[0] & ~0x80] + good.dropFirst(),  // no MB
+            [good[0] & ~0x40] + good.dropFirst(),  // no ME, nothing follows
+            [0xF1, 0x01, 0x01, 0x55, 0x00],  // chunked
+            [0xD7, 0x00, 0x00],  // TNF 7
+            [0xD0, 0x01, 0x00, 0x55],  // empty record with a type
+            [0xD9, 0x01, 0x01],  // ID length missing
+            [0xC1, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0x55],  // huge long payload length
+            [0xD1, 0xFF, 0x00],  // type runs past the end
         ]
         for c in cases {
             #expect(throws: NDEFError.self, "\(c.hex)") { try NDEFMessage.parse(c) }
@@ -288,14 +297,23 @@ private func hexBytes(_ text: String) -> [UInt8] { (try? Hex.decode(text)) ?? []
 struct OTPSlotConfigurationTests {
     @Test func challengeResponseMatchesYubikeyManager() throws {
         let twenty = hexBytes("303132333435363738393a3b3c3d3e3f40414243")
-        #expect(try OTPSlotConfiguration.challengeResponse(key: twenty).bytes == hexBytes(
-            "00000000000000000000000000000000404142430000303132333435363738393a3b3c3d3e3f0000000000000024402600000921"))
+        #expect(
+            try OTPSlotConfiguration.challengeResponse(key: twenty).bytes
+                == hexBytes(
+                    "00000000000000000000000000000000404142430000303132333435363738393a3b3c3d3e3f0000000000000024402600000921"
+                ))
         let five = hexBytes("0102030405")
-        #expect(try OTPSlotConfiguration.challengeResponse(key: five, requireTouch: true).bytes == hexBytes(
-            "00000000000000000000000000000000000000000000010203040500000000000000000000000000000000000024402e0000c51d"))
+        #expect(
+            try OTPSlotConfiguration.challengeResponse(key: five, requireTouch: true).bytes
+                == hexBytes(
+                    "00000000000000000000000000000000000000000000010203040500000000000000000000000000000000000024402e0000c51d"
+                ))
         let code = hexBytes("a1a2a3a4a5a6")
-        #expect(try OTPSlotConfiguration.challengeResponse(key: five, requireTouch: true, accessCode: code).bytes
-            == hexBytes("0000000000000000000000000000000000000000000001020304050000000000000000000000a1a2a3a4a5a60024402e000052e7"))
+        #expect(
+            try OTPSlotConfiguration.challengeResponse(key: five, requireTouch: true, accessCode: code).bytes
+                == hexBytes(
+                    "0000000000000000000000000000000000000000000001020304050000000000000000000000a1a2a3a4a5a60024402e000052e7"
+                ))
     }
 
     @Test func parsesBackAndChecksTheCRC() throws {
@@ -312,7 +330,8 @@ struct OTPSlotConfigurationTests {
         broken[30] ^= 0x01
         #expect(OTPSlotConfiguration(bytes: broken) == nil)
         #expect(OTPSlotConfiguration(bytes: Array(bytes.dropLast())) == nil)
-        let noTouch = try #require(OTPSlotConfiguration(bytes: try OTPSlotConfiguration.challengeResponse(key: key).bytes))
+        let noTouch = try #require(
+            OTPSlotConfiguration(bytes: try OTPSlotConfiguration.challengeResponse(key: key).bytes))
         #expect(noTouch.isHMACChallengeResponse && !noTouch.requiresTouch)
     }
 
@@ -427,7 +446,9 @@ struct OTPSessionTests {
             ("00013000" + "40" + OTPSlotConfiguration.paddedHMACChallenge([7]).hex + "00", "6985"),
         ])
         let session = try await OTPSession.make(connection: card)
-        await #expect(throws: OTPError.notChallengeResponse(1)) { try await session.calculateHMAC(slot: 1, challenge: [7]) }
+        await #expect(throws: OTPError.notChallengeResponse(1)) {
+            try await session.calculateHMAC(slot: 1, challenge: [7])
+        }
     }
 
     @Test func touchNoticeComesOnlyWhenTheAnswerIsSlow() async throws {
@@ -435,19 +456,23 @@ struct OTPSessionTests {
         let apdu = "00013800" + "40" + OTPSlotConfiguration.paddedHMACChallenge([9]).hex + "00"
         // Fast answer: the notice is cancelled and never comes, even after its delay has passed.
         let fast = CallCounter()
-        let quick = try await OTPSession.make(connection: ScriptedConnection([
-            (Self.select, Self.status() + "9000"), (apdu, response.hex + "9000"),
-        ]))
-        #expect(try await quick.calculateHMAC(slot: 2, challenge: [9], touchNoticeAfter: 0.2) { fast.add() } == response)
+        let quick = try await OTPSession.make(
+            connection: ScriptedConnection([
+                (Self.select, Self.status() + "9000"), (apdu, response.hex + "9000"),
+            ]))
+        #expect(
+            try await quick.calculateHMAC(slot: 2, challenge: [9], touchNoticeAfter: 0.2) { fast.add() } == response)
         try await Task.sleep(nanoseconds: 400_000_000)
         #expect(fast.value == 0)
         // Slow answer: the notice comes once.
         let slow = CallCounter()
-        let card = SlowConnection(ScriptedConnection([
-            (Self.select, Self.status() + "9000"), (apdu, response.hex + "9000"),
-        ]), delay: 0.5)
+        let card = SlowConnection(
+            ScriptedConnection([
+                (Self.select, Self.status() + "9000"), (apdu, response.hex + "9000"),
+            ]), delay: 0.5)
         let waiting = try await OTPSession.make(connection: card)
-        #expect(try await waiting.calculateHMAC(slot: 2, challenge: [9], touchNoticeAfter: 0.05) { slow.add() } == response)
+        #expect(
+            try await waiting.calculateHMAC(slot: 2, challenge: [9], touchNoticeAfter: 0.05) { slow.add() } == response)
         try await Task.sleep(nanoseconds: 100_000_000)
         #expect(slow.value == 1)
     }

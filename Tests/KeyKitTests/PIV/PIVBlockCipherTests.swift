@@ -9,8 +9,10 @@ import Testing
     @Test(arguments: [
         (BlockCipher.Algorithm.aes128, "000102030405060708090a0b0c0d0e0f", "69c4e0d86a7b0430d8cdb78070b4c55a"),
         (.aes192, "000102030405060708090a0b0c0d0e0f1011121314151617", "dda97ca4864cdfe06eaf70a0ec0d7191"),
-        (.aes256, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
-         "8ea2b7ca516745bfeafc49904b496089"),
+        (
+            .aes256, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+            "8ea2b7ca516745bfeafc49904b496089"
+        ),
     ])
     func fips197(algorithm: BlockCipher.Algorithm, key: String, ciphertext: String) throws {
         let plaintext = h("00112233445566778899aabbccddeeff")
@@ -36,7 +38,8 @@ import Testing
 
     @Test func wrongLengthsAndAlgorithms() {
         #expect(throws: BlockCipher.Error.keyLength(expected: 24, actual: 16)) {
-            try BlockCipher.encrypt(.aes192, key: [UInt8](repeating: 0, count: 16), block: [UInt8](repeating: 0, count: 16))
+            try BlockCipher.encrypt(
+                .aes192, key: [UInt8](repeating: 0, count: 16), block: [UInt8](repeating: 0, count: 16))
         }
         #expect(throws: BlockCipher.Error.blockLength(expected: 8, actual: 16)) {
             try BlockCipher.encrypt(.tripleDES, key: PIV.defaultManagementKey, block: [UInt8](repeating: 0, count: 16))
@@ -45,6 +48,9 @@ import Testing
             try BlockCipher.encrypt(PIV.Algorithm.eccP256, key: SecretBytes(PIV.defaultManagementKey), block: [])
         }
         #expect(BlockCipher.Algorithm(PIV.Algorithm.aes256)?.piv == .aes256)
-        #expect(BlockCipher.Algorithm.allCases.allSatisfy { $0.blockSize == $0.piv.blockSize && $0.keyLength == $0.piv.keyLength })
+        #expect(
+            BlockCipher.Algorithm.allCases.allSatisfy {
+                $0.blockSize == $0.piv.blockSize && $0.keyLength == $0.piv.keyLength
+            })
     }
 }

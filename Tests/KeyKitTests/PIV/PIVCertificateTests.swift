@@ -14,19 +14,23 @@ import Testing
         #expect(certificate.notAfter == Date(timeIntervalSince1970: TimeInterval(PIVFixtures.ecCertificateNotAfter)))
         #expect(certificate.keyUsage == [.digitalSignature, .keyAgreement])
         #expect(certificate.keyUsage?.names == ["digitalSignature", "keyAgreement"])
-        #expect(certificate.alternativeNames == [
-            .dns("piv.example.org"), .email("test@example.org"), .ipAddress([192, 0, 2, 7]),
-        ])
-        #expect(certificate.alternativeNames.map(\.description) == [
-            "DNS:piv.example.org", "email:test@example.org", "IP Address:192.0.2.7",
-        ])
+        #expect(
+            certificate.alternativeNames == [
+                .dns("piv.example.org"), .email("test@example.org"), .ipAddress([192, 0, 2, 7]),
+            ])
+        #expect(
+            certificate.alternativeNames.map(\.description) == [
+                "DNS:piv.example.org", "email:test@example.org", "IP Address:192.0.2.7",
+            ])
         #expect(certificate.signatureAlgorithm == "ecdsa-with-SHA256")
         // The SPKI is the certificate's own bytes: the P-256 prefix, then the point.
         let spki = try #require(certificate.subjectPublicKeyInfo)
         #expect(spki.count == 91)
-        #expect(PIVFixtures.ecCertificate.indices.contains { i in
-            i + spki.count <= PIVFixtures.ecCertificate.count && Array(PIVFixtures.ecCertificate[i..<(i + spki.count)]) == spki
-        })
+        #expect(
+            PIVFixtures.ecCertificate.indices.contains { i in
+                i + spki.count <= PIVFixtures.ecCertificate.count
+                    && Array(PIVFixtures.ecCertificate[i..<(i + spki.count)]) == spki
+            })
         #expect(certificate.isSigned(byKey: spki))
     }
 

@@ -74,12 +74,18 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
 
     /// RFC 8032 7.1, tests 1 to 3: Ed25519 signatures that verify with their public keys, and fail when changed.
     @Test(arguments: [
-        ("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
-         "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"),
-        ("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
-         "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"),
-        ("fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
-         "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"),
+        (
+            "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
+            "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+        ),
+        (
+            "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
+            "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"
+        ),
+        (
+            "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
+            "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"
+        ),
     ])
     func rfc8032(publicKey: String, message: String, signature: String) throws {
         let key = try AsymmetricPublicKey(pivEncoding: TLV(PIV.Tag.ecPoint, h(publicKey)).encoded, algorithm: .ed25519)
@@ -107,8 +113,11 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
         let certificate = try X509Certificate(der: PIVFixtures.ecCertificate)
         let key = try AsymmetricPublicKey(spki: try #require(certificate.subjectPublicKeyInfo))
         // 86 41 04 x y: the point as the certificate has it.
-        #expect(key.pivEncoding == [0x86, 0x41] + h("0441b01b0b0dc9e50276bd93fe830a344272c9e2a7b4c925ae1022d737af0fd45b"
-            + "e8c4339b0e0140dfd382812599025" + "1a9a413a4f59ec260a630d45dc8418bd0d8"))
+        #expect(
+            key.pivEncoding == [0x86, 0x41]
+                + h(
+                    "0441b01b0b0dc9e50276bd93fe830a344272c9e2a7b4c925ae1022d737af0fd45b"
+                        + "e8c4339b0e0140dfd382812599025" + "1a9a413a4f59ec260a630d45dc8418bd0d8"))
         #expect(key.pivAlgorithm == .eccP256)
     }
 

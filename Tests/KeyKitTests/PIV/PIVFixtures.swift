@@ -7,7 +7,8 @@ enum PIVFixtures {
 
     /// EC P-256, self-signed: C=SE, O=ykterm test, CN=ykterm-test; serial 1234567890ABCDEF; key usage
     /// digitalSignature and keyAgreement; SAN DNS:piv.example.org, email:test@example.org, IP 192.0.2.7.
-    static let ecCertificate = bytes("""
+    static let ecCertificate = bytes(
+        """
         30820202308201a7a00302010202081234567890abcdef300a06082a8648ce3d0403023039310b30090603550406130253453114
         3012060355040a0c0b796b7465726d20746573743114301206035504030c0b796b7465726d2d74657374301e170d323631313235
         3130343534395a170d3336313132323130343534395a3039310b300906035504061302534531143012060355040a0c0b796b7465
@@ -27,7 +28,8 @@ enum PIVFixtures {
     static let ecCertificateNotAfter = 2_110_963_549
 
     /// `ecCertificate` compressed by `gzip -9 -n`.
-    static let ecCertificateGzip = bytes("""
+    static let ecCertificateGzip = bytes(
+        """
         1f8b0800000000000203336862623268625cbe80998991898943c824ac62c2eab3ef0db8d838b4da3cced9b2303319581a721b70
         b23187b2b0093305bb1a8a180881385c3cdc95d925a945b90a25a9c52530516698a82e48d4404e9cd7c8ccd0d0c8d4d0c0c4d4c4
         324a9cd718c435827229313ad240988d1dec462646a8639919d9999d18581c374873f39e7cca54b677f2bf662e13a7a2938f966f
@@ -39,7 +41,8 @@ enum PIVFixtures {
         """)
 
     /// RSA 2048, self-signed, CN=ykterm RSA test, serial 07.
-    static let rsaCertificate = bytes("""
+    static let rsaCertificate = bytes(
+        """
         30820302308201eaa003020102020107300d06092a864886f70d01010b0500301a3118301606035504030c0f796b7465726d2052
         53412074657374301e170d3236313132353130343535365a170d3237313132353130343535365a301a3118301606035504030c0f
         796b7465726d20525341207465737430820122300d06092a864886f70d01010105000382010f003082010a0282010100b7c98d8c
@@ -61,7 +64,8 @@ enum PIVFixtures {
         "9D:39:8A:39:FC:9F:89:23:D5:58:C7:5F:CE:8A:2D:83:EC:DF:08:59:4C:CE:A6:75:36:24:4A:7D:E4:0D:B5:EE"
 
     /// The private key of `rsaCertificate`, PKCS#8 DER.
-    static let rsaPrivateKey = bytes("""
+    static let rsaPrivateKey = bytes(
+        """
         308204bd020100300d06092a864886f70d0101010500048204a7308204a30201000282010100b7c98d8ca8692d9126e1b2ba96b7
         43156dccd4332c1aec6eec9d0b8dabfd30367fd032f15aae0728d092c2428ce265ecc4bba96f54bdde4e79832f2b233537064fd7
         d795dd7970780f404cbb0da0bba9bc18ab46bd99f74437ba41b1002467c537fe71adbb3e91db53e60c3c84ccc4948431f3cb359e
@@ -89,7 +93,8 @@ enum PIVFixtures {
         """)
 
     /// An attestation CA as slot F9 holds it: P-256, self-signed, CN=Test PIV Attestation.
-    static let attestationCA = bytes("""
+    static let attestationCA = bytes(
+        """
         3082018130820126a003020102020101300a06082a8648ce3d040302301f311d301b06035504030c145465737420504956204174
         746573746174696f6e301e170d3236313132353130343535365a170d3436313132303130343535365a301f311d301b0603550403
         0c145465737420504956204174746573746174696f6e3059301306072a8648ce3d020106082a8648ce3d0301070342000400e966
@@ -101,14 +106,16 @@ enum PIVFixtures {
         """)
 
     /// Its private key, PKCS#8 DER.
-    static let attestationCAKey = bytes("""
+    static let attestationCAKey = bytes(
+        """
         308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b02010104206a0205cdcebf29815b253c15f3b2cb54
         8b945b87275e2d48e6592a43f782d195a1440342000400e96650e4f6b9b7a861b4ddbca1bfe6e2cce7d23e4d48d61f6f3197dfbb
         ac508d34dc052de5e7373ae30ab9c5b150acb3fa843cc48976e12f28b26ad624a744
         """)
 
     /// An attestation of a P-256 key: CN=Test PIV Attestation 9a, serial 02, issued by `attestationCA`.
-    static let attestedCertificate = bytes("""
+    static let attestedCertificate = bytes(
+        """
         308201283081cf020102300a06082a8648ce3d040302301f311d301b06035504030c145465737420504956204174746573746174
         696f6e301e170d3236313132353130343535365a170d3436313132303130343535365a30223120301e06035504030c1754657374
         20504956204174746573746174696f6e2039613059301306072a8648ce3d020106082a8648ce3d0301070342000416dd99abf348
@@ -118,14 +125,16 @@ enum PIVFixtures {
         """)
 
     /// The attested key, PKCS#8 DER.
-    static let attestedKey = bytes("""
+    static let attestedKey = bytes(
+        """
         308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b02010104200d0427d1d484dd1ccbe395b726ad4b23
         c37fa25774effbd161060b214d868725a1440342000416dd99abf348737dd7c82ef0c398e8b1c00591da6571d0cf2fe496008959
         cd3cea9066775407317f29aeefa729b709895dd49e05352f3e2af972796dc9b3aa02
         """)
 
     /// Another self-signed P-256 certificate (CN=Other CA), whose key signed nothing here.
-    static let otherCA = bytes("""
+    static let otherCA = bytes(
+        """
         308201683082010ea003020102020103300a06082a8648ce3d04030230133111300f06035504030c084f74686572204341301e17
         0d3236313132353130343535365a170d3436313132303130343535365a30133111300f06035504030c084f746865722043413059
         301306072a8648ce3d020106082a8648ce3d03010703420004770b824d2ea37b717a0ef7c301106b0aaf6ce04da2bdd19c9bae64
@@ -138,21 +147,24 @@ enum PIVFixtures {
     /// `openssl dgst -<digest> -sign` with `rsaPrivateKey` over `rsaSignedMessage`: PKCS #1 v1.5 signatures made
     /// by another implementation, for the host-side encoding to match byte for byte.
     static let rsaSignedMessage = Array("ykterm PIV signature test".utf8)
-    static let rsaSignatureSHA256 = bytes("""
+    static let rsaSignatureSHA256 = bytes(
+        """
         3cd84106fff695509937ee072111b42ceff60c8f5469ba4be047fa2f2f2c42c2ba248573f9230a356722ab8513ec21622cef53f8
         4be619c0a9e37ba76ace66726416e046ae23b69a307dac9afe9139dd0f41ef27152396e0114d38c75cdcc3ef6dea62abcd7ccc7a
         d49cdd9bbbfd811474f9fc090e540f8132f64907d1ceaa13d3805cb8faad77b1f0c3cbc3747187c769b2a5a1230d91990e86e424
         02748685ab1a2277ed3004071c65fd14f29b1a19207a6cb09b6ace8ac57f166d5d5e69086ba578cb5c9286f8ec2bd9665ca27793
         fae90a2423bb914a7a7743dfe7b0e526d9576147a3770fb0a215fbf5d02e4ee5b76cc93ec85c9759ccf10582aa5ff69d
         """)
-    static let rsaSignatureSHA384 = bytes("""
+    static let rsaSignatureSHA384 = bytes(
+        """
         8326ab9a9ffa59edcd531a00e8df698cb0da0273fd0cd3a41ba8ba80ac41f15acf75391ad7923145f344edcfcac84c0417fcec95
         7c7be21b166254539266365aa89a345834af3f95bff5fe93c159464b73e9e46cf83fd860102b737e87b688e65323112833ca1f19
         f56ae0ebfab45f6e743291d4aa139c614df8fb6866838279c77b5eae984979fe83c9b8a51b0372aefb2a9549fd858f4f0b7638ba
         f909804be80315a5882e43c2bb0ddadac82353da1e60fd5d3ebfe5c745ed36fa337bf75a26a2326d67c651cc6e9195ef608af8ad
         bcc6263783a29541981cf973f3749fdf5d21ceaf5e8457a0bd7ec183f535091e420b2b2e129a06682c2927e5895a6bcf
         """)
-    static let rsaSignatureSHA512 = bytes("""
+    static let rsaSignatureSHA512 = bytes(
+        """
         5e28725ca9fc20f2d074597fa02e3f779e0a7c8a7153e096c9328f73dfc0d6e4974c0ace79296a62544a55b06b2dfb27957ba0ed
         4e697fe21f7429e7ed386e081418b316d85976aa201a156df439948c4c15277041c2de932adc45d08fe98c17b9b283ad66661c80
         8ae2d107aae6ebdd6c6c1d0c7f57d83e5dbb10d57a281e4e4ecb724b506fe6a95099ef33cf0acd55f0764f9f86b9620a28dde0b5

@@ -6,7 +6,8 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
 /// The GENERAL AUTHENTICATE input (81 or 85) and the slot of a command, for a card that uses a key.
 private func input(of apdu: APDU) -> (slot: UInt8, algorithm: UInt8, data: [UInt8], exponentiation: Bool)? {
     guard apdu.ins == PIV.Ins.authenticate, let template = try? TLV.parseAll(apdu.data).value(for: 0x7C),
-          let fields = try? TLV.parseAll(template), fields.value(for: 0x82) == [] else { return nil }
+        let fields = try? TLV.parseAll(template), fields.value(for: 0x82) == []
+    else { return nil }
     if let challenge = fields.value(for: 0x81) { return (apdu.p2, apdu.p1, challenge, false) }
     if let point = fields.value(for: 0x85) { return (apdu.p2, apdu.p1, point, true) }
     return nil
@@ -43,7 +44,7 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
         let signature = try key.ecdsaSign(digest: digest)
         let body = TLV(0x7C, TLV(0x82, signature).encoded).encoded.hex
         let (session, card) = try await pivSession([
-            ("00 87 11 9A 26 7C 24 82 00 81 20 \(digest.hex) 00", body + "90 00"),
+            ("00 87 11 9A 26 7C 24 82 00 81 20 \(digest.hex) 00", body + "90 00")
         ])
         let out = try await session.sign(message, in: .authentication, algorithm: .eccP256)
         #expect(out == signature)
@@ -57,14 +58,17 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
         let card = card(holding: key)
         let session = try await PIVSession.make(connection: card)
         let message = Array("message".utf8)
-        let signature = try await session.sign(message, in: .authentication, algorithm: .eccP384,
-                                               scheme: PIVSignatureScheme(digest: digest))
+        let signature = try await session.sign(
+            message, in: .authentication, algorithm: .eccP384,
+            scheme: PIVSignatureScheme(digest: digest))
         #expect(key.publicKey.verify(signature: signature, message: message, digest: digest))
         let sent = try #require(card.received.last.flatMap(input))
         #expect(sent.algorithm == 0x14)
         #expect(sent.data.count == 48)
         let full = digest.hash(message)
-        #expect(sent.data == (full.count >= 48 ? Array(full.prefix(48)) : [UInt8](repeating: 0, count: 48 - full.count) + full))
+        #expect(
+            sent.data
+                == (full.count >= 48 ? Array(full.prefix(48)) : [UInt8](repeating: 0, count: 48 - full.count) + full))
     }
 
     /// PKCS #1 v1.5 through the session and the key's raw operation equals `openssl dgst -sign`, in a chained
@@ -78,9 +82,11 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
         let sent = try #require(card.received.last)
         #expect(sent.p1 == 0x07 && sent.p2 == 0x9A && sent.data.count == 266 && sent.le == 256)
         #expect(card.exchanges == 2 + 2 + 1)  // SELECT, VERSION; two command parts; a GET RESPONSE for the rest
-        let pss = try await session.sign(PIVFixtures.rsaSignedMessage, in: .authentication, algorithm: .rsa2048,
-                                         scheme: PIVSignatureScheme(digest: .sha384, padding: .pss))
-        #expect(key.publicKey.verify(signature: pss, message: PIVFixtures.rsaSignedMessage, digest: .sha384, padding: .pss))
+        let pss = try await session.sign(
+            PIVFixtures.rsaSignedMessage, in: .authentication, algorithm: .rsa2048,
+            scheme: PIVSignatureScheme(digest: .sha384, padding: .pss))
+        #expect(
+            key.publicKey.verify(signature: pss, message: PIVFixtures.rsaSignedMessage, digest: .sha384, padding: .pss))
     }
 
     @Test func shortRSASignaturesArePaddedAndLongOnesRefused() async throws {
@@ -99,12 +105,16 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
 
     /// RFC 8032 test 1: the key signs the message itself, and the session gives the vector's signature.
     @Test func ed25519() async throws {
-        let key = try AsymmetricPrivateKey.raw(h("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"),
-                                               type: .ed25519)
+        let key = try AsymmetricPrivateKey.raw(
+            h("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"),
+            type: .ed25519)
         let session = try await PIVSession.make(connection: card(holding: key))
         let signature = try await session.sign([], in: .authentication, algorithm: .ed25519)
-        #expect(signature == h("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9"
-            + "b46bd25bf5f0595bbe24655141438e7a100b"))
+        #expect(
+            signature
+                == h(
+                    "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9"
+                        + "b46bd25bf5f0595bbe24655141438e7a100b"))
         await #expect(throws: PIVError.notASlotKeyAlgorithm(.x25519)) {
             _ = try await session.sign([], in: .authentication, algorithm: .x25519)
         }
@@ -116,11 +126,13 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
         let card = card(holding: mine)
         let session = try await PIVSession.make(connection: card)
         let secret = try await session.sharedSecret(in: .authentication, peer: peer.publicKey)
-        #expect(secret == (try peer.sharedSecret(peer: type == .x25519 ? mine.publicKey.raw! : mine.publicKey.ecPoint!)))
+        #expect(
+            secret == (try peer.sharedSecret(peer: type == .x25519 ? mine.publicKey.raw! : mine.publicKey.ecPoint!)))
         let sent = try #require(card.received.last.flatMap(input))
         #expect(sent.exponentiation && sent.algorithm == type.pivAlgorithm?.rawValue)
         await #expect(throws: PIVError.notASlotKeyAlgorithm(.ed25519)) {
-            _ = try await session.sharedSecret(in: .authentication, peer: try AsymmetricPrivateKey.generate(.ed25519).publicKey)
+            _ = try await session.sharedSecret(
+                in: .authentication, peer: try AsymmetricPrivateKey.generate(.ed25519).publicKey)
         }
     }
 
@@ -133,7 +145,9 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
             ("00 87 11 9C 26 7C 24 82 00 81 20 \(String(repeating: "00 ", count: 32)) 00", "7C 02 81 00 90 00"),
         ])
         let digest = [UInt8](repeating: 0, count: 32)
-        func sign() async throws { _ = try await session.useKey(in: .signature, algorithm: .eccP256, digest, exponentiation: false) }
+        func sign() async throws {
+            _ = try await session.useKey(in: .signature, algorithm: .eccP256, digest, exponentiation: false)
+        }
         await #expect(throws: PIVError.securityConditionNotSatisfied) { try await sign() }
         await #expect(throws: PIVError.noKeyInSlot(.signature)) { try await sign() }
         await #expect(throws: PIVError.incorrectParameters(.incorrectParameters)) { try await sign() }
@@ -153,8 +167,10 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
             ("00 47 00 9D 05 AC 03 80 01 11 00", "6A 80"),
         ])
         #expect(try await session.generateKey(in: .authentication, algorithm: .eccP256) == key)
-        #expect(try await session.generateKey(in: .signature, algorithm: .eccP256, pinPolicy: .always,
-                                              touchPolicy: .cached) == key)
+        #expect(
+            try await session.generateKey(
+                in: .signature, algorithm: .eccP256, pinPolicy: .always,
+                touchPolicy: .cached) == key)
         await #expect(throws: PIVError.incorrectParameters(.incorrectParameters)) {
             _ = try await session.generateKey(in: .keyManagement, algorithm: .eccP256)
         }
@@ -163,10 +179,14 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
         }
         #expect(card.remaining == 0)
         let (old, _) = try await pivSession(version: "04 02 04", [])
-        await #expect(throws: PIVError.notSupported(feature: .ed25519, minimum: PIV.version57, actual: Version(4, 2, 4))) {
+        await #expect(
+            throws: PIVError.notSupported(feature: .ed25519, minimum: PIV.version57, actual: Version(4, 2, 4))
+        ) {
             _ = try await old.generateKey(in: .authentication, algorithm: .ed25519)
         }
-        await #expect(throws: PIVError.notSupported(feature: .cachedTouch, minimum: Version(4, 3, 0), actual: Version(4, 2, 4))) {
+        await #expect(
+            throws: PIVError.notSupported(feature: .cachedTouch, minimum: Version(4, 3, 0), actual: Version(4, 2, 4))
+        ) {
             _ = try await old.generateKey(in: .authentication, algorithm: .eccP256, touchPolicy: .cached)
         }
     }
@@ -187,22 +207,28 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
         #expect(ecParts.map(\.tag) == [0x06, 0xAA])
         #expect(try AsymmetricPrivateKey.ec(.p256, scalar: ecParts[0].value) == ec)
         let rsaParts = try TLV.parseAll(sent[1].data)
-        #expect(rsaParts.map(\.tag) == [1, 2, 3, 4, 5, 0xAB] && rsaParts.dropLast().allSatisfy { $0.value.count == 128 })
-        let rebuilt = try AsymmetricPrivateKey.rsa(p: rsaParts[0].value, q: rsaParts[1].value, dp: rsaParts[2].value,
-                                                   dq: rsaParts[3].value, qInverse: rsaParts[4].value)
+        #expect(
+            rsaParts.map(\.tag) == [1, 2, 3, 4, 5, 0xAB] && rsaParts.dropLast().allSatisfy { $0.value.count == 128 })
+        let rebuilt = try AsymmetricPrivateKey.rsa(
+            p: rsaParts[0].value, q: rsaParts[1].value, dp: rsaParts[2].value,
+            dq: rsaParts[3].value, qInverse: rsaParts[4].value)
         #expect(rebuilt.publicKey == rsa.publicKey)
         #expect(try AsymmetricPrivateKey.raw(try TLV.parseAll(sent[2].data).value(for: 0x07)!, type: .ed25519) == ed)
         #expect(try AsymmetricPrivateKey.raw(try TLV.parseAll(sent[3].data).value(for: 0x08)!, type: .x25519) == x)
     }
 
     @Test func moveAndDelete() async throws {
-        let (session, card) = try await pivSession([("00 F6 9C 9A", "90 00"), ("00 F6 FF 9C", "90 00"), ("00 F6 FF 9D", "6A 88")])
+        let (session, card) = try await pivSession([
+            ("00 F6 9C 9A", "90 00"), ("00 F6 FF 9C", "90 00"), ("00 F6 FF 9D", "6A 88"),
+        ])
         try await session.moveKey(from: .authentication, to: .signature)
         try await session.deleteKey(in: .signature)
         await #expect(throws: PIVError.noKeyInSlot(.keyManagement)) { try await session.deleteKey(in: .keyManagement) }
         #expect(card.remaining == 0)
         let (old, _) = try await pivSession(version: "05 04 03", [])
-        await #expect(throws: PIVError.notSupported(feature: .moveKey, minimum: PIV.version57, actual: Version(5, 4, 3))) {
+        await #expect(
+            throws: PIVError.notSupported(feature: .moveKey, minimum: PIV.version57, actual: Version(5, 4, 3))
+        ) {
             try await old.deleteKey(in: .signature)
         }
     }
@@ -240,13 +266,17 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
     }
 
     @Test func attestationByAnotherKeyIsRefused() async throws {
-        let other = try await PIVSession.make(connection: attestingCard(attestation: PIVFixtures.attestedCertificate,
-                                                                         device: PIVFixtures.otherCA))
+        let other = try await PIVSession.make(
+            connection: attestingCard(
+                attestation: PIVFixtures.attestedCertificate,
+                device: PIVFixtures.otherCA))
         await #expect(throws: PIVError.attestationNotSignedByDevice(.authentication)) {
             _ = try await other.attest(.authentication)
         }
-        let garbage = try await PIVSession.make(connection: attestingCard(attestation: [0x30, 0x03, 0x02, 0x01, 0x01],
-                                                                          device: PIVFixtures.attestationCA))
+        let garbage = try await PIVSession.make(
+            connection: attestingCard(
+                attestation: [0x30, 0x03, 0x02, 0x01, 0x01],
+                device: PIVFixtures.attestationCA))
         await #expect(throws: PIVError.malformed(.certificate)) { _ = try await garbage.attest(.authentication) }
     }
 }

@@ -29,7 +29,10 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
         let content = TLV(0x53, Self.object(PIVFixtures.rsaCertificate)).encoded
         #expect(content.count == 787)
         let script = Self.chained(command: "00 CB 3F FF 05 5C 03 5F C1 05 00", answer: content)
-        #expect(script.map(\.0) == ["00 CB 3F FF 05 5C 03 5F C1 05 00", "00 C0 00 00 00", "00 C0 00 00 00", "00 C0 00 00 13"])
+        #expect(
+            script.map(\.0) == [
+                "00 CB 3F FF 05 5C 03 5F C1 05 00", "00 C0 00 00 00", "00 C0 00 00 00", "00 C0 00 00 13",
+            ])
         let (session, card) = try await pivSession(script)
         let certificate = try #require(try await session.certificate(in: .authentication))
         #expect(certificate.der == PIVFixtures.rsaCertificate)
@@ -39,7 +42,8 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
 
     @Test func inflatesCompressedCertificates() async throws {
         let content = TLV(0x53, Self.object(PIVFixtures.ecCertificateGzip, info: 1)).encoded
-        let (session, _) = try await pivSession(Self.chained(command: "00 CB 3F FF 05 5C 03 5F C1 0D 00", answer: content))
+        let (session, _) = try await pivSession(
+            Self.chained(command: "00 CB 3F FF 05 5C 03 5F C1 0D 00", answer: content))
         let certificate = try #require(try await session.certificate(in: PIV.Slot(rawValue: 0x82)))
         #expect(certificate.sha256FingerprintText == PIVFixtures.ecCertificateFingerprint)
     }
@@ -83,9 +87,11 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
 
     @Test func discoveryObjectAnswers7E() async throws {
         let (session, _) = try await pivSession([
-            ("00 CB 3F FF 03 5C 01 7E 00", "7E 12 4F 0B A0 00 00 03 08 00 00 10 00 01 00 5F 2F 02 40 00 90 00"),
+            ("00 CB 3F FF 03 5C 01 7E 00", "7E 12 4F 0B A0 00 00 03 08 00 00 10 00 01 00 5F 2F 02 40 00 90 00")
         ])
-        #expect(try await session.object(PIV.ObjectID.discovery) == h("4F 0B A0 00 00 03 08 00 00 10 00 01 00 5F 2F 02 40 00"))
+        #expect(
+            try await session.object(PIV.ObjectID.discovery)
+                == h("4F 0B A0 00 00 03 08 00 00 10 00 01 00 5F 2F 02 40 00"))
     }
 
     /// PUT DATA of a certificate too long for one command goes as a chain (CLA 10 on all parts but the last).
@@ -104,7 +110,9 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
         script.append(("00 DB 3F FF 07 5C 03 5F C1 0B 53 00", "90 00"))
         let (session, card) = try await pivSession(script)
         try await session.putCertificate(certificate, in: .authentication)
-        await #expect(throws: PIVError.noSpace) { try await session.putObject(PIV.ObjectID.authenticationCertificate, [0xFE, 0x00]) }
+        await #expect(throws: PIVError.noSpace) {
+            try await session.putObject(PIV.ObjectID.authenticationCertificate, [0xFE, 0x00])
+        }
         try await session.deleteCertificate(in: .keyManagement)
         #expect(card.remaining == 0)
     }
@@ -126,14 +134,20 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
         #expect(PIVSession.guid(inCHUID: chuid) == guid)
         #expect(try TLV.parseAll(chuid).map(\.tag) == [0x30, 0x34, 0x35, 0x3E, 0xFE])
         let ccc = PIVSession.newCardCapabilityContainer(cardID: [UInt8](repeating: 0, count: 14))
-        #expect(try TLV.parseAll(ccc).map(\.tag) == [0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xF6, 0xF7, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE])
+        #expect(
+            try TLV.parseAll(ccc).map(\.tag) == [
+                0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xF6, 0xF7, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE,
+            ])
         #expect(Array(ccc.prefix(9)) == h("F0 15 A0 00 00 01 16 FF 02"))
         let (session, card) = try await pivSession([
             ("00 CB 3F FF 05 5C 03 5F C1 02 00", "6A 82"),
             ("00 DB 3F FF 42 5C 03 5F C1 02 53 3B " + chuid.hex, "90 00"),
             ("00 CB 3F FF 05 5C 03 5F C1 02 00", "53 3B " + chuid.hex + "90 00"),
             ("00 CB 3F FF 05 5C 03 5F C1 07 00", "53 00 90 00"),
-            ("00 DB 3F FF " + [UInt8(ccc.count + 7)].hex + "5C 03 5F C1 07 53 " + [UInt8(ccc.count)].hex + ccc.hex, "90 00"),
+            (
+                "00 DB 3F FF " + [UInt8(ccc.count + 7)].hex + "5C 03 5F C1 07 53 " + [UInt8(ccc.count)].hex + ccc.hex,
+                "90 00"
+            ),
         ])
         #expect(try await session.chuid() == nil)
         try await session.putCHUID(chuid)
@@ -145,11 +159,14 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
 
     @Test func keyAlgorithmFromTheCertificateWithoutMetadata() async throws {
         let content = TLV(0x53, Self.object(PIVFixtures.ecCertificate)).encoded
-        let (session, _) = try await pivSession(version: "05 02 07",
-                                                Self.chained(command: "00 CB 3F FF 05 5C 03 5F C1 05 00", answer: content)
-                                                    + [("00 CB 3F FF 05 5C 03 5F C1 0A 00", "6A 82")])
+        let (session, _) = try await pivSession(
+            version: "05 02 07",
+            Self.chained(command: "00 CB 3F FF 05 5C 03 5F C1 05 00", answer: content)
+                + [("00 CB 3F FF 05 5C 03 5F C1 0A 00", "6A 82")])
         #expect(try await session.keyAlgorithm(in: .authentication) == .eccP256)
-        await #expect(throws: PIVError.notSupported(feature: .metadata, minimum: Version(5, 3, 0), actual: Version(5, 2, 7))) {
+        await #expect(
+            throws: PIVError.notSupported(feature: .metadata, minimum: Version(5, 3, 0), actual: Version(5, 2, 7))
+        ) {
             _ = try await session.keyAlgorithm(in: .signature)
         }
     }

@@ -6,13 +6,16 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
 
 /// SELECT PIV and GET VERSION, as every PIV script starts.
 func pivOpening(version: String = "05 07 01") -> [(String, String)] {
-    [("00 A4 04 00 05 A0 00 00 03 08 00", "61 11 4F 06 00 00 10 00 01 00 79 07 4F 05 A0 00 00 03 08 90 00"),
-     ("00 FD 00 00 00", version + " 90 00")]
+    [
+        ("00 A4 04 00 05 A0 00 00 03 08 00", "61 11 4F 06 00 00 10 00 01 00 79 07 4F 05 A0 00 00 03 08 90 00"),
+        ("00 FD 00 00 00", version + " 90 00"),
+    ]
 }
 
 /// A PIV session on a card that expects exactly `script` after the opening.
 func pivSession(version: String = "05 07 01", _ script: [(String, String)]) async throws
-    -> (PIVSession, ScriptedConnection) {
+    -> (PIVSession, ScriptedConnection)
+{
     let card = ScriptedConnection(pivOpening(version: version) + script)
     return (try await PIVSession.make(connection: card), card)
 }
@@ -96,7 +99,8 @@ final class PIVRespondingCard: SmartCardConnection {
             _ = try await pivSession(version: "05 07", [])
         }
         await #expect(throws: SmartCardError.applicationNotAvailable("PIV")) {
-            _ = try await PIVSession.make(connection: ScriptedConnection([("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82")]))
+            _ = try await PIVSession.make(
+                connection: ScriptedConnection([("00 A4 04 00 05 A0 00 00 03 08 00", "6A 82")]))
         }
     }
 
@@ -106,7 +110,9 @@ final class PIVRespondingCard: SmartCardConnection {
         let (short, _) = try await pivSession([("00 F8 00 00 00", "01 23 45 90 00")])
         await #expect(throws: PIVError.malformed(.serial(length: 3))) { _ = try await short.serial() }
         let (old, _) = try await pivSession(version: "04 03 05", [])
-        await #expect(throws: PIVError.notSupported(feature: .serial, minimum: Version(5, 0, 0), actual: Version(4, 3, 5))) {
+        await #expect(
+            throws: PIVError.notSupported(feature: .serial, minimum: Version(5, 0, 0), actual: Version(4, 3, 5))
+        ) {
             _ = try await old.serial()
         }
     }
@@ -129,12 +135,16 @@ final class PIVRespondingCard: SmartCardConnection {
             ("00 F7 00 9B 00", "02 02 00 02 05 01 00 90 00"),
             ("00 F7 00 9B 00", "01 01 11 02 02 00 01 05 01 01 90 00"),
         ])
-        #expect(try await session.managementKeyMetadata()
-            == PIVManagementKeyMetadata(algorithm: .aes192, isDefault: true, touchPolicy: .never))
+        #expect(
+            try await session.managementKeyMetadata()
+                == PIVManagementKeyMetadata(algorithm: .aes192, isDefault: true, touchPolicy: .never))
         #expect(try await session.managementKeyAlgorithm() == .aes192)
-        #expect(try await session.managementKeyMetadata()
-            == PIVManagementKeyMetadata(algorithm: .tripleDES, isDefault: false, touchPolicy: .always))
-        await #expect(throws: PIVError.malformed(.unknownAlgorithm(0x11))) { _ = try await session.managementKeyMetadata() }
+        #expect(
+            try await session.managementKeyMetadata()
+                == PIVManagementKeyMetadata(algorithm: .tripleDES, isDefault: false, touchPolicy: .always))
+        await #expect(throws: PIVError.malformed(.unknownAlgorithm(0x11))) {
+            _ = try await session.managementKeyMetadata()
+        }
     }
 
     @Test func slotMetadata() async throws {
@@ -147,19 +157,27 @@ final class PIVRespondingCard: SmartCardConnection {
             ("00 F7 00 9E 00", "01 01 11 02 01 02 03 01 01 04 00 90 00"),
             ("00 F7 00 82 00", "01 01 11 02 02 02 01 03 01 09 04 00 90 00"),
         ])
-        #expect(try await session.slotMetadata(.authentication) == PIVSlotMetadata(
-            algorithm: .eccP256, pinPolicy: .once, touchPolicy: .cached, origin: .generated, publicKey: key))
+        #expect(
+            try await session.slotMetadata(.authentication)
+                == PIVSlotMetadata(
+                    algorithm: .eccP256, pinPolicy: .once, touchPolicy: .cached, origin: .generated, publicKey: key))
         await #expect(throws: PIVError.noKeyInSlot(.signature)) { _ = try await session.slotMetadata(.signature) }
-        await #expect(throws: PIVError.malformed(.unknownPINPolicy(7))) { _ = try await session.slotMetadata(.keyManagement) }
+        await #expect(throws: PIVError.malformed(.unknownPINPolicy(7))) {
+            _ = try await session.slotMetadata(.keyManagement)
+        }
         await #expect(throws: PIVError.malformed(.fieldLength(tag: 2, length: 1))) {
             _ = try await session.slotMetadata(.cardAuthentication)
         }
-        await #expect(throws: PIVError.malformed(.unknownOrigin(9))) { _ = try await session.slotMetadata(PIV.Slot(rawValue: 0x82)) }
+        await #expect(throws: PIVError.malformed(.unknownOrigin(9))) {
+            _ = try await session.slotMetadata(PIV.Slot(rawValue: 0x82))
+        }
     }
 
     @Test func metadataNeedsFirmware53() async throws {
         let (session, card) = try await pivSession(version: "05 02 07", [])
-        await #expect(throws: PIVError.notSupported(feature: .metadata, minimum: Version(5, 3, 0), actual: Version(5, 2, 7))) {
+        await #expect(
+            throws: PIVError.notSupported(feature: .metadata, minimum: Version(5, 3, 0), actual: Version(5, 2, 7))
+        ) {
             _ = try await session.pinMetadata()
         }
         #expect(try await session.managementKeyAlgorithm() == .tripleDES)
@@ -188,15 +206,17 @@ final class PIVRespondingCard: SmartCardConnection {
     @Test func pinRetriesFromMetadataOrAnEmptyVerify() async throws {
         let (session, _) = try await pivSession([("00 F7 00 80 00", "05 01 00 06 02 05 04 90 00")])
         #expect(try await session.pinRetries() == 4)
-        let (old, card) = try await pivSession(version: "05 02 07", [
-            ("00 20 00 80", "63 C3"),
-            ("00 20 00 80 08 31 32 33 34 35 36 FF FF", "63 C2"),
-            ("00 20 00 80", "63 C2"),
-            ("00 20 00 80 08 31 32 33 34 35 36 FF FF", "90 00"),
-            // Verified: the empty VERIFY answers 9000, and the count is the one after a right PIN.
-            ("00 20 00 80", "90 00"),
-            ("00 20 00 80", "69 83"),
-        ])
+        let (old, card) = try await pivSession(
+            version: "05 02 07",
+            [
+                ("00 20 00 80", "63 C3"),
+                ("00 20 00 80 08 31 32 33 34 35 36 FF FF", "63 C2"),
+                ("00 20 00 80", "63 C2"),
+                ("00 20 00 80 08 31 32 33 34 35 36 FF FF", "90 00"),
+                // Verified: the empty VERIFY answers 9000, and the count is the one after a right PIN.
+                ("00 20 00 80", "90 00"),
+                ("00 20 00 80", "69 83"),
+            ])
         #expect(try await old.pinRetries() == 3)
         await #expect(throws: PIVError.wrongPIN(retriesLeft: 2)) { try await old.verifyPIN(pin) }
         #expect(try await old.pinRetries() == 2)
@@ -230,10 +250,14 @@ final class PIVRespondingCard: SmartCardConnection {
             try await session.changePUK(old: pukValue, new: SecretBytes(utf8: "87654321"))
         }
         try await session.unblockPIN(puk: pukValue, newPIN: newPIN)
-        await #expect(throws: PIVError.wrongPUK(retriesLeft: 0)) { try await session.unblockPIN(puk: pukValue, newPIN: newPIN) }
+        await #expect(throws: PIVError.wrongPUK(retriesLeft: 0)) {
+            try await session.unblockPIN(puk: pukValue, newPIN: newPIN)
+        }
         await #expect(throws: PIVError.pukBlocked) { try await session.unblockPIN(puk: pukValue, newPIN: newPIN) }
         // New PINs are 6 to 8 bytes; nothing is sent otherwise.
-        await #expect(throws: PIVError.pinLength(5)) { try await session.changePIN(old: pin, new: SecretBytes(utf8: "12345")) }
+        await #expect(throws: PIVError.pinLength(5)) {
+            try await session.changePIN(old: pin, new: SecretBytes(utf8: "12345"))
+        }
         await #expect(throws: PIVError.pinLength(9)) {
             try await session.unblockPIN(puk: pukValue, newPIN: SecretBytes(utf8: "123456789"))
         }
@@ -254,7 +278,9 @@ final class PIVRespondingCard: SmartCardConnection {
             ("00 FB 00 00", "90 00"),
         ])
         try await session.setPINRetries(pin: 5, puk: 7)
-        await #expect(throws: PIVError.securityConditionNotSatisfied) { try await session.setPINRetries(pin: 5, puk: 7) }
+        await #expect(throws: PIVError.securityConditionNotSatisfied) {
+            try await session.setPINRetries(pin: 5, puk: 7)
+        }
         await #expect(throws: PIVError.incorrectParameters(.incorrectParameters)) {
             try await session.setPINRetries(pin: 0, puk: 3)
         }
@@ -272,13 +298,16 @@ final class PIVRespondingCard: SmartCardConnection {
         let witness = Crypto.random(cipher.blockSize)
         return PIVRespondingCard { apdu in
             guard apdu.ins == PIV.Ins.authenticate, apdu.p1 == algorithm.rawValue, apdu.p2 == 0x9B,
-                  let template = try? TLV.parseAll(apdu.data).value(for: 0x7C),
-                  let fields = try? TLV.parseAll(template) else { return [0x6A, 0x80] }
+                let template = try? TLV.parseAll(apdu.data).value(for: 0x7C),
+                let fields = try? TLV.parseAll(template)
+            else { return [0x6A, 0x80] }
             if fields.value(for: 0x80) == [] {
                 let encrypted = try! BlockCipher.encrypt(cipher, key: key, block: witness)
                 return TLV(0x7C, TLV(0x80, encrypted).encoded).encoded + [0x90, 0x00]
             }
-            guard fields.value(for: 0x80) == witness, let challenge = fields.value(for: 0x81) else { return [0x69, 0x82] }
+            guard fields.value(for: 0x80) == witness, let challenge = fields.value(for: 0x81) else {
+                return [0x69, 0x82]
+            }
             var answer = try! BlockCipher.encrypt(cipher, key: key, block: challenge)
             if lie { answer[0] ^= 1 }
             return TLV(0x7C, TLV(0x82, answer).encoded).encoded + [0x90, 0x00]
@@ -340,8 +369,11 @@ final class PIVRespondingCard: SmartCardConnection {
         }
         #expect(card.remaining == 0)
         let (old, _) = try await pivSession(version: "05 03 00", [])
-        await #expect(throws: PIVError.notSupported(feature: .aesManagementKey, minimum: Version(5, 4, 0),
-                                                    actual: Version(5, 3, 0))) {
+        await #expect(
+            throws: PIVError.notSupported(
+                feature: .aesManagementKey, minimum: Version(5, 4, 0),
+                actual: Version(5, 3, 0))
+        ) {
             try await old.setManagementKey(SecretBytes(h(aes)), algorithm: .aes256)
         }
     }

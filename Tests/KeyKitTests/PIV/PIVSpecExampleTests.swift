@@ -52,8 +52,10 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
             if apdu.data == h("7C 02 80 00") { return h("7C 0A 80 08 B0 73 DC 3F B2 09 53 6D 90 00") }
             let fields = try! TLV.parseAll(TLV.parseAll(apdu.data).value(for: 0x7C)!)
             guard fields.value(for: 0x80) == [UInt8](repeating: 0, count: 8), let challenge = fields.value(for: 0x81),
-                  challenge.count == 8 else { return [0x69, 0x82] }
-            let encrypted = try! BlockCipher.encrypt(BlockCipher.Algorithm.tripleDES, key: SecretBytes(key), block: challenge)
+                challenge.count == 8
+            else { return [0x69, 0x82] }
+            let encrypted = try! BlockCipher.encrypt(
+                BlockCipher.Algorithm.tripleDES, key: SecretBytes(key), block: challenge)
             return TLV(0x7C, TLV(0x82, encrypted).encoded).encoded + [0x90, 0x00]
         }
         let session = try await PIVSession.make(connection: card)
@@ -74,8 +76,11 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
                 return h("7C 12 80 10 C5 3C 74 BB 02 93 9C 2F D3 D9 23 07 8F 3E 75 7D 90 00")
             }
             let fields = try! TLV.parseAll(TLV.parseAll(apdu.data).value(for: 0x7C)!)
-            guard fields.value(for: 0x80) == witness, let challenge = fields.value(for: 0x81) else { return [0x69, 0x82] }
-            let encrypted = try! BlockCipher.encrypt(BlockCipher.Algorithm.aes192, key: SecretBytes(PIV.defaultManagementKey), block: challenge)
+            guard fields.value(for: 0x80) == witness, let challenge = fields.value(for: 0x81) else {
+                return [0x69, 0x82]
+            }
+            let encrypted = try! BlockCipher.encrypt(
+                BlockCipher.Algorithm.aes192, key: SecretBytes(PIV.defaultManagementKey), block: challenge)
             return TLV(0x7C, TLV(0x82, encrypted).encoded).encoded + [0x90, 0x00]
         }
         let session = try await PIVSession.make(connection: card)
@@ -103,7 +108,7 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
         let x = "6B 17 D1 F2 E1 2C 42 47 F8 BC E6 E5 63 A4 40 F2 77 03 7D 81 2D EB 33 A0 F4 A1 39 45 D8 98 C2 96"
         let y = "4F E3 42 E2 FE 1A 7F 9B 8E E7 EB 4A 7C 0F 9E 16 2B CE 33 57 6B 31 5E CE CB B6 40 68 37 BF 51 F5"
         let (session, card) = try await pivSession([
-            ("00 47 00 9D 05 AC 03 80 01 11 00", "7F 49 43 86 41 04 \(x) \(y) 90 00"),
+            ("00 47 00 9D 05 AC 03 80 01 11 00", "7F 49 43 86 41 04 \(x) \(y) 90 00")
         ])
         let key = try await session.generateKey(in: .keyManagement, algorithm: .eccP256)
         #expect(key.ecPoint == h("04 \(x) \(y)"))

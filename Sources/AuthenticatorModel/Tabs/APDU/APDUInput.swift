@@ -5,8 +5,10 @@ import KeyKit
 // MARK: - Parsing the input
 
 /// The names `select` knows besides those of `AID.known`.
-let apduAliases: [String: String] = ["fido2": "FIDO", "u2f": "FIDO", "mgmt": "Management", "pgp": "OpenPGP",
-                                     "gpg": "OpenPGP", "yubiotp": "OTP"]
+let apduAliases: [String: String] = [
+    "fido2": "FIDO", "u2f": "FIDO", "mgmt": "Management", "pgp": "OpenPGP",
+    "gpg": "OpenPGP", "yubiotp": "OTP",
+]
 
 /// Understands a console line: hex (spaces, colons allowed) or `select <name>` / `sel <name>`.
 public func parseAPDUInput(_ text: String) -> APDUInput {
@@ -29,8 +31,9 @@ public func parseAPDUInput(_ text: String) -> APDUInput {
             return .problem(UIText("apdu.problem.unknownApp", ["name": name, "names": names]))
         }
         let bytes = (try? APDU.select(aid: aid).encoded()) ?? []
-        return .command(bytes: bytes, label: label,
-                        summary: UIText("apdu.input.select", ["hex": Hex.encode(bytes, uppercase: true)]))
+        return .command(
+            bytes: bytes, label: label,
+            summary: UIText("apdu.input.select", ["hex": Hex.encode(bytes, uppercase: true)]))
     }
     let bytes: [UInt8]
     do {
@@ -52,8 +55,10 @@ public func parseAPDUInput(_ text: String) -> APDUInput {
     } catch {
         return .problem(ErrorExplanation(error).text)
     }
-    var summary = ["bytes": String(n), "case": String(apdu.apduCase.rawValue), "lc": String(apdu.data.count),
-                   "le": apdu.le.map(String.init) ?? "-"]
+    var summary = [
+        "bytes": String(n), "case": String(apdu.apduCase.rawValue), "lc": String(apdu.data.count),
+        "le": apdu.le.map(String.init) ?? "-",
+    ]
     summary["ins"] = Hex.encode([apdu.ins], uppercase: true)
     // A SELECT typed in hex is labelled like the `select NAME` shortcut when the AID is a known one.
     let known = apduSelected(bytes).flatMap { name in AID.known.contains { $0.name == name } ? "SELECT \(name)" : nil }
@@ -81,7 +86,9 @@ func apduHexLines(_ bytes: [UInt8]) -> [String] {
 /// The TLV view of response data: BER first (constructed tags opened when their value parses), then the
 /// one-byte tags of the YubiKey applications; nil when neither fills the data exactly.
 /// `tagNames` are string-table keys; a line's name is the tag's text (with an OATH account name read as text).
-public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (mode: TLV.TagMode, lines: [(depth: Int, text: String, name: UIText?)])? {
+public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (
+    mode: TLV.TagMode, lines: [(depth: Int, text: String, name: UIText?)]
+)? {
     guard !data.isEmpty else { return nil }
     for mode in [TLV.TagMode.ber, .simple] {
         guard let tlvs = try? TLV.parseAll(data, mode: mode) else { continue }
@@ -94,7 +101,8 @@ public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (
                 if let n = name, tagNames == oathTagNames, t.tag == YKOATH.Tag.name || t.tag == YKOATH.Tag.nameList {
                     let text = t.tag == YKOATH.Tag.name ? t.value[...] : t.value.dropFirst()
                     if !text.isEmpty, let decoded = String(validating: text, as: UTF8.self),
-                       !decoded.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                        !decoded.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                    {
                         name = UIText("apdu.tag.withText", ["text": decoded], nested: ["tag": n])
                     }
                 }
@@ -102,8 +110,10 @@ public func apduTLVLines(_ data: [UInt8], tagNames: [UInt32: String] = [:]) -> (
                     lines.append((depth, "\(tag) (\(t.value.count))", name))
                     add(children, depth: depth + 1)
                 } else {
-                    let value = t.value.count > 48 ? Hex.encode(t.value.prefix(48), uppercase: true) + "…"
-                                                   : Hex.encode(t.value, uppercase: true)
+                    let value =
+                        t.value.count > 48
+                        ? Hex.encode(t.value.prefix(48), uppercase: true) + "…"
+                        : Hex.encode(t.value, uppercase: true)
                     lines.append((depth, "\(tag) (\(t.value.count)) \(value)", name))
                 }
             }
@@ -128,24 +138,34 @@ func apduAnswerLines(exchanges: [APDUExchange], response: Response, application:
         for e in exchanges {
             lines.append(APDULogLine(.wire, .literal("  → " + Hex.encode(e.command, uppercase: true))))
             if let r = try? Response(raw: e.response) {
-                lines.append(APDULogLine(.wire, UIText("apdu.log.wireAnswer", [
-                    "count": String(r.data.count), "sw": r.status.hexString,
-                ], nested: ["meaning": ErrorExplanation.statusText(r.status)])))
+                lines.append(
+                    APDULogLine(
+                        .wire,
+                        UIText(
+                            "apdu.log.wireAnswer",
+                            [
+                                "count": String(r.data.count), "sw": r.status.hexString,
+                            ], nested: ["meaning": ErrorExplanation.statusText(r.status)])))
             }
         }
     }
     let status = response.status
-    lines.append(APDULogLine(status.isSuccess ? .ok : .failure,
-                             UIText("apdu.log.status", ["sw": status.hexString],
-                                    nested: ["meaning": ErrorExplanation.statusText(status)]),
-                             suffix: response.data.isEmpty ? nil : UIText("apdu.log.bytes", ["count": String(response.data.count)])))
+    lines.append(
+        APDULogLine(
+            status.isSuccess ? .ok : .failure,
+            UIText(
+                "apdu.log.status", ["sw": status.hexString],
+                nested: ["meaning": ErrorExplanation.statusText(status)]),
+            suffix: response.data.isEmpty ? nil : UIText("apdu.log.bytes", ["count": String(response.data.count)])))
     for hex in apduHexLines(response.data) { lines.append(APDULogLine(.data, .literal("  " + hex))) }
     let names = application == "OATH" ? oathTagNames : [:]
     if let tlv = apduTLVLines(response.data, tagNames: names) {
         lines.append(APDULogLine(.note, UIText(tlv.mode == .ber ? "apdu.log.tlv" : "apdu.log.tlvSimple")))
         for l in tlv.lines {
-            lines.append(APDULogLine(.tlv, .literal(String(repeating: "  ", count: l.depth + 2) + l.text),
-                                     suffix: l.name))
+            lines.append(
+                APDULogLine(
+                    .tlv, .literal(String(repeating: "  ", count: l.depth + 2) + l.text),
+                    suffix: l.name))
         }
     } else if let text = apduText(response.data) {
         lines.append(APDULogLine(.data, UIText("apdu.log.text", ["text": text])))
@@ -155,7 +175,9 @@ func apduAnswerLines(exchanges: [APDUExchange], response: Response, application:
 
 /// The application a SELECT command names, by its known name or its AID in hex.
 func apduSelected(_ bytes: [UInt8]) -> String? {
-    guard let apdu = try? APDU(parsing: bytes), apdu.ins == 0xA4, apdu.p1 == 0x04, !apdu.data.isEmpty else { return nil }
+    guard let apdu = try? APDU(parsing: bytes), apdu.ins == 0xA4, apdu.p1 == 0x04, !apdu.data.isEmpty else {
+        return nil
+    }
     if let known = AID.known.first(where: { apdu.data.starts(with: $0.aid) }) { return known.name }
     return Hex.encode(apdu.data, uppercase: true)
 }

@@ -16,7 +16,8 @@ func apduTabUpdate(_ state: inout AppState, _ msg: APDUTabMsg) -> [Command] {
         state.apdu.connected = true
         let command = exchanges.first?.command ?? []
         if let app = apduSelected(command) { state.apdu.application = response.status.isSuccess ? app : nil }
-        appendLog(&state, apduAnswerLines(exchanges: exchanges, response: response, application: state.apdu.application))
+        appendLog(
+            &state, apduAnswerLines(exchanges: exchanges, response: response, application: state.apdu.application))
         return []
     case .failed(let keyID, let id, let message, let keyGone):
         guard keyID == state.apdu.keyID, id == state.apdu.pending else { return [] }
@@ -24,17 +25,23 @@ func apduTabUpdate(_ state: inout AppState, _ msg: APDUTabMsg) -> [Command] {
         // The work dropped its connection: the next command opens a new one, with nothing selected.
         state.apdu.connected = false
         state.apdu.application = nil
-        appendLog(&state, [APDULogLine(.error, message)] + (keyGone ? [APDULogLine(.error, UIText("status.keyGoneMidOperation"))] : []))
+        appendLog(
+            &state,
+            [APDULogLine(.error, message)]
+                + (keyGone ? [APDULogLine(.error, UIText("status.keyGoneMidOperation"))] : []))
         return []
     case .saved(let kind, let path):
-        state.status = StatusMessage(UIText(kind == .transcript ? "apdu.save.saved.transcript" : "apdu.save.saved.history", ["path": path]), kind: .success,
-                                     expires: state.now + statusSeconds)
+        state.status = StatusMessage(
+            UIText(kind == .transcript ? "apdu.save.saved.transcript" : "apdu.save.saved.history", ["path": path]),
+            kind: .success,
+            expires: state.now + statusSeconds)
         return []
     case .saveFailed(let kind, let path, let message, let exists):
         if exists {
             // The path goes in the note, which wraps: a long one would not fit the title.
-            let form = Form.confirmation(title: UIText("apdu.save.overwriteTitle"),
-                                         note: UIText("apdu.save.overwriteNote", ["path": path]), askedAt: state.now)
+            let form = Form.confirmation(
+                title: UIText("apdu.save.overwriteTitle"),
+                note: UIText("apdu.save.overwriteNote", ["path": path]), askedAt: state.now)
             state.apdu.dialog = APDUDialog(kind: .overwrite(kind, path: path), form: form)
             return []
         }
@@ -60,7 +67,13 @@ func apduTabKeyChanged(_ state: inout AppState) -> [Command] {
     state.apdu.application = nil
     state.apdu.otherWork = []
     guard wasOpen else { return [] }
-    appendLog(&state, [APDULogLine(.note, UIText(state.keys.contains { $0.id == old } ? "apdu.note.closedChanged" : "apdu.note.closedLeft"))])
+    appendLog(
+        &state,
+        [
+            APDULogLine(
+                .note, UIText(state.keys.contains { $0.id == old } ? "apdu.note.closedChanged" : "apdu.note.closedLeft")
+            )
+        ])
     return [.apdu(.close)]
 }
 
@@ -72,7 +85,10 @@ func apduNoteKeyWork(_ state: inout AppState, _ commands: [Command]) {
         guard let (id, name) = command.keyApplication, (id ?? state.selectedKeyID) == keyID else { continue }
         // FIDO2 over HID leaves the smart-card interface's selection as it was.
         if name == "FIDO2", let key = state.keys.first(where: { $0.id == keyID }),
-           key.descriptor.channels(for: .fido).first == .fidoHID { continue }
+            key.descriptor.channels(for: .fido).first == .fidoHID
+        {
+            continue
+        }
         if !state.apdu.otherWork.contains(name) { state.apdu.otherWork.append(name) }
     }
 }
@@ -122,7 +138,8 @@ func apduInputKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             state.status = StatusMessage(why, kind: .error, expires: state.now + statusSeconds)
             return []
         case .command where apdu.pending != nil:
-            state.status = StatusMessage(UIText("apdu.status.pending"), kind: .warning, expires: state.now + statusSeconds)
+            state.status = StatusMessage(
+                UIText("apdu.status.pending"), kind: .warning, expires: state.now + statusSeconds)
             return []
         default:
             return apduSend(&apdu, state)
@@ -167,14 +184,18 @@ func apduSend(_ apdu: inout APDUTabState, _ state: AppState) -> [Command] {
         apdu.otherWork = []
         lines.append(APDULogLine(.note, UIText("apdu.note.connecting", ["name": key.model ?? key.descriptor.name])))
     } else if !apdu.otherWork.isEmpty {
-        lines.append(APDULogLine(.note, UIText("apdu.note.otherWork", ["what": apdu.otherWork.joined(separator: ", ")])))
+        lines.append(
+            APDULogLine(.note, UIText("apdu.note.otherWork", ["what": apdu.otherWork.joined(separator: ", ")])))
         apdu.otherWork = []
     }
-    lines.append(APDULogLine(.command, .literal("> " + Hex.encode(bytes, uppercase: true)), suffix: label.map { .literal($0) }))
+    lines.append(
+        APDULogLine(.command, .literal("> " + Hex.encode(bytes, uppercase: true)), suffix: label.map { .literal($0) }))
     appendLog(&apdu, lines)
     let typed = apdu.input.text.trimmingSpaces
     if apdu.history.last != typed { apdu.history.append(typed) }
-    if apdu.history.count > APDUTabState.maxHistory { apdu.history.removeFirst(apdu.history.count - APDUTabState.maxHistory) }
+    if apdu.history.count > APDUTabState.maxHistory {
+        apdu.history.removeFirst(apdu.history.count - APDUTabState.maxHistory)
+    }
     apdu.historyIndex = nil
     apdu.draft = ""
     apdu.input = TextField(maxLength: APDUTabState.maxInput)
@@ -199,8 +220,9 @@ public enum SaveField: String, FormFieldID { case path }
 
 func saveDialog(_ kind: APDUSaveKind, _ state: AppState) -> APDUDialog {
     let name = kind == .transcript ? "ykterm-apdu-transcript.txt" : "ykterm-apdu-history.txt"
-    var form = Form(title: UIText(kind == .transcript ? "apdu.save.title.transcript" : "apdu.save.title.history"),
-                    fields: [Form.Field(SaveField.path, UIText("apdu.save.path"), TextField(name, maxLength: 4096))])
+    var form = Form(
+        title: UIText(kind == .transcript ? "apdu.save.title.transcript" : "apdu.save.title.history"),
+        fields: [Form.Field(SaveField.path, UIText("apdu.save.path"), TextField(name, maxLength: 4096))])
     form.note = UIText(kind == .transcript ? "apdu.save.note.transcript" : "apdu.save.note.history")
     let empty = kind == .transcript ? state.apdu.log.isEmpty : state.apdu.history.isEmpty
     if empty { form.problem = nothingToSave(kind) }
@@ -216,7 +238,8 @@ func apduDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return []
     case .editing:
         if case .save = dialog.kind {
-            dialog.form.problem = dialog.form[SaveField.path].trimmingSpaces.isEmpty ? UIText("apdu.save.pathEmpty") : nil
+            dialog.form.problem =
+                dialog.form[SaveField.path].trimmingSpaces.isEmpty ? UIText("apdu.save.pathEmpty") : nil
         }
         state.apdu.dialog = dialog
         return []

@@ -76,19 +76,22 @@ struct APDUTabWork: Sendable {
 
     /// Writes a transcript or the history with mode 0600; an existing file only when `overwrite` (the user
     /// confirmed). `~/` is the home directory.
-    static func save(path: String, _ content: APDUSaveContent, overwrite: Bool,
-                     tables: @autoclosure () -> StringTables = StringTables.load()) -> APDUTabMsg {
+    static func save(
+        path: String, _ content: APDUSaveContent, overwrite: Bool,
+        tables: @autoclosure () -> StringTables = StringTables.load()
+    ) -> APDUTabMsg {
         let kind: APDUSaveKind
         let text: String
         switch content {
         case .transcript(let lines):
             kind = .transcript
             let t = tables()
-            text = lines.map { line in
-                var s = t.text(line.text)
-                if let suffix = line.suffix { s += "  " + t.text(suffix) }
-                return s
-            }.joined(separator: "\n") + "\n"
+            text =
+                lines.map { line in
+                    var s = t.text(line.text)
+                    if let suffix = line.suffix { s += "  " + t.text(suffix) }
+                    return s
+                }.joined(separator: "\n") + "\n"
         case .history(let commands):
             kind = .history
             text = commands.joined(separator: "\n") + "\n"
@@ -99,8 +102,10 @@ struct APDUTabWork: Sendable {
         let fd = open(full, flags, 0o600)
         if fd < 0 {
             let code = errno
-            return .saveFailed(kind, path: path, message: UIText("apdu.save.failed", ["path": path, "why": String(cString: strerror(code))]),
-                               exists: code == EEXIST)
+            return .saveFailed(
+                kind, path: path,
+                message: UIText("apdu.save.failed", ["path": path, "why": String(cString: strerror(code))]),
+                exists: code == EEXIST)
         }
         defer { close(fd) }
         // An overwritten file keeps its inode: make it private too.
@@ -112,8 +117,10 @@ struct APDUTabWork: Sendable {
             if n < 0 {
                 if errno == EINTR { continue }
                 let code = errno
-                return .saveFailed(kind, path: path, message: UIText("apdu.save.failed", ["path": path, "why": String(cString: strerror(code))]),
-                                   exists: false)
+                return .saveFailed(
+                    kind, path: path,
+                    message: UIText("apdu.save.failed", ["path": path, "why": String(cString: strerror(code))]),
+                    exists: false)
             }
             written += n
         }

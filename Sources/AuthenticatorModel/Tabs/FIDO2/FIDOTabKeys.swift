@@ -11,7 +11,8 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         case .removeKey, .insertKey:
             if key == .escape {
                 state.fido.reset = nil
-                state.status = StatusMessage(UIText("fido.resetCancelled"), kind: .warning, expires: state.now + statusSeconds)
+                state.status = StatusMessage(
+                    UIText("fido.resetCancelled"), kind: .warning, expires: state.now + statusSeconds)
             }
         }
         return []
@@ -51,8 +52,9 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         case .char("d"), .delete:
             guard let c = state.fido.selected else { return [] }
             let who = c.who ?? "?"
-            let form = Form.confirmation(title: UIText("fido.delete.title", ["user": who, "rp": c.rpID]),
-                                         note: UIText("fido.delete.note", ["rp": c.rpID]), askedAt: state.now)
+            let form = Form.confirmation(
+                title: UIText("fido.delete.title", ["user": who, "rp": c.rpID]),
+                note: UIText("fido.delete.note", ["rp": c.rpID]), askedAt: state.now)
             state.fido.dialog = FIDODialog(kind: .deleteCredential(id: c.id), form: form)
             return []
         default:
@@ -95,7 +97,8 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.fido.dialog = pinDialog(.verifyPIN(thenList: true), info)
     case .char("R"):
         guard ready else { return [] }
-        let form = Form.confirmation(title: UIText("fido.reset.title"), note: UIText("fido.reset.note"), askedAt: state.now)
+        let form = Form.confirmation(
+            title: UIText("fido.reset.title"), note: UIText("fido.reset.note"), askedAt: state.now)
         state.fido.dialog = FIDODialog(kind: .reset, form: form)
     case .char("r"):
         return fidoLoad(&state)
@@ -119,11 +122,15 @@ public enum CredentialNameField: String, FormFieldID { case name, displayName }
 /// The user name and display name of `c`, as they are, to edit (an empty one is removed).
 func renameDialog(_ c: FIDOCredential) -> FIDODialog {
     // 64 bytes is what WebAuthn lets an authenticator keep of each name.
-    let form = Form(title: UIText("fido.rename.title", ["rp": c.rpID]), fields: [
-        Form.Field(CredentialNameField.name, UIText("fido.rename.name"), TextField(c.userName ?? "", maxLength: 64)),
-        Form.Field(CredentialNameField.displayName, UIText("fido.rename.displayName"),
-                   TextField(c.displayName ?? "", maxLength: 64)),
-    ], note: UIText("fido.rename.note"))
+    let form = Form(
+        title: UIText("fido.rename.title", ["rp": c.rpID]),
+        fields: [
+            Form.Field(
+                CredentialNameField.name, UIText("fido.rename.name"), TextField(c.userName ?? "", maxLength: 64)),
+            Form.Field(
+                CredentialNameField.displayName, UIText("fido.rename.displayName"),
+                TextField(c.displayName ?? "", maxLength: 64)),
+        ], note: UIText("fido.rename.note"))
     return FIDODialog(kind: .renameCredential(id: c.id), form: form)
 }
 
@@ -136,14 +143,17 @@ func pinDialog(_ kind: FIDODialogKind, _ info: FIDOInfo?) -> FIDODialog {
     var form: Form
     switch kind {
     case .setPIN:
-        form = Form(title: UIText("fido.setPIN.title"), fields: [field(.new), field(.confirm)],
-                    note: UIText("fido.setPIN.note", ["minimum": minimum]))
+        form = Form(
+            title: UIText("fido.setPIN.title"), fields: [field(.new), field(.confirm)],
+            note: UIText("fido.setPIN.note", ["minimum": minimum]))
     case .changePIN:
-        form = Form(title: UIText("fido.changePIN.title"), fields: [field(.current), field(.new), field(.confirm)],
-                    note: UIText("fido.changePIN.note", ["minimum": minimum]))
+        form = Form(
+            title: UIText("fido.changePIN.title"), fields: [field(.current), field(.new), field(.confirm)],
+            note: UIText("fido.changePIN.note", ["minimum": minimum]))
     case .verifyPIN(let thenList):
-        form = Form(title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field(.pin)],
-                    note: UIText(thenList ? "fido.listPIN.note" : "fido.verifyPIN.note"))
+        form = Form(
+            title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field(.pin)],
+            note: UIText(thenList ? "fido.listPIN.note" : "fido.verifyPIN.note"))
     case .deleteCredential, .renameCredential, .reset:
         // Not a PIN dialog: confirmations are made where they are opened, with the time of the key that
         // opened them. One made here could never be answered yes (only Esc closes it).
@@ -170,7 +180,9 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
         if submitting, let current, current == new { return UIText("fido.pin.same") }
     case .verifyPIN:
         if submitting && form[PINField.pin].isEmpty { return UIText("fido.pin.empty") }
-        if let problem = PINRules.problem(form[PINField.pin]), case .pinTooLong = problem { return pinRuleText(problem) }
+        if let problem = PINRules.problem(form[PINField.pin]), case .pinTooLong = problem {
+            return pinRuleText(problem)
+        }
     case .deleteCredential, .renameCredential, .reset:
         return nil
     }
@@ -229,8 +241,9 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
                 return []
             }
             let name = dialog.form[CredentialNameField.name], display = dialog.form[CredentialNameField.displayName]
-            command = .updateUser(d, credentialID: c.credentialID, userID: c.userID, name: name.isEmpty ? nil : name,
-                                  displayName: display.isEmpty ? nil : display)
+            command = .updateUser(
+                d, credentialID: c.credentialID, userID: c.userID, name: name.isEmpty ? nil : name,
+                displayName: display.isEmpty ? nil : display)
             state.fido.busy = FIDOBusy(.update)
         case .reset:
             state.fido.dialog = nil

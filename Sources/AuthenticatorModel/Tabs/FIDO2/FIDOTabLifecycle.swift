@@ -8,8 +8,13 @@ func fidoLoad(_ state: inout AppState) -> [Command] {
     state.fido.keyID = entry.id
     guard entry.descriptor.has(.fido) else {
         state.fido.info = nil
-        state.fido.phase = .unavailable(UIText("fido.notOnKey", ["interfaces": entry.descriptor.interfaces
-            .map { $0.rawValue.uppercased() }.joined(separator: "+")]))
+        state.fido.phase = .unavailable(
+            UIText(
+                "fido.notOnKey",
+                [
+                    "interfaces": entry.descriptor.interfaces
+                        .map { $0.rawValue.uppercased() }.joined(separator: "+")
+                ]))
         return []
     }
     if state.fido.info == nil { state.fido.phase = .loading }
@@ -73,8 +78,9 @@ func fidoTabKeyChanged(_ state: inout AppState) -> [Command] {
 /// reader or hidraw node); a key never seen is not reset.
 func fidoTabKeyArrived(_ state: inout AppState, _ d: KeyDescriptor) -> [Command] {
     guard case .insertKey(let target)? = state.fido.reset, d.has(.fido),
-          target.id == d.id || !target.addresses.isDisjoint(with: d.addresses)
-            || (target.serial != nil && target.serial == d.serial) else { return [] }
+        target.id == d.id || !target.addresses.isDisjoint(with: d.addresses)
+            || (target.serial != nil && target.serial == d.serial)
+    else { return [] }
     var commands: [Command] = [.fido(.reset(d))]
     state.fido.reset = .sending(keyID: d.id)
     if state.selectedKeyID != nil && state.selectedKeyID != d.id {

@@ -26,10 +26,12 @@ public struct FIDOInfo: Sendable, Hashable {
     /// The key has a fingerprint sensor (bioEnroll, or the preview's userVerificationMgmtPreview).
     public var bioEnrollment: Bool
 
-    public init(versions: [String], extensions: [String] = [], aaguid: String, options: [String: Bool],
-                pinSet: Bool?, retries: Int?, powerCycleNeeded: Bool = false, minPINLength: Int = 4,
-                remainingCredentials: Int? = nil, forcePINChange: Bool = false, credentialManagement: Bool = true,
-                updateUser: Bool = false, alwaysUV: Bool? = nil, firmware: String? = nil, bioEnrollment: Bool = false) {
+    public init(
+        versions: [String], extensions: [String] = [], aaguid: String, options: [String: Bool],
+        pinSet: Bool?, retries: Int?, powerCycleNeeded: Bool = false, minPINLength: Int = 4,
+        remainingCredentials: Int? = nil, forcePINChange: Bool = false, credentialManagement: Bool = true,
+        updateUser: Bool = false, alwaysUV: Bool? = nil, firmware: String? = nil, bioEnrollment: Bool = false
+    ) {
         self.versions = versions
         self.extensions = extensions
         self.aaguid = aaguid
@@ -48,14 +50,15 @@ public struct FIDOInfo: Sendable, Hashable {
     }
 
     public init(_ info: AuthenticatorInfo, retries: Int?, powerCycleNeeded: Bool) {
-        self.init(versions: info.versions, extensions: info.extensions, aaguid: info.aaguidString,
-                  options: info.options, pinSet: info.pinSet, retries: retries,
-                  powerCycleNeeded: powerCycleNeeded, minPINLength: max(4, info.minPINLength),
-                  remainingCredentials: info.remainingDiscoverableCredentials, forcePINChange: info.forcePINChange,
-                  credentialManagement: info.supportsCredentialManagement,
-                  updateUser: info.supportsUpdateUserInformation, alwaysUV: info.alwaysUV,
-                  firmware: info.firmwareVersion.map { "\($0 >> 16).\(($0 >> 8) & 0xFF).\($0 & 0xFF)" },
-                  bioEnrollment: info.supportsBioEnrollment)
+        self.init(
+            versions: info.versions, extensions: info.extensions, aaguid: info.aaguidString,
+            options: info.options, pinSet: info.pinSet, retries: retries,
+            powerCycleNeeded: powerCycleNeeded, minPINLength: max(4, info.minPINLength),
+            remainingCredentials: info.remainingDiscoverableCredentials, forcePINChange: info.forcePINChange,
+            credentialManagement: info.supportsCredentialManagement,
+            updateUser: info.supportsUpdateUserInformation, alwaysUV: info.alwaysUV,
+            firmware: info.firmwareVersion.map { "\($0 >> 16).\(($0 >> 8) & 0xFF).\($0 & 0xFF)" },
+            bioEnrollment: info.supportsBioEnrollment)
     }
 }
 
@@ -72,8 +75,10 @@ public struct FIDOCredential: Sendable, Hashable, Identifiable {
     /// The key holds a large-blob key for the credential.
     public var largeBlobKey: Bool
 
-    public init(rpID: String, rpName: String? = nil, userName: String? = nil, displayName: String? = nil,
-                credentialID: [UInt8], userID: [UInt8] = [], credProtect: Int? = nil, largeBlobKey: Bool = false) {
+    public init(
+        rpID: String, rpName: String? = nil, userName: String? = nil, displayName: String? = nil,
+        credentialID: [UInt8], userID: [UInt8] = [], credProtect: Int? = nil, largeBlobKey: Bool = false
+    ) {
         self.rpID = rpID
         self.rpName = rpName
         self.userName = userName

@@ -35,8 +35,9 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
         finish(&state)
         state.fido.hasToken = false
         setInfo(&state, info)
-        state.status = StatusMessage(UIText(changed ? "fido.pinChanged" : "fido.pinSetDone"), kind: .success,
-                                     expires: state.now + statusSeconds)
+        state.status = StatusMessage(
+            UIText(changed ? "fido.pinChanged" : "fido.pinSetDone"), kind: .success,
+            expires: state.now + statusSeconds)
         return []
     case .verified(let id, let info, let credentials):
         guard current(id) else { return [] }
@@ -46,8 +47,9 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
         if let credentials {
             showList(&state, credentials)
         } else {
-            state.status = StatusMessage(UIText("fido.pinCorrect", ["retries": info.retries.map(String.init) ?? "?"]),
-                                         kind: .success, expires: state.now + statusSeconds)
+            state.status = StatusMessage(
+                UIText("fido.pinCorrect", ["retries": info.retries.map(String.init) ?? "?"]),
+                kind: .success, expires: state.now + statusSeconds)
         }
         return []
     case .fingerprints(let id, let fingerprints):
@@ -65,15 +67,17 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
         setInfo(&state, info)
         state.fido.showCredentialDetail = false
         showList(&state, remaining)
-        state.status = StatusMessage(UIText("fido.deleted", ["user": credential.who ?? "?", "rp": credential.rpID]),
-                                     kind: .success, expires: state.now + statusSeconds)
+        state.status = StatusMessage(
+            UIText("fido.deleted", ["user": credential.who ?? "?", "rp": credential.rpID]),
+            kind: .success, expires: state.now + statusSeconds)
         return []
     case .updated(let id, let credential, let credentials):
         guard current(id) else { return [] }
         finish(&state)
         showList(&state, credentials)
-        state.status = StatusMessage(UIText("fido.updated", ["user": credential.who ?? "?", "rp": credential.rpID]),
-                                     kind: .success, expires: state.now + statusSeconds)
+        state.status = StatusMessage(
+            UIText("fido.updated", ["user": credential.who ?? "?", "rp": credential.rpID]),
+            kind: .success, expires: state.now + statusSeconds)
         return []
     case .resetDone(let id, let info):
         guard state.selectedKeyID == id else { return [] }
@@ -91,8 +95,9 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
             // The key left before its failure came in: a PIN set or change it cut short still says which PIN
             // the key has now (the removal alone would leave the user guessing).
             if failure.reason == .keyGone, failure.operation == .setPIN || failure.operation == .changePIN {
-                state.status = StatusMessage(fidoFailureText(.keyGone, operation: failure.operation), kind: .error,
-                                             subject: .operationCutShort)
+                state.status = StatusMessage(
+                    fidoFailureText(.keyGone, operation: failure.operation), kind: .error,
+                    subject: .operationCutShort)
             }
             return []
         }
@@ -125,8 +130,9 @@ func showList(_ state: inout AppState, _ credentials: [FIDOCredential]) {
     state.fido.credentials = credentials
     state.fido.showCredentials = true
     let list = state.fido.sortedCredentials
-    state.fido.selectedCredential = min(list.firstIndex { $0.id == previous } ?? state.fido.selectedCredential,
-                                        max(0, list.count - 1))
+    state.fido.selectedCredential = min(
+        list.firstIndex { $0.id == previous } ?? state.fido.selectedCredential,
+        max(0, list.count - 1))
 }
 
 /// What the user reads about a failure.
@@ -231,9 +237,12 @@ func resetFailed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
         return []
     }
     state.fido.reset = nil
-    let text = failure.reason == .notAllowed ? UIText("fido.notAllowedVirtual")
-                                             : fidoFailureText(failure.reason, operation: .reset)
-    state.status = StatusMessage(text, kind: failure.reason == .cancelled ? .warning : .error,
-                                 expires: state.now + 2 * statusSeconds)
+    let text =
+        failure.reason == .notAllowed
+        ? UIText("fido.notAllowedVirtual")
+        : fidoFailureText(failure.reason, operation: .reset)
+    state.status = StatusMessage(
+        text, kind: failure.reason == .cancelled ? .warning : .error,
+        expires: state.now + 2 * statusSeconds)
     return []
 }

@@ -98,7 +98,8 @@ struct FIDOTabWork: Sendable {
             }
         case .updateUser(let d, let id, _, let name, let displayName):
             await withToken(d, .update) { ops, token in
-                let (updated, all) = try await ops.updateUser(id, name: .some(name), displayName: .some(displayName), token)
+                let (updated, all) = try await ops.updateUser(
+                    id, name: .some(name), displayName: .some(displayName), token)
                 return .updated(keyID: d.id, updated, credentials: all)
             }
         case .reset(let d):
@@ -120,17 +121,21 @@ struct FIDOTabWork: Sendable {
     private func operations(_ d: KeyDescriptor) -> FIDOOperations {
         let post = self.post
         let runtime = self.runtime
-        return FIDOOperations(BackendKey(backend, d, observer: environment.observer), hooks: FIDOOperations.Hooks(
-            opened: { runtime.started($0) },
-            progress: { p, fido in
-                post(.fido(.touch(keyID: d.id, waiting: p == .waitingForUserPresence)))
-                if runtime.isCancelPending { Task { await fido.cancel() } }
-            }))
+        return FIDOOperations(
+            BackendKey(backend, d, observer: environment.observer),
+            hooks: FIDOOperations.Hooks(
+                opened: { runtime.started($0) },
+                progress: { p, fido in
+                    post(.fido(.touch(keyID: d.id, waiting: p == .waitingForUserPresence)))
+                    if runtime.isCancelPending { Task { await fido.cancel() } }
+                }))
     }
 
     /// Runs `body` with the operations on `d` and posts its answer; failures become `.failed`.
-    private func run(_ d: KeyDescriptor, _ operation: FIDOOperation,
-                     _ body: (FIDOOperations) async throws -> FIDOTabMsg) async {
+    private func run(
+        _ d: KeyDescriptor, _ operation: FIDOOperation,
+        _ body: (FIDOOperations) async throws -> FIDOTabMsg
+    ) async {
         do {
             let msg = try await body(operations(d))
             runtime.ended()
@@ -143,8 +148,10 @@ struct FIDOTabWork: Sendable {
 
     /// Runs `body` with the operations on `d` and the PIN token the runtime holds (none: the PIN is needed), which
     /// is forgotten when the key turns it down.
-    private func withToken(_ d: KeyDescriptor, _ operation: FIDOOperation,
-                           _ body: (FIDOOperations, FIDOAuthorization) async throws -> FIDOTabMsg) async {
+    private func withToken(
+        _ d: KeyDescriptor, _ operation: FIDOOperation,
+        _ body: (FIDOOperations, FIDOAuthorization) async throws -> FIDOTabMsg
+    ) async {
         let runtime = self.runtime
         await run(d, operation) { ops in
             guard let held = runtime.token(for: d.id) else { throw CTAPError(CTAPError.pinAuthInvalid) }

@@ -14,10 +14,12 @@ public enum PasswordField: String, FormFieldID { case current, new, confirm }
 public enum RenameField: String, FormFieldID { case name }
 
 func unlockDialog() -> OATHDialog {
-    var form = Form(title: UIText("oath.unlock.title"), fields: [
-        Form.Field(UnlockField.password, UIText("oath.unlock.password"), TextField(secret: true, maxLength: 256)),
-        Form.Field(UnlockField.remember, UIText("oath.unlock.remember"), TextField("no"), toggle: true),
-    ])
+    var form = Form(
+        title: UIText("oath.unlock.title"),
+        fields: [
+            Form.Field(UnlockField.password, UIText("oath.unlock.password"), TextField(secret: true, maxLength: 256)),
+            Form.Field(UnlockField.remember, UIText("oath.unlock.remember"), TextField("no"), toggle: true),
+        ])
     form.note = UIText("oath.unlock.note")
     return OATHDialog(kind: .unlock, form: form)
 }
@@ -36,18 +38,20 @@ func addDialog() -> OATHDialog {
         ]
         return Form.Field(f, UIText(labels[f]!), input, toggle: toggle, choices: choices)
     }
-    var form = Form(title: UIText("oath.add.title"), fields: [
-        field(.uri, TextField(maxLength: 4096)),
-        field(.issuer, TextField(maxLength: 64)),
-        field(.name, TextField(maxLength: 64)),
-        field(.secret, TextField(secret: true, maxLength: 1024)),
-        field(.type, TextField("TOTP"), choices: ["TOTP", "HOTP"]),
-        field(.algorithm, TextField("SHA1"), choices: ["SHA1", "SHA256", "SHA512"]),
-        field(.digits, TextField("6"), choices: ["6", "7", "8"]),
-        field(.period, TextField("30", maxLength: 4)),
-        field(.counter, TextField("0", maxLength: 10)),
-        field(.touch, TextField("no"), toggle: true),
-    ])
+    var form = Form(
+        title: UIText("oath.add.title"),
+        fields: [
+            field(.uri, TextField(maxLength: 4096)),
+            field(.issuer, TextField(maxLength: 64)),
+            field(.name, TextField(maxLength: 64)),
+            field(.secret, TextField(secret: true, maxLength: 1024)),
+            field(.type, TextField("TOTP"), choices: ["TOTP", "HOTP"]),
+            field(.algorithm, TextField("SHA1"), choices: ["SHA1", "SHA256", "SHA512"]),
+            field(.digits, TextField("6"), choices: ["6", "7", "8"]),
+            field(.period, TextField("30", maxLength: 4)),
+            field(.counter, TextField("0", maxLength: 10)),
+            field(.touch, TextField("no"), toggle: true),
+        ])
     form.note = UIText("oath.add.note")
     return OATHDialog(kind: .add(filledFromURI: nil), form: form)
 }
@@ -128,8 +132,10 @@ func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     guard var dialog = state.oath.dialog else { return [] }
     var outcome = dialog.form.handle(key, now: state.now)
     // Filled from a URI, the add dialog is ready for review: one Enter adds, from whichever field.
-    if key == .enter, outcome == .editing, case .add(_?) = dialog.kind, dialog.form.confirming == nil, !dialog.form.busy,
-       case .success = addFormCredentials(dialog.form) {
+    if key == .enter, outcome == .editing, case .add(_?) = dialog.kind, dialog.form.confirming == nil,
+        !dialog.form.busy,
+        case .success = addFormCredentials(dialog.form)
+    {
         outcome = .submit
     }
     return oathDialogOutcome(&state, &dialog, outcome)
@@ -187,8 +193,12 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
         let now = state.now
         switch dialog.kind {
         case .unlock:
-            commands = [.oath(.unlock(key.descriptor, password: dialog.form[UnlockField.password],
-                                    remember: dialog.form.isOn(UnlockField.remember), time: now))]
+            commands = [
+                .oath(
+                    .unlock(
+                        key.descriptor, password: dialog.form[UnlockField.password],
+                        remember: dialog.form.isOn(UnlockField.remember), time: now))
+            ]
         case .add:
             if case .success(let accounts) = addFormCredentials(dialog.form) {
                 let replacing = accounts.contains { a in state.oath.accounts.contains { $0.id == a.id.string } }
@@ -197,14 +207,21 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
         case .rename(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
             let (issuer, name) = splitIssuer(dialog.form[RenameField.name])
-            commands = [.oath(.rename(key.descriptor, a.credential,
-                                    to: CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period), time: now))]
+            commands = [
+                .oath(
+                    .rename(
+                        key.descriptor, a.credential,
+                        to: CredentialID(name: name, issuer: issuer, type: a.credential.type, period: a.period),
+                        time: now))
+            ]
         case .delete(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
             commands = [.oath(.delete(key.descriptor, a.credential, time: now))]
         case .password:
             let current = dialog.form.has(PasswordField.current) ? dialog.form[PasswordField.current] : nil
-            commands = [.oath(.setPassword(key.descriptor, current: current, new: dialog.form[PasswordField.new], time: now))]
+            commands = [
+                .oath(.setPassword(key.descriptor, current: current, new: dialog.form[PasswordField.new], time: now))
+            ]
         }
         dialog.form.wipeSecrets()
         state.oath.dialog = dialog
@@ -248,12 +265,16 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
     case .add:
         let touched = form.fields.prefix(4).contains { !$0.input.text.isEmpty }
         guard submitting || touched else { return nil }
-        if !submitting && form[AddField.uri].isEmpty && (form[AddField.name].isEmpty || form[AddField.secret].isEmpty) { return nil }
+        if !submitting && form[AddField.uri].isEmpty && (form[AddField.name].isEmpty || form[AddField.secret].isEmpty) {
+            return nil
+        }
         switch addFormCredentials(form) {
         case .failure(let e):
             return ErrorExplanation(e).text
         case .success(let accounts):
-            if let v = state.oath.version, let missing = accounts.lazy.compactMap({ $0.unsupportedFeature(on: v) }).first {
+            if let v = state.oath.version,
+                let missing = accounts.lazy.compactMap({ $0.unsupportedFeature(on: v) }).first
+            {
                 return UIText(missing == .touch ? "oath.add.noTouch" : "oath.add.noSHA512")
             }
         }
@@ -271,7 +292,9 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
     case .password:
         let hasCurrent = form.has(PasswordField.current)
         let new = form[PasswordField.new], confirm = form[PasswordField.confirm]
-        if submitting && hasCurrent && form[PasswordField.current].isEmpty { return UIText("oath.password.currentEmpty") }
+        if submitting && hasCurrent && form[PasswordField.current].isEmpty {
+            return UIText("oath.password.currentEmpty")
+        }
         if !confirm.isEmpty || submitting, new != confirm { return UIText("oath.password.mismatch") }
         if submitting && !hasCurrent && new.isEmpty { return UIText("oath.password.empty") }
     }

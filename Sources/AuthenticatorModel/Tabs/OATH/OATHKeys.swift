@@ -54,19 +54,22 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     case .rename where ready:
         guard let a = state.oath.selectedAccount else { return [] }
         if let v = state.oath.version, !OATHFeature.rename.isSupported(by: v) {
-            state.status = StatusMessage(UIText("oath.renameUnsupported", ["version": v.description]), kind: .warning,
-                                         expires: state.now + statusSeconds)
+            state.status = StatusMessage(
+                UIText("oath.renameUnsupported", ["version": v.description]), kind: .warning,
+                expires: state.now + statusSeconds)
             return []
         }
         let current = a.issuer.map { "\($0):\(a.name)" } ?? a.name
-        var form = Form(title: UIText("oath.rename.title", ["account": a.id]),
-                        fields: [Form.Field(RenameField.name, UIText("oath.rename.field"), TextField(current, maxLength: 64))])
+        var form = Form(
+            title: UIText("oath.rename.title", ["account": a.id]),
+            fields: [Form.Field(RenameField.name, UIText("oath.rename.field"), TextField(current, maxLength: 64))])
         form.note = UIText("oath.rename.note")
         state.oath.dialog = OATHDialog(kind: .rename(accountID: a.id), form: form)
     case .delete where ready:
         guard let a = state.oath.selectedAccount else { return [] }
-        let form = Form.confirmation(title: UIText("oath.delete.title", ["account": a.id]),
-                                     note: UIText("oath.delete.note"), askedAt: state.now)
+        let form = Form.confirmation(
+            title: UIText("oath.delete.title", ["account": a.id]),
+            note: UIText("oath.delete.note"), askedAt: state.now)
         state.oath.dialog = OATHDialog(kind: .delete(accountID: a.id), form: form)
     case .pin where ready:
         guard let a = state.oath.selectedAccount, let deviceID = state.oath.deviceID else { return [] }

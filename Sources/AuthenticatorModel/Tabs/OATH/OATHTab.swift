@@ -8,7 +8,7 @@ enum OATHTab: TabModel {
     static func update(_ state: inout AppState, _ msg: Msg) -> [Command]? {
         switch msg {
         case .oath,
-             .pinsLoaded, .copied:
+            .pinsLoaded, .copied:
             return oathMessage(&state, msg)
         default:
             return nil

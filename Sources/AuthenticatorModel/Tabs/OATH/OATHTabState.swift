@@ -166,7 +166,7 @@ public enum OATHTabCommand: Sendable, Equatable {
     public var key: KeyDescriptor {
         switch self {
         case .open(let d, _), .refresh(let d, _, _, _), .calculate(let d, _, _), .unlock(let d, _, _, _),
-             .add(let d, _, _, _), .rename(let d, _, _, _), .delete(let d, _, _), .setPassword(let d, _, _, _):
+            .add(let d, _, _, _), .rename(let d, _, _, _), .delete(let d, _, _), .setPassword(let d, _, _, _):
             return d
         }
     }

@@ -38,12 +38,15 @@ struct OATHTabWork: Sendable {
             }
         case .add(let d, let accounts, let overwrite, let time):
             await oath(d, .add, unlockKeys) { ops, unlock in
-                try await ops.add(accounts, replacing: overwrite, refreshAt: Int64(time), unlock).map { result, opened in
+                try await ops.add(accounts, replacing: overwrite, refreshAt: Int64(time), unlock).map {
+                    result, opened in
                     switch result {
                     case .taken(let ids): throw OATHError.credentialExists(ids[0])
                     case .added(let ids, let entries):
-                        let text = ids.count == 1 ? UIText("oath.added", ["account": ids[0]])
-                                                  : UIText("oath.addedSeveral", ["count": String(ids.count)])
+                        let text =
+                            ids.count == 1
+                            ? UIText("oath.added", ["account": ids[0]])
+                            : UIText("oath.addedSeveral", ["count": String(ids.count)])
                         return .oath(.changed(keyID: d.id, Self.snapshot(opened, entries ?? []), text))
                     }
                 }
@@ -52,15 +55,19 @@ struct OATHTabWork: Sendable {
             await oath(d, .rename, unlockKeys) { ops, unlock in
                 try await ops.rename(.account(credential), to: newID.string, refreshAt: Int64(time), unlock)
                     .map { changed, opened in
-                        .oath(.changed(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
-                                     UIText("oath.renamed", ["old": changed.detail.old, "new": changed.detail.new])))
+                        .oath(
+                            .changed(
+                                keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
+                                UIText("oath.renamed", ["old": changed.detail.old, "new": changed.detail.new])))
                     }
             }
         case .delete(let d, let credential, let time):
             await oath(d, .delete, unlockKeys) { ops, unlock in
                 try await ops.delete(.account(credential), refreshAt: Int64(time), unlock).map { changed, opened in
-                    .oath(.changed(keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
-                                 UIText("oath.deleted", ["account": changed.detail])))
+                    .oath(
+                        .changed(
+                            keyID: d.id, Self.snapshot(opened, changed.entries ?? []),
+                            UIText("oath.deleted", ["account": changed.detail])))
                 }
             }
         case .setPassword(let d, let current, let new, let time):
@@ -73,15 +80,18 @@ struct OATHTabWork: Sendable {
     }
 
     private static func snapshot(_ opened: OATHOperations.Opened, _ entries: [OATHSession.Entry]) -> OATHSnapshot {
-        OATHSnapshot(deviceID: opened.deviceID, version: opened.version, hasPassword: opened.hasPassword,
-                     entries: entries)
+        OATHSnapshot(
+            deviceID: opened.deviceID, version: opened.version, hasPassword: opened.hasPassword,
+            entries: entries)
     }
 
     /// Runs one operation with the access key held for `d` and posts its message: the key's new access key is
     /// held for the next; a key that needs its password posts `.oath(.locked)`, a failure `.oath(.failed)`.
-    private func oath(_ d: KeyDescriptor, _ operation: OATHFailure.Operation,
-                      _ unlockKeys: LockedValue<[String: SecretBytes]>,
-                      _ body: (OATHOperations, OATHOperations.Unlock) async throws -> OATHOperations.Outcome<Msg>) async {
+    private func oath(
+        _ d: KeyDescriptor, _ operation: OATHFailure.Operation,
+        _ unlockKeys: LockedValue<[String: SecretBytes]>,
+        _ body: (OATHOperations, OATHOperations.Unlock) async throws -> OATHOperations.Outcome<Msg>
+    ) async {
         do {
             let unlock = OATHOperations.Unlock(held: unlockKeys.withLock { $0[d.id] })
             switch try await body(operations(d), unlock) {
@@ -97,8 +107,10 @@ struct OATHTabWork: Sendable {
         }
     }
 
-    private func setPassword(_ d: KeyDescriptor, current: String?, new: String, time: Double,
-                             _ unlockKeys: LockedValue<[String: SecretBytes]>) async {
+    private func setPassword(
+        _ d: KeyDescriptor, current: String?, new: String, time: Double,
+        _ unlockKeys: LockedValue<[String: SecretBytes]>
+    ) async {
         // The current password is asked for again when the key has one: changing it proves knowing it.
         let change: OATHOperations.PasswordChange
         switch (current.map { SecretBytes(utf8: $0) }, new.isEmpty ? nil : SecretBytes(utf8: new)) {

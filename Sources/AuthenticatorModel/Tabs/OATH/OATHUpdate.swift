@@ -27,8 +27,9 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
         guard current(id) else { return [] }
         state.oath.dialog = nil
         state.oath.hasPassword = true
-        state.status = StatusMessage(UIText(remembered ? "oath.unlockedRemembered" : "oath.unlocked"),
-                                     kind: .success, expires: state.now + statusSeconds)
+        state.status = StatusMessage(
+            UIText(remembered ? "oath.unlockedRemembered" : "oath.unlocked"),
+            kind: .success, expires: state.now + statusSeconds)
         return opened(&state, snapshot)
     case .oath(.locked(let id, let deviceID, let version)):
         guard current(id) else { return [] }
@@ -47,7 +48,8 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
         guard current(id), let i = state.oath.accounts.firstIndex(where: { $0.id == accountID }) else { return [] }
         state.oath.accounts[i].code = code
         state.oath.accounts[i].calculating = false
-        state.oath.refreshing = state.oath.refreshing && state.oath.accounts.contains { $0.calculating && !$0.onRequest }
+        state.oath.refreshing =
+            state.oath.refreshing && state.oath.accounts.contains { $0.calculating && !$0.onRequest }
         if state.oath.copyWhenReady == accountID {
             state.oath.copyWhenReady = nil
             return [.copy(code.value, account: accountID)]

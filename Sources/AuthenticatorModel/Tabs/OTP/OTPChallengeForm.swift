@@ -10,10 +10,12 @@ func openChallengeForm(_ state: inout AppState) -> [Command] {
         state.status = StatusMessage(UIText("otp.noKey"), kind: .warning, expires: state.now + statusSeconds)
         return []
     }
-    var form = Form(title: UIText("otp.chalresp.title"), fields: [
-        Form.Field(ChallengeField.slot, UIText("otp.chalresp.slot"), TextField("2"), choices: ["1", "2"]),
-        Form.Field(ChallengeField.challenge, UIText("otp.chalresp.challenge"), TextField(maxLength: 200)),
-    ], note: UIText("otp.chalresp.note"))
+    var form = Form(
+        title: UIText("otp.chalresp.title"),
+        fields: [
+            Form.Field(ChallengeField.slot, UIText("otp.chalresp.slot"), TextField("2"), choices: ["1", "2"]),
+            Form.Field(ChallengeField.challenge, UIText("otp.chalresp.challenge"), TextField(maxLength: 200)),
+        ], note: UIText("otp.chalresp.note"))
     form.focus = 1
     state.otp.form = form
     return []
@@ -75,7 +77,9 @@ func otpTabPaste(_ state: inout AppState, _ text: String) -> Bool {
         return true
     }
     let line = text.trimmingWhitespace
-    guard !line.isEmpty, !line.contains(where: \.isNewline), line.count <= OTPTabState.maxPastedOTP else { return false }
+    guard !line.isEmpty, !line.contains(where: \.isNewline), line.count <= OTPTabState.maxPastedOTP else {
+        return false
+    }
     capture(&state, line, source: .pasted)
     return true
 }

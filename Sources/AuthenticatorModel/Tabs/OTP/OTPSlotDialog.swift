@@ -77,25 +77,37 @@ private func slotField(_ slot: Int) -> Form.Field {
 
 /// The program dialog's form for `type`, on `slot`, with the access code typed so far.
 func programForm(slot: Int, type: OTPSlotType, accessCode: String = "") -> Form {
-    var fields = [slotField(slot),
-                  Form.Field(OTPSlotField.type, UIText("otp.slots.field.type"), TextField(type.rawValue),
-                             choices: OTPSlotType.allCases.map(\.rawValue))]
+    var fields = [
+        slotField(slot),
+        Form.Field(
+            OTPSlotField.type, UIText("otp.slots.field.type"), TextField(type.rawValue),
+            choices: OTPSlotType.allCases.map(\.rawValue)),
+    ]
     switch type {
     case .yubicoOTP:
         break
     case .staticPassword:
-        fields += [Form.Field(OTPSlotField.password, UIText("otp.slots.field.password"),
-                              TextField(secret: true, maxLength: OTPSlotConfiguration.scanCodesSize)),
-                   Form.Field(OTPSlotField.length, UIText("otp.slots.field.length"),
-                              TextField(String(OTPTabState.defaultPasswordLength), maxLength: 2)),
-                   Form.Field(OTPSlotField.layout, UIText("otp.slots.field.layout"), TextField("MODHEX"),
-                              choices: ScanCodeLayout.allCases.map { $0.rawValue.uppercased() })]
+        fields += [
+            Form.Field(
+                OTPSlotField.password, UIText("otp.slots.field.password"),
+                TextField(secret: true, maxLength: OTPSlotConfiguration.scanCodesSize)),
+            Form.Field(
+                OTPSlotField.length, UIText("otp.slots.field.length"),
+                TextField(String(OTPTabState.defaultPasswordLength), maxLength: 2)),
+            Form.Field(
+                OTPSlotField.layout, UIText("otp.slots.field.layout"), TextField("MODHEX"),
+                choices: ScanCodeLayout.allCases.map { $0.rawValue.uppercased() }),
+        ]
     case .hotp:
-        fields += [Form.Field(OTPSlotField.secret, UIText("otp.slots.field.secret"), TextField(secret: true, maxLength: 128)),
-                   Form.Field(OTPSlotField.digits, UIText("otp.slots.field.digits"), TextField("6"), choices: ["6", "8"])]
+        fields += [
+            Form.Field(OTPSlotField.secret, UIText("otp.slots.field.secret"), TextField(secret: true, maxLength: 128)),
+            Form.Field(OTPSlotField.digits, UIText("otp.slots.field.digits"), TextField("6"), choices: ["6", "8"]),
+        ]
     case .challengeResponse:
-        fields += [Form.Field(OTPSlotField.hmacKey, UIText("otp.slots.field.hmacKey"), TextField(secret: true, maxLength: 40)),
-                   Form.Field(OTPSlotField.touch, UIText("otp.slots.field.touch"), TextField("no"), toggle: true)]
+        fields += [
+            Form.Field(OTPSlotField.hmacKey, UIText("otp.slots.field.hmacKey"), TextField(secret: true, maxLength: 40)),
+            Form.Field(OTPSlotField.touch, UIText("otp.slots.field.touch"), TextField("no"), toggle: true),
+        ]
     }
     var access = accessCodeField()
     access.input = TextField(accessCode, secret: true, maxLength: 16)
@@ -116,15 +128,22 @@ func accessCodeForm(slot: Int, remove: Bool, current: String = "") -> Form {
     var access = accessCodeField()
     access.label = UIText("otp.slots.field.currentAccessCode")
     access.input = TextField(current, secret: true, maxLength: 16)
-    var fields = [slotField(slot),
-                  Form.Field(OTPSlotField.removeAccessCode, UIText("otp.slots.field.removeAccessCode"),
-                             TextField(remove ? "yes" : "no"), toggle: true),
-                  access]
+    var fields = [
+        slotField(slot),
+        Form.Field(
+            OTPSlotField.removeAccessCode, UIText("otp.slots.field.removeAccessCode"),
+            TextField(remove ? "yes" : "no"), toggle: true),
+        access,
+    ]
     if !remove {
-        fields += [Form.Field(OTPSlotField.newAccessCode, UIText("otp.slots.field.newAccessCode"),
-                              TextField(secret: true, maxLength: 16)),
-                   Form.Field(OTPSlotField.repeatAccessCode, UIText("otp.slots.field.repeatAccessCode"),
-                              TextField(secret: true, maxLength: 16))]
+        fields += [
+            Form.Field(
+                OTPSlotField.newAccessCode, UIText("otp.slots.field.newAccessCode"),
+                TextField(secret: true, maxLength: 16)),
+            Form.Field(
+                OTPSlotField.repeatAccessCode, UIText("otp.slots.field.repeatAccessCode"),
+                TextField(secret: true, maxLength: 16)),
+        ]
     }
     return Form(title: UIText("otp.slots.access.title"), fields: fields, note: UIText("otp.slots.access.note"))
 }
@@ -144,11 +163,13 @@ func openSlotDialog(_ state: inout AppState, _ kind: OTPSlotDialogKind) -> [Comm
         let slot = status.map { $0.isConfigured(slot: 1) && !$0.isConfigured(slot: 2) ? 2 : 1 } ?? 1
         form = programForm(slot: slot, type: .yubicoOTP)
     case .swap:
-        form = Form(title: UIText("otp.slots.swap.title"), fields: [accessCodeField()], note: UIText("otp.slots.swap.note"))
+        form = Form(
+            title: UIText("otp.slots.swap.title"), fields: [accessCodeField()], note: UIText("otp.slots.swap.note"))
     case .delete:
         let slot = status.map { !$0.isConfigured(slot: 1) && $0.isConfigured(slot: 2) ? 2 : 1 } ?? 1
-        form = Form(title: UIText("otp.slots.delete.title"), fields: [slotField(slot), accessCodeField()],
-                    note: UIText("otp.slots.delete.note"))
+        form = Form(
+            title: UIText("otp.slots.delete.title"), fields: [slotField(slot), accessCodeField()],
+            note: UIText("otp.slots.delete.note"))
     case .accessCode:
         let slot = status.map { !$0.isConfigured(slot: 1) && $0.isConfigured(slot: 2) ? 2 : 1 } ?? 1
         var access = accessCodeForm(slot: slot, remove: false)
@@ -213,13 +234,18 @@ func slotDialogOutcome(_ dialog: OTPSlotDialog, submitting: Bool = false) -> Res
             let layout = ScanCodeLayout(rawValue: form[OTPSlotField.layout].lowercased()) ?? .modhex
             let password = form[OTPSlotField.password]
             if password.isEmpty {
-                guard let n = Int(form[OTPSlotField.length]), (1...OTPSlotConfiguration.scanCodesSize).contains(n) else {
-                    return .failure(SlotProblem(ErrorExplanation(OTPError.invalidPasswordLength(Int(form[OTPSlotField.length]) ?? 0)).text))
+                guard let n = Int(form[OTPSlotField.length]), (1...OTPSlotConfiguration.scanCodesSize).contains(n)
+                else {
+                    return .failure(
+                        SlotProblem(
+                            ErrorExplanation(OTPError.invalidPasswordLength(Int(form[OTPSlotField.length]) ?? 0)).text))
                 }
                 program = .staticPassword(password: nil, length: n, layout: layout)
             } else {
                 if case .failure(let e) = layout.encode(password) {
-                    return .failure(SlotProblem(ErrorExplanation(OTPError.unencodableCharacter(offset: e.offset, layout: layout)).text))
+                    return .failure(
+                        SlotProblem(
+                            ErrorExplanation(OTPError.unencodableCharacter(offset: e.offset, layout: layout)).text))
                 }
                 program = .staticPassword(password: password, length: password.count, layout: layout)
             }
@@ -296,7 +322,8 @@ private func accessCodeOutcome(_ form: Form, slot: Int, submitting: Bool) -> Res
     }
     let again = form[OTPSlotField.repeatAccessCode].filter { $0 != " " }.lowercased()
     if submitting || !again.isEmpty && !isBeingTyped(form, .repeatAccessCode),
-       again != form[OTPSlotField.newAccessCode].filter({ $0 != " " }).lowercased() {
+        again != form[OTPSlotField.newAccessCode].filter({ $0 != " " }).lowercased()
+    {
         return .failure(SlotProblem(UIText("otp.slots.access.mismatch")))
     }
     return .success(SlotWrite(slot: slot, accessCode: current, newAccessCode: new))
@@ -308,7 +335,9 @@ private func accessCodeOutcome(_ form: Form, slot: Int, submitting: Bool) -> Res
 func accessCodeSlotProblem(_ status: OTPSession.Status?, slot: Int) -> UIText? {
     guard let status else { return nil }
     guard status.isConfigured(slot: slot) else { return ErrorExplanation(OTPError.slotEmpty(slot)).text }
-    guard status.isTouchTriggered(slot: slot) else { return UIText("otp.slots.access.chalresp", ["slot": String(slot)]) }
+    guard status.isTouchTriggered(slot: slot) else {
+        return UIText("otp.slots.access.chalresp", ["slot": String(slot)])
+    }
     return nil
 }
 
@@ -338,20 +367,25 @@ func slotDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return []
     case .editing:
         if dialog.kind == .program, dialog.form[OTPSlotField.type] != type,
-           let newType = OTPSlotType(rawValue: dialog.form[OTPSlotField.type]) {
+            let newType = OTPSlotType(rawValue: dialog.form[OTPSlotField.type])
+        {
             // Another type: its own fields, the slot, type and access code kept.
             let focus = dialog.form.focus
-            var form = programForm(slot: dialog.form[OTPSlotField.slot] == "2" ? 2 : 1, type: newType,
-                                   accessCode: dialog.form[OTPSlotField.accessCode])
+            var form = programForm(
+                slot: dialog.form[OTPSlotField.slot] == "2" ? 2 : 1, type: newType,
+                accessCode: dialog.form[OTPSlotField.accessCode])
             form.focus = focus
             dialog.form = form
         }
-        if dialog.kind == .accessCode, dialog.form.isOn(OTPSlotField.removeAccessCode) == dialog.form.has(OTPSlotField.newAccessCode) {
+        if dialog.kind == .accessCode,
+            dialog.form.isOn(OTPSlotField.removeAccessCode) == dialog.form.has(OTPSlotField.newAccessCode)
+        {
             // Remove turned on or off: the new code's fields go or come, the slot and current code kept.
             let focus = dialog.form.focus
-            var form = accessCodeForm(slot: dialog.form[OTPSlotField.slot] == "2" ? 2 : 1,
-                                      remove: dialog.form.isOn(OTPSlotField.removeAccessCode),
-                                      current: dialog.form[OTPSlotField.accessCode])
+            var form = accessCodeForm(
+                slot: dialog.form[OTPSlotField.slot] == "2" ? 2 : 1,
+                remove: dialog.form.isOn(OTPSlotField.removeAccessCode),
+                current: dialog.form[OTPSlotField.accessCode])
             dialog.form.wipeSecrets()
             form.focus = focus
             dialog.form = form

@@ -14,7 +14,8 @@ func otpTabOpened(_ state: inout AppState) -> [Command] {
 /// the reader, or over the OTP HID interface when the key has no OTP application there.
 func autoReadSlots(_ state: inout AppState) -> [Command] {
     guard state.tab == .otp, let key = state.selectedKey, key.descriptor.has(.otp),
-          state.otp.slots?.keyID != key.id else { return [] }
+        state.otp.slots?.keyID != key.id
+    else { return [] }
     state.otp.slots = OTPSlots(keyID: key.id, status: nil)
     return [.otp(.readSlots(key.descriptor))]
 }
@@ -29,7 +30,8 @@ func otpTabProbed(_ state: inout AppState, _ id: String) -> [Command] {
 /// read since it arrived (or was selected).
 func autoReadNDEF(_ state: inout AppState) -> [Command] {
     guard state.tab == .otp, let key = state.selectedKey, key.info?.overNFC == true,
-          state.otp.ndefReadKeyID != key.id, state.otp.busy == nil else { return [] }
+        state.otp.ndefReadKeyID != key.id, state.otp.busy == nil
+    else { return [] }
     state.otp.ndefReadKeyID = key.id
     state.otp.busy = .ndef
     return [.otp(.readNDEF(key.descriptor))]
@@ -57,7 +59,8 @@ func otpTabKeyChanged(_ state: inout AppState) -> [Command] {
         if busy == .challenge || busy == .slots {
             state.otp.form = nil
             state.otp.slotDialog = nil
-            state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort)
+            state.status = StatusMessage(
+                UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort)
         }
     } else if state.otp.form != nil || state.otp.slotDialog != nil {
         let problem = UIText(state.selectedKey == nil ? "otp.noKey" : "otp.keyChanged")
@@ -109,10 +112,12 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
         state.otp.busy = nil
         state.otp.waitingForTouch = false
         state.otp.form = nil
-        state.otp.response = ChallengeResponseResult(keyID: keyID, slot: slot, challenge: challenge.hex,
-                                                     response: response.hex)
-        state.status = StatusMessage(UIText("otp.chalresp.done", ["slot": String(slot)]), kind: .success,
-                                     expires: state.now + statusSeconds)
+        state.otp.response = ChallengeResponseResult(
+            keyID: keyID, slot: slot, challenge: challenge.hex,
+            response: response.hex)
+        state.status = StatusMessage(
+            UIText("otp.chalresp.done", ["slot": String(slot)]), kind: .success,
+            expires: state.now + statusSeconds)
     case .failed(let keyID, let failure):
         if let keyID, keyID != state.selectedKeyID { return [] }
         state.otp.busy = nil
@@ -137,8 +142,9 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
         if failure.operation == .ndef, failure.applicationMissing, state.selectedKey?.info?.overNFC == true {
             message = UIText("otp.ndef.noTag")
         }
-        state.status = StatusMessage(failure.keyGone ? UIText("status.keyGoneMidOperation") : message, kind: .error,
-                                     subject: failure.keyGone ? .operationCutShort : nil)
+        state.status = StatusMessage(
+            failure.keyGone ? UIText("status.keyGoneMidOperation") : message, kind: .error,
+            subject: failure.keyGone ? .operationCutShort : nil)
     }
     return []
 }
@@ -215,7 +221,8 @@ func otpBound(_ state: AppState, _ c: Character) -> Bool {
 func feed(_ state: inout AppState, _ c: Character) -> [Command] {
     let isEnter = c == "\r"
     let gap = state.otp.detector.maxGap
-    let startsBurst = state.otp.detector.pending.isEmpty || (state.otp.lastCharacter.map { state.now - $0 > gap } ?? true)
+    let startsBurst =
+        state.otp.detector.pending.isEmpty || (state.otp.lastCharacter.map { state.now - $0 > gap } ?? true)
     // A pause ends a burst: what it held was typed by hand (or is the tail of a burst without Enter).
     if startsBurst && !isEnter { state.otp.slowCharacters += state.otp.detector.pending.count }
     let event = state.otp.detector.feed(c, at: state.now)
@@ -282,15 +289,17 @@ func capture(_ state: inout AppState, _ raw: String, source: OTPCaptureEntry.Sou
         }
     }
     let c = OTPClassifier.classify(parsed)
-    var entry = OTPCaptureEntry(time: state.now, source: source, kind: c.kind,
-                                text: c.kind == .staticPassword ? nil : c.text, length: c.raw.count,
-                                layout: c.layout, publicID: c.publicID, serial: c.serial, code: c.code,
-                                decryption: .noKey)
+    var entry = OTPCaptureEntry(
+        time: state.now, source: source, kind: c.kind,
+        text: c.kind == .staticPassword ? nil : c.text, length: c.raw.count,
+        layout: c.layout, publicID: c.publicID, serial: c.serial, code: c.code,
+        decryption: .noKey)
     if c.kind == .yubicoOTP, let id = c.publicID, let key = state.otp.aesKeys[id.lowercased()] {
         if let d = try? YubicoOTP.decrypt(c.text, key: key), d.crcOK {
             let t = d.token
-            var decoded = OTPCaptureEntry.Decoded(privateID: t.privateID.hex, usageCounter: Int(t.usageCounter),
-                                                  sessionCounter: Int(t.sessionCounter), timestamp: Int(t.timestamp))
+            var decoded = OTPCaptureEntry.Decoded(
+                privateID: t.privateID.hex, usageCounter: Int(t.usageCounter),
+                sessionCounter: Int(t.sessionCounter), timestamp: Int(t.timestamp))
             // A genuine OTP has counters after every earlier one of its public ID.
             decoded.replayed = state.otp.captures.contains { earlier in
                 guard earlier.publicID == c.publicID, case .decoded(let e) = earlier.decryption else { return false }

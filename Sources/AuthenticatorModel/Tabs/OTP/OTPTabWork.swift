@@ -22,8 +22,12 @@ struct OTPTabWork: Sendable {
             do {
                 post(.otp(.slotsRead(Self.slots(d, try await operations(d).slots()))))
             } catch {
-                post(.otp(.slotsRead(OTPSlots(keyID: d.id, status: nil,
-                                              problem: Self.failure(.challenge, error).message))))
+                post(
+                    .otp(
+                        .slotsRead(
+                            OTPSlots(
+                                keyID: d.id, status: nil,
+                                problem: Self.failure(.challenge, error).message))))
             }
         case .program(let d, let slot, let program, let accessCode):
             await writeSlots(d) { otp in
@@ -38,8 +42,10 @@ struct OTPTabWork: Sendable {
             await writeSlots(d, accessCode: true) { otp in
                 // The settings an UPDATE carries return to their defaults (as `ykterm otp settings` writes them).
                 let update = try OTPSlotConfiguration.update(OTPSlotConfiguration.Settings(), accessCode: new)
-                return (.accessCodeChanged(slot: slot, removed: new == nil),
-                        try await otp.update(slot: slot, update, currentAccessCode: current))
+                return (
+                    .accessCodeChanged(slot: slot, removed: new == nil),
+                    try await otp.update(slot: slot, update, currentAccessCode: current)
+                )
             }
         case .challengeResponse(let d, let slot, let challenge):
             // The OTP application through the reader when it answers there, else over the OTP HID interface.
@@ -68,21 +74,29 @@ struct OTPTabWork: Sendable {
 
     /// Writes `slot` as `program` asks (the tab asked before it replaces a programmed slot), drawing the random
     /// values here; returns those shown once, and the slots afterwards.
-    static func program(_ otp: OTPOperations, slot: Int, _ program: OTPSlotProgram,
-                        accessCode: [UInt8]?) async throws -> (OTPProgrammedSecrets?, OTPOperations.Slots) {
+    static func program(
+        _ otp: OTPOperations, slot: Int, _ program: OTPSlotProgram,
+        accessCode: [UInt8]?
+    ) async throws -> (OTPProgrammedSecrets?, OTPOperations.Slots) {
         switch program {
         case .yubicoOTP:
             let privateID = Crypto.random(OTPSlotConfiguration.uidSize)
             let key = Crypto.random(OTPSlotConfiguration.keySize)
-            let slots = try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode,
-                                            readSerial: true) { serial in
+            let slots = try await otp.write(
+                slot: slot, replacing: true, currentAccessCode: accessCode,
+                readSerial: true
+            ) { serial in
                 guard let serial else { throw NoSerial() }
-                return try OTPSlotConfiguration.yubicoOTP(publicID: YubicoOTP.publicID(serial: serial),
-                                                          privateID: privateID, key: key, accessCode: accessCode)
+                return try OTPSlotConfiguration.yubicoOTP(
+                    publicID: YubicoOTP.publicID(serial: serial),
+                    privateID: privateID, key: key, accessCode: accessCode)
             }
             guard let serial = slots.serial else { throw NoSerial() }
-            return (OTPProgrammedSecrets(slot: slot, publicID: Modhex.encode(YubicoOTP.publicID(serial: serial)),
-                                         privateID: privateID.hex, key: key.hex, serial: serial), slots)
+            return (
+                OTPProgrammedSecrets(
+                    slot: slot, publicID: Modhex.encode(YubicoOTP.publicID(serial: serial)),
+                    privateID: privateID.hex, key: key.hex, serial: serial), slots
+            )
         case .staticPassword(let password, let length, let layout):
             let text = password ?? layout.generatePassword(length: length)
             let scanCodes: [UInt8]
@@ -91,22 +105,29 @@ struct OTPTabWork: Sendable {
             case .failure(let e): throw OTPError.unencodableCharacter(offset: e.offset, layout: layout)
             }
             let config = try OTPSlotConfiguration.staticPassword(scanCodes: scanCodes, accessCode: accessCode)
-            return (nil, try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode) { _ in config })
+            return (
+                nil, try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode) { _ in config }
+            )
         case .hotp(let secret, let digits):
             let config = try OTPSlotConfiguration.oathHOTP(secret: secret, digits: digits, accessCode: accessCode)
-            return (nil, try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode) { _ in config })
+            return (
+                nil, try await otp.write(slot: slot, replacing: true, currentAccessCode: accessCode) { _ in config }
+            )
         case .challengeResponse(let given, let touch):
             let key = given ?? Crypto.random(OTPSlotConfiguration.hmacKeySize)
-            let slots = try await otp.programChallengeResponse(slot: slot, key: key, requireTouch: touch,
-                                                               accessCode: accessCode, replacing: true)
+            let slots = try await otp.programChallengeResponse(
+                slot: slot, key: key, requireTouch: touch,
+                accessCode: accessCode, replacing: true)
             return (given == nil ? OTPProgrammedSecrets(slot: slot, key: key.hex) : nil, slots)
         }
     }
 
     /// Performs a slot write with the OTP operations and posts it with the slots the key reports after it.
     /// A refusal of an access code change says so in the words for that (`accessCode`).
-    private func writeSlots(_ d: KeyDescriptor, accessCode: Bool = false,
-                            _ body: (OTPOperations) async throws -> (OTPSlotWrite, OTPOperations.Slots)) async {
+    private func writeSlots(
+        _ d: KeyDescriptor, accessCode: Bool = false,
+        _ body: (OTPOperations) async throws -> (OTPSlotWrite, OTPOperations.Slots)
+    ) async {
         do {
             let (write, slots) = try await body(operations(d))
             post(.otp(.slotsWritten(write, Self.slots(d, slots))))
@@ -115,8 +136,10 @@ struct OTPTabWork: Sendable {
         }
     }
 
-    private func withConnection(_ d: KeyDescriptor, _ operation: OTPTabFailure.Operation,
-                                _ body: (any SmartCardConnection) async throws -> OTPTabMsg) async {
+    private func withConnection(
+        _ d: KeyDescriptor, _ operation: OTPTabFailure.Operation,
+        _ body: (any SmartCardConnection) async throws -> OTPTabMsg
+    ) async {
         var connection: (any SmartCardConnection)?
         do {
             let c = try await backend.connect(d)
@@ -133,7 +156,9 @@ struct OTPTabWork: Sendable {
     /// What the tab shows for `error` (`ErrorExplanation`), in the tab's own words where it knows more: which
     /// of its features the key lacks, what the slot holds and what to do about it.
     /// `accessCode`: the write was an access code change, whose refusal has words of its own.
-    static func failure(_ operation: OTPTabFailure.Operation, _ error: any Error, accessCode: Bool = false) -> OTPTabFailure {
+    static func failure(_ operation: OTPTabFailure.Operation, _ error: any Error, accessCode: Bool = false)
+        -> OTPTabFailure
+    {
         let explanation = ErrorExplanation(error)
         switch error {
         case is NoSerial:
@@ -143,15 +168,17 @@ struct OTPTabWork: Sendable {
         case OTPError.configurationRefused where operation == .slots:
             return OTPTabFailure(operation: operation, message: UIText("otp.slots.refused"))
         case SmartCardError.applicationNotAvailable:
-            return OTPTabFailure(operation: operation,
-                                 message: UIText(operation == .ndef ? "otp.ndef.notAvailable" : "otp.chalresp.notAvailable"),
-                                 applicationMissing: true)
+            return OTPTabFailure(
+                operation: operation,
+                message: UIText(operation == .ndef ? "otp.ndef.notAvailable" : "otp.chalresp.notAvailable"),
+                applicationMissing: true)
         case OTPError.slotEmpty(let s) where operation != .slots:
             return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.slotEmpty", ["slot": String(s)]))
         case OTPError.notChallengeResponse(let s):
             return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.notHMAC", ["slot": String(s)]))
         case OTPError.touchTimeout(let s):
-            return OTPTabFailure(operation: operation, message: UIText("otp.chalresp.touchTimeout", ["slot": String(s)]))
+            return OTPTabFailure(
+                operation: operation, message: UIText("otp.chalresp.touchTimeout", ["slot": String(s)]))
         default:
             return OTPTabFailure(operation: operation, message: explanation.text, keyGone: explanation.kind.keyGone)
         }

@@ -63,7 +63,9 @@ func pivTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.piv.dialog = pivDialog(.unblockPIN)
     case .char("e"):
         guard let row else { return [] }
-        if row.certificate == nil { return pivNote(&state, UIText("piv.noCertificate", ["slot": row.slot.description])) }
+        if row.certificate == nil {
+            return pivNote(&state, UIText("piv.noCertificate", ["slot": row.slot.description]))
+        }
         state.piv.dialog = pivDialog(.export(row.slot))
     default:
         break
@@ -94,28 +96,39 @@ func pivDialog(_ kind: PIVDialogKind) -> PIVDialog {
     let form: Form
     switch kind {
     case .verify(let slot):
-        form = Form(title: UIText("piv.verify.title", ["slot": slot.description]), fields: [secret(.pin, "piv.field.pin")],
-                    note: UIText("piv.verify.note", ["slot": slot.description]))
+        form = Form(
+            title: UIText("piv.verify.title", ["slot": slot.description]), fields: [secret(.pin, "piv.field.pin")],
+            note: UIText("piv.verify.note", ["slot": slot.description]))
     case .changePIN:
-        form = Form(title: UIText("piv.changePIN.title"),
-                    fields: [secret(.current, "piv.field.currentPIN"), secret(.new, "piv.field.newPIN"),
-                             secret(.confirm, "piv.field.confirmPIN")],
-                    note: UIText("piv.changePIN.note"))
+        form = Form(
+            title: UIText("piv.changePIN.title"),
+            fields: [
+                secret(.current, "piv.field.currentPIN"), secret(.new, "piv.field.newPIN"),
+                secret(.confirm, "piv.field.confirmPIN"),
+            ],
+            note: UIText("piv.changePIN.note"))
     case .changePUK:
-        form = Form(title: UIText("piv.changePUK.title"),
-                    fields: [secret(.current, "piv.field.currentPUK"), secret(.new, "piv.field.newPUK"),
-                             secret(.confirm, "piv.field.confirmPUK")],
-                    note: UIText("piv.changePUK.note"))
+        form = Form(
+            title: UIText("piv.changePUK.title"),
+            fields: [
+                secret(.current, "piv.field.currentPUK"), secret(.new, "piv.field.newPUK"),
+                secret(.confirm, "piv.field.confirmPUK"),
+            ],
+            note: UIText("piv.changePUK.note"))
     case .unblockPIN:
-        form = Form(title: UIText("piv.unblock.title"),
-                    fields: [secret(.puk, "piv.field.puk"), secret(.new, "piv.field.newPIN"),
-                             secret(.confirm, "piv.field.confirmPIN")],
-                    note: UIText("piv.unblock.note"))
+        form = Form(
+            title: UIText("piv.unblock.title"),
+            fields: [
+                secret(.puk, "piv.field.puk"), secret(.new, "piv.field.newPIN"),
+                secret(.confirm, "piv.field.confirmPIN"),
+            ],
+            note: UIText("piv.unblock.note"))
     case .export(let slot):
         let name = "piv-\(slot.description.lowercased())-certificate.pem"
-        form = Form(title: UIText("piv.export.title", ["slot": slot.description]),
-                    fields: [Form.Field(PIVField.path, UIText("piv.field.path"), TextField(name, maxLength: 4096))],
-                    note: UIText("piv.export.note"))
+        form = Form(
+            title: UIText("piv.export.title", ["slot": slot.description]),
+            fields: [Form.Field(PIVField.path, UIText("piv.field.path"), TextField(name, maxLength: 4096))],
+            note: UIText("piv.export.note"))
     }
     return PIVDialog(kind: kind, form: form)
 }

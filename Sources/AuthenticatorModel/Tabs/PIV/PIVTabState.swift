@@ -21,9 +21,11 @@ public struct PIVCertificateInfo: Sendable, Hashable {
     /// The PIV algorithm of the certificate's public key (nil: a key no PIV slot can hold).
     public var keyAlgorithm: PIV.Algorithm?
 
-    public init(subject: String, issuer: String, serialHex: String, notBefore: Double?, notAfter: Double?,
-                keyUsage: [String]? = nil, alternativeNames: [String] = [], fingerprint: String,
-                signatureAlgorithm: String, keyAlgorithm: PIV.Algorithm?) {
+    public init(
+        subject: String, issuer: String, serialHex: String, notBefore: Double?, notAfter: Double?,
+        keyUsage: [String]? = nil, alternativeNames: [String] = [], fingerprint: String,
+        signatureAlgorithm: String, keyAlgorithm: PIV.Algorithm?
+    ) {
         self.subject = subject
         self.issuer = issuer
         self.serialHex = serialHex
@@ -37,11 +39,12 @@ public struct PIVCertificateInfo: Sendable, Hashable {
     }
 
     public init(_ c: X509Certificate) {
-        self.init(subject: c.subject, issuer: c.issuer, serialHex: c.serialHex,
-                  notBefore: c.notBefore?.timeIntervalSince1970, notAfter: c.notAfter?.timeIntervalSince1970,
-                  keyUsage: c.keyUsage?.names, alternativeNames: c.alternativeNames.map(\.description),
-                  fingerprint: c.sha256FingerprintText, signatureAlgorithm: c.signatureAlgorithm,
-                  keyAlgorithm: c.subjectPublicKeyInfo.flatMap { try? AsymmetricPublicKey(spki: $0) }?.pivAlgorithm)
+        self.init(
+            subject: c.subject, issuer: c.issuer, serialHex: c.serialHex,
+            notBefore: c.notBefore?.timeIntervalSince1970, notAfter: c.notAfter?.timeIntervalSince1970,
+            keyUsage: c.keyUsage?.names, alternativeNames: c.alternativeNames.map(\.description),
+            fingerprint: c.sha256FingerprintText, signatureAlgorithm: c.signatureAlgorithm,
+            keyAlgorithm: c.subjectPublicKeyInfo.flatMap { try? AsymmetricPublicKey(spki: $0) }?.pivAlgorithm)
     }
 
     /// Where the validity stands at `now`.
@@ -94,8 +97,10 @@ public struct PIVSlotInfo: Sendable, Hashable {
     /// Whether the certificate's public key is the slot's key (nil when either is unknown).
     public var certificateMatchesKey: Bool?
 
-    public init(slot: PIV.Slot, key: PIVKeyInfo? = nil, certificate: PIVCertificateInfo? = nil,
-                certificateProblem: UIText? = nil, certificateMatchesKey: Bool? = nil) {
+    public init(
+        slot: PIV.Slot, key: PIVKeyInfo? = nil, certificate: PIVCertificateInfo? = nil,
+        certificateProblem: UIText? = nil, certificateMatchesKey: Bool? = nil
+    ) {
         self.slot = slot
         self.key = key
         self.certificate = certificate
@@ -127,10 +132,12 @@ public struct PIVInfo: Sendable, Hashable {
     /// The slots that hold something, in slot order.
     public var slots: [PIVSlotInfo]
 
-    public init(version: String, serial: UInt32? = nil, pinRetries: Int, pinTotal: Int? = nil, pinDefault: Bool? = nil,
-                pukRetries: Int? = nil, pukTotal: Int? = nil, pukDefault: Bool? = nil,
-                managementKey: PIV.Algorithm? = nil, managementKeyDefault: Bool? = nil, hasMetadata: Bool = true,
-                slots: [PIVSlotInfo] = []) {
+    public init(
+        version: String, serial: UInt32? = nil, pinRetries: Int, pinTotal: Int? = nil, pinDefault: Bool? = nil,
+        pukRetries: Int? = nil, pukTotal: Int? = nil, pukDefault: Bool? = nil,
+        managementKey: PIV.Algorithm? = nil, managementKeyDefault: Bool? = nil, hasMetadata: Bool = true,
+        slots: [PIVSlotInfo] = []
+    ) {
         self.version = version
         self.serial = serial
         self.pinRetries = pinRetries
@@ -147,18 +154,23 @@ public struct PIVInfo: Sendable, Hashable {
 
     public init(_ o: PIVOverview) {
         let slots = o.slots.map { s in
-            PIVSlotInfo(slot: s.slot,
-                        key: s.key.map { PIVKeyInfo(algorithm: $0.algorithm, pinPolicy: $0.pinPolicy,
-                                                    touchPolicy: $0.touchPolicy, origin: $0.origin) },
-                        certificate: s.certificate.map(PIVCertificateInfo.init),
-                        certificateProblem: s.certificateProblem.map { ErrorExplanation($0).text },
-                        certificateMatchesKey: s.certificateMatchesKey)
+            PIVSlotInfo(
+                slot: s.slot,
+                key: s.key.map {
+                    PIVKeyInfo(
+                        algorithm: $0.algorithm, pinPolicy: $0.pinPolicy,
+                        touchPolicy: $0.touchPolicy, origin: $0.origin)
+                },
+                certificate: s.certificate.map(PIVCertificateInfo.init),
+                certificateProblem: s.certificateProblem.map { ErrorExplanation($0).text },
+                certificateMatchesKey: s.certificateMatchesKey)
         }
-        self.init(version: o.version.description, serial: o.serial, pinRetries: o.pinRetries,
-                  pinTotal: o.pin?.totalRetries, pinDefault: o.pin?.isDefault, pukRetries: o.puk?.retriesLeft,
-                  pukTotal: o.puk?.totalRetries, pukDefault: o.puk?.isDefault, managementKey: o.managementKey?.algorithm,
-                  managementKeyDefault: o.managementKey?.isDefault,
-                  hasMetadata: PIVFeature.metadata.isSupported(by: o.version), slots: slots)
+        self.init(
+            version: o.version.description, serial: o.serial, pinRetries: o.pinRetries,
+            pinTotal: o.pin?.totalRetries, pinDefault: o.pin?.isDefault, pukRetries: o.puk?.retriesLeft,
+            pukTotal: o.puk?.totalRetries, pukDefault: o.puk?.isDefault, managementKey: o.managementKey?.algorithm,
+            managementKeyDefault: o.managementKey?.isDefault,
+            hasMetadata: PIVFeature.metadata.isSupported(by: o.version), slots: slots)
     }
 
     /// The rows of the slot list: 9A, 9C, 9D and 9E always (empty or not), then the retired slots that hold

@@ -62,7 +62,9 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
         guard current(id) else { return [] }
         pivFinish(&state)
         setPIVInfo(&state, info)
-        let key = operation == .changePUK ? "piv.pukChanged" : operation == .unblockPIN ? "piv.pinUnblocked" : "piv.pinChanged"
+        let key =
+            operation == .changePUK
+            ? "piv.pukChanged" : operation == .unblockPIN ? "piv.pinUnblocked" : "piv.pinChanged"
         state.status = StatusMessage(UIText(key), kind: .success, expires: state.now + statusSeconds)
         return []
     case .exportExists(let id, let path):
@@ -77,8 +79,9 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
     case .exported(let id, let slot, let path):
         guard current(id) else { return [] }
         pivFinish(&state)
-        state.status = StatusMessage(UIText("piv.exported", ["slot": slot.description, "path": path]), kind: .success,
-                                     expires: state.now + 2 * statusSeconds)
+        state.status = StatusMessage(
+            UIText("piv.exported", ["slot": slot.description, "path": path]), kind: .success,
+            expires: state.now + 2 * statusSeconds)
         return []
     case .failed(let id, let failure):
         guard current(id) else { return [] }
@@ -115,8 +118,14 @@ func pivOutcomeText(_ outcome: PIVSignatureCheck.Outcome, slot: PIV.Slot) -> (UI
     case .mismatch(let algorithm):
         return (UIText("piv.verify.mismatch", ["slot": s, "algorithm": algorithm.description]), .error)
     case .differentAlgorithm(let certificate, let key):
-        return (UIText("piv.verify.differentAlgorithm", ["slot": s, "certificate": certificate.description,
-                                                         "key": key.description]), .error)
+        return (
+            UIText(
+                "piv.verify.differentAlgorithm",
+                [
+                    "slot": s, "certificate": certificate.description,
+                    "key": key.description,
+                ]), .error
+        )
     }
 }
 

@@ -24,15 +24,21 @@ struct PIVTabWork: Sendable {
             }
         case .changePIN(let d, let current, let new):
             await run(d, .changePIN) { piv in
-                .changed(keyID: d.id, .changePIN, PIVInfo(try await withSecrets(current, new) { try await piv.changePIN(current: $0, new: $1) }))
+                .changed(
+                    keyID: d.id, .changePIN,
+                    PIVInfo(try await withSecrets(current, new) { try await piv.changePIN(current: $0, new: $1) }))
             }
         case .changePUK(let d, let current, let new):
             await run(d, .changePUK) { piv in
-                .changed(keyID: d.id, .changePUK, PIVInfo(try await withSecrets(current, new) { try await piv.changePUK(current: $0, new: $1) }))
+                .changed(
+                    keyID: d.id, .changePUK,
+                    PIVInfo(try await withSecrets(current, new) { try await piv.changePUK(current: $0, new: $1) }))
             }
         case .unblockPIN(let d, let puk, let new):
             await run(d, .unblockPIN) { piv in
-                .changed(keyID: d.id, .unblockPIN, PIVInfo(try await withSecrets(puk, new) { try await piv.unblockPIN(puk: $0, new: $1) }))
+                .changed(
+                    keyID: d.id, .unblockPIN,
+                    PIVInfo(try await withSecrets(puk, new) { try await piv.unblockPIN(puk: $0, new: $1) }))
             }
         case .export(let d, let slot, let path, let overwrite):
             let full = Self.expandHome(path)
@@ -46,7 +52,8 @@ struct PIVTabWork: Sendable {
                     throw PIVOperationError.noCertificate(slot)
                 }
                 // A certificate is public: readable by others, as openssl and ykman write them.
-                try AtomicFile.write(Array(PEM.encode(certificate.der, label: PEM.certificate).utf8), to: full, mode: 0o644)
+                try AtomicFile.write(
+                    Array(PEM.encode(certificate.der, label: PEM.certificate).utf8), to: full, mode: 0o644)
                 return .exported(keyID: d.id, slot: slot, path: path)
             }
         }
@@ -60,8 +67,10 @@ struct PIVTabWork: Sendable {
     }
 
     /// Lends two typed secrets to `body` as `SecretBytes`, wiped after.
-    private func withSecrets<T>(_ a: String, _ b: String,
-                                _ body: (SecretBytes, SecretBytes) async throws -> T) async throws -> T {
+    private func withSecrets<T>(
+        _ a: String, _ b: String,
+        _ body: (SecretBytes, SecretBytes) async throws -> T
+    ) async throws -> T {
         let first = SecretBytes(utf8: a), second = SecretBytes(utf8: b)
         defer {
             first.wipe()
@@ -72,8 +81,10 @@ struct PIVTabWork: Sendable {
 
     /// Runs one PIV operation on the key (`PIVOperations`, which opens and closes its interface) and posts its
     /// answer; failures become `.failed`.
-    private func run(_ d: KeyDescriptor, _ operation: PIVOperation,
-                     _ body: (PIVOperations) async throws -> PIVTabMsg) async {
+    private func run(
+        _ d: KeyDescriptor, _ operation: PIVOperation,
+        _ body: (PIVOperations) async throws -> PIVTabMsg
+    ) async {
         do {
             post(.piv(try await body(PIVOperations(BackendKey(backend, d), observer: environment.observer))))
         } catch {

@@ -51,8 +51,10 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     /// How long to keep retrying when another program holds the card exclusively.
     public static let sharingRetryWindow: Double = 2.0
 
-    private init(name: String, context: PCSCContext, card: SCARDHANDLE, protocol p: DWORD, atr: [UInt8],
-                 holdsTransaction: Bool, calls: PCSCCalls, exchangeTimeout: Double) {
+    private init(
+        name: String, context: PCSCContext, card: SCARDHANDLE, protocol p: DWORD, atr: [UInt8],
+        holdsTransaction: Bool, calls: PCSCCalls, exchangeTimeout: Double
+    ) {
         self.holdsTransaction = holdsTransaction
         self.exchangeTimeout = exchangeTimeout
         self.calls = calls
@@ -81,8 +83,10 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     /// its blocked call left behind (with `PCSCCalls.inline`, `onTimeout` gets the error). `probe` makes every
     /// exchange of the connection end after `readerTimeout` too, for connections that only read what a key is
     /// and never wait for a touch (discovery, `list`, `doctor`).
-    public static func connect(reader: String, context: PCSCContext? = nil, transaction: Bool = true,
-                               calls: PCSCCalls = .queued, probe: Bool = false) async throws -> PCSCConnection {
+    public static func connect(
+        reader: String, context: PCSCContext? = nil, transaction: Bool = true,
+        calls: PCSCCalls = .queued, probe: Bool = false
+    ) async throws -> PCSCConnection {
         // A context a given-up call still holds would make this connect wait behind it.
         let given = context.flatMap { $0.isWedged ? nil : $0 }
         let exchangeTimeout = probe ? min(readerTimeout, transmitTimeout) : transmitTimeout
@@ -92,16 +96,18 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
                 if !finished.load() { onTimeout(.readerNotAnswering(reader)) }
             }
             defer { finished.store(true) }
-            return try connectBlocking(reader: reader, context: given ?? PCSCContext(), transaction: transaction,
-                                       calls: calls, exchangeTimeout: exchangeTimeout)
+            return try connectBlocking(
+                reader: reader, context: given ?? PCSCContext(), transaction: transaction,
+                calls: calls, exchangeTimeout: exchangeTimeout)
         }
         // A context of its own is made where the connect is made (outside the task pool, see `Blocking`); only
         // a context the caller gave is shared, and marked wedged when the connect is given up.
         let outcome = OneShot<Result<PCSCConnection, any Error>>()
         Blocking.run(label: "ykterm.pcsc.connect") {
             let result = Result {
-                try connectBlocking(reader: reader, context: given ?? PCSCContext(), transaction: transaction,
-                                    calls: calls, exchangeTimeout: exchangeTimeout)
+                try connectBlocking(
+                    reader: reader, context: given ?? PCSCContext(), transaction: transaction,
+                    calls: calls, exchangeTimeout: exchangeTimeout)
             }
             // Answered after the connect was given up: nobody takes the connection; dropping it disconnects.
             _ = outcome.resolve(result)
@@ -117,21 +123,25 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     /// exclusively, `sharingRetryWindow`, fits within it).
     public static let readerTimeout: Double = {
         if let text = getenv("YKTERM_READER_TIMEOUT").map({ String(cString: $0) }), let seconds = Double(text),
-           seconds > 0 {
+            seconds > 0
+        {
             return seconds
         }
         return 3
     }()
 
-    static func connectBlocking(reader: String, context ctx: PCSCContext, transaction: Bool,
-                                calls: PCSCCalls, exchangeTimeout: Double) throws -> PCSCConnection {
+    static func connectBlocking(
+        reader: String, context ctx: PCSCContext, transaction: Bool,
+        calls: PCSCCalls, exchangeTimeout: Double
+    ) throws -> PCSCConnection {
         var handle = SCARDHANDLE()
         var proto = DWORD(0)
         let deadline = monotonicSeconds() + sharingRetryWindow
         var delay: UInt32 = 50_000
         while true {
-            let rv = SCardConnect(ctx.handle, reader, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1,
-                                  &handle, &proto)
+            let rv = SCardConnect(
+                ctx.handle, reader, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1,
+                &handle, &proto)
             // Another program holds the card exclusively (ykman does while it works), or has just unpowered or
             // reset it on leaving (pcscd powers it up again): both pass, so try again for a moment.
             let transient = [PCSCStatus.sharingViolation, PCSCStatus.unpoweredCard, PCSCStatus.resetCard]
@@ -146,8 +156,9 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         // Another program that disconnects with a reset (ykman does) just after our connect leaves the handle
         // reporting the reset once: nothing of ours was sent yet, so reconnect and go on.
         func afterResets(_ call: () -> LONG) -> LONG {
-            retryingAfterResets(handle, on: [PCSCStatus.resetCard, PCSCStatus.unpoweredCard],
-                                reconnected: { proto = $0 }, call)
+            retryingAfterResets(
+                handle, on: [PCSCStatus.resetCard, PCSCStatus.unpoweredCard],
+                reconnected: { proto = $0 }, call)
         }
         var atrBuffer = [UInt8](repeating: 0, count: 36)
         var atrLength = DWORD(atrBuffer.count)
@@ -162,28 +173,34 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
             SCardDisconnect(handle, PCSC.leaveCard)
             throw e
         }
-        if transaction, let e = PCSC.error(afterResets { SCardBeginTransaction(handle) }, "SCardBeginTransaction", reader: reader) {
+        if transaction,
+            let e = PCSC.error(afterResets { SCardBeginTransaction(handle) }, "SCardBeginTransaction", reader: reader)
+        {
             SCardDisconnect(handle, PCSC.leaveCard)
             throw e
         }
-        return PCSCConnection(name: reader, context: ctx, card: handle, protocol: proto,
-                              atr: Array(atrBuffer.prefix(Int(atrLength))), holdsTransaction: transaction, calls: calls,
-                              exchangeTimeout: exchangeTimeout)
+        return PCSCConnection(
+            name: reader, context: ctx, card: handle, protocol: proto,
+            atr: Array(atrBuffer.prefix(Int(atrLength))), holdsTransaction: transaction, calls: calls,
+            exchangeTimeout: exchangeTimeout)
     }
 
     /// Makes `call` on `card`; while it answers one of `transient` (another program reset or unpowered the
     /// card before anything of ours reached it), reconnects, leaving the card as it is, and makes it again, up
     /// to five times. `reconnected` gets the protocol each reconnect chose. A failed reconnect's status is
     /// returned as the call's.
-    private static func retryingAfterResets(_ card: SCARDHANDLE, on transient: [UInt32],
-                                            reconnected: (DWORD) -> Void, _ call: () -> LONG) -> LONG {
+    private static func retryingAfterResets(
+        _ card: SCARDHANDLE, on transient: [UInt32],
+        reconnected: (DWORD) -> Void, _ call: () -> LONG
+    ) -> LONG {
         var rv = call()
         var reconnects = 0
         while reconnects < 5, transient.contains(UInt32(truncatingIfNeeded: rv)) {
             reconnects += 1
             var chosen = DWORD(0)
-            let status = SCardReconnect(card, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1, PCSC.leaveCard,
-                                        &chosen)
+            let status = SCardReconnect(
+                card, PCSC.shareShared, PCSC.protocolT0 | PCSC.protocolT1, PCSC.leaveCard,
+                &chosen)
             guard status == SCARD_S_SUCCESS else { return status }
             reconnected(chosen)
             rv = call()
@@ -205,7 +222,9 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
 
     /// `YKTERM_CARD_TIMEOUT` when it holds a positive number of seconds.
     public static let configuredTimeout: Double? = {
-        if let text = getenv("YKTERM_CARD_TIMEOUT").map({ String(cString: $0) }), let seconds = Double(text), seconds > 0 {
+        if let text = getenv("YKTERM_CARD_TIMEOUT").map({ String(cString: $0) }), let seconds = Double(text),
+            seconds > 0
+        {
             return seconds
         }
         return nil
@@ -244,8 +263,10 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         return try result.get()
     }
 
-    private func transmitInline(_ command: [UInt8],
-                                onTimeout: @escaping @Sendable (SmartCardError) -> Never) throws -> [UInt8] {
+    private func transmitInline(
+        _ command: [UInt8],
+        onTimeout: @escaping @Sendable (SmartCardError) -> Never
+    ) throws -> [UInt8] {
         let done = exchangesDone
         let before = done.value
         let probe = exchangeTimeout < Self.transmitTimeout
@@ -267,8 +288,10 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
             // Before anything of ours reached the card, another program reset or unpowered it (ykman does as
             // it leaves; pcscd powers the card up again, its protocol not yet chosen, and answers
             // PROTO_MISMATCH): nothing is lost, so reconnect and send again.
-            rv = Self.retryingAfterResets(card, on: [PCSCStatus.resetCard, PCSCStatus.unpoweredCard, PCSCStatus.protoMismatch],
-                                          reconnected: { sendProtocol = $0 }) {
+            rv = Self.retryingAfterResets(
+                card, on: [PCSCStatus.resetCard, PCSCStatus.unpoweredCard, PCSCStatus.protoMismatch],
+                reconnected: { sendProtocol = $0 }
+            ) {
                 let sent = send(command)
                 receive = sent.1
                 return sent.0

@@ -134,10 +134,11 @@ struct ReaderStateArray {
     func statuses() -> [ReaderStatus] {
         names.indices.map { i in
             let e = event[i]
-            return ReaderStatus(name: names[i], cardPresent: e & PCSCState.present != 0,
-                                exclusive: e & PCSCState.exclusive != 0, inUse: e & PCSCState.inUse != 0,
-                                mute: e & PCSCState.mute != 0,
-                                atr: e & PCSCState.present != 0 ? atrs[i] : [])
+            return ReaderStatus(
+                name: names[i], cardPresent: e & PCSCState.present != 0,
+                exclusive: e & PCSCState.exclusive != 0, inUse: e & PCSCState.inUse != 0,
+                mute: e & PCSCState.mute != 0,
+                atr: e & PCSCState.present != 0 ? atrs[i] : [])
         }
     }
 }

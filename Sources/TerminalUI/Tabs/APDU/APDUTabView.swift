@@ -41,31 +41,42 @@ struct APDUTabView {
         var parts = [app.text(UIText("apdu.view.title"))]
         if let key = state.selectedKey { parts.append(key.model ?? key.descriptor.name) }
         if apdu.connected {
-            parts.append(app.text(UIText("apdu.view.application", ["name": apdu.application ?? app.text(UIText("apdu.view.none"))])))
+            parts.append(
+                app.text(
+                    UIText("apdu.view.application", ["name": apdu.application ?? app.text(UIText("apdu.view.none"))])))
         } else {
             parts.append(app.text(UIText("apdu.view.notConnected")))
         }
         let separator = screen.unicode ? " · " : " | "
-        screen.draw(" " + parts.joined(separator: separator), row: area.row, column: area.column, style: theme.heading,
-                    width: area.width)
+        screen.draw(
+            " " + parts.joined(separator: separator), row: area.row, column: area.column, style: theme.heading,
+            width: area.width)
         if apdu.log.count > logRows, logRows > 0 {
             let w = Self.window(count: apdu.log.count, rows: logRows, scroll: apdu.scroll)
             let position = "\(w.lowerBound + 1)-\(w.upperBound)/\(apdu.log.count)"
-            screen.draw(" " + position, row: area.row, column: area.column + area.width - position.cellWidth - 2, style: theme.dim)
+            screen.draw(
+                " " + position, row: area.row, column: area.column + area.width - position.cellWidth - 2,
+                style: theme.dim)
         }
     }
 
     func intro(_ state: AppState, top: Int, rows: Int) {
         let names = AID.known.map(\.name).joined(separator: ", ")
-        var texts = [UIText("apdu.view.intro"), UIText("apdu.view.introExample"), UIText("apdu.view.introSelect", ["names": names])]
+        var texts = [
+            UIText("apdu.view.intro"), UIText("apdu.view.introExample"),
+            UIText("apdu.view.introSelect", ["names": names]),
+        ]
         // A key without a smart-card interface (or with pcscd not running) takes no APDUs: said first.
         if let key = state.selectedKey, !key.descriptor.has(.apdu) {
             texts.insert(notOnKeyText(key.descriptor, state.service, application: "The APDU console"), at: 0)
         }
-        let lines = texts
+        let lines =
+            texts
             .flatMap { wrap(app.resolve($0), width: area.width - 4) }
         for (i, line) in lines.enumerated() where i + 1 < rows {
-            screen.draw("  " + line, row: top + 1 + i, column: area.column, style: i == 0 ? .plain : theme.dim, width: area.width)
+            screen.draw(
+                "  " + line, row: top + 1 + i, column: area.column, style: i == 0 ? .plain : theme.dim,
+                width: area.width)
         }
     }
 
@@ -88,8 +99,9 @@ struct APDUTabView {
             let text = " " + app.resolve(line.text)
             screen.draw(text, row: top + offset, column: area.column, style: style(line.kind), width: area.width)
             if let suffix = line.suffix, text.cellWidth + 2 < area.width {
-                screen.draw(app.resolve(suffix), row: top + offset, column: area.column + text.cellWidth + 2, style: theme.dim,
-                            width: area.width - text.cellWidth - 2)
+                screen.draw(
+                    app.resolve(suffix), row: top + offset, column: area.column + text.cellWidth + 2, style: theme.dim,
+                    width: area.width - text.cellWidth - 2)
             }
         }
     }
@@ -108,8 +120,9 @@ struct APDUTabView {
             cursor -= drop
         }
         let focused = apdu.inputFocused && apdu.dialog == nil
-        screen.draw(shown.padded(toCells: width, unicode: screen.unicode), row: row, column: column,
-                    style: focused ? theme.field : theme.dim)
+        screen.draw(
+            shown.padded(toCells: width, unicode: screen.unicode), row: row, column: column,
+            style: focused ? theme.field : theme.dim)
         if focused { screen.setCursor(row: row, column: column + cursor) }
     }
 
@@ -136,9 +149,14 @@ struct APDUTabView {
     /// The bindings line at the bottom while the tab shows.
     static func hints(_ state: AppState, _ text: Localize) -> String {
         if state.apdu.inputFocused { return text(UIText("apdu.hints.input")) }
-        return text(UIText("apdu.hints.log", ["help": String(state.bindings.key(for: .help)),
-                                              "quit": String(state.bindings.key(for: .quit)),
-                                              "device": String(state.bindings.key(for: .device))]))
+        return text(
+            UIText(
+                "apdu.hints.log",
+                [
+                    "help": String(state.bindings.key(for: .help)),
+                    "quit": String(state.bindings.key(for: .quit)),
+                    "device": String(state.bindings.key(for: .device)),
+                ]))
     }
 }
 

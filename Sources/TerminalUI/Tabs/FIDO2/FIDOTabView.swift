@@ -85,13 +85,21 @@ struct FIDOTabView {
         case nil: pin = UIText("fido.view.pinUnsupported")
         }
         lines.append((UIText("fido.view.pin"), app.resolve(pin), pinStyle))
-        lines.append((UIText("fido.view.minLength"),
-                      app.text(UIText("fido.view.characters", ["count": String(info.minPINLength)])), .plain))
+        lines.append(
+            (
+                UIText("fido.view.minLength"),
+                app.text(UIText("fido.view.characters", ["count": String(info.minPINLength)])), .plain
+            ))
         if let on = info.alwaysUV {
-            lines.append((UIText("fido.view.alwaysUV"), app.text(UIText(on ? "fido.view.alwaysUVOn" : "fido.view.alwaysUVOff")),
-                          .plain))
+            lines.append(
+                (
+                    UIText("fido.view.alwaysUV"),
+                    app.text(UIText(on ? "fido.view.alwaysUVOn" : "fido.view.alwaysUVOff")),
+                    .plain
+                ))
         }
-        var room = info.remainingCredentials.map { app.text(UIText("fido.view.room", ["count": String($0)])) }
+        var room =
+            info.remainingCredentials.map { app.text(UIText("fido.view.room", ["count": String($0)])) }
             ?? app.text(UIText("fido.view.roomUnknown"))
         if let listed = state.fido.credentials?.count {
             room += dot + app.text(UIText("fido.view.listed", ["count": String(listed)]))
@@ -127,7 +135,9 @@ struct FIDOTabView {
         }
         if let alert = state.fido.alert {
             shown.append(("", "", 0, .plain))
-            for piece in wrap(app.resolve(alert), width: area.width - 3) { shown.append((" " + piece, "", 0, theme.warning)) }
+            for piece in wrap(app.resolve(alert), width: area.width - 3) {
+                shown.append((" " + piece, "", 0, theme.warning))
+            }
         }
         // A short terminal scrolls (Up/Down); a line at the bottom says more follows.
         let rows = area.height
@@ -136,13 +146,17 @@ struct FIDOTabView {
         for (offset, line) in shown.dropFirst(first).prefix(more ? rows - 1 : rows).enumerated() {
             let row = area.row + offset
             let labelStyle = line.column == 0 ? line.style : theme.dim
-            screen.draw(line.label, row: row, column: area.column, style: labelStyle,
-                        width: line.column == 0 ? area.width : labelWidth + 1)
-            if line.column > 0 { screen.draw(line.value, row: row, column: line.column, style: line.style, width: valueWidth) }
+            screen.draw(
+                line.label, row: row, column: area.column, style: labelStyle,
+                width: line.column == 0 ? area.width : labelWidth + 1)
+            if line.column > 0 {
+                screen.draw(line.value, row: row, column: line.column, style: line.style, width: valueWidth)
+            }
         }
         if more {
-            screen.draw(" " + app.text(UIText("fido.view.more")), row: area.row + rows - 1, column: area.column,
-                        style: theme.dim, width: area.width)
+            screen.draw(
+                " " + app.text(UIText("fido.view.more")), row: area.row + rows - 1, column: area.column,
+                style: theme.dim, width: area.width)
         }
     }
 
@@ -151,10 +165,15 @@ struct FIDOTabView {
         var parts = [UIText]()
         let updateUser = state.fido.info?.updateUser == true
         if state.fido.showCredentials && state.fido.showCredentialDetail {
-            parts = (updateUser ? [UIText("fido.hint.rename")] : []) + [UIText("fido.hint.delete"),
-                                                                          UIText("fido.hint.backToList")]
+            parts =
+                (updateUser ? [UIText("fido.hint.rename")] : []) + [
+                    UIText("fido.hint.delete"),
+                    UIText("fido.hint.backToList"),
+                ]
         } else if state.fido.showCredentials {
-            parts = [UIText("fido.hint.move"), UIText("fido.hint.details")] + (updateUser ? [UIText("fido.hint.rename")] : [])
+            parts =
+                [UIText("fido.hint.move"), UIText("fido.hint.details")]
+                + (updateUser ? [UIText("fido.hint.rename")] : [])
                 + [UIText("fido.hint.delete"), UIText("fido.hint.back")]
         } else if state.fido.phase == .ready, let info = state.fido.info {
             if info.pinSet == false { parts.append(UIText("fido.hint.set")) }
@@ -163,7 +182,8 @@ struct FIDOTabView {
             parts += [UIText("fido.hint.reset"), UIText("fido.hint.reload")]
         }
         let b = state.bindings
-        parts.append(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+        parts.append(
+            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
         return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
     }
 
@@ -172,12 +192,14 @@ struct FIDOTabView {
     func credentials(_ state: AppState) {
         let list = state.fido.sortedCredentials
         var top = area.row
-        screen.draw(" " + app.text(UIText("fido.view.credentialsTitle", ["count": String(list.count)])), row: top,
-                    column: area.column, style: theme.heading, width: area.width)
+        screen.draw(
+            " " + app.text(UIText("fido.view.credentialsTitle", ["count": String(list.count)])), row: top,
+            column: area.column, style: theme.heading, width: area.width)
         top += 2
         guard !list.isEmpty else {
-            screen.draw(" " + app.text(UIText("fido.view.noCredentials")), row: top, column: area.column,
-                        style: theme.dim, width: area.width)
+            screen.draw(
+                " " + app.text(UIText("fido.view.noCredentials")), row: top, column: area.column,
+                style: theme.dim, width: area.width)
             return
         }
         // Rows: a heading per relying party, then its credentials.
@@ -193,7 +215,8 @@ struct FIDOTabView {
         }
         let selected = max(0, min(list.count - 1, state.fido.selectedCredential))
         let rows = max(1, area.row + area.height - 1 - top)
-        let selectedLine = lines.firstIndex { if case .credential(selected) = $0 { return true } else { return false } } ?? 0
+        let selectedLine =
+            lines.firstIndex { if case .credential(selected) = $0 { return true } else { return false } } ?? 0
         let first = (selectedLine / rows) * rows
         let idWidth = 16
         for (offset, line) in lines.dropFirst(first).prefix(rows).enumerated() {
@@ -213,8 +236,9 @@ struct FIDOTabView {
                 let shortID = id.count > idWidth ? String(id.prefix(idWidth - 1)) + (screen.unicode ? "…" : "~") : id
                 let whoWidth = max(4, area.width - 4 - idWidth - 5)
                 let text = "   " + who.padded(toCells: whoWidth, unicode: screen.unicode) + "  id " + shortID
-                screen.draw(text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column,
-                            style: style)
+                screen.draw(
+                    text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column,
+                    style: style)
             }
         }
         if lines.count > rows {
@@ -226,10 +250,12 @@ struct FIDOTabView {
     /// One credential's details: its relying party, user, IDs, credProtect level and large-blob key.
     func credentialDetail(_ c: FIDOCredential) {
         let none = app.text(UIText("fido.view.noName"))
-        let protect = c.credProtect.map { level in
-            (1...3).contains(level) ? app.text(UIText("fido.detail.credProtect\(level)", ["level": String(level)]))
-                                    : String(level)
-        } ?? app.text(UIText("fido.detail.unknown"))
+        let protect =
+            c.credProtect.map { level in
+                (1...3).contains(level)
+                    ? app.text(UIText("fido.detail.credProtect\(level)", ["level": String(level)]))
+                    : String(level)
+            } ?? app.text(UIText("fido.detail.unknown"))
         let fields: [(String, String)] = [
             ("fido.detail.rp", c.rpName.map { $0 == c.rpID ? c.rpID : "\(c.rpID)  (\($0))" } ?? c.rpID),
             ("fido.detail.userName", c.userName ?? none),
@@ -243,14 +269,16 @@ struct FIDOTabView {
         let valueColumn = area.column + 1 + labelWidth
         let valueWidth = max(1, area.width - valueColumn - 1)
         var row = area.row
-        screen.draw(" " + app.text(UIText("fido.detail.title")), row: row, column: area.column, style: theme.heading,
-                    width: area.width)
+        screen.draw(
+            " " + app.text(UIText("fido.detail.title")), row: row, column: area.column, style: theme.heading,
+            width: area.width)
         row += 2
         for (label, value) in fields {
             for (i, piece) in wrap(value, width: valueWidth).enumerated() where row < area.row + area.height {
                 if i == 0 {
-                    screen.draw(" " + app.text(UIText(label)), row: row, column: area.column, style: theme.dim,
-                                width: labelWidth + 1)
+                    screen.draw(
+                        " " + app.text(UIText(label)), row: row, column: area.column, style: theme.dim,
+                        width: labelWidth + 1)
                 }
                 screen.draw(piece, row: row, column: valueColumn, style: .plain, width: valueWidth)
                 row += 1
@@ -271,19 +299,24 @@ struct FIDOTabView {
         let box = app.overlayBox(lines: texts.count + (footer == nil ? 0 : 2), width: width)
         box.draw(on: screen, title: app.resolve(title), style: theme.border, titleStyle: style)
         for (i, line) in texts.enumerated() where i < box.innerHeight {
-            screen.draw(" " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? style : .plain,
-                        width: box.innerWidth)
+            screen.draw(
+                " " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? style : .plain,
+                width: box.innerWidth)
         }
         if let footer {
-            screen.draw(app.text(footer).centered(inCells: box.innerWidth, unicode: screen.unicode),
-                        row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+            screen.draw(
+                app.text(footer).centered(inCells: box.innerWidth, unicode: screen.unicode),
+                row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
         }
     }
 
     func touch(_ busy: FIDOBusy) {
-        let lines = busy.operation == .reset ? [UIText("fido.touch.title"), UIText("fido.touch.reset")]
-                                             : [UIText("fido.touch.title"), UIText("fido.touch.note")]
-        message(title: UIText("fido.touch.box"), lines: lines, style: theme.warning, footer: UIText("fido.touch.cancel"))
+        let lines =
+            busy.operation == .reset
+            ? [UIText("fido.touch.title"), UIText("fido.touch.reset")]
+            : [UIText("fido.touch.title"), UIText("fido.touch.note")]
+        message(
+            title: UIText("fido.touch.box"), lines: lines, style: theme.warning, footer: UIText("fido.touch.cancel"))
     }
 
     func reset(_ stage: FIDOResetStage, _ state: AppState) {
@@ -292,15 +325,21 @@ struct FIDOTabView {
         case .sending:
             return
         case .removeKey:
-            message(title: UIText("fido.reset.title"),
-                    lines: [UIText("fido.reset.reinsert"), UIText("fido.reset.step1"), UIText("fido.reset.step2"),
-                            UIText("fido.reset.step3")],
-                    style: theme.warning, footer: UIText("fido.reset.cancelHint"))
+            message(
+                title: UIText("fido.reset.title"),
+                lines: [
+                    UIText("fido.reset.reinsert"), UIText("fido.reset.step1"), UIText("fido.reset.step2"),
+                    UIText("fido.reset.step3"),
+                ],
+                style: theme.warning, footer: UIText("fido.reset.cancelHint"))
         case .insertKey:
-            message(title: UIText("fido.reset.title"),
-                    lines: [UIText("fido.reset.reinsert"), UIText("fido.reset.step1Done", ["check": check]),
-                            UIText("fido.reset.step2"), UIText("fido.reset.step3")],
-                    style: theme.warning, footer: UIText("fido.reset.cancelHint"))
+            message(
+                title: UIText("fido.reset.title"),
+                lines: [
+                    UIText("fido.reset.reinsert"), UIText("fido.reset.step1Done", ["check": check]),
+                    UIText("fido.reset.step2"), UIText("fido.reset.step3"),
+                ],
+                style: theme.warning, footer: UIText("fido.reset.cancelHint"))
         }
     }
 }

@@ -74,17 +74,21 @@ struct OATHView {
             let label = app.text(UIText("view.filter"))
             screen.draw(" " + label, row: top, column: 0, style: theme.heading)
             let column = label.cellWidth + 2
-            screen.draw(oath.filter.text, row: top, column: column, style: oath.filterFocused ? theme.field : .plain,
-                        width: max(0, area.width - column))
+            screen.draw(
+                oath.filter.text, row: top, column: column, style: oath.filterFocused ? theme.field : .plain,
+                width: max(0, area.width - column))
             if oath.filterFocused {
-                screen.setCursor(row: top, column: column + String(oath.filter.text.prefix(oath.filter.cursor)).cellWidth)
+                screen.setCursor(
+                    row: top, column: column + String(oath.filter.text.prefix(oath.filter.cursor)).cellWidth)
             }
             top += 1
         }
         let visible = oath.visibleAccounts
         if visible.isEmpty {
-            let what = oath.accounts.isEmpty ? UIText("view.noAccounts", ["add": String(state.bindings.key(for: .add))])
-                                             : UIText("view.noMatch", ["filter": oath.filter.text])
+            let what =
+                oath.accounts.isEmpty
+                ? UIText("view.noAccounts", ["add": String(state.bindings.key(for: .add))])
+                : UIText("view.noMatch", ["filter": oath.filter.text])
             screen.draw(" " + app.text(what), row: top + 1, column: 0, style: theme.dim, width: area.width)
             return
         }
@@ -98,7 +102,8 @@ struct OATHView {
         }
         if visible.count > rows, rows > 0 {
             let more = "\(first + 1)-\(min(visible.count, first + rows))/\(visible.count)"
-            screen.draw(more, row: area.row + area.height - 1, column: area.width - more.cellWidth - 1, style: theme.dim)
+            screen.draw(
+                more, row: area.row + area.height - 1, column: area.width - more.cellWidth - 1, style: theme.dim)
         }
     }
 
@@ -108,12 +113,14 @@ struct OATHView {
         screen.draw(String.spaces(area.width), row: y, column: 0, style: base)
         var x = 0
         let pinned = state.oath.pinned.contains(account.id)
-        screen.draw(pinned ? (unicode ? "★ " : "* ") : "  ", row: y, column: x,
-                    style: selected ? base : theme.pinned)
+        screen.draw(
+            pinned ? (unicode ? "★ " : "* ") : "  ", row: y, column: x,
+            style: selected ? base : theme.pinned)
         x += 2
         if c.issuer > 0 {
-            screen.draw((account.issuer ?? "").padded(toCells: c.issuer, unicode: unicode), row: y, column: x,
-                        style: selected ? base : theme.heading)
+            screen.draw(
+                (account.issuer ?? "").padded(toCells: c.issuer, unicode: unicode), row: y, column: x,
+                style: selected ? base : theme.heading)
             x += c.issuer + 1
             screen.draw(account.name.padded(toCells: c.name, unicode: unicode), row: y, column: x, style: base)
         } else {
@@ -127,23 +134,28 @@ struct OATHView {
             let expiring = !account.isHOTP && remaining < 5
             var codeStyle = expiring ? theme.codeExpiring : theme.code
             if selected { codeStyle.reverse = true }
-            screen.draw(Self.grouped(code.value).padded(toCells: c.code, alignment: .right, unicode: unicode),
-                        row: y, column: x, style: codeStyle)
+            screen.draw(
+                Self.grouped(code.value).padded(toCells: c.code, alignment: .right, unicode: unicode),
+                row: y, column: x, style: codeStyle)
             x += c.code + 1
             if !account.isHOTP {
                 if c.bar > 0 {
                     let fraction = max(0, min(1, remaining / Double(account.period)))
                     var barStyle = expiring ? theme.barLow : theme.barFull
                     if selected { barStyle.reverse = true }
-                    screen.draw(Widgets.bar(fraction: fraction, width: c.bar, unicode: unicode), row: y, column: x, style: barStyle)
+                    screen.draw(
+                        Widgets.bar(fraction: fraction, width: c.bar, unicode: unicode), row: y, column: x,
+                        style: barStyle)
                     x += c.bar + 1
                 }
                 let seconds = String(Int(remaining.rounded(.up)))
-                screen.draw(String.spaces(max(0, 3 - seconds.count)) + seconds + "s", row: y, column: x,
-                            style: base)
+                screen.draw(
+                    String.spaces(max(0, 3 - seconds.count)) + seconds + "s", row: y, column: x,
+                    style: base)
             } else {
-                screen.draw(app.text(UIText("view.hotpAgain")), row: y, column: x, style: selected ? base : theme.dim,
-                            width: max(0, area.width - x))
+                screen.draw(
+                    app.text(UIText("view.hotpAgain")), row: y, column: x, style: selected ? base : theme.dim,
+                    width: max(0, area.width - x))
             }
         } else {
             let label: UIText
@@ -157,8 +169,9 @@ struct OATHView {
                 label = UIText("view.calculating")
             }
             let style = account.calculating && account.requiresTouch ? theme.warning : theme.dim
-            screen.draw(app.text(label).padded(toCells: max(0, area.width - x), unicode: unicode), row: y, column: x,
-                        style: selected ? base : style)
+            screen.draw(
+                app.text(label).padded(toCells: max(0, area.width - x), unicode: unicode), row: y, column: x,
+                style: selected ? base : style)
         }
     }
 
@@ -179,17 +192,26 @@ extension OATHView: TabView {
     static func hints(_ state: AppState, app: AppView) -> String {
         let b = state.bindings
         if state.oath.filterFocused { return app.text(UIText("view.hints.filter")) }
-        if state.oath.phase == .locked { return app.text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))])) }
+        if state.oath.phase == .locked {
+            return app.text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))]))
+        }
         // No accounts to act on: only what works everywhere.
         switch state.oath.phase {
         case .noKey, .unavailable:
-            return app.text(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+            return app.text(
+                UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
         default: break
         }
-        return app.text(UIText("view.hints.oath", [
-            "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)), "add": String(b.key(for: .add)),
-            "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)), "pin": String(b.key(for: .pin)),
-            "password": String(b.key(for: .password)), "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
-        ]))
+        return app.text(
+            UIText(
+                "view.hints.oath",
+                [
+                    "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)),
+                    "add": String(b.key(for: .add)),
+                    "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)),
+                    "pin": String(b.key(for: .pin)),
+                    "password": String(b.key(for: .password)), "help": String(b.key(for: .help)),
+                    "quit": String(b.key(for: .quit)),
+                ]))
     }
 }

@@ -6,7 +6,9 @@ import KeyKit
 extension PIVTabView {
     func details(_ slot: PIVSlotInfo, _ info: PIVInfo, _ state: AppState) {
         var lines: [(UIText, String, TextStyle)] = []
-        func add(_ label: String, _ value: String, _ style: TextStyle = .plain) { lines.append((UIText(label), value, style)) }
+        func add(_ label: String, _ value: String, _ style: TextStyle = .plain) {
+            lines.append((UIText(label), value, style))
+        }
         if let c = slot.certificate {
             add("piv.details.subject", c.subject.isEmpty ? app.text(UIText("piv.view.noSubject")) : c.subject)
             add("piv.details.issuer", c.issuer)
@@ -14,10 +16,14 @@ extension PIVTabView {
             add("piv.details.notBefore", c.notBefore.map(PIVTabView.dateTime) ?? "?")
             let (validity, style) = expiry(c, now: state.now)
             add("piv.details.notAfter", (c.notAfter.map(PIVTabView.dateTime) ?? "?") + validity, style)
-            add("piv.details.keyUsage", c.keyUsage.map { $0.isEmpty ? app.text(UIText("piv.details.none")) : $0.joined(separator: ", ") }
-                ?? app.text(UIText("piv.details.noExtension")))
-            add("piv.details.alternativeNames",
-                c.alternativeNames.isEmpty ? app.text(UIText("piv.details.none")) : c.alternativeNames.joined(separator: ", "))
+            add(
+                "piv.details.keyUsage",
+                c.keyUsage.map { $0.isEmpty ? app.text(UIText("piv.details.none")) : $0.joined(separator: ", ") }
+                    ?? app.text(UIText("piv.details.noExtension")))
+            add(
+                "piv.details.alternativeNames",
+                c.alternativeNames.isEmpty
+                    ? app.text(UIText("piv.details.none")) : c.alternativeNames.joined(separator: ", "))
             add("piv.details.fingerprint", c.fingerprint)
             add("piv.details.signatureAlgorithm", c.signatureAlgorithm)
         } else if let problem = slot.certificateProblem {
@@ -43,11 +49,16 @@ extension PIVTabView {
         let labelWidth = min(24, (lines.map { app.text($0.0).cellWidth }.max() ?? 10) + 2)
         let valueColumn = area.column + 1 + labelWidth
         let valueWidth = max(1, area.width - valueColumn - 1)
-        let title = app.text(UIText("piv.details.title", ["slot": slot.slot.description])) + dot + app.text(slotName(slot.slot))
-        var shown: [(label: String, value: String, style: TextStyle)] = [(" " + title + working(state), "", theme.heading), ("", "", .plain)]
+        let title =
+            app.text(UIText("piv.details.title", ["slot": slot.slot.description])) + dot + app.text(slotName(slot.slot))
+        var shown: [(label: String, value: String, style: TextStyle)] = [
+            (" " + title + working(state), "", theme.heading), ("", "", .plain),
+        ]
         for (label, value, style) in lines {
             // A fingerprint breaks at its colons, nowhere else.
-            let pieces = label.key == "piv.details.fingerprint" ? fingerprintLines(value, width: valueWidth) : wrap(value, width: valueWidth)
+            let pieces =
+                label.key == "piv.details.fingerprint"
+                ? fingerprintLines(value, width: valueWidth) : wrap(value, width: valueWidth)
             for (i, piece) in pieces.enumerated() {
                 shown.append((i == 0 ? " " + app.text(label) : "", piece, style))
             }
@@ -65,8 +76,9 @@ extension PIVTabView {
             screen.draw(line.value, row: row, column: valueColumn, style: line.style, width: valueWidth)
         }
         if more {
-            screen.draw(" " + app.text(UIText("piv.view.more")), row: area.row + rows - 1, column: area.column,
-                        style: theme.dim, width: area.width)
+            screen.draw(
+                " " + app.text(UIText("piv.view.more")), row: area.row + rows - 1, column: area.column,
+                style: theme.dim, width: area.width)
         }
     }
 
@@ -75,8 +87,10 @@ extension PIVTabView {
         switch c.expiry(now: now) {
         case .valid(let days?): return (dot + app.text(UIText("piv.details.daysLeft", ["days": String(days)])), .plain)
         case .valid(nil): return ("", .plain)
-        case .soon(let days): return (dot + app.text(UIText("piv.details.daysLeft", ["days": String(days)])), theme.warning)
-        case .expired(let days): return (dot + app.text(UIText("piv.details.expired", ["days": String(days)])), theme.error)
+        case .soon(let days):
+            return (dot + app.text(UIText("piv.details.daysLeft", ["days": String(days)])), theme.warning)
+        case .expired(let days):
+            return (dot + app.text(UIText("piv.details.expired", ["days": String(days)])), theme.error)
         case .notYetValid: return (dot + app.text(UIText("piv.details.notYetValid")), theme.error)
         }
     }
@@ -104,7 +118,9 @@ extension PIVTabView {
     func pinPolicy(_ policy: PIV.PINPolicy, slot: PIV.Slot) -> UIText {
         switch policy {
         case .default:
-            return UIText(PIVSignatureCheck.needsPIN(slot, pinPolicy: .default) ? "piv.pinPolicy.defaultPIN" : "piv.pinPolicy.defaultNever")
+            return UIText(
+                PIVSignatureCheck.needsPIN(slot, pinPolicy: .default)
+                    ? "piv.pinPolicy.defaultPIN" : "piv.pinPolicy.defaultNever")
         case .never: return UIText("piv.pinPolicy.never")
         case .once: return UIText("piv.pinPolicy.once")
         case .always: return UIText("piv.pinPolicy.always")

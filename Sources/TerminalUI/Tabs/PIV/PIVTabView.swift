@@ -62,14 +62,19 @@ struct PIVTabView {
     func secrets(_ info: PIVInfo) -> [(UIText, String, TextStyle)] {
         var lines: [(UIText, String, TextStyle)] = []
         var version = info.version
-        if let serial = info.serial { version += dot + app.text(UIText("view.status.serial", ["serial": String(serial)])) }
+        if let serial = info.serial {
+            version += dot + app.text(UIText("view.status.serial", ["serial": String(serial)]))
+        }
         lines.append((UIText("piv.view.version"), version, .plain))
 
-        func tries(_ left: Int?, _ total: Int?, isDefault: Bool?, defaultHint: String, blocked: String) -> (String, TextStyle) {
+        func tries(_ left: Int?, _ total: Int?, isDefault: Bool?, defaultHint: String, blocked: String) -> (
+            String, TextStyle
+        ) {
             guard let left else { return (app.text(UIText("piv.view.triesUnknown")), theme.dim) }
             if left == 0 { return (app.text(UIText(blocked)), theme.error) }
-            var text = app.text(total.map { UIText("piv.view.triesOf", ["left": String(left), "total": String($0)]) }
-                                ?? UIText("piv.view.tries", ["left": String(left)]))
+            var text = app.text(
+                total.map { UIText("piv.view.triesOf", ["left": String(left), "total": String($0)]) }
+                    ?? UIText("piv.view.tries", ["left": String(left)]))
             var style = left < (total ?? PIV.defaultRetries) ? theme.warning : TextStyle.plain
             if isDefault == true {
                 text += dot + app.text(UIText(defaultHint))
@@ -77,21 +82,27 @@ struct PIVTabView {
             }
             return (text, style)
         }
-        let pin = tries(info.pinRetries, info.pinTotal, isDefault: info.pinDefault, defaultHint: "piv.view.defaultPIN",
-                        blocked: "piv.view.pinBlocked")
+        let pin = tries(
+            info.pinRetries, info.pinTotal, isDefault: info.pinDefault, defaultHint: "piv.view.defaultPIN",
+            blocked: "piv.view.pinBlocked")
         lines.append((UIText("piv.view.pin"), pin.0, pin.1))
-        let puk = tries(info.pukRetries, info.pukTotal, isDefault: info.pukDefault, defaultHint: "piv.view.defaultPUK",
-                        blocked: "piv.view.pukBlocked")
+        let puk = tries(
+            info.pukRetries, info.pukTotal, isDefault: info.pukDefault, defaultHint: "piv.view.defaultPUK",
+            blocked: "piv.view.pukBlocked")
         lines.append((UIText("piv.view.puk"), puk.0, puk.1))
         if let algorithm = info.managementKey {
             if info.managementKeyDefault == true {
-                lines.append((UIText("piv.view.managementKey"),
-                              algorithm.description + dot + app.text(UIText("piv.view.defaultManagementKey")), theme.warning))
+                lines.append(
+                    (
+                        UIText("piv.view.managementKey"),
+                        algorithm.description + dot + app.text(UIText("piv.view.defaultManagementKey")), theme.warning
+                    ))
             } else {
                 lines.append((UIText("piv.view.managementKey"), algorithm.description, .plain))
             }
         } else {
-            lines.append((UIText("piv.view.managementKey"), app.text(UIText("piv.view.managementKeyUnknown")), theme.dim))
+            lines.append(
+                (UIText("piv.view.managementKey"), app.text(UIText("piv.view.managementKeyUnknown")), theme.dim))
         }
         return lines
     }
@@ -103,12 +114,16 @@ struct PIVTabView {
         let valueWidth = max(1, area.width - valueColumn - 1)
         var row = area.row
         let bottom = area.row + area.height
-        screen.draw(" " + app.text(UIText("piv.view.title")) + working(state), row: row, column: area.column,
-                    style: theme.heading, width: area.width)
+        screen.draw(
+            " " + app.text(UIText("piv.view.title")) + working(state), row: row, column: area.column,
+            style: theme.heading, width: area.width)
         row += 2
         for (label, value, style) in fields {
             for (i, piece) in wrap(value, width: valueWidth).enumerated() where row < bottom {
-                if i == 0 { screen.draw(" " + app.text(label), row: row, column: area.column, style: theme.dim, width: labelWidth + 1) }
+                if i == 0 {
+                    screen.draw(
+                        " " + app.text(label), row: row, column: area.column, style: theme.dim, width: labelWidth + 1)
+                }
                 screen.draw(piece, row: row, column: valueColumn, style: style, width: valueWidth)
                 row += 1
             }
@@ -117,7 +132,8 @@ struct PIVTabView {
         let alert = state.piv.alert.map { wrap(app.resolve($0), width: area.width - 3) } ?? []
         slots(info, state, top: row, bottom: bottom - (alert.isEmpty ? 0 : alert.count + 1))
         for (i, line) in alert.enumerated() {
-            screen.draw(" " + line, row: bottom - alert.count + i, column: area.column, style: theme.warning, width: area.width)
+            screen.draw(
+                " " + line, row: bottom - alert.count + i, column: area.column, style: theme.warning, width: area.width)
         }
     }
 
@@ -128,19 +144,25 @@ struct PIVTabView {
         let rows = info.rows
         let width = area.width - 1
         let unknown = app.text(UIText("piv.view.unknown"))
-        let keyWidth = ([app.text(UIText("piv.view.column.key")), app.text(UIText("piv.view.noKey")), "RSA4096"]
-            .map(\.cellWidth).max() ?? 7) + 2
+        let keyWidth =
+            ([app.text(UIText("piv.view.column.key")), app.text(UIText("piv.view.noKey")), "RSA4096"]
+                .map(\.cellWidth).max() ?? 7) + 2
         let expiryWidth = max(10, app.text(UIText("piv.view.column.expires")).cellWidth) + 1
         let names = rows.map { $0.slot.description + " " + app.text(slotName($0.slot)) }
         let slotWidth = max(4, min((names.map(\.cellWidth).max() ?? 4) + 2, width - keyWidth - expiryWidth - 12))
         let certificateWidth = max(1, width - slotWidth - keyWidth - expiryWidth)
         func line(_ cells: [(String, Int)]) -> String {
-            cells.map { $0.0.truncated(toCells: $0.1 - 1, unicode: screen.unicode).padded(toCells: $0.1, unicode: screen.unicode) }
-                .joined()
+            cells.map {
+                $0.0.truncated(toCells: $0.1 - 1, unicode: screen.unicode).padded(
+                    toCells: $0.1, unicode: screen.unicode)
+            }
+            .joined()
         }
-        let heading = line([(app.text(UIText("piv.view.column.slot")), slotWidth), (app.text(UIText("piv.view.column.key")), keyWidth),
-                            (app.text(UIText("piv.view.column.certificate")), certificateWidth),
-                            (app.text(UIText("piv.view.column.expires")), expiryWidth)])
+        let heading = line([
+            (app.text(UIText("piv.view.column.slot")), slotWidth), (app.text(UIText("piv.view.column.key")), keyWidth),
+            (app.text(UIText("piv.view.column.certificate")), certificateWidth),
+            (app.text(UIText("piv.view.column.expires")), expiryWidth),
+        ])
         screen.draw(" " + heading, row: top, column: area.column, style: theme.dim, width: area.width)
         let visible = bottom - top - 1
         let selected = max(0, min(rows.count - 1, state.piv.selectedRow))
@@ -179,14 +201,21 @@ struct PIVTabView {
             }
             let isSelected = i == selected
             let base: TextStyle = isSelected ? theme.selection : (slot.isEmpty ? theme.dim : .plain)
-            let text = " " + line([(names[i], slotWidth), (key, keyWidth), (certificate, certificateWidth), (expiry, expiryWidth)])
-            screen.draw(text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column, style: base)
+            let text =
+                " "
+                + line([(names[i], slotWidth), (key, keyWidth), (certificate, certificateWidth), (expiry, expiryWidth)])
+            screen.draw(
+                text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column, style: base)
             let certificateColumn = area.column + 1 + slotWidth + keyWidth
             if certificateStyle != .plain, !isSelected {
-                screen.draw(certificate, row: y, column: certificateColumn, style: certificateStyle, width: certificateWidth - 1)
+                screen.draw(
+                    certificate, row: y, column: certificateColumn, style: certificateStyle, width: certificateWidth - 1
+                )
             }
             if expiryStyle != .plain {
-                screen.draw(expiry, row: y, column: certificateColumn + certificateWidth, style: expiryStyle, width: expiryWidth)
+                screen.draw(
+                    expiry, row: y, column: certificateColumn + certificateWidth, style: expiryStyle, width: expiryWidth
+                )
             }
         }
         if rows.count > visible {
@@ -215,12 +244,16 @@ struct PIVTabView {
             if state.piv.showDetails {
                 parts = [UIText("piv.hint.back"), UIText("piv.hint.verify"), UIText("piv.hint.export")]
             } else {
-                parts = [UIText("piv.hint.details"), UIText("piv.hint.verify"), UIText("piv.hint.pin"), UIText("piv.hint.puk"),
-                         UIText("piv.hint.unblock"), UIText("piv.hint.export"), UIText("piv.hint.reload")]
+                parts = [
+                    UIText("piv.hint.details"), UIText("piv.hint.verify"), UIText("piv.hint.pin"),
+                    UIText("piv.hint.puk"),
+                    UIText("piv.hint.unblock"), UIText("piv.hint.export"), UIText("piv.hint.reload"),
+                ]
             }
         }
         let b = state.bindings
-        parts.append(UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+        parts.append(
+            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
         return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
     }
 
@@ -233,12 +266,15 @@ struct PIVTabView {
     /// "Touch your key" in a box: the key signs once touched (and gives up by itself when it is not).
     func touch(_ state: AppState) {
         let slot = state.piv.selected?.slot.description ?? ""
-        let lines = [app.text(UIText("piv.touch.title")), ""] + wrap(app.text(UIText("piv.touch.note", ["slot": slot])), width: 62)
+        let lines =
+            [app.text(UIText("piv.touch.title")), ""]
+            + wrap(app.text(UIText("piv.touch.note", ["slot": slot])), width: 62)
         let box = app.overlayBox(lines: lines.count, width: 66)
         box.draw(on: screen, title: app.text(UIText("piv.touch.box")), style: theme.border, titleStyle: theme.warning)
         for (i, line) in lines.enumerated() where i < box.innerHeight {
-            screen.draw(" " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? theme.warning : .plain,
-                        width: box.innerWidth)
+            screen.draw(
+                " " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? theme.warning : .plain,
+                width: box.innerWidth)
         }
     }
 

@@ -12,8 +12,9 @@ enum APDUFixture {
 
     static func console() -> AppState {
         var state = Fixture.loaded([Fixture.entry("a", code: "123456", from: 990)])
-        var info = KeyInfo(reader: Fixture.reader.name, atr: [], device: DeviceInfo(serial: 28_123_456, version: Version(5, 7, 2)),
-                           applications: ["OATH"], overNFC: false)
+        var info = KeyInfo(
+            reader: Fixture.reader.name, atr: [], device: DeviceInfo(serial: 28_123_456, version: Version(5, 7, 2)),
+            applications: ["OATH"], overNFC: false)
         info.device.formFactor = .usbAKeychain
         _ = update(&state, .probed(keyID: Fixture.reader.id, info))
         state.status = nil
@@ -45,9 +46,14 @@ enum APDUFixture {
     static func words(_ text: UIText) -> String { english.text(text) }
 
     /// Answers command `id` (sent as `bytes`) with `response`, in one exchange.
-    static func answer(_ state: inout AppState, id: Int, _ bytes: [UInt8], _ response: Response = Response(status: .ok)) {
-        _ = update(&state, .apdu(.answered(keyID: state.apdu.keyID ?? Fixture.reader.id, id: id,
-                                           exchanges: [APDUExchange(command: bytes, response: response.bytes)], response: response)))
+    static func answer(_ state: inout AppState, id: Int, _ bytes: [UInt8], _ response: Response = Response(status: .ok))
+    {
+        _ = update(
+            &state,
+            .apdu(
+                .answered(
+                    keyID: state.apdu.keyID ?? Fixture.reader.id, id: id,
+                    exchanges: [APDUExchange(command: bytes, response: response.bytes)], response: response)))
     }
 
     /// The OATH SELECT answer of a key with no password: version, name (salt) — YKOATH.
@@ -62,10 +68,13 @@ struct APDUInputTests {
         #expect(bytes == APDUFixture.selectOATHBytes)
         #expect(label == "SELECT OATH")  // typed in hex, labelled as the shortcut is
         #expect(summary.key == "apdu.input.ok")
-        #expect(summary.arguments["bytes"] == "12" && summary.arguments["case"] == "3" && summary.arguments["lc"] == "7")
+        #expect(
+            summary.arguments["bytes"] == "12" && summary.arguments["case"] == "3" && summary.arguments["lc"] == "7")
         #expect(summary.arguments["ins"] == "A4" && summary.arguments["le"] == "-")
-        for text in ["00 A4 04 00 07 A0 00 00 05 27 21 01", "00a4 0400 07 a0000005272101", "00:A4:04:00:07:A0:00:00:05:27:21:01",
-                     "  00A4040007A0000005272101  "] {
+        for text in [
+            "00 A4 04 00 07 A0 00 00 05 27 21 01", "00a4 0400 07 a0000005272101", "00:A4:04:00:07:A0:00:00:05:27:21:01",
+            "  00A4040007A0000005272101  ",
+        ] {
             guard case .command(let b, _, _) = parseAPDUInput(text) else { Issue.record("\(text)"); continue }
             #expect(b == APDUFixture.selectOATHBytes, "\(text)")
         }
@@ -127,7 +136,9 @@ struct APDUInputTests {
     }
 
     @Test func selectByAIDInHex() {
-        guard case .command(let bytes, let label, _) = parseAPDUInput("sel A0:00:00:03:08:01") else { Issue.record("aid"); return }
+        guard case .command(let bytes, let label, _) = parseAPDUInput("sel A0:00:00:03:08:01") else {
+            Issue.record("aid"); return
+        }
         #expect(bytes == [0x00, 0xA4, 0x04, 0x00, 0x06, 0xA0, 0x00, 0x00, 0x03, 0x08, 0x01])
         #expect(label == "SELECT A00000030801")
         // A longer AID that starts with a known one names that application.
@@ -140,13 +151,18 @@ struct APDUInputTests {
 @Suite("Model: APDU console answers")
 struct APDUAnswerTests {
     @Test func oathSelectAnswerShowsStatusMeaningHexAndNamedTLV() {
-        let lines = apduAnswerLines(exchanges: [APDUExchange(command: APDUFixture.selectOATHBytes,
-                                                             response: APDUFixture.oathSelectData + [0x90, 0x00])],
-                                    response: Response(data: APDUFixture.oathSelectData, status: .ok), application: "OATH")
+        let lines = apduAnswerLines(
+            exchanges: [
+                APDUExchange(
+                    command: APDUFixture.selectOATHBytes,
+                    response: APDUFixture.oathSelectData + [0x90, 0x00])
+            ],
+            response: Response(data: APDUFixture.oathSelectData, status: .ok), application: "OATH")
         #expect(lines.first?.kind == .ok)
         #expect(lines.first.map { APDUFixture.words($0.text) } == "< SW=9000 (success)")
         #expect(lines.first?.suffix?.key == "apdu.log.bytes")
-        #expect(lines.contains { $0.kind == .data && $0.text.literal == "  79 03 05 07 02 71 08 01 02 03 04 05 06 07 08" })
+        #expect(
+            lines.contains { $0.kind == .data && $0.text.literal == "  79 03 05 07 02 71 08 01 02 03 04 05 06 07 08" })
         // One exchange: no wire lines.
         #expect(!lines.contains { $0.kind == .wire })
         #expect(lines.contains { $0.text.key == "apdu.log.tlvSimple" || $0.text.key == "apdu.log.tlv" })
@@ -159,8 +175,9 @@ struct APDUAnswerTests {
     }
 
     @Test func failureStatusWordsSayWhatTheyMean() {
-        let lines = apduAnswerLines(exchanges: [APDUExchange(command: [0, 0xA4, 4, 0, 5, 1, 2, 3, 4, 5], response: [0x6A, 0x82])],
-                                    response: Response(status: .fileNotFound), application: nil)
+        let lines = apduAnswerLines(
+            exchanges: [APDUExchange(command: [0, 0xA4, 4, 0, 5, 1, 2, 3, 4, 5], response: [0x6A, 0x82])],
+            response: Response(status: .fileNotFound), application: nil)
         #expect(lines.count == 1)
         #expect(lines[0].kind == .failure)
         #expect(APDUFixture.words(lines[0].text) == "< SW=6A82 (file or application not found)")
@@ -169,11 +186,15 @@ struct APDUAnswerTests {
 
     @Test func chainedAnswersShowEveryExchangeOnTheWire() {
         let exchanges = [
-            APDUExchange(command: [0x00, 0xA4, 0x04, 0x00, 0x07] + AID.oath + [0x04], response: [0x79, 0x03, 0x05, 0x07, 0x61, 0x0A]),
-            APDUExchange(command: [0x00, 0xA5, 0x00, 0x00], response: [0x02, 0x71, 0x08, 1, 2, 3, 4, 5, 6, 7, 8, 0x90, 0x00]),
+            APDUExchange(
+                command: [0x00, 0xA4, 0x04, 0x00, 0x07] + AID.oath + [0x04],
+                response: [0x79, 0x03, 0x05, 0x07, 0x61, 0x0A]),
+            APDUExchange(
+                command: [0x00, 0xA5, 0x00, 0x00], response: [0x02, 0x71, 0x08, 1, 2, 3, 4, 5, 6, 7, 8, 0x90, 0x00]),
         ]
-        let lines = apduAnswerLines(exchanges: exchanges, response: Response(data: APDUFixture.oathSelectData, status: .ok),
-                                    application: "OATH")
+        let lines = apduAnswerLines(
+            exchanges: exchanges, response: Response(data: APDUFixture.oathSelectData, status: .ok),
+            application: "OATH")
         let wire = lines.filter { $0.kind == .wire }
         #expect(wire.count == 4)
         #expect(wire[0].text.literal == "  → 00A4040007A000000527210104")
@@ -195,7 +216,8 @@ struct APDUAnswerTests {
         #expect(parsed.lines.map(\.text) == ["61 (7)", "4F (2) A000", "50 (1) 41"])
         // Not TLV at all: none; printable text is shown as text.
         #expect(apduTLVLines([0x55, 0x32, 0x46, 0x5F, 0x56, 0x32]) == nil)
-        let u2f = apduAnswerLines(exchanges: [], response: Response(data: Array("U2F_V2".utf8), status: .ok), application: "FIDO")
+        let u2f = apduAnswerLines(
+            exchanges: [], response: Response(data: Array("U2F_V2".utf8), status: .ok), application: "FIDO")
         #expect(u2f.contains { $0.text.key == "apdu.log.text" && $0.text.arguments["text"] == "U2F_V2" })
         #expect(apduTLVLines([]) == nil)
     }
@@ -248,10 +270,17 @@ struct APDUConsoleTests {
         #expect(state.apdu.log[0].text.arguments["name"] == state.selectedKey?.model)
 
         // The answer: the status word, the data, the TLV view with the OATH names; OATH is now selected.
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1,
-                                           exchanges: [APDUExchange(command: APDUFixture.selectOATHBytes,
-                                                                    response: APDUFixture.oathSelectData + [0x90, 0x00])],
-                                           response: Response(data: APDUFixture.oathSelectData, status: .ok))))
+        _ = update(
+            &state,
+            .apdu(
+                .answered(
+                    keyID: Fixture.reader.id, id: 1,
+                    exchanges: [
+                        APDUExchange(
+                            command: APDUFixture.selectOATHBytes,
+                            response: APDUFixture.oathSelectData + [0x90, 0x00])
+                    ],
+                    response: Response(data: APDUFixture.oathSelectData, status: .ok))))
         #expect(state.apdu.pending == nil && state.apdu.connected)
         #expect(state.apdu.application == "OATH")
         #expect(APDUFixture.log(state).contains("< SW=9000 (success)"))
@@ -263,14 +292,24 @@ struct APDUConsoleTests {
         #expect(APDUFixture.sent(next)?.remaining == 0xA5)
         #expect(APDUFixture.sent(next)?.id == 2)
         #expect(APDUFixture.log(state).filter { $0 == "apdu.note.connecting" }.count == 1)
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 2, exchanges: [APDUExchange(command: [0, 0xA1, 0, 0], response: [0x90, 0])],
-                                           response: Response(status: .ok))))
+        _ = update(
+            &state,
+            .apdu(
+                .answered(
+                    keyID: Fixture.reader.id, id: 2,
+                    exchanges: [APDUExchange(command: [0, 0xA1, 0, 0], response: [0x90, 0])],
+                    response: Response(status: .ok))))
         // Another application's answers are fetched with GET RESPONSE.
         let sel = APDUFixture.send("sel piv", &state)
         #expect(APDUFixture.sent(sel)?.remaining == 0xC0)
         #expect(state.apdu.log.last?.suffix?.literal == "SELECT PIV")
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 3, exchanges: [APDUExchange(command: APDUFixture.sent(sel)!.bytes, response: [0x6A, 0x82])],
-                                           response: Response(status: .fileNotFound))))
+        _ = update(
+            &state,
+            .apdu(
+                .answered(
+                    keyID: Fixture.reader.id, id: 3,
+                    exchanges: [APDUExchange(command: APDUFixture.sent(sel)!.bytes, response: [0x6A, 0x82])],
+                    response: Response(status: .fileNotFound))))
         // A failed SELECT leaves nothing selected.
         #expect(state.apdu.application == nil)
         #expect(APDUFixture.log(state).last == "< SW=6A82 (file or application not found)")
@@ -305,8 +344,10 @@ struct APDUConsoleTests {
         #expect(state.apdu.input.text == "00A40400")
         #expect(state.apdu.history.count == 1)
         // An answer to another command, or for another key, changes nothing.
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 7, exchanges: [], response: Response(status: .ok))))
-        _ = update(&state, .apdu(.answered(keyID: Fixture.other.id, id: 1, exchanges: [], response: Response(status: .ok))))
+        _ = update(
+            &state, .apdu(.answered(keyID: Fixture.reader.id, id: 7, exchanges: [], response: Response(status: .ok))))
+        _ = update(
+            &state, .apdu(.answered(keyID: Fixture.other.id, id: 1, exchanges: [], response: Response(status: .ok))))
         #expect(state.apdu.pending == 1)
     }
 
@@ -323,11 +364,14 @@ struct APDUConsoleTests {
         var state = APDUFixture.console()
         for (i, line) in ["sel oath", "00A4040007A0000005272101", "00A10000"].enumerated() {
             _ = APDUFixture.send(line, &state)
-            _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: i + 1, exchanges: [], response: Response(status: .ok))))
+            _ = update(
+                &state,
+                .apdu(.answered(keyID: Fixture.reader.id, id: i + 1, exchanges: [], response: Response(status: .ok))))
         }
         // The same line twice in a row is kept once.
         _ = APDUFixture.send("00A10000", &state)
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 4, exchanges: [], response: Response(status: .ok))))
+        _ = update(
+            &state, .apdu(.answered(keyID: Fixture.reader.id, id: 4, exchanges: [], response: Response(status: .ok))))
         #expect(state.apdu.history == ["sel oath", "00A4040007A0000005272101", "00A10000"])
         _ = Fixture.type("00CA", into: &state)
         _ = update(&state, .keyPress(.up))
@@ -356,7 +400,9 @@ struct APDUConsoleTests {
         APDUFixture.answer(&state, id: 1, APDUFixture.selectOATHBytes)
         #expect(state.apdu.connected && state.apdu.application == "OATH")
         _ = APDUFixture.send("00A10000", &state)
-        _ = update(&state, .apdu(.failed(keyID: Fixture.reader.id, id: 2, message: .literal("the key was removed"), keyGone: true)))
+        _ = update(
+            &state,
+            .apdu(.failed(keyID: Fixture.reader.id, id: 2, message: .literal("the key was removed"), keyGone: true)))
         #expect(!state.apdu.connected && state.apdu.application == nil && state.apdu.pending == nil)
         #expect(APDUFixture.log(state).suffix(2) == ["the key was removed", "status.keyGoneMidOperation"])
         // The next command opens a new connection, and says so.
@@ -371,7 +417,8 @@ struct APDUConsoleTests {
         #expect(commands.contains(.apdu(.close)))
         #expect(state.apdu.keyID == nil && state.apdu.pending == nil && !state.apdu.connected)
         #expect(APDUFixture.log(state).last == "apdu.note.closedLeft")
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
+        _ = update(
+            &state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
         #expect(!state.apdu.connected && state.apdu.application == nil)
         #expect(APDUFixture.log(state).last == "apdu.note.closedLeft")
     }
@@ -380,7 +427,8 @@ struct APDUConsoleTests {
         var state = APDUFixture.console()
         _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))
         _ = APDUFixture.send("sel oath", &state)
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
+        _ = update(
+            &state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
         _ = update(&state, .keyPress(.escape))
         _ = update(&state, .keyPress(.char("K")))
         _ = update(&state, .keyPress(.down))
@@ -397,7 +445,8 @@ struct APDUConsoleTests {
     @Test func otherTabsWorkOnTheKeyIsNotedBeforeTheNextCommand() {
         var state = APDUFixture.console()
         _ = APDUFixture.send("sel piv", &state)
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
+        _ = update(
+            &state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
         // The OATH codes are due again at the next period: the OATH tab reads them on the same key.
         let refresh = update(&state, .tick(now: 1021))
         #expect(refresh.contains { if case .oath(.refresh) = $0 { return true } else { return false } })
@@ -413,7 +462,9 @@ struct APDUConsoleTests {
         var state = APDUFixture.console()
         for i in 1...30 {
             _ = APDUFixture.send("00A10000", &state)
-            _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: i, exchanges: [], response: Response(status: .ok))))
+            _ = update(
+                &state,
+                .apdu(.answered(keyID: Fixture.reader.id, id: i, exchanges: [], response: Response(status: .ok))))
         }
         #expect(state.apdu.log.count == 61)
         _ = update(&state, .keyPress(.pageUp))
@@ -452,7 +503,8 @@ struct APDUConsoleTests {
 
         _ = update(&state, .keyPress(.enter))
         _ = APDUFixture.send(APDUFixture.selectOATH, &state)
-        _ = update(&state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
+        _ = update(
+            &state, .apdu(.answered(keyID: Fixture.reader.id, id: 1, exchanges: [], response: Response(status: .ok))))
         _ = update(&state, .keyPress(.escape))
         _ = update(&state, .keyPress(.char("s")))
         #expect(state.apdu.dialog?.kind == .save(.transcript))
@@ -468,7 +520,9 @@ struct APDUConsoleTests {
         #expect(save == [.apdu(.save(path: "/tmp/t.txt", .transcript(state.apdu.log), overwrite: false))])
         #expect(state.apdu.dialog == nil)
         // The file exists: a confirmation, and yes writes over it.
-        _ = update(&state, .apdu(.saveFailed(.transcript, path: "/tmp/t.txt", message: UIText("apdu.save.failed"), exists: true)))
+        _ = update(
+            &state,
+            .apdu(.saveFailed(.transcript, path: "/tmp/t.txt", message: UIText("apdu.save.failed"), exists: true)))
         #expect(state.apdu.dialog?.kind == .overwrite(.transcript, path: "/tmp/t.txt"))
         #expect(state.apdu.dialog?.form.isConfirmation == true)
         state.now += 1
@@ -478,14 +532,23 @@ struct APDUConsoleTests {
         #expect(state.status?.kind == .success)
         #expect(state.status?.text == UIText("apdu.save.saved.transcript", ["path": "/tmp/t.txt"]))
         // Other failures go to the status line.
-        _ = update(&state, .apdu(.saveFailed(.history, path: "/nope/h", message: UIText("apdu.save.failed", ["path": "/nope/h", "why": "No such file or directory"]), exists: false)))
+        _ = update(
+            &state,
+            .apdu(
+                .saveFailed(
+                    .history, path: "/nope/h",
+                    message: UIText("apdu.save.failed", ["path": "/nope/h", "why": "No such file or directory"]),
+                    exists: false)))
         #expect(state.status?.kind == .error && state.status?.text.key == "apdu.save.failed")
         #expect(state.apdu.dialog == nil)
         // The history goes to a file of its own.
         _ = update(&state, .keyPress(.char("h")))
         #expect(state.apdu.dialog?.kind == .save(.history))
         let history = update(&state, .keyPress(.enter))
-        #expect(history == [.apdu(.save(path: "ykterm-apdu-history.txt", .history([APDUFixture.selectOATH]), overwrite: false))])
+        #expect(
+            history == [
+                .apdu(.save(path: "ykterm-apdu-history.txt", .history([APDUFixture.selectOATH]), overwrite: false))
+            ])
     }
 }
 
@@ -603,13 +666,16 @@ struct APDUWorkTests {
         let dir = temporaryDirectory()
         let path = dir + "/transcript.txt"
         let tables = StringTables.load(language: "en")
-        let lines = [APDULogLine(.command, .literal("> 00A4040007A0000005272101"), suffix: .literal("SELECT OATH")),
-                     APDULogLine(.ok, .literal("< SW=9000 (success)"), suffix: UIText("apdu.log.bytes", ["count": "15"])),
-                     APDULogLine(.note, UIText("apdu.log.tlvSimple"))]
+        let lines = [
+            APDULogLine(.command, .literal("> 00A4040007A0000005272101"), suffix: .literal("SELECT OATH")),
+            APDULogLine(.ok, .literal("< SW=9000 (success)"), suffix: UIText("apdu.log.bytes", ["count": "15"])),
+            APDULogLine(.note, UIText("apdu.log.tlvSimple")),
+        ]
         let saved = APDUTabWork.save(path: path, .transcript(lines), overwrite: false, tables: tables)
         guard case .saved(.transcript, path) = saved else { Issue.record("\(saved)"); return }
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(text == "> 00A4040007A0000005272101  SELECT OATH\n< SW=9000 (success)  15 bytes\n  TLV (one-byte tags):\n")
+        #expect(
+            text == "> 00A4040007A0000005272101  SELECT OATH\n< SW=9000 (success)  15 bytes\n  TLV (one-byte tags):\n")
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         // Existing: refused, marked so the model asks; with overwrite it is replaced.
@@ -621,10 +687,12 @@ struct APDUWorkTests {
         guard case .saved = over else { Issue.record("\(over)"); return }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "sel oath\n00A10000\n")
         // A directory that is not there: a failure that names why.
-        let missing = APDUTabWork.save(path: dir + "/no/such/dir/t.txt", .history(["x"]), overwrite: false, tables: tables)
+        let missing = APDUTabWork.save(
+            path: dir + "/no/such/dir/t.txt", .history(["x"]), overwrite: false, tables: tables)
         guard case .saveFailed(_, _, let why, false) = missing else { Issue.record("\(missing)"); return }
         #expect(why.arguments["why"]?.isEmpty == false)
-        #expect(APDUTabWork.expandHome("~/x.txt").hasSuffix("/x.txt") && !APDUTabWork.expandHome("~/x.txt").hasPrefix("~"))
+        #expect(
+            APDUTabWork.expandHome("~/x.txt").hasSuffix("/x.txt") && !APDUTabWork.expandHome("~/x.txt").hasPrefix("~"))
         try? FileManager.default.removeItem(atPath: dir)
     }
 }
@@ -671,7 +739,8 @@ struct APDULabelTests {
         #expect(same == label)
         // An AID no one knows, or another instruction, gets no label.
         guard case .command(_, let unknown, _) = parseAPDUInput("00A4040005F000000001"),
-              case .command(_, let other, _) = parseAPDUInput("00A10000") else { return }
+            case .command(_, let other, _) = parseAPDUInput("00A10000")
+        else { return }
         #expect(unknown == nil && other == nil)
     }
 
@@ -681,8 +750,12 @@ struct APDULabelTests {
         let data: [UInt8] = [0x72, UInt8(name.count + 1), 0x21] + name + [0x71, 3] + Array("bob".utf8)
         let tlv = try #require(apduTLVLines(data, tagNames: oathTagNames))
         let english = StringTables.load(language: "en")
-        #expect(tlv.lines.map { $0.name.map(english.text) } == ["name list \"GitHub:alice@example.com\"", "name \"bob\""])
-        #expect(tlv.lines.map { $0.name.map(StringTables.load(language: "de").text) } == ["Namensliste „GitHub:alice@example.com“", "Name „bob“"])
+        #expect(
+            tlv.lines.map { $0.name.map(english.text) } == ["name list \"GitHub:alice@example.com\"", "name \"bob\""])
+        #expect(
+            tlv.lines.map { $0.name.map(StringTables.load(language: "de").text) } == [
+                "Namensliste „GitHub:alice@example.com“", "Name „bob“",
+            ])
         // Not valid UTF-8: the tag's name alone, the hex stays.
         let bad = try #require(apduTLVLines([0x71, 2, 0xFF, 0xFE], tagNames: oathTagNames))
         #expect(bad.lines.map { $0.name.map(english.text) } == ["name"])

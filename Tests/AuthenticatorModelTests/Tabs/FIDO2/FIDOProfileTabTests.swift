@@ -71,7 +71,8 @@ struct FIDOProfileTabTests {
         _ = update(&state, .keyPress(.char("s")))
         #expect(state.fido.dialog?.kind == .setPIN)
         // Once a PIN is set the key counts.
-        guard case .pinSet(_, let after, changed: false) = try await run(harness, .setPIN(Self.d, new: "fresh-pin")) else {
+        guard case .pinSet(_, let after, changed: false) = try await run(harness, .setPIN(Self.d, new: "fresh-pin"))
+        else {
             Issue.record("set PIN failed"); return
         }
         #expect(after.pinSet == true && after.retries == 8)
@@ -87,8 +88,13 @@ struct FIDOProfileTabTests {
         guard case .pinSet = try await run(harness, .changePIN(Self.d, current: "one-proto", new: "two-proto")) else {
             Issue.record("change PIN failed"); return
         }
-        guard case .verified(_, let info, let credentials) = try await run(harness, .verifyPIN(Self.d, pin: "two-proto",
-                                                                                             thenList: true)) else {
+        guard
+            case .verified(_, let info, let credentials) = try await run(
+                harness,
+                .verifyPIN(
+                    Self.d, pin: "two-proto",
+                    thenList: true))
+        else {
             Issue.record("verify PIN failed"); return
         }
         #expect(info.retries == 8 && credentials == [])

@@ -19,8 +19,9 @@ struct FIDOTabCredentialDetailTests {
         return state
     }
 
-    static let alice = FIDOCredential(rpID: "example.com", rpName: "Example", userName: "alice", displayName: "Alice",
-                                      credentialID: [1, 2, 3, 4], userID: [0xA1], credProtect: 2, largeBlobKey: true)
+    static let alice = FIDOCredential(
+        rpID: "example.com", rpName: "Example", userName: "alice", displayName: "Alice",
+        credentialID: [1, 2, 3, 4], userID: [0xA1], credProtect: 2, largeBlobKey: true)
 
     @Test func enterShowsTheDetailsAndEscGoesBackStepByStep() {
         var state = Self.listed([Self.alice])
@@ -44,14 +45,20 @@ struct FIDOTabCredentialDetailTests {
         _ = update(&state, .keyPress(.char("n")))
         let dialog = try #require(state.fido.dialog)
         #expect(dialog.kind == .renameCredential(id: Self.alice.id))
-        #expect(dialog.form[CredentialNameField.name] == "alice" && dialog.form[CredentialNameField.displayName] == "Alice")
+        #expect(
+            dialog.form[CredentialNameField.name] == "alice" && dialog.form[CredentialNameField.displayName] == "Alice")
         // Typing is text: the n of the binding does not rename again.
         _ = Fixture.type("@example.com", into: &state)
         _ = update(&state, .keyPress(.tab))
         for _ in 0..<5 { _ = update(&state, .keyPress(.backspace)) }
         let commands = update(&state, .keyPress(.enter))
-        #expect(commands == [.fido(.updateUser(F.d, credentialID: Self.alice.credentialID, userID: [0xA1],
-                                               name: "alice@example.com", displayName: nil))])
+        #expect(
+            commands == [
+                .fido(
+                    .updateUser(
+                        F.d, credentialID: Self.alice.credentialID, userID: [0xA1],
+                        name: "alice@example.com", displayName: nil))
+            ])
         #expect(state.fido.busy == FIDOBusy(.update) && state.fido.dialog?.form.busy == true)
         var renamed = Self.alice
         renamed.userName = "alice@example.com"
@@ -79,15 +86,20 @@ struct FIDOTabCredentialDetailTests {
     @Test func deletingFromTheDetailsGoesBackToTheList() {
         var state = Self.listed([Self.alice])
         _ = update(&state, .keyPress(.enter))
-        #expect(F.confirm(.char("d"), into: &state) == [.fido(.deleteCredential(F.d, credentialID: Self.alice.credentialID))])
+        #expect(
+            F.confirm(.char("d"), into: &state) == [
+                .fido(.deleteCredential(F.d, credentialID: Self.alice.credentialID))
+            ])
         _ = update(&state, .fido(.deleted(keyID: F.d.id, Self.alice, remaining: [], F.info(pinSet: true))))
         #expect(state.fido.showCredentials && !state.fido.showCredentialDetail)
     }
 
     @Test func theInformationCarriesAlwaysUVAndUpdateFromGetInfo() throws {
         let aaguid = CBOR.bytes([UInt8](repeating: 1, count: 16))
-        let modern = try AuthenticatorInfo(cbor: [1: ["FIDO_2_1"], 3: aaguid,
-                                                  4: ["credMgmt": true, "alwaysUv": true, "clientPin": true]])
+        let modern = try AuthenticatorInfo(cbor: [
+            1: ["FIDO_2_1"], 3: aaguid,
+            4: ["credMgmt": true, "alwaysUv": true, "clientPin": true],
+        ])
         let info = FIDOInfo(modern, retries: 8, powerCycleNeeded: false)
         #expect(info.alwaysUV == true && info.updateUser && info.credentialManagement)
         let preview = try AuthenticatorInfo(cbor: [1: ["FIDO_2_1_PRE"], 3: aaguid, 4: ["credentialMgmtPreview": true]])
@@ -116,19 +128,29 @@ struct FIDOTabUpdateUserWorkTests {
         let fido = try await PCSCFIDOConnection.open(card: VirtualKeyConnection(key: backend.key))
         let session = try await CTAP2Session.make(connection: fido)
         try await session.verifyPIN("cred-pin", permissions: [.makeCredential], rpID: "example.org")
-        let made = try await session.makeCredential(clientDataHash: Crypto.random(32), rp: .init(id: "example.org"),
-                                                    user: .init(id: [7], name: "alice", displayName: "Alice"),
-                                                    residentKey: true)
+        let made = try await session.makeCredential(
+            clientDataHash: Crypto.random(32), rp: .init(id: "example.org"),
+            user: .init(id: [7], name: "alice", displayName: "Alice"),
+            residentKey: true)
         await fido.close()
-        guard case .verified(_, let info, let listed?) = try await run(harness, .verifyPIN(Self.d, pin: "cred-pin",
-                                                                                           thenList: true)) else {
+        guard
+            case .verified(_, let info, let listed?) = try await run(
+                harness,
+                .verifyPIN(
+                    Self.d, pin: "cred-pin",
+                    thenList: true))
+        else {
             Issue.record("verify and list failed"); return
         }
         #expect(info.updateUser && info.alwaysUV == false)
         let alice = try #require(listed.first)
         #expect(alice.userID == [7] && alice.credProtect == 1 && !alice.largeBlobKey)
-        guard case .updated(_, let renamed, let all) = try await run(harness, .updateUser(
-            Self.d, credentialID: made.credentialID, userID: [7], name: "alice2", displayName: nil)) else {
+        guard
+            case .updated(_, let renamed, let all) = try await run(
+                harness,
+                .updateUser(
+                    Self.d, credentialID: made.credentialID, userID: [7], name: "alice2", displayName: nil))
+        else {
             Issue.record("update failed"); return
         }
         #expect(renamed.userName == "alice2" && renamed.displayName == nil && all == [renamed])

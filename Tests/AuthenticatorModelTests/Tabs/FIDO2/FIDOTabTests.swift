@@ -10,13 +10,16 @@ import VirtualKey
 enum FIDOFixture {
     static let d = Fixture.reader
 
-    static func info(pinSet: Bool? = false, retries: Int? = 8, minimum: Int = 4, credentialManagement: Bool = true,
-                     powerCycle: Bool = false) -> FIDOInfo {
-        FIDOInfo(versions: ["U2F_V2", "FIDO_2_0", "FIDO_2_1"], extensions: ["credProtect", "hmac-secret"],
-                 aaguid: "ee882879-721c-4913-9775-3dfcce97072a",
-                 options: ["rk": true, "up": true, "clientPin": pinSet == true, "credMgmt": credentialManagement],
-                 pinSet: pinSet, retries: retries, powerCycleNeeded: powerCycle, minPINLength: minimum,
-                 remainingCredentials: 25, credentialManagement: credentialManagement, firmware: "5.7.2")
+    static func info(
+        pinSet: Bool? = false, retries: Int? = 8, minimum: Int = 4, credentialManagement: Bool = true,
+        powerCycle: Bool = false
+    ) -> FIDOInfo {
+        FIDOInfo(
+            versions: ["U2F_V2", "FIDO_2_0", "FIDO_2_1"], extensions: ["credProtect", "hmac-secret"],
+            aaguid: "ee882879-721c-4913-9775-3dfcce97072a",
+            options: ["rk": true, "up": true, "clientPin": pinSet == true, "credMgmt": credentialManagement],
+            pinSet: pinSet, retries: retries, powerCycleNeeded: powerCycle, minPINLength: minimum,
+            remainingCredentials: 25, credentialManagement: credentialManagement, firmware: "5.7.2")
     }
 
     /// The FIDO2 tab opened on `d`, its information read.
@@ -90,7 +93,8 @@ struct FIDOTabUpdateTests {
         #expect(state.textFocused)
         // Too short, said at once, with the minimum and the count so far.
         _ = Fixture.type("12", into: &state)
-        #expect(state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "4", "count": "2"]))
+        #expect(
+            state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "4", "count": "2"]))
         _ = Fixture.type("3Zq", into: &state)
         #expect(state.fido.dialog?.form.problem == nil)
         // Enter moves to the confirmation; a wrong character there shows at once.
@@ -118,11 +122,13 @@ struct FIDOTabUpdateTests {
         var state = F.opened(F.info(minimum: 6))
         _ = update(&state, .keyPress(.char("s")))
         _ = Fixture.type("1234", into: &state)
-        #expect(state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "6", "count": "4"]))
+        #expect(
+            state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "6", "count": "4"]))
         _ = update(&state, .keyPress(.enter))
         _ = Fixture.type("1234", into: &state)
         #expect(update(&state, .keyPress(.enter)).isEmpty)
-        #expect(state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "6", "count": "4"]))
+        #expect(
+            state.fido.dialog?.form.problem == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "6", "count": "4"]))
         #expect(state.fido.busy == nil)
         // Long enough, but the two differ.
         _ = update(&state, .keyPress(.up))
@@ -269,7 +275,9 @@ struct FIDOTabUpdateTests {
         _ = update(&state, .keyPress(.enter))
         _ = update(&state, F.failed(.verifyPIN, .keyGone))
         #expect(state.fido.dialog == nil && state.fido.busy == nil)
-        #expect(state.status == StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort))
+        #expect(
+            state.status
+                == StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort))
         // The monitor's word that follows does not replace what the user must know of the operation.
         _ = update(&state, .keyEvent(.keyLeft(id: F.d.id)))
         #expect(state.status?.text == UIText("status.keyGoneMidOperation"))
@@ -279,7 +287,8 @@ struct FIDOTabUpdateTests {
         _ = Fixture.type("123456", into: &other)
         _ = update(&other, .keyPress(.enter))
         _ = update(&other, .keyEvent(.keyLeft(id: F.d.id)))
-        #expect(other.fido.phase == .noKey && other.fido.dialog == nil && other.fido.busy == nil && other.fido.info == nil)
+        #expect(
+            other.fido.phase == .noKey && other.fido.dialog == nil && other.fido.busy == nil && other.fido.info == nil)
         let removed = other.status
         _ = update(&other, F.failed(.verifyPIN, .keyGone))
         #expect(other.status == removed)
@@ -443,18 +452,27 @@ struct FIDOTabUpdateTests {
     /// The rules themselves are tested once, in KeyKit (PINRules); here, how the dialog says each one.
     @Test func eachBrokenPINRuleHasItsText() {
         #expect(fidoPINProblem("1234", minimum: 4) == nil)
-        #expect(fidoPINProblem("123", minimum: 4) == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "4", "count": "3"]))
+        #expect(
+            fidoPINProblem("123", minimum: 4) == UIText(ErrorKind.pinTooShort.textKey, ["minimum": "4", "count": "3"]))
         #expect(fidoPINProblem("ab\0cd", minimum: 4) == UIText(ErrorKind.pinHasNUL.textKey))
-        #expect(fidoPINProblem(String(repeating: "ä", count: 32), minimum: 4) == UIText(ErrorKind.pinTooLong.textKey, ["bytes": "64"]))
+        #expect(
+            fidoPINProblem(String(repeating: "ä", count: 32), minimum: 4)
+                == UIText(ErrorKind.pinTooLong.textKey, ["bytes": "64"]))
     }
 
     @Test func failureTextsExplainTheKeysAnswer() {
-        #expect(fidoFailureText(.wrongPIN(retriesLeft: 3), operation: .verifyPIN) == UIText("fido.wrongPIN", ["retries": "3"]))
-        #expect(fidoFailureText(.wrongPIN(retriesLeft: 3), operation: .changePIN) == UIText("fido.wrongCurrentPIN", ["retries": "3"]))
+        #expect(
+            fidoFailureText(.wrongPIN(retriesLeft: 3), operation: .verifyPIN)
+                == UIText("fido.wrongPIN", ["retries": "3"]))
+        #expect(
+            fidoFailureText(.wrongPIN(retriesLeft: 3), operation: .changePIN)
+                == UIText("fido.wrongCurrentPIN", ["retries": "3"]))
         #expect(fidoFailureText(.pinBlocked, operation: .verifyPIN) == UIText("fido.alert.blocked"))
         #expect(fidoFailureText(.policyViolation, operation: .setPIN) == UIText("fido.policyViolation"))
         #expect(fidoFailureText(.timeout, operation: .reset) == UIText("fido.resetTimeout"))
-        #expect(FIDOTabWork.reason(CTAPError(CTAPError.pinInvalid, retriesLeft: 6), .verifyPIN) == .wrongPIN(retriesLeft: 6))
+        #expect(
+            FIDOTabWork.reason(CTAPError(CTAPError.pinInvalid, retriesLeft: 6), .verifyPIN) == .wrongPIN(retriesLeft: 6)
+        )
         #expect(FIDOTabWork.reason(CTAPError(CTAPError.pinAuthBlocked), .verifyPIN) == .pinAuthBlocked)
         #expect(FIDOTabWork.reason(CTAPError(CTAPError.keepaliveCancel), .reset) == .cancelled)
         #expect(FIDOTabWork.reason(SmartCardError.cardRemoved, .setPIN) == .keyGone)
@@ -474,10 +492,13 @@ final class FIDOTestBackend: KeyBackend, @unchecked Sendable {
     let slowGetInfo: Double
     let gettingInfo = LockedValue(false)
 
-    init(userPresenceDelay: Double = 0, resetWindow: Double = 10, slowGetInfo: Double = 0,
-         profile: VirtualKeyProfile = .yubikey) {
-        key = VirtualKey(state: .yubiKey5NFC(), userPresenceDelay: userPresenceDelay, resetWindow: resetWindow,
-                         profile: profile)
+    init(
+        userPresenceDelay: Double = 0, resetWindow: Double = 10, slowGetInfo: Double = 0,
+        profile: VirtualKeyProfile = .yubikey
+    ) {
+        key = VirtualKey(
+            state: .yubiKey5NFC(), userPresenceDelay: userPresenceDelay, resetWindow: resetWindow,
+            profile: profile)
         self.slowGetInfo = slowGetInfo
     }
 
@@ -560,10 +581,11 @@ struct FIDOTabWorkTests {
         let fido = try await PCSCFIDOConnection.open(card: VirtualKeyConnection(key: key))
         defer { Task { await fido.close() } }
         let session = try await CTAP2Session.make(connection: fido)
-        let made = try await session.makeCredential(clientDataHash: Crypto.digest(.sha256, Array(user.utf8)),
-                                                    rp: .init(id: rp, name: rp),
-                                                    user: .init(id: Array(user.utf8), name: user, displayName: user.capitalized),
-                                                    residentKey: true)
+        let made = try await session.makeCredential(
+            clientDataHash: Crypto.digest(.sha256, Array(user.utf8)),
+            rp: .init(id: rp, name: rp),
+            user: .init(id: Array(user.utf8), name: user, displayName: user.capitalized),
+            residentKey: true)
         return made.credentialID
     }
 
@@ -579,28 +601,39 @@ struct FIDOTabWorkTests {
 
     @Test func setChangeAndVerifyThePIN() async throws {
         let harness = Harness(FIDOTestBackend(), directory: temporaryDirectory())
-        guard case .pinSet(_, let set, changed: false) = try await run(harness, .setPIN(Self.d, new: "first-pin")) else {
+        guard case .pinSet(_, let set, changed: false) = try await run(harness, .setPIN(Self.d, new: "first-pin"))
+        else {
             Issue.record("set PIN failed"); return
         }
         #expect(set.pinSet == true && set.retries == 8)
         // Setting again is refused without asking the key.
-        #expect(try await run(harness, .setPIN(Self.d, new: "other-pin")) ==
-                .failed(keyID: Self.d.id, FIDOFailure(.setPIN, .other(UIText("fido.pinAlreadySet")))))
+        #expect(
+            try await run(harness, .setPIN(Self.d, new: "other-pin"))
+                == .failed(keyID: Self.d.id, FIDOFailure(.setPIN, .other(UIText("fido.pinAlreadySet")))))
         // A wrong PIN costs a try, and the answer says how many are left.
-        #expect(try await run(harness, .verifyPIN(Self.d, pin: "not-it", thenList: false)) ==
-                .failed(keyID: Self.d.id, FIDOFailure(.verifyPIN, .wrongPIN(retriesLeft: 7))))
-        guard case .verified(_, let verified, nil) = try await run(harness, .verifyPIN(Self.d, pin: "first-pin", thenList: false)) else {
+        #expect(
+            try await run(harness, .verifyPIN(Self.d, pin: "not-it", thenList: false))
+                == .failed(keyID: Self.d.id, FIDOFailure(.verifyPIN, .wrongPIN(retriesLeft: 7))))
+        guard
+            case .verified(_, let verified, nil) = try await run(
+                harness, .verifyPIN(Self.d, pin: "first-pin", thenList: false))
+        else {
             Issue.record("verify failed"); return
         }
         #expect(verified.retries == 8)
-        #expect(try await run(harness, .changePIN(Self.d, current: "not-it", new: "second-pin")) ==
-                .failed(keyID: Self.d.id, FIDOFailure(.changePIN, .wrongPIN(retriesLeft: 7))))
-        guard case .pinSet(_, _, changed: true) = try await run(harness, .changePIN(Self.d, current: "first-pin", new: "second-pin")) else {
+        #expect(
+            try await run(harness, .changePIN(Self.d, current: "not-it", new: "second-pin"))
+                == .failed(keyID: Self.d.id, FIDOFailure(.changePIN, .wrongPIN(retriesLeft: 7))))
+        guard
+            case .pinSet(_, _, changed: true) = try await run(
+                harness, .changePIN(Self.d, current: "first-pin", new: "second-pin"))
+        else {
             Issue.record("change PIN failed"); return
         }
         // The old PIN fails now, the new one works.
-        #expect(try await run(harness, .verifyPIN(Self.d, pin: "first-pin", thenList: false)) ==
-                .failed(keyID: Self.d.id, FIDOFailure(.verifyPIN, .wrongPIN(retriesLeft: 7))))
+        #expect(
+            try await run(harness, .verifyPIN(Self.d, pin: "first-pin", thenList: false))
+                == .failed(keyID: Self.d.id, FIDOFailure(.verifyPIN, .wrongPIN(retriesLeft: 7))))
         guard case .verified = try await run(harness, .verifyPIN(Self.d, pin: "second-pin", thenList: false)) else {
             Issue.record("the new PIN was not accepted"); return
         }
@@ -636,9 +669,13 @@ struct FIDOTabWorkTests {
         let bobID = try await makeCredential(backend.key, rp: "example.com", user: "bob")
         _ = try await run(harness, .setPIN(Self.d, new: "cred-pin"))
         // Without a verified PIN there is no token: the tab is told to ask for the PIN.
-        #expect(try await run(harness, .listCredentials(Self.d)) ==
-                .failed(keyID: Self.d.id, FIDOFailure(.list, .tokenInvalid)))
-        guard case .verified(_, let info, let listed?) = try await run(harness, .verifyPIN(Self.d, pin: "cred-pin", thenList: true)) else {
+        #expect(
+            try await run(harness, .listCredentials(Self.d))
+                == .failed(keyID: Self.d.id, FIDOFailure(.list, .tokenInvalid)))
+        guard
+            case .verified(_, let info, let listed?) = try await run(
+                harness, .verifyPIN(Self.d, pin: "cred-pin", thenList: true))
+        else {
             Issue.record("verify and list failed"); return
         }
         #expect(Set(listed.map(\.credentialID)) == [aliceID, bobID])
@@ -649,15 +686,19 @@ struct FIDOTabWorkTests {
             Issue.record("list with the held token failed"); return
         }
         #expect(again.count == 2)
-        guard case .deleted(_, let gone, let remaining, let after) = try await run(harness, .deleteCredential(Self.d, credentialID: aliceID)) else {
+        guard
+            case .deleted(_, let gone, let remaining, let after) = try await run(
+                harness, .deleteCredential(Self.d, credentialID: aliceID))
+        else {
             Issue.record("delete failed"); return
         }
         #expect(gone.credentialID == aliceID && remaining.map(\.credentialID) == [bobID])
         #expect(after.remainingCredentials == info.remainingCredentials.map { $0 + 1 })
         // Forgetting the key drops the token.
         harness.runner.perform(.forgetKey(keyID: Self.d.id))
-        #expect(try await run(harness, .listCredentials(Self.d)) ==
-                .failed(keyID: Self.d.id, FIDOFailure(.list, .tokenInvalid)))
+        #expect(
+            try await run(harness, .listCredentials(Self.d))
+                == .failed(keyID: Self.d.id, FIDOFailure(.list, .tokenInvalid)))
     }
 
     @Test func keyPulledOutMidOperationIsReportedAsGone() async throws {

@@ -49,7 +49,8 @@ struct OTPSlotsTabTests {
         _ = update(&state, .keyPress(.right))
         _ = update(&state, .keyPress(.right))
         let hotp = try! #require(state.otp.slotDialog?.form)
-        #expect(hotp[OTPSlotField.type] == "OATH-HOTP" && hotp.has(OTPSlotField.secret) && hotp.has(OTPSlotField.digits))
+        #expect(
+            hotp[OTPSlotField.type] == "OATH-HOTP" && hotp.has(OTPSlotField.secret) && hotp.has(OTPSlotField.digits))
         #expect(hotp.focus == 1 && hotp.has(OTPSlotField.accessCode))
     }
 
@@ -62,9 +63,12 @@ struct OTPSlotsTabTests {
         #expect(state.otp.busy == .slots && state.otp.slotDialog?.form.busy == true)
         // The key answers: the slots as it reports them, the values shown once.
         let after = OTPSession.Status(version: Version(5, 7, 2), programSequence: 4, touchLevel: 0x0F)
-        let secrets = OTPProgrammedSecrets(slot: 2, publicID: OTPFixture.publicID, privateID: "00112233aabb",
-                                           key: String(repeating: "ab", count: 16), serial: OTPFixture.serial)
-        _ = update(&state, .otp(.slotsWritten(.programmed(slot: 2, secrets), OTPSlots(keyID: Fixture.reader.id, status: after))))
+        let secrets = OTPProgrammedSecrets(
+            slot: 2, publicID: OTPFixture.publicID, privateID: "00112233aabb",
+            key: String(repeating: "ab", count: 16), serial: OTPFixture.serial)
+        _ = update(
+            &state,
+            .otp(.slotsWritten(.programmed(slot: 2, secrets), OTPSlots(keyID: Fixture.reader.id, status: after))))
         #expect(state.otp.slotDialog == nil && state.otp.busy == nil && state.otp.programmed == secrets)
         #expect(state.otp.slots?.status == after && state.status?.text == UIText("otp.slots.programmed", ["slot": "2"]))
         // Typing (a key's OTP) does not close the values; Esc does.
@@ -96,10 +100,17 @@ struct OTPSlotsTabTests {
         _ = update(&state, .keyPress(.enter))
         state.now += 1
         let commands = update(&state, .keyPress(.char("y")))
-        #expect(commands == [.otp(.program(Fixture.reader, slot: 1, .challengeResponse(key: [1, 2, 3, 4, 5], touch: true),
-                                           accessCode: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]))])
+        #expect(
+            commands == [
+                .otp(
+                    .program(
+                        Fixture.reader, slot: 1, .challengeResponse(key: [1, 2, 3, 4, 5], touch: true),
+                        accessCode: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]))
+            ])
         // The secrets left the state with the command.
-        #expect(state.otp.slotDialog?.form[OTPSlotField.hmacKey] == "" && state.otp.slotDialog?.form[OTPSlotField.accessCode] == "")
+        #expect(
+            state.otp.slotDialog?.form[OTPSlotField.hmacKey] == ""
+                && state.otp.slotDialog?.form[OTPSlotField.accessCode] == "")
     }
 
     @Test func staticAndHOTPFieldsAreCheckedAsTyped() {
@@ -109,7 +120,9 @@ struct OTPSlotsTabTests {
         _ = update(&state, .keyPress(.right))  // static
         Self.focus(.password, &state)
         Self.type("hello", &state)  // o is no modhex letter
-        #expect(state.otp.slotDialog?.form.problem == ErrorExplanation(OTPError.unencodableCharacter(offset: 4, layout: .modhex)).text)
+        #expect(
+            state.otp.slotDialog?.form.problem
+                == ErrorExplanation(OTPError.unencodableCharacter(offset: 4, layout: .modhex)).text)
         for _ in 0..<5 { _ = update(&state, .keyPress(.backspace)) }
         _ = update(&state, .keyPress(.down))
         _ = update(&state, .keyPress(.backspace))
@@ -122,9 +135,14 @@ struct OTPSlotsTabTests {
         _ = update(&state, .keyPress(.down))
         _ = update(&state, .keyPress(.char(" ")))  // US
         _ = update(&state, .keyPress(.down))
-        #expect(update(&state, .keyPress(.enter)) == [.otp(.program(Fixture.reader, slot: 2,
-                                                                    .staticPassword(password: nil, length: 20, layout: .us),
-                                                                    accessCode: nil))])
+        #expect(
+            update(&state, .keyPress(.enter)) == [
+                .otp(
+                    .program(
+                        Fixture.reader, slot: 2,
+                        .staticPassword(password: nil, length: 20, layout: .us),
+                        accessCode: nil))
+            ])
         // HOTP: Base32 secret, 8 digits; an empty secret is refused on submit, a bad code at once.
         var hotp = Self.state()
         _ = Self.press("p", &hotp)
@@ -143,9 +161,14 @@ struct OTPSlotsTabTests {
         _ = update(&hotp, .keyPress(.down))
         _ = update(&hotp, .keyPress(.right))
         _ = update(&hotp, .keyPress(.down))
-        #expect(update(&hotp, .keyPress(.enter)) == [.otp(.program(Fixture.reader, slot: 2,
-                                                                   .hotp(secret: Array("12345678901234567890".utf8), digits: 8),
-                                                                   accessCode: nil))])
+        #expect(
+            update(&hotp, .keyPress(.enter)) == [
+                .otp(
+                    .program(
+                        Fixture.reader, slot: 2,
+                        .hotp(secret: Array("12345678901234567890".utf8), digits: 8),
+                        accessCode: nil))
+            ])
     }
 
     @Test func swapAndDeleteAlwaysAsk() {
@@ -181,7 +204,9 @@ struct OTPSlotsTabTests {
         let refused = OTPTabWork.failure(.slots, OTPError.configurationRefused)
         #expect(refused.message == UIText("otp.slots.refused"))
         _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, refused)))
-        #expect(state.otp.slotDialog?.form.problem == UIText("otp.slots.refused") && state.otp.slotDialog?.form.busy == false)
+        #expect(
+            state.otp.slotDialog?.form.problem == UIText("otp.slots.refused")
+                && state.otp.slotDialog?.form.busy == false)
         #expect(state.otp.busy == nil)
         _ = update(&state, .keyPress(.enter))
         state.now += 1
@@ -202,8 +227,14 @@ struct OTPSlotsTabTests {
         let dialog = try! #require(state.otp.slotDialog)
         // On the programmed slot; the new code's fields while Remove is off.
         #expect(dialog.kind == .accessCode && dialog.form[OTPSlotField.slot] == "1" && dialog.form.problem == nil)
-        #expect(dialog.form.fields.map(\.id) == ["slot", "removeAccessCode", "accessCode", "newAccessCode", "repeatAccessCode"])
-        #expect(dialog.form.fields.allSatisfy { $0.input.secret == ["accessCode", "newAccessCode", "repeatAccessCode"].contains($0.id) })
+        #expect(
+            dialog.form.fields.map(\.id) == [
+                "slot", "removeAccessCode", "accessCode", "newAccessCode", "repeatAccessCode",
+            ])
+        #expect(
+            dialog.form.fields.allSatisfy {
+                $0.input.secret == ["accessCode", "newAccessCode", "repeatAccessCode"].contains($0.id)
+            })
         Self.focus(.newAccessCode, &state)
         Self.type("000000000000", &state)
         #expect(state.otp.slotDialog?.form.problem == UIText("otp.slots.access.zero"))
@@ -220,12 +251,19 @@ struct OTPSlotsTabTests {
         #expect(state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.access.confirm", ["slot": "1"]))
         state.now += 1
         let commands = update(&state, .keyPress(.char("y")))
-        #expect(commands == [.otp(.setAccessCode(Fixture.reader, slot: 1, current: nil, new: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]))])
+        #expect(
+            commands == [
+                .otp(.setAccessCode(Fixture.reader, slot: 1, current: nil, new: [0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6]))
+            ])
         // The codes left the state with the command.
         let form = try! #require(state.otp.slotDialog?.form)
         #expect(form.busy && form[OTPSlotField.newAccessCode] == "" && form[OTPSlotField.repeatAccessCode] == "")
         let status = OTPSession.Status(version: Version(5, 7, 2), programSequence: 4, touchLevel: 0x05)
-        _ = update(&state, .otp(.slotsWritten(.accessCodeChanged(slot: 1, removed: false), OTPSlots(keyID: Fixture.reader.id, status: status))))
+        _ = update(
+            &state,
+            .otp(
+                .slotsWritten(
+                    .accessCodeChanged(slot: 1, removed: false), OTPSlots(keyID: Fixture.reader.id, status: status))))
         #expect(state.otp.slotDialog == nil && state.otp.busy == nil)
         #expect(state.status?.text == UIText("otp.slots.access.set", ["slot": "1"]))
     }
@@ -243,9 +281,13 @@ struct OTPSlotsTabTests {
         #expect(state.otp.slotDialog?.form.problem == UIText("otp.slots.access.removeNeedsCurrent"))
         Self.type("0102 0304 0506", &state)
         #expect(update(&state, .keyPress(.enter)).isEmpty)
-        #expect(state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.access.confirmRemove", ["slot": "1"]))
+        #expect(
+            state.otp.slotDialog?.form.confirming?.question == UIText("otp.slots.access.confirmRemove", ["slot": "1"]))
         state.now += 1
-        #expect(update(&state, .keyPress(.char("y"))) == [.otp(.setAccessCode(Fixture.reader, slot: 1, current: [1, 2, 3, 4, 5, 6], new: nil))])
+        #expect(
+            update(&state, .keyPress(.char("y"))) == [
+                .otp(.setAccessCode(Fixture.reader, slot: 1, current: [1, 2, 3, 4, 5, 6], new: nil))
+            ])
         // The key refuses (a wrong code): the dialog stays, says why, and takes another try.
         let refused = OTPTabWork.failure(.slots, OTPError.configurationRefused, accessCode: true)
         #expect(refused.message == UIText("otp.slots.access.refused"))
@@ -306,7 +348,8 @@ struct OTPSlotsWorkTests {
         let h = Harness(backend, directory: temporaryDirectory())
         let d = InProcessBackend.descriptor
         let secret = Array("12345678901234567890".utf8)
-        let (write, _) = try await h.run(.otp(.program(d, slot: 2, .hotp(secret: secret, digits: 6), accessCode: nil)), Self.written)
+        let (write, _) = try await h.run(
+            .otp(.program(d, slot: 2, .hotp(secret: secret, digits: 6), accessCode: nil)), Self.written)
         #expect(write == .programmed(slot: 2, nil))
         // RFC 4226, appendix D: counts 0 and 1.
         #expect(backend.key.touch(slot: 2)?.trimmingCharacters(in: .newlines) == "755224")
@@ -318,8 +361,9 @@ struct OTPSlotsWorkTests {
         let h = Harness(backend, directory: temporaryDirectory())
         let d = InProcessBackend.descriptor
         let code: [UInt8] = [1, 2, 3, 4, 5, 6]
-        let (write, _) = try await h.run(.otp(.program(d, slot: 1, .challengeResponse(key: nil, touch: false), accessCode: code)),
-                                         Self.written)
+        let (write, _) = try await h.run(
+            .otp(.program(d, slot: 1, .challengeResponse(key: nil, touch: false), accessCode: code)),
+            Self.written)
         guard case .programmed(1, let shown?) = write else { Issue.record("\(write)"); return }
         #expect(shown.publicID == nil && shown.key.count == 40)
         // Without the code the key refuses, and says so in the tab's words.
@@ -346,7 +390,8 @@ struct OTPSlotsWorkTests {
         // Protected now: a delete without the code, and a change with a wrong one, are refused.
         let deleteRefused = try await h.run(.otp(.deleteSlot(d, slot: 1, accessCode: nil)), OTPTabWorkTests.failure)
         #expect(deleteRefused.message == UIText("otp.slots.refused"))
-        let wrong = try await h.run(.otp(.setAccessCode(d, slot: 1, current: [1, 2, 3, 4, 5, 6], new: nil)), OTPTabWorkTests.failure)
+        let wrong = try await h.run(
+            .otp(.setAccessCode(d, slot: 1, current: [1, 2, 3, 4, 5, 6], new: nil)), OTPTabWorkTests.failure)
         #expect(wrong.operation == .slots && wrong.message == UIText("otp.slots.access.refused"))
         // Changed, then removed with the right codes; the slot still types RFC 4226's first code.
         let next: [UInt8] = [1, 1, 2, 3, 5, 8]

@@ -13,10 +13,13 @@ enum OTPFixture {
     /// The serial-based public ID (modhex of FF 00 and the serial): `vvcc…`.
     static let publicID = Modhex.encode(YubicoOTP.publicID(serial: serial))
 
-    static func otp(usage: UInt16, session: UInt8, timestamp: UInt32 = 0x0A0B0C, key: [UInt8] = aesKey,
-                    publicID: [UInt8] = YubicoOTP.publicID(serial: serial)) -> String {
-        let token = YubicoOTPToken(privateID: privateID, usageCounter: usage, timestamp: timestamp,
-                                   sessionCounter: session, random: 0x1234)
+    static func otp(
+        usage: UInt16, session: UInt8, timestamp: UInt32 = 0x0A0B0C, key: [UInt8] = aesKey,
+        publicID: [UInt8] = YubicoOTP.publicID(serial: serial)
+    ) -> String {
+        let token = YubicoOTPToken(
+            privateID: privateID, usageCounter: usage, timestamp: timestamp,
+            sessionCounter: session, random: 0x1234)
         return try! YubicoOTP.encode(token, key: key, publicID: publicID)
     }
 
@@ -56,8 +59,9 @@ enum OTPFixture {
     }
 
     static func nfcInfo(_ d: KeyDescriptor, nfc: Bool = true) -> KeyInfo {
-        KeyInfo(reader: d.name, atr: [], device: DeviceInfo(serial: serial, version: Version(5, 7, 2)),
-                applications: ["OTP", "OATH"], overNFC: nfc)
+        KeyInfo(
+            reader: d.name, atr: [], device: DeviceInfo(serial: serial, version: Version(5, 7, 2)),
+            applications: ["OTP", "OATH"], overNFC: nfc)
     }
 }
 
@@ -355,9 +359,13 @@ struct OTPNDEFTests {
     @Test func aKeyOnAnNFCReaderIsReadOncePerArrival() {
         var state = OTPFixture.state()
         // USB: nothing by itself.
-        #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader, nfc: false))).isEmpty)
+        #expect(
+            update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader, nfc: false))).isEmpty)
         // NFC: read as soon as the probe says so.
-        #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))) == [.otp(.readNDEF(Fixture.reader))])
+        #expect(
+            update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))) == [
+                .otp(.readNDEF(Fixture.reader))
+            ])
         _ = update(&state, .otp(.ndefRead(keyID: Fixture.reader.id, otp: OTPFixture.otp(usage: 1, session: 0))))
         #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))).isEmpty)
         // Leaving the tab and coming back does not read it again...
@@ -366,18 +374,33 @@ struct OTPNDEFTests {
         // ...taking it off the reader and putting it back does.
         _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
-        #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))) == [.otp(.readNDEF(Fixture.reader))])
+        #expect(
+            update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))) == [
+                .otp(.readNDEF(Fixture.reader))
+            ])
     }
 
     @Test func aCardOnAnNFCReaderWithoutATagIsToldApartFromAUSBKey() {
         var state = OTPFixture.state()
         _ = update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader)))
-        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))))
+        _ = update(
+            &state,
+            .otp(
+                .failed(
+                    keyID: Fixture.reader.id,
+                    OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))
+            ))
         #expect(state.status?.text.key == "otp.ndef.noTag" && state.otp.busy == nil)
         var usb = OTPFixture.state()
         _ = update(&usb, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader, nfc: false)))
         _ = update(&usb, .keyPress(.function(5)))
-        _ = update(&usb, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))))
+        _ = update(
+            &usb,
+            .otp(
+                .failed(
+                    keyID: Fixture.reader.id,
+                    OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))
+            ))
         #expect(usb.status?.text.key == "otp.ndef.notAvailable")
     }
 
@@ -386,7 +409,10 @@ struct OTPNDEFTests {
         _ = update(&state, .keyEvent(.keyArrived(Fixture.reader)))
         #expect(update(&state, .probed(keyID: Fixture.reader.id, OTPFixture.nfcInfo(Fixture.reader))).isEmpty)
         // The tag first, then which slots are programmed.
-        #expect(update(&state, .keyPress(.char("2"))) == [.otp(.readNDEF(Fixture.reader)), .otp(.readSlots(Fixture.reader))])
+        #expect(
+            update(&state, .keyPress(.char("2"))) == [
+                .otp(.readNDEF(Fixture.reader)), .otp(.readSlots(Fixture.reader)),
+            ])
     }
 
     @Test func theSlotsAreReadOnceWhenTheTabOpensAndShownWithTheInterface() {
@@ -410,11 +436,22 @@ struct OTPNDEFTests {
         _ = update(&state, .keyPress(.function(5)))
         _ = update(&state, .otp(.ndefRead(keyID: Fixture.other.id, otp: OTPFixture.otp(usage: 1, session: 0))))
         #expect(state.otp.captures.isEmpty)
-        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))))
+        _ = update(
+            &state,
+            .otp(
+                .failed(
+                    keyID: Fixture.reader.id,
+                    OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))
+            ))
         #expect(state.otp.busy == nil)
         #expect(state.status?.text.key == "otp.ndef.notAvailable" && state.status?.kind == .error)
         _ = update(&state, .keyPress(.function(5)))
-        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: .literal("gone"), keyGone: true))))
+        _ = update(
+            &state,
+            .otp(
+                .failed(
+                    keyID: Fixture.reader.id, OTPTabFailure(operation: .ndef, message: .literal("gone"), keyGone: true))
+            ))
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
         #expect(state.otp.captures.isEmpty)
     }
@@ -460,10 +497,17 @@ struct OTPChallengeTests {
         _ = update(&state, .otp(.challengeWaitingForTouch(keyID: Fixture.reader.id)))
         #expect(state.otp.waitingForTouch)
         let response = [UInt8](repeating: 0xAB, count: 20)
-        _ = update(&state, .otp(.challengeAnswered(keyID: Fixture.reader.id, slot: 1, challenge: [0xC0, 0xFF, 0xEE], response: response)))
+        _ = update(
+            &state,
+            .otp(
+                .challengeAnswered(
+                    keyID: Fixture.reader.id, slot: 1, challenge: [0xC0, 0xFF, 0xEE], response: response)))
         #expect(state.otp.form == nil && state.otp.busy == nil && !state.otp.waitingForTouch)
-        #expect(state.otp.response == ChallengeResponseResult(keyID: Fixture.reader.id, slot: 1, challenge: "c0ffee",
-                                                              response: String(repeating: "ab", count: 20)))
+        #expect(
+            state.otp.response
+                == ChallengeResponseResult(
+                    keyID: Fixture.reader.id, slot: 1, challenge: "c0ffee",
+                    response: String(repeating: "ab", count: 20)))
         #expect(state.status?.text == UIText("otp.chalresp.done", ["slot": "1"]))
     }
 
@@ -472,11 +516,17 @@ struct OTPChallengeTests {
         Self.openForm(&state)
         _ = Fixture.type("00", into: &state)
         _ = update(&state, .keyPress(.enter))
-        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .challenge, message: UIText("otp.chalresp.slotEmpty", ["slot": "2"])))))
+        _ = update(
+            &state,
+            .otp(
+                .failed(
+                    keyID: Fixture.reader.id,
+                    OTPTabFailure(operation: .challenge, message: UIText("otp.chalresp.slotEmpty", ["slot": "2"])))))
         #expect(state.otp.form?.problem == UIText("otp.chalresp.slotEmpty", ["slot": "2"]))
         #expect(state.otp.form?.busy == false && state.otp.busy == nil)
         // Submitting again works.
-        #expect(update(&state, .keyPress(.enter)) == [.otp(.challengeResponse(Fixture.reader, slot: 2, challenge: [0]))])
+        #expect(
+            update(&state, .keyPress(.enter)) == [.otp(.challengeResponse(Fixture.reader, slot: 2, challenge: [0]))])
     }
 
     @Test func keyPulledOutMidChallengeSaysSoAndClosesTheForm() {
@@ -484,7 +534,12 @@ struct OTPChallengeTests {
         Self.openForm(&state)
         _ = Fixture.type("0102", into: &state)
         _ = update(&state, .keyPress(.enter))
-        _ = update(&state, .otp(.failed(keyID: Fixture.reader.id, OTPTabFailure(operation: .challenge, message: .literal("no card"), keyGone: true))))
+        _ = update(
+            &state,
+            .otp(
+                .failed(
+                    keyID: Fixture.reader.id,
+                    OTPTabFailure(operation: .challenge, message: .literal("no card"), keyGone: true))))
         #expect(state.otp.form == nil && state.otp.busy == nil && state.otp.response == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
     }
@@ -497,7 +552,8 @@ struct OTPChallengeTests {
         _ = update(&state, .keyEvent(.keyLeft(id: Fixture.reader.id)))
         #expect(state.otp.form == nil && state.otp.busy == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
-        _ = update(&state, .otp(.challengeAnswered(keyID: Fixture.reader.id, slot: 2, challenge: [1, 2], response: [1])))
+        _ = update(
+            &state, .otp(.challengeAnswered(keyID: Fixture.reader.id, slot: 2, challenge: [1, 2], response: [1])))
         #expect(state.otp.response == nil)
     }
 
@@ -509,7 +565,8 @@ struct OTPChallengeTests {
         #expect(state.selectedKeyID == Fixture.other.id)
         #expect(state.otp.form?.problem == UIText("otp.keyChanged"))
         _ = Fixture.type("ab", into: &state)
-        #expect(update(&state, .keyPress(.enter)) == [.otp(.challengeResponse(Fixture.other, slot: 2, challenge: [0xAB]))])
+        #expect(
+            update(&state, .keyPress(.enter)) == [.otp(.challengeResponse(Fixture.other, slot: 2, challenge: [0xAB]))])
     }
 
     @Test func withoutAKeyTheFormDoesNotOpen() {
@@ -541,8 +598,9 @@ struct OTPChallengeTests {
 /// The tab's commands performed by the real runner against the virtual key in process.
 @Suite("OTP tab work against the virtual key")
 struct OTPTabWorkTests {
-    static let token = OTPTokenState(aesKey: OTPFixture.aesKey, publicID: YubicoOTP.publicID(serial: OTPFixture.serial),
-                                     privateID: OTPFixture.privateID, usageCounter: 9)
+    static let token = OTPTokenState(
+        aesKey: OTPFixture.aesKey, publicID: YubicoOTP.publicID(serial: OTPFixture.serial),
+        privateID: OTPFixture.privateID, usageCounter: 9)
 
     static func backend() -> InProcessBackend {
         var state = VirtualKeyState.yubiKey5NFC()
@@ -560,7 +618,8 @@ struct OTPTabWorkTests {
         var state = OTPFixture.state()
         var usage = [Int]()
         for _ in 0..<2 {
-            let (keyID, otp) = try await h.run(.otp(.readNDEF(InProcessBackend.descriptor))) { msg -> (String, String)? in
+            let (keyID, otp) = try await h.run(.otp(.readNDEF(InProcessBackend.descriptor))) {
+                msg -> (String, String)? in
                 if case .otp(.ndefRead(let k, let o)) = msg { return (k, o) } else { return nil }
             }
             #expect(keyID == InProcessBackend.descriptor.id)
@@ -577,9 +636,14 @@ struct OTPTabWorkTests {
     @Test func aCardWithoutAnNDEFTagOrOTPApplicationIsAClearFailure() async throws {
         let h = Harness(NoApplicationsBackend(), directory: temporaryDirectory())
         let ndef = try await h.run(.otp(.readNDEF(NoApplicationsBackend.descriptor)), Self.failure)
-        #expect(ndef == OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))
-        let challenge = try await h.run(.otp(.challengeResponse(NoApplicationsBackend.descriptor, slot: 2, challenge: [1])), Self.failure)
-        #expect(challenge == OTPTabFailure(operation: .challenge, message: UIText("otp.chalresp.notAvailable"), applicationMissing: true))
+        #expect(
+            ndef == OTPTabFailure(operation: .ndef, message: UIText("otp.ndef.notAvailable"), applicationMissing: true))
+        let challenge = try await h.run(
+            .otp(.challengeResponse(NoApplicationsBackend.descriptor, slot: 2, challenge: [1])), Self.failure)
+        #expect(
+            challenge
+                == OTPTabFailure(
+                    operation: .challenge, message: UIText("otp.chalresp.notAvailable"), applicationMissing: true))
     }
 
     @Test func challengeResponseMatchesHMACSHA1OfTheSlotKey() async throws {
@@ -589,7 +653,9 @@ struct OTPTabWorkTests {
         try await session.programChallengeResponse(slot: 2, key: secret)
         let h = Harness(backend, directory: temporaryDirectory())
         for challenge in [[UInt8]([0x00]), Array("ykterm".utf8), (1...63).map { UInt8($0) }] {
-            let response = try await h.run(.otp(.challengeResponse(InProcessBackend.descriptor, slot: 2, challenge: challenge))) { msg -> [UInt8]? in
+            let response = try await h.run(
+                .otp(.challengeResponse(InProcessBackend.descriptor, slot: 2, challenge: challenge))
+            ) { msg -> [UInt8]? in
                 if case .otp(.challengeAnswered(_, 2, challenge, let r)) = msg { return r } else { return nil }
             }
             #expect(response == Crypto.hmac(.sha1, key: secret, data: challenge))
@@ -599,10 +665,12 @@ struct OTPTabWorkTests {
     @Test func anEmptySlotAndAPulledKeyAreReported() async throws {
         let backend = Self.backend()
         let h = Harness(backend, directory: temporaryDirectory())
-        let empty = try await h.run(.otp(.challengeResponse(InProcessBackend.descriptor, slot: 1, challenge: [1])), Self.failure)
+        let empty = try await h.run(
+            .otp(.challengeResponse(InProcessBackend.descriptor, slot: 1, challenge: [1])), Self.failure)
         #expect(empty == OTPTabFailure(operation: .challenge, message: UIText("otp.chalresp.slotEmpty", ["slot": "1"])))
         backend.unplug()
-        let gone = try await h.run(.otp(.challengeResponse(InProcessBackend.descriptor, slot: 2, challenge: [1])), Self.failure)
+        let gone = try await h.run(
+            .otp(.challengeResponse(InProcessBackend.descriptor, slot: 2, challenge: [1])), Self.failure)
         #expect(gone.keyGone && gone.operation == .challenge)
         let ndef = try await h.run(.otp(.readNDEF(InProcessBackend.descriptor)), Self.failure)
         #expect(ndef.keyGone && ndef.operation == .ndef)
@@ -617,10 +685,18 @@ struct OTPTabWorkTests {
     }
 
     @Test func errorsMapToMessagesThatSayWhatToDo() {
-        #expect(OTPTabWork.failure(.challenge, OTPError.notChallengeResponse(1)).message == UIText("otp.chalresp.notHMAC", ["slot": "1"]))
-        #expect(OTPTabWork.failure(.challenge, OTPError.touchTimeout(2)).message == UIText("otp.chalresp.touchTimeout", ["slot": "2"]))
-        #expect(OTPTabWork.failure(.challenge, SmartCardError.applicationNotAvailable("OTP")).message == UIText("otp.chalresp.notAvailable"))
-        #expect(OTPTabWork.failure(.ndef, SmartCardError.applicationNotAvailable("OTP")).message == UIText("otp.ndef.notAvailable"))
+        #expect(
+            OTPTabWork.failure(.challenge, OTPError.notChallengeResponse(1)).message
+                == UIText("otp.chalresp.notHMAC", ["slot": "1"]))
+        #expect(
+            OTPTabWork.failure(.challenge, OTPError.touchTimeout(2)).message
+                == UIText("otp.chalresp.touchTimeout", ["slot": "2"]))
+        #expect(
+            OTPTabWork.failure(.challenge, SmartCardError.applicationNotAvailable("OTP")).message
+                == UIText("otp.chalresp.notAvailable"))
+        #expect(
+            OTPTabWork.failure(.ndef, SmartCardError.applicationNotAvailable("OTP")).message
+                == UIText("otp.ndef.notAvailable"))
         #expect(OTPTabWork.failure(.ndef, SmartCardError.noCard("r")).keyGone)
     }
 }

@@ -10,12 +10,15 @@ enum PIVFixture {
     static let now = 1_767_225_600.0
     static let day = 86_400.0
 
-    static func certificate(_ subject: String = "CN=ykterm-test", notAfter: Double = now + 365 * day,
-                            algorithm: PIV.Algorithm = .eccP256) -> PIVCertificateInfo {
-        PIVCertificateInfo(subject: subject, issuer: subject, serialHex: "0A1B2C", notBefore: now - 10 * day,
-                           notAfter: notAfter, keyUsage: ["digitalSignature"], alternativeNames: ["DNS:example.org"],
-                           fingerprint: Array(repeating: "AB", count: 32).joined(separator: ":"),
-                           signatureAlgorithm: "ecdsa-with-SHA256", keyAlgorithm: algorithm)
+    static func certificate(
+        _ subject: String = "CN=ykterm-test", notAfter: Double = now + 365 * day,
+        algorithm: PIV.Algorithm = .eccP256
+    ) -> PIVCertificateInfo {
+        PIVCertificateInfo(
+            subject: subject, issuer: subject, serialHex: "0A1B2C", notBefore: now - 10 * day,
+            notAfter: notAfter, keyUsage: ["digitalSignature"], alternativeNames: ["DNS:example.org"],
+            fingerprint: Array(repeating: "AB", count: 32).joined(separator: ":"),
+            signatureAlgorithm: "ecdsa-with-SHA256", keyAlgorithm: algorithm)
     }
 
     static func key(_ pin: PIV.PINPolicy = .default, touch: PIV.TouchPolicy = .never) -> PIVKeyInfo {
@@ -23,17 +26,20 @@ enum PIVFixture {
     }
 
     /// A YubiKey 5 with a key and certificate in 9A, a certificate without key in 9C, a key in 9E and retired 82.
-    static func info(pinRetries: Int = 3, pukRetries: Int? = 3, slots: [PIVSlotInfo]? = nil,
-                     defaults: Bool = false) -> PIVInfo {
-        PIVInfo(version: "5.7.2", serial: 28_123_456, pinRetries: pinRetries, pinTotal: 3, pinDefault: defaults,
-                pukRetries: pukRetries, pukTotal: 3, pukDefault: defaults, managementKey: .aes192,
-                managementKeyDefault: defaults,
-                slots: slots ?? [
-                    PIVSlotInfo(slot: .authentication, key: key(), certificate: certificate(), certificateMatchesKey: true),
-                    PIVSlotInfo(slot: .signature, certificate: certificate("CN=signer", notAfter: now + 5 * day)),
-                    PIVSlotInfo(slot: .cardAuthentication, key: key()),
-                    PIVSlotInfo(slot: PIV.Slot(rawValue: 0x82), key: key(.never), certificate: certificate("CN=old")),
-                ])
+    static func info(
+        pinRetries: Int = 3, pukRetries: Int? = 3, slots: [PIVSlotInfo]? = nil,
+        defaults: Bool = false
+    ) -> PIVInfo {
+        PIVInfo(
+            version: "5.7.2", serial: 28_123_456, pinRetries: pinRetries, pinTotal: 3, pinDefault: defaults,
+            pukRetries: pukRetries, pukTotal: 3, pukDefault: defaults, managementKey: .aes192,
+            managementKeyDefault: defaults,
+            slots: slots ?? [
+                PIVSlotInfo(slot: .authentication, key: key(), certificate: certificate(), certificateMatchesKey: true),
+                PIVSlotInfo(slot: .signature, certificate: certificate("CN=signer", notAfter: now + 5 * day)),
+                PIVSlotInfo(slot: .cardAuthentication, key: key()),
+                PIVSlotInfo(slot: PIV.Slot(rawValue: 0x82), key: key(.never), certificate: certificate("CN=old")),
+            ])
     }
 
     /// The PIV tab opened on `d`, its application read.
@@ -99,8 +105,9 @@ struct PIVTabUpdateTests {
 
     @Test func aKeyWithoutASmartCardInterfaceHasNoPIV() {
         var state = AppState(now: F.now)
-        let hid = KeyDescriptor(transport: .hid(path: "/dev/hidraw4"), name: "Security Key",
-                                fidoHID: HIDDeviceInfo(path: "/dev/hidraw4", vendorID: 0x1050, productID: 0x0120))
+        let hid = KeyDescriptor(
+            transport: .hid(path: "/dev/hidraw4"), name: "Security Key",
+            fidoHID: HIDDeviceInfo(path: "/dev/hidraw4", vendorID: 0x1050, productID: 0x0120))
         _ = update(&state, .keyEvent(.keyArrived(hid)))
         #expect(update(&state, .keyPress(.char("5"))).isEmpty)
         guard case .unavailable(let why) = state.piv.phase else { Issue.record("\(state.piv.phase)"); return }
@@ -131,7 +138,9 @@ struct PIVTabUpdateTests {
         _ = F.press(.char("G"), into: &state)
         #expect(state.piv.selected?.slot == PIV.Slot(rawValue: 0x82))
         // New information keeps the cursor on its slot.
-        _ = update(&state, .piv(.loaded(keyID: F.d.id, F.info(slots: [PIVSlotInfo(slot: PIV.Slot(rawValue: 0x82), key: F.key())]))))
+        _ = update(
+            &state,
+            .piv(.loaded(keyID: F.d.id, F.info(slots: [PIVSlotInfo(slot: PIV.Slot(rawValue: 0x82), key: F.key())]))))
         #expect(state.piv.selected?.slot == PIV.Slot(rawValue: 0x82))
     }
 
@@ -165,9 +174,13 @@ struct PIVTabUpdateTests {
         #expect(F.press(.char("v"), into: &state).isEmpty)
         #expect(state.status?.text == UIText("piv.noCertificate", ["slot": "9E"]))
         // Retired 82 has the policy "never": no dialog.
-        #expect(F.press(.char("j"), .char("v"), into: &state) == [.piv(.verify(F.d, slot: PIV.Slot(rawValue: 0x82), pin: nil))])
+        #expect(
+            F.press(.char("j"), .char("v"), into: &state) == [
+                .piv(.verify(F.d, slot: PIV.Slot(rawValue: 0x82), pin: nil))
+            ])
         #expect(state.piv.dialog == nil && state.piv.busy == PIVBusy(.verify))
-        _ = update(&state, .piv(.verified(keyID: F.d.id, slot: PIV.Slot(rawValue: 0x82), .mismatch(.eccP256), F.info())))
+        _ = update(
+            &state, .piv(.verified(keyID: F.d.id, slot: PIV.Slot(rawValue: 0x82), .mismatch(.eccP256), F.info())))
         #expect(state.status?.kind == .error && state.status?.text.key == "piv.verify.mismatch")
         // A certificate without a key cannot sign.
         _ = F.press(.char("g"), .char("j"), .char("v"), into: &state)
@@ -194,7 +207,8 @@ struct PIVTabUpdateTests {
             let (text, k) = pivOutcomeText(outcome, slot: .signature)
             #expect(text.key == key && k == kind && text.arguments["slot"] == "9C")
         }
-        #expect(pivOutcomeText(.differentAlgorithm(certificate: .rsa2048, key: .eccP256), slot: .signature).0.arguments
+        #expect(
+            pivOutcomeText(.differentAlgorithm(certificate: .rsa2048, key: .eccP256), slot: .signature).0.arguments
                 == ["slot": "9C", "certificate": "RSA2048", "key": "ECCP256"])
     }
 
@@ -209,7 +223,8 @@ struct PIVTabUpdateTests {
         _ = F.submit("000001", into: &state)
         _ = update(&state, F.failed(.verify, .pinBlocked))
         #expect(state.piv.dialog == nil && state.piv.info?.pinRetries == 0)
-        #expect(state.status?.text == UIText("piv.alert.pinBlocked") && state.piv.alert == UIText("piv.alert.pinBlocked"))
+        #expect(
+            state.status?.text == UIText("piv.alert.pinBlocked") && state.piv.alert == UIText("piv.alert.pinBlocked"))
         // Blocked: v and p say so; b unblocks with the PUK.
         _ = F.press(.char("p"), into: &state)
         #expect(state.piv.dialog == nil && state.status?.text == UIText("piv.alert.pinBlocked"))
@@ -253,7 +268,10 @@ struct PIVTabUpdateTests {
     @Test func changePINAndPUKSendTheirCommandsAndSayTheOutcome() {
         var state = F.opened()
         _ = F.press(.char("p"), into: &state)
-        #expect(F.submit("135790", "654321", "654321", into: &state) == [.piv(.changePIN(F.d, current: "135790", new: "654321"))])
+        #expect(
+            F.submit("135790", "654321", "654321", into: &state) == [
+                .piv(.changePIN(F.d, current: "135790", new: "654321"))
+            ])
         #expect(!String(describing: state).contains("654321") && !String(describing: state).contains("135790"))
         _ = update(&state, F.failed(.changePIN, .wrongPIN(retriesLeft: 1)))
         #expect(state.piv.dialog?.form.problem == UIText("piv.wrongCurrentPIN", ["retries": "1"]))
@@ -263,7 +281,8 @@ struct PIVTabUpdateTests {
         #expect(state.status?.text == UIText("piv.pinChanged") && state.piv.dialog == nil)
         _ = F.press(.char("u"), into: &state)
         #expect(state.piv.dialog?.kind == .changePUK)
-        #expect(F.submit("12345678", "87654321", "87654321", into: &state)
+        #expect(
+            F.submit("12345678", "87654321", "87654321", into: &state)
                 == [.piv(.changePUK(F.d, current: "12345678", new: "87654321"))])
         _ = update(&state, F.failed(.changePUK, .wrongPUK(retriesLeft: 2)))
         #expect(state.piv.dialog?.form.problem == UIText("piv.wrongCurrentPUK", ["retries": "2"]))
@@ -288,14 +307,18 @@ struct PIVTabUpdateTests {
         let dialog = try #require(state.piv.dialog)
         #expect(dialog.kind == .export(.authentication) && dialog.form[PIVField.path] == "piv-9a-certificate.pem")
         let commands = F.press(.enter, into: &state)
-        #expect(commands == [.piv(.export(F.d, slot: .authentication, path: "piv-9a-certificate.pem", overwrite: false))])
+        #expect(
+            commands == [.piv(.export(F.d, slot: .authentication, path: "piv-9a-certificate.pem", overwrite: false))])
         _ = update(&state, .piv(.exportExists(keyID: F.d.id, path: "piv-9a-certificate.pem")))
-        #expect(state.piv.dialog?.form.confirming?.question == UIText("piv.export.overwrite", ["path": "piv-9a-certificate.pem"]))
+        #expect(
+            state.piv.dialog?.form.confirming?.question
+                == UIText("piv.export.overwrite", ["path": "piv-9a-certificate.pem"]))
         #expect(state.piv.busy == nil)
         // A y in the same burst is no answer; one a moment later is.
         #expect(F.press(.char("y"), into: &state).isEmpty)
         state.now += 1
-        #expect(F.press(.char("y"), into: &state)
+        #expect(
+            F.press(.char("y"), into: &state)
                 == [.piv(.export(F.d, slot: .authentication, path: "piv-9a-certificate.pem", overwrite: true))])
         _ = update(&state, .piv(.exported(keyID: F.d.id, slot: .authentication, path: "piv-9a-certificate.pem")))
         #expect(state.piv.dialog == nil)
@@ -305,7 +328,8 @@ struct PIVTabUpdateTests {
         #expect(state.piv.dialog == nil && state.status?.text == UIText("piv.noCertificate", ["slot": "9E"]))
         _ = F.press(.char("g"), .char("e"), into: &state)
         for _ in 0..<30 { _ = update(&state, .keyPress(.backspace)) }
-        #expect(F.press(.enter, into: &state).isEmpty && state.piv.dialog?.form.problem == UIText("piv.export.pathEmpty"))
+        #expect(
+            F.press(.enter, into: &state).isEmpty && state.piv.dialog?.form.problem == UIText("piv.export.pathEmpty"))
         // Closed while the key was asked: the file's existence is no question any more, and the tab is free.
         _ = Fixture.type("x.pem", into: &state)
         _ = F.press(.enter, .escape, into: &state)
@@ -329,7 +353,8 @@ struct PIVTabUpdateTests {
         #expect(state.piv.dialog?.kind == .verify(PIV.Slot(rawValue: 0x82)))
         #expect(state.piv.dialog?.form.problem == UIText("piv.pinRequired"))
         _ = F.press(.escape, into: &state)
-        _ = update(&state, .piv(.failed(keyID: F.d.id, PIVFailure(.load, .notAvailable(UIText("error.application-missing"))))))
+        _ = update(
+            &state, .piv(.failed(keyID: F.d.id, PIVFailure(.load, .notAvailable(UIText("error.application-missing"))))))
         #expect(state.piv.phase == .unavailable(UIText("error.application-missing")))
     }
 
@@ -342,7 +367,9 @@ struct PIVTabUpdateTests {
         #expect(W.reason(PIVError.pukBlocked, .changePUK) == .pukBlocked)
         #expect(W.reason(PIVError.securityConditionNotSatisfied, .verify) == .pinRequired)
         #expect(W.reason(SmartCardError.noCard("r"), .load) == .keyGone)
-        #expect(W.reason(PIVOperationError.noCertificate(.signature), .export) == .other(UIText("piv.noCertificate", ["slot": "9C"])))
+        #expect(
+            W.reason(PIVOperationError.noCertificate(.signature), .export)
+                == .other(UIText("piv.noCertificate", ["slot": "9C"])))
         // The rest is worded by ErrorExplanation.
         #expect(W.reason(PIVError.noSpace, .export) == .other(ErrorExplanation(PIVError.noSpace).text))
     }

@@ -14,8 +14,9 @@ struct PIVTraceRedactionTests {
         state.piv.installDemo()
         let key = VirtualKey(state: state)
         let exchanges = LockedValue<[APDUExchange]>([])
-        let session = try await PIVSession.make(connection: VirtualKeyConnection(key: key),
-                                                observer: { e in exchanges.withLock { $0.append(e) } })
+        let session = try await PIVSession.make(
+            connection: VirtualKeyConnection(key: key),
+            observer: { e in exchanges.withLock { $0.append(e) } })
         try await body(session)
         var redactor = APDURedactor()
         return exchanges.withLock { $0 }.map { redactor.redact(command: $0.command, response: $0.response) }
@@ -40,7 +41,8 @@ struct PIVTraceRedactionTests {
             #expect(!text.contains(Self.hex(secret)), "\(secret) in\n\(text)")
         }
         let labels = trace.compactMap(\.label)
-        #expect(labels.contains("SELECT PIV") && labels.contains("PIV VERIFY") && labels.contains("PIV CHANGE REFERENCE")
+        #expect(
+            labels.contains("SELECT PIV") && labels.contains("PIV VERIFY") && labels.contains("PIV CHANGE REFERENCE")
                 && labels.contains("PIV RESET RETRY COUNTER") && labels.contains("PIV GET VERSION"))
         let verify = try #require(trace.first { $0.label == "PIV VERIFY" })
         #expect(verify.command == "00200080 <8 bytes redacted>" && verify.response == "9000")
@@ -97,15 +99,18 @@ struct PIVTraceRedactionTests {
         _ = r.redact(command: [0x00, 0xA4, 0x04, 0x00, 0x05] + AID.piv, response: [0x90, 0x00])
         #expect(r.application == .piv)
         let stored = Array(repeating: UInt8(0x77), count: 30)
-        let put = r.redact(command: [0x00, 0xDB, 0x3F, 0xFF, 0x27, 0x5C, 0x03, 0x5F, 0xC1, 0x09, 0x53, 0x20, 0x88, 0x1E]
-                                    + stored, response: [0x90, 0x00])
+        let put = r.redact(
+            command: [0x00, 0xDB, 0x3F, 0xFF, 0x27, 0x5C, 0x03, 0x5F, 0xC1, 0x09, 0x53, 0x20, 0x88, 0x1E]
+                + stored, response: [0x90, 0x00])
         #expect(put.label == "PIV PUT DATA" && put.command == "00DB3FFF <39 bytes redacted>")
-        let get = r.redact(command: [0x00, 0xCB, 0x3F, 0xFF, 0x05, 0x5C, 0x03, 0x5F, 0xC1, 0x09, 0x00],
-                           response: [0x53, 0x20, 0x88, 0x1E] + stored + [0x90, 0x00])
+        let get = r.redact(
+            command: [0x00, 0xCB, 0x3F, 0xFF, 0x05, 0x5C, 0x03, 0x5F, 0xC1, 0x09, 0x00],
+            response: [0x53, 0x20, 0x88, 0x1E] + stored + [0x90, 0x00])
         #expect(get.response == "<34 bytes redacted> 9000")
         // Another object's answer is shown.
-        let chuid = r.redact(command: [0x00, 0xCB, 0x3F, 0xFF, 0x05, 0x5C, 0x03, 0x5F, 0xC1, 0x02, 0x00],
-                             response: [0x53, 0x01, 0x30, 0x90, 0x00])
+        let chuid = r.redact(
+            command: [0x00, 0xCB, 0x3F, 0xFF, 0x05, 0x5C, 0x03, 0x5F, 0xC1, 0x02, 0x00],
+            response: [0x53, 0x01, 0x30, 0x90, 0x00])
         #expect(chuid.response == "530130 9000")
     }
 }

@@ -103,11 +103,15 @@ struct PIVTabWorkTests {
         _ = try await h.run(.piv(.export(d, slot: .authentication, path: path, overwrite: true)), Self.answer)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
         // A slot without a certificate, and a directory that does not exist, are explained.
-        let none = try await h.run(.piv(.export(d, slot: .signature, path: dir + "/9c.pem", overwrite: false)), Self.answer)
+        let none = try await h.run(
+            .piv(.export(d, slot: .signature, path: dir + "/9c.pem", overwrite: false)), Self.answer)
         #expect(none == .failed(keyID: d.id, PIVFailure(.export, .other(UIText("piv.noCertificate", ["slot": "9C"])))))
-        let nowhere = try await h.run(.piv(.export(d, slot: .authentication, path: dir + "/no/such/x.pem", overwrite: false)),
-                                      Self.answer)
-        guard case .failed(_, let failure) = nowhere, case .other(let why) = failure.reason else { Issue.record("\(nowhere)"); return }
+        let nowhere = try await h.run(
+            .piv(.export(d, slot: .authentication, path: dir + "/no/such/x.pem", overwrite: false)),
+            Self.answer)
+        guard case .failed(_, let failure) = nowhere, case .other(let why) = failure.reason else {
+            Issue.record("\(nowhere)"); return
+        }
         #expect(why.key == ErrorKind.fileUnwritable.textKey)
     }
 }

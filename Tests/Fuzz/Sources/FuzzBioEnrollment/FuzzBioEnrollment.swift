@@ -24,7 +24,8 @@ private func bioEnrollment(transport: FIDOTransport, name: String, answers: Fuzz
 }
 
 private func fingerprints(_ connection: any FIDOConnection, name: String, answers: FuzzAnswers?) async throws
-    -> String {
+    -> String
+{
     let session = try await CTAP2Session.make(connection: connection)
     let info = await session.info
     guard info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
@@ -87,8 +88,9 @@ private func fingerprints(_ connection: any FIDOConnection, name: String, answer
     }
     try await step("rename") {
         guard let first = listed.first else { return "none" }
-        try await session.setFingerprintName(templateID: first.templateID, name: "renamed",
-                                             maxNameLength: sensor?.maxNameLength)
+        try await session.setFingerprintName(
+            templateID: first.templateID, name: "renamed",
+            maxNameLength: sensor?.maxNameLength)
         return first.templateID.hex
     }
     try await step("remove") {
@@ -117,7 +119,8 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 /// A YubiKey Bio with the PIN (none when nil) whose sensor reports `samples` in turn (then good ones), with
 /// `enrolled` fingerprints enrolled through KeyKit as a client would.
 private func bioKey(pin: String?, samples: [CTAP2.BioEnrollment.SampleStatus], enrolled: Int) async throws
-    -> VirtualKey {
+    -> VirtualKey
+{
     let key = VirtualKey(touchDelay: 0, profile: .yubikeyBio, bioSampleStatuses: samples)
     guard let pin else { return key }
     try await VirtualKeys.withCTAP2(key) { session in
@@ -150,12 +153,15 @@ private func recordSeeds() async throws -> [Seed] {
     var seeds = [Seed]()
     for c in cases {
         for transport in FIDOTransport.allCases {
-            let key = c.bio ? try await bioKey(pin: c.pin, samples: c.samples, enrolled: c.enrolled)
+            let key =
+                c.bio
+                ? try await bioKey(pin: c.pin, samples: c.samples, enrolled: c.enrolled)
                 : try await VirtualKeys.fido(pin: c.pin)
             let name = names[Int(c.nameIndex)]
-            seeds.append(await transport.seed(c.name, variant: c.nameIndex, key: key) {
-                try await fingerprints($0, name: name, answers: nil)
-            })
+            seeds.append(
+                await transport.seed(c.name, variant: c.nameIndex, key: key) {
+                    try await fingerprints($0, name: name, answers: nil)
+                })
         }
     }
     return seeds

@@ -56,8 +56,9 @@ private func configure(_ connection: any FIDOConnection, length: Int, answers: F
             try await session.setMinPINLength(length, rpIDs: ["example.com", "login.example.org"])
         } catch let error as FIDOSessionError {
             if case .minPINLengthDecrease = error {
-                fuzzCheck(length < minimum && answers?.taken == before,
-                          "a minimum of \(length) refused as a decrease from \(minimum), or after sending")
+                fuzzCheck(
+                    length < minimum && answers?.taken == before,
+                    "a minimum of \(length) refused as a decrease from \(minimum), or after sending")
             }
             throw error
         }
@@ -88,16 +89,19 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 /// refused), one with PIN protocol 1 only, one with another PIN (wrong PIN), and a 5.4 key (no
 /// authenticatorConfig).
 private func recordSeeds() async throws -> [Seed] {
-    let cases: [(name: String, version: Version, pin: String?, minimum: Int?, length: UInt8,
-                 profile: VirtualKeyProfile)] = [
-        ("with-pin", Version(5, 7, 2), pin, nil, 0, .yubikey),
-        ("no-pin", Version(5, 7, 2), nil, nil, 1, .yubikey),
-        ("minimum-6", Version(5, 7, 2), pin, 6, 2, .yubikey),
-        ("forced-change", Version(5, 7, 2), pin, 8, 0, .yubikey),
-        ("protocol-1", Version(5, 7, 2), pin, nil, 1, .pinProtocol1),
-        ("wrong-pin", Version(5, 7, 2), "87654321", nil, 0, .yubikey),
-        ("firmware-5.4", Version(5, 4, 3), pin, nil, 2, .yubikey),
-    ]
+    let cases:
+        [(
+            name: String, version: Version, pin: String?, minimum: Int?, length: UInt8,
+            profile: VirtualKeyProfile
+        )] = [
+            ("with-pin", Version(5, 7, 2), pin, nil, 0, .yubikey),
+            ("no-pin", Version(5, 7, 2), nil, nil, 1, .yubikey),
+            ("minimum-6", Version(5, 7, 2), pin, 6, 2, .yubikey),
+            ("forced-change", Version(5, 7, 2), pin, 8, 0, .yubikey),
+            ("protocol-1", Version(5, 7, 2), pin, nil, 1, .pinProtocol1),
+            ("wrong-pin", Version(5, 7, 2), "87654321", nil, 0, .yubikey),
+            ("firmware-5.4", Version(5, 4, 3), pin, nil, 2, .yubikey),
+        ]
     var seeds = [Seed]()
     for c in cases {
         for transport in FIDOTransport.allCases {
@@ -112,9 +116,10 @@ private func recordSeeds() async throws -> [Seed] {
                 }
             }
             let length = lengths[Int(c.length)]
-            seeds.append(await transport.seed(c.name, variant: c.length, key: key) {
-                try await configure($0, length: length, answers: nil)
-            })
+            seeds.append(
+                await transport.seed(c.name, variant: c.length, key: key) {
+                    try await configure($0, length: length, answers: nil)
+                })
         }
     }
     return seeds

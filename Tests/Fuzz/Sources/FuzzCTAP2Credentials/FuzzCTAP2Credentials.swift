@@ -28,8 +28,10 @@ private func listCredentials(_ connection: any FIDOConnection) async throws -> S
         for c in credentials {
             fuzzCheck(c.rpID == rp.id, "a credential of \(c.rpID) listed under \(rp.id)")
         }
-        lines.append("\(rp.id): " + credentials.map { "\($0.user.name ?? "-") \($0.credentialID.hex)" }
-            .joined(separator: ", "))
+        lines.append(
+            "\(rp.id): "
+                + credentials.map { "\($0.user.name ?? "-") \($0.credentialID.hex)" }
+                .joined(separator: ", "))
     }
     return lines.joined(separator: "; ")
 }
@@ -47,7 +49,8 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
 /// A key with the PIN and discoverable credentials: `users` of them for each relying party in `rps`.
 private func keyWithCredentials(rps: [String], users: Int, profile: VirtualKeyProfile = .yubikey) async throws
-    -> VirtualKey {
+    -> VirtualKey
+{
     let key = try await VirtualKeys.fido(pin: pin, profile: profile)
     guard !rps.isEmpty else { return key }
     try await VirtualKeys.withCTAP2(key) { session in
@@ -55,11 +58,13 @@ private func keyWithCredentials(rps: [String], users: Int, profile: VirtualKeyPr
             for u in 0..<users {
                 // A token serves one makeCredential (CTAP 2.1 takes its permissions back after it).
                 try await session.verifyPIN(pin, permissions: [.makeCredential])
-                let user = CTAP2Session.User(id: [UInt8(r), UInt8(u)] + Array("user".utf8), name: "user\(u)@\(rp)",
-                                             displayName: "User \(u)")
-                _ = try await session.makeCredential(clientDataHash: Crypto.digest(.sha256, Array(rp.utf8)),
-                                                     rp: CTAP2Session.RelyingParty(id: rp, name: rp.uppercased()),
-                                                     user: user, residentKey: true)
+                let user = CTAP2Session.User(
+                    id: [UInt8(r), UInt8(u)] + Array("user".utf8), name: "user\(u)@\(rp)",
+                    displayName: "User \(u)")
+                _ = try await session.makeCredential(
+                    clientDataHash: Crypto.digest(.sha256, Array(rp.utf8)),
+                    rp: CTAP2Session.RelyingParty(id: rp, name: rp.uppercased()),
+                    user: user, residentKey: true)
             }
         }
     }

@@ -66,9 +66,10 @@ private func recordSeeds() async throws -> [Seed] {
         for transport in FIDOTransport.allCases {
             let key = try await VirtualKeys.fido(pin: c.pin, profile: c.profile)
             let newPIN = newPINs[c.newPIN]
-            seeds.append(await transport.seed(c.name, variant: UInt8(c.newPIN), key: key) { connection in
-                try await change(connection, newPIN: newPIN, answers: nil)
-            })
+            seeds.append(
+                await transport.seed(c.name, variant: UInt8(c.newPIN), key: key) { connection in
+                    try await change(connection, newPIN: newPIN, answers: nil)
+                })
         }
     }
     return seeds

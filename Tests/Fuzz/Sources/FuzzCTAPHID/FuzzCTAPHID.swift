@@ -24,8 +24,9 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         guard let message = try? reassembler.add(packet) else { continue }
         fuzzCheck(CTAPHID.channel(of: packet) == channel, "a message from another channel")
         fuzzCheck(message.command < 0x80, "command \(message.command) keeps bit 7")
-        fuzzCheck(message.payload.count <= CTAPHID.maxPayload(packetSize: packetSize),
-                  "a message of \(message.payload.count) bytes from \(packetSize)-byte packets")
+        fuzzCheck(
+            message.payload.count <= CTAPHID.maxPayload(packetSize: packetSize),
+            "a message of \(message.payload.count) bytes from \(packetSize)-byte packets")
         fuzzCheck(!reassembler.isInProgress, "still in progress after a whole message")
         roundTrip(message, packetSize: packetSize)
     }
@@ -37,11 +38,13 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 private func roundTrip(_ message: CTAPHID.Message, packetSize: Int) {
     let packets: [[UInt8]]
     do {
-        packets = try CTAPHID.fragment(cid: channel, command: message.command, payload: message.payload,
-                                       packetSize: packetSize)
+        packets = try CTAPHID.fragment(
+            cid: channel, command: message.command, payload: message.payload,
+            packetSize: packetSize)
     } catch {
-        fuzzCheck(message.payload.count > CTAPHID.maxPayload(packetSize: packetSize),
-                  "fragment refused \(message.payload.count) bytes: \(error)")
+        fuzzCheck(
+            message.payload.count > CTAPHID.maxPayload(packetSize: packetSize),
+            "fragment refused \(message.payload.count) bytes: \(error)")
         return
     }
     var fresh = CTAPHID.Reassembler(channel: channel, packetSize: packetSize)

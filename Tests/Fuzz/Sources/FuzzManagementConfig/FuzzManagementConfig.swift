@@ -42,8 +42,10 @@ private func configure(_ link: ManagementLink, clearLock: Bool) async throws -> 
     guard device.version >= minimum else {
         throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: device.version)
     }
-    var lines = ["\(device.version) serial \(device.serial.map(String.init) ?? "-") usb \(device.enabledUSB.names) "
-                 + "nfc \(device.enabledNFC?.names ?? []) locked \(device.isConfigLocked)"]
+    var lines = [
+        "\(device.version) serial \(device.serial.map(String.init) ?? "-") usb \(device.enabledUSB.names) "
+            + "nfc \(device.enabledNFC?.names ?? []) locked \(device.isConfigLocked)"
+    ]
     func step(_ label: String, _ body: () async throws -> String) async throws {
         do {
             lines.append(label + " " + (try await body()))
@@ -55,8 +57,9 @@ private func configure(_ link: ManagementLink, clearLock: Bool) async throws -> 
     try await step("usb") {
         let after = device.enabledUSB.symmetricDifference(.oath).intersection(device.supportedUSB)
         let reboot = after.usbInterfaces != device.enabledUSB.usbInterfaces
-        try await link.write(DeviceConfiguration(enabledUSB: after, challengeResponseTimeout: 20), reboot: reboot,
-                             currentLockCode: current)
+        try await link.write(
+            DeviceConfiguration(enabledUSB: after, challengeResponseTimeout: 20), reboot: reboot,
+            currentLockCode: current)
         return after.names.joined(separator: "+") + (reboot ? " (reboot)" : "")
     }
     try await step("nfc") {
@@ -90,14 +93,16 @@ private func fuzzed(_ route: Route, clearLock: Bool, answers: FuzzAnswers) async
         let card = FuzzSmartCard(answers: answers)
         return try await configure(.card(try await ManagementSession.make(connection: card)), clearLock: clearLock)
     case .fido:
-        let hid = try await CTAPHIDConnection(device: FuzzHIDDevice(answers: answers), name: "fuzz", timeout: 1,
-                                              userPresenceTimeout: 1, busyRetryWindow: 0.05)
+        let hid = try await CTAPHIDConnection(
+            device: FuzzHIDDevice(answers: answers), name: "fuzz", timeout: 1,
+            userPresenceTimeout: 1, busyRetryWindow: 0.05)
         let result = await capturing { try await configure(.fido(hid), clearLock: clearLock) }
         await hid.close()
         return try result.get()
     case .otp:
-        let hid = OTPHIDConnection(device: FuzzOTPHIDDevice(answers: answers), name: "fuzz", timeout: 0.05,
-                                   touchTimeout: 0.1)
+        let hid = OTPHIDConnection(
+            device: FuzzOTPHIDDevice(answers: answers), name: "fuzz", timeout: 0.05,
+            touchTimeout: 0.1)
         let result = await capturing { try await configure(.otp(hid), clearLock: clearLock) }
         await hid.close()
         return try result.get()
@@ -118,8 +123,10 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 }
 
 /// Runs the steps on `route` of `key` and logs its answers as a seed's.
-private func recording(_ route: Route, _ key: VirtualKey, clearLock: Bool) async -> (Result<String, any Error>,
-                                                                                     [FuzzAnswer]) {
+private func recording(_ route: Route, _ key: VirtualKey, clearLock: Bool) async -> (
+    Result<String, any Error>,
+    [FuzzAnswer]
+) {
     switch route {
     case .ccid:
         let card = RecordingSmartCard(card: VirtualKeyConnection(key: key))
@@ -165,16 +172,19 @@ private func splitFirstPage(_ answers: [FuzzAnswer], route: Route) -> [FuzzAnswe
             (prefix, page, suffix) = ([], answer.bytes, [])
         }
         guard let length = page.first, Int(length) == page.count - 1,
-              let tlvs = try? TLV.parseAll(Array(page.dropFirst()), mode: .simple), tlvs.count >= 2,
-              tlvs.contains(where: { $0.tag == ManagementTag.usbSupported }) else { continue }
+            let tlvs = try? TLV.parseAll(Array(page.dropFirst()), mode: .simple), tlvs.count >= 2,
+            tlvs.contains(where: { $0.tag == ManagementTag.usbSupported })
+        else { continue }
         let half = tlvs.count / 2
         let first = (tlvs[..<half] + [TLV(ManagementTag.moreData, [1])]).flatMap(\.encoded)
         let second = tlvs[half...].flatMap(\.encoded)
         var out = answers
-        out.replaceSubrange(i...i, with: [
-            FuzzAnswer(kind: answer.kind, prefix + [UInt8(first.count)] + first + suffix),
-            FuzzAnswer(kind: answer.kind, prefix + [UInt8(second.count)] + second + suffix),
-        ])
+        out.replaceSubrange(
+            i...i,
+            with: [
+                FuzzAnswer(kind: answer.kind, prefix + [UInt8(first.count)] + first + suffix),
+                FuzzAnswer(kind: answer.kind, prefix + [UInt8(second.count)] + second + suffix),
+            ])
         return out
     }
     return nil
@@ -204,8 +214,10 @@ private func recordSeeds() async throws -> [Seed] {
             let key = VirtualKey(state: state, touchDelay: 0)
             let options = UInt8(route.rawValue) | (c.clear ? 4 : 0)
             let (result, answers) = await recording(route, key, clearLock: c.clear)
-            seeds.append(Seed(name: "\(c.name)-\(route)", input: [options] + FuzzAnswers.encode(answers),
-                              outcome: describeOutcome(result)))
+            seeds.append(
+                Seed(
+                    name: "\(c.name)-\(route)", input: [options] + FuzzAnswers.encode(answers),
+                    outcome: describeOutcome(result)))
             if c.name == "unlocked", let split = splitFirstPage(answers, route: route) {
                 // Not recorded (the virtual key answers on one page): its outcome is the fuzzed device's.
                 let input = [options] + FuzzAnswers.encode(split)

@@ -24,12 +24,14 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             fuzzCheck((try? NDEFRecord.uri(uri).content()) == .uri(uri), "URI \(uri) does not round-trip")
         case .text(let text, let language, let utf16):
             if !utf16 && language.utf8.count <= 63 {
-                fuzzCheck((try? NDEFRecord.text(text, language: language).content()) == content,
-                          "text record does not round-trip")
+                fuzzCheck(
+                    (try? NDEFRecord.text(text, language: language).content()) == content,
+                    "text record does not round-trip")
             }
         case .other:
-            fuzzCheck(record.tnf != NDEFRecord.tnfWellKnown || (record.type != [0x55] && record.type != [0x54]),
-                      "a URI or text record read as other")
+            fuzzCheck(
+                record.tnf != NDEFRecord.tnfWellKnown || (record.type != [0x55] && record.type != [0x54]),
+                "a URI or text record read as other")
         }
     }
     if let otp = try? NDEFOTP.extract(from: records) {

@@ -17,8 +17,10 @@ private let password = "correct horse"
 /// 2025-06-15 16:26:40 UTC.
 private let time: Int64 = 1_750_004_800
 
-private func codes(_ card: any SmartCardConnection, otherPeriods: Bool,
-                   learnSalt: @Sendable ([UInt8]) -> Void) async throws -> String {
+private func codes(
+    _ card: any SmartCardConnection, otherPeriods: Bool,
+    learnSalt: @Sendable ([UInt8]) -> Void
+) async throws -> String {
     let session = try await OATHSession.make(connection: card)
     if await session.isLocked {
         learnSalt(await session.salt)
@@ -37,13 +39,15 @@ private func codes(_ card: any SmartCardConnection, otherPeriods: Bool,
 
 private func check(_ code: Code, of credential: Credential) {
     if credential.type == .totp {
-        fuzzCheck(code.validFrom <= time && time < code.validTo,
-                  "\(credential.id) valid \(code.validFrom)..<\(code.validTo), not at \(time)")
+        fuzzCheck(
+            code.validFrom <= time && time < code.validTo,
+            "\(credential.id) valid \(code.validFrom)..<\(code.validTo), not at \(time)")
     }
     let steam = Set("23456789BCDFGHJKMNPQRTVWXY")
-    fuzzCheck(code.value.allSatisfy { credential.isSteam ? steam.contains($0) : ("0"..."9").contains($0) }
-              && (credential.isSteam ? code.value.count == 5 : (1...10).contains(code.value.count)),
-              "\(credential.id) has the code \(code.value)")
+    fuzzCheck(
+        code.value.allSatisfy { credential.isSteam ? steam.contains($0) : ("0"..."9").contains($0) }
+            && (credential.isSteam ? code.value.count == 5 : (1...10).contains(code.value.count)),
+        "\(credential.id) has the code \(code.value)")
 }
 
 /// The password's access key by salt, for the card's VALIDATE proof: most inputs keep a seed's salt, and
@@ -85,15 +89,18 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 /// that wants Le (61xx for commands without it), and without calculating other periods.
 private func recordSeeds() async throws -> [Seed] {
     let demo = VirtualKeyState.yubiKey5NFC().withDemoAccounts()
-    let cases: [(name: String, state: VirtualKeyState, password: String?, profile: VirtualKeyProfile,
-                 otherPeriods: Bool)] = [
-        ("password", demo, password, .yubikey, true),
-        ("no-password", demo, nil, .yubikey, true),
-        ("wrong-password", demo, "another one", .yubikey, true),
-        ("many-accounts", demo.withGeneratedAccounts(40), password, .yubikey, true),
-        ("strict-le", demo, password, .strictLe, true),
-        ("no-other-periods", demo, password, .yubikey, false),
-    ]
+    let cases:
+        [(
+            name: String, state: VirtualKeyState, password: String?, profile: VirtualKeyProfile,
+            otherPeriods: Bool
+        )] = [
+            ("password", demo, password, .yubikey, true),
+            ("no-password", demo, nil, .yubikey, true),
+            ("wrong-password", demo, "another one", .yubikey, true),
+            ("many-accounts", demo.withGeneratedAccounts(40), password, .yubikey, true),
+            ("strict-le", demo, password, .strictLe, true),
+            ("no-other-periods", demo, password, .yubikey, false),
+        ]
     var seeds = [Seed]()
     for c in cases {
         let key = VirtualKey(state: c.state, touchDelay: 0, profile: c.profile)
@@ -104,8 +111,10 @@ private func recordSeeds() async throws -> [Seed] {
         let card = RecordingSmartCard(card: VirtualKeyConnection(key: key))
         let otherPeriods = c.otherPeriods
         let result = await capturing { try await codes(card, otherPeriods: otherPeriods) { _ in } }
-        seeds.append(Seed(name: c.name, input: [c.otherPeriods ? 0 : 1] + FuzzAnswers.encode(card.log.answers),
-                          outcome: describeOutcome(result)))
+        seeds.append(
+            Seed(
+                name: c.name, input: [c.otherPeriods ? 0 : 1] + FuzzAnswers.encode(card.log.answers),
+                outcome: describeOutcome(result)))
     }
     return seeds
 }

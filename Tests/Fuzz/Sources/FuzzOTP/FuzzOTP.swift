@@ -29,8 +29,9 @@ private func checkText(_ text: String) {
             fuzzCheck(false, "a Yubico OTP without public ID or token: \(text)")
             return
         }
-        fuzzCheck(token.count == YubicoOTP.tokenLength && publicID + token == result.text,
-                  "split \(result.text) into \(publicID) + \(token)")
+        fuzzCheck(
+            token.count == YubicoOTP.tokenLength && publicID + token == result.text,
+            "split \(result.text) into \(publicID) + \(token)")
         do {
             let split = try YubicoOTP.split(result.text)
             fuzzCheck(split.publicID == publicID && split.ciphertext.count == 16, "split disagrees")
@@ -41,8 +42,9 @@ private func checkText(_ text: String) {
         }
     case .oathHOTP:
         let code = result.code ?? ""
-        fuzzCheck((code.count == 6 || code.count == 8) && code.allSatisfy { $0.isASCII && $0.isNumber },
-                  "HOTP code \(code)")
+        fuzzCheck(
+            (code.count == 6 || code.count == 8) && code.allSatisfy { $0.isASCII && $0.isNumber },
+            "HOTP code \(code)")
     case .staticPassword:
         fuzzCheck(result.publicID == nil && result.code == nil, "a static password with OTP fields")
     }
@@ -57,9 +59,10 @@ private func checkText(_ text: String) {
 }
 
 private func checkToken(_ reader: inout FuzzReader) {
-    let token = YubicoOTPToken(privateID: Array((reader.take(6) + [UInt8](repeating: 0, count: 6)).prefix(6)),
-                               usageCounter: UInt16(reader.integer(2)), timestamp: UInt32(reader.integer(3)),
-                               sessionCounter: reader.byte(), random: UInt16(reader.integer(2)))
+    let token = YubicoOTPToken(
+        privateID: Array((reader.take(6) + [UInt8](repeating: 0, count: 6)).prefix(6)),
+        usageCounter: UInt16(reader.integer(2)), timestamp: UInt32(reader.integer(3)),
+        sessionCounter: reader.byte(), random: UInt16(reader.integer(2)))
     let publicID = reader.take(Int(reader.byte() % 9))
     let otp: String
     do {
@@ -81,10 +84,11 @@ private func checkToken(_ reader: inout FuzzReader) {
     }
     let digits = reader.byte() & 1 == 0 ? 6 : 8
     var value = reader.integer(4)
-    let code = String((0..<digits).map { _ -> Character in
-        defer { value /= 10 }
-        return Character(String(value % 10))
-    })
+    let code = String(
+        (0..<digits).map { _ -> Character in
+            defer { value /= 10 }
+            return Character(String(value % 10))
+        })
     for layout in KeyboardLayout.allCases {
         let result = OTPClassifier.classify(layout.typed(code) + "\n")
         fuzzCheck(result.kind == .oathHOTP && result.code == code, "HOTP \(code) on \(layout): \(result)")

@@ -88,8 +88,10 @@ private func recordSeeds() async throws -> [Seed] {
         let device = RecordingOTPHIDDevice(device: key.makeOTPHIDDevice())
         let slot = c.slot
         let result = await capturing { try await exchanges(device, slot: slot) }
-        seeds.append(Seed(name: c.name, input: [c.slot == 2 ? 0 : 1] + FuzzAnswers.encode(device.log.answers),
-                          outcome: describeOutcome(result)))
+        seeds.append(
+            Seed(
+                name: c.name, input: [c.slot == 2 ? 0 : 1] + FuzzAnswers.encode(device.log.answers),
+                outcome: describeOutcome(result)))
     }
     return seeds
 }

@@ -41,10 +41,11 @@ private func program(_ session: OTPSession, locked: Bool, overCCID: Bool) async 
             let before = await session.status
             try await body()
             let after = await session.status
-            fuzzCheck(!overCCID || after.programSequence == before.programSequence &+ 1
-                      || (after.programSequence == 0 && after.touchLevel & 0x1F == 0),
-                      "a write taken with the sequence going from \(before.programSequence) to "
-                      + "\(after.programSequence)")
+            fuzzCheck(
+                !overCCID || after.programSequence == before.programSequence &+ 1
+                    || (after.programSequence == 0 && after.touchLevel & 0x1F == 0),
+                "a write taken with the sequence going from \(before.programSequence) to "
+                    + "\(after.programSequence)")
             return "sequence \(after.programSequence), slots \(after.slot1Configured) \(after.slot2Configured)"
         }
     }
@@ -55,25 +56,32 @@ private func program(_ session: OTPSession, locked: Bool, overCCID: Bool) async 
         return String(serial)
     }
     try await write("yubiotp") {
-        try await session.put(slot: 1, try OTPSlotConfiguration.yubicoOTP(
-            publicID: publicID, privateID: privateID, key: aesKey, accessCode: code), currentAccessCode: code)
+        try await session.put(
+            slot: 1,
+            try OTPSlotConfiguration.yubicoOTP(
+                publicID: publicID, privateID: privateID, key: aesKey, accessCode: code), currentAccessCode: code)
     }
     try await write("static") {
-        let configuration = try OTPSlotConfiguration.staticPassword(scanCodes: staticScanCodes, appendEnter: false,
-                                                                    accessCode: code)
+        let configuration = try OTPSlotConfiguration.staticPassword(
+            scanCodes: staticScanCodes, appendEnter: false,
+            accessCode: code)
         try await session.put(slot: 2, configuration, currentAccessCode: code)
     }
     try await write("settings") {
         let settings = OTPSlotConfiguration.Settings(appendEnter: false, pacing: .ms20, useNumericKeypad: true)
-        try await session.update(slot: 1, try OTPSlotConfiguration.update(settings, accessCode: code),
-                                 currentAccessCode: code)
+        try await session.update(
+            slot: 1, try OTPSlotConfiguration.update(settings, accessCode: code),
+            currentAccessCode: code)
     }
     try await write("ndef") { try await session.setNDEF(slot: 1, try OTPNDEFConfiguration.uri(), accessCode: code) }
     try await write("swap") { try await session.swapSlots(accessCode: code) }
     try await write("hotp") {
-        try await session.put(slot: 2, try OTPSlotConfiguration.oathHOTP(secret: hotpSecret, digits: 8,
-                                                                         movingFactor: 32, accessCode: code),
-                              currentAccessCode: code)
+        try await session.put(
+            slot: 2,
+            try OTPSlotConfiguration.oathHOTP(
+                secret: hotpSecret, digits: 8,
+                movingFactor: 32, accessCode: code),
+            currentAccessCode: code)
     }
     try await write("delete") { try await session.deleteSlot(slot: 1, accessCode: code) }
     try await step("status") {
@@ -90,7 +98,9 @@ private func isOTPError(_ error: any Error) -> Bool {
 /// Over OTP HID with short time limits: the interface answers at once, and busy or touch reports must not
 /// make one input take seconds.
 private func overHID(_ device: any HIDFeatureReportDevice, locked: Bool, fuzzed: Bool) async throws -> String {
-    let hid = fuzzed ? OTPHIDConnection(device: device, name: "fuzz", timeout: 0.05, touchTimeout: 0.1)
+    let hid =
+        fuzzed
+        ? OTPHIDConnection(device: device, name: "fuzz", timeout: 0.05, touchTimeout: 0.1)
         : OTPHIDConnection(device: device, name: "virtual")
     let result = await capturing {
         try await program(try await OTPSession.make(hid: hid), locked: locked, overCCID: false)
@@ -137,8 +147,9 @@ private func recordSeeds() async throws -> [Seed] {
             if c.programmed {
                 let session = try await OTPSession.make(connection: VirtualKeyConnection(key: key))
                 let code = c.protected ? accessCode : nil
-                try await session.programChallengeResponse(slot: 1, key: Array(repeating: 0x5A, count: 20),
-                                                           accessCode: code)
+                try await session.programChallengeResponse(
+                    slot: 1, key: Array(repeating: 0x5A, count: 20),
+                    accessCode: code)
                 try await session.put(slot: 2, try OTPSlotConfiguration.oathHOTP(secret: hotpSecret, accessCode: code))
             }
             let options = (hid ? 1 : 0) | (c.locked ? 2 : 0) as UInt8
@@ -156,8 +167,10 @@ private func recordSeeds() async throws -> [Seed] {
                 }
                 answers = card.log.answers
             }
-            seeds.append(Seed(name: "\(c.name)-\(hid ? "hid" : "ccid")", input: [options] + FuzzAnswers.encode(answers),
-                              outcome: describeOutcome(result)))
+            seeds.append(
+                Seed(
+                    name: "\(c.name)-\(hid ? "hid" : "ccid")", input: [options] + FuzzAnswers.encode(answers),
+                    outcome: describeOutcome(result)))
         }
     }
     return seeds

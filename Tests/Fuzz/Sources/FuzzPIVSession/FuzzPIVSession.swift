@@ -42,13 +42,19 @@ private func operation(_ card: any SmartCardConnection, scheme: PIVSignatureSche
     }
     try await step("certificate") {
         guard let certificate = try await session.certificate(in: .authentication) else { return "none" }
-        fuzzCheck(certificate.sha256Fingerprint.count == 32, "a fingerprint of \(certificate.sha256Fingerprint.count) bytes")
+        fuzzCheck(
+            certificate.sha256Fingerprint.count == 32, "a fingerprint of \(certificate.sha256Fingerprint.count) bytes")
         let names = certificate.alternativeNames.map(\.description).joined(separator: ",")
-        return [certificate.subject, certificate.issuer, certificate.serialHex, "\(String(describing: certificate.notAfter))",
-                certificate.keyUsage?.names.joined(separator: ",") ?? "-", names, certificate.sha256FingerprintText]
-            .joined(separator: "|")
+        return [
+            certificate.subject, certificate.issuer, certificate.serialHex,
+            "\(String(describing: certificate.notAfter))",
+            certificate.keyUsage?.names.joined(separator: ",") ?? "-", names, certificate.sha256FingerprintText,
+        ]
+        .joined(separator: "|")
     }
-    try await step("verify") { try await session.verifyPIN(pin); return "ok" }
+    try await step("verify") {
+        try await session.verifyPIN(pin); return "ok"
+    }
     try await step("retries") { String(try await session.pinRetries()) }
     try await step("authenticate") {
         try await session.authenticate(managementKey: SecretBytes(PIV.defaultManagementKey))
@@ -59,7 +65,9 @@ private func operation(_ card: any SmartCardConnection, scheme: PIVSignatureSche
         if let length = algorithm?.rsaModulusLength {
             fuzzCheck(signature.count == length, "an RSA signature of \(signature.count) bytes for \(length)")
         }
-        if algorithm == .ed25519 { fuzzCheck(signature.count == 64, "an Ed25519 signature of \(signature.count) bytes") }
+        if algorithm == .ed25519 {
+            fuzzCheck(signature.count == 64, "an Ed25519 signature of \(signature.count) bytes")
+        }
         return "\(signature.count) bytes"
     }
     try await step("attest") {
@@ -117,8 +125,10 @@ private func recordSeeds() async throws -> [Seed] {
         let card = RecordingPIVCard(card: VirtualKeyConnection(key: key))
         let chosen = scheme(c.scheme)
         let result = await capturing { try await operation(card, scheme: chosen) }
-        seeds.append(Seed(name: c.name, input: [c.scheme] + FuzzAnswers.encode(card.log.answers),
-                          outcome: describeOutcome(result)))
+        seeds.append(
+            Seed(
+                name: c.name, input: [c.scheme] + FuzzAnswers.encode(card.log.answers),
+                outcome: describeOutcome(result)))
     }
     return seeds
 }

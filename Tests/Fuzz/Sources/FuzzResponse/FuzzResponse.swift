@@ -17,8 +17,9 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     fuzzCheck(response.bytes == input, "the response does not join back to its bytes")
     fuzzCheck(response.data.count == input.count - 2, "data of \(response.data.count) bytes")
     let sw = response.status
-    fuzzCheck(StatusWord(sw1: sw.sw1, sw2: sw.sw2) == sw && StatusWord(rawValue: sw.rawValue) == sw,
-              "status word bytes and raw value disagree")
+    fuzzCheck(
+        StatusWord(sw1: sw.sw1, sw2: sw.sw2) == sw && StatusWord(rawValue: sw.rawValue) == sw,
+        "status word bytes and raw value disagree")
     fuzzCheck(sw.hexString.count == 4 && sw.description == "SW=" + sw.hexString, sw.description)
     fuzzCheck(sw.meaning.key.hasPrefix("sw."), "no meaning for \(sw.hexString)")
     if let retries = sw.retriesLeft { fuzzCheck((0...15).contains(retries), "\(retries) retries") }

@@ -14,7 +14,8 @@ private final class Completion<T: Sendable>: Sendable {
 /// its own while the calling thread (not one of the cooperative pool's) waits for it, so no task outlives the
 /// input. An operation that never ends keeps the caller waiting, which libFuzzer's -timeout reports as a hang.
 public func runToCompletion<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T)
-    -> Result<T, any Error> {
+    -> Result<T, any Error>
+{
     let completion = Completion<T>()
     Task.detached {
         let result: Result<T, any Error>
@@ -43,8 +44,10 @@ public func describeOutcome(_ result: Result<String, any Error>) -> String {
 
 /// Stops the process, as libFuzzer counts a crash, when an operation ended with an error no KeyKit layer it
 /// went through defines (`expected` says which are).
-public func fuzzCheckTyped(_ result: Result<String, any Error>, _ expected: (any Error) -> Bool,
-                           file: StaticString = #fileID, line: UInt = #line) {
+public func fuzzCheckTyped(
+    _ result: Result<String, any Error>, _ expected: (any Error) -> Bool,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     guard case .failure(let error) = result else { return }
     fuzzCheck(expected(error), "an untyped error: \(type(of: error)): \(error)", file: file, line: line)
 }
@@ -69,11 +72,14 @@ public struct Seed: Sendable {
 ///
 /// The process ends with `_exit`: the leak check at exit would count the virtual key's static values, whose
 /// pointers Swift keeps with enum tags in their spare bits, where the sanitizer does not recognise them.
-public func recordSeedsIfAsked(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                               record: @escaping @Sendable () async throws -> [Seed],
-                               replay: ([UInt8]) -> String) {
+public func recordSeedsIfAsked(
+    _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    record: @escaping @Sendable () async throws -> [Seed],
+    replay: ([UInt8]) -> String
+) {
     guard argc == 3, let argv, let flag = argv[1], String(cString: flag) == "--record-seeds",
-          let path = argv[2] else { return }
+        let path = argv[2]
+    else { return }
     let directory = String(cString: path)
     let seeds: [Seed]
     switch runToCompletion(record) {

@@ -43,16 +43,20 @@ public enum FIDOTransport: Int, CaseIterable, Sendable, CustomStringConvertible 
     /// Opens a connection of this transport on a device answering from `answers`, runs `body` on it and
     /// closes it. The time limits are short: the device answers at once or never, and a keep-alive or busy
     /// answer must not make one input take seconds.
-    public func withFuzzedConnection<T: Sendable>(_ answers: FuzzAnswers,
-                                                  _ body: @Sendable (any FIDOConnection) async throws -> T)
-        async throws -> T {
+    public func withFuzzedConnection<T: Sendable>(
+        _ answers: FuzzAnswers,
+        _ body: @Sendable (any FIDOConnection) async throws -> T
+    )
+        async throws -> T
+    {
         let connection: any FIDOConnection
         switch self {
         case .message:
             connection = FuzzFIDOConnection(answers: answers)
         case .ctaphid:
-            connection = try await CTAPHIDConnection(device: FuzzHIDDevice(answers: answers), name: "fuzz",
-                                                     timeout: 1, userPresenceTimeout: 1, busyRetryWindow: 0.05)
+            connection = try await CTAPHIDConnection(
+                device: FuzzHIDDevice(answers: answers), name: "fuzz",
+                timeout: 1, userPresenceTimeout: 1, busyRetryWindow: 0.05)
         case .nfc:
             connection = try await PCSCFIDOConnection.open(card: FuzzSmartCard(answers: answers), timeout: 0.3)
         }
@@ -60,9 +64,12 @@ public enum FIDOTransport: Int, CaseIterable, Sendable, CustomStringConvertible 
     }
 
     /// Runs `body` on a connection of this transport to `key`, and logs the key's answers as a seed's.
-    public func recording<T: Sendable>(_ key: VirtualKey,
-                                       _ body: @Sendable (any FIDOConnection) async throws -> T)
-        async -> (Result<T, any Error>, [FuzzAnswer]) {
+    public func recording<T: Sendable>(
+        _ key: VirtualKey,
+        _ body: @Sendable (any FIDOConnection) async throws -> T
+    )
+        async -> (Result<T, any Error>, [FuzzAnswer])
+    {
         let log: AnswerLog
         let result: Result<T, any Error>
         do {
@@ -97,8 +104,10 @@ public enum FIDOTransport: Int, CaseIterable, Sendable, CustomStringConvertible 
     }
 }
 
-private func closing<T: Sendable>(_ connection: any FIDOConnection,
-                                  _ body: @Sendable (any FIDOConnection) async throws -> T) async throws -> T {
+private func closing<T: Sendable>(
+    _ connection: any FIDOConnection,
+    _ body: @Sendable (any FIDOConnection) async throws -> T
+) async throws -> T {
     do {
         let value = try await body(connection)
         await connection.close()
@@ -269,7 +278,8 @@ public final class RecordingHIDDevice: HIDReportDevice {
             return try? r.add(packet)
         }
         if let message {
-            let payload = message.command == CTAPHID.Command.initialize
+            let payload =
+                message.command == CTAPHID.Command.initialize
                 ? Array(message.payload.dropFirst(CTAPHID.nonceSize)) : message.payload
             log.append(FuzzAnswer(kind: 0, [message.command] + payload))
         }
@@ -284,10 +294,13 @@ public final class RecordingHIDDevice: HIDReportDevice {
 extension FIDOTransport {
     /// A seed named `name` and this transport: `body` against `key` over this transport with its answers
     /// recorded, laid out as FIDOFuzzInput reads it with `variant` in the first byte.
-    public func seed(_ name: String, variant: UInt8 = 0, key: VirtualKey,
-                     _ body: @Sendable (any FIDOConnection) async throws -> String) async -> Seed {
+    public func seed(
+        _ name: String, variant: UInt8 = 0, key: VirtualKey,
+        _ body: @Sendable (any FIDOConnection) async throws -> String
+    ) async -> Seed {
         let (result, answers) = await recording(key, body)
-        return Seed(name: "\(name)-\(self)", input: [UInt8(rawValue) | variant << 2] + FuzzAnswers.encode(answers),
-                    outcome: describeOutcome(result))
+        return Seed(
+            name: "\(name)-\(self)", input: [UInt8(rawValue) | variant << 2] + FuzzAnswers.encode(answers),
+            outcome: describeOutcome(result))
     }
 }

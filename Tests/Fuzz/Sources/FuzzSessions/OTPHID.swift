@@ -48,8 +48,9 @@ public final class FuzzOTPHIDDevice: HIDFeatureReportDevice {
             switch answer.kind % 3 {
             case 0:
                 s.queue = stride(from: 0, to: answer.bytes.count, by: OTPHID.reportSize).map {
-                    FuzzOTPHIDDevice.padded(Array(answer.bytes[$0..<min($0 + OTPHID.reportSize, answer.bytes.count)]),
-                                            to: OTPHID.reportSize)
+                    FuzzOTPHIDDevice.padded(
+                        Array(answer.bytes[$0..<min($0 + OTPHID.reportSize, answer.bytes.count)]),
+                        to: OTPHID.reportSize)
                 }
             case 1:
                 s.queue = FuzzOTPHIDDevice.responseReports(answer.bytes)
@@ -95,8 +96,9 @@ public final class FuzzOTPHIDDevice: HIDFeatureReportDevice {
         var reports = [[UInt8]]()
         for start in stride(from: 0, to: framed.count, by: OTPHID.reportDataSize) {
             let part = Array(framed[start..<min(start + OTPHID.reportDataSize, framed.count)])
-            reports.append(padded(part, to: OTPHID.reportDataSize)
-                           + [OTPHID.responsePendingFlag | UInt8(truncatingIfNeeded: reports.count)])
+            reports.append(
+                padded(part, to: OTPHID.reportDataSize)
+                    + [OTPHID.responsePendingFlag | UInt8(truncatingIfNeeded: reports.count)])
         }
         reports.append([0, 0, 0, 0, 0, 0, 0, OTPHID.responsePendingFlag])
         return reports
@@ -127,7 +129,8 @@ public final class RecordingOTPHIDDevice: HIDFeatureReportDevice {
         let flags = report.count == OTPHID.reportSize ? report[7] : 0
         let part = Int(flags & OTPHID.sequenceMask)
         if flags != OTPHID.resetMarker, flags & OTPHID.writeFlag != 0,
-           (part + 1) * OTPHID.reportDataSize >= OTPHID.frameSize {
+            (part + 1) * OTPHID.reportDataSize >= OTPHID.frameSize
+        {
             state.withLock { $0.answer = [] }
         }
     }
@@ -168,11 +171,16 @@ public final class RecordingOTPHIDDevice: HIDFeatureReportDevice {
             guard let reports = s.answer, !reports.isEmpty else { return }
             s.answer = nil
             let parts = reports.dropLast()
-            let inOrder = reports.last?[7] == OTPHID.responsePendingFlag
+            let inOrder =
+                reports.last?[7] == OTPHID.responsePendingFlag
                 && parts.enumerated().allSatisfy { $0.element[7] == OTPHID.responsePendingFlag | UInt8($0.offset) }
             let bytes = parts.flatMap { $0.prefix(OTPHID.reportDataSize) }
-            if inOrder, let length = (0...max(0, bytes.count - 2)).first(where: { bytes.count >= $0 + 2
-                && OTPHID.checkCRC(bytes.prefix($0 + 2)) }) {
+            if inOrder,
+                let length = (0...max(0, bytes.count - 2)).first(where: {
+                    bytes.count >= $0 + 2
+                        && OTPHID.checkCRC(bytes.prefix($0 + 2))
+                })
+            {
                 log.append(FuzzAnswer(kind: 1, Array(bytes.prefix(length))))
             } else {
                 log.append(FuzzAnswer(kind: 0, reports.flatMap { $0 }))

@@ -32,11 +32,13 @@ public final class FuzzPIVCard: SmartCardConnection {
     /// authentication (the algorithm is P1's), nil for any other command.
     static func managementKeyProof(command: [UInt8]) -> [UInt8]? {
         guard let apdu = try? APDU(parsing: command), apdu.ins == PIV.Ins.authenticate,
-              apdu.p2 == PIV.Reference.managementKey, let algorithm = PIV.Algorithm(rawValue: apdu.p1),
-              let template = (try? TLV.parseAll(apdu.data))?.value(for: PIV.Tag.dynamicAuthentication),
-              let challenge = (try? TLV.parseAll(template))?.value(for: PIV.Tag.challenge),
-              let encrypted = try? BlockCipher.encrypt(algorithm, key: SecretBytes(PIV.defaultManagementKey),
-                                                       block: challenge) else { return nil }
+            apdu.p2 == PIV.Reference.managementKey, let algorithm = PIV.Algorithm(rawValue: apdu.p1),
+            let template = (try? TLV.parseAll(apdu.data))?.value(for: PIV.Tag.dynamicAuthentication),
+            let challenge = (try? TLV.parseAll(template))?.value(for: PIV.Tag.challenge),
+            let encrypted = try? BlockCipher.encrypt(
+                algorithm, key: SecretBytes(PIV.defaultManagementKey),
+                block: challenge)
+        else { return nil }
         return TLV(PIV.Tag.dynamicAuthentication, TLV(PIV.Tag.response, encrypted).encoded).encoded
     }
 }

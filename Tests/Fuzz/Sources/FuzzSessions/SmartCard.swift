@@ -26,7 +26,8 @@ public final class FuzzSmartCard: SmartCardConnection {
     public func transmit(_ command: [UInt8]) async throws -> [UInt8] {
         guard let answer = answers.next() else { throw SmartCardError.cardRemoved }
         if answer.kind & 1 != 0, let key = oathKey.withLock({ $0 }),
-           let proof = FuzzSmartCard.validateProof(command: command, key: key) {
+            let proof = FuzzSmartCard.validateProof(command: command, key: key)
+        {
             return proof + answer.bytes
         }
         return answer.bytes
@@ -37,8 +38,9 @@ public final class FuzzSmartCard: SmartCardConnection {
     /// TLV 75 with HMAC-SHA1(key, challenge) for an OATH VALIDATE command, nil for any other command.
     static func validateProof(command: [UInt8], key: [UInt8]) -> [UInt8]? {
         guard let apdu = try? APDU(parsing: command), apdu.ins == YKOATH.Ins.validate,
-              let fields = try? TLV.parseAll(apdu.data, mode: .simple),
-              let challenge = fields.value(for: YKOATH.Tag.challenge) else { return nil }
+            let fields = try? TLV.parseAll(apdu.data, mode: .simple),
+            let challenge = fields.value(for: YKOATH.Tag.challenge)
+        else { return nil }
         return TLV(YKOATH.Tag.response, Crypto.hmac(.sha1, key: key, data: challenge)).encoded
     }
 }

@@ -13,8 +13,10 @@ public enum VirtualKeys {
     }
 
     /// Runs `body` on a CTAP2 session with `key` over its NFC side (setting a key up, not recorded).
-    public static func withCTAP2<T: Sendable>(_ key: VirtualKey,
-                                              _ body: @Sendable (CTAP2Session) async throws -> T) async throws -> T {
+    public static func withCTAP2<T: Sendable>(
+        _ key: VirtualKey,
+        _ body: @Sendable (CTAP2Session) async throws -> T
+    ) async throws -> T {
         let connection = try await PCSCFIDOConnection.open(card: VirtualKeyConnection(key: key))
         do {
             let value = try await body(try await CTAP2Session.make(connection: connection))

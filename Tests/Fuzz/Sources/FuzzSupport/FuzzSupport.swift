@@ -8,8 +8,10 @@ import Glibc
 public typealias FuzzCallback = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 
 /// Hands the process to libFuzzer, which calls `callback` with each input. `main` of every fuzz target.
-public func runFuzzer(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                      _ callback: FuzzCallback) -> Int32 {
+public func runFuzzer(
+    _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ callback: FuzzCallback
+) -> Int32 {
     var argc = argc
     var argv = argv
     return LLVMFuzzerRunDriver(&argc, &argv, callback)
@@ -22,8 +24,10 @@ public func fuzzBytes(_ data: UnsafePointer<UInt8>?, _ size: Int) -> [UInt8] {
 }
 
 /// Stops the process, as libFuzzer counts a crash, when an invariant does not hold.
-public func fuzzCheck(_ condition: Bool, _ message: @autoclosure () -> String,
-                      file: StaticString = #fileID, line: UInt = #line) {
+public func fuzzCheck(
+    _ condition: Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     guard !condition else { return }
     var text = "fuzz invariant failed at \(file):\(line): \(message())\n"
     text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }

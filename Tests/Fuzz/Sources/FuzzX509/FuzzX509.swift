@@ -26,7 +26,9 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     default:
         guard let algorithm = PIV.Algorithm(rawValue: rest.first ?? 0) else { return 0 }
         if let key = try? AsymmetricPublicKey(pivEncoding: Array(rest.dropFirst()), algorithm: algorithm) {
-            fuzzCheck(key.pivAlgorithm == algorithm, "a \(algorithm) template read as \(String(describing: key.pivAlgorithm))")
+            fuzzCheck(
+                key.pivAlgorithm == algorithm, "a \(algorithm) template read as \(String(describing: key.pivAlgorithm))"
+            )
             let again = try? AsymmetricPublicKey(pivEncoding: key.pivEncoding, algorithm: algorithm)
             fuzzCheck(again == key, "the \(algorithm) key does not survive its own encoding")
             fuzzCheck(PEM.decode(key.pem, label: PEM.publicKey) == [key.spki], "the key's PEM does not read back")
@@ -38,7 +40,8 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 private func details(_ certificate: X509Certificate) {
     _ = (certificate.subject, certificate.issuer, certificate.serialHex, certificate.notBefore, certificate.notAfter)
     _ = (certificate.keyUsage?.names, certificate.alternativeNames.map(\.description), certificate.signatureAlgorithm)
-    fuzzCheck(certificate.sha256Fingerprint.count == 32, "a fingerprint of \(certificate.sha256Fingerprint.count) bytes")
+    fuzzCheck(
+        certificate.sha256Fingerprint.count == 32, "a fingerprint of \(certificate.sha256Fingerprint.count) bytes")
     fuzzCheck(certificate.sha256FingerprintText.count == 95, "fingerprint text \(certificate.sha256FingerprintText)")
     let pem = certificate.pem
     fuzzCheck((try? X509Certificate(derOrPEM: Array(pem.utf8)))?.der == certificate.der, "PEM does not read back")

@@ -9,7 +9,9 @@ enum APDUViewFixture {
     static let selectOATH = "00A4040007A0000005272101"
     static let selectBytes: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xA0, 0x00, 0x00, 0x05, 0x27, 0x21, 0x01]
     /// The OATH SELECT answer: version 5.7.2 and the 8-byte name (YKOATH).
-    static let oathData: [UInt8] = [0x79, 0x03, 0x05, 0x07, 0x02, 0x71, 0x08, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]
+    static let oathData: [UInt8] = [
+        0x79, 0x03, 0x05, 0x07, 0x02, 0x71, 0x08, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+    ]
     static let second = KeyDescriptor(transport: .pcsc(reader: "Virtual PCD 00 01"), name: "Virtual PCD 00 01")
 
     /// The APDU tab of the view fixture's key.
@@ -24,8 +26,10 @@ enum APDUViewFixture {
     }
 
     /// Sends `text` and answers it with `data` and `sw` (one exchange, or `exchanges`).
-    static func exchange(_ text: String, data: [UInt8], sw: StatusWord = .ok, exchanges: [APDUExchange]? = nil,
-                         _ state: inout AppState) {
+    static func exchange(
+        _ text: String, data: [UInt8], sw: StatusWord = .ok, exchanges: [APDUExchange]? = nil,
+        _ state: inout AppState
+    ) {
         type(text, &state)
         let commands = update(&state, .keyPress(.enter))
         guard case .apdu(.send(_, let bytes, _, let id)) = commands.first else {
@@ -33,19 +37,25 @@ enum APDUViewFixture {
             return
         }
         let response = Response(data: data, status: sw)
-        _ = update(&state, .apdu(.answered(keyID: ViewFixture.key.id, id: id,
-                                           exchanges: exchanges ?? [APDUExchange(command: bytes, response: response.bytes)],
-                                           response: response)))
+        _ = update(
+            &state,
+            .apdu(
+                .answered(
+                    keyID: ViewFixture.key.id, id: id,
+                    exchanges: exchanges ?? [APDUExchange(command: bytes, response: response.bytes)],
+                    response: response)))
     }
 
     /// A key that told everything over Management: a YubiKey 5 NFC with PIV off over NFC.
     static func fullInfo(serial: UInt32 = 28_123_456) -> KeyInfo {
         let usb: Capabilities = [.otp, .u2f, .fido2, .oath, .piv, .openpgp, .hsmauth]
-        var device = DeviceInfo(serial: serial, version: Version(5, 7, 2), formFactor: .usbAKeychain, supportedUSB: usb,
-                                enabledUSB: usb, supportedNFC: usb, enabledNFC: usb.subtracting(.piv),
-                                autoEjectTimeout: 0, challengeResponseTimeout: 15)
+        var device = DeviceInfo(
+            serial: serial, version: Version(5, 7, 2), formFactor: .usbAKeychain, supportedUSB: usb,
+            enabledUSB: usb, supportedNFC: usb, enabledNFC: usb.subtracting(.piv),
+            autoEjectTimeout: 0, challengeResponseTimeout: 15)
         device.partNumber = nil
-        return KeyInfo(reader: ViewFixture.key.name, atr: [], device: device, applications: ["OATH", "PIV"], overNFC: false)
+        return KeyInfo(
+            reader: ViewFixture.key.name, atr: [], device: device, applications: ["OATH", "PIV"], overNFC: false)
     }
 
     /// The device view of a key whose configuration is locked: OATH over USB turned off and confirmed, the
@@ -60,7 +70,9 @@ enum APDUViewFixture {
         _ = update(&s, .keyPress(.char("y")))
         for c in "ffeeddccbbaa99887766554433221100" { _ = update(&s, .keyPress(.char(c))) }
         _ = update(&s, .keyPress(.enter))
-        _ = update(&s, .configWritten(keyID: ViewFixture.key.id, failure: ErrorExplanation(ManagementError.wrongLockCode).text))
+        _ = update(
+            &s, .configWritten(keyID: ViewFixture.key.id, failure: ErrorExplanation(ManagementError.wrongLockCode).text)
+        )
         s.status = nil
         return s
     }
@@ -172,10 +184,12 @@ struct APDUTabViewTests {
         var state = APDUViewFixture.console()
         let first = Array(APDUViewFixture.oathData.prefix(4)) + [0x61, 0x0B]
         let rest = Array(APDUViewFixture.oathData.dropFirst(4)) + [0x90, 0x00]
-        APDUViewFixture.exchange(APDUViewFixture.selectOATH + "04", data: APDUViewFixture.oathData, exchanges: [
-            APDUExchange(command: APDUViewFixture.selectBytes + [0x04], response: first),
-            APDUExchange(command: [0x00, 0xA5, 0x00, 0x00], response: rest),
-        ], &state)
+        APDUViewFixture.exchange(
+            APDUViewFixture.selectOATH + "04", data: APDUViewFixture.oathData,
+            exchanges: [
+                APDUExchange(command: APDUViewFixture.selectBytes + [0x04], response: first),
+                APDUExchange(command: [0x00, 0xA5, 0x00, 0x00], response: rest),
+            ], &state)
         let screen = ViewFixture.render(state)
         #expect(screen.contains("→ 00A4040007A000000527210104"))
         #expect(screen.contains("← 4 bytes, SW=610B (11 more bytes available)"))
@@ -228,8 +242,11 @@ struct APDUTabViewTests {
         #expect(screen.cursor == nil)
         _ = update(&state, .keyPress(.char("?")))
         screen = ViewFixture.render(state)
-        for text in ["send the command", "earlier and later commands", "scroll the log", "SELECT: oath fido otp management piv openpgp ndef",
-                     "save the transcript", "clear the log", "device information", "any other key closes this help"] {
+        for text in [
+            "send the command", "earlier and later commands", "scroll the log",
+            "SELECT: oath fido otp management piv openpgp ndef",
+            "save the transcript", "clear the log", "device information", "any other key closes this help",
+        ] {
             #expect(screen.contains(text), "\(text)")
         }
     }
@@ -245,7 +262,12 @@ struct APDUTabViewTests {
         #expect(screen.contains("mode 0600"))
         #expect(screen.text(row: 21).contains("Esc cancel"))
         _ = update(&state, .keyPress(.enter))
-        _ = update(&state, .apdu(.saveFailed(.transcript, path: "ykterm-apdu-transcript.txt", message: UIText("apdu.save.failed"), exists: true)))
+        _ = update(
+            &state,
+            .apdu(
+                .saveFailed(
+                    .transcript, path: "ykterm-apdu-transcript.txt", message: UIText("apdu.save.failed"), exists: true))
+        )
         screen = ViewFixture.render(state)
         #expect(screen.contains("The file exists. Overwrite it?"))
         #expect(screen.contains("ykterm-apdu-transcript.txt exists: what it holds now is lost."))
@@ -260,9 +282,11 @@ struct APDUTabViewTests {
         var state = APDUViewFixture.console()
         APDUViewFixture.exchange("00A10000", data: [], &state)
         let path = "/tmp/" + String(repeating: "very-long-directory-name/", count: 4) + "transcript.txt"
-        _ = update(&state, .apdu(.saveFailed(.transcript, path: path, message: UIText("apdu.save.failed"), exists: true)))
+        _ = update(
+            &state, .apdu(.saveFailed(.transcript, path: path, message: UIText("apdu.save.failed"), exists: true)))
         let screen = ViewFixture.render(state)
-        let text = screen.lines.map { $0.replacingOccurrences(of: "│", with: "").trimmingCharacters(in: .whitespaces) }.joined()
+        let text = screen.lines.map { $0.replacingOccurrences(of: "│", with: "").trimmingCharacters(in: .whitespaces) }
+            .joined()
         #expect(text.contains(path + " exists"))
     }
 
@@ -308,8 +332,9 @@ struct DeviceViewTests {
         #expect(screen.contains("arrows choose · Space on/off · L lock code · any other key closes"))
         // The cursor is on the first toggle: OTP over USB, drawn reversed.
         let otpRow = try #require(screen.lines.firstIndex { $0.contains("USB applications") })
-        let otpColumn = screen.lines[otpRow].distance(from: screen.lines[otpRow].startIndex,
-                                                      to: screen.lines[otpRow].range(of: "OTP U2F")!.lowerBound)
+        let otpColumn = screen.lines[otpRow].distance(
+            from: screen.lines[otpRow].startIndex,
+            to: screen.lines[otpRow].range(of: "OTP U2F")!.lowerBound)
         #expect(screen.style(row: otpRow, column: otpColumn).reverse)
         #expect(!screen.style(row: otpRow, column: otpColumn + 4).reverse)
         // The overlay fits: its border is on screen, the status bar still below it.
@@ -335,8 +360,12 @@ struct DeviceViewTests {
         #expect(!screen.contains("restarts"))
         _ = update(&state, .tick(now: state.now + 1))
         let commands = update(&state, .keyPress(.char("y")))
-        #expect(commands == [.writeConfig(ViewFixture.key, DeviceConfiguration(enabledUSB: [.otp, .u2f, .fido2, .piv, .openpgp, .hsmauth]),
-                                          reboot: false)])
+        #expect(
+            commands == [
+                .writeConfig(
+                    ViewFixture.key, DeviceConfiguration(enabledUSB: [.otp, .u2f, .fido2, .piv, .openpgp, .hsmauth]),
+                    reboot: false)
+            ])
         screen = ViewFixture.render(state)
         #expect(screen.contains("Writing the configuration"))
         #expect(update(&state, .configWritten(keyID: ViewFixture.key.id, failure: nil)) == [.probe(ViewFixture.key)])
@@ -397,8 +426,9 @@ struct DeviceViewTests {
 
     @Test func probedKeyWithoutManagementAndNoKey() {
         var state = ViewFixture.state()
-        let info = KeyInfo(reader: ViewFixture.key.name, atr: [], device: DeviceInfo(version: Version(0, 0, 0), fromManagement: false),
-                           applications: ["OATH", "FIDO"], overNFC: true)
+        let info = KeyInfo(
+            reader: ViewFixture.key.name, atr: [], device: DeviceInfo(version: Version(0, 0, 0), fromManagement: false),
+            applications: ["OATH", "FIDO"], overNFC: true)
         _ = update(&state, .probed(keyID: ViewFixture.key.id, info))
         _ = update(&state, .keyPress(.char("i")))
         let screen = ViewFixture.render(state)
@@ -437,7 +467,8 @@ struct DeviceViewTests {
         let second = try #require(screen.lines.firstIndex { $0.contains("serial 31000001") })
         #expect(screen.lines[second].contains("Virtual PCD 00 01"))
         #expect(!screen.lines[second].contains("●"))
-        let column = screen.lines[first].distance(from: screen.lines[first].startIndex, to: screen.lines[first].range(of: "●")!.lowerBound)
+        let column = screen.lines[first].distance(
+            from: screen.lines[first].startIndex, to: screen.lines[first].range(of: "●")!.lowerBound)
         #expect(screen.style(row: first, column: column).reverse)
         #expect(screen.contains("Up/Down choose · Enter select · Esc close"))
         _ = update(&state, .keyPress(.down))

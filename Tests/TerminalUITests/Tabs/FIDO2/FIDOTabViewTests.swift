@@ -9,10 +9,11 @@ enum FIDOViewFixture {
     static let key = ViewFixture.key
 
     static func info(pinSet: Bool? = true, retries: Int? = 8) -> FIDOInfo {
-        FIDOInfo(versions: ["U2F_V2", "FIDO_2_0", "FIDO_2_1"], extensions: ["credProtect", "hmac-secret"],
-                 aaguid: "ee882879-721c-4913-9775-3dfcce97072a",
-                 options: ["rk": true, "up": true, "clientPin": pinSet == true, "credMgmt": true],
-                 pinSet: pinSet, retries: retries, minPINLength: 4, remainingCredentials: 23, firmware: "5.7.2")
+        FIDOInfo(
+            versions: ["U2F_V2", "FIDO_2_0", "FIDO_2_1"], extensions: ["credProtect", "hmac-secret"],
+            aaguid: "ee882879-721c-4913-9775-3dfcce97072a",
+            options: ["rk": true, "up": true, "clientPin": pinSet == true, "credMgmt": true],
+            pinSet: pinSet, retries: retries, minPINLength: 4, remainingCredentials: 23, firmware: "5.7.2")
     }
 
     /// The FIDO2 tab of the fixture key, its information read.
@@ -30,10 +31,16 @@ enum FIDOViewFixture {
         var i = info()
         i.updateUser = true
         var s = state(i)
-        _ = update(&s, .fido(.verified(keyID: key.id, i, credentials: [
-            FIDOCredential(rpID: "example.com", rpName: "Example", userName: "alice", displayName: "Alice",
-                           credentialID: Array(0..<48), userID: [0xA1, 0xB2], credProtect: 2, largeBlobKey: true),
-        ])))
+        _ = update(
+            &s,
+            .fido(
+                .verified(
+                    keyID: key.id, i,
+                    credentials: [
+                        FIDOCredential(
+                            rpID: "example.com", rpName: "Example", userName: "alice", displayName: "Alice",
+                            credentialID: Array(0..<48), userID: [0xA1, 0xB2], credProtect: 2, largeBlobKey: true)
+                    ])))
         s.status = nil
         return s
     }
@@ -62,7 +69,9 @@ struct FIDOTabViewTests {
         #expect(screen.text(row: 0).contains("3 FIDO2"))
         #expect(F.contains(screen, "FIDO2 authenticator"))
         #expect(try #require(ViewFixture.line(screen, containing: "Versions")).contains("U2F_V2 · FIDO_2_0 · FIDO_2_1"))
-        #expect(try #require(ViewFixture.line(screen, containing: "AAGUID")).contains("ee882879-721c-4913-9775-3dfcce97072a"))
+        #expect(
+            try #require(ViewFixture.line(screen, containing: "AAGUID")).contains(
+                "ee882879-721c-4913-9775-3dfcce97072a"))
         #expect(try #require(ViewFixture.line(screen, containing: "Firmware")).contains("5.7.2"))
         #expect(try #require(ViewFixture.line(screen, containing: "PIN  ")).contains("set · 8 tries left"))
         #expect(try #require(ViewFixture.line(screen, containing: "Minimum PIN length")).contains("4 characters"))
@@ -72,7 +81,8 @@ struct FIDOTabViewTests {
         #expect(F.contains(screen, "credProtect, hmac-secret"))
         // The bindings that apply: a PIN is set, so change and verify, not set.
         let hints = screen.text(row: 21)
-        #expect(hints.contains("c change PIN") && hints.contains("v verify PIN") && hints.contains("l credentials")
+        #expect(
+            hints.contains("c change PIN") && hints.contains("v verify PIN") && hints.contains("l credentials")
                 && hints.contains("R reset"))
         #expect(!hints.contains("s set PIN"))
     }
@@ -87,7 +97,8 @@ struct FIDOTabViewTests {
     @Test func fewTriesLeftAndABlockedPINStandOut() throws {
         let few = F.screen(F.state(F.info(retries: 2)))
         let row = try #require(few.lines.firstIndex { $0.contains("set · 2 tries left") })
-        let column = try #require(few.text(row: row).range(of: "set · 2")).lowerBound.utf16Offset(in: few.text(row: row))
+        let column = try #require(few.text(row: row).range(of: "set · 2")).lowerBound.utf16Offset(
+            in: few.text(row: row))
         #expect(few.style(row: row, column: column) == Theme().warning)
         let blocked = F.screen(F.state(F.info(retries: 0)))
         #expect(F.contains(blocked, "blocked: only a reset (R)"))
@@ -141,8 +152,9 @@ struct FIDOTabViewTests {
     @Test func credentialsListedByRelyingPartyWithTheSelectionAndTheDeleteConfirmation() throws {
         var state = F.state()
         let creds = [
-            FIDOCredential(rpID: "github.com", rpName: "GitHub", userName: "alice", displayName: "Alice Liddell",
-                           credentialID: Array(repeating: 0xAB, count: 32)),
+            FIDOCredential(
+                rpID: "github.com", rpName: "GitHub", userName: "alice", displayName: "Alice Liddell",
+                credentialID: Array(repeating: 0xAB, count: 32)),
             FIDOCredential(rpID: "example.org", rpName: "example.org", userName: "bob", credentialID: [1, 2, 3, 4]),
             FIDOCredential(rpID: "github.com", rpName: "GitHub", userName: "carol", credentialID: [9, 9]),
         ]
@@ -150,7 +162,9 @@ struct FIDOTabViewTests {
         _ = update(&state, .keyPress(.char("j")))
         let screen = F.screen(state)
         #expect(F.contains(screen, "Discoverable credentials (3)"))
-        let rpRows = ["example.org", "github.com  (GitHub)"].map { rp in screen.lines.firstIndex { $0.contains(rp) } ?? -1 }
+        let rpRows = ["example.org", "github.com  (GitHub)"].map { rp in
+            screen.lines.firstIndex { $0.contains(rp) } ?? -1
+        }
         #expect(rpRows[0] >= 0 && rpRows[1] > rpRows[0])
         let alice = try #require(screen.lines.firstIndex { $0.contains("alice  (Alice Liddell)") })
         #expect(screen.text(row: alice).contains("id abababababababa…"))
@@ -246,8 +260,10 @@ struct FIDOTabViewTests {
         var state = F.state()
         _ = update(&state, .keyPress(.char("?")))
         let screen = F.screen(state)
-        for (key, text) in [("s", "set a PIN"), ("c", "change the PIN"), ("v", "verify the PIN"),
-                            ("l", "list the credentials"), ("R", "reset"), ("Enter / Esc", "in a PIN dialog")] {
+        for (key, text) in [
+            ("s", "set a PIN"), ("c", "change the PIN"), ("v", "verify the PIN"),
+            ("l", "list the credentials"), ("R", "reset"), ("Enter / Esc", "in a PIN dialog"),
+        ] {
             #expect(screen.lines.contains { $0.contains(" \(key) ") && $0.contains(text) }, "\(key): \(text)")
         }
     }

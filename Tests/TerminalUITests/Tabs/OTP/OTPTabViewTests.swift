@@ -12,8 +12,9 @@ enum OTPViewFixture {
     static let publicID = Modhex.encode(YubicoOTP.publicID(serial: serial))
 
     static func otp(usage: UInt16, session: UInt8, publicID: [UInt8] = YubicoOTP.publicID(serial: serial)) -> String {
-        let token = YubicoOTPToken(privateID: privateID, usageCounter: usage, timestamp: 0x0A0B0C,
-                                   sessionCounter: session, random: 0x1234)
+        let token = YubicoOTPToken(
+            privateID: privateID, usageCounter: usage, timestamp: 0x0A0B0C,
+            sessionCounter: session, random: 0x1234)
         return try! YubicoOTP.encode(token, key: aesKey, publicID: publicID)
     }
 
@@ -73,9 +74,11 @@ enum OTPViewFixture {
     static func programmedState() -> AppState {
         var s = slotsState()
         let after = OTPSession.Status(version: Version(5, 7, 2), programSequence: 4, touchLevel: 0x0F)
-        let secrets = OTPProgrammedSecrets(slot: 2, publicID: publicID, privateID: "c0ffee123456",
-                                           key: "00112233445566778899aabbccddeeff", serial: serial)
-        _ = update(&s, .otp(.slotsWritten(.programmed(slot: 2, secrets), OTPSlots(keyID: ViewFixture.key.id, status: after))))
+        let secrets = OTPProgrammedSecrets(
+            slot: 2, publicID: publicID, privateID: "c0ffee123456",
+            key: "00112233445566778899aabbccddeeff", serial: serial)
+        _ = update(
+            &s, .otp(.slotsWritten(.programmed(slot: 2, secrets), OTPSlots(keyID: ViewFixture.key.id, status: after))))
         s.status = nil
         return s
     }
@@ -99,8 +102,14 @@ enum OTPViewFixture {
         _ = update(&s, .keyPress(.enter))
         s.now += 1
         _ = update(&s, .keyPress(.char("y")))
-        _ = update(&s, .otp(.failed(keyID: ViewFixture.key.id, OTPTabWork.failure(.slots, OTPError.configurationRefused,
-                                                                                   accessCode: true))))
+        _ = update(
+            &s,
+            .otp(
+                .failed(
+                    keyID: ViewFixture.key.id,
+                    OTPTabWork.failure(
+                        .slots, OTPError.configurationRefused,
+                        accessCode: true))))
         s.status = nil
         return s
     }
@@ -116,7 +125,8 @@ struct OTPTabViewTests {
         let slots = ViewFixture.render(OTPViewFixture.slotsState())
         #expect(slots.contains("Slot 1: programmed, types on touch · slot 2: empty"))
         let program = ViewFixture.render(OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState()))
-        #expect(program.contains("Program an OTP slot") && program.contains("< Yubico OTP >") && program.contains("< 2 >"))
+        #expect(
+            program.contains("Program an OTP slot") && program.contains("< Yubico OTP >") && program.contains("< 2 >"))
         #expect(program.contains("Access code (if protected)") && program.contains("random private ID and AES key"))
         var hotp = OTPViewFixture.alone(OTPTabState.programKey, OTPViewFixture.slotsState())
         for k: KeyPress in [.down, .right, .right, .down] { _ = update(&hotp, .keyPress(k)) }
@@ -125,14 +135,18 @@ struct OTPTabViewTests {
         #expect(form.contains("Secret (Base32)") && !form.contains("GEZDGNBV"))
         #expect(form.contains("< 6 >"))
         let shown = ViewFixture.render(OTPViewFixture.programmedState())
-        #expect(shown.contains("Slot 2 programmed: shown once") && shown.contains("AES key     00112233445566778899aabbccddeeff"))
+        #expect(
+            shown.contains("Slot 2 programmed: shown once")
+                && shown.contains("AES key     00112233445566778899aabbccddeeff"))
         #expect(shown.contains("Private ID  c0ffee123456") && shown.contains("Public ID   " + OTPViewFixture.publicID))
         #expect(shown.contains("Slot 1: programmed, types on touch · slot 2: programmed, types on touch"))
     }
 
     @Test func theHelpListsTheSlotKeys() {
         let screen = ViewFixture.render(OTPViewFixture.alone("?", OTPViewFixture.state()))
-        #expect(screen.contains("program a slot: Yubico OTP") && screen.contains("swap the two slots") && screen.contains("delete a slot"))
+        #expect(
+            screen.contains("program a slot: Yubico OTP") && screen.contains("swap the two slots")
+                && screen.contains("delete a slot"))
         #expect(screen.contains("set, change or remove a slot's access code"))
     }
 
@@ -140,7 +154,8 @@ struct OTPTabViewTests {
         var state = OTPViewFixture.accessCodeState()
         var screen = ViewFixture.render(state)
         #expect(screen.contains("Access code of an OTP slot") && screen.contains("< 1 >") && screen.contains("< no >"))
-        #expect(screen.contains("Current code (if protected)") && screen.contains("New code (12 hex digits)")
+        #expect(
+            screen.contains("Current code (if protected)") && screen.contains("New code (12 hex digits)")
                 && screen.contains("New code again"))
         // Typed codes are bullets, never the digits.
         #expect(!screen.contains("a1a2a3") && screen.contains(String(repeating: "•", count: 12)))
@@ -163,7 +178,8 @@ struct OTPTabViewTests {
         #expect(screen.text(row: 2).contains("slow typing by hand is ignored"))
         #expect(screen.contains("Nothing captured yet."))
         let hints = screen.text(row: 21)
-        #expect(hints.contains("F5 NDEF") && hints.contains("x chal-resp") && hints.contains("p program")
+        #expect(
+            hints.contains("F5 NDEF") && hints.contains("x chal-resp") && hints.contains("p program")
                 && hints.contains("w swap") && hints.contains("D delete") && hints.contains("a access code")
                 && hints.contains("? help"))
         #expect(!hints.contains("touch the key"))
@@ -175,11 +191,13 @@ struct OTPTabViewTests {
         let screen = ViewFixture.render(state)
         #expect(screen.lines.allSatisfy { $0.cellWidth == 80 })
         let header = try #require(OTPViewFixture.row(screen, containing: "Public ID"))
-        #expect(screen.lines[header].contains("Time") && screen.lines[header].contains("Type")
+        #expect(
+            screen.lines[header].contains("Time") && screen.lines[header].contains("Type")
                 && screen.lines[header].contains("Serial") && screen.lines[header].contains("Counters"))
         // Newest first: the decoded OTP, selected (reversed), with its serial and counters.
         let decoded = screen.lines[header + 1]
-        #expect(decoded.contains("Yubico OTP") && decoded.contains(OTPViewFixture.publicID) && decoded.contains("28123456"))
+        #expect(
+            decoded.contains("Yubico OTP") && decoded.contains(OTPViewFixture.publicID) && decoded.contains("28123456"))
         #expect(decoded.contains("usage 41 · session 3"))
         #expect(decoded.range(of: #"^ \d\d:\d\d:\d\d "#, options: .regularExpression) != nil)
         #expect(decoded.contains(OTPTabView.clock(state.otp.captures[0].time)))
@@ -190,7 +208,9 @@ struct OTPTabViewTests {
         #expect(wrong.contains("ijcccccc") && wrong.contains("wrong AES key (CRC failed)"))
         #expect(screen.style(row: header + 3, column: 3).foreground == .red)
         let hotp = screen.lines[header + 4]
-        #expect(hotp.contains("OATH-HOTP") && hotp.contains("ubhe28123456") && hotp.contains("28123456") && hotp.contains("code 87654321"))
+        #expect(
+            hotp.contains("OATH-HOTP") && hotp.contains("ubhe28123456") && hotp.contains("28123456")
+                && hotp.contains("code 87654321"))
         let fixed = screen.lines[header + 5]
         #expect(fixed.contains("static") && fixed.contains("21 characters (hidden)"))
         // The static password is never on screen.
@@ -275,7 +295,11 @@ struct OTPTabViewTests {
     @Test func theAnswerIsShownUnderTheCaptures() {
         var state = OTPViewFixture.mixed()
         let response = Array(0..<20).map { UInt8($0) }
-        _ = update(&state, .otp(.challengeAnswered(keyID: ViewFixture.key.id, slot: 2, challenge: [0xC0, 0xFF, 0xEE], response: response)))
+        _ = update(
+            &state,
+            .otp(
+                .challengeAnswered(
+                    keyID: ViewFixture.key.id, slot: 2, challenge: [0xC0, 0xFF, 0xEE], response: response)))
         let screen = ViewFixture.render(state)
         #expect(screen.contains("Challenge-response, slot 2, challenge c0ffee:"))
         #expect(screen.contains("  " + response.hex))
@@ -305,9 +329,11 @@ struct OTPTabViewTests {
         _ = update(&state, .tick(now: state.now + 0.1))
         let screen = ViewFixture.render(state)
         #expect(screen.lines.allSatisfy { $0.cellWidth == 80 })
-        for text in ["F5 / Ctrl-R", "read the OTP from the NDEF tag", "HMAC-SHA1 challenge-response on slot 1 or 2",
-                     "T / Ctrl-T", "touch the virtual key", "clear the captures", "a fast burst is an OTP",
-                     "Ctrl-C", "any other key closes this help"] {
+        for text in [
+            "F5 / Ctrl-R", "read the OTP from the NDEF tag", "HMAC-SHA1 challenge-response on slot 1 or 2",
+            "T / Ctrl-T", "touch the virtual key", "clear the captures", "a fast burst is an OTP",
+            "Ctrl-C", "any other key closes this help",
+        ] {
             #expect(screen.contains(text), "\(text)\n\(screen.dump)")
         }
     }

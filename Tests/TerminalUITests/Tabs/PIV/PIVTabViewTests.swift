@@ -11,38 +11,52 @@ enum PIVViewFixture {
     static let now = 1_767_225_600.0
     static let day = 86_400.0
 
-    static func certificate(_ subject: String, notAfter: Double, algorithm: PIV.Algorithm = .eccP256,
-                            names: [String] = []) -> PIVCertificateInfo {
-        PIVCertificateInfo(subject: subject, issuer: subject, serialHex: "5A3F0C12D4E6F708", notBefore: now - 100 * day,
-                           notAfter: notAfter, keyUsage: ["digitalSignature", "keyCertSign"], alternativeNames: names,
-                           fingerprint: "2F:02:DC:7A:11:9B:C4:E5:08:6D:3A:F1:42:77:90:BE:5C:0D:A3:6E:19:84:F2:7B:CC:01:9D:45:E8:73:B6:2A",
-                           signatureAlgorithm: "ecdsa-with-SHA256", keyAlgorithm: algorithm)
+    static func certificate(
+        _ subject: String, notAfter: Double, algorithm: PIV.Algorithm = .eccP256,
+        names: [String] = []
+    ) -> PIVCertificateInfo {
+        PIVCertificateInfo(
+            subject: subject, issuer: subject, serialHex: "5A3F0C12D4E6F708", notBefore: now - 100 * day,
+            notAfter: notAfter, keyUsage: ["digitalSignature", "keyCertSign"], alternativeNames: names,
+            fingerprint:
+                "2F:02:DC:7A:11:9B:C4:E5:08:6D:3A:F1:42:77:90:BE:5C:0D:A3:6E:19:84:F2:7B:CC:01:9D:45:E8:73:B6:2A",
+            signatureAlgorithm: "ecdsa-with-SHA256", keyAlgorithm: algorithm)
     }
 
-    static func key(_ algorithm: PIV.Algorithm = .eccP256, pin: PIV.PINPolicy = .once,
-                    origin: PIV.Origin = .generated) -> PIVKeyInfo {
+    static func key(
+        _ algorithm: PIV.Algorithm = .eccP256, pin: PIV.PINPolicy = .once,
+        origin: PIV.Origin = .generated
+    ) -> PIVKeyInfo {
         PIVKeyInfo(algorithm: algorithm, pinPolicy: pin, touchPolicy: .never, origin: origin)
     }
 
     /// 9A as ykman fills it, 9C about to expire, 9D expired, 9E a key only, retired 82 a certificate only.
     static func info(defaults: Bool = true, pinRetries: Int = 3, pukRetries: Int? = 3) -> PIVInfo {
-        PIVInfo(version: "5.7.2", serial: 28_123_456, pinRetries: pinRetries, pinTotal: 3, pinDefault: defaults,
-                pukRetries: pukRetries, pukTotal: 3, pukDefault: defaults, managementKey: .aes192,
-                managementKeyDefault: defaults, slots: [
-                    PIVSlotInfo(slot: .authentication, key: key(),
-                                certificate: certificate("CN=ykterm-test", notAfter: now + 365 * day,
-                                                         names: ["DNS:ykterm.example.org", "email:alice@example.org"]),
-                                certificateMatchesKey: true),
-                    PIVSlotInfo(slot: .signature, key: key(.rsa2048, pin: .always, origin: .imported),
-                                certificate: certificate("CN=Alice Signing, O=Example, C=SE", notAfter: now + 12 * day,
-                                                         algorithm: .rsa2048),
-                                certificateMatchesKey: true),
-                    PIVSlotInfo(slot: .keyManagement, key: key(.eccP384),
-                                certificate: certificate("CN=old encryption", notAfter: now - 3 * day, algorithm: .eccP384),
-                                certificateMatchesKey: false),
-                    PIVSlotInfo(slot: .cardAuthentication, key: key(pin: .never)),
-                    PIVSlotInfo(slot: PIV.Slot(rawValue: 0x82), certificate: certificate("CN=archive", notAfter: now + 900 * day)),
-                ])
+        PIVInfo(
+            version: "5.7.2", serial: 28_123_456, pinRetries: pinRetries, pinTotal: 3, pinDefault: defaults,
+            pukRetries: pukRetries, pukTotal: 3, pukDefault: defaults, managementKey: .aes192,
+            managementKeyDefault: defaults,
+            slots: [
+                PIVSlotInfo(
+                    slot: .authentication, key: key(),
+                    certificate: certificate(
+                        "CN=ykterm-test", notAfter: now + 365 * day,
+                        names: ["DNS:ykterm.example.org", "email:alice@example.org"]),
+                    certificateMatchesKey: true),
+                PIVSlotInfo(
+                    slot: .signature, key: key(.rsa2048, pin: .always, origin: .imported),
+                    certificate: certificate(
+                        "CN=Alice Signing, O=Example, C=SE", notAfter: now + 12 * day,
+                        algorithm: .rsa2048),
+                    certificateMatchesKey: true),
+                PIVSlotInfo(
+                    slot: .keyManagement, key: key(.eccP384),
+                    certificate: certificate("CN=old encryption", notAfter: now - 3 * day, algorithm: .eccP384),
+                    certificateMatchesKey: false),
+                PIVSlotInfo(slot: .cardAuthentication, key: key(pin: .never)),
+                PIVSlotInfo(
+                    slot: PIV.Slot(rawValue: 0x82), certificate: certificate("CN=archive", notAfter: now + 900 * day)),
+            ])
     }
 
     /// The PIV tab of the fixture key, its application read.
@@ -124,7 +138,12 @@ struct PIVTabViewTests {
         let screen = F.screen(F.state(PIVInfo(version: "5.4.3", pinRetries: 3, pinTotal: 3, slots: [])))
         #expect(F.contains(screen, "9A Authentication") && F.contains(screen, "empty"))
         var state = F.state()
-        _ = update(&state, .piv(.failed(keyID: F.key.id, PIVFailure(.load, .notAvailable(UIText("error.application-missing", ["application": "PIV"]))))))
+        _ = update(
+            &state,
+            .piv(
+                .failed(
+                    keyID: F.key.id,
+                    PIVFailure(.load, .notAvailable(UIText("error.application-missing", ["application": "PIV"]))))))
         #expect(F.contains(F.screen(state), "No PIV here"))
     }
 
@@ -137,10 +156,14 @@ struct PIVTabViewTests {
         #expect(try #require(ViewFixture.line(screen, containing: "Issuer")).contains("CN=ykterm-test"))
         #expect(try #require(ViewFixture.line(screen, containing: "Serial number")).contains("5A3F0C12D4E6F708"))
         #expect(try #require(ViewFixture.line(screen, containing: "Valid from")).contains("2025-09-23 00:00:00 UTC"))
-        #expect(try #require(ViewFixture.line(screen, containing: "Valid until")).contains("2027-01-01 00:00:00 UTC · 365 days left"))
-        #expect(try #require(ViewFixture.line(screen, containing: "Key usage")).contains("digitalSignature, keyCertSign"))
-        #expect(try #require(ViewFixture.line(screen, containing: "Alternative names"))
-            .contains("DNS:ykterm.example.org, email:alice@example.org"))
+        #expect(
+            try #require(ViewFixture.line(screen, containing: "Valid until")).contains(
+                "2027-01-01 00:00:00 UTC · 365 days left"))
+        #expect(
+            try #require(ViewFixture.line(screen, containing: "Key usage")).contains("digitalSignature, keyCertSign"))
+        #expect(
+            try #require(ViewFixture.line(screen, containing: "Alternative names"))
+                .contains("DNS:ykterm.example.org, email:alice@example.org"))
         #expect(try #require(ViewFixture.line(screen, containing: "SHA-256 fingerprint")).contains("2F:02:DC:7A"))
         #expect(F.contains(screen, "B6:2A"))
         #expect(try #require(ViewFixture.line(screen, containing: "Key  ")).contains("ECCP256 · generated on the key"))
