@@ -354,11 +354,11 @@ extension FIDOCommand {
                 force, words("cli.fido.reset.question"),
                 otherwise: words("cli.prompt.nothingReset"))
             do {
-                try await withCTAP2(key) { try await $0.reset() }
+                _ = try await fidoOperations(key.choice).reset()
             } catch let e as CTAPError where e.code == CTAPError.notAllowed && !key.virtual {
                 warn(words("cli.fido.reset.reinsert"))
                 try await waitForReinsertion(timeout: Double(wait))
-                try await withCTAP2(key) { try await $0.reset() }
+                _ = try await fidoOperations(key.choice).reset()
             }
             out(words("cli.fido.reset.done"))
         }
