@@ -36,7 +36,7 @@ extension FIDOCommand {
                     }
                 } catch FIDOSessionError.ctap2NotSupported {
                     // A U2F-only key: what it says of itself is its U2F version.
-                    let version = try await U2FCommand.withU2F(key) { try await $0.version() }
+                    let version = try await fidoOperations(key).u2fVersion()
                     try showU2FOnly(version: version)
                     return
                 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthenticatorModel
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -12,22 +13,6 @@ struct U2FCommand: ParsableCommand {
     static let defaultAppID = "https://ykterm.invalid"
 
     static func application(_ appID: String) -> [UInt8] { Crypto.digest(.sha256, Array(appID.utf8)) }
-
-    static func withU2F<T>(_ key: KeyOptions, _ body: (U2FSession) async throws -> T) async throws -> T {
-        try await withU2F(key.choice, body)
-    }
-
-    static func withU2F<T>(_ key: KeyChoice, _ body: (U2FSession) async throws -> T) async throws -> T {
-        let connection = try await openFIDOInterface(key)
-        do {
-            let result = try await body(U2FSession(connection: connection))
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
-        }
-    }
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -45,11 +30,7 @@ struct U2FCommand: ParsableCommand {
 
         func run() async throws {
             let app = U2FCommand.application(appID)
-            let reg = try await U2FCommand.withU2F(key) { s in
-                try await s.register(challenge: Crypto.random(32), application: app) { p in
-                    if p == .waitingForUserPresence { touchNotice() }
-                }
-            }
+            let reg = try await fidoOperations(key.choice).u2fRegister(application: app)
             let subject = (try? X509Certificate(der: reg.certificate))?.subject ?? ""
             if json {
                 try printJSON(
@@ -97,14 +78,8 @@ struct U2FCommand: ParsableCommand {
             }
             guard !handle.isEmpty, handle.count < 256 else { throw YktermError.usage(words("cli.u2f.keyHandleLength")) }
             let app = U2FCommand.application(appID)
-            let auth = try await U2FCommand.withU2F(key) { s in
-                try await s.authenticate(
-                    challenge: Crypto.random(32), application: app, keyHandle: handle,
-                    publicKey: pub
-                ) { p in
-                    if p == .waitingForUserPresence { touchNotice() }
-                }
-            }
+            let auth = try await fidoOperations(key.choice).u2fAuthenticate(
+                application: app, keyHandle: handle, publicKey: pub)
             if json {
                 try printJSON(
                     U2FSignatureJSON(

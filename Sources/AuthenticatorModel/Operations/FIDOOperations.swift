@@ -229,6 +229,44 @@ public struct FIDOOperations: Sendable {
         return f
     }
 
+    /// Registers with the U2F application `application` (the SHA-256 of its ID) over U2F (CTAP1); the
+    /// registration's signature is checked against its attestation certificate. The key's progress (a touch it
+    /// waits for) goes to `hooks.progress`.
+    public func u2fRegister(application: [UInt8]) async throws -> U2FSession.Registration {
+        try await withU2F { s, progress in
+            try await s.register(challenge: Crypto.random(32), application: application, progress: progress)
+        }
+    }
+
+    /// Signs a fresh challenge with the U2F key handle `keyHandle` of `application`; the signature is checked with
+    /// `publicKey`.
+    public func u2fAuthenticate(
+        application: [UInt8], keyHandle: [UInt8],
+        publicKey: P256PublicKey
+    ) async throws -> U2FSession.Authentication {
+        try await withU2F { s, progress in
+            try await s.authenticate(
+                challenge: Crypto.random(32), application: application, keyHandle: keyHandle,
+                publicKey: publicKey, progress: progress)
+        }
+    }
+
+    /// The U2F version the key gives (a U2F-only key's information).
+    public func u2fVersion() async throws -> String {
+        try await withU2F { s, _ in try await s.version() }
+    }
+
+    /// A U2F session on the key's FIDO interface, closed after `body`.
+    private func withU2F<T>(_ body: (U2FSession, (@Sendable (FIDOProgress) -> Void)?) async throws -> T) async throws
+        -> T
+    {
+        try await withOpened(opener.openFIDO, close: { await $0.close() }) { connection in
+            hooks.opened?(connection)
+            let progress = hooks.progress.map { report in { @Sendable (p: FIDOProgress) in report(p, connection) } }
+            return try await body(U2FSession(connection: connection), progress)
+        }
+    }
+
     /// Raises the key's minimum PIN length (CTAP 2.1 authenticatorConfig) and names the relying parties that may
     /// read it (none: the key's list stays). `pin`: the key's PIN when it has one (`FIDOOperationError.pinNeeded`
     /// when it has one and none was given). A lower minimum than the key's, or more relying parties than it takes,

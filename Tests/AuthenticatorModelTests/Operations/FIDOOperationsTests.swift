@@ -220,4 +220,27 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         await #expect(throws: FIDOSessionError.self) { _ = try await plain.fingerprints(.pin("bio-pin-1")) }
         #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
     }
+
+    @Test func aU2FRegistrationSignsAndItsKeyHandleThenAuthenticates() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        let application = Crypto.digest(.sha256, Array("https://example.org".utf8))
+        let registration = try await ops.u2fRegister(application: application)
+        let first = try await ops.u2fAuthenticate(
+            application: application, keyHandle: registration.keyHandle,
+            publicKey: registration.publicKey)
+        let second = try await ops.u2fAuthenticate(
+            application: application, keyHandle: registration.keyHandle,
+            publicKey: registration.publicKey)
+        // The counter moves on; the signatures were checked with the registered key by the operation.
+        #expect(second.counter > first.counter)
+        // Another application's parameter does not go with the key handle.
+        await #expect(throws: (any Error).self) {
+            _ = try await ops.u2fAuthenticate(
+                application: Crypto.digest(.sha256, Array("other".utf8)),
+                keyHandle: registration.keyHandle, publicKey: registration.publicKey)
+        }
+        #expect(try await ops.u2fVersion() == "U2F_V2")
+        #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
+    }
 }
