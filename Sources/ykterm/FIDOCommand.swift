@@ -401,42 +401,14 @@ extension FIDOCommand {
         func run() async throws {
             let prompt = Prompt()
             let rpID = "ykterm-selftest.invalid"
-            let lines = try await withCTAP2(key) { s -> [String] in
-                var lines = [String]()
-                let info = await s.info
-                let resident = info.pinSet == true
-                // CTAP 2.1 tokens lose their permissions once used with a touch, so each step gets its own.
-                var pin: String?
-                if resident {
-                    pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
-                    try await s.verifyPIN(pin!, permissions: [.makeCredential], rpID: rpID)
-                }
-                let clientDataHash = Crypto.random(32)
-                let user = CTAP2Session.User(id: Crypto.random(16), name: "selftest", displayName: "ykterm self-test")
-                let made = try await s.makeCredential(
-                    clientDataHash: clientDataHash,
-                    rp: .init(id: rpID, name: "ykterm self-test"), user: user,
-                    residentKey: resident)
-                await s.dropToken()
-                try FIDOVerifier.verifyAttestation(made, clientDataHash: clientDataHash)
-                guard let publicKey = made.authData.es256PublicKey else {
-                    throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
-                }
-                lines.append("ok  " + words("cli.fido.test.made", ["format": made.format]))
-                let challenge = Crypto.random(32)
-                let assertions = try await s.getAssertions(
-                    rpID: rpID, clientDataHash: challenge,
-                    allowList: [made.credentialID])
-                guard let a = assertions.first else { throw CTAPError(CTAPError.noCredentials) }
-                try FIDOVerifier.verifyAssertion(a, publicKey: publicKey, clientDataHash: challenge, rpID: rpID)
-                lines.append("ok  " + words("cli.fido.test.asserted", ["counter": "\(a.authData.signCount)"]))
-                if let p = pin {
-                    try await s.verifyPIN(p, permissions: [.credentialManagement])
-                    try await s.deleteCredential(made.credentialID)
-                    lines.append("ok  " + words("cli.fido.test.deleted"))
-                }
-                return lines
+            let test = try await FIDOCommand.askingPIN(prompt) { pin in
+                try await fidoOperations(key.choice).selfTest(rpID: rpID, pin: pin)
             }
+            var lines = [
+                "ok  " + words("cli.fido.test.made", ["format": test.format]),
+                "ok  " + words("cli.fido.test.asserted", ["counter": "\(test.counter)"]),
+            ]
+            if test.deleted { lines.append("ok  " + words("cli.fido.test.deleted")) }
             lines.forEach(out)
             out(words("cli.fido.test.passed"))
         }

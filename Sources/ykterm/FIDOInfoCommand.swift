@@ -27,13 +27,8 @@ extension FIDOCommand {
                 let info: AuthenticatorInfo
                 let retries: Int?
                 do {
-                    (info, retries) = try await withCTAP2(key) { s -> (AuthenticatorInfo, Int?) in
-                        let info = await s.info
-                        var retries: Int?
-                        // A key may refuse getPINRetries before a PIN is set (CTAP2_ERR_PIN_NOT_SET): no count.
-                        if info.pinSet != nil { retries = try? await s.pinRetries().retries }
-                        return (info, retries)
-                    }
+                    // A key may refuse getPINRetries before a PIN is set (CTAP2_ERR_PIN_NOT_SET): no count then.
+                    (info, retries) = try await fidoOperations(key).authenticatorInfo()
                 } catch FIDOSessionError.ctap2NotSupported {
                     // A U2F-only key: what it says of itself is its U2F version.
                     let version = try await fidoOperations(key).u2fVersion()

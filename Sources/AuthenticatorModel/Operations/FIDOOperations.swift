@@ -229,6 +229,58 @@ public struct FIDOOperations: Sendable {
         return f
     }
 
+    /// getInfo as the key gives it, and the PIN retries (nil without PIN support, or when the key will not tell
+    /// before a PIN is set).
+    public func authenticatorInfo() async throws -> (info: AuthenticatorInfo, retries: Int?) {
+        try await withSession { s in
+            let info = await s.info
+            let retries = info.pinSet != nil ? try? await s.pinRetries().retries : nil
+            return (info, retries)
+        }
+    }
+
+    /// What `selfTest` did: the attestation format of the credential it made, the signature counter of the
+    /// assertion, and whether it deleted the credential again (a discoverable one, made with the PIN).
+    public struct SelfTest: Sendable, Equatable {
+        public var format: String
+        public var counter: UInt32
+        public var deleted: Bool
+    }
+
+    /// Makes a credential for `rpID` (discoverable when the key has a PIN, which is then needed: `pinNeeded`),
+    /// checks its attestation, gets an assertion and checks its signature with the credential's key, and deletes
+    /// a discoverable one again through credential management.
+    public func selfTest(rpID: String, pin: String?) async throws -> SelfTest {
+        try await withSession { s in
+            let resident = await s.info.pinSet == true
+            if resident {
+                guard let pin else { throw FIDOOperationError.pinNeeded }
+                // CTAP 2.1 tokens lose their permissions once used with a touch, so each step gets its own.
+                try await s.verifyPIN(pin, permissions: [.makeCredential], rpID: rpID)
+            }
+            let clientDataHash = Crypto.random(32)
+            let user = CTAP2Session.User(id: Crypto.random(16), name: "selftest", displayName: "ykterm self-test")
+            let made = try await s.makeCredential(
+                clientDataHash: clientDataHash, rp: .init(id: rpID, name: "ykterm self-test"),
+                user: user, residentKey: resident)
+            await s.dropToken()
+            try FIDOVerifier.verifyAttestation(made, clientDataHash: clientDataHash)
+            guard let publicKey = made.authData.es256PublicKey else {
+                throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
+            }
+            let challenge = Crypto.random(32)
+            let assertions = try await s.getAssertions(
+                rpID: rpID, clientDataHash: challenge, allowList: [made.credentialID])
+            guard let assertion = assertions.first else { throw CTAPError(CTAPError.noCredentials) }
+            try FIDOVerifier.verifyAssertion(assertion, publicKey: publicKey, clientDataHash: challenge, rpID: rpID)
+            if resident, let pin {
+                try await s.verifyPIN(pin, permissions: [.credentialManagement])
+                try await s.deleteCredential(made.credentialID)
+            }
+            return SelfTest(format: made.format, counter: assertion.authData.signCount, deleted: resident)
+        }
+    }
+
     /// Registers with the U2F application `application` (the SHA-256 of its ID) over U2F (CTAP1); the
     /// registration's signature is checked against its attestation certificate. The key's progress (a touch it
     /// waits for) goes to `hooks.progress`.

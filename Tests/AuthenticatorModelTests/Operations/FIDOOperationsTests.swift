@@ -243,4 +243,21 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         #expect(try await ops.u2fVersion() == "U2F_V2")
         #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
     }
+
+    @Test func theSelfTestMakesAndChecksACredentialAndCleansUpADiscoverableOne() async throws {
+        let key = FIDOKey()
+        let ops = FIDOOperations(key)
+        // No PIN: a credential that is not discoverable, nothing to delete.
+        let plain = try await ops.selfTest(rpID: "selftest.example", pin: nil)
+        #expect(plain.format == "packed" && !plain.deleted)
+        _ = try await ops.setPIN("test-pin-1")
+        await #expect(throws: FIDOOperationError.self) {
+            _ = try await ops.selfTest(rpID: "selftest.example", pin: nil)
+        }
+        let resident = try await ops.selfTest(rpID: "selftest.example", pin: "test-pin-1")
+        #expect(resident.deleted && resident.counter > plain.counter)
+        #expect(try await ops.credentials(.pin("test-pin-1")).credentials.isEmpty)
+        let (info, retries) = try await ops.authenticatorInfo()
+        #expect(info.pinSet == true && retries == 8)
+    }
 }
