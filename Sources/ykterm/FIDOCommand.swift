@@ -156,15 +156,6 @@ final class InterruptibleFIDOConnection: FIDOConnection {
     func close() async { await inner.close() }
 }
 
-/// Runs `body` with a CTAP2 session; the connection is closed and the PIN token dropped afterwards.
-func withCTAP2<T>(_ key: KeyOptions, _ body: (CTAP2Session) async throws -> T) async throws -> T {
-    try await withCTAP2(key.choice, body)
-}
-
-func withCTAP2<T>(_ key: KeyChoice, _ body: (CTAP2Session) async throws -> T) async throws -> T {
-    try await fidoOperations(key).withSession(body)
-}
-
 /// The key's FIDO interface as the command line opens it: Ctrl-C cancels the request under way
 /// (`InterruptibleFIDOConnection`).
 struct CommandFIDOKey: FIDOOpener {

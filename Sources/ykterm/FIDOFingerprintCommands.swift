@@ -15,15 +15,6 @@ extension FIDOCommand {
                 """,
             subcommands: [List.self, Add.self, Rename.self, Delete.self])
 
-        /// Checks that the key has a sensor and a PIN, asks for the PIN and gets a token with the be permission.
-        static func authorize(_ s: CTAP2Session, _ prompt: Prompt) async throws {
-            let info = await s.info
-            guard info.supportsBioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
-            guard info.pinSet == true else { throw CTAPError(CTAPError.pinNotSet) }
-            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
-            try await s.verifyPIN(pin, permissions: [.bioEnrollment])
-        }
-
         /// The FIDO operations on the chosen key, its fingerprints and the PIN they were read with: the key must
         /// have a sensor and a PIN, which is asked for before the key is opened again (it is not held while the
         /// user types).
@@ -102,55 +93,35 @@ extension FIDOCommand {
             func run() async throws {
                 let prompt = Prompt()
                 let name = self.name
-                let (id, named) = try await withCTAP2(key) { s -> ([UInt8], String?) in
-                    try await Fingerprints.authorize(s, prompt)
-                    let sensor = try await s.fingerprintSensorInfo()
-                    if let name, let max = sensor.maxNameLength, name.utf8.count > max {
-                        throw FIDOSessionError.fingerprintNameTooLong(maximum: max, bytes: name.utf8.count)
-                    }
-                    warn(words("cli.fido.fingerprints.touch"))
-                    var step: CTAP2Session.EnrollmentStep
-                    do {
-                        step = try await s.enrollBegin(timeoutMilliseconds: Add.timeoutMilliseconds)
-                        while true {
-                            if step.status == .good {
-                                if step.remaining == 0 { break }
-                                warn(
-                                    words(
-                                        step.remaining == 1
-                                            ? "cli.fido.fingerprints.againOne" : "cli.fido.fingerprints.again",
-                                        ["count": String(step.remaining)]))
-                            } else {
-                                warn(
-                                    words(
-                                        step.remaining == 1
-                                            ? "cli.fido.fingerprints.sampleAgainOne"
-                                            : "cli.fido.fingerprints.sampleAgain",
-                                        [
-                                            "sample": Fingerprints.sampleText(step.status),
-                                            "count": String(step.remaining),
-                                        ]))
-                            }
-                            step = try await s.enrollCaptureNextSample(
-                                templateID: step.templateID,
-                                timeoutMilliseconds: Add.timeoutMilliseconds)
-                        }
-                    } catch {
-                        // Whatever stopped it (Ctrl-C, a timeout, a refusal), the key drops the template it was
-                        // making (the capture Ctrl-C interrupted was cancelled on the key first).
-                        try? await s.cancelCurrentEnrollment()
-                        if error is FIDOInterrupt.Interrupted {
-                            throw FIDOInterrupt.Interrupted(reason: FIDOSessionError.enrollmentCancelled)
-                        }
-                        throw error
-                    }
-                    if let name, !name.isEmpty {
-                        try await s.setFingerprintName(
-                            templateID: step.templateID, name: name,
-                            maxNameLength: sensor.maxNameLength)
-                    }
-                    return (step.templateID, name)
+                let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true) { info in
+                    guard info.bioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
                 }
+                let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
+                let id = try await operations.enrollFingerprint(
+                    name: name, .pin(pin), timeoutMilliseconds: Add.timeoutMilliseconds,
+                    progress: { step in
+                        switch step {
+                        case .touchTheSensor: warn(words("cli.fido.fingerprints.touch"))
+                        case .good(let remaining):
+                            warn(
+                                words(
+                                    remaining == 1 ? "cli.fido.fingerprints.againOne" : "cli.fido.fingerprints.again",
+                                    ["count": String(remaining)]))
+                        case .unusable(let status, let remaining):
+                            warn(
+                                words(
+                                    remaining == 1
+                                        ? "cli.fido.fingerprints.sampleAgainOne"
+                                        : "cli.fido.fingerprints.sampleAgain",
+                                    ["sample": Fingerprints.sampleText(status), "count": String(remaining)]))
+                        }
+                    },
+                    // Ctrl-C cancelled the capture on the key; the key dropped the template: said as such.
+                    stopped: { error in
+                        error is FIDOInterrupt.Interrupted
+                            ? FIDOInterrupt.Interrupted(reason: FIDOSessionError.enrollmentCancelled) : error
+                    })
+                let named = name.flatMap { $0.isEmpty ? nil : $0 }
                 out(
                     named.map { words("cli.fido.fingerprints.enrolledNamed", ["id": id.hex, "name": $0]) }
                         ?? words("cli.fido.fingerprints.enrolled", ["id": id.hex]))

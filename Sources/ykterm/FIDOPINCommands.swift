@@ -18,13 +18,6 @@ extension FIDOCommand {
             subcommands: [SetPIN.self, ChangePIN.self, VerifyPIN.self, SetMinLength.self, ForceChange.self])
     }
 
-    /// The key's PIN state, or why the command cannot go on: a key without PIN support.
-    static func pinState(_ s: CTAP2Session) async throws -> (info: AuthenticatorInfo, pinSet: Bool) {
-        let info = await s.info
-        guard let pinSet = info.pinSet else { throw FIDOSessionError.noPINSupport }
-        return (info, pinSet)
-    }
-
     /// The FIDO operations on the key `key` chose and its PIN state, read before a PIN is asked for (the key is
     /// not held while the user types); a key without PIN support, or whose PIN is not as `pinSet` needs, ends the
     /// command with the words for that.

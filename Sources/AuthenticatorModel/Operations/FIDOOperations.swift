@@ -206,6 +206,55 @@ public struct FIDOOperations: Sendable {
         }
     }
 
+    /// How a fingerprint enrollment goes, as the key reports it.
+    public enum EnrollmentProgress: Sendable, Equatable {
+        /// The first sample is awaited: the finger on the sensor.
+        case touchTheSensor
+        /// A sample was taken; `remaining` more are needed.
+        case good(remaining: Int)
+        /// The sensor could not use the sample (why); `remaining` more are needed.
+        case unusable(CTAP2Session.SampleStatus, remaining: Int)
+    }
+
+    /// Enrolls a fingerprint, named `name` when given (at most the sensor's longest name, checked first), each
+    /// sample waited for up to `timeoutMilliseconds`. Whatever stops it (Ctrl-C's cancel, a timeout, a refusal),
+    /// the key is told to drop the template it was making, and `stopped` turns the error into the one thrown.
+    /// Returns the new template's ID.
+    public func enrollFingerprint(
+        name: String?, _ auth: FIDOAuthorization, timeoutMilliseconds: Int,
+        progress: (EnrollmentProgress) -> Void,
+        stopped: (any Error) -> any Error = { $0 }
+    ) async throws -> [UInt8] {
+        try await withFingerprints(auth) { s in
+            let sensor = try await s.fingerprintSensorInfo()
+            if let name, let max = sensor.maxNameLength, name.utf8.count > max {
+                throw FIDOSessionError.fingerprintNameTooLong(maximum: max, bytes: name.utf8.count)
+            }
+            progress(.touchTheSensor)
+            var step: CTAP2Session.EnrollmentStep
+            do {
+                step = try await s.enrollBegin(timeoutMilliseconds: timeoutMilliseconds)
+                while step.status != .good || step.remaining > 0 {
+                    progress(
+                        step.status == .good
+                            ? .good(remaining: step.remaining)
+                            : .unusable(step.status, remaining: step.remaining))
+                    step = try await s.enrollCaptureNextSample(
+                        templateID: step.templateID,
+                        timeoutMilliseconds: timeoutMilliseconds)
+                }
+            } catch {
+                try? await s.cancelCurrentEnrollment()
+                throw stopped(error)
+            }
+            if let name, !name.isEmpty {
+                try await s.setFingerprintName(
+                    templateID: step.templateID, name: name, maxNameLength: sensor.maxNameLength)
+            }
+            return step.templateID
+        }
+    }
+
     private func withFingerprints<T>(_ auth: FIDOAuthorization, _ body: (CTAP2Session) async throws -> T) async throws
         -> T
     {

@@ -260,4 +260,31 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         let (info, retries) = try await ops.authenticatorInfo()
         #expect(info.pinSet == true && retries == 8)
     }
+
+    @Test func anEnrollmentReportsEachSampleAndNamesTheNewFingerprint() async throws {
+        // The sensor's second sample is too fast; five good ones make a template (the virtual YubiKey Bio).
+        let key = FIDOKey(
+            VirtualKey(
+                state: VirtualKeyState.yubiKey5NFC(), profile: .yubikeyBio,
+                bioSampleStatuses: [.good, .tooFast], sensorDelay: 0))
+        let ops = FIDOOperations(key)
+        _ = try await ops.setPIN("bio-pin-1")
+        let seen = LockedValue<[FIDOOperations.EnrollmentProgress]>([])
+        let id = try await ops.enrollFingerprint(
+            name: "left thumb", .pin("bio-pin-1"), timeoutMilliseconds: 5_000,
+            progress: { step in seen.withLock { $0.append(step) } })
+        #expect(
+            seen.withLock { $0 } == [
+                .touchTheSensor, .good(remaining: 4), .unusable(.tooFast, remaining: 4),
+                .good(remaining: 3), .good(remaining: 2), .good(remaining: 1),
+            ])
+        #expect(try await ops.fingerprints(.pin("bio-pin-1")) == [FIDOFingerprint(templateID: id, name: "left thumb")])
+        // A name longer than the sensor takes is refused before the sensor is asked.
+        await #expect(throws: FIDOSessionError.self) {
+            _ = try await ops.enrollFingerprint(
+                name: String(repeating: "x", count: 200), .pin("bio-pin-1"),
+                timeoutMilliseconds: 5_000, progress: { _ in })
+        }
+        #expect(key.opened.withLock { $0 } == key.closed.withLock { $0 })
+    }
 }
