@@ -21,11 +21,17 @@ extension FIDOCommand {
         static func enrolled(_ key: KeyOptions, _ prompt: Prompt) async throws
             -> (fingerprints: [FIDOFingerprint], operations: FIDOOperations, pin: String)
         {
+            let (operations, pin) = try await authorized(key, prompt)
+            return (try await operations.fingerprints(.pin(pin)), operations, pin)
+        }
+
+        /// The FIDO operations on the chosen key and its PIN: the key must have a sensor and a PIN, which is asked
+        /// for while the key is not held.
+        static func authorized(_ key: KeyOptions, _ prompt: Prompt) async throws -> (FIDOOperations, String) {
             let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true) { info in
                 guard info.bioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
             }
-            let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
-            return (try await operations.fingerprints(.pin(pin)), operations, pin)
+            return (operations, try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false))
         }
 
         /// The fingerprint whose template ID (hex) starts with `query`.
@@ -93,10 +99,7 @@ extension FIDOCommand {
             func run() async throws {
                 let prompt = Prompt()
                 let name = self.name
-                let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true) { info in
-                    guard info.bioEnrollment else { throw FIDOSessionError.notSupported(.bioEnrollment) }
-                }
-                let pin = try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false)
+                let (operations, pin) = try await Fingerprints.authorized(key, prompt)
                 let id = try await operations.enrollFingerprint(
                     name: name, .pin(pin), timeoutMilliseconds: Add.timeoutMilliseconds,
                     progress: { step in

@@ -492,7 +492,7 @@ public struct FIDOOperations: Sendable {
     public static func fingerprints(_ s: CTAP2Session) async throws -> [FIDOFingerprint]? {
         guard await s.info.supportsBioEnrollment else { return nil }
         do {
-            return try await s.fingerprints().map { FIDOFingerprint(templateID: $0.templateID, name: $0.name) }
+            return try await enrolled(s)
         } catch let e as CTAPError where e.code == CTAPError.pinAuthInvalid {
             return nil
         }
