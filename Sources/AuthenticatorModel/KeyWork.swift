@@ -62,14 +62,8 @@ struct KeyWork: Sendable {
         currentLockCode: [UInt8]?, newLockCode: [UInt8]?
     ) async -> UIText? {
         do {
-            try await d.withManagement(
-                card: { try await backend.connect(d) },
-                fido: { try await backend.connectFIDO(d, observer: nil) }
-            ) { management in
-                try await management.link.write(
-                    configuration, reboot: reboot, currentLockCode: currentLockCode,
-                    newLockCode: newLockCode)
-            }
+            try await DeviceOperations(BackendKey(backend, d)).write(
+                configuration, reboot: reboot, currentLockCode: currentLockCode, newLockCode: newLockCode)
             return nil
         } catch {
             return ErrorExplanation(error).text

@@ -75,7 +75,6 @@ struct APDUCommand: AsyncParsableCommand {
             }
         }
         // Typed commands wait for the user: the key is not held between them, each is a transaction of its own.
-        let connection = try await key.openSmartCard(transaction: !interactive)
         var observer: (@Sendable (APDUExchange) -> Void)?
         if verbose {
             observer = { exchange in
@@ -83,46 +82,39 @@ struct APDUCommand: AsyncParsableCommand {
                 out("< " + exchange.response.hex.uppercased())
             }
         }
-        let proto = SmartCardProtocol(connection: connection, observer: observer)
-        var sawFailure = false
-        var sawBadInput = false
-        do {
+        let chaining: APDUOperations.Chaining = noChain ? .none : .standard
+        let (sawFailure, sawBadInput) = try await APDUOperations(key.choice.opener(calls: .queued)).withConsole(
+            perCommand: interactive
+        ) { console in
+            var sawFailure = false
+            var sawBadInput = false
             if interactive {
                 warn(words("cli.apdu.typeCommands"))
                 while let line = readLine() {
                     do {
                         guard let c = try APDUCommand.parse(line) else { continue }
-                        let failed = try await connection.withTransaction { try await exchange(c, proto) }
-                        sawFailure = failed || sawFailure
+                        sawFailure =
+                            try await show(console.send(c, chaining: chaining, observer: observer)) || sawFailure
                     } catch let e as YktermError {
                         warn("ykterm: \(e.message)")
                         sawBadInput = true
                     }
                 }
             } else {
-                for c in queue { sawFailure = try await exchange(c, proto) || sawFailure }
+                for c in queue {
+                    sawFailure = try await show(console.send(c, chaining: chaining, observer: observer)) || sawFailure
+                }
             }
-        } catch {
-            await connection.close()
-            throw error
+            return (sawFailure, sawBadInput)
         }
-        await connection.close()
         if sawBadInput { throw ExitCode(ExitStatus.usage) }
         if strict && sawFailure { throw ExitCode(ExitStatus.failed) }
     }
 
-    /// Sends one command and prints the answer; returns true when the status was not 9000.
-    private func exchange(_ command: [UInt8], _ proto: SmartCardProtocol) async throws -> Bool {
-        let response: Response
-        if noChain {
-            response = try Response(raw: try await proto.connection.transmit(command))
-            if verbose {
-                out("> " + command.hex.uppercased())
-                out("< " + response.bytes.hex.uppercased())
-            }
-        } else {
-            response = try await proto.sendRaw(command)
-        }
+    /// Prints one command's answer: its data in hex, then its status with what it means; true when the status was
+    /// not 9000.
+    private func show(_ answer: APDUOperations.Answer) -> Bool {
+        let response = answer.response
         if !response.data.isEmpty { out(response.data.hex.uppercased()) }
         out(
             StringTables.load().text(

@@ -106,20 +106,18 @@ struct ConfigCommand: AsyncParsableCommand {
             let prompt = Prompt()
             let tables = StringTables.load()
             let clear = self.clear
-            try await ConfigCommand.withManagement(keyOptions) { link, device, _ in
-                let locked = device.isConfigLocked
-                if clear && !locked { throw ConfigProblem.notLocked }
-                var current = locked ? try ConfigCommand.readLockCode(prompt, new: false) : nil
-                defer { current?.zero() }
-                var next =
-                    clear ? DeviceConfiguration.clearedLockCode : try ConfigCommand.readLockCode(prompt, new: true)
-                defer { next.zero() }
-                let change =
-                    clear
-                    ? "config.change.lock-cleared" : locked ? "config.change.lock-changed" : "config.change.lock-set"
-                out(tables.text(UIText(change)))
-                try await link.write(DeviceConfiguration(), currentLockCode: current, newLockCode: next)
-            }
+            let operations = DeviceOperations(keyOptions.choice.opener())
+            let locked = try await operations.configurableDevice().info.isConfigLocked
+            if clear && !locked { throw ConfigProblem.notLocked }
+            // Asked while the key is not held; written on a connection of its own.
+            var current = locked ? try ConfigCommand.readLockCode(prompt, new: false) : nil
+            defer { current?.zero() }
+            var next = clear ? DeviceConfiguration.clearedLockCode : try ConfigCommand.readLockCode(prompt, new: true)
+            defer { next.zero() }
+            let change =
+                clear ? "config.change.lock-cleared" : locked ? "config.change.lock-changed" : "config.change.lock-set"
+            out(tables.text(UIText(change)))
+            try await operations.write(DeviceConfiguration(), currentLockCode: current, newLockCode: next)
             out(tables.text(UIText("config.done")))
         }
     }
@@ -144,44 +142,19 @@ struct ConfigCommand: AsyncParsableCommand {
             let prompt = Prompt()
             let tables = StringTables.load()
             let force = self.force
-            try await ConfigCommand.withManagement(keyOptions) { link, device, _ in
-                let minimum = ManagementFeature.deviceReset.minimum
-                guard device.version >= minimum else {
-                    throw ManagementError.needsFirmware(.deviceReset, minimum: minimum, actual: device.version)
-                }
-                // DEVICE RESET is a smart-card command: refused before asking when the key is reached over HID.
-                guard case .card(let session) = link else {
-                    throw KeyRouteError.notOnThisKey(.management, [link.interface])
-                }
-                try ConfigCommand.confirm(prompt, tables.text(UIText("config.reset.confirm")), force: force)
-                try await session.deviceReset()
+            let operations = DeviceOperations(keyOptions.choice.opener())
+            do {
+                // Checked (firmware, a reader rather than HID) before anything is asked.
+                try await operations.reset(confirmed: force)
+            } catch DeviceOperationError.resetNeedsConfirmation {
+                try ConfigCommand.confirm(prompt, tables.text(UIText("config.reset.confirm")), force: false)
+                try await operations.reset(confirmed: true)
             }
             out(tables.text(UIText("config.reset.done")))
         }
     }
 
     // MARK: Shared
-
-    /// The Management application on the chosen key, with what it tells of the key and the interface the
-    /// connection goes through: the reader first (CCID on USB, or NFC), else the FIDO or the OTP HID interface
-    /// (a key with CCID turned off), or the built-in virtual key.
-    static func withManagement(
-        _ options: KeyOptions,
-        _ body: (ManagementLink, DeviceInfo, KeyInterfaceKind) async throws -> Void
-    ) async throws {
-        let opened = try await ManagementLink.open(options)
-        do {
-            let minimum = ManagementFeature.writeConfig.minimum
-            guard opened.device.version >= minimum else {
-                throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: opened.device.version)
-            }
-            try await body(opened.link, opened.device, opened.interface)
-            await opened.close()
-        } catch {
-            await opened.close()
-            throw error
-        }
-    }
 
     /// `config usb` and `config nfc`: checks the change, says what changes, asks, then writes it.
     static func changeApplications(
@@ -202,56 +175,58 @@ struct ConfigCommand: AsyncParsableCommand {
         }
         let prompt = Prompt()
         let tables = StringTables.load()
-        try await withManagement(options) { link, device, interface in
-            var enabling = enable
-            if apps.enableAll {
-                enabling = transport == .usb ? device.supportedUSB : device.supportedNFC ?? []
-            }
-            let change = try ApplicationsChange(
-                device: device, transport: transport, enable: enabling, disable: disable)
-            var configuration = change.changes ? change.configuration : DeviceConfiguration()
-            var lines = change.changes ? [change.text] : []
-            if let autoEject, autoEject != device.autoEjectTimeout ?? 0 {
-                configuration.autoEjectTimeout = UInt16(autoEject)
-                lines.append(
-                    UIText(
-                        "config.change.auto-eject",
-                        [
-                            "before": String(device.autoEjectTimeout ?? 0),
-                            "after": String(autoEject),
-                        ]))
-            }
-            if let challengeResponse, challengeResponse != device.challengeResponseTimeout ?? 0 {
-                configuration.challengeResponseTimeout = UInt8(challengeResponse)
-                lines.append(
-                    UIText(
-                        "config.change.chalresp",
-                        [
-                            "before": String(device.challengeResponseTimeout ?? 0),
-                            "after": String(challengeResponse),
-                        ]))
-            }
-            guard !lines.isEmpty else {
-                out(tables.text(UIText("config.nothing-changes")))
-                return
-            }
-            let reboot = change.needsReboot
-            if reboot {
-                lines.append(
-                    UIText(
-                        "config.change.reboot",
-                        [
-                            "before": interfaceNames(change.before),
-                            "after": interfaceNames(change.after),
-                        ]))
-            }
-            if change.cuts(interface) && !apps.force { throw ConfigProblem.cutsConnection(interface) }
-            for line in lines { out(tables.text(line)) }
-            try confirm(prompt, tables.text(UIText("config.confirm")), force: apps.force)
-            var current = device.isConfigLocked ? try readLockCode(prompt, new: false) : nil
-            defer { current?.zero() }
-            try await link.write(configuration, reboot: reboot, currentLockCode: current)
+        // The key is read, the user asked while it is not held, and the change written on a connection of its own.
+        let operations = DeviceOperations(options.choice.opener())
+        let found = try await operations.configurableDevice()
+        let device = found.info, interface = found.interface
+        var enabling = enable
+        if apps.enableAll {
+            enabling = transport == .usb ? device.supportedUSB : device.supportedNFC ?? []
         }
+        let change = try ApplicationsChange(
+            device: device, transport: transport, enable: enabling, disable: disable)
+        var configuration = change.changes ? change.configuration : DeviceConfiguration()
+        var lines = change.changes ? [change.text] : []
+        if let autoEject, autoEject != device.autoEjectTimeout ?? 0 {
+            configuration.autoEjectTimeout = UInt16(autoEject)
+            lines.append(
+                UIText(
+                    "config.change.auto-eject",
+                    [
+                        "before": String(device.autoEjectTimeout ?? 0),
+                        "after": String(autoEject),
+                    ]))
+        }
+        if let challengeResponse, challengeResponse != device.challengeResponseTimeout ?? 0 {
+            configuration.challengeResponseTimeout = UInt8(challengeResponse)
+            lines.append(
+                UIText(
+                    "config.change.chalresp",
+                    [
+                        "before": String(device.challengeResponseTimeout ?? 0),
+                        "after": String(challengeResponse),
+                    ]))
+        }
+        guard !lines.isEmpty else {
+            out(tables.text(UIText("config.nothing-changes")))
+            return
+        }
+        let reboot = change.needsReboot
+        if reboot {
+            lines.append(
+                UIText(
+                    "config.change.reboot",
+                    [
+                        "before": interfaceNames(change.before),
+                        "after": interfaceNames(change.after),
+                    ]))
+        }
+        if change.cuts(interface) && !apps.force { throw ConfigProblem.cutsConnection(interface) }
+        for line in lines { out(tables.text(line)) }
+        try confirm(prompt, tables.text(UIText("config.confirm")), force: apps.force)
+        var current = device.isConfigLocked ? try readLockCode(prompt, new: false) : nil
+        defer { current?.zero() }
+        try await operations.write(configuration, reboot: reboot, currentLockCode: current)
         out(tables.text(UIText("config.done")))
     }
 
@@ -279,32 +254,6 @@ struct ConfigCommand: AsyncParsableCommand {
             : try prompt.secret(tables.text(UIText("config.prompt.current")))
         defer { text = "" }
         return try LockCodeText.parse(text, new: new)
-    }
-}
-
-/// Opening the Management application (`ManagementLink`) of the key a command chooses.
-extension ManagementLink {
-    /// An open link, what the key told through it, the interface it uses and what closes it.
-    struct Opened {
-        var link: ManagementLink
-        var device: DeviceInfo
-        var interface: KeyInterfaceKind
-        var close: () async -> Void
-    }
-
-    /// Opens the Management application of the key `options` choose, on the first interface that has it
-    /// (`KeyDescriptor.openManagement`), and reads what the key tells through it.
-    static func open(_ options: KeyOptions) async throws -> Opened {
-        let management =
-            try await options.virtual ? VirtualKeyChoice().openManagement() : options.choice.selected().openManagement()
-        do {
-            return Opened(
-                link: management.link, device: try await management.link.deviceInfo(),
-                interface: management.interface, close: management.close)
-        } catch {
-            await management.close()
-            throw error
-        }
     }
 }
 

@@ -66,15 +66,7 @@ struct DoctorCommand: AsyncParsableCommand {
             for (index, r) in chosen.enumerated() where r.cardPresent && !r.mute {
                 group.addTask {
                     do {
-                        let connection = try await PCSCConnection.connect(reader: r.name, probe: true)
-                        do {
-                            let info = try await KeyProbe.inspect(connection: connection)
-                            await connection.close()
-                            return (index, .success(info))
-                        } catch {
-                            await connection.close()
-                            throw error
-                        }
+                        return (index, .success(try await DeviceOperations.inspect(reader: r.name)))
                     } catch {
                         return (index, .failure(error))
                     }

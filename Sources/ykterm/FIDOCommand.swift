@@ -20,14 +20,6 @@ struct FIDOCommand: ParsableCommand {
         subcommands: [Info.self, PIN.self, Config.self, Credentials.self, Fingerprints.self, Reset.self, SelfTest.self])
 }
 
-/// Opens the chosen key's FIDO interface: the in-process virtual key over CTAPHID, a FIDO HID device,
-/// or a key on PC/SC (`SelectedKey.openFIDO`). A command is one task that closes the connection after its last
-/// request, so a FIDO HID device is used inline (CTAPHIDConnection: no thread hand-offs); Ctrl-C reaches the
-/// request through `requestCancel`, which needs no task.
-func openFIDOInterface(_ key: KeyChoice) async throws -> any FIDOConnection {
-    try await key.virtual ? VirtualKeyChoice().openFIDO() : key.selected().openFIDO()
-}
-
 /// Ctrl-C while a CTAP2 request is with the key (a touch, a fingerprint sample, or a slow key's keepalives): the
 /// request is cancelled first (CTAPHID_CANCEL on its channel, or NFCCTAP_GETRESPONSE with the cancel flag) so the
 /// key stops waiting, and the request throws `Interrupted`. On its way out the command may undo on the key what
@@ -156,20 +148,14 @@ final class InterruptibleFIDOConnection: FIDOConnection {
     func close() async { await inner.close() }
 }
 
-/// The key's FIDO interface as the command line opens it: Ctrl-C cancels the request under way
-/// (`InterruptibleFIDOConnection`).
-struct CommandFIDOKey: FIDOOpener {
-    let key: KeyChoice
-
-    func openFIDO() async throws -> any FIDOConnection {
-        InterruptibleFIDOConnection(try await openFIDOInterface(key))
-    }
-}
-
-/// The FIDO operations on the key `key` chose; a touch the key waits for is asked for once.
+/// The FIDO operations on the key `key` chose: the in-process virtual key over CTAPHID, a FIDO HID device, or a
+/// key on PC/SC (`SelectedKey.openFIDO`), each connection wrapped so that Ctrl-C cancels the request under way
+/// (`InterruptibleFIDOConnection`). A command is one task that closes the connection after its last request, so
+/// a FIDO HID device is used inline (CTAPHIDConnection: no thread hand-offs); Ctrl-C reaches the request through
+/// `requestCancel`, which needs no task. A touch the key waits for is asked for once.
 func fidoOperations(_ key: KeyChoice) -> FIDOOperations {
     FIDOOperations(
-        CommandFIDOKey(key: key),
+        WrappedFIDOOpener(key.opener(), wrap: InterruptibleFIDOConnection.init),
         hooks: FIDOOperations.Hooks(progress: { progress, _ in
             if progress == .waitingForUserPresence { touchNotice() }
         }))

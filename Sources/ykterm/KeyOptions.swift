@@ -42,11 +42,11 @@ struct KeyChoice: Equatable, Sendable {
         SelectedKey(selector, calls: calls, silentReader: warnSilentReader)
     }
 
-    /// Opens the chosen key's smart-card interface: one PC/SC transaction until closed, unless `transaction` is
-    /// false (a connection that waits for the user between operations takes one per operation).
-    func openSmartCard(transaction: Bool, calls: PCSCCalls = .queued) async throws -> any SmartCardConnection {
-        if virtual { return try await VirtualKeyChoice().openSmartCard() }
-        return try await selected(calls: calls).openSmartCard(transaction: transaction)
+    /// The chosen key's interfaces as the operations open them: the built-in virtual key, or the key the selector
+    /// designates (`selected`). One OATH, PIV or other smart-card command is one task with one connection, so its
+    /// pcsc-lite calls are made inline by default (`KeyChoice.inlineCalls`).
+    func opener(calls: PCSCCalls = KeyChoice.inlineCalls) -> any KeyOpener {
+        virtual ? VirtualKeyChoice() : selected(calls: calls)
     }
 
     /// For a command that uses one connection from one task and has nothing to do after a key fails to
@@ -85,8 +85,4 @@ struct KeyOptions: ParsableArguments {
     var choice: KeyChoice { KeyChoice(reader: reader, device: device, virtual: virtual) }
 
     var selector: KeySelector { choice.selector }
-
-    func openSmartCard(transaction: Bool = true) async throws -> any SmartCardConnection {
-        try await choice.openSmartCard(transaction: transaction)
-    }
 }

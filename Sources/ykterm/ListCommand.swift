@@ -107,23 +107,8 @@ struct ListCommand: RequestCommand {
 
     /// What a key tells of itself, over the interface Management is reached on: its reader, else FIDO HID.
     static func inspect(_ d: KeyDescriptor) async -> Row {
-        if let reader = d.reader {
-            do {
-                let connection = try await PCSCConnection.connect(reader: reader, probe: true)
-                do {
-                    let info = try await KeyProbe.inspect(connection: connection)
-                    await connection.close()
-                    return Row(key: d, info: info)
-                } catch {
-                    await connection.close()
-                    throw error
-                }
-            } catch {
-                return Row(key: d, error: error)
-            }
-        }
         do {
-            return Row(key: d, info: try await KeyProbe.inspect(hid: d))
+            return Row(key: d, info: try await DeviceOperations.inspect(d))
         } catch {
             return Row(key: d, error: error)
         }

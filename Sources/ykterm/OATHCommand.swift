@@ -33,14 +33,6 @@ struct OATHChoice: Equatable, Sendable {
     var remember = false
 }
 
-extension KeyChoice: SmartCardOpener {
-    /// One OATH, PIV or other smart-card command is one task with one connection, so its pcsc-lite calls are
-    /// made inline (`KeyChoice.inlineCalls`).
-    func openSmartCard() async throws -> any SmartCardConnection {
-        try await openSmartCard(transaction: true, calls: KeyChoice.inlineCalls)
-    }
-}
-
 /// The command line's OATH operations on the key `options` chose. A key whose password neither a remembered
 /// access key nor one given earlier in the command opens is asked for it (without echo on a terminal, else a
 /// line of standard input), and the operation runs again with it (`--remember` keeps its access key); the key
@@ -53,7 +45,7 @@ struct OATHCommandKey {
     private var held: SecretBytes?
 
     init(_ options: OATHChoice, prompt: Prompt) {
-        self.operations = OATHOperations(options.key, store: RememberedKeys.reporting())
+        self.operations = OATHOperations(options.key.opener(), store: RememberedKeys.reporting())
         self.options = options
         self.prompt = prompt
     }

@@ -36,7 +36,7 @@ extension OATHCommand {
                 out(words("cli.oath.forgotAll"))
                 return
             }
-            let operations = OATHOperations(options.key.choice, store: store)
+            let operations = OATHOperations(options.key.choice.opener(), store: store)
             if action == .forget {
                 out(words(try await operations.forgetRemembered() ? "cli.oath.forgot" : "cli.oath.nothingRemembered"))
                 return
@@ -96,7 +96,7 @@ extension OATHCommand {
             try prompt.confirmUnlessForced(
                 force, words("cli.oath.resetQuestion"),
                 otherwise: words("cli.prompt.nothingReset"))
-            try await OATHOperations(options.key.choice, store: RememberedKeys.reporting()).reset()
+            try await OATHOperations(options.key.choice.opener(), store: RememberedKeys.reporting()).reset()
             out(words("cli.oath.resetDone"))
         }
     }

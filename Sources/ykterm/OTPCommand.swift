@@ -281,15 +281,7 @@ extension OTPCommand {
         var json = false
 
         func run() async throws {
-            let connection = try await keyOptions.openSmartCard()
-            let records: [NDEFRecord]
-            do {
-                records = try await NDEFSession(connection: connection).read()
-                await connection.close()
-            } catch {
-                await connection.close()
-                throw error
-            }
+            let records = try await NDEFOperations(keyOptions.choice.opener()).read()
             let rows = records.map(NDEFRecordJSON.init)
             let otp: String
             do {

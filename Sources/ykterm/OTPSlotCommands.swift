@@ -17,17 +17,9 @@ struct OTPSlotOption: ParsableArguments {
     }
 }
 
-extension KeyChoice: OTPOpener {
-    /// The OTP application on the interface that carries it (the reader when the OTP application answers there,
-    /// else the OTP HID interface).
-    func openOTP() async throws -> OpenedOTP {
-        try await virtual ? VirtualKeyChoice().openOTP() : selected().openOTP()
-    }
-}
-
 extension KeyOptions {
     /// The OTP operations on the key these options chose.
-    var otp: OTPOperations { OTPOperations(choice) }
+    var otp: OTPOperations { OTPOperations(choice.opener()) }
 }
 
 /// Runs a slot write that may replace a programmed slot: with `force` it replaces at once; otherwise the

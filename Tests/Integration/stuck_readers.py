@@ -495,6 +495,12 @@ def two_configs_one_library(names=("Virtual PCD A", "Virtual PCD B"), keys=((0, 
                 k.start(wait=False)
                 k.wait_connected()
             time.sleep(settle)
+            # On a loaded machine pcscd's presence polls can lag behind the keys: wait (bounded) until every
+            # served key's reader shows a card, so that the collisions below have readers to collide on.
+            served = {pcsc.reader(c, s) for c, s in keys}
+            deadline = time.monotonic() + 15
+            while not served <= set(pcsc.present()) and time.monotonic() < deadline:
+                time.sleep(0.2)
             if wedge:
                 env = pcsc.env()
                 # Collisions are a race: each round makes the readers of a shared slot connect at one moment,

@@ -129,3 +129,18 @@ public enum OTPOperationError: Error, Sendable, Equatable {
     /// The slot is programmed, and the write was not told to replace it: nothing was written.
     case slotProgrammed(Int)
 }
+
+/// The key's NDEF tag (what a touch over NFC gives: the OTP in a URI or a text record), read for the OTP tab and
+/// `ykterm otp read` on the key's smart-card interface.
+public struct NDEFOperations: Sendable {
+    public let opener: any SmartCardOpener
+
+    public init(_ opener: any SmartCardOpener) {
+        self.opener = opener
+    }
+
+    /// The tag's records.
+    public func read() async throws -> [NDEFRecord] {
+        try await withSmartCard(opener) { try await NDEFSession(connection: $0).read() }
+    }
+}

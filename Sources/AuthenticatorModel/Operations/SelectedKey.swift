@@ -4,7 +4,7 @@ import KeyKit
 /// each time an operation opens it: the command line's counterpart of `BackendKey`. Each application is opened
 /// on the interface that carries it (`KeyDescriptor.channels(for:)`); readers that do not answer are left out
 /// and named to `silentReader`.
-public struct SelectedKey: SmartCardOpener, FIDOOpener, OTPOpener {
+public struct SelectedKey: KeyOpener {
     public var selector: KeySelector
     /// Where a smart-card connection's pcsc-lite calls run.
     public var calls: PCSCCalls
@@ -26,6 +26,10 @@ public struct SelectedKey: SmartCardOpener, FIDOOpener, OTPOpener {
 
     public func openSmartCard() async throws -> any SmartCardConnection {
         try await openSmartCard(transaction: true)
+    }
+
+    public func openHeldSmartCard() async throws -> any SmartCardConnection {
+        try await openSmartCard(transaction: false)
     }
 
     /// FIDO HID on USB, the reader on NFC; used inline (one command, one task: no thread hand-offs).

@@ -6,6 +6,16 @@ import KeyKit
 public protocol SmartCardOpener: Sendable {
     /// A connection for one operation: on PC/SC one transaction, so no other program's command comes between.
     func openSmartCard() async throws -> any SmartCardConnection
+    /// A connection kept while the user works between operations (the APDU console): no transaction while it is
+    /// open, so other programs keep using the key; each operation takes one of its own.
+    func openHeldSmartCard() async throws -> any SmartCardConnection
+}
+
+extension SmartCardOpener {
+    /// Where holding and not holding are the same (the virtual key, which no other program shares).
+    public func openHeldSmartCard() async throws -> any SmartCardConnection {
+        try await openSmartCard()
+    }
 }
 
 /// Opens `opener`'s interface, runs `body` on it and closes it, whether `body` returned or threw.
@@ -55,7 +65,27 @@ public struct BackendKey: SmartCardOpener, FIDOOpener {
         try await backend.connect(key)
     }
 
+    public func openHeldSmartCard() async throws -> any SmartCardConnection {
+        try await backend.connectHeld(key)
+    }
+
     public func openFIDO() async throws -> any FIDOConnection {
         try await backend.connectFIDO(key, observer: observer)
+    }
+}
+
+/// A FIDO interface with something put around each connection it opens: the command line's Ctrl-C handling
+/// (`InterruptibleFIDOConnection`).
+public struct WrappedFIDOOpener: FIDOOpener {
+    public let inner: any FIDOOpener
+    public let wrap: @Sendable (any FIDOConnection) -> any FIDOConnection
+
+    public init(_ inner: any FIDOOpener, wrap: @escaping @Sendable (any FIDOConnection) -> any FIDOConnection) {
+        self.inner = inner
+        self.wrap = wrap
+    }
+
+    public func openFIDO() async throws -> any FIDOConnection {
+        wrap(try await inner.openFIDO())
     }
 }

@@ -97,6 +97,12 @@ public struct SmartCardProtocol: Sendable {
         }
     }
 
+    /// Sends the bytes exactly as given, once: the answer as it came, 61xx and 6Cxx included (the APDU console
+    /// with chaining turned off).
+    public func sendOnce(_ bytes: [UInt8]) async throws -> Response {
+        try await exchange(bytes)
+    }
+
     /// Sends the bytes exactly as given (no re-encoding, no command chaining), then gathers the answer
     /// as `send` does: re-send with the right Le on 6Cxx, fetch the rest on 61xx.
     public func sendRaw(_ bytes: [UInt8]) async throws -> Response {

@@ -17,7 +17,7 @@ public final class APDUConsole: Sendable {
         let current = held.withLock { $0 }
         if let current, current.keyID == key.id { return current.connection }
         await close()
-        let connection = try await backend.connectHeld(key)
+        let connection = try await BackendKey(backend, key).openHeldSmartCard()
         held.withLock { $0 = (key.id, connection) }
         return connection
     }
@@ -55,18 +55,13 @@ struct APDUTabWork: Sendable {
     /// `remaining`), reporting every raw exchange. On a failure the connection is dropped: the next command
     /// opens a fresh one.
     private func send(_ key: KeyDescriptor, _ bytes: [UInt8], remaining: UInt8, id: Int) async {
-        let exchanges = LockedValue<[APDUExchange]>([])
-        let trace = environment.observer
         do {
             let connection = try await console.connection(for: key, backend: backend)
-            let proto = SmartCardProtocol(connection: connection, remainingInstruction: remaining) { exchange in
-                exchanges.withLock { $0.append(exchange) }
-                trace?(exchange)
-            }
             // One transaction per command (with its GET RESPONSE or SEND REMAINING parts); none between commands,
             // so other programs keep using the key while the console is open.
-            let response = try await connection.withTransaction { try await proto.sendRaw(bytes) }
-            post(.apdu(.answered(keyID: key.id, id: id, exchanges: exchanges.withLock { $0 }, response: response)))
+            let answer = try await APDUOperations.Console(connection, perCommand: true).send(
+                bytes, chaining: .follow(remaining: remaining), observer: environment.observer)
+            post(.apdu(.answered(keyID: key.id, id: id, exchanges: answer.exchanges, response: answer.response)))
         } catch {
             await console.close()
             let explanation = ErrorExplanation(error)

@@ -12,11 +12,13 @@ struct OTPTabWork: Sendable {
         case .touch:
             post(.otp(.touched(backend.touchForOTP())))
         case .readNDEF(let d):
-            await withConnection(d, .ndef) { connection in
-                let records = try await NDEFSession(connection: connection).read()
+            do {
+                let records = try await NDEFOperations(BackendKey(backend, d)).read()
                 var otp = Config.OTP()
                 otp.parsers = environment.otpParsers
-                return .ndefRead(keyID: d.id, otp: try otp.extract(from: records))
+                post(.otp(.ndefRead(keyID: d.id, otp: try otp.extract(from: records))))
+            } catch {
+                post(.otp(.failed(keyID: d.id, Self.failure(.ndef, error))))
             }
         case .readSlots(let d):
             do {
@@ -133,23 +135,6 @@ struct OTPTabWork: Sendable {
             post(.otp(.slotsWritten(write, Self.slots(d, slots))))
         } catch {
             post(.otp(.failed(keyID: d.id, Self.failure(.slots, error, accessCode: accessCode))))
-        }
-    }
-
-    private func withConnection(
-        _ d: KeyDescriptor, _ operation: OTPTabFailure.Operation,
-        _ body: (any SmartCardConnection) async throws -> OTPTabMsg
-    ) async {
-        var connection: (any SmartCardConnection)?
-        do {
-            let c = try await backend.connect(d)
-            connection = c
-            let msg = try await body(c)
-            await c.close()
-            post(.otp(msg))
-        } catch {
-            if let connection { await connection.close() }
-            post(.otp(.failed(keyID: d.id, Self.failure(operation, error))))
         }
     }
 
