@@ -218,7 +218,7 @@ extension FIDOCommand {
             return matches[0]
         }
 
-        struct List: RequestCommand {
+        struct List: KeyJSONCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List credentials by relying party (needs the PIN).")
 
@@ -231,11 +231,8 @@ extension FIDOCommand {
                 ))
             var json = false
 
-            /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
-            var request: Request { Request(key: key.choice, json: json) }
-
             /// The work of `fido credentials list`, from the values of its command line.
-            struct Request: CommandRequest, Equatable, Sendable {
+            struct Request: KeyJSONRequest, Equatable, Sendable {
                 var key: KeyChoice
                 var json: Bool
 
@@ -393,7 +390,7 @@ extension FIDOCommand {
 }
 
 /// A discoverable credential in `fido credentials list --json` (IDs in hex; names nil when the key has none).
-struct CredentialJSON: Encodable {
+struct CredentialJSON: Encodable, SnakeCaseJSON {
     var rpID: String
     var credentialID: String
     var userID: String
@@ -402,14 +399,4 @@ struct CredentialJSON: Encodable {
     /// The credProtect level (1 to 3), nil when the key does not say.
     var credProtect: Int?
     var largeBlobKey: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case rpID = "rp_id"
-        case credentialID = "credential_id"
-        case userID = "user_id"
-        case userName = "user_name"
-        case displayName = "display_name"
-        case credProtect = "cred_protect"
-        case largeBlobKey = "large_blob_key"
-    }
 }

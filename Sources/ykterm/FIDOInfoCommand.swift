@@ -5,7 +5,7 @@ import KeyKit
 
 /// `fido info`: what the authenticator says of itself (getInfo), its PIN state, and what ykterm makes of it.
 extension FIDOCommand {
-    struct Info: RequestCommand {
+    struct Info: KeyJSONCommand {
         static let configuration = CommandConfiguration(
             commandName: "info",
             abstract: "Show versions, AAGUID, options, PIN state and retries, and credential room.")
@@ -15,11 +15,8 @@ extension FIDOCommand {
         @Flag(name: .long, help: "JSON: versions, aaguid, options, pin_set, pin_retries, min_pin_length, ...")
         var json = false
 
-        /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
-        var request: Request { Request(key: key.choice, json: json) }
-
         /// The work of `fido info`, from the values of its command line.
-        struct Request: CommandRequest, Equatable, Sendable {
+        struct Request: KeyJSONRequest, Equatable, Sendable {
             var key: KeyChoice
             var json: Bool
 

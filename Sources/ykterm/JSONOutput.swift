@@ -72,7 +72,34 @@ extension JSONValue: Encodable {
 }
 
 /// Builds the `JSONValue` of an Encodable.
+/// An output whose fields are written with snake_case names: `fromManagement` as `from_management`, `rpID` as
+/// `rp_id`, `publicKeyPEM` as `public_key_pem` (`JSONTree.snakeCased`). The names of a dictionary's entries are
+/// written as they are.
+protocol SnakeCaseJSON: Encodable {}
+
 enum JSONTree {
+    /// `name` in snake_case: an underscore before each word a capital begins (after a small letter or a digit, or
+    /// at the last capital of a run that a small letter follows), everything in small letters.
+    static func snakeCased(_ name: String) -> String {
+        let letters = Array(name)
+        var out = ""
+        for (i, c) in letters.enumerated() {
+            guard c.isUppercase else {
+                out.append(c)
+                continue
+            }
+            if i > 0 {
+                let previous = letters[i - 1]
+                let nextIsSmall = i + 1 < letters.count && letters[i + 1].isLowercase
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsSmall) {
+                    out.append("_")
+                }
+            }
+            out.append(contentsOf: c.lowercased())
+        }
+        return out
+    }
+
     static func value(of value: some Encodable) throws -> JSONValue {
         try encode(value, codingPath: []).value
     }
@@ -110,13 +137,18 @@ enum JSONTree {
         let codingPath: [any CodingKey]
         let userInfo: [CodingUserInfoKey: Any] = [:]
         let root = Slot()
-        init(codingPath: [any CodingKey]) { self.codingPath = codingPath }
+        /// The value being encoded is a `SnakeCaseJSON`.
+        let snakeCase: Bool
+        init(codingPath: [any CodingKey], snakeCase: Bool) {
+            self.codingPath = codingPath
+            self.snakeCase = snakeCase
+        }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
             let object: Object
             if case .object(let o) = root.content { object = o } else { object = Object() }
             root.content = .object(object)
-            return KeyedEncodingContainer(Keyed<Key>(object: object, codingPath: codingPath))
+            return KeyedEncodingContainer(Keyed<Key>(object: object, codingPath: codingPath, snakeCase: snakeCase))
         }
 
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -149,7 +181,7 @@ enum JSONTree {
             }
             return .value(.integer(n))
         default:
-            let encoder = TreeEncoder(codingPath: codingPath)
+            let encoder = TreeEncoder(codingPath: codingPath, snakeCase: value is any SnakeCaseJSON)
             try value.encode(to: encoder)
             return encoder.root.content
         }
@@ -158,9 +190,10 @@ enum JSONTree {
     struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let object: Object
         let codingPath: [any CodingKey]
+        let snakeCase: Bool
 
         private func put(_ content: Slot.Content, _ key: Key) {
-            object.fields[key.stringValue] = Slot(content)
+            object.fields[snakeCase ? JSONTree.snakeCased(key.stringValue) : key.stringValue] = Slot(content)
         }
 
         mutating func encodeNil(forKey key: Key) throws { put(.value(.null), key) }
@@ -220,7 +253,8 @@ enum JSONTree {
         ) -> KeyedEncodingContainer<NestedKey> {
             let nested = Object()
             put(.object(nested), key)
-            return KeyedEncodingContainer(Keyed<NestedKey>(object: nested, codingPath: codingPath + [key]))
+            return KeyedEncodingContainer(
+                Keyed<NestedKey>(object: nested, codingPath: codingPath + [key], snakeCase: snakeCase))
         }
 
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
@@ -231,8 +265,8 @@ enum JSONTree {
 
         mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
         mutating func superEncoder(forKey key: Key) -> any Encoder {
-            let encoder = TreeEncoder(codingPath: codingPath + [key])
-            object.fields[key.stringValue] = encoder.root
+            let encoder = TreeEncoder(codingPath: codingPath + [key], snakeCase: snakeCase)
+            object.fields[snakeCase ? JSONTree.snakeCased(key.stringValue) : key.stringValue] = encoder.root
             return encoder
         }
     }
@@ -255,7 +289,7 @@ enum JSONTree {
         {
             let nested = Object()
             append(.object(nested))
-            return KeyedEncodingContainer(Keyed<NestedKey>(object: nested, codingPath: codingPath))
+            return KeyedEncodingContainer(Keyed<NestedKey>(object: nested, codingPath: codingPath, snakeCase: false))
         }
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
             let nested = List()
@@ -263,7 +297,7 @@ enum JSONTree {
             return Unkeyed(list: nested, codingPath: codingPath)
         }
         mutating func superEncoder() -> any Encoder {
-            let encoder = TreeEncoder(codingPath: codingPath)
+            let encoder = TreeEncoder(codingPath: codingPath, snakeCase: false)
             list.items.append(encoder.root)
             return encoder
         }

@@ -176,7 +176,7 @@ extension DeviceInfo {
 /// A key in `list --json`. serial, fido_hid and otp_hid are null when unknown or absent. The fields from what
 /// the key told of itself (version to from_management) are left out when it could not be asked, and error is
 /// there only then; hid_errors is there only when a HID node of the key cannot be opened.
-struct ListedKeyJSON: Encodable {
+struct ListedKeyJSON: Encodable, SnakeCaseJSON {
     var reader: String
     var name: String
     var serial: Int?
@@ -190,7 +190,7 @@ struct ListedKeyJSON: Encodable {
     var hidErrors: [String: String]
 
     /// What the key told of itself.
-    struct Device: Encodable {
+    struct Device: Encodable, SnakeCaseJSON {
         var version: String
         var formFactor: String
         var applications: [String]
@@ -200,13 +200,6 @@ struct ListedKeyJSON: Encodable {
         var configLocked: Bool
         /// False when the information was probed, without the Management application.
         var fromManagement: Bool
-
-        enum CodingKeys: String, CodingKey {
-            case version, applications, transport, atr
-            case formFactor = "form_factor"
-            case configLocked = "config_locked"
-            case fromManagement = "from_management"
-        }
     }
 
     init(_ row: ListCommand.Row) {
@@ -229,11 +222,8 @@ struct ListedKeyJSON: Encodable {
             uniquingKeysWith: { first, _ in first })
     }
 
-    enum CodingKeys: String, CodingKey {
-        case reader, name, serial, interfaces, error
-        case fidoHID = "fido_hid"
-        case otpHID = "otp_hid"
-        case hidErrors = "hid_errors"
+    enum CodingKeys: CodingKey {
+        case reader, name, serial, interfaces, fidoHID, otpHID, error, hidErrors
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -252,16 +242,11 @@ struct ListedKeyJSON: Encodable {
 
 /// A reader in `list --readers --json`: whether a key that answers is in it, its ATR in hex, and whether
 /// another program holds it exclusively.
-struct ReaderStatusJSON: Encodable {
+struct ReaderStatusJSON: Encodable, SnakeCaseJSON {
     var reader: String
     var keyPresent: Bool
     var atr: String
     var exclusive: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case reader, atr, exclusive
-        case keyPresent = "key_present"
-    }
 }
 
 extension ReaderStatusJSON {

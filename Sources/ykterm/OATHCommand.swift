@@ -399,16 +399,14 @@ struct OATHAccountJSON: Encodable {
 
 /// A code in `oath code --json`: the account's fields, then the code and the seconds since 1970 it is valid
 /// from and to (nil for HOTP and touch accounts without a code, and valid_to for a code that does not expire).
-struct OATHCodeJSON: Encodable {
+struct OATHCodeJSON: Encodable, SnakeCaseJSON {
     var account: OATHAccountJSON
     var code: String?
     var validFrom: Int?
     var validTo: Int?
 
-    enum CodingKeys: String, CodingKey {
-        case code
-        case validFrom = "valid_from"
-        case validTo = "valid_to"
+    enum CodingKeys: CodingKey {
+        case code, validFrom, validTo
     }
 
     func encode(to encoder: any Encoder) throws {

@@ -357,7 +357,7 @@ struct ClassifiedOTPJSON: Encodable {
 
 /// `otp decrypt --json`: the public ID (and the serial it encodes, null when it encodes none) and the fields
 /// of the decrypted token.
-struct DecryptedOTPJSON: Encodable {
+struct DecryptedOTPJSON: Encodable, SnakeCaseJSON {
     var publicID: String
     var serial: Int?
     var privateID: String
@@ -381,14 +381,6 @@ struct DecryptedOTPJSON: Encodable {
         random = Int(t.random)
         crc = Int(t.crc)
         crcOK = d.crcOK
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case serial, counter, timestamp, random, crc
-        case publicID = "public_id"
-        case privateID = "private_id"
-        case sessionCounter = "session_counter"
-        case crcOK = "crc_ok"
     }
 }
 

@@ -269,11 +269,7 @@ extension OTPCommand {
                 scanCodes: scanCodes, appendEnter: enter,
                 accessCode: codes.new)
             let (slot, force) = (slotOption.slot, self.force)
-            try await replacingAsked(prompt, force: force) { replacing in
-                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) {
-                    _ in config
-                }
-            }
+            try await keyOptions.writeSlot(slot, config, currentAccessCode: codes.current, prompt: prompt, force: force)
             out(
                 words(
                     generate ? "cli.otp.static.doneGenerated" : "cli.otp.static.done",
@@ -321,11 +317,7 @@ extension OTPCommand {
                 secret: secret, digits: digits, movingFactor: counter,
                 appendEnter: enter, accessCode: codes.new)
             let (slot, force) = (slotOption.slot, self.force)
-            try await replacingAsked(prompt, force: force) { replacing in
-                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) {
-                    _ in config
-                }
-            }
+            try await keyOptions.writeSlot(slot, config, currentAccessCode: codes.current, prompt: prompt, force: force)
             out(
                 words(
                     "cli.otp.hotp.done", ["slot": String(slot), "digits": String(digits), "counter": String(counter)]))
@@ -472,7 +464,7 @@ extension OTPCommand {
 
 /// `otp yubiotp --json`: the slot programmed, the key's serial (null when the key does not reveal it), the
 /// credential's IDs and AES key, and the line for YubiCloud's upload form.
-struct OTPYubiOTPJSON: Encodable {
+struct OTPYubiOTPJSON: Encodable, SnakeCaseJSON {
     var slot: Int
     var serial: Int?
     /// Modhex.
@@ -481,10 +473,4 @@ struct OTPYubiOTPJSON: Encodable {
     var privateID: String
     var key: String
     var csv: String
-
-    enum CodingKeys: String, CodingKey {
-        case slot, serial, key, csv
-        case publicID = "public_id"
-        case privateID = "private_id"
-    }
 }

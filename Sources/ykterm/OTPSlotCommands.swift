@@ -20,6 +20,19 @@ struct OTPSlotOption: ParsableArguments {
 extension KeyOptions {
     /// The OTP operations on the key these options chose.
     var otp: OTPOperations { OTPOperations(choice.opener()) }
+
+    /// Writes `configuration` to `slot`, asking before it replaces a programmed one (`replacingAsked`).
+    @discardableResult
+    func writeSlot(
+        _ slot: Int, _ configuration: OTPSlotConfiguration, currentAccessCode: [UInt8]?, prompt: Prompt, force: Bool
+    ) async throws -> OTPOperations.Slots {
+        let otp = self.otp
+        return try await replacingAsked(prompt, force: force) { replacing in
+            try await otp.write(slot: slot, replacing: replacing, currentAccessCode: currentAccessCode) { _ in
+                configuration
+            }
+        }
+    }
 }
 
 /// Runs a slot write that may replace a programmed slot: with `force` it replaces at once; otherwise the
@@ -198,11 +211,7 @@ extension OTPCommand {
                 key: secret, requireTouch: touch,
                 accessCode: codes.new)
             let (slot, touch, force) = (slotOption.slot, self.touch, self.force)
-            try await replacingAsked(prompt, force: force) { replacing in
-                try await keyOptions.otp.write(slot: slot, replacing: replacing, currentAccessCode: codes.current) {
-                    _ in config
-                }
-            }
+            try await keyOptions.writeSlot(slot, config, currentAccessCode: codes.current, prompt: prompt, force: force)
             out(words(touch ? "cli.otp.chalresp.doneTouch" : "cli.otp.chalresp.done", ["slot": String(slot)]))
         }
     }
@@ -239,26 +248,16 @@ extension OTPCommand {
 }
 
 /// `otp info --json`.
-struct OTPInfoJSON: Encodable {
+struct OTPInfoJSON: Encodable, SnakeCaseJSON {
     var version: String
     /// nil when the key does not let its serial be read.
     var serial: Int?
     var programSequence: Int
     var slots: [Slot]
 
-    struct Slot: Encodable {
+    struct Slot: Encodable, SnakeCaseJSON {
         var slot: Int
         var configured: Bool
         var touchTriggered: Bool
-
-        enum CodingKeys: String, CodingKey {
-            case slot, configured
-            case touchTriggered = "touch_triggered"
-        }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case version, serial, slots
-        case programSequence = "program_sequence"
     }
 }

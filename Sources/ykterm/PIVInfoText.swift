@@ -176,7 +176,7 @@ private extension String {
 
 /// `piv info --json`. Every field is always there, null when the key does not say (a key before firmware 5.3
 /// gives no PIN metadata, an empty slot no algorithm).
-struct PIVInfoJSON: Encodable {
+struct PIVInfoJSON: Encodable, SnakeCaseJSON {
     var version: String
     var serial: Int?
     var pinTries: Int
@@ -187,29 +187,13 @@ struct PIVInfoJSON: Encodable {
     var managementKey: ManagementKey?
     var slots: [Slot]
 
-    enum CodingKeys: String, CodingKey {
-        case version, serial, slots
-        case pinTries = "pin_tries"
-        case pinTotalTries = "pin_total_tries"
-        case pinIsDefault = "pin_is_default"
-        case pukTries = "puk_tries"
-        case pukIsDefault = "puk_is_default"
-        case managementKey = "management_key"
-    }
-
-    struct ManagementKey: Encodable {
+    struct ManagementKey: Encodable, SnakeCaseJSON {
         var algorithm: String
         var isDefault: Bool
         var touchPolicy: String
-
-        enum CodingKeys: String, CodingKey {
-            case algorithm
-            case isDefault = "is_default"
-            case touchPolicy = "touch_policy"
-        }
     }
 
-    struct Slot: Encodable {
+    struct Slot: Encodable, SnakeCaseJSON {
         var slot: String
         var name: String
         var algorithm: String?
@@ -218,16 +202,9 @@ struct PIVInfoJSON: Encodable {
         var touchPolicy: String?
         var publicKeyPEM: String?
         var certificate: Certificate?
-
-        enum CodingKeys: String, CodingKey {
-            case slot, name, algorithm, origin, certificate
-            case pinPolicy = "pin_policy"
-            case touchPolicy = "touch_policy"
-            case publicKeyPEM = "public_key_pem"
-        }
     }
 
-    struct Certificate: Encodable {
+    struct Certificate: Encodable, SnakeCaseJSON {
         var subject: String
         var issuer: String
         var serial: String
@@ -237,15 +214,5 @@ struct PIVInfoJSON: Encodable {
         var keyUsage: [String]
         var subjectAlternativeNames: [String]
         var matchesKey: Bool?
-
-        enum CodingKeys: String, CodingKey {
-            case subject, issuer, serial
-            case notBefore = "not_before"
-            case notAfter = "not_after"
-            case sha256Fingerprint = "sha256_fingerprint"
-            case keyUsage = "key_usage"
-            case subjectAlternativeNames = "subject_alternative_names"
-            case matchesKey = "matches_key"
-        }
     }
 }

@@ -16,3 +16,18 @@ protocol CommandRequest {
 extension RequestCommand {
     func run() async throws { try await request.run() }
 }
+
+/// A request that is the chosen key and whether to print JSON (`fido info`, `fido credentials list`).
+protocol KeyJSONRequest: CommandRequest {
+    init(key: KeyChoice, json: Bool)
+}
+
+/// A command whose work needs only its key and its `--json`: DirectCommandLine reads the same two.
+protocol KeyJSONCommand: RequestCommand where Request: KeyJSONRequest {
+    var key: KeyOptions { get }
+    var json: Bool { get }
+}
+
+extension KeyJSONCommand {
+    var request: Request { Request(key: key.choice, json: json) }
+}

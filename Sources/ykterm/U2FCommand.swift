@@ -97,26 +97,15 @@ struct U2FCommand: ParsableCommand {
 
 /// `u2f register --json`: the key handle and the uncompressed public key in hex, and the attestation
 /// certificate's subject (empty when the certificate cannot be read).
-struct U2FRegistrationJSON: Encodable {
+struct U2FRegistrationJSON: Encodable, SnakeCaseJSON {
     var keyHandle: String
     var publicKey: String
     var certificateSubject: String
-
-    enum CodingKeys: String, CodingKey {
-        case keyHandle = "key_handle"
-        case publicKey = "public_key"
-        case certificateSubject = "certificate_subject"
-    }
 }
 
 /// `u2f sign --json`: the key's counter, whether the user-presence flag is set, and the signature in hex.
-struct U2FSignatureJSON: Encodable {
+struct U2FSignatureJSON: Encodable, SnakeCaseJSON {
     var counter: Int
     var userPresence: Bool
     var signature: String
-
-    enum CodingKeys: String, CodingKey {
-        case counter, signature
-        case userPresence = "user_presence"
-    }
 }

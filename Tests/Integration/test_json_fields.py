@@ -22,6 +22,9 @@ COMMANDS = {
     "otp info": ["otp", "info", "--virtual", "--json"],
     "piv info": ["piv", "info", "--virtual", "--json"],
     "otp parse": ["otp", "parse", "--json", "cccccccbcjdifctrndncchkftchjlnbhvhtugdljibej"],
+    "otp decrypt": ["otp", "decrypt", "--json", "--key", "ecde18dbe76fbd0c33330f1c354871db",
+                    "dteffujehknhfjbrjnlnldnhcujvddbikngjrtgh"],
+    "u2f register": ["u2f", "register", "--virtual", "--json"],
 }
 
 

@@ -35,6 +35,41 @@ import Testing
         try text(JSONTree.value(of: value))
     }
 
+    // MARK: snake_case names
+
+    struct Snake: SnakeCaseJSON {
+        var rpID: String
+        var publicKeyPEM: String
+        var fromManagement: Bool
+        var totp2Step: Int
+        var plain: Int
+        var byName: [String: Int]
+    }
+
+    @Test func aSnakeCaseOutputWritesItsFieldsInSnakeCaseButNotItsDictionarysKeys() throws {
+        #expect(JSONTree.snakeCased("rpID") == "rp_id")
+        #expect(JSONTree.snakeCased("publicKeyPEM") == "public_key_pem")
+        #expect(JSONTree.snakeCased("fidoHID") == "fido_hid")
+        #expect(JSONTree.snakeCased("HIDPath") == "hid_path")
+        #expect(JSONTree.snakeCased("already_snake") == "already_snake")
+        let value = try JSONTree.value(
+            of: Snake(
+                rpID: "example.com", publicKeyPEM: "-", fromManagement: true, totp2Step: 2, plain: 1,
+                byName: ["clientPin": 1]))
+        #expect(
+            value
+                == .object([
+                    "rp_id": .string("example.com"), "public_key_pem": .string("-"), "from_management": .bool(true),
+                    "totp2_step": .integer(2), "plain": .integer(1), "by_name": .object(["clientPin": .integer(1)]),
+                ]))
+        // A type that is not a SnakeCaseJSON keeps its names, also inside one that is.
+        struct Camel: Encodable { var keepMe: Int }
+        struct Outer: SnakeCaseJSON { var innerValue: Camel }
+        #expect(
+            try JSONTree.value(of: Outer(innerValue: Camel(keepMe: 3)))
+                == .object(["inner_value": .object(["keepMe": .integer(3)])]))
+    }
+
     // MARK: The tree and the writer
 
     @Test func aTypedValueBecomesItsTreeAndNilIsNull() throws {
