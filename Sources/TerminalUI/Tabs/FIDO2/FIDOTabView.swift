@@ -7,9 +7,6 @@ struct FIDOTabView {
     let app: AppView
     let area: Box
 
-    var screen: Screen { app.screen }
-    var theme: Theme { app.theme }
-
     func render(_ state: AppState) {
         let fido = state.fido
         switch fido.phase {
@@ -287,10 +284,6 @@ struct FIDOTabView {
     }
 
     // MARK: Overlays
-
-    func centered(_ lines: [UIText]) {
-        app.centered(lines, in: area)
-    }
 
     /// A box in the middle of the screen with a title, wrapped lines and a footer.
     func message(title: UIText, lines: [UIText], style: TextStyle, footer: UIText? = nil, width: Int = 66) {

@@ -8,9 +8,6 @@ import KeyKit
 struct PIVTabView {
     let app: AppView
     let area: Box
-
-    var screen: Screen { app.screen }
-    var theme: Theme { app.theme }
     var dot: String { screen.unicode ? " · " : ", " }
 
     func render(_ state: AppState) {
@@ -258,10 +255,6 @@ struct PIVTabView {
     }
 
     // MARK: Overlays
-
-    func centered(_ lines: [UIText]) {
-        app.centered(lines, in: area)
-    }
 
     /// "Touch your key" in a box: the key signs once touched (and gives up by itself when it is not).
     func touch(_ state: AppState) {
