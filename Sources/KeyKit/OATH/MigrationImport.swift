@@ -216,20 +216,7 @@ public enum MigrationImport {
                         given: paddingCount, count: values.count,
                         needed: needed)))
         }
-        var out = [UInt8]()
-        out.reserveCapacity(values.count * 3 / 4)
-        var buffer: UInt32 = 0
-        var bits = 0
-        for v in values {
-            buffer = (buffer << 6) | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-                buffer &= (1 << UInt32(bits)) - 1
-            }
-        }
-        return out
+        return BitGroups.regroup(values, from: 6, to: 8)
     }
 }
 
