@@ -63,11 +63,11 @@ public struct OATHState: Codable, Sendable, Equatable {
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id.hex, forKey: .id)
+            try c.encodeHex(id, forKey: .id)
             try c.encode(type.description, forKey: .type)
             try c.encode(algorithm, forKey: .algorithm)
             try c.encode(digits, forKey: .digits)
-            try c.encode(secret.hex, forKey: .secret)
+            try c.encodeHex(secret, forKey: .secret)
             try c.encode(touch, forKey: .touch)
             try c.encode(counter, forKey: .counter)
         }
@@ -126,9 +126,9 @@ public struct OATHState: Codable, Sendable, Equatable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(credentials, forKey: .credentials)
-        try c.encodeIfPresent(passwordKey?.hex, forKey: .passwordKey)
+        try c.encodeHex(passwordKey, forKey: .passwordKey)
         try c.encode(passwordAlgorithm, forKey: .passwordAlgorithm)
-        try c.encode(salt.hex, forKey: .salt)
+        try c.encodeHex(salt, forKey: .salt)
     }
 }
 
