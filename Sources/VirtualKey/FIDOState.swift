@@ -67,13 +67,13 @@ public struct FIDOState: Codable, Sendable, Equatable {
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id.hex, forKey: .id)
+            try c.encodeHex(id, forKey: .id)
             try c.encode(rpID, forKey: .rpID)
             try c.encodeIfPresent(rpName, forKey: .rpName)
-            try c.encode(userID.hex, forKey: .userID)
+            try c.encodeHex(userID, forKey: .userID)
             try c.encodeIfPresent(userName, forKey: .userName)
             try c.encodeIfPresent(userDisplayName, forKey: .userDisplayName)
-            try c.encode(privateKey.hex, forKey: .privateKey)
+            try c.encodeHex(privateKey, forKey: .privateKey)
             try c.encode(credProtect, forKey: .credProtect)
             try c.encode(hmacSecret, forKey: .hmacSecret)
             try c.encode(created, forKey: .created)
@@ -101,7 +101,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(templateID.hex, forKey: .templateID)
+            try c.encodeHex(templateID, forKey: .templateID)
             try c.encodeIfPresent(name, forKey: .name)
         }
     }
@@ -200,7 +200,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeIfPresent(pinHash?.hex, forKey: .pinHash)
+        try c.encodeHex(pinHash, forKey: .pinHash)
         try c.encode(pinRetries, forKey: .pinRetries)
         try c.encode(minPINLength, forKey: .minPINLength)
         try c.encodeIfPresent(pinLength, forKey: .pinLength)
@@ -212,9 +212,9 @@ public struct FIDOState: Codable, Sendable, Equatable {
         try c.encode(fingerprints, forKey: .fingerprints)
         try c.encode(signCount, forKey: .signCount)
         try c.encode(nextCreated, forKey: .nextCreated)
-        try c.encode(wrapEncryptionKey.hex, forKey: .wrapEncryptionKey)
-        try c.encode(wrapMACKey.hex, forKey: .wrapMACKey)
-        try c.encode(attestationKey.hex, forKey: .attestationKey)
-        try c.encode(attestationCertificate.hex, forKey: .attestationCertificate)
+        try c.encodeHex(wrapEncryptionKey, forKey: .wrapEncryptionKey)
+        try c.encodeHex(wrapMACKey, forKey: .wrapMACKey)
+        try c.encodeHex(attestationKey, forKey: .attestationKey)
+        try c.encodeHex(attestationCertificate, forKey: .attestationCertificate)
     }
 }

@@ -63,11 +63,11 @@ public struct OATHState: Codable, Sendable, Equatable {
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id.hex, forKey: .id)
+            try c.encodeHex(id, forKey: .id)
             try c.encode(type.description, forKey: .type)
             try c.encode(algorithm, forKey: .algorithm)
             try c.encode(digits, forKey: .digits)
-            try c.encode(secret.hex, forKey: .secret)
+            try c.encodeHex(secret, forKey: .secret)
             try c.encode(touch, forKey: .touch)
             try c.encode(counter, forKey: .counter)
         }
@@ -100,6 +100,15 @@ public struct OATHState: Codable, Sendable, Equatable {
 
     public func index(of id: [UInt8]) -> Int? { credentials.firstIndex { $0.id == id } }
 
+    /// Stores `account` in place of the account with its ID, or after the others (whatever the capacity).
+    mutating func put(_ account: StoredCredential) {
+        if let i = index(of: account.id) {
+            credentials[i] = account
+        } else {
+            credentials.append(account)
+        }
+    }
+
     private enum CodingKeys: String, CodingKey {
         case credentials, passwordKey, passwordAlgorithm, salt
     }
@@ -117,9 +126,9 @@ public struct OATHState: Codable, Sendable, Equatable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(credentials, forKey: .credentials)
-        try c.encodeIfPresent(passwordKey?.hex, forKey: .passwordKey)
+        try c.encodeHex(passwordKey, forKey: .passwordKey)
         try c.encode(passwordAlgorithm, forKey: .passwordAlgorithm)
-        try c.encode(salt.hex, forKey: .salt)
+        try c.encodeHex(salt, forKey: .salt)
     }
 }
 
@@ -140,65 +149,32 @@ extension OATHState {
     /// | `Steam:alice` | TOTP SHA-1, 6 digits, 30 s (Steam codes) | `K63WQQRM2HAST7AOZMJ3BX655JZD6QWD` |
     public static func demoAccounts() -> [StoredCredential] {
         [
-            StoredCredential(
-                CredentialData(
-                    name: "alice@example.com", issuer: "GitHub", type: .totp, algorithm: .sha1, digits: 6,
-                    secret: [
-                        0x09, 0x30, 0x2A, 0xAA, 0xB8, 0xFD, 0xA8, 0xB6, 0x56, 0xC7,
-                        0xD0, 0x3E, 0xD3, 0x8E, 0x07, 0x7D, 0xB1, 0xAC, 0x60, 0xD6,
-                    ])),
-            StoredCredential(
-                CredentialData(
-                    name: "alice@example.com", issuer: "Fastmail", type: .totp, algorithm: .sha1, digits: 6,
-                    period: 60,
-                    secret: [
-                        0x29, 0x8D, 0xE7, 0x54, 0xCF, 0x21, 0xE3, 0x1D, 0x99, 0xD0,
-                        0x5B, 0x02, 0x8E, 0x83, 0xA6, 0x89, 0x06, 0xC4, 0xD6, 0xC8,
-                    ])),
-            StoredCredential(
-                CredentialData(
-                    name: "alice", issuer: "Example Bank", type: .hotp, algorithm: .sha1, digits: 6,
-                    secret: [
-                        0xBD, 0x11, 0x90, 0x79, 0xB1, 0x5E, 0xE4, 0x34, 0xE7, 0x9C,
-                        0x06, 0xF2, 0xDC, 0xF9, 0xA1, 0x2D, 0xBF, 0xDA, 0x52, 0x83,
-                    ])),
-            StoredCredential(
-                CredentialData(
-                    name: "alice@example.com", issuer: "Google", type: .totp, algorithm: .sha1, digits: 6,
-                    secret: [
-                        0x0A, 0xAD, 0xB7, 0xB5, 0x98, 0x28, 0x20, 0xBC, 0xB3, 0xAD,
-                        0x3E, 0x59, 0x33, 0xA4, 0x84, 0x0D, 0x3E, 0x31, 0x62, 0x57,
-                    ],
-                    touch: true)),
-            StoredCredential(
-                CredentialData(
-                    name: "alice@example.com", issuer: "Dropbox", type: .totp, algorithm: .sha256, digits: 6,
-                    secret: [
-                        0x10, 0x30, 0x2A, 0xF6, 0xF4, 0x23, 0x7B, 0xFE, 0xB8, 0x41, 0x43, 0xBF, 0x6C, 0x82,
-                        0xB4, 0xAB, 0xCB, 0x42, 0xAD, 0xA2, 0xBC, 0xE0, 0x89, 0xB2, 0x1D, 0x20, 0xE2, 0x64,
-                        0x67, 0xE4, 0xB9, 0x93,
-                    ])),
-            StoredCredential(
-                CredentialData(
-                    name: "alice", issuer: "Corp VPN", type: .totp, algorithm: .sha1, digits: 8,
-                    secret: [
-                        0xC7, 0x54, 0xBE, 0xE4, 0x06, 0x01, 0xED, 0xB4, 0x1B, 0x3F,
-                        0x0C, 0xC2, 0xE2, 0x73, 0xC0, 0x42, 0x4D, 0x0E, 0xB0, 0xBD,
-                    ])),
-            StoredCredential(
-                CredentialData(
-                    name: "alice", issuer: "Steam", type: .totp, algorithm: .sha1, digits: 6,
-                    secret: [
-                        0x57, 0xB7, 0x68, 0x42, 0x2C, 0xD1, 0xC1, 0x29, 0xFC, 0x0E,
-                        0xCB, 0x13, 0xB0, 0xDF, 0xDD, 0xEA, 0x72, 0x3F, 0x42, 0xC3,
-                    ])),
+            demo("GitHub", "alice@example.com", "BEYCVKVY7WULMVWH2A7NHDQHPWY2YYGW"),
+            demo("Fastmail", "alice@example.com", "FGG6OVGPEHRR3GOQLMBI5A5GREDMJVWI", period: 60),
+            demo("Example Bank", "alice", "XUIZA6NRL3SDJZ44A3ZNZ6NBFW75UUUD", type: .hotp),
+            demo("Google", "alice@example.com", "BKW3PNMYFAQLZM5NHZMTHJEEBU7DCYSX", touch: true),
+            demo(
+                "Dropbox", "alice@example.com", "CAYCV5XUEN575OCBIO7WZAVUVPFUFLNCXTQITMQ5EDRGIZ7EXGJQ",
+                algorithm: .sha256),
+            demo("Corp VPN", "alice", "Y5KL5ZAGAHW3IGZ7BTBOE46AIJGQ5MF5", digits: 8),
+            demo("Steam", "alice", "K63WQQRM2HAST7AOZMJ3BX655JZD6QWD"),
         ]
+    }
+
+    /// One row of the demo table: SHA-1 TOTP, 6 digits, 30 s and no touch unless said; the secret in Base32.
+    private static func demo(
+        _ issuer: String, _ name: String, _ secret: String, type: OATHType = .totp, algorithm: HashAlgorithm = .sha1,
+        digits: Int = 6, period: Int = CredentialData.defaultPeriod, touch: Bool = false
+    ) -> StoredCredential {
+        StoredCredential(
+            CredentialData(
+                name: name, issuer: issuer, type: type, algorithm: algorithm, digits: digits, period: period,
+                secret: try! Base32.decode(secret), touch: touch))
     }
 }
 
 extension VirtualKeyState {
-    /// This state with the demo accounts added (replacing accounts with the same IDs).
-    /// `count` TOTP accounts (SHA-1, 6 digits, 30 s) named `Issuer NN:user-NNNN@example.com`, beyond what any
+    /// This state with `count` TOTP accounts added (replacing accounts with the same IDs): (SHA-1, 6 digits, 30 s) named `Issuer NN:user-NNNN@example.com`, beyond what any
     /// hardware holds, for benchmarks. Their secrets follow a fixed pattern: byte j of account i is
     /// `(i * 31 + j * 7) & 0xFF` (20 bytes), so a peer can check the codes; they protect nothing.
     public func withGeneratedAccounts(_ count: Int) -> VirtualKeyState {
@@ -209,12 +185,7 @@ extension VirtualKeyState {
                 name: "user-\(String.zeroPadded(i, width: 4))@example.com",
                 issuer: "Issuer \(String.zeroPadded(i % 100, width: 2))", type: .totp,
                 algorithm: .sha1, digits: 6, secret: secret)
-            let account = OATHState.StoredCredential(data)
-            if let k = copy.oath.index(of: account.id) {
-                copy.oath.credentials[k] = account
-            } else {
-                copy.oath.credentials.append(account)
-            }
+            copy.oath.put(OATHState.StoredCredential(data))
         }
         return copy
     }
@@ -225,11 +196,7 @@ extension VirtualKeyState {
         var copy = self
         copy.piv.installDemo()
         for account in OATHState.demoAccounts() {
-            if let i = copy.oath.index(of: account.id) {
-                copy.oath.credentials[i] = account
-            } else {
-                copy.oath.credentials.append(account)
-            }
+            copy.oath.put(account)
         }
         return copy
     }

@@ -51,7 +51,7 @@ public struct PIVState: Codable, Sendable, Equatable {
             try c.encode(pinPolicy.rawValue, forKey: .pinPolicy)
             try c.encode(touchPolicy.rawValue, forKey: .touchPolicy)
             try c.encode(origin.rawValue, forKey: .origin)
-            try c.encode(privateKey.hex, forKey: .privateKey)
+            try c.encodeHex(privateKey, forKey: .privateKey)
         }
     }
 
@@ -152,13 +152,13 @@ public struct PIVState: Codable, Sendable, Equatable {
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(pin.hex, forKey: .pin)
-        try c.encode(puk.hex, forKey: .puk)
+        try c.encodeHex(pin, forKey: .pin)
+        try c.encodeHex(puk, forKey: .puk)
         try c.encode(pinTries, forKey: .pinTries)
         try c.encode(pinTriesLeft, forKey: .pinTriesLeft)
         try c.encode(pukTries, forKey: .pukTries)
         try c.encode(pukTriesLeft, forKey: .pukTriesLeft)
-        try c.encodeIfPresent(managementKey?.hex, forKey: .managementKey)
+        try c.encodeHex(managementKey, forKey: .managementKey)
         try c.encodeIfPresent(managementAlgorithm?.description, forKey: .managementAlgorithm)
         try c.encode(managementTouch, forKey: .managementTouch)
         let namedKeys = Dictionary(uniqueKeysWithValues: keys.map { (Hex.encode([$0.key.rawValue]), $0.value) })

@@ -9,3 +9,10 @@ func decodeHex<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws ->
         throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(error)")
     }
 }
+
+extension KeyedEncodingContainer {
+    /// Writes `bytes` as state files keep byte strings, in lower-case hex; nothing for nil.
+    mutating func encodeHex(_ bytes: [UInt8]?, forKey key: Key) throws {
+        try encodeIfPresent(bytes?.hex, forKey: key)
+    }
+}

@@ -152,35 +152,28 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
             // The frame's payload is padded to 64 bytes: the data is its length byte and that many more.
             let length = Int(payload.first ?? 0)
             _ = key.writeConfigFromHID(Array(payload.prefix(min(length + 1, payload.count))), otpInterface: true)
-            return nil
         case Command.challengeHMAC1, Command.challengeHMAC2:
             guard let r = otpApplication(p1: slot, data: payload), r.status.isSuccess, r.data.count == 20 else {
                 return nil
             }
             return r.data
         case Command.config1, Command.config2, Command.update1, Command.update2:
-            _ = otpApplication(
-                p1: slot,
-                data: Array(
-                    payload[
-                        0..<(OTPSlotConfiguration.size
-                            + OTPSlotConfiguration.accessCodeSize)]))
-            return nil
+            writeSlot(slot, payload, carrying: OTPSlotConfiguration.size)
         case Command.swap:
             // No configuration: the access code comes first.
-            _ = otpApplication(p1: slot, data: Array(payload[0..<OTPSlotConfiguration.accessCodeSize]))
-            return nil
+            writeSlot(slot, payload, carrying: 0)
         case Command.ndef1, Command.ndef2:
-            _ = otpApplication(
-                p1: slot,
-                data: Array(
-                    payload[
-                        0..<(OTPNDEFConfiguration.size
-                            + OTPSlotConfiguration.accessCodeSize)]))
-            return nil
+            writeSlot(slot, payload, carrying: OTPNDEFConfiguration.size)
         default:
-            return nil
+            break
         }
+        return nil
+    }
+
+    /// A slot write: the payload's first `carried` bytes (a configuration, an NDEF record) and the access code
+    /// after them go to the OTP application.
+    private func writeSlot(_ slot: UInt8, _ payload: [UInt8], carrying carried: Int) {
+        _ = otpApplication(p1: slot, data: Array(payload[0..<(carried + OTPSlotConfiguration.accessCodeSize)]))
     }
 
     /// One slot command to the key's OTP application: the same applet and state as CCID, without touching

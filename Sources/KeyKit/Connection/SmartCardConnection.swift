@@ -169,6 +169,18 @@ public struct SmartCardProtocol: Sendable {
         try await send(apdu).checked()
     }
 
+    /// A protocol over `connection` (as `init` makes it) with the application `aid` SELECTed, and SELECT's answer:
+    /// where every session starts.
+    static func selecting(
+        _ aid: [UInt8], name: String, on connection: any SmartCardConnection,
+        remainingInstruction: UInt8 = SmartCardProtocol.getResponse,
+        observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) async throws -> (SmartCardProtocol, answer: [UInt8]) {
+        let proto = SmartCardProtocol(
+            connection: connection, remainingInstruction: remainingInstruction, observer: observer)
+        return (proto, try await proto.select(aid, name: name))
+    }
+
     /// SELECT an application by AID. A "not found" answer becomes `applicationNotAvailable(name)`.
     public func select(_ aid: [UInt8], name: String) async throws -> [UInt8] {
         // SELECT answers data (a version, a challenge): it carries Le, so that a key which reads a command

@@ -199,17 +199,7 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
 
     /// Reads a DER PKCS#8 PrivateKeyInfo (unencrypted) of a kind PIV holds.
     public init(pkcs8 der: [UInt8]) throws {
-        guard
-            let info = OSSL.parse(
-                der, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
-                free: { PKCS8_PRIV_KEY_INFO_free($0) })
-        else {
-            throw CryptoError.notDER(.pkcs8)
-        }
-        defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        guard let key = EVP_PKCS82PKEY(info) else { throw OSSL.failure("EVP_PKCS82PKEY") }
-        defer { EVP_PKEY_free(key) }
-        try self.init(evp: key)
+        self = try Self.withEVP(pkcs8: der) { try AsymmetricPrivateKey(evp: $0) }
     }
 
     init(evp key: OpaquePointer) throws {
@@ -309,9 +299,14 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
 
     /// Lends the key as an EVP_PKEY to `body`.
     func withEVP<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+        try Self.withEVP(pkcs8: pkcs8, body)
+    }
+
+    /// Lends the key that the DER PKCS#8 PrivateKeyInfo `der` holds as an EVP_PKEY to `body`.
+    private static func withEVP<R>(pkcs8 der: [UInt8], _ body: (OpaquePointer) throws -> R) throws -> R {
         guard
             let info = OSSL.parse(
-                pkcs8, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
+                der, { d2i_PKCS8_PRIV_KEY_INFO(nil, $0, $1) },
                 free: { PKCS8_PRIV_KEY_INFO_free($0) })
         else {
             throw CryptoError.notDER(.pkcs8)

@@ -56,15 +56,8 @@ public enum FIDOVerifier {
         _ assertion: Assertion, coseKey: CBOR, clientDataHash: [UInt8],
         rpID: String
     ) throws {
-        guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
-            throw FIDOSessionError.signatureInvalid(.assertionRelyingParty)
-        }
-        guard
-            try verify(
-                signature: assertion.signature, message: assertion.authData.raw + clientDataHash,
-                coseKey: coseKey)
-        else {
-            throw FIDOSessionError.signatureInvalid(.assertion)
+        try verifyAssertion(assertion, clientDataHash: clientDataHash, rpID: rpID) { signature, message in
+            try verify(signature: signature, message: message, coseKey: coseKey)
         }
     }
 
@@ -72,10 +65,21 @@ public enum FIDOVerifier {
         _ assertion: Assertion, publicKey: P256PublicKey, clientDataHash: [UInt8],
         rpID: String
     ) throws {
+        try verifyAssertion(assertion, clientDataHash: clientDataHash, rpID: rpID) { signature, message in
+            publicKey.verify(signature: signature, message: message)
+        }
+    }
+
+    /// Checks that an assertion is for `rpID`, and with `verifies` that its signature over authData ||
+    /// clientDataHash holds.
+    private static func verifyAssertion(
+        _ assertion: Assertion, clientDataHash: [UInt8], rpID: String,
+        verifies: (_ signature: [UInt8], _ message: [UInt8]) throws -> Bool
+    ) throws {
         guard assertion.authData.rpIDHash == Crypto.digest(.sha256, Array(rpID.utf8)) else {
             throw FIDOSessionError.signatureInvalid(.assertionRelyingParty)
         }
-        guard publicKey.verify(signature: assertion.signature, message: assertion.authData.raw + clientDataHash) else {
+        guard try verifies(assertion.signature, assertion.authData.raw + clientDataHash) else {
             throw FIDOSessionError.signatureInvalid(.assertion)
         }
     }

@@ -54,8 +54,8 @@ public final class PCSCFIDOConnection: FIDOConnection {
         card: any SmartCardConnection, timeout: Double = defaultTimeout,
         observer: (@Sendable (APDUExchange) -> Void)? = nil
     ) async throws -> PCSCFIDOConnection {
-        let proto = SmartCardProtocol(connection: card, observer: observer)
-        let answer = try await proto.select(AID.fido, name: "FIDO")
+        let (proto, answer) = try await SmartCardProtocol.selecting(
+            AID.fido, name: "FIDO", on: card, observer: observer)
         return PCSCFIDOConnection(
             card: card, proto: proto, selectAnswer: String(decoding: answer, as: UTF8.self),
             timeout: timeout)

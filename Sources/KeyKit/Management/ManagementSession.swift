@@ -25,8 +25,7 @@ public actor ManagementSession {
 
     /// SELECTs the Management application. Throws `applicationNotAvailable` on keys without it.
     public static func make(connection: any SmartCardConnection) async throws -> ManagementSession {
-        let proto = SmartCardProtocol(connection: connection)
-        let answer = try await proto.select(AID.management, name: "Management")
+        let (proto, answer) = try await SmartCardProtocol.selecting(AID.management, name: "Management", on: connection)
         let text = String(decoding: answer, as: UTF8.self)
         guard let version = Version(parsing: text) else {
             throw SmartCardError.malformedResponse(Malformation(.managementSelect, .value(answer.hex)))

@@ -73,43 +73,14 @@ public enum Base32 {
         if paddingCount != 0 && paddingCount != needed {
             throw .invalidCredential(.secretPaddingCount(given: paddingCount, count: values.count, needed: needed))
         }
-
-        var out = [UInt8]()
-        out.reserveCapacity(values.count * 5 / 8)
-        var buffer: UInt32 = 0
-        var bits = 0
-        for v in values {
-            buffer = (buffer << 5) | UInt32(v)
-            bits += 5
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-                buffer &= (1 << UInt32(bits)) - 1
-            }
-        }
-        // Any bits still in `buffer` are the unused low bits of the last character: dropped, even if non-zero.
-        return out
+        // Bits left over are the unused low bits of the last character: dropped, even if non-zero.
+        return BitGroups.regroup(values, from: 5, to: 8)
     }
 
     /// Upper-case Base32 of `bytes`; without `=` padding unless `padding` is true (authenticator URIs
     /// usually leave it out).
     public static func encode(_ bytes: [UInt8], padding: Bool = false) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count + 4) / 5 * 8)
-        var buffer: UInt32 = 0
-        var bits = 0
-        for b in bytes {
-            buffer = (buffer << 8) | UInt32(b)
-            bits += 8
-            while bits >= 5 {
-                bits -= 5
-                out.append(alphabet[Int((buffer >> UInt32(bits)) & 0x1F)])
-            }
-            buffer &= (1 << UInt32(bits)) - 1
-        }
-        if bits > 0 {
-            out.append(alphabet[Int((buffer << UInt32(5 - bits)) & 0x1F)])
-        }
+        var out = BitGroups.regroup(bytes, from: 8, to: 5, padLast: true).map { alphabet[Int($0)] }
         if padding {
             while out.count % 8 != 0 { out.append(UInt8(ascii: "=")) }
         }

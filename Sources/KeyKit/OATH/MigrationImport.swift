@@ -60,14 +60,12 @@ public enum MigrationImport {
         while let (field, wireType) = try reader.nextField() {
             switch field {
             case 1:
-                try reader.expect(wireType, .lengthDelimited, field: "otp_parameters")
-                let bytes = try reader.readLengthDelimited()
+                let bytes = try reader.readLengthDelimited(wireType, field: "otp_parameters")
                 accounts.append(try parseAccount(bytes, number: accounts.count + 1))
             case 2, 3, 4, 5:
                 // version, batch_size, batch_index, batch_id: read (so they are checked) and not needed.
                 let names = ["version", "batch_size", "batch_index", "batch_id"]
-                try reader.expect(wireType, .varint, field: names[field - 2])
-                _ = try reader.readVarint()
+                _ = try reader.readVarint(wireType, field: names[field - 2])
             default:
                 try reader.skip(wireType)
             }
@@ -87,29 +85,14 @@ public enum MigrationImport {
         var counter: UInt64 = 0
         while let (field, wireType) = try reader.nextField() {
             switch field {
-            case 1:
-                try reader.expect(wireType, .lengthDelimited, field: "secret")
-                secret = Array(try reader.readLengthDelimited())
-            case 2:
-                try reader.expect(wireType, .lengthDelimited, field: "name")
-                nameBytes = try reader.readLengthDelimited()
-            case 3:
-                try reader.expect(wireType, .lengthDelimited, field: "issuer")
-                issuerBytes = try reader.readLengthDelimited()
-            case 4:
-                try reader.expect(wireType, .varint, field: "algorithm")
-                algorithm = try reader.readVarint()
-            case 5:
-                try reader.expect(wireType, .varint, field: "digits")
-                digits = try reader.readVarint()
-            case 6:
-                try reader.expect(wireType, .varint, field: "type")
-                type = try reader.readVarint()
-            case 7:
-                try reader.expect(wireType, .varint, field: "counter")
-                counter = try reader.readVarint()
-            default:
-                try reader.skip(wireType)
+            case 1: secret = Array(try reader.readLengthDelimited(wireType, field: "secret"))
+            case 2: nameBytes = try reader.readLengthDelimited(wireType, field: "name")
+            case 3: issuerBytes = try reader.readLengthDelimited(wireType, field: "issuer")
+            case 4: algorithm = try reader.readVarint(wireType, field: "algorithm")
+            case 5: digits = try reader.readVarint(wireType, field: "digits")
+            case 6: type = try reader.readVarint(wireType, field: "type")
+            case 7: counter = try reader.readVarint(wireType, field: "counter")
+            default: try reader.skip(wireType)
             }
         }
 
@@ -216,20 +199,7 @@ public enum MigrationImport {
                         given: paddingCount, count: values.count,
                         needed: needed)))
         }
-        var out = [UInt8]()
-        out.reserveCapacity(values.count * 3 / 4)
-        var buffer: UInt32 = 0
-        var bits = 0
-        for v in values {
-            buffer = (buffer << 6) | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-                buffer &= (1 << UInt32(bits)) - 1
-            }
-        }
-        return out
+        return BitGroups.regroup(values, from: 6, to: 8)
     }
 }
 
@@ -310,7 +280,7 @@ struct ProtobufReader {
         return (Int(number), wireType)
     }
 
-    func expect(_ wireType: WireType, _ expected: WireType, field: String) throws(OATHError) {
+    private func expect(_ wireType: WireType, _ expected: WireType, field: String) throws(OATHError) {
         guard wireType == expected else {
             throw .invalidURI(
                 .export(
@@ -326,6 +296,19 @@ struct ProtobufReader {
         let start = index
         index += Int(length)
         return bytes[start..<index]
+    }
+
+    /// The value of the varint field `field`, whose key said `wireType`: an error unless that is a varint.
+    mutating func readVarint(_ wireType: WireType, field: String) throws(OATHError) -> UInt64 {
+        try expect(wireType, .varint, field: field)
+        return try readVarint()
+    }
+
+    /// The bytes of the length-delimited field `field`, whose key said `wireType`: an error unless that is
+    /// length-delimited.
+    mutating func readLengthDelimited(_ wireType: WireType, field: String) throws(OATHError) -> ArraySlice<UInt8> {
+        try expect(wireType, .lengthDelimited, field: field)
+        return try readLengthDelimited()
     }
 
     mutating func readFixed(_ count: Int) throws(OATHError) {

@@ -33,10 +33,8 @@ public actor OATHSession {
         connection: any SmartCardConnection,
         observer: (@Sendable (APDUExchange) -> Void)? = nil
     ) async throws -> OATHSession {
-        let proto = SmartCardProtocol(
-            connection: connection, remainingInstruction: Ins.sendRemaining,
-            observer: observer)
-        let answer = try await proto.select(AID.oath, name: "OATH")
+        let (proto, answer) = try await SmartCardProtocol.selecting(
+            AID.oath, name: "OATH", on: connection, remainingInstruction: Ins.sendRemaining, observer: observer)
         let tlvs = try parse(answer)
         guard let v = tlvs.value(for: Tag.version).flatMap({ Version(bytes: $0) }),
             let salt = tlvs.value(for: Tag.name)

@@ -104,7 +104,16 @@ public enum ScanCodeLayout: String, CaseIterable, Sendable {
 
     /// The digit row (usages 30 to 39, keys 1..9 and 0).
     private static func digitRow(plain: String, shifted: String) -> [Key] {
-        zip(plain, shifted).enumerated().map { i, pair in Key(UInt8(0x1E + i), pair.0, pair.1) }
+        row(UInt8(0x1E)...0x27, plain: plain, shifted: shifted)
+    }
+
+    /// The US layout's punctuation keys (usages 0x2D to 0x38 but 0x31), in the order their characters are given
+    /// to `row`; US Dvorak types other characters on the same keys.
+    private static let punctuationKeys: [UInt8] = [0x2D, 0x2E, 0x2F, 0x30, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38]
+
+    /// The keys `usages` typing the characters of `plain`, and with Shift those of `shifted`, one for one.
+    private static func row(_ usages: some Sequence<UInt8>, plain: String, shifted: String) -> [Key] {
+        zip(usages, zip(plain, shifted)).map { usage, typed in Key(usage, typed.0, typed.1) }
     }
 
     private var keys: [Key] {
@@ -113,11 +122,7 @@ public enum ScanCodeLayout: String, CaseIterable, Sendable {
         case .us:
             return common + Self.letterKeys("abcdefghijklmnopqrstuvwxyz")
                 + Self.digitRow(plain: "1234567890", shifted: "!@#$%^&*()")
-                + [
-                    Key(0x2D, "-", "_"), Key(0x2E, "=", "+"), Key(0x2F, "[", "{"), Key(0x30, "]", "}"),
-                    Key(0x32, "\\", "|"), Key(0x33, ";", ":"), Key(0x34, "'", "\""), Key(0x35, "`", "~"),
-                    Key(0x36, ",", "<"), Key(0x37, ".", ">"), Key(0x38, "/", "?"),
-                ]
+                + Self.row(Self.punctuationKeys, plain: "-=[]\\;'`,./", shifted: "_+{}|:\"~<>?")
         case .de:
             return common + Self.letterKeys("abcdefghijklmnopqrstuvwxzy")
                 + Self.digitRow(plain: "1234567890", shifted: "!\"§$%&/()=")
@@ -149,11 +154,7 @@ public enum ScanCodeLayout: String, CaseIterable, Sendable {
                     }
                 }
                 + Self.digitRow(plain: "1234567890", shifted: "!@#$%^&*()")
-                + [
-                    Key(0x2D, "[", "{"), Key(0x2E, "]", "}"), Key(0x2F, "/", "?"), Key(0x30, "=", "+"),
-                    Key(0x32, "\\", "|"), Key(0x33, "s", "S"), Key(0x34, "-", "_"), Key(0x35, "`", "~"),
-                    Key(0x36, "w", "W"), Key(0x37, "v", "V"), Key(0x38, "z", "Z"),
-                ]
+                + Self.row(Self.punctuationKeys, plain: "[]/=\\s-`wvz", shifted: "{}?+|S_~WVZ")
         case .modhex:
             return Self.letterKeys("abcdefghijklmnopqrstuvwxyz").filter { k in
                 k.plain.map { Modhex.value(of: $0) != nil } ?? false

@@ -40,7 +40,7 @@ public enum OTPHID {
     /// The last byte of the report that tells the key to drop what it was sending.
     public static let resetMarker: UInt8 = 0xFF
     /// The CRC-16 of data followed by its complemented CRC (little-endian).
-    public static let crcResidual: UInt16 = 0xF0B8
+    public static let crcResidual: UInt16 = CRC16.residue
 
     /// Slot commands that only exist over HID.
     public enum Command {
@@ -48,19 +48,9 @@ public enum OTPHID {
         public static let readConfig: UInt8 = 0x13
     }
 
-    /// CRC-16 as ISO 13239 defines it (reflected polynomial 0x8408, initial value 0xFFFF, no final
-    /// complement), as the key checks a frame.
+    /// CRC-16 as ISO 13239 defines it (`CRC16`), as the key checks a frame.
     public static func crc16<C: Collection>(_ bytes: C) -> UInt16 where C.Element == UInt8 {
-        var crc: UInt16 = 0xFFFF
-        for b in bytes {
-            crc ^= UInt16(b)
-            for _ in 0..<8 {
-                let low = crc & 1
-                crc >>= 1
-                if low != 0 { crc ^= 0x8408 }
-            }
-        }
-        return crc
+        CRC16.checksum(bytes)
     }
 
     /// True when `bytes` end with the complement of the CRC of what precedes them (little-endian).

@@ -113,8 +113,7 @@ public actor OTPSession {
 
     /// SELECTs the OTP application and reads its status.
     public static func make(connection: any SmartCardConnection) async throws -> OTPSession {
-        let proto = SmartCardProtocol(connection: connection)
-        let answer = try await proto.select(AID.otp, name: "OTP")
+        let (proto, answer) = try await SmartCardProtocol.selecting(AID.otp, name: "OTP", on: connection)
         return OTPSession(backend: .ccid(proto), status: try Status(bytes: answer))
     }
 

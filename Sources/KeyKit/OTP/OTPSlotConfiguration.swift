@@ -13,7 +13,7 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
     /// An HMAC-SHA1 key is at most 20 bytes: 16 in the key field, the rest in the UID field.
     public static let hmacKeySize = 20
     /// What the CRC over a whole configuration (CRC included) leaves when the configuration is intact.
-    public static let crcResidual: UInt16 = 0xF0B8
+    public static let crcResidual: UInt16 = CRC16.residue
 
     /// Ticket flags.
     public enum TicketFlag {
@@ -141,18 +141,9 @@ public struct OTPSlotConfiguration: Sendable, Hashable {
         configFlags = bytes[47]
     }
 
-    /// ISO 13239 (CRC-16/X.25 without the final inversion): initial 0xFFFF, reflected polynomial 0x8408.
+    /// ISO 13239 (CRC-16/X.25 without the final inversion, `CRC16`): initial 0xFFFF, reflected polynomial 0x8408.
     public static func crc(_ data: some Sequence<UInt8>) -> UInt16 {
-        var crc: UInt16 = 0xFFFF
-        for byte in data {
-            crc ^= UInt16(byte)
-            for _ in 0..<8 {
-                let carry = crc & 1
-                crc >>= 1
-                if carry != 0 { crc ^= 0x8408 }
-            }
-        }
-        return crc
+        CRC16.checksum(data)
     }
 
     /// A challenge-response configuration (HMAC-SHA1 or Yubico OTP).

@@ -29,8 +29,7 @@ public actor PIVSession {
         connection: any SmartCardConnection,
         observer: (@Sendable (APDUExchange) -> Void)? = nil
     ) async throws -> PIVSession {
-        let proto = SmartCardProtocol(connection: connection, observer: observer)
-        _ = try await proto.select(AID.piv, name: "PIV")
+        let (proto, _) = try await SmartCardProtocol.selecting(AID.piv, name: "PIV", on: connection, observer: observer)
         let answer = try PIVSession.check(try await proto.send(APDU(ins: Ins.getVersion, le: 256)))
         guard answer.count == 3, let version = Version(bytes: answer) else {
             throw PIVError.malformed(.version(length: answer.count))

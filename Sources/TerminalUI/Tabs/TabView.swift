@@ -4,9 +4,32 @@ import AuthenticatorModel
 /// tab's view is a folder named as the tab's model folder, with a type that conforms.
 protocol TabView {
     init(app: AppView, area: Box)
+    var app: AppView { get }
+    /// Where the tab draws: the body between the bars.
+    var area: Box { get }
     func render(_ state: AppState)
     /// The hints line while the tab is shown and no dialog is open.
     static func hints(_ state: AppState, app: AppView) -> String
+}
+
+extension TabView {
+    var screen: Screen { app.screen }
+    var theme: Theme { app.theme }
+
+    /// `lines` in the middle of the tab's area, the first as a heading.
+    func centered(_ lines: [UIText]) {
+        app.centered(lines, in: area)
+    }
+
+    /// What the tab is doing with the key, to follow its title: `separator` and the words of the string key that
+    /// `key` gives the operation. Nothing while the tab is idle or the key waits for a touch (the touch box says
+    /// so), or for an operation `key` gives no words.
+    func working<Operation>(
+        _ busy: KeyBusy<Operation>?, after separator: String, _ key: (Operation) -> String?
+    ) -> String {
+        guard let busy, !busy.touch, let key = key(busy.operation) else { return "" }
+        return separator + app.text(UIText(key))
+    }
 }
 
 extension Tab {

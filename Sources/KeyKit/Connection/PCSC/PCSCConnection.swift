@@ -145,7 +145,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
             // Another program holds the card exclusively (ykman does while it works), or has just unpowered or
             // reset it on leaving (pcscd powers it up again): both pass, so try again for a moment.
             let transient = [PCSCStatus.sharingViolation, PCSCStatus.unpoweredCard, PCSCStatus.resetCard]
-            if transient.contains(UInt32(truncatingIfNeeded: rv)), monotonicSeconds() < deadline {
+            if transient.contains(PCSCStatus.code(rv)), monotonicSeconds() < deadline {
                 usleep(delay)
                 delay = min(delay * 2, 400_000)
                 continue
@@ -195,7 +195,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     ) -> LONG {
         var rv = call()
         var reconnects = 0
-        while reconnects < 5, transient.contains(UInt32(truncatingIfNeeded: rv)) {
+        while reconnects < 5, transient.contains(PCSCStatus.code(rv)) {
             reconnects += 1
             var chosen = DWORD(0)
             let status = SCardReconnect(
@@ -299,7 +299,7 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
             exchanged = true
         }
         // An exchange that could not complete means, in practice, a key pulled out mid-command.
-        if UInt32(truncatingIfNeeded: rv) == PCSCStatus.notTransacted { throw SmartCardError.cardRemoved }
+        if PCSCStatus.code(rv) == PCSCStatus.notTransacted { throw SmartCardError.cardRemoved }
         try PCSC.check(rv, "SCardTransmit", reader: name)
         // A card that vanishes mid-command can leave the driver reporting success with no bytes.
         guard receive.count >= 2 else { throw SmartCardError.cardRemoved }

@@ -43,11 +43,11 @@ public final class PCSCContext: @unchecked Sendable {
     public func readers() throws -> [String] {
         var length = DWORD(0)
         var rv = SCardListReaders(handle, nil, nil, &length)
-        if UInt32(truncatingIfNeeded: rv) == PCSCStatus.noReadersAvailable { return [] }
+        if PCSCStatus.code(rv) == PCSCStatus.noReadersAvailable { return [] }
         try PCSC.check(rv, "SCardListReaders")
         var buffer = [CChar](repeating: 0, count: Int(length) + 1)
         rv = SCardListReaders(handle, nil, &buffer, &length)
-        if UInt32(truncatingIfNeeded: rv) == PCSCStatus.noReadersAvailable { return [] }
+        if PCSCStatus.code(rv) == PCSCStatus.noReadersAvailable { return [] }
         try PCSC.check(rv, "SCardListReaders")
         return PCSCContext.splitMultiString(buffer, length: Int(length))
     }
@@ -74,7 +74,7 @@ public final class PCSCContext: @unchecked Sendable {
         if names.isEmpty { return [] }
         var states = ReaderStateArray(names: names)
         let rv = states.withUnsafeStates { SCardGetStatusChange(handle, 0, $0, DWORD($1)) }
-        let code = UInt32(truncatingIfNeeded: rv)
+        let code = PCSCStatus.code(rv)
         if code != PCSCStatus.timeout { try PCSC.check(rv, "SCardGetStatusChange") }
         return states.statuses()
     }
@@ -82,7 +82,7 @@ public final class PCSCContext: @unchecked Sendable {
     /// Blocks until any reader in `states` changes or `timeout` (ms) passes; returns false on timeout.
     func waitForChange(_ states: inout ReaderStateArray, timeout: DWORD) throws -> Bool {
         let rv = states.withUnsafeStates { SCardGetStatusChange(handle, timeout, $0, DWORD($1)) }
-        if UInt32(truncatingIfNeeded: rv) == PCSCStatus.timeout { return false }
+        if PCSCStatus.code(rv) == PCSCStatus.timeout { return false }
         try PCSC.check(rv, "SCardGetStatusChange")
         return true
     }

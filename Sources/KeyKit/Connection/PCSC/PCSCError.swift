@@ -1,58 +1,53 @@
 import CPCSCLite
 
-/// pcsc-lite status codes (the header defines them as cast macros, which Swift cannot import).
+/// pcsc-lite status codes (its header's `SCARD_S_*`, `SCARD_E_*`, `SCARD_W_*`, `SCARD_F_*`) as 32-bit codes: pcscd's
+/// answers carry them in 32 bits, so the LONG a call returns may hold one sign-extended. Compare `code(rv)`.
 enum PCSCStatus {
-    static let success: UInt32 = 0x0000_0000
-    static let cancelled: UInt32 = 0x8010_0002
-    static let invalidHandle: UInt32 = 0x8010_0003
-    static let unknownReader: UInt32 = 0x8010_0009
-    static let timeout: UInt32 = 0x8010_000A
-    static let sharingViolation: UInt32 = 0x8010_000B
-    static let noSmartcard: UInt32 = 0x8010_000C
-    static let protoMismatch: UInt32 = 0x8010_000F
-    static let notReady: UInt32 = 0x8010_0010
-    static let systemCancelled: UInt32 = 0x8010_0012
-    static let commError: UInt32 = 0x8010_0013
-    static let notTransacted: UInt32 = 0x8010_0016
-    static let readerUnavailable: UInt32 = 0x8010_0017
-    static let noService: UInt32 = 0x8010_001D
-    static let serviceStopped: UInt32 = 0x8010_001E
-    static let noReadersAvailable: UInt32 = 0x8010_002E
-    static let unresponsiveCard: UInt32 = 0x8010_0066
-    static let unpoweredCard: UInt32 = 0x8010_0067
-    static let resetCard: UInt32 = 0x8010_0068
-    static let removedCard: UInt32 = 0x8010_0069
-    static let unsupportedCard: UInt32 = 0x8010_0065
-    static let insufficientBuffer: UInt32 = 0x8010_0008
+    static let success = code(SCARD_S_SUCCESS)
+    static let cancelled = code(SCARD_E_CANCELLED)
+    static let unknownReader = code(SCARD_E_UNKNOWN_READER)
+    static let timeout = code(SCARD_E_TIMEOUT)
+    static let sharingViolation = code(SCARD_E_SHARING_VIOLATION)
+    static let noSmartcard = code(SCARD_E_NO_SMARTCARD)
+    static let protoMismatch = code(SCARD_E_PROTO_MISMATCH)
+    static let systemCancelled = code(SCARD_E_SYSTEM_CANCELLED)
+    static let commError = code(SCARD_F_COMM_ERROR)
+    static let notTransacted = code(SCARD_E_NOT_TRANSACTED)
+    static let readerUnavailable = code(SCARD_E_READER_UNAVAILABLE)
+    static let noService = code(SCARD_E_NO_SERVICE)
+    static let serviceStopped = code(SCARD_E_SERVICE_STOPPED)
+    static let noReadersAvailable = code(SCARD_E_NO_READERS_AVAILABLE)
+    static let unresponsiveCard = code(SCARD_W_UNRESPONSIVE_CARD)
+    static let unpoweredCard = code(SCARD_W_UNPOWERED_CARD)
+    static let resetCard = code(SCARD_W_RESET_CARD)
+    static let removedCard = code(SCARD_W_REMOVED_CARD)
+
+    /// The status code in a call's return value.
+    static func code(_ rv: LONG) -> UInt32 { UInt32(truncatingIfNeeded: rv) }
 }
 
-/// Reader state bits (`SCARD_STATE_*`).
+/// Reader state bits (the header's `SCARD_STATE_*`).
 enum PCSCState {
-    static let unaware: DWORD = 0x0000
-    static let ignore: DWORD = 0x0001
-    static let changed: DWORD = 0x0002
-    static let unknown: DWORD = 0x0004
-    static let unavailable: DWORD = 0x0008
-    static let empty: DWORD = 0x0010
-    static let present: DWORD = 0x0020
-    static let exclusive: DWORD = 0x0080
-    static let inUse: DWORD = 0x0100
-    static let mute: DWORD = 0x0200
+    static let unaware = DWORD(SCARD_STATE_UNAWARE)
+    static let changed = DWORD(SCARD_STATE_CHANGED)
+    static let present = DWORD(SCARD_STATE_PRESENT)
+    static let exclusive = DWORD(SCARD_STATE_EXCLUSIVE)
+    static let inUse = DWORD(SCARD_STATE_INUSE)
+    static let mute = DWORD(SCARD_STATE_MUTE)
 }
 
 enum PCSC {
-    static let scopeSystem: DWORD = 0x0002
-    static let shareShared: DWORD = 0x0002
-    static let protocolT0: DWORD = 0x0001
-    static let protocolT1: DWORD = 0x0002
-    static let leaveCard: DWORD = 0x0000
-    static let resetCard: DWORD = 0x0001
-    static let infinite: DWORD = 0xFFFF_FFFF
+    static let scopeSystem = DWORD(SCARD_SCOPE_SYSTEM)
+    static let shareShared = DWORD(SCARD_SHARE_SHARED)
+    static let protocolT0 = DWORD(SCARD_PROTOCOL_T0)
+    static let protocolT1 = DWORD(SCARD_PROTOCOL_T1)
+    static let leaveCard = DWORD(SCARD_LEAVE_CARD)
+    static let infinite = DWORD(INFINITE)
     static let pnpReader = "\\\\?PnP?\\Notification"
 
     /// Maps a pcsc-lite return value to a typed error (nil for success).
     static func error(_ rv: LONG, _ function: String, reader: String = "") -> SmartCardError? {
-        let code = UInt32(truncatingIfNeeded: rv)
+        let code = PCSCStatus.code(rv)
         switch code {
         case PCSCStatus.success: return nil
         case PCSCStatus.noService, PCSCStatus.serviceStopped: return .serviceUnavailable

@@ -7,9 +7,6 @@ struct APDUTabView {
     let app: AppView
     let area: Box
 
-    var screen: Screen { app.screen }
-    var theme: Theme { app.theme }
-
     func render(_ state: AppState) {
         let apdu = state.apdu
         guard area.height >= 4 else { return }

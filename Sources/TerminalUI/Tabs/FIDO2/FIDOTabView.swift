@@ -7,9 +7,6 @@ struct FIDOTabView {
     let app: AppView
     let area: Box
 
-    var screen: Screen { app.screen }
-    var theme: Theme { app.theme }
-
     func render(_ state: AppState) {
         let fido = state.fido
         switch fido.phase {
@@ -48,18 +45,17 @@ struct FIDOTabView {
 
     /// What the tab is doing with the key right now, after the title (a slow key shows it is at work).
     func working(_ state: AppState) -> String {
-        guard let busy = state.fido.busy, !busy.touch else { return "" }
-        let key: String
-        switch busy.operation {
-        case .setPIN: key = "fido.working.setPIN"
-        case .changePIN: key = "fido.working.changePIN"
-        case .verifyPIN: key = "fido.working.verifyPIN"
-        case .list: key = "fido.working.list"
-        case .delete: key = "fido.working.delete"
-        case .update: key = "fido.working.update"
-        case .load, .reset: return ""
+        working(state.fido.busy, after: screen.unicode ? " · " : " - ") { operation in
+            switch operation {
+            case .setPIN: "fido.working.setPIN"
+            case .changePIN: "fido.working.changePIN"
+            case .verifyPIN: "fido.working.verifyPIN"
+            case .list: "fido.working.list"
+            case .delete: "fido.working.delete"
+            case .update: "fido.working.update"
+            case .load, .reset: nil
+            }
         }
-        return (screen.unicode ? " · " : " - ") + app.text(UIText(key))
     }
 
     func information(_ info: FIDOInfo, _ state: AppState) {
@@ -287,10 +283,6 @@ struct FIDOTabView {
     }
 
     // MARK: Overlays
-
-    func centered(_ lines: [UIText]) {
-        app.centered(lines, in: area)
-    }
 
     /// A box in the middle of the screen with a title, wrapped lines and a footer.
     func message(title: UIText, lines: [UIText], style: TextStyle, footer: UIText? = nil, width: Int = 66) {

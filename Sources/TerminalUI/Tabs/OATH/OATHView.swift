@@ -6,9 +6,6 @@ struct OATHView {
     let app: AppView
     let area: Box
 
-    var screen: Screen { app.screen }
-    var theme: Theme { app.theme }
-
     func render(_ state: AppState) {
         let oath = state.oath
         switch oath.phase {
@@ -33,10 +30,6 @@ struct OATHView {
             list(state)
         }
         if let dialog = oath.dialog { app.form(dialog.form) }
-    }
-
-    func centered(_ lines: [UIText]) {
-        app.centered(lines, in: area)
     }
 
     /// Column widths for the screen's width: the countdown bar goes first when space runs out, then the

@@ -8,9 +8,6 @@ import KeyKit
 struct OTPTabView {
     let app: AppView
     let area: Box
-
-    var screen: Screen { app.screen }
-    var theme: Theme { app.theme }
     var unicode: Bool { screen.unicode }
 
     func render(_ state: AppState) {

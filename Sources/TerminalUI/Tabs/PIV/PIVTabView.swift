@@ -8,9 +8,6 @@ import KeyKit
 struct PIVTabView {
     let app: AppView
     let area: Box
-
-    var screen: Screen { app.screen }
-    var theme: Theme { app.theme }
     var dot: String { screen.unicode ? " · " : ", " }
 
     func render(_ state: AppState) {
@@ -45,17 +42,16 @@ struct PIVTabView {
 
     /// What the tab is doing with the key right now, after the title.
     func working(_ state: AppState) -> String {
-        guard let busy = state.piv.busy, !busy.touch else { return "" }
-        let key: String
-        switch busy.operation {
-        case .load: key = "piv.working.load"
-        case .verify: key = "piv.working.verify"
-        case .changePIN: key = "piv.working.changePIN"
-        case .changePUK: key = "piv.working.changePUK"
-        case .unblockPIN: key = "piv.working.unblock"
-        case .export: key = "piv.working.export"
+        working(state.piv.busy, after: dot) { operation in
+            switch operation {
+            case .load: "piv.working.load"
+            case .verify: "piv.working.verify"
+            case .changePIN: "piv.working.changePIN"
+            case .changePUK: "piv.working.changePUK"
+            case .unblockPIN: "piv.working.unblock"
+            case .export: "piv.working.export"
+            }
         }
-        return dot + app.text(UIText(key))
     }
 
     /// PIN, PUK and management key, each with its state and how much it matters.
@@ -258,10 +254,6 @@ struct PIVTabView {
     }
 
     // MARK: Overlays
-
-    func centered(_ lines: [UIText]) {
-        app.centered(lines, in: area)
-    }
 
     /// "Touch your key" in a box: the key signs once touched (and gives up by itself when it is not).
     func touch(_ state: AppState) {
