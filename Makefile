@@ -270,13 +270,19 @@ fuzz-build: deps
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh $(FUZZ_TARGETS)
 
-## install: release binary, man page, shell completions, udev rule, string tables, example config, and the
+## install: release binary, man page, shell completions, udev rules, string tables, example config, and the
 ## one-slot reader driver of the USB virtual key
 ## (PREFIX=/usr/local, DESTDIR for packaging; BUILT names another binary, e.g. with make -o release).
+## The udev rules go to share/ykterm/udev (`ykterm doctor` shows how to put them in place). UDEV_GROUP_RULE=1 also
+## installs the group rule into UDEV_RULES_DIR (/etc/udev/rules.d): the keys' HID nodes for the group UDEV_GROUP
+## (plugdev), for use from SSH sessions, which the seat rule's uaccess does not cover.
 BUILT ?= .build/release/ykterm
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 SHAREDIR = $(DESTDIR)$(PREFIX)/share/ykterm
+UDEV_GROUP_RULE ?=
+UDEV_GROUP ?= plugdev
+UDEV_RULES_DIR ?= /etc/udev/rules.d
 install: release
 	install -d $(BINDIR) $(MANDIR) $(SHAREDIR)/udev \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
@@ -288,6 +294,15 @@ install: release
 	install -m 644 $(dir $(BUILT))libykterm-ifd-one-slot.so $(DESTDIR)$(PREFIX)/lib/ykterm/libykterm-ifd-one-slot.so
 	install -m 644 man/ykterm.1 $(MANDIR)/ykterm.1
 	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
+	install -m 644 Resources/udev/70-ykterm-fido-group.rules $(SHAREDIR)/udev/70-ykterm-fido-group.rules
+	@if [ "$(UDEV_GROUP_RULE)" = 1 ]; then \
+	  install -d $(DESTDIR)$(UDEV_RULES_DIR) && \
+	  sed 's/GROUP="plugdev"/GROUP="$(UDEV_GROUP)"/' Resources/udev/70-ykterm-fido-group.rules \
+	    > $(DESTDIR)$(UDEV_RULES_DIR)/70-ykterm-fido-group.rules && \
+	  chmod 644 $(DESTDIR)$(UDEV_RULES_DIR)/70-ykterm-fido-group.rules && \
+	  echo "Installed $(UDEV_RULES_DIR)/70-ykterm-fido-group.rules (group $(UDEV_GROUP)): add users with" \
+	    "usermod -aG $(UDEV_GROUP) NAME, then udevadm control --reload && udevadm trigger"; \
+	fi
 	install -d $(SHAREDIR)/strings
 	install -m 644 Resources/strings/*.json $(SHAREDIR)/strings/
 	install -m 644 Resources/config.example.toml $(SHAREDIR)/config.example.toml
@@ -302,6 +317,9 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_ykterm \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/ykterm.fish
 	rm -rf $(SHAREDIR) $(DESTDIR)$(PREFIX)/lib/ykterm
+	@# The group rule only when install put it there (UDEV_GROUP_RULE=1): its header names ykterm.
+	@if grep -qs '^# ykterm: give the members of a group' $(DESTDIR)$(UDEV_RULES_DIR)/70-ykterm-fido-group.rules; then \
+	  rm -f $(DESTDIR)$(UDEV_RULES_DIR)/70-ykterm-fido-group.rules; fi
 
 ## demo: the TUI on the virtual key with demo accounts (q quits); without a terminal, what the key holds.
 demo: build

@@ -96,7 +96,14 @@ public struct KeyEntry: Sendable, Hashable, Identifiable {
 }
 
 /// Whether pcscd answers.
-public enum ServiceState: Sendable, Hashable { case unknown, available, unavailable }
+public enum ServiceState: Sendable, Hashable {
+    case unknown, available, unavailable
+    /// pcscd is there but refuses this session (polkit).
+    case refused
+
+    /// pcscd serves no readers to ykterm: not reachable, or refusing.
+    public var isDown: Bool { self == .unavailable || self == .refused }
+}
 
 /// Everything the app shows, and nothing else: `update` changes it, `view` draws it.
 public struct AppState: Sendable {

@@ -141,11 +141,15 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
         }
         state.keySwitcherIndex = min(state.keySwitcherIndex, max(0, state.keys.count - 1))
         return commands
-    case .serviceUnavailable:
-        state.service = .unavailable
+    case .serviceUnavailable, .serviceRefused:
+        let refused = event == .serviceRefused
+        state.service = refused ? .refused : .unavailable
         // HID interfaces work without pcscd: the FIDO2 tab is not told about it.
         if state.tab != .fido {
-            state.status = StatusMessage(UIText("status.pcscdMissing"), kind: .error, subject: .pcscdMissing)
+            let text =
+                refused
+                ? UIText("status.pcscdRefused", ["user": PCSCDaemon.userName()]) : UIText("status.pcscdMissing")
+            state.status = StatusMessage(text, kind: .error, subject: .pcscdMissing)
         }
         return reopenWithoutReader(&state)
     case .serviceAvailable:
@@ -176,6 +180,7 @@ func select(_ state: inout AppState, _ id: String) -> [Command] {
 /// interface is not seen), or the key has none (a FIDO-only key).
 public func notOnKeyText(_ key: KeyDescriptor, _ service: ServiceState, application: String) -> UIText {
     if service == .unavailable { return UIText("view.notOnKey.pcscd", ["application": application]) }
+    if service == .refused { return UIText("view.notOnKey.pcscdRefused", ["application": application]) }
     return UIText(
         "view.notOnKey.ccid",
         [

@@ -116,8 +116,8 @@ public struct AppView {
             }
             // The reader goes last: it is the first thing to give way on a narrow terminal.
             if key.model != nil, key.descriptor.name != key.model { reader = key.descriptor.name }
-        } else if state.service == .unavailable {
-            parts.append(text(UIText("view.status.noPcscd")))
+        } else if state.service.isDown {
+            parts.append(text(UIText(state.service == .refused ? "view.status.pcscdRefused" : "view.status.noPcscd")))
         } else {
             parts.append(text(UIText("view.status.noKey")))
         }

@@ -13,7 +13,10 @@ struct DeviceInfoView {
     func rows(_ state: AppState) -> [(label: String, value: String, style: TextStyle)] {
         func t(_ key: String, _ args: [String: String] = [:]) -> String { app.text(UIText(key, args)) }
         guard let key = state.selectedKey else {
-            return [("", t(state.service == .unavailable ? "view.status.noPcscd" : "view.noKey"), theme.dim)]
+            let text =
+                state.service == .refused
+                ? "view.status.pcscdRefused" : state.service == .unavailable ? "view.status.noPcscd" : "view.noKey"
+            return [("", t(text), theme.dim)]
         }
         var rows: [(label: String, value: String, style: TextStyle)] = []
         guard let info = key.info else {

@@ -19,6 +19,8 @@ struct DoctorCommand: AsyncParsableCommand {
 
     /// The udev rule file shipped in Resources, and where it goes.
     static let udevRule = "70-ykterm-fido.rules"
+    /// The group rule, for sessions not at the seat.
+    static let udevGroupRule = "70-ykterm-fido-group.rules"
 
     func run() async throws {
         var failed = false
@@ -43,6 +45,10 @@ struct DoctorCommand: AsyncParsableCommand {
         let context: PCSCContext
         do {
             context = try PCSCContext()
+        } catch SmartCardError.accessDenied {
+            // pcscd is there, and refuses this session: polkit, with the rule that lets the user in.
+            line(.fail, explained(SmartCardError.accessDenied).1)
+            return
         } catch {
             line(.fail, explained(SmartCardError.serviceUnavailable).1)
             return
@@ -135,11 +141,29 @@ struct DoctorCommand: AsyncParsableCommand {
                             "product": h.info.productName ?? words("cli.doctor.unnamed"),
                         ]))
             } else if errno == EACCES {
-                let install =
-                    "sudo install -m 644 \(DoctorCommand.rulePath()) /etc/udev/rules.d/\(DoctorCommand.udevRule)"
-                    + " && sudo udevadm control --reload && sudo udevadm trigger"
-                line(
-                    .fail, words("cli.doctor.hidDenied", ["interface": what, "path": h.info.path, "command": install]))
+                let reload = " && sudo udevadm control --reload && sudo udevadm trigger"
+                if LoginSession.isRemote() {
+                    // uaccess gives the node to the user at the seat: from SSH, the group rule is the way.
+                    let rule = DoctorCommand.udevGroupRule
+                    let install =
+                        "sudo install -m 644 \(DoctorCommand.rulePath(rule)) /etc/udev/rules.d/\(rule)"
+                        + " && sudo usermod -aG \(LoginSession.udevGroup) \(PCSCDaemon.userName())" + reload
+                    line(
+                        .fail,
+                        words(
+                            "cli.doctor.hidDeniedRemote",
+                            [
+                                "interface": what, "path": h.info.path, "group": LoginSession.udevGroup,
+                                "command": install,
+                            ]))
+                } else {
+                    let rule = DoctorCommand.udevRule
+                    let install =
+                        "sudo install -m 644 \(DoctorCommand.rulePath(rule)) /etc/udev/rules.d/\(rule)" + reload
+                    line(
+                        .fail,
+                        words("cli.doctor.hidDenied", ["interface": what, "path": h.info.path, "command": install]))
+                }
             } else {
                 line(.warn, "\(what): \(h.info.path): " + String(cString: strerror(errno)))
             }
@@ -185,10 +209,10 @@ struct DoctorCommand: AsyncParsableCommand {
     /// Where the rule file is: beside the string tables ykterm uses (its installed share/ykterm, or the source
     /// tree's Resources when run from a build), then the usual install places. Always an absolute path, so the
     /// command it is shown in works from any directory.
-    static func rulePath() -> String {
+    static func rulePath(_ rule: String = udevRule) -> String {
         let candidates =
-            StringTables.directories().map { PathString.normalized($0 + "/../udev/\(udevRule)") }
-            + ["/usr/local/share/ykterm/udev/\(udevRule)", "/usr/share/ykterm/udev/\(udevRule)"]
+            StringTables.directories().map { PathString.normalized($0 + "/../udev/\(rule)") }
+            + ["/usr/local/share/ykterm/udev/\(rule)", "/usr/share/ykterm/udev/\(rule)"]
         return candidates.first { $0.hasPrefix("/") && FileManager.default.fileExists(atPath: $0) }
             ?? candidates.last!
     }

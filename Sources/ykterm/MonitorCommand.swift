@@ -29,6 +29,7 @@ struct MonitorCommand: AsyncParsableCommand {
                 fields = MonitorCommand.fields(d, event: "key-changed")
             case .keyLeft(let id): fields = ["event": "key-left", "id": id]
             case .serviceUnavailable: fields = ["event": "pcscd-unavailable"]
+            case .serviceRefused: fields = ["event": "pcscd-refused"]
             case .serviceAvailable: fields = ["event": "pcscd-available"]
             }
             if json {

@@ -102,6 +102,19 @@ struct KeyLifecycleTests {
         #expect(state.status == nil)
     }
 
+    @Test func aPcscdThatRefusesTheSessionIsToldApartFromOneThatIsGone() {
+        var state = AppState(now: 0)
+        _ = update(&state, .keyEvent(.serviceRefused))
+        #expect(state.service == .refused && state.service.isDown)
+        #expect(state.status?.text.key == "status.pcscdRefused")
+        #expect(state.status?.text.arguments["user"] == PCSCDaemon.userName())
+        // Refused, then gone: the message follows.
+        _ = update(&state, .keyEvent(.serviceUnavailable))
+        #expect(state.service == .unavailable && state.status?.text.key == "status.pcscdMissing")
+        _ = update(&state, .keyEvent(.serviceAvailable))
+        #expect(state.status == nil)
+    }
+
     @Test func keySwitcherSelectsAnotherKeyAndRemembersItsSerial() {
         var state = Fixture.loaded([])
         _ = update(&state, .keyEvent(.keyArrived(Fixture.other)))

@@ -259,6 +259,18 @@ def test_doctor_names_each_node_and_the_udev_rule(no_udev_rule):
                    for line in doctor["stdout"].splitlines()), f"{node}:\n{doctor['stdout']}"
 
 
+def test_from_a_remote_session_doctor_and_fido_info_give_the_group_rule(no_udev_rule):
+    doctor = no_udev_rule["doctor_remote"]
+    assert doctor["rc"] == 1, doctor
+    for node in no_udev_rule["nodes"]:
+        line = next((l for l in doctor["stdout"].splitlines() if l.startswith("fail") and node in l), "")
+        assert "remote session" in line and "uaccess" in line, doctor["stdout"]
+        assert "70-ykterm-fido-group.rules /etc/udev/rules.d/" in line and "usermod -aG plugdev nobody" in line, line
+    fido = no_udev_rule["fido_info_remote"]
+    text = fido["stdout"] + fido["stderr"]
+    assert fido["rc"] != 0 and "uaccess" in text and "group rule" in text and "plugdev" in text, fido
+
+
 def test_fido_info_fails_naming_the_node_and_the_udev_rule(no_udev_rule):
     fido = no_udev_rule["fido_info"]
     node = json.loads(no_udev_rule["list_json"]["stdout"])[0]["fido_hid"]

@@ -78,14 +78,14 @@ class User:
         e.update(extra)
         return e
 
-    def run(self, argv, input=None, timeout=60):
-        r = subprocess.run(SETPRIV + [str(a) for a in argv], env=self.env(), cwd=self.home, input=input,
+    def run(self, argv, input=None, timeout=60, **env):
+        r = subprocess.run(SETPRIV + [str(a) for a in argv], env=self.env(**env), cwd=self.home, input=input,
                            stdin=subprocess.DEVNULL if input is None else None, capture_output=True, text=True,
                            timeout=timeout)
         return {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
 
-    def ykterm(self, *args, input=None, timeout=60):
-        return self.run([YKTERM, *args], input=input, timeout=timeout)
+    def ykterm(self, *args, input=None, timeout=60, **env):
+        return self.run([YKTERM, *args], input=input, timeout=timeout, **env)
 
 
 class NobodyTmux(Tmux):
@@ -328,6 +328,10 @@ def no_udev_rule(base):
     step("list_json", lambda: user.ykterm("list", "--json"))
     step("doctor", lambda: user.ykterm("doctor"))
     step("fido_info", lambda: user.ykterm("fido", "info"))
+    # The same from an SSH session (as sshd sets it): the seat rule's uaccess does not cover it.
+    ssh = {"SSH_CONNECTION": "127.0.0.1 50000 127.0.0.1 22"}
+    step("doctor_remote", lambda: user.ykterm("doctor", **ssh))
+    step("fido_info_remote", lambda: user.ykterm("fido", "info", **ssh))
     step("root_fido_info", as_root, "fido", "info", "--json")
     step("oath_add", add_accounts, user)
     step("oath_code", lambda: codes_from_cli(user.ykterm("oath", "code", "--json")))

@@ -30,7 +30,7 @@ extension ErrorExplanation {
 
     static func explain(_ e: OTPHIDError) -> ErrorExplanation {
         switch e {
-        case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
+        case .permissionDenied(let path): return .hidPermission(path)
         case .deviceGone(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
         case .ioFailed(let call, let path, let code):
             return ErrorExplanation(
@@ -150,11 +150,21 @@ extension ErrorExplanation {
 
     static func explain(_ e: HIDDeviceError) -> ErrorExplanation {
         switch e {
-        case .permissionDenied(let path): return ErrorExplanation(kind: .hidPermission, ["path": path])
+        case .permissionDenied(let path): return .hidPermission(path)
         case .notFound(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
         case .openFailed(let path, let reason):
             return ErrorExplanation(kind: .hidFailed, ["path": path, "detail": reason ?? "open"])
         case .unavailable: return ErrorExplanation(kind: .hidUnavailable)
         }
+    }
+}
+
+extension ErrorExplanation {
+    /// A HID node this user may not open: the seat rule's advice, or, from a session not at the seat (which
+    /// uaccess does not cover), the group rule's.
+    static func hidPermission(_ path: String, remote: Bool = LoginSession.isRemote()) -> ErrorExplanation {
+        remote
+            ? ErrorExplanation(kind: .hidPermissionRemote, ["path": path, "group": LoginSession.udevGroup])
+            : ErrorExplanation(kind: .hidPermission, ["path": path])
     }
 }

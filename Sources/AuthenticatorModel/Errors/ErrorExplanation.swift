@@ -45,6 +45,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     // The way to the key: pcscd, readers, hidraw.
     case pcscdNotRunning = "pcscd-not-running"
     case pcscdNotInstalled = "pcscd-not-installed"
+    case pcscdRefused = "pcscd-refused"
     case noReaders = "no-readers"
     case readerGone = "reader-gone"
     case noKeyInReader = "no-key-in-reader"
@@ -62,6 +63,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case readerFailed = "reader-failed"
     case pcscFailed = "pcsc-failed"
     case hidPermission = "hid-permission"
+    case hidPermissionRemote = "hid-permission-remote"
     case hidGone = "hid-gone"
     case hidFailed = "hid-failed"
     case hidUnavailable = "hid-unavailable"
@@ -216,7 +218,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
 
     public var exit: Exit {
         switch self {
-        case .pcscdNotRunning, .pcscdNotInstalled, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
+        case .pcscdNotRunning, .pcscdNotInstalled, .pcscdRefused, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
         case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL,
             .invalidInput, .minPINLengthDecrease, .tooManyRelyingParties, .fingerprintNameTooLong,
             .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
@@ -305,6 +307,11 @@ extension ErrorExplanation {
         switch e {
         case .serviceUnavailable:
             return ErrorExplanation(kind: PCSCDaemon.isInstalled() ? .pcscdNotRunning : .pcscdNotInstalled)
+        case .accessDenied:
+            let user = PCSCDaemon.userName()
+            return ErrorExplanation(
+                kind: .pcscdRefused,
+                ["user": user, "file": PCSCDaemon.polkitRuleFile, "rule": PCSCDaemon.polkitRule(user: user)])
         case .noReaders: return ErrorExplanation(kind: .noReaders)
         case .unknownReader(let r): return ErrorExplanation(kind: .readerGone, ["reader": r])
         case .noCard(let r): return ErrorExplanation(kind: .noKeyInReader, ["reader": r])
@@ -507,5 +514,28 @@ public enum PCSCDaemon {
 
     public static func isInstalled(paths: [String] = PCSCDaemon.paths) -> Bool {
         paths.contains { access($0, X_OK) == 0 }
+    }
+
+    /// Where a rule that lets a user at pcscd goes.
+    public static let polkitRuleFile = "/etc/polkit-1/rules.d/50-ykterm-pcscd.rules"
+
+    /// A polkit rule that lets `user` use pcscd and the cards in its readers from any session (pcsc-lite's two
+    /// actions: `access_pcsc` to talk to pcscd, `access_card` to use a card).
+    public static func polkitRule(user: String) -> String {
+        let quoted = String(user.flatMap { $0 == "\\" || $0 == "\"" ? ["\\", $0] : [$0] })
+        return """
+            polkit.addRule(function(action, subject) {
+                if ((action.id == "org.debian.pcsc-lite.access_pcsc" ||
+                     action.id == "org.debian.pcsc-lite.access_card") && subject.user == "\(quoted)") {
+                    return polkit.Result.YES;
+                }
+            });
+            """
+    }
+
+    /// This process's user name (from the password database; the numeric ID when it has none).
+    public static func userName() -> String {
+        guard let entry = getpwuid(getuid()), let name = entry.pointee.pw_name else { return String(getuid()) }
+        return String(cString: name)
     }
 }

@@ -2,6 +2,9 @@
 public enum SmartCardError: Error, Equatable, Sendable {
     /// pcscd cannot be reached.
     case serviceUnavailable
+    /// pcscd took the connection and closed it at once (pcsc-lite reports SCARD_W_SECURITY_VIOLATION): its access
+    /// control (polkit) does not allow this user, or this session (one that is not at the seat).
+    case accessDenied
     /// No smart-card reader is attached (or pcscd sees none).
     case noReaders
     /// The named reader does not exist (any more).

@@ -105,6 +105,9 @@ public enum KeyEvent: Sendable, Equatable {
     case keyLeft(id: String)
     /// pcscd went away; the monitor waits for it to come back. HID interfaces keep working.
     case serviceUnavailable
+    /// pcscd is there but refuses this process (`SmartCardError.accessDenied`: polkit); the monitor tries again
+    /// now and then, for a rule added meanwhile. HID interfaces keep working.
+    case serviceRefused
     /// pcscd is reachable (again).
     case serviceAvailable
 }

@@ -33,6 +33,8 @@ public final class KeyMonitor: Sendable {
     private static func run(token: Int, state: LockedState, retry: Double, emit: (KeyEvent) -> Void) {
         var known = [String: (present: Bool, atr: [UInt8])]()
         var serviceUp: Bool?
+        /// What the last failed attempt said: refused (polkit) or unreachable.
+        var refused = false
         let watch = PCSCServiceWatch()
         // After pcscd created its socket it still has to listen on it: a few quick tries cover that moment.
         var quickRetries = [Double]()
@@ -41,13 +43,22 @@ public final class KeyMonitor: Sendable {
             // pcscd is tried first. Only when it does not answer is the watch armed and pcscd tried again, so that
             // a socket created meanwhile still counts: arming while pcscd answers would cost every start the close
             // of an inotify descriptor, which waits for an RCU grace period (10 ms on these machines).
-            var attempt = try? PCSCContext()
-            if attempt == nil {
-                watch.arm()
-                attempt = try? PCSCContext()
+            func attempt() -> PCSCContext? {
+                do {
+                    return try PCSCContext()
+                } catch {
+                    refused = (error as? SmartCardError) == .accessDenied
+                    return nil
+                }
             }
-            guard let context = attempt else {
-                if serviceUp != false { emit(.serviceUnavailable) }
+            let wasRefused = refused
+            var context = attempt()
+            if context == nil && !refused {
+                watch.arm()
+                context = attempt()
+            }
+            guard let context else {
+                if serviceUp != false || wasRefused != refused { emit(refused ? .serviceRefused : .serviceUnavailable) }
                 serviceUp = false
                 for (reader, s) in known {
                     if s.present {
@@ -56,7 +67,11 @@ public final class KeyMonitor: Sendable {
                     emit(.readerRemoved(reader))
                 }
                 known.removeAll()
-                if !quickRetries.isEmpty {
+                if refused {
+                    // pcscd's socket is there (no watch would fire): ask again now and then, for a polkit rule
+                    // added meanwhile, not so often that pcscd's log fills with refusals.
+                    state.sleep(token, seconds: retry * 5)
+                } else if !quickRetries.isEmpty {
                     state.sleep(token, seconds: quickRetries.removeFirst())
                 } else if watch.wait(seconds: retry, wake: state.wakeDescriptor(token)) {
                     quickRetries = [0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4]

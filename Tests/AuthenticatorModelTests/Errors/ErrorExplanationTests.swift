@@ -1,3 +1,4 @@
+import Foundation
 import KeyKit
 import Testing
 @testable import AuthenticatorModel
@@ -21,9 +22,13 @@ import Testing
         }
     }
 
+    /// A HID node's refusal is worded for the session the tests run in: at the seat, or remote (SSH).
+    static let hidPermission: ErrorKind = LoginSession.isRemote() ? .hidPermissionRemote : .hidPermission
+
     /// At least one error of every case of every KeyKit error type.
     static let errors: [(any Error, ErrorKind)] = [
         (SmartCardError.serviceUnavailable, PCSCDaemon.isInstalled() ? .pcscdNotRunning : .pcscdNotInstalled),
+        (SmartCardError.accessDenied, .pcscdRefused),
         (SmartCardError.noReaders, .noReaders),
         (SmartCardError.unknownReader("R"), .readerGone), (SmartCardError.noCard("R"), .noKeyInReader),
         (SmartCardError.cardRemoved, .keyRemoved), (SmartCardError.sharingViolation("R"), .keyHeldElsewhere),
@@ -85,7 +90,7 @@ import Testing
         (OTPError.unencodableCharacter(offset: 2, layout: .de), .staticPasswordCharacter),
         (OTPError.invalidMovingFactor(17), .hotpCounter), (OTPError.invalidDigits(7), .hotpDigits),
         (OTPError.ndefTooLong(60), .ndefURILength),
-        (OTPHIDError.permissionDenied("/dev/hidraw1"), .hidPermission),
+        (OTPHIDError.permissionDenied("/dev/hidraw1"), hidPermission),
         (OTPHIDError.deviceGone("/dev/hidraw1"), .hidGone),
         (OTPHIDError.ioFailed(call: "HIDIOCGFEATURE", path: "/dev/hidraw1", errno: 5), .hidFailed),
         (OTPHIDError.malformedReport(Malformation(.featureReport, .length(3))), .malformedAnswer),
@@ -136,7 +141,7 @@ import Testing
         (FIDOTransportError.ctaphidError(0x7F), .damagedAnswer),
         (FIDOTransportError.deviceGone, .keyRemoved), (FIDOTransportError.closed, .connectionClosed),
         (FIDOTransportError.malformed(Malformation(.initNonce, .mismatch)), .malformedAnswer),
-        (HIDDeviceError.permissionDenied("/dev/hidraw0"), .hidPermission), (HIDDeviceError.notFound("p"), .hidGone),
+        (HIDDeviceError.permissionDenied("/dev/hidraw0"), hidPermission), (HIDDeviceError.notFound("p"), .hidGone),
         (HIDDeviceError.openFailed(path: "p", reason: "r"), .hidFailed), (HIDDeviceError.unavailable, .hidUnavailable),
         (Hex.DecodeError.oddLength(3), .oddHex), (Hex.DecodeError.invalidCharacter("g", offset: 3), .notHex),
         (Modhex.DecodeError.oddLength(3), .invalidInput),
@@ -214,8 +219,11 @@ import Testing
             #expect(explanation.kind == kind, "\(error)")
             Self.expectWorded(explanation.text, "\(error)")
         }
-        // Every kind but the catch-all is reached by some error (pcscd's two by whether it is installed).
-        let reached = Set(Self.errors.map(\.1)).union([.pcscdNotRunning, .pcscdNotInstalled])
+        // Every kind but the catch-all is reached by some error (pcscd's two by whether it is installed, a HID
+        // node's two by whether the session is remote).
+        let reached = Set(Self.errors.map(\.1)).union([
+            .pcscdNotRunning, .pcscdNotInstalled, .hidPermission, .hidPermissionRemote,
+        ])
         #expect(Set(ErrorKind.allCases).subtracting(reached) == [.unexpected])
         #expect(PCSCDaemon.isInstalled(paths: ["/bin/sh"]) && !PCSCDaemon.isInstalled(paths: ["/nonexistent/pcscd"]))
     }
@@ -325,5 +333,47 @@ import Testing
         // In a message: a URI without a scheme.
         let message = tables.text(ErrorExplanation(OATHError.invalidURI(.noScheme(long))).text)
         #expect(message.count < 200 && message.contains("[70002 characters]"), "\(message)")
+    }
+}
+
+/// Refusals a session not at the seat meets: pcscd's polkit policy and the seat's udev rule.
+@Suite struct RemoteSessionExplanationTests {
+    @Test func aRefusingPcscdGetsThePolkitRuleForThisUser() {
+        let e = ErrorExplanation(SmartCardError.accessDenied)
+        #expect(e.kind == .pcscdRefused && e.kind.exit == .noKey)
+        let rule = PCSCDaemon.polkitRule(user: "alice")
+        #expect(rule.contains(#"action.id == "org.debian.pcsc-lite.access_pcsc""#))
+        #expect(rule.contains(#"action.id == "org.debian.pcsc-lite.access_card""#))
+        #expect(rule.contains(#"subject.user == "alice""#) && rule.contains("polkit.Result.YES"))
+        // A name that would break the rule's string is escaped.
+        #expect(PCSCDaemon.polkitRule(user: #"a"b\c"#).contains(#"subject.user == "a\"b\\c""#))
+        let text = StringTables.load(language: "en").text(e.text)
+        #expect(text.contains("polkit") && text.contains(PCSCDaemon.polkitRuleFile))
+        #expect(text.contains(PCSCDaemon.polkitRule(user: PCSCDaemon.userName())))
+    }
+
+    @Test func sshSessionsAndLogindsRemoteSessionsAreRemote() throws {
+        let sessions = FileManager.default.temporaryDirectory.appendingPathComponent("ykterm-sessions-\(getpid())")
+        try FileManager.default.createDirectory(at: sessions, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: sessions) }
+        try "UID=1000\nREMOTE=1\nTYPE=tty\n".write(
+            to: sessions.appendingPathComponent("7"), atomically: true, encoding: .utf8)
+        try "UID=1000\nREMOTE=0\nSEAT=seat0\n".write(
+            to: sessions.appendingPathComponent("2"), atomically: true, encoding: .utf8)
+        let dir = sessions.path
+        #expect(LoginSession.isRemote(environment: ["SSH_CONNECTION": "10.0.0.1 5 10.0.0.2 22"], sessions: dir))
+        #expect(LoginSession.isRemote(environment: ["SSH_TTY": "/dev/pts/3"], sessions: dir))
+        #expect(LoginSession.isRemote(environment: ["XDG_SESSION_ID": "7"], sessions: dir))
+        #expect(!LoginSession.isRemote(environment: ["XDG_SESSION_ID": "2"], sessions: dir))
+        #expect(!LoginSession.isRemote(environment: ["XDG_SESSION_ID": "../2"], sessions: dir))
+        #expect(!LoginSession.isRemote(environment: ["SSH_CONNECTION": ""], sessions: dir))
+    }
+
+    @Test func aHIDNodeDeniedInARemoteSessionGetsTheGroupRule() {
+        let seat = ErrorExplanation.hidPermission("/dev/hidraw3", remote: false)
+        let remote = ErrorExplanation.hidPermission("/dev/hidraw3", remote: true)
+        #expect(seat.kind == .hidPermission && remote.kind == .hidPermissionRemote)
+        let text = StringTables.load(language: "en").text(remote.text)
+        #expect(text.contains("/dev/hidraw3") && text.contains("uaccess") && text.contains("plugdev"))
     }
 }

@@ -21,6 +21,7 @@ enum PCSCStatus {
     static let unpoweredCard = code(SCARD_W_UNPOWERED_CARD)
     static let resetCard = code(SCARD_W_RESET_CARD)
     static let removedCard = code(SCARD_W_REMOVED_CARD)
+    static let securityViolation = code(SCARD_W_SECURITY_VIOLATION)
 
     /// The status code in a call's return value.
     static func code(_ rv: LONG) -> UInt32 { UInt32(truncatingIfNeeded: rv) }
@@ -51,6 +52,7 @@ enum PCSC {
         switch code {
         case PCSCStatus.success: return nil
         case PCSCStatus.noService, PCSCStatus.serviceStopped: return .serviceUnavailable
+        case PCSCStatus.securityViolation: return .accessDenied
         case PCSCStatus.noReadersAvailable: return .noReaders
         case PCSCStatus.unknownReader, PCSCStatus.readerUnavailable: return .unknownReader(reader)
         case PCSCStatus.noSmartcard: return .noCard(reader)
