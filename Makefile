@@ -34,7 +34,12 @@ help:
 	  /^## / && name != "" { text = text " " substr($$0, 4); next } \
 	  { out() } END { out() }' $(firstword $(MAKEFILE_LIST))
 
-## deps: install the Debian packages that are missing (apt-get as root, sudo otherwise).
+## deps: install the Debian packages that are missing (apt-get as root, sudo otherwise). The servers the
+## integration tests start themselves (DEB_SERVER_PACKAGES: sshd, on 127.0.0.1 for `ykterm remote`) are installed
+## with their system service off: Debian's /etc/ssh/sshd_not_to_be_run keeps sshd's unit from starting, and a
+## policy-rc.d that refuses every start is in place during the install (removed after, when it was not there).
+DEB_SERVER_PACKAGES :=
+test test-integration: DEB_SERVER_PACKAGES := openssh-server
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -44,6 +49,21 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
 	    </dev/null; \
+	fi
+	@missing=""; for p in $(DEB_SERVER_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing, with their services off:$$missing"; \
+	  $(SUDO) mkdir -p /etc/ssh && $(SUDO) touch /etc/ssh/sshd_not_to_be_run && \
+	  policy=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && \
+	    $(SUDO) chmod 755 /usr/sbin/policy-rc.d && policy=1; fi; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
+	    </dev/null; rc=$$?; \
+	  if [ -n "$$policy" ]; then $(SUDO) rm -f /usr/sbin/policy-rc.d; fi; \
+	  exit $$rc; \
 	fi
 	@pkg-config --exists $(PKG_CONFIG_MODULES) || \
 	  { echo "pkg-config cannot find: $(PKG_CONFIG_MODULES)"; exit 1; }

@@ -1,21 +1,31 @@
-"""ykterm from a remote session (issue 37): a pcscd whose polkit policy refuses the session.
+"""ykterm from a remote session (issue 37).
 
-pcscd built with polkit takes a connection from a user polkit does not allow and closes it at once; pcsc-lite's
+A pcscd whose polkit policy refuses the session: pcscd built with polkit takes a connection from a user polkit does not allow and closes it at once; pcsc-lite's
 client then reports SCARD_W_SECURITY_VIOLATION (0x8010006A). A stand-in socket that accepts and closes every
 connection gives that answer here, with no polkit needed: the command line, `doctor` and the TUI must say that
-pcscd refused the session (polkit), and give the rule that lets the user in, not that pcscd is not running."""
+pcscd refused the session (polkit), and give the rule that lets the user in, not that pcscd is not running.
+
+`ykterm remote`: an sshd of the test's own on 127.0.0.1 (own config, host key and authorized key), in a mount
+namespace whose /run is empty, so the "server" has no pcscd; ykterm there reaches the virtual key served to the
+test's pcscd only through the socket `ykterm remote` forwards. Its codes are checked with pyotp, and the private
+directories on both sides are gone afterwards."""
 
 import json
 import os
+import shlex
+import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
+import pyotp
 import pytest
 
-from harness import YKTERM, clean_environ
+from harness import YKTERM, clean_environ, run_ykterm, stop_pid
 from test_tui import Tmux
 
 
@@ -113,3 +123,200 @@ def test_the_tui_says_pcscd_refuses_the_session(refusing):
         t.wait_for("EXITED=0")
     finally:
         t.close()
+
+
+# --- ykterm remote --------------------------------------------------------------------------------------------
+
+SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SSHServer:
+    """sshd on 127.0.0.1 with a config, host key and authorized key of its own, in a mount namespace whose /run is
+    a fresh tmpfs (no pcscd socket there). Sessions get TMPDIR and XDG_*_HOME in `remote` (SetEnv). Stopped by its
+    PID."""
+
+    def __init__(self, base):
+        self.dir = base / "sshd"
+        self.dir.mkdir(mode=0o700)
+        self.remote = self.dir / "remote"
+        for d in ("config", "state"):
+            (self.remote / d).mkdir(parents=True, mode=0o700)
+        # The server's TMPDIR, where the forwarded socket's directory goes: short, as a socket's path must be.
+        self.tmp = Path(tempfile.mkdtemp(prefix="ykr-", dir="/tmp"))
+        for name in ("host", "id"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ykterm-test", "-f",
+                            str(self.dir / name)], check=True)
+        shutil.copy(self.dir / "id.pub", self.dir / "authorized_keys")
+        self.port = free_port()
+        config = self.dir / "sshd_config"
+        config.write_text("\n".join([
+            "ListenAddress 127.0.0.1", f"Port {self.port}", f"HostKey {self.dir / 'host'}", "PidFile none",
+            f"AuthorizedKeysFile {self.dir / 'authorized_keys'}", "StrictModes no", "UsePAM no",
+            "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PubkeyAuthentication yes",
+            "PermitRootLogin prohibit-password", "AllowStreamLocalForwarding yes", "StreamLocalBindUnlink yes",
+            "X11Forwarding no", "PrintMotd no",
+            f"SetEnv TMPDIR={self.tmp} XDG_CONFIG_HOME={self.remote / 'config'} "
+            f"XDG_STATE_HOME={self.remote / 'state'} LANG=C.UTF-8",
+        ]) + "\n")
+        self.log = open(self.dir / "sshd.log", "w")
+        script = f"mount -t tmpfs -o mode=755 tmpfs /run && mkdir -m 755 /run/sshd && exec /usr/sbin/sshd -D -e -f {config}"
+        self.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script],
+                                     stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    shutil.rmtree(self.tmp, ignore_errors=True)
+                    raise RuntimeError("sshd did not start: " + (self.dir / "sshd.log").read_text())
+                time.sleep(0.1)
+
+    def options(self):
+        return ["-F", "none", "-i", str(self.dir / "id"), "-o", "IdentitiesOnly=yes",
+                "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}", "-o", "StrictHostKeyChecking=accept-new",
+                "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-p", str(self.port)]
+
+    def leftovers(self):
+        return sorted(p.name for p in self.tmp.iterdir())
+
+    def stop(self):
+        stop_pid(self.proc)
+        self.log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def remote_unusable():
+    if os.geteuid() != 0:
+        return "sshd's privilege separation and the mount namespace need root"
+    for tool in ("/usr/sbin/sshd", "ssh", "ssh-keygen", "unshare"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing (make test installs openssh-server)"
+    return None
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    reason = remote_unusable()
+    if reason:
+        pytest.skip(reason)
+    server = SSHServer(tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def local_tmp():
+    """This side's TMPDIR for `ykterm remote` (where its control socket's directory goes): short, in /tmp."""
+    d = Path(tempfile.mkdtemp(prefix="ykl-", dir="/tmp"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def remote(sshd, env, *command, remote_command=YKTERM, local_tmp=None):
+    e = dict(env)
+    if local_tmp is not None:
+        e["TMPDIR"] = str(local_tmp)
+    return subprocess.run([str(YKTERM), "remote", "--remote-command", str(remote_command), *sshd.options(),
+                           "127.0.0.1", "--", *command], env=e, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_oath_code_on_the_server_gives_the_codes_of_the_key_here(key, env, sshd, local_tmp):
+    run_ykterm("oath", "add", "--issuer", "Remote", "--name", "alice", "--secret", "-", env=env,
+               input=SECRET + "\n")
+    # The server has no pcscd of its own: without the forward, its ykterm finds none.
+    direct = subprocess.run(["ssh", *sshd.options(), "127.0.0.1", f"{YKTERM} oath code"], capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert direct.returncode == 3 and "pcscd" in direct.stderr, direct
+    r = remote(sshd, env, "oath", "code", "--json", local_tmp=local_tmp)
+    assert r.returncode == 0, r
+    codes = {c["issuer"] + ":" + c["name"]: c for c in json.loads(r.stdout)}
+    alice = codes["Remote:alice"]
+    assert alice["code"] == pyotp.TOTP(SECRET).at(alice["valid_from"]), alice
+    assert "FIDO2 stays on this machine" in r.stderr and "127.0.0.1" in r.stderr, r.stderr
+    # The server's directory for the socket, and this side's for the SSH connection, are gone.
+    assert sshd.leftovers() == [], sshd.leftovers()
+    assert list(local_tmp.iterdir()) == [], list(local_tmp.iterdir())
+
+
+def test_a_server_without_ykterm_is_named_and_nothing_is_left(key, env, sshd, local_tmp):
+    r = remote(sshd, env, "oath", "code", remote_command="/nonexistent/ykterm", local_tmp=local_tmp)
+    assert r.returncode == 1 and "has no /nonexistent/ykterm" in r.stderr and "--remote-command" in r.stderr, r
+    assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
+
+
+class OtherProtocolPCSCD:
+    """A stand-in pcscd that answers the version exchange as a pcscd of protocol 5.0 that serves no older
+    client."""
+
+    def __init__(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="ykterm-protocol-"))
+        self.path = self.dir / "pcscd.comm"
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(self.path))
+        self.listener.listen(8)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while len(data) < 20:
+                    chunk = conn.recv(20 - len(data))
+                    if not chunk:
+                        break
+                    data += chunk
+                if len(data) == 20 and struct.unpack("=II", data[:8])[1] == 0x11:
+                    conn.sendall(struct.pack("=iiI", 5, 0, 0x8010001E))  # SCARD_E_SERVICE_STOPPED
+
+    def close(self):
+        self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self.thread.join(timeout=5)
+        self.path.unlink(missing_ok=True)
+        self.dir.rmdir()
+
+
+def test_a_pcscd_here_that_does_not_serve_the_servers_client_is_named(sshd, tmp_path, local_tmp):
+    daemon = OtherProtocolPCSCD()
+    try:
+        env = clean_environ(tmp_path)
+        env["PCSCLITE_CSOCK_NAME"] = str(daemon.path)
+        r = remote(sshd, env, "oath", "code", local_tmp=local_tmp)
+    finally:
+        daemon.close()
+    assert r.returncode == 1, r
+    assert "speaks protocol 4." in r.stderr and "(protocol 5.0) does not serve" in r.stderr, r.stderr
+    assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
+
+
+def test_the_tui_on_the_server_shows_the_key_here(key, env, sshd, local_tmp):
+    run_ykterm("oath", "add", "--issuer", "Remote", "--name", "bob", "--secret", "-", env=env, input=SECRET + "\n")
+    e = dict(env, TMPDIR=str(local_tmp))
+    words = [str(YKTERM), "remote", "--remote-command", str(YKTERM), *sshd.options(), "127.0.0.1"]
+    t = Tmux(" ".join(shlex.quote(w) for w in words), e)
+    try:
+        screen = t.wait_for(r"Remote +bob +\d{3} \d{3}", timeout=30)
+        code = pyotp.TOTP(SECRET)
+        now = time.time()
+        shown = {code.at(now - 30), code.at(now), code.at(now + 30)}
+        assert any(c[:3] + " " + c[3:] in screen or c in screen for c in shown), screen
+        t.send("q")
+        t.wait_for("EXITED=0", timeout=30)
+    finally:
+        t.close()
+    assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
