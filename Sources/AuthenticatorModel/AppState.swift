@@ -67,6 +67,8 @@ public struct StatusMessage: Sendable, Hashable {
         /// An operation the key's removal cut short (and what the user should know of it): the removal itself
         /// does not replace it.
         case operationCutShort
+        /// The key waits for a touch (`TouchAlert`): the line goes when nothing waits any more.
+        case touch
     }
 
     public init(_ text: UIText, kind: Kind = .info, expires: Double? = nil, subject: Subject? = nil) {
@@ -116,6 +118,8 @@ public struct AppState: Sendable {
     public var preferredSerial: UInt32?
     public var service: ServiceState = .unknown
     public var status: StatusMessage?
+    /// The latest wait for a touch (`alertTouch`): the terminal rings and notifies once per `id`.
+    public var touchAlert: TouchAlert?
     public var showHelp = false
     /// The first help entry shown (the help scrolls when it does not fit).
     public var helpScroll = 0

@@ -13,6 +13,7 @@ public func initialCommands(_ state: AppState) -> [Command] {
 public func update(_ state: inout AppState, _ msg: Msg) -> [Command] {
     let commands = route(&state, msg)
     for model in tabModels { model.commandsIssued(&state, commands) }
+    state.endTouchAlertWhenDone()
     return commands
 }
 

@@ -14,15 +14,21 @@ public final class TerminalApp {
     private let wakeup: Wakeup
     private var runner: Runner?
     private let clipboard: Clipboard
-    /// OSC 52 sequences to write after the next frame.
+    /// OSC 52 sequences, and the bell and notification of a touch the key waits for, to write after the next frame.
     private var pendingRaw = [[UInt8]]()
+    private let text: Localize
+    /// How a wait for a touch is signalled (`[notify] touch`), and the last wait signalled.
+    private let touchSignals: Set<TouchSignal>
+    private var touchAlertShown: Int?
 
     public init(
         screen: any InteractiveScreen, state: AppState, text: @escaping Localize, theme: Theme,
-        clipboard: Clipboard
+        clipboard: Clipboard, touchSignals: Set<TouchSignal> = [.bell, .osc]
     ) throws {
         self.screen = screen
         self.clipboard = clipboard
+        self.text = text
+        self.touchSignals = touchSignals
         self.state = state
         self.view = AppView(screen: screen, text: text, theme: theme)
         self.wakeup = try Wakeup()
@@ -95,6 +101,17 @@ public final class TerminalApp {
                 runner?.perform(command)
             }
         }
+        signalTouch()
+    }
+
+    /// A new wait for a touch rings the terminal's bell and sends the desktop notification, once, after the frame
+    /// that says it (also through SSH: they are output like any other).
+    private func signalTouch() {
+        guard let alert = state.touchAlert, alert.id != touchAlertShown else { return }
+        touchAlertShown = alert.id
+        let escapes = TouchAlert.escapes(
+            title: text(UIText("touch.alert.title")), message: text(alert.text), signals: touchSignals)
+        if !escapes.isEmpty { pendingRaw.append(Array(escapes.utf8)) }
     }
 
     /// OSC 52 goes to the terminal from this thread, after the frame; local tools run aside and report.

@@ -156,25 +156,10 @@ final class InterruptibleFIDOConnection: FIDOConnection {
 func fidoOperations(_ key: KeyChoice) -> FIDOOperations {
     FIDOOperations(
         WrappedFIDOOpener(key.opener(), wrap: InterruptibleFIDOConnection.init),
-        hooks: FIDOOperations.Hooks(progress: { progress, _ in
-            if progress == .waitingForUserPresence { touchNotice() }
+        hooks: FIDOOperations.Hooks(progress: { progress, connection in
+            if progress == .waitingForUserPresence { TouchNotice.once(key: connection.name) }
         }))
 }
-
-private let touchNoticeShown = TouchNotice()
-
-/// Only the first notice of a command is printed.
-final class TouchNotice: Sendable {
-    private let shown = Mutex(false)
-    func show() {
-        shown.withLock { shown in
-            if !shown { warn(words("cli.touch")) }
-            shown = true
-        }
-    }
-}
-
-func touchNotice() { touchNoticeShown.show() }
 
 /// Asks for a PIN, checking the key's rules before anything is sent; a new one twice on a terminal.
 func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -> String {

@@ -153,7 +153,7 @@ extension OATHCommand {
                 let json = self.json
                 // A touch account is said before the key waits (on standard error; with --json only on a terminal).
                 let touching: @Sendable () -> Void = {
-                    if !json || isatty(STDERR_FILENO) == 1 { warn(words("cli.touch")) }
+                    if !json || isatty(STDERR_FILENO) == 1 { TouchNotice.show() }
                 }
                 let rows = try await oathOperation(options, prompt: prompt) { operations, unlock in
                     // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.

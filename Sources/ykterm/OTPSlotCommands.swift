@@ -154,7 +154,7 @@ extension OTPCommand {
             let slot = slotOption.slot
             let response: [UInt8]
             do {
-                response = try await keyOptions.otp.calculate(slot: slot, challenge: bytes) { warn(words("cli.touch")) }
+                response = try await keyOptions.otp.calculate(slot: slot, challenge: bytes) { TouchNotice.show() }
             } catch OTPError.slotEmpty {
                 throw YktermError.failed(words("cli.otp.calculate.slotEmpty", ["slot": String(slot)]))
             }

@@ -139,7 +139,7 @@ extension PIVCommand {
             let slot = slot.slot
             let (outcome, _) = try await PIVAnswers.asking(prompt) { answers in
                 try await key.piv.verify(slot: slot, pin: answers.pin) { waiting in
-                    if waiting { warn(words("cli.touch")) }
+                    if waiting { TouchNotice.show() }
                 }
             }
             switch outcome {
@@ -210,7 +210,7 @@ extension PIVCommand {
             let slot = slot.slot
             let signature = try await PIVAnswers.asking(prompt) { answers in
                 try await key.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) {
-                    warn(words("cli.touch"))
+                    TouchNotice.show()
                 }
             }
             try PIVFiles.write(signature, to: out)

@@ -50,7 +50,8 @@ enum TUI {
         state.otp.parsers = config.otp.parsers
         let app = try TerminalApp(
             screen: screen, state: state, text: localize,
-            theme: screen.colors ? Theme().applying(config.colors) : .monochrome, clipboard: clipboard)
+            theme: screen.colors ? Theme().applying(config.colors) : .monochrome, clipboard: clipboard,
+            touchSignals: config.notify.touch)
         var environment = RunnerEnvironment()
         environment.otpParsers = config.otp.parsers
         app.run(backend: backend, environment: environment)

@@ -113,6 +113,7 @@ struct Ykterm: RequestCommand {
         do {
             var arguments = arguments
             let verbose = takeVerbose(&arguments)
+            TouchNotice.command.withLock { $0 = commandPath(arguments).joined(separator: " ") }
             switch DirectCommandLine.parse(arguments) {
             case .version?:
                 StandardStream.write(version + "\n", to: 1)
@@ -136,6 +137,19 @@ struct Ykterm: RequestCommand {
         } catch {
             return report(error)
         }
+    }
+
+    /// The subcommand names in `arguments` ("fido credentials delete"), for what a touch notice says it is for.
+    static func commandPath(_ arguments: [String]) -> [String] {
+        var level = fullConfiguration.subcommands
+        var path = [String]()
+        for word in arguments {
+            guard let next = level.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) })
+            else { continue }
+            path.append(word)
+            level = next.configuration.subcommands
+        }
+        return path
     }
 
     static func execute(_ parsed: ParsableCommand) async throws {

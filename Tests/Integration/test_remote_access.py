@@ -320,3 +320,82 @@ def test_the_tui_on_the_server_shows_the_key_here(key, env, sshd, local_tmp):
     finally:
         t.close()
     assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
+
+
+# --- Touch alerts ---------------------------------------------------------------------------------------------
+
+OSC777 = "\x1b]777;notify;ykterm: touch your key;Touch your key"
+
+
+def piped(t, path):
+    """What the pane's program writes from now on goes to `path` too, as written (escapes included)."""
+    t.tmux("pipe-pane", "-O", "-t", "0", f"cat >> {shlex.quote(str(path))}")
+
+
+def bell_flag(t):
+    return t.tmux("display-message", "-p", "-t", "0", "#{window_bell_flag}").strip() == "1"
+
+
+def wait_for_output(path, text, timeout=15):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_bytes().decode(errors="replace"):
+            return path.read_bytes().decode(errors="replace")
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} not written: {path.read_bytes() if path.exists() else b''!r}")
+
+
+def test_the_tui_rings_and_notifies_when_a_touch_account_waits(tmp_path):
+    env = clean_environ(tmp_path)
+    t = Tmux(f"{shlex.quote(str(YKTERM))} --virtual", env)
+    out = tmp_path / "pane.out"
+    try:
+        t.wait_for("GitHub")
+        piped(t, out)
+        assert not bell_flag(t)
+        t.send("/")
+        t.type("Google")
+        t.send("Enter")
+        t.send("Enter")
+        # The status line says which key and what for; the bell rings and the notification goes out once.
+        t.wait_for(r"Touch your key YubiKey 5 NFC 28123456: OATH code for Google:alice@example\.com")
+        written = wait_for_output(out, OSC777 + " YubiKey 5 NFC 28123456: OATH code for Google")
+        assert "\x07" in written and "\x1b]9;Touch your key YubiKey 5 NFC 28123456" in written, written
+        assert bell_flag(t)
+        # Touched (the virtual key's touch comes by itself): the line goes.
+        t.wait_for("Copied the code of Google")
+        t.send("q")
+        t.wait_for("EXITED=0")
+        assert out.read_text(errors="replace").count("]777;") == 1
+    finally:
+        t.close()
+
+
+def test_the_command_line_rings_and_notifies_on_a_terminal_and_config_can_turn_it_off(tmp_path):
+    env = clean_environ(tmp_path)
+    command = f"sleep 1; {shlex.quote(str(YKTERM))} oath code Google --virtual"
+    t = Tmux(command, env)
+    out = tmp_path / "pane.out"
+    try:
+        piped(t, out)
+        written = wait_for_output(out, OSC777 + ": ykterm oath code")
+        assert "\x07" in written and "\x1b]9;Touch your key: ykterm oath code\x1b\\" in written, written
+        t.wait_for("EXITED=0")
+        assert bell_flag(t)
+    finally:
+        t.close()
+    # [notify] touch = "none": the words stay, the bell and the notification go.
+    config = tmp_path / ".config" / "ykterm"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[notify]\ntouch = "none"\n')
+    t = Tmux(command, env)
+    quiet = tmp_path / "quiet.out"
+    try:
+        piped(t, quiet)
+        t.wait_for("EXITED=0")
+        written = quiet.read_text(errors="replace")
+        assert "Touch your key: ykterm oath code" in written, written
+        assert "\x07" not in written and "]777;" not in written and "]9;" not in written, written
+        assert not bell_flag(t)
+    finally:
+        t.close()

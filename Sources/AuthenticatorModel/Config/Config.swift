@@ -38,6 +38,8 @@ public struct Config: Sendable, Equatable {
     /// The TUI's key bindings: the defaults with the `[keys]` overrides applied.
     public var keyBindings = KeyBindings()
     public var otp = OTP()
+    /// `[notify]`.
+    public var notify = Notify()
     /// `[colors]`: the colour of each role the file names (the others keep the built-in theme).
     public var colors: [ThemeRole: ColorName] = [:]
 
@@ -77,6 +79,14 @@ public struct Config: Sendable, Equatable {
             self.reader = reader
             self.serial = serial
         }
+    }
+
+    /// `[notify]`: how a touch the key waits for is signalled beyond the words on screen.
+    public struct Notify: Sendable, Equatable {
+        /// The terminal's bell, and a desktop notification (OSC 777 and OSC 9); both by default.
+        public var touch: Set<TouchSignal> = [.bell, .osc]
+
+        public init() {}
     }
 
     /// `[ui]`.

@@ -17,6 +17,7 @@ struct ConfigSchema {
         ("keys", Action.allCases.map(\.rawValue)),
         ("otp", ["parsers"]),
         ("otp.aes_keys", nil),
+        ("notify", ["touch"]),
     ]
 
     init(path: String, mode: UInt32?) {
@@ -61,6 +62,7 @@ struct ConfigSchema {
             case "colors":
                 config.colors[Config.ThemeRole(rawValue: entry.key)!] = try choice(entry, Config.ColorName.self)
             case "otp": try otpEntry(entry)
+            case "notify": try notifyEntry(entry)
             default: try aesKeyEntry(entry)
             }
         }
@@ -129,6 +131,24 @@ struct ConfigSchema {
                         + ", not \"\(value)\"")
             }
         }
+    }
+
+    /// `touch = "bell,osc"`: the signals, comma-separated, or "none".
+    private mutating func notifyEntry(_ entry: TOML.Entry) throws(ConfigError) {
+        let allowed = "\"bell,osc\", \"bell\", \"osc\" or \"none\""
+        let value = try string(entry)
+        if value.trimmingSpaces == "none" {
+            config.notify.touch = []
+            return
+        }
+        var signals = Set<TouchSignal>()
+        for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let signal = TouchSignal(rawValue: String(part).trimmingSpaces) else {
+                throw error(entry.line, "touch must be \(allowed), not \"\(value)\"")
+            }
+            signals.insert(signal)
+        }
+        config.notify.touch = signals
     }
 
     private mutating func bindingEntry(_ entry: TOML.Entry) throws(ConfigError) {

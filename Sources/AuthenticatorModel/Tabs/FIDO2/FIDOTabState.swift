@@ -133,7 +133,7 @@ public enum FIDOResetStage: Sendable, Hashable {
 }
 
 /// The key operations of the tab (what is running, what failed).
-public enum FIDOOperation: Sendable, Hashable {
+public enum FIDOOperation: String, Sendable, Hashable {
     case load, setPIN, changePIN, verifyPIN, list, delete, update, reset
 }
 

@@ -107,5 +107,7 @@ func copyOrCalculate(_ state: inout AppState) -> [Command] {
     guard !a.calculating, let i = state.oath.accounts.firstIndex(where: { $0.id == a.id }) else { return [] }
     state.oath.accounts[i].calculating = true
     state.oath.copyWhenReady = a.id
+    // A touch account: the key blinks until it is touched.
+    if a.requiresTouch { state.alertTouch(UIText("touch.for.oath", ["account": a.id])) }
     return [.oath(.calculate(key.descriptor, a.credential, time: state.now))]
 }

@@ -106,6 +106,7 @@ func otpTabUpdate(_ state: inout AppState, _ msg: OTPTabMsg) -> [Command] {
         capture(&state, otp, source: .ndef)
     case .challengeWaitingForTouch(let keyID):
         guard keyID == state.selectedKeyID, state.otp.busy == .challenge else { return [] }
+        if !state.otp.waitingForTouch { state.alertTouch(UIText("touch.for.otp.challenge")) }
         state.otp.waitingForTouch = true
     case .challengeAnswered(let keyID, let slot, let challenge, let response):
         guard keyID == state.selectedKeyID else { return [] }

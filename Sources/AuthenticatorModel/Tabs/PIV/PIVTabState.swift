@@ -202,7 +202,7 @@ public typealias PIVDialog = TabDialog<PIVDialogKind>
 public enum PIVField: String, FormFieldID { case pin, puk, current, new, confirm, path }
 
 /// The key operations of the tab.
-public enum PIVOperation: Sendable, Hashable {
+public enum PIVOperation: String, Sendable, Hashable {
     case load, verify, changePIN, changePUK, unblockPIN, export
 }
 

@@ -48,7 +48,8 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
         setPIVInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        guard current(id), state.piv.busy != nil else { return [] }
+        guard current(id), let busy = state.piv.busy else { return [] }
+        if waiting && !busy.touch { state.alertTouch(UIText("touch.for.piv." + busy.operation.rawValue)) }
         state.piv.busy?.touch = waiting
         return []
     case .verified(let id, let slot, let outcome, let info):
