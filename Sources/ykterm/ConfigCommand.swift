@@ -187,25 +187,17 @@ struct ConfigCommand: AsyncParsableCommand {
             device: device, transport: transport, enable: enabling, disable: disable)
         var configuration = change.changes ? change.configuration : DeviceConfiguration()
         var lines = change.changes ? [change.text] : []
-        if let autoEject, autoEject != device.autoEjectTimeout ?? 0 {
-            configuration.autoEjectTimeout = UInt16(autoEject)
-            lines.append(
-                UIText(
-                    "config.change.auto-eject",
-                    [
-                        "before": String(device.autoEjectTimeout ?? 0),
-                        "after": String(autoEject),
-                    ]))
+        // A timeout that changes: set, and said as before → after.
+        func timeout(_ key: String, _ wanted: Int?, _ now: Int?, set: (Int) -> Void) {
+            guard let wanted, wanted != now ?? 0 else { return }
+            set(wanted)
+            lines.append(UIText(key, ["before": String(now ?? 0), "after": String(wanted)]))
         }
-        if let challengeResponse, challengeResponse != device.challengeResponseTimeout ?? 0 {
-            configuration.challengeResponseTimeout = UInt8(challengeResponse)
-            lines.append(
-                UIText(
-                    "config.change.chalresp",
-                    [
-                        "before": String(device.challengeResponseTimeout ?? 0),
-                        "after": String(challengeResponse),
-                    ]))
+        timeout("config.change.auto-eject", autoEject, device.autoEjectTimeout) {
+            configuration.autoEjectTimeout = UInt16($0)
+        }
+        timeout("config.change.chalresp", challengeResponse, device.challengeResponseTimeout) {
+            configuration.challengeResponseTimeout = UInt8($0)
         }
         guard !lines.isEmpty else {
             out(tables.text(UIText("config.nothing-changes")))

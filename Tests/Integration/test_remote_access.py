@@ -29,12 +29,13 @@ from harness import YKTERM, clean_environ, run_ykterm, stop_pid
 from test_tui import Tmux
 
 
-class RefusingPCSCD:
-    """A UNIX socket that accepts every connection and closes it at once, as polkit-built pcscd does for a
-    session polkit does not allow. Its directory is removed by close()."""
+class StandInPCSCD:
+    """A UNIX socket where pcscd's would be, that hands each connection to `answer` (which may write something)
+    and closes it. Its directory is removed by close()."""
 
-    def __init__(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="ykterm-refusing-"))
+    def __init__(self, answer=lambda conn: None):
+        self.answer = answer
+        self.dir = Path(tempfile.mkdtemp(prefix="ykterm-stand-in-"))
         self.path = self.dir / "pcscd.comm"
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(self.path))
@@ -50,7 +51,8 @@ class RefusingPCSCD:
             except OSError:
                 return
             self.accepted += 1
-            conn.close()
+            with conn:
+                self.answer(conn)
 
     def close(self):
         self.listener.shutdown(socket.SHUT_RDWR)
@@ -62,7 +64,8 @@ class RefusingPCSCD:
 
 @pytest.fixture
 def refusing(tmp_path):
-    daemon = RefusingPCSCD()
+    # As polkit-built pcscd does for a session polkit does not allow: accepted, then closed at once.
+    daemon = StandInPCSCD()
     env = clean_environ(tmp_path)
     env["PCSCLITE_CSOCK_NAME"] = str(daemon.path)
     yield daemon, env
@@ -254,45 +257,20 @@ def test_a_server_without_ykterm_is_named_and_nothing_is_left(key, env, sshd, lo
     assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
 
 
-class OtherProtocolPCSCD:
-    """A stand-in pcscd that answers the version exchange as a pcscd of protocol 5.0 that serves no older
-    client."""
-
-    def __init__(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="ykterm-protocol-"))
-        self.path = self.dir / "pcscd.comm"
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(str(self.path))
-        self.listener.listen(8)
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            with conn:
-                data = b""
-                while len(data) < 20:
-                    chunk = conn.recv(20 - len(data))
-                    if not chunk:
-                        break
-                    data += chunk
-                if len(data) == 20 and struct.unpack("=II", data[:8])[1] == 0x11:
-                    conn.sendall(struct.pack("=iiI", 5, 0, 0x8010001E))  # SCARD_E_SERVICE_STOPPED
-
-    def close(self):
-        self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
-        self.thread.join(timeout=5)
-        self.path.unlink(missing_ok=True)
-        self.dir.rmdir()
+def answer_as_protocol_5(conn):
+    """The version exchange answered as a pcscd of protocol 5.0 that serves no older client."""
+    data = b""
+    while len(data) < 20:
+        chunk = conn.recv(20 - len(data))
+        if not chunk:
+            return
+        data += chunk
+    if struct.unpack("=II", data[:8])[1] == 0x11:
+        conn.sendall(struct.pack("=iiI", 5, 0, 0x8010001E))  # SCARD_E_SERVICE_STOPPED
 
 
 def test_a_pcscd_here_that_does_not_serve_the_servers_client_is_named(sshd, tmp_path, local_tmp):
-    daemon = OtherProtocolPCSCD()
+    daemon = StandInPCSCD(answer_as_protocol_5)
     try:
         env = clean_environ(tmp_path)
         env["PCSCLITE_CSOCK_NAME"] = str(daemon.path)
