@@ -19,41 +19,78 @@ struct MonitorCommand: AsyncParsableCommand {
 
     func run() async throws {
         for await event in DeviceMonitor().events() {
-            var fields: [String: String]
-            switch event {
-            case .readerAdded(let r): fields = ["event": "reader-added", "reader": r]
-            case .readerRemoved(let r): fields = ["event": "reader-removed", "reader": r]
-            case .keyArrived(let d):
-                fields = MonitorCommand.fields(d, event: "key-arrived")
-            case .keyChanged(let d):
-                fields = MonitorCommand.fields(d, event: "key-changed")
-            case .keyLeft(let id): fields = ["event": "key-left", "id": id]
-            case .serviceUnavailable: fields = ["event": "pcscd-unavailable"]
-            case .serviceRefused: fields = ["event": "pcscd-refused"]
-            case .serviceAvailable: fields = ["event": "pcscd-available"]
-            }
+            let line = MonitorEventJSON(event)
             if json {
-                out(JSONText.compactLine(fields))
+                out(try JSONText.compactLine(line))
             } else {
-                let event = fields.removeValue(forKey: "event") ?? ""
-                let rest = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-                out(rest.isEmpty ? event : "\(event) \(rest)")
+                out(line.text)
             }
         }
     }
+}
 
-    static func fields(_ d: KeyDescriptor, event: String) -> [String: String] {
-        var f = [
-            "event": event, "id": d.id, "name": d.name,
-            "interfaces": d.interfaces.map(\.rawValue).joined(separator: ","),
-        ]
-        if let r = d.reader {
-            f["reader"] = r
-            f["atr"] = d.atr.hex
+/// An event in `monitor` (and `monitor --json`, one object a line): every value a string, and the fields that do
+/// not apply left out.
+struct MonitorEventJSON: Encodable, Equatable {
+    var event: String
+    var id: String?
+    var name: String?
+    var interfaces: String?
+    var reader: String?
+    var atr: String?
+    var fido: String?
+    var otp: String?
+    var serial: String?
+
+    init(event: String, reader: String? = nil, id: String? = nil) {
+        self.event = event
+        self.reader = reader
+        self.id = id
+    }
+
+    init(_ event: KeyEvent) {
+        switch event {
+        case .readerAdded(let r): self.init(event: "reader-added", reader: r)
+        case .readerRemoved(let r): self.init(event: "reader-removed", reader: r)
+        case .keyArrived(let d): self.init(d, event: "key-arrived")
+        case .keyChanged(let d): self.init(d, event: "key-changed")
+        case .keyLeft(let id): self.init(event: "key-left", id: id)
+        case .serviceUnavailable: self.init(event: "pcscd-unavailable")
+        case .serviceRefused: self.init(event: "pcscd-refused")
+        case .serviceAvailable: self.init(event: "pcscd-available")
         }
-        if let p = d.fidoHID?.path { f["fido"] = p }
-        if let p = d.otpHID?.path { f["otp"] = p }
-        if let s = d.serial { f["serial"] = String(s) }
-        return f
+    }
+
+    init(_ d: KeyDescriptor, event: String) {
+        self.init(event: event, reader: d.reader, id: d.id)
+        name = d.name
+        interfaces = d.interfaces.map(\.rawValue).joined(separator: ",")
+        if d.reader != nil { atr = d.atr.hex }
+        fido = d.fidoHID?.path
+        otp = d.otpHID?.path
+        serial = d.serial.map(String.init)
+    }
+
+    enum CodingKeys: CodingKey {
+        case event, id, name, interfaces, reader, atr, fido, otp, serial
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        for (key, value) in fields { if let value { try c.encode(value, forKey: key) } }
+    }
+
+    private var fields: [(CodingKeys, String?)] {
+        [
+            (.event, event), (.id, id), (.name, name), (.interfaces, interfaces), (.reader, reader), (.atr, atr),
+            (.fido, fido), (.otp, otp), (.serial, serial),
+        ]
+    }
+
+    /// The event, then the other fields as key=value, sorted by key.
+    var text: String {
+        let rest = fields.dropFirst().compactMap { key, value in value.map { (key.stringValue, $0) } }
+            .sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+        return rest.isEmpty ? event : "\(event) \(rest)"
     }
 }

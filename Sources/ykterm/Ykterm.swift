@@ -326,16 +326,34 @@ enum JSONText {
         }
     }
 
-    /// One line, `{"key":"value",...}` with the keys sorted, for a flat object of strings.
-    static func compactLine(_ object: [String: String]) -> String {
-        var out = "{"
-        for (i, key) in object.keys.sorted().enumerated() {
-            if i > 0 { out += "," }
-            appendString(key, to: &out)
-            out += ":"
-            appendString(object[key]!, to: &out)
+    /// `value` on one line, without spaces, objects' keys sorted (`monitor --json`: one event a line).
+    static func compactLine(_ value: some Encodable) throws -> String {
+        var out = ""
+        try appendCompact(JSONTree.value(of: value), to: &out)
+        return out
+    }
+
+    static func appendCompact(_ value: JSONValue, to out: inout String) throws {
+        switch value {
+        case .array(let array):
+            out += "["
+            for (i, item) in array.enumerated() {
+                if i > 0 { out += "," }
+                try appendCompact(item, to: &out)
+            }
+            out += "]"
+        case .object(let object):
+            out += "{"
+            for (i, key) in object.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                appendString(key, to: &out)
+                out += ":"
+                try appendCompact(object[key]!, to: &out)
+            }
+            out += "}"
+        default:
+            try append(value, to: &out, indent: 0)
         }
-        return out + "}"
     }
 
     static func appendString(_ s: String, to out: inout String) {

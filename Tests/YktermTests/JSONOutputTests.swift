@@ -187,8 +187,13 @@ import Testing
         #expect(try JSONTree.value(of: Holder(open: open)) == .object(["open": .object(open)]))
     }
 
-    @Test func aCompactLineHasSortedKeysAndTheSameEscapes() {
-        #expect(JSONText.compactLine(["b": "x\"y", "a": "\u{1}", "c": ""]) == #"{"a":"\u0001","b":"x\"y","c":""}"#)
+    @Test func aCompactLineHasSortedKeysAndTheSameEscapes() throws {
+        #expect(try JSONText.compactLine(["b": "x\"y", "a": "\u{1}", "c": ""]) == #"{"a":"\u0001","b":"x\"y","c":""}"#)
+        #expect(
+            try JSONText.compactLine(MonitorEventJSON(.readerAdded("R 00")))
+                == #"{"event":"reader-added","reader":"R 00"}"#)
+        #expect(try JSONText.compactLine(JSONValue.array([.integer(1), .null])) == "[1,null]")
+        #expect(MonitorEventJSON(.keyLeft(id: "pcsc:R")).text == "key-left id=pcsc:R")
     }
 
     // MARK: oath
