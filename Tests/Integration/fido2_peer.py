@@ -57,8 +57,12 @@ def main():
             ids = []
             for rp in cm.enumerate_rps():
                 for cred in cm.enumerate_creds(rp[4]):
+                    public_key = cred[8]
                     ids.append({"rp_id": rp[3]["id"], "credential_id": cred[7]["id"].hex(),
-                                "user_name": cred[6].get("name")})
+                                "user_name": cred[6].get("name"), "user_id": cred[6]["id"].hex(),
+                                "display_name": cred[6].get("displayName"), "cred_protect": cred.get(10),
+                                "key_type": public_key[1], "alg": public_key[3],
+                                "x": public_key[-2].hex(), "y": public_key.get(-3, b"").hex()})
             result = {"credentials": ids}
         elif action == "u2f-register":
             from fido2.ctap1 import Ctap1

@@ -94,6 +94,12 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case noSuchAccount = "no-such-account"
     case accountExists = "account-exists"
     case ambiguousAccount = "ambiguous-account"
+    // SSH keys on the key.
+    case sshKeyExists = "ssh-key-exists"
+    case sshApplication = "ssh-application"
+    case sshUserTooLong = "ssh-user-too-long"
+    case sshNoSuchKey = "ssh-no-such-key"
+    case sshAmbiguousKey = "ssh-ambiguous-key"
     case renameTargetTaken = "rename-target-taken"
     case oathHasPassword = "oath-has-password"
     case oathNoPassword = "oath-no-password"
@@ -226,7 +232,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch,
             .notLocked,
             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
-            .timeoutRange, .ambiguousAccount:
+            .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey:
             return .usage
         default: return .failed
         }
@@ -268,6 +274,7 @@ extension ErrorExplanation {
         case let e as HIDDeviceError: return explain(e)
         case let e as PIVError: return explain(e)
         case let e as PIVOperationError: return explain(e)
+        case let e as SSHOperationError: return explain(e)
         case let e as ManagementError: return explain(e)
         case let e as ConfigProblem: return explain(e)
         case let e as BlockCipher.Error: return explain(e)
@@ -392,6 +399,17 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: .certificateNotSlotsKey, ["slot": slot.description])
         case .managementKeyLength(_, let expected, let given):
             return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(given)])
+        }
+    }
+
+    static func explain(_ e: SSHOperationError) -> ErrorExplanation {
+        switch e {
+        case .exists(let application, let user):
+            return ErrorExplanation(kind: .sshKeyExists, ["application": application, "user": user ?? "-"])
+        case .notAnSSHApplication(let a): return ErrorExplanation(kind: .sshApplication, ["application": a])
+        case .userTooLong(let u): return ErrorExplanation(kind: .sshUserTooLong, ["user": u])
+        case .noSuchKey(let id): return ErrorExplanation(kind: .sshNoSuchKey, ["id": id])
+        case .ambiguousKey(let id): return ErrorExplanation(kind: .sshAmbiguousKey, ["id": id])
         }
     }
 

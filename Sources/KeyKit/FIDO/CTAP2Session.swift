@@ -375,20 +375,24 @@ public actor CTAP2Session {
         }
     }
 
-    /// makeCredential with ES256. Adds pinUvAuthParam when a token is held; without one, a key that has a
-    /// PIN answers PUAT_REQUIRED, reported as "this needs the PIN".
+    /// makeCredential with the first of `algorithms` (COSE numbers, ES256 by default) the key supports; with
+    /// `credProtect` (1 to 3), the extension that says when the credential may be used without verification. Adds
+    /// pinUvAuthParam when a token is held; without one, a key that has a PIN answers PUAT_REQUIRED, reported as
+    /// "this needs the PIN".
     public func makeCredential(
         clientDataHash: [UInt8], rp: RelyingParty, user: User, residentKey: Bool,
-        excludeList: [[UInt8]] = []
+        excludeList: [[UInt8]] = [], algorithms: [Int] = [COSE.Algorithm.es256], credProtect: Int? = nil
     ) async throws -> AttestedCredential {
         typealias Key = CTAP2.MakeCredential.Key
         typealias Answer = CTAP2.MakeCredential.ResponseKey
         var params: CTAPParameters = [
             Key.clientDataHash: .bytes(clientDataHash), Key.rp: rp.cbor, Key.user: user.cbor,
-            Key.pubKeyCredParams: [CTAP2.es256Parameters],
+            Key.pubKeyCredParams: .array(
+                algorithms.map { ["alg": CBOR($0), "type": .text(CTAP2.publicKeyType)] }),
         ]
         if !excludeList.isEmpty { params[Key.excludeList] = .array(excludeList.map(CTAP2.credentialDescriptor)) }
         if residentKey { params[Key.options] = ["rk": true] }
+        if let credProtect { params[Key.extensions] = ["credProtect": CBOR(credProtect)] }
         if let token {
             params[Key.pinUVAuthParam] = .bytes(token.protocolVersion.authenticate(key: token.value, clientDataHash))
             params[Key.pinUVAuthProtocol] = CBOR(token.protocolVersion.version)

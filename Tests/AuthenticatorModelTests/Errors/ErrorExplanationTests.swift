@@ -210,6 +210,10 @@ import Testing
         (ConfigProblem.needsForce, .needsForce), (ConfigProblem.declined, .declined),
         (ConfigProblem.lockCodeFormat, .lockCodeFormat), (ConfigProblem.lockCodeMismatch, .lockCodeMismatch),
         (ConfigProblem.notLocked, .notLocked),
+        (SSHOperationError.exists(application: "ssh:work", user: "alice"), .sshKeyExists),
+        (SSHOperationError.notAnSSHApplication("web:x"), .sshApplication),
+        (SSHOperationError.userTooLong(String(repeating: "u", count: 40)), .sshUserTooLong),
+        (SSHOperationError.noSuchKey("ab"), .sshNoSuchKey), (SSHOperationError.ambiguousKey("a"), .sshAmbiguousKey),
         (ConfigProblem.timeoutRange("--chalresp-timeout", maximum: 255), .timeoutRange),
     ]
 

@@ -1,0 +1,160 @@
+import KeyKit
+
+/// An SSH key on the key: a discoverable FIDO credential whose relying party is `ssh:...`, as OpenSSH makes them
+/// (`ssh-keygen -t ed25519-sk -O resident`) and finds them again (`ssh-keygen -K`).
+public struct SSHKeyOnKey: Sendable, Hashable {
+    /// The key as OpenSSH sees it: public key, application, flags and key handle (the credential ID).
+    public var key: SecurityKeySSHKey
+    /// The credential's user ID: OpenSSH's `-O user=NAME` (NUL-padded to 32 bytes), or 32 zero bytes.
+    public var userID: [UInt8]
+    /// The credential's user name ("openssh" for the keys OpenSSH and ykterm make).
+    public var userName: String?
+    /// The credProtect level: 2 for a resident key, 3 when every use needs the PIN.
+    public var credProtect: Int?
+
+    public var credentialID: [UInt8] { key.keyHandle }
+    public var application: String { key.application }
+
+    /// The user OpenSSH was given (`-O user=`): the user ID without its trailing zero bytes; nil when it is all
+    /// zeros (no user given).
+    public var user: String? {
+        let trimmed = userID.reversed().drop(while: { $0 == 0 }).reversed()
+        guard !trimmed.isEmpty else { return nil }
+        return String(decoding: trimmed, as: UTF8.self)
+    }
+
+    /// The `authorized_keys` line, with the application as its comment (as `ssh-keygen -K` writes the `.pub`).
+    public var authorizedKeysLine: String { key.authorizedKeysLine(comment: application) }
+
+    /// The file name `ssh-keygen -K` gives the key: `id_ecdsa_sk_rk` or `id_ed25519_sk_rk`, then `_` and the
+    /// application without "ssh:", then `_` and the user (in hex when it holds a path character).
+    public var exportName: String {
+        var name: String
+        switch key.publicKey {
+        case .ecdsaP256: name = "id_ecdsa_sk_rk"
+        case .ed25519: name = "id_ed25519_sk_rk"
+        }
+        var suffix = application
+        for prefix in ["ssh://", "ssh:"] where suffix.hasPrefix(prefix) {
+            suffix = String(suffix.dropFirst(prefix.count))
+            break
+        }
+        let trimmed = Array(userID.reversed().drop(while: { $0 == 0 }).reversed())
+        if !trimmed.isEmpty {
+            let text = String(decoding: trimmed, as: UTF8.self)
+            let unsafe = text.contains("/") || text.contains("..") || text.contains("\\")
+            suffix += "_" + (unsafe ? trimmed.hex : text)
+        }
+        return suffix.isEmpty ? name : name + "_" + suffix
+    }
+}
+
+/// What `newSSHKey` makes.
+public enum SSHKeyType: String, Sendable, CaseIterable {
+    case ed25519, ecdsa
+
+    var coseAlgorithm: Int { self == .ed25519 ? COSE.Algorithm.edDSA : COSE.Algorithm.es256 }
+}
+
+/// A question or refusal of the SSH key operations.
+public enum SSHOperationError: Error, Sendable, Equatable {
+    /// The key already holds an SSH key for this application and user: making one replaces it.
+    case exists(application: String, user: String?)
+    /// An application that is not `ssh:` and a name.
+    case notAnSSHApplication(String)
+    /// A user name longer than the 31 bytes OpenSSH's user ID holds.
+    case userTooLong(String)
+    /// No SSH key on the key has this credential ID (or unique start of it).
+    case noSuchKey(String)
+    /// More than one SSH key starts with this ID.
+    case ambiguousKey(String)
+}
+
+extension FIDOOperations {
+    /// Every SSH key on the key (discoverable credentials of `ssh:` relying parties), with a token for credential
+    /// management (`auth`).
+    public func sshKeys(_ auth: FIDOAuthorization) async throws -> [SSHKeyOnKey] {
+        try await withAuthorized(auth) { s in
+            let builtInUV = await s.info.options["uv"] == true
+            return try await Self.sshKeys(s, builtInUV: builtInUV)
+        }
+    }
+
+    static func sshKeys(_ s: CTAP2Session, builtInUV: Bool) async throws -> [SSHKeyOnKey] {
+        var out = [SSHKeyOnKey]()
+        for rp in try await s.relyingParties() where rp.id.lowercased().hasPrefix("ssh:") {
+            for c in try await s.credentials(of: rp) {
+                // As `ssh-keygen -K` gives them: a touch and a resident key always; the PIN for credProtect 3
+                // on a key that has no verification of its own.
+                var flags: SecurityKeySSHKey.Flags = [.userPresenceRequired, .residentKey]
+                if c.credProtect == 3 && !builtInUV { flags.insert(.userVerificationRequired) }
+                guard let cose = c.publicKey,
+                    let key = SecurityKeySSHKey(
+                        cose: cose, application: rp.id, flags: flags, keyHandle: c.credentialID)
+                else { continue }
+                out.append(
+                    SSHKeyOnKey(key: key, userID: c.user.id, userName: c.user.name, credProtect: c.credProtect))
+            }
+        }
+        return out.sorted { ($0.application, $0.user ?? "") < ($1.application, $1.user ?? "") }
+    }
+
+    /// Makes an SSH key as OpenSSH does for `ssh-keygen -t TYPE-sk -O resident -O application=… -O user=…`: a
+    /// discoverable credential for `application` with user ID `user` (NUL-padded to 32 bytes), user name and
+    /// display name "openssh", credProtect 2 (3 with `verifyRequired`). A key that already holds an SSH key for
+    /// this application and user is refused (`SSHOperationError.exists`) unless `replacing`. The PIN, when the key
+    /// has one, is needed (`FIDOOperationError.pinNeeded`). Needs a touch.
+    public func newSSHKey(
+        application: String, user: String?, type: SSHKeyType, verifyRequired: Bool, touchRequired: Bool,
+        replacing: Bool, pin: String?
+    ) async throws -> SSHKeyOnKey {
+        guard application.hasPrefix("ssh:") else { throw SSHOperationError.notAnSSHApplication(application) }
+        var userID = [UInt8](repeating: 0, count: 32)
+        if let user {
+            let bytes = Array(user.utf8)
+            guard bytes.count < 32 else { throw SSHOperationError.userTooLong(user) }
+            userID.replaceSubrange(0..<bytes.count, with: bytes)
+        }
+        return try await withSession { s in
+            let pinSet = await s.info.pinSet == true
+            if pinSet && pin == nil { throw FIDOOperationError.pinNeeded }
+            if let pin, pinSet, !replacing, await s.info.supportsCredentialManagement {
+                try await s.verifyPIN(pin, permissions: [.credentialManagement])
+                let builtInUV = await s.info.options["uv"] == true
+                if try await Self.sshKeys(s, builtInUV: builtInUV).contains(where: {
+                    $0.application == application && $0.userID == userID
+                }) {
+                    throw SSHOperationError.exists(application: application, user: user)
+                }
+                await s.dropToken()
+            }
+            if let pin, pinSet { try await s.verifyPIN(pin, permissions: [.makeCredential], rpID: application) }
+            let clientDataHash = Crypto.random(32)
+            let made = try await s.makeCredential(
+                clientDataHash: clientDataHash, rp: .init(id: application, name: nil),
+                user: CTAP2Session.User(id: userID, name: "openssh", displayName: "openssh"), residentKey: true,
+                algorithms: [type.coseAlgorithm], credProtect: verifyRequired ? 3 : 2)
+            await s.dropToken()
+            try FIDOVerifier.verifyAttestation(made, clientDataHash: clientDataHash)
+            var flags: SecurityKeySSHKey.Flags = [.residentKey]
+            if touchRequired { flags.insert(.userPresenceRequired) }
+            if verifyRequired { flags.insert(.userVerificationRequired) }
+            guard let cose = made.authData.credentialPublicKey,
+                let key = SecurityKeySSHKey(
+                    cose: cose, application: application, flags: flags, keyHandle: made.credentialID)
+            else {
+                throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
+            }
+            return SSHKeyOnKey(key: key, userID: userID, userName: "openssh", credProtect: verifyRequired ? 3 : 2)
+        }
+    }
+
+    /// The one SSH key whose credential ID starts with `query` (hex, any case).
+    public static func sshKey(_ query: String, in keys: [SSHKeyOnKey]) throws -> SSHKeyOnKey {
+        let q = query.lowercased()
+        let matches = keys.filter { $0.credentialID.hex.hasPrefix(q) }
+        guard !q.isEmpty, let first = matches.first else { throw SSHOperationError.noSuchKey(query) }
+        guard matches.count == 1 else { throw SSHOperationError.ambiguousKey(query) }
+        return first
+    }
+}
