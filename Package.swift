@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "AuthenticatorModel",
             dependencies: [
-                "KeyKit", .product(name: "Logging", package: "swift-log"),
+                "KeyKit", "CTOMLPlusPlus", .product(name: "Logging", package: "swift-log"),
             ]),
         // Screen protocol, ncurses and in-memory screens, input decoding, and one view per tab.
         .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW", "CLinux"]),
