@@ -25,6 +25,7 @@ struct ykterm_toml_document {
     std::deque<std::string> texts;
     std::string error;
     uint32_t error_line = 0;
+    uint32_t error_column = 0;
     bool failed = false;
 };
 
@@ -138,6 +139,7 @@ void parse_into(ykterm_toml_document &document, std::string_view text) {
         document.failed = true;
         document.error = std::string(result.error().description());
         document.error_line = result.error().source().begin.line;
+        document.error_column = result.error().source().begin.column;
         return;
     }
     document.root = std::move(result).table();
@@ -167,9 +169,11 @@ ykterm_toml_document *ykterm_toml_parse(const char *text, size_t length) YKTERM_
 #endif
 }
 
-const char *ykterm_toml_error(const ykterm_toml_document *document, uint32_t *line) YKTERM_TOML_NOEXCEPT {
+const char *ykterm_toml_error(const ykterm_toml_document *document, uint32_t *line,
+                              uint32_t *column) YKTERM_TOML_NOEXCEPT {
     if (!document->failed) return nullptr;
     if (line) *line = document->error_line;
+    if (column) *column = document->error_column;
     return document->error.c_str();
 }
 

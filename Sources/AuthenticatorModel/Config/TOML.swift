@@ -76,8 +76,13 @@ enum TOML {
         guard let document = parsed else { fatalError("out of memory reading TOML") }
         defer { ykterm_toml_free(document) }
         var line: UInt32 = 0
-        if let message = ykterm_toml_error(document, &line) {
-            throw ParseError(line: Int(line), message: String(cString: message))
+        var column: UInt32 = 0
+        if let error = ykterm_toml_error(document, &line, &column) {
+            var message = String(cString: error)
+            if let word = bareWord(in: text, line: Int(line), column: Int(column)) {
+                message += "; \"\(word)\" is not a value: strings need quotes (\"...\" or '...')"
+            }
+            throw ParseError(line: Int(line), message: message)
         }
         var count = 0
         let nodes = ykterm_toml_nodes(document, &count)
@@ -86,6 +91,45 @@ enum TOML {
         // File order: by line, and on one line in the order read (a table before the tables inside it).
         return reader.tables.enumerated().sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }
             .map(\.element)
+    }
+
+    /// The word without quotes where a value begins (after `=`, `[` or `,`, outside strings) at the place toml++
+    /// stopped: toml++ takes `color = never` for a broken number ("expected 'nan', saw 'ne'").
+    static func bareWord(in text: String, line: Int, column: Int) -> String? {
+        let lines = text.split(separator: "\n", maxSplits: line, omittingEmptySubsequences: false)
+        guard line >= 1, line <= lines.count else { return nil }
+        var scalars = Array(lines[line - 1].unicodeScalars)
+        if line == 1, scalars.first == "\u{FEFF}" { scalars.removeFirst() }  // toml++ does not count it
+        func isBare(_ c: Unicode.Scalar) -> Bool {
+            ("A"..."Z").contains(c) || ("a"..."z").contains(c) || ("0"..."9").contains(c) || c == "_" || c == "-"
+        }
+        var start = min(max(column - 1, 0), scalars.count)
+        while start > 0, isBare(scalars[start - 1]) { start -= 1 }
+        var end = start
+        while end < scalars.count, isBare(scalars[end]) { end += 1 }
+        guard end > start, ("A"..."Z").contains(scalars[start]) || ("a"..."z").contains(scalars[start]) else {
+            return nil
+        }
+        // Inside a string on this line, the word is the string's.
+        var quote: Unicode.Scalar?
+        var i = 0
+        while i < start {
+            let c = scalars[i]
+            if let q = quote {
+                if c == "\\" && q == "\"" { i += 1 } else if c == q { quote = nil }
+            } else if c == "\"" || c == "'" {
+                quote = c
+            } else if c == "#" {
+                return nil
+            }
+            i += 1
+        }
+        var before = start
+        while before > 0, scalars[before - 1] == " " || scalars[before - 1] == "\t" { before -= 1 }
+        guard quote == nil, before > 0, ["=", "[", ","].contains(scalars[before - 1]) else { return nil }
+        var word = ""
+        word.unicodeScalars.append(contentsOf: scalars[start..<end])
+        return ["true", "false", "inf", "nan"].contains(word) ? nil : word
     }
 
     /// Reads the nodes in the order the C API gives them: each followed by the nodes inside it.

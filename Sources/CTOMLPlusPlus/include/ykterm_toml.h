@@ -52,8 +52,10 @@ typedef struct ykterm_toml_document ykterm_toml_document;
  * free the result with ykterm_toml_free. */
 ykterm_toml_document *ykterm_toml_parse(const char *text, size_t length) YKTERM_TOML_NOEXCEPT;
 
-/* Why the text is not TOML (toml++'s message, NUL-terminated), with its line in *line; NULL when it parsed. */
-const char *ykterm_toml_error(const ykterm_toml_document *document, uint32_t *line) YKTERM_TOML_NOEXCEPT;
+/* Why the text is not TOML (toml++'s message, NUL-terminated), with where toml++ stopped: *line and *column (from 1;
+ * the column in characters). NULL when it parsed. */
+const char *ykterm_toml_error(const ykterm_toml_document *document, uint32_t *line,
+                              uint32_t *column) YKTERM_TOML_NOEXCEPT;
 
 /* The nodes, the root table first; *count of them (none after an error). Valid until ykterm_toml_free. */
 const ykterm_toml_node *ykterm_toml_nodes(const ykterm_toml_document *document, size_t *count) YKTERM_TOML_NOEXCEPT;

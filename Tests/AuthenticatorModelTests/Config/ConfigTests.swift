@@ -124,7 +124,9 @@ struct TOMLTests {
         ("[x]\n[x]", 2, "cannot redefine existing table 'x'"),
         ("a.b = 1\n[a]", 2, "cannot redefine existing table 'a'"),
         ("[a]\nb = 1\n[a.b]", 3, "cannot redefine existing integer 'a.b' as table"),
-        ("a = bare", 1, "could not determine value type"),
+        ("a = bare", 1, "could not determine value type; \"bare\" is not a value: strings need quotes"),
+        ("[ui]\ncolor = never", 2, "\"never\" is not a value: strings need quotes (\"...\" or '...')"),
+        ("\u{FEFF}a = [1,\ttwo]", 1, "\"two\" is not a value"),
         ("a = \"open", 1, "Error while parsing string"),
         ("a = \"open\nb = 1", 1, "Error while parsing string"),
         ("a = \"\\q\"", 1, "unknown escape sequence '\\q'"),
@@ -143,6 +145,20 @@ struct TOMLTests {
         } catch {
             #expect(error.line == line, "\(text)")
             #expect(error.message.contains(words), "\(error.message)")
+        }
+    }
+
+    @Test(arguments: [
+        "a = \"x \\q\"", "a = \"x = never", "a = 'x = never", "a = \"\\\" = never", "a = true false", "a = \"x\"never",
+        "a = 1 2 # = never",
+    ])
+    func onlyBareValuesGetTheQuotesHint(text: String) {
+        #expect(throws: TOML.ParseError.self) { try TOML.parse(text) }
+        do {
+            _ = try TOML.parse(text)
+        } catch {
+            #expect(error.line == 1)
+            #expect(!error.message.contains("need quotes"), "\(error.message)")
         }
     }
 }
