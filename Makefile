@@ -9,10 +9,11 @@ PYTHON ?= python3
 VENV := .venv
 YKTERM := .build/debug/ykterm
 
-# System packages: build libraries, pcscd with the vsmartcard vpcd driver, tools the tests use.
-DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev zlib1g-dev \
+# System packages: build libraries (toml++'s headers, for the config file, among them), pcscd with the vsmartcard
+# vpcd driver, tools the tests use.
+DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev zlib1g-dev libtomlplusplus-dev \
                 pcscd vsmartcard-vpcd util-linux tmux python3-venv groff-base time
-PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto
+PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto tomlplusplus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -93,7 +94,9 @@ build: deps
 ##
 ## The C libraries that have archives are linked in too — libcrypto, hidapi-hidraw, ncursesw and tinfo, libstdc++ and
 ## the unwinder (libgcc_eh) — so the loader maps and relocates five shared objects instead of eleven (libpcsclite
-## and libudev have no archive in Debian; glibc stays shared): about 1.2 ms and 2 MiB off every run. SwiftPM links
+## and libudev have no archive in Debian; glibc stays shared): about 1.2 ms and 2 MiB off every run. toml++ has no
+## archive either, and its shared library would load the shared libstdc++: its headers are compiled into the
+## Sources/CTOMLPlusPlus target instead, in every build. SwiftPM links
 ## what the module maps name (`link "crypto"`) from the first directory that has it, shared or not: the release
 ## build reads the C libraries' pkg-config files from copies in STATIC_LINK whose `-L` put STATIC_LINK (which holds
 ## only the archives) first.
@@ -104,6 +107,9 @@ RELEASE_LINK := -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld
                 -Xlinker --version-script=$(CURDIR)/Resources/link/release-exports.map \
                 -Xlinker --section-ordering-file=$(CURDIR)/Resources/link/hot-functions.txt \
                 -Xlinker --as-needed -Xlinker -ltinfo -Xlinker -l:libudev.so.1 -Xlinker -lgcc_eh -Xlinker --no-as-needed
+# C++ (Sources/CTOMLPlusPlus) with DWARF 4 debug information, as Swift writes it: valgrind 3.19 (Debian 12) gives up
+# on the whole binary at clang's default DWARF 5, and make hot-functions runs the release build under valgrind.
+RELEASE_CXX := -Xcxx -gdwarf-4
 release: DEB_PACKAGES += gcc libstdc++-12-dev
 release: deps
 	@# SwiftPM does not know the link files: a newer one means linking again.
@@ -114,7 +120,8 @@ release: deps
 	@ln -sf $$(cc -print-file-name=libstdc++.a) $(STATIC_LINK)/libstdc++.a
 	@for m in libpcsclite hidapi-hidraw libcrypto; do sed 's|^Libs:|Libs: -L$(STATIC_LINK)|' \
 	  $$(pkg-config --variable=pcfiledir $$m)/$$m.pc > $(STATIC_LINK)/pkgconfig/$$m.pc; done
-	PKG_CONFIG_PATH=$(STATIC_LINK)/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK)
+	PKG_CONFIG_PATH=$(STATIC_LINK)/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK) \
+	  $(RELEASE_CXX)
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.

@@ -39,11 +39,15 @@ let package = Package(
         // The virtual key as a USB composite device: hidraw nodes served through FUSE, sysfs, vpcd.
         .target(name: "VirtualUSB", dependencies: ["VirtualKey", "KeyKit"]),
         .target(name: "CIFDOneSlot"),
+        // The config file's TOML: toml++ (Debian's libtomlplusplus-dev, which the Makefile checks with pkg-config
+        // too) behind a small C API. Its headers are compiled in (header-only), not linked to its shared library,
+        // which would load the shared libstdc++ at every start.
+        .target(name: "CTOMLPlusPlus"),
         // The app's state, messages, pure update() and the runner that performs commands with KeyKit.
         .target(
             name: "AuthenticatorModel",
             dependencies: [
-                "KeyKit", .product(name: "Logging", package: "swift-log"),
+                "KeyKit", "CTOMLPlusPlus", .product(name: "Logging", package: "swift-log"),
             ]),
         // Screen protocol, ncurses and in-memory screens, input decoding, and one view per tab.
         .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW", "CLinux"]),
@@ -67,5 +71,7 @@ let package = Package(
             name: "TerminalUITests", dependencies: ["TerminalUI", "AuthenticatorModel", "KeyKit", "VirtualKey"],
             exclude: ["Golden"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    // toml++ 3 needs C++17.
+    cxxLanguageStandard: .cxx17
 )

@@ -33,6 +33,7 @@ struct ConfigSchema {
         let name = table.dottedName
         if table.name.isEmpty {
             if let first = table.entries.first {
+                if let error = arrayOfTables(first, in: table) { throw error }
                 throw error(
                     first.line,
                     "unknown key \"\(first.key)\" outside any table; keys go under a table: "
@@ -48,6 +49,7 @@ struct ConfigSchema {
         }
         if let allowed = spec.keys {
             for entry in table.entries where !allowed.contains(entry.key) {
+                if let error = arrayOfTables(entry, in: table) { throw error }
                 throw error(
                     entry.line,
                     "unknown key \"\(entry.key)\" in [\(name)]; allowed: "
@@ -88,6 +90,18 @@ struct ConfigSchema {
             throw self.error(line, "[keys]: \(error)")
         }
         return config
+    }
+
+    /// The error for `[[name]]` (or `name = [{ ... }]`): an array of tables, which this file has none of.
+    private func arrayOfTables(_ entry: TOML.Entry, in table: TOML.Table) -> ConfigError? {
+        guard case .array(let items) = entry.value, !items.isEmpty, items.allSatisfy({ $0.value == .table }) else {
+            return nil
+        }
+        let name = (table.name + [entry.key]).joined(separator: ".")
+        return error(
+            entry.line,
+            "[[\(name)]] is an array of tables; the tables are "
+                + ConfigSchema.tables.map { "[\($0.name)]" }.joined(separator: ", ") + ", each given once")
     }
 
     // MARK: Tables

@@ -13,7 +13,7 @@ private func configError(_ text: String, mode: UInt32? = nil) -> ConfigError? {
     }
 }
 
-@Suite("Config: the TOML subset")
+@Suite("Config: TOML through toml++")
 struct TOMLTests {
     @Test func valuesWithTheirLines() throws {
         let tables = try TOML.parse(
@@ -26,7 +26,7 @@ struct TOMLTests {
             n = -16
             h = 0xff
             u = 1_000
-            b = true
+            flag = true
             arr = [
               "one",  # comment inside
               'two',
@@ -59,23 +59,84 @@ struct TOMLTests {
         #expect(tables[1].entries == [TOML.Entry(key: "color", value: .string("never"), line: 2)])
     }
 
+    @Test func everyOtherFormOfTOMLIsReadWithItsLines() throws {
+        let tables = try TOML.parse(
+            """
+            a = 1.5
+            b = 2024-01-01
+            c = 07:32:00.5
+            d = 1979-05-27T07:32:00-07:00
+            e = \"\"\"
+            two
+            lines\"\"\"
+            f = [[1], ['x']]
+            [t]
+            x.y = 1
+            i = { k = true }
+            [[arr]]
+            n = 1
+            [[arr]]
+            """)
+        // [t] holds nothing but tables: its tables are listed, not it.
+        #expect(tables.map(\.dottedName) == ["", "t.x", "t.i"])
+        #expect(
+            tables[0].entries == [
+                TOML.Entry(key: "a", value: .float(1.5), line: 1),
+                TOML.Entry(key: "b", value: .date("2024-01-01"), line: 2),
+                TOML.Entry(key: "c", value: .time("07:32:00.5"), line: 3),
+                TOML.Entry(key: "d", value: .dateTime("1979-05-27T07:32:00-07:00"), line: 4),
+                TOML.Entry(key: "e", value: .string("two\nlines"), line: 5),
+                TOML.Entry(
+                    key: "f",
+                    value: .array([
+                        TOML.Located(value: .array([TOML.Located(value: .integer(1), line: 8)]), line: 8),
+                        TOML.Located(value: .array([TOML.Located(value: .string("x"), line: 8)]), line: 8),
+                    ]), line: 8),
+                TOML.Entry(
+                    key: "arr",
+                    value: .array([TOML.Located(value: .table, line: 12), TOML.Located(value: .table, line: 14)]),
+                    line: 12),
+            ])
+        #expect(
+            tables[1]
+                == TOML.Table(
+                    name: ["t", "x"], line: 10, entries: [TOML.Entry(key: "y", value: .integer(1), line: 10)]))
+        #expect(
+            tables[2]
+                == TOML.Table(
+                    name: ["t", "i"], line: 11, entries: [TOML.Entry(key: "k", value: .bool(true), line: 11)]))
+    }
+
+    @Test func tablesAreInFileOrderWithTheirHeadersLines() throws {
+        let tables = try TOML.parse("[otp.aes_keys]\nvvcc = 'x'\n\n[ui]\ncolor = 'never'\n[otp]\nparsers = []\n")
+        #expect(tables.map(\.dottedName) == ["", "otp.aes_keys", "ui", "otp"])
+        #expect(tables.map(\.line) == [0, 1, 4, 6])
+        #expect(try TOML.parse("") == [TOML.Table(name: [], line: 0, entries: [])])
+    }
+
+    @Test func stringsAndKeysKeepEveryCharacter() throws {
+        let tables = try TOML.parse(#""k\u0000é" = "a\u0000b\U0001F511""#)
+        #expect(tables[0].entries == [TOML.Entry(key: "k\u{0}é", value: .string("a\u{0}b\u{1F511}"), line: 1)])
+    }
+
     @Test(arguments: [
-        ("a = 1\na = 2", 2, "set twice"),
-        ("[x]\n[x]", 2, "defined twice"),
-        ("a = 1.5", 1, "floating-point"),
-        ("a = 2024-01-01", 1, "dates"),
-        ("a = bare", 1, "need quotes"),
-        ("a = \"open", 1, "not closed"),
-        ("a = { b = 1 }", 1, "inline tables"),
-        ("[[t]]", 1, "arrays of tables"),
-        ("a.b = 1", 1, "dotted keys"),
-        ("\n\na = [[1]]", 3, "nested arrays"),
-        ("a = \"\\q\"", 1, "unknown escape"),
-        ("a = 1 2", 1, "end of the line"),
-        ("a = 012", 1, "not a valid integer"),
-        ("a =", 1, "missing"),
-        ("a = \"\"\"x\"\"\"", 1, "multi-line"),
-        ("a = 99999999999999999999", 1, "not a valid integer"),
+        ("a = 1\na = 2", 2, "cannot redefine existing integer 'a'"),
+        ("[x]\n[x]", 2, "cannot redefine existing table 'x'"),
+        ("a.b = 1\n[a]", 2, "cannot redefine existing table 'a'"),
+        ("[a]\nb = 1\n[a.b]", 3, "cannot redefine existing integer 'a.b' as table"),
+        ("a = bare", 1, "could not determine value type; \"bare\" is not a value: strings need quotes"),
+        ("[ui]\ncolor = never", 2, "\"never\" is not a value: strings need quotes (\"...\" or '...')"),
+        ("\u{FEFF}a = [1,\ttwo]", 1, "\"two\" is not a value"),
+        ("a = \"open", 1, "Error while parsing string"),
+        ("a = \"open\nb = 1", 1, "Error while parsing string"),
+        ("a = \"\\q\"", 1, "unknown escape sequence '\\q'"),
+        ("a = 1 2", 1, "expected a comment or whitespace, saw '2'"),
+        ("a = 012", 1, "leading zeroes are prohibited"),
+        ("a =", 1, "encountered end-of-file"),
+        ("a = 99999999999999999999", 1, "is not representable in 64 bits"),
+        ("\n\na = [1,\n", 3, "Error while parsing array"),
+        ("a = 2024-13-01", 1, "expected month between 1 and 12"),
+        ("\n# \u{01}", 2, "control characters"),
     ])
     func syntaxErrorsNameTheLine(text: String, line: Int, words: String) {
         #expect(throws: TOML.ParseError.self) { try TOML.parse(text) }
@@ -84,6 +145,20 @@ struct TOMLTests {
         } catch {
             #expect(error.line == line, "\(text)")
             #expect(error.message.contains(words), "\(error.message)")
+        }
+    }
+
+    @Test(arguments: [
+        "a = \"x \\q\"", "a = \"x = never", "a = 'x = never", "a = \"\\\" = never", "a = true false", "a = \"x\"never",
+        "a = 1 2 # = never",
+    ])
+    func onlyBareValuesGetTheQuotesHint(text: String) {
+        #expect(throws: TOML.ParseError.self) { try TOML.parse(text) }
+        do {
+            _ = try TOML.parse(text)
+        } catch {
+            #expect(error.line == 1)
+            #expect(!error.message.contains("need quotes"), "\(error.message)")
         }
     }
 }
@@ -169,6 +244,31 @@ struct ConfigSchemaTests {
         ("[otp]\nparsers = [\n  '(a)',\n  '(b',\n]", 4, "parsers[1] \"(b\" is not a valid regular expression"),
         ("[otp]\nparsers = ['abc']", 2, "must have exactly one capture group (the OTP), not 0"),
         ("[otp]\nparsers = [1]", 2, "parsers[0] must be a string"),
+        // TOML's other kinds of value, each refused where no setting takes it.
+        ("[ui]\ncolor = 1.5", 2, "color must be one of \"auto\", \"always\", \"never\", not a floating-point number"),
+        (
+            "[key]\nserial = 2.8e7", 2,
+            "serial must be an integer (the key's serial number), not a floating-point number"
+        ),
+        ("[key]\nreader = 2024-01-01", 2, "reader must be a string, not a date"),
+        ("[keys]\ncopy = 07:00:00", 2, "copy must be a string, not a time"),
+        ("[otp.aes_keys]\nvvcc = 1979-05-27T07:32:00Z", 2, "must be a string of 32 hex digits, not a date and time"),
+        ("[otp]\nparsers = [['(a)']]", 2, "parsers[0] must be a string (a regular expression), not an array"),
+        (
+            "[otp]\nparsers = [\n  { p = '(a)' },\n]", 3,
+            "parsers[0] must be a string (a regular expression), not a table"
+        ),
+        ("\n[[otp.parsers]]\np = '(a)'", 2, "parsers[0] must be a string (a regular expression), not a table"),
+        (
+            "[[ui]]\ncolor = \"never\"", 1,
+            "[[ui]] is an array of tables; the tables are [key], [ui], [colors], [keys], [otp], [otp.aes_keys], each "
+                + "given once"
+        ),
+        ("[ui]\n\n[[ui.theme]]", 3, "[[ui.theme]] is an array of tables"),
+        // Tables made by inline tables and dotted keys are checked as [headers] are.
+        ("a = { b = 1 }", 1, "unknown table [a]; allowed: key, ui"),
+        ("[ui]\n\nx.y = 1", 3, "unknown table [ui.x]"),
+        ("ui = { colour = 'never' }", 1, "unknown key \"colour\" in [ui]"),
         ("[otp.aes_keys]\nxyz = \"00112233445566778899aabbccddeeff\"", 2, "is not a public ID"),
         ("[otp.aes_keys]\nvvcc = 5", 2, "must be a string of 32 hex digits, not an integer"),
         ("[otp.aes_keys]\nvvcc = \"0011\"", 2, "must be 32 hex digits (16 bytes)"),
@@ -182,6 +282,32 @@ struct ConfigSchemaTests {
         #expect(error?.line == line, "\(text)")
         #expect(error?.message.contains(words) == true, "\(error?.message ?? "accepted")")
         #expect(error?.description.hasPrefix("config.toml:\(line): ") == true)
+    }
+
+    @Test func dottedKeysInlineTablesAndMultiLineStringsAreTables() throws {
+        let text = """
+            ui.color = "never"
+            colors = { code = "cyan", tab = "none" }
+            [key]
+            reader = \"\"\"Yubico\"\"\"
+            [otp.aes_keys]
+            vvcc = '00112233445566778899aabbccddeeff'
+            [otp]
+            parsers = [
+              \'\'\'x(\\d+)\'\'\',
+            ]
+            """
+        let config = try Config.parse(text: text, path: "config.toml", mode: 0o600)
+        #expect(config.ui.color == .never)
+        #expect(config.colors == [.code: .cyan, .tab: .none])
+        #expect(config.key.reader == "Yubico")
+        #expect(config.otp.aesKeys.keys.sorted() == ["vvcc"])
+        #expect(config.otp.parsers.map(\.pattern) == [#"x(\d+)"#])
+        // The AES keys' table made by a dotted key: its line is the key's.
+        let error = configError(
+            "[ui]\ncolor = 'never'\n[otp]\naes_keys.vvcc = '00112233445566778899aabbccddeeff'", mode: 0o644)
+        #expect(error?.line == 4)
+        #expect(error?.message.contains("others can read this file") == true)
     }
 
     @Test func aesKeyErrorsNeverEchoTheKey() {
