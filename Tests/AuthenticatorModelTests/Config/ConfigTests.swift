@@ -261,8 +261,8 @@ struct ConfigSchemaTests {
         ("\n[[otp.parsers]]\np = '(a)'", 2, "parsers[0] must be a string (a regular expression), not a table"),
         (
             "[[ui]]\ncolor = \"never\"", 1,
-            "[[ui]] is an array of tables; the tables are [key], [ui], [colors], [keys], [otp], [otp.aes_keys], each "
-                + "given once"
+            "[[ui]] is an array of tables; the tables are [key], [ui], [colors], [keys], [otp], [otp.aes_keys], "
+                + "[notify], each given once"
         ),
         ("[ui]\n\n[[ui.theme]]", 3, "[[ui.theme]] is an array of tables"),
         // Tables made by inline tables and dotted keys are checked as [headers] are.
