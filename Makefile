@@ -41,6 +41,8 @@ help:
 ## policy-rc.d that refuses every start is in place during the install (removed after, when it was not there).
 DEB_SERVER_PACKAGES :=
 test test-integration: DEB_SERVER_PACKAGES := openssh-server
+# ssh-keygen's ed25519-sk test on the USB key builds Tests/Bench/hidraw_shim.c for libfido2.
+test test-integration: DEB_PACKAGES += gcc libc6-dev
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \

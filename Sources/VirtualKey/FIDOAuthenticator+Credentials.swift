@@ -28,16 +28,18 @@ extension FIDOAuthenticator {
         let pinAuth = try pinAuth(p, param: Key.pinUVAuthParam, protocol: Key.pinUVAuthProtocol, state, presence)
         let (auth, pinProtocol) = (pinAuth?.param, pinAuth?.pinProtocol)
 
-        var es256 = false
+        // The first algorithm the RP lists that this key makes credentials with, in the RP's order.
+        let supported = FIDOCredentialKey.algorithms(for: state.version)
+        var algorithm: Int?
         for entry in algorithms {
             guard let m = entry.map else { throw .status(CTAPError.cborUnexpectedType) }
             let fields = Fields(m)
             guard let type = try fields.text("type"), let alg = try fields.int("alg") else {
                 throw .status(CTAPError.missingParameter)
             }
-            if type == CTAP2.publicKeyType && alg == COSE.Algorithm.es256 { es256 = true }
+            if algorithm == nil && type == CTAP2.publicKeyType && supported.contains(alg) { algorithm = alg }
         }
-        guard es256 else { throw .status(CTAPError.unsupportedAlgorithm) }
+        guard let algorithm else { throw .status(CTAPError.unsupportedAlgorithm) }
 
         let rk = try options.bool("rk") ?? false
         if try options.bool("up") == false { throw .status(CTAPError.invalidOption) }
@@ -83,7 +85,7 @@ extension FIDOAuthenticator {
         }
         ensureWrappingKeys(&state)
 
-        let key = P256PrivateKey()
+        guard let key = FIDOCredentialKey(generating: algorithm) else { throw .status(CTAPError.other) }
         let credentialID: [UInt8]
         if rk {
             credentialID = Crypto.random(32)
@@ -91,14 +93,14 @@ extension FIDOAuthenticator {
             state.fido.credentials.append(
                 FIDOState.Credential(
                     id: credentialID, rpID: rpID, rpName: rpName, userID: userID, userName: userName,
-                    userDisplayName: userDisplayName, privateKey: key.raw, credProtect: credProtect,
-                    hmacSecret: hmacSecret, created: state.fido.nextCreated))
+                    userDisplayName: userDisplayName, algorithm: algorithm, privateKey: key.raw,
+                    credProtect: credProtect, hmacSecret: hmacSecret, created: state.fido.nextCreated))
             state.fido.nextCreated += 1
         } else {
             guard
                 let handle = wrap(
-                    key.raw, rpIDHash: rpIDHash, credProtect: credProtect, hmacSecret: hmacSecret,
-                    state.fido)
+                    key.raw, algorithm: algorithm, rpIDHash: rpIDHash, credProtect: credProtect,
+                    hmacSecret: hmacSecret, state.fido)
             else { throw .status(CTAPError.other) }
             credentialID = handle
         }
@@ -113,28 +115,23 @@ extension FIDOAuthenticator {
         if !outputs.isEmpty { flags |= Flag.extensionData }
         var authData = rpIDHash + [flags] + BigEndian.bytes(UInt64(state.fido.signCount), count: 4)
         authData += Self.aaguid + BigEndian.bytes(UInt64(credentialID.count), count: 2) + credentialID
-        authData += Self.coseKey(key.publicKey).encoded
+        authData += key.publicKey.encoded
         if !outputs.isEmpty { authData += CBOR.map(outputs).encoded }
 
+        // Packed self attestation: signed with the credential's own key, so with its algorithm.
         let signature = try sign(key, authData + clientDataHash)
         typealias Answer = CTAP2.MakeCredential.ResponseKey
         return Self.ok([
             Answer.format: "packed",
             Answer.authData: .bytes(authData),
-            Answer.attestationStatement: ["alg": CBOR(COSE.Algorithm.es256), "sig": .bytes(signature)],
+            Answer.attestationStatement: ["alg": CBOR(algorithm), "sig": .bytes(signature)],
         ])
     }
 
     typealias Flag = CTAP2.AuthDataFlag
 
-    /// The credential public key as COSE_Key: EC2, ES256, P-256.
-    static func coseKey(_ key: P256PublicKey) -> CBOR {
-        COSE.ec2Key(key, algorithm: COSE.Algorithm.es256)
-    }
-
-    func sign(_ key: P256PrivateKey, _ message: [UInt8]) throws(Failure) -> [UInt8] {
-        let signature = key.sign(message)
-        guard !signature.isEmpty else { throw .status(CTAPError.other) }
+    func sign(_ key: FIDOCredentialKey, _ message: [UInt8]) throws(Failure) -> [UInt8] {
+        guard let signature = key.sign(message) else { throw .status(CTAPError.other) }
         return signature
     }
 
@@ -184,8 +181,8 @@ extension FIDOAuthenticator {
                 .sorted { $0.created > $1.created }
                 .map {
                     Located(
-                        id: $0.id, privateKey: $0.privateKey, credProtect: $0.credProtect,
-                        hmacSecret: $0.hmacSecret, resident: $0)
+                        id: $0.id, algorithm: $0.algorithm, privateKey: $0.privateKey,
+                        credProtect: $0.credProtect, hmacSecret: $0.hmacSecret, resident: $0)
                 }
                 .filter { $0.credProtect < 2 || userVerified }
         } else {
@@ -249,7 +246,9 @@ extension FIDOAuthenticator {
         state.fido.signCount &+= 1
         var authData = pending.rpIDHash + [flags] + BigEndian.bytes(UInt64(state.fido.signCount), count: 4)
         if !outputs.isEmpty { authData += CBOR.map(outputs).encoded }
-        guard let key = try? P256PrivateKey(raw: credential.privateKey) else { throw .status(CTAPError.other) }
+        guard let key = FIDOCredentialKey(algorithm: credential.algorithm, raw: credential.privateKey) else {
+            throw .status(CTAPError.other)
+        }
         let signature = try sign(key, authData + pending.clientDataHash)
 
         typealias Answer = CTAP2.GetAssertion.ResponseKey
@@ -287,13 +286,13 @@ extension FIDOAuthenticator {
             if let r = state.fido.credentials.first(where: { $0.id == id && $0.rpID == rpID }) {
                 out.append(
                     Located(
-                        id: id, privateKey: r.privateKey, credProtect: r.credProtect,
+                        id: id, algorithm: r.algorithm, privateKey: r.privateKey, credProtect: r.credProtect,
                         hmacSecret: r.hmacSecret, resident: r))
             } else if let unwrapped = unwrap(id, rpIDHash: rpIDHash, state.fido) {
                 out.append(
                     Located(
-                        id: id, privateKey: unwrapped.privateKey, credProtect: unwrapped.credProtect,
-                        hmacSecret: unwrapped.hmacSecret, resident: nil))
+                        id: id, algorithm: unwrapped.algorithm, privateKey: unwrapped.privateKey,
+                        credProtect: unwrapped.credProtect, hmacSecret: unwrapped.hmacSecret, resident: nil))
             }
         }
         return out

@@ -158,8 +158,8 @@ extension FIDOAuthenticator {
             CredentialAnswer.credentialID: CTAP2.credentialDescriptor(c.id),
             CredentialAnswer.credProtect: CBOR(c.credProtect),
         ]
-        if let key = try? P256PrivateKey(raw: c.privateKey) {
-            fields[CredentialAnswer.publicKey] = Self.coseKey(key.publicKey)
+        if let key = FIDOCredentialKey(algorithm: c.algorithm, raw: c.privateKey) {
+            fields[CredentialAnswer.publicKey] = key.publicKey
         }
         return fields
     }
@@ -174,11 +174,15 @@ extension FIDOAuthenticator {
         if state.fido.wrapMACKey.count != 32 { state.fido.wrapMACKey = Crypto.random(32) }
     }
 
+    /// The key handle flag of an EdDSA key; without it the key is a P-256 one (ES256, and every U2F key).
+    static let keyHandleEdDSA: UInt8 = 0x40
+
     func wrap(
-        _ privateKey: [UInt8], rpIDHash: [UInt8], credProtect: Int, hmacSecret: Bool,
+        _ privateKey: [UInt8], algorithm: Int, rpIDHash: [UInt8], credProtect: Int, hmacSecret: Bool,
         _ fido: FIDOState
     ) -> [UInt8]? {
-        let flags = UInt8(credProtect & 0x03) | (hmacSecret ? 0x80 : 0)
+        let edDSA = algorithm == COSE.Algorithm.edDSA ? Self.keyHandleEdDSA : 0
+        let flags = UInt8(credProtect & 0x03) | edDSA | (hmacSecret ? 0x80 : 0)
         let iv = Crypto.random(16)
         guard let sealed = try? Crypto.aes256CBCEncrypt(key: fido.wrapEncryptionKey, iv: iv, privateKey + rpIDHash)
         else { return nil }
@@ -187,7 +191,7 @@ extension FIDOAuthenticator {
     }
 
     func unwrap(_ handle: [UInt8], rpIDHash: [UInt8], _ fido: FIDOState)
-        -> (privateKey: [UInt8], credProtect: Int, hmacSecret: Bool)?
+        -> (algorithm: Int, privateKey: [UInt8], credProtect: Int, hmacSecret: Bool)?
     {
         guard handle.count == Self.keyHandleLength, handle[0] == Self.keyHandleFormat,
             fido.wrapEncryptionKey.count == 32, fido.wrapMACKey.count == 32
@@ -203,6 +207,7 @@ extension FIDOAuthenticator {
         else { return nil }
         let level = Int(handle[1] & 0x03)
         guard (1...3).contains(level) else { return nil }
-        return (Array(plain[..<32]), level, handle[1] & 0x80 != 0)
+        let algorithm = handle[1] & Self.keyHandleEdDSA != 0 ? COSE.Algorithm.edDSA : COSE.Algorithm.es256
+        return (algorithm, Array(plain[..<32]), level, handle[1] & 0x80 != 0)
     }
 }

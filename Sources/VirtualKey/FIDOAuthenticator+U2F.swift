@@ -50,7 +50,10 @@ extension FIDOAuthenticator {
             return Response(status: .commandAborted)
         }
         let key = P256PrivateKey()
-        guard let handle = wrap(key.raw, rpIDHash: application, credProtect: 1, hmacSecret: false, state.fido)
+        guard
+            let handle = wrap(
+                key.raw, algorithm: COSE.Algorithm.es256, rpIDHash: application, credProtect: 1, hmacSecret: false,
+                state.fido)
         else { return Response(status: .commandAborted) }
         let publicKey = key.publicKey.uncompressed
         let signature = attestationKey.sign(
@@ -85,8 +88,11 @@ extension FIDOAuthenticator {
         let challenge = Array(d[0..<32])
         let application = Array(d[32..<64])
         let handle = Array(d[65...])
-        // Credentials protected with credProtect above level 1 are not for U2F.
-        guard let unwrapped = unwrap(handle, rpIDHash: application, state.fido), unwrapped.credProtect == 1 else {
+        // Credentials protected with credProtect above level 1 are not for U2F, nor are EdDSA ones (U2F signs with
+        // P-256 only).
+        guard let unwrapped = unwrap(handle, rpIDHash: application, state.fido), unwrapped.credProtect == 1,
+            unwrapped.algorithm == COSE.Algorithm.es256
+        else {
             return Response(status: .incorrectParameters)
         }
         let userPresent: Bool

@@ -2,14 +2,15 @@ import FoundationEssentials
 import Glibc
 import KeyKit
 
-/// The FIDO2 (CTAP 2.1) and U2F (CTAP1) authenticator of the virtual key, answering as a YubiKey 5 with
-/// the firmware in the key's state does: ES256 credentials, discoverable credentials, the client PIN with
-/// PIN/UV auth protocols 1 and 2, PIN/UV auth tokens with permissions, credential management, the
-/// credProtect and hmac-secret extensions, authenticatorConfig with the minPinLength extension (from firmware
-/// 5.7), fingerprint enrollment on a profile with a sensor, and U2F registration and authentication. Attestation is packed
-/// self attestation for CTAP2 and a self-signed certificate for U2F. Its profile makes it differ as keys of
-/// other makes do (one PIN/UV auth protocol only, U2F only, getInfo entries no client knows, getPinRetries
-/// refused before a PIN is set, long keepalives before answers that need the user).
+/// The FIDO2 (CTAP 2.1) and U2F (CTAP1) authenticator of the virtual key, answering as a YubiKey 5 with the
+/// firmware in the key's state does: ES256 credentials and, from firmware 5.2, EdDSA (Ed25519) ones, discoverable
+/// credentials, the client PIN with PIN/UV auth protocols 1 and 2, PIN/UV auth tokens with permissions, credential
+/// management, the credProtect and hmac-secret extensions, authenticatorConfig with the minPinLength extension (from
+/// firmware 5.7), fingerprint enrollment on a profile with a sensor, and U2F registration and authentication.
+/// Attestation is packed self attestation for CTAP2 (signed with the credential's own key, under its algorithm) and a
+/// self-signed certificate for U2F. Its profile makes it differ as keys of other makes do (one PIN/UV auth protocol
+/// only, U2F only, getInfo entries no client knows, getPinRetries refused before a PIN is set, long keepalives before
+/// answers that need the user).
 ///
 /// Transports (NFC through `FIDOApplet`, USB HID through `VirtualKey.fidoHIDHandler()`) hand it whole
 /// messages. Like the applets it is owned by `VirtualKey` and only called with the key's lock held; the
@@ -22,8 +23,9 @@ import KeyKit
 ///     0x01 | flags | IV (16) | AES-256-CBC(encryption key, IV, private key (32) | rpIdHash (32)) (64)
 ///          | LEFT(HMAC-SHA-256(MAC key, everything before), 16)
 ///
-/// where flags holds the credProtect level (bits 0-1) and 0x80 for hmac-secret. A reset makes new
-/// wrapping keys, so earlier key handles stop working. Discoverable credentials get 32 random bytes.
+/// where flags holds the credProtect level (bits 0-1), 0x40 for an EdDSA key (the private key is then an Ed25519
+/// seed, not a P-256 scalar; U2F takes none of those) and 0x80 for hmac-secret. A reset makes new wrapping keys, so
+/// earlier key handles stop working. Discoverable credentials get 32 random bytes.
 public final class FIDOAuthenticator {
     /// This authenticator's AAGUID, 804b8213-9e22-4f99-b7cf-b9568f76800a: a random (version 4) UUID made
     /// for ykterm's virtual key, so relying parties never mistake it for a Yubico model.
@@ -85,6 +87,8 @@ public final class FIDOAuthenticator {
     /// A credential a request names or discovers, with its private key.
     struct Located {
         var id: [UInt8]
+        /// The COSE algorithm of its key (`FIDOCredentialKey`).
+        var algorithm: Int
         var privateKey: [UInt8]
         var credProtect: Int
         var hmacSecret: Bool
@@ -347,7 +351,7 @@ public final class FIDOAuthenticator {
             Key.maxCredentialCountInList: CBOR(Self.maxCredentialCountInList),
             Key.maxCredentialIDLength: CBOR(Self.maxCredentialIDLength),
             Key.transports: ["nfc", "usb"],
-            Key.algorithms: [CTAP2.es256Parameters],
+            Key.algorithms: .array(FIDOCredentialKey.algorithms(for: v).map(CTAP2.credentialParameters)),
             Key.forcePINChange: .bool(fido.forcePINChange),
             Key.minPINLength: CBOR(fido.minPINLength),
             Key.firmwareVersion: CBOR(firmware),

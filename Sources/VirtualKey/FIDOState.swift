@@ -21,7 +21,10 @@ public struct FIDOState: Codable, Sendable, Equatable {
         public var userID: [UInt8]
         public var userName: String?
         public var userDisplayName: String?
-        /// The raw P-256 private scalar (32 bytes).
+        /// The credential's COSE algorithm: ES256 (-7) or EdDSA (-8). A state file without it (written before
+        /// EdDSA credentials existed) holds ES256 credentials.
+        public var algorithm: Int
+        /// The private key, 32 bytes: the P-256 scalar (ES256) or the Ed25519 seed (EdDSA).
         public var privateKey: [UInt8]
         /// credProtect level: 1 userVerificationOptional, 2 ...WithCredentialIDList, 3 userVerificationRequired.
         public var credProtect: Int
@@ -32,8 +35,8 @@ public struct FIDOState: Codable, Sendable, Equatable {
 
         public init(
             id: [UInt8], rpID: String, rpName: String?, userID: [UInt8], userName: String?,
-            userDisplayName: String?, privateKey: [UInt8], credProtect: Int, hmacSecret: Bool = false,
-            created: UInt64
+            userDisplayName: String?, algorithm: Int = COSE.Algorithm.es256, privateKey: [UInt8], credProtect: Int,
+            hmacSecret: Bool = false, created: UInt64
         ) {
             self.id = id
             self.rpID = rpID
@@ -41,6 +44,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
             self.userID = userID
             self.userName = userName
             self.userDisplayName = userDisplayName
+            self.algorithm = algorithm
             self.privateKey = privateKey
             self.credProtect = credProtect
             self.hmacSecret = hmacSecret
@@ -48,7 +52,8 @@ public struct FIDOState: Codable, Sendable, Equatable {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case id, rpID, rpName, userID, userName, userDisplayName, privateKey, credProtect, hmacSecret, created
+            case id, rpID, rpName, userID, userName, userDisplayName, algorithm, privateKey, credProtect, hmacSecret,
+                created
         }
 
         public init(from decoder: any Decoder) throws {
@@ -59,6 +64,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
             userID = try decodeHex(c, .userID)
             userName = try c.decodeIfPresent(String.self, forKey: .userName)
             userDisplayName = try c.decodeIfPresent(String.self, forKey: .userDisplayName)
+            algorithm = try c.decodeIfPresent(Int.self, forKey: .algorithm) ?? COSE.Algorithm.es256
             privateKey = try decodeHex(c, .privateKey)
             credProtect = try c.decodeIfPresent(Int.self, forKey: .credProtect) ?? 1
             hmacSecret = try c.decodeIfPresent(Bool.self, forKey: .hmacSecret) ?? false
@@ -73,6 +79,7 @@ public struct FIDOState: Codable, Sendable, Equatable {
             try c.encodeHex(userID, forKey: .userID)
             try c.encodeIfPresent(userName, forKey: .userName)
             try c.encodeIfPresent(userDisplayName, forKey: .userDisplayName)
+            try c.encode(algorithm, forKey: .algorithm)
             try c.encodeHex(privateKey, forKey: .privateKey)
             try c.encode(credProtect, forKey: .credProtect)
             try c.encode(hmacSecret, forKey: .hmacSecret)

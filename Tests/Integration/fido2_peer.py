@@ -50,6 +50,38 @@ def main():
                 pin_uv_protocol=client_pin.protocol.VERSION)
             PackedAttestation().verify(att.att_stmt, att.auth_data, cdh)  # self attestation, checked here
             result = {"credential_id": att.auth_data.credential_data.credential_id.hex()}
+        elif action == "make-verify":
+            # A discoverable credential with the algorithms given (in that order), its self attestation, an
+            # assertion and the key credential management lists, all checked with python-fido2's own COSE classes.
+            from fido2.cose import CoseKey
+            pin = sys.stdin.readline().rstrip("\n")
+            rp_id, user_name, *algorithms = args
+            token = client_pin.get_pin_token(pin, ClientPin.PERMISSION.MAKE_CREDENTIAL, rp_id)
+            cdh = os.urandom(32)
+            att = ctap.make_credential(
+                cdh, {"id": rp_id, "name": rp_id}, {"id": user_name.encode(), "name": user_name},
+                [{"type": "public-key", "alg": int(a)} for a in algorithms], options={"rk": True},
+                pin_uv_param=client_pin.protocol.authenticate(token, cdh),
+                pin_uv_protocol=client_pin.protocol.VERSION)
+            PackedAttestation().verify(att.att_stmt, att.auth_data, cdh)
+            credential = att.auth_data.credential_data
+            public_key = CoseKey.parse(dict(credential.public_key))
+            challenge = os.urandom(32)
+            assertion = ctap.get_assertion(rp_id, challenge, [{"type": "public-key", "id": credential.credential_id}])
+            assertion.verify(challenge, public_key)
+            try:
+                public_key.verify(assertion.auth_data + os.urandom(32), assertion.signature)
+                other_message = "verified"
+            except Exception as e:
+                other_message = type(e).__name__
+            token = client_pin.get_pin_token(pin, ClientPin.PERMISSION.CREDENTIAL_MGMT)
+            listed = [c for c in CredentialManagement(ctap, client_pin.protocol, token).enumerate_creds(
+                hashlib.sha256(rp_id.encode()).digest()) if c[7]["id"] == credential.credential_id]
+            result = {"credential_id": credential.credential_id.hex(), "cose_class": type(public_key).__name__,
+                      "cose_key": {str(k): (v.hex() if isinstance(v, bytes) else v) for k, v in public_key.items()},
+                      "attestation_alg": att.att_stmt["alg"], "signature_length": len(assertion.signature),
+                      "other_message": other_message,
+                      "listed_key_same": len(listed) == 1 and CoseKey.parse(listed[0][8]) == public_key}
         elif action == "list-resident":
             pin = sys.stdin.readline().rstrip("\n")
             token = client_pin.get_pin_token(pin, ClientPin.PERMISSION.CREDENTIAL_MGMT)

@@ -110,6 +110,26 @@ def test_resident_credential_from_python_fido2_listed_and_deleted(key, env):
     assert peer(key, env, "assert", "example.org") == {"ctap_error": "NO_CREDENTIALS"}
 
 
+def test_eddsa_credentials_made_and_checked_by_python_fido2(key, env):
+    """The virtual key makes Ed25519 credentials as a YubiKey 5 does: python-fido2 asks for EdDSA, checks the
+    self attestation, the assertion and the key credential management lists with its own fido2.cose.EdDSA."""
+    assert info(key, env)["algorithms"] == [-7, -8]
+    fido(key, env, "pin", "set", input="eddsa-pin\n")
+    made = peer(key, env, "make-verify", "ssh:", "alice", "-8", pin="eddsa-pin")
+    x = made["cose_key"].pop("-2")
+    assert made["cose_class"] == "EdDSA" and made["cose_key"] == {"1": 1, "3": -8, "-1": 6} and len(x) == 64
+    assert made["attestation_alg"] == -8 and made["signature_length"] == 64
+    assert made["other_message"] == "InvalidSignature" and made["listed_key_same"] is True
+    # In the RP's order: the first algorithm the key has.
+    first_es256 = peer(key, env, "make-verify", "ssh:", "bob", "-7", "-8", pin="eddsa-pin")
+    assert first_es256["cose_class"] == "ES256" and first_es256["attestation_alg"] == -7
+    first_eddsa = peer(key, env, "make-verify", "ssh:", "carol", "-257", "-8", "-7", pin="eddsa-pin")
+    assert first_eddsa["cose_class"] == "EdDSA" and first_eddsa["listed_key_same"] is True
+    listed = json.loads(fido(key, env, "credentials", "list", "--json", input="eddsa-pin\n").stdout)
+    assert sorted(c["credential_id"] for c in listed) == sorted(
+        m["credential_id"] for m in (made, first_es256, first_eddsa))
+
+
 def test_self_test_with_and_without_pin(key, env):
     r = fido(key, env, "test")
     assert "FIDO2 self-test passed" in r.stdout and "attestation verified" in r.stdout

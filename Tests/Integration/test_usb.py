@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from harness import YKTERM, serve_usb, stop_pid, usb_unavailable_reason
+from harness import ROOT, YKTERM, serve_usb, stop_pid, usb_unavailable_reason
 
 pytestmark = pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
 
@@ -342,3 +342,93 @@ emit(readers=ykterm("list", "--json").stdout)
     assert slot["public_key_pem"] == r["public"] and r["info"]["serial"] == 5566778
     assert r["verify"] == 0 and r["verify_out"].startswith("OK: slot 9A's key (ECCP256)"), r["verify_out"]
     assert "Yubico YubiKey OTP+FIDO+CCID" in r["readers"]
+
+
+SSH_SCRIPT = PRELUDE + """
+import tempfile
+PIN = "ssh-pin-246"
+# libfido2 opens only character devices; the FUSE-served nodes are regular files to fstat (hidraw_shim.c).
+env = dict(os.environ, LD_PRELOAD=os.environ["HIDRAW_SHIM"], SSH_ASKPASS=os.environ["PIN_ASKPASS"],
+           SSH_ASKPASS_REQUIRE="force")
+def keygen(*args, cwd=None, shim=True):
+    return subprocess.run(["ssh-keygen", *args], env=env if shim else os.environ, cwd=cwd, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+work = tempfile.mkdtemp()
+if os.environ.get("SET_PIN"):
+    p = subprocess.run([YKTERM, "fido", "pin", "set"], input=PIN + "\\n", capture_output=True, text=True, timeout=30)
+    emit(pin_set=p.returncode, pin_err=p.stderr)
+k = keygen("-t", "ed25519-sk", "-O", "resident", "-O", "application=ssh:ykterm", "-N", "", "-C", "eddsa@test",
+           "-f", work + "/id")
+emit(enroll=k.returncode, enroll_out=k.stdout + k.stderr)
+if k.returncode == 0:
+    emit(public=open(work + "/id.pub").read())
+    with open(work + "/data", "w") as f:
+        f.write("signed by the virtual key")
+    s = keygen("-Y", "sign", "-f", work + "/id", "-n", "file", work + "/data")
+    emit(sign=s.returncode, sign_err=s.stderr)
+    with open(work + "/allowed", "w") as f:
+        f.write("eddsa@test " + " ".join(open(work + "/id.pub").read().split()[:2]) + "\\n")
+    v = subprocess.run(["ssh-keygen", "-Y", "verify", "-f", work + "/allowed", "-I", "eddsa@test", "-n", "file",
+                        "-s", work + "/data.sig"], stdin=open(work + "/data"), capture_output=True, text=True,
+                       timeout=30)
+    emit(verify=v.returncode, verify_out=v.stdout + v.stderr)
+    # The resident key again, from credential management (ssh-keygen -K, with the PIN).
+    os.mkdir(work + "/downloaded")
+    d = keygen("-K", "-N", "", cwd=work + "/downloaded")
+    emit(download=d.returncode, download_err=d.stderr, downloaded=sorted(os.listdir(work + "/downloaded")))
+    for name in os.listdir(work + "/downloaded"):
+        if name.endswith(".pub"):
+            emit(downloaded_public=open(work + "/downloaded/" + name).read())
+    listed = subprocess.run([YKTERM, "fido", "credentials", "list", "--json"], input=PIN + "\\n",
+                            capture_output=True, text=True, timeout=30)
+    emit(listed=json.loads(listed.stdout) if listed.returncode == 0 else listed.stderr)
+"""
+
+
+def ssh_keygen_unavailable_reason():
+    """Why OpenSSH's ssh-keygen cannot reach the USB key here, or None: it needs ssh-keygen, and a C compiler for
+    the LD_PRELOAD shim that lets libfido2 open the FUSE-served hidraw nodes."""
+    if shutil.which("ssh-keygen") is None:
+        return "ssh-keygen (openssh-client) is missing"
+    if shutil.which("cc") is None:
+        return "cc is missing (the hidraw shim for libfido2 is built here)"
+    return None
+
+
+def ssh_keygen_env(tmp_path):
+    """The environment for SSH_SCRIPT: the hidraw shim, built here, and an askpass program that answers the PIN."""
+    shim = tmp_path / "hidraw_shim.so"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(shim), str(ROOT / "Tests/Bench/hidraw_shim.c"), "-ldl"],
+                   check=True, capture_output=True, timeout=120)
+    askpass = tmp_path / "askpass"
+    askpass.write_text("#!/bin/sh\necho ssh-pin-246\n")
+    askpass.chmod(0o755)
+    return dict(os.environ, HIDRAW_SHIM=str(shim), PIN_ASKPASS=str(askpass))
+
+
+@pytest.mark.skipif(ssh_keygen_unavailable_reason() is not None, reason=ssh_keygen_unavailable_reason() or "")
+def test_ssh_keygen_makes_a_resident_ed25519_sk_key(tmp_path):
+    """OpenSSH 9.2's ssh-keygen, through libfido2, makes a resident ed25519-sk key (EdDSA, COSE -8) on the USB key
+    with a PIN, signs a file with it, which ssh-keygen verifies with OpenSSH's own Ed25519, and downloads it again
+    from credential management (-K)."""
+    r = results(serve_usb("--interfaces", "fido", script=SSH_SCRIPT, env=dict(ssh_keygen_env(tmp_path), SET_PIN="1"),
+                          timeout=240))
+    assert r["pin_set"] == 0, r["pin_err"]
+    assert r["enroll"] == 0, r["enroll_out"]
+    algorithm, blob, comment = r["public"].split()
+    assert (algorithm, comment) == ("sk-ssh-ed25519@openssh.com", "eddsa@test")
+    assert r["sign"] == 0, r["sign_err"]
+    assert r["verify"] == 0 and 'Good "file" signature for eddsa@test with ED25519-SK key' in r["verify_out"], \
+        r["verify_out"]
+    assert r["download"] == 0, r["download_err"]
+    assert r["downloaded"] == ["id_ed25519_sk_rk_ykterm", "id_ed25519_sk_rk_ykterm.pub"]
+    assert r["downloaded_public"].split()[:2] == [algorithm, blob]
+    [listed] = r["listed"]
+    assert listed["rp_id"] == "ssh:ykterm" and listed["user_name"] == "openssh"
+
+
+@pytest.mark.skipif(ssh_keygen_unavailable_reason() is not None, reason=ssh_keygen_unavailable_reason() or "")
+def test_ssh_keygen_gets_no_ed25519_sk_key_from_firmware_before_5_2(tmp_path):
+    r = results(serve_usb("--interfaces", "fido", "--firmware", "5.1.2", script=SSH_SCRIPT,
+                          env=ssh_keygen_env(tmp_path), timeout=120))
+    assert r["enroll"] != 0 and "requested feature not supported" in r["enroll_out"], r["enroll_out"]

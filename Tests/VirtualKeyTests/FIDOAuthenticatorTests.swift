@@ -327,8 +327,8 @@ private func newKey(
         #expect(info.maxCredentialCountInList == 8)
         #expect(info.maxCredentialIDLength == 128)
         #expect(info.transports == ["nfc", "usb"])
-        #expect(info.algorithms == [-7])
-        #expect(body[10] == [["alg": -7, "type": "public-key"]])
+        #expect(info.algorithms == [-7, -8])
+        #expect(body[10] == [["alg": -7, "type": "public-key"], ["alg": -8, "type": "public-key"]])
         #expect(info.minPINLength == 4)
         #expect(info.firmwareVersion == 0x05_07_02)
         #expect(info.remainingDiscoverableCredentials == 100)
@@ -582,7 +582,7 @@ private func newKey(
         let nfc = try await NFCClient(newKey())
         let cdh = Crypto.random(32)
         #expect(
-            try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, algorithms: [-8, -257]))
+            try await nfc.status(Command.makeCredential, makeCredentialParams(cdh, algorithms: [-257, -35]))
                 == CTAPError.unsupportedAlgorithm)
         var params = makeCredentialParams(cdh).map!
         params[7] = ["uv": true]
@@ -881,7 +881,7 @@ private func newKey(
         #expect(key.state.fido.credentials.isEmpty)
         // Errors that come before the touch are answered at once.
         #expect(
-            try await nfc.status(Command.makeCredential, makeCredentialParams(Crypto.random(32), algorithms: [-8]))
+            try await nfc.status(Command.makeCredential, makeCredentialParams(Crypto.random(32), algorithms: [-257]))
                 == CTAPError.unsupportedAlgorithm)
         _ = try await makeCredential(nfc, rk: true)
         #expect(key.state.fido.credentials.count == 1)

@@ -362,7 +362,8 @@ private func mode(of path: String) throws -> mode_t {
     }
 }
 
-private func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async throws {
+/// A fresh directory under the system's temporary directory, removed after `body` (the other suites use it too).
+func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async throws {
     let dir = FileManager.default.temporaryDirectory
         .appendingPathComponent("vk-tests-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)

@@ -16,7 +16,15 @@ public enum CTAP2 {
     }
 
     /// The PublicKeyCredentialParameters of ES256, as makeCredential asks for it and getInfo lists it.
-    public static let es256Parameters: CBOR = ["alg": CBOR(COSE.Algorithm.es256), "type": .text(publicKeyType)]
+    public static let es256Parameters = credentialParameters(COSE.Algorithm.es256)
+    /// The PublicKeyCredentialParameters of EdDSA (Ed25519), which YubiKeys have from firmware 5.2.
+    public static let edDSAParameters = credentialParameters(COSE.Algorithm.edDSA)
+
+    /// The PublicKeyCredentialParameters of a COSE algorithm: makeCredential's pubKeyCredParams and getInfo's
+    /// algorithms are lists of them.
+    public static func credentialParameters(_ algorithm: Int) -> CBOR {
+        ["alg": CBOR(algorithm), "type": .text(publicKeyType)]
+    }
 
     /// Command bytes: the first byte of every CTAP2 message (CTAP 2.1 section 6, "Authenticator API"; the
     /// preview commands come from CTAP 2.1's drafts).
@@ -314,9 +322,9 @@ public enum COSE {
 
     /// Algorithm numbers.
     public enum Algorithm {
-        /// ECDSA with SHA-256: the credential keys.
+        /// ECDSA with SHA-256 on P-256: credential keys.
         public static let es256 = -7
-        /// EdDSA (with Ed25519 here).
+        /// EdDSA (with Ed25519 here): credential keys of YubiKeys from firmware 5.2.
         public static let edDSA = -8
         /// ECDH-ES with HKDF-SHA-256: the key agreement keys of clientPIN.
         public static let ecdhESHKDF256 = -25
@@ -327,6 +335,14 @@ public enum COSE {
         .map([
             CBOR(Key.keyType): CBOR(keyTypeEC2), CBOR(Key.algorithm): CBOR(algorithm),
             CBOR(Key.curve): CBOR(curveP256), CBOR(Key.x): .bytes(key.x), CBOR(Key.y): .bytes(key.y),
+        ])
+    }
+
+    /// The COSE_Key of an Ed25519 public key: an OKP key for EdDSA, with the 32-byte key as x.
+    public static func okpKey(_ key: Ed25519PublicKey) -> CBOR {
+        .map([
+            CBOR(Key.keyType): CBOR(keyTypeOKP), CBOR(Key.algorithm): CBOR(Algorithm.edDSA),
+            CBOR(Key.curve): CBOR(curveEd25519), CBOR(Key.x): .bytes(key.raw),
         ])
     }
 }

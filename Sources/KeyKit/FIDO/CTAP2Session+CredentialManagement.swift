@@ -16,6 +16,7 @@ extension CTAP2Session {
         public var rpID: String
         public var credentialID: [UInt8]
         public var user: User
+        /// The credential's public key as the key gave it (a COSE_Key); `key` reads it.
         public var publicKey: CBOR?
         /// The credProtect level (1 userVerificationOptional, 2 userVerificationOptionalWithCredentialIDList,
         /// 3 userVerificationRequired), when the key says.
@@ -34,6 +35,9 @@ extension CTAP2Session {
             self.credProtect = credProtect
             self.hasLargeBlobKey = hasLargeBlobKey
         }
+
+        /// The public key, if the key gave one of an algorithm ykterm verifies (ES256 or EdDSA).
+        public var key: CredentialPublicKey? { publicKey.flatMap { try? CredentialPublicKey(cose: $0) } }
     }
 
     private var credMgmtCommand: CTAP2.Command {

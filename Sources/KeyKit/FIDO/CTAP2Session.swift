@@ -65,14 +65,15 @@ public struct AuthenticatorData: Sendable, Equatable {
         }
     }
 
-    /// The credential's ES256 public key from its COSE form.
+    /// The credential's public key from its COSE form, if it is one ykterm verifies (ES256 or EdDSA).
+    public var publicKey: CredentialPublicKey? {
+        credentialPublicKey.flatMap { try? CredentialPublicKey(cose: $0) }
+    }
+
+    /// The credential's public key if it is an ES256 one.
     public var es256PublicKey: P256PublicKey? {
-        guard let k = credentialPublicKey, k[COSE.Key.algorithm]?.int == COSE.Algorithm.es256,
-            let x = k[COSE.Key.x]?.bytes, let y = k[COSE.Key.y]?.bytes
-        else {
-            return nil
-        }
-        return try? P256PublicKey(x: x, y: y)
+        guard case .es256(let key) = publicKey else { return nil }
+        return key
     }
 }
 
@@ -375,10 +376,10 @@ public actor CTAP2Session {
         }
     }
 
-    /// makeCredential with the first of `algorithms` (COSE numbers, ES256 by default) the key supports; with
-    /// `credProtect` (1 to 3), the extension that says when the credential may be used without verification. Adds
-    /// pinUvAuthParam when a token is held; without one, a key that has a PIN answers PUAT_REQUIRED, reported as
-    /// "this needs the PIN".
+    /// makeCredential with the first of `algorithms` (COSE numbers, ES256 unless given) the key supports; a key
+    /// that supports none answers CTAP2_ERR_UNSUPPORTED_ALGORITHM. With `credProtect` (1 to 3), the extension that
+    /// says when the credential may be used without verification. Adds pinUvAuthParam when a token is held;
+    /// without one, a key that has a PIN answers PUAT_REQUIRED, reported as "this needs the PIN".
     public func makeCredential(
         clientDataHash: [UInt8], rp: RelyingParty, user: User, residentKey: Bool,
         excludeList: [[UInt8]] = [], algorithms: [Int] = [COSE.Algorithm.es256], credProtect: Int? = nil
@@ -387,8 +388,7 @@ public actor CTAP2Session {
         typealias Answer = CTAP2.MakeCredential.ResponseKey
         var params: CTAPParameters = [
             Key.clientDataHash: .bytes(clientDataHash), Key.rp: rp.cbor, Key.user: user.cbor,
-            Key.pubKeyCredParams: .array(
-                algorithms.map { ["alg": CBOR($0), "type": .text(CTAP2.publicKeyType)] }),
+            Key.pubKeyCredParams: .array(algorithms.map(CTAP2.credentialParameters)),
         ]
         if !excludeList.isEmpty { params[Key.excludeList] = .array(excludeList.map(CTAP2.credentialDescriptor)) }
         if residentKey { params[Key.options] = ["rk": true] }

@@ -20,9 +20,12 @@ public enum FIDOVerifier {
                     throw FIDOSessionError.signatureInvalid(.attestation)
                 }
             } else {
-                guard let cose = credential.authData.credentialPublicKey,
-                    try verify(signature: sig, message: message, coseKey: cose)
-                else {
+                // Self attestation signs with the credential's own key, so with its algorithm.
+                guard let cose = credential.authData.credentialPublicKey else {
+                    throw FIDOSessionError.signatureInvalid(.selfAttestation)
+                }
+                let key = try CredentialPublicKey(cose: cose)
+                guard key.algorithm == alg, key.verify(signature: sig, message: message) else {
                     throw FIDOSessionError.signatureInvalid(.selfAttestation)
                 }
             }
@@ -31,24 +34,9 @@ public enum FIDOVerifier {
         }
     }
 
-    /// Verifies a signature with a COSE public key: ES256 (-7) or EdDSA/Ed25519 (-8).
+    /// Verifies a signature with a COSE public key: ES256 (-7) or EdDSA/Ed25519 (-8) (`CredentialPublicKey`).
     public static func verify(signature: [UInt8], message: [UInt8], coseKey: CBOR) throws -> Bool {
-        switch coseKey[COSE.Key.algorithm]?.int {
-        case COSE.Algorithm.es256:
-            guard let x = coseKey[COSE.Key.x]?.bytes, let y = coseKey[COSE.Key.y]?.bytes else {
-                throw FIDOSessionError.malformed(Malformation(.credentialKey, .incomplete))
-            }
-            return try P256PublicKey(x: x, y: y).verify(signature: signature, message: message)
-        case COSE.Algorithm.edDSA:
-            guard coseKey[COSE.Key.keyType]?.int == COSE.keyTypeOKP, coseKey[COSE.Key.curve]?.int == COSE.curveEd25519,
-                let x = coseKey[COSE.Key.x]?.bytes
-            else {
-                throw FIDOSessionError.malformed(Malformation(.credentialKey, .wrongKeyType))
-            }
-            return try Ed25519PublicKey(raw: x).verify(signature: signature, message: message)
-        default:
-            throw FIDOSessionError.notSupported(.signatureAlgorithm(coseKey[COSE.Key.algorithm]?.int))
-        }
+        try CredentialPublicKey(cose: coseKey).verify(signature: signature, message: message)
     }
 
     /// Checks an assertion against the credential's COSE public key (ES256 or EdDSA).
