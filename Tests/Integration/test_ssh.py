@@ -118,3 +118,113 @@ def test_a_credential_of_another_site_is_not_an_ssh_key(pinned, env):
     assert json.loads(ssh(key, env, "list", "--json", input=PIN + "\n").stdout) == []
     bad = ssh(key, env, "new", "--application", "web:x", input=PIN + "\n", check=False)
     assert bad.returncode == 2 and "must start with ssh:" in bad.stderr, bad
+
+
+# --- Logging in with OpenSSH, on the virtual key plugged in over USB --------------------------------------------
+
+from test_usb import PRELUDE, results, ssh_keygen_env, ssh_keygen_unavailable_reason  # noqa: E402
+from harness import serve_usb  # noqa: E402
+
+LOGIN_SCRIPT = PRELUDE + """
+import shutil, socket, tempfile
+PIN = "ssh-pin-246"
+env = dict(os.environ, LD_PRELOAD=os.environ["HIDRAW_SHIM"], SSH_ASKPASS=os.environ["PIN_ASKPASS"],
+           SSH_ASKPASS_REQUIRE="force")
+work = tempfile.mkdtemp(prefix="ykterm-ssh-login-")
+def run(argv, stdin=None, cwd=None, shim=False):
+    return subprocess.run(argv, env=env if shim else os.environ, cwd=cwd, capture_output=True, text=True,
+                          timeout=60, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL)
+p = run([YKTERM, "fido", "pin", "set"], stdin=PIN + "\\n")
+emit(pin_set=p.returncode, pin_err=p.stderr)
+# Two keys ykterm makes, one OpenSSH makes.
+made = {}
+for name, args in (("ed", ["--application", "ssh:login"]), ("ec", ["--type", "ecdsa", "--application", "ssh:login-ec"])):
+    r = run([YKTERM, "ssh", "new", *args, "--out", work + "/" + name], stdin=PIN + "\\n")
+    made[name] = {"rc": r.returncode, "out": r.stdout + r.stderr}
+emit(made=made)
+k = run(["ssh-keygen", "-t", "ed25519-sk", "-O", "resident", "-O", "application=ssh:openssh", "-N", "", "-f",
+         work + "/openssh"], shim=True)
+emit(openssh=k.returncode, openssh_out=k.stdout + k.stderr)
+listed = run([YKTERM, "ssh", "list", "--json"], stdin=PIN + "\\n")
+emit(listed=json.loads(listed.stdout) if listed.returncode == 0 else listed.stderr)
+# What ssh-keygen -K downloads.
+os.mkdir(work + "/downloaded")
+d = run(["ssh-keygen", "-K", "-N", ""], cwd=work + "/downloaded", shim=True)
+emit(download=d.returncode, download_err=d.stderr,
+     downloaded={n: open(work + "/downloaded/" + n).read() for n in os.listdir(work + "/downloaded") if n.endswith(".pub")})
+files = {n: open(work + "/" + n).read() for n in ("ed.pub", "ec.pub", "openssh.pub") if os.path.exists(work + "/" + n)}
+emit(files=files)
+# An sshd of our own on 127.0.0.1 that accepts the two keys ykterm made; ssh logs in with each handle file.
+created_run_sshd = not os.path.isdir("/run/sshd")
+if created_run_sshd:
+    os.mkdir("/run/sshd", 0o755)
+try:
+    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", work + "/host"])
+    with open(work + "/authorized_keys", "w") as f:
+        f.write(files.get("ed.pub", "") + files.get("ec.pub", ""))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(work + "/sshd_config", "w") as f:
+        f.write("\\n".join(["ListenAddress 127.0.0.1", f"Port {port}", f"HostKey {work}/host", "PidFile none",
+                          f"AuthorizedKeysFile {work}/authorized_keys", "StrictModes no", "UsePAM no",
+                          "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+                          "PermitRootLogin prohibit-password", "PubkeyAuthentication yes"]) + "\\n")
+    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", work + "/sshd_config"], stdout=subprocess.DEVNULL,
+                            stderr=open(work + "/sshd.log", "w"), stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if sshd.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        logins = {}
+        for name in ("ed", "ec", "openssh"):
+            r = run(["ssh", "-F", "none", "-i", work + "/" + name, "-o", "IdentitiesOnly=yes", "-o",
+                     "UserKnownHostsFile=" + work + "/known_hosts", "-o", "StrictHostKeyChecking=accept-new",
+                     "-o", "BatchMode=yes", "-p", str(port), "127.0.0.1", "echo", "logged-in-" + name], shim=True)
+            logins[name] = {"rc": r.returncode, "out": r.stdout.strip(), "err": r.stderr[-400:]}
+        emit(logins=logins)
+    finally:
+        sshd.terminate()
+        sshd.wait(timeout=10)
+finally:
+    if created_run_sshd:
+        shutil.rmtree("/run/sshd", ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
+"""
+
+
+def login_unavailable_reason():
+    if shutil.which("/usr/sbin/sshd") is None or shutil.which("ssh") is None:
+        return "sshd or ssh is missing (make test installs openssh-server)"
+    return ssh_keygen_unavailable_reason()
+
+
+@pytest.mark.skipif(login_unavailable_reason() is not None, reason=login_unavailable_reason() or "")
+def test_ssh_logs_in_with_the_keys_ykterm_made_and_ssh_keygen_K_finds_them(tmp_path):
+    """On the USB virtual key: `ykterm ssh new` makes an ed25519-sk and an ecdsa-sk key; OpenSSH (ssh, through
+    libfido2) logs in with each handle file to an sshd of the test's own; `ssh-keygen -K` downloads them with the
+    same public keys as `ykterm ssh list` shows, and a key ssh-keygen made is in that list with its public key."""
+    r = results(serve_usb("--interfaces", "fido", script=LOGIN_SCRIPT, env=ssh_keygen_env(tmp_path), timeout=300))
+    assert r["pin_set"] == 0, r["pin_err"]
+    assert all(m["rc"] == 0 for m in r["made"].values()), r["made"]
+    assert r["openssh"] == 0, r["openssh_out"]
+    files = r["files"]
+    lines = {k["application"]: k["public_key"] for k in r["listed"]}
+    assert lines["ssh:login"] == files["ed.pub"].strip() and lines["ssh:login-ec"] == files["ec.pub"].strip()
+    assert lines["ssh:login"].startswith("sk-ssh-ed25519@openssh.com ")
+    assert lines["ssh:login-ec"].startswith("sk-ecdsa-sha2-nistp256@openssh.com ")
+    assert lines["ssh:openssh"].split()[:2] == files["openssh.pub"].split()[:2], (lines, files)
+    assert r["download"] == 0, r["download_err"]
+    downloaded = r["downloaded"]
+    assert downloaded["id_ed25519_sk_rk_login.pub"].strip() == lines["ssh:login"]
+    assert downloaded["id_ecdsa_sk_rk_login-ec.pub"].strip() == lines["ssh:login-ec"]
+    assert r["logins"]["ed"] == {"rc": 0, "out": "logged-in-ed", "err": r["logins"]["ed"]["err"]}, r["logins"]
+    assert r["logins"]["ec"]["rc"] == 0 and r["logins"]["ec"]["out"] == "logged-in-ec", r["logins"]
+    # The key the server does not list is refused.
+    assert r["logins"]["openssh"]["rc"] != 0, r["logins"]
