@@ -41,8 +41,9 @@ help:
 ## policy-rc.d that refuses every start is in place during the install (removed after, when it was not there).
 DEB_SERVER_PACKAGES :=
 test test-integration: DEB_SERVER_PACKAGES := openssh-server
-# ssh-keygen's ed25519-sk test on the USB key builds Tests/Bench/hidraw_shim.c for libfido2.
-test test-integration: DEB_PACKAGES += gcc libc6-dev
+# The USB key's ssh-keygen and ssh tests build Tests/Bench/hidraw_shim.c for libfido2; the PIV SSH tests use ykcs11
+# (ssh -I, ssh-keygen -D) and openssl.
+test test-integration: DEB_PACKAGES += gcc libc6-dev openssh-client openssl ykcs11
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \

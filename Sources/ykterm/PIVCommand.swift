@@ -17,7 +17,7 @@ struct PIVCommand: ParsableCommand {
             asking.
             """,
         subcommands: [
-            Info.self, Verify.self, Sign.self, Certificates.self, Keys.self, PINCommand.self,
+            Info.self, Verify.self, Sign.self, Certificates.self, Keys.self, SSHKey.self, PINCommand.self,
             PUKCommand.self, ManagementKey.self, Reset.self,
         ])
 }
@@ -287,6 +287,34 @@ enum PIVFiles {
                     words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))]))
             }
             offset += n
+        }
+    }
+}
+
+extension PIVCommand {
+    struct SSHKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ssh-key",
+            abstract: "The slot's public key as an authorized_keys line (what ssh-keygen -D shows for it).",
+            discussion: """
+                From the slot's metadata (firmware 5.3 and later), else its certificate. RSA, ECDSA P-256 and \
+                P-384 and Ed25519 keys; OpenSSH uses them through a PKCS #11 module (ssh -I libykcs11.so), which \
+                shows a slot that holds a certificate (piv certificates generate makes one).
+                """)
+
+        @OptionGroup var key: KeyOptions
+        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @Option(name: .long, help: ArgumentHelp("The comment after the key.", valueName: "TEXT"))
+        var comment: String?
+
+        func run() async throws {
+            let slot = slot.slot
+            let publicKey = try await key.piv.publicKey(in: slot)
+            guard let line = SSHPublicKey.authorizedKeysLine(publicKey, comment: comment ?? "PIV slot \(slot)")
+            else {
+                throw YktermError.failed(words("cli.piv.sshKey.unsupported", ["type": "\(publicKey.type)"]))
+            }
+            out(line)
         }
     }
 }

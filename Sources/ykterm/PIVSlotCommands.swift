@@ -9,8 +9,83 @@ extension PIVCommand {
     struct Certificates: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "certificates",
-            abstract: "Export, import and delete slot certificates.",
-            subcommands: [Export.self, Import.self, Delete.self])
+            abstract: "Export, import, generate, request and delete slot certificates.",
+            subcommands: [Export.self, Import.self, Generate.self, Request.self, Delete.self])
+
+        struct Generate: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "generate",
+                abstract: "Make a self-signed certificate for the slot's key, signed on the key, and store it.",
+                discussion: """
+                    The slot's key signs the certificate itself (SHA-256; Ed25519 keys sign plainly), so PKCS #11 \
+                    modules such as ykcs11 and OpenSC, which show a slot only when it holds a certificate, offer \
+                    its key (to ssh -I, for one). SUBJECT is NAME=value pairs separated by commas \
+                    (CN=alice,O=Example), or a plain name for CN. Needs the management key, and the PIN when the \
+                    slot's policy wants it; replaces the slot's certificate.
+                    """)
+
+            @OptionGroup var key: KeyOptions
+            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @Option(name: [.long, .short], help: ArgumentHelp("The subject (and issuer).", valueName: "SUBJECT"))
+            var subject: String
+            @Option(name: .long, help: ArgumentHelp("Days the certificate is valid from now.", valueName: "DAYS"))
+            var validDays = 365
+
+            func validate() throws {
+                guard (1...36500).contains(validDays) else {
+                    throw ValidationError(words("cli.piv.certificates.validDays", ["value": String(validDays)]))
+                }
+            }
+
+            func run() async throws {
+                let subject = try PIVOperations.subject(self.subject)
+                let (slot, days) = (slot.slot, validDays)
+                let certificate = try await PIVAnswers.asking(Prompt()) { answers in
+                    try await key.piv.generateCertificate(
+                        in: slot, subject: subject, days: days, pin: answers.pin,
+                        managementKey: answers.managementKey, touch: { TouchNotice.show() })
+                }
+                out(
+                    words(
+                        "cli.piv.certificates.generated",
+                        [
+                            "slot": "\(slot)", "subject": certificate.subject,
+                            "fingerprint": certificate.sha256FingerprintText,
+                        ]))
+            }
+        }
+
+        struct Request: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "request",
+                abstract: "Write a certificate request (PKCS #10) for the slot's key, signed on the key.",
+                discussion: """
+                    For a certificate authority to sign: PEM (or DER with --der) on standard output or to --out. \
+                    SUBJECT as for generate. Needs the PIN when the slot's policy wants it.
+                    """)
+
+            @OptionGroup var key: KeyOptions
+            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @Option(name: [.long, .short], help: ArgumentHelp("The subject.", valueName: "SUBJECT"))
+            var subject: String
+            @Flag(name: .long, help: "DER instead of PEM.") var der = false
+            @Option(
+                help: ArgumentHelp(
+                    "Write here instead of standard output (not over an existing file).", valueName: "FILE"))
+            var out: String?
+
+            func run() async throws {
+                let subject = try PIVOperations.subject(self.subject)
+                let slot = slot.slot
+                let request = try await PIVAnswers.asking(Prompt()) { answers in
+                    try await key.piv.certificateRequest(
+                        in: slot, subject: subject, pin: answers.pin, touch: { TouchNotice.show() })
+                }
+                try PIVFiles.write(
+                    der ? request : Array(PEM.encode(request, label: "CERTIFICATE REQUEST").utf8), to: out,
+                    replace: false)
+            }
+        }
 
         struct Export: AsyncParsableCommand {
             static let configuration = CommandConfiguration(

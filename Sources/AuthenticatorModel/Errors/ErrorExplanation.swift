@@ -179,6 +179,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pivPrivateKey = "piv-private-key"
     case attestationInvalid = "attestation-invalid"
     case pivNoCertificate = "piv-no-certificate"
+    case pivNoPublicKey = "piv-no-public-key"
+    case certificateSubject = "certificate-subject"
     case certificateNotSlotsKey = "certificate-not-slots-key"
     // Device configuration (Management).
     case wrongLockCode = "wrong-lock-code"
@@ -232,7 +234,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch,
             .notLocked,
             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
-            .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey:
+            .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey, .certificateSubject:
             return .usage
         default: return .failed
         }
@@ -395,6 +397,8 @@ extension ErrorExplanation {
         // An answer the command line did not give (it asks each question once).
         case .needs: return ErrorExplanation(kind: .pivNeedsAuthentication)
         case .noCertificate(let slot): return ErrorExplanation(kind: .pivNoCertificate, ["slot": slot.description])
+        case .noPublicKey(let slot): return ErrorExplanation(kind: .pivNoPublicKey, ["slot": slot.description])
+        case .badSubject(let text): return ErrorExplanation(kind: .certificateSubject, ["subject": text])
         case .certificateNotTheSlotsKey(let slot):
             return ErrorExplanation(kind: .certificateNotSlotsKey, ["slot": slot.description])
         case .managementKeyLength(_, let expected, let given):

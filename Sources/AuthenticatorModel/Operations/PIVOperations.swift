@@ -96,6 +96,118 @@ public struct PIVOperations: Sendable {
         }
     }
 
+    /// The slot's public key: from its metadata (firmware 5.3 and later), else from its certificate.
+    public func publicKey(in slot: PIV.Slot) async throws -> AsymmetricPublicKey {
+        try await withSession { try await Self.slotPublicKey($0, slot) }
+    }
+
+    static func slotPublicKey(_ s: PIVSession, _ slot: PIV.Slot) async throws -> AsymmetricPublicKey {
+        if PIVFeature.metadata.isSupported(by: s.version) {
+            do {
+                return try await s.slotMetadata(slot).publicKey
+            } catch let e as SmartCardError
+                where e == .status(.fileNotFound) || e == .status(.referencedDataNotFound)
+            {
+                throw PIVOperationError.noPublicKey(slot)
+            }
+        }
+        guard let spki = try await s.certificate(in: slot)?.subjectPublicKeyInfo,
+            let key = try? AsymmetricPublicKey(spki: spki)
+        else { throw PIVOperationError.noPublicKey(slot) }
+        return key
+    }
+
+    /// Signs what `make` builds from the slot's public key with the slot's key (the management key first when
+    /// `managementKey` matters, then the PIN when the slot's policy wants it; `touch` before a signature the touch
+    /// policy makes wait for), and returns the signed DER and the key.
+    private func signedOnKey(
+        _ slot: PIV.Slot, pin: SecretBytes?, managementKey: SecretBytes??, touch: @Sendable () -> Void,
+        _ make: (AsymmetricPublicKey) throws -> CertificateIssuer.Unsigned,
+        then store: (PIVSession, [UInt8], AsymmetricPublicKey) async throws -> Void = { _, _, _ in }
+    ) async throws -> [UInt8] {
+        try await withSession { s in
+            let key = try await Self.slotPublicKey(s, slot)
+            let metadata = PIVFeature.metadata.isSupported(by: s.version) ? try await s.slotMetadata(slot) : nil
+            if let managementKey { try await Self.authenticate(s, managementKey) }
+            if PIVSignatureCheck.needsPIN(slot, pinPolicy: metadata?.pinPolicy) {
+                guard let pin else { throw PIVOperationError.needs(.pin) }
+                try await s.verifyPIN(pin)
+            }
+            let unsigned = try make(key)
+            if PIVSignatureCheck.needsTouch(metadata) { touch() }
+            let signature = try await s.sign(unsigned.toBeSigned, in: slot, algorithm: metadata?.algorithm)
+            let der = unsigned.signed(with: signature)
+            try await store(s, der, key)
+            return der
+        }
+    }
+
+    /// A self-signed certificate for the slot's key, signed by that key on the key, valid from now for `days`
+    /// days, stored in the slot (PKCS #11 modules such as ykcs11 show a slot only when it holds a certificate).
+    public func generateCertificate(
+        in slot: PIV.Slot, subject: [CertificateIssuer.NameAttribute], days: Int, pin: SecretBytes?,
+        managementKey: SecretBytes?, touch: @Sendable () -> Void = {}
+    ) async throws -> X509Certificate {
+        var serial = Crypto.random(16)
+        serial[0] &= 0x7F
+        let der = try await signedOnKey(
+            slot, pin: pin, managementKey: .some(managementKey), touch: touch,
+            { key in
+                try CertificateIssuer.unsignedCertificate(
+                    subject: subject, publicKey: key, serial: serial, validity: .days(days))
+            },
+            then: { s, der, key in
+                let certificate = try X509Certificate(der: der)
+                guard certificate.isSigned(by: key) else { throw PIVOperationError.certificateNotTheSlotsKey(slot) }
+                try await s.putCertificate(certificate, in: slot, compress: false)
+            })
+        return try X509Certificate(der: der)
+    }
+
+    /// A certificate request (PKCS #10, DER) for the slot's key, signed by it on the key.
+    public func certificateRequest(
+        in slot: PIV.Slot, subject: [CertificateIssuer.NameAttribute], pin: SecretBytes?,
+        touch: @Sendable () -> Void = {}
+    ) async throws -> [UInt8] {
+        try await signedOnKey(slot, pin: pin, managementKey: nil, touch: touch) { key in
+            try CertificateIssuer.unsignedRequest(subject: subject, publicKey: key)
+        }
+    }
+
+    /// A subject as ykman and OpenSSL take it: `CN=alice,O=Example` (a `\,` is a comma in a value), or a plain
+    /// name, which is the common name. The attribute names OpenSSL knows (CN, O, OU, C, L, ST, DC, emailAddress, ...)
+    /// or dotted OIDs; OpenSSL refuses others when the certificate is made.
+    public static func subject(_ text: String) throws(PIVOperationError) -> [CertificateIssuer.NameAttribute] {
+        let trimmed = text.trimmingSpaces
+        guard !trimmed.isEmpty else { throw .badSubject(text) }
+        guard trimmed.contains("=") else { return [CertificateIssuer.NameAttribute("CN", trimmed)] }
+        var parts = [String](), current = "", escaped = false
+        for c in trimmed {
+            if escaped {
+                current.append(c)
+                escaped = false
+            } else if c == "\\" {
+                escaped = true
+            } else if c == "," {
+                parts.append(current)
+                current = ""
+            } else {
+                current.append(c)
+            }
+        }
+        parts.append(current)
+        var out = [CertificateIssuer.NameAttribute]()
+        for part in parts {
+            guard let eq = part.firstIndex(of: "=") else { throw .badSubject(text) }
+            let name = String(part[..<eq]).trimmingSpaces, value = String(part[part.index(after: eq)...]).trimmingSpaces
+            guard !name.isEmpty, !value.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." }) else {
+                throw .badSubject(text)
+            }
+            out.append(CertificateIssuer.NameAttribute(name, value))
+        }
+        return out
+    }
+
     /// The slot's certificate, nil when it has none.
     public func certificate(in slot: PIV.Slot) async throws -> X509Certificate? {
         try await withSession { try await $0.certificate(in: slot) }
@@ -237,6 +349,10 @@ public enum PIVOperationError: Error, Sendable, Equatable {
     case needs(PIVQuestion)
     /// The slot has no certificate.
     case noCertificate(PIV.Slot)
+    /// The slot holds no key, or (firmware before 5.3, no certificate) the key does not tell its public key.
+    case noPublicKey(PIV.Slot)
+    /// A certificate subject that is not NAME=value pairs.
+    case badSubject(String)
     /// The certificate's public key is not the slot's key.
     case certificateNotTheSlotsKey(PIV.Slot)
     /// A management key of the wrong length for its algorithm.

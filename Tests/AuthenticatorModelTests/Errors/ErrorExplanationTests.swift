@@ -213,6 +213,8 @@ import Testing
         (SSHOperationError.exists(application: "ssh:work", user: "alice"), .sshKeyExists),
         (SSHOperationError.notAnSSHApplication("web:x"), .sshApplication),
         (SSHOperationError.userTooLong(String(repeating: "u", count: 40)), .sshUserTooLong),
+        (PIVOperationError.noPublicKey(.authentication), .pivNoPublicKey),
+        (PIVOperationError.badSubject("x"), .certificateSubject),
         (SSHOperationError.noSuchKey("ab"), .sshNoSuchKey), (SSHOperationError.ambiguousKey("a"), .sshAmbiguousKey),
         (ConfigProblem.timeoutRange("--chalresp-timeout", maximum: 255), .timeoutRange),
     ]
