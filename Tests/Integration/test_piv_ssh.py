@@ -12,6 +12,7 @@ import pytest
 
 from harness import run_ykman, run_ykterm
 from harness import serve_usb, usb_unavailable_reason
+from sshd_scripts import SSHD
 from test_usb import PRELUDE, results
 
 PIN = "123456"
@@ -86,8 +87,8 @@ def test_a_slot_without_a_key_is_named(key, env):
     assert r.returncode == 1 and "9D" in r.stderr, r
 
 
-PIV_LOGIN_SCRIPT = PRELUDE + """
-import shutil, socket, tempfile
+PIV_LOGIN_SCRIPT = PRELUDE + SSHD + """
+import tempfile
 LIB = os.environ["YKCS11"]
 work = tempfile.mkdtemp(prefix="ykterm-piv-ssh-")
 def run(argv, stdin=None, env=None):
@@ -99,48 +100,18 @@ line = run([YKTERM, "piv", "ssh-key", "9a"]).stdout.strip()
 emit(generated=g.returncode, certified=c.returncode, errors=g.stderr + c.stderr, line=line)
 d = run(["ssh-keygen", "-D", LIB])
 emit(listed=d.stdout, listed_err=d.stderr[-500:], listed_rc=d.returncode)
-created_run_sshd = not os.path.isdir("/run/sshd")
-if created_run_sshd:
-    os.mkdir("/run/sshd", 0o755)
+askpass = work + "/askpass"
+with open(askpass, "w") as f:
+    f.write("#!/bin/sh\\necho 123456\\n")
+os.chmod(askpass, 0o755)
+sshd = Sshd(work, line + "\\n")
 try:
-    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", work + "/host"])
-    with open(work + "/authorized_keys", "w") as f:
-        f.write(line + "\\n")
-    askpass = work + "/askpass"
-    with open(askpass, "w") as f:
-        f.write("#!/bin/sh\\necho 123456\\n")
-    os.chmod(askpass, 0o755)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with open(work + "/sshd_config", "w") as f:
-        f.write("\\n".join(["ListenAddress 127.0.0.1", f"Port {port}", f"HostKey {work}/host", "PidFile none",
-                          f"AuthorizedKeysFile {work}/authorized_keys", "StrictModes no", "UsePAM no",
-                          "PasswordAuthentication no", "KbdInteractiveAuthentication no",
-                          "PermitRootLogin prohibit-password", "PubkeyAuthentication yes"]) + "\\n")
-    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", work + "/sshd_config"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if sshd.poll() is not None or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        r = run(["ssh", "-F", "none", "-I", LIB, "-o",
-                 "UserKnownHostsFile=" + work + "/known_hosts", "-o", "StrictHostKeyChecking=accept-new",
-                 "-p", str(port), "127.0.0.1", "echo", "logged-in-piv"],
-                env=dict(os.environ, SSH_ASKPASS=askpass, SSH_ASKPASS_REQUIRE="force", DISPLAY=":0"))
-        emit(login=r.returncode, login_out=r.stdout.strip(), login_err=r.stderr[-500:])
-    finally:
-        sshd.terminate()
-        sshd.wait(timeout=10)
+    # Not IdentitiesOnly: it would leave out the keys the PKCS #11 module offers.
+    r = run(sshd.client() + ["-I", LIB, "127.0.0.1", "echo", "logged-in-piv"],
+            env=dict(os.environ, SSH_ASKPASS=askpass, SSH_ASKPASS_REQUIRE="force", DISPLAY=":0"))
+    emit(login=r.returncode, login_out=r.stdout.strip(), login_err=r.stderr[-500:])
 finally:
-    if created_run_sshd:
-        shutil.rmtree("/run/sshd", ignore_errors=True)
+    sshd.stop()
     shutil.rmtree(work, ignore_errors=True)
 """
 

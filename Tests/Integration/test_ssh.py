@@ -124,9 +124,10 @@ def test_a_credential_of_another_site_is_not_an_ssh_key(pinned, env):
 
 from test_usb import PRELUDE, results, ssh_keygen_env, ssh_keygen_unavailable_reason  # noqa: E402
 from harness import serve_usb  # noqa: E402
+from sshd_scripts import SSHD  # noqa: E402
 
-LOGIN_SCRIPT = PRELUDE + """
-import shutil, socket, tempfile
+LOGIN_SCRIPT = PRELUDE + SSHD + """
+import tempfile
 PIN = "ssh-pin-246"
 env = dict(os.environ, LD_PRELOAD=os.environ["HIDRAW_SHIM"], SSH_ASKPASS=os.environ["PIN_ASKPASS"],
            SSH_ASKPASS_REQUIRE="force")
@@ -155,46 +156,16 @@ emit(download=d.returncode, download_err=d.stderr,
 files = {n: open(work + "/" + n).read() for n in ("ed.pub", "ec.pub", "openssh.pub") if os.path.exists(work + "/" + n)}
 emit(files=files)
 # An sshd of our own on 127.0.0.1 that accepts the two keys ykterm made; ssh logs in with each handle file.
-created_run_sshd = not os.path.isdir("/run/sshd")
-if created_run_sshd:
-    os.mkdir("/run/sshd", 0o755)
+sshd = Sshd(work, files.get("ed.pub", "") + files.get("ec.pub", ""))
 try:
-    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", work + "/host"])
-    with open(work + "/authorized_keys", "w") as f:
-        f.write(files.get("ed.pub", "") + files.get("ec.pub", ""))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with open(work + "/sshd_config", "w") as f:
-        f.write("\\n".join(["ListenAddress 127.0.0.1", f"Port {port}", f"HostKey {work}/host", "PidFile none",
-                          f"AuthorizedKeysFile {work}/authorized_keys", "StrictModes no", "UsePAM no",
-                          "PasswordAuthentication no", "KbdInteractiveAuthentication no",
-                          "PermitRootLogin prohibit-password", "PubkeyAuthentication yes"]) + "\\n")
-    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", work + "/sshd_config"], stdout=subprocess.DEVNULL,
-                            stderr=open(work + "/sshd.log", "w"), stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if sshd.poll() is not None or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        logins = {}
-        for name in ("ed", "ec", "openssh"):
-            r = run(["ssh", "-F", "none", "-i", work + "/" + name, "-o", "IdentitiesOnly=yes", "-o",
-                     "UserKnownHostsFile=" + work + "/known_hosts", "-o", "StrictHostKeyChecking=accept-new",
-                     "-o", "BatchMode=yes", "-p", str(port), "127.0.0.1", "echo", "logged-in-" + name], shim=True)
-            logins[name] = {"rc": r.returncode, "out": r.stdout.strip(), "err": r.stderr[-400:]}
-        emit(logins=logins)
-    finally:
-        sshd.terminate()
-        sshd.wait(timeout=10)
+    logins = {}
+    for name in ("ed", "ec", "openssh"):
+        r = run(sshd.client() + ["-i", work + "/" + name, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                                 "127.0.0.1", "echo", "logged-in-" + name], shim=True)
+        logins[name] = {"rc": r.returncode, "out": r.stdout.strip(), "err": r.stderr[-400:]}
+    emit(logins=logins)
 finally:
-    if created_run_sshd:
-        shutil.rmtree("/run/sshd", ignore_errors=True)
+    sshd.stop()
     shutil.rmtree(work, ignore_errors=True)
 """
 
