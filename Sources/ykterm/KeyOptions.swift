@@ -39,7 +39,7 @@ struct KeyChoice: Equatable, Sendable {
     /// The chosen key as operations open it: the key the selector designates (`SelectedKey`), its pcsc-lite
     /// calls made where `calls` says (`KeyChoice.inlineCalls` for a one-shot command).
     func selected(calls: PCSCCalls = .queued) -> SelectedKey {
-        SelectedKey(selector, calls: calls, silentReader: warnSilentReader)
+        SelectedKey(selector, calls: calls, silentReader: warnSilentReader, opened: TouchNotice.opened)
     }
 
     /// The chosen key's interfaces as the operations open them: the built-in virtual key, or the key the selector

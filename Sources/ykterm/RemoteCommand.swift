@@ -44,6 +44,16 @@ struct RemoteCommand: AsyncParsableCommand {
         help: ArgumentHelp("ssh's options, the host, then -- and the ykterm command to run there.", valueName: "args"))
     var arguments: [String] = []
 
+    /// ssh has single-dash options only: a long option before the host is a mistake (or a secret given where none
+    /// belongs), refused before anything runs, and named without the value after its "=".
+    func validate() throws {
+        let ssh = arguments.prefix { $0 != "--" }
+        if let long = ssh.first(where: { $0.hasPrefix("--") }) {
+            let name = long.split(separator: "=", maxSplits: 1).first.map(String.init) ?? long
+            throw ValidationError(words("cli.remote.unknownOption", ["option": name]))
+        }
+    }
+
     func run() async throws {
         if printClientProtocol {
             try Self.printOwnClientProtocol()

@@ -10,6 +10,12 @@ import Synchronization
 enum TouchNotice {
     /// The command running ("fido credentials delete"), set when the command line is read.
     static let command = Mutex("")
+    /// The key the command's last opening found, for a notice that is not told which key.
+    static let openedKey = Mutex<String?>(nil)
+
+    @Sendable static func opened(_ name: String) {
+        openedKey.withLock { $0 = name }
+    }
     /// `once` has spoken in this command.
     private static let spoken = Atomic<Bool>(false)
 
@@ -18,7 +24,7 @@ enum TouchNotice {
         let tables = StringTables.load()
         let purpose = UIText("touch.for.command", ["command": command.withLock { $0 }])
         let text =
-            key.map { TouchAlert.text(key: $0, purpose: purpose) }
+            (key ?? openedKey.withLock { $0 }).map { TouchAlert.text(key: $0, purpose: purpose) }
             ?? UIText("touch.alert.anyKey", nested: ["purpose": purpose])
         let message = tables.text(text)
         var output = message + "\n"

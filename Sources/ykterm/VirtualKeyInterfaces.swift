@@ -51,7 +51,8 @@ struct VirtualKeyChoice: KeyOpener {
     private static var state: VirtualKeyState { VirtualKeyState.yubiKey5NFC().withDemoAccounts() }
 
     func openSmartCard() async throws -> any SmartCardConnection {
-        VirtualKeyConnection(key: VirtualKey(state: Self.state))
+        TouchNotice.opened(VirtualBackend.descriptor.name)
+        return VirtualKeyConnection(key: VirtualKey(state: Self.state))
     }
 
     func openFIDO() async throws -> any FIDOConnection {

@@ -12,6 +12,7 @@ directories on both sides are gone afterwards."""
 
 import json
 import os
+import select
 import shlex
 import shutil
 import socket
@@ -62,10 +63,17 @@ class StandInPCSCD:
         self.dir.rmdir()
 
 
+def close_unread(conn):
+    """pcscd refusing a session: it closes the connection without reading the client's first message, so the
+    client's read fails with ECONNRESET, which pcsc-lite reports as SCARD_W_SECURITY_VIOLATION. (Closed before
+    the client wrote, the client's write would fail instead, which pcsc-lite reports as no pcscd at all.)"""
+    select.select([conn], [], [], 5)
+
+
 @pytest.fixture
 def refusing(tmp_path):
-    # As polkit-built pcscd does for a session polkit does not allow: accepted, then closed at once.
-    daemon = StandInPCSCD()
+    # As polkit-built pcscd does for a session polkit does not allow.
+    daemon = StandInPCSCD(close_unread)
     env = clean_environ(tmp_path)
     env["PCSCLITE_CSOCK_NAME"] = str(daemon.path)
     yield daemon, env
@@ -356,8 +364,8 @@ def test_the_command_line_rings_and_notifies_on_a_terminal_and_config_can_turn_i
     out = tmp_path / "pane.out"
     try:
         piped(t, out)
-        written = wait_for_output(out, OSC777 + ": ykterm oath code")
-        assert "\x07" in written and "\x1b]9;Touch your key: ykterm oath code\x1b\\" in written, written
+        written = wait_for_output(out, OSC777 + " Virtual Key: ykterm oath code")
+        assert "\x07" in written and "\x1b]9;Touch your key Virtual Key: ykterm oath code\x1b\\" in written, written
         t.wait_for("EXITED=0")
         assert bell_flag(t)
     finally:
@@ -372,7 +380,7 @@ def test_the_command_line_rings_and_notifies_on_a_terminal_and_config_can_turn_i
         piped(t, quiet)
         t.wait_for("EXITED=0")
         written = quiet.read_text(errors="replace")
-        assert "Touch your key: ykterm oath code" in written, written
+        assert "Touch your key Virtual Key: ykterm oath code" in written, written
         assert "\x07" not in written and "]777;" not in written and "]9;" not in written, written
         assert not bell_flag(t)
     finally:

@@ -10,18 +10,31 @@ public struct SelectedKey: KeyOpener {
     public var calls: PCSCCalls
     /// Told the name of each reader that did not answer in time.
     public var silentReader: (@Sendable (String) -> Void)?
+    /// Told the name of the key each opening found (its product name and serial when the opening read them, else
+    /// its reader or device name): what a touch notice calls it.
+    public var opened: (@Sendable (String) -> Void)?
 
-    public init(_ selector: KeySelector, calls: PCSCCalls = .queued, silentReader: (@Sendable (String) -> Void)? = nil)
-    {
+    public init(
+        _ selector: KeySelector, calls: PCSCCalls = .queued, silentReader: (@Sendable (String) -> Void)? = nil,
+        opened: (@Sendable (String) -> Void)? = nil
+    ) {
         self.selector = selector
         self.calls = calls
         self.silentReader = silentReader
+        self.opened = opened
     }
 
     /// A smart-card connection: one PC/SC transaction until closed, unless `transaction` is false (a connection
     /// that waits for the user between operations takes one per operation).
     public func openSmartCard(transaction: Bool) async throws -> any SmartCardConnection {
-        try await KeyFinder.connect(selector, transaction: transaction, calls: calls, silentReader: silentReader).0
+        let (connection, info) = try await KeyFinder.connect(
+            selector, transaction: transaction, calls: calls, silentReader: silentReader)
+        if let opened {
+            let named = info.flatMap { i in i.device.productName.map { n in i.device.serial.map { "\(n) \($0)" } ?? n }
+            }
+            opened(named ?? connection.name)
+        }
+        return connection
     }
 
     public func openSmartCard() async throws -> any SmartCardConnection {
@@ -39,7 +52,9 @@ public struct SelectedKey: KeyOpener {
 
     /// The reader when the OTP application answers there, else the OTP HID interface.
     public func openOTP() async throws -> OpenedOTP {
-        try await KeyDiscovery.key(for: .otp, selector, silentReader: silentReader).openOTP()
+        let key = try await KeyDiscovery.key(for: .otp, selector, silentReader: silentReader)
+        opened?(key.name)
+        return try await key.openOTP()
     }
 
     /// The Management application: on the reader, else over FIDO HID, else OTP HID.
