@@ -64,10 +64,20 @@ class StandInPCSCD:
 
 
 def close_unread(conn):
-    """pcscd refusing a session: it closes the connection without reading the client's first message, so the
-    client's read fails with ECONNRESET, which pcsc-lite reports as SCARD_W_SECURITY_VIOLATION. (Closed before
-    the client wrote, the client's write would fail instead, which pcsc-lite reports as no pcscd at all.)"""
-    select.select([conn], [], [], 5)
+    """pcscd refusing a session: it closes the connection without reading the client's first message (the version
+    exchange, 20 bytes, which the client may write in two parts), so the client's read fails with ECONNRESET,
+    which pcsc-lite reports as SCARD_W_SECURITY_VIOLATION. Closed before the whole message came, the client's
+    second write would fail instead, which pcsc-lite reports as no pcscd at all."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        select.select([conn], [], [], 0.05)
+        try:
+            if len(conn.recv(64, socket.MSG_PEEK | socket.MSG_DONTWAIT)) >= 20:
+                return
+        except BlockingIOError:
+            pass
+        except OSError:
+            return
 
 
 @pytest.fixture
