@@ -119,7 +119,7 @@ struct SSHCommand: AsyncParsableCommand {
                     throw YktermError.failed(words("cli.ssh.typeUnsupported", ["type": type.rawValue]))
                 }
             }
-            let path = file.map(SSHCommand.expandHome) ?? SSHCommand.sshDirectory() + "/" + made.exportName
+            let path = file.map(PathString.expandingHome) ?? SSHCommand.sshDirectory() + "/" + made.exportName
             try SSHCommand.writeFiles(made, to: path, prompt: prompt, force: force)
             out(words("cli.ssh.made", ["type": made.key.typeName, "path": path]))
             out(made.authorizedKeysLine)
@@ -153,7 +153,7 @@ struct SSHCommand: AsyncParsableCommand {
             let chosen = try id.map { [try FIDOOperations.sshKey($0, in: keys)] } ?? keys
             if chosen.isEmpty { warn(words("cli.ssh.none")) }
             for k in chosen {
-                let path = SSHCommand.expandHome(dir) + "/" + k.exportName
+                let path = PathString.expandingHome(dir) + "/" + k.exportName
                 try SSHCommand.writeFiles(k, to: path, prompt: prompt, force: force)
                 out(words("cli.ssh.exported", ["application": k.application, "path": path]))
             }
@@ -227,15 +227,7 @@ struct SSHCommand: AsyncParsableCommand {
         }
     }
 
-    static func sshDirectory() -> String {
-        let home = ProcessEnvironment.value("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? PathString.homeDirectory()
-        return home + "/.ssh"
-    }
-
-    static func expandHome(_ path: String) -> String {
-        guard path == "~" || path.hasPrefix("~/") else { return path }
-        return String(sshDirectory().dropLast(5)) + path.dropFirst()
-    }
+    static func sshDirectory() -> String { PathString.expandingHome("~/.ssh") }
 }
 
 /// An SSH key in `ssh list --json`. user is null when the key was made for no user; cred_protect when the key does

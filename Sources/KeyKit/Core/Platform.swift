@@ -220,6 +220,14 @@ public enum PathString {
         return absolute ? "/" + joined : (joined.isEmpty ? "." : joined)
     }
 
+    /// `path` with a leading `~` (alone, or before `/`) replaced by the home directory: HOME when it is set and not
+    /// empty, else the password database's.
+    public static func expandingHome(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/") else { return path }
+        let home = ProcessEnvironment.value("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? homeDirectory()
+        return home + path.dropFirst()
+    }
+
     /// The user's home directory from the password database (for when HOME is unset), or `/`.
     public static func homeDirectory() -> String {
         guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return "/" }

@@ -34,16 +34,24 @@ public enum SSHPublicKey {
 
     /// The `authorized_keys` line: type, blob in base64, and `comment` when given.
     public static func authorizedKeysLine(_ key: AsymmetricPublicKey, comment: String? = nil) -> String? {
-        guard let (type, blob) = blob(key) else { return nil }
+        blob(key).map { line(type: $0.type, blob: $0.blob, comment: comment) }
+    }
+
+    /// The fingerprint as `ssh-keygen -l` prints it.
+    public static func fingerprint(_ key: AsymmetricPublicKey) -> String? {
+        blob(key).map { fingerprint(blob: $0.blob) }
+    }
+
+    /// An `authorized_keys` line of any key type: the type, the blob in base64, and `comment` when there is one.
+    static func line(type: String, blob: [UInt8], comment: String?) -> String {
         let line = type + " " + Data(blob).base64EncodedString()
         guard let comment, !comment.isEmpty else { return line }
         return line + " " + comment
     }
 
-    /// The fingerprint as `ssh-keygen -l` prints it.
-    public static func fingerprint(_ key: AsymmetricPublicKey) -> String? {
-        guard let (_, blob) = blob(key) else { return nil }
-        return "SHA256:" + Data(Crypto.digest(.sha256, blob)).base64EncodedString().filter { $0 != "=" }
+    /// "SHA256:" and the blob's SHA-256 in base64 without padding.
+    static func fingerprint(blob: [UInt8]) -> String {
+        "SHA256:" + Data(Crypto.digest(.sha256, blob)).base64EncodedString().filter { $0 != "=" }
     }
 
     /// An SSH mpint's bytes: big-endian, no leading zero bytes, and one zero byte before a top bit that is set.

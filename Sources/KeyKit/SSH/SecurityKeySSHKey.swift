@@ -85,15 +85,11 @@ public struct SecurityKeySSHKey: Sendable, Hashable {
 
     /// An `authorized_keys` line: the type, the blob in base64, and `comment` when there is one.
     public func authorizedKeysLine(comment: String? = nil) -> String {
-        let line = typeName + " " + Data(publicBlob).base64EncodedString()
-        guard let comment, !comment.isEmpty else { return line }
-        return line + " " + comment
+        SSHPublicKey.line(type: typeName, blob: publicBlob, comment: comment)
     }
 
     /// The fingerprint as `ssh-keygen -l` prints it: "SHA256:" and the digest in base64 without padding.
-    public var fingerprint: String {
-        "SHA256:" + Data(Crypto.digest(.sha256, publicBlob)).base64EncodedString().filter { $0 != "=" }
-    }
+    public var fingerprint: String { SSHPublicKey.fingerprint(blob: publicBlob) }
 
     /// The key as OpenSSH writes a security key's private key file (`openssh-key-v1`, not encrypted: it holds no
     /// secret, only the key handle), with `comment`. `checkInt` is the random number the file repeats to show

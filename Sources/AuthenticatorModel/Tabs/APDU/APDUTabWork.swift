@@ -91,7 +91,7 @@ struct APDUTabWork: Sendable {
             kind = .history
             text = commands.joined(separator: "\n") + "\n"
         }
-        let full = expandHome(path)
+        let full = PathString.expandingHome(path)
         var flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
         if !overwrite { flags |= O_EXCL }
         let fd = open(full, flags, 0o600)
@@ -120,11 +120,5 @@ struct APDUTabWork: Sendable {
             written += n
         }
         return .saved(kind, path: path)
-    }
-
-    static func expandHome(_ path: String) -> String {
-        guard path == "~" || path.hasPrefix("~/") else { return path }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? PathString.homeDirectory()
-        return home + path.dropFirst()
     }
 }

@@ -41,7 +41,7 @@ struct PIVTabWork: Sendable {
                     PIVInfo(try await withSecrets(puk, new) { try await piv.unblockPIN(puk: $0, new: $1) }))
             }
         case .export(let d, let slot, let path, let overwrite):
-            let full = Self.expandHome(path)
+            let full = PathString.expandingHome(path)
             var status = stat()
             if !overwrite, lstat(full, &status) == 0 {
                 post(.piv(.exportExists(keyID: d.id, path: path)))
@@ -113,11 +113,5 @@ struct PIVTabWork: Sendable {
         case _ where explanation.kind.keyGone: return .keyGone
         default: return .other(explanation.text)
         }
-    }
-
-    static func expandHome(_ path: String) -> String {
-        guard path == "~" || path.hasPrefix("~/") else { return path }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? PathString.homeDirectory()
-        return home + path.dropFirst()
     }
 }

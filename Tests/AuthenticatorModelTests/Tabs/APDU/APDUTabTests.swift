@@ -692,7 +692,8 @@ struct APDUWorkTests {
         guard case .saveFailed(_, _, let why, false) = missing else { Issue.record("\(missing)"); return }
         #expect(why.arguments["why"]?.isEmpty == false)
         #expect(
-            APDUTabWork.expandHome("~/x.txt").hasSuffix("/x.txt") && !APDUTabWork.expandHome("~/x.txt").hasPrefix("~"))
+            PathString.expandingHome("~/x.txt").hasSuffix("/x.txt")
+                && !PathString.expandingHome("~/x.txt").hasPrefix("~"))
         try? FileManager.default.removeItem(atPath: dir)
     }
 }
