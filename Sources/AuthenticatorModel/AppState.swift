@@ -1,8 +1,8 @@
 import KeyKit
 
-/// The tabs, in the order the tab bar shows them (`1`-`5` select them).
+/// The tabs, in the order the tab bar shows them (`1`-`6` select them).
 public enum Tab: Int, CaseIterable, Sendable, Hashable {
-    case oath, otp, fido, apdu, piv
+    case oath, otp, fido, apdu, piv, ssh
 
     public var next: Tab { Tab(rawValue: (rawValue + 1) % Tab.allCases.count)! }
     public var previous: Tab { Tab(rawValue: (rawValue + Tab.allCases.count - 1) % Tab.allCases.count)! }
@@ -32,6 +32,13 @@ public struct UIText: Sendable, Hashable {
         var t = UIText("literal")
         t.literal = text
         return t
+    }
+
+    /// The status line of a copy that went through: this text with the ways it went (`how`: "OSC 52, xclip").
+    public func adding(how: String) -> UIText {
+        var text = self
+        text.arguments["how"] = how
+        return text
     }
 
     /// How much of what the user gave a message quotes: all of it up to `excerptLimit` characters, else its start
@@ -130,6 +137,7 @@ public struct AppState: Sendable {
     public var fido = FIDOTabState()
     public var apdu = APDUTabState()
     public var piv = PIVTabState()
+    public var ssh = SSHTabState()
     /// The Management information overlay of the selected key.
     public var showDeviceInfo = false
     /// The device view's application toggles.

@@ -24,7 +24,7 @@ public func helpEntries(_ state: AppState) -> [HelpEntry] {
     entries.append(.heading(UIText("help.section.general")))
     entries += [
         HelpEntry("Tab / Shift-Tab", UIText("help.tabs")),
-        HelpEntry("1-5", UIText("help.tabNumbers")),
+        HelpEntry("1-\(Tab.allCases.count)", UIText("help.tabNumbers")),
     ]
     for action in [Action.help, .keys, .device, .quit] {
         entries.append(HelpEntry(String(b.key(for: action)), UIText(action.helpKey)))
@@ -57,6 +57,7 @@ extension Tab {
         case .fido: return "tab.fido"
         case .apdu: return "tab.apdu"
         case .piv: return "tab.piv"
+        case .ssh: return "tab.ssh"
         }
     }
 

@@ -10,6 +10,8 @@ struct KeyWork: Sendable {
     let post: @Sendable (Msg) -> Void
     /// The FIDO2 tab's PIN tokens and the connection of its running command (for cancel).
     let fidoRuntime = FIDOTabRuntime()
+    /// The SSH tab's PIN for the visit and the connection of its running command (for cancel).
+    let sshRuntime = SSHTabRuntime()
     /// The APDU console's connection, kept across its commands.
     let apduConsole = APDUConsole()
 
@@ -34,6 +36,8 @@ struct KeyWork: Sendable {
             await APDUTabWork(backend: backend, environment: environment, post: post, console: apduConsole).perform(c)
         case .piv(let c):
             await PIVTabWork(backend: backend, environment: environment, post: post).perform(c)
+        case .ssh(let c):
+            await SSHTabWork(backend: backend, environment: environment, post: post, runtime: sshRuntime).perform(c)
         case .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .quit:
             // The runner performs these itself.
             break

@@ -24,6 +24,7 @@ public enum Msg: Sendable {
     case fido(FIDOTabMsg)
     case apdu(APDUTabMsg)
     case piv(PIVTabMsg)
+    case ssh(SSHTabMsg)
 }
 
 /// The accounts and codes of an opened OATH application.
@@ -85,6 +86,13 @@ extension Command {
         case .otp: return (nil, "OTP")
         case .fido: return (nil, "FIDO2")
         case .piv: return (nil, "PIV")
+        case .ssh(let c):
+            switch c {
+            // The list reads the PIV slots beside the FIDO side; the rest is FIDO, or no key at all.
+            case .load: return (nil, "PIV")
+            case .verifyPIN, .new, .delete: return (nil, "FIDO2")
+            case .export, .forgetPIN, .cancel: return nil
+            }
         case .apdu, .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .quit: return nil
         }
     }
@@ -104,8 +112,9 @@ public enum Command: Sendable, Equatable {
     case savePins(deviceID: String, Set<String>)
     /// Forget the derived keys the runner holds for a key that left.
     case forgetKey(keyID: String)
-    /// Put a code on the clipboard; `account` names it in the status line.
-    case copy(String, account: String)
+    /// Put text on the clipboard; `status` is what the status line says once it is there (its `how` argument, the
+    /// ways it went, is added then).
+    case copy(String, status: UIText)
     case quit
 
     // The tabs' work.
@@ -114,4 +123,5 @@ public enum Command: Sendable, Equatable {
     case fido(FIDOTabCommand)
     case apdu(APDUTabCommand)
     case piv(PIVTabCommand)
+    case ssh(SSHTabCommand)
 }

@@ -113,6 +113,8 @@ public final class Runner: Sendable {
     private let unlockKeys = LockedValue<[String: SecretBytes]>([:])
     /// The FIDO2 tab's PIN tokens (in memory only, dropped when the key leaves) and running connection.
     private let fidoRuntime: FIDOTabRuntime
+    /// The SSH tab's PIN for its visit (in locked memory, wiped when the visit ends or the key leaves).
+    private let sshRuntime: SSHTabRuntime
 
     public init(backend: any KeyBackend, environment: RunnerEnvironment, post: @escaping @Sendable (Msg) -> Void) {
         var environment = environment
@@ -129,6 +131,7 @@ public final class Runner: Sendable {
         queue = continuation
         let work = KeyWork(backend: backend, environment: environment, post: post)
         fidoRuntime = work.fidoRuntime
+        sshRuntime = work.sshRuntime
         let keys = unlockKeys
         worker = Task {
             for await command in stream { await work.perform(command, unlockKeys: keys) }
@@ -152,7 +155,7 @@ public final class Runner: Sendable {
             watcher.withLock {
                 $0?.cancel(); $0 = task
             }
-        case .copy(let text, let account):
+        case .copy(let text, let status):
             guard let copy = environment.copy else { return }
             let post = self.post
             Task {
@@ -160,7 +163,7 @@ public final class Runner: Sendable {
                 post(
                     .copied(
                         done != nil,
-                        done.map { UIText("status.copied", ["how": $0, "account": account]) }
+                        done.map { status.adding(how: $0) }
                             ?? UIText("status.copyFailed")))
             }
         case .loadPins(let deviceID):
@@ -177,8 +180,15 @@ public final class Runner: Sendable {
             // A cancel must reach the key while the command it cancels still waits in the queue's worker.
             let runtime = fidoRuntime
             Task { await runtime.cancel() }
+        case .ssh(.cancel):
+            let runtime = sshRuntime
+            Task { await runtime.connection.cancel() }
+        case .ssh(.forgetPIN(let keyID)):
+            // At once: the PIN is not kept while key work queued before it runs.
+            sshRuntime.forget(keyID)
         case .forgetKey(let keyID):
             fidoRuntime.forget(keyID)
+            sshRuntime.forget(keyID)
             unlockKeys.withLock { keys in
                 keys[keyID]?.wipe()
                 keys[keyID] = nil

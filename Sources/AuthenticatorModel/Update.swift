@@ -86,10 +86,11 @@ func selectedKeyChanged(_ state: inout AppState) -> [Command] {
 /// Switches tabs; the tab that opens may start work (the OTP tab listens, the FIDO2 tab reads the key's info).
 func switchTab(_ state: inout AppState, to tab: Tab) -> [Command] {
     guard tab != state.tab else { return [] }
+    let closing = state.tab.model.closed(&state)
     state.tab = tab
     // pcscd serves the smart-card interface only: on a tab that works without it, its absence is not news.
     if tab.application == .fido, state.status?.subject == .pcscdMissing { state.status = nil }
-    return tab.model.opened(&state)
+    return closing + tab.model.opened(&state)
 }
 
 // MARK: - Keys arriving and leaving

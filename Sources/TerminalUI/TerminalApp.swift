@@ -95,8 +95,8 @@ public final class TerminalApp {
     private func dispatch(_ msg: Msg, keyTime: Double? = nil) {
         if case .keyPress = msg { state.now = keyTime ?? Date().timeIntervalSince1970 }
         for command in update(&state, msg) {
-            if case .copy(let text, let account) = command {
-                copy(text, account: account)
+            if case .copy(let text, let status) = command {
+                copy(text, status: status)
             } else {
                 runner?.perform(command)
             }
@@ -115,7 +115,7 @@ public final class TerminalApp {
     }
 
     /// OSC 52 goes to the terminal from this thread, after the frame; local tools run aside and report.
-    private func copy(_ text: String, account: String) {
+    private func copy(_ text: String, status: UIText) {
         let sequence = clipboard.terminalSequence(for: text)
         if let sequence { pendingRaw.append(sequence) }
         let clipboard = self.clipboard, inbox = self.inbox, wakeup = self.wakeup
@@ -125,7 +125,7 @@ public final class TerminalApp {
             let msg: Msg =
                 how.isEmpty
                 ? .copied(false, UIText("status.copyFailed"))
-                : .copied(true, UIText("status.copied", ["how": how.joined(separator: ", "), "account": account]))
+                : .copied(true, status.adding(how: how.joined(separator: ", ")))
             inbox.withLock { $0.append(msg) }
             wakeup.signal()
         }

@@ -310,7 +310,7 @@ extension PIVCommand {
         func run() async throws {
             let slot = slot.slot
             let publicKey = try await key.piv.publicKey(in: slot)
-            guard let line = SSHPublicKey.authorizedKeysLine(publicKey, comment: comment ?? "PIV slot \(slot)")
+            guard let line = SSHPublicKey.authorizedKeysLine(publicKey, comment: comment ?? PIVSSHKey.comment(slot))
             else {
                 throw YktermError.failed(words("cli.piv.sshKey.unsupported", ["type": "\(publicKey.type)"]))
             }

@@ -212,16 +212,13 @@ struct SSHCommand: AsyncParsableCommand {
 
     /// Writes the handle file (0600) and the .pub (0644), asking before either replaces a file.
     static func writeFiles(_ k: SSHKeyOnKey, to path: String, prompt: Prompt, force: Bool) throws {
-        for file in [path, path + ".pub"] where access(file, F_OK) == 0 {
+        for file in SSHKeyOnKey.files(at: path) where access(file, F_OK) == 0 {
             try prompt.requireForce(force, otherwise: words("cli.ssh.fileNeedsForce", ["path": file]))
             try prompt.confirmUnlessForced(
                 force, words("cli.ssh.replaceFile", ["path": file]), otherwise: words("cli.ssh.nothingWritten"))
         }
         do {
-            let directory = PathString.directory(of: path)
-            if access(directory, F_OK) != 0 { mkdir(directory, 0o700) }
-            try AtomicFile.write(Array(k.key.privateKeyFile(comment: k.application).utf8), to: path, mode: 0o600)
-            try AtomicFile.write(Array((k.authorizedKeysLine + "\n").utf8), to: path + ".pub", mode: 0o644)
+            try k.writeFiles(to: path)
         } catch {
             throw YktermError.failed(words("cli.ssh.unwritable", ["detail": "\(error)"]))
         }

@@ -181,9 +181,11 @@ struct KeyboardTests {
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .piv)
         _ = update(&state, .keyPress(.tab))
+        #expect(state.tab == .ssh)
+        _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath)
         _ = update(&state, .keyPress(.backTab))
-        #expect(state.tab == .piv)
+        #expect(state.tab == .ssh)
     }
 
     @Test func qQuitsOutsideFieldsButIsTextInTheFilter() {
@@ -299,10 +301,13 @@ struct OATHTimeTests {
                 .code(
                     keyID: Fixture.reader.id, accountID: "touch",
                     Code(value: "987654", validFrom: 990, validTo: 1020))))
-        #expect(after == [.copy("987654", account: "touch")])
+        #expect(after == [.copy("987654", status: UIText("status.copied", ["account": "touch"]))])
         #expect(!state.oath.accounts[0].calculating)
         // A valid code is copied at once, without asking the key.
-        #expect(update(&state, .keyPress(.char("c"))) == [.copy("987654", account: "touch")])
+        #expect(
+            update(&state, .keyPress(.char("c"))) == [
+                .copy("987654", status: UIText("status.copied", ["account": "touch"]))
+            ])
     }
 
     @Test func nextExpiryIsTheEarliestShownCode() {

@@ -210,13 +210,13 @@ struct ShellViewTests {
     @Test func everyTabHasItsOwnTitleInTheTabBar() {
         var state = ViewFixture.state()
         // Tab switches from anywhere (the OTP tab and the APDU console take digits as input).
-        for tab in [Tab.otp, Tab.fido, Tab.apdu, Tab.piv, Tab.oath] {
+        for tab in [Tab.otp, Tab.fido, Tab.apdu, Tab.piv, Tab.ssh, Tab.oath] {
             _ = update(&state, .keyPress(.tab))
             #expect(state.tab == tab)
             let bar = ViewFixture.render(state).text(row: 0)
             #expect(
                 bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU")
-                    && bar.contains("5 PIV"))
+                    && bar.contains("5 PIV") && bar.contains("6 SSH"))
         }
     }
 

@@ -69,7 +69,7 @@ extension AppState {
 
     /// Whether a tab waits for the key to be touched.
     var waitingForTouch: Bool {
-        fido.busy?.touch == true || piv.busy?.touch == true || otp.waitingForTouch
+        fido.busy?.touch == true || piv.busy?.touch == true || ssh.busy?.touch == true || otp.waitingForTouch
             || oath.accounts.contains { $0.calculating && $0.requiresTouch }
     }
 

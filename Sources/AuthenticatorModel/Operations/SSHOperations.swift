@@ -1,3 +1,4 @@
+import Glibc
 import KeyKit
 
 /// An SSH key on the key: a discoverable FIDO credential whose relying party is `ssh:...`, as OpenSSH makes them
@@ -26,14 +27,19 @@ public struct SSHKeyOnKey: Sendable, Hashable {
     /// The `authorized_keys` line, with the application as its comment (as `ssh-keygen -K` writes the `.pub`).
     public var authorizedKeysLine: String { key.authorizedKeysLine(comment: application) }
 
-    /// The file name `ssh-keygen -K` gives the key: `id_ecdsa_sk_rk` or `id_ed25519_sk_rk`, then `_` and the
-    /// application without "ssh:", then `_` and the user (in hex when it holds a path character).
+    /// The file name `ssh-keygen -K` gives the key (`exportName(type:application:userID:)`).
     public var exportName: String {
-        var name: String
         switch key.publicKey {
-        case .ecdsaP256: name = "id_ecdsa_sk_rk"
-        case .ed25519: name = "id_ed25519_sk_rk"
+        case .ecdsaP256: Self.exportName(type: .ecdsa, application: application, userID: userID)
+        case .ed25519: Self.exportName(type: .ed25519, application: application, userID: userID)
         }
+    }
+
+    /// The file name `ssh-keygen -K` gives a key of `type` for `application` and `userID`: `id_ecdsa_sk_rk` or
+    /// `id_ed25519_sk_rk`, then `_` and the application without "ssh:", then `_` and the user (in hex when it holds
+    /// a path character). Known before the key is made, so a file it would replace can be asked about first.
+    public static func exportName(type: SSHKeyType, application: String, userID: [UInt8]) -> String {
+        let name = type == .ecdsa ? "id_ecdsa_sk_rk" : "id_ed25519_sk_rk"
         var suffix = application
         for prefix in ["ssh://", "ssh:"] where suffix.hasPrefix(prefix) {
             suffix = String(suffix.dropFirst(prefix.count))
@@ -46,6 +52,65 @@ public struct SSHKeyOnKey: Sendable, Hashable {
             suffix += "_" + (unsafe ? trimmed.hex : text)
         }
         return suffix.isEmpty ? name : name + "_" + suffix
+    }
+
+    /// The files `writeFiles(to:)` writes for `path`: the handle file and its `.pub`.
+    public static func files(at path: String) -> [String] { [path, path + ".pub"] }
+
+    /// Writes the handle file (`path`, 0600) and the `.pub` beside it (0644), as `ssh-keygen -K` does; a missing
+    /// directory is made (0700, as `~/.ssh` is). Existing files are replaced: the faces ask first.
+    public func writeFiles(to path: String) throws {
+        let directory = PathString.directory(of: path)
+        if access(directory, F_OK) != 0 { mkdir(directory, 0o700) }
+        try AtomicFile.write(Array(key.privateKeyFile(comment: application).utf8), to: path, mode: 0o600)
+        try AtomicFile.write(Array((authorizedKeysLine + "\n").utf8), to: path + ".pub", mode: 0o644)
+    }
+}
+
+/// A PIV slot's key in SSH's form. OpenSSH reaches it through a PKCS #11 module (`ssh -I libykcs11.so`), which
+/// shows the slot only while it holds a certificate.
+public struct PIVSSHKey: Sendable, Hashable {
+    public var slot: PIV.Slot
+    public var publicKey: AsymmetricPublicKey
+    /// The SSH key type (`ssh-rsa`, `ecdsa-sha2-nistp256`, `ssh-ed25519`, ...).
+    public var typeName: String
+    public var fingerprint: String
+    /// The certificate's subject; nil when the slot holds no certificate.
+    public var certificateSubject: String?
+
+    /// nil for a key SSH has no type for (X25519).
+    public init?(slot: PIV.Slot, publicKey: AsymmetricPublicKey, certificateSubject: String?) {
+        guard let (type, _) = SSHPublicKey.blob(publicKey), let fingerprint = SSHPublicKey.fingerprint(publicKey)
+        else { return nil }
+        self.slot = slot
+        self.publicKey = publicKey
+        self.typeName = type
+        self.fingerprint = fingerprint
+        self.certificateSubject = certificateSubject
+    }
+
+    /// The slot as it is read: its key from the metadata (firmware 5.3 and later), else the certificate's.
+    public init?(_ s: PIVOverview.Slot) {
+        guard
+            let key = s.key?.publicKey
+                ?? s.certificate?.subjectPublicKeyInfo.flatMap({ try? AsymmetricPublicKey(spki: $0) })
+        else { return nil }
+        self.init(slot: s.slot, publicKey: key, certificateSubject: s.certificate?.subject)
+    }
+
+    /// The comment `ykterm piv ssh-key` gives the line unless told another.
+    public static func comment(_ slot: PIV.Slot) -> String { "PIV slot \(slot)" }
+
+    /// The `authorized_keys` line, with `comment(slot)` as its comment.
+    public var authorizedKeysLine: String {
+        SSHPublicKey.authorizedKeysLine(publicKey, comment: Self.comment(slot)) ?? ""
+    }
+}
+
+extension PIVOperations {
+    /// The slots whose key SSH can use (every key type but X25519), in slot order, from one read of the application.
+    public func sshKeys() async throws -> [PIVSSHKey] {
+        try await overview().slots.compactMap(PIVSSHKey.init).sorted { $0.slot < $1.slot }
     }
 }
 

@@ -17,6 +17,8 @@ protocol TabModel: Sendable {
     static func paste(_ state: inout AppState, _ text: String) -> Bool
     /// The tab became the one shown.
     static func opened(_ state: inout AppState) -> [Command]
+    /// The tab stopped being the one shown (another tab opened).
+    static func closed(_ state: inout AppState) -> [Command]
     /// The clock moved on (every tab hears it, shown or not).
     static func tick(_ state: inout AppState) -> [Command]
     /// The selected key changed, or left (every tab hears it).
@@ -35,6 +37,7 @@ protocol TabModel: Sendable {
 }
 
 extension TabModel {
+    static func closed(_ state: inout AppState) -> [Command] { [] }
     static func probed(_ state: inout AppState, keyID: String) -> [Command] { [] }
     static func commandsIssued(_ state: inout AppState, _ commands: [Command]) {}
 }
@@ -51,6 +54,7 @@ extension Tab {
         case .fido: return FIDOTab.self
         case .apdu: return APDUTab.self
         case .piv: return PIVTab.self
+        case .ssh: return SSHTab.self
         }
     }
 

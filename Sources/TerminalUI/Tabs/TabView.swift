@@ -21,6 +21,27 @@ extension TabView {
         app.centered(lines, in: area)
     }
 
+    /// Labelled values from row `top` down (a dim label column, values wrapped beside it), no further than the
+    /// area's last row; returns the row after the last one drawn.
+    @discardableResult
+    func labelled(_ fields: [(label: String, value: String, style: TextStyle)], top: Int) -> Int {
+        let labelWidth = min(24, (fields.map(\.label.cellWidth).max() ?? 10) + 2)
+        let valueColumn = area.column + 1 + labelWidth
+        let valueWidth = max(1, area.width - valueColumn - 1)
+        var row = top
+        for field in fields {
+            for (i, piece) in wrap(field.value, width: valueWidth).enumerated() where row < area.row + area.height {
+                if i == 0 {
+                    screen.draw(
+                        " " + field.label, row: row, column: area.column, style: theme.dim, width: labelWidth + 1)
+                }
+                screen.draw(piece, row: row, column: valueColumn, style: field.style, width: valueWidth)
+                row += 1
+            }
+        }
+        return row
+    }
+
     /// What the tab is doing with the key, to follow its title: `separator` and the words of the string key that
     /// `key` gives the operation. Nothing while the tab is idle or the key waits for a touch (the touch box says
     /// so), or for an operation `key` gives no words.
@@ -41,6 +62,7 @@ extension Tab {
         case .fido: return FIDOTabView.self
         case .apdu: return APDUTabView.self
         case .piv: return PIVTabView.self
+        case .ssh: return SSHTabView.self
         }
     }
 }

@@ -21,6 +21,7 @@ struct TabContractTests {
             (.fido(.touch(keyID: "k", waiting: true)), .fido),
             (.apdu(.saved(.history, path: "/nowhere")), .apdu),
             (.piv(.touch(keyID: "k", waiting: true)), .piv),
+            (.ssh(.touch(keyID: "k", waiting: true)), .ssh),
             (.oath(.failed(keyID: "k", OATHFailure(operation: .open, message: UIText("x")))), .oath),
         ]
         for (msg, owner) in messages {
@@ -38,10 +39,13 @@ struct TabContractTests {
         #expect(state.textFocused == APDUTab.textFocused(state) && state.textFocused)
         _ = update(&state, .keyPress(.char("q")))
         #expect(!state.quitting && state.apdu.input.text == "q")
-        // Tab is still the tab switch: the PIV tab, then the OATH list, have no text focused.
+        // Tab is still the tab switch: the PIV tab, the SSH tab (no key: no PIN asked), then the OATH list, have no
+        // text focused.
         _ = update(&state, .keyPress(.escape))
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .piv && state.openForm == nil && !state.textFocused)
+        _ = update(&state, .keyPress(.tab))
+        #expect(state.tab == .ssh && state.openForm == nil && !state.textFocused)
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath && state.openForm == nil && !state.textFocused)
     }

@@ -116,17 +116,25 @@ struct FIDOTabWork: Sendable {
         if let prints = try await FIDOOperations.fingerprints(s) { post(.fido(.fingerprints(keyID: keyID, prints))) }
     }
 
-    /// The FIDO operations on `d`: touches reported to the tab, and the connection known to the runtime so that
-    /// Esc can cancel (a cancel asked for before the key started waiting reaches it at its first keep-alive).
+    /// The FIDO operations on `d`, touches reported to the tab.
     private func operations(_ d: KeyDescriptor) -> FIDOOperations {
         let post = self.post
-        let runtime = self.runtime
-        return FIDOOperations(
+        return Self.operations(backend, environment, d, runtime) { post(.fido(.touch(keyID: d.id, waiting: $0))) }
+    }
+
+    /// The FIDO operations on `d` for a tab: `touch` hears when the key starts and stops waiting for a touch, and
+    /// the connection is known to `runtime` so that Esc can cancel (a cancel asked for before the key started
+    /// waiting reaches it at its first keep-alive).
+    static func operations(
+        _ backend: any KeyBackend, _ environment: RunnerEnvironment, _ d: KeyDescriptor, _ runtime: FIDOTabRuntime,
+        touch: @escaping @Sendable (Bool) -> Void
+    ) -> FIDOOperations {
+        FIDOOperations(
             BackendKey(backend, d, observer: environment.observer),
             hooks: FIDOOperations.Hooks(
                 opened: { runtime.started($0) },
                 progress: { p, fido in
-                    post(.fido(.touch(keyID: d.id, waiting: p == .waitingForUserPresence)))
+                    touch(p == .waitingForUserPresence)
                     if runtime.isCancelPending { Task { await fido.cancel() } }
                 }))
     }

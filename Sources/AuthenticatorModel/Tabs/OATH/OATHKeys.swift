@@ -102,7 +102,9 @@ extension OATHTabState {
 func copyOrCalculate(_ state: inout AppState) -> [Command] {
     guard state.oath.phase == .ready, let a = state.oath.selectedAccount, let key = state.selectedKey else { return [] }
     state.oath.selectedID = a.id
-    if !a.isHOTP, let code = a.validCode(at: state.now) { return [.copy(code.value, account: a.id)] }
+    if !a.isHOTP, let code = a.validCode(at: state.now) {
+        return [.copy(code.value, status: UIText("status.copied", ["account": a.id]))]
+    }
     guard a.onRequest || a.code == nil else { return [] }
     guard !a.calculating, let i = state.oath.accounts.firstIndex(where: { $0.id == a.id }) else { return [] }
     state.oath.accounts[i].calculating = true

@@ -52,7 +52,7 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
             state.oath.refreshing && state.oath.accounts.contains { $0.calculating && !$0.onRequest }
         if state.oath.copyWhenReady == accountID {
             state.oath.copyWhenReady = nil
-            return [.copy(code.value, account: accountID)]
+            return [.copy(code.value, status: UIText("status.copied", ["account": accountID]))]
         }
         return []
     case .oath(.changed(let id, let snapshot, let text)):

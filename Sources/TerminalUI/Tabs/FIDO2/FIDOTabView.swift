@@ -261,25 +261,10 @@ struct FIDOTabView {
             ("fido.detail.credProtect", protect),
             ("fido.detail.largeBlob", app.text(UIText(c.largeBlobKey ? "fido.detail.yes" : "fido.detail.no"))),
         ]
-        let labelWidth = min(24, (fields.map { app.text(UIText($0.0)).cellWidth }.max() ?? 10) + 2)
-        let valueColumn = area.column + 1 + labelWidth
-        let valueWidth = max(1, area.width - valueColumn - 1)
-        var row = area.row
         screen.draw(
-            " " + app.text(UIText("fido.detail.title")), row: row, column: area.column, style: theme.heading,
+            " " + app.text(UIText("fido.detail.title")), row: area.row, column: area.column, style: theme.heading,
             width: area.width)
-        row += 2
-        for (label, value) in fields {
-            for (i, piece) in wrap(value, width: valueWidth).enumerated() where row < area.row + area.height {
-                if i == 0 {
-                    screen.draw(
-                        " " + app.text(UIText(label)), row: row, column: area.column, style: theme.dim,
-                        width: labelWidth + 1)
-                }
-                screen.draw(piece, row: row, column: valueColumn, style: .plain, width: valueWidth)
-                row += 1
-            }
-        }
+        labelled(fields.map { (app.text(UIText($0.0)), $0.1, TextStyle.plain) }, top: area.row + 2)
     }
 
     // MARK: Overlays

@@ -96,11 +96,13 @@ struct PIVTabUpdateTests {
     @Test func tabCyclingReachesPIVAndTheDigitIsReserved() {
         var state = AppState(now: F.now)
         _ = update(&state, .keyPress(.backTab))
+        _ = update(&state, .keyPress(.backTab))
         #expect(state.tab == .piv)
+        _ = update(&state, .keyPress(.tab))
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath)
         #expect(throws: KeyBindings.BindingError.reserved("5")) { try KeyBindings(overrides: [.copy: "5"]) }
-        #expect(helpEntries(state).contains { $0.keys == "1-5" })
+        #expect(helpEntries(state).contains { $0.keys == "1-6" })
     }
 
     @Test func aKeyWithoutASmartCardInterfaceHasNoPIV() {

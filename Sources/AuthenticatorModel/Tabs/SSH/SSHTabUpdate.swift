@@ -1,0 +1,211 @@
+import KeyKit
+
+// MARK: - Opening, closing, keys coming and going
+
+/// Reads the selected key's SSH keys (again).
+func sshLoad(_ state: inout AppState) -> [Command] {
+    guard let entry = state.selectedKey, state.ssh.busy == nil else { return [] }
+    state.ssh.keyID = entry.id
+    if state.ssh.load == nil { state.ssh.phase = .loading }
+    state.ssh.busy = SSHBusy(.load)
+    return [.ssh(.load(entry.descriptor))]
+}
+
+func sshTabOpened(_ state: inout AppState) -> [Command] {
+    guard state.selectedKey != nil else {
+        state.ssh.phase = .noKey
+        return []
+    }
+    // Read on each visit: ssh-keygen or another program may have changed the keys meanwhile.
+    return sshLoad(&state)
+}
+
+/// The visit ends: the PIN kept for it is wiped, and the FIDO keys it listed are not shown again without it.
+func sshTabClosed(_ state: inout AppState) -> [Command] {
+    state.ssh.dialog?.form.wipeSecrets()
+    state.ssh.dialog = nil
+    state.ssh.showDetails = false
+    state.ssh.pinDeclined = false
+    guard state.ssh.pinHeld, let id = state.ssh.keyID else { return [] }
+    state.ssh.pinHeld = false
+    state.ssh.load?.fidoKeys = []
+    if state.ssh.load?.fido == .listed { state.ssh.load?.fido = .pinNeeded }
+    return [.ssh(.forgetPIN(keyID: id))]
+}
+
+func sshTabKeyChanged(_ state: inout AppState) -> [Command] {
+    let selected = state.selectedKeyID
+    guard state.ssh.keyID != selected else { return [] }
+    var commands = [Command]()
+    if let old = state.ssh.keyID, state.ssh.pinHeld { commands.append(.ssh(.forgetPIN(keyID: old))) }
+    state.ssh.dialog?.form.wipeSecrets()
+    state.ssh = SSHTabState()
+    state.ssh.keyID = selected
+    state.ssh.phase = selected == nil ? .noKey : .loading
+    if selected != nil, state.tab == .ssh { commands += sshLoad(&state) }
+    return commands
+}
+
+// MARK: - Answers
+
+func sshTabUpdate(_ state: inout AppState, _ msg: SSHTabMsg) -> [Command] {
+    func current(_ keyID: String) -> Bool { state.ssh.keyID == keyID && state.selectedKeyID == keyID }
+    switch msg {
+    case .loaded(let id, let load):
+        guard current(id) else { return [] }
+        if state.ssh.busy?.operation == .load { state.ssh.busy = nil }
+        state.ssh.phase = .ready
+        setSSHLoad(&state, load)
+        state.ssh.pinHeld = load.fido == .listed
+        // The list is what the visit is for: its PIN is asked at once (Esc shows the PIV slots without it).
+        if load.fido == .pinNeeded, state.tab == .ssh, state.ssh.dialog == nil, !state.ssh.pinDeclined {
+            state.ssh.dialog = sshPINDialog(thenNew: false, minimum: load.minPINLength)
+        }
+        return []
+    case .touch(let id, let waiting):
+        guard current(id), let busy = state.ssh.busy else { return [] }
+        if waiting && !busy.touch { state.alertTouch(UIText("touch.for.ssh." + busy.operation.rawValue)) }
+        state.ssh.busy?.touch = waiting
+        return []
+    case .listed(let id, let keys):
+        guard current(id) else { return [] }
+        let thenNew: Bool
+        if case .pin(let then)? = state.ssh.dialog?.kind { thenNew = then } else { thenNew = false }
+        sshFinish(&state)
+        state.ssh.pinHeld = true
+        var load = state.ssh.load ?? SSHTabLoad(fido: .listed)
+        load.fido = .listed
+        load.fidoKeys = keys
+        setSSHLoad(&state, load)
+        if thenNew { state.ssh.dialog = sshNewDialog(state.ssh.load) }
+        return []
+    case .filesExist(let id, let paths):
+        guard current(id) else { return [] }
+        return sshAsk(&state, .files, UIText("ssh.replaceFiles", ["paths": paths.joined(separator: ", ")]))
+    case .keyExists(let id, let application, let user):
+        guard current(id) else { return [] }
+        return sshAsk(
+            &state, .key,
+            UIText(
+                user == nil ? "ssh.replaceKey" : "ssh.replaceKeyOfUser",
+                ["application": application, "user": user ?? ""]))
+    case .made(let id, let key, let path, let keys):
+        guard current(id) else { return [] }
+        sshFinish(&state)
+        var load = state.ssh.load ?? SSHTabLoad(fido: .noPIN)
+        if let keys {
+            load.fidoKeys = keys
+            load.fido = .listed
+        } else {
+            // Not listable (no PIN set): the key made now is shown, the others the key may hold are not.
+            load.fidoKeys.removeAll { $0.application == key.application && $0.userID == key.userID }
+            load.fidoKeys.append(key)
+        }
+        state.ssh.load = load
+        state.ssh.selectedRow = state.ssh.rows.firstIndex(of: .fido(key)) ?? state.ssh.selectedRow
+        state.status = StatusMessage(
+            UIText("ssh.made", ["type": SSHTabKey.fido(key).shortType, "path": path]), kind: .success,
+            expires: state.now + 2 * statusSeconds)
+        return []
+    case .exported(let id, let paths):
+        guard current(id) else { return [] }
+        sshFinish(&state)
+        let text =
+            paths.count == 1
+            ? UIText("ssh.exported", ["path": paths[0]])
+            : UIText(
+                "ssh.exportedMany", ["count": String(paths.count), "directory": PathString.directory(of: paths[0])])
+        state.status = StatusMessage(text, kind: .success, expires: state.now + 2 * statusSeconds)
+        return []
+    case .deleted(let id, let key, let remaining):
+        guard current(id) else { return [] }
+        sshFinish(&state)
+        state.ssh.load?.fidoKeys = remaining
+        state.ssh.showDetails = false
+        let rows = state.ssh.rows
+        state.ssh.selectedRow = min(state.ssh.selectedRow, max(0, rows.count - 1))
+        state.status = StatusMessage(
+            UIText("ssh.deleted", ["application": key.application, "fingerprint": key.key.fingerprint]),
+            kind: .success, expires: state.now + 2 * statusSeconds)
+        return []
+    case .failed(let id, let failure):
+        guard current(id) else { return [] }
+        return sshFailed(&state, failure)
+    }
+}
+
+/// New keys: the cursor stays on its key when it can.
+func setSSHLoad(_ state: inout AppState, _ load: SSHTabLoad) {
+    let selected = state.ssh.selected?.id
+    state.ssh.load = load
+    let rows = state.ssh.rows
+    state.ssh.selectedRow =
+        rows.firstIndex { $0.id == selected } ?? min(state.ssh.selectedRow, max(0, rows.count - 1))
+    if state.ssh.showDetails, state.ssh.selected == nil { state.ssh.showDetails = false }
+}
+
+/// The command that was running answered: the busy mark and the dialog go.
+func sshFinish(_ state: inout AppState) {
+    state.ssh.busy = nil
+    state.ssh.dialog?.form.wipeSecrets()
+    state.ssh.dialog = nil
+    state.ssh.replacing = []
+}
+
+/// The work found something the dialog's command would replace: the dialog asks before it goes on.
+func sshAsk(_ state: inout AppState, _ what: SSHReplacement, _ question: UIText) -> [Command] {
+    state.ssh.busy = nil
+    // The dialog may have been closed meanwhile: then nothing is made or written, and nothing asked.
+    guard var dialog = state.ssh.dialog else { return [] }
+    dialog.form.busy = false
+    dialog.form.ask(question, at: state.now)
+    state.ssh.asking = what
+    state.ssh.dialog = dialog
+    return []
+}
+
+func sshFailed(_ state: inout AppState, _ failure: SSHFailure) -> [Command] {
+    state.ssh.busy = nil
+    let operation: FIDOOperation = failure.operation == .verifyPIN ? .verifyPIN : .list
+    var text = fidoFailureText(failure.reason, operation: operation)
+    switch failure.reason {
+    case .keyGone:
+        state.ssh.dialog?.form.wipeSecrets()
+        state.ssh.dialog = nil
+        state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
+        return []
+    case .wrongPIN, .tokenInvalid:
+        // The PIN the visit held was refused (changed elsewhere), or there was none: it is asked (again).
+        state.ssh.pinHeld = false
+        if failure.reason == .tokenInvalid { text = UIText("ssh.pinAgain") }
+        if case .pin? = state.ssh.dialog?.kind {
+        } else {
+            state.ssh.dialog?.form.wipeSecrets()
+            state.ssh.dialog = sshPINDialog(thenNew: false, minimum: state.ssh.load?.minPINLength ?? 4)
+        }
+    case .pinBlocked, .pinAuthBlocked:
+        state.ssh.pinHeld = false
+        state.ssh.dialog?.form.wipeSecrets()
+        state.ssh.dialog = nil
+        state.status = StatusMessage(text, kind: .error, expires: state.now + 2 * statusSeconds)
+        return []
+    default:
+        break
+    }
+    if failure.operation == .load {
+        if state.ssh.load == nil { state.ssh.phase = .unavailable(text) }
+        state.status = StatusMessage(text, kind: .error, expires: state.now + 2 * statusSeconds)
+        return []
+    }
+    if var dialog = state.ssh.dialog {
+        // Stay in the dialog: say what went wrong, empty the secrets, and start again at the first field.
+        dialog.form.busy = false
+        dialog.form.problem = text
+        dialog.form.wipeSecrets()
+        dialog.form.focus = 0
+        state.ssh.dialog = dialog
+        return []
+    }
+    state.status = StatusMessage(text, kind: .error, expires: state.now + 2 * statusSeconds)
+    return []
+}

@@ -1,0 +1,245 @@
+import AuthenticatorModel
+import KeyKit
+
+/// The SSH tab: every SSH key on the key — FIDO `ssh:` credentials and PIV slots — with type, application or slot,
+/// comment and fingerprint; a key's `authorized_keys` line in full; the dialogs, and "Touch your key" while a new
+/// key waits for one.
+struct SSHTabView {
+    let app: AppView
+    let area: Box
+    var dot: String { screen.unicode ? " · " : ", " }
+
+    func render(_ state: AppState) {
+        let ssh = state.ssh
+        switch ssh.phase {
+        case .noKey:
+            centered([UIText("view.noKey"), UIText("ssh.view.noKeyHint")])
+        case .loading where ssh.load == nil:
+            centered([UIText("ssh.view.reading")])
+        case .unavailable(let why):
+            centered([UIText("ssh.view.unreadable"), why])
+        default:
+            if ssh.showDetails, let key = ssh.selected {
+                details(key, state)
+            } else if let load = ssh.load {
+                list(load, state)
+            }
+        }
+        if let busy = ssh.busy, busy.touch {
+            touch()
+        } else if let dialog = ssh.dialog {
+            app.form(dialog.form)
+        }
+    }
+
+    /// What the tab is doing with the key right now, after the title.
+    func working(_ state: AppState) -> String {
+        working(state.ssh.busy, after: dot) { operation in
+            switch operation {
+            case .load: "ssh.working.load"
+            case .verifyPIN: "ssh.working.verifyPIN"
+            case .new: "ssh.working.new"
+            case .export: "ssh.working.export"
+            case .delete: "ssh.working.delete"
+            }
+        }
+    }
+
+    // MARK: The list
+
+    /// Two lines a key: type, application or slot, and comment; then its fingerprint. Under the list, why a side
+    /// shows nothing (the FIDO keys want the PIN, the key has no PIV).
+    func list(_ load: SSHTabLoad, _ state: AppState) {
+        let rows = state.ssh.rows
+        let bottom = area.row + area.height
+        screen.draw(
+            " " + app.text(UIText("ssh.view.title", ["count": String(rows.count)])) + working(state), row: area.row,
+            column: area.column, style: theme.heading, width: area.width)
+        var notes = [(UIText, TextStyle)]()
+        if load.fido != .listed { notes.append((load.fidoNote, fidoNoteStyle(load.fido))) }
+        if let problem = load.pivProblem { notes.append((UIText("ssh.view.piv", nested: ["why": problem]), theme.dim)) }
+        let noteLines = notes.flatMap { note in wrap(app.resolve(note.0), width: area.width - 3).map { ($0, note.1) } }
+        let listBottom = bottom - (noteLines.isEmpty ? 0 : noteLines.count + 1)
+        var top = area.row + 2
+        if rows.isEmpty {
+            if top < listBottom {
+                screen.draw(
+                    " " + app.text(UIText("ssh.view.none")), row: top, column: area.column, style: theme.dim,
+                    width: area.width)
+            }
+        } else if listBottom - top >= 3 {
+            let typeWidth = max(12, app.text(UIText("ssh.view.column.type")).cellWidth + 2)
+            let whereWidth = min(
+                max(14, (rows.map { whereText($0).cellWidth }.max() ?? 0) + 2), max(14, (area.width - typeWidth) / 2))
+            let commentWidth = max(1, area.width - 1 - typeWidth - whereWidth)
+            func line(_ cells: [(String, Int)]) -> String {
+                cells.map {
+                    $0.0.truncated(toCells: $0.1 - 1, unicode: screen.unicode).padded(
+                        toCells: $0.1, unicode: screen.unicode)
+                }
+                .joined()
+            }
+            let heading = line([
+                (app.text(UIText("ssh.view.column.type")), typeWidth),
+                (app.text(UIText("ssh.view.column.where")), whereWidth),
+                (app.text(UIText("ssh.view.column.comment")), commentWidth),
+            ])
+            screen.draw(" " + heading, row: top, column: area.column, style: theme.dim, width: area.width)
+            top += 1
+            let visible = max(1, (listBottom - top) / 2)
+            let selected = max(0, min(rows.count - 1, state.ssh.selectedRow))
+            let first = max(0, selected - visible + 1)
+            for (offset, (i, key)) in rows.enumerated().dropFirst(first).prefix(visible).enumerated() {
+                let y = top + 2 * offset
+                let style: TextStyle = i == selected ? theme.selection : .plain
+                let text =
+                    " "
+                    + line([(key.shortType, typeWidth), (whereText(key), whereWidth), (comment(key), commentWidth)])
+                screen.draw(
+                    text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column, style: style
+                )
+                let print = String(repeating: " ", count: 1 + typeWidth) + key.fingerprint
+                screen.draw(
+                    print.padded(toCells: area.width, unicode: screen.unicode), row: y + 1, column: area.column,
+                    style: i == selected ? theme.selection : theme.dim)
+            }
+            if rows.count > visible {
+                let more = "\(first + 1)-\(min(rows.count, first + visible))/\(rows.count)"
+                screen.draw(
+                    more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
+            }
+        }
+        for (i, (text, style)) in noteLines.enumerated() {
+            screen.draw(
+                " " + text, row: bottom - noteLines.count + i, column: area.column, style: style, width: area.width)
+        }
+    }
+
+    func fidoNoteStyle(_ fido: SSHFIDOState) -> TextStyle {
+        if case .pinNeeded = fido { return theme.warning }
+        return theme.dim
+    }
+
+    /// The application (FIDO) or the slot (PIV).
+    func whereText(_ key: SSHTabKey) -> String {
+        switch key {
+        case .fido(let k): return k.application
+        case .piv(let k): return "PIV " + k.slot.description
+        }
+    }
+
+    /// A FIDO key's user and what a use needs; a PIV slot's certificate, which PKCS #11 modules need to show it.
+    func comment(_ key: SSHTabKey) -> String {
+        switch key {
+        case .fido(let k):
+            var parts = [String]()
+            if let user = k.user { parts.append(app.text(UIText("ssh.view.user", ["user": user]))) }
+            parts.append(app.text(UIText(needsKey(k))))
+            return parts.joined(separator: dot)
+        case .piv(let k):
+            guard let subject = k.certificateSubject else { return app.text(UIText("ssh.view.noCertificate")) }
+            return subject.isEmpty ? app.text(UIText("piv.view.noSubject")) : subject
+        }
+    }
+
+    /// What every use of a FIDO key needs: a touch, the PIN, both, or neither.
+    func needsKey(_ k: SSHKeyOnKey) -> String {
+        let touch = k.key.flags.contains(.userPresenceRequired)
+        let pin = k.key.flags.contains(.userVerificationRequired)
+        switch (touch, pin) {
+        case (true, true): return "ssh.view.needsTouchAndPIN"
+        case (true, false): return "ssh.view.needsTouch"
+        case (false, true): return "ssh.view.needsPIN"
+        case (false, false): return "ssh.view.needsNothing"
+        }
+    }
+
+    // MARK: One key
+
+    /// The key's facts, then its `authorized_keys` line in full (what `c` copies).
+    func details(_ key: SSHTabKey, _ state: AppState) {
+        var fields: [(label: String, value: String, style: TextStyle)] = []
+        func add(_ label: String, _ value: String, _ style: TextStyle = .plain) {
+            fields.append((app.text(UIText(label)), value, style))
+        }
+        add("ssh.details.type", key.typeName)
+        switch key {
+        case .fido(let k):
+            add("ssh.details.application", k.application)
+            add("ssh.details.user", k.user ?? app.text(UIText("ssh.details.noUser")))
+            add("ssh.details.needs", app.text(UIText(needsKey(k))))
+            if let level = k.credProtect { add("ssh.details.credProtect", String(level)) }
+            add("ssh.details.credentialID", k.credentialID.hex)
+            add("ssh.details.file", k.exportName)
+        case .piv(let k):
+            add("ssh.details.slot", k.slot.description)
+            if let subject = k.certificateSubject {
+                add("ssh.details.certificate", subject)
+            } else {
+                add("ssh.details.certificate", app.text(UIText("ssh.details.noCertificate")), theme.warning)
+            }
+            add("ssh.details.use", "ssh -I libykcs11.so")
+        }
+        add("ssh.details.fingerprint", key.fingerprint)
+        screen.draw(
+            " " + app.text(UIText("ssh.details.title", ["key": whereText(key)])) + working(state), row: area.row,
+            column: area.column, style: theme.heading, width: area.width)
+        var row = labelled(fields, top: area.row + 2) + 1
+        let bottom = area.row + area.height
+        if row < bottom {
+            screen.draw(
+                " " + app.text(UIText("ssh.details.line")), row: row, column: area.column, style: theme.dim,
+                width: area.width)
+            row += 1
+        }
+        // The line breaks anywhere (base64 has no spaces): every character of it is on screen.
+        let width = max(1, area.width - 2)
+        var rest = Substring(key.line)
+        while !rest.isEmpty, row < bottom {
+            screen.draw(
+                " " + String(rest.prefix(width)), row: row, column: area.column, style: .plain, width: area.width)
+            rest = rest.dropFirst(width)
+            row += 1
+        }
+    }
+
+    /// The tab's bindings that apply now, for the hints line every tab shares.
+    static func hints(_ state: AppState, app: AppView) -> String {
+        var parts = [UIText]()
+        if state.ssh.phase == .ready, state.ssh.load != nil {
+            if state.ssh.showDetails {
+                parts = [UIText("ssh.hint.back"), UIText("ssh.hint.copy")]
+                if case .fido? = state.ssh.selected { parts += [UIText("ssh.hint.export"), UIText("ssh.hint.delete")] }
+            } else {
+                if !state.ssh.rows.isEmpty { parts += [UIText("ssh.hint.details"), UIText("ssh.hint.copy")] }
+                parts.append(UIText("ssh.hint.new"))
+                if !state.ssh.fidoKeys.isEmpty { parts += [UIText("ssh.hint.export"), UIText("ssh.hint.delete")] }
+                if state.ssh.load?.fido == .pinNeeded { parts.append(UIText("ssh.hint.pin")) }
+                parts.append(UIText("ssh.hint.reload"))
+            }
+        }
+        let b = state.bindings
+        parts.append(
+            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+        return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
+    }
+
+    // MARK: Overlays
+
+    /// "Touch your key" in a box while the key makes the new SSH key.
+    func touch() {
+        let lines = [app.text(UIText("ssh.touch.title")), ""] + wrap(app.text(UIText("ssh.touch.note")), width: 62)
+        let box = app.overlayBox(lines: lines.count + 2, width: 66)
+        box.draw(on: screen, title: app.text(UIText("ssh.touch.box")), style: theme.border, titleStyle: theme.warning)
+        for (i, line) in lines.enumerated() where i < box.innerHeight {
+            screen.draw(
+                " " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? theme.warning : .plain,
+                width: box.innerWidth)
+        }
+        screen.draw(
+            app.text(UIText("ssh.touch.cancel")).centered(inCells: box.innerWidth, unicode: screen.unicode),
+            row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+    }
+}
+
+extension SSHTabView: TabView {}
