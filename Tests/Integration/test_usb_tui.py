@@ -29,10 +29,10 @@ def usable():
 pytestmark = pytest.mark.skipif(usable() is not None, reason=usable() or "")
 
 
-def scenario(name, tmp_path, *serve_args, timeout=120):
+def scenario(name, tmp_path, *serve_args, timeout=120, env=None):
     r = subprocess.run([str(YKTERM), "virtual-key", "serve", "--usb", *serve_args, "--",
                         sys.executable, str(SCENARIOS), name, str(tmp_path)],
-                       capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                       capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
     assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-3000:]}\nstderr: {r.stderr[-3000:]}"
     return json.loads(r.stdout.strip().splitlines()[-1])
 

@@ -7,8 +7,10 @@ python-fido2 and ykman from inside; it prints one JSON object with what it found
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -262,6 +264,84 @@ def two_fido_clients(home, seconds=20):
         for th in threads:
             th.join(timeout=60)
     return counts
+
+
+def ssh_tab(home):
+    """The SSH tab on the USB key: the FIDO2 PIN once per visit, then a PIV slot (key and certificate made by the
+    command line) and a FIDO SSH key the tab makes (n, defaults: ed25519 into ~/.ssh) in one list; c copies each
+    line through OSC 52 (tmux keeps what the program sent as a buffer); OpenSSH logs in with the handle file the
+    tab wrote, to an sshd of the test's own; d deletes the key after asking, and the command line no longer lists
+    it."""
+    from sshd_scripts import SSHD
+    exec(SSHD, globals())
+    pin = "ssh-pin-246"  # what the askpass program answers (test_usb.ssh_keygen_env)
+    out = {}
+
+    def cli(*args, stdin=None):
+        return subprocess.run([str(YKTERM), *args], input=stdin, capture_output=True, text=True, timeout=60,
+                              stdin=None if stdin is not None else subprocess.DEVNULL)
+
+    def listed():
+        r = cli("ssh", "list", "--json", stdin=pin + "\n")
+        return json.loads(r.stdout) if r.returncode == 0 else r.stderr
+
+    out["pin_set"] = cli("fido", "pin", "set", stdin=pin + "\n").returncode
+    out["piv_key"] = cli("piv", "keys", "generate", "9a", "-a", "ECCP256").returncode
+    out["piv_cert"] = cli("piv", "certificates", "generate", "9a", "--subject", "CN=tui-ssh",
+                          stdin="123456\n").returncode
+    out["piv_line"] = cli("piv", "ssh-key", "9a").stdout.strip()
+    t = tui(home)
+    try:
+        # tmux takes the program's OSC 52 as a paste buffer: what the copy sent, byte for byte.
+        t.tmux("set-option", "-g", "set-clipboard", "on")
+        t.wait_for("6 SSH")
+        t.send("6")
+        t.wait_for("FIDO2 PIN for the SSH keys")
+        t.submit(pin)
+        out["before"] = t.wait_for("CN=tui-ssh")
+        t.send("n")
+        t.wait_for("New FIDO SSH key")
+        # The application has "ssh:" typed already; the rest keep their defaults (Ed25519, touch, ~/.ssh).
+        t.submit("tui", "", "", "", "", "")
+        out["made"] = t.wait_for("Made an ed25519-sk key")
+        out["list"] = t.wait_for(r"ssh:tui[\s\S]*PIV 9A")
+        t.send("c")
+        t.wait_for("Copied the SSH key of ssh:tui")
+        out["copied_fido"] = t.tmux("show-buffer")
+        t.send("j")
+        t.send("c")
+        t.wait_for("Copied the SSH key of PIV 9A")
+        out["copied_piv"] = t.tmux("show-buffer")
+        t.send("Enter")
+        out["details"] = t.wait_for("authorized_keys line")
+        t.send("Escape")
+        handle = Path(home) / ".ssh" / "id_ed25519_sk_rk_tui"
+        out["files"] = {p.name: [oct(p.stat().st_mode & 0o777), p.read_text()] for p in handle.parent.iterdir()}
+        out["listed_cli"] = listed()
+        # OpenSSH (through libfido2 and the hidraw shim) logs in with the handle file the tab wrote.
+        work = tempfile.mkdtemp(prefix="ykterm-ssh-tab-")
+        sshd = Sshd(work, (Path(str(handle) + ".pub")).read_text())
+        try:
+            env = dict(os.environ, LD_PRELOAD=os.environ["HIDRAW_SHIM"], SSH_ASKPASS=os.environ["PIN_ASKPASS"],
+                       SSH_ASKPASS_REQUIRE="force")
+            r = subprocess.run(sshd.client() + ["-i", str(handle), "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                                                "127.0.0.1", "echo", "logged-in-from-tab"],
+                               env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+            out["login"] = {"rc": r.returncode, "out": r.stdout.strip(), "err": r.stderr[-400:]}
+        finally:
+            sshd.stop()
+            shutil.rmtree(work, ignore_errors=True)
+        # d on the FIDO key (the cursor goes back up to it), after the question.
+        t.send("k")
+        t.send("d")
+        t.wait_for("Delete the SSH key of ssh:tui")
+        t.answer("y")
+        out["deleted"] = t.wait_for("Deleted the SSH key of ssh:tui")
+        out["after"] = t.wait_for("SSH keys on the key: 1")
+    finally:
+        t.close()
+    out["listed_after"] = listed()
+    return out
 
 
 def main():

@@ -37,7 +37,7 @@ func sshTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     switch key {
     case .char("c"):
         guard let selected else { return sshNote(&state, UIText("ssh.noneSelected")) }
-        return [.copy(selected.line, status: UIText("ssh.copied", ["key": sshName(selected)]))]
+        return [.copy(selected.line, status: sshCopiedText(selected))]
     case .char("v"):
         guard load.fido == .pinNeeded || load.fido == .listed else { return sshNote(&state, load.fidoNote) }
         state.ssh.dialog = sshPINDialog(thenNew: false, minimum: load.minPINLength)
@@ -62,6 +62,13 @@ func sshTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.ssh.dialog = sshExportDialog(keys.count == 1 ? keys[0].credentialID : nil, count: keys.count)
     case .char("d"), .delete:
         guard case .fido(let k)? = selected else { return sshNote(&state, UIText("ssh.deleteFIDOOnly")) }
+        // Deleting is credential management: the PIN of this visit (a key made without a PIN cannot be deleted
+        // before one is set).
+        guard state.ssh.pinHeld else {
+            guard load.fido == .pinNeeded else { return sshNote(&state, load.fidoNote) }
+            state.ssh.dialog = sshPINDialog(thenNew: false, minimum: load.minPINLength)
+            return []
+        }
         let form = Form.confirmation(
             title: UIText("ssh.delete.title", ["application": k.application]),
             note: UIText("ssh.delete.note", ["fingerprint": k.key.fingerprint]), askedAt: state.now)
@@ -77,11 +84,14 @@ func sshNote(_ state: inout AppState, _ text: UIText) -> [Command] {
     return []
 }
 
-/// How the status line names a key: its application (and user), or its slot.
-func sshName(_ key: SSHTabKey) -> String {
+/// What the status line says once `key`'s line is on the clipboard (its `how` is added then).
+func sshCopiedText(_ key: SSHTabKey) -> UIText {
     switch key {
-    case .fido(let k): return k.user.map { k.application + " (" + $0 + ")" } ?? k.application
-    case .piv(let k): return "PIV " + k.slot.description
+    case .fido(let k):
+        if let user = k.user { return UIText("ssh.copiedOfUser", ["key": k.application, "user": user]) }
+        return UIText("ssh.copied", ["key": k.application])
+    case .piv(let k):
+        return UIText("ssh.copied", ["key": "PIV " + k.slot.description])
     }
 }
 

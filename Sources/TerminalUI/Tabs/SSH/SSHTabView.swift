@@ -209,11 +209,15 @@ struct SSHTabView {
         if state.ssh.phase == .ready, state.ssh.load != nil {
             if state.ssh.showDetails {
                 parts = [UIText("ssh.hint.back"), UIText("ssh.hint.copy")]
-                if case .fido? = state.ssh.selected { parts += [UIText("ssh.hint.export"), UIText("ssh.hint.delete")] }
+                if case .fido? = state.ssh.selected {
+                    parts.append(UIText("ssh.hint.export"))
+                    if state.ssh.pinHeld { parts.append(UIText("ssh.hint.delete")) }
+                }
             } else {
                 if !state.ssh.rows.isEmpty { parts += [UIText("ssh.hint.details"), UIText("ssh.hint.copy")] }
                 parts.append(UIText("ssh.hint.new"))
-                if !state.ssh.fidoKeys.isEmpty { parts += [UIText("ssh.hint.export"), UIText("ssh.hint.delete")] }
+                if !state.ssh.fidoKeys.isEmpty { parts.append(UIText("ssh.hint.export")) }
+                if state.ssh.pinHeld && !state.ssh.fidoKeys.isEmpty { parts.append(UIText("ssh.hint.delete")) }
                 if state.ssh.load?.fido == .pinNeeded { parts.append(UIText("ssh.hint.pin")) }
                 parts.append(UIText("ssh.hint.reload"))
             }
