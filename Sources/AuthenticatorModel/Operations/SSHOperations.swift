@@ -19,7 +19,7 @@ public struct SSHKeyOnKey: Sendable, Hashable {
     /// The user OpenSSH was given (`-O user=`): the user ID without its trailing zero bytes; nil when it is all
     /// zeros (no user given).
     public var user: String? {
-        let trimmed = userID.reversed().drop(while: { $0 == 0 }).reversed()
+        let trimmed = Self.userBytes(userID)
         guard !trimmed.isEmpty else { return nil }
         return String(decoding: trimmed, as: UTF8.self)
     }
@@ -45,13 +45,30 @@ public struct SSHKeyOnKey: Sendable, Hashable {
             suffix = String(suffix.dropFirst(prefix.count))
             break
         }
-        let trimmed = Array(userID.reversed().drop(while: { $0 == 0 }).reversed())
+        let trimmed = userBytes(userID)
         if !trimmed.isEmpty {
             let text = String(decoding: trimmed, as: UTF8.self)
             let unsafe = text.contains("/") || text.contains("..") || text.contains("\\")
             suffix += "_" + (unsafe ? trimmed.hex : text)
         }
         return suffix.isEmpty ? name : name + "_" + suffix
+    }
+
+    /// The user ID OpenSSH gives a key made for `user` (`-O user=`): its UTF-8, NUL-padded to 32 bytes; 32 zero
+    /// bytes without one. A user of 32 bytes or more is refused.
+    public static func userID(for user: String?) throws(SSHOperationError) -> [UInt8] {
+        var userID = [UInt8](repeating: 0, count: 32)
+        if let user {
+            let bytes = Array(user.utf8)
+            guard bytes.count < 32 else { throw .userTooLong(user) }
+            userID.replaceSubrange(0..<bytes.count, with: bytes)
+        }
+        return userID
+    }
+
+    /// The user OpenSSH was given, as bytes: the user ID without its trailing zero bytes.
+    static func userBytes(_ userID: [UInt8]) -> [UInt8] {
+        Array(userID.reversed().drop(while: { $0 == 0 }).reversed())
     }
 
     /// The files `writeFiles(to:)` writes for `path`: the handle file and its `.pub`.
@@ -174,12 +191,7 @@ extension FIDOOperations {
         replacing: Bool, pin: String?
     ) async throws -> SSHKeyOnKey {
         guard application.hasPrefix("ssh:") else { throw SSHOperationError.notAnSSHApplication(application) }
-        var userID = [UInt8](repeating: 0, count: 32)
-        if let user {
-            let bytes = Array(user.utf8)
-            guard bytes.count < 32 else { throw SSHOperationError.userTooLong(user) }
-            userID.replaceSubrange(0..<bytes.count, with: bytes)
-        }
+        let userID = try SSHKeyOnKey.userID(for: user)
         return try await withSession { s in
             let pinSet = await s.info.pinSet == true
             if pinSet && pin == nil { throw FIDOOperationError.pinNeeded }

@@ -144,8 +144,8 @@ struct SSHTabWork: Sendable {
     /// Makes the key (files first: what they would replace is asked about before the key is touched), writes its
     /// files, and lists the keys again when the PIN is held.
     private func make(_ d: KeyDescriptor, _ request: SSHNewKeyRequest) async {
-        var userID = [UInt8](repeating: 0, count: 32)
-        if let user = request.user { userID.replaceSubrange(0..<min(31, user.utf8.count), with: user.utf8.prefix(31)) }
+        // A user too long for the user ID is refused by the operation below, before the key is asked.
+        let userID = (try? SSHKeyOnKey.userID(for: request.user)) ?? []
         let path =
             PathString.expandingHome(request.directory) + "/"
             + SSHKeyOnKey.exportName(type: request.type, application: request.application, userID: userID)
