@@ -132,6 +132,8 @@ public struct AppState: Sendable {
     public var helpScroll = 0
     public var showKeySwitcher = false
     public var keySwitcherIndex = 0
+    /// The names the user gave keys, by serial (`KeyNames`), read at start and changed with `n` in the device view.
+    public var keyNames: [UInt32: String] = [:]
     public var oath = OATHTabState()
     public var otp = OTPTabState()
     public var fido = FIDOTabState()
@@ -164,7 +166,7 @@ public struct AppState: Sendable {
 
     /// The form of the dialog open: the device view's lock code dialog over it, else the shown tab's, if any.
     public var openForm: Form? {
-        if showDeviceInfo, let form = deviceConfig.lockDialog?.form { return form }
+        if showDeviceInfo, let form = deviceConfig.lockDialog?.form ?? deviceConfig.nameDialog?.form { return form }
         return tab.model.form(self)
     }
 

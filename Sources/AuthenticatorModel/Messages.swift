@@ -17,6 +17,8 @@ public enum Msg: Sendable {
     /// Something to tell the user in the status line (a file that could not be read was set aside).
     case notice(UIText, StatusMessage.Kind)
     case copied(Bool, UIText)
+    /// The name of the key with `serial` was kept (nil: forgotten), or `problem` says why not.
+    case keyNamed(serial: UInt32, name: String?, problem: UIText?)
 
     // The tabs' answers.
     case oath(OATHTabMsg)
@@ -72,7 +74,7 @@ extension Command {
     /// Work the user asked for (not the bookkeeping that follows: pins saved, keys forgotten).
     var isAction: Bool {
         switch self {
-        case .savePins, .loadPins, .forgetKey, .watchKeys, .probe: return false
+        case .savePins, .loadPins, .forgetKey, .watchKeys, .probe, .nameKey: return false
         default: return true
         }
     }
@@ -93,7 +95,7 @@ extension Command {
             case .verifyPIN, .new, .delete: return (nil, "FIDO2")
             case .export, .forgetPIN, .cancel: return nil
             }
-        case .apdu, .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .quit: return nil
+        case .apdu, .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .nameKey, .quit: return nil
         }
     }
 }
@@ -110,6 +112,8 @@ public enum Command: Sendable, Equatable {
         newLockCode: [UInt8]? = nil)
     case loadPins(deviceID: String)
     case savePins(deviceID: String, Set<String>)
+    /// Keep `name` for the key with `serial` (nil forgets its name).
+    case nameKey(serial: UInt32, name: String?)
     /// Forget the derived keys the runner holds for a key that left.
     case forgetKey(keyID: String)
     /// Put text on the clipboard; `status` is what the status line says once it is there (its `how` argument, the

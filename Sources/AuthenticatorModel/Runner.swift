@@ -81,6 +81,8 @@ public struct RunnerEnvironment: Sendable {
     /// that owns the terminal (the TUI loop) handles `.copy` itself and leaves this nil.
     public var copy: (@Sendable (String) async -> String?)?
     public var pins: PinStore
+    /// The names given to keys.
+    public var keyNames = KeyNames()
     public var rememberedKeys: RememberedKeys
     /// Each APDU exchanged, for the trace and the benchmarks' APDU count.
     public var observer: (@Sendable (APDUExchange) -> Void)?
@@ -176,6 +178,17 @@ public final class Runner: Sendable {
             }
         case .savePins(let deviceID, let pins):
             environment.pins.save(pins, for: deviceID)
+        case .nameKey(let serial, let name):
+            do {
+                if let name {
+                    post(.keyNamed(serial: serial, name: try environment.keyNames.set(name, for: serial), problem: nil))
+                } else {
+                    try environment.keyNames.forget(serial)
+                    post(.keyNamed(serial: serial, name: nil, problem: nil))
+                }
+            } catch {
+                post(.keyNamed(serial: serial, name: name, problem: error.text))
+            }
         case .fido(let c) where c.runsAtOnce:
             // A cancel must reach the key while the command it cancels still waits in the queue's worker.
             let runtime = fidoRuntime

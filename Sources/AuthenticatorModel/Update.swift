@@ -33,6 +33,8 @@ func route(_ state: inout AppState, _ msg: Msg) -> [Command] {
         return handlePaste(&state, text)
     case .configWritten(let keyID, let failure):
         return configWritten(&state, keyID: keyID, failure: failure)
+    case .keyNamed(let serial, let name, let problem):
+        return keyNamed(&state, serial: serial, name: name, problem: problem)
     case .notice(let text, let kind):
         state.status = StatusMessage(text, kind: kind, expires: state.now + 3 * statusSeconds)
         return []
@@ -252,7 +254,11 @@ func handleKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 func handlePaste(_ state: inout AppState, _ text: String) -> [Command] {
     let overlay = state.showHelp || state.showKeySwitcher || state.showDeviceInfo
     if !overlay, state.tab.model.paste(&state, text) { return [] }
-    if state.showDeviceInfo && !state.showHelp && !state.showKeySwitcher && lockDialogPaste(&state, text) { return [] }
+    if state.showDeviceInfo && !state.showHelp && !state.showKeySwitcher
+        && (lockDialogPaste(&state, text) || nameDialogPaste(&state, text))
+    {
+        return []
+    }
     state.status = StatusMessage(
         UIText(state.tab == .oath ? "status.pasteIgnoredOATH" : "status.pasteIgnored"),
         kind: .warning, expires: state.now + statusSeconds)

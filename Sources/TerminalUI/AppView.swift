@@ -104,7 +104,7 @@ public struct AppView {
         var parts = [String]()
         var reader: String?
         if let key = state.selectedKey {
-            parts.append(key.model ?? key.descriptor.name)
+            parts.append(state.displayName(of: key))
             if let serial = key.serial { parts.append(text(UIText("view.status.serial", ["serial": String(serial)]))) }
             if let version = key.version {
                 parts.append(text(UIText("view.status.firmware", ["version": version.description])))
@@ -227,7 +227,7 @@ public struct AppView {
                 style: theme.dim, width: box.innerWidth)
         }
         for (i, key) in state.keys.enumerated() where i < box.innerHeight - 2 {
-            var label = key.model ?? key.descriptor.name
+            var label = state.displayName(of: key)
             if let serial = key.serial {
                 label += "  " + text(UIText("view.status.serial", ["serial": String(serial)]))
             }

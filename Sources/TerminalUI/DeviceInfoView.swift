@@ -28,6 +28,7 @@ struct DeviceInfoView {
         let yes = t("device.yes"), no = t("device.no")
         rows.append((t("device.model"), d.productName ?? t(d.unnamedKey.key), theme.heading))
         rows.append((t("device.serial"), d.serial.map(String.init) ?? t("device.unknown"), .plain))
+        rows.append((t("device.name"), state.givenName(of: key) ?? t("device.noName"), .plain))
         rows.append((t("device.firmware"), d.version.description, .plain))
         if d.fromManagement {
             rows.append((t("device.formFactor"), t("form-factor." + d.formFactor.identifier), .plain))
@@ -187,5 +188,6 @@ struct DeviceInfoView {
         }
         // The lock code dialog over it: the codes as bullets.
         if let dialog = state.deviceConfig.lockDialog { app.form(dialog.form, width: 72) }
+        if let dialog = state.deviceConfig.nameDialog { app.form(dialog.form, width: 72) }
     }
 }

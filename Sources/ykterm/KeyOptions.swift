@@ -12,12 +12,21 @@ struct KeyChoice: Equatable, Sendable {
     var device: UInt32?
     var virtual = false
 
-    /// Refuses a YKTERM_DEVICE that is not a serial number, unless --device is given.
+    /// Refuses a YKTERM_DEVICE that is neither a serial number nor a key's name, unless --device is given.
     static func validate(device: UInt32?) throws {
         if let env = ProcessEnvironment.value("YKTERM_DEVICE"), device == nil, !env.isEmpty,
-            UInt32(env) == nil
+            UInt32(env) == nil, KeyNames().serial(named: env) == nil
         {
             throw ValidationError(words("cli.device-variable", ["value": env]))
+        }
+    }
+
+    /// The serial a `--device` value designates: a serial number, or the name a key was given (`ykterm key name`).
+    static func serial(device: String) throws -> UInt32 {
+        do {
+            return try KeyNames().serial(for: device)
+        } catch {
+            throw ValidationError(loadedTables().text(error.text))
         }
     }
 
@@ -29,7 +38,7 @@ struct KeyChoice: Equatable, Sendable {
 
     func selector(environment env: [String: String], config: Config) -> KeySelector {
         let reader = reader ?? env["YKTERM_READER"].flatMap { $0.isEmpty ? nil : $0 }
-        let serial = device ?? env["YKTERM_DEVICE"].flatMap { UInt32($0) }
+        let serial = device ?? env["YKTERM_DEVICE"].flatMap { UInt32($0) ?? KeyNames().serial(named: $0) }
         if reader == nil && serial == nil {
             return KeySelector(reader: config.key.reader, serial: config.key.serial)
         }
@@ -72,17 +81,20 @@ struct KeyOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Use the key with this serial number. Default: $YKTERM_DEVICE, else the config file.", valueName: "SERIAL"))
-    var device: UInt32?
+            "Use the key with this serial number, or the name given it with ykterm key name. Default: $YKTERM_DEVICE, else the config file.",
+            valueName: "SERIAL|NAME"))
+    var device: String?
 
     @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")
     var virtual = false
 
     func validate() throws {
-        try KeyChoice.validate(device: device)
+        try KeyChoice.validate(device: try device.map(KeyChoice.serial(device:)))
     }
 
-    var choice: KeyChoice { KeyChoice(reader: reader, device: device, virtual: virtual) }
+    var choice: KeyChoice {
+        KeyChoice(reader: reader, device: device.flatMap { try? KeyChoice.serial(device: $0) }, virtual: virtual)
+    }
 
     var selector: KeySelector { choice.selector }
 }

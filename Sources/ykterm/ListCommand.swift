@@ -142,7 +142,9 @@ struct ListCommand: RequestCommand {
             facts.append(loadedTables().text(UIText("form-factor." + k.device.formFactor.identifier)))
         }
         facts.append(k.overNFC ? "NFC" : "USB")
-        var line = "\(place): \(k.device.displayName), " + facts.joined(separator: ", ")
+        var name = k.device.displayName
+        if let given = KeyNames().name(of: k.device.serial ?? row.key?.serial) { name += " '\(given)'" }
+        var line = "\(place): \(name), " + facts.joined(separator: ", ")
         if let d = row.key, !k.overNFC {
             line +=
                 "\n  "
@@ -180,6 +182,8 @@ struct ListedKeyJSON: Encodable, SnakeCaseJSON {
     var reader: String
     var name: String
     var serial: Int?
+    /// The name given the key (`ykterm key name`); left out when it has none.
+    var keyName: String?
     var interfaces: [String]
     /// The hidraw node's path.
     var fidoHID: String?
@@ -207,6 +211,7 @@ struct ListedKeyJSON: Encodable, SnakeCaseJSON {
         reader = d.map(KeyDiscovery.place) ?? row.info?.reader ?? ""
         name = row.info?.device.productName ?? d?.name ?? ""
         serial = (row.info?.device.serial ?? d?.serial).map { Int($0) }
+        keyName = KeyNames().name(of: (row.info?.device.serial ?? d?.serial))
         interfaces = d.map { $0.interfaces.map(\.rawValue) } ?? [(row.info?.overNFC ?? false) ? "nfc" : "ccid"]
         fidoHID = d?.fidoHID?.path
         otpHID = d?.otpHID?.path
@@ -223,7 +228,7 @@ struct ListedKeyJSON: Encodable, SnakeCaseJSON {
     }
 
     enum CodingKeys: CodingKey {
-        case reader, name, serial, interfaces, fidoHID, otpHID, error, hidErrors
+        case reader, name, serial, keyName, interfaces, fidoHID, otpHID, error, hidErrors
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -231,6 +236,7 @@ struct ListedKeyJSON: Encodable, SnakeCaseJSON {
         try c.encode(reader, forKey: .reader)
         try c.encode(name, forKey: .name)
         try c.encodeIfPresent(serial, forKey: .serial)
+        try c.encodeIfPresent(keyName, forKey: .keyName)
         try c.encode(interfaces, forKey: .interfaces)
         try c.encodeIfPresent(fidoHID, forKey: .fidoHID)
         try c.encodeIfPresent(otpHID, forKey: .otpHID)

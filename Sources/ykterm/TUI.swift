@@ -47,6 +47,7 @@ enum TUI {
             now: Date().timeIntervalSince1970, bindings: config.keyBindings, virtualMode: options.virtual,
             preferredSerial: options.selector.serial)
         state.otp.aesKeys = aesKeys
+        state.keyNames = KeyNames().all()
         state.otp.parsers = config.otp.parsers
         let app = try TerminalApp(
             screen: screen, state: state, text: localize,

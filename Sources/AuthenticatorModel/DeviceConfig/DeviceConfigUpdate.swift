@@ -39,6 +39,8 @@ public struct DeviceConfigState: Sendable, Equatable {
     public var cursor = 0
     public var pending: PendingConfigChange?
     public var lockDialog: DeviceLockDialog?
+    /// The dialog that names the key (`n`).
+    public var nameDialog: KeyNameDialog?
     public var writing = false
 
     /// Opens the dialog that sets, changes or removes the lock code (on a key whose configuration can be
@@ -77,6 +79,12 @@ extension KeyEntry {
 /// other key closes it.
 func deviceViewKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     if state.deviceConfig.lockDialog != nil { return lockDialogKey(&state, key) }
+    if state.deviceConfig.nameDialog != nil { return nameDialogKey(&state, key) }
+    // n names the key, whatever it can be configured to do.
+    if key == .char("n"), state.deviceConfig.pending == nil {
+        openNameDialog(&state)
+        return []
+    }
     if let pending = state.deviceConfig.pending {
         // As every question before a change: only a y typed after it showed says yes; n, Enter and Esc say no.
         switch Form.answer(key, askedAt: pending.askedAt, now: state.now) {

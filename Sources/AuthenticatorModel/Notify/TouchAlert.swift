@@ -51,9 +51,11 @@ public struct TouchAlert: Sendable, Equatable {
 }
 
 extension AppState {
-    /// The selected key as a touch alert names it: its model and serial, else its reader or device name.
+    /// The selected key as a touch alert names it: its model and the name given it, else its model and serial,
+    /// else its reader or device name.
     var touchKeyLabel: String {
         guard let key = selectedKey else { return "" }
+        if givenName(of: key) != nil { return displayName(of: key) }
         let name = key.model ?? key.descriptor.name
         guard let serial = key.serial ?? key.info?.device.serial ?? key.descriptor.serial else { return name }
         return "\(name) \(serial)"
