@@ -69,7 +69,9 @@ struct KeyChoice: Equatable, Sendable {
     }
 }
 
-/// How a command chooses its key; shared by every command that talks to one.
+/// How a command chooses its key; shared by every command that talks to one. `oath add` takes several keys in
+/// --device (`A,B`); the others refuse a list (`Ykterm.refuseDeviceList`: ArgumentParser fills the top command's
+/// options and the subcommand's from the same words, so one type serves both).
 struct KeyOptions: ParsableArguments {
     @Option(
         name: .long,
@@ -88,12 +90,20 @@ struct KeyOptions: ParsableArguments {
     @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")
     var virtual = false
 
-    func validate() throws {
-        try KeyChoice.validate(device: try device.map(KeyChoice.serial(device:)))
+    /// The keys --device names, in its order.
+    var devices: [String] {
+        device.map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces } }
+            ?? []
     }
 
+    func validate() throws {
+        let serials = try devices.map(KeyChoice.serial(device:))
+        try KeyChoice.validate(device: serials.first)
+    }
+
+    /// The key chosen (the first of a list).
     var choice: KeyChoice {
-        KeyChoice(reader: reader, device: device.flatMap { try? KeyChoice.serial(device: $0) }, virtual: virtual)
+        KeyChoice(reader: reader, device: devices.first.flatMap { try? KeyChoice.serial(device: $0) }, virtual: virtual)
     }
 
     var selector: KeySelector { choice.selector }

@@ -14,7 +14,9 @@ struct OATHCommand: ParsableCommand {
             command needs them. --remember keeps the derived access key (never the password) in \
             $XDG_CONFIG_HOME/ykterm/oath-keys.json, mode 0600.
             """,
-        subcommands: [List.self, Code.self, Add.self, Delete.self, Rename.self, Password.self, Reset.self])
+        subcommands: [
+            List.self, Code.self, Add.self, Delete.self, Rename.self, Diff.self, Password.self, Reset.self,
+        ])
 }
 
 /// Options every `oath` subcommand shares.
@@ -24,6 +26,32 @@ struct OATHOptions: ParsableArguments {
     @Flag(name: .long, help: "Remember the access key for this key after a successful unlock.")
     var remember = false
 
+    var choice: OATHChoice { OATHChoice(key: key.choice, remember: remember) }
+}
+
+/// The options of a command that may work on several keys (`oath add`): those of OATHOptions, with --device taking
+/// a list, and --all-keys.
+struct OATHKeysOptions: ParsableArguments {
+    @OptionGroup var key: KeyOptions
+
+    @Flag(name: .long, help: "Every key plugged in that has OATH.")
+    var allKeys = false
+
+    @Flag(name: .long, help: "Remember the access key for this key after a successful unlock.")
+    var remember = false
+
+    var devices: [String] { key.devices }
+    var reader: String? { key.reader }
+
+    /// More than one key: --all-keys, or a --device list.
+    var several: Bool { allKeys || devices.count > 1 }
+
+    func validate() throws {
+        if allKeys && (key.device != nil || key.virtual) { throw ValidationError(words("cli.oath.allKeysAndDevice")) }
+        if key.virtual && several { throw ValidationError(words("cli.oath.allKeysAndDevice")) }
+    }
+
+    /// The one key, when there is one.
     var choice: OATHChoice { OATHChoice(key: key.choice, remember: remember) }
 }
 
@@ -92,15 +120,30 @@ extension OATHCommand {
         @Flag(name: .long, help: "Print a JSON array (id, issuer, name, type, algorithm, digits, period, touch).")
         var json = false
 
+        @Flag(
+            name: .long,
+            help:
+                "Every key plugged in: each account once, with the keys that hold it (JSON: keys, with serial and name)."
+        )
+        var allKeys = false
+
+        func validate() throws {
+            if allKeys && (options.key.device != nil || options.key.virtual) {
+                throw ValidationError(words("cli.oath.allKeysAndDevice"))
+            }
+        }
+
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
-        var request: Request { Request(options: options.choice, json: json) }
+        var request: Request { Request(options: options.choice, json: json, allKeys: allKeys) }
 
         /// The work of `oath list`, from the values of its command line.
         struct Request: CommandRequest, Equatable, Sendable {
             var options: OATHChoice
             var json: Bool
+            var allKeys = false
 
             func run() async throws {
+                if allKeys { return try await OATHCommand.listAcrossKeys(options, json: json) }
                 let prompt = Prompt()
                 let entries = try await oathOperation(options, prompt: prompt) { operations, unlock in
                     try await operations.accounts(at: now(), unlock)
@@ -138,16 +181,31 @@ extension OATHCommand {
         @Flag(name: .long, help: "Print a JSON array (fields of list, plus code, valid_from, valid_to).")
         var json = false
 
+        @Flag(
+            name: .long,
+            help:
+                "Every key plugged in, asked at once: each account once, with the code of the first key that holds it and the keys that hold it (JSON: keys, with serial and name)."
+        )
+        var allKeys = false
+
+        func validate() throws {
+            if allKeys && (options.key.device != nil || options.key.virtual) {
+                throw ValidationError(words("cli.oath.allKeysAndDevice"))
+            }
+        }
+
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
-        var request: Request { Request(options: options.choice, query: query, json: json) }
+        var request: Request { Request(options: options.choice, query: query, json: json, allKeys: allKeys) }
 
         /// The work of `oath code`, from the values of its command line.
         struct Request: CommandRequest, Equatable, Sendable {
             var options: OATHChoice
             var query: String?
             var json: Bool
+            var allKeys = false
 
             func run() async throws {
+                if allKeys { return try await OATHCommand.codesAcrossKeys(options, query: query, json: json) }
                 let prompt = Prompt()
                 let query = self.query
                 let json = self.json
@@ -204,9 +262,14 @@ extension OATHCommand {
                 the secret is asked for without echo (or read from standard input). A URI or secret on the \
                 command line is visible to other users of this machine while the command runs. An existing \
                 account with the same ID is overwritten only after confirmation, or with --force.
+
+                With --all-keys or --device A,B the account goes to each key (a daily key and its backup: a \
+                secret cannot be read back from a key, so adding it to both at once is the only backup there is). \
+                Each key answers for itself: one that is full, locked or pulled out is named, and the others keep \
+                the account; the exit status is then 1.
                 """)
 
-        @OptionGroup var options: OATHOptions
+        @OptionGroup var options: OATHKeysOptions
 
         @Argument(help: "otpauth:// or otpauth-migration:// URI, or - for standard input.")
         var uri: String?
@@ -287,6 +350,9 @@ extension OATHCommand {
             let prompt = Prompt()
             let accounts = try readAccounts(prompt)
             for a in accounts { try a.id.validate() }
+            if options.several {
+                return try await OATHCommand.addAcrossKeys(accounts, options, force: force, prompt: prompt)
+            }
             var key = OATHCommandKey(options.choice, prompt: prompt)
             let force = self.force
             var result = try await key.run { operations, unlock in

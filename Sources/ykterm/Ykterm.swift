@@ -109,6 +109,18 @@ struct Ykterm: RequestCommand {
         }
     }
 
+    /// --device A,B is for the commands that work on several keys (`oath add`); the others take one key.
+    static func refuseDeviceList(_ command: any ParsableCommand, _ arguments: [String]) throws {
+        guard !(command is OATHCommand.Add) else { return }
+        var values = [String]()
+        for (i, a) in arguments.enumerated() {
+            if a == "--" { break }
+            if a == "--device", i + 1 < arguments.count { values.append(arguments[i + 1]) }
+            if a.hasPrefix("--device=") { values.append(String(a.dropFirst("--device=".count))) }
+        }
+        if values.contains(where: { $0.contains(",") }) { throw ValidationError(words("cli.device.one")) }
+    }
+
     /// Parses and runs; returns the exit status.
     static func main(arguments: [String]) async -> Int32 {
         do {
@@ -123,6 +135,7 @@ struct Ykterm: RequestCommand {
                 try await traced(request.commandName, verbose: verbose) { try await request.run() }
             case nil:
                 let command = try parseCommandLine(arguments)
+                try refuseDeviceList(command, arguments)
                 // The config file, before anything runs; `doctor` reports a bad one instead of stopping, and
                 // help (ArgumentParser's own command) needs none.
                 if command is DoctorCommand {

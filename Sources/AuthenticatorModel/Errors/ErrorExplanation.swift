@@ -255,6 +255,17 @@ extension ErrorExplanation {
         switch error {
         case let e as SmartCardError: return explain(e)
         case let e as KeyFinderError: return explain(e)
+        case let e as EveryKeyError:
+            switch e {
+            case .notPluggedIn(let serial, let name?):
+                return ErrorExplanation(
+                    kind: .noKeyFound,
+                    nested: ["which": UIText("error.which.named", ["serial": String(serial), "name": name])])
+            case .notPluggedIn(let serial, nil):
+                return ErrorExplanation(
+                    kind: .noKeyFound, nested: ["which": UIText("error.which.serial", ["serial": String(serial)])])
+            case .noKeys: return ErrorExplanation(kind: .noKeyFound, ["which": ""])
+            }
         case let e as KeyRouteError: return explain(e)
         case let e as OATHError: return explain(e)
         case let e as OATHOperationError: return explain(e)

@@ -1,0 +1,70 @@
+import KeyKit
+
+/// A key plugged in, as the commands over several keys (`--all-keys`, `--device A,B`) find, name and open it.
+public struct KeyInHand: Sendable {
+    public var descriptor: KeyDescriptor
+    public var serial: UInt32?
+    /// The name the user gave it (`KeyNames`).
+    public var name: String?
+
+    /// How output and prompts call it: its name, else its serial, else its reader or device name.
+    public var label: String {
+        if let name { return name }
+        if let serial { return String(serial) }
+        return descriptor.name
+    }
+
+    /// Opens this key only: its reader (and serial, when known), whatever else is plugged in.
+    public func opener(calls: PCSCCalls = .queued, opened: (@Sendable (String) -> Void)? = nil) -> SelectedKey {
+        SelectedKey(
+            KeySelector(
+                reader: descriptor.reader ?? descriptor.fidoHID?.path ?? descriptor.otpHID?.path, serial: serial),
+            calls: calls, opened: opened)
+    }
+}
+
+/// What `EveryKey.keys` refuses.
+public enum EveryKeyError: Error, Sendable, Equatable {
+    /// No key with this serial (named `name`, if it has a name) carries the application.
+    case notPluggedIn(serial: UInt32, name: String?)
+    /// No key carries the application.
+    case noKeys(KeyApplication)
+}
+
+/// The keys plugged in, for the commands that work on several at once.
+public enum EveryKey {
+    /// The keys that carry `application` (on any interface), in discovery order, each with its serial (asked of
+    /// the keys at once) and name. With `serials`, exactly those keys, in that order; one that is not plugged in is
+    /// refused by serial and name.
+    public static func keys(
+        with application: KeyApplication, serials: [UInt32]? = nil, reader: String? = nil,
+        names: KeyNames = KeyNames()
+    ) async throws -> [KeyInHand] {
+        let (found, pcscError) = await KeyDiscovery.keys(KeySelector(reader: reader))
+        let carrying = found.filter { $0.has(application) }
+        if carrying.isEmpty, let pcscError, application != .fido { throw pcscError }
+        let named = names.all()
+        let keys = await withTaskGroup(of: (Int, KeyInHand).self) { group -> [KeyInHand] in
+            for (i, d) in carrying.enumerated() {
+                group.addTask {
+                    var serial = d.serial
+                    if serial == nil { serial = await KeyDiscovery.serial(of: d) }
+                    return (i, KeyInHand(descriptor: d, serial: serial, name: serial.flatMap { named[$0] }))
+                }
+            }
+            var out = [KeyInHand?](repeating: nil, count: carrying.count)
+            for await (i, key) in group { out[i] = key }
+            return out.compactMap { $0 }
+        }
+        guard let serials else {
+            if keys.isEmpty { throw EveryKeyError.noKeys(application) }
+            return keys
+        }
+        return try serials.map { wanted in
+            guard let key = keys.first(where: { $0.serial == wanted }) else {
+                throw EveryKeyError.notPluggedIn(serial: wanted, name: named[wanted])
+            }
+            return key
+        }
+    }
+}

@@ -1,0 +1,126 @@
+"""Every key at once, on the command line: keys with names (`key name`, `--device NAME`, `list`), one OATH list
+and one set of codes across the keys plugged in, an account added to several keys in one step (checked with
+ykman and pyotp on each key, a full key named while the others take it), and `oath diff` against what ykman put
+on one key only."""
+
+import json
+import re
+
+import pyotp
+import pytest
+
+from harness import ServedKey, run_ykman, run_ykterm, wait_until
+
+SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+URI = f"otpauth://totp/Backup%20Test:alice@example.com?secret={SECRET}&issuer=Backup%20Test"
+
+
+def two_keys(pcsc, tmp_path, firmware_b=None, extra_b=()):
+    a = ServedKey(pcsc, slot=0, serial=41000001, state=tmp_path / "a.json").start()
+    extra = tuple(extra_b) + (("--firmware", firmware_b) if firmware_b else ())
+    b = ServedKey(pcsc, slot=1, serial=41000002, state=tmp_path / "b.json", extra=extra).start()
+    # Both keys answer before the test starts: vpcd powers its readers' cards up again for a moment after the
+    # second one arrives (a command sent to both at once in that moment found both cards reset).
+    wait_until(lambda: sorted(k.get("serial") or 0 for k in json.loads(
+        run_ykterm("list", "--json", env=pcsc.env(), check=False).stdout or "[]")) == [41000001, 41000002],
+        10, "both keys answering")
+    return a, b
+
+
+@pytest.fixture
+def env(pcsc, tmp_path):
+    """The key names of each test its own: a HOME of its own."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return pcsc.env(HOME=str(home))
+
+
+def ykman_code(key, env, account):
+    out = run_ykman(key.reader, "oath", "accounts", "code", "-s", account, env=env).stdout.strip()
+    return out
+
+
+def test_names_are_taken_by_device_and_shown_by_list(pcsc, env, tmp_path):
+    a, b = two_keys(pcsc, tmp_path)
+    assert "is now \"daily\"" in run_ykterm("key", "name", "41000001", "daily", env=env).stdout
+    run_ykterm("key", "name", "41000002", "backup", env=env)
+    # A name is one key's; digits only would read as a serial number.
+    taken = run_ykterm("key", "name", "41000002", "Daily", env=env, check=False)
+    assert taken.returncode == 1 and "41000001 already has this name" in taken.stderr, taken.stderr
+    digits = run_ykterm("key", "name", "41000002", "1234", env=env, check=False)
+    assert digits.returncode == 2 and "digits only" in digits.stderr, digits.stderr
+    listed = run_ykterm("list", env=env).stdout
+    assert re.search(r"'daily', serial 41000001", listed) and re.search(r"'backup', serial 41000002", listed), listed
+    rows = {k["serial"]: k for k in json.loads(run_ykterm("list", "--json", env=env).stdout)}
+    assert rows[41000001]["key_name"] == "daily" and rows[41000002]["key_name"] == "backup"
+    # --device NAME picks that key (the account ykman put on backup only is seen there only).
+    run_ykman(b.reader, "oath", "accounts", "add", "OnlyOnBackup", SECRET, env=env)
+    assert "OnlyOnBackup" in run_ykterm("oath", "list", "--device", "backup", env=env).stdout
+    assert "OnlyOnBackup" not in run_ykterm("oath", "list", "--device", "daily", env=env).stdout
+    unknown = run_ykterm("oath", "list", "--device", "spare", env=env, check=False)
+    assert unknown.returncode == 2 and 'no key is named "spare"' in unknown.stderr, unknown.stderr
+    assert "no longer \"backup\"" in run_ykterm("key", "forget", "backup", env=env).stdout
+    assert json.loads(run_ykterm("key", "names", "--json", env=env).stdout) == [{"serial": 41000001, "name": "daily"}]
+
+
+def test_add_to_all_keys_list_and_codes_across_keys_and_diff(pcsc, env, tmp_path):
+    a, b = two_keys(pcsc, tmp_path)
+    run_ykterm("key", "name", "41000001", "daily", env=env)
+    run_ykterm("key", "name", "41000002", "backup", env=env)
+    added = run_ykterm("oath", "add", "--all-keys", URI, env=env)
+    assert "Added Backup Test:alice@example.com to daily" in added.stdout
+    assert "Added Backup Test:alice@example.com to backup" in added.stdout
+    # Each key gives pyotp's code for the secret (ykman asks each key; a code at a period's edge is asked again).
+    for key in (a, b):
+        for _ in range(2):
+            line = ykman_code(key, env, "Backup Test:alice@example.com")
+            code = line.split()[-1]
+            if code == pyotp.TOTP(SECRET).now():
+                break
+        assert code == pyotp.TOTP(SECRET).now(), (key.reader, line)
+
+    # The same: nothing differs.
+    same = run_ykterm("oath", "diff", env=env, check=False)
+    assert same.returncode == 0 and "daily and backup hold the same 1 accounts" in same.stdout, same.stdout
+    assert "secrets cannot be read" in same.stderr
+    # An account ykman puts on daily only, and one set up differently on each.
+    run_ykman(a.reader, "oath", "accounts", "add", "-i", "Daily Only", "bob", SECRET, env=env)
+    run_ykman(a.reader, "oath", "accounts", "add", "-i", "Mixed", "carol", "-d", "6", SECRET, env=env)
+    run_ykman(b.reader, "oath", "accounts", "add", "-i", "Mixed", "carol", "-d", "8", SECRET, env=env)
+    diff = run_ykterm("oath", "diff", "daily", "backup", env=env, check=False)
+    assert diff.returncode == 1, diff
+    assert "Daily Only:bob: only on daily, not on backup" in diff.stdout, diff.stdout
+    assert re.search(r"Mixed:carol: set up differently \(digits 6 / 8\)", diff.stdout), diff.stdout
+    data = json.loads(run_ykterm("oath", "diff", "--json", env=env, check=False).stdout)
+    assert data["only_a"] == ["Daily Only:bob"] and data["only_b"] == []
+    assert data["differing"] == [{"id": "Mixed:carol", "settings": [{"setting": "digits", "a": "6", "b": "8"}]}]
+    assert [k["name"] for k in data["keys"]] == ["daily", "backup"]
+
+    # One list across the keys: each account once, with the keys that hold it.
+    listed = run_ykterm("oath", "list", "--all-keys", env=env).stdout
+    assert listed.count("Backup Test:alice@example.com") == 1
+    assert re.search(r"Daily Only:bob\s+daily\s+\(not on backup\)", listed), listed
+    assert re.search(r"Backup Test:alice@example.com\s+daily · backup\n", listed), listed
+    codes = json.loads(run_ykterm("oath", "code", "--all-keys", "--json", env=env).stdout)
+    by_id = {c["id"]: c for c in codes}
+    assert by_id["Daily Only:bob"]["keys"] == [{"serial": 41000001, "name": "daily"}]
+    assert by_id["Backup Test:alice@example.com"]["keys"] == [
+        {"serial": 41000001, "name": "daily"}, {"serial": 41000002, "name": "backup"}]
+    assert by_id["Backup Test:alice@example.com"]["code"] in {pyotp.TOTP(SECRET).now(),
+                                                              pyotp.TOTP(SECRET).at(by_id["Backup Test:alice@example.com"]["valid_from"])}
+    # Same name, different secrets: the codes tell.
+    run_ykman(b.reader, "oath", "accounts", "add", "-f", "-i", "Daily Only", "bob", "GEZDGNBVGY3TQOJQ", env=env)
+    warned = run_ykterm("oath", "code", "--all-keys", "bob", env=env)
+    assert "Daily Only:bob: the keys daily, backup give different codes" in warned.stderr, warned.stderr
+
+
+def test_a_full_key_is_named_and_the_others_take_the_account(pcsc, env, tmp_path):
+    # Firmware 5.4 holds 32 accounts; this one has them all.
+    a, b = two_keys(pcsc, tmp_path, firmware_b="5.4.3", extra_b=("--accounts", "32"))
+    run_ykterm("key", "name", "41000002", "full", env=env)
+    r = run_ykterm("oath", "add", "--device", "41000001,full", URI, env=env, check=False)
+    assert r.returncode == 1, r
+    assert "Added Backup Test:alice@example.com to 41000001" in r.stdout, r.stdout
+    assert "full: the key has no room for another account" in r.stderr, r.stderr
+    assert "Backup Test:alice@example.com" in run_ykman(a.reader, "oath", "accounts", "list", env=env).stdout
+    assert "Backup Test" not in run_ykman(b.reader, "oath", "accounts", "list", env=env).stdout
