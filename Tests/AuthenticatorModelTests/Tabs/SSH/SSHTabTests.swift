@@ -477,6 +477,27 @@ struct SSHTabUpdateTests {
             state.status?.text == UIText("ssh.deleted", ["application": "ssh:", "fingerprint": F.ecSKFingerprint]))
     }
 
+    @Test func deletingWantsThePINOfTheVisit() {
+        // A key without a PIN: a key made there is listed, but deleting it needs a PIN first.
+        var state = F.opened(SSHTabLoad(fido: .noPIN, pivKeys: [F.pivEd]))
+        _ = update(&state, .ssh(.made(keyID: F.d.id, F.edSK, path: "/k/id_ed25519_sk_rk", keys: nil)))
+        #expect(state.ssh.rows == [.fido(F.edSK), .piv(F.pivEd)] && state.ssh.selected == .fido(F.edSK))
+        #expect(F.press(.char("d"), into: &state).isEmpty)
+        #expect(state.ssh.dialog == nil && state.status?.text == UIText("ssh.fido.noPIN"))
+        // The held PIN refused (changed elsewhere) while a key was made: the rows stay, and d asks for it.
+        var refused = F.opened()
+        _ = F.press(.char("n"), .enter, .enter, .enter, .enter, .enter, .enter, into: &refused)
+        _ = update(&refused, F.failed(.new, .wrongPIN(retriesLeft: 5)))
+        _ = F.press(.escape, into: &refused)
+        #expect(!refused.ssh.pinHeld && refused.ssh.selected == .fido(F.edSK))
+        #expect(F.press(.char("d"), into: &refused).isEmpty)
+        // The load still says .listed, so d answers with the note for a listed key: "No FIDO SSH keys." under a
+        // list that shows them (SSHTabKeys.swift, d: `guard load.fido == .pinNeeded`).
+        withKnownIssue("d without the PIN held says there are no FIDO SSH keys while they are listed") {
+            #expect(refused.status?.text != UIText("ssh.fido.none"))
+        }
+    }
+
     @Test func aPIVSlotIsNotDeletedOrExportedHere() {
         var state = F.opened()
         _ = F.press(.char("G"), into: &state)
