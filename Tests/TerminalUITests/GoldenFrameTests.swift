@@ -137,6 +137,11 @@ enum Golden {
                 return s
             }
         ),
+        ("ssh-keys", { SSHViewFixture.state() }),
+        ("ssh-key-line", { press([.down, .enter], SSHViewFixture.state()) }),
+        ("ssh-new-key", { press([.char("n")], SSHViewFixture.state()) }),
+        ("ssh-pin", { SSHViewFixture.state(SSHViewFixture.pinNeeded) }),
+        ("ssh-touch", { SSHViewFixture.touchState() }),
         ("help", { press([.char("?")], ViewFixture.state()) }),
         (
             "device-info",

@@ -367,7 +367,7 @@ struct HintsLineTests {
         // A key just arrived: its message does not take the hints' place.
         state.status = StatusMessage(UIText("status.keyArrived", ["name": "YubiKey"]), kind: .info, expires: 2000)
         let expected: [Tab: String] = [
-            .oath: "filter", .otp: "F5 NDEF", .fido: "help", .apdu: "Enter send", .piv: "help",
+            .oath: "filter", .otp: "F5 NDEF", .fido: "help", .apdu: "Enter send", .piv: "help", .ssh: "help",
         ]
         for tab in Tab.allCases {
             state.tab = tab
