@@ -137,6 +137,14 @@ enum Golden {
                 return s
             }
         ),
+        (
+            "piv-certificate-generate",
+            { press([.char("g")], PIVViewFixture.state(PIVViewFixture.info(defaults: false))) }
+        ),
+        (
+            "piv-certificate-replace",
+            { press([.char("g"), .enter, .enter] + "123456".map { .char($0) } + [.enter], PIVViewFixture.state()) }
+        ),
         ("help", { press([.char("?")], ViewFixture.state()) }),
         (
             "device-info",
