@@ -182,7 +182,7 @@ struct ListedKeyJSON: Encodable, SnakeCaseJSON {
     var reader: String
     var name: String
     var serial: Int?
-    /// The name given the key (`ykterm key name`); left out when it has none.
+    /// The name given the key (`ykterm key name`); null when it has none.
     var keyName: String?
     var interfaces: [String]
     /// The hidraw node's path.

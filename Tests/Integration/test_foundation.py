@@ -260,12 +260,13 @@ def test_the_daily_command_lines_still_report_errors_as_before():
     # is left to it, so its messages and exit statuses are what they always were.
     env = dict(os.environ, YKTERM_DEVICE="abc")
     r = run_ykterm("oath", "code", env=env, check=False)
-    assert r.returncode == 2 and 'YKTERM_DEVICE must be a serial number, not "abc"' in r.stderr, r.stderr
+    assert r.returncode == 2 and 'YKTERM_DEVICE must be a serial number or a key\'s name' in r.stderr, r.stderr
+    assert 'not "abc"' in r.stderr, r.stderr
     assert "Usage: ykterm" in r.stderr, r.stderr
     env = dict(os.environ)
     env.pop("YKTERM_DEVICE", None)
     r = run_ykterm("fido", "info", "--device", "abc", env=env, check=False)
-    assert r.returncode == 2 and "The value 'abc' is invalid for '--device <SERIAL>'" in r.stderr, r.stderr
+    assert r.returncode == 2 and 'no key is named "abc"' in r.stderr, r.stderr
     r = run_ykterm("oath", "code", "--jsn", env=env, check=False)
     assert r.returncode == 2 and "Unknown option '--jsn'" in r.stderr, r.stderr
     r = run_ykterm("list", "--reader", env=env, check=False)

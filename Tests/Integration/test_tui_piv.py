@@ -1,7 +1,9 @@
 """The TUI's PIV tab end to end in tmux: on the virtual key served through pcscd, with yubikey-manager filling the
 slots and checking what the tab changed (the slot ykman filled is shown, its certificate in full with openssl's
 fingerprint, the signature check, a PIN change and an unblock that ykman then accepts, a certificate export
-openssl reads), and on `ykterm --virtual` (the demo slot, verified with the default PIN).
+openssl reads, a self-signed certificate made on the key that openssl verifies with the slot's key, and the SSH
+line copied through OSC 52 that `ykterm piv ssh-key` prints), and on `ykterm --virtual` (the demo slot, verified
+with the default PIN).
 """
 
 import os
@@ -9,10 +11,11 @@ import re
 import shlex
 import subprocess
 
-from harness import YKTERM, ServedKey, run_ykman
+from harness import YKTERM, ServedKey, run_ykman, run_ykterm
 from test_tui import Tmux, pytestmark, served_tui  # noqa: F401  (pytestmark: skipped without tmux)
 
 MGM_DEFAULT = "010203040506070801020304050607080102030405060708"
+MGM_AES192 = "8796a5b4c3d2e1f00f1e2d3c4b5a69780123456789abcdef"
 
 
 def openssl(*args, input=None):
@@ -197,6 +200,75 @@ def test_an_rsa_key_in_the_signature_slot_verifies_after_its_pin(pcsc, env, tmp_
         t.wait_for("PIN to sign with slot 9C")
         t.submit("123456")
         t.wait_for(r"Slot 9C: signature verified \(RSA2048\)")
+    finally:
+        t.close()
+        key.stop()
+
+
+def test_g_makes_a_certificate_signed_by_the_slots_key_and_s_copies_its_ssh_line(pcsc, env, tmp_path):
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+    ykenv = dict(env, YKTERM_READER=key.reader)
+    pub = tmp_path / "9c.pub"
+    run_ykterm("piv", "keys", "generate", "9c", "-a", "ECCP256", "--out", pub, env=ykenv)
+    run_ykterm("piv", "management-key", "change", "--algorithm", "AES192", input=MGM_AES192 + "\n", env=ykenv)
+    pem = tmp_path / "9c.pem"
+
+    def exported():
+        pem.unlink(missing_ok=True)
+        run_ykterm("piv", "certificates", "export", "9c", "--out", pem, env=ykenv)
+        return openssl("x509", "-in", pem, "-noout", "-subject", "-issuer", "-pubkey")
+
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        # tmux keeps what a program copies with OSC 52 as a paste buffer.
+        t.tmux("set-option", "-s", "set-clipboard", "on")
+        piv_tab(t)
+        screen = t.wait_for("9C Digital Signature")
+        assert "ECCP256" in next(line for line in screen.splitlines() if "9C Digital Signature" in line)
+        t.send("j")
+        t.send("g")
+        screen = t.wait_for("Self-signed certificate for slot 9C")
+        assert re.search(r"Subject\s+CN=PIV slot 9C", screen) and re.search(r"Valid for \(days\)\s+365", screen)
+        assert "Management key (hex)" in screen and re.search(r"PIN\s", screen)
+        t.send("C-u")
+        t.type("CN=tmux test,O=ykterm")
+        t.send("Enter")
+        t.send("C-u")
+        # A wrong management key is refused by the key; the dialog stays, the PIN not yet tried.
+        t.submit("30", "00" * 24, "123456")
+        screen = t.wait_for("Wrong management key: the key refused it")
+        assert "Self-signed certificate for slot 9C" in screen and "00" * 24 not in screen
+        t.submit(MGM_AES192, "123456")
+        t.wait_for(r"Slot 9C: self-signed certificate stored, subject CN=tmux test")
+        screen = t.wait_for(r"9C Digital Signature\s+ECCP256\s+CN=tmux test")
+        assert MGM_AES192 not in screen
+
+        # The slot holds a self-signed certificate with the subject typed, for the key generated in the slot,
+        # signed by that key, valid for 30 days.
+        text = exported()
+        assert "subject=CN = tmux test, O = ykterm" in text and "issuer=CN = tmux test, O = ykterm" in text, text
+        assert openssl("pkey", "-pubin", "-in", pub) in text
+        assert openssl("verify", "-check_ss_sig", "-CAfile", pem, pem).strip().endswith(": OK")
+        assert subprocess.run(["openssl", "x509", "-in", pem, "-noout", "-checkend", str(29 * 86400)]).returncode == 0
+        assert subprocess.run(["openssl", "x509", "-in", pem, "-noout", "-checkend", str(31 * 86400)],
+                              capture_output=True).returncode == 1
+
+        # Again: the slot holds a certificate now, so the dialog asks before it replaces it.
+        t.send("g")
+        t.wait_for("Self-signed certificate for slot 9C")
+        t.submit("", "", MGM_AES192, "123456")
+        t.wait_for("Slot 9C already holds a certificate. Replace it?")
+        t.answer("y")
+        t.wait_for(r"Slot 9C: self-signed certificate stored, subject CN=PIV slot 9C")
+        text = exported()
+        assert "subject=CN = PIV slot 9C" in text and openssl("pkey", "-pubin", "-in", pub) in text, text
+
+        # s: the slot's authorized_keys line, exactly as ykterm piv ssh-key prints it, goes out through OSC 52.
+        line = run_ykterm("piv", "ssh-key", "9c", env=ykenv).stdout.strip()
+        assert line.startswith("ecdsa-sha2-nistp256 ") and line.endswith(" PIV slot 9C"), line
+        t.send("s")
+        t.wait_for(r"Copied the SSH key of PIV slot 9C \(OSC 52")
+        assert t.tmux("show-buffer") == line
     finally:
         t.close()
         key.stop()

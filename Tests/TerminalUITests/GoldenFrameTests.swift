@@ -142,6 +142,14 @@ enum Golden {
         ("ssh-new-key", { press([.char("n")], SSHViewFixture.state()) }),
         ("ssh-pin", { SSHViewFixture.state(SSHViewFixture.pinNeeded) }),
         ("ssh-touch", { SSHViewFixture.touchState() }),
+        (
+            "piv-certificate-generate",
+            { press([.char("g")], PIVViewFixture.state(PIVViewFixture.info(defaults: false))) }
+        ),
+        (
+            "piv-certificate-replace",
+            { press([.char("g"), .enter, .enter] + "123456".map { .char($0) } + [.enter], PIVViewFixture.state()) }
+        ),
         ("help", { press([.char("?")], ViewFixture.state()) }),
         (
             "device-info",

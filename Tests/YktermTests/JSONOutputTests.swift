@@ -386,6 +386,7 @@ import Testing
                       "ccid",
                       "fido"
                     ],
+                    "key_name" : null,
                     "name" : "YubiKey 5",
                     "otp_hid" : null,
                     "reader" : "Yubico YubiKey OTP+FIDO+CCID 00 00",
@@ -418,6 +419,7 @@ import Testing
                   "interfaces" : [
                     "nfc"
                   ],
+                  "key_name" : null,
                   "name" : "ACS ACR122U PICC Interface 00 00",
                   "otp_hid" : null,
                   "reader" : "ACS ACR122U PICC Interface 00 00",

@@ -1,7 +1,7 @@
 import KeyKit
 
 /// The PIV tab: the slots at a glance, a certificate in full, the signature check, PIN and PUK changes, the
-/// unblock and the certificate export.
+/// unblock, the certificate export, a self-signed certificate made on the key, and a slot's SSH line copied.
 enum PIVTab: TabModel {
     static let tab = Tab.piv
     static let application: KeyApplication? = .piv

@@ -24,7 +24,8 @@ func pivTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         switch key {
         case .up, .char("k"): move(state.piv.selectedRow - 1); return []
         case .down, .char("j"): move(state.piv.selectedRow + 1); return []
-        case .pageUp, .home, .char("g"): move(0); return []
+        // g makes a certificate here (in the details it still scrolls to the top).
+        case .pageUp, .home: move(0); return []
         case .pageDown, .end, .char("G"): move(rows.count - 1); return []
         default: break
         }
@@ -67,11 +68,58 @@ func pivTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             return pivNote(&state, UIText("piv.noCertificate", ["slot": row.slot.description]))
         }
         state.piv.dialog = pivDialog(.export(row.slot))
+    case .char("g"):
+        guard let row else { return [] }
+        if let note = pivSigningKeyNote(row, info) { return pivNote(&state, note) }
+        let pin = PIVSignatureCheck.needsPIN(row.slot, pinPolicy: row.key?.pinPolicy)
+        if pin && info.pinRetries == 0 { return pivNote(&state, UIText("piv.alert.pinBlocked")) }
+        let managementKey: PIVManagementKeyField =
+            switch info.managementKeyDefault {
+            case true?: .notAsked
+            case false?: .required
+            case nil: .optional
+            }
+        state.piv.dialog = pivDialog(.generateCertificate(row.slot, managementKey: managementKey, pin: pin))
+    case .char("s"):
+        guard let row else { return [] }
+        if let note = pivPublicKeyNote(row, info) { return pivNote(&state, note) }
+        if row.algorithm == .x25519 {
+            return pivNote(
+                &state, UIText("piv.sshKey.unsupported", ["slot": row.slot.description, "algorithm": "X25519"]))
+        }
+        state.piv.busy = PIVBusy(.sshKey)
+        return [.piv(.sshKey(entry.descriptor, slot: row.slot))]
     default:
         break
     }
     return []
 }
+
+/// Why the slot's public key cannot be had, or nil: firmware 5.3 and later tell the key of each slot, older
+/// firmware only a certificate's.
+func pivPublicKeyNote(_ row: PIVSlotInfo, _ info: PIVInfo) -> UIText? {
+    let slot = row.slot.description
+    if info.hasMetadata {
+        guard row.key == nil else { return nil }
+        return UIText(row.certificate == nil ? "piv.slotNoKey" : "piv.noKey", ["slot": slot])
+    }
+    return row.certificate == nil ? UIText("piv.keyUnknown", ["slot": slot]) : nil
+}
+
+/// Why the slot's key cannot sign a certificate for itself, or nil.
+func pivSigningKeyNote(_ row: PIVSlotInfo, _ info: PIVInfo) -> UIText? {
+    if let note = pivPublicKeyNote(row, info) { return note }
+    // X25519 agrees on keys; it has no signature.
+    if row.algorithm == .x25519 { return UIText("piv.generate.cannotSign", ["slot": row.slot.description]) }
+    return nil
+}
+
+/// The subject the certificate dialog starts with: the slot, as the SSH line's comment names it.
+func pivDefaultSubject(_ slot: PIV.Slot) -> String { "CN=PIV slot \(slot)" }
+
+/// Validity in days the certificate dialog starts with, and the most it takes (as `piv certificates generate`).
+let pivDefaultValidDays = 365
+let pivMaxValidDays = 36_500
 
 func pivNote(_ state: inout AppState, _ text: UIText) -> [Command] {
     state.status = StatusMessage(text, kind: .warning, expires: state.now + statusSeconds)
@@ -129,13 +177,45 @@ func pivDialog(_ kind: PIVDialogKind) -> PIVDialog {
             title: UIText("piv.export.title", ["slot": slot.description]),
             fields: [Form.Field(PIVField.path, UIText("piv.field.path"), TextField(name, maxLength: 4096))],
             note: UIText("piv.export.note"))
+    case .generateCertificate(let slot, let managementKey, let pin):
+        var fields = [
+            Form.Field(
+                PIVField.subject, UIText("piv.field.subject"), TextField(pivDefaultSubject(slot), maxLength: 1024)),
+            Form.Field(
+                PIVField.days, UIText("piv.field.validDays"), TextField(String(pivDefaultValidDays), maxLength: 5)),
+        ]
+        switch managementKey {
+        case .notAsked: break
+        case .required:
+            fields.append(
+                Form.Field(
+                    PIVField.managementKey, UIText("piv.field.managementKey"), TextField(secret: true, maxLength: 96)))
+        case .optional:
+            fields.append(
+                Form.Field(
+                    PIVField.managementKey, UIText("piv.field.managementKeyOptional"),
+                    TextField(secret: true, maxLength: 96)))
+        }
+        if pin { fields.append(secret(.pin, "piv.field.pin")) }
+        form = Form(
+            title: UIText("piv.generate.title", ["slot": slot.description]), fields: fields,
+            note: UIText("piv.generate.note", ["slot": slot.description]))
     }
     return PIVDialog(kind: kind, form: form)
 }
 
+/// The certificate dialog again with the management key and the PIN asked as `kind` says, keeping the subject
+/// and the validity typed (the secrets are typed anew).
+func pivRebuiltDialog(_ dialog: PIVDialog, _ kind: PIVDialogKind) -> PIVDialog {
+    var rebuilt = pivDialog(kind)
+    rebuilt.form[PIVField.subject] = dialog.form[PIVField.subject]
+    rebuilt.form[PIVField.days] = dialog.form[PIVField.days]
+    return rebuilt
+}
+
 /// What is wrong with the dialog as typed so far; on submit, empty fields count too. PINs and PUKs are bytes
-/// to the key: their UTF-8 length is what counts.
-func pivDialogProblem(_ dialog: PIVDialog, submitting: Bool = false) -> UIText? {
+/// to the key: their UTF-8 length is what counts. `info` tells the management key's algorithm (its length).
+func pivDialogProblem(_ dialog: PIVDialog, _ info: PIVInfo?, submitting: Bool = false) -> UIText? {
     let form = dialog.form
     func length(_ f: PIVField) -> Int { form[f].utf8.count }
     func tooLong(_ f: PIVField) -> UIText? {
@@ -167,6 +247,54 @@ func pivDialogProblem(_ dialog: PIVDialog, submitting: Bool = false) -> UIText? 
         }
     case .export:
         if form[PIVField.path].trimmingSpaces.isEmpty { return UIText("piv.export.pathEmpty") }
+    case .generateCertificate(_, let managementKey, _):
+        let subject = form[PIVField.subject]
+        if submitting || form.focusIsPast(PIVField.subject) {
+            if subject.trimmingSpaces.isEmpty { return UIText("piv.rule.subjectEmpty") }
+            if (try? PIVOperations.subject(subject)) == nil {
+                return ErrorExplanation(PIVOperationError.badSubject(subject)).text
+            }
+        }
+        // Whole days from 1 to the most: a wrong character or number shows at once, an empty field once passed.
+        let days = form[PIVField.days]
+        let inRange = Int(days).map { (1...pivMaxValidDays).contains($0) } ?? false
+        if !days.allSatisfy({ $0.isASCII && $0.isNumber })
+            || (!inRange && (!days.isEmpty || submitting || form.focusIsPast(PIVField.days)))
+        {
+            return UIText("piv.rule.days", ["max": String(pivMaxValidDays)])
+        }
+        if form.has(PIVField.managementKey),
+            let problem = pivManagementKeyProblem(
+                form[PIVField.managementKey], managementKey, algorithm: info?.managementKey,
+                final: submitting || form.focusIsPast(PIVField.managementKey))
+        {
+            return problem
+        }
+        if let problem = tooLong(.pin) { return problem }
+        if submitting && form.has(PIVField.pin) && form[PIVField.pin].isEmpty {
+            return UIText("piv.rule.empty", ["secret": "PIN"])
+        }
+    }
+    return nil
+}
+
+/// What is wrong with a management key typed in hex (separators allowed, as `Hex.decode` takes them), or nil.
+/// Its characters are never repeated: it is a secret. Once `final`, its length counts, and an empty one where
+/// the key said it is not the default.
+func pivManagementKeyProblem(
+    _ text: String, _ field: PIVManagementKeyField, algorithm: PIV.Algorithm?, final: Bool
+) -> UIText? {
+    let digits = text.filter { $0 != " " && $0 != ":" }
+    if !digits.allSatisfy(\.isHexDigit) { return UIText("piv.rule.managementKeyHex") }
+    guard final else { return nil }
+    if digits.isEmpty { return field == .required ? UIText("piv.rule.managementKeyEmpty") : nil }
+    // Firmware that does not tell the algorithm (before 5.3) has 3DES management keys only.
+    let kind = algorithm ?? .tripleDES
+    let expected = (kind.keyLength ?? 24) * 2
+    guard digits.count == expected else {
+        return UIText(
+            "piv.rule.managementKeyLength",
+            ["algorithm": kind.description, "expected": String(expected), "count": String(digits.count)])
     }
     return nil
 }
@@ -180,11 +308,13 @@ func pivDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.piv.dialog = nil
         return []
     case .editing:
-        if !dialog.form.busy && dialog.form.confirming == nil { dialog.form.problem = pivDialogProblem(dialog) }
+        if !dialog.form.busy && dialog.form.confirming == nil {
+            dialog.form.problem = pivDialogProblem(dialog, state.piv.info)
+        }
         state.piv.dialog = dialog
         return []
     case .submit:
-        if let problem = pivDialogProblem(dialog, submitting: true) {
+        if let problem = pivDialogProblem(dialog, state.piv.info, submitting: true) {
             dialog.form.problem = problem
             state.piv.dialog = dialog
             return []
@@ -210,6 +340,23 @@ func pivDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         case .export(let slot):
             let path = form[PIVField.path].trimmingSpaces
             (command, operation) = (.export(d, slot: slot, path: path, overwrite: form.confirmed), .export)
+        case .generateCertificate(let slot, _, _):
+            // A certificate the slot holds is replaced only once the user said so.
+            let row = state.piv.info?.rows.first { $0.slot == slot }
+            if !form.confirmed, let row, row.certificate != nil || row.certificateProblem != nil {
+                dialog.form.ask(UIText("piv.generate.replace", ["slot": slot.description]), at: state.now)
+                state.piv.dialog = dialog
+                return []
+            }
+            let managementKey = form[PIVField.managementKey].trimmingSpaces
+            (command, operation) = (
+                .generateCertificate(
+                    d, slot: slot, subject: form[PIVField.subject].trimmingSpaces,
+                    days: Int(form[PIVField.days]) ?? pivDefaultValidDays,
+                    pin: form.has(PIVField.pin) ? form[PIVField.pin] : nil,
+                    managementKey: managementKey.isEmpty ? nil : managementKey),
+                .generateCertificate
+            )
         }
         // The PIN leaves the state with the command.
         dialog.form.wipeSecrets()
@@ -224,7 +371,7 @@ func pivDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 /// Pasted text on the PIV tab goes only into a dialog's field.
 func pivTabPaste(_ state: inout AppState, _ text: String) -> Bool {
     guard var dialog = state.piv.dialog, dialog.form.paste(text) else { return false }
-    dialog.form.problem = pivDialogProblem(dialog)
+    dialog.form.problem = pivDialogProblem(dialog, state.piv.info)
     state.piv.dialog = dialog
     return true
 }
@@ -239,6 +386,8 @@ func pivTabHelp(_ state: AppState) -> [HelpEntry] {
         HelpEntry("u", UIText("piv.help.puk")),
         HelpEntry("b", UIText("piv.help.unblock")),
         HelpEntry("e", UIText("piv.help.export")),
+        HelpEntry("g", UIText("piv.help.certificate")),
+        HelpEntry("s", UIText("piv.help.sshKey")),
         HelpEntry("r", UIText("piv.help.reload")),
     ]
 }

@@ -14,6 +14,10 @@ public enum PIVFailureReason: Sendable, Hashable {
     case pukBlocked
     /// The key wanted the PIN where the tab did not expect it (firmware that does not tell the policy).
     case pinRequired
+    /// The key's management key is not the default and none was typed.
+    case managementKeyRequired
+    /// The key refused the management key typed.
+    case wrongManagementKey
     case other(UIText)
 }
 
@@ -30,6 +34,11 @@ public enum PIVTabMsg: Sendable, Equatable {
     /// The export's file exists: the user is asked before it is replaced.
     case exportExists(keyID: String, path: String)
     case exported(keyID: String, slot: PIV.Slot, path: String)
+    /// A self-signed certificate with `subject` is stored in the slot; the application read again (nil when that
+    /// read failed: the tab reads it anew).
+    case certificateGenerated(keyID: String, slot: PIV.Slot, subject: String, PIVInfo?)
+    /// The slot's public key as an authorized_keys line, to be copied.
+    case sshKeyRead(keyID: String, slot: PIV.Slot, line: String)
     case failed(keyID: String, PIVFailure)
 }
 
@@ -43,4 +52,11 @@ public enum PIVTabCommand: Sendable, Equatable {
     case unblockPIN(KeyDescriptor, puk: String, new: String)
     /// The slot's certificate as PEM into `path`; an existing file only when `overwrite`.
     case export(KeyDescriptor, slot: PIV.Slot, path: String, overwrite: Bool)
+    /// A self-signed certificate for the slot's key, signed on the key, valid from now for `days` days, stored
+    /// in the slot (`PIVOperations.generateCertificate`). `subject` as `PIVOperations.subject` takes it; the
+    /// management key in hex, nil when it is not asked for or left empty (the default is then used or tried).
+    case generateCertificate(
+        KeyDescriptor, slot: PIV.Slot, subject: String, days: Int, pin: String?, managementKey: String?)
+    /// The slot's public key (`PIVOperations.publicKey`) as an authorized_keys line.
+    case sshKey(KeyDescriptor, slot: PIV.Slot)
 }

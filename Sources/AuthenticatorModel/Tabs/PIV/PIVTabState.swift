@@ -194,16 +194,31 @@ public enum PIVDialogKind: Sendable, Hashable {
     case unblockPIN
     /// The file the certificate of `slot` goes to.
     case export(PIV.Slot)
+    /// A self-signed certificate for the key in `slot`, signed on the key and stored there: its subject and
+    /// validity, the management key as `managementKey` says, and the PIN when `pin` (the slot's policy wants it).
+    case generateCertificate(PIV.Slot, managementKey: PIVManagementKeyField, pin: Bool)
+}
+
+/// Whether the certificate dialog asks for the management key, from what the key said about it.
+public enum PIVManagementKeyField: Sendable, Hashable {
+    /// The key says its management key is the default: it is used without asking.
+    case notAsked
+    /// The key says it is not the default: it must be typed.
+    case required
+    /// Firmware that does not tell (before 5.3): left empty, the default is tried.
+    case optional
 }
 
 public typealias PIVDialog = TabDialog<PIVDialogKind>
 
 /// The fields of the PIV tab's dialogs.
-public enum PIVField: String, FormFieldID { case pin, puk, current, new, confirm, path }
+public enum PIVField: String, FormFieldID {
+    case pin, puk, current, new, confirm, path, subject, days, managementKey
+}
 
 /// The key operations of the tab.
 public enum PIVOperation: String, Sendable, Hashable {
-    case load, verify, changePIN, changePUK, unblockPIN, export
+    case load, verify, changePIN, changePUK, unblockPIN, export, generateCertificate, sshKey
 }
 
 public typealias PIVBusy = KeyBusy<PIVOperation>
@@ -211,8 +226,8 @@ public typealias PIVBusy = KeyBusy<PIVOperation>
 /// `unavailable`: the key has no PIV application, no smart-card interface, or could not be read.
 public typealias PIVPhase = KeyTabPhase
 
-/// The PIV tab: the application at a glance, a slot's certificate in full, and the PIN, PUK, verify and export
-/// dialogs.
+/// The PIV tab: the application at a glance, a slot's certificate in full, and the PIN, PUK, verify, export and
+/// certificate dialogs.
 public struct PIVTabState: Sendable, Hashable {
     public var phase: PIVPhase = .noKey
     /// The key the information belongs to (its descriptor id).

@@ -84,11 +84,29 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
             UIText("piv.exported", ["slot": slot.description, "path": path]), kind: .success,
             expires: state.now + 2 * statusSeconds)
         return []
+    case .certificateGenerated(let id, let slot, let subject, let info):
+        guard current(id) else { return [] }
+        pivFinish(&state)
+        state.status = StatusMessage(
+            UIText("piv.generated", ["slot": slot.description, "subject": subject]), kind: .success,
+            expires: state.now + 2 * statusSeconds)
+        // The certificate is stored either way; when the read after it failed, the tab reads again.
+        guard let info else { return pivLoad(&state) }
+        setPIVInfo(&state, info)
+        return []
+    case .sshKeyRead(let id, let slot, let line):
+        guard current(id) else { return [] }
+        if state.piv.busy?.operation == .sshKey { state.piv.busy = nil }
+        // The copy's outcome, and how, comes back as `.copied` to the status line.
+        return [.copy(line, status: UIText("piv.sshKeyCopied", ["slot": slot.description]))]
     case .failed(let id, let failure):
         guard current(id) else { return [] }
         return pivFailed(&state, failure)
     }
 }
+
+/// The comment of a slot's authorized_keys line, as `ykterm piv ssh-key` writes it by default ("PIV slot 9A").
+func pivSSHKeyComment(_ slot: PIV.Slot) -> String { "PIV slot \(slot)" }
 
 /// New information: the cursor stays on its slot when it can.
 func setPIVInfo(_ state: inout AppState, _ info: PIVInfo) {
@@ -97,6 +115,18 @@ func setPIVInfo(_ state: inout AppState, _ info: PIVInfo) {
     let rows = info.rows
     state.piv.selectedRow = rows.firstIndex { $0.slot == slot } ?? min(state.piv.selectedRow, max(0, rows.count - 1))
     if state.piv.showDetails, state.piv.selected?.isEmpty ?? true { state.piv.showDetails = false }
+}
+
+/// The certificate dialog asked anew (another secret is needed): the same subject and validity, the problem
+/// said, the cursor on the first secret.
+private func pivAskAgain(_ state: inout AppState, _ dialog: PIVDialog, _ kind: PIVDialogKind, _ text: UIText)
+    -> [Command]
+{
+    var rebuilt = pivRebuiltDialog(dialog, kind)
+    rebuilt.form.problem = text
+    if let first = rebuilt.form.fields.firstIndex(where: { $0.input.secret }) { rebuilt.form.focus = first }
+    state.piv.dialog = rebuilt
+    return []
 }
 
 /// The command that was running answered: the busy mark and the dialog go.
@@ -142,6 +172,8 @@ func pivFailureText(_ reason: PIVFailureReason, operation: PIVOperation) -> UITe
     case .pinBlocked: return UIText("piv.alert.pinBlocked")
     case .pukBlocked: return UIText("piv.alert.pukBlocked")
     case .pinRequired: return UIText("piv.pinRequired")
+    case .managementKeyRequired: return UIText("piv.managementKeyRequired")
+    case .wrongManagementKey: return UIText("piv.wrongManagementKey")
     case .other(let text): return text
     }
 }
@@ -176,6 +208,15 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
             state.piv.dialog = dialog
             return []
         }
+        if let dialog = state.piv.dialog, case .generateCertificate(let slot, let managementKey, false) = dialog.kind {
+            return pivAskAgain(
+                &state, dialog, .generateCertificate(slot, managementKey: managementKey, pin: true), text)
+        }
+    case .managementKeyRequired:
+        // Not the default after all (changed since the tab read the key): ask for it.
+        if let dialog = state.piv.dialog, case .generateCertificate(let slot, .notAsked, let pin) = dialog.kind {
+            return pivAskAgain(&state, dialog, .generateCertificate(slot, managementKey: .required, pin: pin), text)
+        }
     default:
         break
     }
@@ -186,11 +227,17 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
     }
     if var dialog = state.piv.dialog, failure.reason != .pinBlocked, failure.reason != .pukBlocked {
         // Stay in the dialog: say what the key answered, empty the secrets, and put the cursor on the first field
-        // (the secret the key refused is always the first one).
+        // (the secret the key refused is always the first one; in the certificate dialog, its first secret, as
+        // each is typed again).
         dialog.form.busy = false
         dialog.form.problem = text
         dialog.form.wipeSecrets()
         dialog.form.focus = 0
+        if case .generateCertificate = dialog.kind,
+            let first = dialog.form.fields.firstIndex(where: { $0.input.secret })
+        {
+            dialog.form.focus = first
+        }
         state.piv.dialog = dialog
         return []
     }

@@ -56,7 +56,52 @@ struct PIVTabWork: Sendable {
                     Array(PEM.encode(certificate.der, label: PEM.certificate).utf8), to: full, mode: 0o644)
                 return .exported(keyID: d.id, slot: slot, path: path)
             }
+        case .generateCertificate(let d, let slot, let subject, let days, let pin, let managementKey):
+            let post = self.post
+            let touched = LockedValue(false)
+            await run(d, .generateCertificate) { piv in
+                let names = try PIVOperations.subject(subject)
+                let certificate = try await withSecrets(pin) { pinBytes in
+                    try await withManagementKey(managementKey) { keyBytes in
+                        // The slot's touch policy: "Touch your key" just before the key signs.
+                        try await piv.generateCertificate(
+                            in: slot, subject: names, days: days, pin: pinBytes, managementKey: keyBytes
+                        ) {
+                            touched.withLock { $0 = true }
+                            post(.piv(.touch(keyID: d.id, waiting: true)))
+                        }
+                    }
+                }
+                if touched.withLock({ $0 }) { post(.piv(.touch(keyID: d.id, waiting: false))) }
+                // The certificate is stored: a failed read after it does not make it a failure.
+                let info = try? await piv.overview()
+                return .certificateGenerated(
+                    keyID: d.id, slot: slot, subject: certificate.subject, info.map { PIVInfo($0) })
+            }
+        case .sshKey(let d, let slot):
+            await run(d, .sshKey) { piv in
+                let key = try await piv.publicKey(in: slot)
+                guard let line = SSHPublicKey.authorizedKeysLine(key, comment: pivSSHKeyComment(slot)) else {
+                    let algorithm = key.pivAlgorithm?.description ?? "\(key.type)"
+                    return .failed(
+                        keyID: d.id,
+                        PIVFailure(
+                            .sshKey,
+                            .other(
+                                UIText("piv.sshKey.unsupported", ["slot": slot.description, "algorithm": algorithm]))))
+                }
+                return .sshKeyRead(keyID: d.id, slot: slot, line: line)
+            }
         }
+    }
+
+    /// Lends a management key typed in hex, when there is one, to `body` as `SecretBytes`, wiped after.
+    private func withManagementKey<T>(_ hex: String?, _ body: (SecretBytes?) async throws -> T) async throws -> T {
+        guard let hex else { return try await body(nil) }
+        var bytes = try Hex.decode(hex)
+        let secret = SecretBytes(wiping: &bytes)
+        defer { secret.wipe() }
+        return try await body(secret)
     }
 
     /// Lends a typed secret, when there is one, to `body` as `SecretBytes`, wiped after.
@@ -100,6 +145,9 @@ struct PIVTabWork: Sendable {
             return .other(UIText("piv.noCertificate", ["slot": slot.description]))
         // The tab asks for the PIN when the slot wants it (the key then said so, or its policy did).
         case PIVOperationError.needs(.pin): return .pinRequired
+        case PIVOperationError.needs(.managementKey): return .managementKeyRequired
+        case PIVError.managementKeyAuthenticationFailed, PIVError.managementKeyResponseMismatch:
+            return .wrongManagementKey
         case PIVError.wrongPIN(let n): return n == 0 ? .pinBlocked : .wrongPIN(retriesLeft: n)
         case PIVError.pinBlocked: return .pinBlocked
         case PIVError.wrongPUK(let n): return n == 0 ? .pukBlocked : .wrongPUK(retriesLeft: n)

@@ -222,8 +222,10 @@ func sshDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             state.ssh.dialog = nil
             return [.ssh(.delete(d, credentialID: id))]
         }
+        // The command carries what was typed: the state keeps no PIN while the key works.
         dialog.form.busy = true
         dialog.form.problem = nil
+        dialog.form.wipeSecrets()
         state.ssh.dialog = dialog
         return [.ssh(command)]
     }

@@ -231,6 +231,8 @@ public enum SSHTabMsg: Sendable, Equatable {
     case keyExists(keyID: String, application: String, user: String?)
     /// A key was made and its files written; the FIDO SSH keys as the key has them now (nil: not listable).
     case made(keyID: String, SSHKeyOnKey, path: String, keys: [SSHKeyOnKey]?)
+    /// A key was made, but its files could not be written (`problem`): the list shows it, and `e` writes them.
+    case madeWithoutFiles(keyID: String, SSHKeyOnKey, problem: UIText, keys: [SSHKeyOnKey]?)
     /// Handle files were written: one path per key.
     case exported(keyID: String, paths: [String])
     case deleted(keyID: String, SSHKeyOnKey, remaining: [SSHKeyOnKey])

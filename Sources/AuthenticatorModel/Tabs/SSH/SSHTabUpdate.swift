@@ -26,7 +26,9 @@ func sshTabClosed(_ state: inout AppState) -> [Command] {
     state.ssh.dialog = nil
     state.ssh.showDetails = false
     state.ssh.pinDeclined = false
-    guard state.ssh.pinHeld, let id = state.ssh.keyID else { return [] }
+    // A PIN held, or one the key is checking (the runner may yet keep it; its answer forgets it too).
+    let checking = state.ssh.busy?.operation == .verifyPIN
+    guard let id = state.ssh.keyID, state.ssh.pinHeld || checking else { return [] }
     state.ssh.pinHeld = false
     state.ssh.load?.fidoKeys = []
     if state.ssh.load?.fido == .listed { state.ssh.load?.fido = .pinNeeded }
@@ -37,7 +39,9 @@ func sshTabKeyChanged(_ state: inout AppState) -> [Command] {
     let selected = state.selectedKeyID
     guard state.ssh.keyID != selected else { return [] }
     var commands = [Command]()
-    if let old = state.ssh.keyID, state.ssh.pinHeld { commands.append(.ssh(.forgetPIN(keyID: old))) }
+    if let old = state.ssh.keyID, state.ssh.pinHeld || state.ssh.busy?.operation == .verifyPIN {
+        commands.append(.ssh(.forgetPIN(keyID: old)))
+    }
     state.ssh.dialog?.form.wipeSecrets()
     state.ssh = SSHTabState()
     state.ssh.keyID = selected
@@ -68,7 +72,15 @@ func sshTabUpdate(_ state: inout AppState, _ msg: SSHTabMsg) -> [Command] {
         state.ssh.busy?.touch = waiting
         return []
     case .listed(let id, let keys):
-        guard current(id) else { return [] }
+        guard current(id) else {
+            // The key changed while it checked the PIN: the runner may have kept it; it must not.
+            return [.ssh(.forgetPIN(keyID: id))]
+        }
+        guard state.tab == .ssh else {
+            // The visit ended while the key checked the PIN: it is not kept.
+            if state.ssh.busy?.operation == .verifyPIN { state.ssh.busy = nil }
+            return [.ssh(.forgetPIN(keyID: id))]
+        }
         let thenNew: Bool
         if case .pin(let then)? = state.ssh.dialog?.kind { thenNew = then } else { thenNew = false }
         sshFinish(&state)
@@ -91,21 +103,17 @@ func sshTabUpdate(_ state: inout AppState, _ msg: SSHTabMsg) -> [Command] {
                 ["application": application, "user": user ?? ""]))
     case .made(let id, let key, let path, let keys):
         guard current(id) else { return [] }
-        sshFinish(&state)
-        var load = state.ssh.load ?? SSHTabLoad(fido: .noPIN)
-        if let keys {
-            load.fidoKeys = keys
-            load.fido = .listed
-        } else {
-            // Not listable (no PIN set): the key made now is shown, the others the key may hold are not.
-            load.fidoKeys.removeAll { $0.application == key.application && $0.userID == key.userID }
-            load.fidoKeys.append(key)
-        }
-        state.ssh.load = load
-        state.ssh.selectedRow = state.ssh.rows.firstIndex(of: .fido(key)) ?? state.ssh.selectedRow
+        sshMade(&state, key, keys)
         state.status = StatusMessage(
             UIText("ssh.made", ["type": SSHTabKey.fido(key).shortType, "path": path]), kind: .success,
             expires: state.now + 2 * statusSeconds)
+        return []
+    case .madeWithoutFiles(let id, let key, let problem, let keys):
+        guard current(id) else { return [] }
+        sshMade(&state, key, keys)
+        state.status = StatusMessage(
+            UIText("ssh.madeWithoutFiles", nested: ["why": problem]), kind: .error,
+            expires: state.now + 3 * statusSeconds)
         return []
     case .exported(let id, let paths):
         guard current(id) else { return [] }
@@ -144,6 +152,23 @@ func setSSHLoad(_ state: inout AppState, _ load: SSHTabLoad) {
     if state.ssh.showDetails, state.ssh.selected == nil { state.ssh.showDetails = false }
 }
 
+/// A key was made: the list as the key has it now (`keys`), or, where the key cannot list them, with the new key in
+/// it; the cursor on the new key.
+func sshMade(_ state: inout AppState, _ key: SSHKeyOnKey, _ keys: [SSHKeyOnKey]?) {
+    sshFinish(&state)
+    var load = state.ssh.load ?? SSHTabLoad(fido: .noPIN)
+    if let keys {
+        load.fidoKeys = keys
+        load.fido = .listed
+    } else {
+        // Not listable (no PIN set): the key made now is shown, the others the key may hold are not.
+        load.fidoKeys.removeAll { $0.application == key.application && $0.userID == key.userID }
+        load.fidoKeys.append(key)
+    }
+    state.ssh.load = load
+    state.ssh.selectedRow = state.ssh.rows.firstIndex(of: .fido(key)) ?? state.ssh.selectedRow
+}
+
 /// The command that was running answered: the busy mark and the dialog go.
 func sshFinish(_ state: inout AppState) {
     state.ssh.busy = nil
@@ -175,8 +200,10 @@ func sshFailed(_ state: inout AppState, _ failure: SSHFailure) -> [Command] {
         state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
         return []
     case .wrongPIN, .tokenInvalid:
-        // The PIN the visit held was refused (changed elsewhere), or there was none: it is asked (again).
+        // The PIN the visit held was refused (changed elsewhere), or there was none: it is asked (again); the keys
+        // listed stay on screen.
         state.ssh.pinHeld = false
+        if state.ssh.load?.fido == .listed { state.ssh.load?.fido = .pinNeeded }
         if failure.reason == .tokenInvalid { text = UIText("ssh.pinAgain") }
         if case .pin? = state.ssh.dialog?.kind {
         } else {

@@ -167,13 +167,13 @@ struct SSHTabWork: Sendable {
             } catch SSHOperationError.exists(let application, let user) {
                 return .keyExists(keyID: d.id, application: application, user: user)
             }
+            let keys = pin == nil ? nil : try? await fido.sshKeys(.pin(pin!))
             do {
                 try made.writeFiles(to: path)
             } catch {
                 // The key holds the new credential: the list shows it, and `e` writes its files elsewhere.
-                post(.ssh(.failed(keyID: d.id, SSHFailure(.export, .other(ErrorExplanation(error).text)))))
+                return .madeWithoutFiles(keyID: d.id, made, problem: ErrorExplanation(error).text, keys: keys)
             }
-            let keys = pin == nil ? nil : try? await fido.sshKeys(.pin(pin!))
             return .made(keyID: d.id, made, path: path, keys: keys)
         }
     }

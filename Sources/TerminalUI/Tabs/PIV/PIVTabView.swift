@@ -50,6 +50,8 @@ struct PIVTabView {
             case .changePUK: "piv.working.changePUK"
             case .unblockPIN: "piv.working.unblock"
             case .export: "piv.working.export"
+            case .generateCertificate: "piv.working.generateCertificate"
+            case .sshKey: "piv.working.sshKey"
             }
         }
     }
@@ -238,12 +240,15 @@ struct PIVTabView {
         var parts = [UIText]()
         if state.piv.phase == .ready, state.piv.info != nil {
             if state.piv.showDetails {
-                parts = [UIText("piv.hint.back"), UIText("piv.hint.verify"), UIText("piv.hint.export")]
+                parts = [
+                    UIText("piv.hint.back"), UIText("piv.hint.verify"), UIText("piv.hint.export"),
+                    UIText("piv.hint.sshKey"),
+                ]
             } else {
                 parts = [
-                    UIText("piv.hint.details"), UIText("piv.hint.verify"), UIText("piv.hint.pin"),
-                    UIText("piv.hint.puk"),
-                    UIText("piv.hint.unblock"), UIText("piv.hint.export"), UIText("piv.hint.reload"),
+                    UIText("piv.hint.details"), UIText("piv.hint.verify"), UIText("piv.hint.certificate"),
+                    UIText("piv.hint.sshKey"), UIText("piv.hint.export"), UIText("piv.hint.pin"),
+                    UIText("piv.hint.puk"), UIText("piv.hint.unblock"), UIText("piv.hint.reload"),
                 ]
             }
         }

@@ -98,7 +98,9 @@ struct SSHTabView {
                 screen.draw(
                     text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column, style: style
                 )
-                let print = String(repeating: " ", count: 1 + typeWidth) + key.fingerprint
+                // Under the application; further left on a narrow terminal, so the whole fingerprint shows.
+                let indent = max(1, min(1 + typeWidth, area.width - 1 - key.fingerprint.count))
+                let print = String(repeating: " ", count: indent) + key.fingerprint
                 screen.draw(
                     print.padded(toCells: area.width, unicode: screen.unicode), row: y + 1, column: area.column,
                     style: i == selected ? theme.selection : theme.dim)
@@ -184,15 +186,14 @@ struct SSHTabView {
         screen.draw(
             " " + app.text(UIText("ssh.details.title", ["key": whereText(key)])) + working(state), row: area.row,
             column: area.column, style: theme.heading, width: area.width)
-        var row = labelled(fields, top: area.row + 2) + 1
+        // The line first (what Enter is for; it breaks anywhere, base64 having no spaces), then the facts in the
+        // rows left.
+        var row = area.row + 2
         let bottom = area.row + area.height
-        if row < bottom {
-            screen.draw(
-                " " + app.text(UIText("ssh.details.line")), row: row, column: area.column, style: theme.dim,
-                width: area.width)
-            row += 1
-        }
-        // The line breaks anywhere (base64 has no spaces): every character of it is on screen.
+        screen.draw(
+            " " + app.text(UIText("ssh.details.line")), row: row, column: area.column, style: theme.dim,
+            width: area.width)
+        row += 1
         let width = max(1, area.width - 2)
         var rest = Substring(key.line)
         while !rest.isEmpty, row < bottom {
@@ -201,6 +202,7 @@ struct SSHTabView {
             rest = rest.dropFirst(width)
             row += 1
         }
+        if row + 1 < bottom { labelled(fields, top: row + 1) }
     }
 
     /// The tab's bindings that apply now, for the hints line every tab shares.
@@ -232,8 +234,10 @@ struct SSHTabView {
 
     /// "Touch your key" in a box while the key makes the new SSH key.
     func touch() {
-        let lines = [app.text(UIText("ssh.touch.title")), ""] + wrap(app.text(UIText("ssh.touch.note")), width: 62)
-        let box = app.overlayBox(lines: lines.count + 2, width: 66)
+        let width = min(66, screen.size.columns)
+        let lines =
+            [app.text(UIText("ssh.touch.title")), ""] + wrap(app.text(UIText("ssh.touch.note")), width: width - 4)
+        let box = app.overlayBox(lines: lines.count + 2, width: width)
         box.draw(on: screen, title: app.text(UIText("ssh.touch.box")), style: theme.border, titleStyle: theme.warning)
         for (i, line) in lines.enumerated() where i < box.innerHeight {
             screen.draw(

@@ -185,7 +185,7 @@ struct PIVTabUpdateTests {
             &state, .piv(.verified(keyID: F.d.id, slot: PIV.Slot(rawValue: 0x82), .mismatch(.eccP256), F.info())))
         #expect(state.status?.kind == .error && state.status?.text.key == "piv.verify.mismatch")
         // A certificate without a key cannot sign.
-        _ = F.press(.char("g"), .char("j"), .char("v"), into: &state)
+        _ = F.press(.home, .char("j"), .char("v"), into: &state)
         #expect(state.status?.text == UIText("piv.noKey", ["slot": "9C"]))
     }
 
@@ -328,7 +328,7 @@ struct PIVTabUpdateTests {
         // No certificate, no export; an empty path is refused.
         _ = F.press(.char("j"), .char("j"), .char("j"), .char("e"), into: &state)
         #expect(state.piv.dialog == nil && state.status?.text == UIText("piv.noCertificate", ["slot": "9E"]))
-        _ = F.press(.char("g"), .char("e"), into: &state)
+        _ = F.press(.home, .char("e"), into: &state)
         for _ in 0..<30 { _ = update(&state, .keyPress(.backspace)) }
         #expect(
             F.press(.enter, into: &state).isEmpty && state.piv.dialog?.form.problem == UIText("piv.export.pathEmpty"))

@@ -114,4 +114,106 @@ struct PIVTabWorkTests {
         }
         #expect(why.key == ErrorKind.fileUnwritable.textKey)
     }
+
+    /// The harness with its backend, for operations the test runs itself (what another program did to the key).
+    static func harnessAndKey(touch: PIV.TouchPolicy = .never) -> (Harness, KeyDescriptor, PIVOperations) {
+        var state = VirtualKeyState.yubiKey5NFC()
+        state.piv.installDemo()
+        state.piv.keys[.authentication]?.touchPolicy = touch
+        let backend = InProcessBackend(state)
+        let d = InProcessBackend.descriptor
+        return (Harness(backend, directory: temporaryDirectory()), d, PIVOperations(BackendKey(backend, d)))
+    }
+
+    @Test func aCertificateMadeOnTheKeyIsStoredInTheSlotAndSignedByItsKey() async throws {
+        let (h, d, piv) = Self.harnessAndKey()
+        let command = PIVTabCommand.generateCertificate(
+            d, slot: .authentication, subject: "CN=alice, O=Example", days: 30, pin: "123456", managementKey: nil)
+        let msg = try await h.run(.piv(command), Self.answer)
+        guard case .certificateGenerated(let id, let slot, let subject, let info?) = msg else {
+            Issue.record("\(msg)"); return
+        }
+        #expect(id == d.id && slot == .authentication && subject == "CN=alice, O=Example")
+        // The tab gets the key read again: 9A's new certificate, whose key is the slot's.
+        let row = try #require(info.slots.first { $0.slot == .authentication })
+        #expect(row.certificate?.subject == subject && row.certificateMatchesKey == true)
+        let certificate = try #require(try await piv.certificate(in: .authentication))
+        #expect(certificate.subject == subject && certificate.issuer == subject)
+        #expect(certificate.isSigned(by: try await piv.publicKey(in: .authentication)))
+        let start = try #require(certificate.notBefore), end = try #require(certificate.notAfter)
+        #expect(abs(end.timeIntervalSince(start) - 30 * 86_400) < 2)
+    }
+
+    @Test func theCertificatesPINAndManagementKeyAreTheKeys() async throws {
+        let (h, d, piv) = Self.harnessAndKey()
+        func generate(pin: String?, managementKey: String?) async throws -> PIVTabMsg {
+            try await h.run(
+                .piv(
+                    .generateCertificate(
+                        d, slot: .authentication, subject: "CN=bob", days: 365, pin: pin,
+                        managementKey: managementKey)), Self.answer)
+        }
+        func failure(_ reason: PIVFailureReason) -> PIVTabMsg {
+            .failed(keyID: d.id, PIVFailure(.generateCertificate, reason))
+        }
+        #expect(try await generate(pin: nil, managementKey: nil) == failure(.pinRequired))
+        #expect(try await generate(pin: "000000", managementKey: nil) == failure(.wrongPIN(retriesLeft: 2)))
+        // A management key that is not the default: asked for, a wrong one refused, nothing stored meanwhile.
+        let set = try await piv.changeManagementKey(
+            algorithm: nil, to: .generate, requireTouch: false, managementKey: nil)
+        let hex = Hex.encode(set.copyBytes())
+        #expect(try await generate(pin: "123456", managementKey: nil) == failure(.managementKeyRequired))
+        let wrong = String(repeating: "07", count: 24)
+        #expect(try await generate(pin: "123456", managementKey: wrong) == failure(.wrongManagementKey))
+        #expect(try await piv.certificate(in: .authentication)?.subject == "CN=ykterm demo")
+        // Typed with separators, as the dialog takes it.
+        let spaced = stride(from: 0, to: hex.count, by: 8).map { start -> String in
+            let from = hex.index(hex.startIndex, offsetBy: start)
+            return String(hex[from..<hex.index(from, offsetBy: 8)])
+        }.joined(separator: " ")
+        let done = try await generate(pin: "123456", managementKey: spaced)
+        guard case .certificateGenerated(_, _, "CN=bob", _) = done else { Issue.record("\(done)"); return }
+        #expect(try await piv.certificate(in: .authentication)?.subject == "CN=bob")
+    }
+
+    @Test func aSlotThatWantsATouchSaysSoBeforeSigningTheCertificate() async throws {
+        let (h, d, _) = Self.harnessAndKey(touch: .always)
+        let msg = try await h.run(
+            .piv(
+                .generateCertificate(
+                    d, slot: .authentication, subject: "CN=touched", days: 1, pin: "123456", managementKey: nil)),
+            Self.answer)
+        guard case .certificateGenerated = msg else { Issue.record("\(msg)"); return }
+        let touches = h.messages.withLock { $0 }.compactMap { msg -> Bool? in
+            if case .piv(.touch(_, let waiting)) = msg { return waiting }
+            return nil
+        }
+        #expect(touches == [true, false])
+    }
+
+    @Test func theSSHLineIsTheCommandLinesAndKeysWithoutOneAreExplained() async throws {
+        let (h, d, piv) = Self.harnessAndKey()
+        let msg = try await h.run(.piv(.sshKey(d, slot: .authentication)), Self.answer)
+        let key = try await piv.publicKey(in: .authentication)
+        let expected = try #require(SSHPublicKey.authorizedKeysLine(key, comment: "PIV slot 9A"))
+        #expect(msg == .sshKeyRead(keyID: d.id, slot: .authentication, line: expected))
+        #expect(expected.hasPrefix("ecdsa-sha2-nistp256 ") && expected.hasSuffix(" PIV slot 9A"))
+        // An empty slot has no public key.
+        let empty = try await h.run(.piv(.sshKey(d, slot: .signature)), Self.answer)
+        #expect(
+            empty
+                == .failed(
+                    keyID: d.id,
+                    PIVFailure(.sshKey, .other(ErrorExplanation(PIVError.noKeyInSlot(.signature)).text))))
+        // An X25519 key has no SSH form.
+        _ = try await piv.generateKey(
+            in: .keyManagement, algorithm: .x25519, pinPolicy: .default, touchPolicy: .never, managementKey: nil)
+        let x25519 = try await h.run(.piv(.sshKey(d, slot: .keyManagement)), Self.answer)
+        #expect(
+            x25519
+                == .failed(
+                    keyID: d.id,
+                    PIVFailure(
+                        .sshKey, .other(UIText("piv.sshKey.unsupported", ["slot": "9D", "algorithm": "X25519"])))))
+    }
 }

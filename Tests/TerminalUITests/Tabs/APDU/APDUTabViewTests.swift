@@ -329,7 +329,7 @@ struct DeviceViewTests {
         #expect(usb.contains("OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH"))
         let nfc = try #require(ViewFixture.line(screen, containing: "NFC applications"))
         #expect(nfc.contains("OATH PIV(off) OpenPGP"))
-        #expect(screen.contains("arrows choose · Space on/off · L lock code · any other key closes"))
+        #expect(screen.contains("arrows · Space on/off · L lock code · n name · other keys close"))
         // The cursor is on the first toggle: OTP over USB, drawn reversed.
         let otpRow = try #require(screen.lines.firstIndex { $0.contains("USB applications") })
         let otpColumn = screen.lines[otpRow].distance(

@@ -121,7 +121,8 @@ struct PIVTabViewTests {
         // The cursor is on 9A.
         #expect(F.style(screen, of: "9A Authentication") == Theme().selection)
         let hints = screen.text(row: 27)
-        #expect(hints.contains("Enter certificate") && hints.contains("v verify") && hints.contains("b unblock"))
+        #expect(hints.contains("Enter certificate") && hints.contains("v verify"))
+        #expect(hints.contains("g new certificate") && hints.contains("s copy SSH key"))
     }
 
     @Test func blockedPINAndPUKStandOut() {
@@ -220,6 +221,59 @@ struct PIVTabViewTests {
         _ = update(&state, .piv(.exportExists(keyID: F.key.id, path: "piv-9a-certificate.pem")))
         let screen = F.screen(state)
         #expect(F.contains(screen, "piv-9a-certificate.pem exists. Replace it?"))
+    }
+
+    @Test func certificateDialogMasksTheSecretsAsksBeforeReplacingAndSaysWhatItMade() throws {
+        var state = F.state(F.info(defaults: false))
+        F.press(.char("g"), into: &state)
+        F.press(.enter, .enter, into: &state)
+        F.type("0102030405060708", &state)
+        F.press(.enter, into: &state)
+        F.type("9753", &state)
+        let screen = F.screen(state, rows: 30, columns: 100)
+        #expect(F.contains(screen, "Self-signed certificate for slot 9A"))
+        #expect(try #require(ViewFixture.line(screen, containing: "Subject")).contains("CN=PIV slot 9A"))
+        #expect(try #require(ViewFixture.line(screen, containing: "Valid for (days)")).contains("365"))
+        #expect(F.contains(screen, "Management key (hex)"))
+        let shown = screen.lines.joined()
+        #expect(!shown.contains("0102030405060708") && !shown.contains("9753"))
+        #expect(F.contains(screen, "••••••••••••••••") && F.contains(screen, "••••"))
+        // The management key's length is said once the cursor left it, without its digits.
+        #expect(F.contains(screen, "The management key (AES192) has 48 hex digits (16 typed)"))
+
+        // 9A holds a certificate: the question comes before the key is asked.
+        var replacing = F.state()
+        F.press(.char("g"), .enter, .enter, into: &replacing)
+        F.type("123456", &replacing)
+        F.press(.enter, into: &replacing)
+        #expect(F.contains(F.screen(replacing), "Slot 9A already holds a certificate. Replace it?"))
+        replacing.now += 1
+        F.press(.char("y"), into: &replacing)
+        #expect(F.contains(F.screen(replacing, rows: 30, columns: 100), "making the certificate…"))
+        _ = update(
+            &replacing,
+            .piv(.certificateGenerated(keyID: F.key.id, slot: .authentication, subject: "CN=PIV slot 9A", F.info())))
+        let done = F.screen(replacing)
+        #expect(F.contains(done, "Slot 9A: self-signed certificate stored, subject CN=PIV slot 9A"))
+        #expect(!F.contains(done, "Replace it?"))
+    }
+
+    @Test func aSlotWithoutKeyOrAnSSHFormSaysSo() {
+        var state = F.state()
+        // Retired 82 holds a certificate, no key.
+        F.press(.end, .char("s"), into: &state)
+        #expect(F.contains(F.screen(state), "Slot 82 has a certificate but no key: nothing can sign"))
+        F.press(.home, .char("s"), into: &state)
+        #expect(F.contains(F.screen(state, rows: 30, columns: 100), "reading the public key…"))
+        // The line read is copied; the status line says what and how.
+        let commands = update(
+            &state, .piv(.sshKeyRead(keyID: F.key.id, slot: .authentication, line: "ssh-ed25519 AAAA PIV slot 9A")))
+        guard case .copy(_, let status)? = commands.first else {
+            Issue.record("\(commands)")
+            return
+        }
+        _ = update(&state, .copied(true, status.adding(how: "OSC 52")))
+        #expect(F.contains(F.screen(state), "Copied the SSH key of PIV slot 9A (OSC 52)"))
     }
 
     @Test func datesAreUTC() {

@@ -111,10 +111,11 @@ enum SSHViewFixture {
     /// The rows under "authorized_keys line" down to the hints, joined: the line as the details show it.
     static func shownLine(_ screen: MemoryScreen) -> String? {
         guard let label = row(screen, "authorized_keys line (c copies it):") else { return nil }
-        return ((label + 1)..<(screen.lines.count - 3)).map {
+        // The line's rows run from the label to the first empty row (the facts follow it).
+        let rows = ((label + 1)..<(screen.lines.count - 3)).map {
             screen.text(row: $0).trimmingCharacters(in: .whitespaces)
         }
-        .joined()
+        return rows.prefix { !$0.isEmpty }.joined()
     }
 
     /// The row of the first line holding `text`.
