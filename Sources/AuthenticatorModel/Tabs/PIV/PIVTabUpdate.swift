@@ -105,8 +105,6 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
     }
 }
 
-/// The comment of a slot's authorized_keys line, as `ykterm piv ssh-key` writes it by default ("PIV slot 9A").
-func pivSSHKeyComment(_ slot: PIV.Slot) -> String { "PIV slot \(slot)" }
 
 /// New information: the cursor stays on its slot when it can.
 func setPIVInfo(_ state: inout AppState, _ info: PIVInfo) {

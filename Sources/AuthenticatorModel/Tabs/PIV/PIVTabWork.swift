@@ -81,7 +81,7 @@ struct PIVTabWork: Sendable {
         case .sshKey(let d, let slot):
             await run(d, .sshKey) { piv in
                 let key = try await piv.publicKey(in: slot)
-                guard let line = SSHPublicKey.authorizedKeysLine(key, comment: pivSSHKeyComment(slot)) else {
+                guard let line = SSHPublicKey.authorizedKeysLine(key, comment: PIVSSHKey.comment(slot)) else {
                     let algorithm = key.pivAlgorithm?.description ?? "\(key.type)"
                     return .failed(
                         keyID: d.id,
