@@ -55,24 +55,72 @@ extension FIDOCommand {
         static let configuration = CommandConfiguration(
             commandName: "change",
             abstract: "Change the PIN: the current PIN first, then the new one.",
-            discussion: "This is also how a key that wants a new PIN (a forced change) is made usable again.")
+            discussion: """
+                This is also how a key that wants a new PIN (a forced change) is made usable again. With \
+                --all-keys, every key plugged in that has a FIDO2 PIN, one after the other, each asked for by \
+                name; a key that refuses is named and the others go on (exit status 1).
+                """)
 
         @OptionGroup var key: KeyOptions
 
+        @Flag(name: .long, help: "Every key plugged in that has a FIDO2 PIN, one prompt per key.")
+        var allKeys = false
+
+        func validate() throws {
+            if allKeys && (key.device != nil || key.virtual) {
+                throw ValidationError(words("cli.oath.allKeysAndDevice"))
+            }
+        }
+
         func run() async throws {
             let prompt = Prompt()
-            let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
-            let old = try askPIN(prompt, words("fido.pin.current"), minimum: info.minPINLength, new: false)
-            let new = try askPIN(prompt, words("fido.pin.new"), minimum: info.minPINLength, new: true)
+            guard allKeys else {
+                let (operations, info) = try await FIDOCommand.pinOperations(key.choice, pinSet: true)
+                try await Self.change(operations, info, prompt: prompt, naming: nil)
+                out(words("cli.fido.pin.changed"))
+                return
+            }
+            var failed = false
+            for k in try await EveryKey.keys(with: .fido, reader: key.reader) {
+                do {
+                    let operations = FIDOOperations(
+                        WrappedFIDOOpener(k.opener(), wrap: InterruptibleFIDOConnection.init),
+                        hooks: FIDOOperations.Hooks(progress: { progress, connection in
+                            if progress == .waitingForUserPresence { TouchNotice.once(key: connection.name) }
+                        }))
+                    let info = try await operations.info()
+                    guard info.pinSet == true else {
+                        warn(words("cli.fido.pin.skippedNoPIN", ["key": k.label]))
+                        continue
+                    }
+                    try await Self.change(operations, info, prompt: prompt, naming: k.label)
+                    out(words("cli.fido.pin.changedOn", ["key": k.label]))
+                } catch {
+                    failed = true
+                    warn("ykterm: \(k.label): " + (error is YktermError ? "\(error)" : explained(error).1))
+                }
+            }
+            if failed { throw ExitCode(ExitStatus.failed) }
+        }
+
+        /// The current PIN, the new one (asked for naming the key when there are several), then the change.
+        static func change(_ operations: FIDOOperations, _ info: FIDOInfo, prompt: Prompt, naming key: String?)
+            async throws
+        {
+            let (current, new) =
+                key.map {
+                    (words("cli.fido.pin.currentOf", ["key": $0]), words("cli.fido.pin.newOf", ["key": $0]))
+                } ?? (words("fido.pin.current"), words("fido.pin.new"))
+            let old = try askPIN(prompt, current, minimum: info.minPINLength, new: false)
+            let pin = try askPIN(prompt, new, minimum: info.minPINLength, new: true)
             do {
-                _ = try await operations.changePIN(current: old, new: new)
+                _ = try await operations.changePIN(current: old, new: pin)
             } catch FIDOOperationError.pinChangeUncertain(let cause) {
                 throw YktermError.failed(words("cli.fido.pin.changeUncertain", ["reason": explained(cause).1]))
             } catch let e where FIDOOperations.keyAnswered(e) && !(e is FIDOSessionError) {
                 // The key answered: it refused, so nothing changed.
                 throw YktermError.failed(words("cli.fido.pin.notChanged", ["reason": explained(e).1]))
             }
-            out(words("cli.fido.pin.changed"))
         }
     }
 

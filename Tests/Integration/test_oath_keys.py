@@ -124,3 +124,23 @@ def test_a_full_key_is_named_and_the_others_take_the_account(pcsc, env, tmp_path
     assert "full: the key has no room for another account" in r.stderr, r.stderr
     assert "Backup Test:alice@example.com" in run_ykman(a.reader, "oath", "accounts", "list", env=env).stdout
     assert "Backup Test" not in run_ykman(b.reader, "oath", "accounts", "list", env=env).stdout
+
+
+def test_fido_pin_change_on_every_key_one_prompt_each(pcsc, env, tmp_path):
+    a, b = two_keys(pcsc, tmp_path)
+    run_ykterm("key", "name", "41000001", "daily", env=env)
+    run_ykterm("fido", "pin", "set", "--device", "daily", env=env, input="daily-pin-1\n")
+    run_ykterm("fido", "pin", "set", "--device", "41000002", env=env, input="backup-pin-1\n")
+    # One current and one new PIN per key, in the order the keys are found (their readers).
+    r = run_ykterm("fido", "pin", "change", "--all-keys", env=env,
+                   input="daily-pin-1\ndaily-pin-2\nbackup-pin-1\nbackup-pin-2\n")
+    assert "Changed the FIDO2 PIN of daily" in r.stdout and "Changed the FIDO2 PIN of 41000002" in r.stdout, r
+    for device, pin in (("daily", "daily-pin-2"), ("41000002", "backup-pin-2")):
+        ok = run_ykterm("fido", "pin", "verify", "--device", device, env=env, input=pin + "\n", check=False)
+        assert ok.returncode == 0, (device, ok.stderr)
+    # A wrong current PIN on one key is named; the other key's PIN still changes.
+    r = run_ykterm("fido", "pin", "change", "--all-keys", env=env, check=False,
+                   input="not-the-pin\nx-pin-3\nbackup-pin-2\nbackup-pin-3\n")
+    assert r.returncode == 1 and "daily:" in r.stderr and "Changed the FIDO2 PIN of 41000002" in r.stdout, r
+    assert run_ykterm("fido", "pin", "verify", "--device", "41000002", env=env, input="backup-pin-3\n",
+                      check=False).returncode == 0
