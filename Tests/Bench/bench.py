@@ -405,6 +405,14 @@ def main():
         rows.append(Row(f"`list` with {n4} keys vs `list` with 1 key ({args.latency} ms per command in each key)",
                         ms(f4), ms(f1), f"{f4 / f1:.2f}x", "≤ 1.5x (keys probed in parallel)", f4 / f1 <= 1.5,
                         f"{f4 / f1 / 1.5:.2f}x over"))
+        # Every key at once: `oath code --all-keys` on those keys against `oath code` on one, same latency.
+        codes = interleaved({"all": ([YKTERM, "oath", "code", "--all-keys"], env4),
+                             "one": ([YKTERM, "oath", "code"], env1)}, args.runs)
+        c4, c1 = med(codes["all"]["s"]), med(codes["one"]["s"])
+        results["oath_all_keys"] = {"all_s": c4, "one_s": c1, "keys": n4, "latency_ms": args.latency}
+        rows.append(Row(f"`oath code --all-keys` with {n4} keys vs `oath code` with 1 key ({args.latency} ms per command)",
+                        ms(c4), ms(c1), f"{c4 / c1:.2f}x", "≤ 1.5x (keys asked in parallel)", c4 / c1 <= 1.5,
+                        f"{c4 / c1 / 1.5:.2f}x over"))
         slow0.stop()
         keys.remove(slow0)
         # Each reader is empty again before the TUI rows start (pcscd notices a key gone at its next poll).
