@@ -14,11 +14,11 @@ public struct KeyInHand: Sendable {
         return descriptor.name
     }
 
-    /// Opens this key only: its reader (and serial, when known), whatever else is plugged in.
+    /// Opens this key only: its reader, else its HID node, whatever else is plugged in. Not by serial: that would
+    /// have every reader asked for its serial again at each opening.
     public func opener(calls: PCSCCalls = .queued, opened: (@Sendable (String) -> Void)? = nil) -> SelectedKey {
         SelectedKey(
-            KeySelector(
-                reader: descriptor.reader ?? descriptor.fidoHID?.path ?? descriptor.otpHID?.path, serial: serial),
+            KeySelector(reader: descriptor.reader ?? descriptor.fidoHID?.path ?? descriptor.otpHID?.path),
             calls: calls, opened: opened)
     }
 }
