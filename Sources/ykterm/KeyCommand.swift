@@ -25,15 +25,13 @@ struct KeyCommand: AsyncParsableCommand {
         @Argument(help: ArgumentHelp("The name: daily, backup, ...", valueName: "NAME"))
         var name: String
 
-        func validate() throws {
+        func run() async throws {
+            // Checked here rather than in validate(): ArgumentParser's own errors (an unknown option) come first.
             do {
                 _ = try KeyNames.check(name)
             } catch {
-                throw ValidationError(loadedTables().text(error.text))
+                throw YktermError.usage(loadedTables().text(error.text))
             }
-        }
-
-        func run() async throws {
             let serial = try KeyChoice.serial(device: serial)
             do {
                 let kept = try KeyNames().set(name, for: serial)
