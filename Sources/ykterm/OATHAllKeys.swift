@@ -336,3 +336,90 @@ struct DiffJSON: Encodable, SnakeCaseJSON {
         }
     }
 }
+
+extension OATHCommand {
+    /// `oath delete --all-keys`: the account is found on each key first, then one question names the keys that hold
+    /// it; it is deleted from each in parallel. A key that fails is named, the others go on (exit 1).
+    static func deleteAcrossKeys(_ query: String, _ options: OATHChoice, force: Bool, prompt: Prompt) async throws {
+        let keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
+        let listed = await OATHOnKeys.run(keys, remember: options.remember, prompt: prompt) { ops, unlock in
+            try await ops.list(unlock)
+        }
+        var holding = [(KeyInHand, Credential)]()
+        var firstError: (any Error)?
+        for result in try OATHOnKeys.answered(keys, listed) {
+            do {
+                holding.append((result.0, try OATHOperations.find(.matching(query), in: result.1)))
+            } catch OATHError.noSuchCredential {
+                continue
+            } catch {
+                firstError = firstError ?? error
+                warn("ykterm: \(result.0.label): " + explained(error).1)
+            }
+        }
+        guard !holding.isEmpty else { throw firstError ?? OATHError.noSuchCredential(query) }
+        let ids = Set(holding.map { $0.1.id.string }).sorted().joined(separator: ", ")
+        let names = holding.map { $0.0.label }.joined(separator: ", ")
+        try prompt.requireForce(force, otherwise: words("cli.oath.deleteNeedsForce", ["account": ids]))
+        try prompt.confirmUnlessForced(
+            force, words("cli.oath.deleteQuestionOn", ["account": ids, "keys": names]),
+            otherwise: words("cli.prompt.nothingDeleted"))
+        let results = await withTaskGroup(of: (Int, Result<String, any Error>).self) { group in
+            for (i, (key, credential)) in holding.enumerated() {
+                group.addTask {
+                    let ops = OATHOperations(key.opener(), store: RememberedKeys.reporting())
+                    do {
+                        // The key opened a moment ago: its remembered access key (or none) opens it again.
+                        switch try await ops.delete(.account(credential), OATHOperations.Unlock()) {
+                        case .done(let changed, _): return (i, .success(changed.detail))
+                        case .locked: return (i, .failure(OATHError.passwordRequired))
+                        }
+                    } catch {
+                        return (i, .failure(error))
+                    }
+                }
+            }
+            var out = [Result<String, any Error>?](repeating: nil, count: holding.count)
+            for await (i, r) in group { out[i] = r }
+            return out.map { $0! }
+        }
+        var failed = firstError != nil
+        for ((key, _), result) in zip(holding, results) {
+            switch result {
+            case .success(let id): out(words("cli.oath.deletedFrom", ["account": id, "key": key.label]))
+            case .failure(let error):
+                failed = true
+                warn("ykterm: \(key.label): " + explained(error).1)
+            }
+        }
+        if failed { throw ExitCode(ExitStatus.failed) }
+    }
+
+    /// `oath rename --all-keys`: the account renamed on every key that holds it, in parallel; a key that does not
+    /// hold it is said, one that fails is named (exit 1).
+    static func renameAcrossKeys(_ query: String, to newText: String, _ options: OATHChoice, prompt: Prompt)
+        async throws
+    {
+        let keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
+        let results = await OATHOnKeys.run(keys, remember: options.remember, prompt: prompt) { ops, unlock in
+            try await ops.rename(.matching(query), to: newText, unlock)
+        }
+        var renamed = 0, failed = false
+        for (key, result) in zip(keys, results) {
+            switch result {
+            case .success(let changed):
+                renamed += 1
+                out(
+                    words(
+                        "cli.oath.renamedOn", ["old": changed.detail.old, "new": changed.detail.new, "key": key.label]))
+            case .failure(OATHError.noSuchCredential):
+                warn(words("cli.oath.notOnKey", ["account": query, "key": key.label]))
+            case .failure(let error):
+                failed = true
+                warn("ykterm: \(key.label): " + explained(error).1)
+            }
+        }
+        if renamed == 0 && !failed { throw OATHError.noSuchCredential(query) }
+        if failed { throw ExitCode(ExitStatus.failed) }
+    }
+}

@@ -390,9 +390,21 @@ extension OATHCommand {
         @Flag(name: .long, help: "Delete without asking.")
         var force = false
 
+        @Flag(name: .long, help: "From every key plugged in that holds it (one question for all).")
+        var allKeys = false
+
+        func validate() throws {
+            if allKeys && (options.key.device != nil || options.key.virtual) {
+                throw ValidationError(words("cli.oath.allKeysAndDevice"))
+            }
+        }
+
         func run() async throws {
             let prompt = Prompt()
             let (id, force) = (self.id, self.force)
+            if allKeys {
+                return try await OATHCommand.deleteAcrossKeys(id, options.choice, force: force, prompt: prompt)
+            }
             var key = OATHCommandKey(options.choice, prompt: prompt)
             // The account is found first, so that the question names it as the key has it; the key is not held
             // open while the question waits.
@@ -426,9 +438,21 @@ extension OATHCommand {
         @Argument(help: "The new [ISSUER:]NAME.")
         var newID: String
 
+        @Flag(name: .long, help: "On every key plugged in that holds it.")
+        var allKeys = false
+
+        func validate() throws {
+            if allKeys && (options.key.device != nil || options.key.virtual) {
+                throw ValidationError(words("cli.oath.allKeysAndDevice"))
+            }
+        }
+
         func run() async throws {
             let prompt = Prompt()
             let (id, newText) = (self.id, self.newID)
+            if allKeys {
+                return try await OATHCommand.renameAcrossKeys(id, to: newText, options.choice, prompt: prompt)
+            }
             let renamed = try await oathOperation(options.choice, prompt: prompt) { operations, unlock in
                 try await operations.rename(.matching(id), to: newText, unlock)
             }.detail

@@ -144,3 +144,25 @@ def test_fido_pin_change_on_every_key_one_prompt_each(pcsc, env, tmp_path):
     assert r.returncode == 1 and "daily:" in r.stderr and "Changed the FIDO2 PIN of 41000002" in r.stdout, r
     assert run_ykterm("fido", "pin", "verify", "--device", "41000002", env=env, input="backup-pin-3\n",
                       check=False).returncode == 0
+
+
+def test_delete_and_rename_on_every_key_that_holds_the_account(pcsc, env, tmp_path):
+    a, b = two_keys(pcsc, tmp_path)
+    run_ykterm("key", "name", "41000002", "backup", env=env)
+    run_ykterm("oath", "add", "--all-keys", URI, env=env)
+    run_ykman(a.reader, "oath", "accounts", "add", "-i", "Solo", "dave", SECRET, env=env)
+    # Rename: on both keys; the account on one key only is said to be missing on the other.
+    r = run_ykterm("oath", "rename", "--all-keys", "Backup Test:alice", "Renamed:alice", env=env)
+    assert "on 41000001" in r.stdout and "on backup" in r.stdout, r
+    for key in (a, b):
+        assert "Renamed:alice" in run_ykman(key.reader, "oath", "accounts", "list", env=env).stdout
+    solo = run_ykterm("oath", "rename", "--all-keys", "Solo:dave", "Solo:erin", env=env)
+    assert "backup holds no account matching Solo:dave" in solo.stderr, solo
+    # Delete: one question naming the keys that hold it (without a terminal: --force), then gone from both.
+    refused = run_ykterm("oath", "delete", "--all-keys", "Renamed:alice", env=env, check=False)
+    assert refused.returncode != 0
+    r = run_ykterm("oath", "delete", "--all-keys", "--force", "Renamed:alice", env=env)
+    assert "Deleted Renamed:alice from 41000001" in r.stdout and "Deleted Renamed:alice from backup" in r.stdout
+    for key in (a, b):
+        assert "Renamed" not in run_ykman(key.reader, "oath", "accounts", "list", env=env).stdout
+    assert "Solo:erin" in run_ykman(a.reader, "oath", "accounts", "list", env=env).stdout
