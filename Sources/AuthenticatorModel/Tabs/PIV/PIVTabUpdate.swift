@@ -105,7 +105,6 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
     }
 }
 
-
 /// New information: the cursor stays on its slot when it can.
 func setPIVInfo(_ state: inout AppState, _ info: PIVInfo) {
     let slot = state.piv.selected?.slot
