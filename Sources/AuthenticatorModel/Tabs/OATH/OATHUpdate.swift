@@ -69,9 +69,14 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: Msg) -> [Command]
         return opened(&state, snapshot)
     case .oath(.failed(let id, let failure)):
         guard current(id) else { return [] }
-        // The Add dialog took the answer as its key's line.
+        // The Add dialog took the answer as its key's line. The selected key pulled out closes the tab's dialogs
+        // with it: what the removal cut short is said as when one key was asked.
         if failure.operation == .add, state.oath.adding?.answers[id] == .working {
             state.oath.refreshing = false
+            if failure.keyGone {
+                state.status = StatusMessage(
+                    UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort)
+            }
             return []
         }
         return failed(&state, failure)

@@ -385,6 +385,19 @@ struct OATHAddToKeysTests {
     }
 }
 
+extension OATHAddToKeysTests {
+    @Test func theSelectedKeyPulledOutMidAddSaysWhatWasCutShortAsWithOneKey() {
+        var state = TwoKeys.state(daily: [TwoKeys.github], backup: [], allKeys: false)
+        _ = update(&state, .paste(TwoKeys.uri))
+        _ = update(&state, .keyPress(.enter))
+        let gone = OATHFailure(operation: .add, message: .literal("removed"), keyGone: true)
+        _ = update(&state, .oath(.failed(keyID: TwoKeys.daily.id, gone)))
+        _ = update(&state, .keyEvent(.keyLeft(id: TwoKeys.daily.id)))
+        #expect(state.oath.dialog == nil && state.oath.adding == nil)
+        #expect(state.status?.text.key == "status.keyGoneMidOperation")
+    }
+}
+
 /// The English words of a model text, as the view resolves them.
 enum ViewText {
     static let tables = StringTables.load(language: "en")
