@@ -1,6 +1,8 @@
 /// The actions a key can be bound to outside text fields.
 public enum Action: String, CaseIterable, Sendable, Hashable {
     case quit, help, keys, device, filter, copy, add, delete, rename, pin, password, refresh
+    /// The OATH tab: the selected key's accounts, or those of every key at once.
+    case allKeys = "all_keys"
 
     /// The string-table key of the help overlay's description.
     public var helpKey: String { "help.action.\(rawValue)" }
@@ -28,6 +30,7 @@ public struct KeyBindings: Sendable, Hashable {
         case .pin: "p"
         case .password: "P"
         case .refresh: "R"
+        case .allKeys: "A"
         }
     }
 

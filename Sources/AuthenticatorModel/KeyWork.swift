@@ -38,7 +38,7 @@ struct KeyWork: Sendable {
             await PIVTabWork(backend: backend, environment: environment, post: post).perform(c)
         case .ssh(let c):
             await SSHTabWork(backend: backend, environment: environment, post: post, runtime: sshRuntime).perform(c)
-        case .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .nameKey, .quit:
+        case .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .nameKey, .rememberOATHAllKeys, .quit:
             // The runner performs these itself.
             break
         }

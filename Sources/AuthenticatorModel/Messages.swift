@@ -57,16 +57,19 @@ public struct OATHFailure: Sendable, Equatable {
     public var notAvailable: Bool
     /// The password was wrong (unlock, or the current password when changing it).
     public var wrongPassword: Bool
+    /// An add found accounts of these IDs on the key (it replaces them only when asked to).
+    public var taken: [String]
 
     public init(
         operation: Operation, message: UIText, keyGone: Bool = false, notAvailable: Bool = false,
-        wrongPassword: Bool = false
+        wrongPassword: Bool = false, taken: [String] = []
     ) {
         self.operation = operation
         self.message = message
         self.keyGone = keyGone
         self.notAvailable = notAvailable
         self.wrongPassword = wrongPassword
+        self.taken = taken
     }
 }
 
@@ -74,28 +77,29 @@ extension Command {
     /// Work the user asked for (not the bookkeeping that follows: pins saved, keys forgotten).
     var isAction: Bool {
         switch self {
-        case .savePins, .loadPins, .forgetKey, .watchKeys, .probe, .nameKey: return false
+        case .savePins, .loadPins, .forgetKey, .watchKeys, .probe, .nameKey, .rememberOATHAllKeys: return false
         default: return true
         }
     }
 
-    /// The key application the command selects on a key, and which key (nil: the selected one); nil for
+    /// The key applications the command selects on keys, and on which key (nil: the selected one); none for
     /// commands that talk to no key. Every case is named, so a new command says what it does to a key.
-    var keyApplication: (keyID: String?, name: String)? {
+    var keyApplications: [(keyID: String?, name: String)] {
         switch self {
-        case .probe(let d), .writeConfig(let d, _, _, _, _): return (d.id, "Management")
-        case .oath(let c): return (c.key.id, "OATH")
-        case .otp: return (nil, "OTP")
-        case .fido: return (nil, "FIDO2")
-        case .piv: return (nil, "PIV")
+        case .probe(let d), .writeConfig(let d, _, _, _, _): return [(d.id, "Management")]
+        case .oath(let c): return c.keys.map { ($0.id, "OATH") }
+        case .otp: return [(nil, "OTP")]
+        case .fido: return [(nil, "FIDO2")]
+        case .piv: return [(nil, "PIV")]
         case .ssh(let c):
             switch c {
             // The list reads the PIV slots beside the FIDO side; the rest is FIDO, or no key at all.
-            case .load: return (nil, "PIV")
-            case .verifyPIN, .new, .delete: return (nil, "FIDO2")
-            case .export, .forgetPIN, .cancel: return nil
+            case .load: return [(nil, "PIV")]
+            case .verifyPIN, .new, .delete: return [(nil, "FIDO2")]
+            case .export, .forgetPIN, .cancel: return []
             }
-        case .apdu, .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .nameKey, .quit: return nil
+        case .apdu, .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .nameKey, .rememberOATHAllKeys, .quit:
+            return []
         }
     }
 }
@@ -114,6 +118,8 @@ public enum Command: Sendable, Equatable {
     case savePins(deviceID: String, Set<String>)
     /// Keep `name` for the key with `serial` (nil forgets its name).
     case nameKey(serial: UInt32, name: String?)
+    /// Write `[oath] all_keys` to the config file: the OATH tab's view the next start opens with.
+    case rememberOATHAllKeys(Bool)
     /// Forget the derived keys the runner holds for a key that left.
     case forgetKey(keyID: String)
     /// Put text on the clipboard; `status` is what the status line says once it is there (its `how` argument, the

@@ -88,6 +88,8 @@ public struct RunnerEnvironment: Sendable {
     public var observer: (@Sendable (APDUExchange) -> Void)?
     /// The config file's `[otp] parsers`, tried on NDEF records before the standard forms.
     public var otpParsers: [Config.OTPPattern] = []
+    /// The config file the TUI writes the OATH tab's view to (`[oath] all_keys`); nil: it is not written.
+    public var configPath: String?
 
     public init(
         copy: (@Sendable (String) async -> String?)? = nil, pins: PinStore = PinStore(),
@@ -188,6 +190,15 @@ public final class Runner: Sendable {
                 }
             } catch {
                 post(.keyNamed(serial: serial, name: name, problem: error.text))
+            }
+        case .rememberOATHAllKeys(let on):
+            guard let path = environment.configPath else { return }
+            do {
+                try ConfigEdit.rememberOATHAllKeys(on, path: path)
+            } catch {
+                post(
+                    .notice(
+                        UIText("oath.allKeys.notRemembered", ["path": error.path, "detail": error.detail]), .warning))
             }
         case .fido(let c) where c.runsAtOnce:
             // A cancel must reach the key while the command it cancels still waits in the queue's worker.

@@ -129,10 +129,10 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
         let wasSelected = state.selectedKeyID == id
         let name = state.keys.first { $0.id == id }?.descriptor.name ?? id
         state.keys.removeAll { $0.id == id }
-        var commands: [Command] = [.forgetKey(keyID: id)]
+        var commands: [Command] = [.forgetKey(keyID: id)] + tabModels.flatMap { $0.keyLeft(&state, keyID: id) }
         if wasSelected {
             state.selectedKeyID = nil
-            state.oath = OATHTabState()
+            state.oath = state.oath.switching(to: nil, keys: state.keys)
             // What an operation cut short by the removal said stays: it tells what to do next.
             if state.status?.subject != .operationCutShort {
                 state.status = StatusMessage(UIText("status.keyRemoved", ["name": name]), kind: .warning)
@@ -170,8 +170,7 @@ func keyEvent(_ state: inout AppState, _ event: KeyEvent) -> [Command] {
 func select(_ state: inout AppState, _ id: String) -> [Command] {
     guard let entry = state.keys.first(where: { $0.id == id }) else { return [] }
     state.selectedKeyID = id
-    state.oath = OATHTabState()
-    state.oath.keyID = id
+    state.oath = state.oath.switching(to: id, keys: state.keys)
     guard entry.descriptor.has(.oath) else {
         state.oath.phase = .unavailable(notOnKeyText(entry.descriptor, state.service, application: "OATH"))
         return selectedKeyChanged(&state)

@@ -134,7 +134,7 @@ public final class TerminalApp {
     /// Milliseconds until the next whole second while a countdown, a pending code or a timed message is on
     /// screen; nil (wait for input or a message only) when nothing changes by itself.
     static func timeout(_ state: AppState, now: Double) -> Int? {
-        let counting = state.oath.phase == .ready && state.oath.accounts.contains { !$0.isHOTP && $0.code != nil }
+        let counting = state.oath.counting
         let expiring = state.status?.expires != nil
         // The OTP tab holds a bound key until it is sure no burst follows: wake up then.
         let otpDue = state.tab == .otp ? state.otp.wakeAt.map { max(1, Int((($0 - now) * 1000).rounded(.up))) } : nil

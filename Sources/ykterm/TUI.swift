@@ -49,12 +49,16 @@ enum TUI {
         state.otp.aesKeys = aesKeys
         state.keyNames = KeyNames().all()
         state.otp.parsers = config.otp.parsers
+        state.oath.allKeys = config.oath.allKeys
+        state.oath.addToAllKeys = config.oath.addToAllKeys
         let app = try TerminalApp(
             screen: screen, state: state, text: localize,
             theme: screen.colors ? Theme().applying(config.colors) : .monochrome, clipboard: clipboard,
             touchSignals: config.notify.touch)
         var environment = RunnerEnvironment()
         environment.otpParsers = config.otp.parsers
+        // A changes the OATH tab's view and writes it here, for the next start.
+        environment.configPath = Config.defaultPath
         app.run(backend: backend, environment: environment)
     }
 }

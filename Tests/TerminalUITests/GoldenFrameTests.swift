@@ -26,6 +26,8 @@ enum Golden {
                 return s
             }
         ),
+        ("oath-all-keys", { AllKeysViewFixture.state() }),
+        ("oath-all-keys-add", { press([.char("a")], AllKeysViewFixture.state()) }),
         ("otp-tab", { OTPViewFixture.state() }),
         ("otp-challenge", { press([.char(OTPTabState.challengeKey)], OTPViewFixture.state()) }),
         (

@@ -21,7 +21,11 @@ import KeyKit
 ///
 /// [keys]                 # TUI key bindings: one character each, no two actions on one character
 /// copy = "c"             # actions: see `Action` (quit, help, keys, device, filter, copy, add, delete,
-///                        #          rename, pin, password, refresh); 1-5, j and k are reserved
+///                        #          rename, pin, password, refresh, all_keys); 1-6, j and k are reserved
+///
+/// [oath]
+/// all_keys = false       # the OATH tab shows every key's accounts at once (A toggles it and writes it here)
+/// add_to_all_keys = false  # the Add dialog's other keys are checked to begin with
 ///
 /// [otp]
 /// parsers = ['https://otp\.example\.com/\?otp=([cbdefghijklnrtuv]{32,64})']   # one capture group: the OTP
@@ -38,6 +42,8 @@ public struct Config: Sendable, Equatable {
     /// The TUI's key bindings: the defaults with the `[keys]` overrides applied.
     public var keyBindings = KeyBindings()
     public var otp = OTP()
+    /// `[oath]`.
+    public var oath = OATH()
     /// `[notify]`.
     public var notify = Notify()
     /// `[colors]`: the colour of each role the file names (the others keep the built-in theme).
@@ -85,6 +91,16 @@ public struct Config: Sendable, Equatable {
     public struct Notify: Sendable, Equatable {
         /// The terminal's bell, and a desktop notification (OSC 777 and OSC 9); both by default.
         public var touch: Set<TouchSignal> = [.bell, .osc]
+
+        public init() {}
+    }
+
+    /// `[oath]`: the OATH tab over several keys.
+    public struct OATH: Sendable, Equatable {
+        /// The tab shows the accounts of every key plugged in at once (the TUI's toggle writes it).
+        public var allKeys = false
+        /// The Add dialog's check boxes for the other keys start checked.
+        public var addToAllKeys = false
 
         public init() {}
     }

@@ -18,6 +18,7 @@ struct ConfigSchema {
         ("otp", ["parsers"]),
         ("otp.aes_keys", nil),
         ("notify", ["touch"]),
+        ("oath", ["all_keys", "add_to_all_keys"]),
     ]
 
     init(path: String, mode: UInt32?) {
@@ -65,6 +66,7 @@ struct ConfigSchema {
                 config.colors[Config.ThemeRole(rawValue: entry.key)!] = try choice(entry, Config.ColorName.self)
             case "otp": try otpEntry(entry)
             case "notify": try notifyEntry(entry)
+            case "oath": try oathEntry(entry)
             default: try aesKeyEntry(entry)
             }
         }
@@ -163,6 +165,13 @@ struct ConfigSchema {
             signals.insert(signal)
         }
         config.notify.touch = signals
+    }
+
+    private mutating func oathEntry(_ entry: TOML.Entry) throws(ConfigError) {
+        guard case .bool(let on) = entry.value else {
+            throw error(entry.line, "\(entry.key) must be true or false, not \(entry.value.kind)")
+        }
+        if entry.key == "all_keys" { config.oath.allKeys = on } else { config.oath.addToAllKeys = on }
     }
 
     private mutating func bindingEntry(_ entry: TOML.Entry) throws(ConfigError) {

@@ -53,8 +53,11 @@ public struct TouchAlert: Sendable, Equatable {
 extension AppState {
     /// The selected key as a touch alert names it: its model and the name given it, else its model and serial,
     /// else its reader or device name.
-    var touchKeyLabel: String {
-        guard let key = selectedKey else { return "" }
+    var touchKeyLabel: String { touchLabel(of: selectedKey) }
+
+    /// `key` as a touch alert names it.
+    func touchLabel(of key: KeyEntry?) -> String {
+        guard let key else { return "" }
         if givenName(of: key) != nil { return displayName(of: key) }
         let name = key.model ?? key.descriptor.name
         guard let serial = key.serial ?? key.info?.device.serial ?? key.descriptor.serial else { return name }
@@ -64,7 +67,12 @@ extension AppState {
     /// A new wait for a touch on the selected key, for `purpose`: the status line says which key and what for, and
     /// the face rings and notifies once for it.
     mutating func alertTouch(_ purpose: UIText) {
-        let text = TouchAlert.text(key: touchKeyLabel, purpose: purpose)
+        alertTouch(purpose, on: selectedKey)
+    }
+
+    /// A new wait for a touch on `key` (the all-keys view calculates on keys other than the selected one).
+    mutating func alertTouch(_ purpose: UIText, on key: KeyEntry?) {
+        let text = TouchAlert.text(key: touchLabel(of: key), purpose: purpose)
         touchAlert = TouchAlert(id: (touchAlert?.id ?? 0) + 1, text: text)
         status = StatusMessage(text, kind: .warning, expires: now + 30, subject: .touch)
     }
@@ -73,6 +81,7 @@ extension AppState {
     var waitingForTouch: Bool {
         fido.busy?.touch == true || piv.busy?.touch == true || ssh.busy?.touch == true || otp.waitingForTouch
             || oath.accounts.contains { $0.calculating && $0.requiresTouch }
+            || oath.others.values.contains { $0.accounts.contains { $0.calculating && $0.requiresTouch } }
     }
 
     /// The touch line goes once nothing waits for a touch any more.

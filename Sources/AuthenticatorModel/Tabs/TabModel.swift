@@ -25,6 +25,8 @@ protocol TabModel: Sendable {
     static func selectedKeyChanged(_ state: inout AppState) -> [Command]
     /// A key was probed (every tab hears it).
     static func probed(_ state: inout AppState, keyID: String) -> [Command]
+    /// A key left, selected or not (every tab hears it, before the selection moves on).
+    static func keyLeft(_ state: inout AppState, keyID: String) -> [Command]
     /// The commands an update is about to run, whichever tab asked for them (every tab sees them): the APDU
     /// console notes other work on the key its connection holds.
     static func commandsIssued(_ state: inout AppState, _ commands: [Command])
@@ -39,6 +41,7 @@ protocol TabModel: Sendable {
 extension TabModel {
     static func closed(_ state: inout AppState) -> [Command] { [] }
     static func probed(_ state: inout AppState, keyID: String) -> [Command] { [] }
+    static func keyLeft(_ state: inout AppState, keyID: String) -> [Command] { [] }
     static func commandsIssued(_ state: inout AppState, _ commands: [Command]) {}
 }
 

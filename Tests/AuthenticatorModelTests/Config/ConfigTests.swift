@@ -262,7 +262,7 @@ struct ConfigSchemaTests {
         (
             "[[ui]]\ncolor = \"never\"", 1,
             "[[ui]] is an array of tables; the tables are [key], [ui], [colors], [keys], [otp], [otp.aes_keys], "
-                + "[notify], each given once"
+                + "[notify], [oath], each given once"
         ),
         ("[ui]\n\n[[ui.theme]]", 3, "[[ui.theme]] is an array of tables"),
         // Tables made by inline tables and dotted keys are checked as [headers] are.

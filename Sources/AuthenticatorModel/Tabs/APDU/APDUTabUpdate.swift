@@ -82,15 +82,20 @@ func apduTabKeyChanged(_ state: inout AppState) -> [Command] {
 func apduNoteKeyWork(_ state: inout AppState, _ commands: [Command]) {
     guard state.apdu.connected, let keyID = state.apdu.keyID else { return }
     for command in commands {
-        guard let (id, name) = command.keyApplication, (id ?? state.selectedKeyID) == keyID else { continue }
-        // FIDO2 over HID leaves the smart-card interface's selection as it was.
-        if name == "FIDO2", let key = state.keys.first(where: { $0.id == keyID }),
-            key.descriptor.channels(for: .fido).first == .fidoHID
-        {
-            continue
+        for (id, name) in command.keyApplications where (id ?? state.selectedKeyID) == keyID {
+            apduNote(&state, keyID: keyID, name)
         }
-        if !state.apdu.otherWork.contains(name) { state.apdu.otherWork.append(name) }
     }
+}
+
+private func apduNote(_ state: inout AppState, keyID: String, _ name: String) {
+    // FIDO2 over HID leaves the smart-card interface's selection as it was.
+    if name == "FIDO2", let key = state.keys.first(where: { $0.id == keyID }),
+        key.descriptor.channels(for: .fido).first == .fidoHID
+    {
+        return
+    }
+    if !state.apdu.otherWork.contains(name) { state.apdu.otherWork.append(name) }
 }
 
 func apduTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {

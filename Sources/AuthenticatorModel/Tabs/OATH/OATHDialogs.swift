@@ -13,15 +13,24 @@ public enum PasswordField: String, FormFieldID { case current, new, confirm }
 /// The field of the rename dialog.
 public enum RenameField: String, FormFieldID { case name }
 
-func unlockDialog() -> OATHDialog {
+/// A check box of the Add dialog: the account goes to this other key too (its key ID).
+public struct AlsoOnField: FormFieldID, Hashable {
+    public var rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ keyID: String) { rawValue = "alsoOn:" + keyID }
+}
+
+/// The unlock dialog: for the selected key, or (`keyID`, named `label`) another key of the all-keys view.
+func unlockDialog(keyID: String? = nil, label: String? = nil) -> OATHDialog {
     var form = Form(
-        title: UIText("oath.unlock.title"),
+        title: keyID == nil ? UIText("oath.unlock.title") : UIText("oath.unlock.titleOf", ["key": label ?? ""]),
         fields: [
             Form.Field(UnlockField.password, UIText("oath.unlock.password"), TextField(secret: true, maxLength: 256)),
             Form.Field(UnlockField.remember, UIText("oath.unlock.remember"), TextField("no"), toggle: true),
         ])
     form.note = UIText("oath.unlock.note")
-    return OATHDialog(kind: .unlock, form: form)
+    return OATHDialog(kind: keyID.map { .unlockOther(keyID: $0) } ?? .unlock, form: form)
 }
 
 /// The fields of the add dialog, in the order shown.
@@ -54,6 +63,19 @@ func addDialog() -> OATHDialog {
         ])
     form.note = UIText("oath.add.note")
     return OATHDialog(kind: .add(filledFromURI: nil), form: form)
+}
+
+/// The Add dialog with a check box for each other key with OATH (checked when `[oath] add_to_all_keys` says so):
+/// the account goes to the selected key and to those checked.
+func addDialog(for state: AppState) -> OATHDialog {
+    var dialog = addDialog()
+    for key in state.otherOATHKeys {
+        dialog.form.fields.append(
+            Form.Field(
+                AlsoOnField(key.id), UIText("oath.add.alsoOn", ["key": state.keyLabel(key)]),
+                TextField(state.oath.addToAllKeys ? "yes" : "no"), toggle: true))
+    }
+    return dialog
 }
 
 /// Whether pasted text is a URI the add dialog takes.
@@ -131,9 +153,10 @@ func passwordDialog(hasPassword: Bool) -> OATHDialog {
 func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     guard var dialog = state.oath.dialog else { return [] }
     var outcome = dialog.form.handle(key, now: state.now)
-    // Filled from a URI, the add dialog is ready for review: one Enter adds, from whichever field.
-    if key == .enter, outcome == .editing, case .add(_?) = dialog.kind, dialog.form.confirming == nil,
-        !dialog.form.busy,
+    // Filled from a URI, the add dialog is ready for review: one Enter adds, from whichever field. So it is after a
+    // key did not take the account: Enter tries again.
+    if key == .enter, outcome == .editing, case .add(let uri) = dialog.kind, uri != nil || state.oath.adding != nil,
+        dialog.form.confirming == nil, !dialog.form.busy,
         case .success = addFormCredentials(dialog.form)
     {
         outcome = .submit
@@ -155,7 +178,7 @@ func oathPaste(_ state: inout AppState, _ text: String) -> Bool {
         return true
     }
     guard state.oath.phase == .ready, isAccountURI(text) else { return false }
-    var dialog = addDialog()
+    var dialog = addDialog(for: state)
     dialog.form.paste(text.trimmingWhitespace)
     _ = oathDialogOutcome(&state, &dialog, .editing)
     return true
@@ -166,6 +189,7 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
     case .cancel:
         dialog.form.wipeSecrets()
         state.oath.dialog = nil
+        state.oath.adding = nil
         return []
     case .editing:
         if dialog.kind.isAdd { fillFromURI(&dialog) }
@@ -199,11 +223,17 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
                         key.descriptor, password: dialog.form[UnlockField.password],
                         remember: dialog.form.isOn(UnlockField.remember), time: now))
             ]
+        case .unlockOther(let id):
+            guard let other = state.keys.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
+            commands = [
+                .oath(
+                    .unlock(
+                        other.descriptor, password: dialog.form[UnlockField.password],
+                        remember: dialog.form.isOn(UnlockField.remember), time: now))
+            ]
         case .add:
-            if case .success(let accounts) = addFormCredentials(dialog.form) {
-                let replacing = accounts.contains { a in state.oath.accounts.contains { $0.id == a.id.string } }
-                commands = [.oath(.add(key.descriptor, accounts, overwrite: replacing, time: now))]
-            }
+            // The secret stays in the dialog until it closes: a key that did not take the account can be tried again.
+            return submitAdd(&state, dialog)
         case .rename(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
             let (issuer, name) = splitIssuer(dialog.form[RenameField.name])
@@ -234,14 +264,22 @@ func oathQuestion(_ dialog: OATHDialog, _ state: AppState) -> UIText? {
     switch dialog.kind {
     case .add:
         guard case .success(let accounts) = addFormCredentials(dialog.form) else { return nil }
-        let existing = accounts.map(\.id.string).filter { id in state.oath.accounts.contains { $0.id == id } }
-        guard !existing.isEmpty else { return nil }
-        return UIText("oath.add.replaceQuestion", ["accounts": existing.joined(separator: ", ")])
+        let ids = accounts.map(\.id.string)
+        let targets = addTargets(state, dialog, ids: ids)
+        let holding = targets.filter { holds(state, $0.id, ids) }
+        guard !holding.isEmpty else { return nil }
+        let existing = ids.filter { id in holding.contains { holds(state, $0.id, [id]) } }
+        if targets.map(\.id) == [state.selectedKeyID] {
+            return UIText("oath.add.replaceQuestion", ["accounts": existing.joined(separator: ", ")])
+        }
+        return UIText(
+            "oath.add.replaceQuestionOn",
+            ["accounts": existing.joined(separator: ", "), "keys": holding.map(state.keyLabel).joined(separator: ", ")])
     case .password:
         let form = dialog.form
         return form.has(PasswordField.current) && form[PasswordField.new].isEmpty && form[PasswordField.confirm].isEmpty
             ? UIText("oath.password.removeQuestion") : nil
-    case .unlock, .rename, .delete:
+    case .unlock, .unlockOther, .rename, .delete:
         return nil
     }
 }
@@ -260,7 +298,7 @@ func splitIssuer(_ text: String) -> (String?, String) {
 func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = false) -> UIText? {
     let form = dialog.form
     switch dialog.kind {
-    case .unlock:
+    case .unlock, .unlockOther:
         if submitting && form[UnlockField.password].isEmpty { return UIText("oath.unlock.empty") }
     case .add:
         let touched = form.fields.prefix(4).contains { !$0.input.text.isEmpty }

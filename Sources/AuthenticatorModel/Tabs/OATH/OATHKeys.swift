@@ -15,19 +15,23 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             state.oath.filterFocused = false
         default:
             state.oath.filter.handle(key)
-            state.oath.selectedID = state.oath.visibleAccounts.first?.id
+            state.oath.selectedID = state.oathVisibleIDs.first
         }
         return []
     }
-    if state.oath.phase == .locked && (key == .enter || state.bindings.action(for: key) == .password) {
+    // Locked: Enter asks for the password (in the all-keys view, while other keys' accounts are listed, P does).
+    let listing = state.oath.allKeys && !state.oathAnsweredKeys.isEmpty
+    if state.oath.phase == .locked
+        && ((key == .enter && !listing) || state.bindings.action(for: key) == .password)
+    {
         state.oath.dialog = unlockDialog()
         return []
     }
-    let visible = state.oath.visibleAccounts
-    let index = state.oath.selectedIndex
+    let visible = state.oathVisibleIDs
+    let index: Int? = visible.isEmpty ? nil : visible.firstIndex { $0 == state.oath.selectedID } ?? 0
     func move(_ to: Int) {
         guard !visible.isEmpty else { return }
-        state.oath.selectedID = visible[max(0, min(visible.count - 1, to))].id
+        state.oath.selectedID = visible[max(0, min(visible.count - 1, to))]
     }
     switch key {
     case .up, .char("k"): move((index ?? 0) - 1); return []
@@ -49,10 +53,12 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         state.oath.filterFocused = true
     case .copy:
         return copyOrCalculate(&state)
+    case .allKeys:
+        return toggleAllKeys(&state)
     case .add where ready:
-        state.oath.dialog = addDialog()
+        state.oath.dialog = addDialog(for: state)
     case .rename where ready:
-        guard let a = state.oath.selectedAccount else { return [] }
+        guard let a = accountOnSelectedKey(&state) else { return [] }
         if let v = state.oath.version, !OATHFeature.rename.isSupported(by: v) {
             state.status = StatusMessage(
                 UIText("oath.renameUnsupported", ["version": v.description]), kind: .warning,
@@ -66,19 +72,22 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         form.note = UIText("oath.rename.note")
         state.oath.dialog = OATHDialog(kind: .rename(accountID: a.id), form: form)
     case .delete where ready:
-        guard let a = state.oath.selectedAccount else { return [] }
+        guard let a = accountOnSelectedKey(&state) else { return [] }
         let form = Form.confirmation(
             title: UIText("oath.delete.title", ["account": a.id]),
             note: UIText("oath.delete.note"), askedAt: state.now)
         state.oath.dialog = OATHDialog(kind: .delete(accountID: a.id), form: form)
     case .pin where ready:
-        guard let a = state.oath.selectedAccount, let deviceID = state.oath.deviceID else { return [] }
-        if state.oath.pinned.contains(a.id) { state.oath.pinned.remove(a.id) } else { state.oath.pinned.insert(a.id) }
-        state.oath.selectedID = a.id
+        // Pins are the selected key's; in the all-keys view any account listed can be pinned there.
+        let id = state.oath.allKeys ? state.selectedOATHRow?.id : state.oath.selectedAccount?.id
+        guard let id, let deviceID = state.oath.deviceID else { return [] }
+        if state.oath.pinned.contains(id) { state.oath.pinned.remove(id) } else { state.oath.pinned.insert(id) }
+        state.oath.selectedID = id
         return [.savePins(deviceID: deviceID, state.oath.pinned)]
     case .password where ready:
         state.oath.dialog = passwordDialog(hasPassword: state.oath.hasPassword)
     case .refresh:
+        if state.oath.allKeys { return reopenAllKeys(&state) }
         guard let key = state.selectedKey else { return [] }
         state.oath = OATHTabState.reloading(from: state.oath)
         return [.oath(.open(key.descriptor, time: state.now))]
@@ -100,6 +109,7 @@ extension OATHTabState {
 }
 
 func copyOrCalculate(_ state: inout AppState) -> [Command] {
+    if state.oath.allKeys { return copyOrCalculateAcrossKeys(&state) }
     guard state.oath.phase == .ready, let a = state.oath.selectedAccount, let key = state.selectedKey else { return [] }
     state.oath.selectedID = a.id
     if !a.isHOTP, let code = a.validCode(at: state.now) {

@@ -9,19 +9,32 @@ enum OATHTab: TabModel {
         switch msg {
         case .oath,
             .pinsLoaded, .copied:
-            return oathMessage(&state, msg)
+            let commands = oathMessage(&state, msg)
+            askNextPassword(&state)
+            return commands
         default:
             return nil
         }
     }
 
-    static func keyPress(_ state: inout AppState, _ key: KeyPress) -> [Command] { oathKey(&state, key) }
+    static func keyPress(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+        let commands = oathKey(&state, key)
+        askNextPassword(&state)
+        return commands
+    }
     static func paste(_ state: inout AppState, _ text: String) -> Bool { oathPaste(&state, text) }
     /// The accounts are read when a key is selected, whichever tab is shown.
     static func opened(_ state: inout AppState) -> [Command] { [] }
     static func tick(_ state: inout AppState) -> [Command] { oathDue(&state) }
-    /// `select` opens the OATH application of a newly selected key itself.
-    static func selectedKeyChanged(_ state: inout AppState) -> [Command] { [] }
+    /// `select` opens the OATH application of a newly selected key itself; in the all-keys view the key shown
+    /// before is read again if it had not been read.
+    static func selectedKeyChanged(_ state: inout AppState) -> [Command] { openOtherKeys(&state) }
+    /// In the all-keys view a key joins once it is probed.
+    static func probed(_ state: inout AppState, keyID: String) -> [Command] { oathKeyProbed(&state, keyID: keyID) }
+    static func keyLeft(_ state: inout AppState, keyID: String) -> [Command] {
+        oathKeyLeft(&state, keyID: keyID)
+        return []
+    }
     static func form(_ state: AppState) -> Form? { state.oath.dialog?.form }
     static func textFocused(_ state: AppState) -> Bool { state.oath.filterFocused || state.oath.dialog != nil }
     static func help(_ state: AppState) -> [HelpEntry] { oathHelp(state.bindings) }

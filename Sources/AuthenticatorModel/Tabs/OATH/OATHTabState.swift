@@ -37,6 +37,8 @@ public typealias OATHPhase = KeyTabPhase
 /// The dialogs of the OATH tab.
 public enum OATHDialogKind: Sendable, Hashable {
     case unlock
+    /// The password of another key of the all-keys view (its key ID).
+    case unlockOther(keyID: String)
     /// Adding an account; `filledFromURI` is the URI its fields were last filled from (they are the user's to
     /// change after that).
     case add(filledFromURI: String?)
@@ -72,6 +74,18 @@ public struct OATHTabState: Sendable, Hashable {
     public var dialog: OATHDialog?
     /// The account to copy when its requested code arrives.
     public var copyWhenReady: String?
+    /// The key that calculates `copyWhenReady` (nil: the selected key).
+    public var copyWhenReadyOn: String?
+
+    /// The accounts of every key with OATH at once (`[oath] all_keys`, toggled with `A`), or the selected key's.
+    public var allKeys = false
+    /// The Add dialog's check boxes for the other keys start checked (`[oath] add_to_all_keys`).
+    public var addToAllKeys = false
+    /// In the all-keys view: the keys other than the selected one, by key ID (the selected key's accounts are the
+    /// fields above, as in the one-key view).
+    public var others: [String: OATHKeyAccounts] = [:]
+    /// The Add dialog's accounts on their way to the keys, and what each key answered.
+    public var adding: OATHAdding?
 
     public init() {}
 
@@ -110,6 +124,10 @@ public struct OATHTabState: Sendable, Hashable {
     /// The TOTP accounts (not touch) whose code is missing or expired at `now`, split into those the
     /// 30-second CALCULATE ALL refreshes and those with another period, calculated one by one.
     public func dueAccounts(at now: Double) -> (all: Bool, single: [OATHAccount]) {
+        Self.due(accounts, at: now)
+    }
+
+    static func due(_ accounts: [OATHAccount], at now: Double) -> (all: Bool, single: [OATHAccount]) {
         var all = false
         var single = [OATHAccount]()
         for a in accounts where !a.onRequest && !a.calculating && a.validCode(at: now) == nil {
@@ -126,6 +144,63 @@ public struct OATHTabState: Sendable, Hashable {
             return t > now ? t : nil
         }.min()
     }
+
+    /// Whether a code counts down on the tab (the screen then wakes every second).
+    public var counting: Bool {
+        func counts(_ accounts: [OATHAccount]) -> Bool { accounts.contains { !$0.isHOTP && $0.code != nil } }
+        return (phase == .ready && counts(accounts))
+            || others.values.contains { $0.phase == .ready && counts($0.accounts) }
+    }
+}
+
+/// Another key's accounts in the all-keys view: what the one-key view keeps of the selected key.
+public struct OATHKeyAccounts: Sendable, Hashable {
+    public var keyID: String
+    public var phase: OATHPhase = .loading
+    public var deviceID: String?
+    public var version: Version?
+    public var accounts: [OATHAccount] = []
+    /// A refresh is on its way.
+    public var refreshing = false
+    /// The key asked for its password and the unlock dialog was shown for it: it asks once (R asks again).
+    public var askedForPassword = false
+
+    public init(keyID: String) {
+        self.keyID = keyID
+    }
+}
+
+/// What a key answered the Add dialog.
+public enum OATHAddAnswer: Sendable, Hashable {
+    case working
+    case added
+    /// Why not (full, locked, pulled out ...).
+    case failed(UIText)
+    /// The key holds accounts of these IDs already: Enter asks whether to replace them there.
+    case taken([String])
+}
+
+/// The Add dialog's accounts on their way to the keys (the selected key, and the other keys checked).
+public struct OATHAdding: Sendable, Hashable {
+    /// The IDs of the accounts added.
+    public var ids: [String]
+    /// Each key's answer, by key ID, in the order the keys were asked.
+    public var keys: [String]
+    public var answers: [String: OATHAddAnswer]
+    /// How each key is called, as it was when given the accounts (a key pulled out is still named).
+    public var labels: [String: String] = [:]
+    /// The selected key's own words for what it did (the status line's, when it was the only key).
+    public var text: UIText?
+
+    public init(ids: [String], keys: [String]) {
+        self.ids = ids
+        self.keys = keys
+        answers = Dictionary(uniqueKeysWithValues: keys.map { ($0, .working) })
+    }
+
+    public var working: Bool { answers.values.contains(.working) }
+    /// The keys that hold the accounts now.
+    public var added: [String] { keys.filter { answers[$0] == .added } }
 }
 
 extension CredentialID {
@@ -161,13 +236,27 @@ public enum OATHTabCommand: Sendable, Equatable {
     case delete(KeyDescriptor, Credential, time: Double)
     /// Set, change (current given) or remove (new empty) the password.
     case setPassword(KeyDescriptor, current: String?, new: String, time: Double)
+    /// Each command on its own key, all at once (the all-keys view's refreshes, an account added to several
+    /// keys): each posts its own answer as its key gives it, so one key never waits for another.
+    indirect case each([OATHTabCommand])
 
-    /// The key the command works on.
-    public var key: KeyDescriptor {
+    /// The keys the command works on.
+    public var keys: [KeyDescriptor] {
         switch self {
         case .open(let d, _), .refresh(let d, _, _, _), .calculate(let d, _, _), .unlock(let d, _, _, _),
             .add(let d, _, _, _), .rename(let d, _, _, _), .delete(let d, _, _), .setPassword(let d, _, _, _):
-            return d
+            return [d]
+        case .each(let commands):
+            return commands.flatMap(\.keys)
+        }
+    }
+
+    /// One command for `commands`: the command itself when there is one, else all of them at once.
+    static func together(_ commands: [OATHTabCommand]) -> [Command] {
+        switch commands.count {
+        case 0: return []
+        case 1: return [.oath(commands[0])]
+        default: return [.oath(.each(commands))]
         }
     }
 }

@@ -41,7 +41,12 @@ struct OATHTabWork: Sendable {
                 try await ops.add(accounts, replacing: overwrite, refreshAt: Int64(time), unlock).map {
                     result, opened in
                     switch result {
-                    case .taken(let ids): throw OATHError.credentialExists(ids[0])
+                    case .taken(let ids):
+                        let taken = OATHError.credentialExists(ids[0])
+                        return .oath(
+                            .failed(
+                                keyID: d.id,
+                                OATHFailure(operation: .add, message: ErrorExplanation(taken).text, taken: ids)))
                     case .added(let ids, let entries):
                         let text =
                             ids.count == 1
@@ -72,6 +77,13 @@ struct OATHTabWork: Sendable {
             }
         case .setPassword(let d, let current, let new, let time):
             await setPassword(d, current: current, new: new, time: time, unlockKeys)
+        case .each(let commands):
+            // Each key on a connection of its own: a slow key (or one pulled out) holds up only its own answer.
+            await withTaskGroup(of: Void.self) { group in
+                for command in commands {
+                    group.addTask { await perform(command, unlockKeys: unlockKeys) }
+                }
+            }
         }
     }
 

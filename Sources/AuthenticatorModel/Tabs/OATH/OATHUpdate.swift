@@ -2,21 +2,17 @@ import FoundationEssentials
 import Glibc
 import KeyKit
 
-// MARK: - Time
-
-/// The refreshes the clock calls for: CALCULATE ALL when a 30-second code expired, a single CALCULATE for
-/// each account of another period whose code expired, nothing otherwise.
-func oathDue(_ state: inout AppState) -> [Command] {
-    guard state.oath.phase == .ready, !state.oath.refreshing, let key = state.selectedKey else { return [] }
-    let (all, single) = state.oath.dueAccounts(at: state.now)
-    guard all || !single.isEmpty else { return [] }
-    state.oath.refreshing = true
-    return [.oath(.refresh(key.descriptor, time: state.now, all: all, single: single.map(\.credential)))]
-}
-
 // MARK: - Answers
 
 func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
+    guard case .oath(let answer) = msg else { return selectedKeyAnswer(&state, msg) }
+    // The Add dialog hears its keys once their part of the tab changed: each answer is its key's line of the result.
+    defer { addAnswer(&state, answer) }
+    return otherKeyAnswer(&state, answer) ?? selectedKeyAnswer(&state, msg)
+}
+
+/// An answer of the selected key (or the tab's own messages).
+private func selectedKeyAnswer(_ state: inout AppState, _ msg: Msg) -> [Command] {
     func current(_ keyID: String) -> Bool { state.oath.keyID == keyID && state.selectedKeyID == keyID }
     switch msg {
     case .oath(.opened(let id, let snapshot)):
@@ -37,7 +33,13 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
         state.oath.deviceID = deviceID
         state.oath.version = version
         state.oath.hasPassword = true
-        state.oath.dialog = unlockDialog()
+        // An Add dialog with its result on screen stays; Enter asks for the password once it is closed.
+        if state.oath.dialog?.kind.isAdd != true {
+            if case .unlockOther(let other) = state.oath.dialog?.kind {
+                state.oath.others[other]?.askedForPassword = false
+            }
+            state.oath.dialog = unlockDialog()
+        }
         return [.loadPins(deviceID: deviceID)]
     case .oath(.codes(let id, let entries)):
         guard current(id) else { return [] }
@@ -50,19 +52,33 @@ func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
         state.oath.accounts[i].calculating = false
         state.oath.refreshing =
             state.oath.refreshing && state.oath.accounts.contains { $0.calculating && !$0.onRequest }
-        if state.oath.copyWhenReady == accountID {
+        if state.oath.copyWhenReady == accountID && (state.oath.copyWhenReadyOn ?? id) == id {
             state.oath.copyWhenReady = nil
+            state.oath.copyWhenReadyOn = nil
             return [.copy(code.value, status: UIText("status.copied", ["account": accountID]))]
         }
         return []
     case .oath(.changed(let id, let snapshot, let text)):
         guard current(id) else { return [] }
-        state.oath.dialog = nil
+        // An add to several keys closes its dialog itself, once every key answered (`finishAdding`).
+        if state.oath.adding?.answers[id] != .working {
+            state.oath.dialog = nil
+            state.status = StatusMessage(text, kind: .success, expires: state.now + statusSeconds)
+        }
         state.oath.hasPassword = snapshot.hasPassword
-        state.status = StatusMessage(text, kind: .success, expires: state.now + statusSeconds)
         return opened(&state, snapshot)
     case .oath(.failed(let id, let failure)):
         guard current(id) else { return [] }
+        // The Add dialog took the answer as its key's line. The selected key pulled out closes the tab's dialogs
+        // with it: what the removal cut short is said as when one key was asked.
+        if failure.operation == .add, state.oath.adding?.answers[id] == .working {
+            state.oath.refreshing = false
+            if failure.keyGone {
+                state.status = StatusMessage(
+                    UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort)
+            }
+            return []
+        }
         return failed(&state, failure)
     case .pinsLoaded(let deviceID, let pins):
         if state.oath.deviceID == deviceID { state.oath.pinned = pins }
@@ -90,8 +106,15 @@ func opened(_ state: inout AppState, _ snapshot: OATHSnapshot) -> [Command] {
 /// Takes the entries of a CALCULATE ALL. With `replaceList`, the list is the key's (accounts that are gone
 /// go); otherwise only codes are updated. Codes of on-request accounts survive until they expire.
 func merge(_ oath: inout OATHTabState, _ entries: [OATHSession.Entry], replaceList: Bool) {
+    oath.accounts = merged(oath.accounts, entries, replaceList: replaceList)
+    // In the all-keys view the selected account may be another key's.
+    if !oath.allKeys, let s = oath.selectedID, !oath.accounts.contains(where: { $0.id == s }) { oath.selectedID = nil }
+}
+
+/// `accounts` with the entries of a CALCULATE ALL (see `merge`).
+func merged(_ accounts: [OATHAccount], _ entries: [OATHSession.Entry], replaceList: Bool) -> [OATHAccount] {
     var old = [String: OATHAccount]()
-    for a in oath.accounts { old[a.id] = a }
+    for a in accounts { old[a.id] = a }
     var result = [OATHAccount]()
     for e in entries {
         var account = OATHAccount(credential: e.credential, digits: e.digits, code: e.code)
@@ -104,16 +127,18 @@ func merge(_ oath: inout OATHTabState, _ entries: [OATHSession.Entry], replaceLi
     }
     if !replaceList {
         // Accounts the answer did not mention stay as they were (a single-CALCULATE refresh).
-        result += oath.accounts.filter { old[$0.id] != nil }
+        result += accounts.filter { old[$0.id] != nil }
     }
-    oath.accounts = result
-    if let s = oath.selectedID, !result.contains(where: { $0.id == s }) { oath.selectedID = nil }
+    return result
 }
 
 func failed(_ state: inout AppState, _ failure: OATHFailure) -> [Command] {
     state.oath.refreshing = false
     for i in state.oath.accounts.indices { state.oath.accounts[i].calculating = false }
-    state.oath.copyWhenReady = nil
+    if (state.oath.copyWhenReadyOn ?? state.selectedKeyID) == state.selectedKeyID {
+        state.oath.copyWhenReady = nil
+        state.oath.copyWhenReadyOn = nil
+    }
     if failure.notAvailable {
         state.oath.phase = .unavailable(failure.message)
         state.oath.dialog = nil

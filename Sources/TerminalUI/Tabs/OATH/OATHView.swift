@@ -8,6 +8,11 @@ struct OATHView {
 
     func render(_ state: AppState) {
         let oath = state.oath
+        if oath.allKeys, !state.oathAnsweredKeys.isEmpty {
+            allKeysList(state)
+            if let dialog = oath.dialog { app.form(dialog.form) }
+            return
+        }
         switch oath.phase {
         case .noKey:
             if state.service == .unavailable {
@@ -42,8 +47,9 @@ struct OATHView {
         var seconds: Int
     }
 
-    func columns(_ accounts: [OATHAccount]) -> Columns {
-        let width = area.width
+    /// The columns for `accounts` in `width` cells (the area's, less the all-keys view's keys column).
+    func columns(_ accounts: [OATHAccount], width: Int? = nil) -> Columns {
+        let width = width ?? area.width
         let codeWidth = max(11, (accounts.map { $0.digits }.max() ?? 6) + 3)
         var c = Columns(issuer: 0, name: 0, code: codeWidth, bar: 0, seconds: 4)
         var rest = width - 2 - codeWidth - c.seconds - 2
@@ -62,7 +68,45 @@ struct OATHView {
 
     func list(_ state: AppState) {
         let oath = state.oath
-        var top = area.row
+        let top = filterLine(state, at: area.row)
+        let visible = oath.visibleAccounts
+        if visible.isEmpty {
+            noAccounts(state, at: top)
+            return
+        }
+        let c = columns(visible)
+        let rows = area.row + area.height - top
+        let selected = visible.firstIndex { $0.id == oath.selectedID } ?? 0
+        // Keep the selection in view, a page at a time.
+        let first = rows > 0 ? (selected / rows) * rows : 0
+        for (offset, account) in visible.dropFirst(first).prefix(max(0, rows)).enumerated() {
+            row(account, state: state, c: c, at: top + offset, selected: first + offset == selected)
+        }
+        pageMark(first: first, rows: rows, count: visible.count)
+    }
+
+    /// "12-22/40" at the bottom right when the list does not fit.
+    func pageMark(first: Int, rows: Int, count: Int) {
+        if count > rows, rows > 0 {
+            let more = "\(first + 1)-\(min(count, first + rows))/\(count)"
+            screen.draw(
+                more, row: area.row + area.height - 1, column: area.width - more.cellWidth - 1, style: theme.dim)
+        }
+    }
+
+    /// "No accounts" or "nothing matches", under the filter line.
+    func noAccounts(_ state: AppState, at top: Int) {
+        let what =
+            state.oath.accounts.isEmpty && state.oath.others.values.allSatisfy(\.accounts.isEmpty)
+            ? UIText("view.noAccounts", ["add": String(state.bindings.key(for: .add))])
+            : UIText("view.noMatch", ["filter": state.oath.filter.text])
+        screen.draw(" " + app.text(what), row: top + 1, column: 0, style: theme.dim, width: area.width)
+    }
+
+    /// The filter line while it is used; returns the first row under it.
+    func filterLine(_ state: AppState, at row: Int) -> Int {
+        let oath = state.oath
+        var top = row
         if oath.filterFocused || !oath.filter.text.isEmpty {
             let label = app.text(UIText("view.filter"))
             screen.draw(" " + label, row: top, column: 0, style: theme.heading)
@@ -76,31 +120,12 @@ struct OATHView {
             }
             top += 1
         }
-        let visible = oath.visibleAccounts
-        if visible.isEmpty {
-            let what =
-                oath.accounts.isEmpty
-                ? UIText("view.noAccounts", ["add": String(state.bindings.key(for: .add))])
-                : UIText("view.noMatch", ["filter": oath.filter.text])
-            screen.draw(" " + app.text(what), row: top + 1, column: 0, style: theme.dim, width: area.width)
-            return
-        }
-        let c = columns(visible)
-        let rows = area.row + area.height - top
-        let selected = visible.firstIndex { $0.id == oath.selectedID } ?? 0
-        // Keep the selection in view, a page at a time.
-        let first = rows > 0 ? (selected / rows) * rows : 0
-        for (offset, account) in visible.dropFirst(first).prefix(max(0, rows)).enumerated() {
-            row(account, state: state, c: c, at: top + offset, selected: first + offset == selected)
-        }
-        if visible.count > rows, rows > 0 {
-            let more = "\(first + 1)-\(min(visible.count, first + rows))/\(visible.count)"
-            screen.draw(
-                more, row: area.row + area.height - 1, column: area.width - more.cellWidth - 1, style: theme.dim)
-        }
+        return top
     }
 
-    func row(_ account: OATHAccount, state: AppState, c: Columns, at y: Int, selected: Bool) {
+    /// A row of the list, in the area's width less `reserved` cells on the right (the all-keys view's keys).
+    func row(_ account: OATHAccount, state: AppState, c: Columns, at y: Int, selected: Bool, reserved: Int = 0) {
+        let end = area.width - reserved
         let unicode = screen.unicode
         let base: TextStyle = selected ? theme.selection : .plain
         screen.draw(String.spaces(area.width), row: y, column: 0, style: base)
@@ -148,7 +173,7 @@ struct OATHView {
             } else {
                 screen.draw(
                     app.text(UIText("view.hotpAgain")), row: y, column: x, style: selected ? base : theme.dim,
-                    width: max(0, area.width - x))
+                    width: max(0, end - x))
             }
         } else {
             let label: UIText
@@ -163,7 +188,7 @@ struct OATHView {
             }
             let style = account.calculating && account.requiresTouch ? theme.warning : theme.dim
             screen.draw(
-                app.text(label).padded(toCells: max(0, area.width - x), unicode: unicode), row: y, column: x,
+                app.text(label).padded(toCells: max(0, end - x), unicode: unicode), row: y, column: x,
                 style: selected ? base : style)
         }
     }
@@ -185,6 +210,19 @@ extension OATHView: TabView {
     static func hints(_ state: AppState, app: AppView) -> String {
         let b = state.bindings
         if state.oath.filterFocused { return app.text(UIText("view.hints.filter")) }
+        let keys: [String: String] = [
+            "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)), "add": String(b.key(for: .add)),
+            "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)),
+            "pin": String(b.key(for: .pin)), "allKeys": String(b.key(for: .allKeys)),
+            "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
+        ]
+        // With several keys, A is offered: to see every key's accounts, or the selected key's again.
+        if state.oath.allKeys && !state.oathAnsweredKeys.isEmpty {
+            return app.text(UIText("view.hints.oathAllKeys", keys))
+        }
+        if state.oath.phase == .ready && state.oathKeys.count > 1 {
+            return app.text(UIText("view.hints.oathKeys", keys))
+        }
         if state.oath.phase == .locked {
             return app.text(UIText("view.hints.locked", ["quit": String(b.key(for: .quit))]))
         }
