@@ -17,6 +17,19 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto tomlplusplus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# The version, read from its one place (Sources/CBuildInfo/include/build_info.h), for the package, the tarball and
+# the man page's .TH line.
+VERSION := $(shell sed -n 's/^\#define YKTERM_VERSION "\(.*\)"$$/\1/p' Sources/CBuildInfo/include/build_info.h)
+# The commit every build is made from, which `ykterm --version` prints after the version (Package.swift hands it to
+# Sources/CBuildInfo alone): the short hash, with -dirty when tracked files differ from it; empty in a tree that is
+# not a git checkout of its own (a tarball, even one unpacked inside another repository). Set it to override.
+GIT_CHECKOUT := $(shell [ "$$(git -C $(CURDIR) rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && echo yes)
+ifndef YKTERM_COMMIT
+YKTERM_COMMIT := $(if $(GIT_CHECKOUT),$(shell h=$$(git -C $(CURDIR) rev-parse --short HEAD) && \
+  if git -C $(CURDIR) diff --quiet HEAD --; then echo $$h; else echo $$h-dirty; fi))
+endif
+export YKTERM_COMMIT
+
 .PHONY: all help build release deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 ## all: the same as build.
@@ -125,6 +138,16 @@ release: deps
 	  $$(pkg-config --variable=pcfiledir $$m)/$$m.pc > $(STATIC_LINK)/pkgconfig/$$m.pc; done
 	PKG_CONFIG_PATH=$(STATIC_LINK)/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK) \
 	  $(RELEASE_CXX)
+
+# The man page as installed: man/ykterm.1 with the version on its .TH line (the source leaves it out, so the version
+# is written in one place only).
+MAN_PAGE := .build/man/ykterm.1
+$(MAN_PAGE): man/ykterm.1 Sources/CBuildInfo/include/build_info.h
+	@mkdir -p $(@D)
+	sed '1s/^\(\.TH YKTERM 1 "[^"]*"\) "ykterm"/\1 "ykterm $(VERSION)"/' man/ykterm.1 > $@.tmp
+	@grep -q '^\.TH YKTERM 1 "[^"]*" "ykterm $(VERSION)"' $@.tmp || \
+	  { echo "man/ykterm.1: no .TH line to put the version in"; rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.
@@ -313,7 +336,7 @@ SHAREDIR = $(DESTDIR)$(PREFIX)/share/ykterm
 UDEV_GROUP_RULE ?=
 UDEV_GROUP ?= plugdev
 UDEV_RULES_DIR ?= /etc/udev/rules.d
-install: release
+install: release $(MAN_PAGE)
 	install -d $(BINDIR) $(MANDIR) $(SHAREDIR)/udev \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
@@ -322,7 +345,7 @@ install: release
 	@# show as a second, empty reader); ykterm looks for it in ../lib/ykterm next to its own directory.
 	install -d $(DESTDIR)$(PREFIX)/lib/ykterm
 	install -m 644 $(dir $(BUILT))libykterm-ifd-one-slot.so $(DESTDIR)$(PREFIX)/lib/ykterm/libykterm-ifd-one-slot.so
-	install -m 644 man/ykterm.1 $(MANDIR)/ykterm.1
+	install -m 644 $(MAN_PAGE) $(MANDIR)/ykterm.1
 	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
 	install -m 644 Resources/udev/70-ykterm-fido-group.rules $(SHAREDIR)/udev/70-ykterm-fido-group.rules
 	@if [ "$(UDEV_GROUP_RULE)" = 1 ]; then \
