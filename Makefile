@@ -30,7 +30,7 @@ YKTERM_COMMIT := $(if $(GIT_CHECKOUT),$(shell h=$$(git -C $(CURDIR) rev-parse --
 endif
 export YKTERM_COMMIT
 
-.PHONY: all help build release deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all help build release release-shared deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 ## all: the same as build.
 all: build
@@ -148,6 +148,24 @@ $(MAN_PAGE): man/ykterm.1 Sources/CBuildInfo/include/build_info.h
 	@grep -q '^\.TH YKTERM 1 "[^"]*" "ykterm $(VERSION)"' $@.tmp || \
 	  { echo "man/ykterm.1: no .TH line to put the version in"; rm -f $@.tmp; exit 1; }
 	@mv $@.tmp $@
+
+## release-shared: the release binary linked a second time, from the same objects, against Debian's shared
+## libraries, the Swift runtime still linked in: what the Debian package ships. Debian policy asks for the shared
+## libraries (libcrypto, ncursesw and tinfo, zlib, libstdc++, libgcc_s), so that their security updates reach
+## ykterm; Debian has no package of the Swift runtime. hidapi drops out: it is in the link (Sources/CHIDAPI) but
+## unused. Position-independent, as Debian builds every program (the release build is not, for start-up).
+## Resources/deb/link-shared.py runs SwiftPM's own link command without the archives of STATIC_LINK and without
+## -no-pie, so one compile serves both links (a link takes seconds). Beside it the one-slot reader driver,
+## compiled from Sources/CIFDOneSlot with cc and Debian's build flags: SwiftPM's link of a library adds the
+## toolchain's libswiftCore.so (with a run path into the toolchain), which that C code never uses and a machine
+## without the toolchain does not have. Both in .build/release-shared.
+RELEASE_SHARED := .build/release-shared
+release-shared: DEB_PACKAGES += dpkg-dev
+release-shared: release
+	$(PYTHON) Resources/deb/link-shared.py $(CURDIR) $(STATIC_LINK) $(RELEASE_SHARED)/ykterm
+	cc $$(dpkg-buildflags --get CPPFLAGS) $$(dpkg-buildflags --get CFLAGS) -fPIC -shared \
+	  $$(dpkg-buildflags --get LDFLAGS) -Wl,-z,now -Wl,--version-script=$(CURDIR)/Resources/link/release-exports.map \
+	  -I Sources/CIFDOneSlot/include -o $(RELEASE_SHARED)/libykterm-ifd-one-slot.so Sources/CIFDOneSlot/ifd_one_slot.c
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.
