@@ -29,8 +29,11 @@ YKTERM_COMMIT := $(if $(GIT_CHECKOUT),$(shell h=$$(git -C $(CURDIR) rev-parse --
   if git -C $(CURDIR) diff --quiet HEAD --; then echo $$h; else echo $$h-dirty; fi))
 endif
 export YKTERM_COMMIT
+# Every date and file time in the package: the commit's time (outside git, the version file's).
+SOURCE_DATE_EPOCH ?= $(if $(GIT_CHECKOUT),$(shell git -C $(CURDIR) log -1 --format=%ct),$(shell \
+  stat -c %Y Sources/CBuildInfo/include/build_info.h))
 
-.PHONY: all help build release release-shared deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all help build release release-shared deb deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 ## all: the same as build.
 all: build
@@ -166,6 +169,21 @@ release-shared: release
 	cc $$(dpkg-buildflags --get CPPFLAGS) $$(dpkg-buildflags --get CFLAGS) -fPIC -shared \
 	  $$(dpkg-buildflags --get LDFLAGS) -Wl,-z,now -Wl,--version-script=$(CURDIR)/Resources/link/release-exports.map \
 	  -I Sources/CIFDOneSlot/include -o $(RELEASE_SHARED)/libykterm-ifd-one-slot.so Sources/CIFDOneSlot/ifd_one_slot.c
+
+## deb: the Debian package, dist/ykterm_VERSION_ARCH.deb (Resources/deb/build-deb.sh, with dpkg-shlibdeps,
+## dpkg-gencontrol and dpkg-deb): the release-shared binary, the man page, completions, the udev rules, the string
+## tables, the one-slot driver, the documentation; then lintian, which must report no error (a warning kept would
+## be explained in Resources/deb/lintian-overrides, installed when it is there, or README's packaging section; none
+## is). Reproducible: every time is the commit's (SOURCE_DATE_EPOCH), every file root's, every list sorted; the
+## same build tree gives the same bytes.
+DIST := dist
+DEB_WORK := .build/deb
+deb: DEB_PACKAGES += dpkg-dev binutils lintian
+deb: release-shared $(MAN_PAGE)
+	@deb=$$(VERSION=$(VERSION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) Resources/deb/build-deb.sh \
+	    $(RELEASE_SHARED)/ykterm $(RELEASE_SHARED)/libykterm-ifd-one-slot.so $(MAN_PAGE) $(DEB_WORK) $(DIST)) && \
+	  echo "lintian $$deb" && lintian --fail-on error "$$deb" && \
+	  sha256sum "$$deb"
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.
@@ -397,9 +415,9 @@ demo: build
 	@if [ -t 0 ] && [ -t 1 ]; then $(YKTERM) --virtual; \
 	else $(YKTERM) list --virtual && $(YKTERM) oath code --virtual; fi
 
-## clean: removes the build (.build).
+## clean: removes the build (.build) and the package make deb made (dist).
 clean:
-	rm -rf .build
+	rm -rf .build $(DIST)
 
 ## distclean: removes the builds, the sanitizer and fuzz builds, the virtualenv and the fuzz work folder.
 distclean: clean
