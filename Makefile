@@ -29,11 +29,11 @@ YKTERM_COMMIT := $(if $(GIT_CHECKOUT),$(shell h=$$(git -C $(CURDIR) rev-parse --
   if git -C $(CURDIR) diff --quiet HEAD --; then echo $$h; else echo $$h-dirty; fi))
 endif
 export YKTERM_COMMIT
-# Every date and file time in the package: the commit's time (outside git, the version file's).
+# Every date and file time in the package and the tarball: the commit's time (outside git, the version file's).
 SOURCE_DATE_EPOCH ?= $(if $(GIT_CHECKOUT),$(shell git -C $(CURDIR) log -1 --format=%ct),$(shell \
   stat -c %Y Sources/CBuildInfo/include/build_info.h))
 
-.PHONY: all help build release release-shared deb deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all help build release release-shared deb dist deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 ## all: the same as build.
 all: build
@@ -184,6 +184,24 @@ deb: release-shared $(MAN_PAGE)
 	    $(RELEASE_SHARED)/ykterm $(RELEASE_SHARED)/libykterm-ifd-one-slot.so $(MAN_PAGE) $(DEB_WORK) $(DIST)) && \
 	  echo "lintian $$deb" && lintian --fail-on error "$$deb" && \
 	  sha256sum "$$deb"
+
+## dist: a tarball for other distributions, dist/ykterm-VERSION-linux-ARCH.tar.gz, and its SHA-256 beside it
+## (.sha256, for sha256sum -c): the release binary (its C libraries linked in; it needs glibc, libpcsclite and zlib),
+## the one-slot reader driver, the man page, completions, udev rules, string tables and example config, laid out as
+## `make install` lays out a PREFIX (bin/ykterm finds ../share/ykterm and ../lib/ykterm), with README.md and LICENSE.
+## Unpack it into /usr/local, or anywhere and run bin/ykterm there. Reproducible as the package is.
+DIST_NAME = ykterm-$(VERSION)-linux-$(shell uname -m)
+dist: release-shared $(MAN_PAGE)
+	@rm -rf $(DEB_WORK)-dist && mkdir -p $(DEB_WORK)-dist $(DIST) && umask 022 && \
+	  stage=$(DEB_WORK)-dist/$(DIST_NAME) && \
+	  $(MAKE) --no-print-directory -s install -o release PREFIX= DESTDIR=$(CURDIR)/$$stage \
+	    BUILT=.build/release/ykterm DRIVER=$(RELEASE_SHARED)/libykterm-ifd-one-slot.so && \
+	  strip --remove-section=.comment --remove-section=.note $$stage/bin/ykterm && \
+	  strip --remove-section=.comment --remove-section=.note --strip-unneeded $$stage/lib/ykterm/*.so && \
+	  install -m 644 README.md LICENSE $$stage/ && \
+	  tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner --format=gnu \
+	    -C $(DEB_WORK)-dist -cf - $(DIST_NAME) | gzip -9n > $(DIST)/$(DIST_NAME).tar.gz && \
+	  (cd $(DIST) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256 && cat $(DIST_NAME).tar.gz.sha256)
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.
@@ -361,11 +379,13 @@ fuzz: fuzz-build
 
 ## install: release binary, man page, shell completions, udev rules, string tables, example config, and the
 ## one-slot reader driver of the USB virtual key
-## (PREFIX=/usr/local, DESTDIR for packaging; BUILT names another binary, e.g. with make -o release).
+## (PREFIX=/usr/local, DESTDIR for packaging; BUILT names another binary, e.g. with make -o release, DRIVER
+## another driver).
 ## The udev rules go to share/ykterm/udev (`ykterm doctor` shows how to put them in place). UDEV_GROUP_RULE=1 also
 ## installs the group rule into UDEV_RULES_DIR (/etc/udev/rules.d): the keys' HID nodes for the group UDEV_GROUP
 ## (plugdev), for use from SSH sessions, which the seat rule's uaccess does not cover.
 BUILT ?= .build/release/ykterm
+DRIVER ?= $(dir $(BUILT))libykterm-ifd-one-slot.so
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 SHAREDIR = $(DESTDIR)$(PREFIX)/share/ykterm
@@ -380,7 +400,7 @@ install: release $(MAN_PAGE)
 	@# The one-slot reader driver `virtual-key serve --usb` gives its private pcscd (vpcd's second slot would
 	@# show as a second, empty reader); ykterm looks for it in ../lib/ykterm next to its own directory.
 	install -d $(DESTDIR)$(PREFIX)/lib/ykterm
-	install -m 644 $(dir $(BUILT))libykterm-ifd-one-slot.so $(DESTDIR)$(PREFIX)/lib/ykterm/libykterm-ifd-one-slot.so
+	install -m 644 $(DRIVER) $(DESTDIR)$(PREFIX)/lib/ykterm/libykterm-ifd-one-slot.so
 	install -m 644 $(MAN_PAGE) $(MANDIR)/ykterm.1
 	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
 	install -m 644 Resources/udev/70-ykterm-fido-group.rules $(SHAREDIR)/udev/70-ykterm-fido-group.rules
@@ -415,7 +435,7 @@ demo: build
 	@if [ -t 0 ] && [ -t 1 ]; then $(YKTERM) --virtual; \
 	else $(YKTERM) list --virtual && $(YKTERM) oath code --virtual; fi
 
-## clean: removes the build (.build) and the package make deb made (dist).
+## clean: removes the build (.build) and what make deb and make dist made (dist).
 clean:
 	rm -rf .build $(DIST)
 
