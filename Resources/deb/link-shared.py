@@ -16,6 +16,8 @@ as the build wrote it in .build/release.yaml, with these changes:
   no longer used (HIDRawDevice makes hidapi's system calls itself), so the loader does not load it at each start
   and the package does not depend on it. (swiftc puts its -l options before every -Xlinker one, so a plain
   -Xlinker --as-needed would come after them.)
+- -z now: every symbol bound at start, so that the whole GOT is read-only from then on (full RELRO, lintian's
+  hardening-no-bindnow); it costs about 0.03 ms;
 - no -no-pie: a position-independent executable, as Debian builds every program (lintian's hardening-no-pie),
   so that the executable's own code is at a random address too, in a program that holds PINs and keys and parses
   what keys and files send it. The release build's objects are position-independent already. It costs about
@@ -74,7 +76,8 @@ def main():
         else:
             out.append(a)
             i += 1
-    out[1:1] = ["-Xlinker", "--as-needed"] + libraries + ["-Xlinker", "--no-as-needed"]
+    out[1:1] = (["-Xlinker", "--as-needed"] + libraries + ["-Xlinker", "--no-as-needed"]
+                + ["-Xlinker", "-z", "-Xlinker", "now"])
     if any(static_link in a or a in ("-no-pie", "-lgcc_eh") for a in out):
         raise SystemExit(f"the link command is not the one expected: {out}")
     output.parent.mkdir(parents=True, exist_ok=True)
