@@ -5,9 +5,10 @@
 #   build-deb.sh BINARY DRIVER MANPAGE WORKDIR OUTDIR
 #
 # BINARY is ykterm linked against Debian's shared libraries (`make release-shared`), DRIVER the one-slot reader
-# driver (libykterm-ifd-one-slot.so), MANPAGE ykterm.1 with the version on its .TH line. The environment gives VERSION, YKTERM_COMMIT (may be empty) and
-# SOURCE_DATE_EPOCH (the commit's time: every date and file time in the package). Writes
-# OUTDIR/ykterm_VERSION_ARCH.deb and prints its path; WORKDIR (emptied first) keeps the tree it was made from.
+# driver (libykterm-ifd-one-slot.so), MANPAGE ykterm.1 with the version on its .TH line. The environment gives
+# VERSION, YKTERM_COMMIT (may be empty) and SOURCE_DATE_EPOCH (the commit's time: every date and file time in the
+# package). Writes OUTDIR/ykterm_VERSION_ARCH.deb and prints its path; WORKDIR (emptied first) keeps the tree it
+# was made from.
 #
 # Reproducible: the same inputs give the same bytes. Every file gets the time SOURCE_DATE_EPOCH and a fixed mode,
 # root owns everything (dpkg-deb --root-owner-group, no fakeroot), gzip leaves out names and times (-n), and
