@@ -340,12 +340,13 @@ storm: build venv
 ## bench: the release build against the floor — C references built here from Tests/Bench (the same APDUs through
 ## libpcsclite; CTAPHID INIT + getInfo on a hidraw node; a program linked with the same libraries that only prints),
 ## libfido2's fido2-token — and against ykman, on the virtual key through a private pcscd and as a USB key; then
-## where start-up goes. Not a test: prints tables. BENCH_ARGS e.g. "--runs 40 --idle 180".
+## where start-up goes; and the Debian package's link (release-shared) beside the release build, for what the
+## shared libraries cost at start-up. Not a test: prints tables. BENCH_ARGS e.g. "--runs 40 --idle 180".
 BENCH_ARGS ?=
 BENCH_OUT := .build/bench
 SWIFTC ?= $(SWIFT)c
-bench: DEB_PACKAGES += fido2-tools gcc libc6-dev binutils procps
-bench: release venv
+bench: DEB_PACKAGES += fido2-tools gcc libc6-dev binutils procps dpkg-dev
+bench: release release-shared venv
 	@mkdir -p $(BENCH_OUT)
 	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/pcsc_ref Tests/Bench/pcsc_ref.c $$(pkg-config --cflags --libs libpcsclite)
 	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/ctaphid_ref Tests/Bench/ctaphid_ref.c
@@ -360,7 +361,8 @@ bench: release venv
 	$(SWIFTC) -O -swift-version 6 -static-stdlib -parse-as-library -Xclang-linker -no-pie -I .build/release/Modules \
 	  -o $(BENCH_OUT)/argparse_floor Tests/Bench/argparse_floor.swift .build/release/ArgumentParser.build/*.o \
 	  .build/release/ArgumentParserToolInfo.build/*.o
-	YKTERM_BIN=$(CURDIR)/.build/release/ykterm BENCH_REFS=$(CURDIR)/$(BENCH_OUT) \
+	YKTERM_BIN=$(CURDIR)/.build/release/ykterm YKTERM_SHARED_BIN=$(CURDIR)/$(RELEASE_SHARED)/ykterm \
+	  BENCH_REFS=$(CURDIR)/$(BENCH_OUT) \
 	  $(VENV)/bin/python Tests/Bench/bench.py $(BENCH_ARGS)
 
 ## fuzz: every libFuzzer target (Tests/Fuzz, a package of its own: the parsers, and whole sessions against a device
