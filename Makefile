@@ -58,8 +58,11 @@ help:
 DEB_SERVER_PACKAGES :=
 test test-integration: DEB_SERVER_PACKAGES := openssh-server
 # The USB key's ssh-keygen and ssh tests build Tests/Bench/hidraw_shim.c for libfido2; the PIV SSH tests use ykcs11
-# (ssh -I, ssh-keygen -D) and openssl.
-test test-integration: DEB_PACKAGES += gcc libc6-dev openssh-client openssl ykcs11
+# (ssh -I, ssh-keygen -D) and openssl. test_deb.py runs make deb (the release build and the Debian tools, lintian)
+# and checks the installed package with man-db, bash-completion and strace; dpkg-repack keeps aside a ykterm package
+# installed before it.
+test test-integration: DEB_PACKAGES += gcc libc6-dev openssh-client openssl ykcs11 \
+  libstdc++-12-dev dpkg-dev binutils lintian man-db bash-completion strace dpkg-repack
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -174,7 +177,7 @@ release-shared: release
 ## dpkg-gencontrol and dpkg-deb): the release-shared binary, the man page, completions, the udev rules, the string
 ## tables, the one-slot driver, the documentation; then lintian, which must report no error (a warning kept would
 ## be explained in Resources/deb/lintian-overrides, installed when it is there, or README's packaging section; none
-## is). Reproducible: every time is the commit's (SOURCE_DATE_EPOCH), every file root's, every list sorted; the
+## is; lintian's ELF cache goes to a folder of its own, removed after). Reproducible: every time is the commit's (SOURCE_DATE_EPOCH), every file root's, every list sorted; the
 ## same build tree gives the same bytes.
 DIST := dist
 DEB_WORK := .build/deb
@@ -182,7 +185,8 @@ deb: DEB_PACKAGES += dpkg-dev binutils lintian
 deb: release-shared $(MAN_PAGE)
 	@deb=$$(VERSION=$(VERSION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) Resources/deb/build-deb.sh \
 	    $(RELEASE_SHARED)/ykterm $(RELEASE_SHARED)/libykterm-ifd-one-slot.so $(MAN_PAGE) $(DEB_WORK) $(DIST)) && \
-	  echo "lintian $$deb" && lintian --fail-on error "$$deb" && \
+	  echo "lintian $$deb" && lintian_tmp=$$(mktemp -d) && trap 'rm -rf "$$lintian_tmp"' EXIT && \
+	  TMPDIR=$$lintian_tmp lintian --fail-on error "$$deb" && \
 	  sha256sum "$$deb"
 
 ## dist: a tarball for other distributions, dist/ykterm-VERSION-linux-ARCH.tar.gz, and its SHA-256 beside it
