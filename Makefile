@@ -177,8 +177,10 @@ release-shared: release
 ## dpkg-gencontrol and dpkg-deb): the release-shared binary, the man page, completions, the udev rules, the string
 ## tables, the one-slot driver, the documentation; then lintian, which must report no error (a warning kept would
 ## be explained in Resources/deb/lintian-overrides, installed when it is there, or README's packaging section; none
-## is; lintian's ELF cache goes to a folder of its own, removed after). Reproducible: every time is the commit's (SOURCE_DATE_EPOCH), every file root's, every list sorted; the
-## same build tree gives the same bytes.
+## is). lintian's ELF cache goes to a folder of its own, removed after. Reproducible: every time is the commit's
+## (SOURCE_DATE_EPOCH), every file root's, every list sorted, and the Swift compiler's module hashes, which differ
+## from build to build, are zeroed (Resources/deb/reproducible-elf.py): the same commit built in the same folder
+## gives the same bytes.
 DIST := dist
 DEB_WORK := .build/deb
 deb: DEB_PACKAGES += dpkg-dev binutils lintian
@@ -193,7 +195,7 @@ deb: release-shared $(MAN_PAGE)
 ## (.sha256, for sha256sum -c): the release binary (its C libraries linked in; it needs glibc, libpcsclite and zlib),
 ## the one-slot reader driver, the man page, completions, udev rules, string tables and example config, laid out as
 ## `make install` lays out a PREFIX (bin/ykterm finds ../share/ykterm and ../lib/ykterm), with README.md and LICENSE.
-## Unpack it into /usr/local, or anywhere and run bin/ykterm there. Reproducible as the package is.
+## Unpack it anywhere (README: in /opt, with a link in /usr/local/bin). Reproducible as the package is.
 DIST_NAME = ykterm-$(VERSION)-linux-$(shell uname -m)
 dist: release-shared $(MAN_PAGE)
 	@rm -rf $(DEB_WORK)-dist && mkdir -p $(DEB_WORK)-dist $(DIST) && umask 022 && \
@@ -201,6 +203,7 @@ dist: release-shared $(MAN_PAGE)
 	  $(MAKE) --no-print-directory -s install -o release PREFIX= DESTDIR=$(CURDIR)/$$stage \
 	    BUILT=.build/release/ykterm DRIVER=$(RELEASE_SHARED)/libykterm-ifd-one-slot.so && \
 	  strip --remove-section=.comment --remove-section=.note $$stage/bin/ykterm && \
+	  Resources/deb/reproducible-elf.py $$stage/bin/ykterm && \
 	  strip --remove-section=.comment --remove-section=.note --strip-unneeded $$stage/lib/ykterm/*.so && \
 	  install -m 644 README.md LICENSE $$stage/ && \
 	  tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner --format=gnu \

@@ -30,8 +30,10 @@ rm -rf "$work"
 mkdir -p "$pkg/DEBIAN"
 
 # The binary and the driver, stripped as dh_strip strips them (no symbol table, no .comment or .note).
+# Then without the Swift compiler's module hashes, which differ from one build to the next (reproducible-elf.py).
 install -D -m 755 "$binary" "$pkg/usr/bin/ykterm"
 strip --remove-section=.comment --remove-section=.note "$pkg/usr/bin/ykterm"
+"$here/reproducible-elf.py" "$pkg/usr/bin/ykterm"
 # Where ykterm looks for it (../lib/ykterm beside its bin): pcscd loads it from the reader.conf entry that
 # `virtual-key serve --usb` writes for its private pcscd, not from pcscd's own driver folders.
 install -D -m 644 "$driver" "$pkg/usr/lib/ykterm/libykterm-ifd-one-slot.so"
