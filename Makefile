@@ -33,7 +33,7 @@ export YKTERM_COMMIT
 SOURCE_DATE_EPOCH ?= $(if $(GIT_CHECKOUT),$(shell git -C $(CURDIR) log -1 --format=%ct),$(shell \
   stat -c %Y Sources/CBuildInfo/include/build_info.h))
 
-.PHONY: all help build release release-shared deb dist deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+.PHONY: all help build release release-shared deb dist reproducible deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 ## all: the same as build.
 all: build
@@ -209,6 +209,18 @@ dist: release-shared $(MAN_PAGE)
 	  tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner --format=gnu \
 	    -C $(DEB_WORK)-dist -cf - $(DIST_NAME) | gzip -9n > $(DIST)/$(DIST_NAME).tar.gz && \
 	  (cd $(DIST) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256 && cat $(DIST_NAME).tar.gz.sha256)
+
+## reproducible: makes the package and the tarball twice, the second time after removing the release build (so
+## every object is compiled again, about three minutes more on 2 cores), and fails unless both come out with the
+## same SHA-256. make test packages one build twice (test_deb.py); this compiles twice.
+reproducible:
+	@$(MAKE) --no-print-directory deb dist >/dev/null
+	@cd $(DIST) && sha256sum ykterm_$(VERSION)_*.deb $(DIST_NAME).tar.gz > $(CURDIR)/$(DEB_WORK)-first.sha256
+	rm -rf $$(readlink -f .build/release) .build/release.yaml $(RELEASE_SHARED)
+	@$(MAKE) --no-print-directory deb dist >/dev/null
+	@cd $(DIST) && sha256sum ykterm_$(VERSION)_*.deb $(DIST_NAME).tar.gz | \
+	  diff $(CURDIR)/$(DEB_WORK)-first.sha256 - && cat $(CURDIR)/$(DEB_WORK)-first.sha256 && \
+	  echo "the same bytes from two builds"
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.
