@@ -4,8 +4,8 @@ the same build tree again gives the same bytes.
 
 Root only (apt-get). The package is built once for the module (`make deb`: the release build, several minutes on
 a fresh clone, then the second link and the packaging); the tests after it share the installed package, and the
-last one removes it. A ykterm package installed before the test is kept aside with dpkg-repack and put back at
-the end, so the machine is left as it was found.
+last one removes it. A ykterm package installed before the test is kept aside with dpkg-repack, removed, and put
+back at the end, so the machine is left as it was found.
 """
 
 import gzip
@@ -122,6 +122,8 @@ def package(tmp_path_factory):
             pytest.skip("ykterm is installed here and dpkg-repack, which would keep it aside, is missing")
         run(["dpkg-repack", "ykterm"], cwd=work)
         p.kept_aside = next(work.glob("ykterm_*.deb"))
+        # Removed, so that what follows is a first install (apt would skip the same version).
+        run(["dpkg", "--purge", "ykterm"], env=APT_ENV, timeout=600)
     simulated = run(["apt-get", "install", "-s", "-y", p.deb], env=APT_ENV).stdout
     coming = sorted(set(re.findall(r"^Inst (\S+)", simulated, re.M)) - {"ykterm"})
     assert not coming, f"installing the package would bring in {coming}: install them first (make deps)"
