@@ -17,7 +17,23 @@ PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto tomlplusplus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all help build release deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
+# The version, read from its one place (Sources/CBuildInfo/include/build_info.h), for the package, the tarball and
+# the man page's .TH line.
+VERSION := $(shell sed -n 's/^\#define YKTERM_VERSION "\(.*\)"$$/\1/p' Sources/CBuildInfo/include/build_info.h)
+# The commit every build is made from, which `ykterm --version` prints after the version (Package.swift hands it to
+# Sources/CBuildInfo alone): the short hash, with -dirty when tracked files differ from it; empty in a tree that is
+# not a git checkout of its own (a tarball, even one unpacked inside another repository). Set it to override.
+GIT_CHECKOUT := $(shell [ "$$(git -C $(CURDIR) rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && echo yes)
+ifndef YKTERM_COMMIT
+YKTERM_COMMIT := $(if $(GIT_CHECKOUT),$(shell h=$$(git -C $(CURDIR) rev-parse --short HEAD) && \
+  if git -C $(CURDIR) diff --quiet HEAD --; then echo $$h; else echo $$h-dirty; fi))
+endif
+export YKTERM_COMMIT
+# Every date and file time in the package and the tarball: the commit's time (outside git, the version file's).
+SOURCE_DATE_EPOCH ?= $(if $(GIT_CHECKOUT),$(shell git -C $(CURDIR) log -1 --format=%ct),$(shell \
+  stat -c %Y Sources/CBuildInfo/include/build_info.h))
+
+.PHONY: all help build release release-shared deb dist reproducible deps venv lint format test test-unit golden test-integration test-asan test-tsan soak storm bench hot-functions fuzz fuzz-build demo install uninstall clean distclean
 
 ## all: the same as build.
 all: build
@@ -42,8 +58,11 @@ help:
 DEB_SERVER_PACKAGES :=
 test test-integration: DEB_SERVER_PACKAGES := openssh-server
 # The USB key's ssh-keygen and ssh tests build Tests/Bench/hidraw_shim.c for libfido2; the PIV SSH tests use ykcs11
-# (ssh -I, ssh-keygen -D) and openssl.
-test test-integration: DEB_PACKAGES += gcc libc6-dev openssh-client openssl ykcs11
+# (ssh -I, ssh-keygen -D) and openssl. test_deb.py runs make deb (the release build and the Debian tools, lintian)
+# and checks the installed package with man-db, bash-completion and strace; dpkg-repack keeps aside a ykterm package
+# installed before it.
+test test-integration: DEB_PACKAGES += gcc libc6-dev openssh-client openssl ykcs11 \
+  libstdc++-12-dev dpkg-dev binutils lintian man-db bash-completion strace dpkg-repack
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -125,6 +144,83 @@ release: deps
 	  $$(pkg-config --variable=pcfiledir $$m)/$$m.pc > $(STATIC_LINK)/pkgconfig/$$m.pc; done
 	PKG_CONFIG_PATH=$(STATIC_LINK)/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK) \
 	  $(RELEASE_CXX)
+
+# The man page as installed: man/ykterm.1 with the version on its .TH line (the source leaves it out, so the version
+# is written in one place only).
+MAN_PAGE := .build/man/ykterm.1
+$(MAN_PAGE): man/ykterm.1 Sources/CBuildInfo/include/build_info.h
+	@mkdir -p $(@D)
+	sed '1s/^\(\.TH YKTERM 1 "[^"]*"\) "ykterm"/\1 "ykterm $(VERSION)"/' man/ykterm.1 > $@.tmp
+	@grep -q '^\.TH YKTERM 1 "[^"]*" "ykterm $(VERSION)"' $@.tmp || \
+	  { echo "man/ykterm.1: no .TH line to put the version in"; rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+
+## release-shared: the release binary linked a second time, from the same objects, against Debian's shared
+## libraries, the Swift runtime still linked in: what the Debian package ships. Debian policy asks for the shared
+## libraries (libcrypto, ncursesw and tinfo, zlib, libstdc++, libgcc_s), so that their security updates reach
+## ykterm; Debian has no package of the Swift runtime. hidapi drops out: it is in the link (Sources/CHIDAPI) but
+## unused. Position-independent, as Debian builds every program (the release build is not, for start-up).
+## Resources/deb/link-shared.py runs SwiftPM's own link command without the archives of STATIC_LINK and without
+## -no-pie, so one compile serves both links (a link takes seconds). Beside it the one-slot reader driver,
+## compiled from Sources/CIFDOneSlot with cc and Debian's build flags: SwiftPM's link of a library adds the
+## toolchain's libswiftCore.so (with a run path into the toolchain), which that C code never uses and a machine
+## without the toolchain does not have. Both in .build/release-shared.
+RELEASE_SHARED := .build/release-shared
+release-shared: DEB_PACKAGES += dpkg-dev
+release-shared: release
+	$(PYTHON) Resources/deb/link-shared.py $(CURDIR) $(STATIC_LINK) $(RELEASE_SHARED)/ykterm
+	cc $$(dpkg-buildflags --get CPPFLAGS) $$(dpkg-buildflags --get CFLAGS) -fPIC -shared \
+	  $$(dpkg-buildflags --get LDFLAGS) -Wl,-z,now -Wl,--version-script=$(CURDIR)/Resources/link/release-exports.map \
+	  -I Sources/CIFDOneSlot/include -o $(RELEASE_SHARED)/libykterm-ifd-one-slot.so Sources/CIFDOneSlot/ifd_one_slot.c
+
+## deb: the Debian package, dist/ykterm_VERSION_ARCH.deb (Resources/deb/build-deb.sh, with dpkg-shlibdeps,
+## dpkg-gencontrol and dpkg-deb): the release-shared binary, the man page, completions, the udev rules, the string
+## tables, the one-slot driver, the documentation; then lintian, which must report no error (a warning kept would
+## be explained in Resources/deb/lintian-overrides, installed when it is there, or README's packaging section; none
+## is). lintian's ELF cache goes to a folder of its own, removed after. Reproducible: every time is the commit's
+## (SOURCE_DATE_EPOCH), every file root's, every list sorted, and the Swift compiler's module hashes, which differ
+## from build to build, are zeroed (Resources/deb/reproducible-elf.py): the same commit built in the same folder
+## gives the same bytes.
+DIST := dist
+DEB_WORK := .build/deb
+deb: DEB_PACKAGES += dpkg-dev binutils lintian
+deb: release-shared $(MAN_PAGE)
+	@deb=$$(VERSION=$(VERSION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) Resources/deb/build-deb.sh \
+	    $(RELEASE_SHARED)/ykterm $(RELEASE_SHARED)/libykterm-ifd-one-slot.so $(MAN_PAGE) $(DEB_WORK) $(DIST)) && \
+	  echo "lintian $$deb" && lintian_tmp=$$(mktemp -d) && trap 'rm -rf "$$lintian_tmp"' EXIT && \
+	  TMPDIR=$$lintian_tmp lintian --fail-on error "$$deb" && \
+	  sha256sum "$$deb"
+
+## dist: a tarball for other distributions, dist/ykterm-VERSION-linux-ARCH.tar.gz, and its SHA-256 beside it
+## (.sha256, for sha256sum -c): the release binary (its C libraries linked in; it needs glibc, libpcsclite and zlib),
+## the one-slot reader driver, the man page, completions, udev rules, string tables and example config, laid out as
+## `make install` lays out a PREFIX (bin/ykterm finds ../share/ykterm and ../lib/ykterm), with README.md and LICENSE.
+## Unpack it anywhere (README: in /opt, with a link in /usr/local/bin). Reproducible as the package is.
+DIST_NAME = ykterm-$(VERSION)-linux-$(shell uname -m)
+dist: release-shared $(MAN_PAGE)
+	@rm -rf $(DEB_WORK)-dist && mkdir -p $(DEB_WORK)-dist $(DIST) && umask 022 && \
+	  stage=$(DEB_WORK)-dist/$(DIST_NAME) && \
+	  $(MAKE) --no-print-directory -s install -o release PREFIX= DESTDIR=$(CURDIR)/$$stage \
+	    BUILT=.build/release/ykterm DRIVER=$(RELEASE_SHARED)/libykterm-ifd-one-slot.so && \
+	  strip --remove-section=.comment --remove-section=.note $$stage/bin/ykterm && \
+	  Resources/deb/reproducible-elf.py $$stage/bin/ykterm && \
+	  strip --remove-section=.comment --remove-section=.note --strip-unneeded $$stage/lib/ykterm/*.so && \
+	  install -m 644 README.md LICENSE $$stage/ && \
+	  tar --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner --format=gnu \
+	    -C $(DEB_WORK)-dist -cf - $(DIST_NAME) | gzip -9n > $(DIST)/$(DIST_NAME).tar.gz && \
+	  (cd $(DIST) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256 && cat $(DIST_NAME).tar.gz.sha256)
+
+## reproducible: makes the package and the tarball twice, the second time after removing the release build (so
+## every object is compiled again, about three minutes more on 2 cores), and fails unless both come out with the
+## same SHA-256. make test packages one build twice (test_deb.py); this compiles twice.
+reproducible:
+	@$(MAKE) --no-print-directory deb dist >/dev/null
+	@cd $(DIST) && sha256sum ykterm_$(VERSION)_*.deb $(DIST_NAME).tar.gz > $(CURDIR)/$(DEB_WORK)-first.sha256
+	rm -rf $$(readlink -f .build/release) .build/release.yaml $(RELEASE_SHARED)
+	@$(MAKE) --no-print-directory deb dist >/dev/null
+	@cd $(DIST) && sha256sum ykterm_$(VERSION)_*.deb $(DIST_NAME).tar.gz | \
+	  diff $(CURDIR)/$(DEB_WORK)-first.sha256 - && cat $(CURDIR)/$(DEB_WORK)-first.sha256 && \
+	  echo "the same bytes from two builds"
 
 ## hot-functions: runs the release build under valgrind (a private pcscd and a virtual key; oath, list, fido,
 ## the TUI) and rewrites Resources/link/hot-functions.txt with the functions that ran. Then `make release`.
@@ -263,12 +359,13 @@ storm: build venv
 ## bench: the release build against the floor — C references built here from Tests/Bench (the same APDUs through
 ## libpcsclite; CTAPHID INIT + getInfo on a hidraw node; a program linked with the same libraries that only prints),
 ## libfido2's fido2-token — and against ykman, on the virtual key through a private pcscd and as a USB key; then
-## where start-up goes. Not a test: prints tables. BENCH_ARGS e.g. "--runs 40 --idle 180".
+## where start-up goes; and the Debian package's link (release-shared) beside the release build, for what the
+## shared libraries cost at start-up. Not a test: prints tables. BENCH_ARGS e.g. "--runs 40 --idle 180".
 BENCH_ARGS ?=
 BENCH_OUT := .build/bench
 SWIFTC ?= $(SWIFT)c
-bench: DEB_PACKAGES += fido2-tools gcc libc6-dev binutils procps
-bench: release venv
+bench: DEB_PACKAGES += fido2-tools gcc libc6-dev binutils procps dpkg-dev
+bench: release release-shared venv
 	@mkdir -p $(BENCH_OUT)
 	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/pcsc_ref Tests/Bench/pcsc_ref.c $$(pkg-config --cflags --libs libpcsclite)
 	cc -O2 -Wall -Wextra -o $(BENCH_OUT)/ctaphid_ref Tests/Bench/ctaphid_ref.c
@@ -283,7 +380,8 @@ bench: release venv
 	$(SWIFTC) -O -swift-version 6 -static-stdlib -parse-as-library -Xclang-linker -no-pie -I .build/release/Modules \
 	  -o $(BENCH_OUT)/argparse_floor Tests/Bench/argparse_floor.swift .build/release/ArgumentParser.build/*.o \
 	  .build/release/ArgumentParserToolInfo.build/*.o
-	YKTERM_BIN=$(CURDIR)/.build/release/ykterm BENCH_REFS=$(CURDIR)/$(BENCH_OUT) \
+	YKTERM_BIN=$(CURDIR)/.build/release/ykterm YKTERM_SHARED_BIN=$(CURDIR)/$(RELEASE_SHARED)/ykterm \
+	  BENCH_REFS=$(CURDIR)/$(BENCH_OUT) \
 	  $(VENV)/bin/python Tests/Bench/bench.py $(BENCH_ARGS)
 
 ## fuzz: every libFuzzer target (Tests/Fuzz, a package of its own: the parsers, and whole sessions against a device
@@ -302,18 +400,20 @@ fuzz: fuzz-build
 
 ## install: release binary, man page, shell completions, udev rules, string tables, example config, and the
 ## one-slot reader driver of the USB virtual key
-## (PREFIX=/usr/local, DESTDIR for packaging; BUILT names another binary, e.g. with make -o release).
+## (PREFIX=/usr/local, DESTDIR for packaging; BUILT names another binary, e.g. with make -o release, DRIVER
+## another driver).
 ## The udev rules go to share/ykterm/udev (`ykterm doctor` shows how to put them in place). UDEV_GROUP_RULE=1 also
 ## installs the group rule into UDEV_RULES_DIR (/etc/udev/rules.d): the keys' HID nodes for the group UDEV_GROUP
 ## (plugdev), for use from SSH sessions, which the seat rule's uaccess does not cover.
 BUILT ?= .build/release/ykterm
+DRIVER ?= $(dir $(BUILT))libykterm-ifd-one-slot.so
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 SHAREDIR = $(DESTDIR)$(PREFIX)/share/ykterm
 UDEV_GROUP_RULE ?=
 UDEV_GROUP ?= plugdev
 UDEV_RULES_DIR ?= /etc/udev/rules.d
-install: release
+install: release $(MAN_PAGE)
 	install -d $(BINDIR) $(MANDIR) $(SHAREDIR)/udev \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
@@ -321,8 +421,8 @@ install: release
 	@# The one-slot reader driver `virtual-key serve --usb` gives its private pcscd (vpcd's second slot would
 	@# show as a second, empty reader); ykterm looks for it in ../lib/ykterm next to its own directory.
 	install -d $(DESTDIR)$(PREFIX)/lib/ykterm
-	install -m 644 $(dir $(BUILT))libykterm-ifd-one-slot.so $(DESTDIR)$(PREFIX)/lib/ykterm/libykterm-ifd-one-slot.so
-	install -m 644 man/ykterm.1 $(MANDIR)/ykterm.1
+	install -m 644 $(DRIVER) $(DESTDIR)$(PREFIX)/lib/ykterm/libykterm-ifd-one-slot.so
+	install -m 644 $(MAN_PAGE) $(MANDIR)/ykterm.1
 	install -m 644 Resources/udev/70-ykterm-fido.rules $(SHAREDIR)/udev/70-ykterm-fido.rules
 	install -m 644 Resources/udev/70-ykterm-fido-group.rules $(SHAREDIR)/udev/70-ykterm-fido-group.rules
 	@if [ "$(UDEV_GROUP_RULE)" = 1 ]; then \
@@ -356,9 +456,9 @@ demo: build
 	@if [ -t 0 ] && [ -t 1 ]; then $(YKTERM) --virtual; \
 	else $(YKTERM) list --virtual && $(YKTERM) oath code --virtual; fi
 
-## clean: removes the build (.build).
+## clean: removes the build (.build) and what make deb and make dist made (dist).
 clean:
-	rm -rf .build
+	rm -rf .build $(DIST)
 
 ## distclean: removes the builds, the sanitizer and fuzz builds, the virtualenv and the fuzz work folder.
 distclean: clean

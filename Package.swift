@@ -1,6 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The commit `ykterm --version` names, from the environment (the Makefile exports YKTERM_COMMIT: the short hash,
+// with -dirty for changes not committed, or nothing outside a git checkout). Only Sources/CBuildInfo gets it, as
+// a C macro: a new commit recompiles that one file and links again. Without it (a plain `swift build`) the
+// version is printed alone. Only ASCII letters, digits and - are kept, so the value cannot break the C string.
+let commit = String(
+    (Context.environment["YKTERM_COMMIT"] ?? "").filter {
+        $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-")
+    })
+
 let package = Package(
     name: "ykterm",
     platforms: [.macOS(.v15)],
@@ -39,6 +48,10 @@ let package = Package(
         // The virtual key as a USB composite device: hidraw nodes served through FUSE, sysfs, vpcd.
         .target(name: "VirtualUSB", dependencies: ["VirtualKey", "KeyKit"]),
         .target(name: "CIFDOneSlot"),
+        // The version (its one place, include/build_info.h) and the commit the build was made from.
+        .target(
+            name: "CBuildInfo",
+            cSettings: commit.isEmpty ? [] : [.define("YKTERM_COMMIT", to: "\"\(commit)\"")]),
         // The config file's TOML: toml++ (Debian's libtomlplusplus-dev, which the Makefile checks with pkg-config
         // too) behind a small C API. Its headers are compiled in (header-only), not linked to its shared library,
         // which would load the shared libstdc++ at every start.
@@ -55,6 +68,7 @@ let package = Package(
             name: "ykterm",
             dependencies: [
                 "KeyKit", "VirtualKey", "VirtualUSB", "AuthenticatorModel", "TerminalUI", "CNCursesW", "CHIDAPI",
+                "CBuildInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthenticatorModel
+import CBuildInfo
 import FoundationEssentials
 import Glibc
 import KeyKit
@@ -28,7 +29,14 @@ struct YktermError: Error, CustomStringConvertible {
 extension CursesConfiguration.ColorMode: ExpressibleByArgument {}
 
 struct Ykterm: RequestCommand {
-    static let version = "0.1.0"
+    /// `0.1.0 (abc1234)`: the version (written in one place, Sources/CBuildInfo/include/build_info.h) and the commit
+    /// the build was made from; the version alone when the build was not told the commit (a plain `swift build`, a
+    /// tree without git).
+    static let version = versionString(YKTERM_VERSION, commit: String(cString: ykterm_commit()))
+
+    static func versionString(_ version: String, commit: String) -> String {
+        commit.isEmpty ? version : "\(version) (\(commit))"
+    }
 
     /// The configuration ArgumentParser reads: `fullConfiguration`, or while a command line without
     /// `--generate-completion-script` is parsed, the same with a super-command name. ArgumentParser looks for

@@ -1,7 +1,8 @@
 # Over 500 lines on purpose: one table from one run — every row's measurement with the private pcscd and pty
 # plumbing they share; start-up phases are in startup.py, the USB rows in bench_usb.py.
 """`make bench`: ykterm against the floor (C clients that do only what the command needs) and against ykman, on the
-virtual key served through a private pcscd (and, as root with FUSE, plugged in as a USB key).
+virtual key served through a private pcscd (and, as root with FUSE, plugged in as a USB key); and the Debian
+package's link of the same objects (Debian's shared libraries) beside the release build.
 
 Every row is measured in the same run, its sides interleaved, and reported as medians and ratios against a goal;
 then peak memory, and where start-up goes (Tests/Bench/startup.py). This is a benchmark, not a test: it asserts
@@ -42,6 +43,9 @@ VERSION_REF = REFS / "version_ref"
 SWIFT_FLOOR = REFS / "swift_floor"
 ARGPARSE_FLOOR = REFS / "argparse_floor"
 GNU_TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
+# The Debian package's binary (`make release-shared`: the same objects linked against Debian's shared libraries, as
+# a PIE), measured beside the release build: what those libraries cost at start-up. A figure, not a goal.
+SHARED = Path(os.environ["YKTERM_SHARED_BIN"]) if os.environ.get("YKTERM_SHARED_BIN") else None
 
 
 def run_timed(argv, env, stdin_text=None, check=True):
@@ -320,6 +324,7 @@ def main():
             "ykterm": ([YKTERM, "oath", "code"], env),
             "c": ([PCSC_REF, "oath-code", key.reader], env),
             "ykman": ([YKMAN, "--reader", key.reader, "oath", "accounts", "code"], env),
+            **({"shared": ([SHARED, "oath", "code"], env)} if SHARED else {}),
         }, args.runs, settle={"ykman": ([PCSC_REF, "list", key.reader], env)})
         before = apdus(key)
         run_timed([YKTERM, "oath", "code"], env)
@@ -347,7 +352,8 @@ def main():
         # Beside them, Swift's own floors: a Swift program that prints a line, and one that parses its arguments with
         # ArgumentParser (both linked as the release binary is).
         version = interleaved({"ykterm": ([YKTERM, "--version"], env), "c": ([VERSION_REF], env),
-                               "swift": ([SWIFT_FLOOR], env), "argparse": ([ARGPARSE_FLOOR, "--version"], env)},
+                               "swift": ([SWIFT_FLOOR], env), "argparse": ([ARGPARSE_FLOOR, "--version"], env),
+                               **({"shared": ([SHARED, "--version"], env)} if SHARED else {})},
                               args.runs)
         y, c = med(version["ykterm"]["s"]), med(version["c"]["s"])
         results["version"] = {"ykterm_s": y, "c_s": c, "ykterm_rss_kib": med(version["ykterm"]["rss"]),
@@ -358,6 +364,14 @@ def main():
         results["version"]["libraries"] = libs
         rows.append(Row(f"`ykterm --version` vs a C program linked with the same {len(libs)} libraries", ms(y), ms(c),
                         f"{y / c:.2f}x", "≤ 2x", y / c <= 2, f"{y / c / 2:.2f}x over"))
+        if SHARED:
+            needed = subprocess.run(["readelf", "-d", str(SHARED)], capture_output=True, text=True).stdout
+            results["package_link"] = {
+                "libraries": re.findall(r"Shared library: \[(.*?)\]", needed),
+                "version": {side: {"s": med(version[side]["s"]), "rss_kib": med(version[side]["rss"])}
+                            for side in ("ykterm", "shared")},
+                "oath_code": {side: {"s": med(oath[side]["s"]), "rss_kib": med(oath[side]["rss"])}
+                              for side in ("ykterm", "shared")}}
 
         # The earlier rows against ykman (same key, interleaved).
         ykm = [str(YKMAN), "--reader", key.reader]
@@ -536,6 +550,8 @@ def main():
             {"name": "ykterm oath code", "argv": [str(YKTERM), "oath", "code"], "env": env, "ykterm": True},
             {"name": "C: pcsc_ref oath-code", "argv": [str(PCSC_REF), "oath-code", key.reader], "env": env},
             {"name": "ykterm --version", "argv": [str(YKTERM), "--version"], "env": env, "ykterm": True},
+            *([{"name": "ykterm --version (package link)", "argv": [str(SHARED), "--version"], "env": env,
+                "ykterm": True}] if SHARED else []),
             {"name": "C: version_ref", "argv": [str(VERSION_REF)], "env": env},
             {"name": "Swift: swift_floor", "argv": [str(SWIFT_FLOOR)], "env": env},
             {"name": "argparse_floor --version", "argv": [str(ARGPARSE_FLOOR), "--version"], "env": env,
@@ -578,6 +594,20 @@ def main():
           f"ArgumentParser, `argparse_floor --version` {ms(v['argparse_floor_s'])} "
           f"({v['argparse_floor_s'] / v['c_s']:.2f}x); `ykterm --version` {ms(v['ykterm_s'])} "
           f"({v['ykterm_s'] / v['c_s']:.2f}x).")
+    if "package_link" in results:
+        p = results["package_link"]
+        print()
+        print(f"The Debian package's link (make release-shared: {len(p['libraries'])} shared libraries, "
+              f"{', '.join(p['libraries'])}; PIE) beside the release build, in the same runs:")
+        print("| what | release build | package link | the package's cost |")
+        print("|---|---|---|---|")
+        for name, label in (("version", "`--version`"), ("oath_code", "`oath code`, 32 accounts")):
+            r, d = p[name]["ykterm"], p[name]["shared"]
+            print(f"| {label} | {ms(r['s'])}, {mib(r['rss_kib'])} | {ms(d['s'])}, {mib(d['rss_kib'])} | "
+                  f"{(d['s'] - r['s']) * 1000:+.2f} ms, {(d['rss_kib'] - r['rss_kib']) / 1024:+.1f} MiB |")
+    else:
+        print()
+        print("The Debian package's link: not measured (YKTERM_SHARED_BIN unset; `make bench` sets it).")
     print()
     print("Peak memory (RSS):")
     print("| what | ykterm | C reference | ykman |")

@@ -273,5 +273,6 @@ def test_the_daily_command_lines_still_report_errors_as_before():
     assert r.returncode == 2 and "Missing value for '--reader <NAME>'" in r.stderr, r.stderr
     # --version is answered before anything else starts; --verbose --version by the same table.
     version = run_ykterm("--version", env=env)
-    assert re.fullmatch(r"\d+\.\d+\.\d+\n", version.stdout) and version.stderr == ""
+    # The version, then the commit the build was made from (make exports it; a plain `swift build` has none).
+    assert re.fullmatch(r"\d+\.\d+\.\d+( \([0-9a-f]{7,}(-dirty)?\))?\n", version.stdout) and version.stderr == ""
     assert run_ykterm("--verbose", "--version", env=env).stdout == version.stdout
