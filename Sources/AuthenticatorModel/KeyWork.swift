@@ -48,7 +48,17 @@ struct KeyWork: Sendable {
     /// applications), else over its FIDO interface.
     private func probe(_ d: KeyDescriptor) async -> KeyInfo? {
         if d.reader != nil {
-            return await withConnection(d) { try await KeyProbe.inspect(connection: $0) }
+            do {
+                return try await inspect(reader: d)
+            } catch SmartCardError.cardRemoved {
+                // A key that just arrived can answer its first exchanges with a reset while its reader powers it up
+                // again (vpcd does, a moment after a second card arrives): one more try, a moment later. A key
+                // that does not answer in time is not asked twice.
+                try? await Task.sleep(for: .milliseconds(300))
+                return try? await inspect(reader: d)
+            } catch {
+                return nil
+            }
         }
         if d.fidoHID != nil {
             guard let fido = try? await backend.connectFIDO(d, observer: nil) else { return nil }
@@ -74,16 +84,18 @@ struct KeyWork: Sendable {
         }
     }
 
-    /// Runs `body` on a fresh probe connection (`KeyBackend.connectProbe`), closing it after; nil when anything
-    /// failed.
-    private func withConnection<T: Sendable>(
-        _ d: KeyDescriptor,
-        _ body: (any SmartCardConnection) async throws -> T
-    ) async -> T? {
-        guard let connection = try? await backend.connectProbe(d) else { return nil }
-        let result = try? await body(connection)
-        await connection.close()
-        return result
+    /// What the key in `d`'s reader tells of itself, on a fresh probe connection (`KeyBackend.connectProbe`) closed
+    /// after.
+    private func inspect(reader d: KeyDescriptor) async throws -> KeyInfo {
+        let connection = try await backend.connectProbe(d)
+        do {
+            let info = try await KeyProbe.inspect(connection: connection)
+            await connection.close()
+            return info
+        } catch {
+            await connection.close()
+            throw error
+        }
     }
 }
 
