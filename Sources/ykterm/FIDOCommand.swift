@@ -154,8 +154,13 @@ final class InterruptibleFIDOConnection: FIDOConnection {
 /// a FIDO HID device is used inline (CTAPHIDConnection: no thread hand-offs); Ctrl-C reaches the request through
 /// `requestCancel`, which needs no task. A touch the key waits for is asked for once.
 func fidoOperations(_ key: KeyChoice) -> FIDOOperations {
+    fidoOperations(key.opener())
+}
+
+/// The FIDO operations on the key `opener` opens, as `fidoOperations(_:)` makes them for a chosen key.
+func fidoOperations(_ opener: any KeyOpener) -> FIDOOperations {
     FIDOOperations(
-        WrappedFIDOOpener(key.opener(), wrap: InterruptibleFIDOConnection.init),
+        WrappedFIDOOpener(opener, wrap: InterruptibleFIDOConnection.init),
         hooks: FIDOOperations.Hooks(progress: { progress, connection in
             if progress == .waitingForUserPresence { TouchNotice.once(key: connection.name) }
         }))

@@ -67,9 +67,7 @@ extension FIDOCommand {
         var allKeys = false
 
         func validate() throws {
-            if allKeys && (key.device != nil || key.virtual) {
-                throw ValidationError(words("cli.oath.allKeysAndDevice"))
-            }
+            try key.refuse(allKeys: allKeys)
         }
 
         func run() async throws {
@@ -83,11 +81,7 @@ extension FIDOCommand {
             var failed = false
             for k in try await EveryKey.keys(with: .fido, reader: key.reader) {
                 do {
-                    let operations = FIDOOperations(
-                        WrappedFIDOOpener(k.opener(), wrap: InterruptibleFIDOConnection.init),
-                        hooks: FIDOOperations.Hooks(progress: { progress, connection in
-                            if progress == .waitingForUserPresence { TouchNotice.once(key: connection.name) }
-                        }))
+                    let operations = fidoOperations(k.opener())
                     let info = try await operations.info()
                     guard info.pinSet == true else {
                         warn(words("cli.fido.pin.skippedNoPIN", ["key": k.label]))

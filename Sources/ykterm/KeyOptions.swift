@@ -90,6 +90,13 @@ struct KeyOptions: ParsableArguments {
     @Flag(name: .long, help: "Use the built-in virtual key, loaded with demo accounts (changes are not kept).")
     var virtual = false
 
+    /// --all-keys works on every key plugged in: refused beside --device or --virtual, which name keys.
+    func refuse(allKeys: Bool) throws {
+        if allKeys && (device != nil || virtual) {
+            throw ValidationError(words("cli.oath.allKeysAndDevice"))
+        }
+    }
+
     /// The keys --device names, in its order.
     var devices: [String] {
         device.map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces } }

@@ -47,8 +47,9 @@ struct OATHKeysOptions: ParsableArguments {
     var several: Bool { allKeys || devices.count > 1 }
 
     func validate() throws {
-        if allKeys && (key.device != nil || key.virtual) { throw ValidationError(words("cli.oath.allKeysAndDevice")) }
-        if key.virtual && several { throw ValidationError(words("cli.oath.allKeysAndDevice")) }
+        try key.refuse(allKeys: allKeys)
+        // The virtual key is one key: no --device list beside it either.
+        try key.refuse(allKeys: key.virtual && several)
     }
 
     /// The one key, when there is one.
@@ -128,9 +129,7 @@ extension OATHCommand {
         var allKeys = false
 
         func validate() throws {
-            if allKeys && (options.key.device != nil || options.key.virtual) {
-                throw ValidationError(words("cli.oath.allKeysAndDevice"))
-            }
+            try options.key.refuse(allKeys: allKeys)
         }
 
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
@@ -189,9 +188,7 @@ extension OATHCommand {
         var allKeys = false
 
         func validate() throws {
-            if allKeys && (options.key.device != nil || options.key.virtual) {
-                throw ValidationError(words("cli.oath.allKeysAndDevice"))
-            }
+            try options.key.refuse(allKeys: allKeys)
         }
 
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
@@ -394,9 +391,7 @@ extension OATHCommand {
         var allKeys = false
 
         func validate() throws {
-            if allKeys && (options.key.device != nil || options.key.virtual) {
-                throw ValidationError(words("cli.oath.allKeysAndDevice"))
-            }
+            try options.key.refuse(allKeys: allKeys)
         }
 
         func run() async throws {
@@ -442,9 +437,7 @@ extension OATHCommand {
         var allKeys = false
 
         func validate() throws {
-            if allKeys && (options.key.device != nil || options.key.virtual) {
-                throw ValidationError(words("cli.oath.allKeysAndDevice"))
-            }
+            try options.key.refuse(allKeys: allKeys)
         }
 
         func run() async throws {
