@@ -75,11 +75,13 @@ public enum USBNamespace {
     }
 
     /// A vpcd reader configuration for pcscd in `directory`, naming the reader as the key's CCID interface.
-    public static func writeReaderConfiguration(directory: String, name: String, port: UInt16, driver: String) throws {
+    public static func writeReaderConfiguration(
+        directory: String, name: String, port: UInt16, driver: String, file: String = "vpcd"
+    ) throws {
         try SysFS.directory(directory)
         let hexPort = String(port, radix: 16, uppercase: true)
         try SysFS.file(
-            directory + "/vpcd",
+            directory + "/" + file,
             "FRIENDLYNAME \"\(name)\"\nDEVICENAME /dev/null:0x\(hexPort)\n"
                 + "LIBPATH \(driver)\nCHANNELID 0x\(hexPort)\n")
     }

@@ -13,6 +13,7 @@ public final class NamespacePCSCD: Sendable {
     private let directory: String
     private let driver: String
     private let environment: [String]
+    private let moreVpcdPorts: [UInt16]
 
     private struct State: Sendable {
         var pid: pid_t?
@@ -20,12 +21,15 @@ public final class NamespacePCSCD: Sendable {
     }
     private let state = Mutex(State())
 
-    /// `directory` is pcscd's reader configuration directory (made here); `driver` the reader driver's path.
-    public init(port: UInt16, directory: String, driver: String, environment: [String]) {
+    /// `directory` is pcscd's reader configuration directory (made here); `driver` the reader driver's path;
+    /// `moreVpcdPorts`: vpcd's own two readers at each port and the next, for other keys served beside this one
+    /// (they stay whatever this key's reader is).
+    public init(port: UInt16, directory: String, driver: String, environment: [String], moreVpcdPorts: [UInt16] = []) {
         self.port = port
         self.directory = directory
         self.driver = driver
         self.environment = environment
+        self.moreVpcdPorts = moreVpcdPorts
     }
 
     /// The reader pcscd has now (nil: none, or pcscd not started).
@@ -44,6 +48,11 @@ public final class NamespacePCSCD: Sendable {
                 try USBNamespace.writeReaderConfiguration(
                     directory: directory, name: reader, port: port, driver: driver)
             }
+            for more in moreVpcdPorts {
+                try USBNamespace.writeReaderConfiguration(
+                    directory: directory, name: "Virtual PCD", port: more, driver: try vpcdCopy(for: more),
+                    file: "vpcd-\(more)")
+            }
             // setpriv --pdeathsig: pcscd ends with this process even when it is killed outright.
             s.pid = try USBNamespace.spawn(
                 ["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", directory],
@@ -57,6 +66,31 @@ public final class NamespacePCSCD: Sendable {
             SystemThread.sleep(0.05)
         }
         throw USBError.failed("pcscd did not start within 10 s")
+    }
+
+    /// vpcd keeps its readers' connections in globals indexed by slot alone, so one loaded copy serves one reader
+    /// configuration: each further reader pair gets a copy of the driver of its own (another file is another
+    /// library to the dynamic loader), next to the configuration directory, not in it (pcscd reads every file
+    /// there as a configuration).
+    private func vpcdCopy(for port: UInt16) throws -> String {
+        let copies = directory + "-drivers"
+        try SysFS.directory(copies)
+        let path = copies + "/libifdvpcd-\(port).so"
+        if access(path, R_OK) == 0 { return path }
+        let fd = open(USBNamespace.vpcdDriver, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw USBError.system("open \(USBNamespace.vpcdDriver)", errno) }
+        defer { close(fd) }
+        var data = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw USBError.system("read \(USBNamespace.vpcdDriver)", errno) }
+            if n == 0 { break }
+            data += chunk[..<n]
+        }
+        try SysFS.bytes(path, data)
+        return path
     }
 
     /// Stops pcscd.

@@ -53,6 +53,13 @@ struct VirtualKeyCommand: ParsableCommand {
                     + "only root may open them).", valueName: "MODE"))
         var hidrawMode: String = "0666"
 
+        @Option(
+            name: .customLong("vpcd-readers"),
+            help: ArgumentHelp(
+                "With --usb: the namespace's pcscd also has vpcd's two readers at PORT and PORT+1, for more keys "
+                    + "served there with --vpcd 127.0.0.1:PORT (repeatable).", valueName: "PORT"))
+        var vpcdReaders: [UInt16] = []
+
         @Argument(
             parsing: .postTerminator,
             help: ArgumentHelp(

@@ -38,9 +38,10 @@ extension VirtualKeyCommand.Serve {
         } catch {
             throw YktermError.failed("\(error)")
         }
-        let pcscd = interfaces.contains(.ccid) ? try namespacePCSCD(log: log) : nil
+        // pcscd for the key's CCID interface, and for the vpcd readers of other keys served beside it.
+        let pcscd = interfaces.contains(.ccid) || !vpcdReaders.isEmpty ? try namespacePCSCD(log: log) : nil
         var showReader: (@Sendable (String?) throws -> Void)?
-        if let pcscd { showReader = { name in try pcscd.show(reader: name) } }
+        if let pcscd, interfaces.contains(.ccid) { showReader = { name in try pcscd.show(reader: name) } }
         let usb: VirtualUSBKey
         let control: USBControlServer
         do {
@@ -53,6 +54,8 @@ extension VirtualKeyCommand.Serve {
                 makeFeatures: VirtualKeyUSB.features(key),
                 showReader: showReader, log: log)
             try usb.prepareBus()
+            // Without CCID the key has no reader; pcscd runs for the other keys' readers alone.
+            if let pcscd, showReader == nil { try pcscd.show(reader: nil) }
             try usb.plug()
             // WRITE CONFIG with the reboot flag: the key leaves the bus once its answer is out and comes
             // back with the interfaces its enabled applications need, as the product they make.
@@ -124,7 +127,7 @@ extension VirtualKeyCommand.Serve {
             environment: [
                 "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
                 "YKTERM_IFD_DRIVER=" + USBNamespace.vpcdDriver,
-            ])
+            ], moreVpcdPorts: vpcdReaders)
     }
 
     private func format4(_ v: UInt16) -> String {

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import YKTERM
+import re
+
+from harness import YKTERM, free_port_pair
 
 SCENARIOS = Path(__file__).resolve().parent / "usb_scenarios.py"
 
@@ -29,9 +31,9 @@ def usable():
 pytestmark = pytest.mark.skipif(usable() is not None, reason=usable() or "")
 
 
-def scenario(name, tmp_path, *serve_args, timeout=120, env=None):
+def scenario(name, tmp_path, *serve_args, timeout=120, env=None, scenario_args=()):
     r = subprocess.run([str(YKTERM), "virtual-key", "serve", "--usb", *serve_args, "--",
-                        sys.executable, str(SCENARIOS), name, str(tmp_path)],
+                        sys.executable, str(SCENARIOS), name, str(tmp_path), *scenario_args],
                        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
     assert r.returncode == 0, f"exit {r.returncode}\nstdout: {r.stdout[-3000:]}\nstderr: {r.stderr[-3000:]}"
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -108,3 +110,28 @@ def test_two_fido_clients_on_one_key_over_hid_keep_apart(tmp_path):
           f"failures: TUI {len(r['tui_failures'])}, CLI {len(r['cli_failures'])}, python-fido2 {len(r['peer_failures'])}")
     assert r["tui_failures"] == [] and r["cli_failures"] == [] and r["peer_failures"] == [], r
     assert r["tui_verified"] >= 5 and r["cli_runs"] >= 20 and r["peer_runs"] >= 5, r
+
+
+def test_three_keys_one_over_usb_two_through_vpcd_add_everywhere_and_pull_one_out(tmp_path):
+    port = free_port_pair()
+    r = scenario("three_keys", tmp_path, "--serial", "31000010", "--vpcd-readers", str(port),
+                 timeout=180, scenario_args=(str(port),))
+    assert r["serials"] == [31000010, 41000012, 41000013], r
+    assert re.search(r"'daily', serial 31000010", r["listed"]) and "'spare', serial 41000013" in r["listed"], r
+    # The full key is named; the two others hold the account, and ykman reads pyotp's code from each.
+    add = r["add"]
+    assert add["status"] == 1, add
+    assert "Added Three Keys:alice@example.com to daily" in add["stdout"], add
+    assert "Added Three Keys:alice@example.com to backup" in add["stdout"], add
+    assert "spare: the key has no room for another account" in add["stderr"], add
+    assert r["codes"] == {"daily": r["pyotp"], "backup": r["pyotp"]}, r
+    assert r["on_spare"] is False
+    assert re.search(r"Three Keys:alice@example.com\s+(daily · backup|backup · daily)\s+\(not on spare\)",
+                     r["all_keys"]), r["all_keys"]
+    # The TUI: each account once with its keys; pulled out, the USB key's marks go and the backup's code stays.
+    assert len([line for line in r["before"].splitlines() if "Three Keys" in line]) == 1, r["before"]
+    assert "daily" not in r["after"].split("Enter/c copy")[0], r["after"]
+    assert re.search(r"\s(\d{3}) (\d{3})\s", r["code_line"]), r["code_line"]
+    shown = "".join(re.search(r"\s(\d{3}) (\d{3})\s", r["code_line"]).groups())
+    assert shown == r["code_pyotp"], r
+    print(f"\nthe USB key's marks gone {r['marks_gone_after'] * 1000:.0f} ms after it was pulled out")

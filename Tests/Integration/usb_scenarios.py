@@ -6,6 +6,7 @@ python-fido2 and ykman from inside; it prints one JSON object with what it found
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -344,6 +345,115 @@ def ssh_tab(home):
     return out
 
 
+def three_keys(home, port):
+    """Every key at once, three keys: this USB key ("daily") and two served to vpcd readers of the namespace's pcscd
+    (`serve --usb --vpcd-readers PORT`): "backup", and "spare", a firmware 5.4 key that already holds 32 accounts.
+    `oath add --all-keys` puts an account on the two with room and names the full one; ykman on each key gives
+    pyotp's code. Then the TUI's all-keys view: each account once with its keys; the USB key pulled out takes its
+    marks away and the others' codes stay."""
+    import pyotp
+    port = int(port)
+    secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+    account = "Three Keys:alice@example.com"
+    uri = f"otpauth://totp/Three%20Keys:alice@example.com?secret={secret}&issuer=Three%20Keys"
+    served, logs = [], []
+    out = {}
+
+    def ykterm(*args, check=True, input=None):
+        r = subprocess.run([str(YKTERM), *args], capture_output=True, text=True, timeout=60, input=input)
+        assert not check or r.returncode == 0, (args, r.stdout, r.stderr)
+        return r
+
+    def serials():
+        r = ykterm("list", "--json", check=False)
+        return sorted(k.get("serial") or 0 for k in json.loads(r.stdout or "[]"))
+
+    def ykman_code(selector):
+        """ykman's code for the account on one key (asked again when it fell on a period's edge)."""
+        for _ in range(2):
+            r = subprocess.run([str(Path(sys.executable).parent / "ykman"), *selector, "oath", "accounts", "code",
+                                "-s", account], capture_output=True, text=True, timeout=60)
+            code = r.stdout.strip()
+            if code == pyotp.TOTP(secret).now():
+                break
+        return code
+
+    try:
+        for offset, serial, extra in ((0, 41000012, []), (1, 41000013, ["--firmware", "5.4.3", "--accounts", "32"])):
+            log = open(Path(home) / f"serve-{serial}.log", "wb")
+            logs.append(log)
+            served.append(subprocess.Popen(
+                [str(YKTERM), "virtual-key", "serve", "--vpcd", f"127.0.0.1:{port + offset}", "--serial",
+                 str(serial), "--state", str(Path(home) / f"{serial}.json"), *extra],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        usb_serial = json.loads(ykterm("list", "--json").stdout)[0]["serial"]
+        deadline = time.monotonic() + 20
+        while serials() != sorted([usb_serial, 41000012, 41000013]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        out["serials"] = serials()
+        for serial, name in ((usb_serial, "daily"), (41000012, "backup"), (41000013, "spare")):
+            ykterm("key", "name", str(serial), name)
+        out["listed"] = ykterm("list").stdout
+        added = ykterm("oath", "add", "--all-keys", uri, check=False)
+        out["add"] = {"status": added.returncode, "stdout": added.stdout, "stderr": added.stderr}
+        out["codes"] = {
+            "daily": ykman_code(["--device", str(usb_serial)]),
+            "backup": ykman_code(["--reader", "Virtual PCD 00 00"]),
+        }
+        out["pyotp"] = pyotp.TOTP(secret).now()
+        spare = subprocess.run([str(Path(sys.executable).parent / "ykman"), "--reader", "Virtual PCD 00 01", "oath",
+                                "accounts", "list"], capture_output=True, text=True, timeout=60).stdout
+        out["on_spare"] = account in spare
+        out["all_keys"] = ykterm("oath", "list", "--all-keys").stdout
+
+        config = Path(home) / ".config" / "ykterm"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "config.toml").write_text("[oath]\nall_keys = true\n")
+        # Tall enough for the spare's 32 accounts and the new one, wide enough for the keys column's holders and
+        # its "not on" mark side by side.
+        t = Tmux(shlex.quote(str(YKTERM)), dict(os.environ), columns=120, rows=45)
+
+        def keys_line(s):
+            return next((line for line in s.splitlines() if "Keys:" in line), "")
+
+        try:
+            # The keys in the order the view keeps them (the selected one first), whichever that is.
+            out["before"] = t.wait_until(
+                lambda s: all(name in keys_line(s) for name in ("daily", "backup", "spare"))
+                and re.search(r"Three Keys\s.*(daily · backup|backup · daily)\s+not on spare", s)
+                and re.search(r"Issuer 00\s.*spare\s+not on (daily, backup|backup, daily)", s), timeout=30)
+            usb("unplug")
+            pulled = time.monotonic()
+            out["after"] = t.wait_until(
+                lambda s: "daily" not in keys_line(s) and "not on daily" not in s
+                and re.search(r"Three Keys\s.*\d{3} \d{3}.*\sbackup\s+not on spare", s)
+                and re.search(r"Issuer 00\s.*not on backup", s), timeout=10)
+            out["marks_gone_after"] = time.monotonic() - pulled
+            # The code shown for the account is the backup's, pyotp's (read away from a period's edge).
+            while 1.5 > 30 - time.time() % 30 or 30 - time.time() % 30 > 28.5:
+                time.sleep(0.5)
+            screen = t.screen()
+            line = [row for row in screen.splitlines() if "Three Keys" in row]
+            out["code_line"] = line[0] if line else screen
+            out["code_pyotp"] = pyotp.TOTP(secret).now()
+            usb("plug")
+            t.send("q")
+            t.wait_for("EXITED=0")
+        finally:
+            t.close()
+    finally:
+        for p in served:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for log in logs:
+            log.close()
+    return out
+
+
 def main():
     name, home = sys.argv[1], sys.argv[2]
     # The environment of every program a scenario starts does not depend on the shell the test was started from
@@ -352,7 +462,7 @@ def main():
     env = clean_environ(home, keep=("YKTERM_USB_CONTROL", "SYSTEMD_DEVICE_VERIFY_SYSFS"))
     os.environ.clear()
     os.environ.update(env)
-    result = globals()[name](home)
+    result = globals()[name](home, *sys.argv[3:])
     print(json.dumps(result))
 
 
