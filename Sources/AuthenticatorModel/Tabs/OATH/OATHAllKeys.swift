@@ -148,16 +148,16 @@ func oathKeyLeft(_ state: inout AppState, keyID: String) {
         state.oath.copyWhenReadyOn = nil
     }
     if case .unlockOther(keyID) = state.oath.dialog?.kind { state.oath.dialog = nil }
-    guard var dialog = state.oath.dialog, dialog.kind.isAdd else { return }
+    guard var dialog = state.oath.dialog, dialog.kind.acrossKeys else { return }
     let field = AlsoOnField(keyID).rawValue
     if let i = dialog.form.fields.firstIndex(where: { $0.id == field }) {
         dialog.form.fields.remove(at: i)
         dialog.form.focus = min(dialog.form.focus, dialog.form.fields.count - 1)
         state.oath.dialog = dialog
     }
-    if state.oath.adding?.answers[keyID] == .working {
-        state.oath.adding?.answers[keyID] = .failed(UIText("oath.add.keyLeft"))
-        finishAdding(&state)
+    if state.oath.change?.answers[keyID] == .working {
+        state.oath.change?.answers[keyID] = .failed(UIText("oath.add.keyLeft"))
+        finishChange(&state)
     }
 }
 
@@ -256,7 +256,9 @@ func otherKeyAnswer(_ state: inout AppState, _ msg: OATHTabMsg) -> [Command]? {
             state.oath.dialog = dialog
         } else if failure.notAvailable || failure.operation == .open {
             column.phase = .unavailable(failure.message)
-        } else if !failure.keyGone && !(failure.operation == .add && state.oath.adding?.answers[id] == .working) {
+        } else if !failure.keyGone
+            && !(failure.operation == state.oath.change?.kind.operation && state.oath.change?.answers[id] == .working)
+        {
             // The monitor reports a key that left; anything else is said, naming the key.
             state.status = StatusMessage(
                 UIText("oath.failedOn", ["key": state.keyLabel(id: id)], nested: ["why": failure.message]),

@@ -18,7 +18,9 @@ public struct AlsoOnField: FormFieldID, Hashable {
     public var rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ keyID: String) { rawValue = "alsoOn:" + keyID }
+    public init(_ keyID: String) { rawValue = Self.prefix + keyID }
+
+    static let prefix = "alsoOn:"
 }
 
 /// The unlock dialog: for the selected key, or (`keyID`, named `label`) another key of the all-keys view.
@@ -69,12 +71,7 @@ func addDialog() -> OATHDialog {
 /// the account goes to the selected key and to those checked.
 func addDialog(for state: AppState) -> OATHDialog {
     var dialog = addDialog()
-    for key in state.otherOATHKeys {
-        dialog.form.fields.append(
-            Form.Field(
-                AlsoOnField(key.id), UIText("oath.add.alsoOn", ["key": state.keyLabel(key)]),
-                TextField(state.oath.addToAllKeys ? "yes" : "no"), toggle: true))
-    }
+    dialog.form.fields += alsoOnFields(state, state.otherOATHKeys, label: "oath.add.alsoOn")
     return dialog
 }
 
@@ -150,14 +147,27 @@ func passwordDialog(hasPassword: Bool) -> OATHDialog {
     return OATHDialog(kind: .password, form: form)
 }
 
+/// Whether Enter submits the dialog from whichever field: rename and delete always; Add once it was filled from a URI
+/// or a key did not take its account, and what it describes is an account.
+private func enterSubmits(_ dialog: OATHDialog, _ state: AppState) -> Bool {
+    switch dialog.kind {
+    case .rename, .delete: return true
+    case .add(let uri):
+        guard uri != nil || state.oath.change != nil, case .success = addFormCredentials(dialog.form) else {
+            return false
+        }
+        return true
+    case .unlock, .unlockOther, .password: return false
+    }
+}
+
 func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     guard var dialog = state.oath.dialog else { return [] }
     var outcome = dialog.form.handle(key, now: state.now)
     // Filled from a URI, the add dialog is ready for review: one Enter adds, from whichever field. So it is after a
-    // key did not take the account: Enter tries again.
-    if key == .enter, outcome == .editing, case .add(let uri) = dialog.kind, uri != nil || state.oath.adding != nil,
-        dialog.form.confirming == nil, !dialog.form.busy,
-        case .success = addFormCredentials(dialog.form)
+    // key did not take the account: Enter tries again. Rename and delete submit from any field (what follows the name
+    // are the other keys' check boxes, set as the config says).
+    if key == .enter, outcome == .editing, dialog.form.confirming == nil, !dialog.form.busy, enterSubmits(dialog, state)
     {
         outcome = .submit
     }
@@ -189,7 +199,7 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
     case .cancel:
         dialog.form.wipeSecrets()
         state.oath.dialog = nil
-        state.oath.adding = nil
+        state.oath.change = nil
         return []
     case .editing:
         if dialog.kind.isAdd { fillFromURI(&dialog) }
@@ -213,6 +223,11 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
         guard let key = state.selectedKey else { state.oath.dialog = nil; return [] }
         dialog.form.busy = true
         dialog.form.problem = nil
+        // Rename and delete offered other keys that hold the account: each key checked does it too, and answers for
+        // itself.
+        if dialog.kind.acrossKeys, dialog.form.fields.contains(where: { $0.id.hasPrefix(AlsoOnField.prefix) }) {
+            return submitChange(&state, dialog)
+        }
         var commands = [Command]()
         let now = state.now
         switch dialog.kind {
@@ -233,7 +248,7 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
             ]
         case .add:
             // The secret stays in the dialog until it closes: a key that did not take the account can be tried again.
-            return submitAdd(&state, dialog)
+            return submitChange(&state, dialog)
         case .rename(let id):
             guard let a = state.oath.accounts.first(where: { $0.id == id }) else { state.oath.dialog = nil; return [] }
             let (issuer, name) = splitIssuer(dialog.form[RenameField.name])
@@ -265,7 +280,7 @@ func oathQuestion(_ dialog: OATHDialog, _ state: AppState) -> UIText? {
     case .add:
         guard case .success(let accounts) = addFormCredentials(dialog.form) else { return nil }
         let ids = accounts.map(\.id.string)
-        let targets = addTargets(state, dialog, ids: ids)
+        let targets = changeTargets(state, dialog)
         let holding = targets.filter { holds(state, $0.id, ids) }
         guard !holding.isEmpty else { return nil }
         let existing = ids.filter { id in holding.contains { holds(state, $0.id, [id]) } }
@@ -279,7 +294,12 @@ func oathQuestion(_ dialog: OATHDialog, _ state: AppState) -> UIText? {
         let form = dialog.form
         return form.has(PasswordField.current) && form[PasswordField.new].isEmpty && form[PasswordField.confirm].isEmpty
             ? UIText("oath.password.removeQuestion") : nil
-    case .unlock, .unlockOther, .rename, .delete:
+    case .delete(let id):
+        // With other keys checked, the confirmation comes after the check boxes, naming the keys.
+        guard dialog.form.fields.contains(where: { $0.id.hasPrefix(AlsoOnField.prefix) }) else { return nil }
+        let keys = changeTargets(state, dialog).map(state.keyLabel).joined(separator: ", ")
+        return UIText("oath.delete.questionOn", ["account": id, "keys": keys])
+    case .unlock, .unlockOther, .rename:
         return nil
     }
 }

@@ -69,13 +69,24 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         var form = Form(
             title: UIText("oath.rename.title", ["account": a.id]),
             fields: [Form.Field(RenameField.name, UIText("oath.rename.field"), TextField(current, maxLength: 64))])
+        form.fields += alsoOnFields(state, otherHolders(state, of: a.id), label: "oath.add.alsoOn")
         form.note = UIText("oath.rename.note")
         state.oath.dialog = OATHDialog(kind: .rename(accountID: a.id), form: form)
     case .delete where ready:
         guard let a = accountOnSelectedKey(&state) else { return [] }
-        let form = Form.confirmation(
-            title: UIText("oath.delete.title", ["account": a.id]),
-            note: UIText("oath.delete.note"), askedAt: state.now)
+        let holders = otherHolders(state, of: a.id)
+        var form: Form
+        if holders.isEmpty {
+            form = Form.confirmation(
+                title: UIText("oath.delete.title", ["account": a.id]),
+                note: UIText("oath.delete.note"), askedAt: state.now)
+        } else {
+            // Other keys hold the account too: which of them lose it as well is chosen first, then confirmed.
+            form = Form(
+                title: UIText("oath.delete.title", ["account": a.id]),
+                fields: alsoOnFields(state, holders, label: "oath.delete.alsoFrom"))
+            form.note = UIText("oath.delete.noteKeys", ["key": state.selectedKey.map(state.keyLabel) ?? ""])
+        }
         state.oath.dialog = OATHDialog(kind: .delete(accountID: a.id), form: form)
     case .pin where ready:
         // Pins are the selected key's; in the all-keys view any account listed can be pinned there.

@@ -51,6 +51,14 @@ public enum OATHDialogKind: Sendable, Hashable {
         if case .add = self { return true }
         return false
     }
+
+    /// Whether the dialog can act on several keys (with check boxes of the other keys).
+    public var acrossKeys: Bool {
+        switch self {
+        case .add, .rename, .delete: return true
+        case .unlock, .unlockOther, .password: return false
+        }
+    }
 }
 
 public typealias OATHDialog = TabDialog<OATHDialogKind>
@@ -85,7 +93,7 @@ public struct OATHTabState: Sendable, Hashable {
     /// fields above, as in the one-key view).
     public var others: [String: OATHKeyAccounts] = [:]
     /// The Add dialog's accounts on their way to the keys, and what each key answered.
-    public var adding: OATHAdding?
+    public var change: OATHKeysChange?
 
     public init() {}
 
@@ -170,37 +178,57 @@ public struct OATHKeyAccounts: Sendable, Hashable {
     }
 }
 
-/// What a key answered the Add dialog.
-public enum OATHAddAnswer: Sendable, Hashable {
+/// What a key answered a change asked of several keys (Add, and rename or delete with "also on").
+public enum OATHKeyAnswer: Sendable, Hashable {
     case working
-    case added
+    case done
     /// Why not (full, locked, pulled out ...).
     case failed(UIText)
     /// The key holds accounts of these IDs already: Enter asks whether to replace them there.
     case taken([String])
 }
 
-/// The Add dialog's accounts on their way to the keys (the selected key, and the other keys checked).
-public struct OATHAdding: Sendable, Hashable {
-    /// The IDs of the accounts added.
+/// What a change across keys does.
+public enum OATHKeysChangeKind: Sendable, Hashable {
+    case add
+    /// Renamed to this ID.
+    case rename(to: String)
+    case delete
+
+    /// The operation of the work's answers that belong to it.
+    var operation: OATHFailure.Operation {
+        switch self {
+        case .add: return .add
+        case .rename: return .rename
+        case .delete: return .delete
+        }
+    }
+}
+
+/// A dialog's change on its way to the keys (the selected key, and the other keys checked): the Add dialog's accounts,
+/// or the account the rename or delete dialog acts on.
+public struct OATHKeysChange: Sendable, Hashable {
+    public var kind: OATHKeysChangeKind
+    /// The IDs of the accounts changed.
     public var ids: [String]
     /// Each key's answer, by key ID, in the order the keys were asked.
     public var keys: [String]
-    public var answers: [String: OATHAddAnswer]
-    /// How each key is called, as it was when given the accounts (a key pulled out is still named).
+    public var answers: [String: OATHKeyAnswer]
+    /// How each key is called, as it was when asked (a key pulled out is still named).
     public var labels: [String: String] = [:]
     /// The selected key's own words for what it did (the status line's, when it was the only key).
     public var text: UIText?
 
-    public init(ids: [String], keys: [String]) {
+    public init(_ kind: OATHKeysChangeKind = .add, ids: [String], keys: [String]) {
+        self.kind = kind
         self.ids = ids
         self.keys = keys
         answers = Dictionary(uniqueKeysWithValues: keys.map { ($0, .working) })
     }
 
     public var working: Bool { answers.values.contains(.working) }
-    /// The keys that hold the accounts now.
-    public var added: [String] { keys.filter { answers[$0] == .added } }
+    /// The keys that did it.
+    public var done: [String] { keys.filter { answers[$0] == .done } }
 }
 
 extension CredentialID {

@@ -6,8 +6,9 @@ import KeyKit
 
 func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
     guard case .oath(let answer) = msg else { return selectedKeyAnswer(&state, msg) }
-    // The Add dialog hears its keys once their part of the tab changed: each answer is its key's line of the result.
-    defer { addAnswer(&state, answer) }
+    // A dialog acting on several keys hears them once their part of the tab changed: each answer is its key's line of
+    // the result.
+    defer { changeAnswer(&state, answer) }
     return otherKeyAnswer(&state, answer) ?? selectedKeyAnswer(&state, msg)
 }
 
@@ -60,8 +61,8 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: Msg) -> [Command]
         return []
     case .oath(.changed(let id, let snapshot, let text)):
         guard current(id) else { return [] }
-        // An add to several keys closes its dialog itself, once every key answered (`finishAdding`).
-        if state.oath.adding?.answers[id] != .working {
+        // A change on several keys closes its dialog itself, once every key answered (`finishChange`).
+        if state.oath.change?.answers[id] != .working {
             state.oath.dialog = nil
             state.status = StatusMessage(text, kind: .success, expires: state.now + statusSeconds)
         }
@@ -69,9 +70,9 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: Msg) -> [Command]
         return opened(&state, snapshot)
     case .oath(.failed(let id, let failure)):
         guard current(id) else { return [] }
-        // The Add dialog took the answer as its key's line. The selected key pulled out closes the tab's dialogs
+        // The dialog acting on several keys took the answer as its key's line. The selected key pulled out closes the tab's dialogs
         // with it: what the removal cut short is said as when one key was asked.
-        if failure.operation == .add, state.oath.adding?.answers[id] == .working {
+        if failure.operation == state.oath.change?.kind.operation, state.oath.change?.answers[id] == .working {
             state.oath.refreshing = false
             if failure.keyGone {
                 state.status = StatusMessage(

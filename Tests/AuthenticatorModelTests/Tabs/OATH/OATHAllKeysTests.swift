@@ -320,7 +320,7 @@ struct OATHAddToKeysTests {
                 .changed(
                     keyID: TwoKeys.backup.id, TwoKeys.snapshot([dave], device: "dev-backup"),
                     UIText("oath.added", ["account": "Ex:dave"]))))
-        #expect(state.oath.dialog == nil && state.oath.adding == nil)
+        #expect(state.oath.dialog == nil && state.oath.change == nil)
         #expect(state.status?.text == UIText("oath.addedTo", ["account": "Ex:dave", "keys": "daily, backup"]))
     }
 
@@ -381,7 +381,7 @@ struct OATHAddToKeysTests {
             words.contains("Not added to backup: the key was pulled out") && words.hasSuffix("Esc closes."), "\(words)")
         // Esc closes; the secret goes with the dialog.
         _ = update(&state, .keyPress(.escape))
-        #expect(state.oath.dialog == nil && state.oath.adding == nil)
+        #expect(state.oath.dialog == nil && state.oath.change == nil)
     }
 }
 
@@ -393,8 +393,135 @@ extension OATHAddToKeysTests {
         let gone = OATHFailure(operation: .add, message: .literal("removed"), keyGone: true)
         _ = update(&state, .oath(.failed(keyID: TwoKeys.daily.id, gone)))
         _ = update(&state, .keyEvent(.keyLeft(id: TwoKeys.daily.id)))
-        #expect(state.oath.dialog == nil && state.oath.adding == nil)
+        #expect(state.oath.dialog == nil && state.oath.change == nil)
         #expect(state.status?.text.key == "status.keyGoneMidOperation")
+    }
+}
+
+@Suite("Model: rename and delete over several keys")
+struct OATHChangeOnKeysTests {
+    static func credential(_ entry: OATHSession.Entry) -> Credential { entry.credential }
+
+    @Test func deleteOffersTheOtherKeysThatHoldTheAccountAsksNamingThemAndEachAnswers() throws {
+        var state = TwoKeys.state(daily: [TwoKeys.github, TwoKeys.dailyOnly], backup: [TwoKeys.githubOnBackup])
+        state.oath.addToAllKeys = true
+        // An account on daily only: the plain confirmation, no check box.
+        #expect(state.selectedOATHRow?.id == "Daily:bob")
+        _ = update(&state, .keyPress(.char("d")))
+        #expect(state.oath.dialog?.form.fields.isEmpty == true)
+        _ = update(&state, .keyPress(.escape))
+        // On both: backup is a check box, checked as the config says; Enter asks once more, naming both keys.
+        _ = update(&state, .keyPress(.end))
+        _ = update(&state, .keyPress(.char("d")))
+        let form = try #require(state.oath.dialog?.form)
+        #expect(form.has(AlsoOnField(TwoKeys.backup.id)) && form.isOn(AlsoOnField(TwoKeys.backup.id)))
+        state.now += 1
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(
+            state.oath.dialog?.form.confirming?.question
+                == UIText("oath.delete.questionOn", ["account": "GitHub:alice", "keys": "daily, backup"]))
+        state.now += 1
+        let delete = update(&state, .keyPress(.char("y")))
+        #expect(
+            delete == [
+                .oath(
+                    .each([
+                        .delete(TwoKeys.daily, TwoKeys.github.credential, time: 1002),
+                        .delete(TwoKeys.backup, TwoKeys.githubOnBackup.credential, time: 1002),
+                    ]))
+            ])
+        _ = update(
+            &state,
+            .oath(
+                .changed(
+                    keyID: TwoKeys.daily.id, TwoKeys.snapshot([TwoKeys.dailyOnly], device: "dev-daily"),
+                    UIText("oath.deleted", ["account": "GitHub:alice"]))))
+        // Backup pulled out while it worked: named, daily's delete stands.
+        let gone = OATHFailure(operation: .delete, message: .literal("removed"), keyGone: true)
+        _ = update(&state, .oath(.failed(keyID: TwoKeys.backup.id, gone)))
+        let words = ViewText.resolve(try #require(state.oath.dialog?.form.problem))
+        #expect(
+            words.contains("Deleted from daily.") && words.contains("Not deleted from backup: the key was pulled out"))
+        #expect(words.contains("Enter tries backup again"), "\(words)")
+        // Enter tries backup alone, asking once more for it.
+        state.now += 1
+        #expect(update(&state, .keyPress(.enter)).isEmpty)
+        #expect(
+            state.oath.dialog?.form.confirming?.question
+                == UIText("oath.delete.questionOn", ["account": "GitHub:alice", "keys": "backup"]))
+        state.now += 1
+        let retry = update(&state, .keyPress(.char("y")))
+        #expect(retry == [.oath(.delete(TwoKeys.backup, TwoKeys.githubOnBackup.credential, time: 1004))])
+        _ = update(
+            &state,
+            .oath(
+                .changed(
+                    keyID: TwoKeys.backup.id, TwoKeys.snapshot([], device: "dev-backup"),
+                    UIText("oath.deleted", ["account": "GitHub:alice"]))))
+        #expect(state.oath.dialog == nil && state.oath.change == nil)
+        #expect(state.status?.text == UIText("oath.deletedFrom", ["account": "GitHub:alice", "keys": "daily, backup"]))
+    }
+
+    @Test func deleteWithTheOtherKeyUncheckedActsOnTheSelectedKeyAlone() throws {
+        var state = TwoKeys.state(daily: [TwoKeys.github], backup: [TwoKeys.githubOnBackup])
+        _ = update(&state, .keyPress(.char("d")))
+        #expect(state.oath.dialog?.form.isOn(AlsoOnField(TwoKeys.backup.id)) == false)
+        state.now += 1
+        _ = update(&state, .keyPress(.enter))
+        #expect(
+            state.oath.dialog?.form.confirming?.question
+                == UIText("oath.delete.questionOn", ["account": "GitHub:alice", "keys": "daily"]))
+        state.now += 1
+        #expect(
+            update(&state, .keyPress(.char("y"))) == [
+                .oath(.delete(TwoKeys.daily, TwoKeys.github.credential, time: 1002))
+            ])
+        _ = update(
+            &state,
+            .oath(
+                .changed(
+                    keyID: TwoKeys.daily.id, TwoKeys.snapshot([], device: "dev-daily"),
+                    UIText("oath.deleted", ["account": "GitHub:alice"]))))
+        #expect(state.oath.dialog == nil && state.status?.text == UIText("oath.deleted", ["account": "GitHub:alice"]))
+        // Backup keeps it.
+        #expect(state.oath.others[TwoKeys.backup.id]?.accounts.map(\.id) == ["GitHub:alice"])
+    }
+
+    @Test func renameGoesToEachKeyCheckedWithItsOwnAccount() throws {
+        var state = TwoKeys.state(daily: [TwoKeys.github], backup: [TwoKeys.githubOnBackup])
+        state.oath.addToAllKeys = true
+        _ = update(&state, .keyPress(.char("r")))
+        var dialog = try #require(state.oath.dialog)
+        #expect(dialog.form.isOn(AlsoOnField(TwoKeys.backup.id)))
+        dialog.form[RenameField.name] = "GitHub:bob"
+        state.oath.dialog = dialog
+        let renamed = CredentialID(name: "bob", issuer: "GitHub", type: .totp, period: 30)
+        #expect(
+            update(&state, .keyPress(.enter)) == [
+                .oath(
+                    .each([
+                        .rename(TwoKeys.daily, TwoKeys.github.credential, to: renamed, time: 1000),
+                        .rename(TwoKeys.backup, TwoKeys.githubOnBackup.credential, to: renamed, time: 1000),
+                    ]))
+            ])
+        let bob = Fixture.entry("GitHub:bob", code: "111111", from: 990)
+        _ = update(
+            &state,
+            .oath(
+                .changed(
+                    keyID: TwoKeys.backup.id, TwoKeys.snapshot([bob], device: "dev-backup"),
+                    UIText("oath.renamed", ["old": "GitHub:alice", "new": "GitHub:bob"]))))
+        #expect(state.oath.dialog?.form.busy == true)
+        _ = update(
+            &state,
+            .oath(
+                .changed(
+                    keyID: TwoKeys.daily.id, TwoKeys.snapshot([bob], device: "dev-daily"),
+                    UIText("oath.renamed", ["old": "GitHub:alice", "new": "GitHub:bob"]))))
+        #expect(state.oath.dialog == nil && state.oath.change == nil)
+        #expect(
+            state.status?.text
+                == UIText("oath.renamedOn", ["old": "GitHub:alice", "new": "GitHub:bob", "keys": "daily, backup"]))
     }
 }
 
