@@ -42,7 +42,7 @@ func oathHelp(_ b: KeyBindings) -> [HelpEntry] {
         HelpEntry("Enter", UIText("help.enter")),
         HelpEntry("Esc", UIText("help.escape")),
     ]
-    for action in [Action.filter, .copy, .add, .delete, .rename, .pin, .password, .refresh, .allKeys] {
+    for action in [Action.filter, .copy, .add, .delete, .rename, .pin, .password, .refresh, .allKeys, .compare] {
         entries.append(HelpEntry(String(b.key(for: action)), UIText(action.helpKey)))
     }
     return entries

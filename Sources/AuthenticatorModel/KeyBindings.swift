@@ -3,6 +3,8 @@ public enum Action: String, CaseIterable, Sendable, Hashable {
     case quit, help, keys, device, filter, copy, add, delete, rename, pin, password, refresh
     /// The OATH tab: the selected key's accounts, or those of every key at once.
     case allKeys = "all_keys"
+    /// The OATH tab: the accounts of the selected key compared with each other key's (what `oath diff` says).
+    case compare
 
     /// The string-table key of the help overlay's description.
     public var helpKey: String { "help.action.\(rawValue)" }
@@ -31,6 +33,7 @@ public struct KeyBindings: Sendable, Hashable {
         case .password: "P"
         case .refresh: "R"
         case .allKeys: "A"
+        case .compare: "D"
         }
     }
 

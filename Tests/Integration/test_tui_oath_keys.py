@@ -108,3 +108,40 @@ def test_a_pasted_uri_with_backup_checked_is_on_both_keys(pcsc, tmp_path):
         t.wait_for("EXITED=0")
     finally:
         t.close()
+
+
+def test_d_compares_the_keys_as_oath_diff_and_delete_takes_the_account_off_both(pcsc, tmp_path):
+    a, b, env = setup(pcsc, tmp_path, config="[oath]\nadd_to_all_keys = true\n")
+    for key in (a, b):
+        run_ykman(key.reader, "oath", "accounts", "add", "-i", "Shared", "alice", SECRET, env=env)
+    run_ykman(a.reader, "oath", "accounts", "add", "-i", "Daily Only", "bob", OTHER, env=env)
+    run_ykman(b.reader, "oath", "accounts", "add", "-i", "Eight", "dan", "-d", "8", OTHER, env=env)
+    run_ykman(a.reader, "oath", "accounts", "add", "-i", "Eight", "dan", OTHER, env=env)
+    t = Tmux(shlex.quote(str(YKTERM)), env)
+    try:
+        t.wait_for(r"Shared\s")
+        # D from the one-key view: the all-keys view comes on and the comparison shows what oath diff says.
+        t.send("D")
+        screen = t.wait_for(r"Only on daily, not on backup:\n\s+Daily Only:bob", timeout=20)
+        assert re.search(r"Set up differently \(daily / backup\):\n\s+Eight:dan\s+digits 6 / 8", screen), screen
+        assert "Only on backup" not in screen, screen
+        assert "Names and settings only" in screen
+        diff = run_ykterm("oath", "diff", "daily", "backup", env=env, check=False)
+        assert diff.returncode == 1 and "Daily Only:bob: only on daily, not on backup" in diff.stdout, diff.stdout
+        t.send("Escape")
+        t.wait_until(lambda s: "Keys: daily · backup" in s and re.search(r"Shared\s.*daily · backup", s))
+        # Delete Shared from both keys (the list's last account): backup is checked as the config says; Enter asks
+        # once more, naming both.
+        t.send("End")
+        t.send("d")
+        t.wait_for(r"Also from backup\s+< yes >")
+        t.send("Enter")
+        t.wait_for(r"Delete Shared:alice from daily, backup\?")
+        t.answer("y")
+        t.wait_for(r"Deleted Shared:alice from daily, backup")
+        for key in (a, b):
+            assert "Shared:alice" not in run_ykman(key.reader, "oath", "accounts", "list", env=env).stdout, key.reader
+        t.send("q")
+        t.wait_for("EXITED=0")
+    finally:
+        t.close()

@@ -28,6 +28,7 @@ enum Golden {
         ),
         ("oath-all-keys", { AllKeysViewFixture.state() }),
         ("oath-all-keys-add", { press([.char("a")], AllKeysViewFixture.state()) }),
+        ("oath-compare-keys", { press([.char("D")], AllKeysViewFixture.state()) }),
         ("otp-tab", { OTPViewFixture.state() }),
         ("otp-challenge", { press([.char(OTPTabState.challengeKey)], OTPViewFixture.state()) }),
         (

@@ -19,6 +19,7 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         }
         return []
     }
+    if state.oath.comparing { return compareKey(&state, key) }
     // Locked: Enter asks for the password (in the all-keys view, while other keys' accounts are listed, P does).
     let listing = state.oath.allKeys && !state.oathAnsweredKeys.isEmpty
     if state.oath.phase == .locked
@@ -55,6 +56,8 @@ func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         return copyOrCalculate(&state)
     case .allKeys:
         return toggleAllKeys(&state)
+    case .compare:
+        return openComparison(&state)
     case .add where ready:
         state.oath.dialog = addDialog(for: state)
     case .rename where ready:

@@ -87,6 +87,9 @@ public struct OATHTabState: Sendable, Hashable {
 
     /// The accounts of every key with OATH at once (`[oath] all_keys`, toggled with `A`), or the selected key's.
     public var allKeys = false
+    /// The comparison of the selected key's accounts with each other key's is shown (`D`), scrolled by this many lines.
+    public var comparing = false
+    public var compareScroll = 0
     /// The Add dialog's check boxes for the other keys start checked (`[oath] add_to_all_keys`).
     public var addToAllKeys = false
     /// In the all-keys view: the keys other than the selected one, by key ID (the selected key's accounts are the

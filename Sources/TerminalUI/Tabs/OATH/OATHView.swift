@@ -8,6 +8,11 @@ struct OATHView {
 
     func render(_ state: AppState) {
         let oath = state.oath
+        if oath.comparing {
+            comparison(state)
+            if let dialog = oath.dialog { app.form(dialog.form) }
+            return
+        }
         if oath.allKeys, !state.oathAnsweredKeys.isEmpty {
             allKeysList(state)
             if let dialog = oath.dialog { app.form(dialog.form) }
@@ -210,11 +215,15 @@ extension OATHView: TabView {
     static func hints(_ state: AppState, app: AppView) -> String {
         let b = state.bindings
         if state.oath.filterFocused { return app.text(UIText("view.hints.filter")) }
+        if state.oath.comparing {
+            return app.text(UIText("oath.compare.keys", ["move": "j/k", "close": String(b.key(for: .compare))]))
+        }
         let keys: [String: String] = [
             "copy": String(b.key(for: .copy)), "filter": String(b.key(for: .filter)), "add": String(b.key(for: .add)),
             "delete": String(b.key(for: .delete)), "rename": String(b.key(for: .rename)),
             "pin": String(b.key(for: .pin)), "allKeys": String(b.key(for: .allKeys)),
-            "help": String(b.key(for: .help)), "quit": String(b.key(for: .quit)),
+            "compare": String(b.key(for: .compare)), "help": String(b.key(for: .help)),
+            "quit": String(b.key(for: .quit)),
         ]
         // With several keys, A is offered: to see every key's accounts, or the selected key's again.
         if state.oath.allKeys && !state.oathAnsweredKeys.isEmpty {

@@ -525,6 +525,49 @@ struct OATHChangeOnKeysTests {
     }
 }
 
+@Suite("Model: comparing the keys' accounts")
+struct OATHCompareTests {
+    @Test func dOpensTheAllKeysViewAndComparesAsOATHDiff() {
+        var mixed = Fixture.entry("Mixed:dan", code: "12345678", from: 990)
+        mixed.digits = 8
+        var state = TwoKeys.state(
+            daily: [TwoKeys.github, TwoKeys.dailyOnly, Fixture.entry("Mixed:dan", code: "123456", from: 990)],
+            backup: [], allKeys: false)
+        // From the one-key view: the all-keys view comes on (and is remembered), backup's accounts are read.
+        let opened = update(&state, .keyPress(.char("D")))
+        #expect(state.oath.comparing && state.oath.allKeys)
+        #expect(
+            opened.contains(.rememberOATHAllKeys(true)) && opened.contains(.oath(.open(TwoKeys.backup, time: 1000))))
+        #expect(state.oathComparisons.map(\.difference) == [nil])
+        _ = update(
+            &state,
+            .oath(
+                .opened(
+                    keyID: TwoKeys.backup.id,
+                    TwoKeys.snapshot([TwoKeys.githubOnBackup, TwoKeys.backupOnly, mixed], device: "dev-backup"))))
+        let pair = state.oathComparisons
+        #expect(pair.map(\.a) == ["daily"] && pair.map(\.b) == ["backup"] && pair.first?.count == 3)
+        let difference = pair.first?.difference
+        #expect(difference?.onlyA == ["Daily:bob"] && difference?.onlyB == ["Spare:carol"])
+        #expect(difference?.differing.map(\.id) == ["Mixed:dan"])
+        #expect(difference?.differing.first?.settings.map(\.setting) == [.digits])
+        // Keys scroll it; Esc or D again goes back to the list, which stays in the all-keys view.
+        _ = update(&state, .keyPress(.char("j")))
+        #expect(state.oath.compareScroll == 1)
+        _ = update(&state, .keyPress(.char("a")))
+        #expect(state.oath.dialog == nil && state.oath.comparing)
+        _ = update(&state, .keyPress(.char("D")))
+        #expect(!state.oath.comparing && state.oath.allKeys)
+    }
+
+    @Test func withOneKeyThereIsNothingToCompare() {
+        var state = TwoKeys.state(daily: [TwoKeys.github], backup: [], allKeys: false)
+        _ = update(&state, .keyEvent(.keyLeft(id: TwoKeys.backup.id)))
+        #expect(update(&state, .keyPress(.char("D"))).isEmpty)
+        #expect(!state.oath.comparing && state.status?.text == UIText("oath.compare.oneKey", ["key": "daily"]))
+    }
+}
+
 /// The English words of a model text, as the view resolves them.
 enum ViewText {
     static let tables = StringTables.load(language: "en")

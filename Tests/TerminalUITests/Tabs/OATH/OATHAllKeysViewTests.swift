@@ -67,6 +67,25 @@ struct OATHAllKeysViewTests {
         #expect(screen.text(row: rows - 3).contains("A one key"))
     }
 
+    @Test(arguments: [(24, 80), (20, 60)])
+    func dComparesTheSelectedKeyWithTheOtherAsOATHDiffDoes(rows: Int, columns: Int) throws {
+        var state = AllKeysViewFixture.state()
+        _ = update(&state, .keyPress(.char("D")))
+        let screen = ViewFixture.render(state, rows: rows, columns: columns)
+        let text = screen.lines.joined(separator: "\n")
+        #expect(screen.text(row: 1).hasPrefix(" Accounts of daily and backup"), "\(text)")
+        let onlyDaily = try #require(screen.lines.firstIndex { $0.contains("Only on daily, not on backup:") })
+        #expect(screen.lines[onlyDaily + 1].trimmingSpaces.hasPrefix("Corp VPN"), "\(text)")
+        let onlyBackup = try #require(screen.lines.firstIndex { $0.contains("Only on backup, not on daily:") })
+        let listed = screen.lines[(onlyBackup + 1)...].prefix { $0.hasPrefix("     ") }.map(\.trimmingSpaces)
+        #expect(listed.contains { $0.hasPrefix("Spare:carol") } && listed.contains { $0.hasPrefix("Steam") }, "\(text)")
+        #expect(text.contains("Names and settings only"), "\(text)")
+        #expect(screen.text(row: rows - 3).contains("D or Esc back to the list"))
+        // Esc goes back to the list.
+        _ = update(&state, .keyPress(.escape))
+        #expect(ViewFixture.render(state, rows: rows, columns: columns).text(row: 1).hasPrefix(" Keys: daily · backup"))
+    }
+
     @Test func withoutNamesTheKeysAreCalledBySerial() throws {
         let screen = ViewFixture.render(AllKeysViewFixture.state(names: false))
         #expect(screen.text(row: 1).hasPrefix(" Keys: 28123456 · 41000002"))
