@@ -299,6 +299,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=20, help="runs of each command (medians; default 20)")
     ap.add_argument("--idle", type=float, default=120, help="seconds of idle TUI (default 120)")
+    ap.add_argument("--idle-keys", type=float, default=60,
+                    help="seconds of idle TUI over four keys, and over one (default 60 each)")
     ap.add_argument("--latency", type=int, default=5,
                     help="the served keys' processing time per command in the list row, ms (default 5)")
     ap.add_argument("--json", help="also write the figures to this file")
@@ -427,6 +429,31 @@ def main():
         rows.append(Row(f"`oath code --all-keys` with {n4} keys vs `oath code` with 1 key ({args.latency} ms per command)",
                         ms(c4), ms(c1), f"{c4 / c1:.2f}x", "≤ 1.5x (keys asked in parallel)", c4 / c1 <= 1.5,
                         f"{c4 / c1 / 1.5:.2f}x over"))
+        # An idle TUI over every key at once (the all-keys view: each key read, its codes calculated at each period
+        # boundary on a connection of its own) against the TUI on one key, each alone for --idle-keys seconds after
+        # its first codes.
+        (work / "config-all" / "ykterm").mkdir(parents=True, exist_ok=True)
+        (work / "config-all" / "ykterm" / "config.toml").write_text("[oath]\nall_keys = true\n")
+        idle_cpu = {}
+        for name, idle_env in (("four", pcsc.env(XDG_CONFIG_HOME=str(work / "config-all"))),
+                               ("one", single.env(XDG_CONFIG_HOME=str(work / "config-all")))):
+            tui = Pty([str(YKTERM)], idle_env, started=time.perf_counter())
+            try:
+                tui.read_until(r"\d{3} \d{3}")
+                if name == "four":
+                    tui.read_until(r"Keys:")
+                # Every key read and drawn: the screen settles.
+                tui.quiet(1.0, timeout=15)
+                tui_start_cpu = task_cpu(tui.proc.pid)
+                tui.drain(args.idle_keys)
+            finally:
+                tui.close()
+            idle_cpu[name] = tui.rusage.ru_utime + tui.rusage.ru_stime - tui_start_cpu
+        i4, i1 = idle_cpu["four"], idle_cpu["one"]
+        results["idle_keys"] = {"seconds": args.idle_keys, "four_cpu_s": i4, "one_cpu_s": i1, "keys": n4}
+        rows.append(Row(f"TUI idle {args.idle_keys:.0f} s over every key ({n4} keys, all-keys view) vs one key",
+                        f"{i4 * 1000:.0f} ms CPU", f"{i1 * 1000:.0f} ms CPU", f"{i4 / i1:.2f}x",
+                        "≤ 1.5x (keys wake only at period boundaries)", i4 / i1 <= 1.5, f"{i4 / i1 / 1.5:.2f}x over"))
         slow0.stop()
         keys.remove(slow0)
         # Each reader is empty again before the TUI rows start (pcscd notices a key gone at its next poll).
