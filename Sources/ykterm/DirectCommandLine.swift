@@ -1,8 +1,8 @@
 import ArgumentParser
 import TerminalUI
 
-/// The command lines run most often — the TUI, `--version`, `list`, `oath list`, `oath code`, `fido info`,
-/// `fido credentials list` — read without ArgumentParser.
+/// The command lines run most often — the TUI, `--version`, `list`, `oath list`, `oath code` (with `--all-keys`
+/// too), `fido info`, `fido credentials list` — read without ArgumentParser.
 ///
 /// ArgumentParser finds a command's options by reflecting over it and casting each property to its own
 /// protocols, and the Swift runtime answers each new type-and-protocol pair by scanning every conformance
@@ -77,16 +77,17 @@ enum DirectCommandLine {
             else { return nil }
             request = .list(ListCommand.Request(key: key, json: words.has("json"), readers: words.has("readers")))
         case ["oath", "list"]:
-            guard let words = Words(rest, flags: ["virtual", "remember", "json"], options: keyOptions),
-                words.positional == nil, let options = words.oathOptions
+            guard let words = Words(rest, flags: ["virtual", "remember", "json", "all-keys"], options: keyOptions),
+                words.positional == nil, let options = words.oathOptions, let allKeys = words.allKeys
             else { return nil }
-            request = .oathList(OATHCommand.List.Request(options: options, json: words.has("json")))
+            request = .oathList(OATHCommand.List.Request(options: options, json: words.has("json"), allKeys: allKeys))
         case ["oath", "code"]:
-            guard let words = Words(rest, flags: ["virtual", "remember", "json"], options: keyOptions),
-                let options = words.oathOptions
+            guard let words = Words(rest, flags: ["virtual", "remember", "json", "all-keys"], options: keyOptions),
+                let options = words.oathOptions, let allKeys = words.allKeys
             else { return nil }
             request = .oathCode(
-                OATHCommand.Code.Request(options: options, query: words.positional, json: words.has("json")))
+                OATHCommand.Code.Request(
+                    options: options, query: words.positional, json: words.has("json"), allKeys: allKeys))
         case ["fido", "info"]:
             guard let words = Words(rest, flags: ["virtual", "json"], options: keyOptions),
                 words.positional == nil, let key = words.key
@@ -161,6 +162,12 @@ enum DirectCommandLine {
             }
             guard (try? KeyChoice.validate(device: key.device)) != nil else { return nil }
             return key
+        }
+
+        /// --all-keys, nil beside --device or --virtual (ArgumentParser then says why).
+        var allKeys: Bool? {
+            guard has("all-keys") else { return false }
+            return value("device") == nil && !has("virtual") ? true : nil
         }
 
         var oathOptions: OATHChoice? {

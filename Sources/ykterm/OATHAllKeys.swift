@@ -8,8 +8,10 @@ import KeyKit
 /// key whose password is needed is asked for it once, naming the key (one after the other: they share the
 /// terminal or standard input), and runs again.
 enum OATHOnKeys {
+    ///
+    /// Keys whose serial `keys` left for later are identified once opened (`EveryKey.identify`), before any is named.
     static func run<T: Sendable>(
-        _ keys: [KeyInHand], remember: Bool, prompt: Prompt,
+        _ keys: inout [KeyInHand], remember: Bool, prompt: Prompt,
         _ body: @escaping @Sendable (OATHOperations, OATHOperations.Unlock) async throws -> OATHOperations.Outcome<T>
     ) async -> [Result<T, any Error>] {
         let operations = keys.map { OATHOperations($0.opener(), store: RememberedKeys.reporting()) }
@@ -21,10 +23,17 @@ enum OATHOnKeys {
                     }
                 }
             }
-            var out = [Result<OATHOperations.Outcome<T>, any Error>?](repeating: nil, count: keys.count)
+            var out = [Result<OATHOperations.Outcome<T>, any Error>?](repeating: nil, count: operations.count)
             for await (i, r) in group { out[i] = r }
             return out.map { $0! }
         }
+        let deviceIDs = outcomes.map { outcome -> String? in
+            switch outcome {
+            case .success(.done(_, let opened)), .success(.locked(let opened)): return opened.deviceID
+            case .failure: return nil
+            }
+        }
+        await EveryKey.identify(&keys, oathDeviceIDs: deviceIDs)
         for i in outcomes.indices {
             guard case .success(.locked(let opened)) = outcomes[i] else { continue }
             if opened.rememberedForgotten { warn("ykterm: \(keys[i].label): " + words("cli.oath.rememberedForgotten")) }
@@ -47,9 +56,13 @@ enum OATHOnKeys {
     }
 
     /// The keys `--all-keys` or `--device A,B` name (every key with OATH, or those, in that order).
-    static func keys(allKeys: Bool, devices: [String], reader: String?) async throws -> [KeyInHand] {
+    /// With `serialsLater`, serials are found by `run` once the keys were opened (see `EveryKey.identify`): for the
+    /// commands that need no serial before they ask the keys.
+    static func keys(
+        allKeys: Bool, devices: [String], reader: String?, serialsLater: Bool = false
+    ) async throws -> [KeyInHand] {
         let serials = allKeys ? nil : try devices.map { try KeyChoice.serial(device: $0) }
-        return try await EveryKey.keys(with: .oath, serials: serials, reader: reader)
+        return try await EveryKey.keys(with: .oath, serials: serials, reader: reader, serialsLater: serialsLater)
     }
 
     /// The keys' results, or the first failure when every key failed; a key that failed while others answered is
@@ -107,9 +120,10 @@ struct OATHAcrossKeysJSON<Row: Encodable>: Encodable, SnakeCaseJSON {
 extension OATHCommand {
     /// `oath list --all-keys`: each account once, with the keys that hold it.
     static func listAcrossKeys(_ options: OATHChoice, json: Bool) async throws {
-        let keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
+        var keys = try await OATHOnKeys.keys(
+            allKeys: true, devices: [], reader: options.key.reader, serialsLater: true)
         let at = now()
-        let results = await OATHOnKeys.run(keys, remember: options.remember, prompt: Prompt()) { ops, unlock in
+        let results = await OATHOnKeys.run(&keys, remember: options.remember, prompt: Prompt()) { ops, unlock in
             try await ops.accounts(at: at, unlock)
         }
         let answered = try OATHOnKeys.answered(keys, results)
@@ -135,9 +149,10 @@ extension OATHCommand {
     /// hold it. Two keys that give the same account different codes hold different secrets: said on standard
     /// error.
     static func codesAcrossKeys(_ options: OATHChoice, query: String?, json: Bool) async throws {
-        let keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
+        var keys = try await OATHOnKeys.keys(
+            allKeys: true, devices: [], reader: options.key.reader, serialsLater: true)
         let at = now()
-        let results = await OATHOnKeys.run(keys, remember: options.remember, prompt: Prompt()) { ops, unlock in
+        let results = await OATHOnKeys.run(&keys, remember: options.remember, prompt: Prompt()) { ops, unlock in
             try await ops.codes(matching: query, at: at, algorithms: json, unlock)
         }
         let answered = try OATHOnKeys.answered(keys, results)
@@ -196,9 +211,9 @@ extension OATHCommand {
     static func addAcrossKeys(
         _ accounts: [CredentialData], _ options: OATHKeysOptions, force: Bool, prompt: Prompt
     ) async throws {
-        let keys = try await OATHOnKeys.keys(
+        var keys = try await OATHOnKeys.keys(
             allKeys: options.allKeys, devices: options.devices, reader: options.reader)
-        var results = await OATHOnKeys.run(keys, remember: options.remember, prompt: prompt) { ops, unlock in
+        var results = await OATHOnKeys.run(&keys, remember: options.remember, prompt: prompt) { ops, unlock in
             try await ops.add(accounts, replacing: force, unlock)
         }
         for (i, key) in keys.enumerated() {
@@ -210,7 +225,8 @@ extension OATHCommand {
                 results[i] = .failure(OATHError.credentialExists(ids[0]))
                 continue
             }
-            results[i] = await OATHOnKeys.run([key], remember: options.remember, prompt: prompt) { ops, unlock in
+            var one = [key]
+            results[i] = await OATHOnKeys.run(&one, remember: options.remember, prompt: prompt) { ops, unlock in
                 try await ops.add(accounts, replacing: true, unlock)
             }[0]
         }
@@ -280,7 +296,7 @@ extension OATHCommand {
             }
             keys = Array(keys.prefix(2))
             let at = now()
-            let results = await OATHOnKeys.run(keys, remember: remember, prompt: Prompt()) { ops, unlock in
+            let results = await OATHOnKeys.run(&keys, remember: remember, prompt: Prompt()) { ops, unlock in
                 try await ops.accounts(at: at, unlock)
             }
             let accounts = try results.map { try $0.get() }
@@ -341,8 +357,8 @@ extension OATHCommand {
     /// `oath delete --all-keys`: the account is found on each key first, then one question names the keys that hold
     /// it; it is deleted from each in parallel. A key that fails is named, the others go on (exit 1).
     static func deleteAcrossKeys(_ query: String, _ options: OATHChoice, force: Bool, prompt: Prompt) async throws {
-        let keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
-        let listed = await OATHOnKeys.run(keys, remember: options.remember, prompt: prompt) { ops, unlock in
+        var keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
+        let listed = await OATHOnKeys.run(&keys, remember: options.remember, prompt: prompt) { ops, unlock in
             try await ops.list(unlock)
         }
         var holding = [(KeyInHand, Credential)]()
@@ -400,8 +416,8 @@ extension OATHCommand {
     static func renameAcrossKeys(_ query: String, to newText: String, _ options: OATHChoice, prompt: Prompt)
         async throws
     {
-        let keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
-        let results = await OATHOnKeys.run(keys, remember: options.remember, prompt: prompt) { ops, unlock in
+        var keys = try await OATHOnKeys.keys(allKeys: true, devices: [], reader: options.key.reader)
+        let results = await OATHOnKeys.run(&keys, remember: options.remember, prompt: prompt) { ops, unlock in
             try await ops.rename(.matching(query), to: newText, unlock)
         }
         var renamed = 0, failed = false

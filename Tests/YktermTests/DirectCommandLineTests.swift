@@ -12,7 +12,8 @@ import Testing
         ["list"], ["list", "--json"], ["list", "--readers"],
         ["oath", "list"], ["oath", "list", "--json", "--remember"],
         ["oath", "code"], ["oath", "code", "--json"], ["oath", "code", "github"],
-        ["oath", "code", "--virtual", "bank", "--json"],
+        ["oath", "code", "--virtual", "bank", "--json"], ["oath", "code", "--all-keys"],
+        ["oath", "list", "--all-keys", "--json"], ["oath", "code", "--all-keys", "github", "--json"],
         ["fido", "info"], ["fido", "info", "--json"], ["fido", "info", "--reader", "hidraw3"],
         ["fido", "credentials", "list"], ["fido", "credentials", "list", "--json", "--device=28123456"],
     ]
@@ -38,6 +39,7 @@ import Testing
             ["--device", "-1"],
             ["--device", "+5"], ["--color", "always"], ["--color", "sometimes"], ["--color=never"], ["--json=yes"],
             ["github"], ["bank"], [""], ["-"], ["--"], ["-j"], ["--bogus"], ["list"], ["code"], ["info"],
+            ["--all-keys"],
         ]
         var lines: [[[String]]] = [[]] + pool.map { [$0] } + pool.flatMap { a in pool.map { [a, $0] } }
         // Three words: 600 different triples, every 65th of all of them (65 is prime to the pool's size, so

@@ -1,0 +1,34 @@
+import FoundationEssentials
+import KeyKit
+
+/// The serial each key's OATH application was last seen with, by its device ID (the salt's digest that SELECT
+/// gives), in `key-serials.json` beside ykterm's other state files (mode 0600, replaced atomically). Commands over
+/// every key (`oath code --all-keys`) name keys by serial: this spares each key the Management application's
+/// SELECT and READ CONFIG at each run. A device ID changes when the OATH application is reset, and then the key is
+/// asked again. Nothing secret is kept.
+public struct KeySerials: Sendable {
+    public let path: String
+
+    public init(path: String? = nil) {
+        self.path = path ?? RememberedKeys.configDirectory() + "/key-serials.json"
+    }
+
+    /// Every serial, by device ID; an unreadable file counts as none (it is replaced at the next save).
+    public func all() -> [String: UInt32] {
+        guard let data = FileManager.default.contents(atPath: path),
+            let map = try? JSONDecoder().decode([String: UInt32].self, from: data)
+        else { return [:] }
+        return map
+    }
+
+    /// Keeps `map`; a file that cannot be written is left as it is (the keys are asked again next time).
+    public func save(_ map: [String: UInt32]) {
+        let directory = PathString.directory(of: path)
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        guard let data = try? encoder.encode(map) else { return }
+        try? AtomicFile.write(Array(data), to: path, mode: 0o600)
+    }
+}
