@@ -79,19 +79,10 @@ extension AppState {
     public var fidoRelyingParties: [FIDORelyingPartyRow] {
         let compared = fidoComparedKeys
         let keyIDs = compared.isEmpty ? [selectedKeyID].compactMap { $0 } : compared
-        var names = [String: String]()
-        var holders = [String: [String]]()
-        for id in keyIDs {
-            for c in fidoCredentials(of: id) ?? [] {
-                if names[c.rpID] == nil, let name = c.rpName { names[c.rpID] = name }
-                if holders[c.rpID]?.contains(id) != true { holders[c.rpID, default: []].append(id) }
-            }
-        }
-        return holders.keys.sorted().map { rp in
-            let held = holders[rp] ?? []
-            return FIDORelyingPartyRow(
-                rpID: rp, rpName: names[rp], holders: compared.isEmpty ? [] : held,
-                missing: compared.filter { !held.contains($0) })
+        return FIDOAcrossKeys.relyingParties(keyIDs.map { fidoCredentials(of: $0) ?? [] }).map { p in
+            FIDORelyingPartyRow(
+                rpID: p.rpID, rpName: p.rpName, holders: compared.isEmpty ? [] : p.holders.map { keyIDs[$0] },
+                missing: compared.isEmpty ? [] : p.missing.map { keyIDs[$0] })
         }
     }
 }

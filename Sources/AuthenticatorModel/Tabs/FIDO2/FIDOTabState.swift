@@ -180,8 +180,11 @@ public struct FIDOTabState: Sendable, Hashable {
     public var textFocused: Bool { dialog != nil }
 
     /// The credentials in list order: by relying party, then user.
-    public var sortedCredentials: [FIDOCredential] {
-        (credentials ?? []).sorted { a, b in
+    public var sortedCredentials: [FIDOCredential] { Self.sorted(credentials ?? []) }
+
+    /// `credentials` in list order: by relying party, then user.
+    public static func sorted(_ credentials: [FIDOCredential]) -> [FIDOCredential] {
+        credentials.sorted { a, b in
             if a.rpID != b.rpID { return a.rpID < b.rpID }
             return (a.who ?? "", a.id) < (b.who ?? "", b.id)
         }

@@ -217,6 +217,20 @@ struct FIDOOtherKeysTests {
         #expect(update(&info, .keyPress(.char("A"))).isEmpty && info.fido.others.isEmpty)
     }
 
+    @Test func relyingPartiesOverKeysAreEachOnceWithTheirHoldersAndCredentialsInKeyOrder() {
+        let empty = FIDOCredential(rpID: "github.com", rpName: nil, userName: "zoe", credentialID: [5])
+        let parties = FIDOAcrossKeys.relyingParties([
+            [K.shared, K.dailyOnly], [empty, K.sharedOnBackup, K.backupOnly], [],
+        ])
+        #expect(parties.map(\.rpID) == ["example.com", "github.com", "spare.example"])
+        #expect(parties.map(\.holders) == [[0], [0, 1], [1]])
+        #expect(parties.map(\.missing) == [[1, 2], [2], [0, 2]])
+        // Key order, then user; the name from the first key that gives one.
+        #expect(
+            parties[1].credentials.map { [$0.key, Int($0.credential.credentialID[0])] } == [[0, 1], [1, 3], [1, 5]])
+        #expect(parties[1].rpName == "github.com")
+    }
+
     @Test func aKeyPluggedInWhileComparingJoins() {
         var state = K.state()
         _ = update(&state, .keyPress(.char("A")))
