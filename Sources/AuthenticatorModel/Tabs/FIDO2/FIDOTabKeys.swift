@@ -210,7 +210,10 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         dialog.form.wipeSecrets()
         state.fido.dialog = nil
         // A dialog closed while its command runs: the answer still comes, in the status line.
-        return wasBusy ? [.fido(.cancel)] : []
+        if wasBusy { return [.fido(.cancel)] }
+        // Another key that waited for this dialog to close asks for its PIN now.
+        fidoAskNextOtherPIN(&state)
+        return []
     case .editing:
         if !dialog.form.busy { dialog.form.problem = fidoDialogProblem(dialog, minimum: minimum) }
         state.fido.dialog = dialog

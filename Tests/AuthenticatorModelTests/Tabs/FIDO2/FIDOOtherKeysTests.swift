@@ -231,6 +231,17 @@ struct FIDOOtherKeysTests {
         #expect(parties[1].rpName == "github.com")
     }
 
+    @Test func aKeyWhoseInformationCameWhileAnotherDialogWasOpenAsksWhenItCloses() {
+        var state = K.state()
+        _ = update(&state, .keyPress(.char("A")))
+        _ = update(&state, .keyPress(.char("d")))
+        #expect(state.fido.dialog?.kind == .deleteCredential(id: K.dailyOnly.id))
+        _ = update(&state, .fido(.otherInfo(keyID: K.backup.id, FIDOFixture.info(pinSet: true))))
+        #expect(state.fido.dialog?.kind == .deleteCredential(id: K.dailyOnly.id))
+        _ = update(&state, .keyPress(.escape))
+        #expect(state.fido.dialog?.kind == .otherPIN(keyID: K.backup.id))
+    }
+
     @Test func aKeyPluggedInWhileComparingJoins() {
         var state = K.state()
         _ = update(&state, .keyPress(.char("A")))
