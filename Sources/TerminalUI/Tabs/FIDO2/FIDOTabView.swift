@@ -209,11 +209,11 @@ struct FIDOTabView {
         }
         // Rows: a heading per relying party (with the keys that hold it, when other keys were read), then the selected
         // key's credentials for it. A relying party of another key only has its heading alone.
-        enum Line { case empty, rp(FIDORelyingPartyRow), credential(Int) }
+        enum Line { case empty, rp(Int), credential(Int) }
         var lines = [Line]()
         if list.isEmpty { lines.append(.empty) }
-        for party in parties {
-            lines.append(.rp(party))
+        for (p, party) in parties.enumerated() {
+            lines.append(.rp(p))
             for (i, c) in list.enumerated() where c.rpID == party.rpID { lines.append(.credential(i)) }
         }
         let marks = parties.map { keyMarks($0, state) }
@@ -232,10 +232,10 @@ struct FIDOTabView {
                 screen.draw(
                     " " + app.text(UIText("fido.view.noCredentials")), row: y, column: area.column,
                     style: theme.dim, width: area.width)
-            case .rp(let party):
+            case .rp(let p):
+                let party = parties[p], mark = marks[p]
                 var label = party.rpID
                 if let name = party.rpName, name != party.rpID { label += "  (\(name))" }
-                let mark = marks[parties.firstIndex(of: party) ?? 0]
                 let labelWidth = mark.full.isEmpty ? area.width : max(1, area.width - marksWidth - 2)
                 screen.draw(" " + label, row: y, column: area.column, style: theme.heading, width: labelWidth)
                 if !mark.full.isEmpty {
