@@ -1,7 +1,8 @@
 /// The actions a key can be bound to outside text fields.
 public enum Action: String, CaseIterable, Sendable, Hashable {
     case quit, help, keys, device, filter, copy, add, delete, rename, pin, password, refresh
-    /// The OATH tab: the selected key's accounts, or those of every key at once.
+    /// The OATH tab: the selected key's accounts, or those of every key at once; the FIDO2 tab's credentials: the
+    /// other keys' beside them (which keys hold a passkey for the same relying party).
     case allKeys = "all_keys"
     /// The OATH tab: the accounts of the selected key compared with each other key's (what `oath diff` says).
     case compare

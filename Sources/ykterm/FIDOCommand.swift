@@ -208,9 +208,17 @@ extension FIDOCommand {
             return matches[0]
         }
 
-        struct List: KeyJSONCommand {
+        struct List: RequestCommand {
             static let configuration = CommandConfiguration(
-                commandName: "list", abstract: "List credentials by relying party (needs the PIN).")
+                commandName: "list", abstract: "List credentials by relying party (needs the PIN).",
+                discussion: """
+                    With --all-keys, every key plugged in that has FIDO2, one PIN prompt per key (in the order \
+                    the keys are found: on a terminal each asked for by name, otherwise one line of standard input \
+                    each): each relying party once, with the keys that hold a credential for it and "(not on KEY)" \
+                    for those that hold none, then its credentials, each with its key. A key without a PIN or \
+                    without credential management is named and left out; one that refuses (a wrong PIN) is named \
+                    and the others go on (exit status 1).
+                    """)
 
             @OptionGroup var key: KeyOptions
 
@@ -221,12 +229,28 @@ extension FIDOCommand {
                 ))
             var json = false
 
+            @Flag(
+                name: .long,
+                help:
+                    "Every key plugged in: each relying party once, with the keys that hold it (JSON: rp_id, rp_name, keys, not_on, credentials with their key's serial and name)."
+            )
+            var allKeys = false
+
+            func validate() throws {
+                try key.refuse(allKeys: allKeys)
+            }
+
+            /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
+            var request: Request { Request(key: key.choice, json: json, allKeys: allKeys) }
+
             /// The work of `fido credentials list`, from the values of its command line.
-            struct Request: KeyJSONRequest, Equatable, Sendable {
+            struct Request: CommandRequest, Equatable, Sendable {
                 var key: KeyChoice
                 var json: Bool
+                var allKeys = false
 
                 func run() async throws {
+                    if allKeys { return try await Credentials.listAcrossKeys(reader: key.reader, json: json) }
                     let creds = try await Credentials.all(key, prompt: Prompt()).credentials
                     if json {
                         try printJSON(

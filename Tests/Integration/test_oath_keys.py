@@ -5,11 +5,16 @@ on one key only."""
 
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pyotp
 import pytest
 
 from harness import ServedKey, run_ykman, run_ykterm, wait_until
+
+PEER = Path(__file__).with_name("fido2_peer.py")
 
 SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
 URI = f"otpauth://totp/Backup%20Test:alice@example.com?secret={SECRET}&issuer=Backup%20Test"
@@ -33,6 +38,14 @@ def env(pcsc, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     return pcsc.env(HOME=str(home))
+
+
+def peer(key, env, action, *args, pin=None):
+    """python-fido2 on one key (fido2_peer.py): the PIN on standard input, never in argv."""
+    r = subprocess.run([sys.executable, str(PEER), key.reader, action, *args], env=env, capture_output=True,
+                       text=True, input=(pin + "\n") if pin is not None else "", timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
 
 
 def ykman_code(key, env, account):
@@ -166,3 +179,59 @@ def test_delete_and_rename_on_every_key_that_holds_the_account(pcsc, env, tmp_pa
     for key in (a, b):
         assert "Renamed" not in run_ykman(key.reader, "oath", "accounts", "list", env=env).stdout
     assert "Solo:erin" in run_ykman(a.reader, "oath", "accounts", "list", env=env).stdout
+
+
+def test_fido_credentials_of_every_key_by_relying_party(pcsc, env, tmp_path):
+    a, b = two_keys(pcsc, tmp_path)
+    run_ykterm("key", "name", "41000001", "daily", env=env)
+    run_ykterm("key", "name", "41000002", "backup", env=env)
+    run_ykterm("fido", "pin", "set", "--device", "daily", env=env, input="daily-pin-1\n")
+    run_ykterm("fido", "pin", "set", "--device", "backup", env=env, input="backup-pin-1\n")
+    # python-fido2 makes the passkeys: one relying party on both keys, one on daily only.
+    shared_a = peer(a, env, "make-resident", "shared.example", "alice", pin="daily-pin-1")["credential_id"]
+    shared_b = peer(b, env, "make-resident", "shared.example", "alice", pin="backup-pin-1")["credential_id"]
+    only_a = peer(a, env, "make-resident", "daily-only.example", "bob", pin="daily-pin-1")["credential_id"]
+
+    # One PIN per key, in the order the keys are found; each relying party once, with the keys that hold it.
+    r = run_ykterm("fido", "credentials", "list", "--all-keys", env=env, input="daily-pin-1\nbackup-pin-1\n")
+    assert re.search(r"^shared\.example\s+daily · backup$", r.stdout, re.M), r.stdout
+    assert re.search(r"^daily-only\.example\s+daily  \(not on backup\)$", r.stdout, re.M), r.stdout
+    assert r.stdout.count("shared.example") == 1, r.stdout
+    assert f"alice  id {shared_a}  on daily" in r.stdout and f"alice  id {shared_b}  on backup" in r.stdout
+    assert f"bob  id {only_a}  on daily" in r.stdout
+    for pin in ("daily-pin-1", "backup-pin-1"):
+        assert pin not in r.stdout + r.stderr
+
+    data = json.loads(run_ykterm("fido", "credentials", "list", "--all-keys", "--json", env=env,
+                                 input="daily-pin-1\nbackup-pin-1\n").stdout)
+    by_rp = {p["rp_id"]: p for p in data}
+    assert sorted(by_rp) == ["daily-only.example", "shared.example"]
+    daily, backup = {"serial": 41000001, "name": "daily"}, {"serial": 41000002, "name": "backup"}
+    assert by_rp["shared.example"]["keys"] == [daily, backup] and by_rp["shared.example"]["not_on"] == []
+    assert [(c["credential_id"], c["key"]) for c in by_rp["shared.example"]["credentials"]] == [
+        (shared_a, daily), (shared_b, backup)]
+    assert by_rp["daily-only.example"]["keys"] == [daily] and by_rp["daily-only.example"]["not_on"] == [backup]
+    # Each credential has every field of one key's list, then its key.
+    assert set(by_rp["daily-only.example"]["credentials"][0]) == {
+        "rp_id", "credential_id", "user_id", "user_name", "display_name", "cred_protect", "large_blob_key", "key"}
+    assert by_rp["shared.example"]["rp_name"] == "shared.example"
+
+    # A wrong PIN on one key is named (with the tries left); the other key's credentials are still listed.
+    r = run_ykterm("fido", "credentials", "list", "--all-keys", env=env, check=False,
+                   input="daily-pin-1\nnot-the-pin\n")
+    assert r.returncode == 1 and re.search(r"backup: .*\b7\b", r.stderr), r
+    assert "daily-only.example" in r.stdout and "backup" not in r.stdout, r.stdout
+    # --all-keys names no key: beside --device it is refused.
+    refused = run_ykterm("fido", "credentials", "list", "--all-keys", "--device", "daily", env=env, check=False)
+    assert refused.returncode == 2 and "--all-keys works on every key plugged in" in refused.stderr, refused
+
+
+def test_fido_credentials_of_every_key_name_a_key_without_a_pin(pcsc, env, tmp_path):
+    a, b = two_keys(pcsc, tmp_path)
+    run_ykterm("key", "name", "41000002", "backup", env=env)
+    run_ykterm("fido", "pin", "set", "--device", "41000001", env=env, input="daily-pin-1\n")
+    made = peer(a, env, "make-resident", "example.org", "alice", pin="daily-pin-1")["credential_id"]
+    # Backup has no PIN: it is named and left out, and asks for nothing (one line of standard input is enough).
+    r = run_ykterm("fido", "credentials", "list", "--all-keys", env=env, input="daily-pin-1\n")
+    assert "backup has no FIDO2 PIN: its credentials cannot be listed" in r.stderr, r
+    assert re.search(r"^example\.org\s+41000001$", r.stdout, re.M) and made in r.stdout, r.stdout

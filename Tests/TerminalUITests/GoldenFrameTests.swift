@@ -76,6 +76,8 @@ enum Golden {
                 return s
             }
         ),
+        ("fido-credentials-other-keys", { FIDOKeysViewFixture.state() }),
+        ("fido-other-key-pin", { FIDOKeysViewFixture.state(read: false) }),
         ("fido-reset-question", { press([.char("R")], FIDOViewFixture.state()) }),
         (
             "fido-settings",

@@ -15,6 +15,16 @@ enum FIDOTab: TabModel {
     static func opened(_ state: inout AppState) -> [Command] { fidoTabOpened(&state) }
     static func tick(_ state: inout AppState) -> [Command] { fidoTabTick(&state) }
     static func selectedKeyChanged(_ state: inout AppState) -> [Command] { fidoTabKeyChanged(&state) }
+    static func probed(_ state: inout AppState, keyID: String) -> [Command] { fidoOtherKeyProbed(&state, keyID: keyID) }
+    static func keyLeft(_ state: inout AppState, keyID: String) -> [Command] {
+        fidoOtherKeyLeft(&state, keyID: keyID)
+        return []
+    }
+    /// Another tab opened: the credentials view's other keys end there (a PIN dialog of one is wiped).
+    static func closed(_ state: inout AppState) -> [Command] {
+        fidoEndComparison(&state)
+        return []
+    }
     static func form(_ state: AppState) -> Form? { state.fido.dialog?.form }
     static func textFocused(_ state: AppState) -> Bool { state.fido.textFocused }
     static func help(_ state: AppState) -> [HelpEntry] { fidoTabHelp(state) }

@@ -25,6 +25,8 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     let info = state.fido.info
     let ready = state.fido.phase == .ready && info != nil
     if state.fido.showCredentials {
+        // The all-keys binding (A unless rebound): the other keys' credentials beside these, or these alone again.
+        if state.bindings.action(for: key) == .allKeys { return fidoToggleOtherKeys(&state) }
         let count = state.fido.sortedCredentials.count
         func move(_ to: Int) { state.fido.selectedCredential = max(0, min(max(0, count - 1), to)) }
         switch key {
@@ -39,6 +41,7 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
                 state.fido.showCredentialDetail = false
             } else {
                 state.fido.showCredentials = false
+                fidoEndComparison(&state)
             }
             return []
         case .enter:
@@ -86,6 +89,7 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         if state.fido.showCredentials {
             state.fido.showCredentials = false
             state.fido.showCredentialDetail = false
+            fidoEndComparison(&state)
             return []
         }
         if !info.credentialManagement { return note(&state, "fido.noCredentialManagement") }
@@ -108,8 +112,8 @@ func fidoTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     return []
 }
 
-func note(_ state: inout AppState, _ key: String) -> [Command] {
-    state.status = StatusMessage(UIText(key), kind: .warning, expires: state.now + statusSeconds)
+func note(_ state: inout AppState, _ key: String, kind: StatusMessage.Kind = .warning) -> [Command] {
+    state.status = StatusMessage(UIText(key), kind: kind, expires: state.now + statusSeconds)
     return []
 }
 
@@ -154,6 +158,9 @@ func pinDialog(_ kind: FIDODialogKind, _ info: FIDOInfo?) -> FIDODialog {
         form = Form(
             title: UIText(thenList ? "fido.listPIN.title" : "fido.verifyPIN.title"), fields: [field(.pin)],
             note: UIText(thenList ? "fido.listPIN.note" : "fido.verifyPIN.note"))
+    case .otherPIN:
+        // Named by the caller (`fidoAskNextOtherPIN`): the key's model and name.
+        form = Form(title: UIText("fido.others.pinTitle", ["key": ""]), fields: [field(.pin)])
     case .deleteCredential, .renameCredential, .reset:
         // Not a PIN dialog: confirmations are made where they are opened, with the time of the key that
         // opened them. One made here could never be answered yes (only Esc closes it).
@@ -178,7 +185,7 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
             return UIText("fido.pin.mismatch")
         }
         if submitting, let current, current == new { return UIText("fido.pin.same") }
-    case .verifyPIN:
+    case .verifyPIN, .otherPIN:
         if submitting && form[PINField.pin].isEmpty { return UIText("fido.pin.empty") }
         if let problem = PINRules.problem(form[PINField.pin]), case .pinTooLong = problem {
             return pinRuleText(problem)
@@ -194,11 +201,19 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
     let minimum = state.fido.info?.minPINLength ?? 4
     switch dialog.form.handle(key, now: state.now) {
     case .cancel:
+        if case .otherPIN(let id) = dialog.kind {
+            fidoSkipOtherKey(&state, keyID: id)
+            fidoAskNextOtherPIN(&state)
+            return []
+        }
         let wasBusy = dialog.form.busy
         dialog.form.wipeSecrets()
         state.fido.dialog = nil
         // A dialog closed while its command runs: the answer still comes, in the status line.
-        return wasBusy ? [.fido(.cancel)] : []
+        if wasBusy { return [.fido(.cancel)] }
+        // Another key that waited for this dialog to close asks for its PIN now.
+        fidoAskNextOtherPIN(&state)
+        return []
     case .editing:
         if !dialog.form.busy { dialog.form.problem = fidoDialogProblem(dialog, minimum: minimum) }
         state.fido.dialog = dialog
@@ -209,6 +224,7 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             state.fido.dialog = dialog
             return []
         }
+        if case .otherPIN(let id) = dialog.kind { return fidoSubmitOtherPIN(&state, dialog, keyID: id) }
         guard let entry = state.selectedKey else {
             dialog.form.wipeSecrets()
             state.fido.dialog = nil
@@ -251,6 +267,8 @@ func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
             state.fido.busy = FIDOBusy(.reset)
             state.fido.hasToken = false
             return [.fido(.reset(d))]
+        case .otherPIN:
+            return []
         }
         // The PIN leaves the state with the command.
         dialog.form.wipeSecrets()

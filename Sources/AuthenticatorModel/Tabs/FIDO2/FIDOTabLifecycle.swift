@@ -35,6 +35,7 @@ func fidoTabTick(_ state: inout AppState) -> [Command] { [] }
 /// The selected key gained or lost its FIDO interface: what the tab showed of it is read again.
 func fidoTabInterfacesChanged(_ state: inout AppState) -> [Command] {
     guard state.fido.reset == nil, state.fido.busy == nil else { return [] }
+    fidoEndComparison(&state)
     state.fido.dialog = nil
     state.fido.credentials = nil
     state.fido.fingerprints = nil
@@ -62,6 +63,8 @@ func fidoTabKeyChanged(_ state: inout AppState) -> [Command] {
         state.fido.reset = stage
     default:
         guard state.fido.keyID != selected else { return [] }
+        // What was read of the other keys goes with the key they were compared with.
+        fidoEndComparison(&state)
         state.fido = FIDOTabState()
     }
     state.fido.keyID = selected
@@ -109,6 +112,7 @@ func fidoTabHelp(_ state: AppState) -> [HelpEntry] {
         HelpEntry("d / Del", UIText("fido.help.delete")),
         HelpEntry("Enter", UIText("fido.help.details")),
         HelpEntry("n", UIText("fido.help.rename")),
+        HelpEntry(String(state.bindings.key(for: .allKeys)), UIText("fido.help.otherKeys")),
         HelpEntry("R", UIText("fido.help.reset")),
         HelpEntry("r", UIText("fido.help.reload")),
         HelpEntry("Enter / Esc", UIText("fido.help.dialog")),

@@ -118,6 +118,8 @@ public enum FIDODialogKind: Sendable, Hashable {
     case renameCredential(id: String)
     /// The warning before a reset.
     case reset
+    /// The PIN of another key, to read its credentials beside the selected key's (`FIDOOtherKeys.swift`).
+    case otherPIN(keyID: String)
 }
 
 public typealias FIDODialog = TabDialog<FIDODialogKind>
@@ -168,6 +170,9 @@ public struct FIDOTabState: Sendable, Hashable {
     public var hasToken = false
     /// Something the user must know until it changes (PIN blocked, re-insert needed).
     public var alert: UIText?
+    /// The other keys whose credentials the credentials view shows beside the selected key's, by key id (empty: the
+    /// selected key's alone).
+    public var others: [String: FIDOOtherKey] = [:]
 
     public init() {}
 
@@ -175,8 +180,11 @@ public struct FIDOTabState: Sendable, Hashable {
     public var textFocused: Bool { dialog != nil }
 
     /// The credentials in list order: by relying party, then user.
-    public var sortedCredentials: [FIDOCredential] {
-        (credentials ?? []).sorted { a, b in
+    public var sortedCredentials: [FIDOCredential] { Self.sorted(credentials ?? []) }
+
+    /// `credentials` in list order: by relying party, then user.
+    public static func sorted(_ credentials: [FIDOCredential]) -> [FIDOCredential] {
+        credentials.sorted { a, b in
             if a.rpID != b.rpID { return a.rpID < b.rpID }
             return (a.who ?? "", a.id) < (b.who ?? "", b.id)
         }
@@ -238,6 +246,12 @@ public enum FIDOTabMsg: Sendable, Equatable {
     case updated(keyID: String, FIDOCredential, credentials: [FIDOCredential])
     case resetDone(keyID: String, FIDOInfo)
     case failed(keyID: String, FIDOFailure)
+    /// Another key's FIDO2 information, for the credentials view's comparison.
+    case otherInfo(keyID: String, FIDOInfo)
+    /// Another key's discoverable credentials, read with its PIN.
+    case otherCredentials(keyID: String, [FIDOCredential])
+    /// Another key refused or failed (`load`: its information; `list`: its PIN or its credentials).
+    case otherFailed(keyID: String, FIDOFailure)
 }
 
 public enum FIDOTabCommand: Sendable, Equatable {
@@ -253,6 +267,10 @@ public enum FIDOTabCommand: Sendable, Equatable {
     /// New user names for a credential (nil removes one), with the token the runner holds.
     case updateUser(KeyDescriptor, credentialID: [UInt8], userID: [UInt8], name: String?, displayName: String?)
     case reset(KeyDescriptor)
+    /// The FIDO2 information of other keys, each on a connection of its own, at once.
+    case loadOthers([KeyDescriptor])
+    /// Another key's discoverable credentials, with its PIN (neither the PIN nor a token is kept).
+    case readOther(KeyDescriptor, pin: String)
     /// Stops a wait for a touch (performed at once, not after the command that waits).
     case cancel
 }

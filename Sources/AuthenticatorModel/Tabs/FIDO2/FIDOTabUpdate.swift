@@ -18,6 +18,14 @@ func pinRuleText(_ error: FIDOSessionError) -> UIText? {
 // MARK: - Update
 
 func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
+    let commands = fidoOtherKeyAnswer(&state, msg) ?? selectedKeyAnswer(&state, msg)
+    // Whatever held the keyboard or the key may have let go: another key waiting for its PIN asks now.
+    fidoAskNextOtherPIN(&state)
+    return commands
+}
+
+/// An answer of the selected key (or of one that was selected when it was asked).
+private func selectedKeyAnswer(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
     func current(_ keyID: String) -> Bool { state.fido.keyID == keyID && state.selectedKeyID == keyID }
     switch msg {
     case .loaded(let id, let info):
@@ -103,6 +111,8 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
             return []
         }
         return failed(&state, failure)
+    case .otherInfo, .otherCredentials, .otherFailed:
+        return []
     }
 }
 

@@ -105,9 +105,38 @@ struct FIDOTabWork: Sendable {
         case .reset(let d):
             runtime.forget(d.id)
             await run(d, .reset) { ops in .resetDone(keyID: d.id, try await ops.reset()) }
+        case .loadOthers(let keys):
+            // Each key on a connection of its own: a slow key (or one pulled out) holds up only its own answer.
+            await withTaskGroup(of: Void.self) { group in
+                for d in keys {
+                    group.addTask {
+                        do {
+                            post(.fido(.otherInfo(keyID: d.id, try await otherOperations(d).info())))
+                        } catch {
+                            post(.fido(.otherFailed(keyID: d.id, FIDOFailure(.load, Self.reason(error, .load)))))
+                        }
+                    }
+                }
+            }
+        case .readOther(let d, let pin):
+            // The PIN is used once, for a token the session drops when it closes: nothing of it is kept.
+            do {
+                let credentials = try await otherOperations(d).withAuthorized(.pin(pin)) { s in
+                    try await FIDOOperations.credentials(s)
+                }
+                post(.fido(.otherCredentials(keyID: d.id, credentials)))
+            } catch {
+                post(.fido(.otherFailed(keyID: d.id, FIDOFailure(.list, Self.reason(error, .verifyPIN)))))
+            }
         case .cancel:
             await runtime.cancel()
         }
+    }
+
+    /// The FIDO operations on a key other than the selected one: no touch prompt, no cancel (reading its information
+    /// and credentials needs no touch), and no PIN token kept.
+    private func otherOperations(_ d: KeyDescriptor) -> FIDOOperations {
+        FIDOOperations(BackendKey(backend, d, observer: environment.observer))
     }
 
     /// On a key with a sensor, its fingerprints, posted before the credentials they are read with (the token

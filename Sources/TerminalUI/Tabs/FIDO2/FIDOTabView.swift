@@ -167,10 +167,16 @@ struct FIDOTabView {
                     UIText("fido.hint.backToList"),
                 ]
         } else if state.fido.showCredentials {
+            // With other keys with FIDO2 plugged in, the all-keys binding shows theirs beside (or this key's alone).
+            let allKeys = ["key": String(state.bindings.key(for: .allKeys))]
+            let others =
+                !state.fido.others.isEmpty
+                ? [UIText("fido.hint.thisKeyOnly", allKeys)]
+                : state.otherFIDOKeys.isEmpty ? [] : [UIText("fido.hint.otherKeys", allKeys)]
             parts =
                 [UIText("fido.hint.move"), UIText("fido.hint.details")]
                 + (updateUser ? [UIText("fido.hint.rename")] : [])
-                + [UIText("fido.hint.delete"), UIText("fido.hint.back")]
+                + [UIText("fido.hint.delete")] + others + [UIText("fido.hint.back")]
         } else if state.fido.phase == .ready, let info = state.fido.info {
             if info.pinSet == false { parts.append(UIText("fido.hint.set")) }
             if info.pinSet == true { parts += [UIText("fido.hint.change"), UIText("fido.hint.verify")] }
@@ -191,24 +197,28 @@ struct FIDOTabView {
         screen.draw(
             " " + app.text(UIText("fido.view.credentialsTitle", ["count": String(list.count)])), row: top,
             column: area.column, style: theme.heading, width: area.width)
+        // With other keys in the view, the line under the title names them, and says which is still read or left out.
+        if !state.fido.others.isEmpty { keysLine(state, at: top + 1) }
         top += 2
-        guard !list.isEmpty else {
+        let parties = state.fidoRelyingParties
+        guard !list.isEmpty || !parties.isEmpty else {
             screen.draw(
                 " " + app.text(UIText("fido.view.noCredentials")), row: top, column: area.column,
                 style: theme.dim, width: area.width)
             return
         }
-        // Rows: a heading per relying party, then its credentials.
-        enum Line { case rp(String, String?), credential(Int) }
+        // Rows: a heading per relying party (with the keys that hold it, when other keys were read), then the selected
+        // key's credentials for it. A relying party of another key only has its heading alone.
+        enum Line { case empty, rp(Int), credential(Int) }
         var lines = [Line]()
-        var lastRP: String?
-        for (i, c) in list.enumerated() {
-            if c.rpID != lastRP {
-                lines.append(.rp(c.rpID, c.rpName))
-                lastRP = c.rpID
-            }
-            lines.append(.credential(i))
+        if list.isEmpty { lines.append(.empty) }
+        for (p, party) in parties.enumerated() {
+            lines.append(.rp(p))
+            for (i, c) in list.enumerated() where c.rpID == party.rpID { lines.append(.credential(i)) }
         }
+        let marks = parties.map { keyMarks($0, state) }
+        let widest = marks.map { $0.full.cellWidth }.max() ?? 0
+        let marksWidth = min(widest, max(12, area.width / 3))
         let selected = max(0, min(list.count - 1, state.fido.selectedCredential))
         let rows = max(1, area.row + area.height - 1 - top)
         let selectedLine =
@@ -218,10 +228,19 @@ struct FIDOTabView {
         for (offset, line) in lines.dropFirst(first).prefix(rows).enumerated() {
             let y = top + offset
             switch line {
-            case .rp(let id, let name):
-                var label = id
-                if let name, name != id { label += "  (\(name))" }
-                screen.draw(" " + label, row: y, column: area.column, style: theme.heading, width: area.width)
+            case .empty:
+                screen.draw(
+                    " " + app.text(UIText("fido.view.noCredentials")), row: y, column: area.column,
+                    style: theme.dim, width: area.width)
+            case .rp(let p):
+                let party = parties[p], mark = marks[p]
+                var label = party.rpID
+                if let name = party.rpName, name != party.rpID { label += "  (\(name))" }
+                let labelWidth = mark.full.isEmpty ? area.width : max(1, area.width - marksWidth - 2)
+                screen.draw(" " + label, row: y, column: area.column, style: theme.heading, width: labelWidth)
+                if !mark.full.isEmpty {
+                    drawMarks(mark, at: y, column: area.column + area.width - marksWidth - 1, width: marksWidth)
+                }
             case .credential(let i):
                 let c = list[i]
                 let isSelected = i == selected
@@ -240,6 +259,76 @@ struct FIDOTabView {
         if lines.count > rows {
             let more = "\(first + 1)-\(min(lines.count, first + rows))/\(lines.count)"
             screen.draw(more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
+        }
+    }
+
+    /// What a relying party's row says of the keys compared: those that hold a credential for it ("daily · backup"),
+    /// and "not on backup" for those that hold none. Empty while no other key was read.
+    struct KeyMarks {
+        var holders: String
+        var missing: String?
+
+        var full: String { missing.map { holders.isEmpty ? $0 : holders + "  " + $0 } ?? holders }
+    }
+
+    func keyMarks(_ party: FIDORelyingPartyRow, _ state: AppState) -> KeyMarks {
+        let holders = party.holders.map { state.keyLabel(id: $0) }.joined(separator: screen.unicode ? " · " : ", ")
+        guard !party.missing.isEmpty else { return KeyMarks(holders: holders) }
+        let missing = party.missing.map { state.keyLabel(id: $0) }.joined(separator: ", ")
+        return KeyMarks(holders: holders, missing: app.text(UIText("fido.view.notOn", ["keys": missing])))
+    }
+
+    /// The marks of a relying party, right-aligned: the holders dim, "not on …" as a warning; when both do not fit,
+    /// the warning alone.
+    func drawMarks(_ marks: KeyMarks, at y: Int, column: Int, width: Int) {
+        let unicode = screen.unicode
+        guard let missing = marks.missing else {
+            screen.draw(
+                marks.holders.padded(toCells: width, unicode: unicode), row: y, column: column, style: theme.dim)
+            return
+        }
+        var x = column
+        if marks.full.cellWidth <= width, !marks.holders.isEmpty {
+            screen.draw(marks.holders + "  ", row: y, column: x, style: theme.dim)
+            x += marks.holders.cellWidth + 2
+        }
+        screen.draw(
+            missing.padded(toCells: column + width - x, unicode: unicode), row: y, column: x, style: theme.warning)
+    }
+
+    /// The line under the credentials' title while other keys are in the view: the selected key first in bold, then
+    /// the others, each with what keeps its credentials out, if anything does.
+    func keysLine(_ state: AppState, at y: Int) {
+        let label = app.text(UIText("fido.view.keys"))
+        screen.draw(" " + label, row: y, column: area.column, style: theme.dim, width: area.width)
+        var x = area.column + label.cellWidth + 2
+        let shown = state.keys.filter { $0.id == state.selectedKeyID || state.fido.others[$0.id] != nil }
+        let selectedFirst =
+            shown.filter { $0.id == state.selectedKeyID } + shown.filter { $0.id != state.selectedKeyID }
+        for (i, key) in selectedFirst.enumerated() where x < area.column + area.width {
+            let room = max(0, area.column + area.width - x)
+            if i > 0 {
+                screen.draw(screen.unicode ? " · " : ", ", row: y, column: x, style: theme.dim, width: room)
+                x += 3
+            }
+            var text = state.keyLabel(key)
+            var style = key.id == state.selectedKeyID ? theme.heading : TextStyle.plain
+            if let why = state.fido.others[key.id].flatMap(otherKeyState) {
+                text += " (" + app.text(why) + ")"
+                style = theme.warning
+            }
+            screen.draw(text, row: y, column: x, style: style, width: max(0, area.column + area.width - x))
+            x += text.cellWidth
+        }
+    }
+
+    /// Why another key's credentials are not in the view (nil: they are).
+    func otherKeyState(_ other: FIDOOtherKey) -> UIText? {
+        switch other.phase {
+        case .loading, .reading: return UIText("fido.view.keyReading")
+        case .needsPIN: return UIText("fido.view.keyWaiting")
+        case .read: return nil
+        case .skipped(let why): return why
         }
     }
 

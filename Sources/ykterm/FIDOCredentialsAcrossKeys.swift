@@ -1,0 +1,129 @@
+import ArgumentParser
+import AuthenticatorModel
+import KeyKit
+
+/// `fido credentials list --all-keys`: the discoverable credentials of every key plugged in, each relying party once
+/// with the keys that hold a credential for it.
+extension FIDOCommand.Credentials {
+    /// Each key in the order they are found, one PIN prompt per key (as `fido pin change --all-keys`: from the
+    /// terminal, else one line of standard input each); a key without a PIN or without credential management is named
+    /// and left out, one that refuses (a wrong PIN) or fails is named and the others go on (exit status 1).
+    static func listAcrossKeys(reader: String?, json: Bool) async throws {
+        let prompt = Prompt()
+        var read = [(key: KeyInHand, credentials: [FIDOCredential])]()
+        var failed = false
+        for k in try await EveryKey.keys(with: .fido, reader: reader) {
+            do {
+                let operations = fidoOperations(k.opener())
+                let info = try await operations.info()
+                if let skipped = skipped(info) {
+                    warn(words(skipped, ["key": k.label]))
+                    continue
+                }
+                let pin = try askPIN(
+                    prompt, words("cli.fido.credentials.pinOf", ["key": k.label]), minimum: info.minPINLength,
+                    new: false)
+                read.append((k, try await operations.credentials(.pin(pin)).credentials))
+            } catch {
+                failed = true
+                warn("ykterm: \(k.label): " + (error is YktermError ? "\(error)" : explained(error).1))
+            }
+        }
+        let parties = FIDOAcrossKeys.relyingParties(read.map(\.credentials))
+        let keys = read.map(\.key)
+        if json {
+            try printJSON(
+                parties.map { p in
+                    RelyingPartyAcrossKeysJSON(
+                        rpID: p.rpID, rpName: p.rpName, keys: p.holders.map { KeyJSON(keys[$0]) },
+                        notOn: p.missing.map { KeyJSON(keys[$0]) },
+                        credentials: p.credentials.map {
+                            CredentialOnKeyJSON(credential: $0.credential, key: KeyJSON(keys[$0.key]))
+                        })
+                })
+        } else if parties.isEmpty {
+            if !keys.isEmpty {
+                out(words("cli.fido.credentials.noneOn", ["keys": keys.map(\.label).joined(separator: ", ")]))
+            }
+        } else {
+            out(lines(parties, keys).concatenated(separator: "\n"))
+        }
+        if failed { throw ExitCode(ExitStatus.failed) }
+    }
+
+    /// Why a key's credentials cannot be listed (the string key of the words that say so), nil when its PIN reads them.
+    private static func skipped(_ info: FIDOInfo) -> String? {
+        if !info.credentialManagement { return "cli.fido.credentials.skippedNoManagement" }
+        switch info.pinSet {
+        case nil: return "cli.fido.credentials.skippedNoPINSupport"
+        case false?: return "cli.fido.credentials.skippedNoPIN"
+        case true?: return nil
+        }
+    }
+
+    /// Each relying party with the keys that hold it ("daily · backup", and "(not on backup)"), then its credentials,
+    /// each with the key it is on.
+    private static func lines(_ parties: [FIDOAcrossKeys.RelyingParty], _ keys: [KeyInHand]) -> [String] {
+        let width = min(parties.map(\.rpID.count).max() ?? 0, 60)
+        var lines = [String]()
+        for p in parties {
+            var holders = p.holders.map { keys[$0].label }.joined(separator: " · ")
+            if !p.missing.isEmpty {
+                holders +=
+                    "  "
+                    + words(
+                        "cli.fido.credentials.notOn", ["keys": p.missing.map { keys[$0].label }.joined(separator: ", ")]
+                    )
+            }
+            lines.append(p.rpID + String.spaces(max(width - p.rpID.count, 0)) + "  " + holders)
+            for onKey in p.credentials {
+                let (k, c) = (onKey.key, onKey.credential)
+                let who = [c.userName, c.displayName.map { "(\($0))" }].compactMap { $0 }.concatenated(separator: " ")
+                var details = [String]()
+                if let level = c.credProtect {
+                    details.append(words("cli.fido.credentials.credProtect", ["level": "\(level)"]))
+                }
+                if c.largeBlobKey { details.append(words("cli.fido.credentials.largeBlobKey")) }
+                let name = who.isEmpty ? words("cli.fido.credentials.noName") : who
+                lines.append(
+                    "  "
+                        + words(
+                            "cli.fido.credentials.lineOn",
+                            ["who": name, "id": c.credentialID.hex, "key": keys[k].label])
+                        + details.map { "  " + $0 }.concatenated())
+            }
+        }
+        return lines
+    }
+}
+
+/// A relying party in `fido credentials list --all-keys --json`: the keys that hold a credential for it, those read
+/// that hold none, and its credentials with the key each is on.
+struct RelyingPartyAcrossKeysJSON: Encodable, SnakeCaseJSON {
+    var rpID: String
+    var rpName: String?
+    var keys: [KeyJSON]
+    var notOn: [KeyJSON]
+    var credentials: [CredentialOnKeyJSON]
+}
+
+/// A credential of `fido credentials list --json`, then `key`: the key it is on (serial and name).
+struct CredentialOnKeyJSON: Encodable, SnakeCaseJSON {
+    var credential: CredentialJSON
+    var key: KeyJSON
+
+    enum CodingKeys: CodingKey { case key }
+
+    init(credential c: FIDOCredential, key: KeyJSON) {
+        credential = CredentialJSON(
+            rpID: c.rpID, credentialID: c.credentialID.hex, userID: c.userID.hex, userName: c.userName,
+            displayName: c.displayName, credProtect: c.credProtect, largeBlobKey: c.largeBlobKey)
+        self.key = key
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try credential.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(key, forKey: .key)
+    }
+}
