@@ -1,7 +1,7 @@
 import KeyKit
 
-// Keys: GENERATE ASYMMETRIC KEY PAIR (a new key, or the public key of the one there), PSO:COMPUTE DIGITAL
-// SIGNATURE, PSO:DECIPHER and INTERNAL AUTHENTICATE.
+// Keys: GENERATE ASYMMETRIC KEY PAIR (a new key, or the public key of the one there), key import (PUT DATA with
+// the extended header list), PSO:COMPUTE DIGITAL SIGNATURE, PSO:DECIPHER and INTERNAL AUTHENTICATE.
 extension OpenPGPApplet {
     /// GENERATE ASYMMETRIC KEY PAIR: P1 80 makes a key of the slot's attributes (needs PW3), P1 81 reads the
     /// public key; data the slot's control reference template. The answer is 7F49 with the public key. A new
@@ -144,6 +144,87 @@ extension OpenPGPApplet {
             return try? key.sharedSecret(peer: point)
         case .ed25519:
             return nil
+        }
+    }
+
+    /// Key import: PUT DATA (odd instruction DB, P1 P2 3FFF) of the extended header list 4D { the slot's control
+    /// reference template, 7F48 the tags and lengths of the parts, 5F48 the parts one after another }. The parts
+    /// are the slot's attributes' kind: RSA e (91), p (92), q (93) (and the CRT values 94-96 and n 97, which are
+    /// made again from p and q); ECC the private key (92) and perhaps the public key (99); X25519's private key
+    /// in reversed byte order. Needs PW3.
+    func importKey(_ apdu: APDU, _ s: inout OpenPGPState) -> Response {
+        guard apdu.p1 == 0x3F, apdu.p2 == 0xFF else { return Self.badP1P2 }
+        guard session.admin else { return Self.notAllowed }
+        guard let outer = try? TLV.parseAll(apdu.data), outer.count == 1, outer[0].tag == 0x4D,
+            let parts = try? outer[0].children(), parts.count == 3,
+            let slot = OpenPGP.KeySlot(controlReference: parts[0].encoded),
+            parts[1].tag == 0x7F48, parts[2].tag == 0x5F48,
+            let values = Self.importedParts(headers: parts[1].value, data: parts[2].value)
+        else { return Self.badData }
+        var stored = s.slot(slot)
+        guard let attributes = try? OpenPGPAlgorithmAttributes(stored.attributes), let type = attributes.keyType,
+            let key = Self.importedKey(type, values)
+        else { return Self.badData }
+        stored.privateKey = key.pkcs8
+        stored.status = .imported
+        stored.fingerprint = [UInt8](repeating: 0, count: 20)
+        stored.generationTime = [UInt8](repeating: 0, count: 4)
+        if stored.touchPolicy.isFixed { stored.touchPolicy = stored.touchPolicy == .fixed ? .on : .cached }
+        s.slots[slot] = stored
+        if slot == .signature { s.signatureCounter = 0 }
+        return Self.done
+    }
+
+    /// The parts of a key as 7F48 announces them: tag → value; nil when the lengths do not add up.
+    static func importedParts(headers: [UInt8], data: [UInt8]) -> [UInt32: [UInt8]]? {
+        var out = [UInt32: [UInt8]]()
+        var i = 0
+        var offset = 0
+        while i < headers.count {
+            let length: Int
+            let tag = UInt32(headers[i])
+            i += 1
+            guard i < headers.count else { return nil }
+            switch headers[i] {
+            case 0x81:
+                guard i + 1 < headers.count else { return nil }
+                length = Int(headers[i + 1])
+                i += 2
+            case 0x82:
+                guard i + 2 < headers.count else { return nil }
+                length = Int(headers[i + 1]) << 8 | Int(headers[i + 2])
+                i += 3
+            case let b where b < 0x80:
+                length = Int(b)
+                i += 1
+            default:
+                return nil
+            }
+            guard offset + length <= data.count else { return nil }
+            out[tag] = Array(data[offset..<(offset + length)])
+            offset += length
+        }
+        return offset == data.count ? out : nil
+    }
+
+    private static func importedKey(_ type: AsymmetricKeyType, _ parts: [UInt32: [UInt8]]) -> AsymmetricPrivateKey? {
+        switch type {
+        case .rsa:
+            guard let e = parts[0x91], let p = parts[0x92], let q = parts[0x93],
+                let key = try? AsymmetricPrivateKey.rsa(p: p, q: q, exponent: e), key.type == type
+            else { return nil }
+            return key
+        case .p256, .p384:
+            guard var scalar = parts[0x92] else { return nil }
+            while scalar.count > type.length, scalar.first == 0 { scalar.removeFirst() }
+            if scalar.count < type.length { scalar = [UInt8](repeating: 0, count: type.length - scalar.count) + scalar }
+            return try? AsymmetricPrivateKey.ec(type, scalar: scalar)
+        case .ed25519:
+            guard let raw = parts[0x92] else { return nil }
+            return try? AsymmetricPrivateKey.raw(raw, type: .ed25519)
+        case .x25519:
+            guard let raw = parts[0x92] else { return nil }
+            return try? AsymmetricPrivateKey.raw(raw.reversed(), type: .x25519)
         }
     }
 }

@@ -4,7 +4,7 @@ import KeyKit
 /// (123456), the admin PIN (12345678) and the reset code (none) with 3, 0 and 3 tries; the application related
 /// data and the other data objects, the YubiKey's GET VERSION (F1), SET PIN RETRIES (F2) and touch policies
 /// (UIF, D6-D9); keys generated in the signature, decryption and authentication slots (RSA 2048-4096, P-256,
-/// P-384, Ed25519, X25519), and their signatures (PSO:COMPUTE DIGITAL SIGNATURE, INTERNAL AUTHENTICATE) and
+/// P-384, Ed25519, X25519) or imported (the extended header list), and their signatures (PSO:COMPUTE DIGITAL SIGNATURE, INTERNAL AUTHENTICATE) and
 /// decryption (PSO:DECIPHER); TERMINATE and ACTIVATE.
 ///
 /// The commands are split by job: passwords and the reset (OpenPGPApplet+PIN), keys and their operations
@@ -65,6 +65,7 @@ final class OpenPGPApplet: Applet {
         case OpenPGP.Ins.getVersion: return Response(data: state.version.bytes.map(Self.bcd), status: .ok)
         case OpenPGP.Ins.getData: return getData(apdu, state)
         case OpenPGP.Ins.putData: return putData(apdu, &state.openpgp)
+        case OpenPGP.Ins.putDataOdd: return importKey(apdu, &state.openpgp)
         case OpenPGP.Ins.selectData: return selectData(apdu)
         case OpenPGP.Ins.verify: return verify(apdu, &state.openpgp)
         case OpenPGP.Ins.changeReference: return changeReference(apdu, &state.openpgp)

@@ -233,3 +233,55 @@ import VirtualKey
         #expect(decoded.openpgp == key.state.openpgp)
     }
 }
+
+/// Key import with the extended header list, as ykman and GnuPG send it.
+@Suite struct OpenPGPImportTests {
+    static func header(_ parts: [(UInt32, [UInt8])], crt: [UInt8]) -> [UInt8] {
+        let list = parts.flatMap { [UInt8($0.0)] + TLV.lengthBytes($0.1.count) }
+        let values = parts.flatMap(\.1)
+        return TLV(0x4D, crt + TLV(0x7F48, list).encoded + TLV(0x5F48, values).encoded).encoded
+    }
+
+    @Test func ecFromItsScalar() async throws {
+        let key = VirtualKey(state: .yubiKey5NFC(), touchDelay: 0)
+        let session = try await OpenPGPSession.make(connection: VirtualKeyConnection(key: key))
+        try await session.verifyAdminPIN(OpenPGPAppletTests.adminPIN)
+        let proto = SmartCardProtocol(connection: VirtualKeyConnection(key: key))
+        let ec = try AsymmetricPrivateKey.generate(.p256)
+        try await session.setAlgorithmAttributes(.authentication, .ecc(.secp256r1, slot: .authentication))
+        let scalar = try #require(try? ecScalar(ec))
+        let body = Self.header([(0x92, scalar)], crt: OpenPGP.KeySlot.authentication.controlReference)
+        // SELECT forgets the admin PIN: the import needs it again.
+        _ = try await proto.select(AID.openpgp, name: "OpenPGP")
+        #expect(
+            try await proto.send(APDU(ins: 0xDB, p1: 0x3F, p2: 0xFF, data: body)).status
+                == .securityConditionNotSatisfied)
+        try await session.verifyAdminPIN(OpenPGPAppletTests.adminPIN)
+        _ = try await proto.sendChecked(APDU(ins: 0xDB, p1: 0x3F, p2: 0xFF, data: body))
+        #expect(try await session.publicKey(.authentication).asymmetricKey() == ec.publicKey)
+        #expect(try await session.applicationData().key(.authentication)?.status == .imported)
+        // Lengths that do not add up are refused.
+        let short = Array(body.dropLast())
+        var broken = short
+        broken[1] = UInt8(short.count - 2)
+        #expect(try await proto.send(APDU(ins: 0xDB, p1: 0x3F, p2: 0xFF, data: broken)).status == .incorrectParameters)
+    }
+
+    /// The private scalar of a P-256 key, from its PKCS #8 (RFC 5915's ECPrivateKey inside).
+    func ecScalar(_ key: AsymmetricPrivateKey) throws -> [UInt8] {
+        let info = try TLV.parseAll(key.pkcs8)[0].children()
+        let ecPrivateKey = try TLV.parseAll(info[2].value)[0].children()
+        return ecPrivateKey[1].value
+    }
+
+    @Test func rsaKeyFromPrimesMatchesTheOriginal() throws {
+        let key = try AsymmetricPrivateKey.generate(.rsa(bits: 2048))
+        // PKCS #8 → RSAPrivateKey: version, n, e, d, p, q, ...
+        let info = try TLV.parseAll(key.pkcs8)[0].children()
+        let rsa = try TLV.parseAll(info[2].value)[0].children()
+        let rebuilt = try AsymmetricPrivateKey.rsa(p: rsa[4].value, q: rsa[5].value, exponent: rsa[2].value)
+        #expect(rebuilt.publicKey == key.publicKey)
+        let block = [UInt8](repeating: 0x01, count: 256)
+        #expect(try rebuilt.rsaPrivateOperation(block) == key.rsaPrivateOperation(block))
+    }
+}
