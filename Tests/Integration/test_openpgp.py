@@ -1,10 +1,18 @@
 """The virtual key's OpenPGP application between ykterm and yubikey-manager (`ykman openpgp`): what ykterm
 changes (tries, PINs, the reset code, touch policies, the reset) `ykman openpgp info` and ykman's use of the new
-PINs see, and what ykman changes (tries, touch policies, PINs, imported keys) `ykterm openpgp info --json` sees."""
+PINs see, and what ykman changes (tries, touch policies, PINs, imported keys) `ykterm openpgp info --json` sees.
+Then GnuPG through the test's pcscd (scdaemon without its own CCID driver): `gpg --card-status` shows what
+ykterm set, the PIN ykterm changed is the one gpg needs, and keys gpg generates on the card sign, decrypt and
+are shown by ykterm with gpg's fingerprints."""
 
 import json
+import os
 import re
+import shutil
+import signal
 import subprocess
+import tempfile
+import time
 
 import pytest
 
@@ -177,3 +185,147 @@ def test_ykman_changes_seen_by_ykterm(key, home_env, ykterm, ykman, tmp_path):
     info = info_json(ykterm)
     assert (info["pin_tries"], info["admin_pin_tries"]) == (3, 3)
     assert not any(k["has_key"] for k in info["keys"])
+
+
+# --- GnuPG ------------------------------------------------------------------------------------------------------
+
+def libpcsclite():
+    """The libpcsclite the test's pcscd speaks to (the system's), for scdaemon's pcsc-driver."""
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.strip().startswith("libpcsclite.so.1 ") and "=>" in line:
+            return line.split("=>", 1)[1].strip()
+    return "libpcsclite.so.1"
+
+
+class GnuPG:
+    """gpg with a GNUPGHOME of its own, whose scdaemon reaches the key through the test's pcscd."""
+
+    def __init__(self, pcsc):
+        # A short path: gpg-agent's sockets live in it.
+        self.home = tempfile.mkdtemp(prefix="gpg")
+        with open(os.path.join(self.home, "scdaemon.conf"), "w") as f:
+            f.write(f"disable-ccid\npcsc-driver {libpcsclite()}\npcsc-shared\n")
+        with open(os.path.join(self.home, "gpg-agent.conf"), "w") as f:
+            f.write("allow-loopback-pinentry\n")
+        self.env = pcsc.env(GNUPGHOME=self.home, HOME=self.home)
+
+    def run(self, *args, input=None, check=True):
+        r = subprocess.run(["gpg", *map(str, args)], input=input, env=self.env, capture_output=True, text=True,
+                           timeout=120)
+        if check and r.returncode != 0:
+            raise AssertionError(f"gpg {' '.join(map(str, args))} exited {r.returncode}\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def card_status(self):
+        return self.run("--batch", "--card-status").stdout
+
+    def card_edit(self, *lines, check=True):
+        """--card-edit with its questions and PINs answered from `lines`, as GnuPG's status protocol asks them."""
+        return self.run("--no-tty", "--command-fd", "0", "--status-fd", "1", "--pinentry-mode", "loopback",
+                        "--card-edit", input="".join(f"{line}\n" for line in lines), check=check)
+
+    def restart(self):
+        """A fresh scdaemon (and agent): one that still believes a PIN verified which another program's SELECT
+        has since forgotten on the card would fail its next command."""
+        self.stop()
+
+    def pids(self):
+        out = []
+        for command in ("getinfo pid", "scd getinfo pid"):
+            r = subprocess.run(["gpg-connect-agent", "--no-autostart", command, "/bye"], env=self.env,
+                               capture_output=True, text=True, timeout=30)
+            out += [int(m) for m in re.findall(r"^D (\d+)$", r.stdout, re.M)]
+        return out
+
+    def stop(self):
+        """gpgconf --kill, then by PID whatever is left of the agent and its scdaemon."""
+        pids = self.pids()
+        subprocess.run(["gpgconf", "--kill", "all"], env=self.env, capture_output=True, timeout=30)
+        deadline = time.monotonic() + 5
+        for pid in pids:
+            while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if os.path.exists(f"/proc/{pid}"):
+                os.kill(pid, signal.SIGKILL)
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+@pytest.fixture
+def gnupg(pcsc, key):
+    if not (shutil.which("gpg") and os.path.exists("/usr/lib/gnupg/scdaemon")):
+        pytest.skip("gnupg and scdaemon are not installed (make deps installs them for the tests)")
+    g = GnuPG(pcsc)
+    yield g
+    g.cleanup()
+
+
+def retry_counters(status):
+    m = re.search(r"^PIN retry counter : (\d+) (\d+) (\d+)$", status, re.M)
+    assert m, status
+    return tuple(int(x) for x in m.groups())
+
+
+def test_gpg_card_status_shows_what_ykterm_set_and_needs_the_pin_ykterm_changed(gnupg, ykterm):
+    status = gnupg.card_status()
+    assert "Manufacturer .....: Yubico" in status and "Serial number ....: 28123456" in status
+    assert "Version ..........: 3.4" in status and retry_counters(status) == (3, 0, 3)
+    assert "Key attributes ...: rsa2048 rsa2048 rsa2048" in status and "Signature PIN ....: forced" in status
+
+    ykterm("access", "set-retries", "5", "4", "6", "--force", input=ADMIN + "\n")
+    ykterm("access", "change-reset-code", input=ADMIN + "\nresetcode1\n")
+    ykterm("access", "change-pin", input="123456\n24681357\n")
+    gnupg.restart()
+    assert retry_counters(gnupg.card_status()) == (5, 4, 6)
+    # gpg's "verify" with the old PIN uses up a try; with the one ykterm set it succeeds and gives it back.
+    gnupg.card_edit("verify", "123456", "quit")
+    assert retry_counters(gnupg.card_status()) == (4, 4, 6)
+    gnupg.card_edit("verify", "24681357", "quit")
+    assert retry_counters(gnupg.card_status()) == (5, 4, 6)
+    assert info_json(ykterm)["pin_tries"] == 5
+
+
+def test_keys_gpg_generates_sign_decrypt_and_show_in_ykterm_with_gpgs_fingerprints(gnupg, ykterm, ykman):
+    # The cardholder's name and URL, written by gpg, read by ykterm.
+    gnupg.card_edit("admin", "name", "Doe", "Jane", ADMIN, "url", "https://example.org/jane.asc", "quit")
+    info = info_json(ykterm)
+    assert info["cardholder"] == "Jane Doe" and info["url"] == "https://example.org/jane.asc"
+
+    # ykterm's SELECT forgot the admin PIN scdaemon verified: a fresh scdaemon asks again.
+    gnupg.restart()
+    # generate: no backup of the encryption key, admin PIN, PIN, no expiry, the user ID, then the PIN for the
+    # self-signatures.
+    r = gnupg.card_edit("admin", "generate", "n", ADMIN, "123456", "0", "Jane Doe", "jane@example.org", "",
+                        "123456", "123456", "123456", "quit")
+    assert "KEY_CREATED" in r.stdout, r.stdout + r.stderr
+    colons = gnupg.run("--batch", "--with-colons", "--card-status").stdout
+    fprs = next(line for line in colons.splitlines() if line.startswith("fpr:")).split(":")[1:4]
+    assert all(len(f) == 40 for f in fprs)
+    keys = {k["slot"]: k for k in info_json(ykterm)["keys"]}
+    assert [keys[s]["fingerprint"] for s in ("sig", "aut", "dec")] == [fprs[0], fprs[2], fprs[1]]
+    assert all(keys[s]["origin"] == "generated" and keys[s]["algorithm"] == "RSA2048" for s in ("sig", "dec", "aut"))
+    assert keys["sig"]["created"] is not None
+    # ykman sees the same fingerprints.
+    ykman_info = ykman("info").stdout.replace(" ", "")
+    assert all(f in ykman_info for f in fprs)
+
+    # A detached signature made on the card verifies; a message encrypted to the card's key decrypts on it.
+    gnupg.restart()
+    message = os.path.join(gnupg.home, "message.txt")
+    with open(message, "w") as f:
+        f.write("signed and sealed by the virtual key\n")
+    gnupg.run("--batch", "--pinentry-mode", "loopback", "--passphrase-fd", "0", "--output", message + ".sig",
+              "--detach-sign", message, input="123456\n")
+    assert "Good signature" in gnupg.run("--batch", "--verify", message + ".sig", message).stderr
+    gnupg.run("--batch", "--trust-model", "always", "--encrypt", "-r", "jane@example.org", "--output",
+              message + ".gpg", message)
+    r = gnupg.run("--batch", "--pinentry-mode", "loopback", "--passphrase-fd", "0", "--decrypt", message + ".gpg",
+                  input="123456\n")
+    assert r.stdout == "signed and sealed by the virtual key\n"
+    # The signature counter counts gpg's signatures: the self-signature(s) and the detached one.
+    counter = re.search(r"^Signature counter : (\d+)$", gnupg.card_status(), re.M)
+    assert counter and int(counter.group(1)) >= 2
+    assert info_json(ykterm)["signature_counter"] == int(counter.group(1))
