@@ -195,7 +195,11 @@ public actor OpenPGPSession {
     public func changePassword(_ password: OpenPGP.Password, old: SecretBytes, new: SecretBytes) async throws {
         precondition(password != .reset, "the reset code is set with setResetCode")
         let status = try await passwordContext()
-        var data = try checked(old, password, status: status) + checked(new, password, status: status)
+        var oldBytes = try checked(old, password, status: status)
+        defer { SecretBytes.wipe(&oldBytes) }
+        var newBytes = try checked(new, password, status: status)
+        defer { SecretBytes.wipe(&newBytes) }
+        var data = oldBytes + newBytes
         defer { SecretBytes.wipe(&data) }
         try await passwordRefusal(
             try await proto.send(APDU(ins: Ins.changeReference, p2: password.rawValue, data: data)), password)
