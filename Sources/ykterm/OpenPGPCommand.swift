@@ -134,14 +134,14 @@ extension OpenPGPCommand.Access {
             discussion: "Each counter starts again at its new number. Asks first on a terminal; give --force when "
                 + "not on one.")
         @OptionGroup var key: KeyOptions
-        @Argument(help: ArgumentHelp("Tries of the PIN.", valueName: "PIN-RETRIES")) var pin: Int
-        @Argument(help: ArgumentHelp("Tries of the reset code.", valueName: "RESET-CODE-RETRIES")) var resetCode: Int
-        @Argument(help: ArgumentHelp("Tries of the admin PIN.", valueName: "ADMIN-PIN-RETRIES")) var admin: Int
+        @Argument(help: ArgumentHelp("Tries of the PIN.", valueName: "USER-TRIES")) var pin: Int
+        @Argument(help: ArgumentHelp("Tries of the reset code.", valueName: "RESET-CODE-TRIES")) var resetCode: Int
+        @Argument(help: ArgumentHelp("Tries of the admin PIN.", valueName: "ADMIN-TRIES")) var admin: Int
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func validate() throws {
             for (name, value) in [
-                ("PIN-RETRIES", pin), ("RESET-CODE-RETRIES", resetCode), ("ADMIN-PIN-RETRIES", admin),
+                ("USER-TRIES", pin), ("RESET-CODE-TRIES", resetCode), ("ADMIN-TRIES", admin),
             ]
             where !(1...255).contains(value) {
                 throw ValidationError(words("cli.openpgp.retriesRange", ["name": name, "value": String(value)]))
@@ -218,9 +218,9 @@ extension OpenPGPCommand.Access {
         static let configuration = CommandConfiguration(
             commandName: "unblock-pin",
             abstract: "Set a new PIN with the reset code, which also unblocks it (reset code, then the new PIN).",
-            discussion: "With --use-admin-pin the admin PIN is asked for instead of the reset code.")
+            discussion: "With --admin the admin PIN is asked for instead of the reset code.")
         @OptionGroup var key: KeyOptions
-        @Flag(name: .customLong("use-admin-pin"), help: "Ask for the admin PIN instead of the reset code.")
+        @Flag(name: .customLong("admin"), help: "Ask for the admin PIN instead of the reset code.")
         var useAdminPIN = false
 
         func run() async throws {
