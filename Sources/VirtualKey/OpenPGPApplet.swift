@@ -221,8 +221,8 @@ final class OpenPGPApplet: Applet {
         UInt32(slot.rawValue) << 16 | OpenPGP.DO.cardholderCertificate
     }
 
-    /// SELECT DATA of the cardholder certificate: P1 the occurrence (0 sig... as the specification counts them
-    /// from the authentication key: 0 aut, 1 dec, 2 sig), P2 04; data 60 { 5C 7F21 }.
+    /// SELECT DATA of the cardholder certificate: P1 the occurrence, counted from the authentication key as the
+    /// specification does (0 aut, 1 dec, 2 sig), P2 04; data 60 { 5C 7F21 }.
     func selectData(_ apdu: APDU) -> Response {
         guard apdu.p2 == 0x04, apdu.p1 <= 2 else { return Self.badP1P2 }
         session.certificateSlot = [OpenPGP.KeySlot.authentication, .decryption, .signature][Int(apdu.p1)]
