@@ -60,9 +60,10 @@ test test-integration: DEB_SERVER_PACKAGES := openssh-server
 # The USB key's ssh-keygen and ssh tests build Tests/Bench/hidraw_shim.c for libfido2; the PIV SSH tests use ykcs11
 # (ssh -I, ssh-keygen -D) and openssl. test_deb.py runs make deb (the release build and the Debian tools, lintian)
 # and checks the installed package with man-db, bash-completion and strace; dpkg-repack keeps aside a ykterm package
-# installed before it.
+# installed before it. test_openpgp.py runs gpg --card-status through scdaemon (gnupg and scdaemon; the test
+# starts scdaemon and gpg-agent itself, in a private GNUPGHOME).
 test test-integration: DEB_PACKAGES += gcc libc6-dev openssh-client openssl ykcs11 \
-  libstdc++-12-dev dpkg-dev binutils lintian man-db bash-completion strace dpkg-repack
+  libstdc++-12-dev dpkg-dev binutils lintian man-db bash-completion strace dpkg-repack gnupg scdaemon
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \

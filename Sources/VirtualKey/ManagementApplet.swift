@@ -110,11 +110,12 @@ final class ManagementApplet: Applet {
         return Response(status: .ok)
     }
 
-    /// DEVICE RESET: OATH, PIV, FIDO and the OTP slots as on a new key (attestation keys stay); the device
+    /// DEVICE RESET: OATH, PIV, OpenPGP, FIDO and the OTP slots as on a new key (attestation keys stay); the device
     /// configuration and its lock stay as they are.
     static func reset(_ state: inout VirtualKeyState) {
         state.oath = OATHState(salt: Crypto.random(8))
         state.piv = state.piv.afterReset()
+        state.openpgp = OpenPGPState()
         state.fido = FIDOState(
             wrapEncryptionKey: Crypto.random(32), wrapMACKey: Crypto.random(32),
             attestationKey: state.fido.attestationKey,

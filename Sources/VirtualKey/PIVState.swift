@@ -240,13 +240,3 @@ extension PIVState {
             + TLV(PIV.Tag.errorDetection, []).encoded
     }
 }
-
-/// A PIV enumeration stored as its raw byte.
-private func decodeRaw<K: CodingKey, T: RawRepresentable>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> T
-where T.RawValue == UInt8 {
-    let raw = try c.decode(UInt8.self, forKey: key)
-    guard let value = T(rawValue: raw) else {
-        throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "unknown value \(raw)")
-    }
-    return value
-}

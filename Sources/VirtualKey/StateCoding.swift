@@ -16,3 +16,13 @@ extension KeyedEncodingContainer {
         try encodeIfPresent(bytes?.hex, forKey: key)
     }
 }
+
+/// An enumeration (a PIV or OpenPGP policy, origin or status) stored as its raw byte.
+func decodeRaw<K: CodingKey, T: RawRepresentable>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> T
+where T.RawValue == UInt8 {
+    let raw = try c.decode(UInt8.self, forKey: key)
+    guard let value = T(rawValue: raw) else {
+        throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "unknown value \(raw)")
+    }
+    return value
+}

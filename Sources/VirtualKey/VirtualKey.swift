@@ -104,6 +104,7 @@ public final class VirtualKey: Sendable {
                 FIDOApplet(authenticator: fido, transport: smartCardTransport),
                 NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile),
                 PIVApplet(touchDelay: touchDelay),
+                OpenPGPApplet(touchDelay: touchDelay),
             ]
         inner = Mutex(core)
         self.stateFile = stateFile

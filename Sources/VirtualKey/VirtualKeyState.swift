@@ -29,6 +29,8 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var otpToken: OTPTokenState?
     /// The PIV application's PIN, PUK, management key, keys and data objects.
     public var piv = PIVState()
+    /// The OpenPGP application's passwords, keys and data objects.
+    public var openpgp = OpenPGPState()
 
     /// A YubiKey 5 NFC (USB-A keychain) with every application.
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
@@ -56,7 +58,7 @@ extension VirtualKeyState {
     enum CodingKeys: String, CodingKey {
         case serial, version, formFactor, usbSupported, usbEnabled, nfcSupported, nfcEnabled, configLocked,
             configLockCode, deviceFlags, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath, fido,
-            otpSlots, otpToken, piv
+            otpSlots, otpToken, piv, openpgp
     }
 
     // Fields added after the first release are optional in the file, so older state files still load.
@@ -82,6 +84,7 @@ extension VirtualKeyState {
         otpSlots = try c.decodeIfPresent(OTPSlotsState.self, forKey: .otpSlots) ?? OTPSlotsState()
         otpToken = try c.decodeIfPresent(OTPTokenState.self, forKey: .otpToken)
         piv = try c.decodeIfPresent(PIVState.self, forKey: .piv) ?? PIVState()
+        openpgp = try c.decodeIfPresent(OpenPGPState.self, forKey: .openpgp) ?? OpenPGPState()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -104,6 +107,7 @@ extension VirtualKeyState {
         try c.encode(otpSlots, forKey: .otpSlots)
         try c.encodeIfPresent(otpToken, forKey: .otpToken)
         try c.encode(piv, forKey: .piv)
+        try c.encode(openpgp, forKey: .openpgp)
     }
 
     /// The applications enabled over the transport a smart-card client reaches the key on.

@@ -168,7 +168,8 @@ enum PIVInfoText {
     }
 }
 
-private extension String {
+extension String {
+    /// The text and spaces to `width` characters, and at least one space (the value column of `info` outputs).
     func padding(to width: Int) -> String {
         count >= width ? self + " " : self + String.spaces(width - count)
     }

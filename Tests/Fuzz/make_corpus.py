@@ -266,6 +266,41 @@ X509 = {
     "template-rsa-small": b"\x03\x06" + tlv(0x81, bytes([0xC5]) + bytes(127)) + tlv(0x82, h("010001")),
 }
 
+# --- OpenPGP: a YubiKey 5's application related data, cardholder data, KDF objects, an Ed25519 public key,
+# algorithm attributes, PW status bytes, and APDUs for the virtual key's applet (each after its length).
+OID_ED25519 = h("2B06010401DA470F01")
+OPENPGP_DISCRETIONARY = (
+    tlv(0xC0, h("7D000BFE080000FF0000")) + tlv(0xC1, b"\x16" + OID_ED25519) + tlv(0xC2, h("010800001100"))
+    + tlv(0xC3, h("010800001100")) + tlv(0xDA, h("010800001100")) + tlv(0xC4, h("007F7F7F030003"))
+    + tlv(0xC5, bytes(range(1, 21)) + bytes(60)) + tlv(0xC6, bytes(80)) + tlv(0xCD, h("65000000") + bytes(12))
+    + tlv(0xDE, h("0101020003008100")) + tlv(0xD6, h("0120")) + tlv(0xD7, h("0020")) + tlv(0xD8, h("0220"))
+    + tlv(0xD9, h("0020")))
+OPENPGP_ARD = tlv(0x6E, tlv(0x4F, h("D2760001240103040006123456780000")) + tlv(0x5F52, h("0073000080059000"))
+                  + tlv(0x73, OPENPGP_DISCRETIONARY))
+
+
+def apdus(*commands):
+    return b"".join(bytes([len(c)]) + c for c in commands)
+
+
+OPENPGP = {
+    "ard-yubikey": b"\x00" + OPENPGP_ARD,
+    "cardholder": b"\x01" + tlv(0x65, tlv(0x5B, b"Doe<<Jane") + tlv(0x5F2D, b"en") + tlv(0x5F35, b"\x32")),
+    "kdf-none": b"\x02" + tlv(0x81, b"\x00"),
+    "kdf-s2k": b"\x02" + tlv(0xF9, tlv(0x81, b"\x03") + tlv(0x82, b"\x08") + tlv(0x83, h("00780000"))),
+    # RFC 8032 7.1 test 1's public key.
+    "public-key-ed25519": b"\x03" + bytes([10]) + b"\x16" + OID_ED25519 + tlv(0x7F49, tlv(0x86, h(
+        "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))),
+    "attributes-rsa2048": b"\x04" + h("010800001100"),
+    "attributes-p256": b"\x04" + h("132A8648CE3D030107FF"),
+    "pw-status": b"\x05" + h("007F7F7F030003"),
+    "applet-admin-touch": b"\x06" + apdus(h("0020008308") + b"12345678", h("00DA00D6020120"), h("00CA006E00"),
+                                          h("00F2000003050505"), h("00CA00C400")),
+    "applet-generate-sign": b"\x06" + apdus(h("0020008308") + b"12345678", h("00DA00C10A16") + OID_ED25519,
+                                            h("0047800002B60000"), h("0020008106") + b"123456",
+                                            h("002A9E9A0468656C6C6F00")),
+}
+
 # --- Whole sessions against a device fed by the input: recorded, not written here. Seeds named regression-*
 # (inputs that crashed a target, kept so the fuzzer starts from them) stay.
 SESSION_TARGETS = [
@@ -302,6 +337,7 @@ if __name__ == "__main__":
     write("FuzzOTP", OTP)
     write("FuzzAPDUHex", APDUHEX)
     write("FuzzX509", X509)
+    write("FuzzOpenPGP", OPENPGP)
     record_sessions()
     for d in sorted(HERE.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds")

@@ -178,9 +178,10 @@ struct TraceNestingTests {
             #expect(part.label == "SEND REMAINING (OATH CALCULATE ALL)")
             #expect(part.response == "<7 bytes redacted> 6100")
         }
-        // An unlabelled command's parts are plain GET RESPONSEs, not nested either.
+        // An unlabelled command's parts (SELECT of YubiHSM Auth, which the redactor does not name) are plain GET
+        // RESPONSEs, not nested either.
         var other = APDURedactor()
-        _ = other.redact(command: bytes("00 A4 04 00 06 D2 76 00 01 24 01 00"), response: bytes("61 02"))
+        _ = other.redact(command: bytes("00 A4 04 00 07 A0 00 00 05 27 21 07 00"), response: bytes("61 02"))
         for _ in 0..<3 {
             #expect(
                 other.redact(command: bytes("00 C0 00 00 02"), response: bytes("AA 61 02")).label

@@ -126,6 +126,35 @@ extension ErrorExplanation {
     }
 }
 
+/// OpenPGP's errors.
+extension ErrorExplanation {
+    static func explain(_ e: OpenPGPError) -> ErrorExplanation {
+        func named(_ p: OpenPGP.Password) -> [String: UIText] { ["password": UIText("openpgp.password." + p.textName)] }
+        switch e {
+        case .wrongPassword(let p, let n):
+            return ErrorExplanation(kind: .openpgpWrongPassword, ["retries": String(n)], nested: named(p))
+        case .passwordBlocked(let p): return ErrorExplanation(kind: .openpgpPasswordBlocked, nested: named(p))
+        case .passwordLength(let p, let count, let minimum, let maximum):
+            return ErrorExplanation(
+                kind: .openpgpPasswordLength,
+                ["count": String(count), "minimum": String(minimum), "maximum": String(maximum)], nested: named(p))
+        case .securityConditionNotSatisfied: return ErrorExplanation(kind: .openpgpNeedsAuthentication)
+        case .kdfEnabled: return ErrorExplanation(kind: .openpgpKDF)
+        case .noKey(let slot): return ErrorExplanation(kind: .openpgpNoKey, ["slot": slot.name.uppercased()])
+        case .touchPolicyFixed(let slot):
+            return ErrorExplanation(kind: .openpgpTouchFixed, ["slot": slot.name.uppercased()])
+        case .notSupported(let minimum, let actual):
+            return ErrorExplanation(
+                kind: .openpgpNeedsFirmware, ["minimum": minimum.description, "actual": actual.description])
+        case .unsupportedAlgorithm: return ErrorExplanation(kind: .openpgpAlgorithm)
+        case .conditionsNotSatisfied: return ErrorExplanation(kind: .openpgpConditions)
+        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .status(let sw):
+            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        }
+    }
+}
+
 /// PIV's errors and the crypto ones PIV meets.
 extension ErrorExplanation {
     static func explain(_ e: PIVError) -> ErrorExplanation {

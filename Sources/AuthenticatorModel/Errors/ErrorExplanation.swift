@@ -182,6 +182,17 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pivNoPublicKey = "piv-no-public-key"
     case certificateSubject = "certificate-subject"
     case certificateNotSlotsKey = "certificate-not-slots-key"
+    // OpenPGP.
+    case openpgpWrongPassword = "openpgp-wrong-password"
+    case openpgpPasswordBlocked = "openpgp-password-blocked"
+    case openpgpPasswordLength = "openpgp-password-length"
+    case openpgpNeedsAuthentication = "openpgp-needs-authentication"
+    case openpgpKDF = "openpgp-kdf"
+    case openpgpNoKey = "openpgp-no-key"
+    case openpgpTouchFixed = "openpgp-touch-fixed"
+    case openpgpNeedsFirmware = "openpgp-needs-firmware"
+    case openpgpAlgorithm = "openpgp-algorithm"
+    case openpgpConditions = "openpgp-conditions"
     // Device configuration (Management).
     case wrongLockCode = "wrong-lock-code"
     case configRefused = "config-refused"
@@ -234,7 +245,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch,
             .notLocked,
             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
-            .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey, .certificateSubject:
+            .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey, .certificateSubject,
+            .openpgpPasswordLength:
             return .usage
         default: return .failed
         }
@@ -287,6 +299,9 @@ extension ErrorExplanation {
         case let e as HIDDeviceError: return explain(e)
         case let e as PIVError: return explain(e)
         case let e as PIVOperationError: return explain(e)
+        case let e as OpenPGPError: return explain(e)
+        // The command line asks before a fixed touch policy; an answer it did not give changed nothing.
+        case is OpenPGPOperationError: return ErrorExplanation(kind: .declined)
         case let e as SSHOperationError: return explain(e)
         case let e as ManagementError: return explain(e)
         case let e as ConfigProblem: return explain(e)

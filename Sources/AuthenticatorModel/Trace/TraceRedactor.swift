@@ -39,13 +39,16 @@ public struct RedactedExchange: Sendable, Equatable {
 ///   IMPORT KEY (keys); GENERAL AUTHENTICATE's answers (a decrypted message, a shared secret, the management
 ///   key's challenge) and, for the management key (9B), its data too; GET DATA's answer and PUT DATA's data
 ///   of the printed information object (5FC109), where a PIN-protected management key is kept.
+/// - OpenPGP: the data of VERIFY, CHANGE REFERENCE DATA and RESET RETRY COUNTER (PIN, reset code, admin PIN),
+///   of PUT DATA of the reset code (D3) and of key import (PUT DATA DB); the answers of PSO:DECIPHER (a session
+///   key, a shared secret).
 /// - Any application: ISO VERIFY (20), CHANGE REFERENCE DATA (24) and RESET RETRY COUNTER (2C) data (PINs).
 /// - No application known (no SELECT seen on this connection): the data of INS 01, 03, A3, 1C and the
 ///   answers of A2 and A4, as if it might be OATH, OTP or Management.
 public struct APDURedactor: Sendable {
     /// The application a connection has selected, as far as the redactor has seen.
     public enum Application: Sendable, Equatable {
-        case unknown, oath, otp, fido, management, ndef, piv, other
+        case unknown, oath, otp, fido, management, ndef, piv, openpgp, other
     }
 
     public private(set) var application: Application = .unknown
@@ -140,6 +143,7 @@ public struct APDURedactor: Sendable {
                 responseKeep: pending.responseKeep, isFetch: true, answerOf: owner)
         }
         if application == .piv { return APDURedactor.piv(ins: ins, p2: bytes[3], data: apdu?.data) }
+        if application == .openpgp { return APDURedactor.openpgp(ins: ins, p1: p1, p2: bytes[3]) }
         if cla & 0x80 == 0, [0x20, 0x24, 0x2C].contains(ins), application != .fido, application != .oath,
             application != .otp
         {
@@ -159,7 +163,7 @@ public struct APDURedactor: Sendable {
                 : Decision(label: ins == ManagementSession.Ins.readConfig ? "MANAGEMENT READ CONFIG" : nil)
         case .ndef:
             return ins == 0xB0 ? Decision(label: "NDEF READ BINARY", responseKeep: 0) : Decision(label: nil)
-        case .other, .piv:
+        case .other, .piv, .openpgp:
             return Decision(label: nil)
         case .unknown:
             switch ins {
@@ -229,6 +233,26 @@ public struct APDURedactor: Sendable {
         }
     }
 
+    private static func openpgp(ins: UInt8, p1: UInt8, p2: UInt8) -> Decision {
+        typealias Ins = OpenPGP.Ins
+        let p1p2 = UInt16(p1) << 8 | UInt16(p2)
+        switch ins {
+        case Ins.verify: return Decision(label: "OPENPGP VERIFY", commandKeep: 0)
+        case Ins.changeReference: return Decision(label: "OPENPGP CHANGE REFERENCE DATA", commandKeep: 0)
+        case Ins.resetRetryCounter: return Decision(label: "OPENPGP RESET RETRY COUNTER", commandKeep: 0)
+        case Ins.putData:
+            return Decision(
+                label: "OPENPGP PUT DATA", commandKeep: p1p2 == UInt16(OpenPGP.DO.resettingCode) ? 0 : nil)
+        case Ins.putDataOdd: return Decision(label: "OPENPGP IMPORT KEY", commandKeep: 0)
+        case Ins.getData: return Decision(label: "OPENPGP GET DATA")
+        case Ins.performSecurityOperation:
+            return p1p2 == OpenPGP.decipher
+                ? Decision(label: "OPENPGP DECIPHER", responseKeep: 0)
+                : Decision(label: "OPENPGP PSO")
+        default: return Decision(label: nil)
+        }
+    }
+
     private static func piv(ins: UInt8, p2: UInt8, data: [UInt8]?) -> Decision {
         typealias Ins = PIV.Ins
         // GET DATA names the object in its data (5C 03 ...), PUT DATA starts with it.
@@ -266,7 +290,7 @@ public struct APDURedactor: Sendable {
     static func application(for aid: [UInt8]) -> Application {
         let known: [([UInt8], Application)] = [
             (AID.oath, .oath), (AID.otp, .otp), (AID.fido, .fido), (AID.management, .management), (AID.ndef, .ndef),
-            (AID.piv, .piv),
+            (AID.piv, .piv), (AID.openpgp, .openpgp),
         ]
         for (prefix, app) in known where aid.count >= 5 && (aid.starts(with: prefix) || prefix.starts(with: aid)) {
             return app
@@ -282,6 +306,7 @@ public struct APDURedactor: Sendable {
         case .management: return "Management"
         case .ndef: return "NDEF"
         case .piv: return "PIV"
+        case .openpgp: return "OpenPGP"
         case .other, .unknown: return nil
         }
     }

@@ -81,6 +81,18 @@ public struct Malformation: Equatable, Sendable {
         case signature
         case certificate
         case publicKey = "public-key"
+        // OpenPGP.
+        case openpgpAnswer = "openpgp-answer"
+        case openpgpAID = "openpgp-aid"
+        case extendedCapabilities = "extended-capabilities"
+        case algorithmAttributes = "algorithm-attributes"
+        case pwStatus = "pw-status"
+        case fingerprints
+        case generationTimes = "generation-times"
+        case keyInformation = "key-information"
+        case cardholderData = "cardholder-data"
+        case securitySupport = "security-support"
+        case kdf
     }
 
     /// What was wrong with the part. Each case's string-table key is `malformed.<name>`.

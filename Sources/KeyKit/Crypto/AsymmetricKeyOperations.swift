@@ -237,8 +237,8 @@ extension AsymmetricKeys {
         let n, e, d, p, q, dp, dq, qInverse: OpaquePointer
 
         init(
-            p pBytes: [UInt8], q qBytes: [UInt8], dp dpBytes: [UInt8], dq dqBytes: [UInt8], qInverse qiBytes: [UInt8],
-            exponent: [UInt8]
+            p pBytes: [UInt8], q qBytes: [UInt8], dp dpBytes: [UInt8]?, dq dqBytes: [UInt8]?,
+            qInverse qiBytes: [UInt8]?, exponent: [UInt8]
         ) throws {
             var made = [OpaquePointer]()
             func number(_ bytes: [UInt8]) throws -> OpaquePointer {
@@ -254,9 +254,10 @@ extension AsymmetricKeys {
             do {
                 p = try number(pBytes)
                 q = try number(qBytes)
-                dp = try number(dpBytes)
-                dq = try number(dqBytes)
-                qInverse = try number(qiBytes)
+                // Without them (an OpenPGP card's standard import format) the CRT values are made from d below.
+                dp = try dpBytes.map(number) ?? fresh()
+                dq = try dqBytes.map(number) ?? fresh()
+                qInverse = try qiBytes.map(number) ?? fresh()
                 e = try number(exponent)
                 n = try fresh()
                 d = try fresh()
@@ -268,6 +269,14 @@ extension AsymmetricKeys {
                     BN_mod_inverse(d, e, phi, ctx) != nil
                 else {
                     throw CryptoError.invalidPrivateKey
+                }
+                if dpBytes == nil || dqBytes == nil || qiBytes == nil {
+                    guard BN_div(nil, dp, d, pMinus1, ctx) == 1, BN_div(nil, dq, d, qMinus1, ctx) == 1,
+                        BN_mod_inverse(qInverse, q, p, ctx) != nil
+                    else {
+                        ERR_clear_error()
+                        throw CryptoError.invalidPrivateKey
+                    }
                 }
                 func equal(_ a: OpaquePointer, _ b: OpaquePointer) -> Bool { BN_cmp(a, b) == 0 }
                 guard BN_div(nil, check, d, pMinus1, ctx) == 1, equal(check, dp),

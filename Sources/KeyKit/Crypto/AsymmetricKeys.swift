@@ -257,6 +257,10 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
     ) throws -> AsymmetricPrivateKey {
         let parts = try AsymmetricKeys.RSAParts(p: p, q: q, dp: dp, dq: dq, qInverse: qInverse, exponent: exponent)
         defer { parts.free() }
+        return try rsa(parts)
+    }
+
+    private static func rsa(_ parts: AsymmetricKeys.RSAParts) throws -> AsymmetricPrivateKey {
         let key = try AsymmetricKeys.fromData("RSA", selection: OSSL.selectKeyPair) { builder, _ in
             let pairs: [(StaticString, OpaquePointer)] = [
                 (AsymmetricKeys.rsaN, parts.n), (AsymmetricKeys.rsaE, parts.e), (AsymmetricKeys.rsaD, parts.d),
@@ -269,6 +273,14 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
         }
         defer { EVP_PKEY_free(key) }
         return try AsymmetricPrivateKey(evp: key)
+    }
+
+    /// An RSA key from its primes and public exponent alone (an OpenPGP card's standard import format); the
+    /// private exponent and the CRT values are computed.
+    public static func rsa(p: [UInt8], q: [UInt8], exponent: [UInt8]) throws -> AsymmetricPrivateKey {
+        let parts = try AsymmetricKeys.RSAParts(p: p, q: q, dp: nil, dq: nil, qInverse: nil, exponent: exponent)
+        defer { parts.free() }
+        return try rsa(parts)
     }
 
     /// A P-256 or P-384 key from its big-endian private scalar d, 0 < d < n (exactly the field's length).

@@ -76,6 +76,26 @@ struct APDURedactorTests {
         #expect(other.command == "00010600 <3 bytes redacted>")
     }
 
+    @Test func openpgpPasswordsResetCodeImportedKeysAndDecipheredSecretsAreRedacted() {
+        var r = APDURedactor()
+        let s = r.redact(command: select(AID.openpgp), response: ok)
+        #expect(s.label == "SELECT OpenPGP" && r.application == .openpgp)
+        let verify = r.redact(command: apdu(0x00, 0x20, 0x00, 0x83, secret), response: ok)
+        #expect(verify.label == "OPENPGP VERIFY" && verify.command == "00200083 <16 bytes redacted>")
+        let change = r.redact(command: apdu(0x00, 0x24, 0x00, 0x81, secret), response: ok)
+        #expect(change.command == "00240081 <16 bytes redacted>")
+        let code = r.redact(command: apdu(0x00, 0xDA, 0x00, 0xD3, secret), response: ok)
+        #expect(code.label == "OPENPGP PUT DATA" && code.command == "00DA00D3 <16 bytes redacted>")
+        let name = r.redact(command: apdu(0x00, 0xDA, 0x00, 0x5B, [0x41]), response: ok)
+        #expect(name.command == "00DA005B0141")
+        let key = r.redact(command: apdu(0x00, 0xDB, 0x3F, 0xFF, secret), response: ok)
+        #expect(key.label == "OPENPGP IMPORT KEY" && key.command == "00DB3FFF <16 bytes redacted>")
+        let decipher = r.redact(command: apdu(0x00, 0x2A, 0x80, 0x86, [0x00, 0x01], le: true), response: secret + ok)
+        #expect(decipher.label == "OPENPGP DECIPHER" && decipher.response == "<16 bytes redacted> 9000")
+        let sign = r.redact(command: apdu(0x00, 0x2A, 0x9E, 0x9A, [0x01], le: true), response: [0x02] + ok)
+        #expect(sign.label == "OPENPGP PSO" && sign.response == "02 9000")
+    }
+
     @Test func fidoClientPINKeepsOnlyTheCommandAndStatusBytes() {
         var r = APDURedactor()
         _ = r.redact(command: select(AID.fido), response: Array("FIDO_2_0".utf8) + ok)

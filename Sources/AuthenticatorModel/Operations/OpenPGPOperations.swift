@@ -1,0 +1,111 @@
+import KeyKit
+
+/// The OpenPGP application at a glance: what `openpgp info` shows.
+public struct OpenPGPOverview: Sendable, Equatable {
+    public var version: Version
+    public var data: OpenPGPApplicationData
+    public var signatureCounter: Int?
+    public var cardholder: OpenPGPCardholder?
+    public var url: [UInt8]
+    public var kdfEnabled: Bool
+
+    /// Reads the overview in an open session.
+    public static func read(_ s: OpenPGPSession) async throws -> OpenPGPOverview {
+        let data = try await s.applicationData()
+        return OpenPGPOverview(
+            version: s.version, data: data, signatureCounter: try? await s.signatureCounter(),
+            cardholder: try? await s.cardholder(), url: (try? await s.url()) ?? [],
+            kdfEnabled: try await s.kdf(capabilities: data.extendedCapabilities).isEnabled)
+    }
+}
+
+/// What `openpgp set-touch` must ask before it changes anything.
+public enum OpenPGPOperationError: Error, Equatable, Sendable {
+    /// A fixed touch policy cannot be undone without replacing the key: confirm, then call again with `confirmed`.
+    case touchPolicyNeedsConfirmation(OpenPGP.KeySlot, OpenPGP.TouchPolicy)
+}
+
+/// The OpenPGP application's actions, written once for `ykterm openpgp` (and the TUI, when it has a tab).
+///
+/// Each opens the key's smart-card interface (`SmartCardOpener`), selects OpenPGP, does one thing and closes the
+/// connection, whether it succeeded or not. None prints, prompts or formats; the passwords come in as
+/// `SecretBytes`, asked for by the face before the call.
+public struct OpenPGPOperations: Sendable {
+    public let opener: any SmartCardOpener
+    public let observer: (@Sendable (APDUExchange) -> Void)?
+
+    public init(_ opener: any SmartCardOpener, observer: (@Sendable (APDUExchange) -> Void)? = nil) {
+        self.opener = opener
+        self.observer = observer
+    }
+
+    /// Opens the smart-card interface, selects OpenPGP, runs `body` and closes the connection (also when it threw).
+    public func withSession<T>(_ body: (OpenPGPSession) async throws -> T) async throws -> T {
+        try await withSmartCard(opener) { connection in
+            try await body(try await OpenPGPSession.make(connection: connection, observer: observer))
+        }
+    }
+
+    public func overview() async throws -> OpenPGPOverview {
+        try await withSession { try await OpenPGPOverview.read($0) }
+    }
+
+    /// One slot's key: its information; `noKey` when the slot is empty.
+    public func keyInfo(_ slot: OpenPGP.KeySlot) async throws -> OpenPGPKeyInfo {
+        try await withSession { s in
+            let data = try await s.applicationData()
+            guard let key = data.key(slot), key.hasKey else { throw OpenPGPError.noKey(slot) }
+            return key
+        }
+    }
+
+    /// Factory reset: both PINs blocked, TERMINATE, ACTIVATE.
+    public func reset() async throws {
+        try await withSession { try await $0.reset() }
+    }
+
+    /// Sets the tries of the PIN, the reset code and the admin PIN (admin PIN first).
+    public func setRetries(user: Int, reset: Int, admin: Int, adminPIN: SecretBytes) async throws {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.setPINRetries(user: user, reset: reset, admin: admin)
+        }
+    }
+
+    public func changePIN(current: SecretBytes, new: SecretBytes) async throws {
+        try await withSession { try await $0.changePassword(.user, old: current, new: new) }
+    }
+
+    public func changeAdminPIN(current: SecretBytes, new: SecretBytes) async throws {
+        try await withSession { try await $0.changePassword(.admin, old: current, new: new) }
+    }
+
+    public func setResetCode(_ code: SecretBytes, adminPIN: SecretBytes) async throws {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.setResetCode(code)
+        }
+    }
+
+    /// A new PIN with the reset code, or (`resetCode` nil) with the admin PIN.
+    public func unblockPIN(newPIN: SecretBytes, resetCode: SecretBytes?, adminPIN: SecretBytes?) async throws {
+        try await withSession { s in
+            if let adminPIN, resetCode == nil { try await s.verifyAdminPIN(adminPIN) }
+            try await s.unblockPIN(newPIN: newPIN, resetCode: resetCode)
+        }
+    }
+
+    /// Sets a slot's touch policy with the admin PIN. A fixed policy is set only when `confirmed`; otherwise the
+    /// operation ends with `touchPolicyNeedsConfirmation` before anything changed.
+    public func setTouchPolicy(
+        _ slot: OpenPGP.KeySlot, _ policy: OpenPGP.TouchPolicy, adminPIN: SecretBytes, confirmed: Bool
+    ) async throws {
+        guard confirmed || !policy.isFixed else {
+            throw OpenPGPOperationError.touchPolicyNeedsConfirmation(slot, policy)
+        }
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.setTouchPolicy(slot, policy)
+        }
+    }
+}

@@ -1,0 +1,313 @@
+/// The OpenPGP application (the OpenPGP smart card application 3.4, with the YubiKey's extensions): its data
+/// objects, the three passwords (user PIN, reset code, admin PIN), touch policies, the slots' public keys, key
+/// generation and the reset.
+///
+/// Each method sends its command (the transport chains long commands and gathers long answers with GET RESPONSE)
+/// and parses the answer; parsers throw `OpenPGPError.malformed` on anything they cannot read. Passwords are
+/// taken as `SecretBytes` and copied only into buffers that are wiped after use.
+public actor OpenPGPSession {
+    typealias Ins = OpenPGP.Ins
+
+    let proto: SmartCardProtocol
+    /// The firmware's version (GET VERSION, the YubiKey's F1).
+    public nonisolated let version: Version
+
+    private init(proto: SmartCardProtocol, version: Version) {
+        self.proto = proto
+        self.version = version
+    }
+
+    /// SELECTs the OpenPGP application (ACTIVATEs it first when it was terminated) and reads its version.
+    public static func make(
+        connection: any SmartCardConnection,
+        observer: (@Sendable (APDUExchange) -> Void)? = nil
+    ) async throws -> OpenPGPSession {
+        let proto = SmartCardProtocol(connection: connection, observer: observer)
+        do {
+            _ = try await proto.select(AID.openpgp, name: "OpenPGP")
+        } catch SmartCardError.status(let sw) where sw == .noInputData || sw == .conditionsNotSatisfied {
+            // A terminated application answers SELECT with 6285; ACTIVATE brings it back as new.
+            _ = try check(try await proto.send(APDU(ins: Ins.activate)))
+            _ = try await proto.select(AID.openpgp, name: "OpenPGP")
+        }
+        let answer = try check(try await proto.send(APDU(ins: Ins.getVersion, le: 256)))
+        guard answer.count == 3 else {
+            throw OpenPGPError.malformed(Malformation(.firmwareVersion, .lengthExpected(answer.count, expected: 3)))
+        }
+        let version = Version(OpenPGPAID.bcd(answer[0]), OpenPGPAID.bcd(answer[1]), OpenPGPAID.bcd(answer[2]))
+        return OpenPGPSession(proto: proto, version: version)
+    }
+
+    // MARK: Status words
+
+    func send(_ apdu: APDU, slot: OpenPGP.KeySlot? = nil) async throws -> [UInt8] {
+        try OpenPGPSession.check(try await proto.send(apdu), slot: slot)
+    }
+
+    static func check(_ response: Response, slot: OpenPGP.KeySlot? = nil) throws(OpenPGPError) -> [UInt8] {
+        let status = response.status
+        switch status.rawValue {
+        case 0x9000: return response.data
+        case 0x6982: throw .securityConditionNotSatisfied
+        case 0x6985: throw .conditionsNotSatisfied
+        case 0x6A88 where slot != nil, 0x6A80 where slot != nil: throw .noKey(slot ?? .signature)
+        default: throw .status(status)
+        }
+    }
+
+    // MARK: Data objects
+
+    /// GET DATA of a data object (P1 P2 its tag).
+    public func getData(_ tag: UInt32) async throws -> [UInt8] {
+        try await send(APDU(ins: Ins.getData, p1: UInt8(tag >> 8 & 0xFF), p2: UInt8(tag & 0xFF), le: 256))
+    }
+
+    /// PUT DATA of a data object; most need the admin PIN verified first.
+    public func putData(_ tag: UInt32, _ data: [UInt8]) async throws {
+        _ = try await send(APDU(ins: Ins.putData, p1: UInt8(tag >> 8 & 0xFF), p2: UInt8(tag & 0xFF), data: data))
+    }
+
+    /// The application related data: AID, historical bytes, capabilities, the slots and the password status.
+    public func applicationData() async throws -> OpenPGPApplicationData {
+        try OpenPGPApplicationData(try await getData(OpenPGP.DO.applicationRelatedData))
+    }
+
+    /// The PW status bytes alone.
+    public func passwordStatus() async throws -> OpenPGPPasswordStatus {
+        try OpenPGPPasswordStatus(try await getData(OpenPGP.DO.pwStatus))
+    }
+
+    public func cardholder() async throws -> OpenPGPCardholder {
+        try OpenPGPCardholder(try await getData(OpenPGP.DO.cardholderRelatedData))
+    }
+
+    /// The URL of the public keys (DO 5F50), as the card holds it; empty when none is set.
+    public func url() async throws -> [UInt8] {
+        try await getData(OpenPGP.DO.url)
+    }
+
+    /// The signature counter, from the security support template (7A { 93 counter }).
+    public func signatureCounter() async throws -> Int {
+        let answer = try await getData(OpenPGP.DO.securitySupportTemplate)
+        let inner = try OpenPGPApplicationData.unwrap(
+            OpenPGP.DO.securitySupportTemplate, answer, part: .securitySupport)
+        let tlvs = try OpenPGPApplicationData.parse(inner, part: .securitySupport)
+        guard let counter = tlvs.value(for: OpenPGP.DO.signatureCounter) else {
+            throw OpenPGPError.malformed(Malformation(.securitySupport, .missing))
+        }
+        guard (1...4).contains(counter.count) else {
+            throw OpenPGPError.malformed(Malformation(.securitySupport, .length(counter.count)))
+        }
+        return counter.reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    /// The KDF object; "none" when the card has no KDF (its extended capabilities say so).
+    public func kdf(capabilities: OpenPGPExtendedCapabilities? = nil) async throws -> OpenPGPKDF {
+        let caps: OpenPGPExtendedCapabilities
+        if let capabilities {
+            caps = capabilities
+        } else {
+            caps = try await applicationData().extendedCapabilities
+        }
+        guard caps.hasKDF else { return OpenPGPKDF(algorithm: 0) }
+        return try OpenPGPKDF(try await getData(OpenPGP.DO.kdf))
+    }
+
+    /// A slot's touch policy (the YubiKey's UIF object; firmware 4.2 and later).
+    public func touchPolicy(_ slot: OpenPGP.KeySlot) async throws -> OpenPGP.TouchPolicy {
+        guard version >= Version(4, 2, 0) else { return .off }
+        return try OpenPGPApplicationData.touchPolicy(try await getData(slot.touchPolicyTag))
+    }
+
+    /// Sets a slot's touch policy; needs the admin PIN. A fixed policy stays until the key is replaced.
+    public func setTouchPolicy(_ slot: OpenPGP.KeySlot, _ policy: OpenPGP.TouchPolicy) async throws {
+        try Self.require(Version(4, 2, 0), version)
+        if slot == .attestation || policy.isCached { try Self.require(Version(5, 2, 1), version) }
+        if try await touchPolicy(slot).isFixed { throw OpenPGPError.touchPolicyFixed(slot) }
+        // The second byte names the button, the one way to touch a YubiKey.
+        try await putData(slot.touchPolicyTag, [policy.rawValue, 0x20])
+    }
+
+    /// Sets whether one VERIFY of the PIN allows several signatures (`true`) or one (`false`); needs the admin PIN.
+    public func setSignaturePINPolicy(severalSignatures: Bool) async throws {
+        try await putData(OpenPGP.DO.pwStatus, [severalSignatures ? 0x01 : 0x00])
+    }
+
+    static func require(_ minimum: Version, _ actual: Version) throws(OpenPGPError) {
+        guard actual >= minimum else { throw .notSupported(minimum: minimum, actual: actual) }
+    }
+
+    // MARK: Passwords
+
+    /// The password as the card takes it: checked against the lengths the card allows. A card with a KDF is
+    /// refused (`kdfEnabled`) rather than sent a password it would not recognise.
+    private func checked(
+        _ secret: SecretBytes, _ password: OpenPGP.Password,
+        status: OpenPGPPasswordStatus
+    ) throws(OpenPGPError) -> [UInt8] {
+        let maximum = status.maxLength(password)
+        guard (password.minimumLength...max(password.minimumLength, maximum)).contains(secret.count) else {
+            throw .passwordLength(password, count: secret.count, minimum: password.minimumLength, maximum: maximum)
+        }
+        return secret.copyBytes()
+    }
+
+    /// The application data's password status and capabilities, refusing a card whose KDF is on.
+    private func passwordContext() async throws -> OpenPGPPasswordStatus {
+        let data = try await applicationData()
+        if try await kdf(capabilities: data.extendedCapabilities).isEnabled { throw OpenPGPError.kdfEnabled }
+        return data.passwordStatus
+    }
+
+    /// Turns a refusal of a password into `wrongPassword` with the tries left, or `passwordBlocked`.
+    private func passwordRefusal(_ response: Response, _ password: OpenPGP.Password) async throws {
+        let status = response.status
+        if status.isSuccess { return }
+        if status == .authMethodBlocked { throw OpenPGPError.passwordBlocked(password) }
+        if status == .securityConditionNotSatisfied || status.sw1 == 0x63 {
+            var left = status.retriesLeft ?? 0
+            if status.retriesLeft == nil { left = try await passwordStatus().tries(password) }
+            if left == 0 { throw OpenPGPError.passwordBlocked(password) }
+            throw OpenPGPError.wrongPassword(password, retriesLeft: left)
+        }
+        _ = try Self.check(response)
+    }
+
+    /// VERIFY the user PIN: for signing (`extended` false, reference 81) or for the other operations (82).
+    public func verifyPIN(_ pin: SecretBytes, extended: Bool = false) async throws {
+        let status = try await passwordContext()
+        var data = try checked(pin, .user, status: status)
+        defer { SecretBytes.wipe(&data) }
+        let p2: UInt8 = extended ? 0x82 : 0x81
+        try await passwordRefusal(try await proto.send(APDU(ins: Ins.verify, p2: p2, data: data)), .user)
+    }
+
+    /// VERIFY the admin PIN.
+    public func verifyAdminPIN(_ pin: SecretBytes) async throws {
+        let status = try await passwordContext()
+        var data = try checked(pin, .admin, status: status)
+        defer { SecretBytes.wipe(&data) }
+        try await passwordRefusal(
+            try await proto.send(APDU(ins: Ins.verify, p2: OpenPGP.Password.admin.rawValue, data: data)), .admin)
+    }
+
+    /// CHANGE REFERENCE DATA of the user PIN or the admin PIN.
+    public func changePassword(_ password: OpenPGP.Password, old: SecretBytes, new: SecretBytes) async throws {
+        precondition(password != .reset, "the reset code is set with setResetCode")
+        let status = try await passwordContext()
+        var oldBytes = try checked(old, password, status: status)
+        defer { SecretBytes.wipe(&oldBytes) }
+        var newBytes = try checked(new, password, status: status)
+        defer { SecretBytes.wipe(&newBytes) }
+        var data = oldBytes + newBytes
+        defer { SecretBytes.wipe(&data) }
+        try await passwordRefusal(
+            try await proto.send(APDU(ins: Ins.changeReference, p2: password.rawValue, data: data)), password)
+    }
+
+    /// Sets the reset code (PUT DATA D3); needs the admin PIN verified.
+    public func setResetCode(_ code: SecretBytes) async throws {
+        let status = try await passwordContext()
+        var data = try checked(code, .reset, status: status)
+        defer { SecretBytes.wipe(&data) }
+        try await putData(OpenPGP.DO.resettingCode, data)
+    }
+
+    /// RESET RETRY COUNTER: a new user PIN, with the reset code, or (`resetCode` nil) after the admin PIN was
+    /// verified.
+    public func unblockPIN(newPIN: SecretBytes, resetCode: SecretBytes? = nil) async throws {
+        let status = try await passwordContext()
+        var data = try checked(newPIN, .user, status: status)
+        defer { SecretBytes.wipe(&data) }
+        if let resetCode {
+            if status.triesReset == 0 { throw OpenPGPError.passwordBlocked(.reset) }
+            var code = try checked(resetCode, .reset, status: status)
+            defer { SecretBytes.wipe(&code) }
+            var both = code + data
+            defer { SecretBytes.wipe(&both) }
+            let response = try await proto.send(
+                APDU(ins: Ins.resetRetryCounter, p1: 0x00, p2: OpenPGP.Password.user.rawValue, data: both))
+            // A card without a reset code may answer 6A80 as well as 6983.
+            if response.status == .incorrectParameters { throw OpenPGPError.passwordBlocked(.reset) }
+            try await passwordRefusal(response, .reset)
+        } else {
+            _ = try await send(
+                APDU(ins: Ins.resetRetryCounter, p1: 0x02, p2: OpenPGP.Password.user.rawValue, data: data))
+        }
+    }
+
+    /// The YubiKey's SET PIN RETRIES (firmware 4.3.1 and later): the tries of the user PIN, the reset code and
+    /// the admin PIN (1 to 255 each); needs the admin PIN verified. The counters start again at the new values.
+    public func setPINRetries(user: Int, reset: Int, admin: Int) async throws {
+        try Self.require(Version(4, 3, 1), version)
+        guard [user, reset, admin].allSatisfy({ (1...255).contains($0) }) else {
+            throw OpenPGPError.status(.incorrectParameters)
+        }
+        _ = try await send(APDU(ins: Ins.setPINRetries, data: [UInt8(user), UInt8(reset), UInt8(admin)]))
+    }
+
+    // MARK: Keys
+
+    /// The public key of the key in `slot`, read with GENERATE ASYMMETRIC KEY PAIR (P1 81).
+    public func publicKey(_ slot: OpenPGP.KeySlot) async throws -> OpenPGPPublicKey {
+        let data = try await applicationData()
+        guard let attributes = data.key(slot)?.attributes else { throw OpenPGPError.noKey(slot) }
+        let answer = try await send(
+            APDU(ins: Ins.generateAsymmetric, p1: OpenPGP.readPublicKey, data: slot.controlReference, le: 256),
+            slot: slot)
+        return try OpenPGPPublicKey(answer, attributes: attributes)
+    }
+
+    /// Sets a slot's algorithm attributes (an other key kind deletes the slot's key); needs the admin PIN.
+    public func setAlgorithmAttributes(_ slot: OpenPGP.KeySlot, _ attributes: OpenPGPAlgorithmAttributes) async throws {
+        try await putData(slot.algorithmAttributesTag, attributes.encoded)
+    }
+
+    /// Generates a key in `slot` (GENERATE ASYMMETRIC KEY PAIR, P1 80) after setting its attributes where the
+    /// card lets them change; needs the admin PIN. The fingerprint and the generation time are the host's to
+    /// write (`putData` of the slot's tags): an OpenPGP fingerprint covers the time, which the card does not know.
+    public func generate(_ slot: OpenPGP.KeySlot, _ attributes: OpenPGPAlgorithmAttributes) async throws
+        -> OpenPGPPublicKey
+    {
+        let data = try await applicationData()
+        if case .ecc = attributes { try Self.require(OpenPGP.version52, version) }
+        if data.extendedCapabilities.canChangeAlgorithmAttributes {
+            if data.key(slot)?.attributes != attributes {
+                try await setAlgorithmAttributes(slot, attributes)
+            }
+        } else if data.key(slot)?.attributes.map({ $0.sameKind(as: attributes) }) != true {
+            throw OpenPGPError.unsupportedAlgorithm
+        }
+        let answer = try await send(
+            APDU(ins: Ins.generateAsymmetric, p1: OpenPGP.generateKey, data: slot.controlReference, le: 256))
+        return try OpenPGPPublicKey(answer, attributes: attributes)
+    }
+
+    // MARK: Reset
+
+    /// Blocks the user PIN and the admin PIN with wrong tries, as TERMINATE needs on a YubiKey.
+    public func blockPasswords() async throws {
+        let wrong = [UInt8](repeating: 0, count: 8)
+        for password in [OpenPGP.Password.user, .admin] {
+            // Each wrong try takes one; a bound in case a card never says it is blocked.
+            for _ in 0..<256 {
+                let status = try await proto.send(APDU(ins: Ins.verify, p2: password.rawValue, data: wrong)).status
+                if status == .securityConditionNotSatisfied || status.sw1 == 0x63 {
+                    if status.retriesLeft == 0 { break }
+                    continue
+                }
+                // Blocked (6983), or a card that will not say more: the TERMINATE tells.
+                break
+            }
+        }
+    }
+
+    /// Resets the application to its factory state (default PINs, no keys, no reset code): blocks both PINs,
+    /// then TERMINATE and ACTIVATE.
+    public func reset() async throws {
+        try Self.require(Version(1, 0, 6), version)
+        try await blockPasswords()
+        _ = try await send(APDU(ins: Ins.terminate))
+        _ = try await send(APDU(ins: Ins.activate))
+    }
+}

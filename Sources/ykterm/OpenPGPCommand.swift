@@ -1,0 +1,279 @@
+import ArgumentParser
+import AuthenticatorModel
+import FoundationEssentials
+import KeyKit
+
+struct OpenPGPCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "openpgp",
+        abstract: "OpenPGP: the card's keys, touch policies, PIN, reset code and admin PIN, and its reset.",
+        discussion: """
+            Key slots are named as ykman names them: sig (signature), dec (decryption), aut (authentication) and \
+            att (attestation). PINs are never taken from the command line: on a terminal they are asked for without \
+            echo, otherwise read from standard input, one per line, in the order the command asks for them.
+            """,
+        subcommands: [Info.self, Reset.self, Access.self, Keys.self])
+}
+
+/// A key slot argument: sig, dec, aut or att.
+struct OpenPGPSlotArgument: ExpressibleByArgument {
+    let slot: OpenPGP.KeySlot
+    init?(argument: String) {
+        guard let slot = OpenPGP.KeySlot(name: argument) else { return nil }
+        self.slot = slot
+    }
+    static var defaultCompletionKind: CompletionKind { .list(OpenPGP.KeySlot.allCases.map(\.name)) }
+}
+
+/// A touch policy argument: off, on, fixed, cached or cached-fixed.
+struct OpenPGPTouchArgument: ExpressibleByArgument {
+    let policy: OpenPGP.TouchPolicy
+    init?(argument: String) {
+        guard let policy = OpenPGP.TouchPolicy(name: argument) else { return nil }
+        self.policy = policy
+    }
+    static var defaultCompletionKind: CompletionKind { .list(OpenPGP.TouchPolicy.allCases.map(\.name)) }
+}
+
+extension KeyOptions {
+    /// The OpenPGP operations on the key these options chose.
+    var openpgp: OpenPGPOperations { OpenPGPOperations(choice.opener()) }
+}
+
+/// The passwords OpenPGP commands ask for, each from the prompt (no echo) or a line of standard input.
+enum OpenPGPSecrets {
+    static func current(_ prompt: Prompt, _ password: OpenPGP.Password) throws -> SecretBytes {
+        SecretBytes(utf8: try prompt.secret(words("cli.openpgp.prompt." + password.textName)))
+    }
+
+    /// A new password: asked twice on a terminal, and as long as the card takes it (checked before anything is
+    /// sent).
+    static func new(_ prompt: Prompt, _ password: OpenPGP.Password) throws -> SecretBytes {
+        let value = try prompt.newSecret(
+            words("cli.openpgp.prompt.new-" + password.textName),
+            again: words("cli.openpgp.prompt.again-" + password.textName))
+        let count = value.utf8.count
+        guard (password.minimumLength...OpenPGP.maximumPINLength).contains(count) else {
+            throw YktermError.usage(
+                words(
+                    "cli.openpgp.passwordLength",
+                    [
+                        "count": String(count), "minimum": String(password.minimumLength),
+                        "maximum": String(OpenPGP.maximumPINLength),
+                        "password": words("openpgp.password." + password.textName),
+                    ]))
+        }
+        return SecretBytes(utf8: value)
+    }
+}
+
+extension OpenPGPCommand {
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "info",
+            abstract: "Show the versions, the tries left, the signature PIN policy, KDF, the signature counter and "
+                + "each slot's key and touch policy.")
+        @OptionGroup var key: KeyOptions
+        @Flag(
+            name: .long,
+            help: "JSON: versions, serial, tries, signature_pin_policy, kdf_enabled, signature_counter, keys.")
+        var json = false
+
+        func run() async throws {
+            let overview = try await key.openpgp.overview()
+            if json {
+                try printJSON(OpenPGPInfoText.json(overview))
+            } else {
+                for line in OpenPGPInfoText.lines(overview) { out(line) }
+            }
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset",
+            abstract: "Erase the OpenPGP keys and data and restore the default PIN (123456) and admin PIN (12345678).",
+            discussion: """
+                The PIN and the admin PIN are blocked first (by wrong tries), as the key requires. Asks for \
+                confirmation on a terminal; give --force when not on one.
+                """)
+        @OptionGroup var key: KeyOptions
+        @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
+
+        func run() async throws {
+            guard force || Prompt().confirm(words("cli.openpgp.reset.question")) else {
+                throw YktermError.usage(words("cli.openpgp.reset.notConfirmed"))
+            }
+            try await key.openpgp.reset()
+            out(words("cli.openpgp.reset.done"))
+        }
+    }
+
+    struct Access: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "access",
+            abstract: "The PIN, the reset code and the admin PIN, and their tries.",
+            subcommands: [
+                SetRetries.self, ChangePIN.self, ChangeResetCode.self, ChangeAdminPIN.self, UnblockPIN.self,
+            ])
+    }
+
+    struct Keys: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "keys", abstract: "The keys in the slots, and their touch policies.",
+            subcommands: [KeyInfo.self, SetTouch.self])
+    }
+}
+
+extension OpenPGPCommand.Access {
+    struct SetRetries: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-retries",
+            abstract: "Set the tries of the PIN, the reset code and the admin PIN (1 to 255 each; asks for the "
+                + "admin PIN).",
+            discussion: "Each counter starts again at its new number. Asks first on a terminal; give --force when "
+                + "not on one.")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("Tries of the PIN.", valueName: "USER-TRIES")) var pin: Int
+        @Argument(help: ArgumentHelp("Tries of the reset code.", valueName: "RESET-CODE-TRIES")) var resetCode: Int
+        @Argument(help: ArgumentHelp("Tries of the admin PIN.", valueName: "ADMIN-TRIES")) var admin: Int
+        @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
+
+        func validate() throws {
+            for (name, value) in [
+                ("USER-TRIES", pin), ("RESET-CODE-TRIES", resetCode), ("ADMIN-TRIES", admin),
+            ]
+            where !(1...255).contains(value) {
+                throw ValidationError(words("cli.openpgp.retriesRange", ["name": name, "value": String(value)]))
+            }
+        }
+
+        func run() async throws {
+            let prompt = Prompt()
+            let question = words(
+                "cli.openpgp.setRetries.question",
+                ["pin": String(pin), "reset": String(resetCode), "admin": String(admin)])
+            guard force || prompt.confirm(question) else {
+                throw YktermError.usage(words("cli.openpgp.notConfirmed"))
+            }
+            let adminPIN = try OpenPGPSecrets.current(prompt, .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.setRetries(user: pin, reset: resetCode, admin: admin, adminPIN: adminPIN)
+            out(words("cli.openpgp.retriesSet"))
+        }
+    }
+
+    struct ChangePIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "change-pin", abstract: "Change the PIN (current PIN, then the new one: 6 to 127 characters).")
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            let current = try OpenPGPSecrets.current(prompt, .user)
+            defer { current.wipe() }
+            let new = try OpenPGPSecrets.new(prompt, .user)
+            defer { new.wipe() }
+            try await key.openpgp.changePIN(current: current, new: new)
+            out(words("cli.openpgp.pinChanged"))
+        }
+    }
+
+    struct ChangeAdminPIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "change-admin-pin",
+            abstract: "Change the admin PIN (current admin PIN, then the new one: 8 to 127 characters).")
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            let current = try OpenPGPSecrets.current(prompt, .admin)
+            defer { current.wipe() }
+            let new = try OpenPGPSecrets.new(prompt, .admin)
+            defer { new.wipe() }
+            try await key.openpgp.changeAdminPIN(current: current, new: new)
+            out(words("cli.openpgp.adminPINChanged"))
+        }
+    }
+
+    struct ChangeResetCode: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "change-reset-code",
+            abstract: "Set the reset code, which sets a new PIN when it is forgotten (admin PIN, then the new reset "
+                + "code: 8 to 127 characters).")
+        @OptionGroup var key: KeyOptions
+
+        func run() async throws {
+            let prompt = Prompt()
+            let adminPIN = try OpenPGPSecrets.current(prompt, .admin)
+            defer { adminPIN.wipe() }
+            let code = try OpenPGPSecrets.new(prompt, .reset)
+            defer { code.wipe() }
+            try await key.openpgp.setResetCode(code, adminPIN: adminPIN)
+            out(words("cli.openpgp.resetCodeSet"))
+        }
+    }
+
+    struct UnblockPIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "unblock-pin",
+            abstract: "Set a new PIN with the reset code, which also unblocks it (reset code, then the new PIN).",
+            discussion: "With --admin the admin PIN is asked for instead of the reset code.")
+        @OptionGroup var key: KeyOptions
+        @Flag(name: .customLong("admin"), help: "Ask for the admin PIN instead of the reset code.")
+        var useAdminPIN = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let first = try OpenPGPSecrets.current(prompt, useAdminPIN ? .admin : .reset)
+            defer { first.wipe() }
+            let new = try OpenPGPSecrets.new(prompt, .user)
+            defer { new.wipe() }
+            try await key.openpgp.unblockPIN(
+                newPIN: new, resetCode: useAdminPIN ? nil : first, adminPIN: useAdminPIN ? first : nil)
+            out(words("cli.openpgp.pinUnblocked"))
+        }
+    }
+}
+
+extension OpenPGPCommand.Keys {
+    struct KeyInfo: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "info", abstract: "Show a slot's key: algorithm, fingerprint, creation, origin, touch policy.")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+
+        func run() async throws {
+            let info = try await key.openpgp.keyInfo(slot.slot)
+            for line in OpenPGPInfoText.keyLines(info, indent: "") { out(line) }
+        }
+    }
+
+    struct SetTouch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-touch",
+            abstract: "Set a slot's touch policy: off, on, fixed, cached or cached-fixed (asks for the admin PIN).",
+            discussion: """
+                Fixed policies cannot be turned off again without replacing the slot's key: they are asked about \
+                first on a terminal; give --force when not on one. Cached policies let a touch count for 15 seconds.
+                """)
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Argument(help: ArgumentHelp("off, on, fixed, cached or cached-fixed.", valueName: "POLICY"))
+        var policy: OpenPGPTouchArgument
+        @Flag(name: .long, help: "Do not ask before setting a fixed policy.") var force = false
+
+        func run() async throws {
+            let prompt = Prompt()
+            let p = policy.policy
+            if p.isFixed && !force {
+                let question = words("cli.openpgp.setTouch.question", ["slot": slot.slot.name, "policy": p.name])
+                guard prompt.confirm(question) else { throw YktermError.usage(words("cli.openpgp.notConfirmed")) }
+            }
+            let adminPIN = try OpenPGPSecrets.current(prompt, .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.setTouchPolicy(slot.slot, p, adminPIN: adminPIN, confirmed: true)
+            out(words("cli.openpgp.touchSet", ["slot": slot.slot.name, "policy": p.name]))
+        }
+    }
+}

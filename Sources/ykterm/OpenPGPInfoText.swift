@@ -1,0 +1,126 @@
+import FoundationEssentials
+import Glibc
+import KeyKit
+import AuthenticatorModel
+
+/// `openpgp info` and `openpgp keys info` as text, and `openpgp info` as JSON.
+enum OpenPGPInfoText {
+    static func lines(_ o: OpenPGPOverview) -> [String] {
+        var rows = [(String, String)?]()
+        func field(_ key: String, _ value: String) { rows.append((words(key), value)) }
+        let status = o.data.passwordStatus
+        field("cli.openpgp.info.openpgpVersion", o.data.aid.versionText)
+        field("cli.openpgp.info.applicationVersion", o.version.description)
+        field("cli.openpgp.info.serial", String(o.data.aid.serial))
+        field("cli.openpgp.info.pinTries", String(status.triesUser))
+        field("cli.openpgp.info.resetCodeTries", String(status.triesReset))
+        field("cli.openpgp.info.adminPINTries", String(status.triesAdmin))
+        field(
+            "cli.openpgp.info.signaturePIN",
+            words(status.pinValidForSeveralSignatures ? "cli.openpgp.info.once" : "cli.openpgp.info.always"))
+        field("cli.openpgp.info.kdf", words(o.kdfEnabled ? "cli.openpgp.info.kdfOn" : "cli.openpgp.info.kdfOff"))
+        field("cli.openpgp.info.signatureCounter", o.signatureCounter.map(String.init) ?? "-")
+        let name = o.cardholder?.displayName ?? ""
+        field("cli.openpgp.info.cardholder", name.isEmpty ? "-" : name)
+        field("cli.openpgp.info.url", o.url.isEmpty ? "-" : String(decoding: o.url, as: UTF8.self))
+        var out = table(rows)
+        for key in o.data.keys {
+            out.append("")
+            out += keyLines(key, indent: "  ")
+        }
+        return out
+    }
+
+    /// One slot: its heading and its fields (a slot without a key says so).
+    static func keyLines(_ k: OpenPGPKeyInfo, indent: String) -> [String] {
+        var rows = [(String, String)?]()
+        func field(_ key: String, _ value: String) { rows.append((indent + words(key), value)) }
+        var out = [words("cli.openpgp.slot." + k.slot.name, ["slot": k.slot.name.uppercased()])]
+        if k.hasKey {
+            field("cli.openpgp.info.algorithm", k.attributes?.description ?? "-")
+            field("cli.openpgp.info.fingerprint", fingerprint(k.fingerprint) ?? "-")
+            field("cli.openpgp.info.created", created(k.generationTime) ?? "-")
+            field("cli.openpgp.info.origin", words("cli.openpgp.origin." + origin(k.status)))
+        } else {
+            field("cli.openpgp.info.key", words("cli.openpgp.info.noKey"))
+        }
+        field("cli.openpgp.info.touchPolicy", k.touchPolicy?.name ?? "-")
+        out += table(rows)
+        return out
+    }
+
+    static func table(_ rows: [(String, String)?]) -> [String] {
+        let width = rows.reduce(22) { max($0, ($1?.0.count ?? 0) + 1) }
+        return rows.map { row in row.map { $0.0.padding(to: width) + $0.1 } ?? "" }
+    }
+
+    /// 40 hex digits in groups of four, as GnuPG shows them; nil when none was written.
+    static func fingerprint(_ bytes: [UInt8]) -> String? {
+        guard bytes.contains(where: { $0 != 0 }) else { return nil }
+        let hex = Hex.encode(bytes, uppercase: true)
+        return stride(from: 0, to: hex.count, by: 4).map { i in
+            let start = hex.index(hex.startIndex, offsetBy: i)
+            return String(hex[start..<hex.index(start, offsetBy: min(4, hex.count - i))])
+        }.joined(separator: " ")
+    }
+
+    static func created(_ time: UInt32) -> String? {
+        guard time != 0 else { return nil }
+        return PIVInfoText.date(Date(timeIntervalSince1970: Double(time)))
+    }
+
+    static func origin(_ status: OpenPGP.KeyStatus?) -> String {
+        switch status {
+        case .generated?: return "generated"
+        case .imported?: return "imported"
+        case .none?: return "none"
+        case nil: return "unknown"
+        }
+    }
+
+    static func json(_ o: OpenPGPOverview) -> OpenPGPInfoJSON {
+        let status = o.data.passwordStatus
+        let name = o.cardholder?.displayName ?? ""
+        return OpenPGPInfoJSON(
+            openpgpVersion: o.data.aid.versionText, applicationVersion: o.version.description,
+            serial: Int(o.data.aid.serial), manufacturer: Int(o.data.aid.manufacturer), pinTries: status.triesUser,
+            resetCodeTries: status.triesReset, adminPinTries: status.triesAdmin,
+            signaturePinPolicy: status.pinValidForSeveralSignatures ? "once" : "always", kdfEnabled: o.kdfEnabled,
+            signatureCounter: o.signatureCounter, cardholder: name.isEmpty ? nil : name,
+            url: o.url.isEmpty ? nil : String(decoding: o.url, as: UTF8.self),
+            keys: o.data.keys.map { k in
+                OpenPGPInfoJSON.Key(
+                    slot: k.slot.name, hasKey: k.hasKey, algorithm: k.attributes?.description,
+                    fingerprint: fingerprint(k.fingerprint).map { $0.filter { $0 != " " } },
+                    created: created(k.generationTime), origin: k.status.map { origin($0) },
+                    touchPolicy: k.touchPolicy?.name)
+            })
+    }
+}
+
+/// `openpgp info --json`.
+struct OpenPGPInfoJSON: Encodable, SnakeCaseJSON {
+    var openpgpVersion: String
+    var applicationVersion: String
+    var serial: Int
+    var manufacturer: Int
+    var pinTries: Int
+    var resetCodeTries: Int
+    var adminPinTries: Int
+    var signaturePinPolicy: String
+    var kdfEnabled: Bool
+    var signatureCounter: Int?
+    var cardholder: String?
+    var url: String?
+    var keys: [Key]
+
+    struct Key: Encodable, SnakeCaseJSON {
+        var slot: String
+        var hasKey: Bool
+        var algorithm: String?
+        var fingerprint: String?
+        var created: String?
+        var origin: String?
+        var touchPolicy: String?
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import KeyKit
+import Testing
+import VirtualKey
+
+@testable import AuthenticatorModel
+
+/// The virtual key as OpenPGP operations' smart-card interface, counting the connections opened and closed.
+private final class OpenPGPKey: SmartCardOpener, @unchecked Sendable {
+    // @unchecked: the counters are LockedValues; `key` is set once.
+    let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC(), touchDelay: 0)
+    let opened = LockedValue(0)
+    let closed = LockedValue(0)
+
+    func openSmartCard() async throws -> any SmartCardConnection {
+        opened.withLock { $0 += 1 }
+        return CountedConnection(VirtualKeyConnection(key: key), closed: closed)
+    }
+
+    var allClosed: Bool { opened.withLock { $0 } == closed.withLock { $0 } }
+}
+
+private let pin = SecretBytes(utf8: "123456")
+private let adminPIN = SecretBytes(utf8: "12345678")
+
+@Suite struct OpenPGPOperationsTests {
+    @Test func overviewOfANewKey() async throws {
+        let key = OpenPGPKey()
+        let overview = try await OpenPGPOperations(key).overview()
+        #expect(overview.version == Version(5, 7, 2) && overview.data.aid.serial == 28_123_456)
+        #expect(overview.signatureCounter == 0 && !overview.kdfEnabled && overview.url.isEmpty)
+        #expect(overview.data.passwordStatus.triesUser == 3 && overview.data.passwordStatus.triesReset == 0)
+        #expect(key.allClosed)
+    }
+
+    @Test func passwordsRetriesAndUnblocking() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        try await ops.setRetries(user: 4, reset: 5, admin: 6, adminPIN: adminPIN)
+        let newPIN = SecretBytes(utf8: "7654321")
+        try await ops.changePIN(current: pin, new: newPIN)
+        await #expect(throws: OpenPGPError.wrongPassword(.user, retriesLeft: 3)) {
+            try await ops.changePIN(current: pin, new: newPIN)
+        }
+        let newAdmin = SecretBytes(utf8: "87654321")
+        try await ops.changeAdminPIN(current: adminPIN, new: newAdmin)
+        let code = SecretBytes(utf8: "a reset code")
+        try await ops.setResetCode(code, adminPIN: newAdmin)
+        var status = try await ops.overview().data.passwordStatus
+        #expect(status.triesUser == 3 && status.triesReset == 5 && status.triesAdmin == 6)
+        try await ops.unblockPIN(newPIN: pin, resetCode: code, adminPIN: nil)
+        try await ops.unblockPIN(newPIN: newPIN, resetCode: nil, adminPIN: newAdmin)
+        status = try await ops.overview().data.passwordStatus
+        #expect(status.triesUser == 4)
+        #expect(key.key.state.openpgp.userPIN == Array("7654321".utf8))
+        #expect(key.allClosed)
+    }
+
+    @Test func fixedTouchPolicyNeedsConfirmation() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        await #expect(throws: OpenPGPOperationError.touchPolicyNeedsConfirmation(.signature, .cachedFixed)) {
+            try await ops.setTouchPolicy(.signature, .cachedFixed, adminPIN: adminPIN, confirmed: false)
+        }
+        #expect(key.opened.withLock { $0 } == 0)
+        try await ops.setTouchPolicy(.decryption, .on, adminPIN: adminPIN, confirmed: false)
+        try await ops.setTouchPolicy(.signature, .cachedFixed, adminPIN: adminPIN, confirmed: true)
+        let keys = try await ops.overview().data.keys
+        #expect(keys.map { $0.touchPolicy } == [.cachedFixed, .on, .off, .off])
+        await #expect(throws: OpenPGPError.touchPolicyFixed(.signature)) {
+            try await ops.setTouchPolicy(.signature, .off, adminPIN: adminPIN, confirmed: true)
+        }
+        await #expect(throws: OpenPGPError.noKey(.signature)) { _ = try await ops.keyInfo(.signature) }
+        #expect(key.allClosed)
+    }
+
+    @Test func resetRestoresTheDefaults() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        try await ops.changePIN(current: pin, new: SecretBytes(utf8: "11223344"))
+        try await ops.setTouchPolicy(.signature, .fixed, adminPIN: adminPIN, confirmed: true)
+        try await ops.reset()
+        #expect(key.key.state.openpgp == OpenPGPState())
+        try await ops.changePIN(current: pin, new: pin)
+        #expect(key.allClosed)
+    }
+}

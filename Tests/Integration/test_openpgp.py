@@ -1,0 +1,331 @@
+"""The virtual key's OpenPGP application between ykterm and yubikey-manager (`ykman openpgp`): what ykterm
+changes (tries, PINs, the reset code, touch policies, the reset) `ykman openpgp info` and ykman's use of the new
+PINs see, and what ykman changes (tries, touch policies, PINs, imported keys) `ykterm openpgp info --json` sees.
+Then GnuPG through the test's pcscd (scdaemon without its own CCID driver): `gpg --card-status` shows what
+ykterm set, the PIN ykterm changed is the one gpg needs, and keys gpg generates on the card sign, decrypt and
+are shown by ykterm with gpg's fingerprints."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from harness import VENV_BIN, run_ykman, run_ykterm
+
+ADMIN = "12345678"
+
+
+@pytest.fixture
+def home_env(env, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(env)
+    env["HOME"] = str(home)
+    return env
+
+
+@pytest.fixture
+def ykterm(key, home_env):
+    def run(*args, input=None, check=True):
+        return run_ykterm("openpgp", *args, "--reader", key.reader, env=home_env, input=input, check=check)
+    return run
+
+
+@pytest.fixture
+def ykman(key, home_env):
+    def run(*args, input=None, check=True):
+        return run_ykman(key.reader, "openpgp", *args, env=home_env, input=input, check=check)
+    return run
+
+
+# ykman's command line imports keys into the attestation slot only: keys for the other slots are made with ykman's
+# library (yubikit), as its `OpenPgpSession` does it, through the test's pcscd.
+YUBIKIT_KEY = """
+import sys
+from ykman.pcsc import list_devices
+from yubikit.core.smartcard import SmartCardConnection
+from yubikit.openpgp import KEY_REF, OID, RSA_SIZE, OpenPgpSession
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+reader, admin, slot, what = sys.argv[1:5]
+device = [d for d in list_devices(reader)][0]
+with device.open_connection(SmartCardConnection) as connection:
+    session = OpenPgpSession(connection)
+    session.verify_admin(admin)
+    ref = KEY_REF[slot.upper()]
+    if what == "rsa2048":
+        session.generate_rsa_key(ref, RSA_SIZE.RSA2048)
+    elif what.endswith(".pem"):
+        session.put_key(ref, load_pem_private_key(open(what, "rb").read(), None))
+    else:
+        session.generate_ec_key(ref, OID[what])
+"""
+
+
+def yubikit_key(key, env, admin, slot, what):
+    """Generates (`what`: rsa2048 or a curve, e.g. SECP256R1) or imports (`what`: a PEM file) a key with yubikit."""
+    r = subprocess.run([str(VENV_BIN / "python"), "-c", YUBIKIT_KEY, key.reader, admin, slot, str(what)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def flat(text):
+    """ykman's output with one space after each colon (it aligns the values), one stripped line each."""
+    return [re.sub(r":[ \t]+", ": ", line.strip()) for line in text.splitlines()]
+
+
+def info_json(ykterm):
+    return json.loads(ykterm("info", "--json").stdout)
+
+
+def test_a_new_key_reads_the_same_in_both(ykterm, ykman):
+    lines = flat(ykman("info").stdout)
+    assert "OpenPGP version: 3.4" in lines and "Application version: 5.7.2" in lines
+    assert "PIN tries remaining: 3" in lines and "Reset code tries remaining: 0" in lines
+    assert "Admin PIN tries remaining: 3" in lines and "KDF enabled: False" in lines
+    assert "Require PIN for signature: Always" in lines
+    info = info_json(ykterm)
+    assert (info["pin_tries"], info["reset_code_tries"], info["admin_pin_tries"]) == (3, 0, 3)
+    assert info["openpgp_version"] == "3.4" and info["application_version"] == "5.7.2"
+    assert info["serial"] == 28123456 and info["manufacturer"] == 6
+    assert info["signature_pin_policy"] == "always" and info["kdf_enabled"] is False
+    assert [k["slot"] for k in info["keys"]] == ["sig", "dec", "aut", "att"]
+    assert not any(k["has_key"] for k in info["keys"])
+    r = ykterm("keys", "info", "sig", check=False)
+    assert r.returncode == 1 and "holds no key" in r.stderr
+
+
+def test_ykterm_changes_seen_by_ykman(key, home_env, ykterm, ykman, tmp_path):
+    # Tries: asked first (--force here), then the admin PIN from standard input.
+    r = ykterm("access", "set-retries", "5", "6", "7", input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "nothing was changed" in r.stderr
+    ykterm("access", "set-retries", "5", "6", "7", "--force", input=ADMIN + "\n")
+    lines = flat(ykman("info").stdout)
+    assert "PIN tries remaining: 5" in lines and "Admin PIN tries remaining: 7" in lines
+    # No reset code yet, so it has no tries; once set it has the 6.
+    assert "Reset code tries remaining: 0" in lines
+    ykterm("access", "change-reset-code", input=ADMIN + "\nresetcode1\n")
+    assert "Reset code tries remaining: 6" in flat(ykman("info").stdout)
+
+    # The PIN: ykterm changes it, ykman verifies with the new one (and the old one fails).
+    ykterm("access", "change-pin", input="123456\n24681357\n")
+    ykman("access", "change-pin", "-P", "24681357", "-n", "13572468")
+    r = ykman("access", "change-pin", "-P", "24681357", "-n", "11111111", check=False)
+    assert r.returncode != 0
+    assert "PIN tries remaining: 4" in flat(ykman("info").stdout)
+    # The reset code ykterm set unblocks the PIN for ykman.
+    ykman("access", "unblock-pin", "-r", "resetcode1", "-n", "55555555")
+    ykterm("access", "change-pin", input="55555555\n123456\n")
+
+    # The admin PIN, then a touch policy on an imported key (ykman shows slots with keys only).
+    ykterm("access", "change-admin-pin", input=ADMIN + "\nadmin-pin-2\n")
+    yubikit_key(key, home_env, "admin-pin-2", "sig", "SECP256R1")
+    ykterm("keys", "set-touch", "sig", "cached", input="admin-pin-2\n")
+    assert "Touch policy: Cached" in flat(ykman("keys", "info", "sig").stdout)
+    # A fixed policy is asked about first; --force sets it, and then nothing turns it off.
+    r = ykterm("keys", "set-touch", "sig", "fixed", input="admin-pin-2\n", check=False)
+    assert r.returncode == 2 and "nothing was changed" in r.stderr
+    ykterm("keys", "set-touch", "sig", "fixed", "--force", input="admin-pin-2\n")
+    lines = flat(ykman("info").stdout)
+    assert "Touch policy: On (fixed)" in lines
+    r = ykterm("keys", "set-touch", "sig", "off", input="admin-pin-2\n", check=False)
+    assert r.returncode == 1 and "fixed" in r.stderr
+
+    # A wrong admin PIN: ykterm says how many tries are left, ykman agrees.
+    r = ykterm("keys", "set-touch", "dec", "on", input="wrong-admin\n", check=False)
+    assert r.returncode == 1 and "6 tries left" in r.stderr, r.stderr
+    assert "Admin PIN tries remaining: 6" in flat(ykman("info").stdout)
+
+    # The reset: asked first, then everything is as new for ykman.
+    r = ykterm("reset", check=False)
+    assert r.returncode == 2
+    ykterm("reset", "--force")
+    lines = flat(ykman("info").stdout)
+    assert "PIN tries remaining: 3" in lines and "Admin PIN tries remaining: 3" in lines
+    assert not any(line.startswith("Signature key") for line in lines)
+    ykman("access", "change-pin", "-P", "123456", "-n", "123456")
+
+
+def test_ykman_changes_seen_by_ykterm(key, home_env, ykterm, ykman, tmp_path):
+    ykman("access", "set-retries", "4", "5", "6", "-a", ADMIN, "-f")
+    info = info_json(ykterm)
+    assert (info["pin_tries"], info["reset_code_tries"], info["admin_pin_tries"]) == (4, 0, 6)
+
+    ykman("access", "change-pin", "-P", "123456", "-n", "7654321")
+    # The PIN ykman set is the one ykterm must give; the old one is wrong.
+    r = ykterm("access", "change-pin", input="123456\n111111\n", check=False)
+    assert r.returncode == 1 and "3 tries left" in r.stderr, r.stderr
+    ykterm("access", "change-pin", input="7654321\n123456\n")
+    assert info_json(ykterm)["pin_tries"] == 4
+
+    # Keys ykman's library imports and generates, with the touch policies ykman sets.
+    for slot, spec in (("sig", ["-algorithm", "ED25519"]), ("aut", ["-algorithm", "RSA", "-pkeyopt",
+                                                                    "rsa_keygen_bits:2048"])):
+        pem = tmp_path / f"{slot}.pem"
+        subprocess.run(["openssl", "genpkey", *spec, "-out", str(pem)], check=True, capture_output=True)
+        yubikit_key(key, home_env, ADMIN, slot, pem)
+    yubikit_key(key, home_env, ADMIN, "dec", "X25519")
+    ykman("keys", "set-touch", "sig", "on", "-a", ADMIN, "-f")
+    ykman("keys", "set-touch", "aut", "cached-fixed", "-a", ADMIN, "-f")
+    keys = {k["slot"]: k for k in info_json(ykterm)["keys"]}
+    assert keys["sig"]["has_key"] and keys["sig"]["algorithm"] == "Ed25519" and keys["sig"]["origin"] == "imported"
+    assert keys["sig"]["touch_policy"] == "on"
+    assert keys["aut"]["algorithm"] == "RSA2048" and keys["aut"]["touch_policy"] == "cached-fixed"
+    assert keys["dec"]["has_key"] and keys["dec"]["origin"] == "generated" and keys["dec"]["algorithm"] == "X25519"
+    assert keys["dec"]["touch_policy"] == "off"
+    text = ykterm("keys", "info", "aut").stdout
+    assert "RSA2048" in text and "cached-fixed" in text and "imported" in text
+
+    ykman("reset", "-f")
+    info = info_json(ykterm)
+    assert (info["pin_tries"], info["admin_pin_tries"]) == (3, 3)
+    assert not any(k["has_key"] for k in info["keys"])
+
+
+# --- GnuPG ------------------------------------------------------------------------------------------------------
+
+def libpcsclite():
+    """The libpcsclite the test's pcscd speaks to (the system's), for scdaemon's pcsc-driver."""
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.strip().startswith("libpcsclite.so.1 ") and "=>" in line:
+            return line.split("=>", 1)[1].strip()
+    return "libpcsclite.so.1"
+
+
+class GnuPG:
+    """gpg with a GNUPGHOME of its own, whose scdaemon reaches the key through the test's pcscd."""
+
+    def __init__(self, pcsc):
+        # A short path: gpg-agent's sockets live in it.
+        self.home = tempfile.mkdtemp(prefix="gpg")
+        with open(os.path.join(self.home, "scdaemon.conf"), "w") as f:
+            f.write(f"disable-ccid\npcsc-driver {libpcsclite()}\npcsc-shared\n")
+        with open(os.path.join(self.home, "gpg-agent.conf"), "w") as f:
+            f.write("allow-loopback-pinentry\n")
+        self.env = pcsc.env(GNUPGHOME=self.home, HOME=self.home)
+
+    def run(self, *args, input=None, check=True):
+        r = subprocess.run(["gpg", *map(str, args)], input=input, env=self.env, capture_output=True, text=True,
+                           timeout=120)
+        if check and r.returncode != 0:
+            raise AssertionError(f"gpg {' '.join(map(str, args))} exited {r.returncode}\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def card_status(self):
+        return self.run("--batch", "--card-status").stdout
+
+    def card_edit(self, *lines, check=True):
+        """--card-edit with its questions and PINs answered from `lines`, as GnuPG's status protocol asks them."""
+        return self.run("--no-tty", "--command-fd", "0", "--status-fd", "1", "--pinentry-mode", "loopback",
+                        "--card-edit", input="".join(f"{line}\n" for line in lines), check=check)
+
+    def restart(self):
+        """A fresh scdaemon (and agent): one that still believes a PIN verified which another program's SELECT
+        has since forgotten on the card would fail its next command."""
+        self.stop()
+
+    def pids(self):
+        out = []
+        for command in ("getinfo pid", "scd getinfo pid"):
+            r = subprocess.run(["gpg-connect-agent", "--no-autostart", command, "/bye"], env=self.env,
+                               capture_output=True, text=True, timeout=30)
+            out += [int(m) for m in re.findall(r"^D (\d+)$", r.stdout, re.M)]
+        return out
+
+    def stop(self):
+        """gpgconf --kill, then by PID whatever is left of the agent and its scdaemon."""
+        pids = self.pids()
+        subprocess.run(["gpgconf", "--kill", "all"], env=self.env, capture_output=True, timeout=30)
+        deadline = time.monotonic() + 5
+        for pid in pids:
+            while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if os.path.exists(f"/proc/{pid}"):
+                os.kill(pid, signal.SIGKILL)
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+@pytest.fixture
+def gnupg(pcsc, key):
+    if not (shutil.which("gpg") and os.path.exists("/usr/lib/gnupg/scdaemon")):
+        pytest.skip("gnupg and scdaemon are not installed (make deps installs them for the tests)")
+    g = GnuPG(pcsc)
+    yield g
+    g.cleanup()
+
+
+def retry_counters(status):
+    m = re.search(r"^PIN retry counter : (\d+) (\d+) (\d+)$", status, re.M)
+    assert m, status
+    return tuple(int(x) for x in m.groups())
+
+
+def test_gpg_card_status_shows_what_ykterm_set_and_needs_the_pin_ykterm_changed(gnupg, ykterm):
+    status = gnupg.card_status()
+    assert "Manufacturer .....: Yubico" in status and "Serial number ....: 28123456" in status
+    assert "Version ..........: 3.4" in status and retry_counters(status) == (3, 0, 3)
+    assert "Key attributes ...: rsa2048 rsa2048 rsa2048" in status and "Signature PIN ....: forced" in status
+
+    ykterm("access", "set-retries", "5", "4", "6", "--force", input=ADMIN + "\n")
+    ykterm("access", "change-reset-code", input=ADMIN + "\nresetcode1\n")
+    ykterm("access", "change-pin", input="123456\n24681357\n")
+    gnupg.restart()
+    assert retry_counters(gnupg.card_status()) == (5, 4, 6)
+    # gpg's "verify" with the old PIN uses up a try; with the one ykterm set it succeeds and gives it back.
+    gnupg.card_edit("verify", "123456", "quit")
+    assert retry_counters(gnupg.card_status()) == (4, 4, 6)
+    gnupg.card_edit("verify", "24681357", "quit")
+    assert retry_counters(gnupg.card_status()) == (5, 4, 6)
+    assert info_json(ykterm)["pin_tries"] == 5
+
+
+def test_keys_gpg_generates_sign_decrypt_and_show_in_ykterm_with_gpgs_fingerprints(gnupg, ykterm, ykman):
+    # The cardholder's name and URL, written by gpg, read by ykterm.
+    gnupg.card_edit("admin", "name", "Doe", "Jane", ADMIN, "url", "https://example.org/jane.asc", "quit")
+    info = info_json(ykterm)
+    assert info["cardholder"] == "Jane Doe" and info["url"] == "https://example.org/jane.asc"
+
+    # ykterm's SELECT forgot the admin PIN scdaemon verified: a fresh scdaemon asks again.
+    gnupg.restart()
+    # generate: no backup of the encryption key, admin PIN, PIN, no expiry, the user ID, then the PIN for the
+    # self-signatures.
+    r = gnupg.card_edit("admin", "generate", "n", ADMIN, "123456", "0", "Jane Doe", "jane@example.org", "",
+                        "123456", "123456", "123456", "quit")
+    assert "KEY_CREATED" in r.stdout, r.stdout + r.stderr
+    colons = gnupg.run("--batch", "--with-colons", "--card-status").stdout
+    fprs = next(line for line in colons.splitlines() if line.startswith("fpr:")).split(":")[1:4]
+    assert all(len(f) == 40 for f in fprs)
+    keys = {k["slot"]: k for k in info_json(ykterm)["keys"]}
+    assert [keys[s]["fingerprint"] for s in ("sig", "aut", "dec")] == [fprs[0], fprs[2], fprs[1]]
+    assert all(keys[s]["origin"] == "generated" and keys[s]["algorithm"] == "RSA2048" for s in ("sig", "dec", "aut"))
+    assert keys["sig"]["created"] is not None
+    # ykman sees the same fingerprints.
+    ykman_info = ykman("info").stdout.replace(" ", "")
+    assert all(f in ykman_info for f in fprs)
+
+    # A detached signature made on the card verifies; a message encrypted to the card's key decrypts on it.
+    gnupg.restart()
+    message = os.path.join(gnupg.home, "message.txt")
+    with open(message, "w") as f:
+        f.write("signed and sealed by the virtual key\n")
+    gnupg.run("--batch", "--pinentry-mode", "loopback", "--passphrase-fd", "0", "--output", message + ".sig",
+              "--detach-sign", message, input="123456\n")
+    assert "Good signature" in gnupg.run("--batch", "--verify", message + ".sig", message).stderr
+    gnupg.run("--batch", "--trust-model", "always", "--encrypt", "-r", "jane@example.org", "--output",
+              message + ".gpg", message)
+    r = gnupg.run("--batch", "--pinentry-mode", "loopback", "--passphrase-fd", "0", "--decrypt", message + ".gpg",
+                  input="123456\n")
+    assert r.stdout == "signed and sealed by the virtual key\n"
+    # The signature counter counts gpg's signatures: the self-signature(s) and the detached one.
+    counter = re.search(r"^Signature counter : (\d+)$", gnupg.card_status(), re.M)
+    assert counter and int(counter.group(1)) >= 2
+    assert info_json(ykterm)["signature_counter"] == int(counter.group(1))
