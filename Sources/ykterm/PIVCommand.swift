@@ -18,7 +18,7 @@ struct PIVCommand: ParsableCommand {
             """,
         subcommands: [
             Info.self, Verify.self, Sign.self, Certificates.self, Keys.self, SSHKey.self, PINCommand.self,
-            PUKCommand.self, ManagementKey.self, Reset.self,
+            PUKCommand.self, ManagementKey.self, Access.self, Reset.self,
         ])
 }
 

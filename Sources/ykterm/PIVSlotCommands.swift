@@ -165,7 +165,10 @@ extension PIVCommand {
 
     struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "keys", abstract: "Generate and attest slot keys.", subcommands: [Generate.self, Attest.self])
+            commandName: "keys", abstract: "Generate, import, move, delete, export and attest slot keys.",
+            subcommands: [
+                Generate.self, Import.self, Info.self, Export.self, Move.self, Delete.self, Attest.self,
+            ])
 
         struct Generate: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -205,6 +208,11 @@ extension PIVCommand {
                                 ]),
                             ]))
                 }
+                try Self.checkPolicies(pin: pinPolicy, touch: touchPolicy)
+            }
+
+            /// --pin-policy and --touch-policy, as `generate` and `import` take them.
+            static func checkPolicies(pin pinPolicy: String, touch touchPolicy: String) throws {
                 guard Self.pin(pinPolicy) != nil else {
                     throw ValidationError(
                         words(

@@ -21,6 +21,7 @@ COMMANDS = {
     "fido info": ["fido", "info", "--virtual", "--json"],
     "otp info": ["otp", "info", "--virtual", "--json"],
     "piv info": ["piv", "info", "--virtual", "--json"],
+    "piv keys info": ["piv", "keys", "info", "9a", "--virtual", "--json"],
     "openpgp info": ["openpgp", "info", "--virtual", "--json"],
     "otp parse": ["otp", "parse", "--json", "cccccccbcjdifctrndncchkftchjlnbhvhtugdljibej"],
     "otp decrypt": ["otp", "decrypt", "--json", "--key", "ecde18dbe76fbd0c33330f1c354871db",

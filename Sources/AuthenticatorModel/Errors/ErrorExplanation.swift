@@ -180,6 +180,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case attestationInvalid = "attestation-invalid"
     case pivNoCertificate = "piv-no-certificate"
     case pivNoPublicKey = "piv-no-public-key"
+    case pivSlotHoldsKey = "piv-slot-holds-key"
     case certificateSubject = "certificate-subject"
     case certificateNotSlotsKey = "certificate-not-slots-key"
     // OpenPGP.
@@ -429,6 +430,7 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: .certificateNotSlotsKey, ["slot": slot.description])
         case .managementKeyLength(_, let expected, let given):
             return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(given)])
+        case .slotHoldsKey(let slot): return ErrorExplanation(kind: .pivSlotHoldsKey, ["slot": slot.description])
         }
     }
 

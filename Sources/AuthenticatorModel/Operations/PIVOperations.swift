@@ -255,6 +255,84 @@ public struct PIVOperations: Sendable {
         }
     }
 
+    /// The key in `slot`: algorithm, PIN and touch policies, where it came from and its public key (GET METADATA,
+    /// firmware 5.3 and later).
+    public func keyInfo(_ slot: PIV.Slot) async throws -> PIVSlotMetadata {
+        try await withSession { s in
+            try PIVFeature.metadata.check(s.version)
+            return try await Self.slotMetadata(s, slot)
+        }
+    }
+
+    /// The slot's metadata; a slot without a key is `noPublicKey`.
+    static func slotMetadata(_ s: PIVSession, _ slot: PIV.Slot) async throws -> PIVSlotMetadata {
+        do {
+            return try await s.slotMetadata(slot)
+        } catch let e as SmartCardError where e == .status(.fileNotFound) || e == .status(.referencedDataNotFound) {
+            throw PIVOperationError.noPublicKey(slot)
+        } catch PIVError.noKeyInSlot {
+            throw PIVOperationError.noPublicKey(slot)
+        }
+    }
+
+    /// Whether `slot` holds a key (firmware 5.3 and later tell; before, nil).
+    static func holdsKey(_ s: PIVSession, _ slot: PIV.Slot) async throws -> Bool? {
+        guard PIVFeature.metadata.isSupported(by: s.version) else { return nil }
+        do {
+            _ = try await slotMetadata(s, slot)
+            return true
+        } catch PIVOperationError.noPublicKey {
+            return false
+        }
+    }
+
+    /// Moves the key in `source` to the empty slot `destination` (firmware 5.7); certificates stay where they are.
+    /// A destination that holds a key is refused before anything changes.
+    public func moveKey(from source: PIV.Slot, to destination: PIV.Slot, managementKey: SecretBytes?) async throws {
+        try await withSession { s in
+            try PIVFeature.moveKey.check(s.version)
+            _ = try await Self.slotMetadata(s, source)
+            if try await Self.holdsKey(s, destination) == true { throw PIVOperationError.slotHoldsKey(destination) }
+            try await Self.authenticate(s, managementKey)
+            try await s.moveKey(from: source, to: destination)
+        }
+    }
+
+    /// Deletes the key in `slot` (firmware 5.7); its certificate, if any, stays.
+    public func deleteKey(in slot: PIV.Slot, managementKey: SecretBytes?) async throws {
+        try await withSession { s in
+            try PIVFeature.moveKey.check(s.version)
+            _ = try await Self.slotMetadata(s, slot)
+            try await Self.authenticate(s, managementKey)
+            try await s.deleteKey(in: slot)
+        }
+    }
+
+    /// Imports `key` into `slot` (replacing what is there); returns the algorithm it went in as.
+    public func importKey(
+        _ key: AsymmetricPrivateKey, in slot: PIV.Slot, pinPolicy: PIV.PINPolicy, touchPolicy: PIV.TouchPolicy,
+        managementKey: SecretBytes?
+    ) async throws -> PIV.Algorithm {
+        try await withSession { s in
+            try await Self.authenticate(s, managementKey)
+            return try await s.importKey(key, in: slot, pinPolicy: pinPolicy, touchPolicy: touchPolicy)
+        }
+    }
+
+    /// Sets how many tries the PIN and the PUK have (1 to 255); both go back to their defaults (123456 and
+    /// 12345678). Needs the management key and the PIN. Returns the overview afterwards.
+    public func setRetries(pin tries: Int, puk pukTries: Int, pin: SecretBytes?, managementKey: SecretBytes?)
+        async throws -> PIVOverview
+    {
+        try await withSession { s in
+            try await Self.authenticate(s, managementKey)
+            guard let pin else { throw PIVOperationError.needs(.pin) }
+            try await s.verifyPIN(pin)
+            try await s.setPINRetries(pin: tries, puk: pukTries)
+            return try await PIVOverview.read(s)
+        }
+    }
+
     /// The attestation of the key in `slot`, checked against the attestation certificate and the slot's key.
     public func attest(_ slot: PIV.Slot) async throws -> PIVAttestation {
         try await withSession { s in
@@ -357,4 +435,6 @@ public enum PIVOperationError: Error, Sendable, Equatable {
     case certificateNotTheSlotsKey(PIV.Slot)
     /// A management key of the wrong length for its algorithm.
     case managementKeyLength(PIV.Algorithm, expected: Int, given: Int)
+    /// The slot holds a key already (a move goes to an empty slot only).
+    case slotHoldsKey(PIV.Slot)
 }

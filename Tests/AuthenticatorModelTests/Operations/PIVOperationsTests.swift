@@ -141,3 +141,55 @@ private func question<T>(_ body: () async throws -> T) async throws -> PIVQuesti
         #expect(overview.slots.allSatisfy { $0.key == nil })
     }
 }
+
+@Suite("Operations: PIV keys moved, deleted, imported and the tries set")
+struct PIVKeyOperationsTests {
+    @Test func keyInfoSaysWhereTheKeyCameFromAndAnEmptySlotHoldsNone() async throws {
+        let key = PIVKey()
+        let piv = PIVOperations(key)
+        let generated = try await piv.generateKey(
+            in: .authentication, algorithm: .eccP384, pinPolicy: .never, touchPolicy: .never, managementKey: nil)
+        let info = try await piv.keyInfo(.authentication)
+        #expect(info.algorithm == .eccP384 && info.origin == .generated && info.pinPolicy == .never)
+        #expect(info.publicKey == generated)
+        await #expect(throws: PIVOperationError.noPublicKey(.signature)) { try await piv.keyInfo(.signature) }
+        #expect(key.allClosed)
+    }
+
+    @Test func importedKeysSignAsTheirPrivateKeyAndMoveOnlyToAnEmptySlot() async throws {
+        let key = PIVKey()
+        let piv = PIVOperations(key)
+        let privateKey = try AsymmetricPrivateKey.generate(.p256)
+        let algorithm = try await piv.importKey(
+            privateKey, in: .keyManagement, pinPolicy: .never, touchPolicy: .never, managementKey: nil)
+        #expect(algorithm == .eccP256)
+        #expect(try await piv.keyInfo(.keyManagement).origin == .imported)
+        #expect(try await piv.publicKey(in: .keyManagement) == privateKey.publicKey)
+        // Onto a slot with a key: refused before anything changes.
+        _ = try await piv.generateKey(
+            in: .cardAuthentication, algorithm: .eccP256, pinPolicy: .default, touchPolicy: .default, managementKey: nil
+        )
+        await #expect(throws: PIVOperationError.slotHoldsKey(.cardAuthentication)) {
+            try await piv.moveKey(from: .keyManagement, to: .cardAuthentication, managementKey: nil)
+        }
+        #expect(try await piv.publicKey(in: .keyManagement) == privateKey.publicKey)
+        // To an empty one: the key is there, the source is empty.
+        let retired = try #require(PIV.Slot(name: "82"))
+        try await piv.moveKey(from: .keyManagement, to: retired, managementKey: nil)
+        #expect(try await piv.publicKey(in: retired) == privateKey.publicKey)
+        await #expect(throws: PIVOperationError.noPublicKey(.keyManagement)) { try await piv.keyInfo(.keyManagement) }
+        try await piv.deleteKey(in: retired, managementKey: nil)
+        await #expect(throws: PIVOperationError.noPublicKey(retired)) { try await piv.keyInfo(retired) }
+        #expect(key.allClosed)
+    }
+
+    @Test func setRetriesAsksForThePINAndPutsTheDefaultsBack() async throws {
+        let key = PIVKey()
+        let piv = PIVOperations(key)
+        _ = try await piv.changePIN(current: defaultPIN, new: SecretBytes(utf8: "654321"))
+        #expect(try await question { try await piv.setRetries(pin: 5, puk: 6, pin: nil, managementKey: nil) } == .pin)
+        let overview = try await piv.setRetries(pin: 5, puk: 6, pin: SecretBytes(utf8: "654321"), managementKey: nil)
+        #expect(overview.pin?.totalRetries == 5 && overview.puk?.totalRetries == 6 && overview.pin?.isDefault == true)
+        #expect(key.allClosed)
+    }
+}
