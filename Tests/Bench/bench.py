@@ -397,18 +397,21 @@ def main():
         results["versus_ykman"] = {n: med(v["s"]) for n, v in versus.items()}
 
         # `list` with four keys against `list` with one, each key taking --latency ms per command.
-        four = [pcsc.serve(n, work / f"list{n}.json", ("--latency", str(args.latency), "--serial", str(28200000 + n)))
+        # Each with the demo accounts: the `oath code --all-keys` and idle rows below calculate codes on them.
+        four = [pcsc.serve(n, work / f"list{n}.json", ("--latency", str(args.latency), "--serial", str(28200000 + n),
+                                                      "--demo-accounts"))
                 for n in range(1, 4)]
         for k_ in four:
             k_.start()
             keys.append(k_)
         one = ServedKey(single, slot=0, state=work / "list-single.json",
-                        extra=("--latency", str(args.latency))).start()
+                        extra=("--latency", str(args.latency), "--demo-accounts")).start()
         keys.append(one)
         # The 32-account key answers at once: for this row it leaves pcscd's first reader to a slow one.
         key.stop()
         keys.remove(key)
-        slow0 = pcsc.serve(0, work / "list0.json", ("--latency", str(args.latency), "--serial", "28200000")).start()
+        slow0 = pcsc.serve(0, work / "list0.json", ("--latency", str(args.latency), "--serial", "28200000",
+                                                    "--demo-accounts")).start()
         keys.append(slow0)
         env4 = pcsc.env(XDG_CONFIG_HOME=str(work / "config"))
         env1 = single.env(XDG_CONFIG_HOME=str(work / "config"))
