@@ -62,3 +62,15 @@ func tabDialogKey<Kind>(
         }
     }
 }
+
+/// Pasted text into the focused text field of the tab's dialog at `path`, whose problem line then says what
+/// `problem` finds; false when there is no dialog or nothing in it could take the text.
+func tabDialogPaste<Kind>(
+    _ state: inout AppState, _ text: String, _ path: WritableKeyPath<AppState, TabDialog<Kind>?>,
+    problem: (TabDialog<Kind>) -> UIText?
+) -> Bool {
+    guard var dialog = state[keyPath: path], dialog.form.paste(text) else { return false }
+    dialog.form.problem = problem(dialog)
+    state[keyPath: path] = dialog
+    return true
+}

@@ -27,9 +27,7 @@ func fidoTabUpdate(_ state: inout AppState, _ msg: FIDOTabMsg) -> [Command] {
         setInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        guard current(id), let busy = state.fido.busy else { return [] }
-        if waiting && !busy.touch { state.alertTouch(UIText("touch.for.fido." + busy.operation.rawValue)) }
-        state.fido.busy?.touch = waiting
+        if current(id) { keyTabTouch(&state, \.fido.busy, tab: "fido", waiting: waiting) }
         return []
     case .pinSet(let id, let info, let changed):
         guard current(id) else { return [] }

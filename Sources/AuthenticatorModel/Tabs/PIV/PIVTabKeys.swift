@@ -348,10 +348,8 @@ private func pivDialogSubmit(_ state: inout AppState, _ dialog: inout PIVDialog,
 
 /// Pasted text on the PIV tab goes only into a dialog's field.
 func pivTabPaste(_ state: inout AppState, _ text: String) -> Bool {
-    guard var dialog = state.piv.dialog, dialog.form.paste(text) else { return false }
-    dialog.form.problem = pivDialogProblem(dialog, state.piv.info)
-    state.piv.dialog = dialog
-    return true
+    let info = state.piv.info
+    return tabDialogPaste(&state, text, \.piv.dialog) { pivDialogProblem($0, info) }
 }
 
 /// The tab's keys, for the help overlay.

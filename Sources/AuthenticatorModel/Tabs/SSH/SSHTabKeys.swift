@@ -214,10 +214,7 @@ private func sshDialogSubmit(_ state: inout AppState, _ dialog: inout SSHDialog,
 
 /// Pasted text on the SSH tab goes only into a dialog's text field.
 func sshTabPaste(_ state: inout AppState, _ text: String) -> Bool {
-    guard var dialog = state.ssh.dialog, dialog.form.paste(text) else { return false }
-    dialog.form.problem = sshDialogProblem(dialog)
-    state.ssh.dialog = dialog
-    return true
+    tabDialogPaste(&state, text, \.ssh.dialog) { sshDialogProblem($0) }
 }
 
 /// The tab's keys, for the help overlay.
