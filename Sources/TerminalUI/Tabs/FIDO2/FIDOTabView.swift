@@ -177,10 +177,7 @@ struct FIDOTabView {
             if info.credentialManagement { parts.append(UIText("fido.hint.list")) }
             parts += [UIText("fido.hint.reset"), UIText("fido.hint.reload")]
         }
-        let b = state.bindings
-        parts.append(
-            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
-        return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
+        return app.hints(parts, state)
     }
 
     // MARK: Credentials

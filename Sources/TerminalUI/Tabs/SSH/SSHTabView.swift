@@ -211,10 +211,7 @@ struct SSHTabView {
                 parts.append(UIText("ssh.hint.reload"))
             }
         }
-        let b = state.bindings
-        parts.append(
-            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
-        return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
+        return app.hints(parts, state)
     }
 
     // MARK: Overlays
