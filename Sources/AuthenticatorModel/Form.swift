@@ -193,6 +193,14 @@ public struct Form: Sendable, Hashable {
         return true
     }
 
+    /// The form's command went to the key: it is busy until the answer comes, and the secrets typed left the
+    /// state with the command.
+    public mutating func sent() {
+        wipeSecrets()
+        busy = true
+        problem = nil
+    }
+
     /// Empties every secret field.
     public mutating func wipeSecrets() {
         for i in fields.indices where fields[i].input.secret { fields[i].input.clear() }

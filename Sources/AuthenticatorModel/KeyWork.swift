@@ -27,17 +27,17 @@ struct KeyWork: Sendable {
                         d, configuration, reboot: reboot,
                         currentLockCode: current, newLockCode: new)))
         case .oath(let c):
-            await OATHTabWork(backend: backend, environment: environment, post: post).perform(c, unlockKeys: unlockKeys)
+            await OATHTabWork(work: self).perform(c, unlockKeys: unlockKeys)
         case .otp(let c):
-            await OTPTabWork(backend: backend, environment: environment, post: post).perform(c)
+            await OTPTabWork(work: self).perform(c)
         case .fido(let c):
-            await FIDOTabWork(backend: backend, environment: environment, post: post, runtime: fidoRuntime).perform(c)
+            await FIDOTabWork(work: self).perform(c)
         case .apdu(let c):
-            await APDUTabWork(backend: backend, environment: environment, post: post, console: apduConsole).perform(c)
+            await APDUTabWork(work: self).perform(c)
         case .piv(let c):
-            await PIVTabWork(backend: backend, environment: environment, post: post).perform(c)
+            await PIVTabWork(work: self).perform(c)
         case .ssh(let c):
-            await SSHTabWork(backend: backend, environment: environment, post: post, runtime: sshRuntime).perform(c)
+            await SSHTabWork(work: self).perform(c)
         case .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .nameKey, .rememberOATHAllKeys, .quit:
             // The runner performs these itself.
             break
@@ -141,4 +141,16 @@ public struct PinStore: Sendable {
         guard let data = try? encoder.encode(map) else { return }
         try? AtomicFile.write(Array(data), to: path)
     }
+}
+
+/// A tab's work: it performs the tab's commands with what the key work running it has (the backend, the runner's
+/// environment, where results go, the runtimes tabs keep across their commands).
+protocol TabWork: Sendable {
+    var work: KeyWork { get }
+}
+
+extension TabWork {
+    var backend: any KeyBackend { work.backend }
+    var environment: RunnerEnvironment { work.environment }
+    var post: @Sendable (Msg) -> Void { work.post }
 }

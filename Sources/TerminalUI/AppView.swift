@@ -158,6 +158,14 @@ public struct AppView {
         return state.tab.view.hints(state, app: self)
     }
 
+    /// A tab's hints line: its own `parts`, then the keys for help and quit, which work everywhere.
+    func hints(_ parts: [UIText], _ state: AppState) -> String {
+        let b = state.bindings
+        let general = UIText(
+            "view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))])
+        return (parts + [general]).map { text($0) }.joined(separator: screen.unicode ? " · " : " | ")
+    }
+
     /// Model text, or the literal the protocol library gave.
     func resolve(_ t: UIText) -> String {
         guard let literal = t.literal else { return text(t) }

@@ -387,11 +387,8 @@ extension FIDOCommand {
         @OptionGroup var key: KeyOptions
 
         func run() async throws {
-            let prompt = Prompt()
             let rpID = "ykterm-selftest.invalid"
-            let test = try await FIDOCommand.askingPIN(prompt) { pin in
-                try await fidoOperations(key.choice).selfTest(rpID: rpID, pin: pin)
-            }
+            let test = try await FIDOCommand.askingPIN(key) { try await $0.selfTest(rpID: rpID, pin: $1) }
             var lines = [
                 "ok  " + words("cli.fido.test.made", ["format": test.format]),
                 "ok  " + words("cli.fido.test.asserted", ["counter": "\(test.counter)"]),

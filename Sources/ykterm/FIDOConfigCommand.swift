@@ -26,10 +26,7 @@ extension FIDOCommand {
             @OptionGroup var key: KeyOptions
 
             func run() async throws {
-                let prompt = Prompt()
-                let on = try await FIDOCommand.askingPIN(prompt) { pin in
-                    try await fidoOperations(key.choice).toggleAlwaysUV(pin: pin)
-                }
+                let on = try await FIDOCommand.askingPIN(key) { try await $0.toggleAlwaysUV(pin: $1) }
                 out(words(on ? "cli.fido.config.alwaysUVOn" : "cli.fido.config.alwaysUVOff"))
             }
         }
@@ -46,9 +43,8 @@ extension FIDOCommand {
             @OptionGroup var key: KeyOptions
 
             func run() async throws {
-                let prompt = Prompt()
-                let enabledNow = try await FIDOCommand.askingPIN(prompt) { pin in
-                    try await fidoOperations(key.choice).enableEnterpriseAttestation(pin: pin)
+                let enabledNow = try await FIDOCommand.askingPIN(key) {
+                    try await $0.enableEnterpriseAttestation(pin: $1)
                 }
                 out(words(enabledNow ? "cli.fido.config.epEnabled" : "cli.fido.config.epAlready"))
             }

@@ -147,6 +147,13 @@ extension FIDOCommand {
         }
     }
 
+    /// `body` with the FIDO operations of the key `key` chooses, run as `askingPIN` runs a settings operation.
+    static func askingPIN<T>(_ key: KeyOptions, _ body: (FIDOOperations, String?) async throws -> T) async throws
+        -> T
+    {
+        try await askingPIN(Prompt()) { pin in try await body(fidoOperations(key.choice), pin) }
+    }
+
     struct SetMinLength: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-min-length",
@@ -177,10 +184,9 @@ extension FIDOCommand {
                 throw YktermError.usage(
                     words("cli.fido.pin.minLengthRange", ["max": String(PINRules.maxBytes), "length": String(length)]))
             }
-            let prompt = Prompt()
             let (length, rpIDs) = (self.length, self.rpIDs)
-            let forced = try await FIDOCommand.askingPIN(prompt) { pin in
-                try await fidoOperations(key.choice).setMinPINLength(length, rpIDs: rpIDs, pin: pin)
+            let forced = try await FIDOCommand.askingPIN(key) {
+                try await $0.setMinPINLength(length, rpIDs: rpIDs, pin: $1)
             }
             out(words("cli.fido.pin.minLengthSet", ["length": String(length)]))
             if !rpIDs.isEmpty { out(words("cli.fido.pin.minLengthReaders", ["rps": rpIDs.joined(separator: ", ")])) }
@@ -202,10 +208,7 @@ extension FIDOCommand {
         @OptionGroup var key: KeyOptions
 
         func run() async throws {
-            let prompt = Prompt()
-            try await FIDOCommand.askingPIN(prompt) { pin in
-                try await fidoOperations(key.choice).forcePINChange(pin: pin)
-            }
+            try await FIDOCommand.askingPIN(key) { try await $0.forcePINChange(pin: $1) }
             out(words("cli.fido.pin.forcedChange"))
         }
     }

@@ -16,12 +16,10 @@ extension PIVCommand {
             @OptionGroup var key: KeyOptions
 
             func run() async throws {
-                let prompt = Prompt()
-                let current = try PIVSecrets.pin(prompt, words("piv.field.currentPIN"))
-                let new = try PIVSecrets.newPIN(
-                    prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
-                _ = try await key.piv.changePIN(current: current, new: new)
-                out(words("cli.piv.pinChanged"))
+                try await PIVSecrets.change(
+                    words("piv.field.currentPIN"), then: words("piv.field.newPIN"),
+                    again: words("cli.prompt.repeatNewPIN"), done: words("cli.piv.pinChanged")
+                ) { try await key.piv.changePIN(current: $0, new: $1) }
             }
         }
 
@@ -32,12 +30,10 @@ extension PIVCommand {
             @OptionGroup var key: KeyOptions
 
             func run() async throws {
-                let prompt = Prompt()
-                let puk = try PIVSecrets.pin(prompt, words("piv.field.puk"))
-                let new = try PIVSecrets.newPIN(
-                    prompt, words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"))
-                _ = try await key.piv.unblockPIN(puk: puk, new: new)
-                out(words("cli.piv.pinUnblocked"))
+                try await PIVSecrets.change(
+                    words("piv.field.puk"), then: words("piv.field.newPIN"), again: words("cli.prompt.repeatNewPIN"),
+                    done: words("cli.piv.pinUnblocked")
+                ) { try await key.piv.unblockPIN(puk: $0, new: $1) }
             }
         }
     }
@@ -52,12 +48,10 @@ extension PIVCommand {
             @OptionGroup var key: KeyOptions
 
             func run() async throws {
-                let prompt = Prompt()
-                let current = try PIVSecrets.pin(prompt, words("piv.field.currentPUK"))
-                let new = try PIVSecrets.newPIN(
-                    prompt, words("piv.field.newPUK"), again: words("cli.piv.prompt.repeatNewPUK"))
-                _ = try await key.piv.changePUK(current: current, new: new)
-                out(words("cli.piv.pukChanged"))
+                try await PIVSecrets.change(
+                    words("piv.field.currentPUK"), then: words("piv.field.newPUK"),
+                    again: words("cli.piv.prompt.repeatNewPUK"), done: words("cli.piv.pukChanged")
+                ) { try await key.piv.changePUK(current: $0, new: $1) }
             }
         }
     }

@@ -53,6 +53,19 @@ enum PIVSecrets {
         return SecretBytes(utf8: value)
     }
 
+    /// A change of the PIN or the PUK: the secret that allows it (`current`), then the new one twice (`new`,
+    /// `again`); `change` makes it with the two, and `done` is said.
+    static func change(
+        _ current: String, then new: String, again: String, done: String,
+        _ change: (SecretBytes, SecretBytes) async throws -> PIVOverview
+    ) async throws {
+        let prompt = Prompt()
+        let allowed = try pin(prompt, current)
+        let new = try newPIN(prompt, new, again: again)
+        _ = try await change(allowed, new)
+        out(done)
+    }
+
     /// A management key in hex.
     static func managementKey(_ prompt: Prompt, _ label: String = words("cli.piv.prompt.managementKey")) throws
         -> SecretBytes

@@ -327,10 +327,7 @@ func lockDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
                 entry.descriptor, DeviceConfiguration(), reboot: false, currentLockCode: write.current,
                 newLockCode: write.new)
         }
-        // The codes leave the state with the command.
-        dialog.form.wipeSecrets()
-        dialog.form.busy = true
-        dialog.form.problem = nil
+        dialog.form.sent()
         state.deviceConfig.lockDialog = dialog
         state.deviceConfig.writing = true
         state.status = StatusMessage(UIText("config.tui.writing"), kind: .info)

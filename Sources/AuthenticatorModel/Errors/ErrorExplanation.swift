@@ -493,17 +493,7 @@ extension ErrorExplanation {
         case .emptyName: return UIText("account.empty-name")
         case .emptySecret: return UIText("account.empty-secret")
         case .field(let field, let value):
-            let key: String
-            switch field {
-            case .name: key = "account.field.name"
-            case .secret: key = "account.field.secret"
-            case .type: key = "account.field.type"
-            case .algorithm: key = "account.field.algorithm"
-            case .digits: key = "account.field.digits"
-            case .period: key = "account.field.period"
-            case .counter: key = "account.field.counter"
-            }
-            return UIText(key, ["value": value])
+            return UIText("account.field." + field.rawValue, ["value": value])
         case .secretCharacter(let character, let position):
             return UIText("account.secret-character", ["character": character, "position": String(position)])
         case .secretPaddingEarly(let position):

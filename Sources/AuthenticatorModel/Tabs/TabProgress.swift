@@ -34,3 +34,24 @@ public struct KeyFailure<Operation: Sendable & Hashable, Reason: Sendable & Hash
         self.reason = reason
     }
 }
+
+/// A key tab opens: it reads the selected key with `load`, or, with no key selected, its `phase` says so.
+func keyTabOpened(
+    _ state: inout AppState, _ phase: WritableKeyPath<AppState, KeyTabPhase>, load: (inout AppState) -> [Command]
+) -> [Command] {
+    guard state.selectedKey != nil else {
+        state[keyPath: phase] = .noKey
+        return []
+    }
+    return load(&state)
+}
+
+/// The key of the tab's operation in flight (`busy`) started (`waiting`) or stopped waiting for a touch: the mark
+/// follows it, and a new wait is signalled once, with the words `touch.for.<tab>.<operation>`.
+func keyTabTouch<Operation: RawRepresentable<String>>(
+    _ state: inout AppState, _ busy: WritableKeyPath<AppState, KeyBusy<Operation>?>, tab: String, waiting: Bool
+) {
+    guard let current = state[keyPath: busy] else { return }
+    if waiting && !current.touch { state.alertTouch(UIText("touch.for.\(tab)." + current.operation.rawValue)) }
+    state[keyPath: busy]?.touch = waiting
+}

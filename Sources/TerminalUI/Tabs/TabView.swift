@@ -42,6 +42,49 @@ extension TabView {
         return row
     }
 
+    /// A table's line: each cell's text cut to leave a blank before the next column, and padded to its width.
+    func tableLine(_ cells: [(String, Int)]) -> String {
+        cells.map {
+            $0.0.truncated(toCells: $0.1 - 1, unicode: screen.unicode).padded(toCells: $0.1, unicode: screen.unicode)
+        }
+        .joined()
+    }
+
+    /// Which rows of a scrolled list show ("12-22/40"), at the right of the title's row; nothing when all of them
+    /// fit.
+    func scrollMark(first: Int, visible: Int, count: Int) {
+        guard count > visible else { return }
+        let more = "\(first + 1)-\(min(count, first + visible))/\(count)"
+        screen.draw(more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
+    }
+
+    /// The tab's dialog over it, or while the key waits for a touch, `touch` in its place: that is all there is to
+    /// say then.
+    func dialog<Operation, Kind>(_ dialog: TabDialog<Kind>?, unless busy: KeyBusy<Operation>?, touch: () -> Void) {
+        if let busy, busy.touch {
+            touch()
+        } else if let dialog {
+            app.form(dialog.form)
+        }
+    }
+
+    /// A box in the middle of the screen: `title` on its outline and its first line in `style`, the other lines
+    /// plain, and `footer` dimmed on its last row.
+    func messageBox(title: String, lines: [String], style: TextStyle, width: Int, footer: String? = nil) {
+        let box = app.overlayBox(lines: lines.count + (footer == nil ? 0 : 2), width: width)
+        box.draw(on: screen, title: title, style: theme.border, titleStyle: style)
+        for (i, line) in lines.enumerated() where i < box.innerHeight {
+            screen.draw(
+                " " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? style : .plain,
+                width: box.innerWidth)
+        }
+        if let footer {
+            screen.draw(
+                footer.centered(inCells: box.innerWidth, unicode: screen.unicode),
+                row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+        }
+    }
+
     /// What the tab is doing with the key, to follow its title: `separator` and the words of the string key that
     /// `key` gives the operation. Nothing while the tab is idle or the key waits for a touch (the touch box says
     /// so), or for an operation `key` gives no words.

@@ -34,11 +34,9 @@ public final class APDUConsole: Sendable {
 }
 
 /// Performs the APDU tab's commands.
-struct APDUTabWork: Sendable {
-    let backend: any KeyBackend
-    let environment: RunnerEnvironment
-    let post: @Sendable (Msg) -> Void
-    let console: APDUConsole
+struct APDUTabWork: TabWork {
+    let work: KeyWork
+    var console: APDUConsole { work.apduConsole }
 
     func perform(_ command: APDUTabCommand) async {
         switch command {

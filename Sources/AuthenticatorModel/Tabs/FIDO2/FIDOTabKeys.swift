@@ -197,84 +197,68 @@ func fidoDialogProblem(_ dialog: FIDODialog, minimum: Int, submitting: Bool = fa
 }
 
 func fidoDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
-    guard var dialog = state.fido.dialog else { return [] }
     let minimum = state.fido.info?.minPINLength ?? 4
-    switch dialog.form.handle(key, now: state.now) {
-    case .cancel:
-        if case .otherPIN(let id) = dialog.kind {
-            fidoSkipOtherKey(&state, keyID: id)
+    return tabDialogKey(
+        &state, key, \.fido.dialog,
+        problem: { fidoDialogProblem($0, minimum: minimum, submitting: $1) },
+        cancel: { state, dialog in
+            if case .otherPIN(let id) = dialog.kind {
+                fidoSkipOtherKey(&state, keyID: id)
+                fidoAskNextOtherPIN(&state)
+                return []
+            }
+            // A dialog closed while its command runs: the answer still comes, in the status line.
+            if dialog.form.busy { return [.fido(.cancel)] }
+            // Another key that waited for this dialog to close asks for its PIN now.
             fidoAskNextOtherPIN(&state)
             return []
+        },
+        submit: fidoDialogSubmit)
+}
+
+/// The command of a FIDO2 dialog submitted for key `d`.
+private func fidoDialogSubmit(_ state: inout AppState, _ dialog: inout FIDODialog, _ d: KeyDescriptor)
+    -> DialogSubmit
+{
+    let command: FIDOTabCommand
+    switch dialog.kind {
+    case .setPIN:
+        command = .setPIN(d, new: dialog.form[PINField.new])
+        state.fido.busy = FIDOBusy(.setPIN)
+    case .changePIN:
+        command = .changePIN(d, current: dialog.form[PINField.current], new: dialog.form[PINField.new])
+        state.fido.busy = FIDOBusy(.changePIN)
+    case .verifyPIN(let thenList):
+        command = .verifyPIN(d, pin: dialog.form[PINField.pin], thenList: thenList)
+        state.fido.busy = FIDOBusy(.verifyPIN)
+    case .deleteCredential(let id):
+        guard let c = state.fido.credentials?.first(where: { $0.id == id }) else {
+            state.fido.dialog = nil
+            return .done([])
         }
-        let wasBusy = dialog.form.busy
-        dialog.form.wipeSecrets()
+        state.fido.busy = FIDOBusy(.delete)
         state.fido.dialog = nil
-        // A dialog closed while its command runs: the answer still comes, in the status line.
-        if wasBusy { return [.fido(.cancel)] }
-        // Another key that waited for this dialog to close asks for its PIN now.
-        fidoAskNextOtherPIN(&state)
-        return []
-    case .editing:
-        if !dialog.form.busy { dialog.form.problem = fidoDialogProblem(dialog, minimum: minimum) }
-        state.fido.dialog = dialog
-        return []
-    case .submit:
-        if let problem = fidoDialogProblem(dialog, minimum: minimum, submitting: true) {
-            dialog.form.problem = problem
-            state.fido.dialog = dialog
-            return []
-        }
-        if case .otherPIN(let id) = dialog.kind { return fidoSubmitOtherPIN(&state, dialog, keyID: id) }
-        guard let entry = state.selectedKey else {
-            dialog.form.wipeSecrets()
+        return .done([.fido(.deleteCredential(d, credentialID: c.credentialID))])
+    case .renameCredential(let id):
+        guard let c = state.fido.credentials?.first(where: { $0.id == id }) else {
             state.fido.dialog = nil
-            return []
+            return .done([])
         }
-        let d = entry.descriptor
-        let command: FIDOTabCommand
-        switch dialog.kind {
-        case .setPIN:
-            command = .setPIN(d, new: dialog.form[PINField.new])
-            state.fido.busy = FIDOBusy(.setPIN)
-        case .changePIN:
-            command = .changePIN(d, current: dialog.form[PINField.current], new: dialog.form[PINField.new])
-            state.fido.busy = FIDOBusy(.changePIN)
-        case .verifyPIN(let thenList):
-            command = .verifyPIN(d, pin: dialog.form[PINField.pin], thenList: thenList)
-            state.fido.busy = FIDOBusy(.verifyPIN)
-        case .deleteCredential(let id):
-            guard let c = state.fido.credentials?.first(where: { $0.id == id }) else {
-                state.fido.dialog = nil
-                return []
-            }
-            command = .deleteCredential(d, credentialID: c.credentialID)
-            state.fido.busy = FIDOBusy(.delete)
-            state.fido.dialog = nil
-            return [.fido(command)]
-        case .renameCredential(let id):
-            guard let c = state.fido.credentials?.first(where: { $0.id == id }) else {
-                state.fido.dialog = nil
-                return []
-            }
-            let name = dialog.form[CredentialNameField.name], display = dialog.form[CredentialNameField.displayName]
-            command = .updateUser(
-                d, credentialID: c.credentialID, userID: c.userID, name: name.isEmpty ? nil : name,
-                displayName: display.isEmpty ? nil : display)
-            state.fido.busy = FIDOBusy(.update)
-        case .reset:
-            state.fido.dialog = nil
-            state.fido.reset = .sending(keyID: d.id)
-            state.fido.busy = FIDOBusy(.reset)
-            state.fido.hasToken = false
-            return [.fido(.reset(d))]
-        case .otherPIN:
-            return []
-        }
-        // The PIN leaves the state with the command.
-        dialog.form.wipeSecrets()
-        dialog.form.busy = true
-        dialog.form.problem = nil
-        state.fido.dialog = dialog
-        return [.fido(command)]
+        let name = dialog.form[CredentialNameField.name], display = dialog.form[CredentialNameField.displayName]
+        command = .updateUser(
+            d, credentialID: c.credentialID, userID: c.userID, name: name.isEmpty ? nil : name,
+            displayName: display.isEmpty ? nil : display)
+        state.fido.busy = FIDOBusy(.update)
+    case .reset:
+        state.fido.dialog = nil
+        state.fido.reset = .sending(keyID: d.id)
+        state.fido.busy = FIDOBusy(.reset)
+        state.fido.hasToken = false
+        return .done([.fido(.reset(d))])
+    case .otherPIN(let id):
+        // Another key's PIN (the credentials compared across keys): it goes to that key.
+        return .done(fidoSubmitOtherPIN(&state, dialog, keyID: id))
     }
+    // The PIN leaves the state with the command.
+    return .send(.fido(command))
 }

@@ -23,11 +23,7 @@ func fidoLoad(_ state: inout AppState) -> [Command] {
 }
 
 func fidoTabOpened(_ state: inout AppState) -> [Command] {
-    guard state.selectedKey != nil else {
-        state.fido.phase = .noKey
-        return []
-    }
-    return fidoLoad(&state)
+    keyTabOpened(&state, \.fido.phase, load: fidoLoad)
 }
 
 func fidoTabTick(_ state: inout AppState) -> [Command] { [] }
@@ -96,10 +92,8 @@ func fidoTabKeyArrived(_ state: inout AppState, _ d: KeyDescriptor) -> [Command]
 
 /// Pasted text on the FIDO2 tab goes only into a PIN field; a paste never answers a confirmation.
 func fidoTabPaste(_ state: inout AppState, _ text: String) -> Bool {
-    guard var dialog = state.fido.dialog, dialog.form.paste(text) else { return false }
-    dialog.form.problem = fidoDialogProblem(dialog, minimum: state.fido.info?.minPINLength ?? 4)
-    state.fido.dialog = dialog
-    return true
+    let minimum = state.fido.info?.minPINLength ?? 4
+    return tabDialogPaste(&state, text, \.fido.dialog) { fidoDialogProblem($0, minimum: minimum) }
 }
 
 /// The tab's keys, for the help overlay.

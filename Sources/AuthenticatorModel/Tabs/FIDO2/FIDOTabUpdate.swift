@@ -35,9 +35,7 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: FIDOTabMsg) -> [C
         setInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        guard current(id), let busy = state.fido.busy else { return [] }
-        if waiting && !busy.touch { state.alertTouch(UIText("touch.for.fido." + busy.operation.rawValue)) }
-        state.fido.busy?.touch = waiting
+        if current(id) { keyTabTouch(&state, \.fido.busy, tab: "fido", waiting: waiting) }
         return []
     case .pinSet(let id, let info, let changed):
         guard current(id) else { return [] }

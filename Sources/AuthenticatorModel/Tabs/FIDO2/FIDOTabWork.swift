@@ -53,11 +53,9 @@ final class FIDOTabRuntime: Sendable {
 /// Performs the FIDO2 tab's commands: each opens the interface the key's FIDO application is on (CTAPHID on
 /// USB, CTAP over the reader on NFC; `KeyBackend.connectFIDO`), does its work, closes, and posts what came
 /// of it.
-struct FIDOTabWork: Sendable {
-    let backend: any KeyBackend
-    let environment: RunnerEnvironment
-    let post: @Sendable (Msg) -> Void
-    let runtime: FIDOTabRuntime
+struct FIDOTabWork: TabWork {
+    let work: KeyWork
+    var runtime: FIDOTabRuntime { work.fidoRuntime }
 
     func perform(_ command: FIDOTabCommand) async {
         switch command {

@@ -246,14 +246,8 @@ func otherKeyAnswer(_ state: inout AppState, _ msg: OATHTabMsg) -> [Command]? {
             state.oath.copyWhenReady = nil
             state.oath.copyWhenReadyOn = nil
         }
-        if case .unlockOther(id) = state.oath.dialog?.kind, var dialog = state.oath.dialog {
-            dialog.form.busy = false
-            dialog.form.problem = failure.message
-            if failure.wrongPassword {
-                dialog.form.wipeSecrets()
-                dialog.form.focus = 0
-            }
-            state.oath.dialog = dialog
+        if case .unlockOther(id) = state.oath.dialog?.kind {
+            state.oath.dialog?.form.failed(failure)
         } else if failure.notAvailable || failure.operation == .open {
             column.phase = .unavailable(failure.message)
         } else if !failure.keyGone

@@ -4,10 +4,8 @@ import KeyKit
 
 /// Performs the OATH tab's commands: each opens the key's smart-card interface, selects OATH (unlocking it
 /// with the key held in memory or remembered on disk), does its work, closes, and posts what came of it.
-struct OATHTabWork: Sendable {
-    let backend: any KeyBackend
-    let environment: RunnerEnvironment
-    let post: @Sendable (Msg) -> Void
+struct OATHTabWork: TabWork {
+    let work: KeyWork
 
     func perform(_ command: OATHTabCommand, unlockKeys: LockedValue<[String: SecretBytes]>) async {
         switch command {

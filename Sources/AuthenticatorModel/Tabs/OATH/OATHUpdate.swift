@@ -133,6 +133,19 @@ func merged(_ accounts: [OATHAccount], _ entries: [OATHSession.Entry], replaceLi
     return result
 }
 
+extension Form {
+    /// The dialog's work failed: the form takes input again and says why; after a wrong password, the secrets are
+    /// typed again from the first field.
+    mutating func failed(_ failure: OATHFailure) {
+        busy = false
+        problem = failure.message
+        if failure.wrongPassword {
+            wipeSecrets()
+            focus = 0
+        }
+    }
+}
+
 func failed(_ state: inout AppState, _ failure: OATHFailure) -> [Command] {
     state.oath.refreshing = false
     for i in state.oath.accounts.indices { state.oath.accounts[i].calculating = false }
@@ -151,14 +164,8 @@ func failed(_ state: inout AppState, _ failure: OATHFailure) -> [Command] {
         state.status = StatusMessage(UIText("status.keyGoneMidOperation"), kind: .error, subject: .operationCutShort)
         return []
     }
-    if var dialog = state.oath.dialog {
-        dialog.form.busy = false
-        dialog.form.problem = failure.message
-        if failure.wrongPassword {
-            dialog.form.wipeSecrets()
-            dialog.form.focus = 0
-        }
-        state.oath.dialog = dialog
+    if state.oath.dialog != nil {
+        state.oath.dialog?.form.failed(failure)
         return []
     }
     if failure.operation == .open { state.oath.phase = .unavailable(failure.message) }

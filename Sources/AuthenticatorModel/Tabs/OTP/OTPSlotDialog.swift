@@ -429,10 +429,7 @@ func slotDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         case .accessCode:
             command = .setAccessCode(d, slot: write.slot, current: write.accessCode, new: write.newAccessCode)
         }
-        // The secrets leave the state with the command.
-        dialog.form.wipeSecrets()
-        dialog.form.busy = true
-        dialog.form.problem = nil
+        dialog.form.sent()
         state.otp.slotDialog = dialog
         state.otp.busy = .slots
         return [.otp(command)]

@@ -2,10 +2,8 @@ import KeyKit
 
 /// Performs the OTP tab's commands: each opens a short-lived connection, does its work, closes, and posts
 /// what came of it.
-struct OTPTabWork: Sendable {
-    let backend: any KeyBackend
-    let environment: RunnerEnvironment
-    let post: @Sendable (Msg) -> Void
+struct OTPTabWork: TabWork {
+    let work: KeyWork
 
     func perform(_ command: OTPTabCommand) async {
         switch command {

@@ -300,80 +300,56 @@ func pivManagementKeyProblem(
 }
 
 func pivDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
-    guard var dialog = state.piv.dialog else { return [] }
-    switch dialog.form.handle(key, now: state.now) {
-    case .cancel:
-        // A dialog closed while its command runs: the answer still comes, in the status line.
-        dialog.form.wipeSecrets()
-        state.piv.dialog = nil
-        return []
-    case .editing:
-        if !dialog.form.busy && dialog.form.confirming == nil {
-            dialog.form.problem = pivDialogProblem(dialog, state.piv.info)
-        }
-        state.piv.dialog = dialog
-        return []
-    case .submit:
-        if let problem = pivDialogProblem(dialog, state.piv.info, submitting: true) {
-            dialog.form.problem = problem
+    let info = state.piv.info
+    // A dialog closed while its command runs cancels nothing: the answer still comes, in the status line.
+    return tabDialogKey(
+        &state, key, \.piv.dialog, problem: { pivDialogProblem($0, info, submitting: $1) }, submit: pivDialogSubmit)
+}
+
+/// The command of a PIV dialog submitted for key `d`.
+private func pivDialogSubmit(_ state: inout AppState, _ dialog: inout PIVDialog, _ d: KeyDescriptor) -> DialogSubmit {
+    let form = dialog.form
+    let command: PIVTabCommand
+    let operation: PIVOperation
+    switch dialog.kind {
+    case .verify(let slot):
+        (command, operation) = (.verify(d, slot: slot, pin: form[PIVField.pin]), .verify)
+    case .changePIN:
+        (command, operation) = (.changePIN(d, current: form[PIVField.current], new: form[PIVField.new]), .changePIN)
+    case .changePUK:
+        (command, operation) = (.changePUK(d, current: form[PIVField.current], new: form[PIVField.new]), .changePUK)
+    case .unblockPIN:
+        (command, operation) = (.unblockPIN(d, puk: form[PIVField.puk], new: form[PIVField.new]), .unblockPIN)
+    case .export(let slot):
+        let path = form[PIVField.path].trimmingSpaces
+        (command, operation) = (.export(d, slot: slot, path: path, overwrite: form.confirmed), .export)
+    case .generateCertificate(let slot, _, _):
+        // A certificate the slot holds is replaced only once the user said so.
+        let row = state.piv.info?.rows.first { $0.slot == slot }
+        if !form.confirmed, let row, row.certificate != nil || row.certificateProblem != nil {
+            dialog.form.ask(UIText("piv.generate.replace", ["slot": slot.description]), at: state.now)
             state.piv.dialog = dialog
-            return []
+            return .done([])
         }
-        guard let entry = state.selectedKey else {
-            dialog.form.wipeSecrets()
-            state.piv.dialog = nil
-            return []
-        }
-        let d = entry.descriptor
-        let form = dialog.form
-        let command: PIVTabCommand
-        let operation: PIVOperation
-        switch dialog.kind {
-        case .verify(let slot):
-            (command, operation) = (.verify(d, slot: slot, pin: form[PIVField.pin]), .verify)
-        case .changePIN:
-            (command, operation) = (.changePIN(d, current: form[PIVField.current], new: form[PIVField.new]), .changePIN)
-        case .changePUK:
-            (command, operation) = (.changePUK(d, current: form[PIVField.current], new: form[PIVField.new]), .changePUK)
-        case .unblockPIN:
-            (command, operation) = (.unblockPIN(d, puk: form[PIVField.puk], new: form[PIVField.new]), .unblockPIN)
-        case .export(let slot):
-            let path = form[PIVField.path].trimmingSpaces
-            (command, operation) = (.export(d, slot: slot, path: path, overwrite: form.confirmed), .export)
-        case .generateCertificate(let slot, _, _):
-            // A certificate the slot holds is replaced only once the user said so.
-            let row = state.piv.info?.rows.first { $0.slot == slot }
-            if !form.confirmed, let row, row.certificate != nil || row.certificateProblem != nil {
-                dialog.form.ask(UIText("piv.generate.replace", ["slot": slot.description]), at: state.now)
-                state.piv.dialog = dialog
-                return []
-            }
-            let managementKey = form[PIVField.managementKey].trimmingSpaces
-            (command, operation) = (
-                .generateCertificate(
-                    d, slot: slot, subject: form[PIVField.subject].trimmingSpaces,
-                    days: Int(form[PIVField.days]) ?? pivDefaultValidDays,
-                    pin: form.has(PIVField.pin) ? form[PIVField.pin] : nil,
-                    managementKey: managementKey.isEmpty ? nil : managementKey),
-                .generateCertificate
-            )
-        }
-        // The PIN leaves the state with the command.
-        dialog.form.wipeSecrets()
-        dialog.form.busy = true
-        dialog.form.problem = nil
-        state.piv.dialog = dialog
-        state.piv.busy = PIVBusy(operation)
-        return [.piv(command)]
+        let managementKey = form[PIVField.managementKey].trimmingSpaces
+        (command, operation) = (
+            .generateCertificate(
+                d, slot: slot, subject: form[PIVField.subject].trimmingSpaces,
+                days: Int(form[PIVField.days]) ?? pivDefaultValidDays,
+                pin: form.has(PIVField.pin) ? form[PIVField.pin] : nil,
+                managementKey: managementKey.isEmpty ? nil : managementKey),
+            .generateCertificate
+        )
     }
+    // The PIN leaves the state with the command.
+    state.piv.busy = PIVBusy(operation)
+    return .send(.piv(command))
 }
 
 /// Pasted text on the PIV tab goes only into a dialog's field.
 func pivTabPaste(_ state: inout AppState, _ text: String) -> Bool {
-    guard var dialog = state.piv.dialog, dialog.form.paste(text) else { return false }
-    dialog.form.problem = pivDialogProblem(dialog, state.piv.info)
-    state.piv.dialog = dialog
-    return true
+    let info = state.piv.info
+    return tabDialogPaste(&state, text, \.piv.dialog) { pivDialogProblem($0, info) }
 }
 
 /// The tab's keys, for the help overlay.

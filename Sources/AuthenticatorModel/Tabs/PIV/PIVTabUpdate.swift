@@ -17,12 +17,8 @@ func pivLoad(_ state: inout AppState) -> [Command] {
 }
 
 func pivTabOpened(_ state: inout AppState) -> [Command] {
-    guard state.selectedKey != nil else {
-        state.piv.phase = .noKey
-        return []
-    }
     // Read each time the tab opens: another program may have changed the slots meanwhile.
-    return pivLoad(&state)
+    keyTabOpened(&state, \.piv.phase, load: pivLoad)
 }
 
 func pivTabKeyChanged(_ state: inout AppState) -> [Command] {
@@ -48,9 +44,7 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
         setPIVInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        guard current(id), let busy = state.piv.busy else { return [] }
-        if waiting && !busy.touch { state.alertTouch(UIText("touch.for.piv." + busy.operation.rawValue)) }
-        state.piv.busy?.touch = waiting
+        if current(id) { keyTabTouch(&state, \.piv.busy, tab: "piv", waiting: waiting) }
         return []
     case .verified(let id, let slot, let outcome, let info):
         guard current(id) else { return [] }

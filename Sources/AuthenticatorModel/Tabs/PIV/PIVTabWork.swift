@@ -4,10 +4,8 @@ import KeyKit
 
 /// Performs the PIV tab's commands with the operations the command line uses too (`PIVOperations`) and posts what
 /// came of them. PINs and PUKs go to the operations as `SecretBytes`, wiped when the command ends.
-struct PIVTabWork: Sendable {
-    let backend: any KeyBackend
-    let environment: RunnerEnvironment
-    let post: @Sendable (Msg) -> Void
+struct PIVTabWork: TabWork {
+    let work: KeyWork
 
     func perform(_ command: PIVTabCommand) async {
         switch command {

@@ -160,83 +160,61 @@ func sshDialogProblem(_ dialog: SSHDialog, submitting: Bool = false) -> UIText? 
 }
 
 func sshDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
-    guard var dialog = state.ssh.dialog else { return [] }
-    let outcome = dialog.form.handle(key, now: state.now)
-    switch outcome {
-    case .cancel:
-        let waiting = state.ssh.busy?.touch == true
-        dialog.form.wipeSecrets()
-        state.ssh.dialog = nil
-        state.ssh.replacing = []
-        if case .pin = dialog.kind { state.ssh.pinDeclined = true }
-        // A dialog closed while its key waits for a touch: the wait stops (the answer still comes).
-        return waiting ? [.ssh(.cancel)] : []
-    case .editing:
-        if !dialog.form.busy { dialog.form.problem = sshDialogProblem(dialog) }
-        state.ssh.dialog = dialog
-        return []
-    case .submit:
-        if let problem = sshDialogProblem(dialog, submitting: true) {
-            dialog.form.problem = problem
-            state.ssh.dialog = dialog
-            return []
-        }
-        guard let entry = state.selectedKey else {
-            dialog.form.wipeSecrets()
-            state.ssh.dialog = nil
-            return []
-        }
-        // A yes answers the question asked; a submit after an edit starts over.
-        if dialog.form.confirmed, let asked = state.ssh.asking {
-            state.ssh.replacing.insert(asked)
-        } else if !dialog.form.confirmed {
+    tabDialogKey(
+        &state, key, \.ssh.dialog, problem: { sshDialogProblem($0, submitting: $1) },
+        cancel: { state, dialog in
             state.ssh.replacing = []
-        }
-        state.ssh.asking = nil
-        let d = entry.descriptor
-        let command: SSHTabCommand
-        switch dialog.kind {
-        case .pin:
-            command = .verifyPIN(d, pin: dialog.form[SSHField.pin])
-            state.ssh.busy = SSHBusy(.verifyPIN)
-        case .new:
-            let f = dialog.form
-            let user = f[SSHField.user]
-            command = .new(
-                d,
-                SSHNewKeyRequest(
-                    application: f[SSHField.application], user: user.isEmpty ? nil : user,
-                    type: SSHKeyType(rawValue: f[SSHField.type]) ?? .ecdsa,
-                    verifyRequired: f.isOn(SSHField.verifyRequired), touchRequired: f.isOn(SSHField.touchRequired),
-                    directory: f[SSHField.directory], replacingFiles: state.ssh.replacing.contains(.files),
-                    replacingKey: state.ssh.replacing.contains(.key)))
-            state.ssh.busy = SSHBusy(.new)
-        case .export(let id):
-            let keys = state.ssh.fidoKeys.filter { id == nil || $0.credentialID == id }
-            command = .export(
-                d, keys, directory: dialog.form[SSHField.directory],
-                overwrite: state.ssh.replacing.contains(.files))
-            state.ssh.busy = SSHBusy(.export)
-        case .delete(let id):
-            state.ssh.busy = SSHBusy(.delete)
-            state.ssh.dialog = nil
-            return [.ssh(.delete(d, credentialID: id))]
-        }
-        // The command carries what was typed: the state keeps no PIN while the key works.
-        dialog.form.busy = true
-        dialog.form.problem = nil
-        dialog.form.wipeSecrets()
-        state.ssh.dialog = dialog
-        return [.ssh(command)]
+            if case .pin = dialog.kind { state.ssh.pinDeclined = true }
+            // A dialog closed while its key waits for a touch: the wait stops (the answer still comes).
+            return state.ssh.busy?.touch == true ? [.ssh(.cancel)] : []
+        },
+        submit: sshDialogSubmit)
+}
+
+/// The command of an SSH dialog submitted for key `d`.
+private func sshDialogSubmit(_ state: inout AppState, _ dialog: inout SSHDialog, _ d: KeyDescriptor) -> DialogSubmit {
+    // A yes answers the question asked; a submit after an edit starts over.
+    if dialog.form.confirmed, let asked = state.ssh.asking {
+        state.ssh.replacing.insert(asked)
+    } else if !dialog.form.confirmed {
+        state.ssh.replacing = []
     }
+    state.ssh.asking = nil
+    let command: SSHTabCommand
+    switch dialog.kind {
+    case .pin:
+        command = .verifyPIN(d, pin: dialog.form[SSHField.pin])
+        state.ssh.busy = SSHBusy(.verifyPIN)
+    case .new:
+        let f = dialog.form
+        let user = f[SSHField.user]
+        command = .new(
+            d,
+            SSHNewKeyRequest(
+                application: f[SSHField.application], user: user.isEmpty ? nil : user,
+                type: SSHKeyType(rawValue: f[SSHField.type]) ?? .ecdsa,
+                verifyRequired: f.isOn(SSHField.verifyRequired), touchRequired: f.isOn(SSHField.touchRequired),
+                directory: f[SSHField.directory], replacingFiles: state.ssh.replacing.contains(.files),
+                replacingKey: state.ssh.replacing.contains(.key)))
+        state.ssh.busy = SSHBusy(.new)
+    case .export(let id):
+        let keys = state.ssh.fidoKeys.filter { id == nil || $0.credentialID == id }
+        command = .export(
+            d, keys, directory: dialog.form[SSHField.directory],
+            overwrite: state.ssh.replacing.contains(.files))
+        state.ssh.busy = SSHBusy(.export)
+    case .delete(let id):
+        state.ssh.busy = SSHBusy(.delete)
+        state.ssh.dialog = nil
+        return .done([.ssh(.delete(d, credentialID: id))])
+    }
+    // The command carries what was typed: the state keeps no PIN while the key works.
+    return .send(.ssh(command))
 }
 
 /// Pasted text on the SSH tab goes only into a dialog's text field.
 func sshTabPaste(_ state: inout AppState, _ text: String) -> Bool {
-    guard var dialog = state.ssh.dialog, dialog.form.paste(text) else { return false }
-    dialog.form.problem = sshDialogProblem(dialog)
-    state.ssh.dialog = dialog
-    return true
+    tabDialogPaste(&state, text, \.ssh.dialog) { sshDialogProblem($0) }
 }
 
 /// The tab's keys, for the help overlay.

@@ -12,12 +12,8 @@ func sshLoad(_ state: inout AppState) -> [Command] {
 }
 
 func sshTabOpened(_ state: inout AppState) -> [Command] {
-    guard state.selectedKey != nil else {
-        state.ssh.phase = .noKey
-        return []
-    }
     // Read on each visit: ssh-keygen or another program may have changed the keys meanwhile.
-    return sshLoad(&state)
+    keyTabOpened(&state, \.ssh.phase, load: sshLoad)
 }
 
 /// The visit ends: the PIN kept for it is wiped, and the FIDO keys it listed are not shown again without it.
@@ -67,9 +63,7 @@ func sshTabUpdate(_ state: inout AppState, _ msg: SSHTabMsg) -> [Command] {
         }
         return []
     case .touch(let id, let waiting):
-        guard current(id), let busy = state.ssh.busy else { return [] }
-        if waiting && !busy.touch { state.alertTouch(UIText("touch.for.ssh." + busy.operation.rawValue)) }
-        state.ssh.busy?.touch = waiting
+        if current(id) { keyTabTouch(&state, \.ssh.busy, tab: "ssh", waiting: waiting) }
         return []
     case .listed(let id, let keys):
         guard current(id) else {

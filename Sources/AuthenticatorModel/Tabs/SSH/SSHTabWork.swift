@@ -39,11 +39,9 @@ final class SSHTabRuntime: Sendable {
 
 /// Performs the SSH tab's commands with the operations the command line uses too (`FIDOOperations`' SSH keys,
 /// `PIVOperations.sshKeys`) and posts what came of them.
-struct SSHTabWork: Sendable {
-    let backend: any KeyBackend
-    let environment: RunnerEnvironment
-    let post: @Sendable (Msg) -> Void
-    let runtime: SSHTabRuntime
+struct SSHTabWork: TabWork {
+    let work: KeyWork
+    var runtime: SSHTabRuntime { work.sshRuntime }
 
     func perform(_ command: SSHTabCommand) async {
         switch command {

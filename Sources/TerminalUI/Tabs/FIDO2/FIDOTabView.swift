@@ -183,10 +183,7 @@ struct FIDOTabView {
             if info.credentialManagement { parts.append(UIText("fido.hint.list")) }
             parts += [UIText("fido.hint.reset"), UIText("fido.hint.reload")]
         }
-        let b = state.bindings
-        parts.append(
-            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
-        return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
+        return app.hints(parts, state)
     }
 
     // MARK: Credentials
@@ -256,10 +253,7 @@ struct FIDOTabView {
                     style: style)
             }
         }
-        if lines.count > rows {
-            let more = "\(first + 1)-\(min(lines.count, first + rows))/\(lines.count)"
-            screen.draw(more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
-        }
+        scrollMark(first: first, visible: rows, count: lines.count)
     }
 
     /// What a relying party's row says of the keys compared: those that hold a credential for it ("daily · backup"),
@@ -362,18 +356,8 @@ struct FIDOTabView {
     func message(title: UIText, lines: [UIText], style: TextStyle, footer: UIText? = nil, width: Int = 66) {
         let inner = min(width, screen.size.columns) - 4
         let texts = lines.flatMap { wrap(app.resolve($0), width: inner) + [""] }.dropLast()
-        let box = app.overlayBox(lines: texts.count + (footer == nil ? 0 : 2), width: width)
-        box.draw(on: screen, title: app.resolve(title), style: theme.border, titleStyle: style)
-        for (i, line) in texts.enumerated() where i < box.innerHeight {
-            screen.draw(
-                " " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? style : .plain,
-                width: box.innerWidth)
-        }
-        if let footer {
-            screen.draw(
-                app.text(footer).centered(inCells: box.innerWidth, unicode: screen.unicode),
-                row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
-        }
+        messageBox(
+            title: app.resolve(title), lines: Array(texts), style: style, width: width, footer: footer.map(app.text))
     }
 
     func touch(_ busy: FIDOBusy) {

@@ -238,8 +238,7 @@ extension OATHView: TabView {
         // No accounts to act on: only what works everywhere.
         switch state.oath.phase {
         case .noKey, .unavailable:
-            return app.text(
-                UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
+            return app.hints([], state)
         default: break
         }
         return app.text(

@@ -31,11 +31,7 @@ struct PIVTabView {
             }
         }
         // While the key waits for a touch, that is all there is to say: the box takes the dialog's place.
-        if let busy = piv.busy, busy.touch {
-            touch(state)
-        } else if let dialog = piv.dialog {
-            app.form(dialog.form)
-        }
+        dialog(piv.dialog, unless: piv.busy) { touch(state) }
     }
 
     // MARK: At a glance
@@ -106,27 +102,11 @@ struct PIVTabView {
     }
 
     func overview(_ info: PIVInfo, _ state: AppState) {
-        let fields = secrets(info)
-        let labelWidth = min(24, (fields.map { app.text($0.0).cellWidth }.max() ?? 10) + 2)
-        let valueColumn = area.column + 1 + labelWidth
-        let valueWidth = max(1, area.width - valueColumn - 1)
-        var row = area.row
         let bottom = area.row + area.height
         screen.draw(
-            " " + app.text(UIText("piv.view.title")) + working(state), row: row, column: area.column,
+            " " + app.text(UIText("piv.view.title")) + working(state), row: area.row, column: area.column,
             style: theme.heading, width: area.width)
-        row += 2
-        for (label, value, style) in fields {
-            for (i, piece) in wrap(value, width: valueWidth).enumerated() where row < bottom {
-                if i == 0 {
-                    screen.draw(
-                        " " + app.text(label), row: row, column: area.column, style: theme.dim, width: labelWidth + 1)
-                }
-                screen.draw(piece, row: row, column: valueColumn, style: style, width: valueWidth)
-                row += 1
-            }
-        }
-        row += 1
+        let row = labelled(secrets(info).map { (app.text($0.0), $0.1, $0.2) }, top: area.row + 2) + 1
         let alert = state.piv.alert.map { wrap(app.resolve($0), width: area.width - 3) } ?? []
         slots(info, state, top: row, bottom: bottom - (alert.isEmpty ? 0 : alert.count + 1))
         for (i, line) in alert.enumerated() {
@@ -149,14 +129,7 @@ struct PIVTabView {
         let names = rows.map { $0.slot.description + " " + app.text(slotName($0.slot)) }
         let slotWidth = max(4, min((names.map(\.cellWidth).max() ?? 4) + 2, width - keyWidth - expiryWidth - 12))
         let certificateWidth = max(1, width - slotWidth - keyWidth - expiryWidth)
-        func line(_ cells: [(String, Int)]) -> String {
-            cells.map {
-                $0.0.truncated(toCells: $0.1 - 1, unicode: screen.unicode).padded(
-                    toCells: $0.1, unicode: screen.unicode)
-            }
-            .joined()
-        }
-        let heading = line([
+        let heading = tableLine([
             (app.text(UIText("piv.view.column.slot")), slotWidth), (app.text(UIText("piv.view.column.key")), keyWidth),
             (app.text(UIText("piv.view.column.certificate")), certificateWidth),
             (app.text(UIText("piv.view.column.expires")), expiryWidth),
@@ -201,7 +174,9 @@ struct PIVTabView {
             let base: TextStyle = isSelected ? theme.selection : (slot.isEmpty ? theme.dim : .plain)
             let text =
                 " "
-                + line([(names[i], slotWidth), (key, keyWidth), (certificate, certificateWidth), (expiry, expiryWidth)])
+                + tableLine([
+                    (names[i], slotWidth), (key, keyWidth), (certificate, certificateWidth), (expiry, expiryWidth),
+                ])
             screen.draw(
                 text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column, style: base)
             let certificateColumn = area.column + 1 + slotWidth + keyWidth
@@ -216,11 +191,8 @@ struct PIVTabView {
                 )
             }
         }
-        if rows.count > visible {
-            // On the title's row: the heading's columns fill theirs.
-            let more = "\(first + 1)-\(min(rows.count, first + visible))/\(rows.count)"
-            screen.draw(more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
-        }
+        // On the title's row: the heading's columns fill theirs.
+        scrollMark(first: first, visible: visible, count: rows.count)
     }
 
     /// The slot's name as PIV documents call it.
@@ -252,10 +224,7 @@ struct PIVTabView {
                 ]
             }
         }
-        let b = state.bindings
-        parts.append(
-            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
-        return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
+        return app.hints(parts, state)
     }
 
     // MARK: Overlays
@@ -266,13 +235,7 @@ struct PIVTabView {
         let lines =
             [app.text(UIText("piv.touch.title")), ""]
             + wrap(app.text(UIText("piv.touch.note", ["slot": slot])), width: 62)
-        let box = app.overlayBox(lines: lines.count, width: 66)
-        box.draw(on: screen, title: app.text(UIText("piv.touch.box")), style: theme.border, titleStyle: theme.warning)
-        for (i, line) in lines.enumerated() where i < box.innerHeight {
-            screen.draw(
-                " " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? theme.warning : .plain,
-                width: box.innerWidth)
-        }
+        messageBox(title: app.text(UIText("piv.touch.box")), lines: lines, style: theme.warning, width: 66)
     }
 
     // MARK: Dates

@@ -25,11 +25,7 @@ struct SSHTabView {
                 list(load, state)
             }
         }
-        if let busy = ssh.busy, busy.touch {
-            touch()
-        } else if let dialog = ssh.dialog {
-            app.form(dialog.form)
-        }
+        dialog(ssh.dialog, unless: ssh.busy) { touch() }
     }
 
     /// What the tab is doing with the key right now, after the title.
@@ -72,14 +68,7 @@ struct SSHTabView {
             let whereWidth = min(
                 max(14, (rows.map { whereText($0).cellWidth }.max() ?? 0) + 2), max(14, (area.width - typeWidth) / 2))
             let commentWidth = max(1, area.width - 1 - typeWidth - whereWidth)
-            func line(_ cells: [(String, Int)]) -> String {
-                cells.map {
-                    $0.0.truncated(toCells: $0.1 - 1, unicode: screen.unicode).padded(
-                        toCells: $0.1, unicode: screen.unicode)
-                }
-                .joined()
-            }
-            let heading = line([
+            let heading = tableLine([
                 (app.text(UIText("ssh.view.column.type")), typeWidth),
                 (app.text(UIText("ssh.view.column.where")), whereWidth),
                 (app.text(UIText("ssh.view.column.comment")), commentWidth),
@@ -94,7 +83,9 @@ struct SSHTabView {
                 let style: TextStyle = i == selected ? theme.selection : .plain
                 let text =
                     " "
-                    + line([(key.shortType, typeWidth), (whereText(key), whereWidth), (comment(key), commentWidth)])
+                    + tableLine([
+                        (key.shortType, typeWidth), (whereText(key), whereWidth), (comment(key), commentWidth),
+                    ])
                 screen.draw(
                     text.padded(toCells: area.width, unicode: screen.unicode), row: y, column: area.column, style: style
                 )
@@ -105,11 +96,7 @@ struct SSHTabView {
                     print.padded(toCells: area.width, unicode: screen.unicode), row: y + 1, column: area.column,
                     style: i == selected ? theme.selection : theme.dim)
             }
-            if rows.count > visible {
-                let more = "\(first + 1)-\(min(rows.count, first + visible))/\(rows.count)"
-                screen.draw(
-                    more, row: area.row, column: area.column + area.width - more.cellWidth - 1, style: theme.dim)
-            }
+            scrollMark(first: first, visible: visible, count: rows.count)
         }
         for (i, (text, style)) in noteLines.enumerated() {
             screen.draw(
@@ -224,10 +211,7 @@ struct SSHTabView {
                 parts.append(UIText("ssh.hint.reload"))
             }
         }
-        let b = state.bindings
-        parts.append(
-            UIText("view.hints.general", ["help": String(b.key(for: .help)), "quit": String(b.key(for: .quit))]))
-        return parts.map { app.text($0) }.joined(separator: app.screen.unicode ? " · " : " | ")
+        return app.hints(parts, state)
     }
 
     // MARK: Overlays
@@ -237,16 +221,9 @@ struct SSHTabView {
         let width = min(66, screen.size.columns)
         let lines =
             [app.text(UIText("ssh.touch.title")), ""] + wrap(app.text(UIText("ssh.touch.note")), width: width - 4)
-        let box = app.overlayBox(lines: lines.count + 2, width: width)
-        box.draw(on: screen, title: app.text(UIText("ssh.touch.box")), style: theme.border, titleStyle: theme.warning)
-        for (i, line) in lines.enumerated() where i < box.innerHeight {
-            screen.draw(
-                " " + line, row: box.innerRow + i, column: box.innerColumn, style: i == 0 ? theme.warning : .plain,
-                width: box.innerWidth)
-        }
-        screen.draw(
-            app.text(UIText("ssh.touch.cancel")).centered(inCells: box.innerWidth, unicode: screen.unicode),
-            row: box.innerRow + box.innerHeight - 1, column: box.innerColumn, style: theme.dim)
+        messageBox(
+            title: app.text(UIText("ssh.touch.box")), lines: lines, style: theme.warning, width: width,
+            footer: app.text(UIText("ssh.touch.cancel")))
     }
 }
 
