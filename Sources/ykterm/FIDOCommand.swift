@@ -267,23 +267,26 @@ extension FIDOCommand {
                     var lines = [String]()
                     for (rp, group) in Dictionary(grouping: creds, by: \.rpID).sorted(by: { $0.key < $1.key }) {
                         lines.append(rp)
-                        for c in group {
-                            let who = [c.userName, c.displayName.map { "(\($0))" }].compactMap { $0 }
-                                .concatenated(separator: " ")
-                            var details = [String]()
-                            if let level = c.credProtect {
-                                details.append(words("cli.fido.credentials.credProtect", ["level": "\(level)"]))
-                            }
-                            if c.largeBlobKey { details.append(words("cli.fido.credentials.largeBlobKey")) }
-                            let name = who.isEmpty ? words("cli.fido.credentials.noName") : who
-                            lines.append(
-                                "  " + words("cli.fido.credentials.line", ["who": name, "id": c.credentialID.hex])
-                                    + details.map { "  " + $0 }.concatenated())
-                        }
+                        for c in group { lines.append(Credentials.line(c)) }
                     }
                     out(lines.concatenated(separator: "\n"))
                 }
             }
+        }
+
+        /// A credential's line under its relying party: who it is for and its ID ("on KEY" with `key`), then its
+        /// protection level and whether it has a large-blob key.
+        static func line(_ c: FIDOCredential, on key: String? = nil) -> String {
+            let who = [c.userName, c.displayName.map { "(\($0))" }].compactMap { $0 }.concatenated(separator: " ")
+            var details = [String]()
+            if let level = c.credProtect {
+                details.append(words("cli.fido.credentials.credProtect", ["level": "\(level)"]))
+            }
+            if c.largeBlobKey { details.append(words("cli.fido.credentials.largeBlobKey")) }
+            var arguments = ["who": who.isEmpty ? words("cli.fido.credentials.noName") : who, "id": c.credentialID.hex]
+            if let key { arguments["key"] = key }
+            return "  " + words(key == nil ? "cli.fido.credentials.line" : "cli.fido.credentials.lineOn", arguments)
+                + details.map { "  " + $0 }.concatenated()
         }
 
         struct Delete: AsyncParsableCommand {

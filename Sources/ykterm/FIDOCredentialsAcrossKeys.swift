@@ -77,20 +77,7 @@ extension FIDOCommand.Credentials {
             }
             lines.append(p.rpID + String.spaces(max(width - p.rpID.count, 0)) + "  " + holders)
             for onKey in p.credentials {
-                let (k, c) = (onKey.key, onKey.credential)
-                let who = [c.userName, c.displayName.map { "(\($0))" }].compactMap { $0 }.concatenated(separator: " ")
-                var details = [String]()
-                if let level = c.credProtect {
-                    details.append(words("cli.fido.credentials.credProtect", ["level": "\(level)"]))
-                }
-                if c.largeBlobKey { details.append(words("cli.fido.credentials.largeBlobKey")) }
-                let name = who.isEmpty ? words("cli.fido.credentials.noName") : who
-                lines.append(
-                    "  "
-                        + words(
-                            "cli.fido.credentials.lineOn",
-                            ["who": name, "id": c.credentialID.hex, "key": keys[k].label])
-                        + details.map { "  " + $0 }.concatenated())
+                lines.append(FIDOCommand.Credentials.line(onKey.credential, on: keys[onKey.key].label))
             }
         }
         return lines

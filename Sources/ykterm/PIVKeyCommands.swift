@@ -91,19 +91,8 @@ extension PIVCommand.Keys {
         @OptionGroup var key: KeyOptions
         @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
         @Argument(help: ArgumentHelp("The private key file.", valueName: "FILE")) var file: String
-        @Option(
-            name: .customLong("pin-policy"),
-            help: ArgumentHelp("default, never, once or always.", valueName: "POLICY"))
-        var pinPolicy = "default"
-        @Option(
-            name: .customLong("touch-policy"),
-            help: ArgumentHelp("default, never, always or cached.", valueName: "POLICY"))
-        var touchPolicy = "default"
+        @OptionGroup var policies: PIVPolicyOptions
         @Flag(name: .long, help: "Do not ask before replacing a key.") var force = false
-
-        func validate() throws {
-            try PIVCommand.Keys.Generate.checkPolicies(pin: pinPolicy, touch: touchPolicy)
-        }
 
         func run() async throws {
             let slot = slot.slot
@@ -116,7 +105,7 @@ extension PIVCommand.Keys {
                     force, words("cli.piv.keys.replaceQuestion", ["slot": "\(slot)"]),
                     otherwise: words("cli.piv.keys.notReplaced", ["slot": "\(slot)"]))
             }
-            let pin = PIVCommand.Keys.Generate.pin(pinPolicy)!, touch = PIVCommand.Keys.Generate.touch(touchPolicy)!
+            let (pin, touch) = (policies.pin, policies.touch)
             let algorithm = try await PIVAnswers.asking(prompt) { answers in
                 try await key.piv.importKey(
                     privateKey, in: slot, pinPolicy: pin, touchPolicy: touch, managementKey: answers.managementKey)
@@ -254,6 +243,49 @@ enum PIVKeyFile {
             return try AsymmetricPrivateKey(pkcs8: der)
         } catch {
             throw YktermError.usage(words("cli.piv.keys.notPKCS8", ["path": path]))
+        }
+    }
+}
+
+/// --pin-policy and --touch-policy, as `piv keys generate` and `piv keys import` take them.
+struct PIVPolicyOptions: ParsableArguments {
+    @Option(
+        name: .customLong("pin-policy"),
+        help: ArgumentHelp("default, never, once or always.", valueName: "POLICY"))
+    var pinPolicy = "default"
+    @Option(
+        name: .customLong("touch-policy"),
+        help: ArgumentHelp("default, never, always or cached.", valueName: "POLICY"))
+    var touchPolicy = "default"
+
+    private static let pins: [String: PIV.PINPolicy] = [
+        "default": .default, "never": .never, "once": .once, "always": .always,
+    ]
+    private static let touches: [String: PIV.TouchPolicy] = [
+        "default": .default, "never": .never, "always": .always, "cached": .cached,
+    ]
+
+    var pin: PIV.PINPolicy { Self.pins[pinPolicy.lowercased()] ?? .default }
+    var touch: PIV.TouchPolicy { Self.touches[touchPolicy.lowercased()] ?? .default }
+
+    func validate() throws {
+        guard Self.pins[pinPolicy.lowercased()] != nil else {
+            throw ValidationError(
+                words(
+                    "cli.option.oneOf",
+                    [
+                        "option": "--pin-policy", "allowed": oneOf(["default", "never", "once", "always"]),
+                        "value": pinPolicy,
+                    ]))
+        }
+        guard Self.touches[touchPolicy.lowercased()] != nil else {
+            throw ValidationError(
+                words(
+                    "cli.option.oneOf",
+                    [
+                        "option": "--touch-policy", "allowed": oneOf(["default", "never", "always", "cached"]),
+                        "value": touchPolicy,
+                    ]))
         }
     }
 }

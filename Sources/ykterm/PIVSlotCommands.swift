@@ -184,14 +184,7 @@ extension PIVCommand {
             @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
             @Option(name: [.short, .long], help: ArgumentHelp("The key's algorithm.", valueName: "ALGORITHM"))
             var algorithm = "ECCP256"
-            @Option(
-                name: .customLong("pin-policy"),
-                help: ArgumentHelp("default, never, once or always.", valueName: "POLICY"))
-            var pinPolicy = "default"
-            @Option(
-                name: .customLong("touch-policy"),
-                help: ArgumentHelp("default, never, always or cached.", valueName: "POLICY"))
-            var touchPolicy = "default"
+            @OptionGroup var policies: PIVPolicyOptions
             @Option(help: ArgumentHelp("Write the public key here instead of standard output.", valueName: "FILE"))
             var out: String?
 
@@ -208,45 +201,13 @@ extension PIVCommand {
                                 ]),
                             ]))
                 }
-                try Self.checkPolicies(pin: pinPolicy, touch: touchPolicy)
-            }
-
-            /// --pin-policy and --touch-policy, as `generate` and `import` take them.
-            static func checkPolicies(pin pinPolicy: String, touch touchPolicy: String) throws {
-                guard Self.pin(pinPolicy) != nil else {
-                    throw ValidationError(
-                        words(
-                            "cli.option.oneOf",
-                            [
-                                "option": "--pin-policy", "allowed": oneOf(["default", "never", "once", "always"]),
-                                "value": pinPolicy,
-                            ]))
-                }
-                guard Self.touch(touchPolicy) != nil else {
-                    throw ValidationError(
-                        words(
-                            "cli.option.oneOf",
-                            [
-                                "option": "--touch-policy",
-                                "allowed": oneOf(["default", "never", "always", "cached"]),
-                                "value": touchPolicy,
-                            ]))
-                }
-            }
-
-            static func pin(_ name: String) -> PIV.PINPolicy? {
-                ["default": .default, "never": .never, "once": .once, "always": .always][name.lowercased()]
-            }
-
-            static func touch(_ name: String) -> PIV.TouchPolicy? {
-                ["default": .default, "never": .never, "always": .always, "cached": .cached][name.lowercased()]
             }
 
             func run() async throws {
                 let prompt = Prompt()
                 let slot = slot.slot
                 let algorithm = PIV.Algorithm(name: algorithm)!
-                let pin = Self.pin(pinPolicy)!, touch = Self.touch(touchPolicy)!
+                let (pin, touch) = (policies.pin, policies.touch)
                 let publicKey = try await PIVAnswers.asking(prompt) { answers in
                     try await key.piv.generateKey(
                         in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
