@@ -85,7 +85,8 @@ struct Ykterm: RequestCommand {
             """,
         version: version,
         subcommands: [
-            ListCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self, PIVCommand.self,
+            ListCommand.self, InfoCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self,
+            PIVCommand.self,
             OpenPGPCommand.self,
             SSHCommand.self, APDUCommand.self, ConfigCommand.self, KeyCommand.self, DoctorCommand.self,
             MonitorCommand.self, RemoteCommand.self,

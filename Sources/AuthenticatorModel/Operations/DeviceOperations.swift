@@ -39,10 +39,15 @@ public struct DeviceOperations: Sendable {
         try await withOpened(opener.openManagement, close: { await $0.close() }, body)
     }
 
+    /// READ CONFIG: what the key tells of itself, and the interface that told it.
+    public func device() async throws -> Device {
+        try await withManagement { Device(info: try await $0.link.deviceInfo(), interface: $0.interface) }
+    }
+
     /// READ CONFIG, for a change to come: refused (`ManagementError.needsFirmware`) on a key too old for WRITE
     /// CONFIG.
     public func configurableDevice() async throws -> Device {
-        let device = try await withManagement { Device(info: try await $0.link.deviceInfo(), interface: $0.interface) }
+        let device = try await self.device()
         let minimum = ManagementFeature.writeConfig.minimum
         guard device.info.version >= minimum else {
             throw ManagementError.needsFirmware(.writeConfig, minimum: minimum, actual: device.info.version)
