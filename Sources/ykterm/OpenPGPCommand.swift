@@ -35,6 +35,16 @@ struct OpenPGPTouchArgument: ExpressibleByArgument {
     static var defaultCompletionKind: CompletionKind { .list(OpenPGP.TouchPolicy.allCases.map(\.name)) }
 }
 
+/// A signature PIN policy argument: always or once.
+struct OpenPGPSignaturePolicyArgument: ExpressibleByArgument {
+    let policy: OpenPGPSignaturePolicy
+    init?(argument: String) {
+        guard let policy = OpenPGPSignaturePolicy(rawValue: argument) else { return nil }
+        self.policy = policy
+    }
+    static var defaultCompletionKind: CompletionKind { .list(OpenPGPSignaturePolicy.allCases.map(\.rawValue)) }
+}
+
 extension KeyOptions {
     /// The OpenPGP operations on the key these options chose.
     var openpgp: OpenPGPOperations { OpenPGPOperations(choice.opener()) }
@@ -115,6 +125,7 @@ extension OpenPGPCommand {
             abstract: "The PIN, the reset code and the admin PIN, and their tries.",
             subcommands: [
                 SetRetries.self, ChangePIN.self, ChangeResetCode.self, ChangeAdminPIN.self, UnblockPIN.self,
+                SetSignaturePolicy.self,
             ])
     }
 
@@ -232,6 +243,23 @@ extension OpenPGPCommand.Access {
             try await key.openpgp.unblockPIN(
                 newPIN: new, resetCode: useAdminPIN ? nil : first, adminPIN: useAdminPIN ? first : nil)
             out(words("cli.openpgp.pinUnblocked"))
+        }
+    }
+}
+
+extension OpenPGPCommand.Access {
+    struct SetSignaturePolicy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-signature-policy",
+            abstract: "Ask the PIN for every signature (always) or once per session (once); asks for the admin PIN.")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("always or once.", valueName: "POLICY")) var policy: OpenPGPSignaturePolicyArgument
+
+        func run() async throws {
+            let adminPIN = try OpenPGPSecrets.current(Prompt(), .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.setSignaturePolicy(policy.policy, adminPIN: adminPIN)
+            out(words("cli.openpgp.signaturePolicySet." + policy.policy.rawValue))
         }
     }
 }

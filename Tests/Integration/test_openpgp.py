@@ -122,6 +122,14 @@ def test_ykterm_changes_seen_by_ykman(key, home_env, ykterm, ykman, tmp_path):
     ykman("access", "unblock-pin", "-r", "resetcode1", "-n", "55555555")
     ykterm("access", "change-pin", input="55555555\n123456\n")
 
+    # The signature PIN policy, with the admin PIN.
+    ykterm("access", "set-signature-policy", "once", input=ADMIN + "\n")
+    assert "Require PIN for signature: Once" in flat(ykman("info").stdout)
+    ykterm("access", "set-signature-policy", "always", input=ADMIN + "\n")
+    assert "Require PIN for signature: Always" in flat(ykman("info").stdout)
+    r = ykterm("access", "set-signature-policy", "sometimes", input=ADMIN + "\n", check=False)
+    assert r.returncode == 2
+
     # The admin PIN, then a touch policy on an imported key (ykman shows slots with keys only).
     ykterm("access", "change-admin-pin", input=ADMIN + "\nadmin-pin-2\n")
     yubikit_key(key, home_env, "admin-pin-2", "sig", "SECP256R1")
@@ -155,6 +163,11 @@ def test_ykman_changes_seen_by_ykterm(key, home_env, ykterm, ykman, tmp_path):
     ykman("access", "set-retries", "4", "5", "6", "-a", ADMIN, "-f")
     info = info_json(ykterm)
     assert (info["pin_tries"], info["reset_code_tries"], info["admin_pin_tries"]) == (4, 0, 6)
+
+    ykman("access", "set-signature-policy", "once", "-a", ADMIN)
+    assert info_json(ykterm)["signature_pin_policy"] == "once"
+    ykman("access", "set-signature-policy", "always", "-a", ADMIN)
+    assert info_json(ykterm)["signature_pin_policy"] == "always"
 
     ykman("access", "change-pin", "-P", "123456", "-n", "7654321")
     # The PIN ykman set is the one ykterm must give; the old one is wrong.

@@ -19,6 +19,18 @@ public struct OpenPGPOverview: Sendable, Equatable {
     }
 }
 
+/// Whether one VERIFY of the PIN lets the card make one signature (`always`: the PIN for every signature) or
+/// several (`once`), as ykman names the two.
+public enum OpenPGPSignaturePolicy: String, CaseIterable, Sendable {
+    case always
+    case once
+
+    /// The policy the PW status bytes say.
+    public init(_ status: OpenPGPPasswordStatus) {
+        self = status.pinValidForSeveralSignatures ? .once : .always
+    }
+}
+
 /// What `openpgp set-touch` must ask before it changes anything.
 public enum OpenPGPOperationError: Error, Equatable, Sendable {
     /// A fixed touch policy cannot be undone without replacing the key: confirm, then call again with `confirmed`.
@@ -106,6 +118,15 @@ public struct OpenPGPOperations: Sendable {
         try await withSession { s in
             try await s.verifyAdminPIN(adminPIN)
             try await s.setTouchPolicy(slot, policy)
+        }
+    }
+
+    /// Sets whether the PIN is asked for every signature or once per session (PW status byte 1), with the admin
+    /// PIN.
+    public func setSignaturePolicy(_ policy: OpenPGPSignaturePolicy, adminPIN: SecretBytes) async throws {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.setSignaturePINPolicy(severalSignatures: policy == .once)
         }
     }
 }

@@ -74,6 +74,22 @@ private let adminPIN = SecretBytes(utf8: "12345678")
         #expect(key.allClosed)
     }
 
+    @Test func signaturePolicyOnceAndAlways() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        #expect(OpenPGPSignaturePolicy(try await ops.overview().data.passwordStatus) == .always)
+        try await ops.setSignaturePolicy(.once, adminPIN: adminPIN)
+        #expect(key.key.state.openpgp.pinValidForSeveralSignatures)
+        #expect(OpenPGPSignaturePolicy(try await ops.overview().data.passwordStatus) == .once)
+        await #expect(throws: OpenPGPError.wrongPassword(.admin, retriesLeft: 2)) {
+            try await ops.setSignaturePolicy(.always, adminPIN: SecretBytes(utf8: "87654321"))
+        }
+        #expect(key.key.state.openpgp.pinValidForSeveralSignatures)
+        try await ops.setSignaturePolicy(.always, adminPIN: adminPIN)
+        #expect(!key.key.state.openpgp.pinValidForSeveralSignatures)
+        #expect(key.allClosed)
+    }
+
     @Test func resetRestoresTheDefaults() async throws {
         let key = OpenPGPKey()
         let ops = OpenPGPOperations(key)
