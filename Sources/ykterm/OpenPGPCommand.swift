@@ -132,7 +132,7 @@ extension OpenPGPCommand {
     struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "keys", abstract: "The keys in the slots, and their touch policies.",
-            subcommands: [KeyInfo.self, SetTouch.self])
+            subcommands: [KeyInfo.self, SetTouch.self, Import.self])
     }
 }
 
@@ -302,6 +302,50 @@ extension OpenPGPCommand.Keys {
             defer { adminPIN.wipe() }
             try await key.openpgp.setTouchPolicy(slot.slot, p, adminPIN: adminPIN, confirmed: true)
             out(words("cli.openpgp.touchSet", ["slot": slot.slot.name, "policy": p.name]))
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Import a private key (PKCS#8, PEM or DER) into a slot (asks for the admin PIN).",
+            discussion: """
+                RSA 2048, 3072 and 4096 (exponent 65537), EC P-256 and P-384 (ECDSA, or ECDH in dec), Ed25519 \
+                (sig, aut, att) and X25519 (dec); att from firmware 5.2. The slot's algorithm is set to the key's \
+                first, and its fingerprint and creation time (now) are written as GnuPG computes them (OpenPGP v4). \
+                Replaces any key in the slot: asks first when it holds one (--force when not on a terminal). An \
+                encrypted key file is refused: decrypt it first (openssl pkcs8 -topk8 -nocrypt). The key is wiped \
+                from memory once sent.
+                """)
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Argument(help: ArgumentHelp("The private key file.", valueName: "FILE")) var file: String
+        @Flag(name: .long, help: "Do not ask before replacing a key.") var force = false
+
+        func run() async throws {
+            let slot = slot.slot
+            var bytes = try PIVFiles.read(file)
+            defer { SecretBytes.wipe(&bytes) }
+            let privateKey = try PIVKeyFile.privateKey(bytes, path: file, unreadable: "cli.openpgp.keys.notPKCS8")
+            do {
+                _ = try OpenPGPKeyImport.attributes(privateKey, slot: slot)
+            } catch {
+                throw YktermError.usage(
+                    words("cli.openpgp.keys.wrongKind", ["slot": slot.name, "algorithm": "\(privateKey.type)"]))
+            }
+            let prompt = Prompt()
+            if !force, (try? await key.openpgp.keyInfo(slot)) != nil {
+                guard prompt.confirm(words("cli.openpgp.keys.replaceQuestion", ["slot": slot.name])) else {
+                    throw YktermError.usage(words("cli.openpgp.notConfirmed"))
+                }
+            }
+            let adminPIN = try OpenPGPSecrets.current(prompt, .admin)
+            defer { adminPIN.wipe() }
+            let now = UInt32(clamping: Int(Date().timeIntervalSince1970))
+            let info = try await key.openpgp.importKey(
+                privateKey, into: slot, adminPIN: adminPIN, replacing: true, created: now)
+            out(words("cli.openpgp.keys.imported", ["slot": slot.name]))
+            for line in OpenPGPInfoText.keyLines(info, indent: "") { out(line) }
         }
     }
 }

@@ -342,3 +342,92 @@ def test_keys_gpg_generates_sign_decrypt_and_show_in_ykterm_with_gpgs_fingerprin
     counter = re.search(r"^Signature counter : (\d+)$", gnupg.card_status(), re.M)
     assert counter and int(counter.group(1)) >= 2
     assert info_json(ykterm)["signature_counter"] == int(counter.group(1))
+
+
+# --- Key import -----------------------------------------------------------------------------------------------------
+
+SIGN_WITH_CARD = """
+import sys
+from ykman.pcsc import list_devices
+from yubikit.core.smartcard import SmartCardConnection
+from yubikit.openpgp import OpenPgpSession
+from cryptography.hazmat.primitives import hashes
+reader, pin, message, out = sys.argv[1:5]
+device = [d for d in list_devices(reader)][0]
+with device.open_connection(SmartCardConnection) as connection:
+    session = OpenPgpSession(connection)
+    session.verify_pin(pin)
+    open(out, "wb").write(session.sign(open(message, "rb").read(), hashes.SHA256()))
+"""
+
+
+def v4_fingerprint(pem_path, created):
+    """The OpenPGP v4 fingerprint (RFC 4880, 12.2) of a P-256 ECDSA key, computed here from the PEM file."""
+    import hashlib
+    import struct
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_private_key
+    point = load_pem_private_key(open(pem_path, "rb").read(), None).public_key().public_bytes(
+        Encoding.X962, PublicFormat.UncompressedPoint)
+    oid = bytes.fromhex("2A8648CE3D030107")
+    bits = (len(point) - 1) * 8 + point[0].bit_length()
+    body = struct.pack(">BIB", 4, created, 19) + bytes([len(oid)]) + oid + struct.pack(">H", bits) + point
+    return hashlib.sha1(b"\x99" + struct.pack(">H", len(body)) + body).hexdigest().upper()
+
+
+def test_ykterm_imports_keys_that_ykman_and_gnupg_see_and_the_card_signs_with(key, home_env, gnupg, ykterm, ykman,
+                                                                               tmp_path):
+    pem = tmp_path / "sig.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+                    str(pem)], check=True, capture_output=True)
+    r = ykterm("keys", "import", "sig", str(pem), input=ADMIN + "\n")
+    assert "Key imported into slot sig" in r.stdout
+    keys = {k["slot"]: k for k in info_json(ykterm)["keys"]}
+    assert keys["sig"]["algorithm"] == "SECP256R1" and keys["sig"]["origin"] == "imported"
+
+    # GnuPG reads the fingerprint and time ykterm wrote. GnuPG signs only with a key in its keyring, and making
+    # the OpenPGP public key (a self-signed certificate) for it is beyond a test: so the fingerprint is computed
+    # here from the PEM file and the creation time gpg reads, and the card's signature (made with ykman's library)
+    # is checked with openssl against the PEM's public key.
+    colons = gnupg.run("--batch", "--with-colons", "--card-status").stdout
+    fpr = next(line for line in colons.splitlines() if line.startswith("fpr:")).split(":")[1]
+    created = int(next(line for line in colons.splitlines() if line.startswith("fprtime:")).split(":")[1])
+    assert fpr == keys["sig"]["fingerprint"] == v4_fingerprint(pem, created)
+    assert "Key attributes ...: nistp256" in gnupg.card_status()
+    assert fpr in ykman("keys", "info", "sig").stdout.replace(" ", "")
+    gnupg.stop()
+    message, signature, public = tmp_path / "message", tmp_path / "message.sig", tmp_path / "public.pem"
+    message.write_bytes(b"signed by an imported key\n")
+    r = subprocess.run([str(VENV_BIN / "python"), "-c", SIGN_WITH_CARD, key.reader, "123456", str(message),
+                        str(signature)], env=home_env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    subprocess.run(["openssl", "pkey", "-in", str(pem), "-pubout", "-out", str(public)], check=True)
+    subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(public), "-signature", str(signature), str(message)],
+                   check=True, capture_output=True)
+
+    # A key in the slot: asked first, --force replaces it (RSA now, the attributes follow).
+    rsa = tmp_path / "rsa.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out",
+                    str(rsa)], check=True, capture_output=True)
+    r = ykterm("keys", "import", "sig", str(rsa), input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "nothing was changed" in r.stderr
+    ykterm("keys", "import", "sig", str(rsa), "--force", input=ADMIN + "\n")
+    assert "Algorithm: RSA2048" in flat(ykman("keys", "info", "sig").stdout)
+
+    # X25519 for decryption, Ed25519 for authentication; ykman reads both.
+    for slot, algorithm in (("dec", "X25519"), ("aut", "ED25519")):
+        path = tmp_path / f"{slot}.pem"
+        subprocess.run(["openssl", "genpkey", "-algorithm", algorithm, "-out", str(path)], check=True,
+                       capture_output=True)
+        ykterm("keys", "import", slot, str(path), input=ADMIN + "\n")
+    assert "Algorithm: X25519" in flat(ykman("keys", "info", "dec").stdout)
+    assert "Algorithm: Ed25519" in flat(ykman("keys", "info", "aut").stdout)
+
+    # Refused before anything is sent: a kind the slot does not take, an encrypted file.
+    r = ykterm("keys", "import", "dec", str(tmp_path / "aut.pem"), "--force", input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "does not take" in r.stderr
+    encrypted = tmp_path / "encrypted.pem"
+    subprocess.run(["openssl", "pkcs8", "-topk8", "-in", str(pem), "-out", str(encrypted), "-passout", "pass:x"],
+                   check=True, capture_output=True)
+    r = ykterm("keys", "import", "sig", str(encrypted), "--force", input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "openssl pkcs8" in r.stderr
+    assert info_json(ykterm)["admin_pin_tries"] == 3

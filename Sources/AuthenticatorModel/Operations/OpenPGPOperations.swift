@@ -31,10 +31,12 @@ public enum OpenPGPSignaturePolicy: String, CaseIterable, Sendable {
     }
 }
 
-/// What `openpgp set-touch` must ask before it changes anything.
+/// What `openpgp keys set-touch` and `keys import` must ask before they change anything.
 public enum OpenPGPOperationError: Error, Equatable, Sendable {
     /// A fixed touch policy cannot be undone without replacing the key: confirm, then call again with `confirmed`.
     case touchPolicyNeedsConfirmation(OpenPGP.KeySlot, OpenPGP.TouchPolicy)
+    /// The slot holds a key that an import would replace: confirm, then call again with `replacing`.
+    case slotHoldsKey(OpenPGP.KeySlot)
 }
 
 /// The OpenPGP application's actions, written once for `ykterm openpgp` (and the TUI, when it has a tab).
@@ -127,6 +129,25 @@ public struct OpenPGPOperations: Sendable {
         try await withSession { s in
             try await s.verifyAdminPIN(adminPIN)
             try await s.setSignaturePINPolicy(severalSignatures: policy == .once)
+        }
+    }
+
+    /// Imports `key` into `slot` with the admin PIN, its fingerprint and generation time (`created`) written as
+    /// GnuPG computes them. A slot that holds a key is replaced only when `replacing`; otherwise the operation
+    /// ends with `slotHoldsKey` before anything changed. Returns the slot's key as the card then tells it.
+    public func importKey(
+        _ key: AsymmetricPrivateKey, into slot: OpenPGP.KeySlot, adminPIN: SecretBytes, replacing: Bool,
+        created: UInt32
+    ) async throws -> OpenPGPKeyInfo {
+        try await withSession { s in
+            _ = try OpenPGPKeyImport.attributes(key, slot: slot)
+            if !replacing, try await s.applicationData().key(slot)?.hasKey == true {
+                throw OpenPGPOperationError.slotHoldsKey(slot)
+            }
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.importKey(key, into: slot, created: created)
+            guard let info = try await s.applicationData().key(slot) else { throw OpenPGPError.noKey(slot) }
+            return info
         }
     }
 }

@@ -283,6 +283,35 @@ public actor OpenPGPSession {
         return try OpenPGPPublicKey(answer, attributes: attributes)
     }
 
+    /// Imports `key` into `slot` (PUT DATA 3FFF of the extended header list), after setting the slot's algorithm
+    /// attributes where they differ; then writes the key's v4 fingerprint and its generation time `created`
+    /// (seconds since 1970), as GnuPG computes and reads them. Needs the admin PIN. Returns the fingerprint.
+    @discardableResult
+    public func importKey(_ key: AsymmetricPrivateKey, into slot: OpenPGP.KeySlot, created: UInt32) async throws
+        -> [UInt8]
+    {
+        let attributes = try OpenPGPKeyImport.attributes(key, slot: slot)
+        if case .ecc = attributes { try Self.require(OpenPGP.version52, version) }
+        if slot == .attestation { try Self.require(OpenPGP.version52, version) }
+        let data = try await applicationData()
+        if data.extendedCapabilities.canChangeAlgorithmAttributes {
+            if data.key(slot)?.attributes != attributes {
+                try await setAlgorithmAttributes(slot, attributes)
+            }
+        } else if data.key(slot)?.attributes.map({ $0.sameKind(as: attributes) }) != true {
+            throw OpenPGPError.unsupportedAlgorithm
+        }
+        let fingerprint = try OpenPGPFingerprint.v4(key.publicKey, attributes: attributes, created: created)
+        var template = try OpenPGPKeyImport.template(key, slot: slot)
+        defer { SecretBytes.wipe(&template) }
+        _ = try await send(APDU(ins: Ins.putDataOdd, p1: 0x3F, p2: 0xFF, data: template))
+        try await putData(slot.fingerprintTag, fingerprint)
+        try await putData(
+            slot.generationTimeTag,
+            [UInt8(created >> 24), UInt8(created >> 16 & 0xFF), UInt8(created >> 8 & 0xFF), UInt8(created & 0xFF)])
+        return fingerprint
+    }
+
     // MARK: Reset
 
     /// Blocks the user PIN and the admin PIN with wrong tries, as TERMINATE needs on a YubiKey.

@@ -171,6 +171,7 @@ import Testing
         (OpenPGPError.malformed(Malformation(.pwStatus, .tooShort(3, minimum: 7))), .malformedAnswer),
         (OpenPGPError.status(.wrongP1P2), .refused),
         (OpenPGPOperationError.touchPolicyNeedsConfirmation(.signature, .fixed), .declined),
+        (OpenPGPOperationError.slotHoldsKey(.signature), .declined),
         (PIVError.wrongPIN(retriesLeft: 2), .pivWrongPIN), (PIVError.pinBlocked, .pivPINBlocked),
         (PIVError.wrongPUK(retriesLeft: 1), .pivWrongPUK), (PIVError.pukBlocked, .pivPUKBlocked),
         (PIVError.pinLength(9), .pivPINLength), (PIVError.managementKeyAuthenticationFailed, .managementKeyWrong),

@@ -90,6 +90,31 @@ private let adminPIN = SecretBytes(utf8: "12345678")
         #expect(key.allClosed)
     }
 
+    @Test func importAsksBeforeReplacingAKey() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        let first = try AsymmetricPrivateKey.generate(.ed25519)
+        let info = try await ops.importKey(first, into: .signature, adminPIN: adminPIN, replacing: false, created: 1)
+        #expect(info.status == .imported && info.generationTime == 1)
+        #expect(
+            info.fingerprint == (try OpenPGPFingerprint.v4(first.publicKey, attributes: info.attributes!, created: 1)))
+        let second = try AsymmetricPrivateKey.generate(.rsa(bits: 2048))
+        await #expect(throws: OpenPGPOperationError.slotHoldsKey(.signature)) {
+            try await ops.importKey(second, into: .signature, adminPIN: adminPIN, replacing: false, created: 2)
+        }
+        #expect(try await ops.keyInfo(.signature).attributes == .ecc(.ed25519, slot: .signature))
+        // A kind the slot does not take is refused before the admin PIN is tried.
+        let x25519 = try AsymmetricPrivateKey.generate(.x25519)
+        await #expect(throws: OpenPGPError.unsupportedAlgorithm) {
+            try await ops.importKey(x25519, into: .authentication, adminPIN: pin, replacing: true, created: 2)
+        }
+        #expect(try await ops.overview().data.passwordStatus.triesAdmin == 3)
+        let replaced = try await ops.importKey(
+            second, into: .signature, adminPIN: adminPIN, replacing: true, created: 2)
+        #expect(replaced.attributes == .rsa(bits: 2048) && replaced.generationTime == 2)
+        #expect(key.allClosed)
+    }
+
     @Test func resetRestoresTheDefaults() async throws {
         let key = OpenPGPKey()
         let ops = OpenPGPOperations(key)
