@@ -132,7 +132,7 @@ extension OpenPGPCommand {
     struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "keys", abstract: "The keys in the slots, and their touch policies.",
-            subcommands: [KeyInfo.self, SetTouch.self, Import.self])
+            subcommands: [KeyInfo.self, SetTouch.self, Import.self, Attest.self])
     }
 }
 
@@ -346,6 +346,33 @@ extension OpenPGPCommand.Keys {
                 privateKey, into: slot, adminPIN: adminPIN, replacing: true, created: now)
             out(words("cli.openpgp.keys.imported", ["slot": slot.name]))
             for line in OpenPGPInfoText.keyLines(info, indent: "") { out(line) }
+        }
+    }
+
+    struct Attest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "attest",
+            abstract: "Write the attestation certificate of a slot's key (firmware 5.2; asks for the PIN).",
+            discussion: """
+                The key certifies the slot's key with its attestation key and keeps the certificate as the slot's \
+                certificate. It is checked before it is written: signed by the key of the attestation certificate \
+                (the att slot's), for the key now in the slot.
+                """)
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec or aut.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
+        @Option(help: ArgumentHelp("pem or der.", valueName: "FORMAT")) var format = "pem"
+
+        func run() async throws {
+            guard ["pem", "der"].contains(format) else {
+                throw YktermError.usage(words("cli.openpgp.format", ["value": format]))
+            }
+            let pin = try OpenPGPSecrets.current(Prompt(), .user)
+            defer { pin.wipe() }
+            let attestation = try await key.openpgp.attest(slot.slot, pin: pin)
+            let bytes = format == "der" ? attestation.certificate.der : Array(attestation.certificate.pem.utf8)
+            try PIVFiles.write(bytes, to: out)
+            warn(words("cli.piv.keys.attestedBy", ["subject": attestation.attestationCertificate.subject]))
         }
     }
 }

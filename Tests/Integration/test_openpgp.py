@@ -431,3 +431,35 @@ def test_ykterm_imports_keys_that_ykman_and_gnupg_see_and_the_card_signs_with(ke
     r = ykterm("keys", "import", "sig", str(encrypted), "--force", input=ADMIN + "\n", check=False)
     assert r.returncode == 2 and "openssl pkcs8" in r.stderr
     assert info_json(ykterm)["admin_pin_tries"] == 3
+
+
+def test_attestations_ykterm_and_ykman_make_chain_to_the_attestation_certificate(ykterm, ykman, tmp_path):
+    pem = tmp_path / "sig.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+                    str(pem)], check=True, capture_output=True)
+    ykterm("keys", "import", "sig", str(pem), input=ADMIN + "\n")
+    r = ykterm("keys", "attest", "sig", input="wrong-pin\n", check=False)
+    assert r.returncode == 1 and "2 tries left" in r.stderr
+    r = ykterm("keys", "attest", "sig", input="123456\n")
+    assert "Attested by" in r.stderr and "OpenPGP Attestation" in r.stderr
+    ours = tmp_path / "ykterm.pem"
+    ours.write_text(r.stdout)
+    ykterm("keys", "attest", "sig", "--out", str(tmp_path / "ykterm.der"), "--format", "der", input="123456\n")
+    theirs = tmp_path / "ykman.pem"
+    # ykman asks before it replaces the certificate ykterm's attestation left in the slot.
+    ykman("keys", "attest", "sig", str(theirs), "-P", "123456", input="y\n")
+    att = tmp_path / "att.pem"
+    ykman("certificates", "export", "att", str(att))
+    for certificate in (ours, theirs):
+        r = subprocess.run(["openssl", "verify", "-CAfile", str(att), str(certificate)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        spki = subprocess.run(["openssl", "x509", "-in", str(certificate), "-noout", "-pubkey"], capture_output=True,
+                              text=True, check=True).stdout
+        assert spki == subprocess.run(["openssl", "pkey", "-in", str(pem), "-pubout"], capture_output=True,
+                                      text=True, check=True).stdout
+    # --format der: a certificate (each attestation is a new one) of the same key.
+    assert spki == subprocess.run(["openssl", "x509", "-inform", "DER", "-in", str(tmp_path / "ykterm.der"),
+                                   "-noout", "-pubkey"], capture_output=True, text=True, check=True).stdout
+    r = ykterm("keys", "attest", "dec", input="123456\n", check=False)
+    assert r.returncode == 1 and "holds no key" in r.stderr

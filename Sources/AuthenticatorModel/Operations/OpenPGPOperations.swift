@@ -150,4 +150,13 @@ public struct OpenPGPOperations: Sendable {
             return info
         }
     }
+
+    /// The attestation of the key in `slot` (firmware 5.2), with the PIN: made by the card, then checked against
+    /// the attestation certificate and the slot's public key.
+    public func attest(_ slot: OpenPGP.KeySlot, pin: SecretBytes) async throws -> OpenPGPAttestation {
+        try await withSession { s in
+            try await s.verifyPIN(pin)
+            return try await s.attest(slot)
+        }
+    }
 }

@@ -172,6 +172,8 @@ import Testing
         (OpenPGPError.status(.wrongP1P2), .refused),
         (OpenPGPOperationError.touchPolicyNeedsConfirmation(.signature, .fixed), .declined),
         (OpenPGPOperationError.slotHoldsKey(.signature), .declined),
+        (OpenPGPError.attestationNotSigned(.signature), .attestationInvalid),
+        (OpenPGPError.attestedKeyMismatch(.decryption), .attestationInvalid),
         (PIVError.wrongPIN(retriesLeft: 2), .pivWrongPIN), (PIVError.pinBlocked, .pivPINBlocked),
         (PIVError.wrongPUK(retriesLeft: 1), .pivWrongPUK), (PIVError.pukBlocked, .pivPUKBlocked),
         (PIVError.pinLength(9), .pivPINLength), (PIVError.managementKeyAuthenticationFailed, .managementKeyWrong),

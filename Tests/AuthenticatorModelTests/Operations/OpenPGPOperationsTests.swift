@@ -115,6 +115,19 @@ private let adminPIN = SecretBytes(utf8: "12345678")
         #expect(key.allClosed)
     }
 
+    @Test func attestWithThePIN() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        let p384 = try AsymmetricPrivateKey.generate(.p384)
+        _ = try await ops.importKey(p384, into: .decryption, adminPIN: adminPIN, replacing: false, created: 5)
+        let attestation = try await ops.attest(.decryption, pin: pin)
+        #expect(attestation.publicKey == p384.publicKey)
+        #expect(
+            attestation.certificate.isSigned(
+                byKey: try #require(attestation.attestationCertificate.subjectPublicKeyInfo)))
+        #expect(key.allClosed)
+    }
+
     @Test func resetRestoresTheDefaults() async throws {
         let key = OpenPGPKey()
         let ops = OpenPGPOperations(key)
