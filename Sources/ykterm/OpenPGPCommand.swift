@@ -12,7 +12,7 @@ struct OpenPGPCommand: ParsableCommand {
             att (attestation). PINs are never taken from the command line: on a terminal they are asked for without \
             echo, otherwise read from standard input, one per line, in the order the command asks for them.
             """,
-        subcommands: [Info.self, Reset.self, Access.self, Keys.self])
+        subcommands: [Info.self, Reset.self, Access.self, Keys.self, Certificates.self])
 }
 
 /// A key slot argument: sig, dec, aut or att.
@@ -373,6 +373,69 @@ extension OpenPGPCommand.Keys {
             let bytes = format == "der" ? attestation.certificate.der : Array(attestation.certificate.pem.utf8)
             try PIVFiles.write(bytes, to: out)
             warn(words("cli.piv.keys.attestedBy", ["subject": attestation.attestationCertificate.subject]))
+        }
+    }
+}
+
+extension OpenPGPCommand {
+    struct Certificates: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "certificates", abstract: "The certificates of the slots' keys (DO 7F21; att's: FC).",
+            subcommands: [Export.self, Import.self, Delete.self])
+    }
+}
+
+extension OpenPGPCommand.Certificates {
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "export", abstract: "Write a slot's certificate (PEM by default); exits 1 when it has none.")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
+        @Option(help: ArgumentHelp("pem or der.", valueName: "FORMAT")) var format = "pem"
+
+        func run() async throws {
+            guard ["pem", "der"].contains(format) else {
+                throw YktermError.usage(words("cli.openpgp.format", ["value": format]))
+            }
+            guard let certificate = try await key.openpgp.certificate(slot.slot) else {
+                throw YktermError.failed(words("cli.openpgp.certificates.none", ["slot": slot.slot.name]))
+            }
+            try PIVFiles.write(format == "der" ? certificate.der : Array(certificate.pem.utf8), to: out)
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Store a certificate (PEM or DER) as a slot's, replacing one there (asks for the admin PIN).")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Argument(help: ArgumentHelp("The certificate file.", valueName: "FILE")) var file: String
+
+        func run() async throws {
+            let bytes = try PIVFiles.read(file)
+            guard let certificate = try? X509Certificate(derOrPEM: bytes) else {
+                throw YktermError.usage(words("cli.openpgp.certificates.unreadable", ["path": file]))
+            }
+            let adminPIN = try OpenPGPSecrets.current(Prompt(), .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.importCertificate(certificate, slot.slot, adminPIN: adminPIN)
+            out(words("cli.openpgp.certificates.imported", ["slot": slot.slot.name]))
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "delete", abstract: "Delete a slot's certificate (asks for the admin PIN).")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+
+        func run() async throws {
+            let adminPIN = try OpenPGPSecrets.current(Prompt(), .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.deleteCertificate(slot.slot, adminPIN: adminPIN)
+            out(words("cli.openpgp.certificates.deleted", ["slot": slot.slot.name]))
         }
     }
 }

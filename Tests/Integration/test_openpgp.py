@@ -463,3 +463,37 @@ def test_attestations_ykterm_and_ykman_make_chain_to_the_attestation_certificate
                                    "-noout", "-pubkey"], capture_output=True, text=True, check=True).stdout
     r = ykterm("keys", "attest", "dec", input="123456\n", check=False)
     assert r.returncode == 1 and "holds no key" in r.stderr
+
+
+def test_certificates_ykterm_and_ykman_store_export_and_delete_for_each_other(ykterm, ykman, tmp_path):
+    def certificate(name):
+        pem = tmp_path / f"{name}.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", str(tmp_path / f"{name}.key"), "-subj", f"/CN={name}", "-days", "2",
+                        "-out", str(pem)], check=True, capture_output=True)
+        der = tmp_path / f"{name}.der"
+        subprocess.run(["openssl", "x509", "-in", str(pem), "-outform", "DER", "-out", str(der)], check=True)
+        return pem, der
+
+    r = ykterm("certificates", "export", "aut", check=False)
+    assert r.returncode == 1 and "has no certificate" in r.stderr
+    # ykterm stores (PEM and DER files), ykman reads.
+    for slot in ("sig", "aut", "att"):
+        pem, der = certificate(slot)
+        ykterm("certificates", "import", slot, str(pem if slot != "aut" else der), input=ADMIN + "\n")
+        ykman("certificates", "export", slot, str(tmp_path / f"{slot}.ykman.der"), "-F", "DER")
+        assert (tmp_path / f"{slot}.ykman.der").read_bytes() == der.read_bytes()
+        assert ykterm("certificates", "export", slot).stdout == pem.read_text()
+    # ykman stores, ykterm reads (DER with --format der, to a file with --out).
+    pem, der = certificate("dec")
+    ykman("certificates", "import", "dec", str(pem), "-a", ADMIN)
+    ykterm("certificates", "export", "dec", "--format", "der", "--out", str(tmp_path / "dec.out"))
+    assert (tmp_path / "dec.out").read_bytes() == der.read_bytes()
+    # Deleted by ykterm: gone for ykman; deleted by ykman: gone for ykterm. The others stay.
+    ykterm("certificates", "delete", "aut", input=ADMIN + "\n")
+    assert ykman("certificates", "export", "aut", str(tmp_path / "gone.pem"), check=False).returncode != 0
+    ykman("certificates", "delete", "dec", "-a", ADMIN)
+    assert ykterm("certificates", "export", "dec", check=False).returncode == 1
+    assert ykterm("certificates", "export", "sig").stdout == (tmp_path / "sig.pem").read_text()
+    r = ykterm("certificates", "import", "sig", str(tmp_path / "sig.key"), input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "not an X.509 certificate" in r.stderr

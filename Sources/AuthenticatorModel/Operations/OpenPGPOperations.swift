@@ -159,4 +159,34 @@ public struct OpenPGPOperations: Sendable {
             return try await s.attest(slot)
         }
     }
+
+    /// The certificate of `slot`; nil when it has none.
+    public func certificate(_ slot: OpenPGP.KeySlot) async throws -> X509Certificate? {
+        try await withSession { s in
+            let der = try await s.certificate(slot)
+            if der.isEmpty { return nil }
+            guard let certificate = try? X509Certificate(der: der) else {
+                throw OpenPGPError.malformed(Malformation(.certificate, .length(der.count)))
+            }
+            return certificate
+        }
+    }
+
+    /// Stores `certificate` as the certificate of `slot` (replacing one there), with the admin PIN.
+    public func importCertificate(_ certificate: X509Certificate, _ slot: OpenPGP.KeySlot, adminPIN: SecretBytes)
+        async throws
+    {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.putCertificate(slot, certificate.der)
+        }
+    }
+
+    /// Deletes the certificate of `slot`, with the admin PIN.
+    public func deleteCertificate(_ slot: OpenPGP.KeySlot, adminPIN: SecretBytes) async throws {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.putCertificate(slot, [])
+        }
+    }
 }

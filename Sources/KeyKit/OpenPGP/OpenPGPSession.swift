@@ -338,6 +338,17 @@ public actor OpenPGPSession {
         return try await getData(OpenPGP.DO.cardholderCertificate)
     }
 
+    /// Stores `der` as the certificate of `slot` (empty: deletes it); needs the admin PIN.
+    public func putCertificate(_ slot: OpenPGP.KeySlot, _ der: [UInt8]) async throws {
+        if slot == .attestation {
+            try Self.require(OpenPGP.version52, version)
+            try await putData(OpenPGP.DO.attestationCertificate, der)
+        } else {
+            try await selectCertificate(slot)
+            try await putData(OpenPGP.DO.cardholderCertificate, der)
+        }
+    }
+
     /// GET ATTESTATION (firmware 5.2): the card certifies the key in `slot` with its attestation key and stores the
     /// certificate as the slot's certificate, which is read and checked: signed by the attestation certificate's
     /// key, for the slot's public key. Needs the PIN verified.

@@ -128,6 +128,31 @@ private let adminPIN = SecretBytes(utf8: "12345678")
         #expect(key.allClosed)
     }
 
+    @Test func certificatesPerSlot() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        var certificates = [OpenPGP.KeySlot: X509Certificate]()
+        for slot in OpenPGP.KeySlot.allCases {
+            #expect(try await ops.certificate(slot) == nil)
+            let signer = try AsymmetricPrivateKey.generate(.p256)
+            let certificate = try CertificateIssuer.issue(
+                subject: [.init("CN", slot.name)], publicKey: signer.publicKey, serial: [1], validity: .days(1),
+                signingKey: signer)
+            try await ops.importCertificate(certificate, slot, adminPIN: adminPIN)
+            certificates[slot] = certificate
+        }
+        for slot in OpenPGP.KeySlot.allCases {
+            #expect(try await ops.certificate(slot)?.der == certificates[slot]?.der)
+        }
+        try await ops.deleteCertificate(.decryption, adminPIN: adminPIN)
+        #expect(try await ops.certificate(.decryption) == nil)
+        #expect(try await ops.certificate(.signature)?.der == certificates[.signature]?.der)
+        await #expect(throws: OpenPGPError.wrongPassword(.admin, retriesLeft: 2)) {
+            try await ops.deleteCertificate(.signature, adminPIN: SecretBytes(utf8: "87654321"))
+        }
+        #expect(key.allClosed)
+    }
+
     @Test func resetRestoresTheDefaults() async throws {
         let key = OpenPGPKey()
         let ops = OpenPGPOperations(key)
