@@ -270,9 +270,14 @@ extension OpenPGPCommand.Keys {
             commandName: "info", abstract: "Show a slot's key: algorithm, fingerprint, creation, origin, touch policy.")
         @OptionGroup var key: KeyOptions
         @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Flag(
+            name: .long,
+            help: "JSON: slot, has_key, algorithm, fingerprint, created, origin, touch_policy (as in info --json).")
+        var json = false
 
         func run() async throws {
             let info = try await key.openpgp.keyInfo(slot.slot)
+            if json { return try printJSON(OpenPGPInfoText.keyJSON(info)) }
             for line in OpenPGPInfoText.keyLines(info, indent: "") { out(line) }
         }
     }

@@ -383,6 +383,7 @@ def test_ykterm_imports_keys_that_ykman_and_gnupg_see_and_the_card_signs_with(ke
     assert "Key imported into slot sig" in r.stdout
     keys = {k["slot"]: k for k in info_json(ykterm)["keys"]}
     assert keys["sig"]["algorithm"] == "SECP256R1" and keys["sig"]["origin"] == "imported"
+    assert json.loads(ykterm("keys", "info", "sig", "--json").stdout) == keys["sig"]
 
     # GnuPG reads the fingerprint and time ykterm wrote. GnuPG signs only with a key in its keyring, and making
     # the OpenPGP public key (a self-signed certificate) for it is beyond a test: so the fingerprint is computed
