@@ -56,6 +56,9 @@ final class OpenPGPApplet: Applet {
     }
 
     func process(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
+        if apdu.cla == 0x80, apdu.ins == OpenPGP.Ins.getAttestation, !state.openpgp.terminated {
+            return attest(apdu, &state)
+        }
         guard apdu.cla & 0xEF == 0 else { return Response(status: .classNotSupported) }
         if state.openpgp.terminated {
             guard apdu.ins == OpenPGP.Ins.activate else { return Response(status: .noInputData) }
@@ -204,6 +207,8 @@ final class OpenPGPApplet: Applet {
             value = s.objects[tag] ?? []
         case OpenPGP.DO.cardholderCertificate:
             value = s.objects[Self.certificateKey(session.certificateSlot)] ?? []
+        case OpenPGP.DO.attestationCertificate where state.version >= OpenPGP.version52:
+            value = s.objects[Self.certificateKey(.attestation)] ?? []
         default:
             if let slot = OpenPGP.KeySlot.allCases.first(where: { $0.touchPolicyTag == tag }) {
                 value = Self.uif(s.slot(slot).touchPolicy)
@@ -252,6 +257,9 @@ final class OpenPGPApplet: Applet {
         case OpenPGP.DO.cardholderCertificate:
             guard data.count <= Self.maxObjectSize else { return Response(status: .wrongLength) }
             s.objects[Self.certificateKey(session.certificateSlot)] = data
+        case OpenPGP.DO.attestationCertificate:
+            guard data.count <= Self.maxObjectSize else { return Response(status: .wrongLength) }
+            s.objects[Self.certificateKey(.attestation)] = data
         case OpenPGP.DO.pwStatus:
             guard data.count == 1 || data.count == 4, data[0] <= 1 else { return Self.badData }
             s.pinValidForSeveralSignatures = data[0] == 1

@@ -12,7 +12,7 @@ struct OpenPGPCommand: ParsableCommand {
             att (attestation). PINs are never taken from the command line: on a terminal they are asked for without \
             echo, otherwise read from standard input, one per line, in the order the command asks for them.
             """,
-        subcommands: [Info.self, Reset.self, Access.self, Keys.self])
+        subcommands: [Info.self, Reset.self, Access.self, Keys.self, Certificates.self])
 }
 
 /// A key slot argument: sig, dec, aut or att.
@@ -33,6 +33,16 @@ struct OpenPGPTouchArgument: ExpressibleByArgument {
         self.policy = policy
     }
     static var defaultCompletionKind: CompletionKind { .list(OpenPGP.TouchPolicy.allCases.map(\.name)) }
+}
+
+/// A signature PIN policy argument: always or once.
+struct OpenPGPSignaturePolicyArgument: ExpressibleByArgument {
+    let policy: OpenPGPSignaturePolicy
+    init?(argument: String) {
+        guard let policy = OpenPGPSignaturePolicy(rawValue: argument) else { return nil }
+        self.policy = policy
+    }
+    static var defaultCompletionKind: CompletionKind { .list(OpenPGPSignaturePolicy.allCases.map(\.rawValue)) }
 }
 
 extension KeyOptions {
@@ -115,13 +125,14 @@ extension OpenPGPCommand {
             abstract: "The PIN, the reset code and the admin PIN, and their tries.",
             subcommands: [
                 SetRetries.self, ChangePIN.self, ChangeResetCode.self, ChangeAdminPIN.self, UnblockPIN.self,
+                SetSignaturePolicy.self,
             ])
     }
 
     struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "keys", abstract: "The keys in the slots, and their touch policies.",
-            subcommands: [KeyInfo.self, SetTouch.self])
+            subcommands: [KeyInfo.self, SetTouch.self, Import.self, Attest.self])
     }
 }
 
@@ -236,15 +247,37 @@ extension OpenPGPCommand.Access {
     }
 }
 
+extension OpenPGPCommand.Access {
+    struct SetSignaturePolicy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-signature-policy",
+            abstract: "Ask the PIN for every signature (always) or once per session (once); asks for the admin PIN.")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("always or once.", valueName: "POLICY")) var policy: OpenPGPSignaturePolicyArgument
+
+        func run() async throws {
+            let adminPIN = try OpenPGPSecrets.current(Prompt(), .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.setSignaturePolicy(policy.policy, adminPIN: adminPIN)
+            out(words("cli.openpgp.signaturePolicySet." + policy.policy.rawValue))
+        }
+    }
+}
+
 extension OpenPGPCommand.Keys {
     struct KeyInfo: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "info", abstract: "Show a slot's key: algorithm, fingerprint, creation, origin, touch policy.")
         @OptionGroup var key: KeyOptions
         @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Flag(
+            name: .long,
+            help: "JSON: slot, has_key, algorithm, fingerprint, created, origin, touch_policy (as in info --json).")
+        var json = false
 
         func run() async throws {
             let info = try await key.openpgp.keyInfo(slot.slot)
+            if json { return try printJSON(OpenPGPInfoText.keyJSON(info)) }
             for line in OpenPGPInfoText.keyLines(info, indent: "") { out(line) }
         }
     }
@@ -274,6 +307,140 @@ extension OpenPGPCommand.Keys {
             defer { adminPIN.wipe() }
             try await key.openpgp.setTouchPolicy(slot.slot, p, adminPIN: adminPIN, confirmed: true)
             out(words("cli.openpgp.touchSet", ["slot": slot.slot.name, "policy": p.name]))
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Import a private key (PKCS#8, PEM or DER) into a slot (asks for the admin PIN).",
+            discussion: """
+                RSA 2048, 3072 and 4096 (exponent 65537), EC P-256 and P-384 (ECDSA, or ECDH in dec), Ed25519 \
+                (sig, aut, att) and X25519 (dec); att from firmware 5.2. The slot's algorithm is set to the key's \
+                first, and its fingerprint and creation time (now) are written as GnuPG computes them (OpenPGP v4). \
+                Replaces any key in the slot: asks first when it holds one (--force when not on a terminal). An \
+                encrypted key file is refused: decrypt it first (openssl pkcs8 -topk8 -nocrypt). The key is wiped \
+                from memory once sent.
+                """)
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Argument(help: ArgumentHelp("The private key file.", valueName: "FILE")) var file: String
+        @Flag(name: .long, help: "Do not ask before replacing a key.") var force = false
+
+        func run() async throws {
+            let slot = slot.slot
+            var bytes = try PIVFiles.read(file)
+            defer { SecretBytes.wipe(&bytes) }
+            let privateKey = try PIVKeyFile.privateKey(bytes, path: file, unreadable: "cli.openpgp.keys.notPKCS8")
+            do {
+                _ = try OpenPGPKeyImport.attributes(privateKey, slot: slot)
+            } catch {
+                throw YktermError.usage(
+                    words("cli.openpgp.keys.wrongKind", ["slot": slot.name, "algorithm": "\(privateKey.type)"]))
+            }
+            let prompt = Prompt()
+            if !force, (try? await key.openpgp.keyInfo(slot)) != nil {
+                guard prompt.confirm(words("cli.openpgp.keys.replaceQuestion", ["slot": slot.name])) else {
+                    throw YktermError.usage(words("cli.openpgp.notConfirmed"))
+                }
+            }
+            let adminPIN = try OpenPGPSecrets.current(prompt, .admin)
+            defer { adminPIN.wipe() }
+            let now = UInt32(clamping: Int(Date().timeIntervalSince1970))
+            let info = try await key.openpgp.importKey(
+                privateKey, into: slot, adminPIN: adminPIN, replacing: true, created: now)
+            out(words("cli.openpgp.keys.imported", ["slot": slot.name]))
+            for line in OpenPGPInfoText.keyLines(info, indent: "") { out(line) }
+        }
+    }
+
+    struct Attest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "attest",
+            abstract: "Write the attestation certificate of a slot's key (firmware 5.2; asks for the PIN).",
+            discussion: """
+                The key certifies the slot's key with its attestation key and keeps the certificate as the slot's \
+                certificate. It is checked before it is written: signed by the key of the attestation certificate \
+                (the att slot's), for the key now in the slot.
+                """)
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec or aut.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
+        @Option(help: ArgumentHelp("pem or der.", valueName: "FORMAT")) var format = "pem"
+
+        func run() async throws {
+            guard ["pem", "der"].contains(format) else {
+                throw YktermError.usage(words("cli.openpgp.format", ["value": format]))
+            }
+            let pin = try OpenPGPSecrets.current(Prompt(), .user)
+            defer { pin.wipe() }
+            let attestation = try await key.openpgp.attest(slot.slot, pin: pin)
+            let bytes = format == "der" ? attestation.certificate.der : Array(attestation.certificate.pem.utf8)
+            try PIVFiles.write(bytes, to: out)
+            warn(words("cli.piv.keys.attestedBy", ["subject": attestation.attestationCertificate.subject]))
+        }
+    }
+}
+
+extension OpenPGPCommand {
+    struct Certificates: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "certificates", abstract: "The certificates of the slots' keys (DO 7F21; att's: FC).",
+            subcommands: [Export.self, Import.self, Delete.self])
+    }
+}
+
+extension OpenPGPCommand.Certificates {
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "export", abstract: "Write a slot's certificate (PEM by default); exits 1 when it has none.")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
+        @Option(help: ArgumentHelp("pem or der.", valueName: "FORMAT")) var format = "pem"
+
+        func run() async throws {
+            guard ["pem", "der"].contains(format) else {
+                throw YktermError.usage(words("cli.openpgp.format", ["value": format]))
+            }
+            guard let certificate = try await key.openpgp.certificate(slot.slot) else {
+                throw YktermError.failed(words("cli.openpgp.certificates.none", ["slot": slot.slot.name]))
+            }
+            try PIVFiles.write(format == "der" ? certificate.der : Array(certificate.pem.utf8), to: out)
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Store a certificate (PEM or DER) as a slot's, replacing one there (asks for the admin PIN).")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+        @Argument(help: ArgumentHelp("The certificate file.", valueName: "FILE")) var file: String
+
+        func run() async throws {
+            let bytes = try PIVFiles.read(file)
+            guard let certificate = try? X509Certificate(derOrPEM: bytes) else {
+                throw YktermError.usage(words("cli.openpgp.certificates.unreadable", ["path": file]))
+            }
+            let adminPIN = try OpenPGPSecrets.current(Prompt(), .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.importCertificate(certificate, slot.slot, adminPIN: adminPIN)
+            out(words("cli.openpgp.certificates.imported", ["slot": slot.slot.name]))
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "delete", abstract: "Delete a slot's certificate (asks for the admin PIN).")
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("sig, dec, aut or att.", valueName: "SLOT")) var slot: OpenPGPSlotArgument
+
+        func run() async throws {
+            let adminPIN = try OpenPGPSecrets.current(Prompt(), .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.deleteCertificate(slot.slot, adminPIN: adminPIN)
+            out(words("cli.openpgp.certificates.deleted", ["slot": slot.slot.name]))
         }
     }
 }

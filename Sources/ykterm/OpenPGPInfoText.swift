@@ -88,13 +88,16 @@ enum OpenPGPInfoText {
             signaturePinPolicy: status.pinValidForSeveralSignatures ? "once" : "always", kdfEnabled: o.kdfEnabled,
             signatureCounter: o.signatureCounter, cardholder: name.isEmpty ? nil : name,
             url: o.url.isEmpty ? nil : String(decoding: o.url, as: UTF8.self),
-            keys: o.data.keys.map { k in
-                OpenPGPInfoJSON.Key(
-                    slot: k.slot.name, hasKey: k.hasKey, algorithm: k.attributes?.description,
-                    fingerprint: fingerprint(k.fingerprint).map { $0.filter { $0 != " " } },
-                    created: created(k.generationTime), origin: k.status.map { origin($0) },
-                    touchPolicy: k.touchPolicy?.name)
-            })
+            keys: o.data.keys.map(keyJSON))
+    }
+
+    /// One slot's key as `info --json` and `keys info --json` give it.
+    static func keyJSON(_ k: OpenPGPKeyInfo) -> OpenPGPInfoJSON.Key {
+        OpenPGPInfoJSON.Key(
+            slot: k.slot.name, hasKey: k.hasKey, algorithm: k.attributes?.description,
+            fingerprint: fingerprint(k.fingerprint).map { $0.filter { $0 != " " } },
+            created: created(k.generationTime), origin: k.status.map { origin($0) },
+            touchPolicy: k.touchPolicy?.name)
     }
 }
 

@@ -226,7 +226,10 @@ struct PIVKeyJSON: Encodable, SnakeCaseJSON {
 
 /// A private key file, as `piv keys import` takes it.
 enum PIVKeyFile {
-    static func privateKey(_ bytes: [UInt8], path: String) throws -> AsymmetricPrivateKey {
+    /// The key in `bytes`; `unreadable` names the words for a file that holds none this command takes.
+    static func privateKey(_ bytes: [UInt8], path: String, unreadable: String = "cli.piv.keys.notPKCS8") throws
+        -> AsymmetricPrivateKey
+    {
         var der = bytes
         if PEM.isPEM(bytes) {
             let text = String(decoding: bytes, as: UTF8.self)
@@ -234,7 +237,7 @@ enum PIVKeyFile {
                 throw YktermError.usage(words("cli.piv.keys.encrypted", ["path": path]))
             }
             guard let found = PEM.decode(text, label: "PRIVATE KEY")?.first else {
-                throw YktermError.usage(words("cli.piv.keys.notPKCS8", ["path": path]))
+                throw YktermError.usage(words(unreadable, ["path": path]))
             }
             der = found
         }
@@ -242,7 +245,7 @@ enum PIVKeyFile {
         do {
             return try AsymmetricPrivateKey(pkcs8: der)
         } catch {
-            throw YktermError.usage(words("cli.piv.keys.notPKCS8", ["path": path]))
+            throw YktermError.usage(words(unreadable, ["path": path]))
         }
     }
 }

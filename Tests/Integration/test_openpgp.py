@@ -122,6 +122,14 @@ def test_ykterm_changes_seen_by_ykman(key, home_env, ykterm, ykman, tmp_path):
     ykman("access", "unblock-pin", "-r", "resetcode1", "-n", "55555555")
     ykterm("access", "change-pin", input="55555555\n123456\n")
 
+    # The signature PIN policy, with the admin PIN.
+    ykterm("access", "set-signature-policy", "once", input=ADMIN + "\n")
+    assert "Require PIN for signature: Once" in flat(ykman("info").stdout)
+    ykterm("access", "set-signature-policy", "always", input=ADMIN + "\n")
+    assert "Require PIN for signature: Always" in flat(ykman("info").stdout)
+    r = ykterm("access", "set-signature-policy", "sometimes", input=ADMIN + "\n", check=False)
+    assert r.returncode == 2
+
     # The admin PIN, then a touch policy on an imported key (ykman shows slots with keys only).
     ykterm("access", "change-admin-pin", input=ADMIN + "\nadmin-pin-2\n")
     yubikit_key(key, home_env, "admin-pin-2", "sig", "SECP256R1")
@@ -155,6 +163,11 @@ def test_ykman_changes_seen_by_ykterm(key, home_env, ykterm, ykman, tmp_path):
     ykman("access", "set-retries", "4", "5", "6", "-a", ADMIN, "-f")
     info = info_json(ykterm)
     assert (info["pin_tries"], info["reset_code_tries"], info["admin_pin_tries"]) == (4, 0, 6)
+
+    ykman("access", "set-signature-policy", "once", "-a", ADMIN)
+    assert info_json(ykterm)["signature_pin_policy"] == "once"
+    ykman("access", "set-signature-policy", "always", "-a", ADMIN)
+    assert info_json(ykterm)["signature_pin_policy"] == "always"
 
     ykman("access", "change-pin", "-P", "123456", "-n", "7654321")
     # The PIN ykman set is the one ykterm must give; the old one is wrong.
@@ -329,3 +342,159 @@ def test_keys_gpg_generates_sign_decrypt_and_show_in_ykterm_with_gpgs_fingerprin
     counter = re.search(r"^Signature counter : (\d+)$", gnupg.card_status(), re.M)
     assert counter and int(counter.group(1)) >= 2
     assert info_json(ykterm)["signature_counter"] == int(counter.group(1))
+
+
+# --- Key import -----------------------------------------------------------------------------------------------------
+
+SIGN_WITH_CARD = """
+import sys
+from ykman.pcsc import list_devices
+from yubikit.core.smartcard import SmartCardConnection
+from yubikit.openpgp import OpenPgpSession
+from cryptography.hazmat.primitives import hashes
+reader, pin, message, out = sys.argv[1:5]
+device = [d for d in list_devices(reader)][0]
+with device.open_connection(SmartCardConnection) as connection:
+    session = OpenPgpSession(connection)
+    session.verify_pin(pin)
+    open(out, "wb").write(session.sign(open(message, "rb").read(), hashes.SHA256()))
+"""
+
+
+def v4_fingerprint(pem_path, created):
+    """The OpenPGP v4 fingerprint (RFC 4880, 12.2) of a P-256 ECDSA key, computed here from the PEM file."""
+    import hashlib
+    import struct
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_private_key
+    point = load_pem_private_key(open(pem_path, "rb").read(), None).public_key().public_bytes(
+        Encoding.X962, PublicFormat.UncompressedPoint)
+    oid = bytes.fromhex("2A8648CE3D030107")
+    bits = (len(point) - 1) * 8 + point[0].bit_length()
+    body = struct.pack(">BIB", 4, created, 19) + bytes([len(oid)]) + oid + struct.pack(">H", bits) + point
+    return hashlib.sha1(b"\x99" + struct.pack(">H", len(body)) + body).hexdigest().upper()
+
+
+def test_ykterm_imports_keys_that_ykman_and_gnupg_see_and_the_card_signs_with(key, home_env, gnupg, ykterm, ykman,
+                                                                               tmp_path):
+    pem = tmp_path / "sig.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+                    str(pem)], check=True, capture_output=True)
+    r = ykterm("keys", "import", "sig", str(pem), input=ADMIN + "\n")
+    assert "Key imported into slot sig" in r.stdout
+    keys = {k["slot"]: k for k in info_json(ykterm)["keys"]}
+    assert keys["sig"]["algorithm"] == "SECP256R1" and keys["sig"]["origin"] == "imported"
+    assert json.loads(ykterm("keys", "info", "sig", "--json").stdout) == keys["sig"]
+
+    # GnuPG reads the fingerprint and time ykterm wrote. GnuPG signs only with a key in its keyring, and making
+    # the OpenPGP public key (a self-signed certificate) for it is beyond a test: so the fingerprint is computed
+    # here from the PEM file and the creation time gpg reads, and the card's signature (made with ykman's library)
+    # is checked with openssl against the PEM's public key.
+    colons = gnupg.run("--batch", "--with-colons", "--card-status").stdout
+    fpr = next(line for line in colons.splitlines() if line.startswith("fpr:")).split(":")[1]
+    created = int(next(line for line in colons.splitlines() if line.startswith("fprtime:")).split(":")[1])
+    assert fpr == keys["sig"]["fingerprint"] == v4_fingerprint(pem, created)
+    assert "Key attributes ...: nistp256" in gnupg.card_status()
+    assert fpr in ykman("keys", "info", "sig").stdout.replace(" ", "")
+    gnupg.stop()
+    message, signature, public = tmp_path / "message", tmp_path / "message.sig", tmp_path / "public.pem"
+    message.write_bytes(b"signed by an imported key\n")
+    r = subprocess.run([str(VENV_BIN / "python"), "-c", SIGN_WITH_CARD, key.reader, "123456", str(message),
+                        str(signature)], env=home_env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    subprocess.run(["openssl", "pkey", "-in", str(pem), "-pubout", "-out", str(public)], check=True)
+    subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(public), "-signature", str(signature), str(message)],
+                   check=True, capture_output=True)
+
+    # A key in the slot: asked first, --force replaces it (RSA now, the attributes follow).
+    rsa = tmp_path / "rsa.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out",
+                    str(rsa)], check=True, capture_output=True)
+    r = ykterm("keys", "import", "sig", str(rsa), input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "nothing was changed" in r.stderr
+    ykterm("keys", "import", "sig", str(rsa), "--force", input=ADMIN + "\n")
+    assert "Algorithm: RSA2048" in flat(ykman("keys", "info", "sig").stdout)
+
+    # X25519 for decryption, Ed25519 for authentication; ykman reads both.
+    for slot, algorithm in (("dec", "X25519"), ("aut", "ED25519")):
+        path = tmp_path / f"{slot}.pem"
+        subprocess.run(["openssl", "genpkey", "-algorithm", algorithm, "-out", str(path)], check=True,
+                       capture_output=True)
+        ykterm("keys", "import", slot, str(path), input=ADMIN + "\n")
+    assert "Algorithm: X25519" in flat(ykman("keys", "info", "dec").stdout)
+    assert "Algorithm: Ed25519" in flat(ykman("keys", "info", "aut").stdout)
+
+    # Refused before anything is sent: a kind the slot does not take, an encrypted file.
+    r = ykterm("keys", "import", "dec", str(tmp_path / "aut.pem"), "--force", input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "does not take" in r.stderr
+    encrypted = tmp_path / "encrypted.pem"
+    subprocess.run(["openssl", "pkcs8", "-topk8", "-in", str(pem), "-out", str(encrypted), "-passout", "pass:x"],
+                   check=True, capture_output=True)
+    r = ykterm("keys", "import", "sig", str(encrypted), "--force", input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "openssl pkcs8" in r.stderr
+    assert info_json(ykterm)["admin_pin_tries"] == 3
+
+
+def test_attestations_ykterm_and_ykman_make_chain_to_the_attestation_certificate(ykterm, ykman, tmp_path):
+    pem = tmp_path / "sig.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
+                    str(pem)], check=True, capture_output=True)
+    ykterm("keys", "import", "sig", str(pem), input=ADMIN + "\n")
+    r = ykterm("keys", "attest", "sig", input="wrong-pin\n", check=False)
+    assert r.returncode == 1 and "2 tries left" in r.stderr
+    r = ykterm("keys", "attest", "sig", input="123456\n")
+    assert "Attested by" in r.stderr and "OpenPGP Attestation" in r.stderr
+    ours = tmp_path / "ykterm.pem"
+    ours.write_text(r.stdout)
+    ykterm("keys", "attest", "sig", "--out", str(tmp_path / "ykterm.der"), "--format", "der", input="123456\n")
+    theirs = tmp_path / "ykman.pem"
+    # ykman asks before it replaces the certificate ykterm's attestation left in the slot.
+    ykman("keys", "attest", "sig", str(theirs), "-P", "123456", input="y\n")
+    att = tmp_path / "att.pem"
+    ykman("certificates", "export", "att", str(att))
+    for certificate in (ours, theirs):
+        r = subprocess.run(["openssl", "verify", "-CAfile", str(att), str(certificate)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        spki = subprocess.run(["openssl", "x509", "-in", str(certificate), "-noout", "-pubkey"], capture_output=True,
+                              text=True, check=True).stdout
+        assert spki == subprocess.run(["openssl", "pkey", "-in", str(pem), "-pubout"], capture_output=True,
+                                      text=True, check=True).stdout
+    # --format der: a certificate (each attestation is a new one) of the same key.
+    assert spki == subprocess.run(["openssl", "x509", "-inform", "DER", "-in", str(tmp_path / "ykterm.der"),
+                                   "-noout", "-pubkey"], capture_output=True, text=True, check=True).stdout
+    r = ykterm("keys", "attest", "dec", input="123456\n", check=False)
+    assert r.returncode == 1 and "holds no key" in r.stderr
+
+
+def test_certificates_ykterm_and_ykman_store_export_and_delete_for_each_other(ykterm, ykman, tmp_path):
+    def certificate(name):
+        pem = tmp_path / f"{name}.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", str(tmp_path / f"{name}.key"), "-subj", f"/CN={name}", "-days", "2",
+                        "-out", str(pem)], check=True, capture_output=True)
+        der = tmp_path / f"{name}.der"
+        subprocess.run(["openssl", "x509", "-in", str(pem), "-outform", "DER", "-out", str(der)], check=True)
+        return pem, der
+
+    r = ykterm("certificates", "export", "aut", check=False)
+    assert r.returncode == 1 and "has no certificate" in r.stderr
+    # ykterm stores (PEM and DER files), ykman reads.
+    for slot in ("sig", "aut", "att"):
+        pem, der = certificate(slot)
+        ykterm("certificates", "import", slot, str(pem if slot != "aut" else der), input=ADMIN + "\n")
+        ykman("certificates", "export", slot, str(tmp_path / f"{slot}.ykman.der"), "-F", "DER")
+        assert (tmp_path / f"{slot}.ykman.der").read_bytes() == der.read_bytes()
+        assert ykterm("certificates", "export", slot).stdout == pem.read_text()
+    # ykman stores, ykterm reads (DER with --format der, to a file with --out).
+    pem, der = certificate("dec")
+    ykman("certificates", "import", "dec", str(pem), "-a", ADMIN)
+    ykterm("certificates", "export", "dec", "--format", "der", "--out", str(tmp_path / "dec.out"))
+    assert (tmp_path / "dec.out").read_bytes() == der.read_bytes()
+    # Deleted by ykterm: gone for ykman; deleted by ykman: gone for ykterm. The others stay.
+    ykterm("certificates", "delete", "aut", input=ADMIN + "\n")
+    assert ykman("certificates", "export", "aut", str(tmp_path / "gone.pem"), check=False).returncode != 0
+    ykman("certificates", "delete", "dec", "-a", ADMIN)
+    assert ykterm("certificates", "export", "dec", check=False).returncode == 1
+    assert ykterm("certificates", "export", "sig").stdout == (tmp_path / "sig.pem").read_text()
+    r = ykterm("certificates", "import", "sig", str(tmp_path / "sig.key"), input=ADMIN + "\n", check=False)
+    assert r.returncode == 2 and "not an X.509 certificate" in r.stderr

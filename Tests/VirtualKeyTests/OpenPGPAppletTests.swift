@@ -274,6 +274,58 @@ import VirtualKey
         return ecPrivateKey[1].value
     }
 
+    @Test func sessionImportsEachKindWithAttributesFingerprintAndTime() async throws {
+        let key = VirtualKey(state: .yubiKey5NFC(), touchDelay: 0)
+        let session = try await OpenPGPSession.make(connection: VirtualKeyConnection(key: key))
+        try await session.verifyAdminPIN(OpenPGPAppletTests.adminPIN)
+        let cases: [(OpenPGP.KeySlot, AsymmetricKeyType)] = [
+            (.signature, .ed25519), (.decryption, .x25519), (.authentication, .p384), (.attestation, .p256),
+            (.signature, .rsa(bits: 3072)), (.decryption, .p256),
+        ]
+        for (slot, type) in cases {
+            let privateKey = try AsymmetricPrivateKey.generate(type)
+            let fingerprint = try await session.importKey(privateKey, into: slot, created: 1_700_000_000)
+            let attributes = try OpenPGPKeyImport.attributes(privateKey, slot: slot)
+            #expect(
+                fingerprint
+                    == (try OpenPGPFingerprint.v4(privateKey.publicKey, attributes: attributes, created: 1_700_000_000))
+            )
+            let info = try #require(try await session.applicationData().key(slot))
+            #expect(info.attributes == attributes && info.status == .imported, "\(slot) \(type)")
+            #expect(info.fingerprint == fingerprint && info.generationTime == 1_700_000_000)
+            #expect(try await session.publicKey(slot).asymmetricKey() == privateKey.publicKey, "\(slot) \(type)")
+        }
+    }
+
+    @Test func attestationChainsToTheAttestationCertificate() async throws {
+        let key = VirtualKey(state: .yubiKey5NFC(), touchDelay: 0)
+        let session = try await OpenPGPSession.make(connection: VirtualKeyConnection(key: key))
+        try await session.verifyAdminPIN(OpenPGPAppletTests.adminPIN)
+        let ed = try AsymmetricPrivateKey.generate(.ed25519)
+        try await session.importKey(ed, into: .authentication, created: 1_700_000_000)
+        await #expect(throws: OpenPGPError.securityConditionNotSatisfied) {
+            _ = try await session.attest(.authentication)
+        }
+        try await session.verifyPIN(OpenPGPAppletTests.pin)
+        await #expect(throws: OpenPGPError.noKey(.decryption)) { _ = try await session.attest(.decryption) }
+        let attestation = try await session.attest(.authentication)
+        #expect(attestation.publicKey == ed.publicKey)
+        #expect(attestation.certificate.subject.contains("YubiKey OpenPGP Attestation AUT"))
+        // The certificate stays as the slot's; the attestation key is the att slot's.
+        #expect(try await session.certificate(.authentication) == attestation.certificate.der)
+        #expect(try await session.applicationData().key(.attestation)?.hasKey == true)
+        // An attestation certificate of another key: the chain no longer holds.
+        let other = try AsymmetricPrivateKey.generate(.p256)
+        let stranger = try CertificateIssuer.issue(
+            subject: [.init("CN", "stranger")], publicKey: other.publicKey, serial: [1], validity: .days(1),
+            signingKey: other, extensions: [])
+        try await session.verifyAdminPIN(OpenPGPAppletTests.adminPIN)
+        try await session.putData(OpenPGP.DO.attestationCertificate, stranger.der)
+        await #expect(throws: OpenPGPError.attestationNotSigned(.authentication)) {
+            _ = try await session.attest(.authentication)
+        }
+    }
+
     @Test func rsaKeyFromPrimesMatchesTheOriginal() throws {
         let key = try AsymmetricPrivateKey.generate(.rsa(bits: 2048))
         // PKCS #8 → RSAPrivateKey: version, n, e, d, p, q, ...

@@ -148,6 +148,12 @@ extension ErrorExplanation {
                 kind: .openpgpNeedsFirmware, ["minimum": minimum.description, "actual": actual.description])
         case .unsupportedAlgorithm: return ErrorExplanation(kind: .openpgpAlgorithm)
         case .conditionsNotSatisfied: return ErrorExplanation(kind: .openpgpConditions)
+        case .attestationNotSigned(let slot):
+            return ErrorExplanation(
+                kind: .attestationInvalid, ["slot": slot.name], nested: ["why": UIText("attestation.not-signed")])
+        case .attestedKeyMismatch(let slot):
+            return ErrorExplanation(
+                kind: .attestationInvalid, ["slot": slot.name], nested: ["why": UIText("attestation.other-key")])
         case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
         case .status(let sw):
             return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])

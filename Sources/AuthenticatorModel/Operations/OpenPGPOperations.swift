@@ -19,10 +19,24 @@ public struct OpenPGPOverview: Sendable, Equatable {
     }
 }
 
-/// What `openpgp set-touch` must ask before it changes anything.
+/// Whether one VERIFY of the PIN lets the card make one signature (`always`: the PIN for every signature) or
+/// several (`once`), as ykman names the two.
+public enum OpenPGPSignaturePolicy: String, CaseIterable, Sendable {
+    case always
+    case once
+
+    /// The policy the PW status bytes say.
+    public init(_ status: OpenPGPPasswordStatus) {
+        self = status.pinValidForSeveralSignatures ? .once : .always
+    }
+}
+
+/// What `openpgp keys set-touch` and `keys import` must ask before they change anything.
 public enum OpenPGPOperationError: Error, Equatable, Sendable {
     /// A fixed touch policy cannot be undone without replacing the key: confirm, then call again with `confirmed`.
     case touchPolicyNeedsConfirmation(OpenPGP.KeySlot, OpenPGP.TouchPolicy)
+    /// The slot holds a key that an import would replace: confirm, then call again with `replacing`.
+    case slotHoldsKey(OpenPGP.KeySlot)
 }
 
 /// The OpenPGP application's actions, written once for `ykterm openpgp` (and the TUI, when it has a tab).
@@ -106,6 +120,73 @@ public struct OpenPGPOperations: Sendable {
         try await withSession { s in
             try await s.verifyAdminPIN(adminPIN)
             try await s.setTouchPolicy(slot, policy)
+        }
+    }
+
+    /// Sets whether the PIN is asked for every signature or once per session (PW status byte 1), with the admin
+    /// PIN.
+    public func setSignaturePolicy(_ policy: OpenPGPSignaturePolicy, adminPIN: SecretBytes) async throws {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.setSignaturePINPolicy(severalSignatures: policy == .once)
+        }
+    }
+
+    /// Imports `key` into `slot` with the admin PIN, its fingerprint and generation time (`created`) written as
+    /// GnuPG computes them. A slot that holds a key is replaced only when `replacing`; otherwise the operation
+    /// ends with `slotHoldsKey` before anything changed. Returns the slot's key as the card then tells it.
+    public func importKey(
+        _ key: AsymmetricPrivateKey, into slot: OpenPGP.KeySlot, adminPIN: SecretBytes, replacing: Bool,
+        created: UInt32
+    ) async throws -> OpenPGPKeyInfo {
+        try await withSession { s in
+            _ = try OpenPGPKeyImport.attributes(key, slot: slot)
+            if !replacing, try await s.applicationData().key(slot)?.hasKey == true {
+                throw OpenPGPOperationError.slotHoldsKey(slot)
+            }
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.importKey(key, into: slot, created: created)
+            guard let info = try await s.applicationData().key(slot) else { throw OpenPGPError.noKey(slot) }
+            return info
+        }
+    }
+
+    /// The attestation of the key in `slot` (firmware 5.2), with the PIN: made by the card, then checked against
+    /// the attestation certificate and the slot's public key.
+    public func attest(_ slot: OpenPGP.KeySlot, pin: SecretBytes) async throws -> OpenPGPAttestation {
+        try await withSession { s in
+            try await s.verifyPIN(pin)
+            return try await s.attest(slot)
+        }
+    }
+
+    /// The certificate of `slot`; nil when it has none.
+    public func certificate(_ slot: OpenPGP.KeySlot) async throws -> X509Certificate? {
+        try await withSession { s in
+            let der = try await s.certificate(slot)
+            if der.isEmpty { return nil }
+            guard let certificate = try? X509Certificate(der: der) else {
+                throw OpenPGPError.malformed(Malformation(.certificate, .length(der.count)))
+            }
+            return certificate
+        }
+    }
+
+    /// Stores `certificate` as the certificate of `slot` (replacing one there), with the admin PIN.
+    public func importCertificate(_ certificate: X509Certificate, _ slot: OpenPGP.KeySlot, adminPIN: SecretBytes)
+        async throws
+    {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.putCertificate(slot, certificate.der)
+        }
+    }
+
+    /// Deletes the certificate of `slot`, with the admin PIN.
+    public func deleteCertificate(_ slot: OpenPGP.KeySlot, adminPIN: SecretBytes) async throws {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.putCertificate(slot, [])
         }
     }
 }

@@ -20,6 +20,8 @@ public enum OpenPGP {
         public static let terminate: UInt8 = 0xE6
         public static let getVersion: UInt8 = 0xF1
         public static let setPINRetries: UInt8 = 0xF2
+        /// The YubiKey's GET ATTESTATION (class 80, firmware 5.2).
+        public static let getAttestation: UInt8 = 0xFB
     }
 
     /// P1 P2 of PERFORM SECURITY OPERATION: COMPUTE DIGITAL SIGNATURE and DECIPHER.
@@ -42,6 +44,8 @@ public enum OpenPGP {
         public static let language: UInt32 = 0x5F2D
         public static let sex: UInt32 = 0x5F35
         public static let url: UInt32 = 0x5F50
+        /// The YubiKey's attestation certificate (the certificate of the ATT slot's key).
+        public static let attestationCertificate: UInt32 = 0xFC
         public static let historicalBytes: UInt32 = 0x5F52
         public static let cardholderRelatedData: UInt32 = 0x65
         public static let applicationRelatedData: UInt32 = 0x6E

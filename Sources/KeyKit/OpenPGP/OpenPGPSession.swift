@@ -283,6 +283,89 @@ public actor OpenPGPSession {
         return try OpenPGPPublicKey(answer, attributes: attributes)
     }
 
+    /// Imports `key` into `slot` (PUT DATA 3FFF of the extended header list), after setting the slot's algorithm
+    /// attributes where they differ; then writes the key's v4 fingerprint and its generation time `created`
+    /// (seconds since 1970), as GnuPG computes and reads them. Needs the admin PIN. Returns the fingerprint.
+    @discardableResult
+    public func importKey(_ key: AsymmetricPrivateKey, into slot: OpenPGP.KeySlot, created: UInt32) async throws
+        -> [UInt8]
+    {
+        let attributes = try OpenPGPKeyImport.attributes(key, slot: slot)
+        if case .ecc = attributes { try Self.require(OpenPGP.version52, version) }
+        if slot == .attestation { try Self.require(OpenPGP.version52, version) }
+        let data = try await applicationData()
+        if data.extendedCapabilities.canChangeAlgorithmAttributes {
+            if data.key(slot)?.attributes != attributes {
+                try await setAlgorithmAttributes(slot, attributes)
+            }
+        } else if data.key(slot)?.attributes.map({ $0.sameKind(as: attributes) }) != true {
+            throw OpenPGPError.unsupportedAlgorithm
+        }
+        let fingerprint = try OpenPGPFingerprint.v4(key.publicKey, attributes: attributes, created: created)
+        var template = try OpenPGPKeyImport.template(key, slot: slot)
+        defer { SecretBytes.wipe(&template) }
+        _ = try await send(APDU(ins: Ins.putDataOdd, p1: 0x3F, p2: 0xFF, data: template))
+        try await putData(slot.fingerprintTag, fingerprint)
+        try await putData(
+            slot.generationTimeTag,
+            [UInt8(created >> 24), UInt8(created >> 16 & 0xFF), UInt8(created >> 8 & 0xFF), UInt8(created & 0xFF)])
+        return fingerprint
+    }
+
+    // MARK: Certificates and attestation
+
+    /// SELECT DATA of the cardholder certificate (7F21) of `slot` (firmware 5.2): P1 its occurrence counted from the
+    /// authentication key. Firmware up to 5.4.3 wants a length byte before the data.
+    public func selectCertificate(_ slot: OpenPGP.KeySlot) async throws {
+        precondition(slot != .attestation, "the attestation certificate has an object of its own")
+        guard version >= OpenPGP.version52 else {
+            if slot == .authentication { return }
+            throw OpenPGPError.notSupported(minimum: OpenPGP.version52, actual: version)
+        }
+        var data = TLV(0x60, TLV(0x5C, [0x7F, 0x21]).encoded).encoded
+        if version <= Version(5, 4, 3) { data.insert(UInt8(data.count), at: 0) }
+        _ = try await send(APDU(ins: Ins.selectData, p1: UInt8(2 - slot.index), p2: 0x04, data: data))
+    }
+
+    /// The certificate stored for `slot` (DER; empty when none): 7F21 after SELECT DATA, or for the attestation
+    /// key its object FC.
+    public func certificate(_ slot: OpenPGP.KeySlot) async throws -> [UInt8] {
+        if slot == .attestation {
+            try Self.require(OpenPGP.version52, version)
+            return try await getData(OpenPGP.DO.attestationCertificate)
+        }
+        try await selectCertificate(slot)
+        return try await getData(OpenPGP.DO.cardholderCertificate)
+    }
+
+    /// Stores `der` as the certificate of `slot` (empty: deletes it); needs the admin PIN.
+    public func putCertificate(_ slot: OpenPGP.KeySlot, _ der: [UInt8]) async throws {
+        if slot == .attestation {
+            try Self.require(OpenPGP.version52, version)
+            try await putData(OpenPGP.DO.attestationCertificate, der)
+        } else {
+            try await selectCertificate(slot)
+            try await putData(OpenPGP.DO.cardholderCertificate, der)
+        }
+    }
+
+    /// GET ATTESTATION (firmware 5.2): the card certifies the key in `slot` with its attestation key and stores the
+    /// certificate as the slot's certificate, which is read and checked: signed by the attestation certificate's
+    /// key, for the slot's public key. Needs the PIN verified.
+    public func attest(_ slot: OpenPGP.KeySlot) async throws -> OpenPGPAttestation {
+        try Self.require(OpenPGP.version52, version)
+        _ = try await send(APDU(cla: 0x80, ins: Ins.getAttestation, p1: slot.rawValue), slot: slot)
+        guard let certificate = try? X509Certificate(der: try await self.certificate(slot)),
+            let spki = certificate.subjectPublicKeyInfo, let key = try? AsymmetricPublicKey(spki: spki)
+        else { throw OpenPGPError.malformed(Malformation(.certificate, .missing)) }
+        guard let device = try? X509Certificate(der: try await self.certificate(.attestation)),
+            let deviceKey = device.subjectPublicKeyInfo
+        else { throw OpenPGPError.malformed(Malformation(.certificate, .missing)) }
+        guard certificate.isSigned(byKey: deviceKey) else { throw OpenPGPError.attestationNotSigned(slot) }
+        guard try await publicKey(slot).asymmetricKey() == key else { throw OpenPGPError.attestedKeyMismatch(slot) }
+        return OpenPGPAttestation(certificate: certificate, attestationCertificate: device, publicKey: key)
+    }
+
     // MARK: Reset
 
     /// Blocks the user PIN and the admin PIN with wrong tries, as TERMINATE needs on a YubiKey.

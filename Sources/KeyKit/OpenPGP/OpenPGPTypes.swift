@@ -20,6 +20,10 @@ public enum OpenPGPError: Error, Equatable, Sendable {
     case unsupportedAlgorithm
     /// 6985: the card's conditions for the command are not met (e.g. TERMINATE before the passwords are blocked).
     case conditionsNotSatisfied
+    /// An attestation the attestation key (ATT) did not sign.
+    case attestationNotSigned(OpenPGP.KeySlot)
+    /// An attestation of a key other than the slot's.
+    case attestedKeyMismatch(OpenPGP.KeySlot)
     /// The answer could not be read.
     case malformed(Malformation)
     /// Any other status word.
@@ -471,4 +475,12 @@ public enum OpenPGPPublicKey: Sendable, Equatable {
             return TLV(OpenPGP.DO.publicKey, TLV(OpenPGP.DO.ecPoint, point).encoded).encoded
         }
     }
+}
+
+/// An attestation: the certificate the card made for a slot's key, and the attestation certificate it was checked
+/// against.
+public struct OpenPGPAttestation: Sendable {
+    public let certificate: X509Certificate
+    public let attestationCertificate: X509Certificate
+    public let publicKey: AsymmetricPublicKey
 }

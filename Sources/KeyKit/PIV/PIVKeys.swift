@@ -129,7 +129,7 @@ extension AsymmetricPrivateKey {
     }
 
     /// A BIGNUM parameter of `key` as exactly `length` big-endian bytes.
-    private static func number(_ key: OpaquePointer, _ name: StaticString, length: Int) throws -> [UInt8] {
+    static func number(_ key: OpaquePointer, _ name: StaticString, length: Int) throws -> [UInt8] {
         var bn: OpaquePointer?
         guard EVP_PKEY_get_bn_param(key, name.cString, &bn) == 1, let bn else {
             ERR_clear_error()

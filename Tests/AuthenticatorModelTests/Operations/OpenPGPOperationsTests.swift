@@ -74,6 +74,85 @@ private let adminPIN = SecretBytes(utf8: "12345678")
         #expect(key.allClosed)
     }
 
+    @Test func signaturePolicyOnceAndAlways() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        #expect(OpenPGPSignaturePolicy(try await ops.overview().data.passwordStatus) == .always)
+        try await ops.setSignaturePolicy(.once, adminPIN: adminPIN)
+        #expect(key.key.state.openpgp.pinValidForSeveralSignatures)
+        #expect(OpenPGPSignaturePolicy(try await ops.overview().data.passwordStatus) == .once)
+        await #expect(throws: OpenPGPError.wrongPassword(.admin, retriesLeft: 2)) {
+            try await ops.setSignaturePolicy(.always, adminPIN: SecretBytes(utf8: "87654321"))
+        }
+        #expect(key.key.state.openpgp.pinValidForSeveralSignatures)
+        try await ops.setSignaturePolicy(.always, adminPIN: adminPIN)
+        #expect(!key.key.state.openpgp.pinValidForSeveralSignatures)
+        #expect(key.allClosed)
+    }
+
+    @Test func importAsksBeforeReplacingAKey() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        let first = try AsymmetricPrivateKey.generate(.ed25519)
+        let info = try await ops.importKey(first, into: .signature, adminPIN: adminPIN, replacing: false, created: 1)
+        #expect(info.status == .imported && info.generationTime == 1)
+        #expect(
+            info.fingerprint == (try OpenPGPFingerprint.v4(first.publicKey, attributes: info.attributes!, created: 1)))
+        let second = try AsymmetricPrivateKey.generate(.rsa(bits: 2048))
+        await #expect(throws: OpenPGPOperationError.slotHoldsKey(.signature)) {
+            try await ops.importKey(second, into: .signature, adminPIN: adminPIN, replacing: false, created: 2)
+        }
+        #expect(try await ops.keyInfo(.signature).attributes == .ecc(.ed25519, slot: .signature))
+        // A kind the slot does not take is refused before the admin PIN is tried.
+        let x25519 = try AsymmetricPrivateKey.generate(.x25519)
+        await #expect(throws: OpenPGPError.unsupportedAlgorithm) {
+            try await ops.importKey(x25519, into: .authentication, adminPIN: pin, replacing: true, created: 2)
+        }
+        #expect(try await ops.overview().data.passwordStatus.triesAdmin == 3)
+        let replaced = try await ops.importKey(
+            second, into: .signature, adminPIN: adminPIN, replacing: true, created: 2)
+        #expect(replaced.attributes == .rsa(bits: 2048) && replaced.generationTime == 2)
+        #expect(key.allClosed)
+    }
+
+    @Test func attestWithThePIN() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        let p384 = try AsymmetricPrivateKey.generate(.p384)
+        _ = try await ops.importKey(p384, into: .decryption, adminPIN: adminPIN, replacing: false, created: 5)
+        let attestation = try await ops.attest(.decryption, pin: pin)
+        #expect(attestation.publicKey == p384.publicKey)
+        #expect(
+            attestation.certificate.isSigned(
+                byKey: try #require(attestation.attestationCertificate.subjectPublicKeyInfo)))
+        #expect(key.allClosed)
+    }
+
+    @Test func certificatesPerSlot() async throws {
+        let key = OpenPGPKey()
+        let ops = OpenPGPOperations(key)
+        var certificates = [OpenPGP.KeySlot: X509Certificate]()
+        for slot in OpenPGP.KeySlot.allCases {
+            #expect(try await ops.certificate(slot) == nil)
+            let signer = try AsymmetricPrivateKey.generate(.p256)
+            let certificate = try CertificateIssuer.issue(
+                subject: [.init("CN", slot.name)], publicKey: signer.publicKey, serial: [1], validity: .days(1),
+                signingKey: signer)
+            try await ops.importCertificate(certificate, slot, adminPIN: adminPIN)
+            certificates[slot] = certificate
+        }
+        for slot in OpenPGP.KeySlot.allCases {
+            #expect(try await ops.certificate(slot)?.der == certificates[slot]?.der)
+        }
+        try await ops.deleteCertificate(.decryption, adminPIN: adminPIN)
+        #expect(try await ops.certificate(.decryption) == nil)
+        #expect(try await ops.certificate(.signature)?.der == certificates[.signature]?.der)
+        await #expect(throws: OpenPGPError.wrongPassword(.admin, retriesLeft: 2)) {
+            try await ops.deleteCertificate(.signature, adminPIN: SecretBytes(utf8: "87654321"))
+        }
+        #expect(key.allClosed)
+    }
+
     @Test func resetRestoresTheDefaults() async throws {
         let key = OpenPGPKey()
         let ops = OpenPGPOperations(key)
