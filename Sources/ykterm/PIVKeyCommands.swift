@@ -129,11 +129,10 @@ extension PIVCommand.Keys {
             let (from, to) = (source.slot, destination.slot)
             // Checked here, not in validate(): ArgumentParser reports an unknown option only after validate().
             guard from != to else { throw YktermError.usage(words("cli.piv.keys.sameSlot", ["slot": "\(from)"])) }
-            let prompt = Prompt()
-            try prompt.confirmUnlessForced(
+            try await PIVAnswers.confirmed(
                 force, words("cli.piv.keys.moveQuestion", ["from": "\(from)", "to": "\(to)"]),
-                otherwise: words("cli.piv.keys.notMoved"))
-            try await PIVAnswers.asking(prompt) { answers in
+                otherwise: words("cli.piv.keys.notMoved")
+            ) { answers in
                 try await key.piv.moveKey(from: from, to: to, managementKey: answers.managementKey)
             }
             out(words("cli.piv.keys.moved", ["from": "\(from)", "to": "\(to)"]))
@@ -152,11 +151,10 @@ extension PIVCommand.Keys {
 
         func run() async throws {
             let slot = slot.slot
-            let prompt = Prompt()
-            try prompt.confirmUnlessForced(
+            try await PIVAnswers.confirmed(
                 force, words("cli.piv.keys.deleteQuestion", ["slot": "\(slot)"]),
-                otherwise: words("cli.piv.keys.notDeleted", ["slot": "\(slot)"]))
-            try await PIVAnswers.asking(prompt) { answers in
+                otherwise: words("cli.piv.keys.notDeleted", ["slot": "\(slot)"])
+            ) { answers in
                 try await key.piv.deleteKey(in: slot, managementKey: answers.managementKey)
             }
             out(words("cli.piv.keys.deleted", ["slot": "\(slot)"]))
@@ -195,12 +193,11 @@ extension PIVCommand {
             }
 
             func run() async throws {
-                let prompt = Prompt()
-                try prompt.confirmUnlessForced(
+                let overview = try await PIVAnswers.confirmed(
                     force,
                     words("cli.piv.access.retriesQuestion", ["pin": String(pinTries), "puk": String(pukTries)]),
-                    otherwise: words("cli.piv.access.retriesNotSet"))
-                let overview = try await PIVAnswers.asking(prompt) { answers in
+                    otherwise: words("cli.piv.access.retriesNotSet")
+                ) { answers in
                     try await key.piv.setRetries(
                         pin: pinTries, puk: pukTries, pin: answers.pin, managementKey: answers.managementKey)
                 }
@@ -210,6 +207,18 @@ extension PIVCommand {
                         ["pin": String(overview.pin?.totalRetries ?? pinTries), "puk": String(pukTries)]))
             }
         }
+    }
+}
+
+extension PIVAnswers {
+    /// A change that cannot be undone: asked first (or `force`), then `body` run until it needs nothing more.
+    @discardableResult
+    static func confirmed<T>(
+        _ force: Bool, _ question: String, otherwise refusal: String, _ body: (PIVAnswers) async throws -> T
+    ) async throws -> T {
+        let prompt = Prompt()
+        try prompt.confirmUnlessForced(force, question, otherwise: refusal)
+        return try await asking(prompt, body)
     }
 }
 
