@@ -364,11 +364,21 @@ class ServedKey:
         return self
 
     def wait_present(self, timeout=10):
+        """Until the key answers, twice 0.3 s apart: a row that says it could not be read (vpcd answers "card
+        reset" for a moment after a card comes or goes in another of its readers) does not count, and neither
+        does a first answer that such a moment may still follow (a client's first connect then fails)."""
         deadline = time.monotonic() + timeout
+        answered = 0
         while time.monotonic() < deadline:
             r = run_ykterm("list", "--json", "--reader", self.reader, env=self.pcsc.env(), check=False)
-            if r.returncode == 0 and json.loads(r.stdout):
-                return
+            rows = json.loads(r.stdout or "[]") if r.returncode == 0 else []
+            if rows and all(not k.get("error") and k.get("version") for k in rows):
+                answered += 1
+                if answered == 2:
+                    return
+                time.sleep(0.3)
+                continue
+            answered = 0
             time.sleep(0.1)
         raise RuntimeError(f"virtual key not seen in {self.reader}: " + self.log_path.read_text())
 
