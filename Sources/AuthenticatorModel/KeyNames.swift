@@ -31,9 +31,7 @@ public struct KeyNames: Sendable {
 
     /// Every name, by serial; an unreadable file counts as none (it is replaced by the next name given).
     public func all() -> [UInt32: String] {
-        guard let data = FileManager.default.contents(atPath: path),
-            let map = try? JSONDecoder().decode([String: String].self, from: data)
-        else { return [:] }
+        guard let map = StateFile.read([String: String].self, from: path).value else { return [:] }
         var out = [UInt32: String]()
         for (serial, name) in map { if let s = UInt32(serial) { out[s] = name } }
         return out
@@ -93,15 +91,10 @@ public struct KeyNames: Sendable {
     private func save(_ map: [UInt32: String]) throws(Problem) {
         var strings = [String: String]()
         for (serial, name) in map { strings[String(serial)] = name }
-        let directory = PathString.directory(of: path)
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         do {
-            try AtomicFile.write(Array(try encoder.encode(strings)), to: path, mode: 0o600)
+            try StateFile.write(strings, to: path)
         } catch {
-            throw .unwritable("\(error)")
+            throw .unwritable(error.reason)
         }
     }
 }

@@ -15,20 +15,11 @@ public struct KeySerials: Sendable {
 
     /// Every serial, by device ID; an unreadable file counts as none (it is replaced at the next save).
     public func all() -> [String: UInt32] {
-        guard let data = FileManager.default.contents(atPath: path),
-            let map = try? JSONDecoder().decode([String: UInt32].self, from: data)
-        else { return [:] }
-        return map
+        StateFile.read([String: UInt32].self, from: path).value ?? [:]
     }
 
     /// Keeps `map`; a file that cannot be written is left as it is (the keys are asked again next time).
     public func save(_ map: [String: UInt32]) {
-        let directory = PathString.directory(of: path)
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let data = try? encoder.encode(map) else { return }
-        try? AtomicFile.write(Array(data), to: path, mode: 0o600)
+        try? StateFile.write(map, to: path)
     }
 }

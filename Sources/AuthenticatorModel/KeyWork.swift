@@ -110,11 +110,11 @@ public struct PinStore: Sendable {
     /// The file's pins; an unreadable file (cut short by a crash of an older version, edited by hand) is kept
     /// aside as `pins.json.corrupt` and pinning starts afresh: `setAside` then names where it went.
     private func load() -> (map: [String: [String]], setAside: String?) {
-        guard let data = FileManager.default.contents(atPath: path) else { return ([:], nil) }
-        guard let map = try? JSONDecoder().decode([String: [String]].self, from: data) else {
-            return ([:], AtomicFile.setAside(path))
+        switch StateFile.read([String: [String]].self, from: path) {
+        case .absent: return ([:], nil)
+        case .unreadable: return ([:], AtomicFile.setAside(path))
+        case .value(let map): return (map, nil)
         }
-        return (map, nil)
     }
 
     public func pins(for deviceID: String) -> Set<String> {
@@ -132,14 +132,7 @@ public struct PinStore: Sendable {
     public func save(_ pins: Set<String>, for deviceID: String) {
         var map = load().map
         map[deviceID] = pins.isEmpty ? nil : pins.sorted()
-        let directory = PathString.directory(of: path)
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let data = try? encoder.encode(map) else { return }
-        try? AtomicFile.write(Array(data), to: path)
+        try? StateFile.write(map, to: path)
     }
 }
 

@@ -43,9 +43,7 @@ struct InfoCommand: AsyncParsableCommand {
             fields.append(("cli.info.nfc", words(nfcOn ? "cli.info.on" : "cli.info.off")))
         }
         if info.isConfigLocked { fields.append(("cli.info.locked", words("cli.info.lockedValue"))) }
-        let labels = fields.map { words($0.0) }
-        let width = (labels.map(\.count).max() ?? 0) + 2
-        for (label, field) in zip(labels, fields) { out(label.padding(to: width) + field.1) }
+        InfoLines.lines(fields.map { (words($0.0), $0.1) }, atLeast: 0, gap: 2).forEach(out)
         out("")
         // The applications: a row each, USB and (on a key with NFC) NFC.
         let columns = [words("cli.info.applications"), "USB"] + (info.supportedNFC != nil ? ["NFC"] : [])

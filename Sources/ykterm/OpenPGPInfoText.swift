@@ -23,7 +23,7 @@ enum OpenPGPInfoText {
         let name = o.cardholder?.displayName ?? ""
         field("cli.openpgp.info.cardholder", name.isEmpty ? "-" : name)
         field("cli.openpgp.info.url", o.url.isEmpty ? "-" : String(decoding: o.url, as: UTF8.self))
-        var out = table(rows)
+        var out = InfoLines.lines(rows)
         for key in o.data.keys {
             out.append("")
             out += keyLines(key, indent: "  ")
@@ -45,13 +45,8 @@ enum OpenPGPInfoText {
             field("cli.openpgp.info.key", words("cli.openpgp.info.noKey"))
         }
         field("cli.openpgp.info.touchPolicy", k.touchPolicy?.name ?? "-")
-        out += table(rows)
+        out += InfoLines.lines(rows)
         return out
-    }
-
-    static func table(_ rows: [(String, String)?]) -> [String] {
-        let width = rows.reduce(22) { max($0, ($1?.0.count ?? 0) + 1) }
-        return rows.map { row in row.map { $0.0.padding(to: width) + $0.1 } ?? "" }
     }
 
     /// 40 hex digits in groups of four, as GnuPG shows them; nil when none was written.

@@ -69,10 +69,11 @@ enum PIVInfoText {
             }
         }
         // The value column: 22 characters, or one more than the longest label.
-        let width = rows.reduce(22) { width, row in
-            guard case .field(let label, _) = row else { return width }
-            return max(width, label.count + 1)
-        }
+        let width = InfoLines.valueColumn(
+            rows.compactMap { row in
+                guard case .field(let label, _) = row else { return nil }
+                return label
+            })
         return rows.map { row in
             switch row {
             case .field(let label, let value): label.padding(to: width) + value
@@ -172,6 +173,20 @@ extension String {
     /// The text and spaces to `width` characters, and at least one space (the value column of `info` outputs).
     func padding(to width: Int) -> String {
         count >= width ? self + " " : self + String.spaces(width - count)
+    }
+}
+
+/// The label-and-value lines of the `info` outputs, the values in one column.
+enum InfoLines {
+    /// Where the values start: `atLeast` characters from the left, or `gap` more than the longest label.
+    static func valueColumn(_ labels: [String], atLeast: Int = 22, gap: Int = 1) -> Int {
+        labels.reduce(atLeast) { max($0, $1.count + gap) }
+    }
+
+    /// Each row as a line, a nil row as an empty line.
+    static func lines(_ rows: [(String, String)?], atLeast: Int = 22, gap: Int = 1) -> [String] {
+        let width = valueColumn(rows.compactMap { $0?.0 }, atLeast: atLeast, gap: gap)
+        return rows.map { row in row.map { $0.0.padding(to: width) + $0.1 } ?? "" }
     }
 }
 

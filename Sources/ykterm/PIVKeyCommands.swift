@@ -41,9 +41,7 @@ extension PIVCommand.Keys {
                 ("cli.piv.info.touchPolicy", PIVInfoText.name(m.touchPolicy)),
             ]
             // The value column as `piv info` has it: 22 characters, or one more than the longest label.
-            let labels = rows.map { "  " + words($0.0) }
-            let width = max(22, (labels.map(\.count).max() ?? 0) + 1)
-            for (label, row) in zip(labels, rows) { out(label.padding(to: width) + row.1) }
+            InfoLines.lines(rows.map { ("  " + words($0.0), $0.1) }).forEach(out)
             out(pem.hasSuffix("\n") ? String(pem.dropLast()) : pem)
         }
     }

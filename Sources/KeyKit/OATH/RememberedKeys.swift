@@ -50,23 +50,12 @@ public struct RememberedKeys: Sendable {
     }
 
     private func save(_ entries: [String: String]) throws {
-        let dir = PathString.directory(of: path)
-        do {
-            try FileManager.default.createDirectory(
-                atPath: dir, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw StoreError.unwritable(path, "\(error)")
-        }
         if entries.isEmpty {
             unlink(path)
             return
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(entries)
         do {
-            try AtomicFile.write(Array(data), to: path)
+            try StateFile.write(entries, to: path)
         } catch {
             throw StoreError.unwritable(path, error.reason)
         }
