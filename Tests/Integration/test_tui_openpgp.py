@@ -126,3 +126,52 @@ def test_the_tab_shows_the_card_changes_the_pin_gpg_needs_and_sets_a_fixed_touch
         if t:
             t.close()
         key.stop()
+
+
+def test_keys_gpg_made_show_with_its_fingerprints_and_gpg_signs_with_the_pin_the_tab_set(pcsc, env, tmp_path, gnupg):
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+    t = None
+    try:
+        # gpg generates its three keys on the card (no backup, admin PIN, PIN, no expiry, the user ID, then the PIN
+        # for the self-signatures), as test_openpgp does.
+        r = gnupg.card_edit("admin", "generate", "n", ADMIN, "123456", "0", "Jane Doe", "jane@example.org", "",
+                            "123456", "123456", "123456", "quit")
+        assert "KEY_CREATED" in r.stdout, r.stdout + r.stderr
+        colons = gnupg.run("--batch", "--with-colons", "--card-status").stdout
+        sig, dec, aut = next(line for line in colons.splitlines() if line.startswith("fpr:")).split(":")[1:4]
+        counter = int(re.search(r"^Signature counter : (\d+)$", gnupg.card_status(), re.M).group(1))
+        gnupg.stop()
+
+        t = served_tui(pcsc, tmp_path, key)
+        openpgp_tab(t)
+        screen = t.wait_for(grouped(aut))
+        lines = screen.splitlines()
+        for name, fingerprint in (("SIG Signature", sig), ("DEC Decryption", dec), ("AUT Authentication", aut)):
+            at = next(i for i, line in enumerate(lines) if name in line)
+            assert "RSA2048" in lines[at] and grouped(fingerprint) in lines[at + 1], (name, screen)
+        assert re.search(rf"Signatures\s+{counter} made · the PIN for every signature", screen)
+
+        t.send("p")
+        t.wait_for("Change the OpenPGP PIN")
+        t.submit("123456", "24681357", "24681357")
+        t.wait_for("OpenPGP PIN changed")
+
+        # The old PIN is refused (a try used up), and gpg signs with the new one: the signature verifies.
+        gnupg.card_edit("verify", "123456", "quit")
+        assert retry_counters(gnupg.card_status()) == (2, 0, 3)
+        gnupg.restart()
+        message = tmp_path / "message.txt"
+        message.write_text("signed with the PIN the tab set\n")
+        gnupg.run("--batch", "--pinentry-mode", "loopback", "--passphrase-fd", "0", "--output", f"{message}.sig",
+                  "--detach-sign", message, input="24681357\n")
+        assert "Good signature" in gnupg.run("--batch", "--verify", f"{message}.sig", message).stderr
+        assert retry_counters(gnupg.card_status()) == (3, 0, 3)
+        gnupg.stop()
+        # The tab, read again, counts the signature too.
+        t.send("r")
+        t.wait_for(rf"Signatures\s+{counter + 1} made")
+        t.wait_for(r"PIN\s+3 tries left")
+    finally:
+        if t:
+            t.close()
+        key.stop()
