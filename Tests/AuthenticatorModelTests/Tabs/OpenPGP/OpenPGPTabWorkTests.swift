@@ -48,6 +48,18 @@ struct OpenPGPTabWorkTests {
         #expect(!info.keys[1].hasKey && info.keys[1].fingerprintText == nil)
     }
 
+    @Test func aKeyWithOpenPGPTurnedOffIsNotAvailable() async throws {
+        var state = VirtualKeyState.yubiKey5NFC()
+        state.usbEnabled &= ~Capabilities.openpgp.rawValue
+        state.nfcEnabled &= ~Capabilities.openpgp.rawValue
+        let h = Harness(InProcessBackend(state), directory: temporaryDirectory())
+        let msg = try await h.run(.openpgp(.load(InProcessBackend.descriptor)), Self.answer)
+        guard case .failed(_, let failure) = msg, failure.operation == .load, case .notAvailable = failure.reason else {
+            Issue.record("\(msg)")
+            return
+        }
+    }
+
     @Test func aPINChangedInTheTabIsTheOneTheCardThenWants() async throws {
         let (h, d, ops, _) = Self.harness()
         let changed = try await h.run(.openpgp(.changePIN(d, current: "123456", new: "24681357")), Self.answer)
