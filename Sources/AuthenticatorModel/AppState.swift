@@ -1,8 +1,8 @@
 import KeyKit
 
-/// The tabs, in the order the tab bar shows them (`1`-`6` select them).
+/// The tabs, in the order the tab bar shows them (`1`-`7` select them).
 public enum Tab: Int, CaseIterable, Sendable, Hashable {
-    case oath, otp, fido, apdu, piv, ssh
+    case oath, otp, fido, apdu, piv, ssh, openpgp
 
     public var next: Tab { Tab(rawValue: (rawValue + 1) % Tab.allCases.count)! }
     public var previous: Tab { Tab(rawValue: (rawValue + Tab.allCases.count - 1) % Tab.allCases.count)! }
@@ -140,6 +140,7 @@ public struct AppState: Sendable {
     public var apdu = APDUTabState()
     public var piv = PIVTabState()
     public var ssh = SSHTabState()
+    public var openpgp = OpenPGPTabState()
     /// The Management information overlay of the selected key.
     public var showDeviceInfo = false
     /// The device view's application toggles.

@@ -58,6 +58,7 @@ extension Tab {
         case .apdu: return "tab.apdu"
         case .piv: return "tab.piv"
         case .ssh: return "tab.ssh"
+        case .openpgp: return "tab.openpgp"
         }
     }
 

@@ -38,6 +38,8 @@ struct KeyWork: Sendable {
             await PIVTabWork(work: self).perform(c)
         case .ssh(let c):
             await SSHTabWork(work: self).perform(c)
+        case .openpgp(let c):
+            await OpenPGPTabWork(work: self).perform(c)
         case .watchKeys, .loadPins, .savePins, .forgetKey, .copy, .nameKey, .rememberOATHAllKeys, .quit:
             // The runner performs these itself.
             break

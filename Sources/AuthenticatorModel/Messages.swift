@@ -27,6 +27,7 @@ public enum Msg: Sendable {
     case apdu(APDUTabMsg)
     case piv(PIVTabMsg)
     case ssh(SSHTabMsg)
+    case openpgp(OpenPGPTabMsg)
 }
 
 /// The accounts and codes of an opened OATH application.
@@ -91,6 +92,7 @@ extension Command {
         case .otp: return [(nil, "OTP")]
         case .fido: return [(nil, "FIDO2")]
         case .piv: return [(nil, "PIV")]
+        case .openpgp: return [(nil, "OpenPGP")]
         case .ssh(let c):
             switch c {
             // The list reads the PIV slots beside the FIDO side; the rest is FIDO, or no key at all.
@@ -134,4 +136,5 @@ public enum Command: Sendable, Equatable {
     case apdu(APDUTabCommand)
     case piv(PIVTabCommand)
     case ssh(SSHTabCommand)
+    case openpgp(OpenPGPTabCommand)
 }

@@ -85,11 +85,13 @@ public struct AppView {
     // MARK: Bars
 
     func tabBar(_ state: AppState) {
+        let labels = Tab.allCases.map { " \($0.rawValue + 1) \(text(UIText($0.nameKey))) " }
+        // A blank between the tabs when they all fit with it; on a narrow terminal they touch.
+        let gap = labels.reduce(0) { $0 + $1.cellWidth + 1 } <= screen.size.columns ? 1 : 0
         var column = 0
-        for tab in Tab.allCases {
-            let label = " \(tab.rawValue + 1) \(text(UIText(tab.nameKey))) "
+        for (tab, label) in zip(Tab.allCases, labels) {
             screen.draw(label, row: 0, column: column, style: tab == state.tab ? theme.tabActive : theme.tabInactive)
-            column += label.cellWidth + 1
+            column += label.cellWidth + gap
         }
         let hint = text(UIText("view.helpHint", ["key": String(state.bindings.key(for: .help))]))
         let hintColumn = screen.size.columns - hint.cellWidth - 1

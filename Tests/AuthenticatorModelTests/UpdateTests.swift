@@ -183,9 +183,11 @@ struct KeyboardTests {
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .ssh)
         _ = update(&state, .keyPress(.tab))
+        #expect(state.tab == .openpgp)
+        _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath)
         _ = update(&state, .keyPress(.backTab))
-        #expect(state.tab == .ssh)
+        #expect(state.tab == .openpgp)
     }
 
     @Test func qQuitsOutsideFieldsButIsTextInTheFilter() {

@@ -239,6 +239,8 @@ def test_filter_help_tabs_and_quit_restore_the_terminal(virtual_tui):
     t.send("Tab")
     t.wait_for("SSH keys on the key")
     t.send("Tab")
+    t.wait_for("OpenPGP application")
+    t.send("Tab")
     t.wait_for("GitHub")
     t.send("q")
     t.wait_for("EXITED=0")

@@ -155,6 +155,20 @@ enum Golden {
             "piv-certificate-replace",
             { press([.char("g"), .enter, .enter] + "123456".map { .char($0) } + [.enter], PIVViewFixture.state()) }
         ),
+        ("openpgp-card", { OpenPGPViewFixture.state() }),
+        ("openpgp-change-pin", { press([.char("p")], OpenPGPViewFixture.state()) }),
+        (
+            "openpgp-unblock-pin",
+            { press([.char("b")], OpenPGPViewFixture.state(OpenPGPViewFixture.info(pinTries: 0))) }
+        ),
+        (
+            "openpgp-touch-fixed-question",
+            {
+                press(
+                    [.char("t"), .right, .enter] + "12345678".map { .char($0) } + [.enter], OpenPGPViewFixture.state())
+            }
+        ),
+        ("openpgp-reset-question", { press([.char("R")], OpenPGPViewFixture.state()) }),
         ("help", { press([.char("?")], ViewFixture.state()) }),
         (
             "device-info",

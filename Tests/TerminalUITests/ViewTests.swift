@@ -210,13 +210,13 @@ struct ShellViewTests {
     @Test func everyTabHasItsOwnTitleInTheTabBar() {
         var state = ViewFixture.state()
         // Tab switches from anywhere (the OTP tab and the APDU console take digits as input).
-        for tab in [Tab.otp, Tab.fido, Tab.apdu, Tab.piv, Tab.ssh, Tab.oath] {
+        for tab in [Tab.otp, Tab.fido, Tab.apdu, Tab.piv, Tab.ssh, Tab.openpgp, Tab.oath] {
             _ = update(&state, .keyPress(.tab))
             #expect(state.tab == tab)
             let bar = ViewFixture.render(state).text(row: 0)
             #expect(
                 bar.contains("1 OATH") && bar.contains("2 OTP") && bar.contains("3 FIDO2") && bar.contains("4 APDU")
-                    && bar.contains("5 PIV") && bar.contains("6 SSH"))
+                    && bar.contains("5 PIV") && bar.contains("6 SSH") && bar.contains("7 OpenPGP"))
         }
     }
 
@@ -368,6 +368,7 @@ struct HintsLineTests {
         state.status = StatusMessage(UIText("status.keyArrived", ["name": "YubiKey"]), kind: .info, expires: 2000)
         let expected: [Tab: String] = [
             .oath: "filter", .otp: "F5 NDEF", .fido: "help", .apdu: "Enter send", .piv: "help", .ssh: "help",
+            .openpgp: "help",
         ]
         for tab in Tab.allCases {
             state.tab = tab

@@ -22,7 +22,7 @@ import KeyKit
 /// [keys]                 # TUI key bindings: one character each, no two actions on one character
 /// copy = "c"             # actions: see `Action` (quit, help, keys, device, filter, copy, add, delete,
 ///                        #          rename, pin, password, refresh, all_keys,
-///                        #          compare); 1-6, j and k are reserved
+///                        #          compare); 1-7, j and k are reserved
 ///
 /// [oath]
 /// all_keys = false       # the OATH tab shows every key's accounts at once (A toggles it and writes it here)

@@ -39,7 +39,7 @@ public enum OpenPGPOperationError: Error, Equatable, Sendable {
     case slotHoldsKey(OpenPGP.KeySlot)
 }
 
-/// The OpenPGP application's actions, written once for `ykterm openpgp` (and the TUI, when it has a tab).
+/// The OpenPGP application's actions, written once for `ykterm openpgp` and the TUI's OpenPGP tab.
 ///
 /// Each opens the key's smart-card interface (`SmartCardOpener`), selects OpenPGP, does one thing and closes the
 /// connection, whether it succeeded or not. None prints, prompts or formats; the passwords come in as

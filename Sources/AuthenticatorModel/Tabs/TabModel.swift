@@ -58,6 +58,7 @@ extension Tab {
         case .apdu: return APDUTab.self
         case .piv: return PIVTab.self
         case .ssh: return SSHTab.self
+        case .openpgp: return OpenPGPTab.self
         }
     }
 

@@ -106,6 +106,7 @@ extension Tab {
         case .apdu: return APDUTabView.self
         case .piv: return PIVTabView.self
         case .ssh: return SSHTabView.self
+        case .openpgp: return OpenPGPTabView.self
         }
     }
 }

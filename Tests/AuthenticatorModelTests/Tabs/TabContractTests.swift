@@ -39,13 +39,15 @@ struct TabContractTests {
         #expect(state.textFocused == APDUTab.textFocused(state) && state.textFocused)
         _ = update(&state, .keyPress(.char("q")))
         #expect(!state.quitting && state.apdu.input.text == "q")
-        // Tab is still the tab switch: the PIV tab, the SSH tab (no key: no PIN asked), then the OATH list, have no
-        // text focused.
+        // Tab is still the tab switch: the PIV tab, the SSH tab (no key: no PIN asked), the OpenPGP tab, then the OATH
+        // list, have no text focused.
         _ = update(&state, .keyPress(.escape))
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .piv && state.openForm == nil && !state.textFocused)
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .ssh && state.openForm == nil && !state.textFocused)
+        _ = update(&state, .keyPress(.tab))
+        #expect(state.tab == .openpgp && state.openForm == nil && !state.textFocused)
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath && state.openForm == nil && !state.textFocused)
     }

@@ -97,12 +97,14 @@ struct PIVTabUpdateTests {
         var state = AppState(now: F.now)
         _ = update(&state, .keyPress(.backTab))
         _ = update(&state, .keyPress(.backTab))
+        _ = update(&state, .keyPress(.backTab))
         #expect(state.tab == .piv)
+        _ = update(&state, .keyPress(.tab))
         _ = update(&state, .keyPress(.tab))
         _ = update(&state, .keyPress(.tab))
         #expect(state.tab == .oath)
         #expect(throws: KeyBindings.BindingError.reserved("5")) { try KeyBindings(overrides: [.copy: "5"]) }
-        #expect(helpEntries(state).contains { $0.keys == "1-6" })
+        #expect(helpEntries(state).contains { $0.keys == "1-7" })
     }
 
     @Test func aKeyWithoutASmartCardInterfaceHasNoPIV() {

@@ -243,7 +243,7 @@ struct SSHTabUpdateTests {
         // Tab and Shift-Tab leave it too.
         var again = F.opened()
         #expect(F.press(.tab, into: &again).contains(.ssh(.forgetPIN(keyID: F.d.id))))
-        #expect(again.tab == .oath && again.ssh.fidoKeys.isEmpty)
+        #expect(again.tab == .openpgp && again.ssh.fidoKeys.isEmpty)
     }
 
     @Test func anotherKeyForgetsThePINOfTheOldOneAndReadsTheNewOne() {

@@ -1,0 +1,121 @@
+import FoundationEssentials
+import Glibc
+import KeyKit
+
+/// Performs the OpenPGP tab's commands with the operations the command line uses too (`OpenPGPOperations`) and
+/// posts what came of them. Passwords go to the operations as `SecretBytes`, wiped when the command ends.
+struct OpenPGPTabWork: TabWork {
+    let work: KeyWork
+
+    func perform(_ command: OpenPGPTabCommand) async {
+        switch command {
+        case .load(let d):
+            await run(d, .load) { .loaded(keyID: d.id, OpenPGPCardInfo(try await $0.overview())) }
+        case .changePIN(let d, let current, let new):
+            await run(d, .changePIN) { ops in
+                try await Self.withSecrets(current, new) { try await ops.changePIN(current: $0, new: $1) }
+                return .changed(keyID: d.id, .changePIN, OpenPGPCardInfo(try await ops.overview()))
+            }
+        case .changeAdminPIN(let d, let current, let new):
+            await run(d, .changeAdminPIN) { ops in
+                try await Self.withSecrets(current, new) { try await ops.changeAdminPIN(current: $0, new: $1) }
+                return .changed(keyID: d.id, .changeAdminPIN, OpenPGPCardInfo(try await ops.overview()))
+            }
+        case .setResetCode(let d, let adminPIN, let new):
+            await run(d, .setResetCode) { ops in
+                try await Self.withSecrets(adminPIN, new) { try await ops.setResetCode($1, adminPIN: $0) }
+                return .changed(keyID: d.id, .setResetCode, OpenPGPCardInfo(try await ops.overview()))
+            }
+        case .unblockPIN(let d, let resetCode, let adminPIN, let new):
+            await run(d, .unblockPIN) { ops in
+                try await Self.withSecrets(resetCode ?? adminPIN ?? "", new) { first, newPIN in
+                    try await ops.unblockPIN(
+                        newPIN: newPIN, resetCode: resetCode == nil ? nil : first,
+                        adminPIN: resetCode == nil ? first : nil)
+                }
+                return .changed(keyID: d.id, .unblockPIN, OpenPGPCardInfo(try await ops.overview()))
+            }
+        case .setTouchPolicy(let d, let slot, let policy, let adminPIN, let confirmed):
+            await run(d, .touchPolicy) { ops in
+                let secret = SecretBytes(utf8: adminPIN)
+                defer { secret.wipe() }
+                try await ops.setTouchPolicy(slot, policy, adminPIN: secret, confirmed: confirmed)
+                return .touchPolicySet(keyID: d.id, slot: slot, OpenPGPCardInfo(try await ops.overview()))
+            }
+        case .export(let d, let slot, let path, let overwrite):
+            let full = PathString.expandingHome(path)
+            var status = stat()
+            if !overwrite, lstat(full, &status) == 0 {
+                post(.openpgp(.exportExists(keyID: d.id, path: path)))
+                return
+            }
+            await run(d, .export) { ops in
+                guard let certificate = try await ops.certificate(slot) else {
+                    return .failed(
+                        keyID: d.id,
+                        OpenPGPFailure(
+                            .export, .other(UIText("openpgp.noCertificate", ["slot": openpgpSlotLabel(slot)]))))
+                }
+                // A certificate is public: readable by others, as openssl and ykman write them.
+                try AtomicFile.write(Array(certificate.pem.utf8), to: full, mode: 0o644)
+                return .exported(keyID: d.id, slot: slot, path: path)
+            }
+        case .attest(let d, let slot, let pin):
+            await run(d, .attest) { ops in
+                let secret = SecretBytes(utf8: pin)
+                defer { secret.wipe() }
+                let attestation = try await ops.attest(slot, pin: secret)
+                return .attested(
+                    keyID: d.id, slot: slot, issuer: attestation.attestationCertificate.subject,
+                    OpenPGPCardInfo(try await ops.overview()))
+            }
+        case .reset(let d):
+            await run(d, .reset) { ops in
+                try await ops.reset()
+                return .changed(keyID: d.id, .reset, OpenPGPCardInfo(try await ops.overview()))
+            }
+        }
+    }
+
+    /// Lends two typed secrets to `body` as `SecretBytes`, wiped after.
+    private static func withSecrets<T>(
+        _ a: String, _ b: String, _ body: (SecretBytes, SecretBytes) async throws -> T
+    ) async throws -> T {
+        let first = SecretBytes(utf8: a), second = SecretBytes(utf8: b)
+        defer {
+            first.wipe()
+            second.wipe()
+        }
+        return try await body(first, second)
+    }
+
+    /// Runs one OpenPGP operation on the key (`OpenPGPOperations`, which opens and closes its interface for each
+    /// call) and posts its answer; failures become `.failed`.
+    private func run(
+        _ d: KeyDescriptor, _ operation: OpenPGPTabOperation,
+        _ body: (OpenPGPOperations) async throws -> OpenPGPTabMsg
+    ) async {
+        do {
+            post(.openpgp(try await body(OpenPGPOperations(BackendKey(backend, d), observer: environment.observer))))
+        } catch {
+            post(.openpgp(.failed(keyID: d.id, OpenPGPFailure(operation, Self.reason(error)))))
+        }
+    }
+
+    /// The tab's reason for `error`: the password answers the tab words itself (which one, the tries left), and
+    /// the explanation's text (`ErrorExplanation`) for the rest.
+    static func reason(_ error: any Error) -> OpenPGPFailureReason {
+        switch error {
+        case OpenPGPError.wrongPassword(let p, let n):
+            return n == 0 ? .passwordBlocked(p) : .wrongPassword(p, retriesLeft: n)
+        case OpenPGPError.passwordBlocked(let p): return .passwordBlocked(p)
+        default: break
+        }
+        let explanation = ErrorExplanation(error)
+        switch explanation.kind {
+        case .interfaceMissing, .applicationMissing: return .notAvailable(explanation.text)
+        case _ where explanation.kind.keyGone: return .keyGone
+        default: return .other(explanation.text)
+        }
+    }
+}
