@@ -45,6 +45,8 @@ extension KeyBackend {
 /// (blocking on pcscd and on inotify, no polling).
 public struct DeviceBackend: KeyBackend {
     let monitor: DeviceMonitor
+    /// A PC/SC context per reader, kept between the connections (see `ReaderContexts`).
+    let contexts = ReaderContexts()
 
     public init(monitor: DeviceMonitor = DeviceMonitor()) {
         self.monitor = monitor
@@ -56,21 +58,21 @@ public struct DeviceBackend: KeyBackend {
         guard key.has(.apdu), let reader = key.reader else {
             throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
         }
-        return try await PCSCConnection.connect(reader: reader)
+        return try await contexts.connect(reader: reader)
     }
 
     public func connectHeld(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
         guard key.has(.apdu), let reader = key.reader else {
             throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
         }
-        return try await PCSCConnection.connect(reader: reader, transaction: false)
+        return try await contexts.connect(reader: reader, transaction: false)
     }
 
     public func connectProbe(_ key: KeyDescriptor) async throws -> any SmartCardConnection {
         guard key.has(.apdu), let reader = key.reader else {
             throw KeyRouteError.notOnThisKey(.apdu, key.interfaces)
         }
-        return try await PCSCConnection.connect(reader: reader, probe: true)
+        return try await contexts.connect(reader: reader, probe: true)
     }
 }
 

@@ -30,7 +30,8 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     public let name: String
     public let atr: [UInt8]
     public let activeProtocol: DWORD
-    private let context: PCSCContext
+    /// The context the connection was made on (kept for the next by `ReaderContexts`).
+    let context: PCSCContext
     private let card: SCARDHANDLE
     private let queue: DispatchQueue
     private let calls: PCSCCalls
@@ -43,6 +44,8 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
     private let exchangesDone = AtomicCounter()
     /// Set when an exchange was given up; later commands fail at once.
     private let timedOut = AtomicFlag()
+    /// Told, once the connection is closed, that its context is free for another connection (`ReaderContexts`).
+    private let contextFreed = Mutex<(@Sendable (PCSCContext) -> Void)?>(nil)
     /// How long one exchange may take before it is given up (`transmitTimeout`, or less for a probe).
     private let exchangeTimeout: Double
     /// The connection holds a PC/SC transaction from connect to close.
@@ -257,7 +260,11 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         }
         let result = await outcome.value
         switch result {
-        case .failure(SmartCardError.timeout), .failure(SmartCardError.readerNotAnswering): timedOut.store(true)
+        case .failure(SmartCardError.timeout), .failure(SmartCardError.readerNotAnswering):
+            timedOut.store(true)
+            // The exchange still holds the context's lock in pcsc-lite (and a call that waits for it there holds
+            // the lock of every context of the process): no other connection may use it.
+            context.wedged.store(true)
         default: break
         }
         return try result.get()
@@ -344,12 +351,20 @@ public final class PCSCConnection: SmartCardConnection, @unchecked Sendable {
         // After a timeout the queue is still blocked in SCardTransmit; waiting for it would hang the close.
         // pcscd releases the card handle when the blocked call returns or the process exits.
         guard !timedOut.load() else { return }
-        try? await onCallThread {
-            guard self.isOpen else { return }
-            self.isOpen = false
-            if self.holdsTransaction { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
-            SCardDisconnect(self.card, PCSC.leaveCard)
-        }
+        let closed =
+            (try? await onCallThread { () -> Bool in
+                guard self.isOpen else { return false }
+                self.isOpen = false
+                if self.holdsTransaction { _ = SCardEndTransaction(self.card, PCSC.leaveCard) }
+                SCardDisconnect(self.card, PCSC.leaveCard)
+                return true
+            }) ?? false
+        if closed, !context.isWedged, let freed = contextFreed.withLock({ $0.take() }) { freed(context) }
+    }
+
+    /// `freed` gets the connection's context when the connection is closed, unless a call on it was given up.
+    func whenClosed(_ freed: @escaping @Sendable (PCSCContext) -> Void) {
+        contextFreed.withLock { $0 = freed }
     }
 
     deinit {
