@@ -12,8 +12,8 @@ final class OATHApplet: Applet {
     let aid = AID.oath
     let capabilities: Capabilities = .oath
     let remainingInstruction: UInt8 = Ins.sendRemaining
-    /// Seconds a touch account waits for its (simulated) touch.
-    let touchDelay: Double
+    /// The button an account that requires touch waits for.
+    let button: SimulatedButton
 
     /// Unlocked with VALIDATE (or by SET CODE) in this session; SELECT and power cycles lock again.
     private var unlocked = false
@@ -24,7 +24,7 @@ final class OATHApplet: Applet {
     let refused: [UInt8: StatusWord]
 
     init(touchDelay: Double = 0.5, refused: [UInt8: StatusWord] = [:]) {
-        self.touchDelay = touchDelay
+        button = SimulatedButton(delay: touchDelay)
         self.refused = refused
     }
 
@@ -178,7 +178,7 @@ final class OATHApplet: Applet {
         }
         guard let index = state.oath.index(of: name) else { return Self.noSuchObject }
         let credential = state.oath.credentials[index]
-        if credential.touch && touchDelay > 0 { SystemThread.sleep(touchDelay) }
+        if credential.touch { button.touch() }
         let challenge: [UInt8]
         if credential.type == .hotp {
             challenge = BigEndian.bytes(credential.counter, count: 8)

@@ -70,11 +70,11 @@ public struct OTPSlotCounters: Codable, Sendable, Equatable {
 final class OTPApplet: Applet {
     let aid = AID.otp
     let capabilities: Capabilities = .otp
-    /// Seconds a challenge-response slot that requires touch waits for its (simulated) touch.
-    let touchDelay: Double
+    /// The button a slot that requires touch waits for.
+    let button: SimulatedButton
 
     init(touchDelay: Double = 0.5) {
-        self.touchDelay = touchDelay
+        button = SimulatedButton(delay: touchDelay)
     }
 
     typealias Ins = OTPSession.Ins
@@ -226,7 +226,7 @@ final class OTPApplet: Applet {
         if config.configFlags & OTPSlotConfiguration.ConfigFlag.hmacLessThan64 != 0 {
             challenge = OTPSlotConfiguration.strippedHMACChallenge(challenge)
         }
-        if config.requiresTouch && touchDelay > 0 { SystemThread.sleep(touchDelay) }
+        if config.requiresTouch { button.touch() }
         return Response(data: Crypto.hmac(.sha1, key: config.hmacKey, data: challenge), status: .ok)
     }
 }

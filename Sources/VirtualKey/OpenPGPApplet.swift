@@ -17,8 +17,8 @@ import KeyKit
 final class OpenPGPApplet: Applet {
     let aid = AID.openpgp
     let capabilities: Capabilities = .openpgp
-    /// Seconds a key whose touch policy asks for a touch waits for its (simulated) touch.
-    let touchDelay: Double
+    /// The button the keys' touch policies (their UIF objects) wait for.
+    let button: SimulatedButton
 
     /// Session state, forgotten on SELECT and power cycles.
     struct Session {
@@ -36,13 +36,12 @@ final class OpenPGPApplet: Applet {
 
     var session = Session()
 
-    static let touchCacheSeconds = 15.0
     /// The longest object a host may write (the extended capabilities tell it).
     static let maxObjectSize = 2048
     static let maxChallenge = 0x0BFE
 
     init(touchDelay: Double = 0.5) {
-        self.touchDelay = touchDelay
+        button = SimulatedButton(delay: touchDelay)
     }
 
     func powerReset() {
@@ -100,10 +99,7 @@ final class OpenPGPApplet: Applet {
     /// Waits for the simulated touch when the slot's policy asks for one.
     func checkTouch(_ policy: OpenPGP.TouchPolicy) {
         guard policy != .off else { return }
-        let now = ThreadCondition.monotonicNow()
-        if policy.isCached, let last = session.lastTouch, now - last < Self.touchCacheSeconds { return }
-        if touchDelay > 0 { SystemThread.sleep(touchDelay) }
-        session.lastTouch = ThreadCondition.monotonicNow()
+        button.touch(cached: policy.isCached, last: &session.lastTouch)
     }
 
     // MARK: Data objects

@@ -37,7 +37,7 @@ extension PIVApplet {
 
         switch (witness, challenge, response) {
         case (let w?, nil, nil) where w.isEmpty:
-            if state.piv.managementTouch { touch() }
+            if state.piv.managementTouch { button.touch() }
             let fresh = Crypto.random(blockSize)
             guard let encrypted = encrypt(fresh) else { return Self.badData }
             session.authenticated = false
@@ -52,7 +52,7 @@ extension PIVApplet {
             session.authenticated = true
             return answer(PIV.Tag.response, encrypted)
         case (nil, let c?, nil) where c.isEmpty:
-            if state.piv.managementTouch { touch() }
+            if state.piv.managementTouch { button.touch() }
             let fresh = Crypto.random(blockSize)
             session.authenticated = false
             session.challenge = fresh

@@ -58,15 +58,9 @@ extension PIVApplet {
     /// Waits for the simulated touch when the policy asks for one: every time ("always"), or when the last touch
     /// is more than 15 seconds old ("cached").
     private func checkTouch(_ policy: PIV.TouchPolicy) {
-        let now = ThreadCondition.monotonicNow()
         switch policy {
-        case .always:
-            touch()
-            session.lastTouch = ThreadCondition.monotonicNow()
-        case .cached:
-            if let last = session.lastTouch, now - last < Self.touchCacheSeconds { return }
-            touch()
-            session.lastTouch = ThreadCondition.monotonicNow()
+        case .always: button.touch(cached: false, last: &session.lastTouch)
+        case .cached: button.touch(cached: true, last: &session.lastTouch)
         case .default, .never:
             return
         }

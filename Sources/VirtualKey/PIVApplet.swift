@@ -15,8 +15,8 @@ import KeyKit
 final class PIVApplet: Applet {
     let aid = AID.piv
     let capabilities: Capabilities = .piv
-    /// Seconds a key whose touch policy asks for a touch waits for its (simulated) touch.
-    let touchDelay: Double
+    /// The button the slots' and the management key's touch policies wait for.
+    let button: SimulatedButton
 
     /// Session state, forgotten on SELECT and power cycles.
     struct Session {
@@ -37,12 +37,11 @@ final class PIVApplet: Applet {
     var session = Session()
 
     /// A touch counts for this long for keys with the "cached" touch policy.
-    static let touchCacheSeconds = 15.0
     /// The largest data object a YubiKey 5 stores.
     static let maxObjectSize = 3052
 
     init(touchDelay: Double = 0.5) {
-        self.touchDelay = touchDelay
+        button = SimulatedButton(delay: touchDelay)
     }
 
     func powerReset() {
@@ -94,11 +93,6 @@ final class PIVApplet: Applet {
     static let badP1P2 = Response(status: StatusWord(rawValue: 0x6A86))
     static let noKey = Response(status: .referencedDataNotFound)
     static let notAllowed = Response(status: .securityConditionNotSatisfied)
-
-    /// Waits for the simulated touch.
-    func touch() {
-        if touchDelay > 0 { SystemThread.sleep(touchDelay) }
-    }
 
     /// Parses `data` as BER-TLVs; nil when malformed.
     static func tlvs(_ data: [UInt8]) -> [TLV]? {
