@@ -10,7 +10,8 @@ import KeyKit
 ///
 /// Status words follow ykman's reading of the YubiKey's: 63Cx for a wrong management key or credential
 /// password (x tries left), 6983 for a label that is taken (PUT) or a credential that is not asymmetric (GET
-/// PUBLIC KEY), 6A82 for a label that is not there, 6A84 when no room is left, 6A80 for bad data.
+/// PUBLIC KEY), 6A82 for a label that is not there, 6A84 when no room is left, 6A80 for bad data (and for an
+/// asymmetric CALCULATE without its GET CHALLENGE), 6984 for a YubiHSM 2 receipt that does not check.
 final class HSMAuthApplet: Applet {
     let aid = AID.hsmauth
     let capabilities: Capabilities = .hsmauth
@@ -236,7 +237,7 @@ final class HSMAuthApplet: Applet {
             else { return Self.badData }
             guard let (forLabel, esk) = ephemeral, forLabel == label,
                 esk.publicKey.uncompressed == Array(context[0..<65])
-            else { return Response(status: .conditionsNotSatisfied) }
+            else { return Self.badData }
             if let refusal = checkPassword(tlvs.value(for: Tag.credentialPassword), i, &s) { return refusal }
             ephemeral = nil
             guard let sk = try? P256PrivateKey(raw: credential.key),
@@ -246,7 +247,7 @@ final class HSMAuthApplet: Applet {
                 let keys = try? HSMAuth.asymmetricSessionKeys(
                     ephemeralShared: shsee, staticShared: shsss, epkOCE: esk.publicKey.uncompressed,
                     epkSD: epkSD.uncompressed, receipt: receipt)
-            else { return Response(status: .securityConditionNotSatisfied) }
+            else { return Response(status: .dataInvalid) }
             return Response(data: keys.encoded, status: .ok)
         }
         if let refusal = checkPassword(tlvs.value(for: Tag.credentialPassword), i, &s) { return refusal }

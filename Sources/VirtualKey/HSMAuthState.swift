@@ -80,4 +80,15 @@ public struct HSMAuthState: Codable, Sendable, Equatable {
         try c.encode(managementKeyRetries, forKey: .managementKeyRetries)
         try c.encode(credentials, forKey: .credentials)
     }
+
+    /// The demo key's credential: "demo", symmetric, its keys derived from "password" (the YubiHSM 2's default
+    /// authentication key), credential password "demo".
+    public mutating func installDemo() {
+        let (enc, mac) = HSMAuth.derivedKeys(password: SecretBytes(utf8: "password"))
+        credentials.append(
+            Credential(
+                label: "demo", algorithm: .aes128, touchRequired: false,
+                password: Array("demo".utf8) + [UInt8](repeating: 0, count: 12),
+                key: enc.copyBytes() + mac.copyBytes()))
+    }
 }
