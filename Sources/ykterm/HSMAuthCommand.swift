@@ -374,8 +374,7 @@ extension HSMAuthCommand.Credentials {
             commandName: "change-password",
             abstract: "Change a credential's password (firmware 5.8 and later).",
             discussion: "Asks for the current credential password (or, with --admin, the management password), then "
-                + "the new one.",
-            aliases: ["password"])
+                + "the new one.")
         @OptionGroup var key: KeyOptions
         @Argument(help: ArgumentHelp("The credential's label.", valueName: "LABEL")) var label: String
         @Flag(name: .long, help: "Authorise with the management password instead of the current credential password.")
@@ -417,16 +416,14 @@ extension HSMAuthCommand.Credentials {
         var cardCryptogram: String?
         @Flag(name: .long, help: "JSON: enc, mac, rmac (hex).") var json = false
 
-        func validate() throws {
+        func run() async throws {
+            // Checked here, not in validate(): ArgumentParser reports an unknown option only after validate().
             guard let bytes = try? Hex.decode(context), bytes.count == 16 else {
-                throw ValidationError(words("cli.hsmauth.contextFormat"))
+                throw YktermError.usage(words("cli.hsmauth.contextFormat"))
             }
             if let cardCryptogram, (try? Hex.decode(cardCryptogram))?.count != 8 {
-                throw ValidationError(words("cli.hsmauth.cryptogramFormat"))
+                throw YktermError.usage(words("cli.hsmauth.cryptogramFormat"))
             }
-        }
-
-        func run() async throws {
             let prompt = Prompt()
             let password = try HSMAuthSecrets.password(prompt, words("cli.hsmauth.prompt.credential"))
             defer { password.wipe() }

@@ -225,7 +225,7 @@ def test_credential_password_change_on_58(pcsc, tmp_path, home_env):
         keys = ykterm("credentials", "calculate", "d", "--context", context, input="second\n").stdout
         r = ykman("credentials", "change-password", "d", "-c", "second", "-n", "third")
         assert r.returncode == 0
-        ykterm("credentials", "password", "d", "--admin", input="\nfourth\n")
+        ykterm("credentials", "change-password", "d", "--admin", input="\nfourth\n")
         assert ykterm("credentials", "calculate", "d", "--context", context, input="fourth\n").stdout == keys
         r = ykterm("credentials", "calculate", "d", "--context", context, input="third\n", check=False)
         assert r.returncode == 1
