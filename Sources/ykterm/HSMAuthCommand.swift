@@ -402,34 +402,62 @@ extension HSMAuthCommand.Credentials {
     struct Calculate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "calculate",
-            abstract: "Calculate the session keys of a symmetric credential for a context (for tests and scripts).",
+            abstract: "Calculate a credential's session keys for a YubiHSM 2 session (for tests and scripts).",
             discussion: """
-                The context is the host challenge then the YubiHSM 2's challenge (8 bytes each, 32 hex digits), as \
-                CREATE SESSION exchanges them. Asks for the credential password; prints S-ENC, S-MAC and S-RMAC in \
-                hex. The YubiHSM 2 itself is not reached: this is what a client hands it.
+                Symmetric credentials: --context is the host challenge then the YubiHSM 2's challenge (8 bytes \
+                each, 32 hex digits), as CREATE SESSION exchanges them. Asymmetric credentials: --device-key is \
+                the YubiHSM 2's public key (PEM or DER); the key's ephemeral public key (EPK.OCE) is printed as \
+                "EPK-OCE: HEX", and the YubiHSM 2's answer is then read as one line: its ephemeral public key and \
+                its receipt in hex (65 + 16 bytes). Asks for the credential password first; prints S-ENC, S-MAC \
+                and S-RMAC in hex. The YubiHSM 2 itself is not reached: this is what a client hands it.
                 """)
         @OptionGroup var key: KeyOptions
         @Argument(help: ArgumentHelp("The credential's label.", valueName: "LABEL")) var label: String
         @Option(help: ArgumentHelp("Host challenge then HSM challenge, 32 hex digits.", valueName: "HEX"))
-        var context: String
+        var context: String?
         @Option(help: ArgumentHelp("The YubiHSM 2's card cryptogram, to pass on (16 hex digits).", valueName: "HEX"))
         var cardCryptogram: String?
+        @Option(help: ArgumentHelp("The YubiHSM 2's public key, for an asymmetric credential.", valueName: "FILE"))
+        var deviceKey: String?
         @Flag(name: .long, help: "JSON: enc, mac, rmac (hex).") var json = false
 
         func run() async throws {
             // Checked here, not in validate(): ArgumentParser reports an unknown option only after validate().
-            guard let bytes = try? Hex.decode(context), bytes.count == 16 else {
-                throw YktermError.usage(words("cli.hsmauth.contextFormat"))
+            var context16: [UInt8]?
+            if deviceKey != nil {
+                guard context == nil, cardCryptogram == nil else {
+                    throw YktermError.usage(words("cli.hsmauth.contextOrDeviceKey"))
+                }
+            } else {
+                guard let context, let bytes = try? Hex.decode(context), bytes.count == 16 else {
+                    throw YktermError.usage(words("cli.hsmauth.contextFormat"))
+                }
+                context16 = bytes
+                if let cardCryptogram, (try? Hex.decode(cardCryptogram))?.count != 8 {
+                    throw YktermError.usage(words("cli.hsmauth.cryptogramFormat"))
+                }
             }
-            if let cardCryptogram, (try? Hex.decode(cardCryptogram))?.count != 8 {
-                throw YktermError.usage(words("cli.hsmauth.cryptogramFormat"))
-            }
+            let pkSD = try deviceKey.map { try Self.publicKey($0) }
             let prompt = Prompt()
             let password = try HSMAuthSecrets.password(prompt, words("cli.hsmauth.prompt.credential"))
             defer { password.wipe() }
-            var keys = try await key.hsmauth.sessionKeys(
-                label: label, context: try Hex.decode(context), credentialPassword: password,
-                cardCryptogram: try cardCryptogram.map { try Hex.decode($0) })
+            var keys: HSMAuthSessionKeys
+            if let pkSD {
+                keys = try await key.hsmauth.asymmetricSessionKeys(label: label, credentialPassword: password) {
+                    epkOCE in
+                    out("EPK-OCE: " + Hex.encode(epkOCE))
+                    let line = try Prompt().line(words("cli.hsmauth.prompt.deviceAnswer"))
+                    guard let answer = try? Hex.decode(line.trimmingSpaces), answer.count == 81 else {
+                        throw YktermError.usage(words("cli.hsmauth.deviceAnswerFormat"))
+                    }
+                    return HSMAuthDeviceAnswer(
+                        epkSD: Array(answer[0..<65]), pkSD: pkSD, receipt: Array(answer[65..<81]))
+                }
+            } else {
+                keys = try await key.hsmauth.sessionKeys(
+                    label: label, context: context16 ?? [], credentialPassword: password,
+                    cardCryptogram: try cardCryptogram.map { try Hex.decode($0) })
+            }
             defer { keys.wipe() }
             if json {
                 try printJSON(
@@ -440,6 +468,19 @@ extension HSMAuthCommand.Credentials {
                 out("S-MAC: " + Hex.encode(keys.mac))
                 out("S-RMAC: " + Hex.encode(keys.rmac))
             }
+        }
+
+        /// A P-256 public key file: PEM "PUBLIC KEY" or DER SubjectPublicKeyInfo.
+        static func publicKey(_ path: String) throws -> P256PublicKey {
+            let bytes = try PIVFiles.read(path)
+            var der = bytes
+            if PEM.isPEM(bytes) {
+                der = PEM.decode(String(decoding: bytes, as: UTF8.self), label: PEM.publicKey)?.first ?? []
+            }
+            guard let key = try? P256PublicKey(spki: der) else {
+                throw YktermError.usage(words("cli.hsmauth.notP256Public", ["path": path]))
+            }
+            return key
         }
     }
 }

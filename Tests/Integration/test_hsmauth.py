@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from harness import VENV_BIN, ServedKey, run_ykman, run_ykterm
+from harness import VENV_BIN, YKTERM, ServedKey, run_ykman, run_ykterm
 
 CRED = "s3cret-cred"
 
@@ -186,6 +186,50 @@ def test_session_keys_equal_yubikits_and_the_yubihsm_derivation(key, home_env, y
     ykterm("credentials", "generate", "asym", input=f"\n{CRED}\n")
     both = yubikit(key, home_env, "asymmetric", "asym", CRED)
     assert both["yubikit"] == both["hsm"]
+
+
+def test_asymmetric_session_keys_through_ykterm_with_the_yubihsm_played_here(key, home_env, ykterm, ykman, tmp_path):
+    """ykterm prints EPK.OCE and reads the YubiHSM 2's EPK.SD and receipt (computed here with python's cryptography
+    from the credential's public key, as ykman exports it); its session keys are the YubiHSM 2's."""
+    from cryptography.hazmat.primitives import cmac, hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.ciphers import algorithms
+    from cryptography.hazmat.primitives.kdf.x963kdf import X963KDF
+
+    ykman("credentials", "generate", "asym", "-m", "", "-c", CRED)
+    ykman("credentials", "export", "asym", str(tmp_path / "oce.pem"))
+    pk_oce = serialization.load_pem_public_key((tmp_path / "oce.pem").read_bytes())
+    sk_sd = ec.generate_private_key(ec.SECP256R1())
+    (tmp_path / "sd.pem").write_bytes(sk_sd.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    p = subprocess.Popen([str(YKTERM), "hsmauth", "credentials", "calculate", "asym", "--device-key",
+                          str(tmp_path / "sd.pem"), "--json", "--reader", key.reader], env=home_env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        p.stdin.write(CRED + "\n")
+        p.stdin.flush()
+        line = p.stdout.readline()
+        assert line.startswith("EPK-OCE: "), (line, p.stderr.read() if p.poll() is not None else "")
+        epk_oce = bytes.fromhex(line.split()[1])
+        esk_sd = ec.generate_private_key(ec.SECP256R1())
+        epk_sd = esk_sd.public_key().public_bytes(serialization.Encoding.X962,
+                                                  serialization.PublicFormat.UncompressedPoint)
+        shsee = esk_sd.exchange(ec.ECDH(), ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), epk_oce))
+        shs = X963KDF(hashes.SHA256(), 64, b"\x3c\x88\x10").derive(shsee + sk_sd.exchange(ec.ECDH(), pk_oce))
+        c = cmac.CMAC(algorithms.AES(shs[:16]))
+        c.update(epk_sd + epk_oce)
+        out, err = p.communicate((epk_sd + c.finalize()).hex() + "\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    keys = json.loads(out)
+    assert [keys["enc"], keys["mac"], keys["rmac"]] == [shs[16:32].hex(), shs[32:48].hex(), shs[48:].hex()]
+    # A receipt that does not check is refused.
+    r = ykterm("credentials", "calculate", "asym", "--device-key", str(tmp_path / "sd.pem"),
+               input=CRED + "\n" + "04" * 81 + "\n", check=False)
+    assert r.returncode != 0
 
 
 def test_management_password_and_reset(key, home_env, ykterm, ykman):
