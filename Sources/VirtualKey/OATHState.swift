@@ -195,6 +195,7 @@ extension VirtualKeyState {
     public func withDemoAccounts() -> VirtualKeyState {
         var copy = self
         copy.piv.installDemo()
+        copy.hsmauth.installDemo()
         for account in OATHState.demoAccounts() {
             copy.oath.put(account)
         }

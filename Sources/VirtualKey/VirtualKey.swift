@@ -105,6 +105,7 @@ public final class VirtualKey: Sendable {
                 NDEFApplet(generator: core.otpGenerator, ndefFile: profile.ndefFile),
                 PIVApplet(touchDelay: touchDelay),
                 OpenPGPApplet(touchDelay: touchDelay),
+                HSMAuthApplet(touchDelay: touchDelay),
             ]
         inner = Mutex(core)
         self.stateFile = stateFile

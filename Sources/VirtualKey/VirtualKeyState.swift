@@ -31,6 +31,8 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var piv = PIVState()
     /// The OpenPGP application's passwords, keys and data objects.
     public var openpgp = OpenPGPState()
+    /// The YubiHSM Auth application's management key and credentials.
+    public var hsmauth = HSMAuthState()
 
     /// A YubiKey 5 NFC (USB-A keychain) with every application.
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
@@ -58,7 +60,7 @@ extension VirtualKeyState {
     enum CodingKeys: String, CodingKey {
         case serial, version, formFactor, usbSupported, usbEnabled, nfcSupported, nfcEnabled, configLocked,
             configLockCode, deviceFlags, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath, fido,
-            otpSlots, otpToken, piv, openpgp
+            otpSlots, otpToken, piv, openpgp, hsmauth
     }
 
     // Fields added after the first release are optional in the file, so older state files still load.
@@ -85,6 +87,7 @@ extension VirtualKeyState {
         otpToken = try c.decodeIfPresent(OTPTokenState.self, forKey: .otpToken)
         piv = try c.decodeIfPresent(PIVState.self, forKey: .piv) ?? PIVState()
         openpgp = try c.decodeIfPresent(OpenPGPState.self, forKey: .openpgp) ?? OpenPGPState()
+        hsmauth = try c.decodeIfPresent(HSMAuthState.self, forKey: .hsmauth) ?? HSMAuthState()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -108,6 +111,7 @@ extension VirtualKeyState {
         try c.encodeIfPresent(otpToken, forKey: .otpToken)
         try c.encode(piv, forKey: .piv)
         try c.encode(openpgp, forKey: .openpgp)
+        try c.encode(hsmauth, forKey: .hsmauth)
     }
 
     /// The applications enabled over the transport a smart-card client reaches the key on.

@@ -88,6 +88,7 @@ struct Ykterm: RequestCommand {
             ListCommand.self, InfoCommand.self, OATHCommand.self, OTPCommand.self, FIDOCommand.self, U2FCommand.self,
             PIVCommand.self,
             OpenPGPCommand.self,
+            HSMAuthCommand.self,
             SSHCommand.self, APDUCommand.self, ConfigCommand.self, KeyCommand.self, DoctorCommand.self,
             MonitorCommand.self, RemoteCommand.self,
             VirtualKeyCommand.self,

@@ -301,6 +301,38 @@ OPENPGP = {
                                             h("002A9E9A0468656C6C6F00")),
 }
 
+# --- YubiHSM Auth: LIST, SELECT, CALCULATE, retries, challenges and public keys as a YubiKey answers them, and
+# APDUs for the virtual key's applet (each after its length): credentials put with the default management key,
+# session keys, a challenge, the list.
+P256_G = h("046B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296"
+           "4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5")
+MGMT = tlv(0x7B, bytes(16))
+CREDPW = tlv(0x73, b"demo" + bytes(12))
+
+
+def cmd(ins, data=b"", p1=0, p2=0):
+    return bytes([0, ins, p1, p2, len(data)]) + data
+
+
+HSMAUTH = {
+    "list": b"\x00" + tlv(0x72, b"\x26\x00demo\x08") + tlv(0x72, b"\x27\x01asym\x03"),
+    "list-empty": b"\x00",
+    "select": b"\x01" + tlv(0x79, h("050702")),
+    "session-keys": b"\x02" + bytes(range(48)),
+    "retries": b"\x03\x08",
+    "challenge-symmetric": b"\x04" + bytes(range(8)),
+    "challenge-asymmetric": b"\x04" + P256_G,
+    "public-key": b"\x05" + P256_G,
+    "applet-symmetric": b"\x06" + apdus(
+        cmd(0x01, MGMT + tlv(0x71, b"sym") + tlv(0x74, b"\x26") + tlv(0x75, bytes(16)) + tlv(0x76, bytes(16))
+            + CREDPW + tlv(0x7A, b"\x00")),
+        cmd(0x03, tlv(0x71, b"sym") + tlv(0x77, bytes(16)) + CREDPW),
+        cmd(0x04, tlv(0x71, b"sym")), cmd(0x05), cmd(0x09)),
+    "applet-asymmetric": b"\x06" + apdus(
+        cmd(0x01, MGMT + tlv(0x71, b"a") + tlv(0x74, b"\x27") + tlv(0x7D, b"") + CREDPW + tlv(0x7A, b"\x01")),
+        cmd(0x0A, tlv(0x71, b"a")), cmd(0x04, tlv(0x71, b"a") + CREDPW), cmd(0x06, p1=0xDE, p2=0xAD)),
+}
+
 # --- Whole sessions against a device fed by the input: recorded, not written here. Seeds named regression-*
 # (inputs that crashed a target, kept so the fuzzer starts from them) stay.
 SESSION_TARGETS = [
@@ -338,6 +370,7 @@ if __name__ == "__main__":
     write("FuzzAPDUHex", APDUHEX)
     write("FuzzX509", X509)
     write("FuzzOpenPGP", OPENPGP)
+    write("FuzzHSMAuth", HSMAUTH)
     record_sessions()
     for d in sorted(HERE.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds")

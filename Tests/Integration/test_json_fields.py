@@ -24,6 +24,11 @@ COMMANDS = {
     "piv info": ["piv", "info", "--virtual", "--json"],
     "piv keys info": ["piv", "keys", "info", "9a", "--virtual", "--json"],
     "openpgp info": ["openpgp", "info", "--virtual", "--json"],
+    "hsmauth info": ["hsmauth", "info", "--virtual", "--json"],
+    "hsmauth credentials list": ["hsmauth", "credentials", "list", "--virtual", "--json"],
+    # The demo key's credential and its password (a line of standard input).
+    "hsmauth credentials calculate": (["hsmauth", "credentials", "calculate", "demo", "--context", "00" * 16,
+                                       "--virtual", "--json"], "demo\n"),
     "otp parse": ["otp", "parse", "--json", "cccccccbcjdifctrndncchkftchjlnbhvhtugdljibej"],
     "otp decrypt": ["otp", "decrypt", "--json", "--key", "ecde18dbe76fbd0c33330f1c354871db",
                     "dteffujehknhfjbrjnlnldnhcujvddbikngjrtgh"],
@@ -48,8 +53,10 @@ def paths(value, prefix=""):
 def observed():
     found = {}
     for name, args in COMMANDS.items():
+        # A command that asks for something has its answers with it: (arguments, standard input).
+        args, answers = args if isinstance(args, tuple) else (args, None)
         r = subprocess.run([str(YKTERM), *args], capture_output=True, text=True, timeout=60,
-                           stdin=subprocess.DEVNULL)
+                           input=answers, stdin=None if answers is not None else subprocess.DEVNULL)
         assert r.returncode == 0, (name, r.stderr)
         found[name] = sorted(paths(json.loads(r.stdout)))
     return found

@@ -515,6 +515,7 @@ private func repeated(_ bytes: [UInt8], to count: Int) -> [UInt8] {
         #expect(json["oath"] != nil)
         json.removeValue(forKey: "oath")
         json.removeValue(forKey: "piv")  // the demo's PIV key came later than OATH, and such files lack it too
+        json.removeValue(forKey: "hsmauth")  // so did the demo's YubiHSM Auth credential
         try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: path))
 
         let loaded = try #require(try VirtualKeyStateFile(path: path).load())

@@ -161,6 +161,35 @@ extension ErrorExplanation {
     }
 }
 
+/// YubiHSM Auth's errors.
+extension ErrorExplanation {
+    static func explain(_ e: HSMAuthError) -> ErrorExplanation {
+        switch e {
+        case .wrongManagementKey(0): return ErrorExplanation(kind: .hsmauthManagementKeyBlocked)
+        case .wrongManagementKey(let n):
+            return ErrorExplanation(kind: .hsmauthWrongManagementKey, ["retries": String(n)])
+        case .wrongCredentialPassword(0): return ErrorExplanation(kind: .hsmauthCredentialErased)
+        case .wrongCredentialPassword(let n):
+            return ErrorExplanation(kind: .hsmauthWrongPassword, ["retries": String(n)])
+        case .labelExists: return ErrorExplanation(kind: .hsmauthLabelExists)
+        case .noSpace: return ErrorExplanation(kind: .hsmauthNoRoom, ["max": String(HSMAuth.maxCredentials)])
+        case .notFound: return ErrorExplanation(kind: .hsmauthNoSuchCredential)
+        case .touchRequired: return ErrorExplanation(kind: .hsmauthTouch)
+        case .passwordRefused: return ErrorExplanation(kind: .hsmauthPasswordRefused)
+        case .notAsymmetric: return ErrorExplanation(kind: .hsmauthNotAsymmetric)
+        case .labelLength(let n): return ErrorExplanation(kind: .hsmauthLabelLength, ["count": String(n)])
+        case .keyLength(let expected, let actual):
+            return ErrorExplanation(kind: .hsmauthKeyLength, ["expected": String(expected), "count": String(actual)])
+        case .notSupported(let minimum, let actual):
+            return ErrorExplanation(
+                kind: .hsmauthNeedsFirmware, ["minimum": minimum.description, "actual": actual.description])
+        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .status(let sw):
+            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        }
+    }
+}
+
 /// PIV's errors and the crypto ones PIV meets.
 extension ErrorExplanation {
     static func explain(_ e: PIVError) -> ErrorExplanation {

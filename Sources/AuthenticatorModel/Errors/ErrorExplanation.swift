@@ -194,6 +194,20 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case openpgpNeedsFirmware = "openpgp-needs-firmware"
     case openpgpAlgorithm = "openpgp-algorithm"
     case openpgpConditions = "openpgp-conditions"
+    // YubiHSM Auth.
+    case hsmauthWrongManagementKey = "hsmauth-wrong-management-key"
+    case hsmauthManagementKeyBlocked = "hsmauth-management-key-blocked"
+    case hsmauthWrongPassword = "hsmauth-wrong-password"
+    case hsmauthCredentialErased = "hsmauth-credential-erased"
+    case hsmauthLabelExists = "hsmauth-label-exists"
+    case hsmauthNoRoom = "hsmauth-no-room"
+    case hsmauthNoSuchCredential = "hsmauth-no-such-credential"
+    case hsmauthTouch = "hsmauth-touch"
+    case hsmauthPasswordRefused = "hsmauth-password-refused"
+    case hsmauthNotAsymmetric = "hsmauth-not-asymmetric"
+    case hsmauthLabelLength = "hsmauth-label-length"
+    case hsmauthKeyLength = "hsmauth-key-length"
+    case hsmauthNeedsFirmware = "hsmauth-needs-firmware"
     // Device configuration (Management).
     case wrongLockCode = "wrong-lock-code"
     case configRefused = "config-refused"
@@ -247,7 +261,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
             .notLocked,
             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
             .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey, .certificateSubject,
-            .openpgpPasswordLength:
+            .openpgpPasswordLength, .hsmauthLabelLength, .hsmauthKeyLength:
             return .usage
         default: return .failed
         }
@@ -301,6 +315,7 @@ extension ErrorExplanation {
         case let e as PIVError: return explain(e)
         case let e as PIVOperationError: return explain(e)
         case let e as OpenPGPError: return explain(e)
+        case let e as HSMAuthError: return explain(e)
         // The command line asks before a fixed touch policy; an answer it did not give changed nothing.
         case is OpenPGPOperationError: return ErrorExplanation(kind: .declined)
         case let e as SSHOperationError: return explain(e)

@@ -93,6 +93,12 @@ public struct Malformation: Equatable, Sendable {
         case cardholderData = "cardholder-data"
         case securitySupport = "security-support"
         case kdf
+        // YubiHSM Auth.
+        case hsmauthSelect = "hsmauth-select"
+        case hsmauthCredential = "hsmauth-credential"
+        case hsmauthRetries = "hsmauth-retries"
+        case hsmauthChallenge = "hsmauth-challenge"
+        case sessionKeys = "session-keys"
     }
 
     /// What was wrong with the part. Each case's string-table key is `malformed.<name>`.

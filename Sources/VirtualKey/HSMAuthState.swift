@@ -1,0 +1,94 @@
+import KeyKit
+
+/// What the virtual key's YubiHSM Auth application remembers: the management key and its tries, and the
+/// credentials with their passwords, keys, touch requirement and tries.
+///
+/// In the state file byte strings are lower-case hex; keys and passwords are stored as they are (this is a
+/// software key and its state file is its storage).
+public struct HSMAuthState: Codable, Sendable, Equatable {
+    public struct Credential: Codable, Sendable, Equatable {
+        public var label: String
+        public var algorithm: HSMAuth.Algorithm
+        public var touchRequired: Bool
+        public var retries: Int
+        /// 16 bytes.
+        public var password: [UInt8]
+        /// K-ENC then K-MAC (32 bytes) for a symmetric credential; the P-256 scalar (32 bytes) for an
+        /// asymmetric one.
+        public var key: [UInt8]
+
+        public init(
+            label: String, algorithm: HSMAuth.Algorithm, touchRequired: Bool, password: [UInt8], key: [UInt8]
+        ) {
+            self.label = label
+            self.algorithm = algorithm
+            self.touchRequired = touchRequired
+            self.retries = HSMAuth.initialRetries
+            self.password = password
+            self.key = key
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case label, algorithm, touchRequired, retries, password, key
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            label = try c.decode(String.self, forKey: .label)
+            algorithm = try decodeRaw(c, .algorithm)
+            touchRequired = try c.decode(Bool.self, forKey: .touchRequired)
+            retries = try c.decode(Int.self, forKey: .retries)
+            password = try decodeHex(c, .password)
+            key = try decodeHex(c, .key)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(label, forKey: .label)
+            try c.encode(algorithm.rawValue, forKey: .algorithm)
+            try c.encode(touchRequired, forKey: .touchRequired)
+            try c.encode(retries, forKey: .retries)
+            try c.encodeHex(password, forKey: .password)
+            try c.encodeHex(key, forKey: .key)
+        }
+    }
+
+    public var managementKey: [UInt8]
+    public var managementKeyRetries: Int
+    public var credentials: [Credential]
+
+    public init() {
+        managementKey = HSMAuth.defaultManagementKey
+        managementKeyRetries = HSMAuth.initialRetries
+        credentials = []
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case managementKey, managementKeyRetries, credentials
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        managementKey = try decodeHex(c, .managementKey)
+        managementKeyRetries = try c.decode(Int.self, forKey: .managementKeyRetries)
+        credentials = try c.decode([Credential].self, forKey: .credentials)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeHex(managementKey, forKey: .managementKey)
+        try c.encode(managementKeyRetries, forKey: .managementKeyRetries)
+        try c.encode(credentials, forKey: .credentials)
+    }
+
+    /// The demo key's credential: "demo", symmetric, its keys derived from "password" (the YubiHSM 2's default
+    /// authentication key), credential password "demo".
+    public mutating func installDemo() {
+        let (enc, mac) = HSMAuth.derivedKeys(password: SecretBytes(utf8: "password"))
+        credentials.append(
+            Credential(
+                label: "demo", algorithm: .aes128, touchRequired: false,
+                password: Array("demo".utf8) + [UInt8](repeating: 0, count: 12),
+                key: enc.copyBytes() + mac.copyBytes()))
+    }
+}
