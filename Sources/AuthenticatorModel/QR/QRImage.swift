@@ -144,8 +144,12 @@ public enum QRImage {
         }
     }
 
-    /// The text of every QR code in `image` (zbar, loaded when first needed).
+    /// The text of every QR code in `image` (zbar, loaded when first needed). An image with none is scanned again
+    /// inverted: a code drawn light on dark (a screenshot of a dark terminal or a dark theme) is read too.
     public static func codes(in image: GreyImage) throws(QRImageError) -> [String] {
-        try QRScanner.shared().scan(image)
+        let scanner = try QRScanner.shared()
+        let texts = scanner.scan(image)
+        guard texts.isEmpty else { return texts }
+        return scanner.scan(GreyImage(width: image.width, height: image.height, pixels: image.pixels.map { 255 - $0 }))
     }
 }

@@ -45,6 +45,13 @@ import Testing
         #expect(ascii.prefix(QRCode.quietZone).allSatisfy { $0.allSatisfy { $0 == " " } })
     }
 
+    @Test func aCodeDrawnLightOnDarkReadsBack() throws {
+        // As on a dark terminal without colours: the light modules drawn, the dark ones the background.
+        let image = try #require(try QRCode(Self.uri)).image(scale: 3)
+        let inverted = GreyImage(width: image.width, height: image.height, pixels: image.pixels.map { 255 - $0 })
+        #expect(try QRImage.codes(in: inverted) == [Self.uri])
+    }
+
     @Test func aPNGFileGivesItsURIAndItsAccounts() throws {
         let directory = temporaryDirectory()
         let path = directory + "/code.png"
