@@ -3,6 +3,7 @@ through libjpeg-turbo's cjpeg; composed images through a PNG writer here), the c
 
 import base64
 import hashlib
+import json
 import re
 import struct
 import subprocess
@@ -13,7 +14,7 @@ from urllib.parse import quote
 import pyotp
 import pytest
 
-from harness import run_ykman, run_ykterm
+from harness import ServedKey, run_ykman, run_ykterm, wait_until
 
 SECRET_A = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
 SECRET_B = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
@@ -210,3 +211,22 @@ def test_generate_shows_the_uri_and_code_once_and_adds_it(key, env):
         r = yk(key, env, "oath", "add", "--generate", "--name", "x", *extra, check=False)
         assert r.returncode == 64 or r.returncode == 2, r
         assert "--generate makes the secret" in r.stderr
+
+
+def test_generate_with_all_keys_puts_the_same_secret_on_each(pcsc, env, tmp_path):
+    a = ServedKey(pcsc, slot=0, serial=41000011, state=tmp_path / "a.json").start()
+    b = ServedKey(pcsc, slot=1, serial=41000012, state=tmp_path / "b.json").start()
+    try:
+        wait_until(lambda: sorted(k.get("serial") or 0 for k in json.loads(
+            run_ykterm("list", "--json", env=env, check=False).stdout or "[]")) == [41000011, 41000012],
+            10, "both keys answering")
+        r = run_ykterm("oath", "add", "--all-keys", "--generate", "--issuer", "Both", "--name", "gina", env=env)
+        parsed = pyotp.parse_uri(re.search(r"otpauth://\S+", r.stdout).group(0))
+        assert r.stdout.count("Added Both:gina to ") == 2, r.stdout
+        for served in (a, b):
+            before = int(time.time())
+            code = ykman_codes(served, env)["Both:gina"]
+            assert code in {parsed.at(before), parsed.at(int(time.time()))}, served.reader
+    finally:
+        b.stop()
+        a.stop()
