@@ -9,11 +9,12 @@ PYTHON ?= python3
 VENV := .venv
 YKTERM := .build/debug/ykterm
 
-# System packages: build libraries (toml++'s headers, for the config file, among them), pcscd with the vsmartcard
-# vpcd driver, tools the tests use.
+# System packages: build libraries (toml++'s headers, for the config file, among them; libqrencode, zbar, libpng and
+# libjpeg for QR codes), pcscd with the vsmartcard vpcd driver, tools the tests use.
 DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev zlib1g-dev libtomlplusplus-dev \
+                libqrencode-dev libzbar-dev libpng-dev libjpeg62-turbo-dev \
                 pcscd vsmartcard-vpcd util-linux tmux python3-venv groff-base time
-PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto tomlplusplus
+PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto tomlplusplus libqrencode zbar libpng libjpeg
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -61,9 +62,11 @@ test test-integration: DEB_SERVER_PACKAGES := openssh-server
 # (ssh -I, ssh-keygen -D) and openssl. test_deb.py runs make deb (the release build and the Debian tools, lintian)
 # and checks the installed package with man-db, bash-completion and strace; dpkg-repack keeps aside a ykterm package
 # installed before it. test_openpgp.py runs gpg --card-status through scdaemon (gnupg and scdaemon; the test
-# starts scdaemon and gpg-agent itself, in a private GNUPGHOME).
+# starts scdaemon and gpg-agent itself, in a private GNUPGHOME). test_oath_qr.py makes QR images with qrencode, and
+# JPEG ones with libjpeg-turbo's cjpeg.
 test test-integration: DEB_PACKAGES += gcc libc6-dev openssh-client openssl ykcs11 \
-  libstdc++-12-dev dpkg-dev binutils lintian man-db bash-completion strace dpkg-repack gnupg scdaemon
+  libstdc++-12-dev dpkg-dev binutils lintian man-db bash-completion strace dpkg-repack gnupg scdaemon \
+  qrencode libjpeg-turbo-progs
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -115,16 +118,18 @@ build: deps
 ## flags, delete .build/*/release/*.build: the compiler reuses objects whose code did not change even when the
 ## flags did.
 ##
-## The C libraries that have archives are linked in too — libcrypto, hidapi-hidraw, ncursesw and tinfo, libstdc++ and
-## the unwinder (libgcc_eh) — so the loader maps and relocates five shared objects instead of eleven (libpcsclite
-## and libudev have no archive in Debian; glibc stays shared): about 1.2 ms and 2 MiB off every run. toml++ has no
+## The C libraries that have archives are linked in too — libcrypto, hidapi-hidraw, ncursesw and tinfo, libpng and
+## libjpeg (QR code images), libstdc++ and the unwinder (libgcc_eh) — so the loader maps and relocates five shared
+## objects instead of eleven (libpcsclite and libudev have no archive in Debian; glibc stays shared): about 1.2 ms
+## and 2 MiB off every run. libqrencode and zbar are not linked at all: ykterm loads them with dlopen when a QR code
+## is drawn or read (Sources/CQREncode, Sources/CZBar). toml++ has no
 ## archive either, and its shared library would load the shared libstdc++: its headers are compiled into the
 ## Sources/CTOMLPlusPlus target instead, in every build. SwiftPM links
 ## what the module maps name (`link "crypto"`) from the first directory that has it, shared or not: the release
 ## build reads the C libraries' pkg-config files from copies in STATIC_LINK whose `-L` put STATIC_LINK (which holds
 ## only the archives) first.
 STATIC_LINK := $(CURDIR)/.build/static-link
-STATIC_ARCHIVES := libcrypto.a libhidapi-hidraw.a libncursesw.a libtinfo.a
+STATIC_ARCHIVES := libcrypto.a libhidapi-hidraw.a libncursesw.a libtinfo.a libpng16.a libjpeg.a
 RELEASE_LINK := -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=gold \
                 -Xswiftc -Xclang-linker -Xswiftc -no-pie \
                 -Xlinker --version-script=$(CURDIR)/Resources/link/release-exports.map \
@@ -193,7 +198,8 @@ deb: release-shared $(MAN_PAGE)
 	  sha256sum "$$deb"
 
 ## dist: a tarball for other distributions, dist/ykterm-VERSION-linux-ARCH.tar.gz, and its SHA-256 beside it
-## (.sha256, for sha256sum -c): the release binary (its C libraries linked in; it needs glibc, libpcsclite and zlib),
+## (.sha256, for sha256sum -c): the release binary (its C libraries linked in; it needs glibc, libpcsclite and zlib,
+## and libqrencode and zbar for QR codes, loaded when used),
 ## the one-slot reader driver, the man page, completions, udev rules, string tables and example config, laid out as
 ## `make install` lays out a PREFIX (bin/ykterm finds ../share/ykterm and ../lib/ykterm), with README.md and LICENSE.
 ## Unpack it anywhere (README: in /opt, with a link in /usr/local/bin). Reproducible as the package is.

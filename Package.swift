@@ -43,6 +43,14 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         // zlib for gzip-compressed PIV certificates; inflateInit2 and deflateInit2 are macros, the shim wraps them.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // QR codes: libqrencode draws a generated account's (`oath add --generate`); zbar finds the codes in a PNG or
+        // JPEG image (`oath add --qr`), decoded to grey by libpng and libjpeg. libqrencode and zbar are loaded with
+        // dlopen when used (see their shim.h): no pkg-config, whose -l would link them. The JPEG decode is a C
+        // function in the shim: libjpeg reports errors with longjmp.
+        .systemLibrary(name: "CQREncode"),
+        .systemLibrary(name: "CZBar"),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .target(name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL", "CLinux", "CZlib"]),
         .target(name: "VirtualKey", dependencies: ["KeyKit"]),
         // The virtual key as a USB composite device: hidraw nodes served through FUSE, sysfs, vpcd.
@@ -60,7 +68,8 @@ let package = Package(
         .target(
             name: "AuthenticatorModel",
             dependencies: [
-                "KeyKit", "CTOMLPlusPlus", .product(name: "Logging", package: "swift-log"),
+                "KeyKit", "CTOMLPlusPlus", "CQREncode", "CZBar", "CPNG", "CJPEG",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // Screen protocol, ncurses and in-memory screens, input decoding, and one view per tab.
         .target(name: "TerminalUI", dependencies: ["AuthenticatorModel", "KeyKit", "CNCursesW", "CLinux"]),

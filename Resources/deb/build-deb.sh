@@ -93,7 +93,9 @@ install -m 755 "$here/postinst" "$here/postrm" "$pkg/DEBIAN/"
 (cd "$pkg" && find usr -type f -print0 | sort -z | xargs -0 md5sum > DEBIAN/md5sums)
 chmod 644 "$pkg/DEBIAN/md5sums"
 
-# Depends from the libraries the binary and the driver need; then the control file, Installed-Size included.
+# Depends from the libraries the binary and the driver need (control adds libqrencode4 and libzbar0, which ykterm
+# loads with dlopen to draw and read QR codes, where dpkg-shlibdeps cannot see them); then the control file,
+# Installed-Size included.
 (cd "$src" && dpkg-shlibdeps -Tdebian/ykterm.substvars debian/ykterm/usr/bin/ykterm \
   debian/ykterm/usr/lib/ykterm/libykterm-ifd-one-slot.so)
 (cd "$src" && dpkg-gencontrol -pykterm -v"$VERSION" -Tdebian/ykterm.substvars -Pdebian/ykterm)

@@ -264,6 +264,11 @@ extension OATHCommand {
                 secret cannot be read back from a key, so adding it to both at once is the only backup there is). \
                 Each key answers for itself: one that is full, locked or pulled out is named, and the others keep \
                 the account; the exit status is then 1.
+
+                --qr IMAGE reads the URI from a QR code in a PNG or JPEG image (a screenshot of a site's enrolment \
+                page, or of an authenticator app's export). --generate makes a random 160-bit secret for an account \
+                given by --name and the other fields, and prints it once, as a URI and a QR code for a phone app, \
+                before adding it.
                 """)
 
         @OptionGroup var options: OATHKeysOptions
@@ -301,16 +306,32 @@ extension OATHCommand {
         @Flag(name: .long, help: "Overwrite an account with the same ID without asking.")
         var force = false
 
+        @Option(
+            name: .long,
+            help: ArgumentHelp("A PNG or JPEG image with the account's QR code (instead of a URI).", valueName: "IMAGE")
+        )
+        var qr: String?
+
+        @Flag(name: .long, help: "Make a random secret, and print it once as a URI and a QR code.")
+        var generate = false
+
         func validate() throws {
-            if uri != nil && (name != nil || secret != nil || issuer != nil) {
+            if generate && (secret != nil || uri != nil || qr != nil) {
+                throw ValidationError(words("cli.oath.generateAlone"))
+            }
+            if (uri != nil || qr != nil) && (name != nil || secret != nil || issuer != nil) {
                 throw ValidationError(words("cli.oath.uriOrFields"))
             }
-            if uri == nil && name == nil {
+            if uri != nil && qr != nil { throw ValidationError(words("cli.oath.uriOrImage")) }
+            if uri == nil && qr == nil && name == nil {
                 throw ValidationError(words("cli.oath.nothingToAdd"))
             }
         }
 
         func readAccounts(_ prompt: Prompt) throws -> [CredentialData] {
+            if let qr {
+                return OATHQR.touching(try OTPAuthURI.accounts(in: QRImage.accountURI(inFile: qr)), touch)
+            }
             if var text = uri {
                 if text == "-" {
                     text = try prompt.line(words("oath.add.uri"))
@@ -326,7 +347,9 @@ extension OATHCommand {
                 return accounts
             }
             var secretText: String
-            if let secret, secret != "-" {
+            if generate {
+                secretText = OATHQR.generatedSecret()
+            } else if let secret, secret != "-" {
                 warn("ykterm: " + words("cli.oath.secretOnCommandLine"))
                 secretText = secret
             } else {
@@ -347,6 +370,7 @@ extension OATHCommand {
             let prompt = Prompt()
             let accounts = try readAccounts(prompt)
             for a in accounts { try a.id.validate() }
+            if generate, let account = accounts.first { OATHQR.show(account) }
             if options.several {
                 return try await OATHCommand.addAcrossKeys(accounts, options, force: force, prompt: prompt)
             }

@@ -62,6 +62,31 @@ extension ErrorExplanation {
         }
     }
 
+    static func explain(_ e: QRImageError) -> ErrorExplanation {
+        switch e {
+        case .unreadable(let path, let why):
+            return ErrorExplanation(kind: .fileUnreadable, ["path": path, "detail": why])
+        case .fileTooLarge(let path, let bytes):
+            return ErrorExplanation(
+                kind: .qrFileTooLarge,
+                ["path": path, "bytes": String(bytes), "maximum": String(QRImage.maximumFileBytes >> 20)])
+        case .notAnImage(let path): return ErrorExplanation(kind: .qrNotAnImage, ["path": path])
+        case .damaged(let path, let format, let detail):
+            return ErrorExplanation(kind: .qrImageDamaged, ["path": path, "format": format, "detail": detail])
+        case .pixels(let path, let width, let height):
+            return ErrorExplanation(
+                kind: .qrImageTooLarge, ["path": path, "width": String(width), "height": String(height)])
+        case .noCode(let path): return ErrorExplanation(kind: .qrNoCode, ["path": path])
+        case .severalCodes(let path, let count):
+            return ErrorExplanation(kind: .qrSeveralCodes, ["path": path, "count": String(count)])
+        case .notAccountURI(let path, let text):
+            return ErrorExplanation(kind: .qrNotAccount, ["path": path, "text": text])
+        case .libraryMissing(let library, let package, let detail):
+            return ErrorExplanation(
+                kind: .qrLibraryMissing, ["library": library, "package": package, "detail": detail])
+        }
+    }
+
     static func explain(_ e: RememberedKeys.StoreError) -> ErrorExplanation {
         switch e {
         case .unreadable(let path, let why):

@@ -94,6 +94,15 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case noSuchAccount = "no-such-account"
     case accountExists = "account-exists"
     case ambiguousAccount = "ambiguous-account"
+    // A QR code's image (oath add --qr, the Add dialog's image path).
+    case qrNotAnImage = "qr-not-an-image"
+    case qrImageDamaged = "qr-image-damaged"
+    case qrImageTooLarge = "qr-image-too-large"
+    case qrFileTooLarge = "qr-file-too-large"
+    case qrNoCode = "qr-no-code"
+    case qrSeveralCodes = "qr-several-codes"
+    case qrNotAccount = "qr-not-account"
+    case qrLibraryMissing = "qr-library-missing"
     // SSH keys on the key.
     case sshKeyExists = "ssh-key-exists"
     case sshApplication = "ssh-application"
@@ -261,7 +270,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
             .notLocked,
             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
             .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey, .certificateSubject,
-            .openpgpPasswordLength, .hsmauthLabelLength, .hsmauthKeyLength:
+            .openpgpPasswordLength, .hsmauthLabelLength, .hsmauthKeyLength, .qrNotAnImage, .qrImageDamaged,
+            .qrImageTooLarge, .qrFileTooLarge, .qrNoCode, .qrSeveralCodes, .qrNotAccount:
             return .usage
         default: return .failed
         }
@@ -341,6 +351,7 @@ extension ErrorExplanation {
         case let e as AtomicFile.WriteError:
             return ErrorExplanation(kind: .fileUnwritable, ["path": e.path, "detail": e.reason])
         case let e as RememberedKeys.StoreError: return explain(e)
+        case let e as QRImageError: return explain(e)
         case let e as CryptoError: return explain(e)
         case let e as CertificateIssuer.IssueError:
             switch e {
