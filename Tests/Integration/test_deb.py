@@ -184,10 +184,10 @@ def test_nothing_of_the_toolchain_is_linked(package):
         assert "RPATH" not in dynamic and "RUNPATH" not in dynamic, dynamic
     # Debian's libraries, shared; the Swift runtime linked in.
     needed = re.findall(r"Shared library: \[(.*?)\]", run(["readelf", "-d", "/usr/bin/ykterm"]).stdout)
-    assert {"libcrypto.so.3", "libncursesw.so.6", "libz.so.1", "libpcsclite.so.1"} <= set(needed), needed
+    assert {"libcrypto.so.3", "libncursesw.so.6", "libz.so.1", "libpcsclite.so.1", "libxml2.so.2"} <= set(needed), needed
     assert not any("swift" in n for n in needed), needed
     depends = run(["dpkg-deb", "-f", package.deb, "Depends", "Recommends", "Suggests"]).stdout
-    for name in ("libc6", "libpcsclite1", "libssl3", "libncursesw6", "zlib1g"):
+    for name in ("libc6", "libpcsclite1", "libssl3", "libncursesw6", "zlib1g", "libxml2"):
         assert re.search(rf"\b{name}\b", depends), depends
     assert "Recommends: pcscd" in depends and "Suggests: vsmartcard-vpcd" in depends, depends
 
