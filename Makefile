@@ -9,12 +9,12 @@ PYTHON ?= python3
 VENV := .venv
 YKTERM := .build/debug/ykterm
 
-# System packages: build libraries (toml++'s headers, for the config file, among them; libqrencode, zbar, libpng and
-# libjpeg for QR codes), pcscd with the vsmartcard vpcd driver, tools the tests use.
+# System packages: build libraries (toml++'s headers, for the config file, among them; libxml2 for PSKC files;
+# libqrencode, zbar, libpng and libjpeg for QR codes), pcscd with the vsmartcard vpcd driver, tools the tests use.
 DEB_PACKAGES := pkg-config libpcsclite-dev libhidapi-dev libncurses-dev libssl-dev zlib1g-dev libtomlplusplus-dev \
-                libqrencode-dev libzbar-dev libpng-dev libjpeg62-turbo-dev \
+                libxml2-dev libqrencode-dev libzbar-dev libpng-dev libjpeg62-turbo-dev \
                 pcscd vsmartcard-vpcd util-linux tmux python3-venv groff-base time
-PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto tomlplusplus libqrencode zbar libpng libjpeg
+PKG_CONFIG_MODULES := libpcsclite hidapi-hidraw ncursesw libcrypto tomlplusplus libxml-2.0 libqrencode zbar libpng libjpeg
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -163,8 +163,8 @@ $(MAN_PAGE): man/ykterm.1 Sources/CBuildInfo/include/build_info.h
 
 ## release-shared: the release binary linked a second time, from the same objects, against Debian's shared
 ## libraries, the Swift runtime still linked in: what the Debian package ships. Debian policy asks for the shared
-## libraries (libcrypto, ncursesw and tinfo, zlib, libstdc++, libgcc_s), so that their security updates reach
-## ykterm; Debian has no package of the Swift runtime. hidapi drops out: it is in the link (Sources/CHIDAPI) but
+## libraries (libcrypto, ncursesw and tinfo, zlib, libxml2, libstdc++, libgcc_s), so that their security updates
+## reach ykterm; Debian has no package of the Swift runtime. hidapi drops out: it is in the link (Sources/CHIDAPI) but
 ## unused. Position-independent, as Debian builds every program (the release build is not, for start-up).
 ## Resources/deb/link-shared.py runs SwiftPM's own link command without the archives of STATIC_LINK and without
 ## -no-pie, so one compile serves both links (a link takes seconds). Beside it the one-slot reader driver,
@@ -198,8 +198,8 @@ deb: release-shared $(MAN_PAGE)
 	  sha256sum "$$deb"
 
 ## dist: a tarball for other distributions, dist/ykterm-VERSION-linux-ARCH.tar.gz, and its SHA-256 beside it
-## (.sha256, for sha256sum -c): the release binary (its C libraries linked in; it needs glibc, libpcsclite and zlib,
-## and libqrencode and zbar for QR codes, loaded when used),
+## (.sha256, for sha256sum -c): the release binary (its C libraries linked in; it needs glibc, libpcsclite, zlib and
+## libxml2, and libqrencode and zbar for QR codes, loaded when used),
 ## the one-slot reader driver, the man page, completions, udev rules, string tables and example config, laid out as
 ## `make install` lays out a PREFIX (bin/ykterm finds ../share/ykterm and ../lib/ykterm), with README.md and LICENSE.
 ## Unpack it anywhere (README: in /opt, with a link in /usr/local/bin). Reproducible as the package is.

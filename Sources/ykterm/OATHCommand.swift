@@ -15,7 +15,8 @@ struct OATHCommand: ParsableCommand {
             $XDG_CONFIG_HOME/ykterm/oath-keys.json, mode 0600.
             """,
         subcommands: [
-            List.self, Code.self, Add.self, Delete.self, Rename.self, Diff.self, Password.self, Reset.self,
+            List.self, Code.self, Add.self, Import.self, Delete.self, Rename.self, Diff.self, Password.self,
+            Reset.self,
         ])
 }
 
@@ -315,6 +316,8 @@ extension OATHCommand {
         @Flag(name: .long, help: "Make a random secret, and print it once as a URI and a QR code.")
         var generate = false
 
+        @OptionGroup var pskc: PSKCOutputOptions
+
         func validate() throws {
             if generate && (secret != nil || uri != nil || qr != nil) {
                 throw ValidationError(words("cli.oath.generateAlone"))
@@ -370,9 +373,11 @@ extension OATHCommand {
             let prompt = Prompt()
             let accounts = try readAccounts(prompt)
             for a in accounts { try a.id.validate() }
+            let protection = try pskc.protection(prompt, force: force)
             if generate, let account = accounts.first { OATHQR.show(account) }
             if options.several {
-                return try await OATHCommand.addAcrossKeys(accounts, options, force: force, prompt: prompt)
+                try await OATHCommand.addAcrossKeys(accounts, options, force: force, prompt: prompt)
+                return try pskc.write(accounts, protection)
             }
             var key = OATHCommandKey(options.choice, prompt: prompt)
             let force = self.force
@@ -395,6 +400,7 @@ extension OATHCommand {
             case .added(let ids, _): for id in ids { out(words("oath.added", ["account": id])) }
             case .taken(let ids): throw OATHError.credentialExists(ids[0])
             }
+            try pskc.write(accounts, protection)
         }
     }
 

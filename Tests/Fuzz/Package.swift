@@ -18,7 +18,7 @@ import PackageDescription
 
 let fuzzTargets = [
     "FuzzCBOR", "FuzzTLV", "FuzzResponse", "FuzzCTAPHID", "FuzzVpcd", "FuzzOTPAuthURI", "FuzzMigration",
-    "FuzzNDEF", "FuzzOTP", "FuzzAPDUHex", "FuzzOTPHID", "FuzzX509", "FuzzOpenPGP", "FuzzHSMAuth",
+    "FuzzNDEF", "FuzzOTP", "FuzzAPDUHex", "FuzzOTPHID", "FuzzX509", "FuzzOpenPGP", "FuzzHSMAuth", "FuzzPSKC",
 ]
 
 let sessionTargets = [

@@ -331,6 +331,258 @@ HSMAUTH = {
     "applet-asymmetric": b"\x06" + apdus(
         cmd(0x01, MGMT + tlv(0x71, b"a") + tlv(0x74, b"\x27") + tlv(0x7D, b"") + CREDPW + tlv(0x7A, b"\x01")),
         cmd(0x0A, tlv(0x71, b"a")), cmd(0x04, tlv(0x71, b"a") + CREDPW), cmd(0x06, p1=0xDE, p2=0xAD)),
+# --- PSKC (RFC 6030): a length byte n, n bytes of pre-shared key or passphrase, then the document. The RFC's
+# examples: Figure 2 (plain HOTP), 3 (supplementary data), 5 (a PIN key package beside HOTP), 6 (AES-128-CBC with
+# the pre-shared key 12345678901234567890123456789012 hex), 7 (PBKDF2 from the passphrase "qwerty").
+PSKC_FIGURE2 = """\
+<?xml version="1.0" encoding="UTF-8"?>
+
+<KeyContainer Version="1.0"
+    Id="exampleID1"
+    xmlns="urn:ietf:params:xml:ns:keyprov:pskc">
+    <KeyPackage>
+        <Key Id="12345678"
+            Algorithm="urn:ietf:params:xml:ns:keyprov:pskc:hotp">
+            <Issuer>Issuer-A</Issuer>
+            <Data>
+                <Secret>
+                    <PlainValue>MTIzNA==
+                    </PlainValue>
+                </Secret>
+            </Data>
+        </Key>
+    </KeyPackage>
+</KeyContainer>
+"""
+PSKC_FIGURE3 = """\
+<?xml version="1.0" encoding="UTF-8"?>
+
+<KeyContainer Version="1.0"
+    Id="exampleID1"
+    xmlns="urn:ietf:params:xml:ns:keyprov:pskc">
+    <KeyPackage>
+        <DeviceInfo>
+            <Manufacturer>Manufacturer</Manufacturer>
+            <SerialNo>987654321</SerialNo>
+            <UserId>DC=example-bank,DC=net</UserId>
+        </DeviceInfo>
+        <CryptoModuleInfo>
+            <Id>CM_ID_001</Id>
+        </CryptoModuleInfo>
+        <Key Id="12345678"
+            Algorithm="urn:ietf:params:xml:ns:keyprov:pskc:hotp">
+            <Issuer>Issuer</Issuer>
+            <AlgorithmParameters>
+                <ResponseFormat Length="8" Encoding="DECIMAL"/>
+            </AlgorithmParameters>
+            <Data>
+                <Secret>
+                    <PlainValue>MTIzNDU2Nzg5MDEyMzQ1Njc4OTA=
+                    </PlainValue>
+                </Secret>
+                <Counter>
+                    <PlainValue>0</PlainValue>
+                </Counter>
+            </Data>
+            <UserId>UID=jsmith,DC=example-bank,DC=net</UserId>
+        </Key>
+    </KeyPackage>
+</KeyContainer>
+"""
+PSKC_FIGURE5 = """\
+<?xml version="1.0" encoding="UTF-8"?>
+
+<KeyContainer Version="1.0"
+    Id="exampleID1"
+    xmlns="urn:ietf:params:xml:ns:keyprov:pskc">
+    <KeyPackage>
+        <DeviceInfo>
+            <Manufacturer>Manufacturer</Manufacturer>
+            <SerialNo>987654321</SerialNo>
+        </DeviceInfo>
+        <CryptoModuleInfo>
+            <Id>CM_ID_001</Id>
+        </CryptoModuleInfo>
+        <Key Id="12345678"
+            Algorithm="urn:ietf:params:xml:ns:keyprov:pskc:hotp">
+            <Issuer>Issuer</Issuer>
+            <AlgorithmParameters>
+                <ResponseFormat Length="8" Encoding="DECIMAL"/>
+            </AlgorithmParameters>
+            <Data>
+                <Secret>
+                    <PlainValue>MTIzNDU2Nzg5MDEyMzQ1Njc4OTA=
+                    </PlainValue>
+                </Secret>
+                <Counter>
+                    <PlainValue>0</PlainValue>
+                </Counter>
+            </Data>
+            <Policy>
+                <PINPolicy MinLength="4" MaxLength="4"
+                    PINKeyId="123456781" PINEncoding="DECIMAL"
+                    PINUsageMode="Local"/>
+                <KeyUsage>OTP</KeyUsage>
+            </Policy>
+        </Key>
+    </KeyPackage>
+    <KeyPackage>
+        <DeviceInfo>
+            <Manufacturer>Manufacturer</Manufacturer>
+            <SerialNo>987654321</SerialNo>
+        </DeviceInfo>
+        <CryptoModuleInfo>
+            <Id>CM_ID_001</Id>
+        </CryptoModuleInfo>
+        <Key Id="123456781"
+            Algorithm="urn:ietf:params:xml:ns:keyprov:pskc:pin">
+            <Issuer>Issuer</Issuer>
+            <AlgorithmParameters>
+                <ResponseFormat Length="4" Encoding="DECIMAL"/>
+            </AlgorithmParameters>
+            <Data>
+                <Secret>
+                    <PlainValue>MTIzNA==</PlainValue>
+                </Secret>
+            </Data>
+        </Key>
+    </KeyPackage>
+</KeyContainer>
+"""
+PSKC_FIGURE6 = """\
+<?xml version="1.0" encoding="UTF-8"?>
+
+<KeyContainer Version="1.0"
+    xmlns="urn:ietf:params:xml:ns:keyprov:pskc"
+    xmlns:ds="http://www.w3.org/2000/09/xmldsig#"
+    xmlns:xenc="http://www.w3.org/2001/04/xmlenc#">
+    <EncryptionKey>
+        <ds:KeyName>Pre-shared-key</ds:KeyName>
+    </EncryptionKey>
+    <MACMethod Algorithm="http://www.w3.org/2000/09/xmldsig#hmac-sha1">
+        <MACKey>
+            <xenc:EncryptionMethod
+            Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
+            <xenc:CipherData>
+                <xenc:CipherValue>
+    ESIzRFVmd4iZABEiM0RVZgKn6WjLaTC1sbeBMSvIhRejN9vJa2BOlSaMrR7I5wSX
+                </xenc:CipherValue>
+            </xenc:CipherData>
+        </MACKey>
+    </MACMethod>
+    <KeyPackage>
+        <DeviceInfo>
+            <Manufacturer>Manufacturer</Manufacturer>
+            <SerialNo>987654321</SerialNo>
+        </DeviceInfo>
+        <CryptoModuleInfo>
+            <Id>CM_ID_001</Id>
+        </CryptoModuleInfo>
+        <Key Id="12345678"
+            Algorithm="urn:ietf:params:xml:ns:keyprov:pskc:hotp">
+            <Issuer>Issuer</Issuer>
+            <AlgorithmParameters>
+                <ResponseFormat Length="8" Encoding="DECIMAL"/>
+            </AlgorithmParameters>
+            <Data>
+                <Secret>
+                    <EncryptedValue>
+                        <xenc:EncryptionMethod
+                        Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
+                        <xenc:CipherData>
+                            <xenc:CipherValue>
+    AAECAwQFBgcICQoLDA0OD+cIHItlB3Wra1DUpxVvOx2lef1VmNPCMl8jwZqIUqGv
+                            </xenc:CipherValue>
+                        </xenc:CipherData>
+                    </EncryptedValue>
+                    <ValueMAC>Su+NvtQfmvfJzF6bmQiJqoLRExc=
+                    </ValueMAC>
+                </Secret>
+                <Counter>
+                    <PlainValue>0</PlainValue>
+                </Counter>
+            </Data>
+        </Key>
+    </KeyPackage>
+</KeyContainer>
+"""
+PSKC_FIGURE7 = """\
+<?xml version="1.0" encoding="UTF-8"?>
+
+<pskc:KeyContainer
+  xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc"
+  xmlns:xenc11="http://www.w3.org/2009/xmlenc11#"
+  xmlns:pkcs5="http://www.rsasecurity.com/rsalabs/pkcs/schemas/pkcs-5v2-0#"
+  xmlns:xenc="http://www.w3.org/2001/04/xmlenc#" Version="1.0">
+    <pskc:EncryptionKey>
+        <xenc11:DerivedKey>
+            <xenc11:KeyDerivationMethod
+              Algorithm="http://www.rsasecurity.com/rsalabs/pkcs/schemas/pkcs-5v2-0#pbkdf2">
+                <pkcs5:PBKDF2-params>
+                    <Salt>
+                        <Specified>Ej7/PEpyEpw=</Specified>
+                    </Salt>
+                    <IterationCount>1000</IterationCount>
+                    <KeyLength>16</KeyLength>
+                    <PRF/>
+                </pkcs5:PBKDF2-params>
+            </xenc11:KeyDerivationMethod>
+            <xenc:ReferenceList>
+                <xenc:DataReference URI="#ED"/>
+            </xenc:ReferenceList>
+            <xenc11:MasterKeyName>My Password 1</xenc11:MasterKeyName>
+        </xenc11:DerivedKey>
+    </pskc:EncryptionKey>
+    <pskc:MACMethod
+        Algorithm="http://www.w3.org/2000/09/xmldsig#hmac-sha1">
+        <pskc:MACKey>
+            <xenc:EncryptionMethod
+            Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
+            <xenc:CipherData>
+                <xenc:CipherValue>
+2GTTnLwM3I4e5IO5FkufoOEiOhNj91fhKRQBtBJYluUDsPOLTfUvoU2dStyOwYZx
+                </xenc:CipherValue>
+            </xenc:CipherData>
+        </pskc:MACKey>
+    </pskc:MACMethod>
+    <pskc:KeyPackage>
+        <pskc:DeviceInfo>
+            <pskc:Manufacturer>TokenVendorAcme</pskc:Manufacturer>
+            <pskc:SerialNo>987654321</pskc:SerialNo>
+        </pskc:DeviceInfo>
+        <pskc:CryptoModuleInfo>
+            <pskc:Id>CM_ID_001</pskc:Id>
+        </pskc:CryptoModuleInfo>
+        <pskc:Key Algorithm="urn:ietf:params:xml:ns:keyprov:pskc:hotp" Id="123456">
+            <pskc:Issuer>Example-Issuer</pskc:Issuer>
+            <pskc:AlgorithmParameters>
+                <pskc:ResponseFormat Length="8" Encoding="DECIMAL"/>
+            </pskc:AlgorithmParameters>
+            <pskc:Data>
+                <pskc:Secret>
+                <pskc:EncryptedValue Id="ED">
+                    <xenc:EncryptionMethod
+                        Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>
+                        <xenc:CipherData>
+                            <xenc:CipherValue>
+      oTvo+S22nsmS2Z/RtcoF8Hfh+jzMe0RkiafpoDpnoZTjPYZu6V+A4aEn032yCr4f
+                        </xenc:CipherValue>
+                    </xenc:CipherData>
+                    </pskc:EncryptedValue>
+                    <pskc:ValueMAC>LP6xMvjtypbfT9PdkJhBZ+D6O4w=
+                    </pskc:ValueMAC>
+                </pskc:Secret>
+            </pskc:Data>
+        </pskc:Key>
+    </pskc:KeyPackage>
+</pskc:KeyContainer>
+"""
+PSKC = {
+    "rfc6030-figure2": b"\x00" + PSKC_FIGURE2.encode(),
+    "rfc6030-figure3": b"\x00" + PSKC_FIGURE3.encode(),
+    "rfc6030-figure5": b"\x00" + PSKC_FIGURE5.encode(),
+    "rfc6030-figure6": b"\x10" + h("12345678901234567890123456789012") + PSKC_FIGURE6.encode(),
+    "rfc6030-figure7": b"\x06qwerty" + PSKC_FIGURE7.encode(),
 }
 
 # --- Whole sessions against a device fed by the input: recorded, not written here. Seeds named regression-*
@@ -371,6 +623,7 @@ if __name__ == "__main__":
     write("FuzzX509", X509)
     write("FuzzOpenPGP", OPENPGP)
     write("FuzzHSMAuth", HSMAUTH)
+    write("FuzzPSKC", PSKC)
     record_sessions()
     for d in sorted(HERE.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds")

@@ -23,7 +23,7 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 BIN=.build/release
 ALL=(FuzzCBOR FuzzTLV FuzzResponse FuzzCTAPHID FuzzVpcd FuzzOTPAuthURI FuzzMigration FuzzNDEF FuzzOTP FuzzAPDUHex FuzzOTPHID
      FuzzX509 FuzzCTAP2PINChange FuzzCTAP2Credentials FuzzOATHCalculateAll FuzzOTPHIDExchange FuzzPIVSession
-     FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming FuzzCTAP2Config FuzzOpenPGP FuzzHSMAuth)
+     FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming FuzzCTAP2Config FuzzOpenPGP FuzzHSMAuth FuzzPSKC)
 SESSION_TARGETS=" FuzzCTAP2PINChange FuzzCTAP2Credentials FuzzOATHCalculateAll FuzzOTPHIDExchange FuzzPIVSession "
 SESSION_TARGETS+="FuzzBioEnrollment FuzzManagementConfig FuzzOTPSlotProgramming FuzzCTAP2Config "
 # A crash is libFuzzer's report (and the sanitizer's), not the Swift runtime's backtrace on top of it.

@@ -184,13 +184,13 @@ def test_nothing_of_the_toolchain_is_linked(package):
         assert "RPATH" not in dynamic and "RUNPATH" not in dynamic, dynamic
     # Debian's libraries, shared; the Swift runtime linked in.
     needed = re.findall(r"Shared library: \[(.*?)\]", run(["readelf", "-d", "/usr/bin/ykterm"]).stdout)
-    assert {"libcrypto.so.3", "libncursesw.so.6", "libz.so.1", "libpcsclite.so.1"} <= set(needed), needed
+    assert {"libcrypto.so.3", "libncursesw.so.6", "libz.so.1", "libpcsclite.so.1", "libxml2.so.2"} <= set(needed), needed
     assert not any("swift" in n for n in needed), needed
     depends = run(["dpkg-deb", "-f", package.deb, "Depends", "Recommends", "Suggests"]).stdout
     # libpng and libjpeg read QR code images (linked); libqrencode and zbar are loaded with dlopen when a QR code is
     # drawn or read, so control names them.
     for name in ("libc6", "libpcsclite1", "libssl3", "libncursesw6", "zlib1g", "libpng16-16", "libjpeg62-turbo",
-                 "libqrencode4", "libzbar0"):
+                 "libqrencode4", "libzbar0", "libxml2"):
         assert re.search(rf"\b{name}\b", depends), depends
     assert "Recommends: pcscd" in depends and "Suggests: vsmartcard-vpcd" in depends, depends
 

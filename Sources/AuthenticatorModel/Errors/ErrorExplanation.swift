@@ -88,6 +88,12 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     // OATH.
     case invalidAccount = "invalid-account"
     case invalidURI = "invalid-uri"
+    // PSKC files (oath add --output, oath import).
+    case pskcInvalid = "pskc-invalid"
+    case pskcUnsupported = "pskc-unsupported"
+    case pskcKeyNeeded = "pskc-key-needed"
+    case pskcKeyLength = "pskc-key-length"
+    case pskcWrongKey = "pskc-wrong-key"
     case wrongPassword = "wrong-password"
     case passwordRequired = "password-required"
     case noRoom = "no-room"
@@ -271,7 +277,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
             .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey, .certificateSubject,
             .openpgpPasswordLength, .hsmauthLabelLength, .hsmauthKeyLength, .qrNotAnImage, .qrImageDamaged,
-            .qrImageTooLarge, .qrFileTooLarge, .qrNoCode, .qrSeveralCodes, .qrNotAccount:
+            .qrImageTooLarge, .qrFileTooLarge, .qrNoCode, .qrSeveralCodes, .qrNotAccount, .pskcKeyLength:
             return .usage
         default: return .failed
         }
@@ -305,6 +311,7 @@ extension ErrorExplanation {
             }
         case let e as KeyRouteError: return explain(e)
         case let e as OATHError: return explain(e)
+        case let e as PSKCError: return explain(e)
         case let e as OATHOperationError: return explain(e)
         case let e as FIDOOperationError:
             switch e {
@@ -480,6 +487,18 @@ extension ErrorExplanation {
         case .renameTargetTaken(let id): return ErrorExplanation(kind: .renameTargetTaken, ["account": id])
         case .hasPassword: return ErrorExplanation(kind: .oathHasPassword)
         case .noPassword: return ErrorExplanation(kind: .oathNoPassword)
+        }
+    }
+
+    static func explain(_ e: PSKCError) -> ErrorExplanation {
+        switch e {
+        case .notXML(let reason): return ErrorExplanation(kind: .pskcInvalid, ["detail": reason])
+        case .notPSKC: return ErrorExplanation(kind: .pskcInvalid, ["detail": "KeyContainer"])
+        case .malformed(let element): return ErrorExplanation(kind: .pskcInvalid, ["detail": element])
+        case .unsupported(let what): return ErrorExplanation(kind: .pskcUnsupported, ["what": what])
+        case .keyNeeded: return ErrorExplanation(kind: .pskcKeyNeeded)
+        case .keyLength(let length): return ErrorExplanation(kind: .pskcKeyLength, ["length": String(length)])
+        case .wrongKey: return ErrorExplanation(kind: .pskcWrongKey)
         }
     }
 

@@ -13,6 +13,18 @@ extension Crypto {
         try aes(keyLength: 32, key: key, iv: iv, ciphertext, encrypt: false)
     }
 
+    /// AES-CBC with a 16-, 24- or 32-byte key (AES-128, -192, -256), no padding.
+    public static func aesCBCEncrypt(key: [UInt8], iv: [UInt8], _ plaintext: [UInt8]) throws -> [UInt8] {
+        try aes(
+            keyLength: [16, 24, 32].contains(key.count) ? key.count : 16, key: key, iv: iv, plaintext, encrypt: true)
+    }
+
+    /// AES-CBC with a 16-, 24- or 32-byte key (AES-128, -192, -256), no padding.
+    public static func aesCBCDecrypt(key: [UInt8], iv: [UInt8], _ ciphertext: [UInt8]) throws -> [UInt8] {
+        try aes(
+            keyLength: [16, 24, 32].contains(key.count) ? key.count : 16, key: key, iv: iv, ciphertext, encrypt: false)
+    }
+
     /// AES-128 on each 16-byte block independently (ECB), no padding.
     public static func aes128ECBEncrypt(key: [UInt8], _ block: [UInt8]) throws -> [UInt8] {
         try aes(keyLength: 16, key: key, iv: nil, block, encrypt: true)
