@@ -1,3 +1,5 @@
+import KeyKit
+
 /// The virtual key's button as its applets wait for it: a touch takes `delay` seconds (0: at once). A cached touch
 /// policy is met for 15 seconds after the last touch, as on a YubiKey.
 struct SimulatedButton: Sendable {
