@@ -51,7 +51,7 @@ let package = Package(
         .systemLibrary(name: "CZBar"),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
-                // libxml2 for PSKC (RFC 6030) files: OATH accounts read and written as XML. Only its tree API is used.
+        // libxml2 for PSKC (RFC 6030) files: OATH accounts read and written as XML. Only its tree API is used.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .target(
             name: "KeyKit", dependencies: ["CPCSCLite", "CHIDAPI", "COpenSSL", "CLinux", "CZlib", "CLibXML2"]),

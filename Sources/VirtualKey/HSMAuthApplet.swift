@@ -15,7 +15,8 @@ import KeyKit
 final class HSMAuthApplet: Applet {
     let aid = AID.hsmauth
     let capabilities: Capabilities = .hsmauth
-    let touchDelay: Double
+    /// The button a credential that requires touch waits for.
+    let button: SimulatedButton
 
     typealias Ins = HSMAuth.Ins
     typealias Tag = HSMAuth.Tag
@@ -25,7 +26,7 @@ final class HSMAuthApplet: Applet {
     private var ephemeral: (label: String, key: P256PrivateKey)?
 
     init(touchDelay: Double = 0.5) {
-        self.touchDelay = touchDelay
+        button = SimulatedButton(delay: touchDelay)
     }
 
     func powerReset() {
@@ -109,7 +110,7 @@ final class HSMAuthApplet: Applet {
             return Response(status: StatusWord(rawValue: 0x63C0 | UInt16(max(0, left))))
         }
         s.credentials[i].retries = HSMAuth.initialRetries
-        if touch, s.credentials[i].touchRequired, touchDelay > 0 { SystemThread.sleep(touchDelay) }
+        if touch, s.credentials[i].touchRequired { button.touch() }
         return nil
     }
 
