@@ -108,3 +108,13 @@ def test_a_management_key_that_is_not_the_default_is_asked_for(both, key, env, t
     assert raw(env, key.reader, "ykman", "objects", "export", "5fff11", "-") == b"abc"
     ykterm("objects", "generate", "chuid", input=MGM_OTHER + "\n")
     Chuid.from_bytes(raw(env, key.reader, "ykman", "objects", "export", "chuid", "-"))
+
+
+def test_the_printed_object_is_kept_while_it_holds_ykman_s_protected_management_key(both, key, env, tmp_path):
+    ykterm, ykman = both
+    ykman("access", "change-management-key", "-m", MGM_DEFAULT, "-P", "123456", "--protect", "--generate", "--force")
+    (tmp_path / "p").write_bytes(b"\x88\x00")
+    refused = ykterm("objects", "import", "printed", tmp_path / "p", check=False)
+    assert refused.returncode == 1 and "protected by the PIN" in refused.stderr, refused.stderr
+    # ykman still finds its management key there.
+    ykman("objects", "generate", "-P", "123456", "ccc")

@@ -334,9 +334,13 @@ public struct PIVOperations: Sendable {
         }
     }
 
-    /// Stores `data` as object `id` (empty deletes it), as it is. Needs the management key.
+    /// Stores `data` as object `id` (empty deletes it), as it is. Needs the management key. The printed
+    /// information object is refused while ykman keeps a PIN-protected management key in it.
     public func writeObject(_ id: [UInt8], _ data: [UInt8], managementKey: SecretBytes?) async throws {
         try await withSession { s in
+            if id == PIV.ObjectID.printedInformation, try await s.managementKeyIsPINProtected() {
+                throw PIVOperationError.printedHoldsManagementKey
+            }
             try await Self.authenticate(s, managementKey)
             try await s.putObject(id, data)
         }
@@ -495,4 +499,6 @@ public enum PIVOperationError: Error, Sendable, Equatable {
     case managementKeyLength(PIV.Algorithm, expected: Int, given: Int)
     /// The slot holds a key already (a move goes to an empty slot only).
     case slotHoldsKey(PIV.Slot)
+    /// The printed information object holds the management key ykman protects with the PIN: not overwritten.
+    case printedHoldsManagementKey
 }

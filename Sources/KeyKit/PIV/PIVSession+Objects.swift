@@ -94,6 +94,22 @@ extension PIVSession {
         try await putObject(PIV.ObjectID.cardCapabilityContainer, content)
     }
 
+    /// Whether ykman keeps the management key behind the PIN: its data object (5FFF00: 80 { 81 flags, 82 salt })
+    /// has the flag 02 (the key stored in the printed information object) or a salt (the key derived from the
+    /// PIN, an older way).
+    public func managementKeyIsPINProtected() async throws -> Bool {
+        guard let content = try await optionalObject(PIV.ObjectID.pivmanData) else { return false }
+        return PIVSession.pivmanProtectsManagementKey(content)
+    }
+
+    /// Whether ykman's data object `content` says the management key is behind the PIN.
+    public static func pivmanProtectsManagementKey(_ content: [UInt8]) -> Bool {
+        guard let outer = try? TLV.parseAll(content), let inner = outer.value(for: 0x80),
+            let fields = try? TLV.parseAll(inner)
+        else { return false }
+        return (fields.value(for: 0x81)?.first ?? 0) & 0x02 != 0 || fields.value(for: 0x82) != nil
+    }
+
     private func optionalObject(_ id: [UInt8]) async throws -> [UInt8]? {
         do {
             let content = try await object(id)

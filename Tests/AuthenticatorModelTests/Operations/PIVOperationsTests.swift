@@ -205,6 +205,13 @@ struct PIVKeyOperationsTests {
         try await piv.writeObject(PIV.ObjectID.printedInformation, [0x88, 0x01, 0x41], managementKey: nil)
         #expect(try await question { try await piv.readObject(PIV.ObjectID.printedInformation, pin: nil) } == .pin)
         #expect(try await piv.readObject(PIV.ObjectID.printedInformation, pin: defaultPIN) == [0x88, 0x01, 0x41])
+        // Not while ykman keeps a PIN-protected management key there (its data object's flag 02).
+        try await piv.writeObject(PIV.ObjectID.pivmanData, [0x80, 0x03, 0x81, 0x01, 0x02], managementKey: nil)
+        await #expect(throws: PIVOperationError.printedHoldsManagementKey) {
+            try await piv.writeObject(PIV.ObjectID.printedInformation, [0x88, 0x00], managementKey: nil)
+        }
+        #expect(PIVSession.pivmanProtectsManagementKey([0x80, 0x04, 0x82, 0x02, 0x01, 0x02]))
+        #expect(!PIVSession.pivmanProtectsManagementKey([0x80, 0x03, 0x81, 0x01, 0x01]))
         // Empty deletes it.
         try await piv.writeObject(id, [], managementKey: nil)
         await #expect(throws: PIVError.objectNotFound(id)) { try await piv.readObject(id, pin: nil) }
