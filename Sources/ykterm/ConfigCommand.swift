@@ -93,8 +93,8 @@ struct ConfigCommand: AsyncParsableCommand {
             abstract:
                 "Set the USB mode (the USB interfaces) as ykman's config mode does: for keys before the YubiKey 5.",
             discussion: """
-                MODE is OTP, FIDO, CCID or a combination (OTP+FIDO+CCID), shortened to first letters (o+c), or \
-                the mode's number (0 to 6). A key before firmware 5.0 takes SET MODE and turns the interfaces on \
+                MODE is OTP, FIDO, CCID or a combination (OTP+FIDO+CCID), shortened to first letters (o+c), \
+                the mode's number (0 to 6), or a change of the current mode (+CCID, -OTP, +c-o). A key before firmware 5.0 takes SET MODE and turns the interfaces on \
                 when it is next plugged in; on a YubiKey 5 the mode stands for its applications over USB (OTP; \
                 U2F and FIDO2; OATH, PIV, OpenPGP and HSMAUTH), written as config usb writes them (config usb \
                 chooses them one by one). Asks first unless --force; a mode that is already set, or one the key \
@@ -124,22 +124,27 @@ struct ConfigCommand: AsyncParsableCommand {
         var force = false
 
         func run() async throws {
-            guard let mode = USBMode(parsing: mode) else {
-                throw YktermError.usage(words("cli.config.mode.invalid", ["mode": self.mode]))
-            }
             guard (0...Int(UInt16.max)).contains(autoEjectTimeout) else {
                 throw ConfigProblem.timeoutRange("--autoeject-timeout", maximum: Int(UInt16.max))
             }
             guard (0...Int(UInt8.max)).contains(challengeResponseTimeout) else {
                 throw ConfigProblem.timeoutRange("--chalresp-timeout", maximum: Int(UInt8.max))
             }
+            let prompt = Prompt()
+            let operations = DeviceOperations(keyOptions.choice.opener())
+            let relative = self.mode.hasPrefix("+") || self.mode.hasPrefix("-")
+            // A change of the current mode needs the key's; a mode that parses on its own is checked first.
+            if !relative, USBMode(parsing: self.mode) == nil {
+                throw YktermError.usage(words("cli.config.mode.invalid", ["mode": self.mode]))
+            }
+            let info = try await operations.device().info
+            guard let mode = USBMode(parsing: self.mode, current: info.enabledUSB.usbInterfaces) else {
+                throw YktermError.usage(words("cli.config.mode.invalid", ["mode": self.mode]))
+            }
             let touchEject = touchEject || autoEjectTimeout > 0
             if touchEject && mode.interfaces != [.ccid] {
                 throw YktermError.usage(words("cli.config.mode.touchEjectCCID"))
             }
-            let prompt = Prompt()
-            let operations = DeviceOperations(keyOptions.choice.opener())
-            let info = try await operations.device().info
             if !force {
                 if USBMode(enabled: info.enabledUSB) == mode {
                     out(words("cli.config.mode.already", ["mode": "\(mode)"]))

@@ -37,6 +37,10 @@ def test_yubikey5_mode_is_the_device_configuration_both_ways(key, env):
     # The same mode again is nothing to do; ykman's mode, read by ykterm.
     again = run_ykterm("config", "mode", "OTP+FIDO", "--reader", key.reader, env=env)
     assert "already" in again.stdout, again.stdout
+    # A change of the current mode, as ykman's "+CCID".
+    run_ykterm("config", "mode", "+c", "--force", "--reader", key.reader, env=env)
+    usb = usb_column(run_ykman(key.reader, "info", env=env).stdout)
+    assert usb["Yubico OTP"] == usb["FIDO2"] == usb["PIV"] == usb["OATH"] == "Enabled", usb
     run_ykman(key.reader, "config", "mode", "FIDO+CCID", "--force", env=env)
     assert ykterm_usb(key, env) == {"u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}
     # Without a terminal a change needs --force; a bad mode and touch-eject outside CCID are refused.

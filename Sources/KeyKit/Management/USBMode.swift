@@ -1,6 +1,6 @@
 /// A USB mode: the USB interfaces a YubiKey before firmware 5.0 turns on (SET MODE), as ykman's `config mode`
-/// names them: OTP, FIDO, CCID or a combination (OTP+FIDO+CCID), shortened to their first letters (o+f+c), or
-/// the mode's number (0 to 6).
+/// names them: OTP, FIDO, CCID or a combination (OTP+FIDO+CCID), shortened to their first letters (o+f+c), the
+/// mode's number (0 to 6), or a change of the current mode (+CCID, -OTP, +c-o).
 public struct USBMode: Sendable, Equatable, CustomStringConvertible {
     public let interfaces: Set<KeyInterfaceKind>
 
@@ -27,19 +27,48 @@ public struct USBMode: Sendable, Equatable, CustomStringConvertible {
 
     /// The mode `text` names: its number, or interface names joined by "+", each a whole name or its start (any
     /// case): "OTP+FIDO+CCID", "o+c", "ccid", "6".
-    public init?(parsing text: String) {
+    public init?(parsing text: String, current: Set<KeyInterfaceKind> = []) {
+        if let first = text.first, first == "+" || first == "-" {
+            // Relative to the current interfaces, as ykman takes "+CCID-OTP": each name added or taken away.
+            var interfaces = current
+            var adding = true
+            var name = ""
+            func apply() -> Bool {
+                guard !name.isEmpty else { return true }
+                guard let kind = Self.interface(named: name) else { return false }
+                if adding { interfaces.insert(kind) } else { interfaces.remove(kind) }
+                name = ""
+                return true
+            }
+            for c in text.uppercased() {
+                if c == "+" || c == "-" {
+                    guard apply() else { return nil }
+                    adding = c == "+"
+                } else {
+                    name.append(c)
+                }
+            }
+            guard apply() else { return nil }
+            self.init(interfaces)
+            return
+        }
         if let number = UInt8(text) {
             guard number < Self.modes.count else { return nil }
             self.init(code: number)
             return
         }
         var interfaces = Set<KeyInterfaceKind>()
-        let names: [(String, KeyInterfaceKind)] = [("OTP", .otp), ("FIDO", .fido), ("CCID", .ccid)]
         for part in text.uppercased().split(separator: "+") {
-            guard let match = names.first(where: { $0.0.hasPrefix(part) }) else { return nil }
-            interfaces.insert(match.1)
+            guard let kind = Self.interface(named: String(part)) else { return nil }
+            interfaces.insert(kind)
         }
         self.init(interfaces)
+    }
+
+    /// The interface `name` (upper case) names: OTP, FIDO or CCID, or the start of one.
+    static func interface(named name: String) -> KeyInterfaceKind? {
+        let names: [(String, KeyInterfaceKind)] = [("OTP", .otp), ("FIDO", .fido), ("CCID", .ccid)]
+        return names.first(where: { !name.isEmpty && $0.0.hasPrefix(name) })?.1
     }
 
     /// Its number.

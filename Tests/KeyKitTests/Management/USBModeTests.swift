@@ -14,6 +14,11 @@ import Testing
         #expect(USBMode(parsing: "c+o")?.description == "OTP+CCID")
         for bad in ["", "7", "NFC", "OTP+X", "+"] { #expect(USBMode(parsing: bad) == nil, "\(bad)") }
         #expect(USBMode(code: 0x86)?.code == 6)
+        // Relative to the current interfaces, as ykman's "+CCID" and "-OTP".
+        #expect(USBMode(parsing: "+CCID", current: [.otp])?.interfaces == [.otp, .ccid])
+        #expect(USBMode(parsing: "-o+f", current: [.otp, .ccid])?.interfaces == [.fido, .ccid])
+        #expect(USBMode(parsing: "-OTP", current: [.otp]) == nil)
+        #expect(USBMode(parsing: "+NFC", current: [.otp]) == nil)
     }
 
     @Test func setModeDataIsLittleEndianWithTheEjectFlag() {
