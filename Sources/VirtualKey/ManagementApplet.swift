@@ -39,6 +39,8 @@ final class ManagementApplet: Applet {
             return Response(data: [UInt8(body.count)] + body, status: .ok)
         case ManagementSession.Ins.writeConfig:
             return writeConfig(apdu.data, state: &state)
+        case ManagementSession.Ins.setMode:
+            return setMode(apdu, state: &state)
         case ManagementSession.Ins.deviceReset:
             guard state.version >= ManagementFeature.deviceReset.minimum else {
                 return Response(status: .invalidInstruction)
@@ -107,6 +109,30 @@ final class ManagementApplet: Applet {
         }
         state = next
         if fields[ManagementTag.reboot] != nil { effect = .reboot }
+        return Response(status: .ok)
+    }
+
+    /// SET MODE as a YubiKey 4 takes it (a YubiKey 5 answers 6D00: ykman writes the device configuration
+    /// there): the mode's number (touch-eject flag 80), the challenge-response timeout and the auto-eject timeout
+    /// (little-endian). The USB applications become the mode's, of those the key supports; the virtual key
+    /// applies them at once rather than when it is next plugged in.
+    private func setMode(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
+        guard state.version < ManagementFeature.writeConfig.minimum else {
+            return Response(status: .invalidInstruction)
+        }
+        guard apdu.p1 == ManagementSession.Ins.setModeP1, apdu.p2 == 0 else { return Response(status: .wrongP1P2) }
+        let data = apdu.data
+        guard (1...4).contains(data.count), let mode = USBMode(code: data[0]) else {
+            return Response(status: .incorrectParameters)
+        }
+        let usb = mode.capabilities(supported: Capabilities(rawValue: state.usbSupported))
+        guard !usb.isEmpty else { return Response(status: .incorrectParameters) }
+        state.usbEnabled = usb.rawValue
+        let eject = data[0] & USBMode.touchEjectFlag != 0
+        state.deviceFlags =
+            eject ? state.deviceFlags | USBMode.touchEjectFlag : state.deviceFlags & ~USBMode.touchEjectFlag
+        if data.count > 1 { state.challengeResponseTimeout = data[1] }
+        if data.count > 3 { state.autoEjectTimeout = UInt16(data[2]) | UInt16(data[3]) << 8 }
         return Response(status: .ok)
     }
 

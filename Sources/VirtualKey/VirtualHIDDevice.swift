@@ -41,6 +41,9 @@ public final class VirtualHIDDevice: HIDReportDevice {
         /// Carries out the YubiKey vendor command WRITE CONFIG (0x43); false answers ERR_OTHER (refused). Nil:
         /// the command is unknown.
         public var writeConfig: (@Sendable (_ data: [UInt8]) -> Bool)?
+        /// Carries out the YubiKey vendor command SET MODE (0x40); false answers ERR_OTHER (refused). Nil: the
+        /// command is unknown.
+        public var setMode: (@Sendable (_ data: [UInt8]) -> Bool)?
 
         // Faults.
         /// CBOR and MSG requests never reach the handler; KEEPALIVE with `keepAliveStatus` goes on until
@@ -387,6 +390,12 @@ private final class Core: Sendable {
             Self.send(&s, channel: cid, command: message.command, payload: s.options.readConfig?(page) ?? [0])
         case ManagementHID.ctapWriteConfig where s.options.writeConfig != nil:
             if s.options.writeConfig?(payload) == true {
+                Self.send(&s, channel: cid, command: message.command, payload: [])
+            } else {
+                Self.sendError(&s, channel: cid, code: CTAPHID.ErrorCode.other)
+            }
+        case ManagementHID.ctapSetMode where s.options.setMode != nil:
+            if s.options.setMode?(payload) == true {
                 Self.send(&s, channel: cid, command: message.command, payload: [])
             } else {
                 Self.sendError(&s, channel: cid, code: CTAPHID.ErrorCode.other)

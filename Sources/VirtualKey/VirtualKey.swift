@@ -183,12 +183,24 @@ public final class VirtualKey: Sendable {
     /// OTP interface a change that is made bumps the programming sequence, as the key's status tells a client
     /// that its command was taken. True when the configuration was written.
     public func writeConfigFromHID(_ data: [UInt8], otpInterface: Bool = false) -> Bool {
+        managementFromHID(APDU(ins: ManagementSession.Ins.writeConfig, data: data), otpInterface: otpInterface)
+    }
+
+    /// SET MODE from a HID interface (the vendor CTAPHID command 40, or the OTP interface's slot command 11), as
+    /// the Management application takes it over CCID (firmware before 5.0). True when the mode was set.
+    public func setModeFromHID(_ data: [UInt8], otpInterface: Bool = false) -> Bool {
+        managementFromHID(
+            APDU(ins: ManagementSession.Ins.setMode, p1: ManagementSession.Ins.setModeP1, data: data),
+            otpInterface: otpInterface)
+    }
+
+    private func managementFromHID(_ apdu: APDU, otpInterface: Bool) -> Bool {
         var reboot = false
         let written = withInner { inner -> Bool in
             guard let management = inner.applets.first(where: { $0 is ManagementApplet }) as? ManagementApplet else {
                 return false
             }
-            let r = management.process(APDU(ins: ManagementSession.Ins.writeConfig, data: data), state: &inner.state)
+            let r = management.process(apdu, state: &inner.state)
             reboot = management.takeEffect() == .reboot
             guard r.status.isSuccess else { return false }
             if otpInterface { inner.state.otpSequence &+= 1 }

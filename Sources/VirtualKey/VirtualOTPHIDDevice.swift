@@ -152,6 +152,9 @@ public final class VirtualOTPHIDDevice: HIDFeatureReportDevice {
             // The frame's payload is padded to 64 bytes: the data is its length byte and that many more.
             let length = Int(payload.first ?? 0)
             _ = key.writeConfigFromHID(Array(payload.prefix(min(length + 1, payload.count))), otpInterface: true)
+        case ManagementHID.otpSetMode:
+            // SET MODE's four bytes, at the start of the padded payload.
+            _ = key.setModeFromHID(Array(payload.prefix(4)), otpInterface: true)
         case Command.challengeHMAC1, Command.challengeHMAC2:
             guard let r = otpApplication(p1: slot, data: payload), r.status.isSuccess, r.data.count == 20 else {
                 return nil
@@ -220,6 +223,7 @@ extension VirtualKey {
         o.capabilities = profile.speaksCTAP2 ? [.wink, .cbor] : [.wink]
         o.readConfig = { [self] page in self.deviceInfoPage(page) }
         o.writeConfig = { [self] data in self.writeConfigFromHID(data) }
+        o.setMode = { [self] data in self.setModeFromHID(data) }
         return o
     }
 }

@@ -18,7 +18,7 @@ struct ConfigCommand: AsyncParsableCommand {
 
             Application names: OTP, U2F, FIDO2, OATH, PIV, OpenPGP, HSMAUTH (any case).
             """,
-        subcommands: [USB.self, NFC.self, SetLockCode.self, Reset.self])
+        subcommands: [USB.self, NFC.self, Mode.self, SetLockCode.self, Reset.self])
 
     /// Options of `config usb` and `config nfc`.
     struct Applications: ParsableArguments {
@@ -84,6 +84,85 @@ struct ConfigCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ConfigCommand.changeApplications(.nfc, apps, keyOptions, autoEject: nil, challengeResponse: nil)
+        }
+    }
+
+    struct Mode: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mode",
+            abstract:
+                "Set the USB mode (the USB interfaces) as ykman's config mode does: for keys before the YubiKey 5.",
+            discussion: """
+                MODE is OTP, FIDO, CCID or a combination (OTP+FIDO+CCID), shortened to first letters (o+c), \
+                the mode's number (0 to 6), or a change of the current mode (+CCID, -OTP, +c-o). A key before firmware 5.0 takes SET MODE and turns the interfaces on \
+                when it is next plugged in; on a YubiKey 5 the mode stands for its applications over USB (OTP; \
+                U2F and FIDO2; OATH, PIV, OpenPGP and HSMAUTH), written as config usb writes them (config usb \
+                chooses them one by one). Asks first unless --force; a mode that is already set, or one the key \
+                does not support, is refused unless --force.
+                """)
+
+        @OptionGroup var keyOptions: KeyOptions
+        @Argument(help: ArgumentHelp("The mode: OTP+FIDO+CCID, o+c, ... or 0 to 6.", valueName: "MODE"))
+        var mode: String
+
+        @Flag(name: .long, help: "The button ejects and inserts the smart card (CCID mode only).")
+        var touchEject = false
+
+        @Option(
+            name: .customLong("autoeject-timeout"),
+            help: ArgumentHelp(
+                "Seconds after which the smart card ejects itself (implies --touch-eject).", valueName: "SECONDS"))
+        var autoEjectTimeout = 0
+
+        @Option(
+            name: .customLong("chalresp-timeout"),
+            help: ArgumentHelp(
+                "Seconds a challenge-response slot that requires touch waits for it.", valueName: "SECONDS"))
+        var challengeResponseTimeout = 0
+
+        @Flag(name: [.long, .short], help: "Set it without asking, even when it is set already or not supported.")
+        var force = false
+
+        func run() async throws {
+            guard (0...Int(UInt16.max)).contains(autoEjectTimeout) else {
+                throw ConfigProblem.timeoutRange("--autoeject-timeout", maximum: Int(UInt16.max))
+            }
+            guard (0...Int(UInt8.max)).contains(challengeResponseTimeout) else {
+                throw ConfigProblem.timeoutRange("--chalresp-timeout", maximum: Int(UInt8.max))
+            }
+            let prompt = Prompt()
+            let operations = DeviceOperations(keyOptions.choice.opener())
+            let relative = self.mode.hasPrefix("+") || self.mode.hasPrefix("-")
+            // A change of the current mode needs the key's; a mode that parses on its own is checked first.
+            if !relative, USBMode(parsing: self.mode) == nil {
+                throw YktermError.usage(words("cli.config.mode.invalid", ["mode": self.mode]))
+            }
+            let info = try await operations.device().info
+            guard let mode = USBMode(parsing: self.mode, current: info.enabledUSB.usbInterfaces) else {
+                throw YktermError.usage(words("cli.config.mode.invalid", ["mode": self.mode]))
+            }
+            let touchEject = touchEject || autoEjectTimeout > 0
+            if touchEject && mode.interfaces != [.ccid] {
+                throw YktermError.usage(words("cli.config.mode.touchEjectCCID"))
+            }
+            if !force {
+                if USBMode(enabled: info.enabledUSB) == mode {
+                    out(words("cli.config.mode.already", ["mode": "\(mode)"]))
+                    return
+                }
+                if !mode.interfaces.isSubset(of: info.supportedUSB.usbInterfaces) {
+                    throw YktermError.failed(words("cli.config.mode.unsupported", ["mode": "\(mode)"]))
+                }
+                try ConfigCommand.confirm(
+                    prompt, words("cli.config.mode.confirm", ["mode": "\(mode)"]), force: false)
+            }
+            let is5 = info.version >= ManagementFeature.writeConfig.minimum
+            var current = is5 && info.isConfigLocked ? try ConfigCommand.readLockCode(prompt, new: false) : nil
+            defer { current?.zero() }
+            try await operations.setMode(
+                mode, challengeResponseTimeout: UInt8(challengeResponseTimeout),
+                autoEject: touchEject ? UInt16(autoEjectTimeout) : nil, currentLockCode: current)
+            out(words(is5 ? "cli.config.mode.set5" : "cli.config.mode.set", ["mode": "\(mode)"]))
         }
     }
 

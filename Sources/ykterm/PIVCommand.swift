@@ -18,7 +18,7 @@ struct PIVCommand: ParsableCommand {
             """,
         subcommands: [
             Info.self, Verify.self, Sign.self, Certificates.self, Keys.self, SSHKey.self, PINCommand.self,
-            PUKCommand.self, ManagementKey.self, Access.self, Reset.self,
+            PUKCommand.self, ManagementKey.self, Access.self, Objects.self, Reset.self,
         ])
 }
 
@@ -254,13 +254,14 @@ extension PIVCommand {
 
 /// Reading and writing the files PIV commands take and give.
 enum PIVFiles {
+    /// The whole of the file at `path`, or of standard input when `path` is "-".
     static func read(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw YktermError.usage(
                 words("cli.piv.file.unreadable", ["path": path, "detail": String(cString: strerror(errno))]))
         }
-        defer { close(fd) }
+        defer { if fd != STDIN_FILENO { close(fd) } }
         var out = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -174,4 +174,48 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
     }
 }
 
+/// SET MODE: taken by a YubiKey 4, refused by a YubiKey 5 (which ykman configures with WRITE CONFIG).
+@Suite struct ManagementSetModeTests {
+    @Test func setModeOverTheFIDOAndOTPInterfaces() async throws {
+        let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        let fido = try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "virtual", timeout: 10)
+        try await ManagementLink.fido(fido).setMode(
+            USBMode(parsing: "o+f")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
+        #expect(Capabilities(rawValue: key.state.usbEnabled) == [.otp, .u2f, .fido2])
+        await fido.close()
+        let otp = OTPHIDConnection(device: key.makeOTPHIDDevice(), name: "virtual otp")
+        let sequence = key.state.otpSequence
+        try await ManagementLink.otp(otp).setMode(
+            USBMode(parsing: "o+c")!.setModeData(challengeResponseTimeout: 30, autoEject: nil))
+        #expect(Capabilities(rawValue: key.state.usbEnabled) == [.otp, .oath, .piv, .openpgp, .hsmauth])
+        #expect(key.state.challengeResponseTimeout == 30 && key.state.otpSequence == sequence &+ 1)
+        await otp.close()
+        // A YubiKey 5 refuses it over FIDO HID as over CCID.
+        let yk5 = VirtualKey()
+        let fido5 = try await CTAPHIDConnection(device: yk5.makeFIDOHIDDevice(), name: "virtual", timeout: 10)
+        await #expect(throws: ManagementError.configurationRefused) {
+            try await ManagementLink.fido(fido5).setMode([0x06, 0, 0, 0])
+        }
+        await fido5.close()
+    }
+
+    @Test func aYubiKey4TakesTheModeAndAYubiKey5RefusesIt() async throws {
+        let yk4 = VirtualKey(state: VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        try await management(yk4).setMode(
+            USBMode(parsing: "CCID")!.setModeData(challengeResponseTimeout: 20, autoEject: 300))
+        #expect(Capabilities(rawValue: yk4.state.usbEnabled) == [.oath, .piv, .openpgp, .hsmauth])
+        #expect(yk4.state.deviceFlags & 0x80 != 0)
+        #expect(yk4.state.autoEjectTimeout == 300 && yk4.state.challengeResponseTimeout == 20)
+        try await management(yk4).setMode(
+            USBMode(parsing: "o+f")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
+        #expect(Capabilities(rawValue: yk4.state.usbEnabled) == [.otp, .u2f, .fido2])
+        #expect(yk4.state.deviceFlags & 0x80 == 0)
+        // Mode 7 does not exist; a YubiKey 5 does not know the instruction.
+        #expect(status(yk4.process(hex("00 16 11 00 04 07 00 00 00"))) == "6A80")
+        let yk5 = VirtualKey()
+        _ = try await management(yk5)
+        #expect(status(yk5.process(hex("00 16 11 00 04 06 00 00 00"))) == "6D00")
+    }
+}
+
 private func hex(_ text: String) -> [UInt8] { try! Hex.decode(text) }

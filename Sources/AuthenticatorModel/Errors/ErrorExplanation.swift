@@ -196,6 +196,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pivNoCertificate = "piv-no-certificate"
     case pivNoPublicKey = "piv-no-public-key"
     case pivSlotHoldsKey = "piv-slot-holds-key"
+    case pivPrintedHoldsManagementKey = "piv-printed-holds-management-key"
     case certificateSubject = "certificate-subject"
     case certificateNotSlotsKey = "certificate-not-slots-key"
     // OpenPGP.
@@ -464,6 +465,7 @@ extension ErrorExplanation {
         case .managementKeyLength(_, let expected, let given):
             return ErrorExplanation(kind: .managementKeyLength, ["expected": String(expected), "count": String(given)])
         case .slotHoldsKey(let slot): return ErrorExplanation(kind: .pivSlotHoldsKey, ["slot": slot.description])
+        case .printedHoldsManagementKey: return ErrorExplanation(kind: .pivPrintedHoldsManagementKey)
         }
     }
 

@@ -67,6 +67,27 @@ public struct DeviceOperations: Sendable {
         }
     }
 
+    /// Sets the USB mode, as ykman's `config mode` does: SET MODE on a key before firmware 5.0 (the interfaces
+    /// change when it is next plugged in; `autoEject` sets the touch-eject flag, CCID-only modes), and on a
+    /// YubiKey 5 the device configuration that mode stands for (its applications that the key supports over USB,
+    /// both timeouts; no restart), with the current lock code when the configuration is locked.
+    public func setMode(
+        _ mode: USBMode, challengeResponseTimeout: UInt8, autoEject: UInt16?, currentLockCode: [UInt8]? = nil
+    ) async throws {
+        try await withManagement { management in
+            let info = try await management.link.deviceInfo()
+            if info.version >= ManagementFeature.writeConfig.minimum {
+                let configuration = DeviceConfiguration(
+                    enabledUSB: mode.capabilities(supported: info.supportedUSB), autoEjectTimeout: autoEject,
+                    challengeResponseTimeout: challengeResponseTimeout)
+                try await management.link.write(configuration, reboot: false, currentLockCode: currentLockCode)
+            } else {
+                try await management.link.setMode(
+                    mode.setModeData(challengeResponseTimeout: challengeResponseTimeout, autoEject: autoEject))
+            }
+        }
+    }
+
     /// DEVICE RESET: every application back to a new key's state (firmware 5.6 and later, over a reader). Checked
     /// first either way; unless `confirmed`, it stops there with `DeviceOperationError.resetNeedsConfirmation`, so
     /// the face asks only when the reset can be done, and calls again.

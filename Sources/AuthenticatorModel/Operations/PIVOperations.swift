@@ -319,6 +319,68 @@ public struct PIVOperations: Sendable {
         }
     }
 
+    /// The content of data object `id` (the value of its 53 tag, of 7E for discovery). An object the key keeps
+    /// behind the PIN (fingerprints, facial image, printed information, iris) is read after it: `needs(.pin)`
+    /// when none is given. `PIVError.objectNotFound` when the key does not have it.
+    public func readObject(_ id: [UInt8], pin: SecretBytes?) async throws -> [UInt8] {
+        try await withSession { s in
+            do {
+                return try await s.object(id)
+            } catch PIVError.securityConditionNotSatisfied {
+                guard let pin else { throw PIVOperationError.needs(.pin) }
+                try await s.verifyPIN(pin)
+                return try await s.object(id)
+            }
+        }
+    }
+
+    /// Stores `data` as object `id` (empty deletes it), as it is. Needs the management key. The printed
+    /// information object is refused while ykman keeps a PIN-protected management key in it.
+    public func writeObject(_ id: [UInt8], _ data: [UInt8], managementKey: SecretBytes?) async throws {
+        try await withSession { s in
+            if id == PIV.ObjectID.printedInformation, try await s.managementKeyIsPINProtected() {
+                throw PIVOperationError.printedHoldsManagementKey
+            }
+            try await Self.authenticate(s, managementKey)
+            try await s.putObject(id, data)
+        }
+    }
+
+    /// The objects `generateObject` makes.
+    public enum GeneratedObject: Sendable, Equatable {
+        /// A Card Holder Unique Identifier with a random GUID, as ykman makes one.
+        case chuid
+        /// A Card Capability Container with a random card identifier, as ykman makes one.
+        case cardCapabilityContainer
+
+        /// The object `id` names, when it is one of these.
+        public init?(id: [UInt8]) {
+            switch id {
+            case PIV.ObjectID.chuid: self = .chuid
+            case PIV.ObjectID.cardCapabilityContainer: self = .cardCapabilityContainer
+            default: return nil
+            }
+        }
+
+        /// Its object identifier.
+        public var id: [UInt8] {
+            self == .chuid ? PIV.ObjectID.chuid : PIV.ObjectID.cardCapabilityContainer
+        }
+    }
+
+    /// Makes a new CHUID or CCC and stores it (replacing the one there). Needs the management key. Returns what
+    /// was stored.
+    @discardableResult
+    public func generateObject(_ object: GeneratedObject, managementKey: SecretBytes?) async throws -> [UInt8] {
+        try await withSession { s in
+            try await Self.authenticate(s, managementKey)
+            let content =
+                object == .chuid ? PIVSession.newCHUID() : PIVSession.newCardCapabilityContainer()
+            try await s.putObject(object.id, content)
+            return content
+        }
+    }
+
     /// Sets how many tries the PIN and the PUK have (1 to 255); both go back to their defaults (123456 and
     /// 12345678). Needs the management key and the PIN. Returns the overview afterwards.
     public func setRetries(pin tries: Int, puk pukTries: Int, pin: SecretBytes?, managementKey: SecretBytes?)
@@ -437,4 +499,6 @@ public enum PIVOperationError: Error, Sendable, Equatable {
     case managementKeyLength(PIV.Algorithm, expected: Int, given: Int)
     /// The slot holds a key already (a move goes to an empty slot only).
     case slotHoldsKey(PIV.Slot)
+    /// The printed information object holds the management key ykman protects with the PIN: not overwritten.
+    case printedHoldsManagementKey
 }

@@ -8,6 +8,10 @@ public actor ManagementSession {
         public static let writeConfig: UInt8 = 0x1C
         /// DEVICE RESET: every application back to its factory state (firmware 5.6).
         public static let deviceReset: UInt8 = 0x1F
+        /// SET MODE: the USB interfaces of a key before firmware 5.0 (P1 `setModeP1`).
+        public static let setMode: UInt8 = 0x16
+        /// SET MODE's P1: the device configuration.
+        public static let setModeP1: UInt8 = 0x11
     }
 
     /// READ CONFIG was added in firmware 4.1.0.

@@ -209,6 +209,8 @@ public enum PIV {
         public static let discovery: [UInt8] = [0x7E]
         /// The YubiKey's attestation certificate (slot F9's).
         public static let attestationCertificate: [UInt8] = [0x5F, 0xFF, 0x01]
+        /// The data ykman keeps about the PIV application (its flags: the management key protected by the PIN).
+        public static let pivmanData: [UInt8] = [0x5F, 0xFF, 0x00]
     }
 
     /// Tags of GET DATA / PUT DATA, of the certificate object, of GENERAL AUTHENTICATE, GENERATE ASYMMETRIC,

@@ -94,6 +94,22 @@ extension PIVSession {
         try await putObject(PIV.ObjectID.cardCapabilityContainer, content)
     }
 
+    /// Whether ykman keeps the management key behind the PIN: its data object (5FFF00: 80 { 81 flags, 82 salt })
+    /// has the flag 02 (the key stored in the printed information object) or a salt (the key derived from the
+    /// PIN, an older way).
+    public func managementKeyIsPINProtected() async throws -> Bool {
+        guard let content = try await optionalObject(PIV.ObjectID.pivmanData) else { return false }
+        return PIVSession.pivmanProtectsManagementKey(content)
+    }
+
+    /// Whether ykman's data object `content` says the management key is behind the PIN.
+    public static func pivmanProtectsManagementKey(_ content: [UInt8]) -> Bool {
+        guard let outer = try? TLV.parseAll(content), let inner = outer.value(for: 0x80),
+            let fields = try? TLV.parseAll(inner)
+        else { return false }
+        return (fields.value(for: 0x81)?.first ?? 0) & 0x02 != 0 || fields.value(for: 0x82) != nil
+    }
+
     private func optionalObject(_ id: [UInt8]) async throws -> [UInt8]? {
         do {
             let content = try await object(id)
@@ -110,11 +126,19 @@ extension PIVSession {
         0x58, 0x21, 0x08, 0x42, 0x10, 0x84, 0x21, 0xC8, 0x42, 0x10, 0xC3, 0xEB,
     ]
 
-    /// A CHUID: the non-federal FASC-N (30), a GUID (34, random unless given), an expiry date (35, YYYYMMDD),
-    /// an empty issuer signature (3E) and error detection code (FE).
-    public static func newCHUID(guid: [UInt8] = Crypto.random(16), expiry: String = "20300101") -> [UInt8] {
+    /// A CHUID: the non-federal FASC-N (30), a GUID (34, a random UUID unless given), an expiry date (35,
+    /// YYYYMMDD), an empty issuer signature (3E) and error detection code (FE).
+    public static func newCHUID(guid: [UInt8] = randomUUID(), expiry: String = "20300101") -> [UInt8] {
         TLV(0x30, nonFederalFASCN).encoded + TLV(0x34, guid).encoded + TLV(0x35, Array(expiry.utf8)).encoded
             + TLV(0x3E, []).encoded + TLV(Tag.errorDetection, []).encoded
+    }
+
+    /// A random UUID (RFC 9562 version 4: the version and variant bits set), as ykman puts in a CHUID.
+    public static func randomUUID() -> [UInt8] {
+        var uuid = Crypto.random(16)
+        uuid[6] = (uuid[6] & 0x0F) | 0x40
+        uuid[8] = (uuid[8] & 0x3F) | 0x80
+        return uuid
     }
 
     /// The GUID (tag 34) of a CHUID's content.

@@ -255,6 +255,7 @@ import Testing
         (SSHOperationError.userTooLong(String(repeating: "u", count: 40)), .sshUserTooLong),
         (PIVOperationError.noPublicKey(.authentication), .pivNoPublicKey),
         (PIVOperationError.slotHoldsKey(.signature), .pivSlotHoldsKey),
+        (PIVOperationError.printedHoldsManagementKey, .pivPrintedHoldsManagementKey),
         (PIVOperationError.badSubject("x"), .certificateSubject),
         (SSHOperationError.noSuchKey("ab"), .sshNoSuchKey), (SSHOperationError.ambiguousKey("a"), .sshAmbiguousKey),
         (ConfigProblem.timeoutRange("--chalresp-timeout", maximum: 255), .timeoutRange),

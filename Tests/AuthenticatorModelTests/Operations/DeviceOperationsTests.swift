@@ -56,6 +56,20 @@ private let listOATH: [UInt8] = [0x00, 0xA1, 0x00, 0x00, 0x00]
         #expect(key.allClosed)
     }
 
+    @Test func aModeIsSetModeOnAYubiKey4AndTheDeviceConfigurationOnAYubiKey5() async throws {
+        let yk4 = CardKey(VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        try await DeviceOperations(yk4).setMode(
+            USBMode(parsing: "CCID")!, challengeResponseTimeout: 10, autoEject: 60)
+        #expect(Capabilities(rawValue: yk4.key.state.usbEnabled) == Capabilities.onCCID)
+        #expect(yk4.key.state.deviceFlags & USBMode.touchEjectFlag != 0 && yk4.key.state.autoEjectTimeout == 60)
+        let yk5 = CardKey()
+        try await DeviceOperations(yk5).setMode(USBMode(parsing: "o+f")!, challengeResponseTimeout: 0, autoEject: nil)
+        #expect(Capabilities(rawValue: yk5.key.state.usbEnabled) == [.otp, .u2f, .fido2])
+        #expect(yk5.key.state.challengeResponseTimeout == 0)
+        #expect(try await DeviceOperations(yk5).device().info.enabledUSB == [.otp, .u2f, .fido2])
+        #expect(yk4.allClosed && yk5.allClosed)
+    }
+
     @Test func aLockCodeOnceSetIsNeededForTheNextChange() async throws {
         let key = CardKey()
         let device = DeviceOperations(key)

@@ -192,4 +192,52 @@ struct PIVKeyOperationsTests {
         #expect(overview.pin?.totalRetries == 5 && overview.puk?.totalRetries == 6 && overview.pin?.isDefault == true)
         #expect(key.allClosed)
     }
+
+    @Test func objectsAreWrittenAsTheyAreAndPINProtectedOnesReadAfterThePIN() async throws {
+        let key = PIVKey()
+        let piv = PIVOperations(key)
+        let id: [UInt8] = [0x5F, 0xFF, 0x10]
+        await #expect(throws: PIVError.objectNotFound(id)) { try await piv.readObject(id, pin: nil) }
+        let data = Array("any bytes \u{0}\u{1}".utf8)
+        try await piv.writeObject(id, data, managementKey: nil)
+        #expect(try await piv.readObject(id, pin: nil) == data)
+        // The printed information object is read after the PIN only.
+        try await piv.writeObject(PIV.ObjectID.printedInformation, [0x88, 0x01, 0x41], managementKey: nil)
+        #expect(try await question { try await piv.readObject(PIV.ObjectID.printedInformation, pin: nil) } == .pin)
+        #expect(try await piv.readObject(PIV.ObjectID.printedInformation, pin: defaultPIN) == [0x88, 0x01, 0x41])
+        // Not while ykman keeps a PIN-protected management key there (its data object's flag 02).
+        try await piv.writeObject(PIV.ObjectID.pivmanData, [0x80, 0x03, 0x81, 0x01, 0x02], managementKey: nil)
+        await #expect(throws: PIVOperationError.printedHoldsManagementKey) {
+            try await piv.writeObject(PIV.ObjectID.printedInformation, [0x88, 0x00], managementKey: nil)
+        }
+        #expect(PIVSession.pivmanProtectsManagementKey([0x80, 0x04, 0x82, 0x02, 0x01, 0x02]))
+        #expect(!PIVSession.pivmanProtectsManagementKey([0x80, 0x03, 0x81, 0x01, 0x01]))
+        // Empty deletes it.
+        try await piv.writeObject(id, [], managementKey: nil)
+        await #expect(throws: PIVError.objectNotFound(id)) { try await piv.readObject(id, pin: nil) }
+        #expect(key.allClosed)
+    }
+
+    @Test func generatedCHUIDAndCCCAreStoredAndANewManagementKeyIsAskedFor() async throws {
+        let key = PIVKey()
+        let piv = PIVOperations(key)
+        let chuid = try await piv.generateObject(.chuid, managementKey: nil)
+        #expect(try await piv.readObject(PIV.ObjectID.chuid, pin: nil) == chuid)
+        #expect(PIVSession.guid(inCHUID: chuid)?.count == 16)
+        let ccc = try await piv.generateObject(.cardCapabilityContainer, managementKey: nil)
+        #expect(try await piv.readObject(PIV.ObjectID.cardCapabilityContainer, pin: nil) == ccc)
+        #expect(PIVOperations.GeneratedObject(id: PIV.ObjectID.chuid) == .chuid)
+        #expect(PIVOperations.GeneratedObject(id: PIV.ObjectID.printedInformation) == nil)
+        // Once the management key is not the default, it is asked for before anything is written.
+        let other = SecretBytes(Array(repeating: 0x11, count: 24))
+        _ = try await piv.changeManagementKey(
+            algorithm: .tripleDES, to: .given(other), requireTouch: false, managementKey: nil)
+        #expect(try await question { try await piv.generateObject(.chuid, managementKey: nil) } == .managementKey)
+        #expect(
+            try await question { try await piv.writeObject([0x5F, 0xFF, 0x10], [1], managementKey: nil) }
+                == .managementKey)
+        #expect(try await piv.readObject(PIV.ObjectID.chuid, pin: nil) == chuid)
+        try await piv.writeObject([0x5F, 0xFF, 0x10], [1], managementKey: other)
+        #expect(try await piv.readObject([0x5F, 0xFF, 0x10], pin: nil) == [1])
+    }
 }

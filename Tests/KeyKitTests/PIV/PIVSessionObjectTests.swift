@@ -127,6 +127,30 @@ private func h(_ hex: String) -> [UInt8] { try! Hex.decode(hex) }
         #expect(try PIVSession.parseCertificateObject(content)?.der == certificate.der)
     }
 
+    @Test func objectsAreNamedAsYkmanNamesThem() {
+        #expect(PIV.ObjectID.named("chuid") == PIV.ObjectID.chuid)
+        #expect(PIV.ObjectID.named("CCC") == PIV.ObjectID.cardCapabilityContainer)
+        #expect(PIV.ObjectID.named("capability") == PIV.ObjectID.cardCapabilityContainer)
+        #expect(PIV.ObjectID.named("key-management") == h("5F C1 0B"))
+        #expect(PIV.ObjectID.named("CARD_AUTH") == h("5F C1 01"))
+        #expect(PIV.ObjectID.named("retired1") == h("5F C1 0D"))
+        #expect(PIV.ObjectID.named("RETIRED20") == h("5F C1 20"))
+        #expect(PIV.ObjectID.named("attestation") == h("5F FF 01"))
+        #expect(PIV.ObjectID.named("discovery") == [0x7E])
+        // Hex: as many bytes as the value needs.
+        #expect(PIV.ObjectID.named("5fc105") == h("5F C1 05"))
+        #expect(PIV.ObjectID.named("0x5FFF10") == h("5F FF 10"))
+        #expect(PIV.ObjectID.named("7e") == [0x7E])
+        for bad in ["", "0", "retired21", "5fc1051", "xyz", "0x"] { #expect(PIV.ObjectID.named(bad) == nil, "\(bad)") }
+        #expect(PIV.ObjectID.name(of: h("5F C1 09")) == "PRINTED")
+        #expect(PIV.ObjectID.names.count == 34)
+    }
+
+    @Test func aCHUIDsGUIDIsAVersion4UUID() {
+        let guid = PIVSession.guid(inCHUID: PIVSession.newCHUID()) ?? []
+        #expect(guid.count == 16 && guid[6] >> 4 == 4 && guid[8] >> 6 == 2)
+    }
+
     @Test func chuidAndCCC() async throws {
         let guid = h("00112233445566778899AABBCCDDEEFF")
         let chuid = PIVSession.newCHUID(guid: guid)
