@@ -375,31 +375,7 @@ extension OATHCommand {
             for a in accounts { try a.id.validate() }
             let protection = try pskc.protection(prompt, force: force)
             if generate, let account = accounts.first { OATHQR.show(account) }
-            if options.several {
-                try await OATHCommand.addAcrossKeys(accounts, options, force: force, prompt: prompt)
-                return try pskc.write(accounts, protection)
-            }
-            var key = OATHCommandKey(options.choice, prompt: prompt)
-            let force = self.force
-            var result = try await key.run { operations, unlock in
-                try await operations.add(accounts, replacing: force, unlock)
-            }
-            if case .taken(let ids) = result {
-                // Every account that would be replaced is asked about first: nothing is added unless all are
-                // confirmed, so a refusal leaves the key as it was.
-                for id in ids {
-                    guard prompt.confirm(words("cli.oath.overwrite", ["account": id])) else {
-                        throw OATHError.credentialExists(id)
-                    }
-                }
-                result = try await key.run { operations, unlock in
-                    try await operations.add(accounts, replacing: true, unlock)
-                }
-            }
-            switch result {
-            case .added(let ids, _): for id in ids { out(words("oath.added", ["account": id])) }
-            case .taken(let ids): throw OATHError.credentialExists(ids[0])
-            }
+            try await OATHCommand.add(accounts, options, force: force, prompt: prompt)
             try pskc.write(accounts, protection)
         }
     }
@@ -528,5 +504,35 @@ struct OATHCodeJSON: Encodable, SnakeCaseJSON {
         try c.encodeIfPresent(code, forKey: .code)
         try c.encodeIfPresent(validFrom, forKey: .validFrom)
         try c.encodeIfPresent(validTo, forKey: .validTo)
+    }
+}
+
+extension OATHCommand {
+    /// Adds `accounts` to the key or keys `options` chose (`oath add`, `oath import`). On one key, every account that
+    /// would replace one is asked about first (unless `force`): nothing is added unless all are confirmed, so a
+    /// refusal leaves the key as it was.
+    static func add(_ accounts: [CredentialData], _ options: OATHKeysOptions, force: Bool, prompt: Prompt) async throws
+    {
+        if options.several {
+            return try await addAcrossKeys(accounts, options, force: force, prompt: prompt)
+        }
+        var key = OATHCommandKey(options.choice, prompt: prompt)
+        var result = try await key.run { operations, unlock in
+            try await operations.add(accounts, replacing: force, unlock)
+        }
+        if case .taken(let ids) = result {
+            for id in ids {
+                guard prompt.confirm(words("cli.oath.overwrite", ["account": id])) else {
+                    throw OATHError.credentialExists(id)
+                }
+            }
+            result = try await key.run { operations, unlock in
+                try await operations.add(accounts, replacing: true, unlock)
+            }
+        }
+        switch result {
+        case .added(let ids, _): for id in ids { out(words("oath.added", ["account": id])) }
+        case .taken(let ids): throw OATHError.credentialExists(ids[0])
+        }
     }
 }

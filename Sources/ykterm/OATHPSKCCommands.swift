@@ -169,30 +169,7 @@ extension OATHCommand {
                 }
             }
             for a in accounts { try a.id.validate() }
-            if options.several {
-                return try await OATHCommand.addAcrossKeys(accounts, options, force: force, prompt: prompt)
-            }
-            var key = OATHCommandKey(options.choice, prompt: prompt)
-            let force = self.force
-            var result = try await key.run { operations, unlock in
-                try await operations.add(accounts, replacing: force, unlock)
-            }
-            if case .taken(let ids) = result {
-                // As oath add: every account that would be replaced is asked about first, and nothing is added
-                // unless all are confirmed.
-                for id in ids {
-                    guard prompt.confirm(words("cli.oath.overwrite", ["account": id])) else {
-                        throw OATHError.credentialExists(id)
-                    }
-                }
-                result = try await key.run { operations, unlock in
-                    try await operations.add(accounts, replacing: true, unlock)
-                }
-            }
-            switch result {
-            case .added(let ids, _): for id in ids { out(words("oath.added", ["account": id])) }
-            case .taken(let ids): throw OATHError.credentialExists(ids[0])
-            }
+            try await OATHCommand.add(accounts, options, force: force, prompt: prompt)
         }
     }
 }

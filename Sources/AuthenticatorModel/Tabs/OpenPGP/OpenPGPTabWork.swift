@@ -13,22 +13,22 @@ struct OpenPGPTabWork: TabWork {
             await run(d, .load) { .loaded(keyID: d.id, OpenPGPCardInfo(try await $0.overview())) }
         case .changePIN(let d, let current, let new):
             await run(d, .changePIN) { ops in
-                try await Self.withSecrets(current, new) { try await ops.changePIN(current: $0, new: $1) }
+                try await withSecrets(current, new) { try await ops.changePIN(current: $0, new: $1) }
                 return .changed(keyID: d.id, .changePIN, OpenPGPCardInfo(try await ops.overview()))
             }
         case .changeAdminPIN(let d, let current, let new):
             await run(d, .changeAdminPIN) { ops in
-                try await Self.withSecrets(current, new) { try await ops.changeAdminPIN(current: $0, new: $1) }
+                try await withSecrets(current, new) { try await ops.changeAdminPIN(current: $0, new: $1) }
                 return .changed(keyID: d.id, .changeAdminPIN, OpenPGPCardInfo(try await ops.overview()))
             }
         case .setResetCode(let d, let adminPIN, let new):
             await run(d, .setResetCode) { ops in
-                try await Self.withSecrets(adminPIN, new) { try await ops.setResetCode($1, adminPIN: $0) }
+                try await withSecrets(adminPIN, new) { try await ops.setResetCode($1, adminPIN: $0) }
                 return .changed(keyID: d.id, .setResetCode, OpenPGPCardInfo(try await ops.overview()))
             }
         case .unblockPIN(let d, let resetCode, let adminPIN, let new):
             await run(d, .unblockPIN) { ops in
-                try await Self.withSecrets(resetCode ?? adminPIN ?? "", new) { first, newPIN in
+                try await withSecrets(resetCode ?? adminPIN ?? "", new) { first, newPIN in
                     try await ops.unblockPIN(
                         newPIN: newPIN, resetCode: resetCode == nil ? nil : first,
                         adminPIN: resetCode == nil ? first : nil)
@@ -75,18 +75,6 @@ struct OpenPGPTabWork: TabWork {
                 return .changed(keyID: d.id, .reset, OpenPGPCardInfo(try await ops.overview()))
             }
         }
-    }
-
-    /// Lends two typed secrets to `body` as `SecretBytes`, wiped after.
-    private static func withSecrets<T>(
-        _ a: String, _ b: String, _ body: (SecretBytes, SecretBytes) async throws -> T
-    ) async throws -> T {
-        let first = SecretBytes(utf8: a), second = SecretBytes(utf8: b)
-        defer {
-            first.wipe()
-            second.wipe()
-        }
-        return try await body(first, second)
     }
 
     /// Runs one OpenPGP operation on the key (`OpenPGPOperations`, which opens and closes its interface for each

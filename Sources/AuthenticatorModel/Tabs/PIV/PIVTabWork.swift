@@ -14,7 +14,7 @@ struct PIVTabWork: TabWork {
         case .verify(let d, let slot, let pin):
             let post = self.post
             await run(d, .verify) { piv in
-                let (outcome, overview) = try await withSecrets(pin) { secret in
+                let (outcome, overview) = try await withSecret(pin) { secret in
                     // The slot's touch policy (firmware 5.3 and later tell it): "Touch your key" just before signing.
                     try await piv.verify(slot: slot, pin: secret) { post(.piv(.touch(keyID: d.id, waiting: $0))) }
                 }
@@ -59,7 +59,7 @@ struct PIVTabWork: TabWork {
             let touched = LockedValue(false)
             await run(d, .generateCertificate) { piv in
                 let names = try PIVOperations.subject(subject)
-                let certificate = try await withSecrets(pin) { pinBytes in
+                let certificate = try await withSecret(pin) { pinBytes in
                     try await withManagementKey(managementKey) { keyBytes in
                         // The slot's touch policy: "Touch your key" just before the key signs.
                         try await piv.generateCertificate(
@@ -100,26 +100,6 @@ struct PIVTabWork: TabWork {
         let secret = SecretBytes(wiping: &bytes)
         defer { secret.wipe() }
         return try await body(secret)
-    }
-
-    /// Lends a typed secret, when there is one, to `body` as `SecretBytes`, wiped after.
-    private func withSecrets<T>(_ a: String?, _ body: (SecretBytes?) async throws -> T) async throws -> T {
-        let secret = a.map { SecretBytes(utf8: $0) }
-        defer { secret?.wipe() }
-        return try await body(secret)
-    }
-
-    /// Lends two typed secrets to `body` as `SecretBytes`, wiped after.
-    private func withSecrets<T>(
-        _ a: String, _ b: String,
-        _ body: (SecretBytes, SecretBytes) async throws -> T
-    ) async throws -> T {
-        let first = SecretBytes(utf8: a), second = SecretBytes(utf8: b)
-        defer {
-            first.wipe()
-            second.wipe()
-        }
-        return try await body(first, second)
     }
 
     /// Runs one PIV operation on the key (`PIVOperations`, which opens and closes its interface) and posts its
