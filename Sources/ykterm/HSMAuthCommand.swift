@@ -350,20 +350,12 @@ extension HSMAuthCommand.Credentials {
         @OptionGroup var key: KeyOptions
         @Argument(help: ArgumentHelp("The credential's label.", valueName: "LABEL")) var label: String
         @Argument(help: ArgumentHelp("Write here (- or none: standard output).", valueName: "FILE")) var file: String?
-        @Option(name: [.short, .long], help: ArgumentHelp("pem or der.", valueName: "FORMAT")) var format = "pem"
-
-        func validate() throws {
-            guard ["pem", "der"].contains(format.lowercased()) else {
-                throw ValidationError(
-                    words(
-                        "cli.option.oneOf", ["option": "--format", "allowed": oneOf(["pem", "der"]), "value": format]))
-            }
-        }
+        @OptionGroup var format: PEMOrDER
 
         func run() async throws {
             let publicKey = try await key.hsmauth.publicKey(label: label)
             let bytes =
-                format.lowercased() == "der"
+                format.der
                 ? publicKey.spki : Array(PEM.encode(publicKey.spki, label: PEM.publicKey).utf8)
             try PIVFiles.write(bytes, to: file)
         }

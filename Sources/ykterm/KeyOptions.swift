@@ -115,3 +115,18 @@ struct KeyOptions: ParsableArguments {
 
     var selector: KeySelector { choice.selector }
 }
+
+/// `--format pem|der` of the commands that write a public key.
+struct PEMOrDER: ParsableArguments {
+    @Option(name: [.short, .long], help: ArgumentHelp("pem or der.", valueName: "FORMAT")) var format = "pem"
+
+    /// Whether DER was asked for.
+    var der: Bool { format.lowercased() == "der" }
+
+    func validate() throws {
+        guard ["pem", "der"].contains(format.lowercased()) else {
+            throw ValidationError(
+                words("cli.option.oneOf", ["option": "--format", "allowed": oneOf(["pem", "der"]), "value": format]))
+        }
+    }
+}

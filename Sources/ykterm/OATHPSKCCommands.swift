@@ -77,22 +77,7 @@ enum PSKCFiles {
 
     /// Writes `bytes` to `path`, created (or emptied) with mode 0600: a PSKC file holds secrets.
     static func write(_ bytes: [UInt8], to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw YktermError.failed(
-                words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))]))
-        }
-        defer { close(fd) }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                throw YktermError.failed(
-                    words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))]))
-            }
-            offset += n
-        }
+        try PIVFiles.write(bytes, toFile: path, flags: O_CREAT | O_TRUNC, mode: 0o600)
     }
 
     /// The accounts in the PSKC file at `path`, its key or passphrase asked for when it is encrypted. Key

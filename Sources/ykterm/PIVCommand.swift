@@ -286,7 +286,12 @@ enum PIVFiles {
             }
             return
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replace ? O_TRUNC : O_EXCL), 0o644)
+        try write(bytes, toFile: path, flags: O_CREAT | (replace ? O_TRUNC : O_EXCL), mode: 0o644)
+    }
+
+    /// Writes `bytes` to the file at `path`, opened for writing with `flags` (and `mode` when it is created).
+    static func write(_ bytes: [UInt8], toFile path: String, flags: Int32, mode: mode_t) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC | flags, mode)
         guard fd >= 0 else {
             throw YktermError.failed(
                 words("cli.piv.file.unwritable", ["path": path, "detail": String(cString: strerror(errno))]))

@@ -55,21 +55,13 @@ extension PIVCommand.Keys {
         @OptionGroup var key: KeyOptions
         @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
         @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
-        @Option(name: [.short, .long], help: ArgumentHelp("pem or der.", valueName: "FORMAT")) var format = "pem"
-
-        func validate() throws {
-            guard ["pem", "der"].contains(format.lowercased()) else {
-                throw ValidationError(
-                    words(
-                        "cli.option.oneOf", ["option": "--format", "allowed": oneOf(["pem", "der"]), "value": format]))
-            }
-        }
+        @OptionGroup var format: PEMOrDER
 
         func run() async throws {
             let slot = slot.slot
             let publicKey = try await key.piv.publicKey(in: slot)
             let bytes =
-                format.lowercased() == "der"
+                format.der
                 ? publicKey.spki : Array(PEM.encode(publicKey.spki, label: PEM.publicKey).utf8)
             try PIVFiles.write(bytes, to: out)
         }
