@@ -92,6 +92,24 @@ struct HSMAuthAddOptions: ParsableArguments {
             throw ValidationError(words("error.hsmauth-label-length", ["count": String(label.utf8.count)]))
         }
     }
+
+    /// Asks for the management password and the new credential password, then adds the credential `credential`
+    /// makes (it may ask for more) to the key; every secret is wiped after.
+    func put(on key: KeyOptions, _ prompt: Prompt, _ credential: () throws -> HSMAuthNewCredential) async throws {
+        let management = try HSMAuthSecrets.managementPassword(prompt)
+        defer { management.wipe() }
+        let password = try HSMAuthSecrets.newCredentialPassword(prompt)
+        defer { password.wipe() }
+        let new = try credential()
+        defer { new.wipe() }
+        _ = try await key.hsmauth.add(
+            label: label, new, credentialPassword: password, managementKey: management, touchRequired: touch)
+    }
+
+    /// Says that the credential was added (`text`: the string table's words, with the label).
+    func added(_ text: String) {
+        out(words(text, ["label": VisibleText.escaped(label)]))
+    }
 }
 
 extension HSMAuthCommand {
@@ -206,34 +224,25 @@ extension HSMAuthCommand.Credentials {
 
         func run() async throws {
             let prompt = Prompt()
-            let management = try HSMAuthSecrets.managementPassword(prompt)
-            defer { management.wipe() }
-            let password = try HSMAuthSecrets.newCredentialPassword(prompt)
-            defer { password.wipe() }
-            let enc: SecretBytes
-            let mac: SecretBytes
-            if generate {
+            // Random keys are printed once they are on the key: the YubiHSM 2's authentication key needs them.
+            var generated: (enc: String, mac: String)?
+            try await add.put(on: key, prompt) {
+                guard generate else {
+                    return .symmetric(
+                        enc: try HSMAuthSecrets.aesKey(prompt, words("cli.hsmauth.prompt.enc")),
+                        mac: try HSMAuthSecrets.aesKey(prompt, words("cli.hsmauth.prompt.mac")))
+                }
                 var e = Crypto.random(16)
                 var m = Crypto.random(16)
-                enc = SecretBytes(wiping: &e)
-                mac = SecretBytes(wiping: &m)
-            } else {
-                enc = try HSMAuthSecrets.aesKey(prompt, words("cli.hsmauth.prompt.enc"))
-                mac = try HSMAuthSecrets.aesKey(prompt, words("cli.hsmauth.prompt.mac"))
+                generated = (Hex.encode(e), Hex.encode(m))
+                return .symmetric(enc: SecretBytes(wiping: &e), mac: SecretBytes(wiping: &m))
             }
-            defer {
-                enc.wipe()
-                mac.wipe()
-            }
-            _ = try await key.hsmauth.add(
-                label: add.label, .symmetric(enc: enc, mac: mac), credentialPassword: password,
-                managementKey: management, touchRequired: add.touch)
-            if generate {
+            if let generated {
                 out(words("cli.hsmauth.generatedKeys"))
-                out("ENC-KEY: " + Hex.encode(enc.copyBytes()))
-                out("MAC-KEY: " + Hex.encode(mac.copyBytes()))
+                out("ENC-KEY: " + generated.enc)
+                out("MAC-KEY: " + generated.mac)
             }
-            out(words("cli.hsmauth.added.symmetric", ["label": VisibleText.escaped(add.label)]))
+            add.added("cli.hsmauth.added.symmetric")
         }
     }
 
@@ -251,18 +260,13 @@ extension HSMAuthCommand.Credentials {
 
         func run() async throws {
             let prompt = Prompt()
-            let management = try HSMAuthSecrets.managementPassword(prompt)
-            defer { management.wipe() }
-            let password = try HSMAuthSecrets.newCredentialPassword(prompt)
-            defer { password.wipe() }
-            let derivation = SecretBytes(
-                utf8: try prompt.newSecret(
-                    words("cli.hsmauth.prompt.derivation"), again: words("cli.hsmauth.prompt.again")))
-            defer { derivation.wipe() }
-            _ = try await key.hsmauth.add(
-                label: add.label, .derived(password: derivation), credentialPassword: password,
-                managementKey: management, touchRequired: add.touch)
-            out(words("cli.hsmauth.added.derived", ["label": VisibleText.escaped(add.label)]))
+            try await add.put(on: key, prompt) {
+                .derived(
+                    password: SecretBytes(
+                        utf8: try prompt.newSecret(
+                            words("cli.hsmauth.prompt.derivation"), again: words("cli.hsmauth.prompt.again"))))
+            }
+            add.added("cli.hsmauth.added.derived")
         }
     }
 
@@ -276,15 +280,8 @@ extension HSMAuthCommand.Credentials {
         @OptionGroup var add: HSMAuthAddOptions
 
         func run() async throws {
-            let prompt = Prompt()
-            let management = try HSMAuthSecrets.managementPassword(prompt)
-            defer { management.wipe() }
-            let password = try HSMAuthSecrets.newCredentialPassword(prompt)
-            defer { password.wipe() }
-            _ = try await key.hsmauth.add(
-                label: add.label, .generated, credentialPassword: password, managementKey: management,
-                touchRequired: add.touch)
-            out(words("cli.hsmauth.added.generated", ["label": VisibleText.escaped(add.label)]))
+            try await add.put(on: key, Prompt()) { .generated }
+            add.added("cli.hsmauth.added.generated")
         }
     }
 
@@ -308,15 +305,8 @@ extension HSMAuthCommand.Credentials {
             }
             let scalar = try HSMAuth.privateScalar(privateKey)
             defer { scalar.wipe() }
-            let prompt = Prompt()
-            let management = try HSMAuthSecrets.managementPassword(prompt)
-            defer { management.wipe() }
-            let password = try HSMAuthSecrets.newCredentialPassword(prompt)
-            defer { password.wipe() }
-            _ = try await key.hsmauth.add(
-                label: add.label, .asymmetric(privateKey: scalar), credentialPassword: password,
-                managementKey: management, touchRequired: add.touch)
-            out(words("cli.hsmauth.added.imported", ["label": VisibleText.escaped(add.label)]))
+            try await add.put(on: key, Prompt()) { .asymmetric(privateKey: scalar) }
+            add.added("cli.hsmauth.added.imported")
         }
     }
 

@@ -17,6 +17,17 @@ public enum HSMAuthNewCredential: Sendable {
     case asymmetric(privateKey: SecretBytes)
     /// A P-256 key the YubiKey generates.
     case generated
+
+    /// Wipes the secrets it holds.
+    public func wipe() {
+        switch self {
+        case .symmetric(let enc, let mac):
+            enc.wipe()
+            mac.wipe()
+        case .derived(let secret), .asymmetric(let secret): secret.wipe()
+        case .generated: break
+        }
+    }
 }
 
 /// How a credential's password change is authorised: its current password, or the management key.
