@@ -3,8 +3,8 @@ import FoundationEssentials
 /// ykterm's small JSON state files (pins, key names and serials, remembered OATH keys): read whole, and written
 /// whole through `AtomicFile` (mode 0600) into a directory made private (0700) when it does not exist yet.
 public enum StateFile {
-    /// The file at `path` decoded as `T`: nil when there is no file; `.unreadable` when there is one that is not
-    /// a `T` (cut short by a crash of an older version, or edited by hand).
+    /// The file at `path` decoded as `T`: `.absent` when there is no file, `.unreadable` when there is one that is
+    /// not a `T` (cut short by a crash of an older version, or edited by hand).
     public static func read<T: Decodable>(_ type: T.Type, from path: String) -> Read<T> {
         guard let data = FileManager.default.contents(atPath: path) else { return .absent }
         guard let value = try? JSONDecoder().decode(type, from: data) else { return .unreadable }

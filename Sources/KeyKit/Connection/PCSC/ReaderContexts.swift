@@ -45,9 +45,6 @@ public final class ReaderContexts: Sendable {
         return connection
     }
 
-    /// The number of contexts kept and free.
-    public var count: Int { contexts.withLock { $0.count } }
-
     private func giveBack(_ context: PCSCContext, for reader: String) {
         guard !context.isWedged else { return }
         contexts.withLock { kept in
