@@ -18,7 +18,32 @@ protocol Applet: AnyObject {
 }
 
 extension Applet {
+    /// 9000 with no data.
+    static var done: Response { Response(status: .ok) }
+    /// 6A80: the command's data is wrong.
+    static var badData: Response { Response(status: .incorrectParameters) }
+    /// 6982: a PIN, password or key must be verified first.
+    static var notAllowed: Response { Response(status: .securityConditionNotSatisfied) }
+
     var remainingInstruction: UInt8 { SmartCardProtocol.getResponse }
     func powerReset() {}
     var capabilities: Capabilities { [] }
+}
+
+/// The state an applet keeps for one session (what was verified, a pending challenge), forgotten on SELECT and
+/// power cycles by starting anew.
+protocol AppletSession {
+    init()
+}
+
+/// An applet whose session state is one `AppletSession` value.
+protocol SessionApplet: Applet {
+    associatedtype Session: AppletSession
+    var session: Session { get set }
+}
+
+extension SessionApplet {
+    func powerReset() {
+        session = Session()
+    }
 }

@@ -37,8 +37,6 @@ final class HSMAuthApplet: Applet {
         Response(data: TLV(Tag.version, state.version.bytes).encoded, status: .ok)
     }
 
-    static let done = Response(status: .ok)
-    static let badData = Response(status: .incorrectParameters)
     static let notFound = Response(status: .fileNotFound)
     static let unsupported = Response(status: .invalidInstruction)
 

@@ -37,7 +37,6 @@ final class OATHApplet: Applet {
     private static let wrongData = Response(status: .incorrectParameters)
     /// "No such object", "response does not match" (SET CODE) and "no password set" (VALIDATE).
     private static let noSuchObject = Response(status: .dataInvalid)
-    private static let done = Response(status: .ok)
 
     func powerReset() {
         unlocked = false

@@ -14,14 +14,13 @@ import KeyKit
 /// a command that needs one, 6983 once blocked, 6A80 for bad data, 6A88 for an object or key that is not there,
 /// 6B00 for bad P1/P2, 6985 for TERMINATE while the admin PIN still has tries (and is not verified), and 6285 for
 /// everything but ACTIVATE while terminated.
-final class OpenPGPApplet: Applet {
+final class OpenPGPApplet: SessionApplet {
     let aid = AID.openpgp
     let capabilities: Capabilities = .openpgp
     /// The button the keys' touch policies (their UIF objects) wait for.
     let button: SimulatedButton
 
-    /// Session state, forgotten on SELECT and power cycles.
-    struct Session {
+    struct Session: AppletSession {
         /// PW1 verified for signing (reference 81); consumed by a signature unless it stays valid for several.
         var userForSigning = false
         /// PW1 verified for the other operations (reference 82).
@@ -42,10 +41,6 @@ final class OpenPGPApplet: Applet {
 
     init(touchDelay: Double = 0.5) {
         button = SimulatedButton(delay: touchDelay)
-    }
-
-    func powerReset() {
-        session = Session()
     }
 
     func select(state: inout VirtualKeyState) -> Response {
@@ -88,11 +83,8 @@ final class OpenPGPApplet: Applet {
 
     // MARK: Shared helpers
 
-    static let done = Response(status: .ok)
-    static let badData = Response(status: .incorrectParameters)
     static let badP1P2 = Response(status: .wrongP1P2)
     static let notFound = Response(status: .referencedDataNotFound)
-    static let notAllowed = Response(status: .securityConditionNotSatisfied)
 
     static func bcd(_ n: UInt8) -> UInt8 { (n / 10) << 4 | (n % 10) }
 

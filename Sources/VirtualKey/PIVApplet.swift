@@ -12,14 +12,13 @@ import KeyKit
 /// when the PIN or the management key is needed, 6A80 for bad data (and a key that does not match the
 /// request), 6A82 for an empty object, 6A86 for bad P1/P2, 6A88 for an empty slot, 6985 for RESET while the PIN
 /// or PUK still has tries.
-final class PIVApplet: Applet {
+final class PIVApplet: SessionApplet {
     let aid = AID.piv
     let capabilities: Capabilities = .piv
     /// The button the slots' and the management key's touch policies wait for.
     let button: SimulatedButton
 
-    /// Session state, forgotten on SELECT and power cycles.
-    struct Session {
+    struct Session: AppletSession {
         /// The PIN was verified in this session.
         var pinVerified = false
         /// A VERIFY succeeded since the last use of a key whose PIN policy is "always".
@@ -36,16 +35,11 @@ final class PIVApplet: Applet {
 
     var session = Session()
 
-    /// A touch counts for this long for keys with the "cached" touch policy.
     /// The largest data object a YubiKey 5 stores.
     static let maxObjectSize = 3052
 
     init(touchDelay: Double = 0.5) {
         button = SimulatedButton(delay: touchDelay)
-    }
-
-    func powerReset() {
-        session = Session()
     }
 
     /// The application property template: the PIX of the AID and the coexistent tag allocation authority (the
@@ -88,11 +82,8 @@ final class PIVApplet: Applet {
 
     // MARK: Shared helpers
 
-    static let done = Response(status: .ok)
-    static let badData = Response(status: .incorrectParameters)
     static let badP1P2 = Response(status: StatusWord(rawValue: 0x6A86))
     static let noKey = Response(status: .referencedDataNotFound)
-    static let notAllowed = Response(status: .securityConditionNotSatisfied)
 
     /// Parses `data` as BER-TLVs; nil when malformed.
     static func tlvs(_ data: [UInt8]) -> [TLV]? {

@@ -151,19 +151,20 @@ import VirtualKey
     @Test func changingACredentialPasswordNeeds58() async throws {
         let old = try await Self.session(Self.key())
         await #expect(throws: HSMAuthError.notSupported(minimum: Version(5, 8, 0), actual: Version(5, 7, 2))) {
-            try await old.changeCredentialPassword(label: "d", current: Self.password, new: Self.password)
+            try await old.changeCredentialPassword(
+                label: "d", authority: .credentialPassword(Self.password), new: Self.password)
         }
         let s = try await Self.session(Self.key(Version(5, 8, 0)))
         _ = try await s.putDerived(
             managementKey: Self.management, label: "d", derivationPassword: SecretBytes(utf8: "pw"),
             credentialPassword: Self.password, touchRequired: false)
         let second = HSMAuth.paddedPassword("second")!
-        try await s.changeCredentialPassword(label: "d", current: Self.password, new: second)
+        try await s.changeCredentialPassword(label: "d", authority: .credentialPassword(Self.password), new: second)
         let third = HSMAuth.paddedPassword("third")!
         await #expect(throws: HSMAuthError.wrongCredentialPassword(retriesLeft: 7)) {
-            try await s.changeCredentialPassword(label: "d", current: Self.password, new: third)
+            try await s.changeCredentialPassword(label: "d", authority: .credentialPassword(Self.password), new: third)
         }
-        try await s.changeCredentialPassword(label: "d", managementKey: Self.management, new: third)
+        try await s.changeCredentialPassword(label: "d", authority: .managementKey(Self.management), new: third)
         let context = Crypto.random(16)
         _ = try await s.calculateSymmetric(label: "d", context: context, credentialPassword: third)
         await #expect(throws: HSMAuthError.wrongCredentialPassword(retriesLeft: 7)) {

@@ -30,12 +30,6 @@ public enum HSMAuthNewCredential: Sendable {
     }
 }
 
-/// How a credential's password change is authorised: its current password, or the management key.
-public enum HSMAuthPasswordAuthority: Sendable {
-    case credentialPassword(SecretBytes)
-    case managementKey(SecretBytes)
-}
-
 /// What the YubiHSM 2 answers CREATE SESSION with, for an asymmetric credential: its ephemeral key EPK.SD, its
 /// static key PK.SD and its receipt.
 public struct HSMAuthDeviceAnswer: Sendable {
@@ -127,14 +121,7 @@ public struct HSMAuthOperations: Sendable {
     public func changeCredentialPassword(
         label: String, authority: HSMAuthPasswordAuthority, new: SecretBytes
     ) async throws {
-        try await withSession { s in
-            switch authority {
-            case .credentialPassword(let current):
-                try await s.changeCredentialPassword(label: label, current: current, new: new)
-            case .managementKey(let key):
-                try await s.changeCredentialPassword(label: label, managementKey: key, new: new)
-            }
-        }
+        try await withSession { try await $0.changeCredentialPassword(label: label, authority: authority, new: new) }
     }
 
     /// Erases every credential and restores the default management key.

@@ -331,3 +331,9 @@ extension HSMAuth {
         return SecretBytes(wiping: &scalar)
     }
 }
+
+/// How a credential's password change is authorised: its current password, or the management key.
+public enum HSMAuthPasswordAuthority: Sendable {
+    case credentialPassword(SecretBytes)
+    case managementKey(SecretBytes)
+}

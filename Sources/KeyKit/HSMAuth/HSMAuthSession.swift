@@ -3,26 +3,16 @@
 ///
 /// Secrets (the management key, credential passwords, keys) come in as `SecretBytes` and are copied only into
 /// command buffers that are wiped after sending.
-public actor HSMAuthSession {
+public actor HSMAuthSession: SmartCardApplicationSession {
     typealias Ins = HSMAuth.Ins
     typealias Tag = HSMAuth.Tag
 
-    let proto: SmartCardProtocol
-    /// The application's version (SELECT's answer), the firmware's on a YubiKey.
-    public nonisolated let version: Version
+    public nonisolated let selected: SelectedApplication
 
-    private init(proto: SmartCardProtocol, version: Version) {
-        self.proto = proto
-        self.version = version
-    }
+    public init(_ selected: SelectedApplication) { self.selected = selected }
 
-    public static func make(
-        connection: any SmartCardConnection,
-        observer: (@Sendable (APDUExchange) -> Void)? = nil
-    ) async throws -> HSMAuthSession {
-        let (proto, answer) = try await SmartCardProtocol.selecting(
-            AID.hsmauth, name: "HSMAUTH", on: connection, observer: observer)
-        return HSMAuthSession(proto: proto, version: try parseSelect(answer))
+    public static func select(on proto: SmartCardProtocol) async throws -> Version {
+        try parseSelect(try await proto.select(AID.hsmauth, name: "HSMAUTH"))
     }
 
     /// SELECT's answer: 79 { major minor patch }.
@@ -226,24 +216,21 @@ public actor HSMAuthSession {
         _ = try await send(APDU(ins: Ins.putManagementKey, data: data), .managementKey)
     }
 
-    /// A credential's new password, with its current one (firmware 5.8 and later).
-    public func changeCredentialPassword(label: String, current: SecretBytes, new: SecretBytes) async throws {
+    /// A credential's new password, authorised by its current one or by the management key (firmware 5.8 and
+    /// later).
+    public func changeCredentialPassword(
+        label: String, authority: HSMAuthPasswordAuthority, new: SecretBytes
+    ) async throws {
         try require(HSMAuth.changePasswordFirmware)
+        let (p1, tag, secret, who): (UInt8, UInt32, SecretBytes, Authenticating) =
+            switch authority {
+            case .credentialPassword(let current): (0, Tag.credentialPassword, current, .credentialPassword)
+            case .managementKey(let key): (1, Tag.managementKey, key, .managementKey)
+            }
         let data =
-            TLV(Tag.label, try Self.labelBytes(label)).encoded
-            + TLV(Tag.credentialPassword, try Self.sixteen(current)).encoded
+            TLV(Tag.label, try Self.labelBytes(label)).encoded + TLV(tag, try Self.sixteen(secret)).encoded
             + TLV(Tag.credentialPassword, try Self.sixteen(new)).encoded
-        _ = try await send(APDU(ins: Ins.changeCredentialPassword, p1: 0, data: data), .credentialPassword)
-    }
-
-    /// A credential's new password, with the management key (firmware 5.8 and later).
-    public func changeCredentialPassword(label: String, managementKey: SecretBytes, new: SecretBytes) async throws {
-        try require(HSMAuth.changePasswordFirmware)
-        let data =
-            TLV(Tag.label, try Self.labelBytes(label)).encoded
-            + TLV(Tag.managementKey, try Self.sixteen(managementKey)).encoded
-            + TLV(Tag.credentialPassword, try Self.sixteen(new)).encoded
-        _ = try await send(APDU(ins: Ins.changeCredentialPassword, p1: 1, data: data), .managementKey)
+        _ = try await send(APDU(ins: Ins.changeCredentialPassword, p1: p1, data: data), who)
     }
 
     /// Erases every credential and restores the default management key (16 zero bytes).

@@ -5,24 +5,16 @@
 /// Each method sends its command (the transport chains long commands and gathers long answers with GET RESPONSE)
 /// and parses the answer; parsers throw `OpenPGPError.malformed` on anything they cannot read. Passwords are
 /// taken as `SecretBytes` and copied only into buffers that are wiped after use.
-public actor OpenPGPSession {
+public actor OpenPGPSession: SmartCardApplicationSession {
     typealias Ins = OpenPGP.Ins
 
-    let proto: SmartCardProtocol
-    /// The firmware's version (GET VERSION, the YubiKey's F1).
-    public nonisolated let version: Version
+    public nonisolated let selected: SelectedApplication
 
-    private init(proto: SmartCardProtocol, version: Version) {
-        self.proto = proto
-        self.version = version
-    }
+    public init(_ selected: SelectedApplication) { self.selected = selected }
 
-    /// SELECTs the OpenPGP application (ACTIVATEs it first when it was terminated) and reads its version.
-    public static func make(
-        connection: any SmartCardConnection,
-        observer: (@Sendable (APDUExchange) -> Void)? = nil
-    ) async throws -> OpenPGPSession {
-        let proto = SmartCardProtocol(connection: connection, observer: observer)
+    /// SELECTs the OpenPGP application (ACTIVATEs it first when it was terminated) and reads its version (GET
+    /// VERSION, the YubiKey's F1).
+    public static func select(on proto: SmartCardProtocol) async throws -> Version {
         do {
             _ = try await proto.select(AID.openpgp, name: "OpenPGP")
         } catch SmartCardError.status(let sw) where sw == .noInputData || sw == .conditionsNotSatisfied {
@@ -34,8 +26,7 @@ public actor OpenPGPSession {
         guard answer.count == 3 else {
             throw OpenPGPError.malformed(Malformation(.firmwareVersion, .lengthExpected(answer.count, expected: 3)))
         }
-        let version = Version(OpenPGPAID.bcd(answer[0]), OpenPGPAID.bcd(answer[1]), OpenPGPAID.bcd(answer[2]))
-        return OpenPGPSession(proto: proto, version: version)
+        return Version(OpenPGPAID.bcd(answer[0]), OpenPGPAID.bcd(answer[1]), OpenPGPAID.bcd(answer[2]))
     }
 
     // MARK: Status words

@@ -5,13 +5,11 @@
 /// with GET RESPONSE) and parses the answer. Commands that answer data carry Le 00; the others carry none.
 /// PINs, PUKs and management keys are taken as `SecretBytes` and padded or copied only into buffers that are
 /// wiped after use.
-public actor PIVSession {
+public actor PIVSession: SmartCardApplicationSession {
     typealias Ins = PIV.Ins
     typealias Tag = PIV.Tag
 
-    let proto: SmartCardProtocol
-    /// The PIV application's version (the firmware's on a YubiKey).
-    public nonisolated let version: Version
+    public nonisolated let selected: SelectedApplication
     /// The management key's algorithm, once known (from metadata, or 3DES on firmware without it).
     var managementKeyAlgorithmKnown: PIV.Algorithm?
     /// The PIN tries left as last seen, for firmware without metadata after the PIN was verified.
@@ -19,22 +17,16 @@ public actor PIVSession {
     /// The PIN tries after a right PIN, as last seen.
     private var pinRetryLimit = PIV.defaultRetries
 
-    private init(proto: SmartCardProtocol, version: Version) {
-        self.proto = proto
-        self.version = version
-    }
+    public init(_ selected: SelectedApplication) { self.selected = selected }
 
     /// SELECTs the PIV application and reads its version.
-    public static func make(
-        connection: any SmartCardConnection,
-        observer: (@Sendable (APDUExchange) -> Void)? = nil
-    ) async throws -> PIVSession {
-        let (proto, _) = try await SmartCardProtocol.selecting(AID.piv, name: "PIV", on: connection, observer: observer)
+    public static func select(on proto: SmartCardProtocol) async throws -> Version {
+        _ = try await proto.select(AID.piv, name: "PIV")
         let answer = try PIVSession.check(try await proto.send(APDU(ins: Ins.getVersion, le: 256)))
         guard answer.count == 3, let version = Version(bytes: answer) else {
             throw PIVError.malformed(.version(length: answer.count))
         }
-        return PIVSession(proto: proto, version: version)
+        return version
     }
 
     // MARK: Sending and status words
