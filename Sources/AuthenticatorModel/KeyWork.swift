@@ -148,4 +148,17 @@ extension TabWork {
     var backend: any KeyBackend { work.backend }
     var environment: RunnerEnvironment { work.environment }
     var post: @Sendable (Msg) -> Void { work.post }
+
+    /// Where an export writes `path` (`~` expanded), or nil when something is there and may not be overwritten.
+    func exportTarget(_ path: String, overwrite: Bool) -> String? {
+        let full = PathString.expandingHome(path)
+        var status = stat()
+        return !overwrite && lstat(full, &status) == 0 ? nil : full
+    }
+
+    /// Writes a certificate in PEM to `path`. A certificate is public: readable by others, as openssl and ykman
+    /// write them.
+    func writeCertificate(_ pem: String, to path: String) throws {
+        try AtomicFile.write(Array(pem.utf8), to: path, mode: 0o644)
+    }
 }

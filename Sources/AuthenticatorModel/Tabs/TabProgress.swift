@@ -35,6 +35,26 @@ public struct KeyFailure<Operation: Sendable & Hashable, Reason: Sendable & Hash
     }
 }
 
+/// A tab's failure reasons that word an error by its explanation: the application or interface missing, the key
+/// gone, or the explanation's text.
+protocol ExplainedFailureReason {
+    static var keyGone: Self { get }
+    static func notAvailable(_ why: UIText) -> Self
+    static func other(_ text: UIText) -> Self
+}
+
+extension ExplainedFailureReason {
+    /// `error` worded by `ErrorExplanation`, for the errors the tab has no words of its own for.
+    static func explained(_ error: any Error) -> Self {
+        let explanation = ErrorExplanation(error)
+        switch explanation.kind {
+        case .interfaceMissing, .applicationMissing: return .notAvailable(explanation.text)
+        case _ where explanation.kind.keyGone: return .keyGone
+        default: return .other(explanation.text)
+        }
+    }
+}
+
 /// A key tab opens: it reads the selected key with `load`, or, with no key selected, its `phase` says so.
 func keyTabOpened(
     _ state: inout AppState, _ phase: WritableKeyPath<AppState, KeyTabPhase>, load: (inout AppState) -> [Command]

@@ -16,6 +16,22 @@ extension TabView {
     var screen: Screen { app.screen }
     var theme: Theme { app.theme }
 
+    /// What a key tab shows while it has nothing of its own to show: no key selected, the first read under way, or
+    /// no such application (a key that stopped answering said as such). `words` is the tab's prefix in the string
+    /// tables (`<words>.view.noKeyHint`, `<words>.view.reading`, `<words>.view.<unavailable>`). False when the tab
+    /// has read something to draw.
+    func placeholder(_ phase: KeyTabPhase, read: Bool, words: String, unavailable: String = "unavailable") -> Bool {
+        switch phase {
+        case .noKey: centered([UIText("view.noKey"), UIText(words + ".view.noKeyHint")])
+        case .loading where !read: centered([UIText(words + ".view.reading")])
+        case .unavailable(let why) where why.key == "error.reader-not-answering":
+            centered([UIText("view.keyNotAnswering"), why])
+        case .unavailable(let why): centered([UIText(words + ".view." + unavailable), why])
+        default: return false
+        }
+        return true
+    }
+
     /// `lines` in the middle of the tab's area, the first as a heading.
     func centered(_ lines: [UIText]) {
         app.centered(lines, in: area)

@@ -3,7 +3,7 @@ import KeyKit
 // MARK: - Messages and commands
 
 /// Why an OpenPGP command failed, sorted so the tab can explain it.
-public enum OpenPGPFailureReason: Sendable, Hashable {
+public enum OpenPGPFailureReason: Sendable, Hashable, ExplainedFailureReason {
     /// The key went away during the command.
     case keyGone
     /// No OpenPGP application (or no smart-card interface): why.

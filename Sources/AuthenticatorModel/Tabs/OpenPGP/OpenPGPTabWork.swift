@@ -43,11 +43,8 @@ struct OpenPGPTabWork: TabWork {
                 return .touchPolicySet(keyID: d.id, slot: slot, OpenPGPCardInfo(try await ops.overview()))
             }
         case .export(let d, let slot, let path, let overwrite):
-            let full = PathString.expandingHome(path)
-            var status = stat()
-            if !overwrite, lstat(full, &status) == 0 {
-                post(.openpgp(.exportExists(keyID: d.id, path: path)))
-                return
+            guard let full = exportTarget(path, overwrite: overwrite) else {
+                return post(.openpgp(.exportExists(keyID: d.id, path: path)))
             }
             await run(d, .export) { ops in
                 guard let certificate = try await ops.certificate(slot) else {
@@ -56,8 +53,7 @@ struct OpenPGPTabWork: TabWork {
                         OpenPGPFailure(
                             .export, .other(UIText("openpgp.noCertificate", ["slot": openpgpSlotLabel(slot)]))))
                 }
-                // A certificate is public: readable by others, as openssl and ykman write them.
-                try AtomicFile.write(Array(certificate.pem.utf8), to: full, mode: 0o644)
+                try writeCertificate(certificate.pem, to: full)
                 return .exported(keyID: d.id, slot: slot, path: path)
             }
         case .attest(let d, let slot, let pin):
@@ -99,11 +95,6 @@ struct OpenPGPTabWork: TabWork {
         case OpenPGPError.passwordBlocked(let p): return .passwordBlocked(p)
         default: break
         }
-        let explanation = ErrorExplanation(error)
-        switch explanation.kind {
-        case .interfaceMissing, .applicationMissing: return .notAvailable(explanation.text)
-        case _ where explanation.kind.keyGone: return .keyGone
-        default: return .other(explanation.text)
-        }
+        return .explained(error)
     }
 }

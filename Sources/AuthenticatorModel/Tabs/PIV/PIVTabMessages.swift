@@ -3,7 +3,7 @@ import KeyKit
 // MARK: - Messages and commands
 
 /// Why a PIV command failed, sorted so the tab can explain it.
-public enum PIVFailureReason: Sendable, Hashable {
+public enum PIVFailureReason: Sendable, Hashable, ExplainedFailureReason {
     /// The key went away during the command.
     case keyGone
     /// No PIV application (or no smart-card interface): why.

@@ -39,19 +39,14 @@ struct PIVTabWork: TabWork {
                     PIVInfo(try await withSecrets(puk, new) { try await piv.unblockPIN(puk: $0, new: $1) }))
             }
         case .export(let d, let slot, let path, let overwrite):
-            let full = PathString.expandingHome(path)
-            var status = stat()
-            if !overwrite, lstat(full, &status) == 0 {
-                post(.piv(.exportExists(keyID: d.id, path: path)))
-                return
+            guard let full = exportTarget(path, overwrite: overwrite) else {
+                return post(.piv(.exportExists(keyID: d.id, path: path)))
             }
             await run(d, .export) { piv in
                 guard let certificate = try await piv.certificate(in: slot) else {
                     throw PIVOperationError.noCertificate(slot)
                 }
-                // A certificate is public: readable by others, as openssl and ykman write them.
-                try AtomicFile.write(
-                    Array(PEM.encode(certificate.der, label: PEM.certificate).utf8), to: full, mode: 0o644)
+                try writeCertificate(certificate.pem, to: full)
                 return .exported(keyID: d.id, slot: slot, path: path)
             }
         case .generateCertificate(let d, let slot, let subject, let days, let pin, let managementKey):
@@ -133,11 +128,6 @@ struct PIVTabWork: TabWork {
         case PIVError.securityConditionNotSatisfied where operation == .verify: return .pinRequired
         default: break
         }
-        let explanation = ErrorExplanation(error)
-        switch explanation.kind {
-        case .interfaceMissing, .applicationMissing: return .notAvailable(explanation.text)
-        case _ where explanation.kind.keyGone: return .keyGone
-        default: return .other(explanation.text)
-        }
+        return .explained(error)
     }
 }

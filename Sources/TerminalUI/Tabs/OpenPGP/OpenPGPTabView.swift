@@ -11,17 +11,8 @@ struct OpenPGPTabView {
 
     func render(_ state: AppState) {
         let openpgp = state.openpgp
-        switch openpgp.phase {
-        case .noKey:
-            centered([UIText("view.noKey"), UIText("openpgp.view.noKeyHint")])
-        case .loading where openpgp.info == nil:
-            centered([UIText("openpgp.view.reading")])
-        case .unavailable(let why) where why.key == "error.reader-not-answering":
-            centered([UIText("view.keyNotAnswering"), why])
-        case .unavailable(let why):
-            centered([UIText("openpgp.view.unavailable"), why])
-        default:
-            if let info = openpgp.info { overview(info, state) }
+        if !placeholder(openpgp.phase, read: openpgp.info != nil, words: "openpgp"), let info = openpgp.info {
+            overview(info, state)
         }
         // No operation of the tab waits for a touch: the dialog is all there is over it.
         dialog(openpgp.dialog, unless: openpgp.busy) {}

@@ -12,22 +12,11 @@ struct PIVTabView {
 
     func render(_ state: AppState) {
         let piv = state.piv
-        switch piv.phase {
-        case .noKey:
-            centered([UIText("view.noKey"), UIText("piv.view.noKeyHint")])
-        case .loading where piv.info == nil:
-            centered([UIText("piv.view.reading")])
-        case .unavailable(let why) where why.key == "error.reader-not-answering":
-            centered([UIText("view.keyNotAnswering"), why])
-        case .unavailable(let why):
-            centered([UIText("piv.view.unavailable"), why])
-        default:
-            if let info = piv.info {
-                if piv.showDetails, let row = piv.selected {
-                    details(row, info, state)
-                } else {
-                    overview(info, state)
-                }
+        if !placeholder(piv.phase, read: piv.info != nil, words: "piv"), let info = piv.info {
+            if piv.showDetails, let row = piv.selected {
+                details(row, info, state)
+            } else {
+                overview(info, state)
             }
         }
         // While the key waits for a touch, that is all there is to say: the box takes the dialog's place.

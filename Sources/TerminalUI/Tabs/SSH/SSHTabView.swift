@@ -11,14 +11,7 @@ struct SSHTabView {
 
     func render(_ state: AppState) {
         let ssh = state.ssh
-        switch ssh.phase {
-        case .noKey:
-            centered([UIText("view.noKey"), UIText("ssh.view.noKeyHint")])
-        case .loading where ssh.load == nil:
-            centered([UIText("ssh.view.reading")])
-        case .unavailable(let why):
-            centered([UIText("ssh.view.unreadable"), why])
-        default:
+        if !placeholder(ssh.phase, read: ssh.load != nil, words: "ssh", unavailable: "unreadable") {
             if ssh.showDetails, let key = ssh.selected {
                 details(key, state)
             } else if let load = ssh.load {
