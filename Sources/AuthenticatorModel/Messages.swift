@@ -53,25 +53,13 @@ public struct OATHFailure: Sendable, Equatable {
     public var operation: Operation
     public var message: UIText
     /// The key went away during the command (the key monitor will say when it is back).
-    public var keyGone: Bool
+    public var keyGone = false
     /// The key has no OATH application.
-    public var notAvailable: Bool
+    public var notAvailable = false
     /// The password was wrong (unlock, or the current password when changing it).
-    public var wrongPassword: Bool
+    public var wrongPassword = false
     /// An add found accounts of these IDs on the key (it replaces them only when asked to).
-    public var taken: [String]
-
-    public init(
-        operation: Operation, message: UIText, keyGone: Bool = false, notAvailable: Bool = false,
-        wrongPassword: Bool = false, taken: [String] = []
-    ) {
-        self.operation = operation
-        self.message = message
-        self.keyGone = keyGone
-        self.notAvailable = notAvailable
-        self.wrongPassword = wrongPassword
-        self.taken = taken
-    }
+    public var taken: [String] = []
 }
 
 extension Command {

@@ -5,11 +5,6 @@ public struct SystemCallError: Error, Equatable, CustomStringConvertible {
     public let call: String
     public let errno: Int32
 
-    public init(call: String, errno: Int32) {
-        self.call = call
-        self.errno = errno
-    }
-
     public var description: String { "\(call): \(String(cString: strerror(errno)))" }
 }
 

@@ -3,11 +3,6 @@ public struct CellPosition: Hashable, Sendable, CustomStringConvertible {
     public var row: Int
     public var column: Int
 
-    public init(row: Int, column: Int) {
-        self.row = row
-        self.column = column
-    }
-
     /// The position, when it lies on a screen of `size`; nil (no cursor) otherwise.
     public static func on(_ size: ScreenSize, row: Int, column: Int) -> CellPosition? {
         row >= 0 && row < size.rows && column >= 0 && column < size.columns

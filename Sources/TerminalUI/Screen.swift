@@ -33,11 +33,6 @@ public struct TextStyle: Hashable, Sendable {
 public struct ScreenSize: Hashable, Sendable {
     public var rows: Int
     public var columns: Int
-
-    public init(rows: Int, columns: Int) {
-        self.rows = rows
-        self.columns = columns
-    }
 }
 
 /// Where views draw: an ncurses terminal, or a grid in memory for tests. Coordinates are zero-based cells;

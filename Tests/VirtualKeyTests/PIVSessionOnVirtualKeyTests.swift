@@ -1,4 +1,4 @@
-import KeyKit
+@testable import KeyKit
 import Testing
 import VirtualKey
 

@@ -17,11 +17,6 @@ public struct TouchAlert: Sendable, Equatable {
     /// "Touch your key YubiKey 5 NFC 28123456: FIDO2 credential deletion".
     public var text: UIText
 
-    public init(id: Int, text: UIText) {
-        self.id = id
-        self.text = text
-    }
-
     /// The words: the key (its name and serial when known) and the purpose.
     public static func text(key: String, purpose: UIText) -> UIText {
         UIText("touch.alert", ["key": key], nested: ["purpose": purpose])

@@ -9,11 +9,6 @@ public enum AtomicFile {
     public struct WriteError: Error, Equatable, Sendable {
         public var path: String
         public var reason: String
-
-        public init(path: String, reason: String) {
-            self.path = path
-            self.reason = reason
-        }
     }
 
     /// Replaces the file at `path` with `bytes` (mode `mode`, 0600 unless said).

@@ -303,11 +303,6 @@ public enum PSKC {
     public struct Skipped: Sendable, Equatable {
         public var id: String
         public var reason: SkipReason
-
-        public init(id: String, reason: SkipReason) {
-            self.id = id
-            self.reason = reason
-        }
     }
 
     public enum SkipReason: Sendable, Equatable {

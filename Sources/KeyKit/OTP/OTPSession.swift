@@ -44,20 +44,6 @@ public actor OTPSession {
         /// The touch-level word: bit 0/1 slot 1/2 configured, bit 2/3 slot 1/2 triggered by touch.
         public var touchLevel: UInt16
 
-        public init(version: Version, programSequence: UInt8, touchLevel: UInt16) {
-            self.version = version
-            self.programSequence = programSequence
-            self.touchLevel = touchLevel
-        }
-
-        /// Parses version (3), program sequence (1), touch level (2, little-endian).
-        public init(bytes: [UInt8]) throws(OTPError) {
-            guard bytes.count >= 6, let v = Version(bytes: bytes) else {
-                throw .unexpectedResponse(Malformation(.otpStatus, .lengthExpected(bytes.count, expected: 6)))
-            }
-            self.init(version: v, programSequence: bytes[3], touchLevel: UInt16(bytes[4]) | UInt16(bytes[5]) << 8)
-        }
-
         /// The bits of `touchLevel`, for this session and the virtual key's OTP application.
         public enum TouchLevel {
             public static let slot1Configured: UInt16 = 0x01
@@ -350,5 +336,15 @@ final class DelayedNotice: Sendable {
     /// Stops the action from running if it has not started; harmless after it ran.
     func cancel() {
         state.withLock { s in if s == .pending { s = .cancelled } }
+    }
+}
+
+extension OTPSession.Status {
+    /// Parses version (3), program sequence (1), touch level (2, little-endian).
+    public init(bytes: [UInt8]) throws(OTPError) {
+        guard bytes.count >= 6, let v = Version(bytes: bytes) else {
+            throw .unexpectedResponse(Malformation(.otpStatus, .lengthExpected(bytes.count, expected: 6)))
+        }
+        self.init(version: v, programSequence: bytes[3], touchLevel: UInt16(bytes[4]) | UInt16(bytes[5]) << 8)
     }
 }

@@ -132,12 +132,6 @@ public struct PIVPINMetadata: Sendable, Hashable {
     public var isDefault: Bool
     public var totalRetries: Int
     public var retriesLeft: Int
-
-    public init(isDefault: Bool, totalRetries: Int, retriesLeft: Int) {
-        self.isDefault = isDefault
-        self.totalRetries = totalRetries
-        self.retriesLeft = retriesLeft
-    }
 }
 
 /// GET METADATA of the management key.

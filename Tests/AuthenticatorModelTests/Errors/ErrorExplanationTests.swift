@@ -150,7 +150,7 @@ import Testing
         (Hex.DecodeError.oddLength(3), .oddHex), (Hex.DecodeError.invalidCharacter("g", offset: 3), .notHex),
         (Modhex.DecodeError.oddLength(3), .invalidInput),
         (TLV.DecodeError.missingTag(0x71), .malformedAnswer), (CBORError.tooDeep, .malformedAnswer),
-        (AtomicFile.WriteError(path: "/x", reason: "EROFS"), .fileUnwritable),
+        (unwritable(), .fileUnwritable),
         (RememberedKeys.StoreError.unreadable("/x", "EIO"), .fileUnreadable),
         (RememberedKeys.StoreError.unwritable("/x", "EIO"), .fileUnwritable),
         (RememberedKeys.StoreError.insecure("/x", 0o644), .fileInsecure),
@@ -424,4 +424,16 @@ import Testing
         let text = StringTables.load(language: "en").text(remote.text)
         #expect(text.contains("/dev/hidraw3") && text.contains("uaccess") && text.contains("plugdev"))
     }
+}
+
+/// The error AtomicFile throws for a file it cannot write: one in a directory that cannot exist (/proc takes no
+/// new entries).
+private func unwritable() -> any Error {
+    do {
+        try AtomicFile.write([0], to: "/proc/ykterm-test/file", mode: 0o600)
+    } catch {
+        return error
+    }
+    Issue.record("AtomicFile wrote under /proc")
+    return CancellationError()
 }

@@ -52,14 +52,6 @@ public struct OTPProgrammedSecrets: Sendable, Hashable {
     /// Hex: the Yubico OTP AES key, or the HMAC-SHA1 key.
     public var key: String
     public var serial: UInt32?
-
-    public init(slot: Int, publicID: String? = nil, privateID: String? = nil, key: String, serial: UInt32? = nil) {
-        self.slot = slot
-        self.publicID = publicID
-        self.privateID = privateID
-        self.key = key
-        self.serial = serial
-    }
 }
 
 extension OTPTabState {

@@ -16,15 +16,7 @@ public struct OTPCaptureEntry: Sendable, Hashable {
         /// The 8 Hz timer, 24 bits.
         public var timestamp: Int
         /// True when the counters are not after those of an earlier capture of the same public ID.
-        public var replayed: Bool
-
-        public init(privateID: String, usageCounter: Int, sessionCounter: Int, timestamp: Int, replayed: Bool = false) {
-            self.privateID = privateID
-            self.usageCounter = usageCounter
-            self.sessionCounter = sessionCounter
-            self.timestamp = timestamp
-            self.replayed = replayed
-        }
+        public var replayed: Bool = false
     }
 
     public enum Decryption: Sendable, Hashable {
@@ -153,15 +145,8 @@ public struct OTPSlots: Sendable, Equatable {
     public var keyID: String
     /// Nil while unknown (being read, or the key does not tell); `problem` says why when it failed.
     public var status: OTPSession.Status?
-    public var overHID: Bool
+    public var overHID: Bool = false
     public var problem: UIText?
-
-    public init(keyID: String, status: OTPSession.Status?, overHID: Bool = false, problem: UIText? = nil) {
-        self.keyID = keyID
-        self.status = status
-        self.overHID = overHID
-        self.problem = problem
-    }
 }
 
 /// Answers of the OTP tab's commands.
@@ -182,16 +167,9 @@ public struct OTPTabFailure: Sendable, Equatable {
     public enum Operation: Sendable, Equatable { case ndef, challenge, touch, slots }
     public var operation: Operation
     public var message: UIText
-    public var keyGone: Bool
+    public var keyGone: Bool = false
     /// The key has no such application where it was asked (no NDEF tag, no OTP application on that interface).
-    public var applicationMissing: Bool
-
-    public init(operation: Operation, message: UIText, keyGone: Bool = false, applicationMissing: Bool = false) {
-        self.operation = operation
-        self.message = message
-        self.keyGone = keyGone
-        self.applicationMissing = applicationMissing
-    }
+    public var applicationMissing: Bool = false
 }
 
 public enum OTPTabCommand: Sendable, Equatable {

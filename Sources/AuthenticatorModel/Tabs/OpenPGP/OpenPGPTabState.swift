@@ -9,32 +9,13 @@ public struct OpenPGPKeyRow: Sendable, Hashable {
     /// "RSA2048", "SECP256R1", "Ed25519" (nil: attributes the card did not tell).
     public var algorithm: String?
     /// 20 bytes; all zero when none was written.
-    public var fingerprint: [UInt8]
+    public var fingerprint: [UInt8] = []
     /// Seconds since 1970; 0 when none was written.
-    public var created: UInt32
+    public var created: UInt32 = 0
     /// Where the key came from (firmware 5.2 and later tell it).
     public var origin: OpenPGP.KeyStatus?
     /// nil: the card has no touch policy for the slot (firmware before 4.2).
-    public var touchPolicy: OpenPGP.TouchPolicy?
-
-    public init(
-        slot: OpenPGP.KeySlot, hasKey: Bool, algorithm: String? = nil, fingerprint: [UInt8] = [],
-        created: UInt32 = 0, origin: OpenPGP.KeyStatus? = nil, touchPolicy: OpenPGP.TouchPolicy? = .off
-    ) {
-        self.slot = slot
-        self.hasKey = hasKey
-        self.algorithm = algorithm
-        self.fingerprint = fingerprint
-        self.created = created
-        self.origin = origin
-        self.touchPolicy = touchPolicy
-    }
-
-    public init(_ k: OpenPGPKeyInfo) {
-        self.init(
-            slot: k.slot, hasKey: k.hasKey, algorithm: k.attributes?.description, fingerprint: k.fingerprint,
-            created: k.generationTime, origin: k.status, touchPolicy: k.touchPolicy)
-    }
+    public var touchPolicy: OpenPGP.TouchPolicy? = .off
 
     /// 40 hex digits in groups of four, as GnuPG shows them; nil when none was written.
     public var fingerprintText: String? {
@@ -47,49 +28,46 @@ public struct OpenPGPKeyRow: Sendable, Hashable {
     }
 }
 
+extension OpenPGPKeyRow {
+    public init(_ k: OpenPGPKeyInfo) {
+        self.init(
+            slot: k.slot, hasKey: k.hasKey, algorithm: k.attributes?.description, fingerprint: k.fingerprint,
+            created: k.generationTime, origin: k.status, touchPolicy: k.touchPolicy)
+    }
+}
+
 /// The OpenPGP application at a glance, as `gpg --card-status` tells it: what `OpenPGPOverview` read, in the
 /// tab's terms.
 public struct OpenPGPCardInfo: Sendable, Hashable {
     /// The firmware's version ("5.7.2") and the specification's ("3.4").
     public var version: String
-    public var specification: String
+    public var specification: String = "3.4"
     public var serial: UInt32
-    public var pinTries: Int
-    public var resetCodeTries: Int
-    public var adminPINTries: Int
+    public var pinTries: Int = 3
+    public var resetCodeTries: Int = 0
+    public var adminPINTries: Int = 3
     /// True: one PIN entry serves several signatures; false: the PIN for every signature (GnuPG's "forced").
-    public var pinForSeveralSignatures: Bool
-    public var signatureCounter: Int?
+    public var pinForSeveralSignatures: Bool = false
+    public var signatureCounter: Int? = 0
     /// As a person reads it ("Alice Example"); empty when none is set.
-    public var cardholder: String
-    public var url: String
-    public var kdfEnabled: Bool
+    public var cardholder: String = ""
+    public var url: String = ""
+    public var kdfEnabled: Bool = false
     /// Attestation (firmware 5.2 and later).
-    public var canAttest: Bool
+    public var canAttest: Bool = true
     /// Signature, decryption and authentication, in that order.
     public var keys: [OpenPGPKeyRow]
 
-    public init(
-        version: String, specification: String = "3.4", serial: UInt32, pinTries: Int = 3, resetCodeTries: Int = 0,
-        adminPINTries: Int = 3, pinForSeveralSignatures: Bool = false, signatureCounter: Int? = 0,
-        cardholder: String = "", url: String = "", kdfEnabled: Bool = false, canAttest: Bool = true,
-        keys: [OpenPGPKeyRow]
-    ) {
-        self.version = version
-        self.specification = specification
-        self.serial = serial
-        self.pinTries = pinTries
-        self.resetCodeTries = resetCodeTries
-        self.adminPINTries = adminPINTries
-        self.pinForSeveralSignatures = pinForSeveralSignatures
-        self.signatureCounter = signatureCounter
-        self.cardholder = cardholder
-        self.url = url
-        self.kdfEnabled = kdfEnabled
-        self.canAttest = canAttest
-        self.keys = keys
+    public func tries(_ password: OpenPGP.Password) -> Int {
+        switch password {
+        case .user: return pinTries
+        case .reset: return resetCodeTries
+        case .admin: return adminPINTries
+        }
     }
+}
 
+extension OpenPGPCardInfo {
     public init(_ o: OpenPGPOverview) {
         let status = o.data.passwordStatus
         let slots: [OpenPGP.KeySlot] = [.signature, .decryption, .authentication]
@@ -103,14 +81,6 @@ public struct OpenPGPCardInfo: Sendable, Hashable {
                 o.data.key(slot).map(OpenPGPKeyRow.init) ?? OpenPGPKeyRow(slot: slot, hasKey: false)
             }
         )
-    }
-
-    public func tries(_ password: OpenPGP.Password) -> Int {
-        switch password {
-        case .user: return pinTries
-        case .reset: return resetCodeTries
-        case .admin: return adminPINTries
-        }
     }
 }
 

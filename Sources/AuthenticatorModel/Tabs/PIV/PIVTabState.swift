@@ -14,38 +14,12 @@ public struct PIVCertificateInfo: Sendable, Hashable {
     /// RFC 5280's names of the key usages; nil without the extension.
     public var keyUsage: [String]?
     /// As OpenSSL writes them ("DNS:example.org").
-    public var alternativeNames: [String]
+    public var alternativeNames: [String] = []
     /// Colon-separated upper-case hex pairs.
     public var fingerprint: String
     public var signatureAlgorithm: String
     /// The PIV algorithm of the certificate's public key (nil: a key no PIV slot can hold).
     public var keyAlgorithm: PIV.Algorithm?
-
-    public init(
-        subject: String, issuer: String, serialHex: String, notBefore: Double?, notAfter: Double?,
-        keyUsage: [String]? = nil, alternativeNames: [String] = [], fingerprint: String,
-        signatureAlgorithm: String, keyAlgorithm: PIV.Algorithm?
-    ) {
-        self.subject = subject
-        self.issuer = issuer
-        self.serialHex = serialHex
-        self.notBefore = notBefore
-        self.notAfter = notAfter
-        self.keyUsage = keyUsage
-        self.alternativeNames = alternativeNames
-        self.fingerprint = fingerprint
-        self.signatureAlgorithm = signatureAlgorithm
-        self.keyAlgorithm = keyAlgorithm
-    }
-
-    public init(_ c: X509Certificate) {
-        self.init(
-            subject: c.subject, issuer: c.issuer, serialHex: c.serialHex,
-            notBefore: c.notBefore?.timeIntervalSince1970, notAfter: c.notAfter?.timeIntervalSince1970,
-            keyUsage: c.keyUsage?.names, alternativeNames: c.alternativeNames.map(\.description),
-            fingerprint: c.sha256FingerprintText, signatureAlgorithm: c.signatureAlgorithm,
-            keyAlgorithm: c.subjectPublicKeyInfo.flatMap { try? AsymmetricPublicKey(spki: $0) }?.pivAlgorithm)
-    }
 
     /// Where the validity stands at `now`.
     public func expiry(now: Double) -> PIVExpiry {
@@ -58,6 +32,17 @@ public struct PIVCertificateInfo: Sendable, Hashable {
 
     /// A certificate this close to its end is shown as a warning.
     public static let warningDays = 30
+}
+
+extension PIVCertificateInfo {
+    public init(_ c: X509Certificate) {
+        self.init(
+            subject: c.subject, issuer: c.issuer, serialHex: c.serialHex,
+            notBefore: c.notBefore?.timeIntervalSince1970, notAfter: c.notAfter?.timeIntervalSince1970,
+            keyUsage: c.keyUsage?.names, alternativeNames: c.alternativeNames.map(\.description),
+            fingerprint: c.sha256FingerprintText, signatureAlgorithm: c.signatureAlgorithm,
+            keyAlgorithm: c.subjectPublicKeyInfo.flatMap { try? AsymmetricPublicKey(spki: $0) }?.pivAlgorithm)
+    }
 }
 
 /// How a certificate's validity stands.
@@ -128,30 +113,20 @@ public struct PIVInfo: Sendable, Hashable {
     public var managementKey: PIV.Algorithm?
     public var managementKeyDefault: Bool?
     /// True when the firmware tells the slots' keys (GET METADATA): a slot without key metadata has no key.
-    public var hasMetadata: Bool
+    public var hasMetadata: Bool = true
     /// The slots that hold something, in slot order.
-    public var slots: [PIVSlotInfo]
+    public var slots: [PIVSlotInfo] = []
 
-    public init(
-        version: String, serial: UInt32? = nil, pinRetries: Int, pinTotal: Int? = nil, pinDefault: Bool? = nil,
-        pukRetries: Int? = nil, pukTotal: Int? = nil, pukDefault: Bool? = nil,
-        managementKey: PIV.Algorithm? = nil, managementKeyDefault: Bool? = nil, hasMetadata: Bool = true,
-        slots: [PIVSlotInfo] = []
-    ) {
-        self.version = version
-        self.serial = serial
-        self.pinRetries = pinRetries
-        self.pinTotal = pinTotal
-        self.pinDefault = pinDefault
-        self.pukRetries = pukRetries
-        self.pukTotal = pukTotal
-        self.pukDefault = pukDefault
-        self.managementKey = managementKey
-        self.managementKeyDefault = managementKeyDefault
-        self.hasMetadata = hasMetadata
-        self.slots = slots
+    /// The rows of the slot list: 9A, 9C, 9D and 9E always (empty or not), then the retired slots that hold
+    /// something.
+    public var rows: [PIVSlotInfo] {
+        let main: [PIV.Slot] = [.authentication, .signature, .keyManagement, .cardAuthentication]
+        let fixed = main.map { slot in slots.first { $0.slot == slot } ?? PIVSlotInfo(slot: slot) }
+        return fixed + slots.filter { !main.contains($0.slot) }.sorted { $0.slot < $1.slot }
     }
+}
 
+extension PIVInfo {
     public init(_ o: PIVOverview) {
         let slots = o.slots.map { s in
             PIVSlotInfo(
@@ -171,14 +146,6 @@ public struct PIVInfo: Sendable, Hashable {
             pukTotal: o.puk?.totalRetries, pukDefault: o.puk?.isDefault, managementKey: o.managementKey?.algorithm,
             managementKeyDefault: o.managementKey?.isDefault,
             hasMetadata: PIVFeature.metadata.isSupported(by: o.version), slots: slots)
-    }
-
-    /// The rows of the slot list: 9A, 9C, 9D and 9E always (empty or not), then the retired slots that hold
-    /// something.
-    public var rows: [PIVSlotInfo] {
-        let main: [PIV.Slot] = [.authentication, .signature, .keyManagement, .cardAuthentication]
-        let fixed = main.map { slot in slots.first { $0.slot == slot } ?? PIVSlotInfo(slot: slot) }
-        return fixed + slots.filter { !main.contains($0.slot) }.sorted { $0.slot < $1.slot }
     }
 }
 

@@ -77,26 +77,14 @@ public enum SSHFIDOState: Sendable, Hashable {
 /// What the tab read of a key: the FIDO side and the PIV side.
 public struct SSHTabLoad: Sendable, Hashable {
     public var fido: SSHFIDOState
-    public var fidoKeys: [SSHKeyOnKey]
+    public var fidoKeys: [SSHKeyOnKey] = []
     /// The key makes EdDSA credentials (YubiKey 5.2 and later): `ed25519` is offered first.
-    public var edDSA: Bool
-    public var minPINLength: Int
+    public var edDSA = true
+    public var minPINLength = 4
     /// The PIV slots with a key SSH can use; nil when the PIV application could not be read (`pivProblem`).
     public var pivKeys: [PIVSSHKey]?
     /// Why there are no PIV keys to show (no PIV application, no smart-card interface, a failed read).
     public var pivProblem: UIText?
-
-    public init(
-        fido: SSHFIDOState, fidoKeys: [SSHKeyOnKey] = [], edDSA: Bool = true, minPINLength: Int = 4,
-        pivKeys: [PIVSSHKey]? = nil, pivProblem: UIText? = nil
-    ) {
-        self.fido = fido
-        self.fidoKeys = fidoKeys
-        self.edDSA = edDSA
-        self.minPINLength = minPINLength
-        self.pivKeys = pivKeys
-        self.pivProblem = pivProblem
-    }
 }
 
 extension SSHTabLoad {
@@ -122,23 +110,9 @@ public struct SSHNewKeyRequest: Sendable, Hashable {
     /// The directory the handle file and its `.pub` go to (named as `ssh-keygen -K` names them).
     public var directory: String
     /// Existing files may be replaced (the user said yes).
-    public var replacingFiles: Bool
+    public var replacingFiles: Bool = false
     /// An SSH key on the key for the same application and user may be replaced (the user said yes).
-    public var replacingKey: Bool
-
-    public init(
-        application: String, user: String?, type: SSHKeyType, verifyRequired: Bool, touchRequired: Bool,
-        directory: String, replacingFiles: Bool = false, replacingKey: Bool = false
-    ) {
-        self.application = application
-        self.user = user
-        self.type = type
-        self.verifyRequired = verifyRequired
-        self.touchRequired = touchRequired
-        self.directory = directory
-        self.replacingFiles = replacingFiles
-        self.replacingKey = replacingKey
-    }
+    public var replacingKey: Bool = false
 }
 
 /// What a new key or an export may replace once the user said yes.

@@ -1,7 +1,7 @@
 // Over 500 lines on purpose: the capture, key and NDEF suites share OTPFixture's OTPs; each suite is one topic.
 import Foundation
 import Testing
-import KeyKit
+@testable import KeyKit
 import VirtualKey
 @testable import AuthenticatorModel
 

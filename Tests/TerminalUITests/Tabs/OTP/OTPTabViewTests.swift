@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import KeyKit
+@testable import KeyKit
 @testable import AuthenticatorModel
 @testable import TerminalUI
 
