@@ -19,7 +19,7 @@ SECTION = "ykman commands ykterm leaves out"
 
 # ykman's command → the ykterm commands that together do the same, where ykterm names it otherwise; a ykman
 # command not here has a ykterm command of the same path. "path <value>" is a ykterm command that takes the
-# action as an argument value (oath password set|change|clear|forget|remember): its help must list the value.
+# action as an argument value (oath password set|change|clear|remember|forget): its help must list the value.
 RENAMED = {
     # ykman sets a PIN when there is none and changes it otherwise; ykterm has a command for each.
     "fido access change-pin": ["fido pin set", "fido pin change"],
