@@ -15,8 +15,8 @@ struct OATHCommand: ParsableCommand {
             $XDG_CONFIG_HOME/ykterm/oath-keys.json, mode 0600.
             """,
         subcommands: [
-            List.self, Code.self, Add.self, Import.self, Delete.self, Rename.self, Diff.self, Password.self,
-            Reset.self,
+            Info.self, List.self, Code.self, Add.self, Import.self, Delete.self, Rename.self, Diff.self,
+            Password.self, Reset.self,
         ])
 }
 
@@ -114,6 +114,33 @@ func oathOperation<T: Sendable>(
 func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
 extension OATHCommand {
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "info",
+            abstract: "Show the application's version, whether it has a password, and whether it is remembered.",
+            discussion: "Nothing is unlocked: no password is asked for.")
+
+        @OptionGroup var key: KeyOptions
+
+        @Flag(name: .long, help: "JSON: version, password (whether the key has one), remembered.")
+        var json = false
+
+        func run() async throws {
+            let status = try await OATHOperations(key.choice.opener(), store: RememberedKeys.reporting()).status()
+            if json {
+                try printJSON(
+                    OATHInfoJSON(
+                        version: status.version.description, password: status.hasPassword,
+                        remembered: status.remembered))
+                return
+            }
+            out(words("cli.oath.info.version", ["version": status.version.description]))
+            let state = words(status.hasPassword ? "cli.oath.info.passwordSet" : "cli.oath.info.passwordNone")
+            out(words("cli.oath.info.password", ["state": state]))
+            if status.hasPassword && status.remembered { out(words("cli.oath.info.remembered")) }
+        }
+    }
+
     struct List: RequestCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the accounts.")
 
@@ -462,6 +489,15 @@ extension OATHCommand {
 }
 
 /// An account in `oath list --json` (and the first fields of `oath code --json`).
+/// `oath info --json`.
+struct OATHInfoJSON: Encodable {
+    var version: String
+    /// Whether the key has a password.
+    var password: Bool
+    /// Whether an access key for it is remembered on this computer.
+    var remembered: Bool
+}
+
 struct OATHAccountJSON: Encodable {
     var id: String
     var issuer: String?

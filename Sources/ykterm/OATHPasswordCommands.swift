@@ -9,20 +9,22 @@ extension OATHCommand {
     struct Password: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "password",
-            abstract: "Set, change or clear the OATH password, or forget a remembered one.",
+            abstract: "Set, change or clear the OATH password, or remember or forget it on this computer.",
             discussion: """
                 set: asks for the new password (twice on a terminal). change: the current password, then \
-                the new one. clear: the current password. forget: removes the remembered access key of \
-                this key (or of every key with --all) from this computer.
+                the new one. clear: the current password. remember: asks for the password and keeps the \
+                access key it gives on this computer, so that later commands need no password. forget: \
+                removes the remembered access key of this key (or of every key with --all) from this \
+                computer.
                 """)
 
         enum Action: String, ExpressibleByArgument, CaseIterable {
-            case set, change, clear, forget
+            case set, change, clear, remember, forget
         }
 
         @OptionGroup var options: OATHOptions
 
-        @Argument(help: "set, change, clear or forget.")
+        @Argument(help: "set, change, clear, remember or forget.")
         var action: Action
 
         @Flag(name: .long, help: "With forget: forget the keys of every device.")
@@ -43,6 +45,13 @@ extension OATHCommand {
             }
             // What the key has decides what to ask; the key is not held open while the user types.
             let hasPassword = try await operations.inspect().hasPassword
+            if action == .remember {
+                guard hasPassword else { throw YktermError.failed(words("cli.oath.nothingToRemember")) }
+                let password = SecretBytes(utf8: try prompt.secret(words("oath.unlock.password")))
+                _ = try await operations.remember(password: password)
+                out(words("cli.oath.remembered"))
+                return
+            }
             let change: OATHOperations.PasswordChange
             switch action {
             case .set:
@@ -62,7 +71,7 @@ extension OATHCommand {
                     return
                 }
                 change = .clear(current: SecretBytes(utf8: try prompt.secret(words("oath.password.current"))))
-            case .forget:
+            case .forget, .remember:
                 return
             }
             switch try await operations.setPassword(change, remember: options.remember).done {

@@ -17,6 +17,7 @@ RECORD = Path(__file__).with_name("json_fields.json")
 COMMANDS = {
     "list": ["list", "--virtual", "--json"],
     "info": ["info", "--virtual", "--json"],
+    "oath info": ["oath", "info", "--virtual", "--json"],
     "oath list": ["oath", "list", "--virtual", "--json"],
     "oath code": ["oath", "code", "--virtual", "--json"],
     "fido info": ["fido", "info", "--virtual", "--json"],

@@ -187,6 +187,43 @@ def test_password_set_by_ykterm_and_remembered(key, env):
     assert r.returncode == 1
 
 
+def test_info_and_remember_agree_with_ykman(key, env):
+    # Without a password: ykman's oath info and ykterm's say the same.
+    said = ykman(key, env, "info").stdout
+    version = re.search(r"^OATH version:\s+(\S+)$", said, re.M).group(1)
+    assert re.search(r"^Password protection:\s+disabled$", said, re.M), said
+    assert json.loads(yk(key, env, "oath", "info", "--json").stdout) == \
+        {"version": version, "password": False, "remembered": False}
+    assert yk(key, env, "oath", "info").stdout == f"OATH version: {version}\nPassword: none\n"
+    r = yk(key, env, "oath", "password", "remember", input="anything\n", check=False)
+    assert r.returncode == 1 and "the key has no password: there is nothing to remember" in r.stderr, r.stderr
+    # ykman sets a password: both say so.
+    ykman(key, env, "accounts", "add", "-i", "Locked", "acct", SECRET_A)
+    ykman(key, env, "access", "change", "-n", "correct horse")
+    assert re.search(r"^Password protection:\s+enabled$", ykman(key, env, "info").stdout, re.M)
+    assert json.loads(yk(key, env, "oath", "info", "--json").stdout) == \
+        {"version": version, "password": True, "remembered": False}
+    # A wrong password is refused by the key, and nothing is remembered.
+    store = os.path.join(env["XDG_CONFIG_HOME"], "ykterm", "oath-keys.json")
+    r = yk(key, env, "oath", "password", "remember", input="wrong\n", check=False)
+    assert r.returncode == 1 and "wrong OATH password" in r.stderr, r.stderr
+    assert not os.path.exists(store)
+    r = yk(key, env, "oath", "password", "remember", input="correct horse\n")
+    assert r.stdout == "Remembered the password of this key on this computer\n"
+    assert stat.S_IMODE(os.stat(store).st_mode) == 0o600
+    assert "correct horse" not in open(store).read()
+    # Remembered: no password is asked for, and info says so.
+    assert yk(key, env, "oath", "list", input="").stdout.split() == ["Locked:acct"]
+    assert json.loads(yk(key, env, "oath", "info", "--json").stdout)["remembered"] is True
+    assert yk(key, env, "oath", "info").stdout.endswith("Password: set\n"
+                                                         "The password of this key is remembered on this computer\n")
+    # The key's password is still ykman's: nothing but the access key on this computer changed.
+    assert "Locked:acct" in ykman(key, env, "accounts", "list", "-p", "correct horse").stdout
+    yk(key, env, "oath", "password", "forget")
+    assert json.loads(yk(key, env, "oath", "info", "--json").stdout)["remembered"] is False
+    assert yk(key, env, "oath", "list", input="", check=False).returncode == 1
+
+
 def test_rename_and_delete_agree_with_ykman(key, env):
     ykman(key, env, "accounts", "add", "-i", "Old", "name", SECRET_A)
     ykman(key, env, "accounts", "add", "-i", "Keep", "me", SECRET_B)

@@ -260,6 +260,35 @@ public struct OATHOperations: Sendable {
         try await withSmartCard(opener) { c in await Self.opened(try await make(c)) }
     }
 
+    /// The application at a glance (`ykterm oath info`): its version, whether it has a password, and whether an
+    /// access key for it is remembered on this computer. Nothing is unlocked.
+    public struct Status: Sendable, Equatable {
+        public var version: Version
+        public var hasPassword: Bool
+        public var remembered: Bool
+    }
+
+    /// The application's `Status`, without unlocking it.
+    public func status() async throws -> Status {
+        let opened = try await inspect()
+        var key = try access.store.key(for: opened.deviceID)
+        defer { if key != nil { SecretBytes.wipe(&key!) } }
+        return Status(version: opened.version, hasPassword: opened.hasPassword, remembered: key != nil)
+    }
+
+    /// Unlocks the key with `password` and remembers its access key on this computer, for the commands after
+    /// (ykman's `oath access remember`). A key without a password is `OATHOperationError.noPassword`, a wrong
+    /// password `OATHError.wrongPassword`; neither remembers anything.
+    public func remember(password: SecretBytes) async throws -> Opened {
+        try await withSmartCard(opener) { c in
+            let session = try await make(c)
+            var opened = await Self.opened(session)
+            guard opened.hasPassword else { throw OATHOperationError.noPassword }
+            opened.accessKey = try await access.unlock(session, password: password, remember: true)
+            return opened
+        }
+    }
+
     /// Sets, changes or clears the password; the current one proves knowing it (a wrong one changes nothing).
     /// `set` on a key that has one is `OATHOperationError.hasPassword`, `change` or `clear` on a key without
     /// one `.noPassword`. The remembered access key follows (`OATHAccess.setPassword`). `Opened.accessKey` is

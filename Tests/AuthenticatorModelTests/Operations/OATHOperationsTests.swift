@@ -126,6 +126,36 @@ private func value<T>(_ outcome: OATHOperations.Outcome<T>, sourceLocation: Sour
         #expect(try await ops.inspect().hasPassword == false)
     }
 
+    @Test func statusAndRememberSayWhatTheKeyHasAndKeepTheAccessKeyOnlyForTheRightPassword() async throws {
+        let opener = CountingOpener()
+        let ops = operations(opener)
+        let fresh = try await ops.status()
+        #expect(fresh == OATHOperations.Status(version: fresh.version, hasPassword: false, remembered: false))
+        #expect(fresh.version == Version(5, 7, 2))
+        // Nothing to remember on a key without a password.
+        await #expect(throws: OATHOperationError.noPassword) {
+            _ = try await ops.remember(password: SecretBytes(utf8: "pw"))
+        }
+        _ = try await ops.setPassword(.set(new: SecretBytes(utf8: "pw")), remember: false)
+        #expect(
+            try await ops.status()
+                == OATHOperations.Status(version: fresh.version, hasPassword: true, remembered: false))
+        guard case .locked = try await ops.list() else { Issue.record("not locked"); return }
+        // A wrong password remembers nothing.
+        await #expect(throws: OATHError.wrongPassword) {
+            _ = try await ops.remember(password: SecretBytes(utf8: "wrong"))
+        }
+        #expect(try await ops.status().remembered == false)
+        let opened = try await ops.remember(password: SecretBytes(utf8: "pw"))
+        #expect(opened.hasPassword && opened.accessKey != nil)
+        #expect(try await ops.status().remembered)
+        // The remembered access key opens the key without a password now.
+        #expect(value(try await ops.list()) != nil)
+        #expect(try await ops.forgetRemembered())
+        #expect(try await ops.status().remembered == false)
+        #expect(opener.opened.withLock { $0 } == opener.closed.withLock { $0 })
+    }
+
     @Test func renameAndDeleteFindTheAccountAndRefuseWhatWouldLoseOne() async throws {
         let opener = CountingOpener()
         let ops = operations(opener)
