@@ -34,6 +34,21 @@ def served(pcsc, tmp_path):
         key.stop()
 
 
+def drawn_modules(screen, side):
+    """The modules of the QR code drawn in half blocks on `screen` (two rows of modules a line), `side` modules
+    square with its quiet zone of 4: found by its first dark line and column."""
+    lines = screen.splitlines()
+    dark = [i for i, line in enumerate(lines) if any(c in "█▀▄" for c in line)]
+    top = dark[0] - 2
+    left = min(min(line.index(c) for c in "█▀▄" if c in line) for line in lines if any(c in "█▀▄" for c in line)) - 4
+    grid = []
+    for i in range(top, top + (side + 1) // 2):
+        cells = lines[i].ljust(left + side)[left:left + side] if i < len(lines) else " " * side
+        grid.append([c in "█▀" for c in cells])
+        grid.append([c in "█▄" for c in cells])
+    return grid[:side]
+
+
 def ykman_code(key, env, account):
     out = run_ykman(key.reader, "oath", "accounts", "code", account, env=env).stdout
     m = re.search(rf"^{re.escape(account)}\s+(\d+)\s*$", out, re.M)
@@ -61,9 +76,8 @@ def test_ctrl_g_makes_a_secret_shown_once_as_uri_and_qr_code_that_ykman_agrees_w
     uri = re.search(r"otpauth://\S+", screen).group(0)
     parsed = pyotp.parse_uri(uri)
     assert parsed.issuer == "Made" and parsed.name == "erin" and len(base64.b32decode(parsed.secret)) == 20
-    # The QR code beside it, in half blocks, a blank quiet zone around it.
-    drawing = [line for line in screen.splitlines() if "█" in line or "▀" in line or "▄" in line]
-    assert len(drawing) >= 15, screen
+    # The QR code beside it, in half blocks, is qrencode's code for the URI on screen, module for module.
+    assert drawn_modules(screen, len(modules(uri))) == modules(uri), screen
     # The key calculates the code pyotp calculates for the secret on screen.
     before = int(time.time())
     code = ykman_code(key, env, "Made:erin")

@@ -88,6 +88,40 @@ struct OATHAddQRTests {
         #expect(state.oath.shown == nil && !state.textFocused)
     }
 
+    @Test func onTwoKeysTheAccountIsShownOnceAKeyTookItEvenWhenTheOtherDidNot() throws {
+        var state = TwoKeys.state(daily: [TwoKeys.github], backup: [], allKeys: false)
+        state.oath.addToAllKeys = true
+        _ = update(&state, .keyPress(.char("a")))
+        _ = update(&state, .oath(.secretMade(Self.secret)))
+        _ = Fixture.type("Made", into: &state)
+        _ = update(&state, .keyPress(.enter))
+        _ = Fixture.type("erin", into: &state)
+        let last = (state.oath.dialog?.form.fields.count ?? 1) - 1
+        state.oath.dialog?.form.focus = last
+        #expect(state.oath.dialog?.form.isOn(AlsoOnField(TwoKeys.backup.id)) == true)
+        let submit = update(&state, .keyPress(.enter))
+        guard case .oath(.each(let each)) = submit.first, each.count == 2 else {
+            Issue.record("not one add per key: \(submit)")
+            return
+        }
+        let erin = Fixture.entry("Made:erin", code: nil)
+        _ = update(
+            &state,
+            .oath(
+                .changed(
+                    keyID: TwoKeys.daily.id, TwoKeys.snapshot([TwoKeys.github, erin], device: "dev-daily"),
+                    UIText("oath.added", ["account": "Made:erin"]))))
+        let full = OATHFailure(operation: .add, message: UIText("error.no-room"))
+        _ = update(&state, .oath(.failed(keyID: TwoKeys.backup.id, full)))
+        // The dialog waits for Enter to try backup again; Ctrl-G makes no other secret meanwhile.
+        #expect(state.oath.dialog != nil && state.oath.shown == nil)
+        #expect(update(&state, .keyPress(.ctrl("g"))).isEmpty)
+        // Closed without trying again: daily holds the account, so it is shown for the phone all the same.
+        _ = update(&state, .keyPress(.escape))
+        #expect(state.oath.dialog == nil && state.oath.shown?.id == "Made:erin")
+        #expect(state.oath.shown?.uri.contains("secret=\(Self.secret)") == true)
+    }
+
     @Test func anAccountWhoseSecretWasTypedOrPastedIsNotShown() {
         var state = Self.adding()
         _ = Fixture.type("otpauth://totp/Ex:bob?secret=JBSWY3DPEHPK3PXP&issuer=Ex", into: &state)
