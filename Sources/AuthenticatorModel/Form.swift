@@ -112,6 +112,11 @@ public struct Form: Sendable, Hashable {
         }
     }
 
+    /// Overwrites and empties field `id`.
+    public mutating func clear<F: FormFieldID>(_ id: F) {
+        if let i = index(of: id) { fields[i].input.clear() }
+    }
+
     /// Whether the form has field `id` (some forms have a field only sometimes: the current password).
     public func has<F: FormFieldID>(_ id: F) -> Bool { index(of: id) != nil }
 

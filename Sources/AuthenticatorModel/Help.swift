@@ -45,6 +45,9 @@ func oathHelp(_ b: KeyBindings) -> [HelpEntry] {
     for action in [Action.filter, .copy, .add, .delete, .rename, .pin, .password, .refresh, .allKeys, .compare] {
         entries.append(HelpEntry(String(b.key(for: action)), UIText(action.helpKey)))
     }
+    // The Add dialog's own keys: a new secret, and an image path read for its QR code.
+    entries.append(HelpEntry("Ctrl-G", UIText("help.oath.newSecret")))
+    entries.append(HelpEntry("Enter", UIText("help.oath.image")))
     return entries
 }
 

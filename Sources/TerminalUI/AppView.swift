@@ -23,6 +23,8 @@ public struct Theme: Sendable {
     public var field = TextStyle(underline: true)
     public var focusedField = TextStyle(reverse: true)
     public var border = TextStyle(foreground: .cyan)
+    /// A QR code: black on white whatever the terminal's colours (a phone reads dark modules on light).
+    public var qrCode = TextStyle(foreground: .black, background: .white)
 
     public init() {}
 
@@ -38,6 +40,7 @@ public struct Theme: Sendable {
         t.barFull = .plain
         t.barLow = TextStyle(bold: true)
         t.border = .plain
+        t.qrCode = .plain
         return t
     }()
 }
@@ -155,7 +158,7 @@ public struct AppView {
         if let form = state.openForm {
             if form.isConfirmation { return text(UIText("view.dialog.confirmHint")) }
             if form.confirming != nil { return text(UIText("view.dialog.questionHint")) }
-            return text(UIText("view.hints.dialog"))
+            return state.tab.view.dialogHints(state, app: self) ?? text(UIText("view.hints.dialog"))
         }
         return state.tab.view.hints(state, app: self)
     }

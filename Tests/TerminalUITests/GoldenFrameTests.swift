@@ -29,6 +29,10 @@ enum Golden {
         ("oath-all-keys", { AllKeysViewFixture.state() }),
         ("oath-all-keys-add", { press([.char("a")], AllKeysViewFixture.state()) }),
         ("oath-compare-keys", { press([.char("D")], AllKeysViewFixture.state()) }),
+        ("oath-add-new-secret", { AddQRFixture.newSecret() }),
+        ("oath-add-image", { AddQRFixture.image() }),
+        ("oath-add-image-refused", { AddQRFixture.imageRefused() }),
+        ("oath-shown-account", { AddQRFixture.shown() }),
         ("otp-tab", { OTPViewFixture.state() }),
         ("otp-challenge", { press([.char(OTPTabState.challengeKey)], OTPViewFixture.state()) }),
         (

@@ -10,9 +10,13 @@ protocol TabView {
     func render(_ state: AppState)
     /// The hints line while the tab is shown and no dialog is open.
     static func hints(_ state: AppState, app: AppView) -> String
+    /// The hints line while the tab's dialog takes its fields (nil: the keys every form has).
+    static func dialogHints(_ state: AppState, app: AppView) -> String?
 }
 
 extension TabView {
+    static func dialogHints(_ state: AppState, app: AppView) -> String? { nil }
+
     var screen: Screen { app.screen }
     var theme: Theme { app.theme }
 

@@ -206,6 +206,8 @@ func otherKeyAnswer(_ state: inout AppState, _ msg: OATHTabMsg) -> [Command]? {
     case .opened(let k, _), .locked(let k, _, _), .codes(let k, _), .code(let k, _, _), .unlocked(let k, _, _),
         .changed(let k, _, _), .failed(let k, _):
         id = k
+    case .secretMade, .imageRead:
+        return nil
     }
     guard state.oath.allKeys, id != state.selectedKeyID, var column = state.oath.others[id] else { return nil }
     var commands = [Command]()
@@ -258,6 +260,8 @@ func otherKeyAnswer(_ state: inout AppState, _ msg: OATHTabMsg) -> [Command]? {
                 UIText("oath.failedOn", ["key": state.keyLabel(id: id)], nested: ["why": failure.message]),
                 kind: .error, expires: state.now + 2 * statusSeconds)
         }
+    case .secretMade, .imageRead:
+        break
     }
     state.oath.others[id] = column
     return commands + oathDue(&state)

@@ -174,6 +174,7 @@ func finishChange(_ state: inout AppState, closing: Bool = false) {
     }
     let notDone = change.keys.filter { change.answers[$0] != .done }
     if notDone.isEmpty || closing {
+        showMadeAccount(&state, dialog)
         dialog.form.wipeSecrets()
         state.oath.dialog = nil
         state.oath.change = nil

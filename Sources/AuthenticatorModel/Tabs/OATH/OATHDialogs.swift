@@ -162,6 +162,7 @@ private func enterSubmits(_ dialog: OATHDialog, _ state: AppState) -> Bool {
 }
 
 func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    if let commands = addDialogKey(&state, key) { return commands }
     guard var dialog = state.oath.dialog else { return [] }
     var outcome = dialog.form.handle(key, now: state.now)
     // Filled from a URI, the add dialog is ready for review: one Enter adds, from whichever field. So it is after a
@@ -177,6 +178,7 @@ func oathDialogKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
 /// Pasted text on the OATH tab: into the open dialog's field or the filter, or, on the list, a URI that
 /// opens Add filled in from it. False when the tab has no use for it.
 func oathPaste(_ state: inout AppState, _ text: String) -> Bool {
+    if state.oath.shown != nil { return false }
     if var dialog = state.oath.dialog {
         guard dialog.form.paste(text) else { return false }
         _ = oathDialogOutcome(&state, &dialog, .editing)
@@ -197,17 +199,20 @@ func oathPaste(_ state: inout AppState, _ text: String) -> Bool {
 func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ outcome: Form.Outcome) -> [Command] {
     switch outcome {
     case .cancel:
+        // Closed after some keys took the account and others did not: a secret made here is still shown.
+        showMadeAccount(&state, dialog)
         dialog.form.wipeSecrets()
         state.oath.dialog = nil
         state.oath.change = nil
+        state.oath.readingImage = nil
         return []
     case .editing:
-        if dialog.kind.isAdd { fillFromURI(&dialog) }
+        if dialog.kind.isAdd { filled(&state, &dialog) }
         if dialog.form.confirming == nil { dialog.form.problem = liveProblem(dialog, state) }
         state.oath.dialog = dialog
         return []
     case .submit:
-        if dialog.kind.isAdd { fillFromURI(&dialog) }
+        if dialog.kind.isAdd { filled(&state, &dialog) }
         if let problem = liveProblem(dialog, state, submitting: true) {
             dialog.form.problem = problem
             state.oath.dialog = dialog
@@ -274,6 +279,14 @@ func oathDialogOutcome(_ state: inout AppState, _ dialog: inout OATHDialog, _ ou
     }
 }
 
+/// The Add dialog after an edit: filled from a URI in its URI field (whose secret replaces one made here), and its
+/// note.
+private func filled(_ state: inout AppState, _ dialog: inout OATHDialog) {
+    fillFromURI(&dialog)
+    if dialog.kind != .add(filledFromURI: nil) { state.oath.secretMade = false }
+    addDialogNote(state, &dialog)
+}
+
 /// The question a dialog asks before it submits, if what it does cannot be undone.
 func oathQuestion(_ dialog: OATHDialog, _ state: AppState) -> UIText? {
     switch dialog.kind {
@@ -323,6 +336,8 @@ func liveProblem(_ dialog: OATHDialog, _ state: AppState, submitting: Bool = fal
     case .add:
         let touched = form.fields.prefix(4).contains { !$0.input.text.isEmpty }
         guard submitting || touched else { return nil }
+        // An image path: Enter reads it (`addDialogKey`).
+        if addImagePath(form[AddField.uri]) != nil { return submitting ? UIText("oath.add.imageNote") : nil }
         if !submitting && form[AddField.uri].isEmpty && (form[AddField.name].isEmpty || form[AddField.secret].isEmpty) {
             return nil
         }

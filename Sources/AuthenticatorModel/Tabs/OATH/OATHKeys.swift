@@ -5,6 +5,10 @@ import KeyKit
 // MARK: - Keys on the OATH tab
 
 func oathKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
+    if state.oath.shown != nil {
+        shownAccountKey(&state, key)
+        return []
+    }
     if state.oath.dialog != nil { return oathDialogKey(&state, key) }
     if state.oath.filterFocused {
         switch key {

@@ -25,6 +25,11 @@ enum OATHTab: TabModel {
     static func paste(_ state: inout AppState, _ text: String) -> Bool { oathPaste(&state, text) }
     /// The accounts are read when a key is selected, whichever tab is shown.
     static func opened(_ state: inout AppState) -> [Command] { [] }
+    /// An account shown once goes with the tab.
+    static func closed(_ state: inout AppState) -> [Command] {
+        closeShownAccount(&state)
+        return []
+    }
     static func tick(_ state: inout AppState) -> [Command] { oathDue(&state) }
     /// `select` opens the OATH application of a newly selected key itself; in the all-keys view the key shown
     /// before is read again if it had not been read.
@@ -36,6 +41,8 @@ enum OATHTab: TabModel {
         return []
     }
     static func form(_ state: AppState) -> Form? { state.oath.dialog?.form }
-    static func textFocused(_ state: AppState) -> Bool { state.oath.filterFocused || state.oath.dialog != nil }
+    static func textFocused(_ state: AppState) -> Bool {
+        state.oath.filterFocused || state.oath.dialog != nil || state.oath.shown != nil
+    }
     static func help(_ state: AppState) -> [HelpEntry] { oathHelp(state.bindings) }
 }

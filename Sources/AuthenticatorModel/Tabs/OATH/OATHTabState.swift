@@ -97,6 +97,13 @@ public struct OATHTabState: Sendable, Hashable {
     public var others: [String: OATHKeyAccounts] = [:]
     /// The Add dialog's accounts on their way to the keys, and what each key answered.
     public var change: OATHKeysChange?
+    /// The Add dialog's secret was made in it (Ctrl-G): once the account is added, it is shown once (`shown`).
+    public var secretMade = false
+    /// The image (the path in the Add dialog's URI field) being read for its QR code.
+    public var readingImage: String?
+    /// The account whose secret the Add dialog made, shown once as a URI and a QR code for a phone app; it stays in
+    /// memory only until it is closed.
+    public var shown: OATHShownAccount?
 
     public init() {}
 
@@ -251,6 +258,10 @@ public enum OATHTabMsg: Sendable {
     case unlocked(keyID: String, OATHSnapshot, remembered: Bool)
     case changed(keyID: String, OATHSnapshot, UIText)
     case failed(keyID: String, OATHFailure)
+    /// A new random secret for the Add dialog (Base32).
+    case secretMade(String)
+    /// The Add dialog's image at `path`: the account URI in its QR code, or why there is none.
+    case imageRead(path: String, Result<String, QRImageError>)
 }
 
 /// The OATH tab's work for the runner.
@@ -267,6 +278,10 @@ public enum OATHTabCommand: Sendable, Equatable {
     case delete(KeyDescriptor, Credential, time: Double)
     /// Set, change (current given) or remove (new empty) the password.
     case setPassword(KeyDescriptor, current: String?, new: String, time: Double)
+    /// Make a random secret for the Add dialog (no key involved).
+    case makeSecret
+    /// Read the QR code in the image at `path` for the Add dialog (no key involved).
+    case readImage(path: String)
     /// Each command on its own key, all at once (the all-keys view's refreshes, an account added to several
     /// keys): each posts its own answer as its key gives it, so one key never waits for another.
     indirect case each([OATHTabCommand])
@@ -277,6 +292,8 @@ public enum OATHTabCommand: Sendable, Equatable {
         case .open(let d, _), .refresh(let d, _, _, _), .calculate(let d, _, _), .unlock(let d, _, _, _),
             .add(let d, _, _, _), .rename(let d, _, _, _), .delete(let d, _, _), .setPassword(let d, _, _, _):
             return [d]
+        case .makeSecret, .readImage:
+            return []
         case .each(let commands):
             return commands.flatMap(\.keys)
         }

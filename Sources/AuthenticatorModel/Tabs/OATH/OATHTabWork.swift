@@ -75,6 +75,16 @@ struct OATHTabWork: TabWork {
             }
         case .setPassword(let d, let current, let new, let time):
             await setPassword(d, current: current, new: new, time: time, unlockKeys)
+        case .makeSecret:
+            // 20 random bytes (160 bits, the HMAC-SHA1 block's worth RFC 4226 recommends), as `oath add --generate`.
+            var bytes = Crypto.random(20)
+            defer { for i in bytes.indices { bytes[i] = 0 } }
+            post(.oath(.secretMade(Base32.encode(bytes))))
+        case .readImage(let path):
+            let file = Self.expandingHome(path, home: getenv("HOME").map { String(cString: $0) })
+            post(
+                .oath(
+                    .imageRead(path: path, Result { () throws(QRImageError) in try QRImage.accountURI(inFile: file) })))
         case .each(let commands):
             // Each key on a connection of its own: a slow key (or one pulled out) holds up only its own answer.
             await withTaskGroup(of: Void.self) { group in
@@ -144,6 +154,12 @@ struct OATHTabWork: TabWork {
         } catch {
             post(.oath(.failed(keyID: d.id, Self.failure(.password, error))))
         }
+    }
+
+    /// `path` with a leading `~/` as the home directory (a path typed in a dialog has no shell to expand it).
+    static func expandingHome(_ path: String, home: String?) -> String {
+        guard path == "~" || path.hasPrefix("~/"), let home, !home.isEmpty else { return path }
+        return home + path.dropFirst()
     }
 
     /// What the tab shows for `error` (`ErrorExplanation`); a key without OATH gets the tab's own words.

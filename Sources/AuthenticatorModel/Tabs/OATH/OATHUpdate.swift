@@ -6,6 +6,7 @@ import KeyKit
 
 func oathMessage(_ state: inout AppState, _ msg: Msg) -> [Command] {
     guard case .oath(let answer) = msg else { return selectedKeyAnswer(&state, msg) }
+    if let commands = addDialogAnswer(&state, answer) { return commands }
     // A dialog acting on several keys hears them once their part of the tab changed: each answer is its key's line of
     // the result.
     defer { changeAnswer(&state, answer) }

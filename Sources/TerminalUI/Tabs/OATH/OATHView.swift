@@ -8,6 +8,8 @@ struct OATHView {
 
     func render(_ state: AppState) {
         let oath = state.oath
+        // An account shown once covers everything, whichever view it was added from.
+        defer { if let shown = oath.shown { OATHShownAccountView(app: app).render(shown) } }
         if oath.comparing {
             comparison(state)
             if let dialog = oath.dialog { app.form(dialog.form) }
@@ -212,8 +214,15 @@ struct OATHView {
 }
 
 extension OATHView: TabView {
+    /// The Add dialog's keys: those of every form, and Ctrl-G for a new secret.
+    static func dialogHints(_ state: AppState, app: AppView) -> String? {
+        guard state.oath.dialog?.kind.isAdd == true else { return nil }
+        return app.text(UIText("view.hints.addDialog"))
+    }
+
     static func hints(_ state: AppState, app: AppView) -> String {
         let b = state.bindings
+        if state.oath.shown != nil { return app.text(UIText("oath.shown.hint")) }
         if state.oath.filterFocused { return app.text(UIText("view.hints.filter")) }
         if state.oath.comparing {
             return app.text(UIText("oath.compare.keys", ["move": "j/k", "close": String(b.key(for: .compare))]))
