@@ -82,15 +82,17 @@ extension OpenPGPCommand {
         static let configuration = CommandConfiguration(
             commandName: "info",
             abstract: "Show the versions, the tries left, the signature PIN policy, KDF, the signature counter and "
-                + "each slot's key and touch policy.")
+                + "each slot's key, touch policy and certificate.")
         @OptionGroup var key: KeyOptions
         @Flag(
             name: .long,
-            help: "JSON: versions, serial, tries, signature_pin_policy, kdf_enabled, signature_counter, keys.")
+            help:
+                "JSON: versions, serial, tries, signature_pin_policy, kdf_enabled, signature_counter, keys, certificates."
+        )
         var json = false
 
         func run() async throws {
-            let overview = try await key.openpgp.overview()
+            let overview = try await key.openpgp.overview(withCertificates: true)
             if json {
                 try printJSON(OpenPGPInfoText.json(overview))
             } else {

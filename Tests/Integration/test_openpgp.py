@@ -580,3 +580,41 @@ def test_certificates_ykterm_and_ykman_store_export_and_delete_for_each_other(yk
     assert ykterm("certificates", "export", "sig").stdout == (tmp_path / "sig.pem").read_text()
     r = ykterm("certificates", "import", "sig", str(tmp_path / "sig.key"), input=ADMIN + "\n", check=False)
     assert r.returncode == 2 and "not an X.509 certificate" in r.stderr
+
+
+def test_info_shows_each_slots_certificate_that_ykman_stored_and_none_after_ykterm_deletes_it(ykterm, ykman,
+                                                                                              tmp_path):
+    pem = tmp_path / "sig.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(tmp_path / "sig.key"), "-subj", "/CN=Jane Doe/O=Example", "-days", "30",
+                    "-out", str(pem)], check=True, capture_output=True)
+    end = subprocess.run(["openssl", "x509", "-in", str(pem), "-noout", "-enddate", "-dateopt", "iso_8601"],
+                         capture_output=True, text=True, check=True).stdout.strip().split("=", 1)[1]
+    fingerprint = subprocess.run(["openssl", "x509", "-in", str(pem), "-noout", "-fingerprint", "-sha256"],
+                                 capture_output=True, text=True, check=True).stdout.strip().split("=", 1)[1]
+    before = {c["slot"]: c for c in info_json(ykterm)["certificates"]}
+    assert list(before) == ["sig", "dec", "aut", "att"]
+    assert not any(c["present"] or c["subject"] for c in before.values())
+
+    ykman("certificates", "import", "sig", str(pem), "-a", ADMIN)
+    info = info_json(ykterm)
+    sig = info["certificates"][0]
+    assert sig["slot"] == "sig" and sig["present"] and sig["subject"] == "CN=Jane Doe, O=Example"
+    assert sig["issuer"] == sig["subject"] and sig["sha256_fingerprint"] == fingerprint
+    # openssl's ISO 8601 end date ("2026-12-30 10:57:36Z") is the same instant as ours.
+    assert sig["not_after"].replace("T", " ") == end
+    assert not info["certificates"][1]["present"] and info["certificates"][1]["subject"] is None
+    def blocks():
+        """`info`'s text in blocks (one per slot after the first), each line "Name: value"."""
+        lines = [re.sub(r"\s{2,}", ": ", line.strip()) for line in ykterm("info").stdout.splitlines()]
+        return "\n".join(lines).split("\n\n")
+    sig_block = next(b for b in blocks() if b.startswith("Signature key"))
+    assert "Certificate: CN=Jane Doe, O=Example" in sig_block and f"Expires: {sig['not_after']}" in sig_block
+    dec_block = next(b for b in blocks() if b.startswith("Decryption key"))
+    assert "Certificate: none" in dec_block
+
+    ykterm("certificates", "delete", "sig", input=ADMIN + "\n")
+    r = ykman("certificates", "export", "sig", str(tmp_path / "gone.pem"), check=False)
+    assert r.returncode != 0 and not (tmp_path / "gone.pem").exists()
+    assert not info_json(ykterm)["certificates"][0]["present"]
+    assert "Certificate: none" in next(b for b in blocks() if b.startswith("Signature key"))
