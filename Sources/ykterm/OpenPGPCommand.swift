@@ -47,7 +47,11 @@ struct OpenPGPSignaturePolicyArgument: ExpressibleByArgument {
 
 extension KeyOptions {
     /// The OpenPGP operations on the key these options chose.
-    var openpgp: OpenPGPOperations { OpenPGPOperations(choice.opener()) }
+    var openpgp: OpenPGPOperations {
+        OpenPGPOperations(
+            SmartCardApplicationOpener(
+                base: choice.opener(), application: .openPGP, selector: choice.virtual ? nil : choice.selector))
+    }
 }
 
 /// The passwords OpenPGP commands ask for, each from the prompt (no echo) or a line of standard input.
