@@ -38,13 +38,7 @@ extension OpenPGPApplet {
 
     static func publicKey(_ key: AsymmetricPublicKey) -> OpenPGPPublicKey {
         if let n = key.rsaModulus, let e = key.rsaExponent { return .rsa(modulus: n, exponent: e) }
-        let curve: OpenPGP.Curve
-        switch key.type {
-        case .p384: curve = .secp384r1
-        case .ed25519: curve = .ed25519
-        case .x25519: curve = .x25519
-        default: curve = .secp256r1
-        }
+        let curve = OpenPGP.Curve(key.type) ?? .secp256r1
         return .ecc(curve: curve, point: key.ecPoint ?? key.raw ?? [])
     }
 
@@ -98,7 +92,7 @@ extension OpenPGPApplet {
             let block =
                 [0x00, 0x01] + [UInt8](repeating: 0xFF, count: length - data.count - 3) + [0x00] + data
             return try? key.rsaPrivateOperation(block)
-        case .p256, .p384:
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
             guard !data.isEmpty, let der = try? key.ecdsaSign(digest: data) else { return nil }
             return rawECDSA(der, length: key.type.length)
         case .ed25519:
@@ -133,7 +127,7 @@ extension OpenPGPApplet {
                 let end = block[2...].firstIndex(of: 0x00), end >= 10
             else { return nil }
             return Array(block[(end + 1)...])
-        case .p256, .p384, .x25519:
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1, .x25519:
             guard let outer = try? TLV.parseAll(data), outer.count == 1, outer[0].tag == OpenPGP.DO.cipherTemplate,
                 let template = try? outer[0].children(),
                 let publicKey = template.first(where: { $0.tag == OpenPGP.DO.publicKey }),
@@ -214,7 +208,7 @@ extension OpenPGPApplet {
                 let key = try? AsymmetricPrivateKey.rsa(p: p, q: q, exponent: e), key.type == type
             else { return nil }
             return key
-        case .p256, .p384:
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
             guard var scalar = parts[0x92] else { return nil }
             while scalar.count > type.length, scalar.first == 0 { scalar.removeFirst() }
             if scalar.count < type.length { scalar = [UInt8](repeating: 0, count: type.length - scalar.count) + scalar }

@@ -99,7 +99,9 @@ final class OpenPGPApplet: SessionApplet {
     /// The algorithm attributes each slot takes (DO FA lists them; PUT DATA of C1-C3 and DA checks them).
     static func supportedAttributes(_ slot: OpenPGP.KeySlot) -> [OpenPGPAlgorithmAttributes] {
         let rsa = [2048, 3072, 4096].map { OpenPGPAlgorithmAttributes.rsa(bits: $0) }
-        let curves: [OpenPGP.Curve] = [.secp256r1, .secp384r1]
+        let curves: [OpenPGP.Curve] = [
+            .secp256r1, .secp384r1, .secp521r1, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1,
+        ]
         switch slot {
         case .decryption:
             return rsa

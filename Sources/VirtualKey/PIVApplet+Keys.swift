@@ -68,6 +68,8 @@ extension PIVApplet {
         case .x25519:
             guard let raw = tlvs.value(for: PIV.Tag.x25519Private) else { return nil }
             return try? AsymmetricPrivateKey.raw(raw, type: .x25519)
+        case .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
+            return nil
         }
     }
 

@@ -18,7 +18,11 @@ struct HSMAuthCommand: ParsableCommand {
 
 extension KeyOptions {
     /// The YubiHSM Auth operations on the key these options chose.
-    var hsmauth: HSMAuthOperations { HSMAuthOperations(choice.opener()) }
+    var hsmauth: HSMAuthOperations {
+        HSMAuthOperations(
+            SmartCardApplicationOpener(
+                base: choice.opener(), application: .hsmAuth, selector: choice.virtual ? nil : choice.selector))
+    }
 }
 
 /// The secrets `hsmauth` commands ask for, each from the prompt (no echo) or a line of standard input.

@@ -47,7 +47,11 @@ struct OpenPGPSignaturePolicyArgument: ExpressibleByArgument {
 
 extension KeyOptions {
     /// The OpenPGP operations on the key these options chose.
-    var openpgp: OpenPGPOperations { OpenPGPOperations(choice.opener()) }
+    var openpgp: OpenPGPOperations {
+        OpenPGPOperations(
+            SmartCardApplicationOpener(
+                base: choice.opener(), application: .openPGP, selector: choice.virtual ? nil : choice.selector))
+    }
 }
 
 /// The passwords OpenPGP commands ask for, each from the prompt (no echo) or a line of standard input.
@@ -82,15 +86,17 @@ extension OpenPGPCommand {
         static let configuration = CommandConfiguration(
             commandName: "info",
             abstract: "Show the versions, the tries left, the signature PIN policy, KDF, the signature counter and "
-                + "each slot's key and touch policy.")
+                + "each slot's key, touch policy and certificate.")
         @OptionGroup var key: KeyOptions
         @Flag(
             name: .long,
-            help: "JSON: versions, serial, tries, signature_pin_policy, kdf_enabled, signature_counter, keys.")
+            help:
+                "JSON: versions, serial, tries, signature_pin_policy, kdf_enabled, signature_counter, keys, certificates."
+        )
         var json = false
 
         func run() async throws {
-            let overview = try await key.openpgp.overview()
+            let overview = try await key.openpgp.overview(withCertificates: true)
             if json {
                 try printJSON(OpenPGPInfoText.json(overview))
             } else {

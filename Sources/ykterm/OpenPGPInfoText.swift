@@ -26,13 +26,16 @@ enum OpenPGPInfoText {
         var out = InfoLines.lines(rows)
         for key in o.data.keys {
             out.append("")
-            out += keyLines(key, indent: "  ")
+            out += keyLines(key, indent: "  ", certificates: o.certificates)
         }
         return out
     }
 
-    /// One slot: its heading and its fields (a slot without a key says so).
-    static func keyLines(_ k: OpenPGPKeyInfo, indent: String) -> [String] {
+    /// One slot: its heading and its fields (a slot without a key says so); with `certificates`, also whether the
+    /// slot stores a certificate, its subject and when it expires.
+    static func keyLines(
+        _ k: OpenPGPKeyInfo, indent: String, certificates: [OpenPGP.KeySlot: [UInt8]]? = nil
+    ) -> [String] {
         var rows = [(String, String)?]()
         func field(_ key: String, _ value: String) { rows.append((indent + words(key), value)) }
         var out = [words("cli.openpgp.slot." + k.slot.name, ["slot": k.slot.name.uppercased()])]
@@ -45,8 +48,29 @@ enum OpenPGPInfoText {
             field("cli.openpgp.info.key", words("cli.openpgp.info.noKey"))
         }
         field("cli.openpgp.info.touchPolicy", k.touchPolicy?.name ?? "-")
+        if let certificates {
+            if let der = certificates[k.slot] {
+                let c = try? X509Certificate(der: der)
+                field("cli.openpgp.info.certificate", c?.subject ?? words("cli.openpgp.info.certificateUnreadable"))
+                field("cli.openpgp.info.certificateExpires", c?.notAfter.map(PIVInfoText.date) ?? "-")
+            } else {
+                field("cli.openpgp.info.certificate", words("cli.openpgp.info.noCertificate"))
+            }
+        }
         out += InfoLines.lines(rows)
         return out
+    }
+
+    /// Each slot's certificate as `info --json` gives it.
+    static func certificateJSON(_ slot: OpenPGP.KeySlot, _ o: OpenPGPOverview) -> OpenPGPInfoJSON.Certificate {
+        guard let der = o.certificates[slot] else {
+            return OpenPGPInfoJSON.Certificate(slot: slot.name, present: false)
+        }
+        let c = try? X509Certificate(der: der)
+        return OpenPGPInfoJSON.Certificate(
+            slot: slot.name, present: true, subject: c?.subject, issuer: c?.issuer,
+            notBefore: c?.notBefore.map(PIVInfoText.date), notAfter: c?.notAfter.map(PIVInfoText.date),
+            sha256Fingerprint: c?.sha256FingerprintText)
     }
 
     /// 40 hex digits in groups of four, as GnuPG shows them; nil when none was written.
@@ -83,7 +107,7 @@ enum OpenPGPInfoText {
             signaturePinPolicy: status.pinValidForSeveralSignatures ? "once" : "always", kdfEnabled: o.kdfEnabled,
             signatureCounter: o.signatureCounter, cardholder: name.isEmpty ? nil : name,
             url: o.url.isEmpty ? nil : String(decoding: o.url, as: UTF8.self),
-            keys: o.data.keys.map(keyJSON))
+            keys: o.data.keys.map(keyJSON), certificates: o.data.keys.map { certificateJSON($0.slot, o) })
     }
 
     /// One slot's key as `info --json` and `keys info --json` give it.
@@ -111,6 +135,7 @@ struct OpenPGPInfoJSON: Encodable, SnakeCaseJSON {
     var cardholder: String?
     var url: String?
     var keys: [Key]
+    var certificates: [Certificate]
 
     struct Key: Encodable, SnakeCaseJSON {
         var slot: String
@@ -120,5 +145,16 @@ struct OpenPGPInfoJSON: Encodable, SnakeCaseJSON {
         var created: String?
         var origin: String?
         var touchPolicy: String?
+    }
+
+    /// A slot's certificate: whether one is stored, and what it says (nil when unreadable).
+    struct Certificate: Encodable, SnakeCaseJSON {
+        var slot: String
+        var present: Bool
+        var subject: String?
+        var issuer: String?
+        var notBefore: String?
+        var notAfter: String?
+        var sha256Fingerprint: String?
     }
 }

@@ -434,6 +434,88 @@ def test_ykterm_imports_keys_that_ykman_and_gnupg_see_and_the_card_signs_with(ke
     assert info_json(ykterm)["admin_pin_tries"] == 3
 
 
+DECRYPT_WITH_CARD = """
+import sys
+from ykman.pcsc import list_devices
+from yubikit.core.smartcard import SmartCardConnection
+from yubikit.openpgp import OpenPgpSession
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+reader, pin, peer, out = sys.argv[1:5]
+device = [d for d in list_devices(reader)][0]
+with device.open_connection(SmartCardConnection) as connection:
+    session = OpenPgpSession(connection)
+    session.verify_pin(pin, extended=True)
+    open(out, "wb").write(session.decrypt(load_pem_public_key(open(peer, "rb").read())))
+"""
+
+# The curves a YubiKey 5.7 takes beside P-256 and P-384: openssl's name, the OID's DER content, ykman's name, gpg's.
+MORE_CURVES = (
+    ("P-521", "2B81040023", "SECP521R1", "nistp521"),
+    ("brainpoolP256r1", "2B2403030208010107", "BrainpoolP256R1", "brainpoolP256r1"),
+    ("brainpoolP384r1", "2B240303020801010B", "BrainpoolP384R1", "brainpoolP384r1"),
+    ("brainpoolP512r1", "2B240303020801010D", "BrainpoolP512R1", "brainpoolP512r1"),
+)
+
+
+def v4_ecdsa_fingerprint(pem_path, created, oid_hex):
+    """The v4 fingerprint of an ECDSA key on the curve of `oid_hex`, computed here from the PEM file."""
+    import hashlib
+    import struct
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_private_key
+    point = load_pem_private_key(open(pem_path, "rb").read(), None).public_key().public_bytes(
+        Encoding.X962, PublicFormat.UncompressedPoint)
+    oid = bytes.fromhex(oid_hex)
+    bits = (len(point) - 1) * 8 + point[0].bit_length()
+    body = struct.pack(">BIB", 4, created, 19) + bytes([len(oid)]) + oid + struct.pack(">H", bits) + point
+    return hashlib.sha1(b"\x99" + struct.pack(">H", len(body)) + body).hexdigest().upper()
+
+
+def test_p521_and_brainpool_keys_ykterm_imports_sign_and_decrypt_for_ykman_and_show_in_gpg(key, home_env, gnupg,
+                                                                                          ykterm, ykman, tmp_path):
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import (Encoding, PublicFormat, load_pem_private_key)
+    for curve, oid, name, gpg_name in MORE_CURVES:
+        sig, dec = tmp_path / f"{curve}.sig.pem", tmp_path / f"{curve}.dec.pem"
+        for pem in (sig, dec):
+            subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", f"ec_paramgen_curve:{curve}",
+                            "-out", str(pem)], check=True, capture_output=True)
+        ykterm("keys", "import", "sig", str(sig), "--force", input=ADMIN + "\n")
+        ykterm("keys", "import", "dec", str(dec), "--force", input=ADMIN + "\n")
+        keys = {k["slot"]: k for k in info_json(ykterm)["keys"]}
+        assert keys["sig"]["algorithm"] == keys["dec"]["algorithm"] == name, keys
+        assert f"Algorithm: {name}" in flat(ykman("keys", "info", "sig").stdout)
+        assert f"Algorithm: {name}" in flat(ykman("keys", "info", "dec").stdout)
+
+        # GnuPG 2.2 reads the attributes, and the fingerprint ykterm computed and wrote is the key's.
+        gnupg.restart()
+        status = gnupg.card_status()
+        assert f"Key attributes ...: {gpg_name} {gpg_name} " in status, status
+        colons = gnupg.run("--batch", "--with-colons", "--card-status").stdout
+        fpr = next(line for line in colons.splitlines() if line.startswith("fpr:")).split(":")[1]
+        created = int(next(line for line in colons.splitlines() if line.startswith("fprtime:")).split(":")[1])
+        assert fpr == keys["sig"]["fingerprint"] == v4_ecdsa_fingerprint(sig, created, oid)
+        gnupg.stop()
+
+        # The card signs (ECDSA, checked by openssl with the PEM's public key) and agrees on a secret (ECDH,
+        # the same as python's from the PEM's private key and the peer's public key).
+        message, signature, public = tmp_path / "message", tmp_path / "message.sig", tmp_path / "public.pem"
+        message.write_bytes(f"signed on {curve}\n".encode())
+        r = subprocess.run([str(VENV_BIN / "python"), "-c", SIGN_WITH_CARD, key.reader, "123456", str(message),
+                            str(signature)], env=home_env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        subprocess.run(["openssl", "pkey", "-in", str(sig), "-pubout", "-out", str(public)], check=True)
+        subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(public), "-signature", str(signature),
+                        str(message)], check=True, capture_output=True)
+        mine = load_pem_private_key(dec.read_bytes(), None)
+        peer = ec.generate_private_key(mine.curve)
+        peer_pem, secret = tmp_path / "peer.pem", tmp_path / "secret"
+        peer_pem.write_bytes(peer.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo))
+        r = subprocess.run([str(VENV_BIN / "python"), "-c", DECRYPT_WITH_CARD, key.reader, "123456", str(peer_pem),
+                            str(secret)], env=home_env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert secret.read_bytes() == mine.exchange(ec.ECDH(), peer.public_key())
+
+
 def test_attestations_ykterm_and_ykman_make_chain_to_the_attestation_certificate(ykterm, ykman, tmp_path):
     pem = tmp_path / "sig.pem"
     subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out",
@@ -498,3 +580,41 @@ def test_certificates_ykterm_and_ykman_store_export_and_delete_for_each_other(yk
     assert ykterm("certificates", "export", "sig").stdout == (tmp_path / "sig.pem").read_text()
     r = ykterm("certificates", "import", "sig", str(tmp_path / "sig.key"), input=ADMIN + "\n", check=False)
     assert r.returncode == 2 and "not an X.509 certificate" in r.stderr
+
+
+def test_info_shows_each_slots_certificate_that_ykman_stored_and_none_after_ykterm_deletes_it(ykterm, ykman,
+                                                                                              tmp_path):
+    pem = tmp_path / "sig.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(tmp_path / "sig.key"), "-subj", "/CN=Jane Doe/O=Example", "-days", "30",
+                    "-out", str(pem)], check=True, capture_output=True)
+    end = subprocess.run(["openssl", "x509", "-in", str(pem), "-noout", "-enddate", "-dateopt", "iso_8601"],
+                         capture_output=True, text=True, check=True).stdout.strip().split("=", 1)[1]
+    fingerprint = subprocess.run(["openssl", "x509", "-in", str(pem), "-noout", "-fingerprint", "-sha256"],
+                                 capture_output=True, text=True, check=True).stdout.strip().split("=", 1)[1]
+    before = {c["slot"]: c for c in info_json(ykterm)["certificates"]}
+    assert list(before) == ["sig", "dec", "aut", "att"]
+    assert not any(c["present"] or c["subject"] for c in before.values())
+
+    ykman("certificates", "import", "sig", str(pem), "-a", ADMIN)
+    info = info_json(ykterm)
+    sig = info["certificates"][0]
+    assert sig["slot"] == "sig" and sig["present"] and sig["subject"] == "CN=Jane Doe, O=Example"
+    assert sig["issuer"] == sig["subject"] and sig["sha256_fingerprint"] == fingerprint
+    # openssl's ISO 8601 end date ("2026-12-30 10:57:36Z") is the same instant as ours.
+    assert sig["not_after"].replace("T", " ") == end
+    assert not info["certificates"][1]["present"] and info["certificates"][1]["subject"] is None
+    def blocks():
+        """`info`'s text in blocks (one per slot after the first), each line "Name: value"."""
+        lines = [re.sub(r"\s{2,}", ": ", line.strip()) for line in ykterm("info").stdout.splitlines()]
+        return "\n".join(lines).split("\n\n")
+    sig_block = next(b for b in blocks() if b.startswith("Signature key"))
+    assert "Certificate: CN=Jane Doe, O=Example" in sig_block and f"Expires: {sig['not_after']}" in sig_block
+    dec_block = next(b for b in blocks() if b.startswith("Decryption key"))
+    assert "Certificate: none" in dec_block
+
+    ykterm("certificates", "delete", "sig", input=ADMIN + "\n")
+    r = ykman("certificates", "export", "sig", str(tmp_path / "gone.pem"), check=False)
+    assert r.returncode != 0 and not (tmp_path / "gone.pem").exists()
+    assert not info_json(ykterm)["certificates"][0]["present"]
+    assert "Certificate: none" in next(b for b in blocks() if b.startswith("Signature key"))

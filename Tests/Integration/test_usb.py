@@ -344,6 +344,75 @@ emit(readers=ykterm("list", "--json").stdout)
     assert "Yubico YubiKey OTP+FIDO+CCID" in r["readers"]
 
 
+def test_openpgp_and_hsmauth_over_the_usb_keys_ccid_agree_with_ykman():
+    """OpenPGP and YubiHSM Auth on a USB key go through its CCID interface too: `ykterm openpgp info` reads what
+    ykman reads, the PIN ykterm changes is the one ykman then needs, and the YubiHSM Auth credentials ykterm and
+    ykman add are listed alike by both."""
+    r = results(serve_usb("--serial", "5566779", "--firmware", "5.7.2", script=PRELUDE + """
+def run(argv, stdin):
+    return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60)
+info = ykterm("openpgp", "info", "--json")
+emit(pgp=json.loads(info.stdout) if info.returncode == 0 else info.stderr, pgp_ykman=ykman("openpgp", "info").stdout)
+c = run([YKTERM, "openpgp", "access", "change-pin"], "123456\\n24681357\\n")
+emit(change=c.returncode, change_out=c.stdout + c.stderr)
+old = ykman("openpgp", "access", "change-pin", "-P", "123456", "-n", "11223344")
+new = ykman("openpgp", "access", "change-pin", "-P", "24681357", "-n", "13572468")
+emit(old=old.returncode, new=new.returncode, new_err=new.stderr)
+info = ykterm("openpgp", "info", "--json")
+emit(pgp_after=json.loads(info.stdout) if info.returncode == 0 else info.stderr)
+h = ykterm("hsmauth", "info", "--json")
+emit(hsm=json.loads(h.stdout) if h.returncode == 0 else h.stderr)
+a = run([YKTERM, "hsmauth", "credentials", "derive", "by-ykterm"], "\\ns3cret-cred\\npassword\\n")
+b = ykman("hsmauth", "credentials", "generate", "by-ykman", "-m", "", "-c", "s3cret-cred")
+emit(added=[a.returncode, b.returncode], add_err=a.stderr + b.stderr)
+listed = ykterm("hsmauth", "credentials", "list", "--json")
+emit(listed=json.loads(listed.stdout) if listed.returncode == 0 else listed.stderr,
+     listed_ykman=ykman("hsmauth", "credentials", "list").stdout)
+"""))
+    lines = [line.split(":", 1) for line in r["pgp_ykman"].splitlines() if ":" in line]
+    ykman_info = {k.strip(): v.strip() for k, v in lines}
+    assert r["pgp"]["serial"] == 5566779 and r["pgp"]["application_version"] == "5.7.2"
+    assert ykman_info["Application version"] == r["pgp"]["application_version"]
+    assert ykman_info["OpenPGP version"] == r["pgp"]["openpgp_version"] == "3.4"
+    assert int(ykman_info["PIN tries remaining"]) == r["pgp"]["pin_tries"] == 3
+    assert int(ykman_info["Admin PIN tries remaining"]) == r["pgp"]["admin_pin_tries"] == 3
+    assert r["change"] == 0, r["change_out"]
+    # The old PIN is wrong for ykman (a try used), the new one works (the tries back).
+    assert r["old"] != 0 and r["new"] == 0, r["new_err"]
+    assert r["pgp_after"]["pin_tries"] == 3
+    assert r["hsm"]["version"] == "5.7.2" and r["hsm"]["credentials"] == 0, r["hsm"]
+    assert r["added"] == [0, 0], r["add_err"]
+    ours = {c["label"]: c["type"] for c in r["listed"]}
+    assert ours == {"by-ykterm": "symmetric", "by-ykman": "asymmetric"}, r["listed"]
+    theirs = {line.split("\t")[0].strip(): line.split("\t")[1].strip()
+              for line in r["listed_ykman"].splitlines()[2:] if "\t" in line}
+    assert {k: v.lower() for k, v in theirs.items()} == {"by-ykterm": "symmetric", "by-ykman": "asymmetric"}, theirs
+
+
+def test_security_key_has_no_openpgp_or_hsmauth_and_says_so():
+    """A Security Key (FIDO HID only, no CCID, no pcscd): `openpgp info` and `hsmauth info` end at once with a
+    non-zero status and words naming the missing application, not a crash or a wait."""
+    r = results(serve_usb("--interfaces", "fido", script=PRELUDE + """
+for name, args in (("pgp", ["openpgp", "info"]), ("hsm", ["hsmauth", "info"]), ("pgp_json", ["openpgp", "info", "--json"])):
+    start = time.monotonic()
+    p = ykterm(*args)
+    emit(**{name: {"rc": p.returncode, "out": p.stdout, "err": p.stderr, "seconds": time.monotonic() - start}})
+for name, args in (("pgp_de", ["openpgp", "info"]), ("hsm_de", ["hsmauth", "info"])):
+    p = subprocess.run([YKTERM] + args, capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, LANG="de_DE.UTF-8", LC_ALL="de_DE.UTF-8"))
+    emit(**{name: {"rc": p.returncode, "err": p.stderr}})
+"""))
+    for name, application in (("pgp", "OpenPGP"), ("hsm", "YubiHSM Auth"), ("pgp_json", "OpenPGP")):
+        got = r[name]
+        assert got["rc"] not in (0, None) and got["rc"] < 128, got
+        assert got["seconds"] < 20 and got["out"] == "", got
+        assert application in got["err"] and "Security Key" in got["err"], got
+        assert "Traceback" not in got["err"] and "Fatal error" not in got["err"], got
+    for name, application in (("pgp_de", "OpenPGP"), ("hsm_de", "YubiHSM Auth")):
+        assert r[name]["rc"] not in (0, None) and application in r[name]["err"], r[name]
+        assert "Security Key" in r[name]["err"] and r[name]["err"] != r[name[:3]]["err"], r[name]
+
+
 SSH_SCRIPT = PRELUDE + """
 import tempfile
 PIN = "ssh-pin-246"

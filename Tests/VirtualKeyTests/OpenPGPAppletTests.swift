@@ -280,7 +280,8 @@ import VirtualKey
         try await session.verifyAdminPIN(OpenPGPAppletTests.adminPIN)
         let cases: [(OpenPGP.KeySlot, AsymmetricKeyType)] = [
             (.signature, .ed25519), (.decryption, .x25519), (.authentication, .p384), (.attestation, .p256),
-            (.signature, .rsa(bits: 3072)), (.decryption, .p256),
+            (.signature, .rsa(bits: 3072)), (.decryption, .p256), (.signature, .p521), (.decryption, .p521),
+            (.signature, .brainpoolP256r1), (.decryption, .brainpoolP384r1), (.authentication, .brainpoolP512r1),
         ]
         for (slot, type) in cases {
             let privateKey = try AsymmetricPrivateKey.generate(type)

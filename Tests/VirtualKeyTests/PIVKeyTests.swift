@@ -21,7 +21,8 @@ private func publicKey(_ tlvs: [UInt8], _ type: AsymmetricKeyType) throws -> Asy
     switch type {
     case .rsa:
         return try AsymmetricPublicKey(rsaModulus: try #require(parts[0x81]), exponent: try #require(parts[0x82]))
-    case .p256, .p384: return try AsymmetricPublicKey(ecPoint: try #require(parts[0x86]), type: type)
+    case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
+        return try AsymmetricPublicKey(ecPoint: try #require(parts[0x86]), type: type)
     case .ed25519, .x25519: return try AsymmetricPublicKey(raw: try #require(parts[0x86]), type: type)
     }
 }

@@ -68,6 +68,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case hidFailed = "hid-failed"
     case hidUnavailable = "hid-unavailable"
     case interfaceMissing = "interface-missing"
+    case applicationNotOnKey = "application-not-on-key"
     case connectionClosed = "connection-closed"
     // What the key answered.
     case refused
@@ -449,6 +450,11 @@ extension ErrorExplanation {
             }
             return ErrorExplanation(
                 kind: .interfaceMissing, ["needs": needs, "has": has.isEmpty ? "-" : has],
+                nested: ["application": UIText("application." + application.rawValue)])
+        case .noSmartCardInterface(let application, let key, let interfaces):
+            let has = interfaces.map(\.rawValue).joined(separator: ", ")
+            return ErrorExplanation(
+                kind: .applicationNotOnKey, ["key": key, "has": has.isEmpty ? "-" : has],
                 nested: ["application": UIText("application." + application.rawValue)])
         }
     }

@@ -8,14 +8,24 @@ public struct OpenPGPOverview: Sendable, Equatable {
     public var cardholder: OpenPGPCardholder?
     public var url: [UInt8]
     public var kdfEnabled: Bool
+    /// The certificate (DER) each slot stores (7F21, the attestation key's in FC); a slot without one, or whose
+    /// object the card does not give, is absent. Empty unless read `withCertificates`.
+    public var certificates: [OpenPGP.KeySlot: [UInt8]] = [:]
 
-    /// Reads the overview in an open session.
-    public static func read(_ s: OpenPGPSession) async throws -> OpenPGPOverview {
+    /// Reads the overview in an open session; `withCertificates` also each slot's certificate (SELECT DATA and
+    /// GET DATA per slot).
+    public static func read(_ s: OpenPGPSession, withCertificates: Bool = false) async throws -> OpenPGPOverview {
         let data = try await s.applicationData()
-        return OpenPGPOverview(
+        var overview = OpenPGPOverview(
             version: s.version, data: data, signatureCounter: try? await s.signatureCounter(),
             cardholder: try? await s.cardholder(), url: (try? await s.url()) ?? [],
             kdfEnabled: try await s.kdf(capabilities: data.extendedCapabilities).isEnabled)
+        if withCertificates {
+            for key in data.keys {
+                if let der = try? await s.certificate(key.slot), !der.isEmpty { overview.certificates[key.slot] = der }
+            }
+        }
+        return overview
     }
 }
 
@@ -60,8 +70,8 @@ public struct OpenPGPOperations: Sendable {
         }
     }
 
-    public func overview() async throws -> OpenPGPOverview {
-        try await withSession { try await OpenPGPOverview.read($0) }
+    public func overview(withCertificates: Bool = false) async throws -> OpenPGPOverview {
+        try await withSession { try await OpenPGPOverview.read($0, withCertificates: withCertificates) }
     }
 
     /// One slot's key: its information; `noKey` when the slot is empty.

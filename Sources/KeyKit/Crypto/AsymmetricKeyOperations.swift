@@ -87,7 +87,8 @@ extension AsymmetricPrivateKey {
         switch type {
         case .ed25519: return try ed25519Sign(message)
         case .x25519: throw CryptoError.keyType
-        case .p256, .p384: return try withEVP { try Self.digestSign($0, digest: digest.evp, pss: false, message) }
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
+            return try withEVP { try Self.digestSign($0, digest: digest.evp, pss: false, message) }
         case .rsa: return try withEVP { try Self.digestSign($0, digest: digest.evp, pss: padding == .pss, message) }
         }
     }
@@ -97,7 +98,7 @@ extension AsymmetricPrivateKey {
     public func sharedSecret(peer: [UInt8]) throws -> [UInt8] {
         let peerKey: AsymmetricPublicKey
         switch type {
-        case .p256, .p384:
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
             guard peer.count == 1 + 2 * type.length, peer.first == 0x04 else {
                 throw CryptoError.notOnCurve
             }

@@ -11,6 +11,11 @@ public enum AsymmetricKeyType: Sendable, Hashable, CustomStringConvertible {
     case rsa(bits: Int)
     case p256
     case p384
+    /// P-521 and the brainpool curves, which only the OpenPGP application holds (a YubiKey 5.2 and later).
+    case p521
+    case brainpoolP256r1
+    case brainpoolP384r1
+    case brainpoolP512r1
     case ed25519
     case x25519
 
@@ -19,6 +24,10 @@ public enum AsymmetricKeyType: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .p256: return "prime256v1"
         case .p384: return "secp384r1"
+        case .p521: return "secp521r1"
+        case .brainpoolP256r1: return "brainpoolP256r1"
+        case .brainpoolP384r1: return "brainpoolP384r1"
+        case .brainpoolP512r1: return "brainpoolP512r1"
         default: return nil
         }
     }
@@ -27,6 +36,10 @@ public enum AsymmetricKeyType: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .p256: return NID_X9_62_prime256v1
         case .p384: return NID_secp384r1
+        case .p521: return NID_secp521r1
+        case .brainpoolP256r1: return NID_brainpoolP256r1
+        case .brainpoolP384r1: return NID_brainpoolP384r1
+        case .brainpoolP512r1: return NID_brainpoolP512r1
         default: return nil
         }
     }
@@ -36,8 +49,10 @@ public enum AsymmetricKeyType: Sendable, Hashable, CustomStringConvertible {
     public var length: Int {
         switch self {
         case .rsa(let bits): return (bits + 7) / 8
-        case .p256, .ed25519, .x25519: return 32
-        case .p384: return 48
+        case .p256, .brainpoolP256r1, .ed25519, .x25519: return 32
+        case .p384, .brainpoolP384r1: return 48
+        case .brainpoolP512r1: return 64
+        case .p521: return 66
         }
     }
 
@@ -45,7 +60,7 @@ public enum AsymmetricKeyType: Sendable, Hashable, CustomStringConvertible {
     var evpName: StaticString {
         switch self {
         case .rsa: return "RSA"
-        case .p256, .p384: return "EC"
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1: return "EC"
         case .ed25519: return "ED25519"
         case .x25519: return "X25519"
         }
@@ -56,6 +71,10 @@ public enum AsymmetricKeyType: Sendable, Hashable, CustomStringConvertible {
         case .rsa(let bits): return "RSA\(bits)"
         case .p256: return "ECCP256"
         case .p384: return "ECCP384"
+        case .p521: return "ECCP521"
+        case .brainpoolP256r1: return "BrainpoolP256R1"
+        case .brainpoolP384r1: return "BrainpoolP384R1"
+        case .brainpoolP512r1: return "BrainpoolP512R1"
         case .ed25519: return "ED25519"
         case .x25519: return "X25519"
         }
@@ -76,6 +95,10 @@ public enum AsymmetricKeyType: Sendable, Hashable, CustomStringConvertible {
         switch String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) {
         case "prime256v1": return .p256
         case "secp384r1": return .p384
+        case "secp521r1": return .p521
+        case "brainpoolP256r1": return .brainpoolP256r1
+        case "brainpoolP384r1": return .brainpoolP384r1
+        case "brainpoolP512r1": return .brainpoolP512r1
         default: return nil
         }
     }
@@ -230,7 +253,7 @@ public struct AsymmetricPrivateKey: Sendable, Equatable {
             else {
                 throw CryptoError.rsaSize(bits)
             }
-        case .p256, .p384:
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
             guard OSSL_PARAM_BLD_push_utf8_string(builder, OSSL.groupName.cString, type.curveName!.cString, 0) == 1
             else {
                 throw OSSL.failure("OSSL_PARAM_BLD_push_utf8_string")

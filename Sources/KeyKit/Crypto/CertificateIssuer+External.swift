@@ -26,7 +26,7 @@ extension CertificateIssuer {
         let stand: AsymmetricKeyType
         switch type {
         case .rsa: stand = .rsa(bits: 1024)
-        case .p256, .p384: stand = .p256
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1: stand = .p256
         case .ed25519: stand = .ed25519
         case .x25519: throw .keyCannotSign(.x25519)
         }

@@ -1,6 +1,6 @@
 /// The applications a key can carry, as far as choosing an interface goes.
 public enum KeyApplication: String, Sendable, Hashable, CaseIterable {
-    case management, oath, piv, openPGP, otp, fido, ndef, apdu
+    case management, oath, piv, openPGP, hsmAuth, otp, fido, ndef, apdu
 }
 
 /// How a connection to an application is made.
@@ -21,7 +21,7 @@ extension KeyDescriptor {
     ///
     /// - FIDO2 and U2F: FIDO HID on USB; CTAP over PC/SC on an NFC reader (or a reader that is not a USB
     ///   YubiKey's own CCID interface, which never carries FIDO).
-    /// - OATH, PIV, OpenPGP, NDEF, the APDU console: the PC/SC reader.
+    /// - OATH, PIV, OpenPGP, YubiHSM Auth, NDEF, the APDU console: the PC/SC reader.
     /// - OTP: the reader when the OTP application answers there (firmware 5.3 and later, and NFC), else OTP HID.
     /// - Management: whichever is present, the reader first.
     public func channels(for application: KeyApplication) -> [KeyChannel] {
@@ -30,7 +30,7 @@ extension KeyDescriptor {
             if fidoHID != nil { return [.fidoHID] }
             if reader != nil && !readerIsUSBYubiKey { return [.ctapOverSmartCard] }
             return []
-        case .oath, .piv, .openPGP, .ndef, .apdu:
+        case .oath, .piv, .openPGP, .hsmAuth, .ndef, .apdu:
             return reader != nil ? [.smartCard] : []
         case .otp:
             return (reader != nil ? [.smartCard] : []) + (otpHID != nil ? [.otpHID] : [])
@@ -49,6 +49,9 @@ extension KeyDescriptor {
 /// A key has no interface that carries what was asked for.
 public enum KeyRouteError: Error, Equatable, Sendable {
     case notOnThisKey(KeyApplication, [KeyInterfaceKind])
+    /// The key (named by its HID product name) has no smart-card interface at all, as its name says (a Security
+    /// Key's "FIDO" alone, or a YubiKey with CCID turned off): `application` is not on it, pcscd or not.
+    case noSmartCardInterface(KeyApplication, key: String, [KeyInterfaceKind])
 
 }
 

@@ -264,6 +264,10 @@ public enum OpenPGP {
             switch self {
             case .secp256r1: return .p256
             case .secp384r1: return .p384
+            case .secp521r1: return .p521
+            case .brainpoolP256r1: return .brainpoolP256r1
+            case .brainpoolP384r1: return .brainpoolP384r1
+            case .brainpoolP512r1: return .brainpoolP512r1
             case .ed25519: return .ed25519
             case .x25519: return .x25519
             default: return nil

@@ -9,6 +9,10 @@ extension OpenPGP.Curve {
         switch type {
         case .p256: self = .secp256r1
         case .p384: self = .secp384r1
+        case .p521: self = .secp521r1
+        case .brainpoolP256r1: self = .brainpoolP256r1
+        case .brainpoolP384r1: self = .brainpoolP384r1
+        case .brainpoolP512r1: self = .brainpoolP512r1
         case .ed25519: self = .ed25519
         case .x25519: self = .x25519
         case .rsa: return nil
@@ -19,7 +23,7 @@ extension OpenPGP.Curve {
 /// A private key as the card imports it: the attributes it goes in with, and the extended header list.
 public enum OpenPGPKeyImport {
     /// The attributes `key` has in `slot`: RSA 2048, 3072 or 4096 with the exponent 65537 (standard format),
-    /// ECDSA or (the decryption slot) ECDH on P-256 and P-384, Ed25519 for signing and authentication, X25519
+    /// ECDSA or (the decryption slot) ECDH on P-256, P-384, P-521 and brainpoolP256r1, P384r1 and P512r1, Ed25519 for signing and authentication, X25519
     /// for decryption. Anything else is `unsupportedAlgorithm`.
     public static func attributes(_ key: AsymmetricPrivateKey, slot: OpenPGP.KeySlot) throws(OpenPGPError)
         -> OpenPGPAlgorithmAttributes
@@ -30,7 +34,7 @@ public enum OpenPGPKeyImport {
                 throw .unsupportedAlgorithm
             }
             return .rsa(bits: bits)
-        case .p256, .p384:
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
             return .ecc(OpenPGP.Curve(key.type) ?? .secp256r1, slot: slot)
         case .ed25519:
             guard slot != .decryption else { throw .unsupportedAlgorithm }
@@ -53,7 +57,7 @@ public enum OpenPGPKeyImport {
                     (0x92, try AsymmetricPrivateKey.number(evp, "rsa-factor1", length: half)),
                     (0x93, try AsymmetricPrivateKey.number(evp, "rsa-factor2", length: half)),
                 ]
-            case .p256, .p384:
+            case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
                 return [(0x92, try AsymmetricPrivateKey.number(evp, "priv", length: key.type.length))]
             case .ed25519, .x25519:
                 var raw = [UInt8](repeating: 0, count: 32)
@@ -99,7 +103,8 @@ public enum OpenPGPKeyImport {
 public enum OpenPGPFingerprint {
     /// The body of the v4 public key packet of `key` with `attributes`, created at `created` (seconds since 1970).
     /// ECDH keys carry GnuPG's KDF parameters for the curve (SHA-256 and AES-128 for P-256 and Curve25519,
-    /// SHA-384 and AES-192 for P-384).
+    /// SHA-384 and AES-192 for P-384 and brainpoolP384r1, SHA-512 and AES-256 for P-521 and brainpoolP512r1:
+    /// GnuPG's choice by the curve's size).
     public static func publicKeyPacket(
         _ key: AsymmetricPublicKey, attributes: OpenPGPAlgorithmAttributes, created: UInt32
     ) throws(OpenPGPError) -> [UInt8] {
@@ -121,7 +126,12 @@ public enum OpenPGPFingerprint {
             }
             body += [id, UInt8(curve.oid.count)] + curve.oid + mpi(point)
             if id == OpenPGP.AlgorithmID.ecdh {
-                let (hash, cipher): (UInt8, UInt8) = curve == .secp384r1 ? (0x09, 0x08) : (0x08, 0x07)
+                let (hash, cipher): (UInt8, UInt8)
+                switch curve {
+                case .secp384r1, .brainpoolP384r1: (hash, cipher) = (0x09, 0x08)
+                case .secp521r1, .brainpoolP512r1: (hash, cipher) = (0x0A, 0x09)
+                default: (hash, cipher) = (0x08, 0x07)
+                }
                 body += [0x03, 0x01, hash, cipher]
             }
         }

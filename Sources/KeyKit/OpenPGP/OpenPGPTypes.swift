@@ -453,7 +453,8 @@ public enum OpenPGPPublicKey: Sendable, Equatable {
             case .rsa(let n, let e): return try AsymmetricPublicKey(rsaModulus: n, exponent: e)
             case .ecc(let curve, let point):
                 switch curve.keyType {
-                case .p256?, .p384?: return try AsymmetricPublicKey(ecPoint: point, type: curve.keyType ?? .p256)
+                case .p256?, .p384?, .p521?, .brainpoolP256r1?, .brainpoolP384r1?, .brainpoolP512r1?:
+                    return try AsymmetricPublicKey(ecPoint: point, type: curve.keyType ?? .p256)
                 case .ed25519?, .x25519?: return try AsymmetricPublicKey(raw: point, type: curve.keyType ?? .ed25519)
                 default: return nil
                 }

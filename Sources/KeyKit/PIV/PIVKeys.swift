@@ -26,6 +26,7 @@ extension AsymmetricKeyType {
         case .rsa: return nil
         case .p256: return .eccP256
         case .p384: return .eccP384
+        case .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1: return nil
         case .ed25519: return .ed25519
         case .x25519: return .x25519
         }
@@ -53,7 +54,7 @@ extension AsymmetricPublicKey {
                 let modulus = try field(PIV.Tag.rsaModulus)
                 let exponent = try field(PIV.Tag.rsaExponent)
                 try self.init(rsaModulus: modulus, exponent: exponent)
-            case .p256, .p384:
+            case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
                 let point = try field(PIV.Tag.ecPoint)
                 guard point.count == 1 + 2 * type.length, point.first == 0x04 else {
                     throw PIVError.malformed(.fieldLength(tag: PIV.Tag.ecPoint, length: point.count))
@@ -77,7 +78,7 @@ extension AsymmetricPublicKey {
         case .rsa:
             return TLV(PIV.Tag.rsaModulus, rsaModulus ?? []).encoded
                 + TLV(PIV.Tag.rsaExponent, rsaExponent ?? []).encoded
-        case .p256, .p384:
+        case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
             return TLV(PIV.Tag.ecPoint, ecPoint ?? []).encoded
         case .ed25519, .x25519:
             return TLV(PIV.Tag.ecPoint, raw ?? []).encoded
@@ -115,6 +116,8 @@ extension AsymmetricPrivateKey {
                 var scalar = try Self.number(key, "priv", length: type.length)
                 defer { SecretBytes.wipe(&scalar) }
                 return TLV(PIV.Tag.ecPrivate, scalar).encoded
+            case .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
+                throw CryptoError.keyType
             case .ed25519, .x25519:
                 var raw = [UInt8](repeating: 0, count: 32)
                 var length = raw.count

@@ -135,7 +135,10 @@ extension PIVSession {
         _ key: AsymmetricPrivateKey, in slot: PIV.Slot, pinPolicy: PIV.PINPolicy = .default,
         touchPolicy: PIV.TouchPolicy = .default
     ) async throws -> PIV.Algorithm {
-        guard let algorithm = key.type.pivAlgorithm else { throw PIVError.notASlotKeyAlgorithm(.rsa2048) }
+        guard let algorithm = key.type.pivAlgorithm else {
+            if case .rsa = key.type { throw PIVError.notASlotKeyAlgorithm(.rsa2048) }
+            throw CryptoError.keyType
+        }
         try checkSupport(algorithm, pinPolicy: pinPolicy, touchPolicy: touchPolicy)
         var data = try key.pivImportData() + PIVSession.policyTLVs(pinPolicy, touchPolicy)
         defer { SecretBytes.wipe(&data) }

@@ -26,7 +26,7 @@ public enum SSHPublicKey {
             type = "ssh-ed25519"
             w.string(type)
             w.string(raw)
-        case .x25519:
+        case .x25519, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
             return nil
         }
         return (type, w.bytes)

@@ -48,6 +48,7 @@ import Testing
         (KeyFinderError.ambiguous(["a", "b"]), .severalKeys),
         (KeyRouteError.notOnThisKey(.fido, [.ccid]), .interfaceMissing),
         (KeyRouteError.notOnThisKey(.oath, []), .interfaceMissing),
+        (KeyRouteError.noSmartCardInterface(.hsmAuth, key: "Yubico Security Key NFC", [.fido]), .applicationNotOnKey),
         (OATHError.invalidCredential(.emptySecret), .invalidAccount),
         (OATHError.invalidURI(.export(.noAccounts)), .invalidURI),
         (OATHError.wrongPassword, .wrongPassword), (OATHError.passwordRequired, .passwordRequired),
@@ -346,6 +347,13 @@ import Testing
         #expect(
             english.text(ErrorExplanation(KeyRouteError.notOnThisKey(.oath, [.fido, .otp])).text)
                 .hasPrefix("OATH needs one of these interfaces: CCID, NFC; this key has fido, otp"))
+        #expect(
+            english.text(
+                ErrorExplanation(KeyRouteError.noSmartCardInterface(.openPGP, key: "Yubico Security Key NFC", [.fido]))
+                    .text
+            )
+            .hasPrefix(
+                "OpenPGP is not on this key: Yubico Security Key NFC has no smart-card (CCID) interface, only fido"))
         #expect(
             english.text(ErrorExplanation(Hex.DecodeError.invalidCharacter("g", offset: 3)).text)
                 == "'g' at position 4 is not a hexadecimal digit")

@@ -65,6 +65,25 @@ import Testing
         #expect(Array(rsaParts[2].value.prefix(3)) == [0x01, 0x00, 0x01] && rsaParts[2].value.count == 259)
     }
 
+    @Test func ecdhPacketsCarryGnuPGsKDFParametersForTheCurvesSize() throws {
+        let expected: [(AsymmetricKeyType, OpenPGP.Curve, [UInt8])] = [
+            (.p521, .secp521r1, [0x03, 0x01, 0x0A, 0x09]),
+            (.brainpoolP256r1, .brainpoolP256r1, [0x03, 0x01, 0x08, 0x07]),
+            (.brainpoolP384r1, .brainpoolP384r1, [0x03, 0x01, 0x09, 0x08]),
+            (.brainpoolP512r1, .brainpoolP512r1, [0x03, 0x01, 0x0A, 0x09]),
+        ]
+        for (type, curve, kdf) in expected {
+            let key = try AsymmetricPrivateKey.generate(type)
+            let attributes = try OpenPGPKeyImport.attributes(key, slot: .decryption)
+            #expect(attributes == .ecc(algorithm: OpenPGP.AlgorithmID.ecdh, curve: curve, withPublicKey: false))
+            let body = try OpenPGPFingerprint.publicKeyPacket(key.publicKey, attributes: attributes, created: 1)
+            #expect(Array(body.suffix(4)) == kdf, "\(type)")
+            #expect(Array(body[6..<(7 + curve.oid.count)]) == [UInt8(curve.oid.count)] + curve.oid)
+            let scalar = try TLV.parseAll(try OpenPGPKeyImport.template(key, slot: .decryption))[0].children()[2]
+            #expect(scalar.value.count == type.length, "\(type)")
+        }
+    }
+
     @Test func slotsTakeTheKindsTheSpecificationAllows() throws {
         let ed = try AsymmetricPrivateKey.generate(.ed25519)
         let x = try AsymmetricPrivateKey.generate(.x25519)

@@ -23,7 +23,7 @@ private func card(holding key: AsymmetricPrivateKey) -> PIVRespondingCard {
         do {
             switch key.type {
             case .rsa: result = try key.rsaPrivateOperation(data)
-            case .p256, .p384:
+            case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1:
                 result = exponentiation ? try key.sharedSecret(peer: data) : try key.ecdsaSign(digest: data)
             case .ed25519: result = try key.ed25519Sign(data)
             case .x25519: result = try key.sharedSecret(peer: data)

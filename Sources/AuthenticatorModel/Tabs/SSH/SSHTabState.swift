@@ -26,7 +26,7 @@ public enum SSHTabKey: Sendable, Hashable {
         case .piv(let k):
             switch k.publicKey.type {
             case .rsa: return "rsa"
-            case .p256, .p384: return "ecdsa"
+            case .p256, .p384, .p521, .brainpoolP256r1, .brainpoolP384r1, .brainpoolP512r1: return "ecdsa"
             case .ed25519: return "ed25519"
             case .x25519: return "x25519"
             }
