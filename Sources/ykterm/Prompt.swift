@@ -79,6 +79,12 @@ final class Prompt {
         guard confirm(question) else { throw YktermError.failed(refusal) }
     }
 
+    /// Asks `question` unless `force`; a no, or no terminal to ask on, throws `refusal` as a usage error (status
+    /// 2), as the PIV and OpenPGP resets and `openpgp access set-retries` have it.
+    func requireConfirmation(_ force: Bool, _ question: String, otherwise refusal: String) throws {
+        guard force || confirm(question) else { throw YktermError.usage(refusal) }
+    }
+
     /// Asks `question` before a deletion, unless `force`; a no throws "nothing was deleted" (status 1).
     func confirmDeletion(_ force: Bool, _ question: String) throws {
         try confirmUnlessForced(force, question, otherwise: words("cli.prompt.nothingDeleted"))
