@@ -198,16 +198,6 @@ extension FIDOCommand {
             return (try await operations.credentials(.pin(pin)).credentials, operations, pin)
         }
 
-        /// The credential whose ID (hex) starts with `query`.
-        static func one(_ creds: [FIDOCredential], _ query: String) throws -> FIDOCredential {
-            let matches = creds.filter { $0.credentialID.hex.hasPrefix(query) }
-            guard matches.count == 1, !query.isEmpty else {
-                if matches.isEmpty { throw YktermError.failed(words("cli.fido.credentials.noSuch", ["id": query])) }
-                throw YktermError.usage(words("cli.fido.credentials.ambiguous", ["id": query]))
-            }
-            return matches[0]
-        }
-
         struct List: RequestCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List credentials by relying party (needs the PIN).",
@@ -296,8 +286,7 @@ extension FIDOCommand {
 
             @OptionGroup var key: KeyOptions
 
-            @Argument(help: "Credential ID in hex (a unique prefix is enough).")
-            var id: String
+            @OptionGroup var credential: HexID<FIDOCredential>
 
             @Flag(name: .long, help: "Delete without asking.")
             var force = false
@@ -305,15 +294,10 @@ extension FIDOCommand {
             func run() async throws {
                 let prompt = Prompt()
                 try prompt.requireForce(force, otherwise: words("cli.fido.credentials.deleteNeedsForce"))
-                let (query, force) = (id.lowercased(), self.force)
                 let (creds, operations, pin) = try await Credentials.all(key.choice, prompt: prompt)
-                let c = try Credentials.one(creds, query)
-                try prompt.confirmUnlessForced(
-                    force,
-                    words(
-                        "cli.fido.credentials.deleteQuestion",
-                        ["user": c.userName ?? "?", "rp": c.rpID]),
-                    otherwise: words("cli.prompt.nothingDeleted"))
+                let c = try credential.one(of: creds)
+                try prompt.confirmDeletion(
+                    force, words("cli.fido.credentials.deleteQuestion", ["user": c.userName ?? "?", "rp": c.rpID]))
                 _ = try await operations.deleteCredential(c.credentialID, .pin(pin))
                 out(words("cli.fido.credentials.deleted", ["rp": c.rpID, "user": c.userName ?? c.userID.hex]))
             }
@@ -340,10 +324,7 @@ extension FIDOCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try prompt.requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
-            try prompt.confirmUnlessForced(
-                force, words("cli.fido.reset.question"),
-                otherwise: words("cli.prompt.nothingReset"))
+            try prompt.confirmReset(force, words("cli.fido.reset.question"))
             do {
                 _ = try await fidoOperations(key.choice).reset()
             } catch let e as CTAPError where e.code == CTAPError.notAllowed && !key.virtual {
@@ -413,4 +394,52 @@ struct CredentialJSON: Encodable, SnakeCaseJSON {
     /// The credProtect level (1 to 3), nil when the key does not say.
     var credProtect: Int?
     var largeBlobKey: Bool
+}
+
+/// A FIDO credential or fingerprint as a command names it: its ID in hex, or a unique start of it.
+protocol HexIdentified {
+    /// The ID, in lower-case hex.
+    var hexID: String { get }
+    /// The help of the argument that names one.
+    static var idHelp: String { get }
+    /// The error for a start of an ID that none has.
+    static func noSuch(_ query: String) -> any Error
+    /// The words for a start of an ID that more than one has.
+    static var ambiguous: String { get }
+}
+
+/// The argument of `fido credentials update` and `delete` and `fido fingerprints rename` and `delete`: the ID of
+/// the `Item` they work on.
+struct HexID<Item: HexIdentified>: ParsableArguments {
+    @Argument(help: ArgumentHelp(Item.idHelp))
+    var id: String
+
+    /// The one item among `items` whose ID starts with it.
+    func one(of items: [Item]) throws -> Item {
+        let query = id.lowercased()
+        let matches = items.filter { $0.hexID.hasPrefix(query) }
+        guard matches.count == 1, !query.isEmpty else {
+            if matches.isEmpty { throw Item.noSuch(query) }
+            throw YktermError.usage(words(Item.ambiguous, ["id": query]))
+        }
+        return matches[0]
+    }
+}
+
+extension FIDOCredential: HexIdentified {
+    var hexID: String { credentialID.hex }
+    static let idHelp = "Credential ID in hex (a unique prefix is enough)."
+    static func noSuch(_ query: String) -> any Error {
+        YktermError.failed(words("cli.fido.credentials.noSuch", ["id": query]))
+    }
+    static let ambiguous = "cli.fido.credentials.ambiguous"
+}
+
+extension FIDOFingerprint: HexIdentified {
+    var hexID: String { templateID.hex }
+    static let idHelp = "Fingerprint ID in hex (a unique prefix is enough)."
+    static func noSuch(_ query: String) -> any Error {
+        FIDOSessionError.noSuchFingerprint(templateID: (try? Hex.decode(query)) ?? [])
+    }
+    static let ambiguous = "cli.fido.fingerprints.ambiguous"
 }

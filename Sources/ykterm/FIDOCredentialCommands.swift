@@ -17,8 +17,7 @@ extension FIDOCommand.Credentials {
 
         @OptionGroup var key: KeyOptions
 
-        @Argument(help: "Credential ID in hex (a unique prefix is enough).")
-        var id: String
+        @OptionGroup var credential: HexID<FIDOCredential>
 
         @Option(name: .long, help: ArgumentHelp("The new user name (empty: none).", valueName: "NAME"))
         var name: String?
@@ -35,11 +34,10 @@ extension FIDOCommand.Credentials {
                 throw YktermError.usage(words("cli.fido.credentials.nothingToUpdate"))
             }
             let prompt = Prompt()
-            let (query, name, displayName) = (id.lowercased(), self.name, self.displayName)
             let (creds, operations, pin) = try await FIDOCommand.Credentials.all(key.choice, prompt: prompt) { info in
                 guard info.updateUser else { throw FIDOSessionError.notSupported(.updateUserInformation) }
             }
-            let c = try FIDOCommand.Credentials.one(creds, query)
+            let c = try credential.one(of: creds)
             let (updated, _) = try await operations.updateUser(
                 c.credentialID, name: name.map { $0.isEmpty ? nil : $0 },
                 displayName: displayName.map { $0.isEmpty ? nil : $0 },

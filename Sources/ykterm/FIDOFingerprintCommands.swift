@@ -34,18 +34,6 @@ extension FIDOCommand {
             return (operations, try askPIN(prompt, words("fido.pin.pin"), minimum: info.minPINLength, new: false))
         }
 
-        /// The fingerprint whose template ID (hex) starts with `query`.
-        static func one(_ prints: [FIDOFingerprint], _ query: String) throws -> FIDOFingerprint {
-            let matches = prints.filter { $0.templateID.hex.hasPrefix(query) }
-            guard matches.count == 1, !query.isEmpty else {
-                if matches.isEmpty {
-                    throw FIDOSessionError.noSuchFingerprint(templateID: (try? Hex.decode(query)) ?? [])
-                }
-                throw YktermError.usage(words("cli.fido.fingerprints.ambiguous", ["id": query]))
-            }
-            return matches[0]
-        }
-
         /// How a sample went, in the user's words, as the start of a sentence.
         static func sampleText(_ status: CTAP2Session.SampleStatus) -> String {
             let text =
@@ -137,17 +125,15 @@ extension FIDOCommand {
 
             @OptionGroup var key: KeyOptions
 
-            @Argument(help: "Fingerprint ID in hex (a unique prefix is enough).")
-            var id: String
+            @OptionGroup var fingerprint: HexID<FIDOFingerprint>
 
             @Argument(help: "The new name.")
             var name: String
 
             func run() async throws {
                 let prompt = Prompt()
-                let (query, name) = (id.lowercased(), self.name)
                 let (prints, operations, pin) = try await Fingerprints.enrolled(key, prompt)
-                let renamed = try Fingerprints.one(prints, query).templateID
+                let renamed = try fingerprint.one(of: prints).templateID
                 _ = try await operations.renameFingerprint(renamed, to: name, .pin(pin))
                 out(words("cli.fido.fingerprints.renamed", ["id": renamed.hex, "name": name]))
             }
@@ -159,8 +145,7 @@ extension FIDOCommand {
 
             @OptionGroup var key: KeyOptions
 
-            @Argument(help: "Fingerprint ID in hex (a unique prefix is enough).")
-            var id: String
+            @OptionGroup var fingerprint: HexID<FIDOFingerprint>
 
             @Flag(name: .long, help: "Delete without asking.")
             var force = false
@@ -168,15 +153,10 @@ extension FIDOCommand {
             func run() async throws {
                 let prompt = Prompt()
                 try prompt.requireForce(force, otherwise: words("cli.fido.fingerprints.deleteNeedsForce"))
-                let (query, force) = (id.lowercased(), self.force)
                 let (prints, operations, pin) = try await Fingerprints.enrolled(key, prompt)
-                let f = try Fingerprints.one(prints, query)
-                try prompt.confirmUnlessForced(
-                    force,
-                    words(
-                        "cli.fido.fingerprints.deleteQuestion",
-                        ["fingerprint": f.name ?? f.templateID.hex]),
-                    otherwise: words("cli.prompt.nothingDeleted"))
+                let f = try fingerprint.one(of: prints)
+                try prompt.confirmDeletion(
+                    force, words("cli.fido.fingerprints.deleteQuestion", ["fingerprint": f.name ?? f.templateID.hex]))
                 let deleted = try await operations.deleteFingerprint(f.templateID, .pin(pin)).deleted
                 out(
                     deleted.name.map {

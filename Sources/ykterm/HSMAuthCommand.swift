@@ -347,11 +347,7 @@ extension HSMAuthCommand.Credentials {
         @OptionGroup var format: PEMOrDER
 
         func run() async throws {
-            let publicKey = try await key.hsmauth.publicKey(label: label)
-            let bytes =
-                format.der
-                ? publicKey.spki : Array(PEM.encode(publicKey.spki, label: PEM.publicKey).utf8)
-            try PIVFiles.write(bytes, to: file)
+            try format.write(publicKey: try await key.hsmauth.publicKey(label: label).spki, to: file)
         }
     }
 

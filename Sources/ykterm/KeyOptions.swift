@@ -123,6 +123,12 @@ struct PEMOrDER: ParsableArguments {
     /// Whether DER was asked for.
     var der: Bool { format.lowercased() == "der" }
 
+    /// Writes a public key (its SubjectPublicKeyInfo) in the format asked for, DER as it is or PEM text, to
+    /// `path` (standard output when nil or "-").
+    func write(publicKey spki: [UInt8], to path: String?) throws {
+        try PIVFiles.write(der ? spki : Array(PEM.encode(spki, label: PEM.publicKey).utf8), to: path)
+    }
+
     func validate() throws {
         guard ["pem", "der"].contains(format.lowercased()) else {
             throw ValidationError(

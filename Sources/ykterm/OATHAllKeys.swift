@@ -377,9 +377,7 @@ extension OATHCommand {
         let ids = Set(holding.map { $0.1.id.string }).sorted().joined(separator: ", ")
         let names = holding.map { $0.0.label }.joined(separator: ", ")
         try prompt.requireForce(force, otherwise: words("cli.oath.deleteNeedsForce", ["account": ids]))
-        try prompt.confirmUnlessForced(
-            force, words("cli.oath.deleteQuestionOn", ["account": ids, "keys": names]),
-            otherwise: words("cli.prompt.nothingDeleted"))
+        try prompt.confirmDeletion(force, words("cli.oath.deleteQuestionOn", ["account": ids, "keys": names]))
         let results = await withTaskGroup(of: (Int, Result<String, any Error>).self) { group in
             for (i, (key, credential)) in holding.enumerated() {
                 group.addTask {

@@ -442,9 +442,7 @@ extension OATHCommand {
                     try await operations.list(unlock)
                 })
             try prompt.requireForce(force, otherwise: words("cli.oath.deleteNeedsForce", ["account": c.id.string]))
-            try prompt.confirmUnlessForced(
-                force, words("cli.oath.deleteQuestion", ["account": c.id.string]),
-                otherwise: words("cli.prompt.nothingDeleted"))
+            try prompt.confirmDeletion(force, words("cli.oath.deleteQuestion", ["account": c.id.string]))
             let deleted = try await key.run { operations, unlock in
                 try await operations.delete(.account(c), unlock)
             }.detail

@@ -101,10 +101,7 @@ extension OATHCommand {
 
         func run() async throws {
             let prompt = Prompt()
-            try prompt.requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
-            try prompt.confirmUnlessForced(
-                force, words("cli.oath.resetQuestion"),
-                otherwise: words("cli.prompt.nothingReset"))
+            try prompt.confirmReset(force, words("cli.oath.resetQuestion"))
             try await OATHOperations(options.key.choice.opener(), store: RememberedKeys.reporting()).reset()
             out(words("cli.oath.resetDone"))
         }

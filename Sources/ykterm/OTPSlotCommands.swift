@@ -238,9 +238,7 @@ extension OTPCommand {
                 throw YktermError.failed(words("cli.otp.delete.alreadyEmpty", ["slot": String(slot)]))
             }
             try prompt.requireForce(force, otherwise: words("cli.otp.delete.needsForce", ["slot": String(slot)]))
-            try prompt.confirmUnlessForced(
-                force, words("otp.slots.delete.confirm", ["slot": String(slot)]),
-                otherwise: words("cli.prompt.nothingDeleted"))
+            try prompt.confirmDeletion(force, words("otp.slots.delete.confirm", ["slot": String(slot)]))
             _ = try await keyOptions.otp.delete(slot: slot, accessCode: code)
             out(words("cli.otp.delete.done", ["slot": String(slot)]))
         }

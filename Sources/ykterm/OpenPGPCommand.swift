@@ -117,9 +117,8 @@ extension OpenPGPCommand {
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            guard force || Prompt().confirm(words("cli.openpgp.reset.question")) else {
-                throw YktermError.usage(words("cli.openpgp.reset.notConfirmed"))
-            }
+            try Prompt().requireConfirmation(
+                force, words("cli.openpgp.reset.question"), otherwise: words("cli.openpgp.reset.notConfirmed"))
             try await key.openpgp.reset()
             out(words("cli.openpgp.reset.done"))
         }
@@ -170,9 +169,7 @@ extension OpenPGPCommand.Access {
             let question = words(
                 "cli.openpgp.setRetries.question",
                 ["pin": String(pin), "reset": String(resetCode), "admin": String(admin)])
-            guard force || prompt.confirm(question) else {
-                throw YktermError.usage(words("cli.openpgp.notConfirmed"))
-            }
+            try prompt.requireConfirmation(force, question, otherwise: words("cli.openpgp.notConfirmed"))
             let adminPIN = try OpenPGPSecrets.current(prompt, .admin)
             defer { adminPIN.wipe() }
             try await key.openpgp.setRetries(user: pin, reset: resetCode, admin: admin, adminPIN: adminPIN)

@@ -243,9 +243,8 @@ extension PIVCommand {
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            guard force || Prompt().confirm(words("cli.piv.reset.question")) else {
-                throw YktermError.usage(words("cli.piv.reset.notConfirmed"))
-            }
+            try Prompt().requireConfirmation(
+                force, words("cli.piv.reset.question"), otherwise: words("cli.piv.reset.notConfirmed"))
             try await key.piv.reset()
             out(words("cli.piv.reset.done"))
         }

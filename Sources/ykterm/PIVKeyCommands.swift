@@ -58,12 +58,7 @@ extension PIVCommand.Keys {
         @OptionGroup var format: PEMOrDER
 
         func run() async throws {
-            let slot = slot.slot
-            let publicKey = try await key.piv.publicKey(in: slot)
-            let bytes =
-                format.der
-                ? publicKey.spki : Array(PEM.encode(publicKey.spki, label: PEM.publicKey).utf8)
-            try PIVFiles.write(bytes, to: out)
+            try format.write(publicKey: try await key.piv.publicKey(in: slot.slot).spki, to: out)
         }
     }
 

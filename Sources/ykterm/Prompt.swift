@@ -79,6 +79,24 @@ final class Prompt {
         guard confirm(question) else { throw YktermError.failed(refusal) }
     }
 
+    /// Asks `question` unless `force`; a no, or no terminal to ask on, throws `refusal` as a usage error (status
+    /// 2), as the PIV and OpenPGP resets and `openpgp access set-retries` have it.
+    func requireConfirmation(_ force: Bool, _ question: String, otherwise refusal: String) throws {
+        guard force || confirm(question) else { throw YktermError.usage(refusal) }
+    }
+
+    /// Asks `question` before a deletion, unless `force`; a no throws "nothing was deleted" (status 1).
+    func confirmDeletion(_ force: Bool, _ question: String) throws {
+        try confirmUnlessForced(force, question, otherwise: words("cli.prompt.nothingDeleted"))
+    }
+
+    /// Asks `question` before a reset, which needs a terminal to ask on or `force`; a no throws "nothing was
+    /// reset" (status 1).
+    func confirmReset(_ force: Bool, _ question: String) throws {
+        try requireForce(force, otherwise: words("cli.prompt.resetNeedsForce"))
+        try confirmUnlessForced(force, question, otherwise: words("cli.prompt.nothingReset"))
+    }
+
     /// A yes/no question; only asked on a terminal (false otherwise). The answer is y or yes in every language,
     /// as the TUI's dialogs take it.
     func confirm(_ question: String) -> Bool {

@@ -179,10 +179,9 @@ struct SSHCommand: AsyncParsableCommand {
             try prompt.requireForce(force, otherwise: words("cli.ssh.deleteNeedsForce"))
             let (keys, operations, pin) = try await SSHCommand.keys(key.choice, prompt: prompt)
             let k = try FIDOOperations.sshKey(id, in: keys)
-            try prompt.confirmUnlessForced(
+            try prompt.confirmDeletion(
                 force,
-                words("cli.ssh.deleteQuestion", ["application": k.application, "fingerprint": k.key.fingerprint]),
-                otherwise: words("cli.prompt.nothingDeleted"))
+                words("cli.ssh.deleteQuestion", ["application": k.application, "fingerprint": k.key.fingerprint]))
             _ = try await operations.deleteCredential(k.credentialID, .pin(pin))
             out(words("cli.ssh.deleted", ["application": k.application, "fingerprint": k.key.fingerprint]))
         }

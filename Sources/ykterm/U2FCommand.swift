@@ -10,10 +10,6 @@ struct U2FCommand: ParsableCommand {
         abstract: "U2F (CTAP1): register and sign, with every signature checked.",
         subcommands: [Register.self, Sign.self])
 
-    static let defaultAppID = "https://ykterm.invalid"
-
-    static func application(_ appID: String) -> [UInt8] { Crypto.digest(.sha256, Array(appID.utf8)) }
-
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "register",
@@ -22,15 +18,13 @@ struct U2FCommand: ParsableCommand {
 
         @OptionGroup var key: KeyOptions
 
-        @Option(name: .long, help: "Application ID (its SHA-256 is the application parameter).")
-        var appID: String = U2FCommand.defaultAppID
+        @OptionGroup var application: U2FApplication
 
         @Flag(name: .long, help: "JSON: key_handle, public_key (hex), certificate_subject.")
         var json = false
 
         func run() async throws {
-            let app = U2FCommand.application(appID)
-            let reg = try await fidoOperations(key.choice).u2fRegister(application: app)
+            let reg = try await fidoOperations(key.choice).u2fRegister(application: application.parameter)
             let subject = (try? X509Certificate(der: reg.certificate))?.subject ?? ""
             if json {
                 try printJSON(
@@ -55,8 +49,7 @@ struct U2FCommand: ParsableCommand {
 
         @OptionGroup var key: KeyOptions
 
-        @Option(name: .long, help: "Application ID used at registration.")
-        var appID: String = U2FCommand.defaultAppID
+        @OptionGroup var application: U2FApplication
 
         @Option(name: .long, help: "Key handle (hex) from `ykterm u2f register`.")
         var keyHandle: String
@@ -77,9 +70,8 @@ struct U2FCommand: ParsableCommand {
                 throw YktermError.usage(words("cli.u2f.notHex", ["detail": explained(error).1]))
             }
             guard !handle.isEmpty, handle.count < 256 else { throw YktermError.usage(words("cli.u2f.keyHandleLength")) }
-            let app = U2FCommand.application(appID)
             let auth = try await fidoOperations(key.choice).u2fAuthenticate(
-                application: app, keyHandle: handle, publicKey: pub)
+                application: application.parameter, keyHandle: handle, publicKey: pub)
             if json {
                 try printJSON(
                     U2FSignatureJSON(
@@ -93,6 +85,17 @@ struct U2FCommand: ParsableCommand {
             }
         }
     }
+}
+
+/// `--app-id` of `u2f register` and `u2f sign`: the application ID, whose SHA-256 is U2F's application parameter.
+struct U2FApplication: ParsableArguments {
+    @Option(
+        name: .long,
+        help: "Application ID (its SHA-256 is the application parameter); sign takes the one used at registration.")
+    var appID: String = "https://ykterm.invalid"
+
+    /// The application parameter.
+    var parameter: [UInt8] { Crypto.digest(.sha256, Array(appID.utf8)) }
 }
 
 /// `u2f register --json`: the key handle and the uncompressed public key in hex, and the attestation
