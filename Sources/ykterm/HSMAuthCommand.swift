@@ -19,9 +19,7 @@ struct HSMAuthCommand: ParsableCommand {
 extension KeyOptions {
     /// The YubiHSM Auth operations on the key these options chose.
     var hsmauth: HSMAuthOperations {
-        HSMAuthOperations(
-            SmartCardApplicationOpener(
-                base: choice.opener(), application: .hsmAuth, selector: choice.virtual ? nil : choice.selector))
+        HSMAuthOperations(opener(for: .hsmAuth))
     }
 }
 

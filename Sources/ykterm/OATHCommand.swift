@@ -126,7 +126,7 @@ extension OATHCommand {
         var json = false
 
         func run() async throws {
-            let status = try await OATHOperations(key.choice.opener(), store: RememberedKeys.reporting()).status()
+            let status = try await OATHOperations(key.opener(for: .oath), store: RememberedKeys.reporting()).status()
             if json {
                 try printJSON(
                     OATHInfoJSON(

@@ -38,7 +38,7 @@ extension OATHCommand {
                 out(words("cli.oath.forgotAll"))
                 return
             }
-            let operations = OATHOperations(options.key.choice.opener(), store: store)
+            let operations = OATHOperations(options.key.opener(for: .oath), store: store)
             if action == .forget {
                 out(words(try await operations.forgetRemembered() ? "cli.oath.forgot" : "cli.oath.nothingRemembered"))
                 return
@@ -102,7 +102,7 @@ extension OATHCommand {
         func run() async throws {
             let prompt = Prompt()
             try prompt.confirmReset(force, words("cli.oath.resetQuestion"))
-            try await OATHOperations(options.key.choice.opener(), store: RememberedKeys.reporting()).reset()
+            try await OATHOperations(options.key.opener(for: .oath), store: RememberedKeys.reporting()).reset()
             out(words("cli.oath.resetDone"))
         }
     }

@@ -48,9 +48,7 @@ struct OpenPGPSignaturePolicyArgument: ExpressibleByArgument {
 extension KeyOptions {
     /// The OpenPGP operations on the key these options chose.
     var openpgp: OpenPGPOperations {
-        OpenPGPOperations(
-            SmartCardApplicationOpener(
-                base: choice.opener(), application: .openPGP, selector: choice.virtual ? nil : choice.selector))
+        OpenPGPOperations(opener(for: .openPGP))
     }
 }
 

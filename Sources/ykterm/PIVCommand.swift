@@ -34,7 +34,7 @@ struct SlotArgument: ExpressibleByArgument {
 
 extension KeyOptions {
     /// The PIV operations on the key these options chose.
-    var piv: PIVOperations { PIVOperations(choice.opener()) }
+    var piv: PIVOperations { PIVOperations(opener(for: .piv)) }
 }
 
 /// The secrets PIV commands ask for, each from the prompt (no echo) or a line of standard input.

@@ -39,3 +39,12 @@ struct SmartCardApplicationOpener: SmartCardOpener {
         return KeyRouteError.noSmartCardInterface(application, key: name, key.interfaces)
     }
 }
+
+extension KeyOptions {
+    /// The key these options chose, for the smart-card `application`: a key with no smart-card interface is said to
+    /// lack the application rather than pcscd to be missing.
+    func opener(for application: KeyApplication) -> SmartCardApplicationOpener {
+        SmartCardApplicationOpener(
+            base: choice.opener(), application: application, selector: choice.virtual ? nil : choice.selector)
+    }
+}
