@@ -11,7 +11,7 @@ extension OpenPGPApplet {
             return Self.badP1P2
         }
         guard let slot = OpenPGP.KeySlot(controlReference: apdu.data) else { return Self.badData }
-        var stored = s.slot(slot)
+        let stored = s.slot(slot)
         guard let attributes = try? OpenPGPAlgorithmAttributes(stored.attributes), let type = attributes.keyType else {
             return Self.badData
         }
@@ -20,13 +20,7 @@ extension OpenPGPApplet {
             guard session.admin else { return Self.notAllowed }
             guard let made = try? AsymmetricPrivateKey.generate(type) else { return Response(status: .memoryFailure) }
             key = made
-            stored.privateKey = made.pkcs8
-            stored.status = .generated
-            stored.fingerprint = [UInt8](repeating: 0, count: 20)
-            stored.generationTime = [UInt8](repeating: 0, count: 4)
-            if stored.touchPolicy.isFixed { stored.touchPolicy = stored.touchPolicy == .fixed ? .on : .cached }
-            s.slots[slot] = stored
-            if slot == .signature { s.signatureCounter = 0 }
+            Self.put(made, .generated, in: slot, &s)
         } else {
             guard let der = stored.privateKey, let existing = try? AsymmetricPrivateKey(pkcs8: der) else {
                 return Self.notFound
@@ -155,18 +149,27 @@ extension OpenPGPApplet {
             parts[1].tag == 0x7F48, parts[2].tag == 0x5F48,
             let values = Self.importedParts(headers: parts[1].value, data: parts[2].value)
         else { return Self.badData }
-        var stored = s.slot(slot)
-        guard let attributes = try? OpenPGPAlgorithmAttributes(stored.attributes), let type = attributes.keyType,
+        guard let attributes = try? OpenPGPAlgorithmAttributes(s.slot(slot).attributes), let type = attributes.keyType,
             let key = Self.importedKey(type, values)
         else { return Self.badData }
+        Self.put(key, .imported, in: slot, &s)
+        return Self.done
+    }
+
+    /// A new key, generated or imported, in `slot`: its fingerprint and generation time are the host's to write
+    /// (zero until then), a fixed touch policy gives way to its unfixed form, and a new signature key starts the
+    /// signature counter again.
+    static func put(
+        _ key: AsymmetricPrivateKey, _ origin: OpenPGP.KeyStatus, in slot: OpenPGP.KeySlot, _ s: inout OpenPGPState
+    ) {
+        var stored = s.slot(slot)
         stored.privateKey = key.pkcs8
-        stored.status = .imported
+        stored.status = origin
         stored.fingerprint = [UInt8](repeating: 0, count: 20)
         stored.generationTime = [UInt8](repeating: 0, count: 4)
         if stored.touchPolicy.isFixed { stored.touchPolicy = stored.touchPolicy == .fixed ? .on : .cached }
         s.slots[slot] = stored
         if slot == .signature { s.signatureCounter = 0 }
-        return Self.done
     }
 
     /// The parts of a key as 7F48 announces them: tag → value; nil when the lengths do not add up.
