@@ -19,6 +19,8 @@ extension TabView {
 
     var screen: Screen { app.screen }
     var theme: Theme { app.theme }
+    /// What separates the parts of a line: a middle dot, or a comma without UTF-8.
+    var dot: String { screen.unicode ? " · " : ", " }
 
     /// What a key tab shows while it has nothing of its own to show: no key selected, the first read under way, or
     /// no such application (a key that stopped answering said as such). `words` is the tab's prefix in the string

@@ -141,13 +141,11 @@ public enum FIDOOperation: String, Sendable, Hashable {
 
 public typealias FIDOBusy = KeyBusy<FIDOOperation>
 
-/// `unavailable`: the key has no FIDO2 application on the interface that carries it (or speaks U2F only), or it
-/// could not be read.
-public typealias FIDOPhase = KeyTabPhase
-
 /// The FIDO2 tab: the information, the PIN dialogs, the credentials list and the guided reset.
 public struct FIDOTabState: Sendable, Hashable {
-    public var phase: FIDOPhase = .noKey
+    /// `unavailable`: the key has no FIDO2 application on the interface that carries it (or speaks U2F only), or
+    /// it could not be read.
+    public var phase: KeyTabPhase = .noKey
     /// The key the information belongs to (its descriptor id).
     public var keyID: String?
     public var info: FIDOInfo?

@@ -190,13 +190,11 @@ public enum PIVOperation: String, Sendable, Hashable {
 
 public typealias PIVBusy = KeyBusy<PIVOperation>
 
-/// `unavailable`: the key has no PIV application, no smart-card interface, or could not be read.
-public typealias PIVPhase = KeyTabPhase
-
 /// The PIV tab: the application at a glance, a slot's certificate in full, and the PIN, PUK, verify, export and
 /// certificate dialogs.
 public struct PIVTabState: Sendable, Hashable {
-    public var phase: PIVPhase = .noKey
+    /// `unavailable`: the key has no PIV application, no smart-card interface, or could not be read.
+    public var phase: KeyTabPhase = .noKey
     /// The key the information belongs to (its descriptor id).
     public var keyID: String?
     public var info: PIVInfo?

@@ -60,7 +60,6 @@ struct FIDOTabView {
 
     func information(_ info: FIDOInfo, _ state: AppState) {
         var lines: [(UIText, String, TextStyle)] = []
-        let dot = screen.unicode ? " · " : ", "
         lines.append((UIText("fido.view.versions"), info.versions.joined(separator: dot), .plain))
         lines.append((UIText("fido.view.aaguid"), info.aaguid, .plain))
         if let firmware = info.firmware { lines.append((UIText("fido.view.firmware"), firmware, .plain)) }
@@ -266,7 +265,7 @@ struct FIDOTabView {
     }
 
     func keyMarks(_ party: FIDORelyingPartyRow, _ state: AppState) -> KeyMarks {
-        let holders = party.holders.map { state.keyLabel(id: $0) }.joined(separator: screen.unicode ? " · " : ", ")
+        let holders = party.holders.map { state.keyLabel(id: $0) }.joined(separator: dot)
         guard !party.missing.isEmpty else { return KeyMarks(holders: holders) }
         let missing = party.missing.map { state.keyLabel(id: $0) }.joined(separator: ", ")
         return KeyMarks(holders: holders, missing: app.text(UIText("fido.view.notOn", ["keys": missing])))
@@ -302,7 +301,7 @@ struct FIDOTabView {
         for (i, key) in selectedFirst.enumerated() where x < area.column + area.width {
             let room = max(0, area.column + area.width - x)
             if i > 0 {
-                screen.draw(screen.unicode ? " · " : ", ", row: y, column: x, style: theme.dim, width: room)
+                screen.draw(dot, row: y, column: x, style: theme.dim, width: room)
                 x += 3
             }
             var text = state.keyLabel(key)

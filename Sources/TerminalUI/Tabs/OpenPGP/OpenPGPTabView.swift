@@ -7,7 +7,6 @@ import KeyKit
 struct OpenPGPTabView {
     let app: AppView
     let area: Box
-    var dot: String { screen.unicode ? " · " : ", " }
 
     func render(_ state: AppState) {
         let openpgp = state.openpgp

@@ -8,7 +8,6 @@ import KeyKit
 struct PIVTabView {
     let app: AppView
     let area: Box
-    var dot: String { screen.unicode ? " · " : ", " }
 
     func render(_ state: AppState) {
         let piv = state.piv
