@@ -485,13 +485,15 @@ def usb_mode(home, serial):
                 "info": json.loads(run(str(YKTERM), "info", "--json")["stdout"] or "{}")}
 
     def settled(mode):
-        """What is seen once the key is back as MODE: ykman lists it so and ykterm finds it with as many interfaces
-        (the key leaves the bus a moment after its answer, so the first look may still find the old one)."""
+        """What is seen once the key is back as MODE: ykman lists it alone so, ykterm finds it with as many interfaces,
+        pcscd has a reader for it with CCID (the key leaves the bus a moment after its answer, and a client looking
+        meanwhile may still find the old one, or the new reader before its card)."""
         deadline = time.monotonic() + 30
         while True:
             now = seen()
-            if (now["ykman_list"].endswith(f"[{mode}] Serial: {serial}") and len(now["list"]) == 1
-                    and len(now["list"][0]["interfaces"]) == mode.count("+") + 1) or time.monotonic() > deadline:
+            if (now["ykman_list"] == f"YubiKey 4 (4.3.7) [{mode}] Serial: {serial}" and len(now["list"]) == 1
+                    and len(now["list"][0]["interfaces"]) == mode.count("+") + 1
+                    and len(now["readers"]) == ("CCID" in mode)) or time.monotonic() > deadline:
                 return now
             time.sleep(0.2)
 
