@@ -518,7 +518,7 @@ def test_config_mode_re_enumerates_a_yubikey_4_with_the_modes_interfaces(tmp_pat
                          capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, f"exit {run.returncode}\nstdout: {run.stdout[-3000:]}\nstderr: {run.stderr[-3000:]}"
     r = json.loads(run.stdout.strip().splitlines()[-1])
-    for step in ("set_fido", "set_all", "ykman_set", "set_back"):
+    for step in ("set_fido", "set_all", "ykman_set", "set_ccid", "set_back"):
         assert r[step]["status"] == 0, (step, r[step])
     assert "Mode set to FIDO" in r["set_fido"]["stdout"]
     expected = {
@@ -529,6 +529,7 @@ def test_config_mode_re_enumerates_a_yubikey_4_with_the_modes_interfaces(tmp_pat
         "all": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
                 {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
         "otp_ccid": ("OTP+CCID", 1, ["ccid", "otp"], {"otp", "oath", "piv", "openpgp", "hsmauth"}),
+        "ccid": ("CCID", 0, ["ccid"], {"oath", "piv", "openpgp", "hsmauth"}),
         "back": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
                  {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
     }

@@ -503,13 +503,17 @@ def usb_mode(home, serial):
     out["fido"] = settled("FIDO")
     out["set_all"] = run(str(YKTERM), "config", "mode", "OTP+FIDO+CCID", "--force")
     out["all"] = settled("OTP+FIDO+CCID")
-    # ykman's SET MODE, read by ykterm; then ykterm's from OTP+CCID back over CCID.
+    # ykman's SET MODE, read by ykterm; then ykterm's over CCID.
     out["ykman_set"] = run(ykman, "config", "mode", "OTP+CCID", "--force")
     out["otp_ccid"] = settled("OTP+CCID")
+    out["set_ccid"] = run(str(YKTERM), "config", "mode", "CCID", "--force")
+    out["ccid"] = settled("CCID")
+    # A key with CCID alone is reached through pcscd only, which stays while the key is plugged in (it lives as
+    # long as the server, not as the thread that restarted it for the new reader name): some seconds later ykterm
+    # still sets the mode back over CCID.
+    time.sleep(10)
     out["set_back"] = run(str(YKTERM), "config", "mode", "o+f+c", "--force")
     out["back"] = settled("OTP+FIDO+CCID")
-    # The reader stays while the key is plugged in (pcscd lives as long as the server, not as the thread that
-    # restarted it for the new reader name).
     time.sleep(10)
     out["later_readers"] = reader_names()
     return out
