@@ -10,8 +10,8 @@ final class ManagementApplet: Applet {
 
     /// What a Management command does beyond the state: restart the key, or reset its applications' sessions.
     enum Effect: Equatable {
-        /// WRITE CONFIG with the reboot flag: the key restarts (on USB it leaves the bus and comes back with
-        /// the interfaces its enabled applications need).
+        /// WRITE CONFIG with the reboot flag, or SET MODE: the key restarts (on USB it leaves the bus and comes
+        /// back with the interfaces its enabled applications need).
         case reboot
         /// DEVICE RESET: every application forgets its session (the state is already a new key's).
         case reset
@@ -114,8 +114,8 @@ final class ManagementApplet: Applet {
 
     /// SET MODE as a YubiKey 4 takes it (a YubiKey 5 answers 6D00: ykman writes the device configuration
     /// there): the mode's number (touch-eject flag 80), the challenge-response timeout and the auto-eject timeout
-    /// (little-endian). The USB applications become the mode's, of those the key supports; the virtual key
-    /// applies them at once rather than when it is next plugged in.
+    /// (little-endian). The USB applications become the mode's, of those the key supports, and the key restarts
+    /// once the answer is out, as a YubiKey 4 does: on USB it re-enumerates with the mode's interfaces.
     private func setMode(_ apdu: APDU, state: inout VirtualKeyState) -> Response {
         guard state.version < ManagementFeature.writeConfig.minimum else {
             return Response(status: .invalidInstruction)
@@ -133,6 +133,7 @@ final class ManagementApplet: Applet {
             eject ? state.deviceFlags | USBMode.touchEjectFlag : state.deviceFlags & ~USBMode.touchEjectFlag
         if data.count > 1 { state.challengeResponseTimeout = data[1] }
         if data.count > 3 { state.autoEjectTimeout = UInt16(data[2]) | UInt16(data[3]) << 8 }
+        effect = .reboot
         return Response(status: .ok)
     }
 

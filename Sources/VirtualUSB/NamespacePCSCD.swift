@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import KeyKit
 import Synchronization
@@ -20,6 +21,7 @@ public final class NamespacePCSCD: Sendable {
         var reader: String?
     }
     private let state = Mutex(State())
+    private let starter = ProcessStarter(name: "pcscd-starter")
 
     /// `directory` is pcscd's reader configuration directory (made here); `driver` the reader driver's path;
     /// `moreVpcdPorts`: vpcd's own two readers at each port and the next, for other keys served beside this one
@@ -53,10 +55,14 @@ public final class NamespacePCSCD: Sendable {
                     directory: directory, name: "Virtual PCD", port: more, driver: try vpcdCopy(for: more),
                     file: "vpcd-\(more)")
             }
-            // setpriv --pdeathsig: pcscd ends with this process even when it is killed outright.
-            s.pid = try USBNamespace.spawn(
-                ["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", directory],
-                environment: environment, quiet: true)
+            // setpriv --pdeathsig: pcscd ends with this process even when it is killed outright. The kernel sends
+            // that signal when the thread that started pcscd ends, not the process: a key restarted by SET MODE or
+            // WRITE CONFIG plugs in again on a pool thread that soon exits, which took its pcscd with it (the
+            // reader gone a few seconds after the key came back). So pcscd is always started from one thread
+            // that lives as long as the process.
+            let argv = ["setpriv", "--pdeathsig", "TERM", "pcscd", "--foreground", "-c", directory]
+            let environment = environment
+            s.pid = try starter.run { try USBNamespace.spawn(argv, environment: environment, quiet: true) }
             s.reader = reader
             return true
         }
@@ -100,5 +106,49 @@ public final class NamespacePCSCD: Sendable {
             s.pid = nil
             s.reader = nil
         }
+    }
+}
+
+/// One thread, living as long as the process, that starts processes for every caller (and waits for nothing
+/// else): a child that asks for a parent-death signal (`PR_SET_PDEATHSIG`) gets it when the thread that
+/// started it ends, so children meant to end with the process must not be started from threads that come and go.
+final class ProcessStarter: Sendable {
+    private struct Job: Sendable {
+        let start: @Sendable () throws -> pid_t
+        let done: @Sendable (Result<pid_t, any Error>) -> Void
+    }
+    /// The jobs waiting, shared with the thread (which holds this, never the starter).
+    private final class Queue: Sendable {
+        let jobs = Mutex<[Job]>([])
+        let waiting = DispatchSemaphore(value: 0)
+    }
+    private let queue = Queue()
+
+    init(name: String) {
+        let queue = self.queue
+        // Waits for jobs until the process ends.
+        SystemThread.start(name: name) {
+            while true {
+                queue.waiting.wait()
+                guard let job = queue.jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+                job.done(Result { try job.start() })
+            }
+        }
+    }
+
+    /// Runs `start` on the starter's thread and returns its result.
+    func run(_ start: @escaping @Sendable () throws -> pid_t) throws -> pid_t {
+        let result = Mutex<Result<pid_t, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        queue.jobs.withLock {
+            $0.append(
+                Job(start: start) { r in
+                    result.withLock { $0 = r }
+                    finished.signal()
+                })
+        }
+        queue.waiting.signal()
+        finished.wait()
+        return try result.withLock { $0! }.get()
     }
 }

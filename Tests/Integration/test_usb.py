@@ -203,22 +203,24 @@ emit(plug_again=p.returncode, plug_again_err=p.stderr)
     assert r["plug_again"] != 0 and "already plugged in" in r["plug_again_err"]
 
 
-def test_exit_status_and_nothing_left_behind():
-    def ours():
-        # The namespace's pcscd shows its own PID in its pid file only if it has none of the host's; look for
-        # any pcscd whose reader configuration is serve --usb's instead (other runs on this machine may have one
-        # already: only a new one counts).
-        found = set()
-        for pid in os.listdir("/proc"):
-            if pid.isdigit():
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        if b"/run/ykterm-usb" in f.read():
-                            found.add(pid)
-                except OSError:
-                    pass
-        return found
+def pcscds_of_ours():
+    """Every pcscd whose reader configuration is serve --usb's (the namespace's pcscd shows its own PID in its
+    pid file only if it has none of the host's; other runs on this machine may have one already: only a new one
+    counts)."""
+    found = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"/run/ykterm-usb" in f.read():
+                        found.add(pid)
+            except OSError:
+                pass
+    return found
 
+
+def test_exit_status_and_nothing_left_behind():
+    ours = pcscds_of_ours
     tmp_before = set(os.listdir(tempfile.gettempdir()))
     before = ours()
     run = serve_usb(command=["sh", "-c", "echo pcscd=$(cat /run/pcscd/pcscd.pid); exit 7"])
@@ -501,3 +503,53 @@ def test_ssh_keygen_gets_no_ed25519_sk_key_from_firmware_before_5_2(tmp_path):
     r = results(serve_usb("--interfaces", "fido", "--firmware", "5.1.2", script=SSH_SCRIPT,
                           env=ssh_keygen_env(tmp_path), timeout=120))
     assert r["enroll"] != 0 and "requested feature not supported" in r["enroll_out"], r["enroll_out"]
+
+
+SCENARIOS = ROOT / "Tests" / "Integration" / "usb_scenarios.py"
+
+
+def test_config_mode_re_enumerates_a_yubikey_4_with_the_modes_interfaces(tmp_path):
+    """`ykterm config mode` and `ykman config mode` on a YubiKey 4 plugged in over USB: SET MODE makes the key leave
+    the bus and come back as the product of the new mode's interfaces (usb_scenarios.usb_mode), which ykman and
+    ykterm both see; the reader pcscd shows for it stays; nothing runs or stays mounted afterwards."""
+    before = pcscds_of_ours()
+    run = subprocess.run([str(YKTERM), "virtual-key", "serve", "--usb", "--firmware", "4.3.7", "--serial", "4300017",
+                          "--", sys.executable, str(SCENARIOS), "usb_mode", str(tmp_path), "4300017"],
+                         capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, f"exit {run.returncode}\nstdout: {run.stdout[-3000:]}\nstderr: {run.stderr[-3000:]}"
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    for step in ("set_fido", "set_all", "ykman_set", "set_ccid", "set_back"):
+        assert r[step]["status"] == 0, (step, r[step])
+    assert "Mode set to FIDO" in r["set_fido"]["stdout"]
+    expected = {
+        # mode: hidraw nodes, reader, ykterm's interfaces, applications ykterm says are enabled over USB
+        "start": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
+                  {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
+        "fido": ("FIDO", 1, ["fido"], {"u2f", "fido2"}),
+        "all": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
+                {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
+        "otp_ccid": ("OTP+CCID", 1, ["ccid", "otp"], {"otp", "oath", "piv", "openpgp", "hsmauth"}),
+        "ccid": ("CCID", 0, ["ccid"], {"oath", "piv", "openpgp", "hsmauth"}),
+        "back": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
+                 {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
+    }
+    for step, (mode, nodes, interfaces, enabled) in expected.items():
+        seen = r[step]
+        # On the bus: one hidraw node per HID interface, named after the product, and a reader only with CCID.
+        assert seen["nodes"] == [f"/dev/hidraw{i}" for i in range(nodes)], (step, seen)
+        assert seen["hid_names"] == ["Yubico YubiKey " + mode] * nodes, (step, seen)
+        assert seen["readers"] == ([f"Yubico YubiKey {mode} 00 00"] if "CCID" in mode else []), (step, seen)
+        # ykman: what a YubiKey 4 in that mode shows.
+        assert seen["ykman_list"] == f"YubiKey 4 (4.3.7) [{mode}] Serial: 4300017", (step, seen)
+        assert "Device type: YubiKey 4" in seen["ykman_info"], (step, seen)
+        assert f"Enabled USB interfaces: {mode.replace('+', ', ')}" in seen["ykman_info"], (step, seen)
+        # ykterm agrees: one key, its interfaces and nodes, the applications on over USB.
+        [key] = seen["list"]
+        assert key["serial"] == 4300017 and key["version"] == "4.3.7" and key["transport"] == "usb", (step, key)
+        assert key["interfaces"] == interfaces, (step, key)
+        assert (key["fido_hid"] is not None) == ("fido" in interfaces), (step, key)
+        assert (key["otp_hid"] is not None) == ("otp" in interfaces), (step, key)
+        assert {a for a, state in seen["info"]["usb"].items() if state == "enabled"} == enabled, (step, seen)
+    assert r["later_readers"] == ["Yubico YubiKey OTP+FIDO+CCID 00 00"], r["later_readers"]
+    assert sorted(pcscds_of_ours() - before) == []
+    assert mounts_of_ours() == []

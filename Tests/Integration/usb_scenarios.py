@@ -454,6 +454,71 @@ def three_keys(home, port):
     return out
 
 
+def usb_mode(home, serial):
+    """A YubiKey 4 (serve --usb --firmware 4.3.7) whose USB mode ykterm and ykman set: after SET MODE the key
+    leaves the bus and comes back with the interfaces of the new mode, as a real one re-enumerates. For each mode
+    what is on the bus (the hidraw nodes and their HID names, the readers pcscd shows) and what ykman and ykterm
+    say, once every one of them sees the new mode."""
+    from smartcard.System import readers
+    ykman = str(Path(sys.executable).parent / "ykman")
+
+    def run(*argv):
+        r = subprocess.run([*argv], capture_output=True, text=True, timeout=60)
+        return {"status": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+
+    def reader_names():
+        try:
+            return sorted(str(r) for r in readers())
+        except Exception:  # pcscd without readers (or not there): none
+            return []
+
+    def seen():
+        nodes = sorted(str(p) for p in Path("/dev").glob("hidraw*"))
+        names = []
+        for link in sorted(Path("/sys/class/hidraw").iterdir()):
+            uevent = (link.resolve() / "device" / "uevent").read_text()
+            names.append(next(line[9:] for line in uevent.splitlines() if line.startswith("HID_NAME=")))
+        listed = run(str(YKTERM), "list", "--json")
+        return {"nodes": nodes, "hid_names": names, "readers": reader_names(),
+                "ykman_list": run(ykman, "list")["stdout"].strip(), "ykman_info": run(ykman, "info")["stdout"],
+                "list": json.loads(listed["stdout"] or "[]"),
+                "info": json.loads(run(str(YKTERM), "info", "--json")["stdout"] or "{}")}
+
+    def settled(mode):
+        """What is seen once the key is back as MODE: ykman lists it alone so, ykterm finds it with as many interfaces,
+        pcscd has a reader for it with CCID (the key leaves the bus a moment after its answer, and a client looking
+        meanwhile may still find the old one, or the new reader before its card)."""
+        deadline = time.monotonic() + 30
+        while True:
+            now = seen()
+            if (now["ykman_list"] == f"YubiKey 4 (4.3.7) [{mode}] Serial: {serial}" and len(now["list"]) == 1
+                    and len(now["list"][0]["interfaces"]) == mode.count("+") + 1
+                    and len(now["readers"]) == ("CCID" in mode)) or time.monotonic() > deadline:
+                return now
+            time.sleep(0.2)
+
+    out = {"start": settled("OTP+FIDO+CCID")}
+    # ykterm sends SET MODE over CCID; then, with CCID off, over the FIDO interface.
+    out["set_fido"] = run(str(YKTERM), "config", "mode", "FIDO", "--force")
+    out["fido"] = settled("FIDO")
+    out["set_all"] = run(str(YKTERM), "config", "mode", "OTP+FIDO+CCID", "--force")
+    out["all"] = settled("OTP+FIDO+CCID")
+    # ykman's SET MODE, read by ykterm; then ykterm's over CCID.
+    out["ykman_set"] = run(ykman, "config", "mode", "OTP+CCID", "--force")
+    out["otp_ccid"] = settled("OTP+CCID")
+    out["set_ccid"] = run(str(YKTERM), "config", "mode", "CCID", "--force")
+    out["ccid"] = settled("CCID")
+    # A key with CCID alone is reached through pcscd only, which stays while the key is plugged in (it lives as
+    # long as the server, not as the thread that restarted it for the new reader name): some seconds later ykterm
+    # still sets the mode back over CCID.
+    time.sleep(10)
+    out["set_back"] = run(str(YKTERM), "config", "mode", "o+f+c", "--force")
+    out["back"] = settled("OTP+FIDO+CCID")
+    time.sleep(10)
+    out["later_readers"] = reader_names()
+    return out
+
+
 def main():
     name, home = sys.argv[1], sys.argv[2]
     # The environment of every program a scenario starts does not depend on the shell the test was started from

@@ -199,6 +199,33 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
         await fido5.close()
     }
 
+    @Test func aModeTakenRestartsTheKeyOnceAnsweredOnEveryInterface() async throws {
+        let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        let restarts = Mutex(0)
+        key.setRebootHandler { restarts.withLock { $0 += 1 } }
+        try await management(key).setMode(
+            USBMode(parsing: "FIDO")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
+        #expect(restarts.withLock { $0 } == 1)
+        let fido = try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "virtual", timeout: 10)
+        try await ManagementLink.fido(fido).setMode(
+            USBMode(parsing: "o+f")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
+        await fido.close()
+        #expect(restarts.withLock { $0 } == 2)
+        let otp = OTPHIDConnection(device: key.makeOTPHIDDevice(), name: "virtual otp")
+        try await ManagementLink.otp(otp).setMode(
+            USBMode(parsing: "o+c")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
+        await otp.close()
+        #expect(restarts.withLock { $0 } == 3)
+        // A mode refused (7 does not exist) leaves the key as it is, and so does a YubiKey 5 refusing SET MODE.
+        #expect(status(key.process(hex("00 16 11 00 04 07 00 00 00"))) == "6A80")
+        #expect(restarts.withLock { $0 } == 3)
+        let yk5 = VirtualKey()
+        yk5.setRebootHandler { restarts.withLock { $0 += 1 } }
+        _ = try await management(yk5)
+        #expect(status(yk5.process(hex("00 16 11 00 04 06 00 00 00"))) == "6D00")
+        #expect(restarts.withLock { $0 } == 3)
+    }
+
     @Test func aYubiKey4TakesTheModeAndAYubiKey5RefusesIt() async throws {
         let yk4 = VirtualKey(state: VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
         try await management(yk4).setMode(
@@ -210,7 +237,11 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
             USBMode(parsing: "o+f")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
         #expect(Capabilities(rawValue: yk4.state.usbEnabled) == [.otp, .u2f, .fido2])
         #expect(yk4.state.deviceFlags & 0x80 == 0)
+        // The mode taken, the key restarted (without a USB server to plug it in again, it power-cycled): nothing is
+        // selected any more.
+        #expect(status(yk4.process(hex("00 16 11 00 04 06 00 00 00"))) == "6985")
         // Mode 7 does not exist; a YubiKey 5 does not know the instruction.
+        _ = try await management(yk4)
         #expect(status(yk4.process(hex("00 16 11 00 04 07 00 00 00"))) == "6A80")
         let yk5 = VirtualKey()
         _ = try await management(yk5)
