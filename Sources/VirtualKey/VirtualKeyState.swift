@@ -46,11 +46,29 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
             challengeResponseTimeout: 15, otpSequence: 1)
     }
 
+    /// A YubiKey 4 (USB-A keychain): OTP, FIDO U2F, OpenPGP, PIV and OATH over USB; no NFC, no FIDO2, no
+    /// YubiHSM Auth (those came with the YubiKey 5).
+    public static func yubiKey4(serial: UInt32 = 4_312_345, version: Version = Version(4, 3, 7)) -> VirtualKeyState {
+        let usb: UInt16 = Capabilities([.otp, .u2f, .openpgp, .piv, .oath]).rawValue
+        return VirtualKeyState(
+            serial: serial, version: version, formFactor: FormFactor.usbAKeychain.rawValue,
+            usbSupported: usb, usbEnabled: usb, nfcSupported: 0, nfcEnabled: 0,
+            configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
+            challengeResponseTimeout: 15, otpSequence: 1)
+    }
+
+    /// The key a firmware version names: a YubiKey 4 before 5.0, a YubiKey 5 NFC from then on.
+    public static func forFirmware(serial: UInt32, version: Version) -> VirtualKeyState {
+        version.major < 5 ? yubiKey4(serial: serial, version: version) : yubiKey5NFC(serial: serial, version: version)
+    }
+
     public var deviceInfo: DeviceInfo {
+        // A key without NFC leaves the NFC fields out of its device information (ykman then shows no NFC column).
         DeviceInfo(
             serial: serial, version: version, formFactor: FormFactor(rawValue: formFactor & 0x0F) ?? .unknown,
             supportedUSB: Capabilities(rawValue: usbSupported), enabledUSB: Capabilities(rawValue: usbEnabled),
-            supportedNFC: Capabilities(rawValue: nfcSupported), enabledNFC: Capabilities(rawValue: nfcEnabled),
+            supportedNFC: nfcSupported == 0 ? nil : Capabilities(rawValue: nfcSupported),
+            enabledNFC: nfcSupported == 0 ? nil : Capabilities(rawValue: nfcEnabled),
             isConfigLocked: configLocked, autoEjectTimeout: Int(autoEjectTimeout),
             challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags)
     }
@@ -114,9 +132,11 @@ extension VirtualKeyState {
         try c.encode(hsmauth, forKey: .hsmauth)
     }
 
-    /// The applications enabled over the transport a smart-card client reaches the key on.
+    /// The applications enabled over the transport a smart-card client reaches the key on. A key without NFC (a
+    /// YubiKey 4) behind the vpcd reader is still the USB key it is: its USB set counts, as clients read it when
+    /// the device information has no NFC part.
     public func enabled(over transport: VirtualKey.ATRStyle) -> Capabilities {
-        Capabilities(rawValue: transport == .usb ? usbEnabled : nfcEnabled)
+        Capabilities(rawValue: transport == .usb || nfcSupported == 0 ? usbEnabled : nfcEnabled)
     }
 }
 

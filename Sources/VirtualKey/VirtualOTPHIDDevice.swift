@@ -216,11 +216,13 @@ extension VirtualKey {
     }
 
     /// FIDO HID options as the key's own FIDO interface has them (its firmware version, WINK, and CBOR when
-    /// it speaks CTAP2), and the YubiKey vendor READ CONFIG command answered with this key's device information.
+    /// it speaks CTAP2 and the key has FIDO2: a YubiKey 4 is U2F only), and the YubiKey vendor READ CONFIG command
+    /// answered with this key's device information.
     public var fidoHIDOptionsWithReadConfig: VirtualHIDDevice.Options {
         var o = VirtualHIDDevice.Options()
         o.deviceVersion = state.version
-        o.capabilities = profile.speaksCTAP2 ? [.wink, .cbor] : [.wink]
+        let fido2 = Capabilities(rawValue: state.usbSupported).contains(.fido2)
+        o.capabilities = profile.speaksCTAP2 && fido2 ? [.wink, .cbor] : [.wink]
         o.readConfig = { [self] page in self.deviceInfoPage(page) }
         o.writeConfig = { [self] data in self.writeConfigFromHID(data) }
         o.setMode = { [self] data in self.setModeFromHID(data) }

@@ -260,7 +260,7 @@ struct VirtualKeyCommand: ParsableCommand {
                 throw ValidationError(words("cli.option.onlyWith", ["option": "COMMAND", "other": "--usb"]))
             }
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
-            var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
+            var initial = VirtualKeyState.forFirmware(serial: serial, version: Version(parsing: firmware)!)
             if demoAccounts { initial = initial.withDemoAccounts() }
             if let accounts { initial = initial.withGeneratedAccounts(accounts) }
             initial.otpToken = try otpToken(serial: serial)

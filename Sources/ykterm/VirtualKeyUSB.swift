@@ -137,7 +137,7 @@ extension VirtualKeyCommand.Serve {
 
     /// The key as `serve` makes it (state file, serial, firmware, demo accounts, profile).
     private func makeUSBKey() throws -> VirtualKey {
-        var initial = VirtualKeyState.yubiKey5NFC(serial: serial, version: Version(parsing: firmware)!)
+        var initial = VirtualKeyState.forFirmware(serial: serial, version: Version(parsing: firmware)!)
         if demoAccounts { initial = initial.withDemoAccounts() }
         if let accounts { initial = initial.withGeneratedAccounts(accounts) }
         initial.otpToken = try otpToken(serial: serial)

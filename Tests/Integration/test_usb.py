@@ -523,16 +523,15 @@ def test_config_mode_re_enumerates_a_yubikey_4_with_the_modes_interfaces(tmp_pat
     assert "Mode set to FIDO" in r["set_fido"]["stdout"]
     expected = {
         # mode: hidraw nodes, reader, ykterm's interfaces, applications ykterm says are enabled over USB
-        "start": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
-                  {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
-        "fido": ("FIDO", 1, ["fido"], {"u2f", "fido2"}),
-        "all": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
-                {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
-        "otp_ccid": ("OTP+CCID", 1, ["ccid", "otp"], {"otp", "oath", "piv", "openpgp", "hsmauth"}),
-        "ccid": ("CCID", 0, ["ccid"], {"oath", "piv", "openpgp", "hsmauth"}),
-        "back": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"],
-                 {"otp", "u2f", "fido2", "oath", "piv", "openpgp", "hsmauth"}),
+        # (a YubiKey 4: OTP, FIDO U2F, OATH, PIV and OpenPGP; no FIDO2, no YubiHSM Auth)
+        "start": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"], {"otp", "u2f", "oath", "piv", "openpgp"}),
+        "fido": ("FIDO", 1, ["fido"], {"u2f"}),
+        "all": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"], {"otp", "u2f", "oath", "piv", "openpgp"}),
+        "otp_ccid": ("OTP+CCID", 1, ["ccid", "otp"], {"otp", "oath", "piv", "openpgp"}),
+        "ccid": ("CCID", 0, ["ccid"], {"oath", "piv", "openpgp"}),
+        "back": ("OTP+FIDO+CCID", 2, ["ccid", "fido", "otp"], {"otp", "u2f", "oath", "piv", "openpgp"}),
     }
+    ykman_names = {"otp": "Yubico OTP", "u2f": "FIDO U2F", "oath": "OATH", "piv": "PIV", "openpgp": "OpenPGP"}
     for step, (mode, nodes, interfaces, enabled) in expected.items():
         seen = r[step]
         # On the bus: one hidraw node per HID interface, named after the product, and a reader only with CCID.
@@ -543,9 +542,21 @@ def test_config_mode_re_enumerates_a_yubikey_4_with_the_modes_interfaces(tmp_pat
         assert seen["ykman_list"] == f"YubiKey 4 (4.3.7) [{mode}] Serial: 4300017", (step, seen)
         assert "Device type: YubiKey 4" in seen["ykman_info"], (step, seen)
         assert f"Enabled USB interfaces: {mode.replace('+', ', ')}" in seen["ykman_info"], (step, seen)
+        # Its applications over USB alone (no NFC column): those of the mode on, the others off, and FIDO2 and
+        # YubiHSM Auth not there at all.
+        table = {}
+        for line in seen["ykman_info"].splitlines():
+            parts = [p.strip() for p in line.split("\t")]
+            if len(parts) >= 2 and parts[-1] in ("Enabled", "Disabled", "Not available"):
+                table[parts[0]] = parts[1:]
+        assert "NFC" not in seen["ykman_info"], (step, seen["ykman_info"])
+        assert table == {"FIDO2": ["Not available"], "YubiHSM Auth": ["Not available"],
+                         **{n: ["Enabled" if a in enabled else "Disabled"] for a, n in ykman_names.items()}}, (step, table)
         # ykterm agrees: one key, its interfaces and nodes, the applications on over USB.
         [key] = seen["list"]
         assert key["serial"] == 4300017 and key["version"] == "4.3.7" and key["transport"] == "usb", (step, key)
+        assert key["name"] == "YubiKey 4" and seen["info"]["product"] == "YubiKey 4", (step, key)
+        assert not seen["info"].get("nfc"), (step, seen["info"])
         assert key["interfaces"] == interfaces, (step, key)
         assert (key["fido_hid"] is not None) == ("fido" in interfaces), (step, key)
         assert (key["otp_hid"] is not None) == ("otp" in interfaces), (step, key)

@@ -177,17 +177,17 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
 /// SET MODE: taken by a YubiKey 4, refused by a YubiKey 5 (which ykman configures with WRITE CONFIG).
 @Suite struct ManagementSetModeTests {
     @Test func setModeOverTheFIDOAndOTPInterfaces() async throws {
-        let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        let key = VirtualKey(state: VirtualKeyState.yubiKey4())
         let fido = try await CTAPHIDConnection(device: key.makeFIDOHIDDevice(), name: "virtual", timeout: 10)
         try await ManagementLink.fido(fido).setMode(
             USBMode(parsing: "o+f")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
-        #expect(Capabilities(rawValue: key.state.usbEnabled) == [.otp, .u2f, .fido2])
+        #expect(Capabilities(rawValue: key.state.usbEnabled) == [.otp, .u2f])
         await fido.close()
         let otp = OTPHIDConnection(device: key.makeOTPHIDDevice(), name: "virtual otp")
         let sequence = key.state.otpSequence
         try await ManagementLink.otp(otp).setMode(
             USBMode(parsing: "o+c")!.setModeData(challengeResponseTimeout: 30, autoEject: nil))
-        #expect(Capabilities(rawValue: key.state.usbEnabled) == [.otp, .oath, .piv, .openpgp, .hsmauth])
+        #expect(Capabilities(rawValue: key.state.usbEnabled) == [.otp, .oath, .piv, .openpgp])
         #expect(key.state.challengeResponseTimeout == 30 && key.state.otpSequence == sequence &+ 1)
         await otp.close()
         // A YubiKey 5 refuses it over FIDO HID as over CCID.
@@ -200,7 +200,7 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
     }
 
     @Test func aModeTakenRestartsTheKeyOnceAnsweredOnEveryInterface() async throws {
-        let key = VirtualKey(state: VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        let key = VirtualKey(state: VirtualKeyState.yubiKey4())
         let restarts = Mutex(0)
         key.setRebootHandler { restarts.withLock { $0 += 1 } }
         try await management(key).setMode(
@@ -227,15 +227,15 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
     }
 
     @Test func aYubiKey4TakesTheModeAndAYubiKey5RefusesIt() async throws {
-        let yk4 = VirtualKey(state: VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        let yk4 = VirtualKey(state: VirtualKeyState.yubiKey4())
         try await management(yk4).setMode(
             USBMode(parsing: "CCID")!.setModeData(challengeResponseTimeout: 20, autoEject: 300))
-        #expect(Capabilities(rawValue: yk4.state.usbEnabled) == [.oath, .piv, .openpgp, .hsmauth])
+        #expect(Capabilities(rawValue: yk4.state.usbEnabled) == [.oath, .piv, .openpgp])
         #expect(yk4.state.deviceFlags & 0x80 != 0)
         #expect(yk4.state.autoEjectTimeout == 300 && yk4.state.challengeResponseTimeout == 20)
         try await management(yk4).setMode(
             USBMode(parsing: "o+f")!.setModeData(challengeResponseTimeout: 0, autoEject: nil))
-        #expect(Capabilities(rawValue: yk4.state.usbEnabled) == [.otp, .u2f, .fido2])
+        #expect(Capabilities(rawValue: yk4.state.usbEnabled) == [.otp, .u2f])
         #expect(yk4.state.deviceFlags & 0x80 == 0)
         // The mode taken, the key restarted (without a USB server to plug it in again, it power-cycled): nothing is
         // selected any more.

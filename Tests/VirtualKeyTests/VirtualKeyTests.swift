@@ -42,6 +42,36 @@ private func expectedConfig(_ state: VirtualKeyState) -> [UInt8] {
         #expect(info.device == key.state.deviceInfo)
     }
 
+    /// Firmware before 5.0 is a YubiKey 4: USB only (no NFC part in the device information), no FIDO2 and no
+    /// YubiHSM Auth; the applications it lacks answer SELECT with 6A82, over the vpcd reader's ATR as well.
+    @Test func aFirmwareBefore5IsAYubiKey4() async throws {
+        #expect(
+            VirtualKeyState.forFirmware(serial: 1, version: Version(5, 0, 0))
+                == .yubiKey5NFC(serial: 1, version: Version(5, 0, 0)))
+        let state = VirtualKeyState.forFirmware(serial: 4_300_017, version: Version(4, 3, 7))
+        #expect(state == .yubiKey4(serial: 4_300_017, version: Version(4, 3, 7)))
+        let key = VirtualKey(state: state)
+        let info = try await KeyProbe.inspect(connection: VirtualKeyConnection(key: key))
+        #expect(info.device.productName == "YubiKey 4")
+        #expect(info.device.supportedUSB == [.otp, .u2f, .openpgp, .piv, .oath])
+        #expect(info.device.supportedNFC == nil && info.device.enabledNFC == nil)
+        #expect(info.applications == ["OTP", "U2F", "OATH", "PIV", "OpenPGP"])
+        #expect(key.process(selectManagement) == Array("4.3.7".utf8) + ok)
+        let config = key.process(readConfig)
+        #expect(config == expectedConfig(state) + ok)
+        let fields = try TLV.parseAll(Array(config.dropFirst().dropLast(2)), mode: .simple).dictionary
+        #expect(fields[ManagementTag.nfcSupported] == nil && fields[ManagementTag.nfcEnabled] == nil)
+        #expect(key.process(try APDU.select(aid: AID.hsmauth).encoded()) == bytes("6A 82"))
+        for aid in [AID.oath, AID.piv, AID.openpgp, AID.otp] {
+            #expect(Array(key.process(try APDU.select(aid: aid).encoded()).suffix(2)) == ok)
+        }
+        // U2F over CCID, but no CTAP2 (NFCCTAP_MSG with getInfo), over CCID or FIDO HID.
+        #expect(Array(key.process(try APDU.select(aid: AID.fido).encoded()).suffix(2)) == ok)
+        #expect(key.process(bytes("80 10 00 00 01 04 00")) == bytes("6D 00"))
+        #expect(!key.fidoHIDOptionsWithReadConfig.capabilities.contains(.cbor))
+        #expect(VirtualKey().fidoHIDOptionsWithReadConfig.capabilities.contains(.cbor))
+    }
+
     @Test func serialAndVersionAreConfigurable() async throws {
         var state = VirtualKeyState.yubiKey5NFC(serial: 424_242, version: Version(5, 4, 3))
         state.formFactor = FormFactor.usbCNano.rawValue

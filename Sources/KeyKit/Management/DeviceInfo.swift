@@ -100,10 +100,17 @@ public struct DeviceInfo: Sendable, Hashable {
     public var productName: String? {
         if !fromManagement { return nil }
         if isSky { return "Security Key" + (supportedNFC != nil ? " NFC" : "") }
+        if version.major == 4 {
+            // As ykman names them: the 4 series has one name whatever the shape, 4.4 is the FIPS series, and a key
+            // with only OTP and U2F is a YubiKey Edge.
+            if isFIPS || (version >= Version(4, 4, 0) && version < Version(4, 5, 0)) {
+                return "YubiKey FIPS (4 Series)"
+            }
+            return supportedUSB == [.otp, .u2f] ? "YubiKey Edge" : "YubiKey 4"
+        }
         let base: String
         switch version.major {
         case 5: base = "YubiKey 5"
-        case 4: base = "YubiKey 4"
         case 3: base = "YubiKey NEO"
         default: base = "YubiKey"
         }

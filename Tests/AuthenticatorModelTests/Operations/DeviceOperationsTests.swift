@@ -49,7 +49,7 @@ private let listOATH: [UInt8] = [0x00, 0xA1, 0x00, 0x00, 0x00]
     }
 
     @Test func aKeyTooOldToBeConfiguredIsRefusedBeforeAnyChange() async throws {
-        let key = CardKey(VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        let key = CardKey(VirtualKeyState.yubiKey4())
         await #expect(throws: ManagementError.self) {
             _ = try await DeviceOperations(key).configurableDevice()
         }
@@ -57,10 +57,10 @@ private let listOATH: [UInt8] = [0x00, 0xA1, 0x00, 0x00, 0x00]
     }
 
     @Test func aModeIsSetModeOnAYubiKey4AndTheDeviceConfigurationOnAYubiKey5() async throws {
-        let yk4 = CardKey(VirtualKeyState.yubiKey5NFC(version: Version(4, 3, 7)))
+        let yk4 = CardKey(VirtualKeyState.yubiKey4())
         try await DeviceOperations(yk4).setMode(
             USBMode(parsing: "CCID")!, challengeResponseTimeout: 10, autoEject: 60)
-        #expect(Capabilities(rawValue: yk4.key.state.usbEnabled) == Capabilities.onCCID)
+        #expect(Capabilities(rawValue: yk4.key.state.usbEnabled) == [.oath, .piv, .openpgp])
         #expect(yk4.key.state.deviceFlags & USBMode.touchEjectFlag != 0 && yk4.key.state.autoEjectTimeout == 60)
         let yk5 = CardKey()
         try await DeviceOperations(yk5).setMode(USBMode(parsing: "o+f")!, challengeResponseTimeout: 0, autoEject: nil)

@@ -475,6 +475,22 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
         #expect(info.productName == "YubiKey 5")
     }
 
+    /// ykman's names for the 4 series (yubikit's support.get_name): no shape or NFC in the name.
+    @Test func yubiKey4SeriesNamesAreYkmans() {
+        let all: Capabilities = [.otp, .u2f, .openpgp, .piv, .oath]
+        #expect(
+            DeviceInfo(version: Version(4, 3, 7), formFactor: .usbAKeychain, supportedUSB: all).productName
+                == "YubiKey 4")
+        #expect(
+            DeviceInfo(version: Version(4, 3, 7), formFactor: .usbCKeychain, supportedUSB: all).productName
+                == "YubiKey 4")
+        #expect(DeviceInfo(version: Version(4, 4, 5), supportedUSB: all).productName == "YubiKey FIPS (4 Series)")
+        #expect(DeviceInfo(version: Version(4, 3, 7), supportedUSB: [.otp, .u2f]).productName == "YubiKey Edge")
+        #expect(
+            DeviceInfo(version: Version(5, 4, 3), formFactor: .usbCKeychain, supportedUSB: all).productName
+                == "YubiKey 5C")
+    }
+
     @Test func configTLVsRoundTrip() throws {
         let info = DeviceInfo(
             serial: 12_345_678, version: Version(5, 4, 3), formFactor: .usbCNano, isFIPS: false,
