@@ -481,10 +481,14 @@ def two_configs_one_library(names=("Virtual PCD A", "Virtual PCD B"), keys=((0, 
     """Two vpcd configurations with one LIBPATH and a virtual key served to each (configuration, slot) in
     `keys` (serials 28100001, 28100002, ... in that order). Waits until each key reached its port, then
     `settle` seconds for pcscd's presence polls. With `wedge`, makes readers stuck for certain (see the
-    module's notes: up to `collisions` simultaneous connects on each pcscd, on up to `attempts` pcscds) and
-    fills `stuck` and `working`; otherwise `stuck` and `working` are left empty (what pcscd shows is in
-    `pcsc.states()`). Yields a StuckSetup."""
-    for attempt in range(1, attempts + 1):
+    module's notes: up to `collisions` simultaneous connects on each pcscd, on up to `attempts` pcscds that show
+    a card) and fills `stuck` and `working`; otherwise `stuck` and `working` are left empty (what pcscd shows is
+    in `pcsc.states()`). Yields a StuckSetup."""
+    # A pcscd on which no reader shows a card (its event threads both took the key's connection at once, and the
+    # one left in accept() keeps its reader EMPTY, see the notes) has nothing to collide on: it is replaced
+    # without counting as an attempt, up to `starts` pcscds in all.
+    attempt, starts = 0, 3 * attempts
+    for start in range(1, starts + 1):
         pcsc = MultiVpcdPCSC([(n, VPCD_DRIVER) for n in names], debug=debug)
         setup = StuckSetup(pcsc)
         try:
@@ -507,6 +511,8 @@ def two_configs_one_library(names=("Virtual PCD A", "Virtual PCD B"), keys=((0, 
                 # then finds what answers and what does not; the rounds go on until a reader is stuck.
                 for _ in range(collisions):
                     present = pcsc.present()
+                    if not present:
+                        break
                     for slot in (0, 1):
                         shared = [pcsc.reader(c, slot) for c in range(len(names))]
                         if all(r in present for r in shared):
@@ -519,12 +525,13 @@ def two_configs_one_library(names=("Virtual PCD A", "Virtual PCD B"), keys=((0, 
                     setup.working = [r for r in present if setup.probes[r] == "answered"]
                     if setup.stuck:
                         break
-                if not setup.stuck and attempt < attempts:
+                attempt += 1 if setup.probes else 0
+                if not setup.stuck and attempt < attempts and start < starts:
                     _teardown(setup)
                     continue
                 if not setup.stuck:
-                    raise RuntimeError(f"no reader got stuck in {attempts} pcscds of {collisions} collisions each: "
-                                       f"{setup.probes}")
+                    raise RuntimeError(f"no reader got stuck in {attempt} pcscds of {collisions} collisions each "
+                                       f"({start} started): {setup.probes}")
         except BaseException:
             _teardown(setup)
             raise
