@@ -41,7 +41,7 @@ enum OpenPGPInfoText {
         var out = [words("cli.openpgp.slot." + k.slot.name, ["slot": k.slot.name.uppercased()])]
         if k.hasKey {
             field("cli.openpgp.info.algorithm", k.attributes?.description ?? "-")
-            field("cli.openpgp.info.fingerprint", fingerprint(k.fingerprint) ?? "-")
+            field("cli.openpgp.info.fingerprint", OpenPGP.fingerprintText(k.fingerprint) ?? "-")
             field("cli.openpgp.info.created", created(k.generationTime) ?? "-")
             field("cli.openpgp.info.origin", words("cli.openpgp.origin." + origin(k.status)))
         } else {
@@ -71,16 +71,6 @@ enum OpenPGPInfoText {
             slot: slot.name, present: true, subject: c?.subject, issuer: c?.issuer,
             notBefore: c?.notBefore.map(PIVInfoText.date), notAfter: c?.notAfter.map(PIVInfoText.date),
             sha256Fingerprint: c?.sha256FingerprintText)
-    }
-
-    /// 40 hex digits in groups of four, as GnuPG shows them; nil when none was written.
-    static func fingerprint(_ bytes: [UInt8]) -> String? {
-        guard bytes.contains(where: { $0 != 0 }) else { return nil }
-        let hex = Hex.encode(bytes, uppercase: true)
-        return stride(from: 0, to: hex.count, by: 4).map { i in
-            let start = hex.index(hex.startIndex, offsetBy: i)
-            return String(hex[start..<hex.index(start, offsetBy: min(4, hex.count - i))])
-        }.joined(separator: " ")
     }
 
     static func created(_ time: UInt32) -> String? {
@@ -114,7 +104,7 @@ enum OpenPGPInfoText {
     static func keyJSON(_ k: OpenPGPKeyInfo) -> OpenPGPInfoJSON.Key {
         OpenPGPInfoJSON.Key(
             slot: k.slot.name, hasKey: k.hasKey, algorithm: k.attributes?.description,
-            fingerprint: fingerprint(k.fingerprint).map { $0.filter { $0 != " " } },
+            fingerprint: OpenPGP.fingerprintText(k.fingerprint).map { $0.filter { $0 != " " } },
             created: created(k.generationTime), origin: k.status.map { origin($0) },
             touchPolicy: k.touchPolicy?.name)
     }

@@ -1,7 +1,7 @@
 import AuthenticatorModel
 import KeyKit
 
-/// The opener of a smart-card application's commands (OpenPGP, YubiHSM Auth): when the key cannot be reached
+/// The opener of a smart-card application's commands (PIV, OpenPGP, YubiHSM Auth, OATH info and password): when the key cannot be reached
 /// over PC/SC and the one key there is, by its HID product name, a key without a smart-card interface (a
 /// Security Key, or a YubiKey with CCID turned off), the error says that the application is not on that key,
 /// not that pcscd or a reader is missing.

@@ -3,6 +3,16 @@
 /// curves and the touch policies. KeyKit's `OpenPGPSession` sends them and the virtual key's OpenPGP applet
 /// answers them, so both read them from here.
 public enum OpenPGP {
+    /// A fingerprint as GnuPG shows it: 40 hex digits in groups of four; nil when none was written (all zero).
+    public static func fingerprintText(_ bytes: [UInt8]) -> String? {
+        guard bytes.contains(where: { $0 != 0 }) else { return nil }
+        let hex = Hex.encode(bytes, uppercase: true)
+        return stride(from: 0, to: hex.count, by: 4).map { i in
+            let start = hex.index(hex.startIndex, offsetBy: i)
+            return String(hex[start..<hex.index(start, offsetBy: min(4, hex.count - i))])
+        }.joined(separator: " ")
+    }
+
     /// Instruction bytes. 0xF1 and 0xF2 are the YubiKey's.
     public enum Ins {
         public static let verify: UInt8 = 0x20

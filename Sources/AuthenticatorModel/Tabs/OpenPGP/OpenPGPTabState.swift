@@ -18,14 +18,7 @@ public struct OpenPGPKeyRow: Sendable, Hashable {
     public var touchPolicy: OpenPGP.TouchPolicy? = .off
 
     /// 40 hex digits in groups of four, as GnuPG shows them; nil when none was written.
-    public var fingerprintText: String? {
-        guard fingerprint.contains(where: { $0 != 0 }) else { return nil }
-        let hex = Hex.encode(fingerprint, uppercase: true)
-        return stride(from: 0, to: hex.count, by: 4).map { i in
-            let start = hex.index(hex.startIndex, offsetBy: i)
-            return String(hex[start..<hex.index(start, offsetBy: min(4, hex.count - i))])
-        }.joined(separator: " ")
-    }
+    public var fingerprintText: String? { OpenPGP.fingerprintText(fingerprint) }
 }
 
 extension OpenPGPKeyRow {
