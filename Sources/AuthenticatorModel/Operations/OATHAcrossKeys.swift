@@ -18,20 +18,25 @@ public enum OATHAcrossKeys {
     /// The rows of each key (`perKey[i]` are key i's), merged by `id`: in the order the TUI shows accounts
     /// (`CredentialID.displayOrder`), each with its holders in key order.
     public static func merge<Row: Sendable>(_ perKey: [[Row]], id: (Row) -> CredentialID) -> [Merged<Row>] {
-        var order = [String]()
-        var byID = [String: (id: CredentialID, holders: [(key: Int, row: Row)])]()
+        // Runs for every frame of the all-keys view: each ID is spelled once, and the sort compares keys made once
+        // per account, not two strings made afresh for each comparison.
+        var at = [String: Int]()
+        var merged = [(id: CredentialID, text: String, holders: [(key: Int, row: Row)])]()
         for (k, rows) in perKey.enumerated() {
             for row in rows {
                 let i = id(row)
-                if byID[i.string] == nil {
-                    order.append(i.string)
-                    byID[i.string] = (i, [])
+                let text = i.string
+                if let index = at[text] {
+                    merged[index].holders.append((k, row))
+                } else {
+                    at[text] = merged.count
+                    merged.append((i, text, [(k, row)]))
                 }
-                byID[i.string]!.holders.append((k, row))
             }
         }
-        return order.compactMap { byID[$0] }.sorted { $0.id.displayOrder < $1.id.displayOrder }
-            .map { Merged(id: $0.id.string, holders: $0.holders) }
+        let order = merged.map(\.id.displayOrder)
+        return merged.indices.sorted { order[$0] < order[$1] }
+            .map { Merged(id: merged[$0].text, holders: merged[$0].holders) }
     }
 
     /// A setting two keys hold differently for the same account.

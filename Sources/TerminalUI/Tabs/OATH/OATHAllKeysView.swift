@@ -13,7 +13,9 @@ extension OATHView {
             noAccounts(state, at: top)
             return
         }
-        let marks = visible.map { keyMarks($0, state) }
+        var labels = [String: String]()
+        for key in state.keys { labels[key.id] = state.keyLabel(key) }
+        let marks = visible.map { keyMarks($0, labels: labels) }
         // The keys column: as wide as its longest text, at most a quarter of the screen (at least 12 cells).
         let widest = marks.map { $0.full.cellWidth }.max() ?? 0
         let keysWidth = min(widest, max(12, area.width / 4))
@@ -39,10 +41,12 @@ extension OATHView {
         var full: String { missing.map { holders + "  " + $0 } ?? holders }
     }
 
-    func keyMarks(_ row: OATHMergedAccount, _ state: AppState) -> KeyMarks {
-        let holders = row.holders.map { state.keyLabel(id: $0) }.joined(separator: " · ")
+    /// `labels`: each key's label by its ID (`AppState.keyLabel`), made once for the frame; a key gone is called by
+    /// its ID.
+    func keyMarks(_ row: OATHMergedAccount, labels: [String: String]) -> KeyMarks {
+        let holders = row.holders.map { labels[$0] ?? $0 }.joined(separator: " · ")
         guard !row.missing.isEmpty else { return KeyMarks(holders: holders) }
-        let missing = row.missing.map { state.keyLabel(id: $0) }.joined(separator: ", ")
+        let missing = row.missing.map { labels[$0] ?? $0 }.joined(separator: ", ")
         return KeyMarks(holders: holders, missing: app.text(UIText("view.oath.notOn", ["keys": missing])))
     }
 
