@@ -127,10 +127,10 @@ extension ErrorExplanation {
 }
 
 /// OpenPGP's errors.
-extension ErrorExplanation {
-    static func explain(_ e: OpenPGPError) -> ErrorExplanation {
+extension OpenPGPError: ExplainableError {
+    var explanation: ErrorExplanation {
         func named(_ p: OpenPGP.Password) -> [String: UIText] { ["password": UIText("openpgp.password." + p.textName)] }
-        switch e {
+        switch self {
         case .wrongPassword(let p, let n):
             return ErrorExplanation(kind: .openpgpWrongPassword, ["retries": String(n)], nested: named(p))
         case .passwordBlocked(let p): return ErrorExplanation(kind: .openpgpPasswordBlocked, nested: named(p))
@@ -154,17 +154,16 @@ extension ErrorExplanation {
         case .attestedKeyMismatch(let slot):
             return ErrorExplanation(
                 kind: .attestationInvalid, ["slot": slot.name], nested: ["why": UIText("attestation.other-key")])
-        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
-        case .status(let sw):
-            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        case .malformed(let m): return .malformedAnswer(m)
+        case .status(let sw): return .refused(sw)
         }
     }
 }
 
 /// YubiHSM Auth's errors.
-extension ErrorExplanation {
-    static func explain(_ e: HSMAuthError) -> ErrorExplanation {
-        switch e {
+extension HSMAuthError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .wrongManagementKey(0): return ErrorExplanation(kind: .hsmauthManagementKeyBlocked)
         case .wrongManagementKey(let n):
             return ErrorExplanation(kind: .hsmauthWrongManagementKey, ["retries": String(n)])
@@ -183,17 +182,17 @@ extension ErrorExplanation {
         case .notSupported(let minimum, let actual):
             return ErrorExplanation(
                 kind: .hsmauthNeedsFirmware, ["minimum": minimum.description, "actual": actual.description])
-        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
-        case .status(let sw):
-            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        case .malformed(let m): return .malformedAnswer(m)
+        case .status(let sw): return .refused(sw)
         }
     }
 }
 
-/// PIV's errors and the crypto ones PIV meets.
-extension ErrorExplanation {
-    static func explain(_ e: PIVError) -> ErrorExplanation {
-        switch e {
+// PIV's errors and the crypto ones PIV meets.
+
+extension PIVError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .wrongPIN(let n): return ErrorExplanation(kind: .pivWrongPIN, ["retries": String(n)])
         case .pinBlocked: return ErrorExplanation(kind: .pivPINBlocked)
         case .wrongPUK(let n): return ErrorExplanation(kind: .pivWrongPUK, ["retries": String(n)])
@@ -212,8 +211,7 @@ extension ErrorExplanation {
         case .objectNotFound(let id):
             return ErrorExplanation(kind: .pivObjectMissing, ["object": Hex.encode(id, uppercase: true)])
         case .noSpace: return ErrorExplanation(kind: .pivNoRoom)
-        case .incorrectParameters(let sw), .status(let sw):
-            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        case .incorrectParameters(let sw), .status(let sw): return .refused(sw)
         case .notSupported(let feature, let minimum, let actual):
             return ErrorExplanation(
                 kind: .pivNeedsFirmware, ["minimum": minimum.description, "actual": actual.description],
@@ -223,7 +221,8 @@ extension ErrorExplanation {
         case .unsupportedCertificateInfo(let b):
             return ErrorExplanation(
                 kind: .malformedAnswer,
-                detail: malformationText(Malformation(.certificate, .value(Hex.encode([b], uppercase: true)))))
+                detail: ErrorExplanation.malformationText(
+                    Malformation(.certificate, .value(Hex.encode([b], uppercase: true)))))
         case .attestationNotSignedByDevice(let slot):
             return ErrorExplanation(
                 kind: .attestationInvalid, ["slot": slot.description],
@@ -233,10 +232,12 @@ extension ErrorExplanation {
                 kind: .attestationInvalid, ["slot": slot.description],
                 nested: ["why": UIText("attestation.other-key")])
         case .malformed(let m):
-            return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(malformation(m)))
+            return .malformedAnswer(ErrorExplanation.malformation(m))
         }
     }
+}
 
+extension ErrorExplanation {
     /// A PIV answer's problem as a part and what is wrong with it.
     static func malformation(_ m: PIVMalformation) -> Malformation {
         func hex(_ b: UInt8) -> String { Hex.encode([b], uppercase: true) }
@@ -257,9 +258,11 @@ extension ErrorExplanation {
             return Malformation(.signature, .lengthExpected(actual, expected: expected))
         }
     }
+}
 
-    static func explain(_ e: CryptoError) -> ErrorExplanation {
-        switch e {
+extension CryptoError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .openssl(let what): return ErrorExplanation(kind: .cryptoFailed, ["detail": what])
         case .length(let expected, let actual):
             return ErrorExplanation(
@@ -275,23 +278,28 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.rsa-size", ["bits": String(bits)]))
         }
     }
+}
 
-    static func explain(_ e: BlockCipher.Error) -> ErrorExplanation {
-        switch e {
+extension BlockCipher.Error: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .keyLength(let expected, let actual):
             return ErrorExplanation(
                 kind: .managementKeyLength, ["expected": String(expected), "count": String(actual)])
         case .blockLength(let expected, let actual):
             return ErrorExplanation(
                 kind: .malformedAnswer,
-                detail: malformationText(Malformation(.pivAnswer, .lengthExpected(actual, expected: expected))))
+                detail: ErrorExplanation.malformationText(
+                    Malformation(.pivAnswer, .lengthExpected(actual, expected: expected))))
         case .notABlockCipher(let a): return ErrorExplanation(kind: .pivAlgorithm, ["algorithm": a.description])
         case .openssl(let function): return ErrorExplanation(kind: .cryptoFailed, ["detail": function])
         }
     }
+}
 
-    static func explain(_ e: RSAPadding.Error) -> ErrorExplanation {
-        switch e {
+extension RSAPadding.Error: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .digestLength(let expected, let actual):
             return ErrorExplanation(
                 kind: .invalidInput,

@@ -1,10 +1,11 @@
 import Glibc
 import KeyKit
 
-/// The OTP, NDEF, FIDO2 and HID errors, and the remembered-keys store's: the rest of `ErrorExplanation.explain`.
-extension ErrorExplanation {
-    static func explain(_ e: OTPError) -> ErrorExplanation {
-        switch e {
+// The OTP, NDEF, FIDO2 and HID errors, the QR images' and the remembered-keys store's explanations.
+
+extension OTPError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .invalidSlot(let s): return ErrorExplanation(kind: .noSuchSlot, ["slot": String(s)])
         case .slotEmpty(let s): return ErrorExplanation(kind: .slotEmpty, ["slot": String(s)])
         case .notChallengeResponse(let s): return ErrorExplanation(kind: .slotNotChallengeResponse, ["slot": String(s)])
@@ -13,7 +14,7 @@ extension ErrorExplanation {
         case .invalidKey(let n): return ErrorExplanation(kind: .hmacKeyLength, ["bytes": String(n)])
         case .invalidAccessCode: return ErrorExplanation(kind: .accessCodeLength)
         case .configurationRefused: return ErrorExplanation(kind: .slotRefused)
-        case .unexpectedResponse(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .unexpectedResponse(let m): return .malformedAnswer(m)
         case .invalidPublicID(let n): return ErrorExplanation(kind: .publicIDLength, ["bytes": String(n)])
         case .invalidPrivateID(let n): return ErrorExplanation(kind: .privateIDLength, ["bytes": String(n)])
         case .invalidAESKey(let n): return ErrorExplanation(kind: .aesKeyLength, ["bytes": String(n)])
@@ -27,15 +28,17 @@ extension ErrorExplanation {
         case .ndefTooLong(let n): return ErrorExplanation(kind: .ndefURILength, ["bytes": String(n)])
         }
     }
+}
 
-    static func explain(_ e: OTPHIDError) -> ErrorExplanation {
-        switch e {
+extension OTPHIDError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .permissionDenied(let path): return .hidPermission(path)
         case .deviceGone(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
         case .ioFailed(let call, let path, let code):
             return ErrorExplanation(
                 kind: .hidFailed, ["path": path, "detail": call + ": " + String(cString: strerror(code))])
-        case .malformedReport(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .malformedReport(let m): return .malformedAnswer(m)
         case .badChecksum: return ErrorExplanation(kind: .damagedAnswer)
         case .commandRejected: return ErrorExplanation(kind: .slotRefused)
         case .touchTimeout: return ErrorExplanation(kind: .touchTimeout)
@@ -43,27 +46,34 @@ extension ErrorExplanation {
         case .closed: return ErrorExplanation(kind: .connectionClosed)
         }
     }
+}
 
-    static func explain(_ e: NDEFError) -> ErrorExplanation {
-        switch e {
-        case .malformed(let m): return ErrorExplanation(kind: .ndefMalformed, detail: malformationText(m))
+extension NDEFError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
+        case .malformed(let m):
+            return ErrorExplanation(kind: .ndefMalformed, detail: ErrorExplanation.malformationText(m))
         case .chunkedRecords: return ErrorExplanation(kind: .ndefUnsupported)
-        case .noOTP(let reason): return ErrorExplanation(kind: .noOTP, detail: noOTPText(reason))
+        case .noOTP(let reason): return ErrorExplanation(kind: .noOTP, detail: ErrorExplanation.noOTPText(reason))
         }
     }
+}
 
-    static func explain(_ e: YubicoOTPError) -> ErrorExplanation {
-        switch e {
+extension YubicoOTPError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .keyLength, .privateIDLength, .publicIDLength:
-            return ErrorExplanation(kind: .invalidInput, detail: yubicoOTPText(e))
+            return ErrorExplanation(kind: .invalidInput, detail: ErrorExplanation.yubicoOTPText(self))
         case .tokenLength, .otpTooShort, .otpTooLong, .otpOddLength, .tokenNotModhex, .publicIDNotModhex:
-            return ErrorExplanation(kind: .notYubicoOTP, detail: yubicoOTPText(e))
+            return ErrorExplanation(kind: .notYubicoOTP, detail: ErrorExplanation.yubicoOTPText(self))
         case .crcMismatch: return ErrorExplanation(kind: .otpCRC)
         }
     }
+}
 
-    static func explain(_ e: QRImageError) -> ErrorExplanation {
-        switch e {
+extension QRImageError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .unreadable(let path, let why):
             return ErrorExplanation(kind: .fileUnreadable, ["path": path, "detail": why])
         case .fileTooLarge(let path, let bytes):
@@ -86,9 +96,11 @@ extension ErrorExplanation {
                 kind: .qrLibraryMissing, ["library": library, "package": package, "detail": detail])
         }
     }
+}
 
-    static func explain(_ e: RememberedKeys.StoreError) -> ErrorExplanation {
-        switch e {
+extension RememberedKeys.StoreError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .unreadable(let path, let why):
             return ErrorExplanation(kind: .fileUnreadable, ["path": path, "detail": why])
         case .unwritable(let path, let why):
@@ -97,11 +109,13 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: .fileInsecure, ["path": path, "mode": String(mode, radix: 8)])
         }
     }
+}
 
-    static func explain(_ e: CTAPError) -> ErrorExplanation {
-        switch e.code {
+extension CTAPError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch code {
         case CTAPError.pinInvalid:
-            return ErrorExplanation(kind: .wrongPIN, ["retries": e.retriesLeft.map(String.init) ?? "?"])
+            return ErrorExplanation(kind: .wrongPIN, ["retries": retriesLeft.map(String.init) ?? "?"])
         case CTAPError.pinBlocked: return ErrorExplanation(kind: .pinBlocked)
         case CTAPError.pinAuthBlocked: return ErrorExplanation(kind: .pinAuthBlocked)
         case CTAPError.pinNotSet: return ErrorExplanation(kind: .pinNotSet)
@@ -119,13 +133,15 @@ extension ErrorExplanation {
         case CTAPError.operationDenied: return ErrorExplanation(kind: .operationDenied)
         case CTAPError.uvBlocked: return ErrorExplanation(kind: .uvBlocked)
         case CTAPError.invalidCommand: return ErrorExplanation(kind: .invalidCommand)
-        default: return ErrorExplanation(kind: .ctapError, ["name": e.name])
+        default: return ErrorExplanation(kind: .ctapError, ["name": name])
         }
     }
+}
 
-    static func explain(_ e: FIDOSessionError) -> ErrorExplanation {
-        switch e {
-        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+extension FIDOSessionError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
+        case .malformed(let m): return .malformedAnswer(m)
         case .pinTooShort(let minimum, let count):
             return ErrorExplanation(kind: .pinTooShort, ["minimum": String(minimum), "count": String(count)])
         case .pinTooLong(let bytes): return ErrorExplanation(kind: .pinTooLong, ["bytes": String(bytes)])
@@ -134,7 +150,8 @@ extension ErrorExplanation {
         case .signatureInvalid(let check):
             return ErrorExplanation(kind: .signatureInvalid, detail: UIText("signature." + check.rawValue))
         case .notSupported(let feature):
-            return ErrorExplanation(kind: .notSupported, ["status": "-"], nested: ["what": featureText(feature)])
+            return ErrorExplanation(
+                kind: .notSupported, ["status": "-"], nested: ["what": ErrorExplanation.featureText(feature)])
         case .ctap2NotSupported: return ErrorExplanation(kind: .u2fOnly)
         case .noCommonPINProtocol(let offered):
             return ErrorExplanation(
@@ -154,9 +171,11 @@ extension ErrorExplanation {
                 kind: .fingerprintNameTooLong, ["maximum": String(maximum), "bytes": String(bytes)])
         }
     }
+}
 
-    static func explain(_ e: FIDOTransportError) -> ErrorExplanation {
-        switch e {
+extension FIDOTransportError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .timeout: return ErrorExplanation(kind: .timeout)
         case .channelBusy: return ErrorExplanation(kind: .keyBusy)
         case .invalidSequence, .unexpectedCommand: return ErrorExplanation(kind: .damagedAnswer)
@@ -169,12 +188,14 @@ extension ErrorExplanation {
             }
         case .deviceGone: return ErrorExplanation(kind: .keyRemoved)
         case .closed: return ErrorExplanation(kind: .connectionClosed)
-        case .malformed(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+        case .malformed(let m): return .malformedAnswer(m)
         }
     }
+}
 
-    static func explain(_ e: HIDDeviceError) -> ErrorExplanation {
-        switch e {
+extension HIDDeviceError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .permissionDenied(let path): return .hidPermission(path)
         case .notFound(let path): return ErrorExplanation(kind: .hidGone, ["path": path])
         case .openFailed(let path, let reason):

@@ -1,9 +1,10 @@
 import KeyKit
 
-/// The Management application's errors and the problems found in a configuration change before it is sent.
-extension ErrorExplanation {
-    static func explain(_ e: ManagementError) -> ErrorExplanation {
-        switch e {
+// The Management application's errors and the problems found in a configuration change before it is sent.
+
+extension ManagementError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .lockCodeLength: return ErrorExplanation(kind: .lockCodeFormat)
         case .wrongLockCode: return ErrorExplanation(kind: .wrongLockCode)
         case .configurationRefused: return ErrorExplanation(kind: .configRefused)
@@ -15,9 +16,11 @@ extension ErrorExplanation {
         case .resetRefused(let sw): return ErrorExplanation(kind: .deviceResetRefused, ["status": sw.hexString])
         }
     }
+}
 
-    static func explain(_ e: ConfigProblem) -> ErrorExplanation {
-        switch e {
+extension ConfigProblem: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .unknownApplication(let name):
             return ErrorExplanation(
                 kind: .unknownApplication,

@@ -295,11 +295,26 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     }
 }
 
+/// An error that says itself what went wrong: KeyKit's errors and ykterm's own, each classified and worded in
+/// its extension here.
+protocol ExplainableError: Error {
+    var explanation: ErrorExplanation { get }
+}
+
 extension ErrorExplanation {
+    /// An answer that cannot be read, and what is wrong with which part of it.
+    static func malformedAnswer(_ m: Malformation) -> ErrorExplanation {
+        ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
+    }
+
+    /// A status word the key refused a command with, and what it means.
+    static func refused(_ sw: StatusWord) -> ErrorExplanation {
+        ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+    }
+
     static func explain(_ error: any Error) -> ErrorExplanation {
+        if let e = error as? any ExplainableError { return e.explanation }
         switch error {
-        case let e as SmartCardError: return explain(e)
-        case let e as KeyFinderError: return explain(e)
         case let e as EveryKeyError:
             switch e {
             case .notPluggedIn(let serial, let name?):
@@ -311,10 +326,6 @@ extension ErrorExplanation {
                     kind: .noKeyFound, nested: ["which": UIText("error.which.serial", ["serial": String(serial)])])
             case .noKeys: return ErrorExplanation(kind: .noKeyFound, ["which": ""])
             }
-        case let e as KeyRouteError: return explain(e)
-        case let e as OATHError: return explain(e)
-        case let e as PSKCError: return explain(e)
-        case let e as OATHOperationError: return explain(e)
         case let e as FIDOOperationError:
             switch e {
             case .pinAlreadySet: return ErrorExplanation(kind: .pinAlreadySet)
@@ -323,29 +334,9 @@ extension ErrorExplanation {
             case .tooManyRelyingParties(let max, let given):
                 return ErrorExplanation(kind: .tooManyRelyingParties, ["max": String(max), "count": String(given)])
             }
-        case let e as OTPError: return explain(e)
-        case let e as OTPHIDError: return explain(e)
-        case let e as NDEFError: return explain(e)
-        case let e as YubicoOTPError: return explain(e)
-        case let e as CTAPError: return explain(e)
-        case let e as FIDOSessionError: return explain(e)
-        case let e as FIDOTransportError: return explain(e)
-        case let e as HIDDeviceError: return explain(e)
-        case let e as PIVError: return explain(e)
-        case let e as PIVOperationError: return explain(e)
-        case let e as OpenPGPError: return explain(e)
-        case let e as HSMAuthError: return explain(e)
         // The command line asks before a fixed touch policy; an answer it did not give changed nothing.
         case is OpenPGPOperationError: return ErrorExplanation(kind: .declined)
-        case let e as SSHOperationError: return explain(e)
-        case let e as ManagementError: return explain(e)
-        case let e as ConfigProblem: return explain(e)
-        case let e as BlockCipher.Error: return explain(e)
-        case let e as RSAPadding.Error: return explain(e)
-        case let e as Gzip.Error:
-            return ErrorExplanation(
-                kind: .malformedAnswer,
-                detail: malformationText(Malformation(.certificate, .gzip(e))))
+        case let e as Gzip.Error: return .malformedAnswer(Malformation(.certificate, .gzip(e)))
         case let e as Hex.DecodeError:
             switch e {
             case .invalidCharacter(let c, let offset):
@@ -353,19 +344,14 @@ extension ErrorExplanation {
             case .oddLength(let n): return ErrorExplanation(kind: .oddHex, ["count": String(n)])
             }
         case let e as Modhex.DecodeError: return ErrorExplanation(kind: .invalidInput, detail: modhexText(e))
-        case let e as TLV.DecodeError:
-            return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(Malformation(.answer, .tlv(e))))
-        case let e as CBORError:
-            return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(Malformation(.answer, .cbor(e))))
+        case let e as TLV.DecodeError: return .malformedAnswer(Malformation(.answer, .tlv(e)))
+        case let e as CBORError: return .malformedAnswer(Malformation(.answer, .cbor(e)))
         case let e as AtomicFile.WriteError:
             return ErrorExplanation(kind: .fileUnwritable, ["path": e.path, "detail": e.reason])
-        case let e as RememberedKeys.StoreError: return explain(e)
-        case let e as QRImageError: return explain(e)
-        case let e as CryptoError: return explain(e)
         case let e as CertificateIssuer.IssueError:
             switch e {
-            case .crypto(let c): return explain(c)
-            case .keyCannotSign: return explain(CryptoError.keyType)
+            case .crypto(let c): return c.explanation
+            case .keyCannotSign: return CryptoError.keyType.explanation
             case .noIssuer: return ErrorExplanation(kind: .invalidInput, detail: UIText("crypto.no-issuer"))
             }
         case is CancellationError: return ErrorExplanation(kind: .cancelled)
@@ -373,9 +359,11 @@ extension ErrorExplanation {
         default: return ErrorExplanation(kind: .unexpected, ["detail": String(describing: error)])
         }
     }
+}
 
-    static func explain(_ e: SmartCardError) -> ErrorExplanation {
-        switch e {
+extension SmartCardError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .serviceUnavailable:
             return ErrorExplanation(kind: PCSCDaemon.isInstalled() ? .pcscdNotRunning : .pcscdNotInstalled)
         case .accessDenied:
@@ -403,10 +391,10 @@ extension ErrorExplanation {
             return ErrorExplanation(
                 kind: .pcscFailed,
                 ["function": function, "code": "0x" + String(code, radix: 16, uppercase: true)])
-        case .invalidAPDU(let problem): return ErrorExplanation(kind: .invalidInput, detail: apduText(problem))
-        case .malformedResponse(let m): return ErrorExplanation(kind: .malformedAnswer, detail: malformationText(m))
-        case .status(let sw):
-            return ErrorExplanation(kind: .refused, ["status": sw.hexString], nested: ["meaning": statusText(sw)])
+        case .invalidAPDU(let problem):
+            return ErrorExplanation(kind: .invalidInput, detail: ErrorExplanation.apduText(problem))
+        case .malformedResponse(let m): return .malformedAnswer(m)
+        case .status(let sw): return .refused(sw)
         case .emptyResponsePart(let sw, let fetch):
             return ErrorExplanation(kind: .exchangeBrokeOff, ["status": sw.hexString, "fetch": fetch])
         case .applicationNotAvailable(let name):
@@ -421,9 +409,11 @@ extension ErrorExplanation {
                 ])
         }
     }
+}
 
-    static func explain(_ e: KeyFinderError) -> ErrorExplanation {
-        switch e {
+extension KeyFinderError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .noKey(let selector):
             let which: UIText
             switch (selector.reader, selector.serial) {
@@ -437,9 +427,11 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: .severalKeys, ["keys": labels.map { "\n  " + $0 }.joined()])
         }
     }
+}
 
-    static func explain(_ e: KeyRouteError) -> ErrorExplanation {
-        switch e {
+extension KeyRouteError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .notOnThisKey(let application, let interfaces):
             let has = interfaces.map(\.rawValue).joined(separator: ", ")
             let needs: String
@@ -458,9 +450,11 @@ extension ErrorExplanation {
                 nested: ["application": UIText("application." + application.rawValue)])
         }
     }
+}
 
-    static func explain(_ e: PIVOperationError) -> ErrorExplanation {
-        switch e {
+extension PIVOperationError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         // An answer the command line did not give (it asks each question once).
         case .needs: return ErrorExplanation(kind: .pivNeedsAuthentication)
         case .noCertificate(let slot): return ErrorExplanation(kind: .pivNoCertificate, ["slot": slot.description])
@@ -474,9 +468,11 @@ extension ErrorExplanation {
         case .printedHoldsManagementKey: return ErrorExplanation(kind: .pivPrintedHoldsManagementKey)
         }
     }
+}
 
-    static func explain(_ e: SSHOperationError) -> ErrorExplanation {
-        switch e {
+extension SSHOperationError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .exists(let application, let user):
             return ErrorExplanation(kind: .sshKeyExists, ["application": application, "user": user ?? "-"])
         case .notAnSSHApplication(let a): return ErrorExplanation(kind: .sshApplication, ["application": a])
@@ -485,9 +481,11 @@ extension ErrorExplanation {
         case .ambiguousKey(let id): return ErrorExplanation(kind: .sshAmbiguousKey, ["id": id])
         }
     }
+}
 
-    static func explain(_ e: OATHOperationError) -> ErrorExplanation {
-        switch e {
+extension OATHOperationError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .ambiguous(let query, let matches):
             return ErrorExplanation(
                 kind: .ambiguousAccount,
@@ -497,9 +495,11 @@ extension ErrorExplanation {
         case .noPassword: return ErrorExplanation(kind: .oathNoPassword)
         }
     }
+}
 
-    static func explain(_ e: PSKCError) -> ErrorExplanation {
-        switch e {
+extension PSKCError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
         case .notXML(let reason): return ErrorExplanation(kind: .pskcInvalid, ["detail": reason])
         case .notPSKC: return ErrorExplanation(kind: .pskcInvalid, ["detail": "KeyContainer"])
         case .malformed(let element): return ErrorExplanation(kind: .pskcInvalid, ["detail": element])
@@ -509,11 +509,15 @@ extension ErrorExplanation {
         case .wrongKey: return ErrorExplanation(kind: .pskcWrongKey)
         }
     }
+}
 
-    static func explain(_ e: OATHError) -> ErrorExplanation {
-        switch e {
-        case .invalidCredential(let problem): return ErrorExplanation(kind: .invalidAccount, text: accountText(problem))
-        case .invalidURI(let problem): return ErrorExplanation(kind: .invalidURI, text: uriText(problem))
+extension OATHError: ExplainableError {
+    var explanation: ErrorExplanation {
+        switch self {
+        case .invalidCredential(let problem):
+            return ErrorExplanation(kind: .invalidAccount, text: ErrorExplanation.accountText(problem))
+        case .invalidURI(let problem):
+            return ErrorExplanation(kind: .invalidURI, text: ErrorExplanation.uriText(problem))
         case .wrongPassword: return ErrorExplanation(kind: .wrongPassword)
         case .passwordRequired: return ErrorExplanation(kind: .passwordRequired)
         case .notSupported(let feature, let minimum, let actual):
@@ -539,7 +543,9 @@ extension ErrorExplanation {
             return ErrorExplanation(kind: kind, ["status": sw.hexString])
         }
     }
+}
 
+extension ErrorExplanation {
     /// The words for what is wrong with an account's fields: `account.<problem>`.
     public static func accountText(_ problem: AccountProblem) -> UIText {
         switch problem {

@@ -45,21 +45,13 @@ public enum CTAP2 {
         /// The preview command some keys (YubiKey 5.2-5.4) have instead of 0x0A.
         case credentialManagementPreview = 0x41
 
-        /// The command's name as the specification writes it, without "authenticator" (a preview command
-        /// has its command's name).
+        /// The command's name as the specification writes it, without "authenticator": the case's name (a
+        /// preview command has its command's name).
         public var name: String {
             switch self {
-            case .makeCredential: return "makeCredential"
-            case .getAssertion: return "getAssertion"
-            case .getInfo: return "getInfo"
-            case .clientPIN: return "clientPIN"
-            case .reset: return "reset"
-            case .getNextAssertion: return "getNextAssertion"
-            case .bioEnrollment, .bioEnrollmentPreview: return "bioEnrollment"
-            case .credentialManagement, .credentialManagementPreview: return "credentialManagement"
-            case .selection: return "selection"
-            case .largeBlobs: return "largeBlobs"
-            case .config: return "config"
+            case .bioEnrollmentPreview: return Command.bioEnrollment.name
+            case .credentialManagementPreview: return Command.credentialManagement.name
+            default: return String(describing: self)
             }
         }
     }
