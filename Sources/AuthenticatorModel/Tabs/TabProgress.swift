@@ -2,6 +2,27 @@
 /// a failed operation with its reason. Each tab names them with its own operations and reasons
 /// (`FIDOBusy = KeyBusy<FIDOOperation>`, ...).
 
+/// The operations of a tab that works on a key (what runs, what failed). Their words in the string tables are named
+/// by their raw values: `<words>.working.<operation>` after the tab's title while one runs, and
+/// `touch.for.<words>.<operation>` when the key waits for a touch for it.
+public protocol KeyTabOperation: RawRepresentable, CaseIterable, Sendable, Hashable where RawValue == String {
+    /// The tab's prefix in the string tables.
+    static var words: String { get }
+    /// The operation's name in its working words: its raw value, unless the tab names it otherwise; nil when the tab
+    /// says nothing after its title while it runs.
+    var workingName: String? { get }
+}
+
+extension KeyTabOperation {
+    public var workingName: String? { rawValue }
+
+    /// The string key of what the tab is doing, after its title while the operation runs (nil: nothing is said).
+    public var workingKey: String? { workingName.map { Self.words + ".working." + $0 } }
+
+    /// The string key said once when the key starts to wait for a touch for the operation.
+    public var touchKey: String { "touch.for." + Self.words + "." + rawValue }
+}
+
 /// A command in flight, and whether the key waits for a touch.
 public struct KeyBusy<Operation: Sendable & Hashable>: Sendable, Hashable {
     public var operation: Operation
@@ -67,11 +88,11 @@ func keyTabOpened(
 }
 
 /// The key of the tab's operation in flight (`busy`) started (`waiting`) or stopped waiting for a touch: the mark
-/// follows it, and a new wait is signalled once, with the words `touch.for.<tab>.<operation>`.
-func keyTabTouch<Operation: RawRepresentable<String>>(
-    _ state: inout AppState, _ busy: WritableKeyPath<AppState, KeyBusy<Operation>?>, tab: String, waiting: Bool
+/// follows it, and a new wait is signalled once, with the operation's touch words.
+func keyTabTouch<Operation: KeyTabOperation>(
+    _ state: inout AppState, _ busy: WritableKeyPath<AppState, KeyBusy<Operation>?>, waiting: Bool
 ) {
     guard let current = state[keyPath: busy] else { return }
-    if waiting && !current.touch { state.alertTouch(UIText("touch.for.\(tab)." + current.operation.rawValue)) }
+    if waiting && !current.touch { state.alertTouch(UIText(current.operation.touchKey)) }
     state[keyPath: busy]?.touch = waiting
 }

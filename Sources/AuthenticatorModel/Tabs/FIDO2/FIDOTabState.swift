@@ -135,8 +135,12 @@ public enum FIDOResetStage: Sendable, Hashable {
 }
 
 /// The key operations of the tab (what is running, what failed).
-public enum FIDOOperation: String, Sendable, Hashable {
+public enum FIDOOperation: String, KeyTabOperation {
     case load, setPIN, changePIN, verifyPIN, list, delete, update, reset
+
+    public static let words = "fido"
+    /// Reading the information and the reset say nothing after the title (the reset has its own box).
+    public var workingName: String? { self == .load || self == .reset ? nil : rawValue }
 }
 
 public typealias FIDOBusy = KeyBusy<FIDOOperation>

@@ -35,7 +35,7 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: FIDOTabMsg) -> [C
         setInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        if current(id) { keyTabTouch(&state, \.fido.busy, tab: "fido", waiting: waiting) }
+        if current(id) { keyTabTouch(&state, \.fido.busy, waiting: waiting) }
         return []
     case .pinSet(let id, let info, let changed):
         guard current(id) else { return [] }

@@ -105,8 +105,10 @@ public enum OpenPGPField: String, FormFieldID {
 }
 
 /// The key operations of the tab.
-public enum OpenPGPTabOperation: String, Sendable, Hashable {
+public enum OpenPGPTabOperation: String, KeyTabOperation {
     case load, changePIN, changeAdminPIN, setResetCode, unblockPIN, touchPolicy, export, attest, reset
+
+    public static let words = "openpgp"
 }
 
 public typealias OpenPGPBusy = KeyBusy<OpenPGPTabOperation>

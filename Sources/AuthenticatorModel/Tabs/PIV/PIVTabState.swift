@@ -184,8 +184,12 @@ public enum PIVField: String, FormFieldID {
 }
 
 /// The key operations of the tab.
-public enum PIVOperation: String, Sendable, Hashable {
+public enum PIVOperation: String, KeyTabOperation {
     case load, verify, changePIN, changePUK, unblockPIN, export, generateCertificate, sshKey
+
+    public static let words = "piv"
+    /// The unblock's working words are `piv.working.unblock`.
+    public var workingName: String? { self == .unblockPIN ? "unblock" : rawValue }
 }
 
 public typealias PIVBusy = KeyBusy<PIVOperation>

@@ -44,7 +44,7 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
         setPIVInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        if current(id) { keyTabTouch(&state, \.piv.busy, tab: "piv", waiting: waiting) }
+        if current(id) { keyTabTouch(&state, \.piv.busy, waiting: waiting) }
         return []
     case .verified(let id, let slot, let outcome, let info):
         guard current(id) else { return [] }

@@ -143,8 +143,10 @@ public enum SSHField: String, FormFieldID {
 }
 
 /// The key operations of the tab.
-public enum SSHOperation: String, Sendable, Hashable {
+public enum SSHOperation: String, KeyTabOperation {
     case load, verifyPIN, new, export, delete
+
+    public static let words = "ssh"
 }
 
 public typealias SSHBusy = KeyBusy<SSHOperation>

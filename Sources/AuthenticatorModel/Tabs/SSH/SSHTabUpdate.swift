@@ -63,7 +63,7 @@ func sshTabUpdate(_ state: inout AppState, _ msg: SSHTabMsg) -> [Command] {
         }
         return []
     case .touch(let id, let waiting):
-        if current(id) { keyTabTouch(&state, \.ssh.busy, tab: "ssh", waiting: waiting) }
+        if current(id) { keyTabTouch(&state, \.ssh.busy, waiting: waiting) }
         return []
     case .listed(let id, let keys):
         guard current(id) else {
