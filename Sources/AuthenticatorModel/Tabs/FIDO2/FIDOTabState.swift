@@ -146,7 +146,7 @@ public enum FIDOOperation: String, KeyTabOperation {
 public typealias FIDOBusy = KeyBusy<FIDOOperation>
 
 /// The FIDO2 tab: the information, the PIN dialogs, the credentials list and the guided reset.
-public struct FIDOTabState: Sendable, Hashable {
+public struct FIDOTabState: Sendable, Hashable, KeyTabState {
     /// `unavailable`: the key has no FIDO2 application on the interface that carries it (or speaks U2F only), or
     /// it could not be read.
     public var phase: KeyTabPhase = .noKey

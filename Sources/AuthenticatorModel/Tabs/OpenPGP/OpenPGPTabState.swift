@@ -115,7 +115,7 @@ public typealias OpenPGPBusy = KeyBusy<OpenPGPTabOperation>
 
 /// The OpenPGP tab: the card at a glance (as `gpg --card-status`, read again after every change), the PIN,
 /// admin PIN and reset code dialogs, the touch policies, certificates, attestation and the reset.
-public struct OpenPGPTabState: Sendable, Hashable {
+public struct OpenPGPTabState: Sendable, Hashable, KeyTabState {
     public var phase: KeyTabPhase = .noKey
     /// The key the information belongs to (its descriptor id).
     public var keyID: String?

@@ -196,7 +196,7 @@ public typealias PIVBusy = KeyBusy<PIVOperation>
 
 /// The PIV tab: the application at a glance, a slot's certificate in full, and the PIN, PUK, verify, export and
 /// certificate dialogs.
-public struct PIVTabState: Sendable, Hashable {
+public struct PIVTabState: Sendable, Hashable, KeyTabState {
     /// `unavailable`: the key has no PIV application, no smart-card interface, or could not be read.
     public var phase: KeyTabPhase = .noKey
     /// The key the information belongs to (its descriptor id).

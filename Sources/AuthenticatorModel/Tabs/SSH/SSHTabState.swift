@@ -152,7 +152,7 @@ public enum SSHOperation: String, KeyTabOperation {
 public typealias SSHBusy = KeyBusy<SSHOperation>
 
 /// The SSH tab: the list, a key's line, and the PIN, new-key, export and delete dialogs.
-public struct SSHTabState: Sendable, Hashable {
+public struct SSHTabState: Sendable, Hashable, KeyTabState {
     public var phase: KeyTabPhase = .noKey
     /// The key the list belongs to (its descriptor id).
     public var keyID: String?
