@@ -107,13 +107,11 @@ extension TabView {
         }
     }
 
-    /// What the tab is doing with the key, to follow its title: `separator` and the words of the string key that
-    /// `key` gives the operation. Nothing while the tab is idle or the key waits for a touch (the touch box says
-    /// so), or for an operation `key` gives no words.
-    func working<Operation>(
-        _ busy: KeyBusy<Operation>?, after separator: String, _ key: (Operation) -> String?
-    ) -> String {
-        guard let busy, !busy.touch, let key = key(busy.operation) else { return "" }
+    /// What the tab is doing with the key, to follow its title: `separator` and the operation's working words.
+    /// Nothing while the tab is idle or the key waits for a touch (the touch box says so), or for an operation the
+    /// tab says nothing of.
+    func working<Operation: KeyTabOperation>(_ busy: KeyBusy<Operation>?, after separator: String) -> String {
+        guard let busy, !busy.touch, let key = busy.operation.workingKey else { return "" }
         return separator + app.text(UIText(key))
     }
 }

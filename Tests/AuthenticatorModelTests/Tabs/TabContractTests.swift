@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import KeyKit
 @testable import AuthenticatorModel
@@ -12,6 +13,28 @@ struct TabContractTests {
         #expect(Tab.fido.application == .fido)
         #expect(Tab.apdu.application == .apdu)
         #expect(Tab.piv.application == .piv)
+    }
+
+    /// The working words of every operation of every key tab (those it says anything of while they run), and the
+    /// touch words of the tabs whose operations wait for a touch, are in every language's table.
+    @Test(arguments: Language.allCases)
+    func everyOperationHasItsWordsInEveryLanguage(language: Language) throws {
+        let directory = try #require(StringTables.directory(among: StringTables.directories()))
+        let data = try #require(FileManager.default.contents(atPath: directory + "/\(language.rawValue).json"))
+        let table = try JSONDecoder().decode([String: String].self, from: data)
+        func keys<Operation: KeyTabOperation>(_: Operation.Type, touch: Bool) -> [String] {
+            Operation.allCases.compactMap(\.workingKey) + (touch ? Operation.allCases.map(\.touchKey) : [])
+        }
+        let keys =
+            keys(FIDOOperation.self, touch: true) + keys(PIVOperation.self, touch: true)
+            + keys(SSHOperation.self, touch: true) + keys(OpenPGPTabOperation.self, touch: false)
+        #expect(keys.count == 6 + 8 + 8 + 8 + 5 + 5 + 9)
+        for key in keys { #expect(table[key] != nil, "\(language.rawValue): \(key)") }
+        // Where a tab names an operation otherwise, or says nothing of it.
+        #expect(PIVOperation.unblockPIN.workingKey == "piv.working.unblock")
+        #expect(PIVOperation.unblockPIN.touchKey == "touch.for.piv.unblockPIN")
+        #expect(FIDOOperation.load.workingKey == nil && FIDOOperation.reset.workingKey == nil)
+        #expect(SSHOperation.verifyPIN.workingKey == "ssh.working.verifyPIN")
     }
 
     @Test func aTabsMessageGoesToThatTabAlone() {

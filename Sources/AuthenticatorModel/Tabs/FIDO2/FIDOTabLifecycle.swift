@@ -23,7 +23,7 @@ func fidoLoad(_ state: inout AppState) -> [Command] {
 }
 
 func fidoTabOpened(_ state: inout AppState) -> [Command] {
-    keyTabOpened(&state, \.fido.phase, load: fidoLoad)
+    keyTabOpened(&state, \.fido, load: fidoLoad)
 }
 
 func fidoTabTick(_ state: inout AppState) -> [Command] { [] }

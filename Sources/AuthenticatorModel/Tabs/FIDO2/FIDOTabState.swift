@@ -135,14 +135,18 @@ public enum FIDOResetStage: Sendable, Hashable {
 }
 
 /// The key operations of the tab (what is running, what failed).
-public enum FIDOOperation: String, Sendable, Hashable {
+public enum FIDOOperation: String, KeyTabOperation {
     case load, setPIN, changePIN, verifyPIN, list, delete, update, reset
+
+    public static let words = "fido"
+    /// Reading the information and the reset say nothing after the title (the reset has its own box).
+    public var workingName: String? { self == .load || self == .reset ? nil : rawValue }
 }
 
 public typealias FIDOBusy = KeyBusy<FIDOOperation>
 
 /// The FIDO2 tab: the information, the PIN dialogs, the credentials list and the guided reset.
-public struct FIDOTabState: Sendable, Hashable {
+public struct FIDOTabState: Sendable, Hashable, KeyTabState {
     /// `unavailable`: the key has no FIDO2 application on the interface that carries it (or speaks U2F only), or
     /// it could not be read.
     public var phase: KeyTabPhase = .noKey

@@ -30,16 +30,15 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: FIDOTabMsg) -> [C
     switch msg {
     case .loaded(let id, let info):
         guard current(id) else { return [] }
-        if state.fido.busy?.operation == .load { state.fido.busy = nil }
-        state.fido.phase = .ready
+        keyTabLoaded(&state, \.fido)
         setInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        if current(id) { keyTabTouch(&state, \.fido.busy, tab: "fido", waiting: waiting) }
+        if current(id) { keyTabTouch(&state, \.fido, waiting: waiting) }
         return []
     case .pinSet(let id, let info, let changed):
         guard current(id) else { return [] }
-        finish(&state)
+        keyTabFinish(&state, \.fido)
         state.fido.hasToken = false
         setInfo(&state, info)
         state.status = StatusMessage(
@@ -48,7 +47,7 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: FIDOTabMsg) -> [C
         return []
     case .verified(let id, let info, let credentials):
         guard current(id) else { return [] }
-        finish(&state)
+        keyTabFinish(&state, \.fido)
         state.fido.hasToken = true
         setInfo(&state, info)
         if let credentials {
@@ -65,12 +64,12 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: FIDOTabMsg) -> [C
         return []
     case .credentials(let id, let credentials):
         guard current(id) else { return [] }
-        finish(&state)
+        keyTabFinish(&state, \.fido)
         showList(&state, credentials)
         return []
     case .deleted(let id, let credential, let remaining, let info):
         guard current(id) else { return [] }
-        finish(&state)
+        keyTabFinish(&state, \.fido)
         setInfo(&state, info)
         state.fido.showCredentialDetail = false
         showList(&state, remaining)
@@ -80,7 +79,7 @@ private func selectedKeyAnswer(_ state: inout AppState, _ msg: FIDOTabMsg) -> [C
         return []
     case .updated(let id, let credential, let credentials):
         guard current(id) else { return [] }
-        finish(&state)
+        keyTabFinish(&state, \.fido)
         showList(&state, credentials)
         state.status = StatusMessage(
             UIText("fido.updated", ["user": credential.who ?? "?", "rp": credential.rpID]),
@@ -127,13 +126,6 @@ func setInfo(_ state: inout AppState, _ info: FIDOInfo) {
     }
 }
 
-/// The command that was running answered: the busy mark and the dialog go.
-func finish(_ state: inout AppState) {
-    state.fido.busy = nil
-    state.fido.dialog?.form.wipeSecrets()
-    state.fido.dialog = nil
-}
-
 func showList(_ state: inout AppState, _ credentials: [FIDOCredential]) {
     let previous = state.fido.selected?.id
     state.fido.credentials = credentials
@@ -176,10 +168,7 @@ func failed(_ state: inout AppState, _ failure: FIDOFailure) -> [Command] {
     let text = fidoFailureText(failure.reason, operation: failure.operation)
     switch failure.reason {
     case .keyGone:
-        state.fido.dialog?.form.wipeSecrets()
-        state.fido.dialog = nil
-        state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
-        return []
+        return keyTabKeyGone(&state, \.fido, text)
     case .notAvailable, .u2fOnly:
         state.fido.dialog = nil
         state.fido.phase = .unavailable(text)

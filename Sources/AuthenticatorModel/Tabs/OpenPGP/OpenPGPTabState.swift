@@ -105,15 +105,17 @@ public enum OpenPGPField: String, FormFieldID {
 }
 
 /// The key operations of the tab.
-public enum OpenPGPTabOperation: String, Sendable, Hashable {
+public enum OpenPGPTabOperation: String, KeyTabOperation {
     case load, changePIN, changeAdminPIN, setResetCode, unblockPIN, touchPolicy, export, attest, reset
+
+    public static let words = "openpgp"
 }
 
 public typealias OpenPGPBusy = KeyBusy<OpenPGPTabOperation>
 
 /// The OpenPGP tab: the card at a glance (as `gpg --card-status`, read again after every change), the PIN,
 /// admin PIN and reset code dialogs, the touch policies, certificates, attestation and the reset.
-public struct OpenPGPTabState: Sendable, Hashable {
+public struct OpenPGPTabState: Sendable, Hashable, KeyTabState {
     public var phase: KeyTabPhase = .noKey
     /// The key the information belongs to (its descriptor id).
     public var keyID: String?

@@ -18,18 +18,11 @@ func openpgpLoad(_ state: inout AppState) -> [Command] {
 
 func openpgpTabOpened(_ state: inout AppState) -> [Command] {
     // Read each time the tab opens: GnuPG or ykman may have changed the card meanwhile.
-    keyTabOpened(&state, \.openpgp.phase, load: openpgpLoad)
+    keyTabOpened(&state, \.openpgp, load: openpgpLoad)
 }
 
 func openpgpTabKeyChanged(_ state: inout AppState) -> [Command] {
-    let selected = state.selectedKeyID
-    guard state.openpgp.keyID != selected else { return [] }
-    state.openpgp.dialog?.form.wipeSecrets()
-    state.openpgp = OpenPGPTabState()
-    state.openpgp.keyID = selected
-    state.openpgp.phase = selected == nil ? .noKey : .loading
-    if selected != nil, state.tab == .openpgp { return openpgpLoad(&state) }
-    return []
+    keyTabKeyChanged(&state, \.openpgp, shown: .openpgp, load: openpgpLoad)
 }
 
 // MARK: - Answers
@@ -39,13 +32,12 @@ func openpgpTabUpdate(_ state: inout AppState, _ msg: OpenPGPTabMsg) -> [Command
     switch msg {
     case .loaded(let id, let info):
         guard current(id) else { return [] }
-        if state.openpgp.busy?.operation == .load { state.openpgp.busy = nil }
-        state.openpgp.phase = .ready
+        keyTabLoaded(&state, \.openpgp)
         state.openpgp.info = info
         return []
     case .changed(let id, let operation, let info):
         guard current(id) else { return [] }
-        openpgpFinish(&state)
+        keyTabFinish(&state, \.openpgp)
         state.openpgp.info = info
         state.openpgp.phase = .ready
         let text: UIText
@@ -60,7 +52,7 @@ func openpgpTabUpdate(_ state: inout AppState, _ msg: OpenPGPTabMsg) -> [Command
         return []
     case .touchPolicySet(let id, let slot, let info):
         guard current(id) else { return [] }
-        openpgpFinish(&state)
+        keyTabFinish(&state, \.openpgp)
         state.openpgp.info = info
         let policy = info.keys.first { $0.slot == slot }?.touchPolicy
         state.status = StatusMessage(
@@ -69,23 +61,20 @@ func openpgpTabUpdate(_ state: inout AppState, _ msg: OpenPGPTabMsg) -> [Command
         return []
     case .exportExists(let id, let path):
         guard current(id) else { return [] }
-        state.openpgp.busy = nil
-        // The dialog may have been closed meanwhile: then nothing is written and nothing asked.
-        guard var dialog = state.openpgp.dialog, case .export = dialog.kind else { return [] }
-        dialog.form.busy = false
-        dialog.form.ask(UIText("openpgp.export.overwrite", ["path": path]), at: state.now)
-        state.openpgp.dialog = dialog
+        keyTabAsk(&state, \.openpgp, UIText("openpgp.export.overwrite", ["path": path])) {
+            if case .export = $0 { true } else { false }
+        }
         return []
     case .exported(let id, let slot, let path):
         guard current(id) else { return [] }
-        openpgpFinish(&state)
+        keyTabFinish(&state, \.openpgp)
         state.status = StatusMessage(
             UIText("openpgp.exported", ["slot": openpgpSlotLabel(slot), "path": path]), kind: .success,
             expires: state.now + 2 * statusSeconds)
         return []
     case .attested(let id, let slot, let issuer, let info):
         guard current(id) else { return [] }
-        openpgpFinish(&state)
+        keyTabFinish(&state, \.openpgp)
         state.openpgp.info = info
         state.status = StatusMessage(
             UIText("openpgp.attested", ["slot": openpgpSlotLabel(slot), "issuer": issuer]), kind: .success,
@@ -103,13 +92,6 @@ public func openpgpSlotLabel(_ slot: OpenPGP.KeySlot) -> String { slot.name.uppe
 /// A touch policy in words ("on", "fixed: ..."); "unknown" for none.
 public func openpgpTouchText(_ policy: OpenPGP.TouchPolicy?) -> UIText {
     UIText("openpgp.touch." + (policy?.name ?? "unknown"))
-}
-
-/// The command that was running answered: the busy mark and the dialog go.
-func openpgpFinish(_ state: inout AppState) {
-    state.openpgp.busy = nil
-    state.openpgp.dialog?.form.wipeSecrets()
-    state.openpgp.dialog = nil
 }
 
 /// What the user reads about a failure.
@@ -138,10 +120,7 @@ func openpgpFailed(_ state: inout AppState, _ failure: OpenPGPFailure) -> [Comma
     }
     switch failure.reason {
     case .keyGone:
-        state.openpgp.dialog?.form.wipeSecrets()
-        state.openpgp.dialog = nil
-        state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
-        return []
+        return keyTabKeyGone(&state, \.openpgp, text)
     case .notAvailable:
         state.openpgp.dialog = nil
         state.openpgp.info = nil

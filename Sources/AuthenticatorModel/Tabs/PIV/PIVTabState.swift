@@ -184,15 +184,19 @@ public enum PIVField: String, FormFieldID {
 }
 
 /// The key operations of the tab.
-public enum PIVOperation: String, Sendable, Hashable {
+public enum PIVOperation: String, KeyTabOperation {
     case load, verify, changePIN, changePUK, unblockPIN, export, generateCertificate, sshKey
+
+    public static let words = "piv"
+    /// The unblock's working words are `piv.working.unblock`.
+    public var workingName: String? { self == .unblockPIN ? "unblock" : rawValue }
 }
 
 public typealias PIVBusy = KeyBusy<PIVOperation>
 
 /// The PIV tab: the application at a glance, a slot's certificate in full, and the PIN, PUK, verify, export and
 /// certificate dialogs.
-public struct PIVTabState: Sendable, Hashable {
+public struct PIVTabState: Sendable, Hashable, KeyTabState {
     /// `unavailable`: the key has no PIV application, no smart-card interface, or could not be read.
     public var phase: KeyTabPhase = .noKey
     /// The key the information belongs to (its descriptor id).

@@ -18,18 +18,11 @@ func pivLoad(_ state: inout AppState) -> [Command] {
 
 func pivTabOpened(_ state: inout AppState) -> [Command] {
     // Read each time the tab opens: another program may have changed the slots meanwhile.
-    keyTabOpened(&state, \.piv.phase, load: pivLoad)
+    keyTabOpened(&state, \.piv, load: pivLoad)
 }
 
 func pivTabKeyChanged(_ state: inout AppState) -> [Command] {
-    let selected = state.selectedKeyID
-    guard state.piv.keyID != selected else { return [] }
-    state.piv.dialog?.form.wipeSecrets()
-    state.piv = PIVTabState()
-    state.piv.keyID = selected
-    state.piv.phase = selected == nil ? .noKey : .loading
-    if selected != nil, state.tab == .piv { return pivLoad(&state) }
-    return []
+    keyTabKeyChanged(&state, \.piv, shown: .piv, load: pivLoad)
 }
 
 // MARK: - Answers
@@ -39,23 +32,22 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
     switch msg {
     case .loaded(let id, let info):
         guard current(id) else { return [] }
-        if state.piv.busy?.operation == .load { state.piv.busy = nil }
-        state.piv.phase = .ready
+        keyTabLoaded(&state, \.piv)
         setPIVInfo(&state, info)
         return []
     case .touch(let id, let waiting):
-        if current(id) { keyTabTouch(&state, \.piv.busy, tab: "piv", waiting: waiting) }
+        if current(id) { keyTabTouch(&state, \.piv, waiting: waiting) }
         return []
     case .verified(let id, let slot, let outcome, let info):
         guard current(id) else { return [] }
-        pivFinish(&state)
+        keyTabFinish(&state, \.piv)
         setPIVInfo(&state, info)
         let (text, kind) = pivOutcomeText(outcome, slot: slot)
         state.status = StatusMessage(text, kind: kind, expires: state.now + 2 * statusSeconds)
         return []
     case .changed(let id, let operation, let info):
         guard current(id) else { return [] }
-        pivFinish(&state)
+        keyTabFinish(&state, \.piv)
         setPIVInfo(&state, info)
         let key =
             operation == .changePUK
@@ -64,23 +56,20 @@ func pivTabUpdate(_ state: inout AppState, _ msg: PIVTabMsg) -> [Command] {
         return []
     case .exportExists(let id, let path):
         guard current(id) else { return [] }
-        state.piv.busy = nil
-        // The dialog may have been closed meanwhile: then nothing is written and nothing asked.
-        guard var dialog = state.piv.dialog, case .export = dialog.kind else { return [] }
-        dialog.form.busy = false
-        dialog.form.ask(UIText("piv.export.overwrite", ["path": path]), at: state.now)
-        state.piv.dialog = dialog
+        keyTabAsk(&state, \.piv, UIText("piv.export.overwrite", ["path": path])) {
+            if case .export = $0 { true } else { false }
+        }
         return []
     case .exported(let id, let slot, let path):
         guard current(id) else { return [] }
-        pivFinish(&state)
+        keyTabFinish(&state, \.piv)
         state.status = StatusMessage(
             UIText("piv.exported", ["slot": slot.description, "path": path]), kind: .success,
             expires: state.now + 2 * statusSeconds)
         return []
     case .certificateGenerated(let id, let slot, let subject, let info):
         guard current(id) else { return [] }
-        pivFinish(&state)
+        keyTabFinish(&state, \.piv)
         state.status = StatusMessage(
             UIText("piv.generated", ["slot": slot.description, "subject": subject]), kind: .success,
             expires: state.now + 2 * statusSeconds)
@@ -118,13 +107,6 @@ private func pivAskAgain(_ state: inout AppState, _ dialog: PIVDialog, _ kind: P
     if let first = rebuilt.form.fields.firstIndex(where: { $0.input.secret }) { rebuilt.form.focus = first }
     state.piv.dialog = rebuilt
     return []
-}
-
-/// The command that was running answered: the busy mark and the dialog go.
-func pivFinish(_ state: inout AppState) {
-    state.piv.busy = nil
-    state.piv.dialog?.form.wipeSecrets()
-    state.piv.dialog = nil
 }
 
 /// What the signature check found, as the status line says it.
@@ -182,10 +164,7 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
     }
     switch failure.reason {
     case .keyGone:
-        state.piv.dialog?.form.wipeSecrets()
-        state.piv.dialog = nil
-        state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
-        return []
+        return keyTabKeyGone(&state, \.piv, text)
     case .notAvailable:
         state.piv.dialog = nil
         state.piv.info = nil

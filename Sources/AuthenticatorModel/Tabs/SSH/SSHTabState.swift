@@ -143,14 +143,16 @@ public enum SSHField: String, FormFieldID {
 }
 
 /// The key operations of the tab.
-public enum SSHOperation: String, Sendable, Hashable {
+public enum SSHOperation: String, KeyTabOperation {
     case load, verifyPIN, new, export, delete
+
+    public static let words = "ssh"
 }
 
 public typealias SSHBusy = KeyBusy<SSHOperation>
 
 /// The SSH tab: the list, a key's line, and the PIN, new-key, export and delete dialogs.
-public struct SSHTabState: Sendable, Hashable {
+public struct SSHTabState: Sendable, Hashable, KeyTabState {
     public var phase: KeyTabPhase = .noKey
     /// The key the list belongs to (its descriptor id).
     public var keyID: String?

@@ -13,7 +13,7 @@ func sshLoad(_ state: inout AppState) -> [Command] {
 
 func sshTabOpened(_ state: inout AppState) -> [Command] {
     // Read on each visit: ssh-keygen or another program may have changed the keys meanwhile.
-    keyTabOpened(&state, \.ssh.phase, load: sshLoad)
+    keyTabOpened(&state, \.ssh, load: sshLoad)
 }
 
 /// The visit ends: the PIN kept for it is wiped, and the FIDO keys it listed are not shown again without it.
@@ -32,18 +32,13 @@ func sshTabClosed(_ state: inout AppState) -> [Command] {
 }
 
 func sshTabKeyChanged(_ state: inout AppState) -> [Command] {
-    let selected = state.selectedKeyID
-    guard state.ssh.keyID != selected else { return [] }
+    guard state.ssh.keyID != state.selectedKeyID else { return [] }
+    // The runner forgets the PIN it held (or may yet keep) for the key the tab showed.
     var commands = [Command]()
     if let old = state.ssh.keyID, state.ssh.pinHeld || state.ssh.busy?.operation == .verifyPIN {
         commands.append(.ssh(.forgetPIN(keyID: old)))
     }
-    state.ssh.dialog?.form.wipeSecrets()
-    state.ssh = SSHTabState()
-    state.ssh.keyID = selected
-    state.ssh.phase = selected == nil ? .noKey : .loading
-    if selected != nil, state.tab == .ssh { commands += sshLoad(&state) }
-    return commands
+    return commands + keyTabKeyChanged(&state, \.ssh, shown: .ssh, load: sshLoad)
 }
 
 // MARK: - Answers
@@ -53,8 +48,7 @@ func sshTabUpdate(_ state: inout AppState, _ msg: SSHTabMsg) -> [Command] {
     switch msg {
     case .loaded(let id, let load):
         guard current(id) else { return [] }
-        if state.ssh.busy?.operation == .load { state.ssh.busy = nil }
-        state.ssh.phase = .ready
+        keyTabLoaded(&state, \.ssh)
         setSSHLoad(&state, load)
         state.ssh.pinHeld = load.fido == .listed
         // The list is what the visit is for: its PIN is asked at once (Esc shows the PIV slots without it).
@@ -63,7 +57,7 @@ func sshTabUpdate(_ state: inout AppState, _ msg: SSHTabMsg) -> [Command] {
         }
         return []
     case .touch(let id, let waiting):
-        if current(id) { keyTabTouch(&state, \.ssh.busy, tab: "ssh", waiting: waiting) }
+        if current(id) { keyTabTouch(&state, \.ssh, waiting: waiting) }
         return []
     case .listed(let id, let keys):
         guard current(id) else {
@@ -165,21 +159,13 @@ func sshMade(_ state: inout AppState, _ key: SSHKeyOnKey, _ keys: [SSHKeyOnKey]?
 
 /// The command that was running answered: the busy mark and the dialog go.
 func sshFinish(_ state: inout AppState) {
-    state.ssh.busy = nil
-    state.ssh.dialog?.form.wipeSecrets()
-    state.ssh.dialog = nil
+    keyTabFinish(&state, \.ssh)
     state.ssh.replacing = []
 }
 
 /// The work found something the dialog's command would replace: the dialog asks before it goes on.
 func sshAsk(_ state: inout AppState, _ what: SSHReplacement, _ question: UIText) -> [Command] {
-    state.ssh.busy = nil
-    // The dialog may have been closed meanwhile: then nothing is made or written, and nothing asked.
-    guard var dialog = state.ssh.dialog else { return [] }
-    dialog.form.busy = false
-    dialog.form.ask(question, at: state.now)
-    state.ssh.asking = what
-    state.ssh.dialog = dialog
+    if keyTabAsk(&state, \.ssh, question) { state.ssh.asking = what }
     return []
 }
 
@@ -189,10 +175,7 @@ func sshFailed(_ state: inout AppState, _ failure: SSHFailure) -> [Command] {
     var text = fidoFailureText(failure.reason, operation: operation)
     switch failure.reason {
     case .keyGone:
-        state.ssh.dialog?.form.wipeSecrets()
-        state.ssh.dialog = nil
-        state.status = StatusMessage(text, kind: .error, subject: .operationCutShort)
-        return []
+        return keyTabKeyGone(&state, \.ssh, text)
     case .wrongPIN, .tokenInvalid:
         // The PIN the visit held was refused (changed elsewhere), or there was none: it is asked (again); the keys
         // listed stay on screen.

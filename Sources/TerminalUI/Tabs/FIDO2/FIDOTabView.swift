@@ -43,21 +43,6 @@ struct FIDOTabView {
 
     // MARK: Information
 
-    /// What the tab is doing with the key right now, after the title (a slow key shows it is at work).
-    func working(_ state: AppState) -> String {
-        working(state.fido.busy, after: screen.unicode ? " · " : " - ") { operation in
-            switch operation {
-            case .setPIN: "fido.working.setPIN"
-            case .changePIN: "fido.working.changePIN"
-            case .verifyPIN: "fido.working.verifyPIN"
-            case .list: "fido.working.list"
-            case .delete: "fido.working.delete"
-            case .update: "fido.working.update"
-            case .load, .reset: nil
-            }
-        }
-    }
-
     func information(_ info: FIDOInfo, _ state: AppState) {
         var lines: [(UIText, String, TextStyle)] = []
         lines.append((UIText("fido.view.versions"), info.versions.joined(separator: dot), .plain))
@@ -119,9 +104,12 @@ struct FIDOTabView {
         let labelWidth = min(24, (lines.map { app.text($0.0).cellWidth }.max() ?? 10) + 2)
         let valueColumn = area.column + 1 + labelWidth
         let valueWidth = max(1, area.width - valueColumn - 1)
+        // What the tab is doing with the key follows the title (a slow key shows it is at work).
+        let title =
+            app.text(UIText("fido.view.title")) + working(state.fido.busy, after: screen.unicode ? " · " : " - ")
         // Every screen line of the information: the title, the fields with their values wrapped, the alert.
         var shown: [(label: String, value: String, column: Int, style: TextStyle)] = [
-            (" " + app.text(UIText("fido.view.title")) + working(state), "", 0, theme.heading), ("", "", 0, .plain),
+            (" " + title, "", 0, theme.heading), ("", "", 0, .plain),
         ]
         for (label, value, style) in lines {
             for (i, piece) in wrap(value, width: valueWidth).enumerated() {

@@ -17,11 +17,6 @@ struct OpenPGPTabView {
         dialog(openpgp.dialog, unless: openpgp.busy) {}
     }
 
-    /// What the tab is doing with the key right now, after the title.
-    func working(_ state: AppState) -> String {
-        working(state.openpgp.busy, after: dot) { "openpgp.working." + $0.rawValue }
-    }
-
     /// The card's facts, each with how much it matters.
     func facts(_ info: OpenPGPCardInfo) -> [(UIText, String, TextStyle)] {
         var lines: [(UIText, String, TextStyle)] = []
@@ -74,7 +69,8 @@ struct OpenPGPTabView {
 
     func overview(_ info: OpenPGPCardInfo, _ state: AppState) {
         screen.draw(
-            " " + app.text(UIText("openpgp.view.title")) + working(state), row: area.row, column: area.column,
+            " " + app.text(UIText("openpgp.view.title")) + working(state.openpgp.busy, after: dot), row: area.row,
+            column: area.column,
             style: theme.heading, width: area.width)
         let row = labelled(facts(info).map { (app.text($0.0), $0.1, $0.2) }, top: area.row + 2) + 1
         keys(info, state, top: row, bottom: area.row + area.height)

@@ -52,7 +52,7 @@ extension PIVTabView {
         let title =
             app.text(UIText("piv.details.title", ["slot": slot.slot.description])) + dot + app.text(slotName(slot.slot))
         var shown: [(label: String, value: String, style: TextStyle)] = [
-            (" " + title + working(state), "", theme.heading), ("", "", .plain),
+            (" " + title + working(state.piv.busy, after: dot), "", theme.heading), ("", "", .plain),
         ]
         for (label, value, style) in lines {
             // A fingerprint breaks at its colons, nowhere else.

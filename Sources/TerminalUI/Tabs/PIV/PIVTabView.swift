@@ -24,22 +24,6 @@ struct PIVTabView {
 
     // MARK: At a glance
 
-    /// What the tab is doing with the key right now, after the title.
-    func working(_ state: AppState) -> String {
-        working(state.piv.busy, after: dot) { operation in
-            switch operation {
-            case .load: "piv.working.load"
-            case .verify: "piv.working.verify"
-            case .changePIN: "piv.working.changePIN"
-            case .changePUK: "piv.working.changePUK"
-            case .unblockPIN: "piv.working.unblock"
-            case .export: "piv.working.export"
-            case .generateCertificate: "piv.working.generateCertificate"
-            case .sshKey: "piv.working.sshKey"
-            }
-        }
-    }
-
     /// PIN, PUK and management key, each with its state and how much it matters.
     func secrets(_ info: PIVInfo) -> [(UIText, String, TextStyle)] {
         var lines: [(UIText, String, TextStyle)] = []
@@ -92,7 +76,8 @@ struct PIVTabView {
     func overview(_ info: PIVInfo, _ state: AppState) {
         let bottom = area.row + area.height
         screen.draw(
-            " " + app.text(UIText("piv.view.title")) + working(state), row: area.row, column: area.column,
+            " " + app.text(UIText("piv.view.title")) + working(state.piv.busy, after: dot), row: area.row,
+            column: area.column,
             style: theme.heading, width: area.width)
         let row = labelled(secrets(info).map { (app.text($0.0), $0.1, $0.2) }, top: area.row + 2) + 1
         let alert = state.piv.alert.map { wrap(app.resolve($0), width: area.width - 3) } ?? []

@@ -20,19 +20,6 @@ struct SSHTabView {
         dialog(ssh.dialog, unless: ssh.busy) { touch() }
     }
 
-    /// What the tab is doing with the key right now, after the title.
-    func working(_ state: AppState) -> String {
-        working(state.ssh.busy, after: dot) { operation in
-            switch operation {
-            case .load: "ssh.working.load"
-            case .verifyPIN: "ssh.working.verifyPIN"
-            case .new: "ssh.working.new"
-            case .export: "ssh.working.export"
-            case .delete: "ssh.working.delete"
-            }
-        }
-    }
-
     // MARK: The list
 
     /// Two lines a key: type, application or slot, and comment; then its fingerprint. Under the list, why a side
@@ -41,7 +28,8 @@ struct SSHTabView {
         let rows = state.ssh.rows
         let bottom = area.row + area.height
         screen.draw(
-            " " + app.text(UIText("ssh.view.title", ["count": String(rows.count)])) + working(state), row: area.row,
+            " " + app.text(UIText("ssh.view.title", ["count": String(rows.count)]))
+                + working(state.ssh.busy, after: dot), row: area.row,
             column: area.column, style: theme.heading, width: area.width)
         var notes = [(UIText, TextStyle)]()
         if load.fido != .listed { notes.append((load.fidoNote, fidoNoteStyle(load.fido))) }
@@ -163,7 +151,8 @@ struct SSHTabView {
         }
         add("ssh.details.fingerprint", key.fingerprint)
         screen.draw(
-            " " + app.text(UIText("ssh.details.title", ["key": whereText(key)])) + working(state), row: area.row,
+            " " + app.text(UIText("ssh.details.title", ["key": whereText(key)])) + working(state.ssh.busy, after: dot),
+            row: area.row,
             column: area.column, style: theme.heading, width: area.width)
         // The line first (what Enter is for; it breaks anywhere, base64 having no spaces), then the facts in the
         // rows left.
