@@ -284,20 +284,16 @@ extension FIDOCommand {
                 commandName: "delete",
                 abstract: "Delete a credential by its ID (hex, or a unique start of it); needs the PIN.")
 
-            @OptionGroup var key: KeyOptions
-
-            @OptionGroup var credential: HexID<FIDOCredential>
-
-            @Flag(name: .long, help: "Delete without asking.")
-            var force = false
+            @OptionGroup var target: HexIDDeletion<FIDOCredential>
 
             func run() async throws {
                 let prompt = Prompt()
-                try prompt.requireForce(force, otherwise: words("cli.fido.credentials.deleteNeedsForce"))
-                let (creds, operations, pin) = try await Credentials.all(key.choice, prompt: prompt)
-                let c = try credential.one(of: creds)
-                try prompt.confirmDeletion(
-                    force, words("cli.fido.credentials.deleteQuestion", ["user": c.userName ?? "?", "rp": c.rpID]))
+                let (c, operations, pin) = try await target.confirmed(
+                    prompt, otherwise: words("cli.fido.credentials.deleteNeedsForce"),
+                    among: { try await Credentials.all($0.choice, prompt: prompt) },
+                    question: {
+                        words("cli.fido.credentials.deleteQuestion", ["user": $0.userName ?? "?", "rp": $0.rpID])
+                    })
                 _ = try await operations.deleteCredential(c.credentialID, .pin(pin))
                 out(words("cli.fido.credentials.deleted", ["rp": c.rpID, "user": c.userName ?? c.userID.hex]))
             }
@@ -423,6 +419,32 @@ struct HexID<Item: HexIdentified>: ParsableArguments {
             throw YktermError.usage(words(Item.ambiguous, ["id": query]))
         }
         return matches[0]
+    }
+}
+
+/// What `fido credentials delete` and `fido fingerprints delete` take: the key, the ID of the `Item` to delete, and
+/// --force, which is needed without a terminal to ask on.
+struct HexIDDeletion<Item: HexIdentified>: ParsableArguments {
+    @OptionGroup var key: KeyOptions
+
+    @OptionGroup var item: HexID<Item>
+
+    @Flag(name: .long, help: "Delete without asking.")
+    var force = false
+
+    /// The item the ID names among those `items` reads after the PIN, with the operations and the PIN it read them
+    /// with, once deleting it is confirmed: without a terminal and --force, `refusal` is thrown before the PIN is
+    /// asked for; on a terminal, `question` about the item is asked unless --force.
+    func confirmed(
+        _ prompt: Prompt, otherwise refusal: String,
+        among items: (KeyOptions) async throws -> ([Item], FIDOOperations, String),
+        question: (Item) -> String
+    ) async throws -> (Item, FIDOOperations, String) {
+        try prompt.requireForce(force, otherwise: refusal)
+        let (all, operations, pin) = try await items(key)
+        let found = try item.one(of: all)
+        try prompt.confirmDeletion(force, question(found))
+        return (found, operations, pin)
     }
 }
 

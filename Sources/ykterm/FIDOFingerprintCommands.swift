@@ -143,20 +143,16 @@ extension FIDOCommand {
             static let configuration = CommandConfiguration(
                 commandName: "delete", abstract: "Delete a fingerprint by its ID; needs the PIN.")
 
-            @OptionGroup var key: KeyOptions
-
-            @OptionGroup var fingerprint: HexID<FIDOFingerprint>
-
-            @Flag(name: .long, help: "Delete without asking.")
-            var force = false
+            @OptionGroup var target: HexIDDeletion<FIDOFingerprint>
 
             func run() async throws {
                 let prompt = Prompt()
-                try prompt.requireForce(force, otherwise: words("cli.fido.fingerprints.deleteNeedsForce"))
-                let (prints, operations, pin) = try await Fingerprints.enrolled(key, prompt)
-                let f = try fingerprint.one(of: prints)
-                try prompt.confirmDeletion(
-                    force, words("cli.fido.fingerprints.deleteQuestion", ["fingerprint": f.name ?? f.templateID.hex]))
+                let (f, operations, pin) = try await target.confirmed(
+                    prompt, otherwise: words("cli.fido.fingerprints.deleteNeedsForce"),
+                    among: { try await Fingerprints.enrolled($0, prompt) },
+                    question: {
+                        words("cli.fido.fingerprints.deleteQuestion", ["fingerprint": $0.name ?? $0.templateID.hex])
+                    })
                 let deleted = try await operations.deleteFingerprint(f.templateID, .pin(pin)).deleted
                 out(
                     deleted.name.map {

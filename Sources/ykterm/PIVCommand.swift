@@ -32,6 +32,16 @@ struct SlotArgument: ExpressibleByArgument {
     static var defaultCompletionKind: CompletionKind { .list(PIV.Slot.all.map { $0.description.lowercased() }) }
 }
 
+/// The key and the slot of a PIV command that works on one slot: `--reader`, `--device`, `--virtual` and the
+/// slot argument, as every such command takes them.
+struct PIVSlotOptions: ParsableArguments {
+    @OptionGroup var key: KeyOptions
+    @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+
+    /// The PIV operations on the chosen key.
+    var piv: PIVOperations { key.piv }
+}
+
 extension KeyOptions {
     /// The PIV operations on the key these options chose.
     var piv: PIVOperations { PIVOperations(opener(for: .piv)) }
@@ -144,14 +154,13 @@ extension PIVCommand {
                 for a touch. Prints OK, or why the signature did not verify; exits 1 when it did not.
                 """)
 
-        @OptionGroup var key: KeyOptions
-        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @OptionGroup var target: PIVSlotOptions
 
         func run() async throws {
             let prompt = Prompt()
-            let slot = slot.slot
+            let slot = target.slot.slot
             let (outcome, _) = try await PIVAnswers.asking(prompt) { answers in
-                try await key.piv.verify(slot: slot, pin: answers.pin) { waiting in
+                try await target.piv.verify(slot: slot, pin: answers.pin) { waiting in
                     if waiting { TouchNotice.show() }
                 }
             }
@@ -185,8 +194,7 @@ extension PIVCommand {
                 FILE` checks it (with `-sigopt rsa_padding_mode:pss` for PSS).
                 """)
 
-        @OptionGroup var key: KeyOptions
-        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @OptionGroup var target: PIVSlotOptions
         @Option(name: .customLong("in"), help: ArgumentHelp("The file to sign.", valueName: "FILE")) var input: String
         @Option(
             help: ArgumentHelp(
@@ -220,9 +228,9 @@ extension PIVCommand {
             let digest: SignatureDigest = hash == "sha384" ? .sha384 : hash == "sha512" ? .sha512 : .sha256
             let scheme = PIVSignatureScheme(digest: digest, padding: padding == "pss" ? .pss : .pkcs1)
             let prompt = Prompt()
-            let slot = slot.slot
+            let slot = target.slot.slot
             let signature = try await PIVAnswers.asking(prompt) { answers in
-                try await key.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) {
+                try await target.piv.sign(message, slot: slot, scheme: scheme, pin: answers.pin) {
                     TouchNotice.show()
                 }
             }
@@ -320,14 +328,13 @@ extension PIVCommand {
                 shows a slot that holds a certificate (piv certificates generate makes one).
                 """)
 
-        @OptionGroup var key: KeyOptions
-        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @OptionGroup var target: PIVSlotOptions
         @Option(name: .long, help: ArgumentHelp("The comment after the key.", valueName: "TEXT"))
         var comment: String?
 
         func run() async throws {
-            let slot = slot.slot
-            let publicKey = try await key.piv.publicKey(in: slot)
+            let slot = target.slot.slot
+            let publicKey = try await target.piv.publicKey(in: slot)
             guard let line = SSHPublicKey.authorizedKeysLine(publicKey, comment: comment ?? PIVSSHKey.comment(slot))
             else {
                 throw YktermError.failed(words("cli.piv.sshKey.unsupported", ["type": "\(publicKey.type)"]))

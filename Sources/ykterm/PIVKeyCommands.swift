@@ -11,14 +11,13 @@ extension PIVCommand.Keys {
             commandName: "info",
             abstract: "Show a slot's key: algorithm, PIN and touch policy, origin and public key (firmware 5.3+).")
 
-        @OptionGroup var key: KeyOptions
-        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @OptionGroup var target: PIVSlotOptions
         @Flag(name: .long, help: "JSON: slot, name, algorithm, origin, pin_policy, touch_policy, public_key_pem.")
         var json = false
 
         func run() async throws {
-            let slot = slot.slot
-            let m = try await key.piv.keyInfo(slot)
+            let slot = target.slot.slot
+            let m = try await target.piv.keyInfo(slot)
             let pem = PEM.encode(m.publicKey.spki, label: PEM.publicKey)
             if json {
                 try printJSON(
@@ -52,13 +51,12 @@ extension PIVCommand.Keys {
             abstract: "Write a slot's public key (PEM, or DER with --format der).",
             discussion: "From the key's metadata (firmware 5.3 and later), else from the slot's certificate.")
 
-        @OptionGroup var key: KeyOptions
-        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @OptionGroup var target: PIVSlotOptions
         @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
         @OptionGroup var format: PEMOrDER
 
         func run() async throws {
-            try format.write(publicKey: try await key.piv.publicKey(in: slot.slot).spki, to: out)
+            try format.write(publicKey: try await target.piv.publicKey(in: target.slot.slot).spki, to: out)
         }
     }
 
@@ -73,26 +71,25 @@ extension PIVCommand.Keys {
                 (openssl pkcs8 -topk8 -nocrypt). The file is wiped from memory once sent.
                 """)
 
-        @OptionGroup var key: KeyOptions
-        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @OptionGroup var target: PIVSlotOptions
         @Argument(help: ArgumentHelp("The private key file.", valueName: "FILE")) var file: String
         @OptionGroup var policies: PIVPolicyOptions
         @Flag(name: .long, help: "Do not ask before replacing a key.") var force = false
 
         func run() async throws {
-            let slot = slot.slot
+            let slot = target.slot.slot
             var bytes = try PIVFiles.read(file)
             defer { SecretBytes.wipe(&bytes) }
             let privateKey = try PIVKeyFile.privateKey(bytes, path: file)
             let prompt = Prompt()
-            if !force, (try? await key.piv.keyInfo(slot)) != nil {
+            if !force, (try? await target.piv.keyInfo(slot)) != nil {
                 try prompt.confirmUnlessForced(
                     force, words("cli.piv.keys.replaceQuestion", ["slot": "\(slot)"]),
                     otherwise: words("cli.piv.keys.notReplaced", ["slot": "\(slot)"]))
             }
             let (pin, touch) = (policies.pin, policies.touch)
             let algorithm = try await PIVAnswers.asking(prompt) { answers in
-                try await key.piv.importKey(
+                try await target.piv.importKey(
                     privateKey, in: slot, pinPolicy: pin, touchPolicy: touch, managementKey: answers.managementKey)
             }
             out(words("cli.piv.keys.imported", ["slot": "\(slot)", "algorithm": "\(algorithm)"]))
@@ -130,17 +127,16 @@ extension PIVCommand.Keys {
             abstract: "Delete a slot's key (firmware 5.7). Needs the management key; asks first.",
             discussion: "The slot's certificate, if any, stays (piv certificates delete removes it).")
 
-        @OptionGroup var key: KeyOptions
-        @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+        @OptionGroup var target: PIVSlotOptions
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            let slot = slot.slot
+            let slot = target.slot.slot
             try await PIVAnswers.confirmed(
                 force, words("cli.piv.keys.deleteQuestion", ["slot": "\(slot)"]),
                 otherwise: words("cli.piv.keys.notDeleted", ["slot": "\(slot)"])
             ) { answers in
-                try await key.piv.deleteKey(in: slot, managementKey: answers.managementKey)
+                try await target.piv.deleteKey(in: slot, managementKey: answers.managementKey)
             }
             out(words("cli.piv.keys.deleted", ["slot": "\(slot)"]))
         }

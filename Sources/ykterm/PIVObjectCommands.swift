@@ -26,16 +26,14 @@ extension PIVCommand {
                     is asked for when the key wants it.
                     """)
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: ArgumentHelp("The object: a name or its identifier in hex.", valueName: "OBJECT"))
-            var object: PIVObjectArgument
+            @OptionGroup var target: PIVObjectOptions
             @Argument(help: ArgumentHelp("The file to write, or - for standard output.", valueName: "FILE"))
             var output: String
 
             func run() async throws {
-                let id = object.id
+                let id = target.object.id
                 let content = try await PIVAnswers.asking(Prompt()) { answers in
-                    try await key.piv.readObject(id, pin: answers.pin)
+                    try await target.piv.readObject(id, pin: answers.pin)
                 }
                 try PIVFiles.write(content, to: output)
                 if output != "-" {
@@ -55,17 +53,15 @@ extension PIVCommand {
                     default cannot come from there: give the data in a file then.
                     """)
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: ArgumentHelp("The object: a name or its identifier in hex.", valueName: "OBJECT"))
-            var object: PIVObjectArgument
+            @OptionGroup var target: PIVObjectOptions
             @Argument(help: ArgumentHelp("The file to read, or - for standard input.", valueName: "FILE"))
             var file: String
 
             func run() async throws {
-                let id = object.id
+                let id = target.object.id
                 let data = try PIVFiles.read(file)
                 try await PIVAnswers.asking(Prompt()) { answers in
-                    try await key.piv.writeObject(id, data, managementKey: answers.managementKey)
+                    try await target.piv.writeObject(id, data, managementKey: answers.managementKey)
                 }
                 out(
                     words(
@@ -100,6 +96,16 @@ extension PIVCommand {
             }
         }
     }
+}
+
+/// The key and the data object of `piv objects export` and `piv objects import`.
+struct PIVObjectOptions: ParsableArguments {
+    @OptionGroup var key: KeyOptions
+    @Argument(help: ArgumentHelp("The object: a name or its identifier in hex.", valueName: "OBJECT"))
+    var object: PIVObjectArgument
+
+    /// The PIV operations on the chosen key.
+    var piv: PIVOperations { key.piv }
 }
 
 /// A PIV data object argument: a name as ykman takes it, or the identifier in hex.

@@ -24,8 +24,7 @@ extension PIVCommand {
                     slot's policy wants it; replaces the slot's certificate.
                     """)
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @OptionGroup var target: PIVSlotOptions
             @Option(name: [.long, .short], help: ArgumentHelp("The subject (and issuer).", valueName: "SUBJECT"))
             var subject: String
             @Option(name: .long, help: ArgumentHelp("Days the certificate is valid from now.", valueName: "DAYS"))
@@ -39,9 +38,9 @@ extension PIVCommand {
 
             func run() async throws {
                 let subject = try PIVOperations.subject(self.subject)
-                let (slot, days) = (slot.slot, validDays)
+                let (slot, days) = (target.slot.slot, validDays)
                 let certificate = try await PIVAnswers.asking(Prompt()) { answers in
-                    try await key.piv.generateCertificate(
+                    try await target.piv.generateCertificate(
                         in: slot, subject: subject, days: days, pin: answers.pin,
                         managementKey: answers.managementKey, touch: { TouchNotice.show() })
                 }
@@ -64,8 +63,7 @@ extension PIVCommand {
                     SUBJECT as for generate. Needs the PIN when the slot's policy wants it.
                     """)
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @OptionGroup var target: PIVSlotOptions
             @Option(name: [.long, .short], help: ArgumentHelp("The subject.", valueName: "SUBJECT"))
             var subject: String
             @Flag(name: .long, help: "DER instead of PEM.") var der = false
@@ -76,9 +74,9 @@ extension PIVCommand {
 
             func run() async throws {
                 let subject = try PIVOperations.subject(self.subject)
-                let slot = slot.slot
+                let slot = target.slot.slot
                 let request = try await PIVAnswers.asking(Prompt()) { answers in
-                    try await key.piv.certificateRequest(
+                    try await target.piv.certificateRequest(
                         in: slot, subject: subject, pin: answers.pin, touch: { TouchNotice.show() })
                 }
                 try PIVFiles.write(
@@ -91,8 +89,7 @@ extension PIVCommand {
             static let configuration = CommandConfiguration(
                 commandName: "export", abstract: "Write a slot's certificate (PEM, or DER with --der).")
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @OptionGroup var target: PIVSlotOptions
             @Flag(name: .long, help: "DER instead of PEM.") var der = false
             @Option(
                 help: ArgumentHelp(
@@ -101,8 +98,8 @@ extension PIVCommand {
             var out: String?
 
             func run() async throws {
-                let slot = slot.slot
-                guard let certificate = try await key.piv.certificate(in: slot) else {
+                let slot = target.slot.slot
+                guard let certificate = try await target.piv.certificate(in: slot) else {
                     throw YktermError.failed(words("cli.piv.certificates.none", ["slot": "\(slot)"]))
                 }
                 try PIVFiles.write(der ? certificate.der : Array(certificate.pem.utf8), to: out, replace: false)
@@ -118,8 +115,7 @@ extension PIVCommand {
                     the certificate is refused unless --force is given.
                     """)
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @OptionGroup var target: PIVSlotOptions
             @Argument(help: "The certificate file, PEM or DER.") var file: String
             @Flag(name: .long, help: "Store it gzip-compressed (for large certificates).") var compress = false
             @Flag(name: .long, help: "Store it even when the slot's key is not the certificate's.") var force = false
@@ -134,9 +130,9 @@ extension PIVCommand {
                     throw YktermError.usage(words("cli.piv.certificates.notCertificate", ["file": file]))
                 }
                 let prompt = Prompt()
-                let slot = slot.slot
+                let slot = target.slot.slot
                 try await PIVAnswers.asking(prompt) { answers in
-                    try await key.piv.importCertificate(
+                    try await target.piv.importCertificate(
                         certificate, in: slot, compress: compress, force: force,
                         managementKey: answers.managementKey)
                 }
@@ -149,14 +145,13 @@ extension PIVCommand {
                 commandName: "delete",
                 abstract: "Delete a slot's certificate (the key stays). Needs the management key.")
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @OptionGroup var target: PIVSlotOptions
 
             func run() async throws {
                 let prompt = Prompt()
-                let slot = slot.slot
+                let slot = target.slot.slot
                 try await PIVAnswers.asking(prompt) { answers in
-                    try await key.piv.deleteCertificate(in: slot, managementKey: answers.managementKey)
+                    try await target.piv.deleteCertificate(in: slot, managementKey: answers.managementKey)
                 }
                 out(words("cli.piv.certificates.deleted", ["slot": "\(slot)"]))
             }
@@ -180,8 +175,7 @@ extension PIVCommand {
                     RSA3072, RSA4096, ED25519, X25519 (the last four from firmware 5.7).
                     """)
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @OptionGroup var target: PIVSlotOptions
             @Option(name: [.short, .long], help: ArgumentHelp("The key's algorithm.", valueName: "ALGORITHM"))
             var algorithm = "ECCP256"
             @OptionGroup var policies: PIVPolicyOptions
@@ -205,11 +199,11 @@ extension PIVCommand {
 
             func run() async throws {
                 let prompt = Prompt()
-                let slot = slot.slot
+                let slot = target.slot.slot
                 let algorithm = PIV.Algorithm(name: algorithm)!
                 let (pin, touch) = (policies.pin, policies.touch)
                 let publicKey = try await PIVAnswers.asking(prompt) { answers in
-                    try await key.piv.generateKey(
+                    try await target.piv.generateKey(
                         in: slot, algorithm: algorithm, pinPolicy: pin, touchPolicy: touch,
                         managementKey: answers.managementKey
                     ) {
@@ -229,13 +223,12 @@ extension PIVCommand {
                     certificate in slot F9, and certify the key now in the slot.
                     """)
 
-            @OptionGroup var key: KeyOptions
-            @Argument(help: "The slot: 9a, 9c, 9d, 9e or 82-95.") var slot: SlotArgument
+            @OptionGroup var target: PIVSlotOptions
             @Option(help: ArgumentHelp("Write here instead of standard output.", valueName: "FILE")) var out: String?
 
             func run() async throws {
-                let slot = slot.slot
-                let attestation = try await key.piv.attest(slot)
+                let slot = target.slot.slot
+                let attestation = try await target.piv.attest(slot)
                 try PIVFiles.write(Array(attestation.certificate.pem.utf8), to: out)
                 warn(words("cli.piv.keys.attestedBy", ["subject": attestation.attestationCertificate.subject]))
             }
