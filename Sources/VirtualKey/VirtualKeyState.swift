@@ -64,8 +64,10 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
 
     public var deviceInfo: DeviceInfo {
         // A key without NFC leaves the NFC fields out of its device information (ykman then shows no NFC column).
+        // The form factor byte's high bits are the FIPS (0x80) and Security Key (0x40) flags.
         DeviceInfo(
             serial: serial, version: version, formFactor: FormFactor(rawValue: formFactor & 0x0F) ?? .unknown,
+            isFIPS: formFactor & 0x80 != 0, isSky: formFactor & 0x40 != 0,
             supportedUSB: Capabilities(rawValue: usbSupported), enabledUSB: Capabilities(rawValue: usbEnabled),
             supportedNFC: nfcSupported == 0 ? nil : Capabilities(rawValue: nfcSupported),
             enabledNFC: nfcSupported == 0 ? nil : Capabilities(rawValue: nfcEnabled),

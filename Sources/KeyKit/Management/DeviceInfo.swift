@@ -63,6 +63,8 @@ public struct DeviceInfo: Sendable, Hashable {
     public var autoEjectTimeout: Int?
     public var challengeResponseTimeout: Int?
     public var deviceFlags: UInt8
+    /// The key holds its PINs to the complexity rules of an Enhanced PIN key (READ CONFIG tag 0x16).
+    public var pinComplexity: Bool
     /// True when the information came from the Management application; false when probed.
     public var fromManagement: Bool
 
@@ -71,7 +73,7 @@ public struct DeviceInfo: Sendable, Hashable {
         isSky: Bool = false, supportedUSB: Capabilities = [], enabledUSB: Capabilities = [],
         supportedNFC: Capabilities? = nil, enabledNFC: Capabilities? = nil, isConfigLocked: Bool = false,
         partNumber: String? = nil, autoEjectTimeout: Int? = nil, challengeResponseTimeout: Int? = nil,
-        deviceFlags: UInt8 = 0, fromManagement: Bool = true
+        deviceFlags: UInt8 = 0, pinComplexity: Bool = false, fromManagement: Bool = true
     ) {
         self.serial = serial
         self.version = version
@@ -87,6 +89,7 @@ public struct DeviceInfo: Sendable, Hashable {
         self.autoEjectTimeout = autoEjectTimeout
         self.challengeResponseTimeout = challengeResponseTimeout
         self.deviceFlags = deviceFlags
+        self.pinComplexity = pinComplexity
         self.fromManagement = fromManagement
     }
 
@@ -95,37 +98,91 @@ public struct DeviceInfo: Sendable, Hashable {
         overNFC ? (enabledNFC ?? enabledUSB) : enabledUSB
     }
 
-    /// The product name in the way Yubico names its keys; nil for a key whose Management application did not
-    /// describe it (a FIDO-only key, another maker's key): what such a key is called is worded by the interface.
+    /// The product name as ykman gives it (yubikit's `get_name`, from the device information alone, as over NFC);
+    /// nil for a key whose Management application did not describe it (a FIDO-only key, another maker's key): what
+    /// such a key is called is worded by the interface.
     public var productName: String? {
         if !fromManagement { return nil }
-        if isSky { return "Security Key" + (supportedNFC != nil ? " NFC" : "") }
-        if version.major == 4 {
-            // As ykman names them: the 4 series has one name whatever the shape, 4.4 is the FIPS series, and a key
-            // with only OTP and U2F is a YubiKey Edge.
+        if version.major == 3 { return "YubiKey NEO" }
+        // A key with FIDO alone and no serial is taken for a Security Key before 5.2.8 (later ones say so with
+        // their sky flag): no shape in the name.
+        if serial == nil, supportedUSB.isFIDOOnly, version < Version(5, 2, 8) {
+            if !supportedUSB.contains(.fido2) { return "FIDO U2F Security Key" }
+            return supportedNFC != nil ? "Security Key NFC" : "Security Key by Yubico"
+        }
+        switch version.major {
+        case 0: return "YubiKey (\(version))"
+        case ..<4: return "YubiKey"
+        case 4:
+            // The 4 series has one name whatever the shape; 4.4 is the FIPS series; a key with only OTP and U2F
+            // is a YubiKey Edge.
             if isFIPS || (version >= Version(4, 4, 0) && version < Version(4, 5, 0)) {
                 return "YubiKey FIPS (4 Series)"
             }
             return supportedUSB == [.otp, .u2f] ? "YubiKey Edge" : "YubiKey 4"
+        default:
+            if version.isPreview { return "YubiKey Preview" }
+            return version >= Version(5, 1, 0) ? series5Name : "YubiKey"
         }
-        let base: String
-        switch version.major {
-        case 5: base = "YubiKey 5"
-        case 3: base = "YubiKey NEO"
-        default: base = "YubiKey"
+    }
+
+    /// A YubiKey 5 or later key's name from its parts: the series ("Security Key", "YubiKey 5", "YubiKey" for a
+    /// Bio), the plug (C, Ci), the shape or NFC (Nano, NFC, A for a USB-A keychain without NFC, Bio), then one
+    /// edition (FIPS, the Bio's FIDO or Multi-protocol Edition, a Security Key's Enterprise Edition (one with a
+    /// serial), Enhanced PIN).
+    private var series5Name: String {
+        let isBio = formFactor == .usbABio || formFactor == .usbCBio
+        var parts = isSky ? ["Security Key"] : isBio ? ["YubiKey"] : ["YubiKey", "5"]
+        // The plug letters follow the series without a space: 5C, 5Ci, 5A (but "YubiKey C Bio").
+        func plug(_ letters: String) {
+            if parts.last == "5" { parts[parts.count - 1] += letters } else { parts.append(letters) }
         }
-        var name = base
         switch formFactor {
-        case .usbCKeychain: name += "C"
-        case .usbANano: name += " Nano"
-        case .usbCNano: name += "C Nano"
-        case .usbCLightning: name += "Ci"
-        case .usbABio, .usbCBio: name = "YubiKey Bio"
+        case .usbCKeychain, .usbCNano, .usbCBio: plug("C")
+        case .usbCLightning: plug("Ci")
         default: break
         }
-        if supportedNFC != nil, !supportedNFC!.isEmpty { name += " NFC" }
-        if isFIPS { name += " FIPS" }
-        return name
+        if formFactor == .usbANano || formFactor == .usbCNano {
+            parts.append("Nano")
+        } else if supportedNFC != nil {
+            parts.append("NFC")
+        } else if formFactor == .usbAKeychain {
+            plug("A")
+        } else if isBio {
+            parts.append("Bio")
+        }
+        if isFIPS {
+            parts.append("FIPS")
+        } else if isBio {
+            if supportedUSB.isFIDOOnly {
+                parts.append("- FIDO Edition")
+            } else if supportedUSB.contains(.piv) {
+                parts.append("- Multi-protocol Edition")
+            }
+        } else if isSky, serial != nil {
+            parts.append("- Enterprise Edition")
+        } else if pinComplexity, !isSky {
+            parts.append("- Enhanced PIN")
+        }
+        return parts.joined(separator: " ")
+    }
+}
+
+extension Capabilities {
+    /// FIDO (U2F or FIDO2) and nothing else: what a Security Key carries.
+    public var isFIDOOnly: Bool {
+        intersection([.otp, .oath, .piv, .openpgp, .hsmauth]).isEmpty && !intersection([.u2f, .fido2]).isEmpty
+    }
+}
+
+extension Version {
+    /// The preview firmware ranges (5.0.x, 5.2.0-5.2.2, 5.5.0-5.5.1): a key with one is a YubiKey Preview.
+    public var isPreview: Bool {
+        [
+            (Version(5, 0, 0), Version(5, 1, 0)), (Version(5, 2, 0), Version(5, 2, 3)),
+            (Version(5, 5, 0), Version(5, 5, 2)),
+        ]
+        .contains { self >= $0.0 && self < $0.1 }
     }
 }
 
@@ -149,6 +206,8 @@ public enum ManagementTag {
     public static let nfcEnabled: UInt32 = 0x0E
     public static let moreData: UInt32 = 0x10
     public static let partNumber: UInt32 = 0x13
+    /// 1 when the key enforces PIN complexity (an Enhanced PIN key).
+    public static let pinComplexity: UInt32 = 0x16
 }
 
 extension DeviceInfo {
@@ -194,7 +253,7 @@ extension DeviceInfo {
             autoEjectTimeout: int(ManagementTag.autoEjectTimeout),
             challengeResponseTimeout: int(ManagementTag.challengeResponseTimeout),
             deviceFlags: UInt8(truncatingIfNeeded: int(ManagementTag.deviceFlags) ?? 0),
-            fromManagement: true)
+            pinComplexity: tlvs[ManagementTag.pinComplexity] == [1], fromManagement: true)
     }
 
     /// The TLVs a key would answer READ CONFIG with (the virtual key uses this), without paging.
@@ -220,6 +279,7 @@ extension DeviceInfo {
                     BigEndian.bytes(UInt64((enabledNFC ?? []).rawValue), count: 2)))
         }
         if let partNumber { out.append(TLV(ManagementTag.partNumber, Array(partNumber.utf8))) }
+        if pinComplexity { out.append(TLV(ManagementTag.pinComplexity, [1])) }
         return out
     }
 }

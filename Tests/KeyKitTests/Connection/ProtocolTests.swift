@@ -491,6 +491,69 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
                 == "YubiKey 5C")
     }
 
+    /// The names yubikit's `get_name` gives these keys (from their device information, as over NFC), one per shape,
+    /// series and edition.
+    @Test(arguments: [
+        ("YubiKey 5 NFC", Version(5, 7, 2), FormFactor.usbAKeychain, true, false, false, false),
+        ("YubiKey 5A", Version(5, 7, 2), .usbAKeychain, false, false, false, false),
+        ("YubiKey 5C", Version(5, 4, 3), .usbCKeychain, false, false, false, false),
+        ("YubiKey 5C NFC", Version(5, 4, 3), .usbCKeychain, true, false, false, false),
+        ("YubiKey 5 Nano", Version(5, 4, 3), .usbANano, false, false, false, false),
+        ("YubiKey 5C Nano", Version(5, 4, 3), .usbCNano, false, false, false, false),
+        ("YubiKey 5Ci", Version(5, 4, 3), .usbCLightning, false, false, false, false),
+        ("YubiKey 5C NFC FIPS", Version(5, 4, 3), .usbCKeychain, true, true, false, false),
+        ("YubiKey 5 NFC - Enhanced PIN", Version(5, 7, 4), .usbAKeychain, true, false, false, true),
+        ("YubiKey Preview", Version(5, 2, 1), .usbAKeychain, true, false, false, false),
+        ("YubiKey Preview", Version(5, 5, 1), .usbAKeychain, true, false, false, false),
+        ("YubiKey NEO", Version(3, 5, 0), .unknown, true, false, false, false),
+        ("YubiKey", Version(2, 4, 0), .unknown, false, false, false, false),
+    ])
+    func yubiKeyNamesAreYkmans(
+        name: String, version: Version, formFactor: FormFactor, nfc: Bool, fips: Bool, sky: Bool, enhancedPIN: Bool
+    ) {
+        let all: Capabilities = [.otp, .u2f, .openpgp, .piv, .oath, .hsmauth, .fido2]
+        let info = DeviceInfo(
+            serial: 1, version: version, formFactor: formFactor, isFIPS: fips, isSky: sky, supportedUSB: all,
+            supportedNFC: nfc ? all : nil, pinComplexity: enhancedPIN)
+        #expect(info.productName == name)
+    }
+
+    /// yubikit's names for the Bio series and for Security Keys: a key with FIDO alone and no serial before 5.2.8
+    /// has no shape in its name; later ones do, and one with a serial is an Enterprise Edition.
+    @Test func bioAndSecurityKeyNamesAreYkmans() {
+        let fido: Capabilities = [.u2f, .fido2]
+        let all: Capabilities = [.otp, .u2f, .openpgp, .piv, .oath, .hsmauth, .fido2]
+        func name(_ v: Version, _ ff: FormFactor, nfc: Bool, serial: UInt32? = nil, sky: Bool, _ usb: Capabilities)
+            -> String?
+        {
+            DeviceInfo(
+                serial: serial, version: v, formFactor: ff, isSky: sky, supportedUSB: usb,
+                supportedNFC: nfc ? usb : nil
+            ).productName
+        }
+        #expect(
+            name(Version(5, 6, 6), .usbABio, nfc: false, serial: 1, sky: false, fido) == "YubiKey Bio - FIDO Edition")
+        #expect(
+            name(Version(5, 6, 6), .usbCBio, nfc: false, serial: 1, sky: false, all)
+                == "YubiKey C Bio - Multi-protocol Edition")
+        #expect(name(Version(5, 4, 3), .usbAKeychain, nfc: true, sky: true, fido) == "Security Key NFC")
+        #expect(name(Version(5, 7, 2), .usbCKeychain, nfc: true, sky: true, fido) == "Security Key C NFC")
+        #expect(
+            name(Version(5, 7, 2), .usbAKeychain, nfc: true, serial: 1, sky: true, fido)
+                == "Security Key NFC - Enterprise Edition")
+        #expect(name(Version(5, 1, 2), .usbAKeychain, nfc: true, sky: true, fido) == "Security Key NFC")
+        #expect(name(Version(5, 2, 7), .usbAKeychain, nfc: false, sky: true, fido) == "Security Key by Yubico")
+        #expect(name(Version(5, 1, 2), .usbAKeychain, nfc: false, sky: true, [.u2f]) == "FIDO U2F Security Key")
+    }
+
+    @Test func pinComplexityRoundTrips() throws {
+        let info = DeviceInfo(serial: 5, version: Version(5, 7, 4), supportedUSB: [.piv], pinComplexity: true)
+        let parsed = try DeviceInfo(tlvs: info.configTLVs().dictionary, defaultVersion: Version(1, 0, 0))
+        #expect(parsed.pinComplexity && parsed.productName == "YubiKey 5 - Enhanced PIN")
+        #expect(
+            try !DeviceInfo(tlvs: [0x01: [0x00, 0x10], 0x16: [0]], defaultVersion: Version(5, 7, 4)).pinComplexity)
+    }
+
     @Test func configTLVsRoundTrip() throws {
         let info = DeviceInfo(
             serial: 12_345_678, version: Version(5, 4, 3), formFactor: .usbCNano, isFIPS: false,
@@ -502,7 +565,8 @@ private let selectManagement = "00 A4 04 00 08 A0 00 00 05 27 47 11 17 00"
         #expect(tlvs.first?.tag == 0x01)
         let parsed = try DeviceInfo(tlvs: tlvs.dictionary, defaultVersion: Version(1, 0, 0))
         #expect(parsed == info)
-        #expect(parsed.productName == "Security Key NFC")
+        // As yubikit names it (a USB-C nano Security Key with a serial).
+        #expect(parsed.productName == "Security Key C Nano - Enterprise Edition")
     }
 
     @Test
