@@ -1,5 +1,6 @@
 """The man page and --help stay true to each other; groff finds nothing to warn about."""
 
+import functools
 import json
 import re
 import shutil
@@ -13,8 +14,15 @@ MAN = ROOT / "man" / "ykterm.1"
 JSON_FIELDS = ROOT / "Tests" / "Integration" / "json_fields.json"
 
 
+@functools.cache
+def help_text(path=()):
+    """`ykterm PATH --help`, run once per command for all the tests of this file."""
+    return run_ykterm(*path, "--help").stdout
+
+
+@functools.cache
 def subcommands(path=()):
-    out = run_ykterm(*path, "--help").stdout
+    out = help_text(path)
     section = out.split("SUBCOMMANDS:", 1)
     if len(section) < 2:
         return []
@@ -27,7 +35,7 @@ def subcommands(path=()):
     for n in names:
         found.append(path + (n,))
         found += subcommands(path + (n,))
-    return found
+    return tuple(found)
 
 
 def man_text():
@@ -45,8 +53,8 @@ def test_every_subcommand_is_in_the_man_page():
 
 def test_every_long_option_is_in_the_man_page():
     text = man_text()
-    for cmd in [()] + subcommands():
-        out = run_ykterm(*cmd, "--help").stdout
+    for cmd in [()] + list(subcommands()):
+        out = help_text(cmd)
         for opt in set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", out)):
             if opt in ("--help", "--version"):
                 continue
@@ -72,7 +80,7 @@ def json_output_subsections():
 
 def commands_with_json():
     return {" ".join(cmd) for cmd in subcommands()
-            if re.search(r"^\s+--json\b", run_ykterm(*cmd, "--help").stdout, re.M)}
+            if re.search(r"^\s+--json\b", help_text(cmd), re.M)}
 
 
 def test_json_output_section_names_every_field():
@@ -107,8 +115,8 @@ def test_groff_reports_nothing():
 
 
 def test_no_command_takes_a_pin_or_password_option():
-    for cmd in [()] + subcommands():
-        out = run_ykterm(*cmd, "--help").stdout.lower()
+    for cmd in [()] + list(subcommands()):
+        out = help_text(cmd).lower()
         # An option that takes a secret; --pin-policy (when a PIV key asks for the PIN) takes none.
         assert not re.search(r"--(pin|puk|password|new-pin|new-password|passphrase|management-key)(?![\w-])", out), cmd
 

@@ -7,8 +7,10 @@ take OATH secrets, URIs and keys on argv offer `-` for standard input and say so
 """
 
 import json
+import os
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -84,8 +86,15 @@ def placeholder_value(argument):
     return value_name.split("|")[0] if "|" in value_name else "1"
 
 
+def refused(path, given):
+    """Runs `ykterm PATH GIVEN` with no key, pcscd or terminal in reach."""
+    return subprocess.run([str(YKTERM), *path, *given], capture_output=True, text=True, timeout=30,
+                          stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "PCSCLITE_CSOCK_NAME": "/nonexistent"})
+
+
 @pytest.mark.parametrize("option", REFUSED)
 def test_every_command_refuses_pin_and_password_options(option):
+    attempts = []
     for path, command in leaf_commands():
         # Placeholders for the command's positional arguments (a valid choice where there are choices), so
         # that the option is the one thing the parser trips on.
@@ -93,16 +102,16 @@ def test_every_command_refuses_pin_and_password_options(option):
         required = [placeholder_option(a) for a in command.get("arguments", [])
                     if a.get("kind") == "option" and not a.get("isOptional", True)]
         positionals = required + positionals
-        attempts = [[f"{option}=123456", *positionals]]
+        attempts.append((path, [f"{option}=123456", *positionals]))
         if not positionals:
-            attempts.append([option, "123456"])
-        for given in attempts:
-            r = subprocess.run([str(YKTERM), *path, *given], capture_output=True, text=True, timeout=30,
-                               stdin=subprocess.DEVNULL,
-                               env={"PATH": "/usr/bin:/bin", "PCSCLITE_CSOCK_NAME": "/nonexistent"})
-            assert r.returncode == EX_USAGE, (path, given, r.returncode, r.stdout, r.stderr)
-            assert "Unknown option" in r.stderr and option in r.stderr, (path, given, r.stderr)
-            assert "123456" not in r.stdout
+            attempts.append((path, [option, "123456"]))
+    # A usage error costs ArgumentParser most of a debug build's start: the runs share the cores.
+    with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
+        results = list(pool.map(lambda attempt: refused(*attempt), attempts))
+    for (path, given), r in zip(attempts, results):
+        assert r.returncode == EX_USAGE, (path, given, r.returncode, r.stdout, r.stderr)
+        assert "Unknown option" in r.stderr and option in r.stderr, (path, given, r.stderr)
+        assert "123456" not in r.stdout
 
 
 def test_commands_that_take_secrets_on_argv_offer_standard_input():
