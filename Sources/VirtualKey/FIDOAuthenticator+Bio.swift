@@ -3,7 +3,7 @@ import KeyKit
 /// authenticatorBioEnrollment (CTAP 2.1 section 6.7, and the preview command 0x40) as a YubiKey Bio has it,
 /// for a key whose profile has a fingerprint sensor: fingerprint templates enrolled sample by sample, listed,
 /// named and removed, kept in the key's state (the --state file) until a reset. The sensor is simulated: each
-/// capture waits for the user as a touch does, then `sensorDelay` more, and reports the next status of
+/// capture waits for the user as a touch does, then the sample's `sensorDelays` more, and reports the next status of
 /// `bioSampleStatuses` (good once the sequence is used up). A capture cancelled while it waits (CTAPHID_CANCEL,
 /// or NFCCTAP_GETRESPONSE with the cancel flag) is answered CTAP2_ERR_KEEPALIVE_CANCEL and counts nothing; the
 /// enrollment stays open for the next capture until cancelCurrentEnrollment drops it. It matches no finger:

@@ -50,11 +50,12 @@ public final class FIDOAuthenticator {
     /// The sample statuses the simulated fingerprint sensor reports, one per capture in this order, then
     /// good ones (a profile with a sensor only).
     public let bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus]
-    /// Seconds the simulated fingerprint sensor takes for a sample, after the finger came (a profile with a
-    /// sensor only).
-    public let sensorDelay: Double
-    /// `sensorDelay` unless one is given: a fifth of a second.
-    public static let defaultSensorDelay = 0.2
+    /// Seconds the simulated fingerprint sensor takes for each sample, after the finger came, in the order of the
+    /// samples taken (a capture cancelled takes none), the last for every sample after (a profile with a sensor
+    /// only).
+    public let sensorDelays: [Double]
+    /// `sensorDelays` unless some are given: a fifth of a second for every sample.
+    public static let defaultSensorDelays = [0.2]
 
     /// The answer of a user-presence check.
     enum Presence {
@@ -141,13 +142,13 @@ public final class FIDOAuthenticator {
 
     public init(
         userPresenceDelay: Double = 0, resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
-        bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [], sensorDelay: Double = defaultSensorDelay
+        bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [], sensorDelays: [Double] = defaultSensorDelays
     ) {
         self.userPresenceDelay = userPresenceDelay
         self.resetWindow = resetWindow
         self.profile = profile
         self.bioSampleStatuses = bioSampleStatuses
-        self.sensorDelay = sensorDelay
+        self.sensorDelays = sensorDelays
         poweredUpAt = Self.uptime()
     }
 
@@ -179,13 +180,19 @@ public final class FIDOAuthenticator {
     }
 
     /// What `request` waits for before it goes on once it needs the user: `userWait`, and for a fingerprint
-    /// capture the sensor's `sensorDelay` of "processing" after it. Empty: it goes on at once.
+    /// capture the sensor's time for the next sample (`sensorDelay`) of "processing" after it. Empty: it goes on at
+    /// once.
     func userWait(for request: [UInt8]) -> [VirtualKeyProfile.KeepalivePhase] {
         var phases = userWait
         if isFingerprintCapture(request) && sensorDelay > 0 {
             phases.append(.init(status: CTAPHID.KeepaliveStatus.processing, seconds: sensorDelay))
         }
         return phases
+    }
+
+    /// Seconds the sensor takes for the next sample: its place in `sensorDelays`, else the last of them.
+    var sensorDelay: Double {
+        sensorDelays.isEmpty ? 0 : sensorDelays[min(nextSampleStatus, sensorDelays.count - 1)]
     }
 
     /// Seconds `userWait(for:)` lasts in all.

@@ -90,11 +90,11 @@ public final class VirtualKey: Sendable {
         latency: Double = 0, touchDelay: Double = 0.5, userPresenceDelay: Double = 0,
         resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey, smartCardTransport: ATRStyle = .nfc,
         bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
-        sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay
+        sensorDelays: [Double] = FIDOAuthenticator.defaultSensorDelays
     ) {
         let fido = FIDOAuthenticator(
             userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
-            bioSampleStatuses: bioSampleStatuses, sensorDelay: sensorDelay)
+            bioSampleStatuses: bioSampleStatuses, sensorDelays: sensorDelays)
         var core = Inner(state: state, applets: [], fido: fido)
         core.applets =
             (profile.hasManagement ? [ManagementApplet(profile: profile)] : [])
@@ -124,14 +124,14 @@ public final class VirtualKey: Sendable {
         resetWindow: Double = 10, profile: VirtualKeyProfile = .yubikey,
         smartCardTransport: ATRStyle = .nfc,
         bioSampleStatuses: [CTAP2.BioEnrollment.SampleStatus] = [],
-        sensorDelay: Double = FIDOAuthenticator.defaultSensorDelay
+        sensorDelays: [Double] = FIDOAuthenticator.defaultSensorDelays
     ) throws {
         let loaded = try file.load()
         self.init(
             state: loaded ?? initial, stateFile: file, latency: latency, touchDelay: touchDelay,
             userPresenceDelay: userPresenceDelay, resetWindow: resetWindow, profile: profile,
             smartCardTransport: smartCardTransport, bioSampleStatuses: bioSampleStatuses,
-            sensorDelay: sensorDelay)
+            sensorDelays: sensorDelays)
         if loaded == nil { try file.save(initial) }
     }
 

@@ -174,17 +174,24 @@ struct VirtualKeyCommand: ParsableCommand {
         @Option(
             name: .customLong("bio-sensor-delay"),
             help: ArgumentHelp(
-                "With --bio: how long the simulated sensor takes for each sample, after the finger came (default 200).",
-                valueName: "MS"))
-        var bioSensorDelay: UInt?
+                "With --bio: how long the simulated sensor takes for each sample, after the finger came (default "
+                    + "200); a list gives the samples' times in order, the last for every sample after (a capture "
+                    + "cancelled takes none).",
+                valueName: "MS[,MS...]"))
+        var bioSensorDelay: String?
 
         /// `--bio-sensor-delay` in seconds.
-        func sensorDelay() throws -> Double {
-            guard let bioSensorDelay else { return FIDOAuthenticator.defaultSensorDelay }
+        func sensorDelays() throws -> [Double] {
+            guard let bioSensorDelay else { return FIDOAuthenticator.defaultSensorDelays }
             guard try keyProfile().hasBioEnrollment else {
                 throw ValidationError(words("cli.option.needs", ["option": "--bio-sensor-delay", "other": "--bio"]))
             }
-            return Double(bioSensorDelay) / 1000
+            return try bioSensorDelay.split(separator: ",", omittingEmptySubsequences: false).map { part in
+                guard let ms = UInt32(String(part.filter { $0 != " " })) else {
+                    throw ValidationError(words("cli.virtual.sensorDelay", ["value": String(part)]))
+                }
+                return Double(ms) / 1000
+            }
         }
 
         func keyProfile() throws -> VirtualKeyProfile {
@@ -271,12 +278,12 @@ struct VirtualKeyCommand: ParsableCommand {
                     key = try VirtualKey(
                         stateFile: VirtualKeyStateFile(path: state), initial: initial,
                         latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
-                        bioSampleStatuses: sampleStatuses(), sensorDelay: sensorDelay())
+                        bioSampleStatuses: sampleStatuses(), sensorDelays: sensorDelays())
                 } else {
                     key = VirtualKey(
                         state: initial, latency: Double(latency) / 1000, touchDelay: touch,
                         profile: try keyProfile(), bioSampleStatuses: try sampleStatuses(),
-                        sensorDelay: try sensorDelay())
+                        sensorDelays: try sensorDelays())
                 }
             } catch {
                 throw YktermError.failed("\(error)")

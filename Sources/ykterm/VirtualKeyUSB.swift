@@ -148,12 +148,12 @@ extension VirtualKeyCommand.Serve {
                     stateFile: VirtualKeyStateFile(path: state), initial: initial,
                     latency: Double(latency) / 1000, touchDelay: touch, profile: keyProfile(),
                     smartCardTransport: .usb, bioSampleStatuses: sampleStatuses(),
-                    sensorDelay: sensorDelay())
+                    sensorDelays: sensorDelays())
             }
             return VirtualKey(
                 state: initial, latency: Double(latency) / 1000, touchDelay: touch, profile: try keyProfile(),
                 smartCardTransport: .usb, bioSampleStatuses: try sampleStatuses(),
-                sensorDelay: try sensorDelay())
+                sensorDelays: try sensorDelays())
         } catch {
             throw YktermError.failed("\(error)")
         }

@@ -150,9 +150,11 @@ def test_a_key_without_a_sensor_says_so(key, env):
 
 
 def test_ctrl_c_during_an_enrollment_over_pcsc_cancels_it_too(pcsc, env, tmp_path):
-    # The same through pcscd (CTAP over ISO 7816): the cancel is NFCCTAP_GETRESPONSE with P1 0x11.
+    # The same through pcscd (CTAP over ISO 7816): the cancel is NFCCTAP_GETRESPONSE with P1 0x11. The sensor
+    # takes 6 s for the second sample (the one cancelled, and the first of the next enrollment: a capture
+    # cancelled takes no place in the list), a fifth of a second for the others.
     k = ServedKey(pcsc, slot=1, state=tmp_path / "slow.json",
-                  extra=["--bio", "--bio-sensor-delay", "6000", "--log-apdus"]).start()
+                  extra=["--bio", "--bio-sensor-delay", "200,6000,200", "--log-apdus"]).start()
     try:
         fido(k, env, "pin", "set", input=PIN)
         proc = subprocess.Popen([str(YKTERM), "fido", "fingerprints", "add"], env=dict(env, YKTERM_READER=k.reader),
@@ -236,7 +238,7 @@ child = int(open(f"/proc/{sh.pid}/task/{sh.pid}/children").read().split()[0])
 def reads():
     with open(f"/proc/{child}/io") as f:
         return int(next(line for line in f if line.startswith("syscr:")).split()[1])
-# The second sample is under way, its sensor busy for 1.5 s, once ykterm reads from the key again (a KEEPALIVE:
+# The second sample is under way, its sensor busy for 6 s, once ykterm reads from the key again (a KEEPALIVE:
 # the first sample was answered before the line above).
 before = reads()
 deadline = time.monotonic() + 5
@@ -283,8 +285,9 @@ device.close()
 
 @pytest.mark.skipif(usb_unavailable_reason() is not None, reason=usb_unavailable_reason() or "")
 def test_ctrl_c_during_an_enrollment_cancels_it_on_the_usb_key(tmp_path):
-    # A slow sensor (6 s a sample) on the virtual key plugged in over USB (FIDO HID).
-    r = results(serve_usb("--bio", "--bio-sensor-delay", "6000", script=CANCEL_INSIDE,
+    # A slow sensor on the virtual key plugged in over USB (FIDO HID): 6 s for the second sample, the one
+    # cancelled (and the first of the next enrollment), a fifth of a second for the others.
+    r = results(serve_usb("--bio", "--bio-sensor-delay", "200,6000,200", script=CANCEL_INSIDE,
                           env=dict(os.environ, WORKDIR=str(tmp_path)), timeout=120))
     assert r["stderr"][:2] == ["Touch the sensor…", "Touch the sensor again (4 more samples needed)"], r
     # Ctrl-C: the key stopped waiting at once (not after the rest of the sensor's 6 s), ykterm said so in one

@@ -156,8 +156,10 @@ import Testing
         #expect(key.state.fido.fingerprints.map(\.templateID) == [steps[0].templateID])
     }
 
+    /// A key whose sensor takes `sensorDelay` for the first two samples (the ones the cancels meet), then a
+    /// twentieth of a second for each.
     static func slowSensorKey(_ sensorDelay: Double) -> VirtualKey {
-        VirtualKey(resetWindow: .infinity, profile: .yubikeyBio, sensorDelay: sensorDelay)
+        VirtualKey(resetWindow: .infinity, profile: .yubikeyBio, sensorDelays: [sensorDelay, sensorDelay, 0.05])
     }
 
     @Test(.timeLimit(.minutes(1))) func ctaphidCancelStopsACaptureAndCancelCurrentEnrollmentDropsTheTemplate()
@@ -182,7 +184,7 @@ import Testing
     }
 
     @Test func theSensorWaitIsReportedAsProcessingAfterTheFinger() async throws {
-        let fido = FIDOAuthenticator(userPresenceDelay: 0.2, profile: .yubikeyBio, sensorDelay: 0.3)
+        let fido = FIDOAuthenticator(userPresenceDelay: 0.2, profile: .yubikeyBio, sensorDelays: [0.3])
         let begin =
             [CTAP2.Command.bioEnrollment.rawValue]
             + CBOR.map([1: 1, 2: CBOR(CTAP2.BioEnrollment.Subcommand.enrollBegin)]).encoded
@@ -195,7 +197,20 @@ import Testing
             + CBOR.map([1: 1, 2: CBOR(CTAP2.BioEnrollment.Subcommand.enumerateEnrollments)]).encoded
         #expect(fido.userWait(for: list).map(\.seconds) == [0.2])
         // A key without a sensor has no sensor wait.
-        #expect(FIDOAuthenticator(profile: .yubikey, sensorDelay: 0.3).userWait(for: begin).isEmpty)
+        #expect(FIDOAuthenticator(profile: .yubikey, sensorDelays: [0.3]).userWait(for: begin).isEmpty)
+    }
+
+    @Test func eachSampleTakesItsOwnSensorTimeThenTheLast() {
+        let fido = FIDOAuthenticator(profile: .yubikeyBio, sensorDelays: [0.1, 0.4, 0.2])
+        let capture =
+            [CTAP2.Command.bioEnrollment.rawValue]
+            + CBOR.map([1: 1, 2: CBOR(CTAP2.BioEnrollment.Subcommand.enrollCaptureNextSample)]).encoded
+        var seen = [Double]()
+        for samplesTaken in 0..<5 {
+            fido.nextSampleStatus = samplesTaken
+            seen.append(fido.userWaitSeconds(for: capture))
+        }
+        #expect(seen == [0.1, 0.4, 0.2, 0.2, 0.2])
     }
 
     @Test func aKeyWithoutASensorHasNoBioEnrollment() async throws {

@@ -266,7 +266,7 @@ private final class FIDOKey: FIDOOpener, @unchecked Sendable {
         let key = FIDOKey(
             VirtualKey(
                 state: VirtualKeyState.yubiKey5NFC(), profile: .yubikeyBio,
-                bioSampleStatuses: [.good, .tooFast], sensorDelay: 0))
+                bioSampleStatuses: [.good, .tooFast], sensorDelays: [0]))
         let ops = FIDOOperations(key)
         _ = try await ops.setPIN("bio-pin-1")
         let seen = LockedValue<[FIDOOperations.EnrollmentProgress]>([])
