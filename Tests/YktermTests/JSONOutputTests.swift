@@ -387,7 +387,7 @@ import Testing
                       "fido"
                     ],
                     "key_name" : null,
-                    "name" : "YubiKey 5",
+                    "name" : "YubiKey 5A",
                     "otp_hid" : null,
                     "reader" : "Yubico YubiKey OTP+FIDO+CCID 00 00",
                     "serial" : 12345678,

@@ -102,7 +102,7 @@ struct FIDOOtherKeysViewTests {
         var state = F.state(read: false)
         FIDOViewFixture.type("typed-pin", &state)
         var screen = ViewFixture.render(state)
-        #expect(screen.contains("FIDO2 PIN of YubiKey 5 'backup'"))
+        #expect(screen.contains("FIDO2 PIN of YubiKey 5A 'backup'"))
         #expect(screen.contains("8 tries left") && screen.contains("not kept"))
         #expect(!screen.lines.joined().contains("typed-pin") && screen.contains("PIN  •••••••••"))
         #expect(screen.text(row: 2).contains("backup (waits for its PIN)"))
@@ -111,7 +111,7 @@ struct FIDOOtherKeysViewTests {
             &state, .fido(.otherFailed(keyID: F.backup.id, FIDOFailure(.list, .wrongPIN(retriesLeft: 6)))))
         screen = ViewFixture.render(state)
         #expect(screen.contains("Wrong PIN: 6 tries left"))
-        #expect(screen.contains("FIDO2 PIN of YubiKey 5 'backup'"))
+        #expect(screen.contains("FIDO2 PIN of YubiKey 5A 'backup'"))
     }
 
     @Test func aKeyWithoutAPINIsNamedAsSuchAndMarksNothing() throws {
