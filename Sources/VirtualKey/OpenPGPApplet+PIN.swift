@@ -131,9 +131,9 @@ extension OpenPGPApplet {
         return Self.done
     }
 
-    /// ACTIVATE of a terminated application: everything back to the factory state.
+    /// ACTIVATE of a terminated application: everything back to the factory state, the attestation key kept.
     func activate(_ state: inout VirtualKeyState) -> Response {
-        state.openpgp = OpenPGPState()
+        state.openpgp = state.openpgp.afterReset()
         powerReset()
         return Self.done
     }

@@ -46,6 +46,9 @@ final class OpenPGPApplet: SessionApplet {
     func select(state: inout VirtualKeyState) -> Response {
         powerReset()
         if state.openpgp.terminated { return Response(status: .noInputData) }
+        // A YubiKey with attestation (5.2) leaves the factory with its attestation key and certificate, so that
+        // object FC can be read before the first attestation.
+        if state.version >= OpenPGP.version52 { ensureAttestationKey(&state) }
         return Self.done
     }
 

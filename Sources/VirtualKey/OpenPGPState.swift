@@ -98,6 +98,16 @@ public struct OpenPGPState: Codable, Sendable, Equatable {
 
     func slot(_ slot: OpenPGP.KeySlot) -> Slot { slots[slot] ?? Slot() }
 
+    /// The state after a reset (TERMINATE, then ACTIVATE): everything back to the defaults, but the attestation
+    /// key and its certificate stay (the ones a YubiKey leaves the factory with are not made again).
+    func afterReset() -> OpenPGPState {
+        var fresh = OpenPGPState()
+        fresh.slots[.attestation] = slots[.attestation]
+        let certificate = OpenPGPApplet.certificateKey(.attestation)
+        fresh.objects[certificate] = objects[certificate]
+        return fresh
+    }
+
     private enum CodingKeys: String, CodingKey {
         case userPIN, adminPIN, resetCode, userTries, resetTries, adminTries, userTriesLeft, resetTriesLeft
         case adminTriesLeft, pinValidForSeveralSignatures, signatureCounter, slots, objects, terminated

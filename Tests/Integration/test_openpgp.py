@@ -95,7 +95,8 @@ def test_a_new_key_reads_the_same_in_both(ykterm, ykman):
     assert info["serial"] == 28123456 and info["manufacturer"] == 6
     assert info["signature_pin_policy"] == "always" and info["kdf_enabled"] is False
     assert [k["slot"] for k in info["keys"]] == ["sig", "dec", "aut", "att"]
-    assert not any(k["has_key"] for k in info["keys"])
+    # Only the attestation key is there, as a YubiKey leaves the factory with it.
+    assert [k["slot"] for k in info["keys"] if k["has_key"]] == ["att"]
     r = ykterm("keys", "info", "sig", check=False)
     assert r.returncode == 1 and "holds no key" in r.stderr
 
@@ -197,7 +198,8 @@ def test_ykman_changes_seen_by_ykterm(key, home_env, ykterm, ykman, tmp_path):
     ykman("reset", "-f")
     info = info_json(ykterm)
     assert (info["pin_tries"], info["admin_pin_tries"]) == (3, 3)
-    assert not any(k["has_key"] for k in info["keys"])
+    # A reset keeps the attestation key.
+    assert [k["slot"] for k in info["keys"] if k["has_key"]] == ["att"]
 
 
 # --- GnuPG ------------------------------------------------------------------------------------------------------
@@ -594,7 +596,12 @@ def test_info_shows_each_slots_certificate_that_ykman_stored_and_none_after_ykte
                                  capture_output=True, text=True, check=True).stdout.strip().split("=", 1)[1]
     before = {c["slot"]: c for c in info_json(ykterm)["certificates"]}
     assert list(before) == ["sig", "dec", "aut", "att"]
-    assert not any(c["present"] or c["subject"] for c in before.values())
+    assert not any(c["present"] or c["subject"] for slot, c in before.items() if slot != "att")
+    # The attestation certificate is there from the start, the one ykman exports.
+    ykman("certificates", "export", "att", str(tmp_path / "att.pem"))
+    att_fingerprint = subprocess.run(["openssl", "x509", "-in", str(tmp_path / "att.pem"), "-noout", "-fingerprint",
+                                      "-sha256"], capture_output=True, text=True, check=True).stdout.strip()
+    assert before["att"]["present"] and att_fingerprint.split("=", 1)[1] == before["att"]["sha256_fingerprint"]
 
     ykman("certificates", "import", "sig", str(pem), "-a", ADMIN)
     info = info_json(ykterm)

@@ -23,7 +23,12 @@ import VirtualKey
         #expect(data.passwordStatus.triesUser == 3 && data.passwordStatus.triesReset == 0)
         #expect(data.passwordStatus.triesAdmin == 3 && !data.passwordStatus.pinValidForSeveralSignatures)
         #expect(data.keys.count == 4)
-        #expect(data.keys.allSatisfy { !$0.hasKey && $0.touchPolicy == .off && $0.attributes == .rsa(bits: 2048) })
+        let userSlots = data.keys.filter { $0.slot != .attestation }
+        #expect(userSlots.allSatisfy { !$0.hasKey && $0.touchPolicy == .off && $0.attributes == .rsa(bits: 2048) })
+        // The attestation key and its certificate are there from the start, as a YubiKey leaves the factory.
+        #expect(data.key(.attestation)?.status == .imported)
+        let certificate = try X509Certificate(der: try await session.certificate(.attestation))
+        #expect(certificate.subject.contains("OpenPGP Attestation"))
         #expect(try await session.signatureCounter() == 0)
         #expect(try await session.kdf().isEnabled == false)
         #expect(try await session.cardholder().name.isEmpty)
@@ -101,14 +106,21 @@ import VirtualKey
         try await session.changePassword(.user, old: Self.pin, new: SecretBytes(utf8: "99999999"))
         _ = try await session.generate(.signature, .ecc(.ed25519, slot: .signature))
         try await session.putData(OpenPGP.DO.name, Array("Doe<<Jane".utf8))
+        let before = key.state.openpgp
         try await session.reset()
         let again = try await Self.session(key)
         let data = try await again.applicationData()
         #expect(data.passwordStatus.triesUser == 3 && data.passwordStatus.triesAdmin == 3)
-        #expect(!data.keys.contains { $0.hasKey })
+        #expect(!data.keys.contains { $0.hasKey && $0.slot != .attestation })
         try await again.verifyPIN(Self.pin)
         #expect(try await again.cardholder().name.isEmpty)
-        #expect(key.state.openpgp == OpenPGPState())
+        // Back to the factory state: the attestation key and certificate are the ones it had.
+        let attestationCertificate = try await again.certificate(.attestation)
+        var factory = OpenPGPState()
+        factory.slots[.attestation] = before.slots[.attestation]
+        factory.objects = before.objects.filter { $0.value == attestationCertificate }
+        #expect(!attestationCertificate.isEmpty && factory.objects.count == 1)
+        #expect(key.state.openpgp == factory)
     }
 
     /// A terminated application answers SELECT 6285; the session ACTIVATEs it.

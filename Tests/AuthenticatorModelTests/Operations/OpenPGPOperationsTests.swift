@@ -132,8 +132,10 @@ private let adminPIN = SecretBytes(utf8: "12345678")
         let key = OpenPGPKey()
         let ops = OpenPGPOperations(key)
         var certificates = [OpenPGP.KeySlot: X509Certificate]()
+        // Only the attestation key has a certificate at first (the one it left the factory with).
+        #expect(try await ops.certificate(.attestation) != nil)
         for slot in OpenPGP.KeySlot.allCases {
-            #expect(try await ops.certificate(slot) == nil)
+            #expect(try await ops.certificate(slot) == nil || slot == .attestation)
             let signer = try AsymmetricPrivateKey.generate(.p256)
             let certificate = try CertificateIssuer.issue(
                 subject: [.init("CN", slot.name)], publicKey: signer.publicKey, serial: [1], validity: .days(1),
@@ -158,8 +160,14 @@ private let adminPIN = SecretBytes(utf8: "12345678")
         let ops = OpenPGPOperations(key)
         try await ops.changePIN(current: pin, new: SecretBytes(utf8: "11223344"))
         try await ops.setTouchPolicy(.signature, .fixed, adminPIN: adminPIN, confirmed: true)
+        let attestation = key.key.state.openpgp.slots[.attestation]
         try await ops.reset()
-        #expect(key.key.state.openpgp == OpenPGPState())
+        // The defaults, but for the attestation key the key left the factory with (and its certificate).
+        var state = key.key.state.openpgp
+        #expect(state.slots[.attestation] == attestation && state.objects.count == 1)
+        state.slots[.attestation] = OpenPGPState().slots[.attestation]
+        state.objects = [:]
+        #expect(state == OpenPGPState())
         try await ops.changePIN(current: pin, new: pin)
         #expect(key.allClosed)
     }
