@@ -30,8 +30,8 @@ struct TabContractTests {
             + keys(SSHOperation.self, touch: true) + keys(OpenPGPTabOperation.self, touch: false)
         #expect(keys.count == 6 + 8 + 8 + 8 + 5 + 5 + 9)
         for key in keys { #expect(table[key] != nil, "\(language.rawValue): \(key)") }
-        // Where a tab names an operation otherwise, or says nothing of it.
-        #expect(PIVOperation.unblockPIN.workingKey == "piv.working.unblock")
+        // The words are named by the operation; FIDO2 says nothing while it loads or resets.
+        #expect(PIVOperation.unblockPIN.workingKey == "piv.working.unblockPIN")
         #expect(PIVOperation.unblockPIN.touchKey == "touch.for.piv.unblockPIN")
         #expect(FIDOOperation.load.workingKey == nil && FIDOOperation.reset.workingKey == nil)
         #expect(SSHOperation.verifyPIN.workingKey == "ssh.working.verifyPIN")

@@ -188,8 +188,6 @@ public enum PIVOperation: String, KeyTabOperation {
     case load, verify, changePIN, changePUK, unblockPIN, export, generateCertificate, sshKey
 
     public static let words = "piv"
-    /// The unblock's working words are `piv.working.unblock`.
-    public var workingName: String? { self == .unblockPIN ? "unblock" : rawValue }
 }
 
 public typealias PIVBusy = KeyBusy<PIVOperation>
