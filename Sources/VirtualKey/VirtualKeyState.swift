@@ -57,6 +57,17 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
             challengeResponseTimeout: 15, otpSequence: 1)
     }
 
+    /// A Security Key NFC (USB-A keychain, the Security Key flag in its form factor): FIDO U2F and FIDO2 alone, over
+    /// USB and NFC. With a serial, as this one has, it is an Enterprise Edition.
+    public static func securityKeyNFC(serial: UInt32, version: Version) -> VirtualKeyState {
+        let fido: UInt16 = Capabilities([.u2f, .fido2]).rawValue
+        return VirtualKeyState(
+            serial: serial, version: version, formFactor: 0x40 | FormFactor.usbAKeychain.rawValue,
+            usbSupported: fido, usbEnabled: fido, nfcSupported: fido, nfcEnabled: fido,
+            configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
+            challengeResponseTimeout: 15, otpSequence: 1)
+    }
+
     /// The key a firmware version names: a YubiKey 4 before 5.0, a YubiKey 5 NFC from then on.
     public static func forFirmware(serial: UInt32, version: Version) -> VirtualKeyState {
         version.major < 5 ? yubiKey4(serial: serial, version: version) : yubiKey5NFC(serial: serial, version: version)

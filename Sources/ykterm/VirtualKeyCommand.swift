@@ -31,7 +31,7 @@ struct VirtualKeyCommand: ParsableCommand {
                 socket, its FIDO and OTP interfaces are /dev/hidrawN nodes (served through FUSE) with \
                 sysfs entries under one USB device (vendor 1050, product 0407 for all three interfaces). \
                 --interfaces picks the interfaces (a comma list of ccid, fido, otp; fido alone is a \
-                Security Key, with no pcscd). `ykterm virtual-key usb unplug` and `usb plug`, run inside, \
+                Security Key NFC, with FIDO U2F and FIDO2 alone and no pcscd). `ykterm virtual-key usb unplug` and `usb plug`, run inside, \
                 pull the key out and put it back (through the socket in $YKTERM_USB_CONTROL). Every \
                 interface shares one key state. When `config usb` changes which interfaces the enabled \
                 applications need, the key comes back, as a YubiKey 5 does, as the product of the interfaces \

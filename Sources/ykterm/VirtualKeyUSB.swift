@@ -30,7 +30,7 @@ extension VirtualKeyCommand.Serve {
         unsetenv(USBNamespace.marker)
         // This process asks the namespace's pcscd (at the standard socket) whether the card is in.
         unsetenv("PCSCLITE_CSOCK_NAME")
-        let key = try makeUSBKey()
+        let key = try makeUSBKey(securityKey: interfaces.isSecurityKey)
         let log: @Sendable (String) -> Void = { warn("virtual-key: " + $0) }
         do {
             try USBNamespace.setUpDev()
@@ -135,9 +135,14 @@ extension VirtualKeyCommand.Serve {
         return "0x" + String(repeating: "0", count: max(0, 4 - s.count)) + s
     }
 
-    /// The key as `serve` makes it (state file, serial, firmware, demo accounts, profile).
-    private func makeUSBKey() throws -> VirtualKey {
-        var initial = VirtualKeyState.forFirmware(serial: serial, version: Version(parsing: firmware)!)
+    /// The key as `serve` makes it (state file, serial, firmware, demo accounts, profile); a new key with FIDO alone
+    /// (5.0 and later) is a Security Key NFC, whose Management application says so.
+    private func makeUSBKey(securityKey: Bool) throws -> VirtualKey {
+        let version = Version(parsing: firmware)!
+        var initial =
+            securityKey && version.major >= 5
+            ? VirtualKeyState.securityKeyNFC(serial: serial, version: version)
+            : VirtualKeyState.forFirmware(serial: serial, version: version)
         if demoAccounts { initial = initial.withDemoAccounts() }
         if let accounts { initial = initial.withGeneratedAccounts(accounts) }
         initial.otpToken = try otpToken(serial: serial)

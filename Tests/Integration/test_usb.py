@@ -3,6 +3,7 @@ namespace, checked with independent clients (python-fido2, ykman, pyscard throug
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -145,11 +146,21 @@ from fido2.ctap2 import Ctap2
 devices = list(CtapHidDevice.list_devices())
 emit(devices=len(devices), versions=Ctap2(devices[0]).info.versions, nodes=sorted(glob.glob("/dev/hidraw*")),
      pcscd=os.path.exists("/run/pcscd/pcscd.comm"),
-     hid=open(os.path.realpath("/sys/class/hidraw/hidraw0/device") + "/uevent").read())
+     hid=open(os.path.realpath("/sys/class/hidraw/hidraw0/device") + "/uevent").read(),
+     ykman_info=ykman("info").stdout, info=ykterm("info", "--json").stdout)
 """))
     assert r["devices"] == 1 and "FIDO_2_0" in r["versions"]
     assert r["nodes"] == ["/dev/hidraw0"] and r["pcscd"] is False
     assert "HID_NAME=Yubico Security Key NFC" in r["hid"] and "HID_ID=0003:00001050:00000120" in r["hid"]
+    # Its Management application says what it is, as ykman reads it: a Security Key with FIDO alone (ykman names
+    # a Security Key by its USB product; ykterm by what the key says, and one with a serial is an Enterprise
+    # Edition).
+    assert "Device type: Security Key NFC" in r["ykman_info"], r["ykman_info"]
+    assert re.search(r"^FIDO2\s+Enabled\s+Enabled", r["ykman_info"], re.M), r["ykman_info"]
+    assert re.search(r"^PIV\s+Not available", r["ykman_info"], re.M), r["ykman_info"]
+    info = json.loads(r["info"])
+    assert info["product"] == "Security Key NFC - Enterprise Edition" and info["sky"], info
+    assert {a for a, s in info["usb"].items() if s == "enabled"} == {"u2f", "fido2"}, info
 
 
 def test_unplug_and_plug_from_inside():
@@ -280,13 +291,16 @@ ClientPin(Ctap2(list(CtapHidDevice.list_devices())[0])).set_pin("135790")
 emit(done=True)
 """))
     assert first["done"] and state.exists() and (state.stat().st_mode & 0o777) == 0o600
+    # The key made is a Security Key: plugged in again with every interface asked for, it still has FIDO alone.
     second = results(serve_usb("--state", state, script=PRELUDE + """
-from fido2.pcsc import CtapPcscDevice
+from fido2.hid import CtapHidDevice
 from fido2.ctap2 import Ctap2, ClientPin
-pcsc = Ctap2(list(CtapPcscDevice.list_devices())[0])
-emit(pin_set=pcsc.info.options.get("clientPin"), token=len(ClientPin(pcsc).get_pin_token("135790")))
+ctap = Ctap2(list(CtapHidDevice.list_devices())[0])
+emit(pin_set=ctap.info.options.get("clientPin"), token=len(ClientPin(ctap).get_pin_token("135790")),
+     nodes=sorted(glob.glob("/dev/hidraw*")), listed=json.loads(ykterm("list", "--json").stdout))
 """))
     assert second["pin_set"] is True and second["token"] > 0
+    assert second["nodes"] == ["/dev/hidraw0"] and [k["interfaces"] for k in second["listed"]] == [["fido"]]
 
 
 def test_otp_over_hid_shares_the_slots_with_ccid():
