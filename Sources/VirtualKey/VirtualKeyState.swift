@@ -38,32 +38,31 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public static func yubiKey5NFC(serial: UInt32 = 28_123_456, version: Version = Version(5, 7, 2))
         -> VirtualKeyState
     {
-        let all: UInt16 = Capabilities([.otp, .u2f, .openpgp, .piv, .oath, .hsmauth, .fido2]).rawValue
-        return VirtualKeyState(
-            serial: serial, version: version, formFactor: FormFactor.usbAKeychain.rawValue,
-            usbSupported: all, usbEnabled: all, nfcSupported: all, nfcEnabled: all,
-            configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
-            challengeResponseTimeout: 15, otpSequence: 1)
+        factoryNew(serial, version, [.otp, .u2f, .openpgp, .piv, .oath, .hsmauth, .fido2], nfc: true)
     }
 
     /// A YubiKey 4 (USB-A keychain): OTP, FIDO U2F, OpenPGP, PIV and OATH over USB; no NFC, no FIDO2, no
     /// YubiHSM Auth (those came with the YubiKey 5).
     public static func yubiKey4(serial: UInt32 = 4_312_345, version: Version = Version(4, 3, 7)) -> VirtualKeyState {
-        let usb: UInt16 = Capabilities([.otp, .u2f, .openpgp, .piv, .oath]).rawValue
-        return VirtualKeyState(
-            serial: serial, version: version, formFactor: FormFactor.usbAKeychain.rawValue,
-            usbSupported: usb, usbEnabled: usb, nfcSupported: 0, nfcEnabled: 0,
-            configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
-            challengeResponseTimeout: 15, otpSequence: 1)
+        factoryNew(serial, version, [.otp, .u2f, .openpgp, .piv, .oath], nfc: false)
     }
 
     /// A Security Key NFC (USB-A keychain, the Security Key flag in its form factor): FIDO U2F and FIDO2 alone, over
     /// USB and NFC. With a serial, as this one has, it is an Enterprise Edition.
     public static func securityKeyNFC(serial: UInt32, version: Version) -> VirtualKeyState {
-        let fido: UInt16 = Capabilities([.u2f, .fido2]).rawValue
+        factoryNew(serial, version, [.u2f, .fido2], nfc: true, flags: 0x40)
+    }
+
+    /// A USB-A keychain key as it leaves the factory: `applications` supported and enabled over USB (and over NFC
+    /// when it has NFC), `flags` (FIPS 0x80, Security Key 0x40) in its form factor byte, no lock code.
+    private static func factoryNew(
+        _ serial: UInt32, _ version: Version, _ applications: Capabilities, nfc: Bool, flags: UInt8 = 0
+    ) -> VirtualKeyState {
+        let usb = applications.rawValue
+        let overNFC = nfc ? usb : 0
         return VirtualKeyState(
-            serial: serial, version: version, formFactor: 0x40 | FormFactor.usbAKeychain.rawValue,
-            usbSupported: fido, usbEnabled: fido, nfcSupported: fido, nfcEnabled: fido,
+            serial: serial, version: version, formFactor: flags | FormFactor.usbAKeychain.rawValue,
+            usbSupported: usb, usbEnabled: usb, nfcSupported: overNFC, nfcEnabled: overNFC,
             configLocked: false, deviceFlags: 0, autoEjectTimeout: 0,
             challengeResponseTimeout: 15, otpSequence: 1)
     }

@@ -169,10 +169,9 @@ public struct DeviceInfo: Sendable, Hashable {
 }
 
 extension Capabilities {
-    /// FIDO (U2F or FIDO2) and nothing else: what a Security Key carries.
-    public var isFIDOOnly: Bool {
-        intersection([.otp, .oath, .piv, .openpgp, .hsmauth]).isEmpty && !intersection([.u2f, .fido2]).isEmpty
-    }
+    /// FIDO (U2F or FIDO2) and nothing else, what a Security Key carries: applications on the FIDO HID interface
+    /// alone.
+    public var isFIDOOnly: Bool { usbInterfaces == [.fido] }
 }
 
 extension Version {
