@@ -69,11 +69,8 @@ struct InfoCommand: AsyncParsableCommand {
 
     /// The USB interfaces the enabled applications need, as a YubiKey presents them.
     static func usbInterfaces(_ enabled: Capabilities) -> [String] {
-        var out = [String]()
-        if enabled.contains(.otp) { out.append("OTP") }
-        if !enabled.isDisjoint(with: [.u2f, .fido2]) { out.append("FIDO") }
-        if !enabled.isDisjoint(with: [.oath, .piv, .openpgp, .hsmauth]) { out.append("CCID") }
-        return out
+        let on = enabled.usbInterfaces
+        return [(KeyInterfaceKind.otp, "OTP"), (.fido, "FIDO"), (.ccid, "CCID")].filter { on.contains($0.0) }.map(\.1)
     }
 }
 
