@@ -48,7 +48,7 @@ extension FIDOAuthenticator {
             guard pinProtocol.verify(key: secret, newPINEnc, signature: auth) else {
                 throw .status(CTAPError.pinAuthInvalid)
             }
-            let (hash, length) = try newPINHash(pinProtocol, secret, newPINEnc, minimum: state.fido.minPINLength)
+            let (hash, length) = try newPINHash(pinProtocol, secret, newPINEnc, state)
             state.fido.pinHash = hash
             state.fido.pinLength = length
             state.fido.forcePINChange = false
@@ -68,7 +68,7 @@ extension FIDOAuthenticator {
                 throw .status(CTAPError.pinAuthInvalid)
             }
             try verifyPIN(pinProtocol, secret, pinHashEnc, &state)
-            let (hash, length) = try newPINHash(pinProtocol, secret, newPINEnc, minimum: state.fido.minPINLength)
+            let (hash, length) = try newPINHash(pinProtocol, secret, newPINEnc, state)
             state.fido.pinHash = hash
             state.fido.pinLength = length
             state.fido.forcePINChange = false
@@ -173,11 +173,10 @@ extension FIDOAuthenticator {
     }
 
     /// Decrypts and checks a new PIN: at least 64 bytes of padding, at most 63 bytes of UTF-8 before it,
-    /// at least the minimum length in code points. Returns its hash, LEFT(SHA-256(PIN), 16), and its length
-    /// in code points.
+    /// at least the minimum length in code points, and (on a key that enforces PIN complexity) not too simple for
+    /// `PINComplexity`. Returns its hash, LEFT(SHA-256(PIN), 16), and its length in code points.
     func newPINHash(
-        _ pinProtocol: PINUVAuthProtocol, _ secret: [UInt8], _ newPINEnc: [UInt8],
-        minimum: Int
+        _ pinProtocol: PINUVAuthProtocol, _ secret: [UInt8], _ newPINEnc: [UInt8], _ state: VirtualKeyState
     ) throws(Failure) -> (hash: [UInt8], length: Int) {
         guard let padded = try? pinProtocol.decrypt(key: secret, newPINEnc) else {
             throw .status(CTAPError.invalidParameter)
@@ -187,7 +186,8 @@ extension FIDOAuthenticator {
         while pin.last == 0 { pin.removeLast() }
         guard pin.count <= PINRules.maxBytes, !pin.contains(0),
             let text = String(validating: pin, as: UTF8.self),
-            text.unicodeScalars.count >= max(minimum, 4)
+            text.unicodeScalars.count >= max(state.fido.minPINLength, 4),
+            !state.pinComplexity || PINComplexity.allows(pin)
         else {
             throw .status(CTAPError.pinPolicyViolation)
         }

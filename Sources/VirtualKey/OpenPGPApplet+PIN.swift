@@ -60,7 +60,7 @@ extension OpenPGPApplet {
 
     /// CHANGE REFERENCE DATA: P2 81 (PW1) or 83 (PW3); data the old password then the new one (the card knows
     /// how long the old one is).
-    func changeReference(_ apdu: APDU, _ s: inout OpenPGPState) -> Response {
+    func changeReference(_ apdu: APDU, _ s: inout OpenPGPState, complexity: Bool) -> Response {
         guard apdu.p1 == 0, apdu.p2 == 0x81 || apdu.p2 == 0x83 else { return Self.badP1P2 }
         let admin = apdu.p2 == 0x83
         let current = admin ? s.adminPIN : s.userPIN
@@ -75,6 +75,7 @@ extension OpenPGPApplet {
             : check(old, against: current, left: &s.userTriesLeft, reset: s.userTries)
         guard ok == true else { return ok == nil ? Response(status: .authMethodBlocked) : Self.notAllowed }
         guard (minimum...OpenPGP.maximumPINLength).contains(new.count) else { return Response(status: .wrongLength) }
+        if complexity, !PINComplexity.allows(new) { return Response(status: .conditionsNotSatisfied) }
         if admin {
             s.adminPIN = new
             session.admin = false
@@ -87,7 +88,7 @@ extension OpenPGPApplet {
     }
 
     /// RESET RETRY COUNTER of PW1: P1 00 with the reset code before the new PIN, or P1 02 after PW3.
-    func resetRetryCounter(_ apdu: APDU, _ s: inout OpenPGPState) -> Response {
+    func resetRetryCounter(_ apdu: APDU, _ s: inout OpenPGPState, complexity: Bool) -> Response {
         guard apdu.p2 == 0x81, apdu.p1 == 0 || apdu.p1 == 2 else { return Self.badP1P2 }
         var new = apdu.data
         if apdu.p1 == 2 {
@@ -104,6 +105,7 @@ extension OpenPGPApplet {
         guard (OpenPGP.Password.user.minimumLength...OpenPGP.maximumPINLength).contains(new.count) else {
             return Response(status: .wrongLength)
         }
+        if complexity, !PINComplexity.allows(new) { return Response(status: .conditionsNotSatisfied) }
         s.userPIN = new
         s.userTriesLeft = s.userTries
         return Self.done

@@ -64,12 +64,14 @@ final class OpenPGPApplet: SessionApplet {
         switch apdu.ins {
         case OpenPGP.Ins.getVersion: return Response(data: state.version.bytes.map(Self.bcd), status: .ok)
         case OpenPGP.Ins.getData: return getData(apdu, state)
-        case OpenPGP.Ins.putData: return putData(apdu, &state.openpgp)
+        case OpenPGP.Ins.putData: return putData(apdu, &state.openpgp, complexity: state.pinComplexity)
         case OpenPGP.Ins.putDataOdd: return importKey(apdu, &state.openpgp)
         case OpenPGP.Ins.selectData: return selectData(apdu)
         case OpenPGP.Ins.verify: return verify(apdu, &state.openpgp)
-        case OpenPGP.Ins.changeReference: return changeReference(apdu, &state.openpgp)
-        case OpenPGP.Ins.resetRetryCounter: return resetRetryCounter(apdu, &state.openpgp)
+        case OpenPGP.Ins.changeReference:
+            return changeReference(apdu, &state.openpgp, complexity: state.pinComplexity)
+        case OpenPGP.Ins.resetRetryCounter:
+            return resetRetryCounter(apdu, &state.openpgp, complexity: state.pinComplexity)
         case OpenPGP.Ins.setPINRetries: return setPINRetries(apdu, &state.openpgp)
         case OpenPGP.Ins.terminate: return terminate(&state.openpgp)
         case OpenPGP.Ins.activate: return Self.done
@@ -227,7 +229,7 @@ final class OpenPGPApplet: SessionApplet {
         return Self.done
     }
 
-    func putData(_ apdu: APDU, _ s: inout OpenPGPState) -> Response {
+    func putData(_ apdu: APDU, _ s: inout OpenPGPState, complexity: Bool) -> Response {
         let tag = UInt32(apdu.p1) << 8 | UInt32(apdu.p2)
         let data = apdu.data
         switch tag {
@@ -264,6 +266,7 @@ final class OpenPGPApplet: SessionApplet {
                 guard (OpenPGP.Password.reset.minimumLength...OpenPGP.maximumPINLength).contains(data.count) else {
                     return Response(status: .wrongLength)
                 }
+                if complexity, !PINComplexity.allows(data) { return Response(status: .conditionsNotSatisfied) }
                 s.resetCode = data
                 s.resetTriesLeft = s.resetTries
             }

@@ -52,8 +52,13 @@ extension PIVApplet {
         return Self.done
     }
 
+    /// A new PIN or PUK a key that enforces PIN complexity refuses (6985, after the current one was checked).
+    static func tooSimple(_ new: [UInt8], complexity: Bool) -> Bool {
+        complexity && !PINComplexity.allowsPadded(new, padding: PIV.pinPadding)
+    }
+
     /// CHANGE REFERENCE: current and new PIN (P2 80) or PUK (P2 81), eight padded bytes each.
-    func changeReference(_ apdu: APDU, _ piv: inout PIVState) -> Response {
+    func changeReference(_ apdu: APDU, _ piv: inout PIVState, complexity: Bool) -> Response {
         guard apdu.p1 == 0 else { return Self.badP1P2 }
         guard apdu.p2 == PIV.Reference.pin || apdu.p2 == PIV.Reference.puk else { return Self.noKey }
         guard apdu.data.count == 2 * PIV.pinLength else { return Self.badData }
@@ -73,6 +78,7 @@ extension PIVApplet {
             return Self.wrong(triesLeft: left - 1)
         }
         guard Self.isWellFormed(new) else { return Self.badData }
+        if Self.tooSimple(new, complexity: complexity) { return Response(status: .conditionsNotSatisfied) }
         if isPIN {
             piv.pin = new
             piv.pinTriesLeft = piv.pinTries
@@ -84,7 +90,7 @@ extension PIVApplet {
     }
 
     /// RESET RETRY COUNTER: the PUK and a new PIN; the PIN gets all its tries back.
-    func resetRetryCounter(_ apdu: APDU, _ piv: inout PIVState) -> Response {
+    func resetRetryCounter(_ apdu: APDU, _ piv: inout PIVState, complexity: Bool) -> Response {
         guard apdu.p1 == 0 else { return Self.badP1P2 }
         guard apdu.p2 == PIV.Reference.pin else { return Self.noKey }
         guard apdu.data.count == 2 * PIV.pinLength else { return Self.badData }
@@ -96,6 +102,7 @@ extension PIVApplet {
             return Self.wrong(triesLeft: piv.pukTriesLeft)
         }
         guard Self.isWellFormed(new) else { return Self.badData }
+        if Self.tooSimple(new, complexity: complexity) { return Response(status: .conditionsNotSatisfied) }
         piv.pukTriesLeft = piv.pukTries
         piv.pin = new
         piv.pinTriesLeft = piv.pinTries

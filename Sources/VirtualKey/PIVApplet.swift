@@ -58,8 +58,9 @@ final class PIVApplet: SessionApplet {
         case PIV.Ins.getVersion: return Response(data: state.version.bytes, status: .ok)
         case PIV.Ins.getSerial: return serial(state)
         case PIV.Ins.verify: return verify(apdu, &state.piv)
-        case PIV.Ins.changeReference: return changeReference(apdu, &state.piv)
-        case PIV.Ins.resetRetryCounter: return resetRetryCounter(apdu, &state.piv)
+        case PIV.Ins.changeReference: return changeReference(apdu, &state.piv, complexity: state.pinComplexity)
+        case PIV.Ins.resetRetryCounter:
+            return resetRetryCounter(apdu, &state.piv, complexity: state.pinComplexity)
         case PIV.Ins.setPINRetries: return setPINRetries(apdu, &state.piv)
         case PIV.Ins.reset: return reset(apdu, &state.piv)
         case PIV.Ins.authenticate: return authenticate(apdu, &state)

@@ -15,6 +15,9 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     /// The configuration lock code (16 bytes) while one is set; WRITE CONFIG needs it then.
     public var configLockCode: [UInt8]?
     public var deviceFlags: UInt8
+    /// The key enforces PIN complexity (an Enhanced PIN key, 5.7 and later): PIV, OpenPGP and FIDO2 refuse new PINs
+    /// that `PINComplexity` finds too simple, and the device information says so (tag 0x16).
+    public var pinComplexity = false
     public var autoEjectTimeout: UInt16
     public var challengeResponseTimeout: UInt8
     /// OTP application programming sequence number.
@@ -82,14 +85,16 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
             supportedNFC: nfcSupported == 0 ? nil : Capabilities(rawValue: nfcSupported),
             enabledNFC: nfcSupported == 0 ? nil : Capabilities(rawValue: nfcEnabled),
             isConfigLocked: configLocked, autoEjectTimeout: Int(autoEjectTimeout),
-            challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags)
+            challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags,
+            pinComplexity: pinComplexity)
     }
 }
 
 extension VirtualKeyState {
     enum CodingKeys: String, CodingKey {
         case serial, version, formFactor, usbSupported, usbEnabled, nfcSupported, nfcEnabled, configLocked,
-            configLockCode, deviceFlags, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath, fido,
+            configLockCode, deviceFlags, pinComplexity, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath,
+            fido,
             otpSlots, otpToken, piv, openpgp, hsmauth
     }
 
@@ -108,6 +113,7 @@ extension VirtualKeyState {
             try c.contains(.configLockCode) && !c.decodeNil(forKey: .configLockCode)
             ? decodeHex(c, .configLockCode) : nil
         deviceFlags = try c.decode(UInt8.self, forKey: .deviceFlags)
+        pinComplexity = try c.decodeIfPresent(Bool.self, forKey: .pinComplexity) ?? false
         autoEjectTimeout = try c.decode(UInt16.self, forKey: .autoEjectTimeout)
         challengeResponseTimeout = try c.decode(UInt8.self, forKey: .challengeResponseTimeout)
         otpSequence = try c.decode(UInt8.self, forKey: .otpSequence)
@@ -132,6 +138,7 @@ extension VirtualKeyState {
         try c.encode(configLocked, forKey: .configLocked)
         try c.encodeIfPresent(configLockCode.map { Hex.encode($0) }, forKey: .configLockCode)
         try c.encode(deviceFlags, forKey: .deviceFlags)
+        try c.encode(pinComplexity, forKey: .pinComplexity)
         try c.encode(autoEjectTimeout, forKey: .autoEjectTimeout)
         try c.encode(challengeResponseTimeout, forKey: .challengeResponseTimeout)
         try c.encode(otpSequence, forKey: .otpSequence)

@@ -18,7 +18,9 @@ struct InfoCommand: AsyncParsableCommand {
     @OptionGroup var key: KeyOptions
     @Flag(
         name: .long,
-        help: "JSON: product, serial, version, form_factor, fips, sky, config_locked, usb and nfc (each application).")
+        help: ArgumentHelp(
+            "JSON: product, serial, version, form_factor, fips, sky, pin_complexity, config_locked, usb and nfc "
+                + "(each application)."))
     var json = false
 
     func run() async throws {
@@ -42,6 +44,7 @@ struct InfoCommand: AsyncParsableCommand {
             let nfcOn = !(info.enabledNFC ?? []).isEmpty
             fields.append(("cli.info.nfc", words(nfcOn ? "cli.info.on" : "cli.info.off")))
         }
+        if info.pinComplexity { fields.append(("cli.info.pinComplexity", words("cli.info.enforced"))) }
         if info.isConfigLocked { fields.append(("cli.info.locked", words("cli.info.lockedValue"))) }
         InfoLines.lines(fields.map { (words($0.0), $0.1) }, atLeast: 0, gap: 2).forEach(out)
         out("")
@@ -82,6 +85,8 @@ struct InfoJSON: Encodable, SnakeCaseJSON {
     var formFactor: String
     var fips: Bool
     var sky: Bool
+    /// The key refuses PINs too easy to guess (an Enhanced PIN key).
+    var pinComplexity: Bool
     var configLocked: Bool
     var usb: [String: String]
     var nfc: [String: String]?
@@ -93,6 +98,7 @@ struct InfoJSON: Encodable, SnakeCaseJSON {
         formFactor = info.formFactor.identifier
         fips = info.isFIPS
         sky = info.isSky
+        pinComplexity = info.pinComplexity
         configLocked = info.isConfigLocked
         func states(_ supported: Capabilities, _ enabled: Capabilities) -> [String: String] {
             var out = [String: String]()

@@ -159,6 +159,29 @@ struct VirtualKeyCommand: ParsableCommand {
         var profile: String = VirtualKeyProfile.yubikey.name
 
         @Flag(
+            name: .customLong("pin-complexity"),
+            help: ArgumentHelp(
+                "Make a new key an Enhanced PIN key (firmware 5.7 and later): it enforces PIN complexity, refusing "
+                    + "new PIV, OpenPGP and FIDO2 PINs with fewer than two different characters or among the most "
+                    + "common."))
+        var pinComplexity = false
+
+        /// A new key's state as the options make it: a Security Key NFC (`securityKey`, firmware 5.0 and later) or the
+        /// key its firmware names, with the accounts, the Yubico OTP credential and the PIN complexity asked for.
+        func newKeyState(securityKey: Bool = false) throws -> VirtualKeyState {
+            let version = Version(parsing: firmware)!
+            var state =
+                securityKey && version.major >= 5
+                ? VirtualKeyState.securityKeyNFC(serial: serial, version: version)
+                : VirtualKeyState.forFirmware(serial: serial, version: version)
+            if demoAccounts { state = state.withDemoAccounts() }
+            if let accounts { state = state.withGeneratedAccounts(accounts) }
+            state.otpToken = try otpToken(serial: serial)
+            state.pinComplexity = pinComplexity
+            return state
+        }
+
+        @Flag(
             name: .long,
             help: "A YubiKey Bio: fingerprint enrollment with a simulated sensor (the yubikey-bio profile).")
         var bio = false
@@ -256,8 +279,12 @@ struct VirtualKeyCommand: ParsableCommand {
             guard VpcdBridge.parseEndpoint(vpcd) != nil else {
                 throw ValidationError(words("cli.virtual.vpcd", ["value": vpcd]))
             }
-            guard Version(parsing: firmware) != nil else {
+            guard let version = Version(parsing: firmware) else {
                 throw ValidationError(words("cli.virtual.firmware", ["value": firmware]))
+            }
+            if pinComplexity, version < DeviceInfo.pinComplexityFirmware {
+                throw ValidationError(
+                    words("cli.virtual.pinComplexity", ["firmware": DeviceInfo.pinComplexityFirmware.description]))
             }
         }
 
@@ -267,10 +294,7 @@ struct VirtualKeyCommand: ParsableCommand {
                 throw ValidationError(words("cli.option.onlyWith", ["option": "COMMAND", "other": "--usb"]))
             }
             let (host, port) = VpcdBridge.parseEndpoint(vpcd)!
-            var initial = VirtualKeyState.forFirmware(serial: serial, version: Version(parsing: firmware)!)
-            if demoAccounts { initial = initial.withDemoAccounts() }
-            if let accounts { initial = initial.withGeneratedAccounts(accounts) }
-            initial.otpToken = try otpToken(serial: serial)
+            let initial = try newKeyState()
             let touch = Double(touchDelay) / 1000
             let key: VirtualKey
             do {

@@ -138,14 +138,7 @@ extension VirtualKeyCommand.Serve {
     /// The key as `serve` makes it (state file, serial, firmware, demo accounts, profile); a new key with FIDO alone
     /// (5.0 and later) is a Security Key NFC, whose Management application says so.
     private func makeUSBKey(securityKey: Bool) throws -> VirtualKey {
-        let version = Version(parsing: firmware)!
-        var initial =
-            securityKey && version.major >= 5
-            ? VirtualKeyState.securityKeyNFC(serial: serial, version: version)
-            : VirtualKeyState.forFirmware(serial: serial, version: version)
-        if demoAccounts { initial = initial.withDemoAccounts() }
-        if let accounts { initial = initial.withGeneratedAccounts(accounts) }
-        initial.otpToken = try otpToken(serial: serial)
+        let initial = try newKeyState(securityKey: securityKey)
         let touch = Double(touchDelay) / 1000
         do {
             if let state {

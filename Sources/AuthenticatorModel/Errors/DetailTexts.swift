@@ -148,6 +148,7 @@ extension OpenPGPError: ExplainableError {
                 kind: .openpgpNeedsFirmware, ["minimum": minimum.description, "actual": actual.description])
         case .unsupportedAlgorithm: return ErrorExplanation(kind: .openpgpAlgorithm)
         case .conditionsNotSatisfied: return ErrorExplanation(kind: .openpgpConditions)
+        case .tooSimple(let p): return ErrorExplanation(kind: .pinTooSimple, nested: named(p))
         case .attestationNotSigned(let slot):
             return ErrorExplanation(
                 kind: .attestationInvalid, ["slot": slot.name], nested: ["why": UIText("attestation.not-signed")])
@@ -198,6 +199,9 @@ extension PIVError: ExplainableError {
         case .wrongPUK(let n): return ErrorExplanation(kind: .pivWrongPUK, ["retries": String(n)])
         case .pukBlocked: return ErrorExplanation(kind: .pivPUKBlocked)
         case .pinLength(let n): return ErrorExplanation(kind: .pivPINLength, ["count": String(n)])
+        case .tooSimple(let puk):
+            return ErrorExplanation(
+                kind: .pinTooSimple, nested: ["password": UIText(puk ? "piv.secret.puk" : "piv.secret.pin")])
         case .managementKeyAuthenticationFailed: return ErrorExplanation(kind: .managementKeyWrong)
         case .managementKeyResponseMismatch: return ErrorExplanation(kind: .managementKeyNotGenuine)
         case .managementKeyLength(let expected, let actual):

@@ -152,6 +152,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case pinNotSet = "pin-not-set"
     case pinRequired = "pin-required"
     case pinPolicy = "pin-policy"
+    case pinTooSimple = "pin-too-simple"
     case pinChangeRequired = "pin-change-required"
     case minPINLengthDecrease = "min-pin-length-decrease"
     case tooManyRelyingParties = "too-many-relying-parties"

@@ -63,6 +63,9 @@ public struct KeyFailure<Operation: Sendable & Hashable, Reason: Sendable & Hash
 protocol ExplainedFailureReason {
     static var keyGone: Self { get }
     static func notAvailable(_ why: UIText) -> Self
+    /// A key that enforces PIN complexity refused the new PIN, PUK or password: the explanation's text (the form
+    /// stays, its cursor on the new secret).
+    static func tooSimple(_ text: UIText) -> Self
     static func other(_ text: UIText) -> Self
 }
 
@@ -72,6 +75,7 @@ extension ExplainedFailureReason {
         let explanation = ErrorExplanation(error)
         switch explanation.kind {
         case .interfaceMissing, .applicationMissing: return .notAvailable(explanation.text)
+        case .pinTooSimple: return .tooSimple(explanation.text)
         case _ where explanation.kind.keyGone: return .keyGone
         default: return .other(explanation.text)
         }

@@ -65,6 +65,9 @@ public struct DeviceInfo: Sendable, Hashable {
     public var deviceFlags: UInt8
     /// The key holds its PINs to the complexity rules of an Enhanced PIN key (READ CONFIG tag 0x16).
     public var pinComplexity: Bool
+
+    /// The first firmware with PIN complexity (Enhanced PIN keys).
+    public static let pinComplexityFirmware = Version(5, 7, 0)
     /// True when the information came from the Management application; false when probed.
     public var fromManagement: Bool
 

@@ -192,8 +192,9 @@ public actor OpenPGPSession: SmartCardApplicationSession {
         defer { SecretBytes.wipe(&newBytes) }
         var data = oldBytes + newBytes
         defer { SecretBytes.wipe(&data) }
-        try await passwordRefusal(
-            try await proto.send(APDU(ins: Ins.changeReference, p2: password.rawValue, data: data)), password)
+        let response = try await proto.send(APDU(ins: Ins.changeReference, p2: password.rawValue, data: data))
+        if response.status == .conditionsNotSatisfied { throw OpenPGPError.tooSimple(password) }
+        try await passwordRefusal(response, password)
     }
 
     /// Sets the reset code (PUT DATA D3); needs the admin PIN verified.
@@ -201,7 +202,11 @@ public actor OpenPGPSession: SmartCardApplicationSession {
         let status = try await passwordContext()
         var data = try checked(code, .reset, status: status)
         defer { SecretBytes.wipe(&data) }
-        try await putData(OpenPGP.DO.resettingCode, data)
+        do {
+            try await putData(OpenPGP.DO.resettingCode, data)
+        } catch OpenPGPError.conditionsNotSatisfied {
+            throw OpenPGPError.tooSimple(.reset)
+        }
     }
 
     /// RESET RETRY COUNTER: a new user PIN, with the reset code, or (`resetCode` nil) after the admin PIN was
@@ -220,10 +225,15 @@ public actor OpenPGPSession: SmartCardApplicationSession {
                 APDU(ins: Ins.resetRetryCounter, p1: 0x00, p2: OpenPGP.Password.user.rawValue, data: both))
             // A card without a reset code may answer 6A80 as well as 6983.
             if response.status == .incorrectParameters { throw OpenPGPError.passwordBlocked(.reset) }
+            if response.status == .conditionsNotSatisfied { throw OpenPGPError.tooSimple(.user) }
             try await passwordRefusal(response, .reset)
         } else {
-            _ = try await send(
-                APDU(ins: Ins.resetRetryCounter, p1: 0x02, p2: OpenPGP.Password.user.rawValue, data: data))
+            do {
+                _ = try await send(
+                    APDU(ins: Ins.resetRetryCounter, p1: 0x02, p2: OpenPGP.Password.user.rawValue, data: data))
+            } catch OpenPGPError.conditionsNotSatisfied {
+                throw OpenPGPError.tooSimple(.user)
+            }
         }
     }
 

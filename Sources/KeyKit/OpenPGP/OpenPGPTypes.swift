@@ -20,6 +20,9 @@ public enum OpenPGPError: Error, Equatable, Sendable {
     case unsupportedAlgorithm
     /// 6985: the card's conditions for the command are not met (e.g. TERMINATE before the passwords are blocked).
     case conditionsNotSatisfied
+    /// A key that enforces PIN complexity refused the new password (6985 to CHANGE REFERENCE DATA, RESET RETRY
+    /// COUNTER or PUT DATA of the reset code).
+    case tooSimple(OpenPGP.Password)
     /// An attestation the attestation key (ATT) did not sign.
     case attestationNotSigned(OpenPGP.KeySlot)
     /// An attestation of a key other than the slot's.

@@ -244,6 +244,7 @@ public actor PIVSession: SmartCardApplicationSession {
         defer { SecretBytes.wipe(&data) }
         let response = try await proto.send(APDU(ins: ins, p2: reference, data: data))
         if !puk, let n = PIVSession.retries(in: response.status) { lastPINRetries = n }
+        if response.status == .conditionsNotSatisfied { throw PIVError.tooSimple(puk: reference == PIV.Reference.puk) }
         try PIVSession.checkSecret(response, puk: puk)
     }
 

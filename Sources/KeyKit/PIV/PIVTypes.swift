@@ -10,6 +10,9 @@ public enum PIVError: Error, Equatable, Sendable {
     case pukBlocked
     /// A PIN or PUK is longer than 8 bytes, or a new one shorter than 6.
     case pinLength(Int)
+    /// A key that enforces PIN complexity refused the new PIN (or, `puk`, the new PUK): 6985 to CHANGE REFERENCE
+    /// or RESET RETRY COUNTER.
+    case tooSimple(puk: Bool)
     /// The key did not accept our answer to its management key challenge (6982 on the second step).
     case managementKeyAuthenticationFailed
     /// The key's answer to our challenge was wrong: it does not hold the management key we used.

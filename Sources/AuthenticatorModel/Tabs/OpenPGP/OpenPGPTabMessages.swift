@@ -12,6 +12,8 @@ public enum OpenPGPFailureReason: Sendable, Hashable, ExplainedFailureReason {
     case wrongPassword(OpenPGP.Password, retriesLeft: Int)
     /// The password has no tries left (for the reset code also: none is set).
     case passwordBlocked(OpenPGP.Password)
+    /// The key enforces PIN complexity and refused the new password (the explanation's text).
+    case tooSimple(UIText)
     case other(UIText)
 }
 

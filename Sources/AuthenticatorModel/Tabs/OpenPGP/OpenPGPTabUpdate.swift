@@ -101,7 +101,7 @@ func openpgpFailureText(_ reason: OpenPGPFailureReason) -> UIText {
     case .notAvailable(let why): return why
     case .wrongPassword(let p, let n): return UIText("openpgp.wrong." + p.textName, ["retries": String(n)])
     case .passwordBlocked(let p): return UIText("openpgp.blocked." + p.textName)
-    case .other(let text): return text
+    case .tooSimple(let text), .other(let text): return text
     }
 }
 
@@ -134,13 +134,21 @@ func openpgpFailed(_ state: inout AppState, _ failure: OpenPGPFailure) -> [Comma
         state.status = StatusMessage(text, kind: .error, expires: state.now + 2 * statusSeconds)
         return []
     }
-    if case .wrongPassword = failure.reason, var dialog = state.openpgp.dialog {
-        // Stay in the dialog: say what the key answered, empty the secrets, and put the cursor on the first secret
-        // (the one the key checks first, and the one it refused).
+    let refusedSecret: Int? =
+        switch failure.reason {
+        // The one the key checks first, and the one it refused.
+        case .wrongPassword: state.openpgp.dialog?.form.fields.firstIndex { $0.input.secret } ?? 0
+        // The new one, too simple for a key that enforces PIN complexity.
+        case .tooSimple: state.openpgp.dialog?.form.newSecretIndex ?? 0
+        default: nil
+        }
+    if let refusedSecret, var dialog = state.openpgp.dialog {
+        // Stay in the dialog: say what the key answered, empty the secrets, and put the cursor on the secret it
+        // refused.
         dialog.form.busy = false
         dialog.form.problem = text
         dialog.form.wipeSecrets()
-        dialog.form.focus = dialog.form.fields.firstIndex { $0.input.secret } ?? 0
+        dialog.form.focus = refusedSecret
         state.openpgp.dialog = dialog
         return []
     }

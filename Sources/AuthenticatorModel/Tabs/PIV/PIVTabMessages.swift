@@ -18,6 +18,8 @@ public enum PIVFailureReason: Sendable, Hashable, ExplainedFailureReason {
     case managementKeyRequired
     /// The key refused the management key typed.
     case wrongManagementKey
+    /// The key enforces PIN complexity and refused the new PIN or PUK (the explanation's text).
+    case tooSimple(UIText)
     case other(UIText)
 }
 

@@ -147,7 +147,7 @@ func pivFailureText(_ reason: PIVFailureReason, operation: PIVOperation) -> UITe
     case .pinRequired: return UIText("piv.pinRequired")
     case .managementKeyRequired: return UIText("piv.managementKeyRequired")
     case .wrongManagementKey: return UIText("piv.wrongManagementKey")
-    case .other(let text): return text
+    case .tooSimple(let text), .other(let text): return text
     }
 }
 
@@ -197,8 +197,8 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
     }
     if var dialog = state.piv.dialog, failure.reason != .pinBlocked, failure.reason != .pukBlocked {
         // Stay in the dialog: say what the key answered, empty the secrets, and put the cursor on the first field
-        // (the secret the key refused is always the first one; in the certificate dialog, its first secret, as
-        // each is typed again).
+        // (the secret the key refused is the first one; in the certificate dialog, its first secret, as each is
+        // typed again) — or, when the new PIN or PUK was too simple, on the new one.
         dialog.form.busy = false
         dialog.form.problem = text
         dialog.form.wipeSecrets()
@@ -208,6 +208,7 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
         {
             dialog.form.focus = first
         }
+        if case .tooSimple = failure.reason, let new = dialog.form.newSecretIndex { dialog.form.focus = new }
         state.piv.dialog = dialog
         return []
     }

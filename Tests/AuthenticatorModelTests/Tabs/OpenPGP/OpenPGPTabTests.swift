@@ -161,6 +161,21 @@ struct OpenPGPTabUpdateTests {
         #expect(commands == [.openpgp(.unblockPIN(F.d, resetCode: nil, adminPIN: "12345678", new: "13572468"))])
     }
 
+    @Test func aPasswordTooSimpleForTheKeyKeepsTheDialogOnTheNewOne() throws {
+        var state = F.opened()
+        _ = F.press(.char("a"), into: &state)
+        _ = F.submit("12345678", "password", "password", into: &state)
+        let reason = OpenPGPTabWork.reason(OpenPGPError.tooSimple(.admin))
+        #expect(reason == .tooSimple(ErrorExplanation(OpenPGPError.tooSimple(.admin)).text))
+        _ = update(&state, F.failed(.changeAdminPIN, reason))
+        let dialog = try #require(state.openpgp.dialog)
+        #expect(dialog.form.problem?.key == "error.pin-too-simple" && dialog.form.busy == false)
+        #expect(dialog.form.problem?.nested["password"]?.key == "openpgp.password.admin-pin")
+        // The cursor is on the new admin PIN; every secret typed is gone.
+        #expect(dialog.form.focus == 1 && dialog.form[OpenPGPField.new] == "")
+        #expect(state.openpgp.info?.adminPINTries == 3)
+    }
+
     @Test func theUnblockTakesTheResetCodeWhenOneIsSet() {
         var state = F.opened(F.info(pinTries: 0, resetCodeTries: 3))
         _ = F.press(.char("b"), into: &state)

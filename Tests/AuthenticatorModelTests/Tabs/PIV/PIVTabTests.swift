@@ -296,6 +296,19 @@ struct PIVTabUpdateTests {
         #expect(state.piv.dialog == nil)
     }
 
+    @Test func aPINTooSimpleForTheKeyKeepsTheDialogOnTheNewOne() {
+        var state = F.opened()
+        _ = F.press(.char("p"), into: &state)
+        _ = F.submit("123456", "111111", "111111", into: &state)
+        let reason = PIVTabWork.reason(PIVError.tooSimple(puk: false), .changePIN)
+        #expect(reason == .tooSimple(ErrorExplanation(PIVError.tooSimple(puk: false)).text))
+        _ = update(&state, F.failed(.changePIN, reason))
+        #expect(state.piv.dialog?.form.problem?.key == "error.pin-too-simple")
+        #expect(state.piv.dialog?.form.problem?.nested["password"]?.key == "piv.secret.pin")
+        #expect(state.piv.dialog?.form.focus == 1 && state.piv.info?.pinRetries == 3)
+        #expect(!String(describing: state).contains("111111"))
+    }
+
     @Test func aBlockedPUKStopsTheUnblockAndTheChange() {
         var state = F.opened(F.info(pinRetries: 0, pukRetries: 0))
         #expect(state.piv.alert == UIText("piv.alert.bothBlocked"))

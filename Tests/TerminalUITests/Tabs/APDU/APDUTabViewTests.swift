@@ -325,6 +325,8 @@ struct DeviceViewTests {
         #expect(ViewFixture.line(screen, containing: "Auto-eject")?.contains("off") == true)
         #expect(ViewFixture.line(screen, containing: "Challenge-response timeout")?.contains("15 s") == true)
         #expect(ViewFixture.line(screen, containing: "Connected over")?.contains("USB") == true)
+        // Only an Enhanced PIN key has a PIN complexity row.
+        #expect(ViewFixture.line(screen, containing: "PIN complexity") == nil)
         let usb = try #require(ViewFixture.line(screen, containing: "USB applications"))
         #expect(usb.contains("OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH"))
         let nfc = try #require(ViewFixture.line(screen, containing: "NFC applications"))
@@ -343,6 +345,13 @@ struct DeviceViewTests {
         _ = update(&state, .keyPress(.char("z")))
         #expect(!state.showDeviceInfo)
         #expect(!ViewFixture.render(state).contains("Device information"))
+        var enhanced = APDUViewFixture.fullInfo()
+        enhanced.device.pinComplexity = true
+        _ = update(&state, .probed(keyID: ViewFixture.key.id, enhanced))
+        _ = update(&state, .keyPress(.char("i")))
+        let rendered = ViewFixture.render(state)
+        #expect(ViewFixture.line(rendered, containing: "Model")?.contains("YubiKey 5 NFC - Enhanced PIN") == true)
+        #expect(ViewFixture.line(rendered, containing: "PIN complexity")?.contains("enforced") == true)
     }
 
     @Test func toggleAsksWithBeforeAndAfterThenWrites() throws {
