@@ -210,11 +210,4 @@ public struct Form: Sendable, Hashable {
     public mutating func wipeSecrets() {
         for i in fields.indices where fields[i].input.secret { fields[i].input.clear() }
     }
-
-    /// The second secret field: the new PIN, PUK or password of a form that asks for the current one (or the PUK)
-    /// first; the first secret field when there is only one.
-    public var newSecretIndex: Int? {
-        let secrets = fields.indices.filter { fields[$0].input.secret }
-        return secrets.count > 1 ? secrets[1] : secrets.first
-    }
 }

@@ -272,3 +272,28 @@ def test_g_makes_a_certificate_signed_by_the_slots_key_and_s_copies_its_ssh_line
     finally:
         t.close()
         key.stop()
+
+
+def test_an_enhanced_pin_key_says_so_and_a_pin_too_simple_keeps_the_dialog(pcsc, env, tmp_path):
+    """On a key that enforces PIN complexity the device view says so; the key refuses a PIN change to 111111, the
+    dialog stays with the key's reason, and the PINs typed again in it make the PIN ykman then needs."""
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json", extra=("--pin-complexity",)).start()
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        t.wait_for("Enhanced PIN")
+        t.send("i")
+        t.wait_for(r"PIN complexity\s+enforced")
+        t.send("z")
+        t.wait_gone("Device information")
+        piv_tab(t)
+        t.send("p")
+        t.wait_for("Change the PIV PIN")
+        t.submit("123456", "111111", "111111")
+        t.wait_for("enforces PIN complexity")
+        assert "Change the PIV PIN" in t.screen()
+        t.submit("123456", "24681357", "24681357")
+        t.wait_for("PIV PIN changed")
+        run_ykman(key.reader, "piv", "access", "change-pin", "-P", "24681357", "-n", "13572468", env=env)
+    finally:
+        t.close()
+        key.stop()

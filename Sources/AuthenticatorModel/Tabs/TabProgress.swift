@@ -64,7 +64,7 @@ protocol ExplainedFailureReason {
     static var keyGone: Self { get }
     static func notAvailable(_ why: UIText) -> Self
     /// A key that enforces PIN complexity refused the new PIN, PUK or password: the explanation's text (the form
-    /// stays, its cursor on the new secret).
+    /// stays, to be typed again).
     static func tooSimple(_ text: UIText) -> Self
     static func other(_ text: UIText) -> Self
 }

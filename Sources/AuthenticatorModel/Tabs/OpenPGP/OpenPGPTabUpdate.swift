@@ -134,21 +134,19 @@ func openpgpFailed(_ state: inout AppState, _ failure: OpenPGPFailure) -> [Comma
         state.status = StatusMessage(text, kind: .error, expires: state.now + 2 * statusSeconds)
         return []
     }
-    let refusedSecret: Int? =
+    let typeAgain: Bool =
         switch failure.reason {
-        // The one the key checks first, and the one it refused.
-        case .wrongPassword: state.openpgp.dialog?.form.fields.firstIndex { $0.input.secret } ?? 0
-        // The new one, too simple for a key that enforces PIN complexity.
-        case .tooSimple: state.openpgp.dialog?.form.newSecretIndex ?? 0
-        default: nil
+        case .wrongPassword, .tooSimple: true
+        default: false
         }
-    if let refusedSecret, var dialog = state.openpgp.dialog {
-        // Stay in the dialog: say what the key answered, empty the secrets, and put the cursor on the secret it
-        // refused.
+    if typeAgain, var dialog = state.openpgp.dialog {
+        // Stay in the dialog: say what the key answered, empty the secrets, and put the cursor on the first secret
+        // (the one the key checks first, and the one it refused; or the new one was too simple for a key that
+        // enforces PIN complexity, and all are typed again in their order).
         dialog.form.busy = false
         dialog.form.problem = text
         dialog.form.wipeSecrets()
-        dialog.form.focus = refusedSecret
+        dialog.form.focus = dialog.form.fields.firstIndex { $0.input.secret } ?? 0
         state.openpgp.dialog = dialog
         return []
     }

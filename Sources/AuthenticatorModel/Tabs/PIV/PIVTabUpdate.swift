@@ -197,8 +197,8 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
     }
     if var dialog = state.piv.dialog, failure.reason != .pinBlocked, failure.reason != .pukBlocked {
         // Stay in the dialog: say what the key answered, empty the secrets, and put the cursor on the first field
-        // (the secret the key refused is the first one; in the certificate dialog, its first secret, as each is
-        // typed again) — or, when the new PIN or PUK was too simple, on the new one.
+        // (the secret the key refused is the first one, or the new one was too simple and all are typed again in
+        // their order; in the certificate dialog, its first secret, as each is typed again).
         dialog.form.busy = false
         dialog.form.problem = text
         dialog.form.wipeSecrets()
@@ -208,7 +208,6 @@ func pivFailed(_ state: inout AppState, _ failure: PIVFailure) -> [Command] {
         {
             dialog.form.focus = first
         }
-        if case .tooSimple = failure.reason, let new = dialog.form.newSecretIndex { dialog.form.focus = new }
         state.piv.dialog = dialog
         return []
     }

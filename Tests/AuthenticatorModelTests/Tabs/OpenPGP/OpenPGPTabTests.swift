@@ -161,7 +161,7 @@ struct OpenPGPTabUpdateTests {
         #expect(commands == [.openpgp(.unblockPIN(F.d, resetCode: nil, adminPIN: "12345678", new: "13572468"))])
     }
 
-    @Test func aPasswordTooSimpleForTheKeyKeepsTheDialogOnTheNewOne() throws {
+    @Test func aPasswordTooSimpleForTheKeyKeepsTheDialogToTypeAgain() throws {
         var state = F.opened()
         _ = F.press(.char("a"), into: &state)
         _ = F.submit("12345678", "password", "password", into: &state)
@@ -171,8 +171,8 @@ struct OpenPGPTabUpdateTests {
         let dialog = try #require(state.openpgp.dialog)
         #expect(dialog.form.problem?.key == "error.pin-too-simple" && dialog.form.busy == false)
         #expect(dialog.form.problem?.nested["password"]?.key == "openpgp.password.admin-pin")
-        // The cursor is on the new admin PIN; every secret typed is gone.
-        #expect(dialog.form.focus == 1 && dialog.form[OpenPGPField.new] == "")
+        // Every secret typed is gone; the cursor is on the first, the current admin PIN.
+        #expect(dialog.form.focus == 0 && dialog.form[OpenPGPField.new] == "")
         #expect(state.openpgp.info?.adminPINTries == 3)
     }
 

@@ -296,7 +296,7 @@ struct PIVTabUpdateTests {
         #expect(state.piv.dialog == nil)
     }
 
-    @Test func aPINTooSimpleForTheKeyKeepsTheDialogOnTheNewOne() {
+    @Test func aPINTooSimpleForTheKeyKeepsTheDialogToTypeAgain() {
         var state = F.opened()
         _ = F.press(.char("p"), into: &state)
         _ = F.submit("123456", "111111", "111111", into: &state)
@@ -305,7 +305,7 @@ struct PIVTabUpdateTests {
         _ = update(&state, F.failed(.changePIN, reason))
         #expect(state.piv.dialog?.form.problem?.key == "error.pin-too-simple")
         #expect(state.piv.dialog?.form.problem?.nested["password"]?.key == "piv.secret.pin")
-        #expect(state.piv.dialog?.form.focus == 1 && state.piv.info?.pinRetries == 3)
+        #expect(state.piv.dialog?.form.focus == 0 && state.piv.info?.pinRetries == 3)
         #expect(!String(describing: state).contains("111111"))
     }
 
