@@ -111,6 +111,33 @@ extension OpenPGPApplet {
         return Self.done
     }
 
+    /// PUT DATA of the KDF object, as a YubiKey takes it: the iterated and salted S2K (SHA-256 or SHA-512, with a
+    /// count and a salt) or none. The PIN and the admin PIN become the defaults, derived as the object says (its
+    /// initial hashes, else derived here), or as typed with none; the reset code is gone; the tries are full again.
+    /// The card itself only ever compares what it is sent with what it stores.
+    func setKDF(_ data: [UInt8], _ s: inout OpenPGPState) -> Response {
+        guard let kdf = try? OpenPGPKDF(data) else { return Self.badData }
+        if kdf.isEnabled {
+            guard let user = kdf.initialUserHash ?? kdf.derived(OpenPGP.defaultUserPIN, for: .user),
+                let admin = kdf.initialAdminHash ?? kdf.derived(OpenPGP.defaultAdminPIN, for: .admin)
+            else {
+                return Self.badData
+            }
+            s.objects[OpenPGP.DO.kdf] = data
+            s.userPIN = user
+            s.adminPIN = admin
+        } else {
+            s.objects[OpenPGP.DO.kdf] = nil
+            s.userPIN = OpenPGP.defaultUserPIN
+            s.adminPIN = OpenPGP.defaultAdminPIN
+        }
+        s.resetCode = nil
+        s.resetTriesLeft = 0
+        s.userTriesLeft = s.userTries
+        s.adminTriesLeft = s.adminTries
+        return Self.done
+    }
+
     /// The YubiKey's SET PIN RETRIES: data the tries of PW1, the reset code and PW3 (1-255 each); needs PW3.
     /// The counters start again at the new numbers (a reset code that is not set keeps none).
     func setPINRetries(_ apdu: APDU, _ s: inout OpenPGPState) -> Response {

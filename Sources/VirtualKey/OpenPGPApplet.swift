@@ -183,7 +183,7 @@ final class OpenPGPApplet: SessionApplet {
             return Response(data: TLV(OpenPGP.DO.securitySupportTemplate, body).encoded, status: .ok)
         case OpenPGP.DO.extendedCapabilities: value = Self.extendedCapabilities
         case OpenPGP.DO.pwStatus: value = Self.passwordStatus(s).encoded
-        case OpenPGP.DO.kdf: value = TLV(0x81, [0x00]).encoded
+        case OpenPGP.DO.kdf: value = s.objects[OpenPGP.DO.kdf] ?? OpenPGPKDF(algorithm: OpenPGPKDF.none).encoded
         case OpenPGP.DO.algorithmInformation:
             let body = OpenPGP.KeySlot.allCases.flatMap { slot in
                 Self.supportedAttributes(slot).flatMap { TLV(slot.algorithmAttributesTag, $0.encoded).encoded }
@@ -271,8 +271,7 @@ final class OpenPGPApplet: SessionApplet {
                 s.resetTriesLeft = s.resetTries
             }
         case OpenPGP.DO.kdf:
-            // Only "no KDF" is taken.
-            guard let tlvs = try? TLV.parseAll(data), tlvs.value(for: 0x81) == [0x00] else { return Self.badData }
+            return setKDF(data, &s)
         default:
             return putSlotData(tag, data, &s)
         }

@@ -128,7 +128,7 @@ extension OpenPGPCommand {
             abstract: "The PIN, the reset code and the admin PIN, and their tries.",
             subcommands: [
                 SetRetries.self, ChangePIN.self, ChangeResetCode.self, ChangeAdminPIN.self, UnblockPIN.self,
-                SetSignaturePolicy.self,
+                SetSignaturePolicy.self, KDF.self,
             ])
     }
 
@@ -261,6 +261,38 @@ extension OpenPGPCommand.Access {
             defer { adminPIN.wipe() }
             try await key.openpgp.setSignaturePolicy(policy.policy, adminPIN: adminPIN)
             out(words("cli.openpgp.signaturePolicySet." + policy.policy.rawValue))
+        }
+    }
+}
+
+extension OpenPGPCommand.Access {
+    struct KDF: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "kdf",
+            abstract: "Turn the key's PIN derivation (KDF) on or off; asks for the admin PIN.",
+            discussion: """
+                With the KDF on, no PIN crosses the wire as typed: ykterm, GnuPG and ykman send its iterated and \
+                salted S2K (SHA-256) instead, as GnuPG's kdf-setup sets it up. Either way the PIN and the admin PIN \
+                become the defaults (123456 and 12345678) and the reset code is removed: change them afterwards. \
+                Asks first on a terminal; give --force when not on one.
+                """)
+        @OptionGroup var key: KeyOptions
+        @Argument(help: ArgumentHelp("on or off.", valueName: "STATE")) var state: OnOff
+        @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
+
+        enum OnOff: String, ExpressibleByArgument, CaseIterable {
+            case on, off
+        }
+
+        func run() async throws {
+            let prompt = Prompt()
+            try prompt.requireConfirmation(
+                force, words("cli.openpgp.kdf.question." + state.rawValue), otherwise: words("cli.openpgp.notConfirmed")
+            )
+            let adminPIN = try OpenPGPSecrets.current(prompt, .admin)
+            defer { adminPIN.wipe() }
+            try await key.openpgp.setKDF(state == .on, adminPIN: adminPIN)
+            out(words("cli.openpgp.kdf.done." + state.rawValue))
         }
     }
 }

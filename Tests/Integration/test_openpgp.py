@@ -625,3 +625,56 @@ def test_info_shows_each_slots_certificate_that_ykman_stored_and_none_after_ykte
     assert r.returncode != 0 and not (tmp_path / "gone.pem").exists()
     assert not info_json(ykterm)["certificates"][0]["present"]
     assert "Certificate: none" in next(b for b in blocks() if b.startswith("Signature key"))
+
+
+def kdf_setting(gnupg):
+    m = re.search(r"^KDF setting \.+: (\w+)$", gnupg.card_status(), re.M)
+    assert m, gnupg.card_status()
+    return m.group(1)
+
+
+def test_a_kdf_gpg_sets_up_is_derived_alike_by_ykterm_and_ykman_and_one_ykterm_sets_up_by_gpg(gnupg, ykterm, ykman):
+    """GnuPG's kdf-setup, ykterm's `access kdf` and yubikit each derive the PINs (iterated and salted S2K) from the
+    card's KDF object; a PIN one of them set, the others verify: so the three derivations agree."""
+    assert kdf_setting(gnupg) == "off"
+    gnupg.card_edit("admin", "kdf-setup", ADMIN, "quit")
+    gnupg.restart()
+    assert kdf_setting(gnupg) == "on" and info_json(ykterm)["kdf_enabled"] is True
+    assert "KDF enabled: True" in flat(ykman("info").stdout)
+    # The defaults, now sent derived: ykterm changes the PIN, gpg verifies the new one (its tries stay full).
+    ykterm("access", "change-pin", input="123456\n24681357\n")
+    gnupg.restart()
+    gnupg.card_edit("verify", "24681357", "quit")
+    assert retry_counters(gnupg.card_status()) == (3, 0, 3)
+    # ykman (yubikit) changes it from the one ykterm set; ykterm's admin PIN change and reset code work for gpg and
+    # ykman.
+    ykman("access", "change-pin", "-P", "24681357", "-n", "13572468")
+    ykterm("access", "change-admin-pin", input=ADMIN + "\nadmin-pin-2\n")
+    ykterm("access", "change-reset-code", input="admin-pin-2\nresetcode1\n")
+    ykman("access", "unblock-pin", "-a", "admin-pin-2", "-n", "97531864")
+    r = ykterm("access", "change-pin", input="13572468\n11223344\n", check=False)
+    assert r.returncode == 1 and "wrong PIN" in r.stderr, r.stderr
+    ykterm("access", "unblock-pin", input="resetcode1\n55555555\n")
+    gnupg.restart()
+    gnupg.card_edit("verify", "55555555", "quit")
+    assert retry_counters(gnupg.card_status())[0] == 3
+
+    # ykterm turns it off (the defaults again, as typed) and on again: gpg verifies the defaults each time, which it
+    # derives from the object ykterm wrote.
+    r = ykterm("access", "kdf", "off", input="admin-pin-2\n", check=False)
+    assert r.returncode == 2 and "nothing was changed" in r.stderr, r.stderr
+    ykterm("access", "kdf", "off", "--force", input="admin-pin-2\n")
+    gnupg.restart()
+    assert kdf_setting(gnupg) == "off" and info_json(ykterm)["kdf_enabled"] is False
+    gnupg.restart()
+    gnupg.card_edit("verify", "123456", "quit")
+    out = ykterm("access", "kdf", "on", "--force", input=ADMIN + "\n").stdout
+    assert "KDF on" in out, out
+    gnupg.restart()
+    assert kdf_setting(gnupg) == "on"
+    gnupg.card_edit("verify", "123456", "quit")
+    gnupg.card_edit("admin", "name", "Doe", "Jane", ADMIN, "quit")
+    assert retry_counters(gnupg.card_status()) == (3, 0, 3)
+    assert info_json(ykterm)["cardholder"] == "Jane Doe"
+    ykman("access", "change-admin-pin", "-a", ADMIN, "-n", "admin-pin-3")
+    ykterm("access", "set-signature-policy", "once", input="admin-pin-3\n")

@@ -139,7 +139,13 @@ extension OpenPGPError: ExplainableError {
                 kind: .openpgpPasswordLength,
                 ["count": String(count), "minimum": String(minimum), "maximum": String(maximum)], nested: named(p))
         case .securityConditionNotSatisfied: return ErrorExplanation(kind: .openpgpNeedsAuthentication)
-        case .kdfEnabled: return ErrorExplanation(kind: .openpgpKDF)
+        case .kdfUnsupported(let algorithm, let hash):
+            return ErrorExplanation(
+                kind: .openpgpKDF,
+                [
+                    "algorithm": Hex.encode([algorithm], uppercase: true),
+                    "hash": hash.map { Hex.encode([$0], uppercase: true) } ?? "-",
+                ])
         case .noKey(let slot): return ErrorExplanation(kind: .openpgpNoKey, ["slot": slot.name.uppercased()])
         case .touchPolicyFixed(let slot):
             return ErrorExplanation(kind: .openpgpTouchFixed, ["slot": slot.name.uppercased()])

@@ -111,6 +111,16 @@ public struct OpenPGPOperations: Sendable {
         }
     }
 
+    /// Turns the card's PIN derivation on (the iterated and salted S2K over SHA-256, fresh salts: as GnuPG's
+    /// kdf-setup) or off, with the admin PIN. The PIN and the admin PIN are the defaults afterwards (123456 and
+    /// 12345678, typed as before: the derivation is the client's), and the reset code is gone.
+    public func setKDF(_ on: Bool, adminPIN: SecretBytes) async throws {
+        try await withSession { s in
+            try await s.verifyAdminPIN(adminPIN)
+            try await s.setKDF(on ? OpenPGPKDF.make() : OpenPGPKDF(algorithm: OpenPGPKDF.none))
+        }
+    }
+
     /// A new PIN with the reset code, or (`resetCode` nil) with the admin PIN.
     public func unblockPIN(newPIN: SecretBytes, resetCode: SecretBytes?, adminPIN: SecretBytes?) async throws {
         try await withSession { s in

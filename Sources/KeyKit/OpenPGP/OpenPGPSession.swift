@@ -130,24 +130,39 @@ public actor OpenPGPSession: SmartCardApplicationSession {
 
     // MARK: Passwords
 
-    /// The password as the card takes it: checked against the lengths the card allows. A card with a KDF is
-    /// refused (`kdfEnabled`) rather than sent a password it would not recognise.
+    /// The password as the card takes it: checked against the lengths the card allows, then derived when the card
+    /// has a KDF (`OpenPGPKDF.derive`).
     private func checked(
-        _ secret: SecretBytes, _ password: OpenPGP.Password,
-        status: OpenPGPPasswordStatus
+        _ secret: SecretBytes, _ password: OpenPGP.Password, _ context: PasswordContext
     ) throws(OpenPGPError) -> [UInt8] {
-        let maximum = status.maxLength(password)
+        // With a KDF the card sees a digest, whatever the password's length: the lengths are held to the password
+        // typed, up to the longest any card takes.
+        let maximum = context.kdf.isEnabled ? OpenPGP.maximumPINLength : context.status.maxLength(password)
         guard (password.minimumLength...max(password.minimumLength, maximum)).contains(secret.count) else {
             throw .passwordLength(password, count: secret.count, minimum: password.minimumLength, maximum: maximum)
         }
-        return secret.copyBytes()
+        return try context.kdf.derive(secret, for: password)
     }
 
-    /// The application data's password status and capabilities, refusing a card whose KDF is on.
-    private func passwordContext() async throws -> OpenPGPPasswordStatus {
+    /// What a password command needs to know of the card: the password status and the KDF.
+    private struct PasswordContext {
+        var status: OpenPGPPasswordStatus
+        var kdf: OpenPGPKDF
+    }
+
+    private func passwordContext() async throws -> PasswordContext {
         let data = try await applicationData()
-        if try await kdf(capabilities: data.extendedCapabilities).isEnabled { throw OpenPGPError.kdfEnabled }
-        return data.passwordStatus
+        return PasswordContext(status: data.passwordStatus, kdf: try await kdf(capabilities: data.extendedCapabilities))
+    }
+
+    /// Writes the KDF object (`OpenPGPKDF.make()` turns the iterated and salted S2K on, `OpenPGPKDF(algorithm:
+    /// OpenPGPKDF.none)` off); needs the admin PIN verified. A YubiKey then takes the derived default PINs the object
+    /// carries (or the plain defaults, turned off) as its PIN and admin PIN, and forgets the reset code.
+    public func setKDF(_ kdf: OpenPGPKDF) async throws {
+        guard try await applicationData().extendedCapabilities.hasKDF else {
+            throw OpenPGPError.notSupported(minimum: Version(5, 2, 0), actual: version)
+        }
+        try await putData(OpenPGP.DO.kdf, kdf.encoded)
     }
 
     /// Turns a refusal of a password into `wrongPassword` with the tries left, or `passwordBlocked`.
@@ -166,8 +181,8 @@ public actor OpenPGPSession: SmartCardApplicationSession {
 
     /// VERIFY the user PIN: for signing (`extended` false, reference 81) or for the other operations (82).
     public func verifyPIN(_ pin: SecretBytes, extended: Bool = false) async throws {
-        let status = try await passwordContext()
-        var data = try checked(pin, .user, status: status)
+        let context = try await passwordContext()
+        var data = try checked(pin, .user, context)
         defer { SecretBytes.wipe(&data) }
         let p2: UInt8 = extended ? 0x82 : 0x81
         try await passwordRefusal(try await proto.send(APDU(ins: Ins.verify, p2: p2, data: data)), .user)
@@ -175,8 +190,8 @@ public actor OpenPGPSession: SmartCardApplicationSession {
 
     /// VERIFY the admin PIN.
     public func verifyAdminPIN(_ pin: SecretBytes) async throws {
-        let status = try await passwordContext()
-        var data = try checked(pin, .admin, status: status)
+        let context = try await passwordContext()
+        var data = try checked(pin, .admin, context)
         defer { SecretBytes.wipe(&data) }
         try await passwordRefusal(
             try await proto.send(APDU(ins: Ins.verify, p2: OpenPGP.Password.admin.rawValue, data: data)), .admin)
@@ -185,10 +200,10 @@ public actor OpenPGPSession: SmartCardApplicationSession {
     /// CHANGE REFERENCE DATA of the user PIN or the admin PIN.
     public func changePassword(_ password: OpenPGP.Password, old: SecretBytes, new: SecretBytes) async throws {
         precondition(password != .reset, "the reset code is set with setResetCode")
-        let status = try await passwordContext()
-        var oldBytes = try checked(old, password, status: status)
+        let context = try await passwordContext()
+        var oldBytes = try checked(old, password, context)
         defer { SecretBytes.wipe(&oldBytes) }
-        var newBytes = try checked(new, password, status: status)
+        var newBytes = try checked(new, password, context)
         defer { SecretBytes.wipe(&newBytes) }
         var data = oldBytes + newBytes
         defer { SecretBytes.wipe(&data) }
@@ -199,8 +214,8 @@ public actor OpenPGPSession: SmartCardApplicationSession {
 
     /// Sets the reset code (PUT DATA D3); needs the admin PIN verified.
     public func setResetCode(_ code: SecretBytes) async throws {
-        let status = try await passwordContext()
-        var data = try checked(code, .reset, status: status)
+        let context = try await passwordContext()
+        var data = try checked(code, .reset, context)
         defer { SecretBytes.wipe(&data) }
         do {
             try await putData(OpenPGP.DO.resettingCode, data)
@@ -212,12 +227,12 @@ public actor OpenPGPSession: SmartCardApplicationSession {
     /// RESET RETRY COUNTER: a new user PIN, with the reset code, or (`resetCode` nil) after the admin PIN was
     /// verified.
     public func unblockPIN(newPIN: SecretBytes, resetCode: SecretBytes? = nil) async throws {
-        let status = try await passwordContext()
-        var data = try checked(newPIN, .user, status: status)
+        let context = try await passwordContext()
+        var data = try checked(newPIN, .user, context)
         defer { SecretBytes.wipe(&data) }
         if let resetCode {
-            if status.triesReset == 0 { throw OpenPGPError.passwordBlocked(.reset) }
-            var code = try checked(resetCode, .reset, status: status)
+            if context.status.triesReset == 0 { throw OpenPGPError.passwordBlocked(.reset) }
+            var code = try checked(resetCode, .reset, context)
             defer { SecretBytes.wipe(&code) }
             var both = code + data
             defer { SecretBytes.wipe(&both) }

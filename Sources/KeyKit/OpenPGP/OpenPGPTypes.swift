@@ -8,8 +8,9 @@ public enum OpenPGPError: Error, Equatable, Sendable {
     case passwordLength(OpenPGP.Password, count: Int, minimum: Int, maximum: Int)
     /// 6982: the command needs a password first.
     case securityConditionNotSatisfied
-    /// The card derives passwords with a KDF, which ykterm does not do yet.
-    case kdfEnabled
+    /// The card derives passwords with a KDF other than the iterated and salted S2K over SHA-256 or SHA-512 (the
+    /// object's algorithm and hash algorithm bytes).
+    case kdfUnsupported(algorithm: UInt8, hash: UInt8?)
     /// The slot holds no key (6A88, or "no key" in key information).
     case noKey(OpenPGP.KeySlot)
     /// The slot's touch policy is fixed: it changes only with a new key.
@@ -393,36 +394,6 @@ public struct OpenPGPCardholder: Sendable, Equatable {
         return [given, surname].map { String($0.map { $0 == "<" ? " " : $0 }) }.filter { !$0.isEmpty }
             .joined(separator: " ")
     }
-}
-
-/// The KDF object (DO F9): whether the card derives the passwords, and how.
-public struct OpenPGPKDF: Sendable, Equatable {
-    /// 00 none, 03 iterated and salted S2K.
-    public var algorithm: UInt8
-    public var hashAlgorithm: UInt8?
-    public var iterations: UInt32?
-
-    public init(algorithm: UInt8) {
-        self.algorithm = algorithm
-    }
-
-    public init(_ answer: [UInt8]) throws(OpenPGPError) {
-        // Some cards wrap the object in its own tag.
-        var tlvs = try OpenPGPApplicationData.parse(answer, part: .kdf)
-        if tlvs.count == 1, tlvs[0].tag == OpenPGP.DO.kdf {
-            tlvs = try OpenPGPApplicationData.parse(tlvs[0].value, part: .kdf)
-        }
-        guard let algorithm = tlvs.value(for: 0x81), algorithm.count == 1 else {
-            throw .malformed(Malformation(.kdf, .missing))
-        }
-        self.algorithm = algorithm[0]
-        hashAlgorithm = tlvs.value(for: 0x82)?.first
-        if let count = tlvs.value(for: 0x83), count.count == 4 {
-            iterations = count.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        }
-    }
-
-    public var isEnabled: Bool { algorithm != 0 }
 }
 
 /// A slot's public key, as GENERATE ASYMMETRIC KEY PAIR gives it.

@@ -59,7 +59,7 @@ struct OpenPGPTabView {
         }
         if !info.url.isEmpty { lines.append((UIText("openpgp.view.url"), info.url, .plain)) }
         if info.kdfEnabled {
-            lines.append((UIText("openpgp.view.kdf"), app.text(UIText("error.openpgp-kdf")), theme.warning))
+            lines.append((UIText("openpgp.view.kdf"), app.text(UIText("openpgp.view.kdfOn")), .plain))
         }
         return lines
     }
