@@ -271,10 +271,10 @@ extension OpenPGPCommand.Access {
             commandName: "kdf",
             abstract: "Turn the key's PIN derivation (KDF) on or off; asks for the admin PIN.",
             discussion: """
-                With the KDF on, no PIN crosses the wire as typed: ykterm, GnuPG and ykman send its iterated and \
-                salted S2K (SHA-256) instead, as GnuPG's kdf-setup sets it up. Either way the PIN and the admin PIN \
-                become the defaults (123456 and 12345678) and the reset code is removed: change them afterwards. \
-                Asks first on a terminal; give --force when not on one.
+                With the KDF on, no PIN crosses the wire as typed: ykterm, GnuPG and ykman send the PIN's \
+                iterated and salted S2K (SHA-256) instead, as GnuPG's kdf-setup sets it up. Either way the PIN and \
+                the admin PIN become the defaults (123456 and 12345678) and the reset code is removed: change them \
+                afterwards. Asks first on a terminal; give --force when not on one.
                 """)
         @OptionGroup var key: KeyOptions
         @Argument(help: ArgumentHelp("on or off.", valueName: "STATE")) var state: OnOff
