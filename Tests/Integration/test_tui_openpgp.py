@@ -175,3 +175,31 @@ def test_keys_gpg_made_show_with_its_fingerprints_and_gpg_signs_with_the_pin_the
         if t:
             t.close()
         key.stop()
+
+
+def test_the_kdf_turned_on_in_the_tab_is_the_one_gpg_and_ykman_derive_with(pcsc, env, tmp_path, gnupg):
+    """d turns the PIN derivation on with the admin PIN; the tab says so, and the PIN then changed in the tab is the
+    one gpg (deriving from the card's KDF object) and ykman need."""
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+    t = served_tui(pcsc, tmp_path, key)
+    try:
+        openpgp_tab(t)
+        t.send("d")
+        t.wait_for(r"Turn the PIN derivation \(KDF\) on")
+        t.submit(ADMIN)
+        t.wait_for("PIN derivation on")
+        t.wait_for(r"KDF\s+on: the PINs go to the key derived")
+        t.send("p")
+        t.wait_for("Change the OpenPGP PIN")
+        t.submit("123456", "24681357", "24681357")
+        t.wait_for("OpenPGP PIN changed")
+    finally:
+        t.close()
+    try:
+        assert "KDF enabled: True" in flat(run_ykman(key.reader, "openpgp", "info", env=env).stdout)
+        gnupg.card_edit("verify", "24681357", "quit")
+        assert retry_counters(gnupg.card_status()) == (3, 0, 3)
+        gnupg.stop()
+        run_ykman(key.reader, "openpgp", "access", "change-pin", "-P", "24681357", "-n", "13572468", env=env)
+    finally:
+        key.stop()

@@ -59,6 +59,9 @@ func openpgpTabKey(_ state: inout AppState, _ key: KeyPress) -> [Command] {
         if !row.hasKey { return openpgpNote(&state, UIText("openpgp.noKey", ["slot": slot])) }
         if blocked(.user) { return openpgpNote(&state, UIText("openpgp.blocked.pin")) }
         state.openpgp.dialog = openpgpDialog(.attest(row.slot))
+    case .char("d"):
+        if blocked(.admin) { return openpgpNote(&state, UIText("openpgp.blocked.admin-pin")) }
+        state.openpgp.dialog = openpgpDialog(.kdf(on: !info.kdfEnabled))
     case .char("R"):
         // A question, answered only by a y typed after it showed.
         var dialog = openpgpDialog(.reset)
@@ -153,6 +156,11 @@ func openpgpDialog(_ kind: OpenPGPDialogKind, current policy: OpenPGP.TouchPolic
     case .reset:
         form = Form.confirmation(
             title: UIText("openpgp.reset.title"), note: UIText("openpgp.reset.note"), askedAt: .infinity)
+    case .kdf(let on):
+        let state = on ? "on" : "off"
+        form = Form(
+            title: UIText("openpgp.kdf.title." + state), fields: [secret(.adminPIN, "openpgp.field.adminPIN")],
+            note: UIText("openpgp.kdf.note." + state))
     }
     return OpenPGPDialog(kind: kind, form: form)
 }
@@ -191,7 +199,7 @@ func openpgpDialogProblem(_ dialog: OpenPGPDialog, submitting: Bool = false) -> 
         if submitting, dialog.kind == .changePIN || dialog.kind == .changeAdminPIN, form[OpenPGPField.current] == new {
             return UIText("openpgp.rule.same", nested: ["secret": name(.new)])
         }
-    case .touchPolicy:
+    case .touchPolicy, .kdf:
         if let problem = tooLong(.adminPIN) ?? empty(.adminPIN) { return problem }
     case .attest:
         if let problem = tooLong(.pin) ?? empty(.pin) { return problem }
@@ -259,6 +267,8 @@ private func openpgpDialogSubmit(_ state: inout AppState, _ dialog: inout OpenPG
         (command, operation) = (.attest(d, slot: slot, pin: form[OpenPGPField.pin]), .attest)
     case .reset:
         (command, operation) = (.reset(d), .reset)
+    case .kdf(let on):
+        (command, operation) = (.setKDF(d, on: on, adminPIN: form[OpenPGPField.adminPIN]), .kdf)
     }
     // The passwords leave the state with the command.
     state.openpgp.busy = OpenPGPBusy(operation)
@@ -281,6 +291,7 @@ func openpgpTabHelp(_ state: AppState) -> [HelpEntry] {
         HelpEntry("t", UIText("openpgp.help.touch")),
         HelpEntry("e", UIText("openpgp.help.export")),
         HelpEntry("A", UIText("openpgp.help.attest")),
+        HelpEntry("d", UIText("openpgp.help.kdf")),
         HelpEntry("R", UIText("openpgp.help.reset")),
         HelpEntry("r", UIText("openpgp.help.reload")),
     ]

@@ -51,4 +51,6 @@ public enum OpenPGPTabCommand: Sendable, Equatable {
     case attest(KeyDescriptor, slot: OpenPGP.KeySlot, pin: String)
     /// The OpenPGP application back to its factory state: every key gone, the default PINs.
     case reset(KeyDescriptor)
+    /// The PIN derivation on or off, with the admin PIN; the PINs become the defaults.
+    case setKDF(KeyDescriptor, on: Bool, adminPIN: String)
 }

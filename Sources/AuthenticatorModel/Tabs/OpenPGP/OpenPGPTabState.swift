@@ -95,6 +95,8 @@ public enum OpenPGPDialogKind: Sendable, Hashable {
     case attest(OpenPGP.KeySlot)
     /// The question before the reset.
     case reset
+    /// The admin PIN, before the PIN derivation (KDF) is turned on or off (the PINs become the defaults).
+    case kdf(on: Bool)
 }
 
 public typealias OpenPGPDialog = TabDialog<OpenPGPDialogKind>
@@ -106,7 +108,7 @@ public enum OpenPGPField: String, FormFieldID {
 
 /// The key operations of the tab.
 public enum OpenPGPTabOperation: String, KeyTabOperation {
-    case load, changePIN, changeAdminPIN, setResetCode, unblockPIN, touchPolicy, export, attest, reset
+    case load, changePIN, changeAdminPIN, setResetCode, unblockPIN, touchPolicy, export, attest, reset, kdf
 
     public static let words = "openpgp"
 }

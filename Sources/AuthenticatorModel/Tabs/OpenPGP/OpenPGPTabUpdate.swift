@@ -46,6 +46,7 @@ func openpgpTabUpdate(_ state: inout AppState, _ msg: OpenPGPTabMsg) -> [Command
         case .setResetCode: text = UIText("openpgp.resetCodeSet")
         case .unblockPIN: text = UIText("openpgp.pinUnblocked")
         case .reset: text = UIText("openpgp.resetDone")
+        case .kdf: text = UIText(info.kdfEnabled ? "openpgp.kdfOn" : "openpgp.kdfOff")
         default: text = UIText("openpgp.pinChanged")
         }
         state.status = StatusMessage(text, kind: .success, expires: state.now + 2 * statusSeconds)

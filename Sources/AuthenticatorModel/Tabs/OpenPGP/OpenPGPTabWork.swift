@@ -70,6 +70,13 @@ struct OpenPGPTabWork: TabWork {
                 try await ops.reset()
                 return .changed(keyID: d.id, .reset, OpenPGPCardInfo(try await ops.overview()))
             }
+        case .setKDF(let d, let on, let adminPIN):
+            await run(d, .kdf) { ops in
+                let secret = SecretBytes(utf8: adminPIN)
+                defer { secret.wipe() }
+                try await ops.setKDF(on, adminPIN: secret)
+                return .changed(keyID: d.id, .kdf, OpenPGPCardInfo(try await ops.overview()))
+            }
         }
     }
 

@@ -176,6 +176,27 @@ struct OpenPGPTabUpdateTests {
         #expect(state.openpgp.info?.adminPINTries == 3)
     }
 
+    @Test func dTurnsTheKDFOnOrOffWithTheAdminPIN() throws {
+        var state = F.opened()
+        _ = F.press(.char("d"), into: &state)
+        let dialog = try #require(state.openpgp.dialog)
+        #expect(dialog.kind == .kdf(on: true) && dialog.form.title.key == "openpgp.kdf.title.on")
+        #expect(dialog.form.fields.count == 1 && dialog.form.note?.key == "openpgp.kdf.note.on")
+        #expect(F.submit("12345678", into: &state) == [.openpgp(.setKDF(F.d, on: true, adminPIN: "12345678"))])
+        #expect(!String(describing: state).contains("12345678"))
+        var info = F.info()
+        info.kdfEnabled = true
+        _ = update(&state, .openpgp(.changed(keyID: F.d.id, .kdf, info)))
+        #expect(state.status?.text.key == "openpgp.kdfOn" && state.openpgp.dialog == nil)
+        // With it on, d offers to turn it off.
+        _ = F.press(.char("d"), into: &state)
+        #expect(state.openpgp.dialog?.kind == .kdf(on: false))
+        // A blocked admin PIN opens no dialog.
+        var blocked = F.opened(F.info(adminPINTries: 0))
+        _ = F.press(.char("d"), into: &blocked)
+        #expect(blocked.openpgp.dialog == nil && blocked.status?.text.key == "openpgp.blocked.admin-pin")
+    }
+
     @Test func theUnblockTakesTheResetCodeWhenOneIsSet() {
         var state = F.opened(F.info(pinTries: 0, resetCodeTries: 3))
         _ = F.press(.char("b"), into: &state)

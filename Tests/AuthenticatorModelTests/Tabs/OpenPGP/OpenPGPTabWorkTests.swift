@@ -93,6 +93,22 @@ struct OpenPGPTabWorkTests {
         #expect(withAdmin == .failed(keyID: d.id, OpenPGPFailure(.unblockPIN, .wrongPassword(.admin, retriesLeft: 2))))
     }
 
+    @Test func theKDFTurnedOnInTheTabDerivesThePINsThatFollow() async throws {
+        let (h, d, ops, _) = Self.harness()
+        let wrong = try await h.run(.openpgp(.setKDF(d, on: true, adminPIN: "00000000")), Self.answer)
+        #expect(wrong == .failed(keyID: d.id, OpenPGPFailure(.kdf, .wrongPassword(.admin, retriesLeft: 2))))
+        let on = try await h.run(.openpgp(.setKDF(d, on: true, adminPIN: "12345678")), Self.answer)
+        guard case .changed(_, .kdf, let info) = on else { Issue.record("\(on)"); return }
+        #expect(info.kdfEnabled && info.adminPINTries == 3)
+        // The tab's next PIN change goes derived, and so does the command line's.
+        let changed = try await h.run(.openpgp(.changePIN(d, current: "123456", new: "24681357")), Self.answer)
+        guard case .changed(_, .changePIN, _) = changed else { Issue.record("\(changed)"); return }
+        try await ops.changePIN(current: SecretBytes(utf8: "24681357"), new: SecretBytes(utf8: "123456"))
+        let off = try await h.run(.openpgp(.setKDF(d, on: false, adminPIN: "12345678")), Self.answer)
+        guard case .changed(_, .kdf, let after) = off else { Issue.record("\(off)"); return }
+        #expect(!after.kdfEnabled)
+    }
+
     @Test func touchPoliciesAreTheCardsAndAFixedOneNeedsTheYes() async throws {
         let (h, d, ops, _) = Self.harness()
         let unconfirmed = try await h.run(
