@@ -134,19 +134,42 @@ extension OTPCommand {
             abstract: "Send a challenge to a challenge-response slot and print the HMAC-SHA1 response in hex.",
             discussion: """
                 The challenge is 1 to 64 bytes. A slot that needs a touch answers only after it: when the key \
-                has not answered within a moment, "Touch your key" is printed on standard error.
+                has not answered within a moment, "Touch your key" is printed on standard error. With --totp the \
+                slot holds a TOTP secret (otp chalresp --totp): the code of the 30-second step of CHALLENGE, a \
+                Unix time in seconds (default: now), is printed instead, as an authenticator app shows it.
                 """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
 
+        @Flag(name: .long, help: "Print the TOTP code of the slot's secret (RFC 6238: 30-second steps, HMAC-SHA1).")
+        var totp = false
+
+        @Option(name: .long, help: ArgumentHelp("With --totp: the code's digits, 6 or 8 (default 6).", valueName: "N"))
+        var digits: Int?
+
         @Argument(
             help: ArgumentHelp(
-                "The challenge in hex (1 to 64 bytes), or - to read it from standard input.",
+                "The challenge in hex (1 to 64 bytes), or - to read it from standard input; with --totp a Unix time.",
                 valueName: "CHALLENGE_HEX"))
-        var challenge: String
+        var challenge: String?
+
+        func validate() throws {
+            if let digits {
+                guard totp else {
+                    throw ValidationError(words("cli.option.onlyWith", ["option": "--digits", "other": "--totp"]))
+                }
+                guard digits == 6 || digits == 8 else { throw ValidationError(words("cli.otp.calculate.digits")) }
+            }
+            if totp, let challenge, Int64(challenge) == nil {
+                throw ValidationError(words("cli.otp.calculate.time", ["value": String(challenge.prefix(40))]))
+            }
+            if !totp, challenge == nil { throw ValidationError(words("cli.otp.calculate.missing")) }
+        }
 
         func run() async throws {
+            if totp { return try await runTOTP() }
+            let challenge = self.challenge ?? ""
             let text = challenge == "-" ? try readStandardInput(words("cli.otp.what.challenge")) : challenge
             let bytes = try decodeHex(text, what: words("cli.otp.what.challenge"))
             guard !bytes.isEmpty else { throw YktermError.usage(words("cli.otp.calculate.empty")) }
@@ -159,6 +182,19 @@ extension OTPCommand {
                 throw YktermError.failed(words("cli.otp.calculate.slotEmpty", ["slot": String(slot)]))
             }
             out(response.hex)
+        }
+
+        private func runTOTP() async throws {
+            let slot = slotOption.slot
+            let time = challenge.flatMap { Int64($0) } ?? Int64(Date().timeIntervalSince1970)
+            do {
+                let result = try await keyOptions.otp.calculateTOTP(slot: slot, time: time, digits: digits ?? 6) {
+                    TouchNotice.show()
+                }
+                out(result.code)
+            } catch OTPError.slotEmpty {
+                throw YktermError.failed(words("cli.otp.calculate.slotEmpty", ["slot": String(slot)]))
+            }
         }
     }
 
@@ -184,26 +220,35 @@ extension OTPCommand {
         @Flag(name: [.long, .short], help: "Overwrite a programmed slot without asking.")
         var force = false
 
+        @Flag(
+            name: .long,
+            help: ArgumentHelp(
+                "The key is a TOTP secret in Base32, as authenticator apps take it: otp calculate --totp then "
+                    + "shows its codes."))
+        var totp = false
+
         @Argument(
             help: ArgumentHelp(
-                "The HMAC-SHA1 key in hex, or - to read it from standard input; asked for when omitted.",
+                "The HMAC-SHA1 key in hex (with --totp in Base32), or - to read it from standard input; asked for when "
+                    + "omitted.",
                 valueName: "KEY_HEX"))
         var key: String?
 
         func run() async throws {
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
+            let what = words(totp ? "cli.otp.what.totpSecret" : "cli.otp.what.hmacKey")
             var text: String
             switch key {
             case "-"?:
-                text = try readStandardInput(words("cli.otp.what.hmacKey"))
+                text = try readStandardInput(what)
             case let given?:
                 warn("ykterm: " + words("cli.otp.chalresp.keyOnCommandLine"))
                 text = given
             case nil:
-                text = try prompt.secret(words("cli.otp.prompt.hmacKey"))
+                text = try prompt.secret(words(totp ? "cli.otp.prompt.totpSecret" : "cli.otp.prompt.hmacKey"))
             }
-            var secret = try decodeHex(text, what: words("cli.otp.what.hmacKey"), secret: true)
+            var secret = totp ? try Base32.decode(text) : try decodeHex(text, what: what, secret: true)
             text = ""
             defer { for i in secret.indices { secret[i] = 0 } }
             // Refuse a key that does not fit before touching the key.
@@ -212,7 +257,11 @@ extension OTPCommand {
                 accessCode: codes.new)
             let (slot, touch, force) = (slotOption.slot, self.touch, self.force)
             try await keyOptions.writeSlot(slot, config, currentAccessCode: codes.current, prompt: prompt, force: force)
-            out(words(touch ? "cli.otp.chalresp.doneTouch" : "cli.otp.chalresp.done", ["slot": String(slot)]))
+            if totp {
+                out(words("cli.otp.chalresp.doneTOTP", ["slot": String(slot)]))
+            } else {
+                out(words(touch ? "cli.otp.chalresp.doneTouch" : "cli.otp.chalresp.done", ["slot": String(slot)]))
+            }
         }
     }
 

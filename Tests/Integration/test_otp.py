@@ -232,6 +232,51 @@ def test_slot_programmed_by_ykterm_answers_ykman_calculate(key, env):
     assert "Touch your key" in ykterm_otp(key, env, "calculate", "--slot", "2", "abcdef").stderr
 
 
+# RFC 6238, appendix B: the SHA-1 seed "12345678901234567890" and its 8-digit codes.
+RFC6238_SEED = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+RFC6238_SHA1 = {59: "94287082", 1111111109: "07081804", 1111111111: "14050471", 1234567890: "89005924",
+                2000000000: "69279037", 20000000000: "65353130"}
+
+
+def test_totp_from_a_challenge_response_slot_gives_rfc_6238s_codes_and_ykmans(key, env):
+    """`otp chalresp --totp` stores a Base32 TOTP secret; `otp calculate --totp` gives RFC 6238's published codes
+    from it, the ones ykman calculates from the same slot, and pyotp's for the same secret; ykman's --totp slot
+    works for ykterm."""
+    import pyotp
+
+    r = ykterm_otp(key, env, "chalresp", "--slot", "2", "--totp", "--force", input=RFC6238_SEED + "\n")
+    assert "holds the TOTP secret" in r.stdout and RFC6238_SEED not in r.stdout + r.stderr, r.stdout + r.stderr
+    for t, code in RFC6238_SHA1.items():
+        assert ykterm_otp(key, env, "calculate", "--slot", "2", "--totp", str(t), "--digits", "8").stdout.strip() \
+            == code, t
+        assert run_ykman(key.reader, "otp", "calculate", "2", "--totp", str(t), "-d", "8", env=env).stdout.strip() \
+            == code, t
+    # Six digits by default: the last six, as pyotp gives them.
+    for t in (59, 1234567890, 1_767_225_600):
+        assert ykterm_otp(key, env, "calculate", "--slot", "2", "--totp", str(t)).stdout.strip() \
+            == pyotp.TOTP(RFC6238_SEED).at(t), t
+    # Without a time: now (the code pyotp gives for a moment around the call).
+    before = pyotp.TOTP(RFC6238_SEED).now()
+    now = ykterm_otp(key, env, "calculate", "--slot", "2", "--totp").stdout.strip()
+    assert now in (before, pyotp.TOTP(RFC6238_SEED).now()), now
+
+    # ykman's --totp programming, read by ykterm.
+    secret = pyotp.random_base32()
+    run_ykman(key.reader, "otp", "chalresp", "1", "--totp", secret, "-f", env=env)
+    assert ykterm_otp(key, env, "calculate", "--slot", "1", "--totp", "1767225600").stdout.strip() \
+        == pyotp.TOTP(secret).at(1767225600)
+
+    # Bad input is refused before the key is asked.
+    r = ykterm_otp(key, env, "calculate", "--slot", "2", "--totp", "yesterday", check=False)
+    assert r.returncode == 2 and "a Unix time in seconds" in r.stderr, r.stderr
+    r = ykterm_otp(key, env, "calculate", "--slot", "2", "--digits", "8", "00", check=False)
+    assert r.returncode == 2 and "--digits" in r.stderr and "--totp" in r.stderr, r.stderr
+    r = ykterm_otp(key, env, "calculate", "--slot", "2", "--totp", "--digits", "7", check=False)
+    assert r.returncode == 2 and "6 or 8" in r.stderr, r.stderr
+    r = ykterm_otp(key, env, "chalresp", "--slot", "2", "--totp", "--force", input="not base32!\n", check=False)
+    assert r.returncode == 2 and "Base32" in r.stderr, r.stderr
+
+
 def test_key_omitted_is_read_from_standard_input(key, env):
     r = ykterm_otp(key, env, "chalresp", "--slot", "2", input=SHORT_KEY + "\n")
     assert "visible" not in r.stderr

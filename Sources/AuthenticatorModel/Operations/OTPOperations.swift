@@ -115,6 +115,21 @@ public struct OTPOperations: Sendable {
         try await withSession { try await $0.calculateHMAC(slot: slot, challenge: challenge, onWaitingForTouch: touch) }
     }
 
+    /// The TOTP code of a slot programmed with a TOTP secret (`ChallengeResponseTOTP`) at `time`: `digits` digits,
+    /// and the time step's end (seconds since 1970), when the next code starts.
+    public func calculateTOTP(
+        slot: Int, time: Int64, digits: Int, touch: @escaping @Sendable () -> Void
+    ) async throws -> (code: String, validTo: Int64) {
+        let response = try await calculate(
+            slot: slot, challenge: ChallengeResponseTOTP.challenge(time: time), touch: touch)
+        guard let code = ChallengeResponseTOTP.code(response: response, digits: digits) else {
+            throw OTPError.unexpectedResponse(
+                Malformation(.hmacResponse, .lengthExpected(response.count, expected: 20)))
+        }
+        let step = ChallengeResponseTOTP.period
+        return (code, (max(time, 0) / step + 1) * step)
+    }
+
     static func requireProgrammed(_ s: OTPSession, slot: Int) async throws {
         guard await s.status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
     }
