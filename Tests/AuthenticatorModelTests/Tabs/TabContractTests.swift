@@ -28,7 +28,7 @@ struct TabContractTests {
         let keys =
             keys(FIDOOperation.self, touch: true) + keys(PIVOperation.self, touch: true)
             + keys(SSHOperation.self, touch: true) + keys(OpenPGPTabOperation.self, touch: false)
-        #expect(keys.count == 6 + 8 + 8 + 8 + 5 + 5 + 9)
+        #expect(keys.count == 6 + 8 + 8 + 8 + 5 + 5 + 10)
         for key in keys { #expect(table[key] != nil, "\(language.rawValue): \(key)") }
         // The words are named by the operation; FIDO2 says nothing while it loads or resets.
         #expect(PIVOperation.unblockPIN.workingKey == "piv.working.unblockPIN")
