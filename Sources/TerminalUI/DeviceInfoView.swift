@@ -38,6 +38,7 @@ struct DeviceInfoView {
             if !flags.isEmpty { rows.append((t("device.series"), flags.joined(separator: ", "), .plain)) }
             // Only an Enhanced PIN key has the row: it refuses new PINs too easy to guess.
             if d.pinComplexity { rows.append((t("device.pinComplexity"), t("device.enforced"), .plain)) }
+            if d.nfcRestricted { rows.append((t("device.nfcRestricted"), t("device.untilUSB"), theme.warning)) }
             rows.append(
                 (t("device.configLock"), d.isConfigLocked ? yes : no, d.isConfigLocked ? theme.warning : .plain))
             if let part = d.partNumber, !part.isEmpty { rows.append((t("device.partNumber"), part, .plain)) }

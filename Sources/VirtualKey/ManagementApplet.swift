@@ -99,6 +99,12 @@ final class ManagementApplet: Applet {
             guard v.count == 1 else { return Response(status: .incorrectParameters) }
             next.deviceFlags = v[0]
         }
+        if let v = fields[ManagementTag.nfcRestricted] {
+            guard state.version >= ManagementFeature.nfcRestriction.minimum, state.nfcSupported != 0, v == [1] else {
+                return Response(status: .incorrectParameters)
+            }
+            next.nfcRestricted = true
+        }
         if let code = fields[ManagementTag.configLock] {
             guard code.count == DeviceConfiguration.lockCodeLength else {
                 return Response(status: .incorrectParameters)

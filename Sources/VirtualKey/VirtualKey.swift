@@ -151,6 +151,11 @@ public final class VirtualKey: Sendable {
         }
     }
 
+    /// The key is powered from USB (plugged in): NFC, if restricted, is on again.
+    public func poweredFromUSB() {
+        withInner { $0.state.nfcRestricted = false }
+    }
+
     /// A reset of the smart-card interface alone (the reader powering the card of a USB key on and off): the
     /// applets forget their session and nothing is selected; the FIDO HID interface, another interface of the
     /// same USB device, goes on undisturbed.
@@ -388,9 +393,11 @@ public final class VirtualKey: Sendable {
                 inner.selected = nil
                 return Response(status: .fileNotFound)
             }
-            // An application disabled over this transport is not there (as on a YubiKey).
+            // An application disabled over this transport is not there (as on a YubiKey); with NFC restricted,
+            // none is there over NFC.
             let needs = inner.applets[index].capabilities
-            guard needs.isEmpty || !needs.isDisjoint(with: inner.state.enabled(over: transport)) else {
+            let restricted = transport == .nfc && inner.state.nfcRestricted
+            guard !restricted, needs.isEmpty || !needs.isDisjoint(with: inner.state.enabled(over: transport)) else {
                 inner.selected = nil
                 return Response(status: .fileNotFound)
             }

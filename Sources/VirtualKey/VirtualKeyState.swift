@@ -18,6 +18,9 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     /// The key enforces PIN complexity (an Enhanced PIN key, 5.7 and later): PIV, OpenPGP and FIDO2 refuse new PINs
     /// that `PINComplexity` finds too simple, and the device information says so (tag 0x16).
     public var pinComplexity = false
+    /// NFC is off until the key is next powered from USB (WRITE CONFIG tag 0x17, 5.7 and later): over NFC no
+    /// application answers; `VirtualKey.poweredFromUSB()` lifts it.
+    public var nfcRestricted = false
     public var autoEjectTimeout: UInt16
     public var challengeResponseTimeout: UInt8
     /// OTP application programming sequence number.
@@ -78,7 +81,7 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
     public var deviceInfo: DeviceInfo {
         // A key without NFC leaves the NFC fields out of its device information (ykman then shows no NFC column).
         // The form factor byte's high bits are the FIPS (0x80) and Security Key (0x40) flags.
-        DeviceInfo(
+        var info = DeviceInfo(
             serial: serial, version: version, formFactor: FormFactor(rawValue: formFactor & 0x0F) ?? .unknown,
             isFIPS: formFactor & 0x80 != 0, isSky: formFactor & 0x40 != 0,
             supportedUSB: Capabilities(rawValue: usbSupported), enabledUSB: Capabilities(rawValue: usbEnabled),
@@ -87,13 +90,16 @@ public struct VirtualKeyState: Codable, Sendable, Equatable {
             isConfigLocked: configLocked, autoEjectTimeout: Int(autoEjectTimeout),
             challengeResponseTimeout: Int(challengeResponseTimeout), deviceFlags: deviceFlags,
             pinComplexity: pinComplexity)
+        info.nfcRestricted = nfcRestricted
+        return info
     }
 }
 
 extension VirtualKeyState {
     enum CodingKeys: String, CodingKey {
         case serial, version, formFactor, usbSupported, usbEnabled, nfcSupported, nfcEnabled, configLocked,
-            configLockCode, deviceFlags, pinComplexity, autoEjectTimeout, challengeResponseTimeout, otpSequence, oath,
+            configLockCode, deviceFlags, pinComplexity, nfcRestricted, autoEjectTimeout, challengeResponseTimeout,
+            otpSequence, oath,
             fido,
             otpSlots, otpToken, piv, openpgp, hsmauth
     }
@@ -114,6 +120,7 @@ extension VirtualKeyState {
             ? decodeHex(c, .configLockCode) : nil
         deviceFlags = try c.decode(UInt8.self, forKey: .deviceFlags)
         pinComplexity = try c.decodeIfPresent(Bool.self, forKey: .pinComplexity) ?? false
+        nfcRestricted = try c.decodeIfPresent(Bool.self, forKey: .nfcRestricted) ?? false
         autoEjectTimeout = try c.decode(UInt16.self, forKey: .autoEjectTimeout)
         challengeResponseTimeout = try c.decode(UInt8.self, forKey: .challengeResponseTimeout)
         otpSequence = try c.decode(UInt8.self, forKey: .otpSequence)
@@ -139,6 +146,7 @@ extension VirtualKeyState {
         try c.encodeIfPresent(configLockCode.map { Hex.encode($0) }, forKey: .configLockCode)
         try c.encode(deviceFlags, forKey: .deviceFlags)
         try c.encode(pinComplexity, forKey: .pinComplexity)
+        try c.encode(nfcRestricted, forKey: .nfcRestricted)
         try c.encode(autoEjectTimeout, forKey: .autoEjectTimeout)
         try c.encode(challengeResponseTimeout, forKey: .challengeResponseTimeout)
         try c.encode(otpSequence, forKey: .otpSequence)

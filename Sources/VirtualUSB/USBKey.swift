@@ -240,6 +240,8 @@ public final class VirtualUSBKey: Sendable {
             s.hidSequence += interfaces.subtracting(.ccid).isEmpty ? 0 : 1
             return (s.devnum, s.hidSequence)
         }
+        // USB power: a restricted NFC is on again.
+        key.poweredFromUSB()
         let present = presentInterfaces
         let product = interfaces.product(on: present)
         let pid = product.id

@@ -63,27 +63,41 @@ struct ConfigCommand: AsyncParsableCommand {
                 "Seconds a challenge-response slot that requires touch waits for it.", valueName: "SECONDS"))
         var challengeResponseTimeout: Int?
 
+        @Flag(
+            name: .customLong("touch-eject"), inversion: .prefixedNo,
+            help: "The button ejects and inserts the smart card (CCID), as config mode --touch-eject does.")
+        var touchEject: Bool?
+
         func run() async throws {
             try await ConfigCommand.changeApplications(
-                .usb, apps, keyOptions, autoEject: autoEjectTimeout,
-                challengeResponse: challengeResponseTimeout)
+                .usb, apps, keyOptions,
+                Extras(autoEject: autoEjectTimeout, challengeResponse: challengeResponseTimeout, touchEject: touchEject)
+            )
         }
     }
 
     struct NFC: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "nfc",
-            abstract: "Enable or disable applications over NFC.",
+            abstract: "Enable or disable applications over NFC; restrict NFC until the key is next on USB power.",
             discussion: """
                 With no application left over NFC the key does not answer on an NFC reader at all: over NFC \
-                that needs --force.
+                that needs --force. --restrict (firmware 5.7) turns NFC off until the key is next powered from \
+                USB, as for sending a key by post: the applications enabled over NFC stay as they are.
                 """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var apps: Applications
 
+        @Flag(name: [.customLong("disable-all"), .customShort("D")], help: "Disable every application over NFC.")
+        var disableAll = false
+
+        @Flag(name: [.long, .customShort("R")], help: "Turn NFC off until the key is next powered from USB (5.7).")
+        var restrict = false
+
         func run() async throws {
-            try await ConfigCommand.changeApplications(.nfc, apps, keyOptions, autoEject: nil, challengeResponse: nil)
+            try await ConfigCommand.changeApplications(
+                .nfc, apps, keyOptions, Extras(disableAll: disableAll, restrictNFC: restrict))
         }
     }
 
@@ -235,11 +249,20 @@ struct ConfigCommand: AsyncParsableCommand {
 
     // MARK: Shared
 
+    /// What `config usb` and `config nfc` change beside the applications named.
+    struct Extras {
+        var autoEject: Int?
+        var challengeResponse: Int?
+        var touchEject: Bool?
+        var disableAll = false
+        var restrictNFC = false
+    }
+
     /// `config usb` and `config nfc`: checks the change, says what changes, asks, then writes it.
     static func changeApplications(
-        _ transport: ConfigTransport, _ apps: Applications, _ options: KeyOptions,
-        autoEject: Int?, challengeResponse: Int?
+        _ transport: ConfigTransport, _ apps: Applications, _ options: KeyOptions, _ extras: Extras
     ) async throws {
+        let (autoEject, challengeResponse) = (extras.autoEject, extras.challengeResponse)
         let enable = try ApplicationsChange.applications(apps.enable)
         let disable = try ApplicationsChange.applications(apps.disable)
         if let autoEject, !(0...Int(UInt16.max)).contains(autoEject) {
@@ -248,7 +271,9 @@ struct ConfigCommand: AsyncParsableCommand {
         if let challengeResponse, !(0...Int(UInt8.max)).contains(challengeResponse) {
             throw ConfigProblem.timeoutRange("--chalresp-timeout", maximum: Int(UInt8.max))
         }
-        guard !enable.isEmpty || !disable.isEmpty || apps.enableAll || autoEject != nil || challengeResponse != nil
+        guard
+            !enable.isEmpty || !disable.isEmpty || apps.enableAll || autoEject != nil || challengeResponse != nil
+                || extras.touchEject != nil || extras.disableAll || extras.restrictNFC
         else {
             throw ConfigProblem.nothingAsked
         }
@@ -262,8 +287,15 @@ struct ConfigCommand: AsyncParsableCommand {
         if apps.enableAll {
             enabling = transport == .usb ? device.supportedUSB : device.supportedNFC ?? []
         }
+        let disabling = extras.disableAll ? device.supportedNFC ?? [] : disable
+        if extras.restrictNFC {
+            let minimum = ManagementFeature.nfcRestriction.minimum
+            guard device.version >= minimum else {
+                throw ManagementError.needsFirmware(.nfcRestriction, minimum: minimum, actual: device.version)
+            }
+        }
         let change = try ApplicationsChange(
-            device: device, transport: transport, enable: enabling, disable: disable)
+            device: device, transport: transport, enable: enabling, disable: disabling)
         var configuration = change.changes ? change.configuration : DeviceConfiguration()
         var lines = change.changes ? [change.text] : []
         // A timeout that changes: set, and said as before → after.
@@ -277,6 +309,15 @@ struct ConfigCommand: AsyncParsableCommand {
         }
         timeout("config.change.chalresp", challengeResponse, device.challengeResponseTimeout) {
             configuration.challengeResponseTimeout = UInt8($0)
+        }
+        if let touchEject = extras.touchEject, touchEject != (device.deviceFlags & USBMode.touchEjectFlag != 0) {
+            configuration.deviceFlags =
+                touchEject ? device.deviceFlags | USBMode.touchEjectFlag : device.deviceFlags & ~USBMode.touchEjectFlag
+            lines.append(UIText(touchEject ? "config.change.touch-eject-on" : "config.change.touch-eject-off"))
+        }
+        if extras.restrictNFC {
+            configuration.restrictNFC = true
+            lines.append(UIText("config.change.nfc-restricted"))
         }
         guard !lines.isEmpty else {
             out(tables.text(UIText("config.nothing-changes")))
@@ -292,7 +333,8 @@ struct ConfigCommand: AsyncParsableCommand {
                         "after": interfaceNames(change.after),
                     ]))
         }
-        if change.cuts(interface) && !apps.force { throw ConfigProblem.cutsConnection(interface) }
+        let cuts = change.cuts(interface) || (extras.restrictNFC && interface == .nfc)
+        if cuts && !apps.force { throw ConfigProblem.cutsConnection(interface) }
         for line in lines { out(tables.text(line)) }
         try confirm(prompt, tables.text(UIText("config.confirm")), force: apps.force)
         var current = device.isConfigLocked ? try readLockCode(prompt, new: false) : nil

@@ -19,8 +19,8 @@ struct InfoCommand: AsyncParsableCommand {
     @Flag(
         name: .long,
         help: ArgumentHelp(
-            "JSON: product, serial, version, form_factor, fips, sky, pin_complexity, config_locked, usb and nfc "
-                + "(each application)."))
+            "JSON: product, serial, version, form_factor, fips, sky, pin_complexity, config_locked, nfc_restricted, "
+                + "usb and nfc (each application)."))
     var json = false
 
     func run() async throws {
@@ -42,7 +42,8 @@ struct InfoCommand: AsyncParsableCommand {
         fields.append(("cli.info.usbInterfaces", usbInterfaces.isEmpty ? "-" : usbInterfaces.joined(separator: ", ")))
         if info.supportedNFC != nil {
             let nfcOn = !(info.enabledNFC ?? []).isEmpty
-            fields.append(("cli.info.nfc", words(nfcOn ? "cli.info.on" : "cli.info.off")))
+            let state = info.nfcRestricted ? "cli.info.nfcRestricted" : nfcOn ? "cli.info.on" : "cli.info.off"
+            fields.append(("cli.info.nfc", words(state)))
         }
         if info.pinComplexity { fields.append(("cli.info.pinComplexity", words("cli.info.enforced"))) }
         if info.isConfigLocked { fields.append(("cli.info.locked", words("cli.info.lockedValue"))) }
@@ -88,6 +89,8 @@ struct InfoJSON: Encodable, SnakeCaseJSON {
     /// The key refuses PINs too easy to guess (an Enhanced PIN key).
     var pinComplexity: Bool
     var configLocked: Bool
+    /// NFC is off until the key is next powered from USB.
+    var nfcRestricted: Bool
     var usb: [String: String]
     var nfc: [String: String]?
 
@@ -100,6 +103,7 @@ struct InfoJSON: Encodable, SnakeCaseJSON {
         sky = info.isSky
         pinComplexity = info.pinComplexity
         configLocked = info.isConfigLocked
+        nfcRestricted = info.nfcRestricted
         func states(_ supported: Capabilities, _ enabled: Capabilities) -> [String: String] {
             var out = [String: String]()
             for (c, name) in Capabilities.named {

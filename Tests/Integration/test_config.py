@@ -363,3 +363,42 @@ def test_tui_device_view_toggles_and_lock_code_what_ykman_reads(pcsc, env, tmp_p
     finally:
         t.close()
         key.stop()
+
+
+def test_disable_all_touch_eject_and_nfc_restricted_as_ykman_reads_them(pcsc, tmp_path, env):
+    """config nfc --disable-all and config usb --touch-eject, read back by ykman; config nfc --restrict over the
+    NFC reader cuts ykterm's own way to the key, so it needs --force, and afterwards nothing answers there."""
+    key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+    try:
+        def config(*args, check=True):
+            return run_ykterm("config", *args, "--reader", key.reader, env=env, check=check)
+
+        r = config("nfc", "--disable-all", "--enable", "PIV", check=False)
+        assert r.returncode == 2 and "PIV cannot be enabled and disabled at once" in r.stderr, r.stderr
+        # Over the NFC reader this leaves ykterm nothing to talk to: --force.
+        assert config("nfc", "--disable-all", check=False).returncode == 2
+        r = config("nfc", "--disable-all", "--force")
+        assert "NFC applications: OTP U2F FIDO2 OATH PIV OpenPGP HSMAUTH → -" in r.stdout, r.stdout
+        state = json.loads((tmp_path / "key.json").read_text())
+        assert state["nfcEnabled"] == 0
+        # The applications back over NFC, in the state file, for what follows.
+        key.stop()
+        state["nfcEnabled"] = state["nfcSupported"]
+        (tmp_path / "key.json").write_text(json.dumps(state))
+        key = ServedKey(pcsc, slot=0, state=tmp_path / "key.json").start()
+        r = config("usb", "--touch-eject", "--force")
+        assert "Touch eject: off → on" in r.stdout, r.stdout
+        assert json.loads((tmp_path / "key.json").read_text())["deviceFlags"] & 0x80
+        assert "Touch eject: on → off" in config("usb", "--no-touch-eject", "--force").stdout
+        assert config("usb", "--no-touch-eject", "--force").stdout == "Nothing changes.\n"
+        assert not json.loads((tmp_path / "key.json").read_text())["deviceFlags"] & 0x80
+
+        r = config("nfc", "--restrict", check=False)
+        assert r.returncode == 2 and "--force" in r.stderr, r.stderr
+        r = config("nfc", "--restrict", "--force")
+        assert "NFC: off until the key is next powered from USB" in r.stdout, r.stdout
+        assert json.loads((tmp_path / "key.json").read_text())["nfcRestricted"] is True
+        assert run_ykman(key.reader, "info", env=env, check=False).returncode != 0
+        assert run_ykterm("info", "--reader", key.reader, env=env, check=False).returncode != 0
+    finally:
+        key.stop()

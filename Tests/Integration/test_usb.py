@@ -578,3 +578,27 @@ def test_config_mode_re_enumerates_a_yubikey_4_with_the_modes_interfaces(tmp_pat
     assert r["later_readers"] == ["Yubico YubiKey OTP+FIDO+CCID 00 00"], r["later_readers"]
     assert sorted(pcscds_of_ours() - before) == []
     assert mounts_of_ours() == []
+
+
+def test_nfc_restricted_until_the_key_is_next_on_usb_power():
+    """config nfc --restrict on a USB key: ykterm and ykman both read NFC restricted (the key keeps its NFC
+    applications for later); unplugged and plugged in again (USB power), NFC is on again for both."""
+    r = results(serve_usb(script=PRELUDE + """
+import json as j
+p = ykterm("config", "nfc", "--restrict")
+emit(no_force=p.returncode, no_force_err=p.stderr)
+p = ykterm("config", "nfc", "--restrict", "--force")
+emit(restrict=p.returncode, restrict_out=p.stdout, restrict_err=p.stderr)
+emit(info=j.loads(ykterm("info", "--json").stdout), text=ykterm("info").stdout, ykman=ykman("info").stdout)
+ykterm("virtual-key", "usb", "unplug")
+ykterm("virtual-key", "usb", "plug")
+emit(after=j.loads(ykterm("info", "--json").stdout), ykman_after=ykman("info").stdout)
+"""))
+    assert r["no_force"] == 2 and "--force" in r["no_force_err"], r["no_force_err"]
+    assert r["restrict"] == 0, r["restrict_err"]
+    assert "NFC: off until the key is next powered from USB" in r["restrict_out"], r["restrict_out"]
+    assert r["info"]["nfc_restricted"] is True and r["info"]["nfc"]["oath"] == "enabled", r["info"]
+    assert "restricted: off until the key is next powered from USB" in r["text"], r["text"]
+    assert "NFC transport is restricted" in r["ykman"], r["ykman"]
+    assert r["after"]["nfc_restricted"] is False, r["after"]
+    assert "NFC transport is enabled" in r["ykman_after"], r["ykman_after"]

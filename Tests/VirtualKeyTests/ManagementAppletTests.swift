@@ -33,6 +33,32 @@ private func status(_ answer: [UInt8]) -> String { Hex.encode(answer.suffix(2), 
             try await KeyProbe.inspect(connection: VirtualKeyConnection(key: nfcKey)).applications == ["OTP", "PIV"])
     }
 
+    /// NFC restricted (5.7): nothing answers over NFC, the USB interface reads the flag and still has every
+    /// application, and power from USB lifts it; a key before 5.7, or without NFC, refuses it.
+    @Test func nfcRestrictedUntilUSBPower() async throws {
+        let usbKey = VirtualKey(smartCardTransport: .usb)
+        var configuration = DeviceConfiguration()
+        configuration.restrictNFC = true
+        try await management(usbKey).writeConfiguration(configuration)
+        #expect(try await management(usbKey).deviceInfo().nfcRestricted)
+        #expect(status(usbKey.process(selectOATH)) == "9000")
+        let overNFC = VirtualKey(state: usbKey.state)
+        for select in [selectOATH, selectPIV, selectFIDO, try APDU.select(aid: AID.management).encoded()] {
+            #expect(status(overNFC.process(select)) == "6A82")
+        }
+        // The applications enabled over NFC are kept for when it is on again.
+        #expect(overNFC.state.nfcEnabled == VirtualKeyState.yubiKey5NFC().nfcEnabled)
+        usbKey.poweredFromUSB()
+        #expect(try await management(usbKey).deviceInfo().nfcRestricted == false)
+        #expect(status(VirtualKey(state: usbKey.state).process(selectOATH)) == "9000")
+
+        for state in [VirtualKeyState.yubiKey5NFC(version: Version(5, 4, 3)), .yubiKey4()] {
+            let key = VirtualKey(state: state, smartCardTransport: .usb)
+            await #expect(throws: (any Error).self) { try await management(key).writeConfiguration(configuration) }
+            #expect(key.state.nfcRestricted == false)
+        }
+    }
+
     @Test func lockCodeRules() async throws {
         let key = VirtualKey()
         let session = try await management(key)

@@ -10,6 +10,8 @@ public struct DeviceConfiguration: Sendable, Hashable {
     public var challengeResponseTimeout: UInt8?
     /// Device flags (tag 0x08).
     public var deviceFlags: UInt8?
+    /// Turns NFC off until the key is next powered from USB (tag 0x17; firmware 5.7 and later).
+    public var restrictNFC = false
 
     public init(
         enabledUSB: Capabilities? = nil, enabledNFC: Capabilities? = nil, autoEjectTimeout: UInt16? = nil,
@@ -52,6 +54,7 @@ public struct DeviceConfiguration: Sendable, Hashable {
             tlvs.append(TLV(ManagementTag.challengeResponseTimeout, [challengeResponseTimeout]))
         }
         if let deviceFlags { tlvs.append(TLV(ManagementTag.deviceFlags, [deviceFlags])) }
+        if restrictNFC { tlvs.append(TLV(ManagementTag.nfcRestricted, [1])) }
         if let newLockCode { tlvs.append(TLV(ManagementTag.configLock, newLockCode)) }
         let body = tlvs.flatMap(\.encoded)
         guard body.count <= 0xFF else { throw .configurationTooLarge(body.count) }
@@ -110,11 +113,14 @@ public enum ManagementFeature: String, Sendable, Equatable {
     case writeConfig = "write-config"
     /// DEVICE RESET (firmware 5.6).
     case deviceReset = "device-reset"
+    /// NFC off until the next USB power-up (firmware 5.7).
+    case nfcRestriction = "nfc-restriction"
 
     public var minimum: Version {
         switch self {
         case .writeConfig: return Version(5, 0, 0)
         case .deviceReset: return Version(5, 6, 0)
+        case .nfcRestriction: return Version(5, 7, 0)
         }
     }
 }

@@ -68,6 +68,8 @@ public struct DeviceInfo: Sendable, Hashable {
 
     /// The first firmware with PIN complexity (Enhanced PIN keys).
     public static let pinComplexityFirmware = Version(5, 7, 0)
+    /// NFC is off until the key is next powered from USB (READ CONFIG tag 0x17; firmware 5.7 and later).
+    public var nfcRestricted = false
     /// True when the information came from the Management application; false when probed.
     public var fromManagement: Bool
 
@@ -210,6 +212,8 @@ public enum ManagementTag {
     public static let partNumber: UInt32 = 0x13
     /// 1 when the key enforces PIN complexity (an Enhanced PIN key).
     public static let pinComplexity: UInt32 = 0x16
+    /// 1 while NFC is restricted: off until the key is next powered from USB (read and written).
+    public static let nfcRestricted: UInt32 = 0x17
 }
 
 extension DeviceInfo {
@@ -256,6 +260,7 @@ extension DeviceInfo {
             challengeResponseTimeout: int(ManagementTag.challengeResponseTimeout),
             deviceFlags: UInt8(truncatingIfNeeded: int(ManagementTag.deviceFlags) ?? 0),
             pinComplexity: tlvs[ManagementTag.pinComplexity] == [1], fromManagement: true)
+        nfcRestricted = tlvs[ManagementTag.nfcRestricted] == [1]
     }
 
     /// The TLVs a key would answer READ CONFIG with (the virtual key uses this), without paging.
@@ -282,6 +287,7 @@ extension DeviceInfo {
         }
         if let partNumber { out.append(TLV(ManagementTag.partNumber, Array(partNumber.utf8))) }
         if pinComplexity { out.append(TLV(ManagementTag.pinComplexity, [1])) }
+        if nfcRestricted { out.append(TLV(ManagementTag.nfcRestricted, [1])) }
         return out
     }
 }

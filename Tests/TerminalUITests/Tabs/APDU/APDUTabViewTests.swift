@@ -352,6 +352,13 @@ struct DeviceViewTests {
         let rendered = ViewFixture.render(state)
         #expect(ViewFixture.line(rendered, containing: "Model")?.contains("YubiKey 5 NFC - Enhanced PIN") == true)
         #expect(ViewFixture.line(rendered, containing: "PIN complexity")?.contains("enforced") == true)
+        #expect(ViewFixture.line(rendered, containing: "NFC restricted") == nil)
+        enhanced.device.nfcRestricted = true
+        _ = update(&state, .probed(keyID: ViewFixture.key.id, enhanced))
+        let restricted = ViewFixture.render(state)
+        #expect(
+            ViewFixture.line(restricted, containing: "NFC restricted")?.contains(
+                "off until the key is next on USB power") == true)
     }
 
     @Test func toggleAsksWithBeforeAndAfterThenWrites() throws {
