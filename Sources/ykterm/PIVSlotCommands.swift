@@ -29,6 +29,7 @@ extension PIVCommand {
             var subject: String
             @Option(name: .long, help: ArgumentHelp("Days the certificate is valid from now.", valueName: "DAYS"))
             var validDays = 365
+            @OptionGroup var chuid: PIVUpdateCHUIDOption
 
             func validate() throws {
                 guard (1...36500).contains(validDays) else {
@@ -40,9 +41,11 @@ extension PIVCommand {
                 let subject = try PIVOperations.subject(self.subject)
                 let (slot, days) = (target.slot.slot, validDays)
                 let certificate = try await PIVAnswers.asking(Prompt()) { answers in
-                    try await target.piv.generateCertificate(
+                    let made = try await target.piv.generateCertificate(
                         in: slot, subject: subject, days: days, pin: answers.pin,
                         managementKey: answers.managementKey, touch: { TouchNotice.show() })
+                    try await chuid.update(target.piv, managementKey: answers.managementKey)
+                    return made
                 }
                 out(
                     words(
@@ -51,6 +54,7 @@ extension PIVCommand {
                             "slot": "\(slot)", "subject": certificate.subject,
                             "fingerprint": certificate.sha256FingerprintText,
                         ]))
+                chuid.say()
             }
         }
 
@@ -119,6 +123,7 @@ extension PIVCommand {
             @Argument(help: "The certificate file, PEM or DER.") var file: String
             @Flag(name: .long, help: "Store it gzip-compressed (for large certificates).") var compress = false
             @Flag(name: .long, help: "Store it even when the slot's key is not the certificate's.") var force = false
+            @OptionGroup var chuid: PIVUpdateCHUIDOption
 
             func run() async throws {
                 let certificate: X509Certificate
@@ -135,8 +140,10 @@ extension PIVCommand {
                     try await target.piv.importCertificate(
                         certificate, in: slot, compress: compress, force: force,
                         managementKey: answers.managementKey)
+                    try await chuid.update(target.piv, managementKey: answers.managementKey)
                 }
                 out(words("cli.piv.certificates.imported", ["subject": certificate.subject, "slot": "\(slot)"]))
+                chuid.say()
             }
         }
 
@@ -146,14 +153,17 @@ extension PIVCommand {
                 abstract: "Delete a slot's certificate (the key stays). Needs the management key.")
 
             @OptionGroup var target: PIVSlotOptions
+            @OptionGroup var chuid: PIVUpdateCHUIDOption
 
             func run() async throws {
                 let prompt = Prompt()
                 let slot = target.slot.slot
                 try await PIVAnswers.asking(prompt) { answers in
                     try await target.piv.deleteCertificate(in: slot, managementKey: answers.managementKey)
+                    try await chuid.update(target.piv, managementKey: answers.managementKey)
                 }
                 out(words("cli.piv.certificates.deleted", ["slot": "\(slot)"]))
+                chuid.say()
             }
         }
     }
@@ -233,5 +243,24 @@ extension PIVCommand {
                 warn(words("cli.piv.keys.attestedBy", ["subject": attestation.attestationCertificate.subject]))
             }
         }
+    }
+}
+
+/// `--update-chuid` of the certificate commands, as ykman has it: a new CHUID once the certificate changed, which is
+/// how middleware that caches the card (Windows' smart-card stack, for one) learns to read its certificates again.
+struct PIVUpdateCHUIDOption: ParsableArguments {
+    @Flag(
+        name: .customLong("update-chuid"),
+        help: "Also store a new CHUID, so that middleware caching the card reads its certificates again.")
+    var update = false
+
+    /// Stores a new CHUID when asked to (with the management key the certificate change took).
+    func update(_ piv: PIVOperations, managementKey: SecretBytes?) async throws {
+        if update { try await piv.generateObject(.chuid, managementKey: managementKey) }
+    }
+
+    /// Says that it did.
+    func say() {
+        if update { out(words("cli.piv.objects.generated", ["object": PIVObjectArgument.label(PIV.ObjectID.chuid)])) }
     }
 }

@@ -118,3 +118,30 @@ def test_the_printed_object_is_kept_while_it_holds_ykman_s_protected_management_
     assert refused.returncode == 1 and "protected by the PIN" in refused.stderr, refused.stderr
     # ykman still finds its management key there.
     ykman("objects", "generate", "-P", "123456", "ccc")
+
+
+def test_update_chuid_gives_a_new_chuid_with_each_certificate_change(both, key, env, tmp_path):
+    """--update-chuid, as ykman's: generate, import and delete of a certificate each leave a new CHUID (a new
+    GUID, read with yubikit); without it the CHUID stays."""
+    ykterm, ykman = both
+
+    def guid():
+        return Chuid.from_bytes(raw(env, key.reader, "ykman", "objects", "export", "CHUID", "-")).guid
+
+    ykterm("objects", "generate", "chuid", input=MGM_DEFAULT + "\n")
+    ykman("keys", "generate", "-m", MGM_DEFAULT, "-a", "ECCP256", "9a", tmp_path / "pub.pem")
+    seen = {guid()}
+    ykterm("certificates", "generate", "9a", "-s", "CN=first", input="123456\n" + MGM_DEFAULT + "\n")
+    assert guid() in seen
+    r = ykterm("certificates", "generate", "9a", "-s", "CN=second", "--update-chuid",
+               input="123456\n" + MGM_DEFAULT + "\n")
+    assert "Generated a new object 5FC102 (CHUID)" in r.stdout, r.stdout
+    assert guid() not in seen
+    seen.add(guid())
+    ykman("certificates", "export", "9a", tmp_path / "cert.pem")
+    ykterm("certificates", "import", "9a", tmp_path / "cert.pem", "--update-chuid", input=MGM_DEFAULT + "\n")
+    assert guid() not in seen
+    seen.add(guid())
+    ykterm("certificates", "delete", "9a", "--update-chuid", input=MGM_DEFAULT + "\n")
+    assert guid() not in seen
+    assert ykman("certificates", "export", "9a", "-", check=False).returncode != 0
