@@ -82,12 +82,16 @@ enum DirectCommandLine {
             else { return nil }
             request = .oathList(OATHCommand.List.Request(options: options, json: words.has("json"), allKeys: allKeys))
         case ["oath", "code"]:
-            guard let words = Words(rest, flags: ["virtual", "remember", "json", "all-keys"], options: keyOptions),
-                let options = words.oathOptions, let allKeys = words.allKeys
+            guard
+                let words = Words(
+                    rest, flags: ["virtual", "remember", "json", "all-keys", "single"], options: keyOptions),
+                let options = words.oathOptions, let allKeys = words.allKeys,
+                !(words.has("single") && (allKeys || words.has("json")))
             else { return nil }
             request = .oathCode(
                 OATHCommand.Code.Request(
-                    options: options, query: words.positional, json: words.has("json"), allKeys: allKeys))
+                    options: options, query: words.positional, json: words.has("json"), allKeys: allKeys,
+                    single: words.has("single")))
         case ["fido", "info"]:
             guard let words = Words(rest, flags: ["virtual", "json"], options: keyOptions),
                 words.positional == nil, let key = words.key

@@ -197,7 +197,8 @@ extension OATHCommand {
             abstract: "Show codes; QUERY keeps the accounts whose ID contains it.",
             discussion: """
                 TOTP codes are calculated at once. HOTP and touch accounts are calculated only when QUERY \
-                leaves just that account (a touch account then asks for a touch).
+                leaves just that account (a touch account then asks for a touch). With --single the query must \
+                leave one account, and its code alone is printed (for scripts: ykterm oath code github -s).
                 """)
 
         @OptionGroup var options: OATHOptions
@@ -215,12 +216,23 @@ extension OATHCommand {
         )
         var allKeys = false
 
+        @Flag(name: [.long, .short], help: "Print only the code of the one account QUERY leaves (several: an error).")
+        var single = false
+
         func validate() throws {
             try options.key.refuse(allKeys: allKeys)
+            if single, json {
+                throw ValidationError(words("cli.option.exclude", ["option": "--single", "other": "--json"]))
+            }
+            if single, allKeys {
+                throw ValidationError(words("cli.option.exclude", ["option": "--single", "other": "--all-keys"]))
+            }
         }
 
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
-        var request: Request { Request(options: options.choice, query: query, json: json, allKeys: allKeys) }
+        var request: Request {
+            Request(options: options.choice, query: query, json: json, allKeys: allKeys, single: single)
+        }
 
         /// The work of `oath code`, from the values of its command line.
         struct Request: CommandRequest, Equatable, Sendable {
@@ -228,11 +240,14 @@ extension OATHCommand {
             var query: String?
             var json: Bool
             var allKeys = false
+            var single = false
 
             func run() async throws {
                 if allKeys { return try await OATHCommand.codesAcrossKeys(options, query: query, json: json) }
                 let prompt = Prompt()
-                let query = self.query
+                // With --single no query is the query that keeps every account: one left is calculated even when
+                // it is a HOTP or touch account.
+                let query = single ? self.query ?? "" : self.query
                 let json = self.json
                 // A touch account is said before the key waits (on standard error; with --json only on a terminal).
                 let touching: @Sendable () -> Void = {
@@ -242,8 +257,18 @@ extension OATHCommand {
                     // Only JSON shows the hash algorithm, which CALCULATE ALL does not give: LIST just for it.
                     try await operations.codes(matching: query, at: now(), algorithms: json, touching: touching, unlock)
                 }
-                if let query, rows.isEmpty {
+                if let query = self.query, rows.isEmpty {
                     throw YktermError.failed(words("cli.oath.noMatch", ["query": query]))
+                }
+                if single {
+                    if rows.isEmpty { throw YktermError.failed(words("cli.oath.noAccounts")) }
+                    guard rows.count == 1, let code = rows[0].entry.code?.value else {
+                        guard let query = self.query else {
+                            throw YktermError.usage(words("cli.oath.singleNeedsQuery", ["count": String(rows.count)]))
+                        }
+                        throw OATHOperationError.ambiguous(query, rows.map { $0.entry.credential.id.string })
+                    }
+                    return out(code)
                 }
                 if json {
                     try printJSON(

@@ -330,3 +330,26 @@ def test_migration_export_imports_every_account(key, env):
     assert "Wide:bob" not in ykman_codes(key, env)
     r = yk(key, env, "oath", "add", "--force", "-", input=uri + "\n")
     assert "Added Wide:bob" in r.stdout and "Wide:bob" in ykman_codes(key, env)
+
+
+def test_single_prints_the_code_alone_as_ykman_does(key, env):
+    """`oath code QUERY -s` prints the one account's code alone (pyotp's for its secret; a HOTP account is
+    calculated), as `ykman oath accounts code -s` does; a query that leaves several lists them (status 2), none
+    says so (status 1)."""
+    ykman(key, env, "accounts", "add", "-i", "Example", "alice", SECRET_A)
+    ykman(key, env, "accounts", "add", "-i", "Example", "bob", SECRET_B)
+    ykman(key, env, "accounts", "add", "-o", "HOTP", "-i", "Counter", "carol", SECRET_C)
+    for attempt in range(3):
+        before = totp(SECRET_A).now()
+        ours = yk(key, env, "oath", "code", "alice", "-s").stdout
+        theirs = ykman(key, env, "accounts", "code", "alice", "-s").stdout
+        if before == totp(SECRET_A).now():
+            break
+    assert ours == before + "\n" and theirs == ours, (ours, theirs, before)
+    assert yk(key, env, "oath", "code", "Counter:carol", "--single").stdout == pyotp.HOTP(SECRET_C).at(0) + "\n"
+    r = yk(key, env, "oath", "code", "Example", "-s", check=False)
+    assert r.returncode == 2 and "Example:alice" in r.stderr and "Example:bob" in r.stderr, r.stderr
+    r = yk(key, env, "oath", "code", "nobody", "-s", check=False)
+    assert r.returncode == 1 and 'no account matches "nobody"' in r.stderr, r.stderr
+    r = yk(key, env, "oath", "code", "-s", check=False)
+    assert r.returncode == 2 and "--single needs a QUERY" in r.stderr, r.stderr

@@ -14,6 +14,7 @@ import Testing
         ["oath", "code"], ["oath", "code", "--json"], ["oath", "code", "github"],
         ["oath", "code", "--virtual", "bank", "--json"], ["oath", "code", "--all-keys"],
         ["oath", "list", "--all-keys", "--json"], ["oath", "code", "--all-keys", "github", "--json"],
+        ["oath", "code", "github", "--single"],
         ["fido", "info"], ["fido", "info", "--json"], ["fido", "info", "--reader", "hidraw3"],
         ["fido", "credentials", "list"], ["fido", "credentials", "list", "--json", "--device=28123456"],
     ]
@@ -39,7 +40,7 @@ import Testing
             ["--device", "-1"],
             ["--device", "+5"], ["--color", "always"], ["--color", "sometimes"], ["--color=never"], ["--json=yes"],
             ["github"], ["bank"], [""], ["-"], ["--"], ["-j"], ["--bogus"], ["list"], ["code"], ["info"],
-            ["--all-keys"],
+            ["--all-keys"], ["--single"],
         ]
         var lines: [[[String]]] = [[]] + pool.map { [$0] } + pool.flatMap { a in pool.map { [a, $0] } }
         // Three words: 600 different triples, every 65th of all of them (65 is prime to the pool's size, so
