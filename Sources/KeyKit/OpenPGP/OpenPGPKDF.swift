@@ -61,7 +61,7 @@ public struct OpenPGPKDF: Sendable, Equatable {
         self.algorithm = algorithm[0]
         hashAlgorithm = tlvs.value(for: 0x82)?.first
         if let count = tlvs.value(for: 0x83), count.count == 4 {
-            iterations = count.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            iterations = UInt32(BigEndian.integer(count))
         }
         userSalt = tlvs.value(for: 0x84)
         resetSalt = tlvs.value(for: 0x85)
@@ -76,9 +76,7 @@ public struct OpenPGPKDF: Sendable, Equatable {
     public var encoded: [UInt8] {
         var out = TLV(0x81, [algorithm]).encoded
         if let hashAlgorithm { out += TLV(0x82, [hashAlgorithm]).encoded }
-        if let iterations {
-            out += TLV(0x83, (0..<4).map { UInt8(truncatingIfNeeded: iterations >> (24 - 8 * $0)) }).encoded
-        }
+        if let iterations { out += TLV(0x83, BigEndian.bytes(UInt64(iterations), count: 4)).encoded }
         for (tag, value) in [
             (0x84, userSalt), (0x85, resetSalt), (0x86, adminSalt), (0x87, initialUserHash),
             (0x88, initialAdminHash),
