@@ -168,33 +168,30 @@ extension OTPCommand {
         }
 
         func run() async throws {
-            if totp { return try await runTOTP() }
+            // The challenge is checked before the key is asked.
+            let challenge = totp ? nil : try hexChallenge()
+            let slot = slotOption.slot
+            let otp = keyOptions.otp
+            do {
+                if let challenge {
+                    out(try await otp.calculate(slot: slot, challenge: challenge) { TouchNotice.show() }.hex)
+                } else {
+                    let time = self.challenge.flatMap { Int64($0) } ?? Int64(Date().timeIntervalSince1970)
+                    out(try await otp.calculateTOTP(slot: slot, time: time, digits: digits ?? 6) { TouchNotice.show() })
+                }
+            } catch OTPError.slotEmpty {
+                throw YktermError.failed(words("cli.otp.calculate.slotEmpty", ["slot": String(slot)]))
+            }
+        }
+
+        /// CHALLENGE_HEX (or standard input, for -) as bytes: 1 to 64 of them.
+        private func hexChallenge() throws -> [UInt8] {
             let challenge = self.challenge ?? ""
             let text = challenge == "-" ? try readStandardInput(words("cli.otp.what.challenge")) : challenge
             let bytes = try decodeHex(text, what: words("cli.otp.what.challenge"))
             guard !bytes.isEmpty else { throw YktermError.usage(words("cli.otp.calculate.empty")) }
             guard bytes.count <= 64 else { throw OTPError.challengeTooLong(bytes.count) }
-            let slot = slotOption.slot
-            let response: [UInt8]
-            do {
-                response = try await keyOptions.otp.calculate(slot: slot, challenge: bytes) { TouchNotice.show() }
-            } catch OTPError.slotEmpty {
-                throw YktermError.failed(words("cli.otp.calculate.slotEmpty", ["slot": String(slot)]))
-            }
-            out(response.hex)
-        }
-
-        private func runTOTP() async throws {
-            let slot = slotOption.slot
-            let time = challenge.flatMap { Int64($0) } ?? Int64(Date().timeIntervalSince1970)
-            do {
-                let result = try await keyOptions.otp.calculateTOTP(slot: slot, time: time, digits: digits ?? 6) {
-                    TouchNotice.show()
-                }
-                out(result.code)
-            } catch OTPError.slotEmpty {
-                throw YktermError.failed(words("cli.otp.calculate.slotEmpty", ["slot": String(slot)]))
-            }
+            return bytes
         }
     }
 

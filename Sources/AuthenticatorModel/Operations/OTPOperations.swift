@@ -115,19 +115,17 @@ public struct OTPOperations: Sendable {
         try await withSession { try await $0.calculateHMAC(slot: slot, challenge: challenge, onWaitingForTouch: touch) }
     }
 
-    /// The TOTP code of a slot programmed with a TOTP secret (`ChallengeResponseTOTP`) at `time`: `digits` digits,
-    /// and the time step's end (seconds since 1970), when the next code starts.
+    /// The `digits`-digit TOTP code at `time` of a slot programmed with a TOTP secret (`ChallengeResponseTOTP`).
     public func calculateTOTP(
         slot: Int, time: Int64, digits: Int, touch: @escaping @Sendable () -> Void
-    ) async throws -> (code: String, validTo: Int64) {
+    ) async throws -> String {
         let response = try await calculate(
             slot: slot, challenge: ChallengeResponseTOTP.challenge(time: time), touch: touch)
         guard let code = ChallengeResponseTOTP.code(response: response, digits: digits) else {
             throw OTPError.unexpectedResponse(
                 Malformation(.hmacResponse, .lengthExpected(response.count, expected: 20)))
         }
-        let step = ChallengeResponseTOTP.period
-        return (code, (max(time, 0) / step + 1) * step)
+        return code
     }
 
     static func requireProgrammed(_ s: OTPSession, slot: Int) async throws {

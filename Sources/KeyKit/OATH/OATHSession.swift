@@ -225,7 +225,7 @@ public actor OATHSession {
     public func calculate(_ credential: Credential, at time: Int64) async throws -> Code {
         let challenge: [UInt8]
         if credential.type == .totp {
-            challenge = BigEndian.bytes(UInt64(max(time / Int64(credential.period), 0)), count: 8)
+            challenge = Self.timeChallenge(time, period: Int64(credential.period))
         } else {
             challenge = []
         }
@@ -330,6 +330,19 @@ public actor OATHSession {
         return String(repeating: "0", count: max(digits - s.count, 0)) + s
     }
 
+    /// RFC 6238's challenge at `time`: its time step (seconds since 1970 / `period`; 0 before 1970), eight bytes
+    /// big-endian.
+    public static func timeChallenge(_ time: Int64, period: Int64) -> [UInt8] {
+        BigEndian.bytes(UInt64(max(time / period, 0)), count: 8)
+    }
+
+    /// RFC 4226's dynamic truncation of an HMAC (20 bytes or more): four bytes at the offset its last byte's low
+    /// nibble names; `format` keeps their low 31 bits.
+    public static func truncated(_ mac: [UInt8]) -> UInt32 {
+        let offset = Int(mac[mac.count - 1] & 0x0F)
+        return UInt32(BigEndian.integer(mac[offset..<(offset + 4)]))
+    }
+
     /// The most decimal digits a code can have (a 31-bit value has 10).
     static let maxCodeDigits = 10
 
@@ -365,9 +378,7 @@ public actor OATHSession {
             throw SmartCardError.malformedResponse(Malformation(.oathCode, .tooShort(value.count, minimum: 21)))
         }
         let digits = try codeDigits(value[0])
-        let mac = Array(value.dropFirst())
-        let offset = Int(mac[mac.count - 1] & 0x0F)
-        let n = UInt32(BigEndian.integer(mac[offset..<(offset + 4)]))
+        let n = truncated(Array(value.dropFirst()))
         let (from, to) = window(credential, time: time)
         return Code(value: format(value: n, digits: digits, steam: credential.isSteam), validFrom: from, validTo: to)
     }

@@ -7,14 +7,12 @@ public enum ChallengeResponseTOTP {
 
     /// The challenge for `time` (seconds since 1970; a time before 1970 is step 0).
     public static func challenge(time: Int64) -> [UInt8] {
-        BigEndian.bytes(UInt64(max(time, 0) / period), count: 8)
+        OATHSession.timeChallenge(time, period: period)
     }
 
     /// The `digits`-digit code in the slot's response, or nil when the response is not an HMAC-SHA1 (20 bytes).
     public static func code(response: [UInt8], digits: Int) -> String? {
         guard response.count == 20 else { return nil }
-        let offset = Int(response[19] & 0x0F)
-        let value = UInt32(BigEndian.integer(response[offset..<(offset + 4)]))
-        return OATHSession.format(value: value, digits: digits, steam: false)
+        return OATHSession.format(value: OATHSession.truncated(response), digits: digits, steam: false)
     }
 }
