@@ -380,18 +380,6 @@ extension FIDOCommand {
     }
 }
 
-/// A discoverable credential in `fido credentials list --json` (IDs in hex; names nil when the key has none).
-struct CredentialJSON: Encodable, SnakeCaseJSON {
-    var rpID: String
-    var credentialID: String
-    var userID: String
-    var userName: String?
-    var displayName: String?
-    /// The credProtect level (1 to 3), nil when the key does not say.
-    var credProtect: Int?
-    var largeBlobKey: Bool
-}
-
 /// A FIDO credential or fingerprint as a command names it: its ID in hex, or a unique start of it.
 protocol HexIdentified {
     /// The ID, in lower-case hex.

@@ -84,33 +84,11 @@ extension FIDOCommand.Credentials {
     }
 }
 
-/// A relying party in `fido credentials list --all-keys --json`: the keys that hold a credential for it, those read
-/// that hold none, and its credentials with the key each is on.
-struct RelyingPartyAcrossKeysJSON: Encodable, SnakeCaseJSON {
-    var rpID: String
-    var rpName: String?
-    var keys: [KeyJSON]
-    var notOn: [KeyJSON]
-    var credentials: [CredentialOnKeyJSON]
-}
-
-/// A credential of `fido credentials list --json`, then `key`: the key it is on (serial and name).
-struct CredentialOnKeyJSON: Encodable, SnakeCaseJSON {
-    var credential: CredentialJSON
-    var key: KeyJSON
-
-    enum CodingKeys: CodingKey { case key }
-
+extension CredentialOnKeyJSON {
     init(credential c: FIDOCredential, key: KeyJSON) {
         credential = CredentialJSON(
             rpID: c.rpID, credentialID: c.credentialID.hex, userID: c.userID.hex, userName: c.userName,
             displayName: c.displayName, credProtect: c.credProtect, largeBlobKey: c.largeBlobKey)
         self.key = key
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        try credential.encode(to: encoder)
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(key, forKey: .key)
     }
 }

@@ -163,9 +163,3 @@ extension FIDOCommand {
         }
     }
 }
-
-/// A fingerprint in `fido fingerprints list --json`: its template ID in hex and its name (nil when it has none).
-struct FingerprintJSON: Encodable {
-    var id: String
-    var name: String?
-}

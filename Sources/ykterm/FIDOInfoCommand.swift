@@ -164,48 +164,6 @@ extension FIDOCommand {
     }
 }
 
-/// `fido info --json`. Every field is always there: null when the key does not say, and for a key that speaks
-/// U2F only, fido2 false, its U2F version, and the other fields empty, false or null.
-struct FIDOInfoJSON: Encodable {
-    var versions: [String]
-    var fido2: Bool
-    var extensions: [String]
-    var aaguid: String?
-    var options: [String: Bool]
-    var pinSet: Bool
-    var pinRetries: Int?
-    var minPINLength: Int?
-    var pinProtocols: [Int]
-    var transports: [String]
-    /// COSE algorithm identifiers.
-    var algorithms: [Int]
-    var maxMsgSize: Int?
-    var remainingDiscoverableCredentials: Int?
-    var firmwareVersion: String?
-    var forcePINChange: Bool
-    var alwaysUV: Bool?
-    var enterpriseAttestation: Bool?
-    var maxRPIDsForMinPINLength: Int?
-    /// The getInfo fields ykterm does not read, by `Info.fieldName`, their values as `Info.json` gives them.
-    var otherFields: [String: JSONValue]
-
-    enum CodingKeys: String, CodingKey {
-        case versions, fido2, extensions, aaguid, options, transports, algorithms
-        case pinSet = "pin_set"
-        case pinRetries = "pin_retries"
-        case minPINLength = "min_pin_length"
-        case pinProtocols = "pin_protocols"
-        case maxMsgSize = "max_msg_size"
-        case remainingDiscoverableCredentials = "remaining_discoverable_credentials"
-        case firmwareVersion = "firmware_version"
-        case forcePINChange = "force_pin_change"
-        case alwaysUV = "always_uv"
-        case enterpriseAttestation = "enterprise_attestation"
-        case maxRPIDsForMinPINLength = "max_rpids_for_min_pin_length"
-        case otherFields = "other_fields"
-    }
-}
-
 extension FIDOInfoJSON {
     /// A FIDO2 key's: what its getInfo says, and its PIN retries (nil when it did not say).
     init(_ info: AuthenticatorInfo, pinRetries: Int?) {

@@ -56,31 +56,13 @@ enum HSMAuthSecrets {
     }
 }
 
-/// What `hsmauth credentials list --json` prints for each credential.
-struct HSMAuthCredentialJSON: Encodable {
-    var label: String
-    var type: String
-    var touch: Bool
-    var retries: Int
-
+extension HSMAuthCredentialJSON {
     init(_ c: HSMAuthCredential) {
         label = c.label
         type = c.algorithm.name
         touch = c.touchRequired
         retries = c.retries
     }
-}
-
-struct HSMAuthInfoJSON: Encodable {
-    var version: String
-    var management_key_retries: Int
-    var credentials: Int
-}
-
-struct HSMAuthSessionKeysJSON: Encodable {
-    var enc: String
-    var mac: String
-    var rmac: String
 }
 
 /// The options of the commands that add a credential.

@@ -78,22 +78,7 @@ struct InfoCommand: AsyncParsableCommand {
     }
 }
 
-/// `info --json`.
-struct InfoJSON: Encodable, SnakeCaseJSON {
-    var product: String?
-    var serial: Int?
-    var version: String
-    var formFactor: String
-    var fips: Bool
-    var sky: Bool
-    /// The key refuses PINs too easy to guess (an Enhanced PIN key).
-    var pinComplexity: Bool
-    var configLocked: Bool
-    /// NFC is off until the key is next powered from USB.
-    var nfcRestricted: Bool
-    var usb: [String: String]
-    var nfc: [String: String]?
-
+extension InfoJSON {
     init(_ info: DeviceInfo) {
         product = info.productName
         serial = info.serial.map { Int($0) }

@@ -81,9 +81,3 @@ struct KeyCommand: AsyncParsableCommand {
         }
     }
 }
-
-/// A key's name in `key names --json`.
-struct KeyNameJSON: Encodable, SnakeCaseJSON {
-    var serial: Int
-    var name: String
-}

@@ -175,37 +175,7 @@ extension DeviceInfo {
     var displayName: String { productName ?? StringTables.load().text(UIText(unnamedKey.key)) }
 }
 
-/// A key in `list --json`. serial, fido_hid and otp_hid are null when unknown or absent. The fields from what
-/// the key told of itself (version to from_management) are left out when it could not be asked, and error is
-/// there only then; hid_errors is there only when a HID node of the key cannot be opened.
-struct ListedKeyJSON: Encodable, SnakeCaseJSON {
-    var reader: String
-    var name: String
-    var serial: Int?
-    /// The name given the key (`ykterm key name`); null when it has none.
-    var keyName: String?
-    var interfaces: [String]
-    /// The hidraw node's path.
-    var fidoHID: String?
-    var otpHID: String?
-    var device: Device?
-    var error: String?
-    /// Why each HID node this user may not open cannot be opened, and the fix, by path.
-    var hidErrors: [String: String]
-
-    /// What the key told of itself.
-    struct Device: Encodable, SnakeCaseJSON {
-        var version: String
-        var formFactor: String
-        var applications: [String]
-        /// "usb" or "nfc".
-        var transport: String
-        var atr: String
-        var configLocked: Bool
-        /// False when the information was probed, without the Management application.
-        var fromManagement: Bool
-    }
-
+extension ListedKeyJSON {
     init(_ row: ListCommand.Row) {
         let d = row.key
         reader = d.map(KeyDiscovery.place) ?? row.info?.reader ?? ""
@@ -226,33 +196,6 @@ struct ListedKeyJSON: Encodable, SnakeCaseJSON {
             ListCommand.unopenableHID(d).map { ($0.path, $0.problem) },
             uniquingKeysWith: { first, _ in first })
     }
-
-    enum CodingKeys: CodingKey {
-        case reader, name, serial, keyName, interfaces, fidoHID, otpHID, error, hidErrors
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(reader, forKey: .reader)
-        try c.encode(name, forKey: .name)
-        try c.encodeIfPresent(serial, forKey: .serial)
-        try c.encodeIfPresent(keyName, forKey: .keyName)
-        try c.encode(interfaces, forKey: .interfaces)
-        try c.encodeIfPresent(fidoHID, forKey: .fidoHID)
-        try c.encodeIfPresent(otpHID, forKey: .otpHID)
-        if let device { try device.encode(to: encoder) }
-        if let error { try c.encode(error, forKey: .error) }
-        if !hidErrors.isEmpty { try c.encode(hidErrors, forKey: .hidErrors) }
-    }
-}
-
-/// A reader in `list --readers --json`: whether a key that answers is in it, its ATR in hex, and whether
-/// another program holds it exclusively.
-struct ReaderStatusJSON: Encodable, SnakeCaseJSON {
-    var reader: String
-    var keyPresent: Bool
-    var atr: String
-    var exclusive: Bool
 }
 
 extension ReaderStatusJSON {

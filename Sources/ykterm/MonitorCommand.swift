@@ -29,19 +29,7 @@ struct MonitorCommand: AsyncParsableCommand {
     }
 }
 
-/// An event in `monitor` (and `monitor --json`, one object a line): every value a string, and the fields that do
-/// not apply left out.
-struct MonitorEventJSON: Encodable, Equatable {
-    var event: String
-    var id: String?
-    var name: String?
-    var interfaces: String?
-    var reader: String?
-    var atr: String?
-    var fido: String?
-    var otp: String?
-    var serial: String?
-
+extension MonitorEventJSON {
     init(event: String, reader: String? = nil, id: String? = nil) {
         self.event = event
         self.reader = reader
@@ -69,22 +57,6 @@ struct MonitorEventJSON: Encodable, Equatable {
         fido = d.fidoHID?.path
         otp = d.otpHID?.path
         serial = d.serial.map(String.init)
-    }
-
-    enum CodingKeys: CodingKey {
-        case event, id, name, interfaces, reader, atr, fido, otp, serial
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        for (key, value) in fields { if let value { try c.encode(value, forKey: key) } }
-    }
-
-    private var fields: [(CodingKeys, String?)] {
-        [
-            (.event, event), (.id, id), (.name, name), (.interfaces, interfaces), (.reader, reader), (.atr, atr),
-            (.fido, fido), (.otp, otp), (.serial, serial),
-        ]
     }
 
     /// The event, then the other fields as key=value, sorted by key.

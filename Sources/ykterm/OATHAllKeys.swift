@@ -91,29 +91,10 @@ enum OATHOnKeys {
     }
 }
 
-/// A key in the JSON of the commands over several keys.
-struct KeyJSON: Encodable, SnakeCaseJSON {
-    var serial: Int?
-    var name: String?
-
+extension KeyJSON {
     init(_ key: KeyInHand) {
         serial = key.serial.map(Int.init)
         name = key.name
-    }
-}
-
-/// An account over several keys in `oath list --all-keys --json` / `oath code --all-keys --json`: the fields of
-/// one key's, then `keys`, the keys that hold it.
-struct OATHAcrossKeysJSON<Row: Encodable>: Encodable, SnakeCaseJSON {
-    var row: Row
-    var keys: [KeyJSON]
-
-    enum CodingKeys: CodingKey { case keys }
-
-    func encode(to encoder: any Encoder) throws {
-        try row.encode(to: encoder)
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(keys, forKey: .keys)
     }
 }
 
@@ -327,22 +308,7 @@ extension OATHCommand {
     }
 }
 
-/// `oath diff --json`.
-struct DiffJSON: Encodable, SnakeCaseJSON {
-    struct Setting: Encodable, SnakeCaseJSON {
-        var setting: String
-        var a: String
-        var b: String
-    }
-    struct Differing: Encodable, SnakeCaseJSON {
-        var id: String
-        var settings: [Setting]
-    }
-    var keys: [KeyJSON]
-    var onlyA: [String]
-    var onlyB: [String]
-    var differing: [Differing]
-
+extension DiffJSON {
     init(keys: [KeyJSON], _ d: OATHAcrossKeys.Difference) {
         self.keys = keys
         onlyA = d.onlyA

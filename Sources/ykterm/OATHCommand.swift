@@ -511,28 +511,7 @@ extension OATHCommand {
     }
 }
 
-/// An account in `oath list --json` (and the first fields of `oath code --json`).
-/// `oath info --json`.
-struct OATHInfoJSON: Encodable {
-    var version: String
-    /// Whether the key has a password.
-    var password: Bool
-    /// Whether an access key for it is remembered on this computer.
-    var remembered: Bool
-}
-
-struct OATHAccountJSON: Encodable {
-    var id: String
-    var issuer: String?
-    var name: String
-    var type: String
-    /// The hash algorithm: LIST gives it, CALCULATE ALL does not (nil then).
-    var algorithm: String?
-    var digits: Int?
-    var period: Int
-    /// Whether a code needs a touch; nil when the key did not say.
-    var touch: Bool?
-
+extension OATHAccountJSON {
     init(_ c: Credential, digits: Int?) {
         id = c.id.string
         issuer = c.issuer
@@ -542,27 +521,6 @@ struct OATHAccountJSON: Encodable {
         self.digits = digits
         period = c.period
         touch = c.touch
-    }
-}
-
-/// A code in `oath code --json`: the account's fields, then the code and the seconds since 1970 it is valid
-/// from and to (nil for HOTP and touch accounts without a code, and valid_to for a code that does not expire).
-struct OATHCodeJSON: Encodable, SnakeCaseJSON {
-    var account: OATHAccountJSON
-    var code: String?
-    var validFrom: Int?
-    var validTo: Int?
-
-    enum CodingKeys: CodingKey {
-        case code, validFrom, validTo
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        try account.encode(to: encoder)
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeIfPresent(code, forKey: .code)
-        try c.encodeIfPresent(validFrom, forKey: .validFrom)
-        try c.encodeIfPresent(validTo, forKey: .validTo)
     }
 }
 

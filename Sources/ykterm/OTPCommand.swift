@@ -312,20 +312,7 @@ extension OTPCommand {
     }
 }
 
-/// An OTP's classification in `otp parse`, `otp capture` and `otp read --json`. public_id and serial are null
-/// when the OTP has none; token (a Yubico OTP's) and code (an OATH-HOTP's) are left out when it has none.
-struct ClassifiedOTPJSON: Encodable {
-    var type: String
-    /// The OTP translated back to US keys.
-    var otp: String
-    /// The OTP as typed.
-    var raw: String
-    var layout: String
-    var publicID: String?
-    var serial: Int?
-    var token: String?
-    var code: String?
-
+extension ClassifiedOTPJSON {
     init(_ c: ClassifiedOTP) {
         type = c.kind.rawValue
         otp = c.text
@@ -336,40 +323,9 @@ struct ClassifiedOTPJSON: Encodable {
         token = c.token
         code = c.code
     }
-
-    enum CodingKeys: String, CodingKey {
-        case type, otp, raw, layout, serial, token, code
-        case publicID = "public_id"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(type, forKey: .type)
-        try c.encode(otp, forKey: .otp)
-        try c.encode(raw, forKey: .raw)
-        try c.encode(layout, forKey: .layout)
-        try c.encodeIfPresent(publicID, forKey: .publicID)
-        try c.encodeIfPresent(serial, forKey: .serial)
-        if let token { try c.encode(token, forKey: .token) }
-        if let code { try c.encode(code, forKey: .code) }
-    }
 }
 
-/// `otp decrypt --json`: the public ID (and the serial it encodes, null when it encodes none) and the fields
-/// of the decrypted token.
-struct DecryptedOTPJSON: Encodable, SnakeCaseJSON {
-    var publicID: String
-    var serial: Int?
-    var privateID: String
-    /// The usage counter.
-    var counter: Int
-    var sessionCounter: Int
-    /// The 8 Hz timestamp.
-    var timestamp: Int
-    var random: Int
-    var crc: Int
-    var crcOK: Bool
-
+extension DecryptedOTPJSON {
     init(_ d: DecryptedOTP) {
         let t = d.token
         publicID = d.publicID
@@ -384,13 +340,7 @@ struct DecryptedOTPJSON: Encodable, SnakeCaseJSON {
     }
 }
 
-/// An NDEF record in `otp read --json`: a URI record's URI, a text record's text and language, or another
-/// record's TNF and type (in hex).
-enum NDEFRecordJSON: Encodable {
-    case uri(String)
-    case text(String, language: String)
-    case other(tnf: Int, type: String)
-
+extension NDEFRecordJSON {
     init(_ record: NDEFRecord) {
         switch try? record.content() {
         case .uri(let u)?: self = .uri(u)
@@ -406,48 +356,5 @@ enum NDEFRecordJSON: Encodable {
         case .text(let t, _): words("cli.otp.record.text", ["text": t])
         case .other(let tnf, let type): words("cli.otp.record.other", ["tnf": "\(tnf)", "type": type])
         }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case type, value, language, tnf
-        case recordType = "record_type"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        switch self {
-        case .uri(let u):
-            try c.encode("uri", forKey: .type)
-            try c.encode(u, forKey: .value)
-        case .text(let t, let language):
-            try c.encode("text", forKey: .type)
-            try c.encode(t, forKey: .value)
-            try c.encode(language, forKey: .language)
-        case .other(let tnf, let type):
-            try c.encode("other", forKey: .type)
-            try c.encode(tnf, forKey: .tnf)
-            try c.encode(type, forKey: .recordType)
-        }
-    }
-}
-
-/// `otp read --json`: the OTP's classification (`ClassifiedOTPJSON`) and the tag's records. Without an OTP,
-/// otp and type are null and the classification's other fields are left out.
-struct OTPReadJSON: Encodable {
-    var classification: ClassifiedOTPJSON?
-    var records: [NDEFRecordJSON]
-
-    enum CodingKeys: String, CodingKey {
-        case otp, type, records
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        if let classification { try classification.encode(to: encoder) }
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        if classification == nil {
-            try c.encodeNil(forKey: .otp)
-            try c.encodeNil(forKey: .type)
-        }
-        try c.encode(records, forKey: .records)
     }
 }

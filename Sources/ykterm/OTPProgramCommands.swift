@@ -461,16 +461,3 @@ extension OTPCommand {
         }
     }
 }
-
-/// `otp yubiotp --json`: the slot programmed, the key's serial (null when the key does not reveal it), the
-/// credential's IDs and AES key, and the line for YubiCloud's upload form.
-struct OTPYubiOTPJSON: Encodable, SnakeCaseJSON {
-    var slot: Int
-    var serial: Int?
-    /// Modhex.
-    var publicID: String
-    /// Hex, as `key` is.
-    var privateID: String
-    var key: String
-    var csv: String
-}

@@ -290,18 +290,3 @@ extension OTPCommand {
         }
     }
 }
-
-/// `otp info --json`.
-struct OTPInfoJSON: Encodable, SnakeCaseJSON {
-    var version: String
-    /// nil when the key does not let its serial be read.
-    var serial: Int?
-    var programSequence: Int
-    var slots: [Slot]
-
-    struct Slot: Encodable, SnakeCaseJSON {
-        var slot: Int
-        var configured: Bool
-        var touchTriggered: Bool
-    }
-}

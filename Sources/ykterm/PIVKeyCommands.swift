@@ -203,17 +203,6 @@ extension PIVAnswers {
     }
 }
 
-/// `piv keys info --json`.
-struct PIVKeyJSON: Encodable, SnakeCaseJSON {
-    var slot: String
-    var name: String
-    var algorithm: String
-    var origin: String
-    var pinPolicy: String
-    var touchPolicy: String
-    var publicKeyPEM: String
-}
-
 /// A private key file, as `piv keys import` takes it.
 enum PIVKeyFile {
     /// The key in `bytes`; `unreadable` names the words for a file that holds none this command takes.

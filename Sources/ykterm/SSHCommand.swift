@@ -226,23 +226,7 @@ struct SSHCommand: AsyncParsableCommand {
     static func sshDirectory() -> String { PathString.expandingHome("~/.ssh") }
 }
 
-/// An SSH key in `ssh list --json`. user is null when the key was made for no user; cred_protect when the key does
-/// not say.
-struct SSHKeyJSON: Encodable, SnakeCaseJSON {
-    var type: String
-    /// The authorized_keys line.
-    var publicKey: String
-    var fingerprint: String
-    var application: String
-    var user: String?
-    var credProtect: Int?
-    var touchRequired: Bool
-    var verifyRequired: Bool
-    /// Hex.
-    var credentialID: String
-    /// The file name ssh-keygen -K gives it.
-    var file: String
-
+extension SSHKeyJSON {
     init(_ k: SSHKeyOnKey) {
         type = k.key.typeName
         publicKey = k.authorizedKeysLine

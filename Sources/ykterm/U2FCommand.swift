@@ -97,18 +97,3 @@ struct U2FApplication: ParsableArguments {
     /// The application parameter.
     var parameter: [UInt8] { Crypto.digest(.sha256, Array(appID.utf8)) }
 }
-
-/// `u2f register --json`: the key handle and the uncompressed public key in hex, and the attestation
-/// certificate's subject (empty when the certificate cannot be read).
-struct U2FRegistrationJSON: Encodable, SnakeCaseJSON {
-    var keyHandle: String
-    var publicKey: String
-    var certificateSubject: String
-}
-
-/// `u2f sign --json`: the key's counter, whether the user-presence flag is set, and the signature in hex.
-struct U2FSignatureJSON: Encodable, SnakeCaseJSON {
-    var counter: Int
-    var userPresence: Bool
-    var signature: String
-}

@@ -10,6 +10,13 @@ func withSecret<T>(_ a: String?, _ body: (SecretBytes?) async throws -> T) async
     return try await body(secret)
 }
 
+/// Lends `a` to `body` as `SecretBytes`, wiped after.
+func withSecret<T>(_ a: String, _ body: (SecretBytes) async throws -> T) async throws -> T {
+    let secret = SecretBytes(utf8: a)
+    defer { secret.wipe() }
+    return try await body(secret)
+}
+
 /// Lends two typed secrets to `body` as `SecretBytes`, wiped after.
 func withSecrets<T>(
     _ a: String, _ b: String, _ body: (SecretBytes, SecretBytes) async throws -> T

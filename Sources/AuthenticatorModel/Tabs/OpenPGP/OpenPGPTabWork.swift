@@ -37,9 +37,9 @@ struct OpenPGPTabWork: TabWork {
             }
         case .setTouchPolicy(let d, let slot, let policy, let adminPIN, let confirmed):
             await run(d, .touchPolicy) { ops in
-                let secret = SecretBytes(utf8: adminPIN)
-                defer { secret.wipe() }
-                try await ops.setTouchPolicy(slot, policy, adminPIN: secret, confirmed: confirmed)
+                try await withSecret(adminPIN) {
+                    try await ops.setTouchPolicy(slot, policy, adminPIN: $0, confirmed: confirmed)
+                }
                 return .touchPolicySet(keyID: d.id, slot: slot, OpenPGPCardInfo(try await ops.overview()))
             }
         case .export(let d, let slot, let path, let overwrite):
@@ -58,9 +58,7 @@ struct OpenPGPTabWork: TabWork {
             }
         case .attest(let d, let slot, let pin):
             await run(d, .attest) { ops in
-                let secret = SecretBytes(utf8: pin)
-                defer { secret.wipe() }
-                let attestation = try await ops.attest(slot, pin: secret)
+                let attestation = try await withSecret(pin) { try await ops.attest(slot, pin: $0) }
                 return .attested(
                     keyID: d.id, slot: slot, issuer: attestation.attestationCertificate.subject,
                     OpenPGPCardInfo(try await ops.overview()))
@@ -72,9 +70,7 @@ struct OpenPGPTabWork: TabWork {
             }
         case .setKDF(let d, let on, let adminPIN):
             await run(d, .kdf) { ops in
-                let secret = SecretBytes(utf8: adminPIN)
-                defer { secret.wipe() }
-                try await ops.setKDF(on, adminPIN: secret)
+                try await withSecret(adminPIN) { try await ops.setKDF(on, adminPIN: $0) }
                 return .changed(keyID: d.id, .kdf, OpenPGPCardInfo(try await ops.overview()))
             }
         }
