@@ -602,3 +602,67 @@ emit(after=j.loads(ykterm("info", "--json").stdout), ykman_after=ykman("info").s
     assert "NFC transport is restricted" in r["ykman"], r["ykman"]
     assert r["after"]["nfc_restricted"] is False, r["after"]
     assert "NFC transport is enabled" in r["ykman_after"], r["ykman_after"]
+
+
+def test_enhanced_pin_and_openpgp_kdf_on_the_usb_keys_own_interfaces():
+    """An Enhanced PIN USB key (serve --usb --pin-complexity): FIDO2 over its FIDO HID interface and PIV over its
+    CCID interface refuse a PIN too easy to guess, explained, with nothing changed; a good FIDO2 PIN ykterm sets is
+    the one python-fido2 then gets a token with over HID. OpenPGP's KDF, turned on by ykterm over CCID, derives
+    the PINs alike for ykterm and ykman."""
+    r = results(serve_usb("--pin-complexity", script=PRELUDE + """
+from fido2.hid import CtapHidDevice
+from fido2.ctap2 import Ctap2
+from fido2.ctap2.pin import ClientPin
+def run(argv, stdin):
+    return subprocess.run([YKTERM] + argv, input=stdin, capture_output=True, text=True, timeout=60)
+info = ykterm("info", "--json")
+emit(info=json.loads(info.stdout) if info.returncode == 0 else info.stderr)
+simple = run(["fido", "pin", "set"], "123456\\n")
+good = run(["fido", "pin", "set"], "4829-16\\n")
+[dev] = list(CtapHidDevice.list_devices())
+token = ClientPin(Ctap2(dev)).get_pin_token("4829-16")
+dev.close()
+emit(fido_simple=[simple.returncode, simple.stderr], fido_good=[good.returncode, good.stderr], token=len(token))
+p = run(["piv", "pin", "change"], "123456\\n111111\\n")
+emit(piv=[p.returncode, p.stderr], piv_ykman=ykman("piv", "info").stdout)
+k = run(["openpgp", "access", "kdf", "on", "--force"], "12345678\\n")
+emit(kdf=[k.returncode, k.stdout + k.stderr], kdf_ykman=ykman("openpgp", "info").stdout)
+theirs = ykman("openpgp", "access", "change-pin", "-P", "123456", "-n", "24681357")
+ours = run(["openpgp", "access", "change-pin"], "24681357\\n13572468\\n")
+back = ykman("openpgp", "access", "change-pin", "-P", "13572468", "-n", "35792468")
+emit(changes=[theirs.returncode, ours.returncode, back.returncode], changes_err=theirs.stderr + ours.stderr + back.stderr)
+pgp = ykterm("openpgp", "info", "--json")
+emit(pgp=json.loads(pgp.stdout) if pgp.returncode == 0 else pgp.stderr)
+"""))
+    assert r["info"]["pin_complexity"] is True, r["info"]
+    code, err = r["fido_simple"]
+    assert code == 1 and "breaks the key's PIN rules" in err, err
+    assert r["fido_good"][0] == 0, r["fido_good"][1]
+    assert r["token"] > 0
+    code, err = r["piv"]
+    assert code == 1 and "enforces PIN complexity and refused the new PIN as too easy to guess" in err, err
+    assert re.search(r"^PIN tries remaining:\s+3/3$", r["piv_ykman"], re.M), r["piv_ykman"]
+    assert "Using default PIN" in r["piv_ykman"], r["piv_ykman"]
+    assert r["kdf"][0] == 0, r["kdf"][1]
+    assert re.search(r"^KDF enabled:\s+True$", r["kdf_ykman"], re.M), r["kdf_ykman"]
+    assert r["changes"] == [0, 0, 0], r["changes_err"]
+    assert r["pgp"]["kdf_enabled"] is True and r["pgp"]["pin_tries"] == 3, r["pgp"]
+
+
+def test_nfc_restricted_on_a_security_key_over_its_fido_interface():
+    """A Security Key NFC (FIDO HID only, no CCID): config nfc --restrict goes to its Management application over
+    FIDO HID; ykterm and ykman read NFC restricted, and USB power (unplug, plug) lifts it."""
+    r = results(serve_usb("--interfaces", "fido", script=PRELUDE + """
+import json as j
+p = ykterm("config", "nfc", "--restrict", "--force")
+emit(restrict=p.returncode, restrict_err=p.stderr)
+emit(info=j.loads(ykterm("info", "--json").stdout), ykman=ykman("info").stdout)
+ykterm("virtual-key", "usb", "unplug")
+ykterm("virtual-key", "usb", "plug")
+emit(after=j.loads(ykterm("info", "--json").stdout), ykman_after=ykman("info").stdout)
+"""))
+    assert r["restrict"] == 0, r["restrict_err"]
+    assert r["info"]["nfc_restricted"] is True and r["info"]["sky"] is True, r["info"]
+    assert "NFC transport is restricted" in r["ykman"], r["ykman"]
+    assert r["after"]["nfc_restricted"] is False, r["after"]
+    assert "NFC transport is enabled" in r["ykman_after"], r["ykman_after"]
