@@ -1,6 +1,7 @@
 """The TUI and the command line on the virtual key plugged in as a USB key (`virtual-key serve --usb`), checked
-from inside its namespace with python-fido2 (usb_scenarios.py): FIDO2 over HID in the TUI, a key pulled out in
-the middle of a PIN change, and a Security Key (FIDO HID only, no pcscd).
+from inside its namespace with python-fido2 and ykman (usb_scenarios.py): FIDO2 over HID in the TUI, an OATH
+account added in the TUI over CCID, a key pulled out in the middle of a PIN change, and a Security Key (FIDO HID
+only, no pcscd).
 """
 
 import json
@@ -43,6 +44,12 @@ def test_pin_set_in_the_tuis_fido2_tab_over_hid_works_over_hid_and_pcsc(tmp_path
     r = scenario("pin_set_in_the_tui", tmp_path, "--serial", "31000001")
     assert r["hid"] is True and r["pcsc"] is True, r
     assert r["wrong_hid"] == "PIN_INVALID"
+
+
+def test_an_account_added_in_the_tuis_oath_tab_goes_to_the_usb_keys_ccid(tmp_path):
+    r = scenario("oath_add_in_the_tui", tmp_path, "--serial", "31000002")
+    assert "Added Example:carol@example.com" in r["added"], r["added"]
+    assert r["shown"] == r["ykman"] == r["pyotp"], r
 
 
 def test_a_key_pulled_out_mid_pin_change_keeps_the_old_or_the_new_pin(tmp_path):

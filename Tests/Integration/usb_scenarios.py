@@ -74,6 +74,37 @@ def pin_set_in_the_tui(home):
             "wrong_hid": pin_works_over_hid("not-the-pin"), "screen": screen}
 
 
+def oath_add_in_the_tui(home):
+    """An account added in the TUI's OATH tab from an otpauth:// URI goes to the USB key's CCID interface: ykman
+    reads it there and gives pyotp's code, which the TUI shows too."""
+    import pyotp
+    from test_tui import code_of
+    secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+    t = tui(home)
+    try:
+        empty = t.wait_for("No accounts yet")
+        t.send("a")
+        t.wait_for("Add account")
+        t.type(f"otpauth://totp/Example:carol@example.com?secret={secret}&issuer=Example")
+        t.wait_for(r"Name\s+carol@example.com")
+        t.send("Enter")
+        added = t.wait_for("Added Example:carol@example.com")
+        t.wait_for(r"Example\s.*\d{3} \d{3}")
+        # Read away from a period's edge, so that the TUI, ykman and pyotp speak of the same period.
+        while not 3 < 30 - time.time() % 30 < 27:
+            time.sleep(0.5)
+        shown = code_of(t.screen(), "Example")[0]
+        ykman = subprocess.run([str(Path(sys.executable).parent / "ykman"), "oath", "accounts", "code", "-s",
+                                "Example:carol@example.com"], capture_output=True, text=True, timeout=60)
+        expected = pyotp.TOTP(secret).now()
+        t.send("q")
+        t.wait_for("EXITED=0")
+    finally:
+        t.close()
+    return {"empty": empty, "added": added, "shown": shown, "ykman": ykman.stdout.strip(),
+            "ykman_error": ykman.stderr, "pyotp": expected}
+
+
 def pulled_mid_pin_change(home):
     """The key is pulled out right as a PIN change is sent: the PIN is the old or the new one, never unknown;
     the TUI says which to try; plugged in again, the key shows again."""
