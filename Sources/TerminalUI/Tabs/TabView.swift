@@ -22,11 +22,18 @@ extension TabView {
     /// What separates the parts of a line: a middle dot, or a comma without UTF-8.
     var dot: String { screen.unicode ? " · " : ", " }
 
-    /// What a key tab shows while it has nothing of its own to show: no key selected, the first read under way, or
-    /// no such application (a key that stopped answering said as such). `words` is the tab's prefix in the string
-    /// tables (`<words>.view.noKeyHint`, `<words>.view.reading`, `<words>.view.<unavailable>`). False when the tab
-    /// has read something to draw.
-    func placeholder(_ phase: KeyTabPhase, read: Bool, words: String, unavailable: String = "unavailable") -> Bool {
+    /// What a key tab has read (`read`) when it is there to draw; nil when the tab has nothing of its own to show and
+    /// a placeholder was drawn instead: no key selected, the first read under way, or no such application (a key
+    /// that stopped answering said as such). `words` is the tab's prefix in the string tables
+    /// (`<words>.view.noKeyHint`, `<words>.view.reading`, `<words>.view.<unavailable>`).
+    func content<Read>(_ phase: KeyTabPhase, _ read: Read?, words: String, unavailable: String = "unavailable")
+        -> Read?
+    {
+        placeholder(phase, read: read != nil, words: words, unavailable: unavailable) ? nil : read
+    }
+
+    /// Draws `content`'s placeholder for `phase`; false when there is none to draw.
+    private func placeholder(_ phase: KeyTabPhase, read: Bool, words: String, unavailable: String) -> Bool {
         switch phase {
         case .noKey: centered([UIText("view.noKey"), UIText(words + ".view.noKeyHint")])
         case .loading where !read: centered([UIText(words + ".view.reading")])

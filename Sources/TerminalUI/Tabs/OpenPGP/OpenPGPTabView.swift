@@ -10,7 +10,7 @@ struct OpenPGPTabView {
 
     func render(_ state: AppState) {
         let openpgp = state.openpgp
-        if !placeholder(openpgp.phase, read: openpgp.info != nil, words: "openpgp"), let info = openpgp.info {
+        if let info = content(openpgp.phase, openpgp.info, words: "openpgp") {
             overview(info, state)
         }
         // No operation of the tab waits for a touch: the dialog is all there is over it.

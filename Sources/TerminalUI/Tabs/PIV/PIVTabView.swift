@@ -11,7 +11,7 @@ struct PIVTabView {
 
     func render(_ state: AppState) {
         let piv = state.piv
-        if !placeholder(piv.phase, read: piv.info != nil, words: "piv"), let info = piv.info {
+        if let info = content(piv.phase, piv.info, words: "piv") {
             if piv.showDetails, let row = piv.selected {
                 details(row, info, state)
             } else {

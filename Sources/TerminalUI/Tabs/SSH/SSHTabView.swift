@@ -10,10 +10,10 @@ struct SSHTabView {
 
     func render(_ state: AppState) {
         let ssh = state.ssh
-        if !placeholder(ssh.phase, read: ssh.load != nil, words: "ssh", unavailable: "unreadable") {
+        if let load = content(ssh.phase, ssh.load, words: "ssh", unavailable: "unreadable") {
             if ssh.showDetails, let key = ssh.selected {
                 details(key, state)
-            } else if let load = ssh.load {
+            } else {
                 list(load, state)
             }
         }
