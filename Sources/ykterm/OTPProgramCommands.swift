@@ -65,6 +65,13 @@ func requireProgrammed(_ options: KeyOptions, slot: Int) async throws {
     guard try await options.otp.slots().status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
 }
 
+/// The `--ndef-type` values (ykman's URI and TEXT, in any case).
+enum NDEFRecordType: String, ExpressibleByArgument, CaseIterable {
+    case uri, text
+
+    init?(argument: String) { self.init(rawValue: argument.lowercased()) }
+}
+
 /// The `--keyboard-layout` values.
 extension ScanCodeLayout: ExpressibleByArgument {
     public init?(argument: String) {
@@ -355,19 +362,28 @@ extension OTPCommand {
     struct NDEF: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ndef",
-            abstract: "Choose the slot the NDEF tag serves over NFC, and the URI before its output.",
+            abstract: "Choose the slot the NDEF tag serves over NFC, and the URI or text before its output.",
             discussion: """
                 The tag's URI record is --prefix (default https://my.yubico.com/yk/#) followed by what the \
                 slot types: its Yubico OTP, static password or HOTP code. The prefix takes at most 54 bytes \
-                on the key after its standard beginning (such as https://) is abbreviated. Replaces the \
-                previous NDEF setting: asks first, unless --force.
+                on the key after its standard beginning (such as https://) is abbreviated. With --ndef-type \
+                text the tag serves a text record instead (language en): the prefix (default none, at most 51 \
+                bytes), then the output. Replaces the previous NDEF setting: asks first, unless --force.
                 """)
 
         @OptionGroup var keyOptions: KeyOptions
         @OptionGroup var slotOption: OTPSlotOption
 
-        @Option(name: .long, help: ArgumentHelp("The URI before the slot's output.", valueName: "URI"))
-        var prefix: String = NDEFOTP.defaultURIPrefix
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "The URI (or with --ndef-type text, the text) before the slot's output.", valueName: "PREFIX"))
+        var prefix: String?
+
+        @Option(
+            name: [.long, .customShort("t")],
+            help: ArgumentHelp("The tag's record: a URI or a text (default uri).", valueName: "uri|text"))
+        var ndefType: NDEFRecordType = .uri
 
         @OptionGroup var locked: OTPLockedOption
 
@@ -375,17 +391,21 @@ extension OTPCommand {
         var force = false
 
         func run() async throws {
-            let config = try OTPNDEFConfiguration.uri(prefix)
+            let text = ndefType == .text
+            let prefix = self.prefix ?? (text ? "" : NDEFOTP.defaultURIPrefix)
+            let config = try text ? OTPNDEFConfiguration.text(prefix) : OTPNDEFConfiguration.uri(prefix)
             let prompt = Prompt()
             let code = try locked.read(prompt)
-            let (slot, force, prefix) = (slotOption.slot, self.force, self.prefix)
+            let (slot, force) = (slotOption.slot, self.force)
+            // The words name the record: a URI, a text after its prefix, or a text alone.
+            let kind = text ? (prefix.isEmpty ? "textAlone" : "text") : "uri"
+            let values = ["slot": String(slot), "prefix": prefix]
             try await requireProgrammed(keyOptions, slot: slot)
             try confirmSlotWrite(
-                prompt, force: force,
-                question: words("cli.otp.ndef.question", ["slot": String(slot), "prefix": prefix]),
+                prompt, force: force, question: words("cli.otp.ndef.question." + kind, values),
                 needsForce: words("cli.otp.ndef.needsForce"))
             _ = try await keyOptions.otp.setNDEF(slot: slot, config, accessCode: code)
-            out(words("cli.otp.ndef.done", ["slot": String(slot), "prefix": prefix]))
+            out(words("cli.otp.ndef.done." + kind, values))
         }
     }
 

@@ -345,3 +345,26 @@ def test_ndef_needs_a_programmed_slot(key, env):
     assert r.returncode == 1 and "slot 2 is empty" in r.stderr
     # The tag still serves the key's own credential after the standard URI.
     assert ndef_value(key, env).startswith("https://my.yubico.com/yk/#vvcc")
+
+
+def test_ndef_text_record_as_ykman_writes_it(key, env):
+    """--ndef-type text: the tag serves a text record, the prefix then the slot's output, as ykman's -t TEXT makes
+    it; `otp read` finds the code in it."""
+    ykterm_otp(key, env, "hotp", "--slot", "2", input=HOTP_SECRET + "\n")
+    hotp = pyotp.HOTP(HOTP_SECRET)
+    r = ykterm_otp(key, env, "ndef", "--slot", "2", "--ndef-type", "text", "--prefix", "code: ", "--force")
+    assert 'serves slot 2 as a text record after \u201ccode: \u201d' in r.stdout, r.stdout
+    read = json.loads(run_ykterm("otp", "read", "--reader", key.reader, "--json", env=env).stdout)
+    assert read["records"] == [{"type": "text", "value": "code: " + hotp.at(0), "language": "en"}], read
+    # ykman's text record without a prefix, and ykterm's: the output alone, which `otp read` gives as the OTP.
+    run_ykman(key.reader, "otp", "ndef", "--ndef-type", "TEXT", "2", env=env)
+    assert ndef_value(key, env) == hotp.at(1)
+    r = ykterm_otp(key, env, "ndef", "--slot", "2", "-t", "TEXT", "--force")
+    assert "serves slot 2 as a text record" in r.stdout, r.stdout
+    out = run_ykterm("otp", "read", "--reader", key.reader, env=env).stdout.splitlines()
+    assert "Text: " + hotp.at(2) in out and "OTP: " + hotp.at(2) in out and "Type: OATH-HOTP" in out, out
+    r = ykterm_otp(key, env, "ndef", "--slot", "2", "--ndef-type", "text", "--prefix", "x" * 52, "--force",
+                   check=False)
+    assert r.returncode != 0 and "55" in r.stderr and "54" in r.stderr, r.stderr
+    ykterm_otp(key, env, "ndef", "--slot", "2", "--ndef-type", "uri", "--force")
+    assert ndef_value(key, env) == "https://my.yubico.com/yk/#" + hotp.at(3)

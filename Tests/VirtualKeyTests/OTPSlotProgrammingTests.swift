@@ -130,6 +130,10 @@ import VirtualKey
         try await Self.ccid(key).setNDEF(slot: 2, try OTPNDEFConfiguration.uri("https://example.org/c="))
         records = try await NDEFSession(connection: VirtualKeyConnection(key: key)).read()
         #expect(try records[0].content() == .uri("https://example.org/c=" + Self.rfc4226[2]))
+        // A text record: the prefix, then the output.
+        try await Self.ccid(key).setNDEF(slot: 2, try OTPNDEFConfiguration.text("code "))
+        records = try await NDEFSession(connection: VirtualKeyConnection(key: key)).read()
+        #expect(try records[0].content() == .text("code " + Self.rfc4226[3], language: "en", utf16: false))
     }
 
     @Test func overHIDTheSameRulesHold() async throws {

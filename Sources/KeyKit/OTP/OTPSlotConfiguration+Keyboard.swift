@@ -205,6 +205,13 @@ public struct OTPNDEFConfiguration: Sendable, Equatable {
         return OTPNDEFConfiguration(type: uriType, payload: payload)
     }
 
+    /// A text record (UTF-8, language "en", as ykman writes it): `text`, then the slot's output.
+    public static func text(_ text: String = "") throws(OTPError) -> OTPNDEFConfiguration {
+        let payload = NDEFRecord.text(text).payload
+        guard payload.count <= payloadSize else { throw .ndefTooLong(payload.count) }
+        return OTPNDEFConfiguration(type: textType, payload: payload)
+    }
+
     public var bytes: [UInt8] {
         [UInt8(payload.count), type] + payload + [UInt8](repeating: 0, count: Self.payloadSize - payload.count)
     }

@@ -122,6 +122,17 @@ struct OTPKeyboardSlotTests {
             try OTPNDEFConfiguration.uri("https://" + String(repeating: "x", count: 54))
         }
     }
+
+    /// yubikit's _build_ndef_config(value, NDEF_TYPE.TEXT): a UTF-8 text record in English, 51 bytes of text at most.
+    @Test func ndefTextMatchesYubikeyManager() throws {
+        let prefixed = try OTPNDEFConfiguration.text("OTP: ")
+        #expect(prefixed.bytes == hexBytes("085402656e4f54503a20" + String(repeating: "00", count: 46)))
+        #expect(try OTPNDEFConfiguration.text().bytes == hexBytes("035402656e" + String(repeating: "00", count: 51)))
+        #expect(OTPNDEFConfiguration(bytes: prefixed.bytes) == prefixed)
+        #expect(try prefixed.record(output: "abc").content() == .text("OTP: abc", language: "en", utf16: false))
+        #expect(try OTPNDEFConfiguration.text(String(repeating: "x", count: 51)).bytes.count == 56)
+        #expect(throws: OTPError.ndefTooLong(55)) { try OTPNDEFConfiguration.text(String(repeating: "x", count: 52)) }
+    }
 }
 
 @Suite("OTP: scan codes")
