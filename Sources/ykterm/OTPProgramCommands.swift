@@ -382,7 +382,7 @@ extension OTPCommand {
 
         @Option(
             name: [.long, .customShort("t")],
-            help: ArgumentHelp("The tag's record: a URI or a text (default uri).", valueName: "uri|text"))
+            help: ArgumentHelp("The tag's record: a URI or a text.", valueName: "uri|text"))
         var ndefType: NDEFRecordType = .uri
 
         @OptionGroup var locked: OTPLockedOption
