@@ -291,7 +291,10 @@ extension OTPCommand {
             discussion: """
                 The secret is read in Base32 from standard input after any access codes, or asked without \
                 echo on a terminal. Each touch types the next code. --counter sets the initial moving factor: \
-                a multiple of 16 from 0 to 1048560, as the key stores it divided by 16.
+                a multiple of 16 from 0 to 1048560, as the key stores it divided by 16. --identifier makes the \
+                key type an OATH token identifier before each code (OMP, TT and MUI, each in modhex or decimal \
+                digits): 12 characters, 8 (the MUI, after Yubico's ubhe), 4 (OMP and TT, the serial as the \
+                MUI), or - (ubhe and the serial).
                 """)
 
         @OptionGroup var keyOptions: KeyOptions
@@ -303,6 +306,11 @@ extension OTPCommand {
 
         @Option(name: .long, help: ArgumentHelp("The initial moving factor (a multiple of 16).", valueName: "N"))
         var counter: UInt32 = 0
+
+        @Option(
+            name: [.long, .customShort("i")],
+            help: ArgumentHelp("Type this OATH token identifier before each code.", valueName: "ID|-"))
+        var identifier: String?
 
         @Flag(name: .long, inversion: .prefixedNo, help: "Type Enter after the code.")
         var enter = true
@@ -316,18 +324,33 @@ extension OTPCommand {
             guard counter % 16 == 0, counter <= OTPSlotConfiguration.maxMovingFactor else {
                 throw OTPError.invalidMovingFactor(counter)
             }
+            // The identifier's form too (a serial it will take from the key stands in as 0 for now).
+            if let identifier { _ = try OATHTokenIdentifier(identifier, serial: 0) }
             let prompt = Prompt()
             let codes = try accessCodes.read(prompt)
             var secret = try Base32.decode(try prompt.secret(words("cli.otp.prompt.hotpSecret")))
             defer { for i in secret.indices { secret[i] = 0 } }
-            let config = try OTPSlotConfiguration.oathHOTP(
-                secret: secret, digits: digits, movingFactor: counter,
-                appendEnter: enter, accessCode: codes.new)
-            let (slot, force) = (slotOption.slot, self.force)
-            try await keyOptions.writeSlot(slot, config, currentAccessCode: codes.current, prompt: prompt, force: force)
+            let (slot, force, digits, counter, enter) = (slotOption.slot, self.force, digits, counter, enter)
+            let given = identifier
+            var typed: String?
+            try await replacingAsked(prompt, force: force) { replacing in
+                try await keyOptions.otp.write(
+                    slot: slot, replacing: replacing, currentAccessCode: codes.current,
+                    readSerial: given.map(OATHTokenIdentifier.needsSerial) ?? false
+                ) { serial in
+                    let identifier = try given.map { text throws(OTPError) in
+                        try OATHTokenIdentifier(text, serial: serial)
+                    }
+                    typed = identifier?.typed
+                    return try OTPSlotConfiguration.oathHOTP(
+                        secret: secret, digits: digits, movingFactor: counter, tokenIdentifier: identifier,
+                        appendEnter: enter, accessCode: codes.new)
+                }
+            }
             out(
                 words(
                     "cli.otp.hotp.done", ["slot": String(slot), "digits": String(digits), "counter": String(counter)]))
+            if let typed { out(words("cli.otp.hotp.identifier", ["identifier": typed])) }
         }
     }
 

@@ -368,3 +368,27 @@ def test_ndef_text_record_as_ykman_writes_it(key, env):
     assert r.returncode != 0 and "55" in r.stderr and "54" in r.stderr, r.stderr
     ykterm_otp(key, env, "ndef", "--slot", "2", "--ndef-type", "uri", "--force")
     assert ndef_value(key, env) == "https://my.yubico.com/yk/#" + hotp.at(3)
+
+
+def test_hotp_token_identifier_as_ykman_programs_it(key, env):
+    """--identifier: the key types the OATH token identifier before each code, as after ykman's -i with the same
+    value (the served slot is alike either way); "-" is Yubico's ubhe and the serial; `otp parse` reads the
+    identifier and the code apart."""
+    hotp = pyotp.HOTP(HOTP_SECRET)
+    r = ykterm_otp(key, env, "hotp", "--slot", "1", "--identifier", "-", input=HOTP_SECRET + "\n")
+    assert f"after the token identifier ubhe{SERIAL}" in r.stdout, r.stdout
+    otp = ndef_value(key, env).split("#", 1)[1]
+    assert otp == f"ubhe{SERIAL}" + hotp.at(0)
+    parsed = json.loads(run_ykterm("otp", "parse", "--json", otp, env=env).stdout)
+    assert (parsed["type"], parsed["public_id"], parsed["code"], parsed["serial"]) == \
+        ("oath-hotp", f"ubhe{SERIAL}", hotp.at(0), SERIAL), parsed
+    for identifier in ("vvcc", "ub1212345678", "cccccccccccb", "123412345678"):
+        run_ykman(key.reader, "otp", "hotp", "--force", "-i", identifier, "1", HOTP_SECRET, env=env)
+        theirs = ndef_value(key, env)
+        ykterm_otp(key, env, "hotp", "--slot", "1", "-i", identifier, "--force", input=HOTP_SECRET + "\n")
+        assert ndef_value(key, env) == theirs, identifier
+    assert theirs.endswith("#123412345678" + hotp.at(0))
+    for bad in ("ubh", "12he12345678", "xxhe12345678"):
+        r = ykterm_otp(key, env, "hotp", "--slot", "2", "-i", bad, input=HOTP_SECRET + "\n", check=False)
+        assert r.returncode == 2 and "token identifier is 12 characters" in r.stderr, r.stderr
+    agree(key, env, {1: "programmed", 2: "empty"})

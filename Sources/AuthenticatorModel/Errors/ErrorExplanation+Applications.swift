@@ -26,6 +26,8 @@ extension OTPError: ExplainableError {
         case .invalidMovingFactor(let n): return ErrorExplanation(kind: .hotpCounter, ["counter": String(n)])
         case .invalidDigits(let n): return ErrorExplanation(kind: .hotpDigits, ["digits": String(n)])
         case .ndefTooLong(let n): return ErrorExplanation(kind: .ndefURILength, ["bytes": String(n)])
+        case .invalidTokenIdentifier: return ErrorExplanation(kind: .hotpTokenIdentifier)
+        case .tokenIdentifierNeedsSerial: return ErrorExplanation(kind: .hotpTokenIdentifierSerial)
         }
     }
 }

@@ -137,6 +137,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case hotpCounter = "hotp-counter"
     case hotpDigits = "hotp-digits"
     case ndefURILength = "ndef-uri-length"
+    case hotpTokenIdentifier = "hotp-token-identifier"
+    case hotpTokenIdentifierSerial = "hotp-token-identifier-serial"
     case ndefMalformed = "ndef-malformed"
     case ndefUnsupported = "ndef-unsupported"
     case noOTP = "no-otp"
@@ -275,7 +277,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
             .invalidInput, .minPINLengthDecrease, .tooManyRelyingParties, .fingerprintNameTooLong,
             .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
             .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
-            .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .lockCodeFormat, .lockCodeMismatch,
+            .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .hotpTokenIdentifier, .lockCodeFormat,
+            .lockCodeMismatch,
             .notLocked,
             .unknownApplication, .enableAndDisable, .nothingAsked, .disablesAll, .cutsConnection, .needsForce,
             .timeoutRange, .ambiguousAccount, .sshApplication, .sshUserTooLong, .sshAmbiguousKey, .certificateSubject,

@@ -30,6 +30,10 @@ public enum OTPError: Error, Equatable {
     case invalidDigits(Int)
     /// An NDEF payload of this many bytes (at most 54).
     case ndefTooLong(Int)
+    /// An HOTP token identifier that is not OMP, TT and MUI as `OATHTokenIdentifier` reads them.
+    case invalidTokenIdentifier
+    /// A token identifier whose MUI is the key's serial, from a key that does not tell it.
+    case tokenIdentifierNeedsSerial
 
 }
 

@@ -76,10 +76,11 @@ extension OTPSlotConfiguration {
 
     /// An OATH-HOTP slot: the HMAC-SHA1 secret (1 to 20 bytes, or more than 64, hashed with SHA-1 first) in
     /// the key field and the first four bytes of the UID field, the initial moving factor divided by 16 in the
-    /// UID's last two bytes (big-endian). No token identifier is typed before the code.
+    /// UID's last two bytes (big-endian). With `tokenIdentifier` the key types it before each code; without, the
+    /// code alone.
     public static func oathHOTP(
-        secret: [UInt8], digits: Int = 6, movingFactor: UInt32 = 0, appendEnter: Bool = true,
-        accessCode: [UInt8]? = nil
+        secret: [UInt8], digits: Int = 6, movingFactor: UInt32 = 0, tokenIdentifier: OATHTokenIdentifier? = nil,
+        appendEnter: Bool = true, accessCode: [UInt8]? = nil
     ) throws(OTPError) -> OTPSlotConfiguration {
         guard digits == 6 || digits == 8 else { throw .invalidDigits(digits) }
         guard movingFactor % 16 == 0, movingFactor <= maxMovingFactor else { throw .invalidMovingFactor(movingFactor) }
@@ -89,11 +90,14 @@ extension OTPSlotConfiguration {
         let padded = k + [UInt8](repeating: 0, count: hmacKeySize - k.count)
         let imf = UInt16(movingFactor >> 4)
         let flags = keyboard(appendEnter: appendEnter)
+        // Without an identifier the flag for OMP and TT in modhex is set all the same, as yubikit sets it.
         return OTPSlotConfiguration(
+            fixed: tokenIdentifier?.fixed ?? [],
             uid: Array(padded[keySize...]) + [UInt8(imf >> 8), UInt8(imf & 0xFF)], key: Array(padded[..<keySize]),
             accessCode: try checked(accessCode: accessCode), extFlags: flags.ext,
             ticketFlags: flags.ticket | TicketFlag.oathHOTP,
-            configFlags: ConfigFlag.oathFixedModhex2 | (digits == 8 ? ConfigFlag.oathHOTP8 : 0))
+            configFlags: (tokenIdentifier?.configFlags ?? ConfigFlag.oathFixedModhex2)
+                | (digits == 8 ? ConfigFlag.oathHOTP8 : 0))
     }
 
     /// The delay between typed characters a slot can be given (pacing flags).

@@ -90,6 +90,41 @@ struct OTPKeyboardSlotTests {
         #expect(throws: OTPError.invalidDigits(7)) { try OTPSlotConfiguration.oathHOTP(secret: [1], digits: 7) }
     }
 
+    /// ykman's `otp hotp --identifier` forms, and the slot yubikit writes for each (HotpSlotConfiguration with
+    /// digits8, imf(32) and token_id as ykman's parse_modhex_or_bcd leaves it).
+    @Test func hotpTokenIdentifierMatchesYubikeyManager() throws {
+        let secret = Array("12345678901234567890".utf8)
+        let body = "0000000000000000000037383930000231323334353637383930313233343536000000000000063460"
+        let cases: [(String, UInt32?, String, Int, String)] = [
+            ("ubhe12345678", nil, "e16312345678", 2, "42000039ae"),
+            ("-", 28_123_456, "e16328123456", 2, "420000abdd"),
+            ("vvcc", 123, "ff0000000123", 2, "420000008d"),
+            ("cccccccccccb", nil, "000000000001", 6, "520000c024"),
+            ("ub1212345678", nil, "e11212345678", 1, "1200006a8c"),
+            ("123412345678", nil, "123412345678", 0, "020000cf62"),
+        ]
+        for (text, serial, fixed, modhexBytes, tail) in cases {
+            let id = try OATHTokenIdentifier(text, serial: serial)
+            #expect(id.fixed == hexBytes(fixed) && id.modhexBytes == modhexBytes, "\(text)")
+            let c = try OTPSlotConfiguration.oathHOTP(secret: secret, digits: 8, movingFactor: 32, tokenIdentifier: id)
+            #expect(c.bytes == hexBytes(fixed + body + tail), "\(text)")
+        }
+        #expect(try OATHTokenIdentifier("ubhe12345678", serial: nil).typed == "ubhe12345678")
+        #expect(try OATHTokenIdentifier("cccccccccccb", serial: nil).typed == "cccccccccccb")
+        #expect(try OATHTokenIdentifier("ub1212345678", serial: nil).typed == "ub1212345678")
+        #expect(try OATHTokenIdentifier("-", serial: 7).typed == "ubhe00000007")
+        #expect(OATHTokenIdentifier.needsSerial("-") && OATHTokenIdentifier.needsSerial("ubhe"))
+        #expect(!OATHTokenIdentifier.needsSerial("12345678") && !OATHTokenIdentifier.needsSerial("ubhe12345678"))
+        #expect(throws: OTPError.tokenIdentifierNeedsSerial) { try OATHTokenIdentifier("-", serial: nil) }
+        // Wrong lengths, parts neither modhex nor decimal, odd digit counts, modhex after a decimal part.
+        for bad in [
+            "", "ubh", "ubhe1", "ubhe1234567", "ubhe1234567890", "xxhe12345678", "ubhe1234567a", "12he12345678",
+            "1212cccccccc", "ubhe12345678 ",
+        ] {
+            #expect(throws: OTPError.invalidTokenIdentifier, "\(bad)") { try OATHTokenIdentifier(bad, serial: 1) }
+        }
+    }
+
     @Test func updateMatchesYubikeyManagerAndKeepsTheSecret() throws {
         let settings = OTPSlotConfiguration.Settings(appendEnter: false, pacing: .ms20, useNumericKeypad: true)
         let u = try OTPSlotConfiguration.update(settings, accessCode: hexBytes("a0b0c0d0e0f0"))
