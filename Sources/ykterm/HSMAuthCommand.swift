@@ -131,10 +131,7 @@ extension HSMAuthCommand {
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            let prompt = Prompt()
-            try prompt.requireForce(force, otherwise: words("cli.hsmauth.reset.needsForce"))
-            try prompt.confirmUnlessForced(
-                force, words("cli.hsmauth.reset.question"), otherwise: words("cli.hsmauth.reset.notConfirmed"))
+            try Prompt().confirmReset(force, words("cli.hsmauth.reset.question"))
             try await key.hsmauth.reset()
             out(words("cli.hsmauth.reset.done"))
         }

@@ -115,8 +115,7 @@ extension OpenPGPCommand {
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            try Prompt().requireConfirmation(
-                force, words("cli.openpgp.reset.question"), otherwise: words("cli.openpgp.reset.notConfirmed"))
+            try Prompt().confirmReset(force, words("cli.openpgp.reset.question"))
             try await key.openpgp.reset()
             out(words("cli.openpgp.reset.done"))
         }

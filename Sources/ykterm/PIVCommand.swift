@@ -251,8 +251,7 @@ extension PIVCommand {
         @Flag(name: .long, help: "Do not ask for confirmation.") var force = false
 
         func run() async throws {
-            try Prompt().requireConfirmation(
-                force, words("cli.piv.reset.question"), otherwise: words("cli.piv.reset.notConfirmed"))
+            try Prompt().confirmReset(force, words("cli.piv.reset.question"))
             try await key.piv.reset()
             out(words("cli.piv.reset.done"))
         }

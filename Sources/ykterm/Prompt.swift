@@ -80,7 +80,7 @@ final class Prompt {
     }
 
     /// Asks `question` unless `force`; a no, or no terminal to ask on, throws `refusal` as a usage error (status
-    /// 2), as the PIV and OpenPGP resets and `openpgp access set-retries` have it.
+    /// 2), as `openpgp access set-retries` and `openpgp access kdf` have it.
     func requireConfirmation(_ force: Bool, _ question: String, otherwise refusal: String) throws {
         guard force || confirm(question) else { throw YktermError.usage(refusal) }
     }

@@ -71,6 +71,11 @@ SAID = [
     # A question without a terminal to ask it on: refused, --force required.
     (["fido", "reset", "--virtual"], "", 2, "stderr", "ykterm: reset needs --force when standard input is not a terminal",
      "ykterm: das Zurücksetzen braucht --force, wenn die Standardeingabe kein Terminal ist"),
+    # Every application's reset alike.
+    *[([app, "reset", "--virtual"], "", 2, "stderr",
+       "ykterm: reset needs --force when standard input is not a terminal",
+       "ykterm: das Zurücksetzen braucht --force, wenn die Standardeingabe kein Terminal ist")
+      for app in ("oath", "piv", "openpgp", "hsmauth")],
     (["otp", "swap", "--virtual"], "", 2, "stderr",
      "ykterm: swapping the slots needs --force when standard input is not a terminal",
      "ykterm: die Slots zu tauschen braucht --force, wenn die Standardeingabe kein Terminal ist"),
