@@ -220,6 +220,12 @@ extension FIDOCommand {
             var json = false
 
             @Flag(
+                name: [.long, .customShort("c")],
+                help: ArgumentHelp(
+                    "CSV as ykman's --csv: credential_id, rp_id, user_name, user_display_name, user_id (IDs in hex)."))
+            var csv = false
+
+            @Flag(
                 name: .long,
                 help:
                     "Every key plugged in: each relying party once, with the keys that hold it (JSON: rp_id, rp_name, keys, not_on, credentials with their key's serial and name)."
@@ -228,20 +234,32 @@ extension FIDOCommand {
 
             func validate() throws {
                 try key.refuse(allKeys: allKeys)
+                for (flag, other) in [(json, "--json"), (allKeys, "--all-keys")] where csv && flag {
+                    throw ValidationError(words("cli.option.exclude", ["option": "--csv", "other": other]))
+                }
             }
 
             /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.
-            var request: Request { Request(key: key.choice, json: json, allKeys: allKeys) }
+            var request: Request { Request(key: key.choice, json: json, allKeys: allKeys, csv: csv) }
 
             /// The work of `fido credentials list`, from the values of its command line.
             struct Request: CommandRequest, Equatable, Sendable {
                 var key: KeyChoice
                 var json: Bool
                 var allKeys = false
+                var csv = false
 
                 func run() async throws {
                     if allKeys { return try await Credentials.listAcrossKeys(reader: key.reader, json: json) }
                     let creds = try await Credentials.all(key, prompt: Prompt()).credentials
+                    if csv {
+                        let header = ["credential_id", "rp_id", "user_name", "user_display_name", "user_id"]
+                        let rows = creds.map {
+                            [$0.credentialID.hex, $0.rpID, $0.userName ?? "", $0.displayName ?? "", $0.userID.hex]
+                        }
+                        StandardStream.write(CSV.text([header] + rows), to: 1)
+                        return
+                    }
                     if json {
                         try printJSON(
                             creds.map {

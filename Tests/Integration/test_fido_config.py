@@ -133,6 +133,32 @@ def test_user_renamed_by_ykterm_is_read_back_by_python_fido2(key, env):
     assert r.returncode == 2 and "--name" in r.stderr
 
 
+def test_credentials_csv_is_ykmans(key, env):
+    """`fido credentials list --csv` (-c): the rows ykman's --csv writes for the same credentials, a name with a
+    comma and quotes quoted as Python's csv module quotes it, each row ended with CR LF; --csv with --json is
+    refused."""
+    import csv
+    import io
+    from harness import YKTERM, run_ykman
+    fido(key, env, "pin", "set", input="cred-pin\n")
+    for rp, user in (("example.org", "alice"), ("example.com", 'o"brien, jr'), ("example.com", "carol")):
+        peer(key, env, "make-resident", rp, user, stdin="cred-pin\n", script=PEER_BASIC)
+    ours = subprocess.run([str(YKTERM), "fido", "credentials", "list", "--csv", "--reader", key.reader], env=env,
+                          input=b"cred-pin\n", capture_output=True, timeout=60)
+    assert ours.returncode == 0, ours.stderr
+    theirs = run_ykman(key.reader, "fido", "credentials", "list", "--csv", "--pin", "cred-pin", env=env).stdout
+    rows = list(csv.reader(io.StringIO(ours.stdout.decode(), newline="")))
+    assert rows[0] == ["credential_id", "rp_id", "user_name", "user_display_name", "user_id"]
+    # ykman's echo adds a blank line after the last row.
+    assert sorted(rows[1:]) == sorted(r for r in list(csv.reader(io.StringIO(theirs)))[1:] if r), (rows, theirs)
+    assert len(rows) == 4 and ours.stdout.count(b"\r\n") == 4
+    assert b'"o""brien, jr"' in ours.stdout
+    short = fido(key, env, "credentials", "list", "-c", input="cred-pin\n").stdout
+    assert short.replace("\r\n", "\n") == ours.stdout.decode().replace("\r\n", "\n")
+    r = fido(key, env, "credentials", "list", "--csv", "--json", input="cred-pin\n", check=False)
+    assert r.returncode == 2 and "--csv and --json exclude each other" in r.stderr, r.stderr
+
+
 def test_settings_made_by_python_fido2_are_shown_by_ykterm(key, env):
     fido(key, env, "pin", "set", input="peer-pin-1\n")
     assert peer(key, env, "set-min-length", "7", "example.com", stdin="peer-pin-1\n") == {"done": True}
