@@ -64,7 +64,9 @@ final class OpenPGPApplet: SessionApplet {
         switch apdu.ins {
         case OpenPGP.Ins.getVersion: return Response(data: state.version.bytes.map(Self.bcd), status: .ok)
         case OpenPGP.Ins.getData: return getData(apdu, state)
-        case OpenPGP.Ins.putData: return putData(apdu, &state.openpgp, complexity: state.pinComplexity)
+        case OpenPGP.Ins.putData:
+            return putData(
+                apdu, &state.openpgp, complexity: state.pinComplexity, kdf: Self.hasKDF(state.version))
         case OpenPGP.Ins.putDataOdd: return importKey(apdu, &state.openpgp)
         case OpenPGP.Ins.selectData: return selectData(apdu)
         case OpenPGP.Ins.verify: return verify(apdu, &state.openpgp)
@@ -120,9 +122,9 @@ final class OpenPGPApplet: SessionApplet {
     }
 
     /// The discretionary data objects (73) of the application related data.
-    static func discretionary(_ s: OpenPGPState) -> [UInt8] {
+    static func discretionary(_ s: OpenPGPState, _ version: Version) -> [UInt8] {
         let slots = OpenPGP.KeySlot.allCases
-        var out = TLV(OpenPGP.DO.extendedCapabilities, extendedCapabilities).encoded
+        var out = TLV(OpenPGP.DO.extendedCapabilities, extendedCapabilities(version)).encoded
         for slot in slots { out += TLV(slot.algorithmAttributesTag, s.slot(slot).attributes).encoded }
         out += TLV(OpenPGP.DO.pwStatus, passwordStatus(s).encoded).encoded
         out += TLV(OpenPGP.DO.fingerprints, slots.flatMap { s.slot($0).fingerprint }).encoded
@@ -133,9 +135,15 @@ final class OpenPGPApplet: SessionApplet {
         return out
     }
 
-    /// A YubiKey 5's: KDF, algorithm attributes changeable, private use objects, PW status changeable, key
-    /// import and GET CHALLENGE; challenges up to 3070 bytes, objects up to 2048 bytes, special objects 255.
-    static let extendedCapabilities: [UInt8] = [0x7D, 0x00, 0x0B, 0xFE, 0x08, 0x00, 0x00, 0xFF, 0x00, 0x00]
+    /// A YubiKey 5's: KDF (from firmware 5.2, as the KDF object), algorithm attributes changeable, private use
+    /// objects, PW status changeable, key import and GET CHALLENGE; challenges up to 3070 bytes, objects up to 2048
+    /// bytes, special objects 255.
+    static func extendedCapabilities(_ version: Version) -> [UInt8] {
+        [hasKDF(version) ? 0x7D : 0x7C, 0x00, 0x0B, 0xFE, 0x08, 0x00, 0x00, 0xFF, 0x00, 0x00]
+    }
+
+    /// Whether the key has the KDF object (OpenPGP 3.4's, from firmware 5.2): an older key has no such object.
+    static func hasKDF(_ version: Version) -> Bool { version >= OpenPGP.version52 }
     /// Card capabilities: command chaining, extended Lc and Le; then the life cycle and 9000.
     static let historicalBytes: [UInt8] = [0x00, 0x73, 0x00, 0x00, 0xE0, 0x05, 0x90, 0x00]
     static let extendedLength: [UInt8] =
@@ -168,7 +176,7 @@ final class OpenPGPApplet: SessionApplet {
                 TLV(OpenPGP.DO.aid, aid).encoded + TLV(OpenPGP.DO.historicalBytes, Self.historicalBytes).encoded
                 + TLV(OpenPGP.DO.extendedLengthInformation, Self.extendedLength).encoded
                 + TLV(OpenPGP.DO.generalFeatureManagement, Self.generalFeatures).encoded
-                + TLV(OpenPGP.DO.discretionaryData, Self.discretionary(s)).encoded
+                + TLV(OpenPGP.DO.discretionaryData, Self.discretionary(s, state.version)).encoded
             return Response(data: TLV(OpenPGP.DO.applicationRelatedData, body).encoded, status: .ok)
         case OpenPGP.DO.cardholderRelatedData:
             let body =
@@ -181,9 +189,10 @@ final class OpenPGPApplet: SessionApplet {
             let counter = [UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
             let body = TLV(OpenPGP.DO.signatureCounter, counter).encoded
             return Response(data: TLV(OpenPGP.DO.securitySupportTemplate, body).encoded, status: .ok)
-        case OpenPGP.DO.extendedCapabilities: value = Self.extendedCapabilities
+        case OpenPGP.DO.extendedCapabilities: value = Self.extendedCapabilities(state.version)
         case OpenPGP.DO.pwStatus: value = Self.passwordStatus(s).encoded
-        case OpenPGP.DO.kdf: value = s.objects[OpenPGP.DO.kdf] ?? OpenPGPKDF(algorithm: OpenPGPKDF.none).encoded
+        case OpenPGP.DO.kdf where Self.hasKDF(state.version):
+            value = s.objects[OpenPGP.DO.kdf] ?? OpenPGPKDF(algorithm: OpenPGPKDF.none).encoded
         case OpenPGP.DO.algorithmInformation:
             let body = OpenPGP.KeySlot.allCases.flatMap { slot in
                 Self.supportedAttributes(slot).flatMap { TLV(slot.algorithmAttributesTag, $0.encoded).encoded }
@@ -229,7 +238,7 @@ final class OpenPGPApplet: SessionApplet {
         return Self.done
     }
 
-    func putData(_ apdu: APDU, _ s: inout OpenPGPState, complexity: Bool) -> Response {
+    func putData(_ apdu: APDU, _ s: inout OpenPGPState, complexity: Bool, kdf: Bool) -> Response {
         let tag = UInt32(apdu.p1) << 8 | UInt32(apdu.p2)
         let data = apdu.data
         switch tag {
@@ -270,7 +279,7 @@ final class OpenPGPApplet: SessionApplet {
                 s.resetCode = data
                 s.resetTriesLeft = s.resetTries
             }
-        case OpenPGP.DO.kdf:
+        case OpenPGP.DO.kdf where kdf:
             return setKDF(data, &s)
         default:
             return putSlotData(tag, data, &s)

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness import VENV_BIN, run_ykman, run_ykterm
+from harness import VENV_BIN, ServedKey, run_ykman, run_ykterm
 
 ADMIN = "12345678"
 
@@ -678,3 +678,21 @@ def test_a_kdf_gpg_sets_up_is_derived_alike_by_ykterm_and_ykman_and_one_ykterm_s
     assert info_json(ykterm)["cardholder"] == "Jane Doe"
     ykman("access", "change-admin-pin", "-a", ADMIN, "-n", "admin-pin-3")
     ykterm("access", "set-signature-policy", "once", input="admin-pin-3\n")
+
+
+def test_a_yubikey_4_has_no_kdf(pcsc, env, tmp_path):
+    """A YubiKey 4 (firmware 4.3.7) has no KDF object: ykterm and ykman read the KDF off, and ykterm's `access kdf
+    on` says which firmware it needs, with the key unchanged."""
+    k = ServedKey(pcsc, slot=0, state=tmp_path / "yk4.json", extra=["--firmware", "4.3.7"]).start()
+    try:
+        def info():
+            return json.loads(run_ykterm("openpgp", "info", "--json", "--reader", k.reader, env=env).stdout)
+        assert info()["kdf_enabled"] is False
+        r = run_ykterm("openpgp", "access", "kdf", "on", "--force", "--reader", k.reader, env=env,
+                       input="12345678\n", check=False)
+        assert r.returncode == 1 and "5.2.0" in r.stderr and "4.3.7" in r.stderr, r.stderr
+        assert info()["kdf_enabled"] is False and info()["admin_pin_tries"] == 3
+        out = run_ykman(k.reader, "openpgp", "info", env=env).stdout
+        assert re.search(r"^KDF enabled:\s+False$", out, re.M), out
+    finally:
+        k.stop()

@@ -84,4 +84,26 @@ import VirtualKey
         try await session.verifyPIN(Self.pin)
         try await session.verifyAdminPIN(Self.adminPIN)
     }
+
+    /// A YubiKey 4 has no KDF object: its extended capabilities leave the bit out, GET DATA and PUT DATA of F9 find
+    /// nothing, and KeyKit says which firmware it needs before the admin PIN is even asked for.
+    @Test func aYubiKey4HasNone() async throws {
+        let key = VirtualKey(state: .yubiKey4(), touchDelay: 0)
+        let session = try await OpenPGPSession.make(connection: VirtualKeyConnection(key: key))
+        #expect(try await session.applicationData().extendedCapabilities.hasKDF == false)
+        #expect(try await session.kdf().isEnabled == false)
+        await #expect(throws: OpenPGPError.notSupported(minimum: Version(5, 2, 0), actual: Version(4, 3, 7))) {
+            try await session.setKDF(OpenPGPKDF.make())
+        }
+        let card = SmartCardProtocol(connection: VirtualKeyConnection(key: key))
+        #expect(try await card.send(.select(aid: AID.openpgp)).status == .ok)
+        #expect(try await card.send(APDU(ins: OpenPGP.Ins.getData, p2: 0xF9)).status == .referencedDataNotFound)
+        #expect(
+            try await card.send(APDU(ins: OpenPGP.Ins.verify, p2: 0x83, data: Array("12345678".utf8))).status == .ok)
+        let put = APDU(ins: OpenPGP.Ins.putData, p2: 0xF9, data: OpenPGPKDF.make().encoded)
+        #expect(try await card.send(put).status == .referencedDataNotFound)
+        let fiveTwo = VirtualKey(state: .yubiKey5NFC(version: Version(5, 2, 4)), touchDelay: 0)
+        let newer = try await OpenPGPSession.make(connection: VirtualKeyConnection(key: fiveTwo))
+        #expect(try await newer.applicationData().extendedCapabilities.hasKDF)
+    }
 }
