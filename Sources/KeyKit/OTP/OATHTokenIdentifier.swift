@@ -23,8 +23,7 @@ public struct OATHTokenIdentifier: Sendable, Equatable {
         var full = text == "-" ? Self.yubicoPrefix : text
         if full.count == 4 {
             guard let serial else { throw .tokenIdentifierNeedsSerial }
-            let digits = String(serial)
-            full += String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+            full += String.zeroPadded(Int(serial), width: 8)
         } else if full.count == 8 {
             full = Self.yubicoPrefix + full
         }
