@@ -388,8 +388,14 @@ public enum CTAPRedactor {
         return bytes.count > 1 ? head + " <\(bytes.count - 1) bytes redacted>" : head
     }
 
-    /// CTAP 2.1 command names (section 6).
+    /// A command's name as CTAP 2.1 (section 6) writes it, without "authenticator": the case's name; a
+    /// preview command has its command's name; an unknown byte is shown in hex.
     public static func name(ofCBORCommand command: UInt8) -> String {
-        CTAP2.Command(rawValue: command)?.name ?? "command " + APDURedactor.hex([command])
+        switch CTAP2.Command(rawValue: command) {
+        case nil: return "command " + APDURedactor.hex([command])
+        case .bioEnrollmentPreview: return "\(CTAP2.Command.bioEnrollment)"
+        case .credentialManagementPreview: return "\(CTAP2.Command.credentialManagement)"
+        case let known?: return "\(known)"
+        }
     }
 }

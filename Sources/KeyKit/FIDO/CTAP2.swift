@@ -44,16 +44,6 @@ public enum CTAP2 {
         case bioEnrollmentPreview = 0x40
         /// The preview command some keys (YubiKey 5.2-5.4) have instead of 0x0A.
         case credentialManagementPreview = 0x41
-
-        /// The command's name as the specification writes it, without "authenticator": the case's name (a
-        /// preview command has its command's name).
-        public var name: String {
-            switch self {
-            case .bioEnrollmentPreview: return Command.bioEnrollment.name
-            case .credentialManagementPreview: return Command.credentialManagement.name
-            default: return String(describing: self)
-            }
-        }
     }
 
     /// The keys of authenticatorGetInfo's answer (CTAP 2.1 section 6.4, "authenticatorGetInfo").

@@ -158,6 +158,17 @@ struct APDURedactorTests {
         let ping = CTAPRedactor.redact(command: 0x81, request: secret, response: secret)
         #expect(ping.command == "<16 bytes>")
     }
+
+    /// The specification's names, a preview command by its command's, an unknown byte in hex.
+    @Test func ctap2CommandsAreNamedAsTheSpecificationNamesThem() {
+        #expect(
+            CTAP2.Command.allCases.map { CTAPRedactor.name(ofCBORCommand: $0.rawValue) } == [
+                "makeCredential", "getAssertion", "getInfo", "clientPIN", "reset", "getNextAssertion",
+                "bioEnrollment", "credentialManagement", "selection", "largeBlobs", "config", "bioEnrollment",
+                "credentialManagement",
+            ])
+        #expect(CTAPRedactor.name(ofCBORCommand: 0x3F) == "command 3F")
+    }
 }
 
 @Suite("Trace: the file")
