@@ -90,26 +90,12 @@ public struct FIDOState: Codable, Sendable, Equatable {
     /// An enrolled fingerprint of a key with a sensor (the `yubikey-bio` profile): its template ID and
     /// friendly name. No fingerprint data: the virtual sensor matches nothing.
     public struct Fingerprint: Codable, Sendable, Equatable {
-        public var templateID: [UInt8]
+        @HexBytes public var templateID: [UInt8]
         public var name: String?
 
         public init(templateID: [UInt8], name: String?) {
             self.templateID = templateID
             self.name = name
-        }
-
-        private enum CodingKeys: String, CodingKey { case templateID, name }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            templateID = try decodeHex(c, .templateID)
-            name = try c.decodeIfPresent(String.self, forKey: .name)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encodeHex(templateID, forKey: .templateID)
-            try c.encodeIfPresent(name, forKey: .name)
         }
     }
 

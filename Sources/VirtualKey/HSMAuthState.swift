@@ -12,10 +12,10 @@ public struct HSMAuthState: Codable, Sendable, Equatable {
         public var touchRequired: Bool
         public var retries: Int
         /// 16 bytes.
-        public var password: [UInt8]
+        @HexBytes public var password: [UInt8]
         /// K-ENC then K-MAC (32 bytes) for a symmetric credential; the P-256 scalar (32 bytes) for an
         /// asymmetric one.
-        public var key: [UInt8]
+        @HexBytes public var key: [UInt8]
 
         public init(
             label: String, algorithm: HSMAuth.Algorithm, touchRequired: Bool, password: [UInt8], key: [UInt8]
@@ -27,33 +27,9 @@ public struct HSMAuthState: Codable, Sendable, Equatable {
             self.password = password
             self.key = key
         }
-
-        private enum CodingKeys: String, CodingKey {
-            case label, algorithm, touchRequired, retries, password, key
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            label = try c.decode(String.self, forKey: .label)
-            algorithm = try decodeRaw(c, .algorithm)
-            touchRequired = try c.decode(Bool.self, forKey: .touchRequired)
-            retries = try c.decode(Int.self, forKey: .retries)
-            password = try decodeHex(c, .password)
-            key = try decodeHex(c, .key)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(label, forKey: .label)
-            try c.encode(algorithm.rawValue, forKey: .algorithm)
-            try c.encode(touchRequired, forKey: .touchRequired)
-            try c.encode(retries, forKey: .retries)
-            try c.encodeHex(password, forKey: .password)
-            try c.encodeHex(key, forKey: .key)
-        }
     }
 
-    public var managementKey: [UInt8]
+    @HexBytes public var managementKey: [UInt8]
     public var managementKeyRetries: Int
     public var credentials: [Credential]
 
@@ -61,24 +37,6 @@ public struct HSMAuthState: Codable, Sendable, Equatable {
         managementKey = HSMAuth.defaultManagementKey
         managementKeyRetries = HSMAuth.initialRetries
         credentials = []
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case managementKey, managementKeyRetries, credentials
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        managementKey = try decodeHex(c, .managementKey)
-        managementKeyRetries = try c.decode(Int.self, forKey: .managementKeyRetries)
-        credentials = try c.decode([Credential].self, forKey: .credentials)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeHex(managementKey, forKey: .managementKey)
-        try c.encode(managementKeyRetries, forKey: .managementKeyRetries)
-        try c.encode(credentials, forKey: .credentials)
     }
 
     /// The demo key's credential: "demo", symmetric, its keys derived from "password" (the YubiHSM 2's default

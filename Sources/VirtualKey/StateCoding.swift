@@ -1,19 +1,41 @@
 import KeyKit
 
-/// State files keep byte strings as lower-case hex; a value that is not hex is reported with its key.
-func decodeHex<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> [UInt8] {
-    let text = try c.decode(String.self, forKey: key)
-    do {
-        return try Hex.decode(text)
-    } catch {
-        throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(error)")
+/// A byte string as state files keep it: lower-case hex. A struct whose file form needs nothing else (no
+/// default for a field older files lack) marks its byte strings with it and lets Swift write its coders; the
+/// others read and write theirs by hand with `decodeHex` and `encodeHex`, which keep the same form.
+@propertyWrapper
+public struct HexBytes: Codable, Sendable, Equatable {
+    public var wrappedValue: [UInt8]
+
+    public init(wrappedValue: [UInt8]) {
+        self.wrappedValue = wrappedValue
+    }
+
+    /// A value that is not hex is reported with where it stands in the file.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let text = try c.decode(String.self)
+        do {
+            wrappedValue = try Hex.decode(text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "\(error)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(wrappedValue.hex)
     }
 }
 
+func decodeHex<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> [UInt8] {
+    try c.decode(HexBytes.self, forKey: key).wrappedValue
+}
+
 extension KeyedEncodingContainer {
-    /// Writes `bytes` as state files keep byte strings, in lower-case hex; nothing for nil.
+    /// Writes `bytes` as `HexBytes` does; nothing for nil.
     mutating func encodeHex(_ bytes: [UInt8]?, forKey key: Key) throws {
-        try encodeIfPresent(bytes?.hex, forKey: key)
+        try encodeIfPresent(bytes.map(HexBytes.init), forKey: key)
     }
 }
 

@@ -51,7 +51,7 @@ public enum HSMAuth {
     public static let challengePasswordFirmware = Version(5, 7, 1)
 
     /// What a credential holds.
-    public enum Algorithm: UInt8, Sendable, CaseIterable {
+    public enum Algorithm: UInt8, Sendable, CaseIterable, Codable {
         /// Two AES-128 keys (K-ENC, K-MAC): SCP03 sessions.
         case aes128 = 38
         /// A P-256 private key (SK.OCE): SCP11 sessions.
