@@ -166,19 +166,6 @@ func fidoOperations(_ opener: any KeyOpener) -> FIDOOperations {
         }))
 }
 
-/// Asks for a PIN, checking the key's rules before anything is sent; a new one twice on a terminal.
-func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -> String {
-    let pin = new ? try prompt.newSecret(label, again: words("cli.prompt.repeatNewPIN")) : try prompt.secret(label)
-    if new {
-        do {
-            try PINRules.check(pin, minimum: minimum)
-        } catch {
-            throw YktermError.usage(words("cli.fido.pin.refusedHere", ["reason": explained(error).1]))
-        }
-    }
-    return pin
-}
-
 extension FIDOCommand {
     struct Credentials: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -140,3 +140,39 @@ final class Prompt {
         if var t = Prompt.savedTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) }
     }
 }
+
+/// Asks for a PIN, checking the key's rules before anything is sent; a new one twice on a terminal.
+func askPIN(_ prompt: Prompt, _ label: String, minimum: Int, new: Bool) throws -> String {
+    let pin = new ? try prompt.newSecret(label, again: words("cli.prompt.repeatNewPIN")) : try prompt.secret(label)
+    if new {
+        do {
+            try PINRules.check(pin, minimum: minimum)
+        } catch {
+            throw YktermError.usage(words("cli.fido.pin.refusedHere", ["reason": explained(error).1]))
+        }
+    }
+    return pin
+}
+
+/// Decodes hex given by the user; `what` names it as the subject of a sentence (`cli.otp.what.*`: "the
+/// challenge"). For a secret the message does not repeat the offending character.
+func decodeHex(_ text: String, what: String, secret: Bool = false) throws -> [UInt8] {
+    do {
+        return try Hex.decode(text)
+    } catch {
+        switch error {
+        case .invalidCharacter(_, let offset) where secret:
+            throw YktermError.usage(words("cli.otp.notHexAt", ["what": what, "position": String(offset + 1)]))
+        default:
+            throw YktermError.usage(words("cli.otp.notHex", ["what": what, "detail": explained(error).1]))
+        }
+    }
+}
+
+/// Reads a line from standard input for an argument given as `-`; `what` names it as `decodeHex` has it.
+func readStandardInput(_ what: String) throws -> String {
+    guard let line = readLine(strippingNewline: true) else {
+        throw YktermError.usage(words("cli.otp.inputEnded", ["what": what]))
+    }
+    return line
+}
