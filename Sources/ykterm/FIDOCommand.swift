@@ -221,9 +221,7 @@ extension FIDOCommand {
 
             func validate() throws {
                 try key.refuse(allKeys: allKeys)
-                for (flag, other) in [(json, "--json"), (allKeys, "--all-keys")] where csv && flag {
-                    throw ValidationError(words("cli.option.exclude", ["option": "--csv", "other": other]))
-                }
+                try refuseTogether("--csv", csv, with: [("--json", json), ("--all-keys", allKeys)])
             }
 
             /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.

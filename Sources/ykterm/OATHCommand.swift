@@ -221,12 +221,7 @@ extension OATHCommand {
 
         func validate() throws {
             try options.key.refuse(allKeys: allKeys)
-            if single, json {
-                throw ValidationError(words("cli.option.exclude", ["option": "--single", "other": "--json"]))
-            }
-            if single, allKeys {
-                throw ValidationError(words("cli.option.exclude", ["option": "--single", "other": "--all-keys"]))
-            }
+            try refuseTogether("--single", single, with: [("--json", json), ("--all-keys", allKeys)])
         }
 
         /// The command line's values, as DirectCommandLine also reads them without ArgumentParser.

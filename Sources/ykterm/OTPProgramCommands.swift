@@ -476,10 +476,8 @@ extension OTPCommand {
                             "value": String(pacing),
                         ]))
             }
+            try refuseTogether("--unlock", unlock, with: [("--lock", accessCodes.lock)])
             if unlock {
-                guard !accessCodes.lock else {
-                    throw ValidationError(words("cli.option.exclude", ["option": "--unlock", "other": "--lock"]))
-                }
                 guard accessCodes.current.locked else {
                     throw ValidationError(words("cli.otp.unlockNeedsLocked"))
                 }

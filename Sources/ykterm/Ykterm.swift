@@ -279,14 +279,19 @@ func loadedTables() -> StringTables {
     }
 }
 
+/// Refuses `option`, when `given`, together with the first of `others` that is given too ("--csv and --json
+/// exclude each other"): the one rule for options that cannot be combined.
+func refuseTogether(_ option: String, _ given: Bool, with others: [(name: String, given: Bool)]) throws {
+    guard given, let other = others.first(where: \.given) else { return }
+    throw ValidationError(words("cli.option.exclude", ["option": option, "other": other.name]))
+}
+
 /// "A, B or C" in the user's language.
 func oneOf(_ items: [String]) -> String {
     guard let last = items.last, items.count > 1 else { return items.first ?? "" }
     return words("cli.list.or", ["first": items.dropLast().joined(separator: ", "), "last": last])
 }
 
-/// Writes a line to standard output at once (unbuffered, so pipes see each line as it is made).
-/// Control characters and bidirectional formatting in it (from an account name, say) are written as visible escapes.
 /// What the user is told about `error` (`ErrorExplanation`), in their language.
 func explained(_ error: any Error) -> (ErrorKind, String) {
     let explanation = ErrorExplanation(error)
@@ -298,6 +303,8 @@ func explained(_ error: any Error) -> (ErrorKind, String) {
     warn("ykterm: " + explained(SmartCardError.readerNotAnswering(reader)).1)
 }
 
+/// Writes a line to standard output at once (unbuffered, so pipes see each line as it is made).
+/// Control characters and bidirectional formatting in it (from an account name, say) are written as visible escapes.
 func out(_ text: String) {
     StandardStream.write((VisibleText.escaped(text, keepingLineBreaks: true) + "\n"), to: 1)
 }
