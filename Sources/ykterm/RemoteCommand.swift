@@ -123,7 +123,7 @@ struct RemoteSession {
 
     /// Runs the session; the remote ykterm's exit status.
     func run(_ command: [String]) throws -> Int32 {
-        defer { rmdir(controlDirectory) }
+        defer { removeControlDirectory() }
         let local = PCSCProtocolVersion.defaultSocket
         // Authenticate once: a control master in the background for the session's other commands.
         let master = ChildProcess.run(
@@ -161,6 +161,16 @@ struct RemoteSession {
             + ([remoteCommand] + command).map(Shell.quoted).joined(separator: " ")
         let terminal = isatty(STDIN_FILENO) == 1 ? ["-t"] : ["-T"]
         return ChildProcess.run(ssh(terminal + [host, Shell.script(run)]), forwardingSignals: true).status
+    }
+
+    /// The control master removes its socket as it exits, which may be after `ssh -O exit` has returned: what
+    /// is still in the directory (the socket, or the name ssh made it under first) is removed here, then the
+    /// directory.
+    private func removeControlDirectory() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: controlDirectory)) ?? [] {
+            unlink(controlDirectory + "/" + name)
+        }
+        rmdir(controlDirectory)
     }
 
     /// "4.4" as a version.

@@ -275,6 +275,31 @@ def test_a_server_without_ykterm_is_named_and_nothing_is_left(key, env, sshd, lo
     assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
 
 
+def test_a_control_socket_still_there_after_ssh_O_exit_is_removed_too(key, env, sshd, local_tmp, tmp_path):
+    """ssh -O exit returns once the control master has agreed to exit; the master removes its socket as it exits,
+    which under load comes after ykterm has gone on. An ssh that always answers that way (the socket's name still
+    there when -O exit returns) shows that ykterm removes its local directory whatever the master's timing."""
+    real = shutil.which("ssh")
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "ssh").write_text(f"""#!/bin/sh
+{shlex.quote(real)} "$@"
+status=$?
+case " $* " in
+*" -O exit "*)
+    for word in "$@"; do
+        case $word in ControlPath=*) path=${{word#ControlPath=}}; [ -e "$path" ] || : > "$path" ;; esac
+    done ;;
+esac
+exit $status
+""")
+    (slow / "ssh").chmod(0o755)
+    e = dict(env, PATH=f"{slow}:{env['PATH']}")
+    r = remote(sshd, e, "oath", "code", remote_command="/nonexistent/ykterm", local_tmp=local_tmp)
+    assert r.returncode == 1 and "has no /nonexistent/ykterm" in r.stderr, r
+    assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
+
+
 def answer_as_protocol_5(conn):
     """The version exchange answered as a pcscd of protocol 5.0 that serves no older client."""
     data = b""
