@@ -379,7 +379,8 @@ def test_the_tui_rings_and_notifies_when_a_touch_account_waits(tmp_path):
         t.send("Enter")
         t.send("Enter")
         # The status line says which key and what for; the bell rings and the notification goes out once.
-        t.wait_for(r"Touch your key YubiKey 5 NFC 28123456: OATH code for Google:alice@example\.com")
+        # (Shown while the virtual key waits its half second for the touch.)
+        t.glimpse(r"Touch your key YubiKey 5 NFC 28123456: OATH code for Google:alice@example\.com")
         written = wait_for_output(out, OSC777 + " YubiKey 5 NFC 28123456: OATH code for Google")
         assert "\x07" in written and "\x1b]9;Touch your key YubiKey 5 NFC 28123456" in written, written
         assert bell_flag(t)
@@ -394,11 +395,15 @@ def test_the_tui_rings_and_notifies_when_a_touch_account_waits(tmp_path):
 
 def test_the_command_line_rings_and_notifies_on_a_terminal_and_config_can_turn_it_off(tmp_path):
     env = clean_environ(tmp_path)
-    command = f"sleep 1; {shlex.quote(str(YKTERM))} oath code Google --virtual"
+    # ykterm starts once the pane's output is piped (`ready`), so that the file has all it wrote.
+    ready = tmp_path / "piped"
+    command = (f"while [ ! -e {shlex.quote(str(ready))} ]; do sleep 0.05; done; "
+               f"{shlex.quote(str(YKTERM))} oath code Google --virtual")
     t = Tmux(command, env)
     out = tmp_path / "pane.out"
     try:
         piped(t, out)
+        ready.touch()
         written = wait_for_output(out, OSC777 + " Virtual Key: ykterm oath code")
         assert "\x07" in written and "\x1b]9;Touch your key Virtual Key: ykterm oath code\x1b\\" in written, written
         t.wait_for("EXITED=0")
@@ -409,13 +414,14 @@ def test_the_command_line_rings_and_notifies_on_a_terminal_and_config_can_turn_i
     config = tmp_path / ".config" / "ykterm"
     config.mkdir(parents=True)
     (config / "config.toml").write_text('[notify]\ntouch = "none"\n')
+    ready.unlink()
     t = Tmux(command, env)
     quiet = tmp_path / "quiet.out"
     try:
         piped(t, quiet)
+        ready.touch()
         t.wait_for("EXITED=0")
-        written = quiet.read_text(errors="replace")
-        assert "Touch your key Virtual Key: ykterm oath code" in written, written
+        written = wait_for_output(quiet, "Touch your key Virtual Key: ykterm oath code")
         assert "\x07" not in written and "]777;" not in written and "]9;" not in written, written
         assert not bell_flag(t)
     finally:

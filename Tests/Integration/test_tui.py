@@ -120,6 +120,18 @@ class Tmux:
     def wait_for(self, pattern, timeout=15):
         return self.settled(lambda text: re.search(pattern, text), timeout, f"{pattern!r} not on screen")
 
+    def glimpse(self, pattern, timeout=15):
+        """The first capture that shows `pattern`, for what shows only for a moment (a touch prompt, a status
+        line that goes when the key answers): no settling, as it may be gone by the next capture."""
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if re.search(pattern, text):
+                return text
+            time.sleep(0.02)
+        raise AssertionError(f"{pattern!r} never on screen in {timeout} s:\n{text}")
+
     def wait_until(self, check, timeout=15):
         """The first screen `check` accepts, drawn whole (see settled)."""
         return self.settled(check, timeout, "no screen as expected")

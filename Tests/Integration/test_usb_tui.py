@@ -53,8 +53,9 @@ def test_an_account_added_in_the_tuis_oath_tab_goes_to_the_usb_keys_ccid(tmp_pat
 
 
 def test_a_key_pulled_out_mid_pin_change_keeps_the_old_or_the_new_pin(tmp_path):
-    # Each command takes 300 ms, so the key goes while the change is under way.
-    r = scenario("pulled_mid_pin_change", tmp_path, "--serial", "31000002", "--latency", "300")
+    # Each command takes a second, so the key goes while the change is under way (its two commands give the test
+    # two seconds to see the change start and pull the key, on a busy machine too).
+    r = scenario("pulled_mid_pin_change", tmp_path, "--serial", "31000002", "--latency", "1000")
     # Exactly one of the two works: the PIN is never unknown.
     assert (r["old"] is True) != (r["new"] is True), r
     # The TUI said which PIN to try, and showed the key again once it was plugged back in (how soon is a figure:

@@ -115,8 +115,8 @@ def pulled_mid_pin_change(home):
         t.send("c")
         t.wait_for("Change the FIDO2 PIN")
         t.submit("old-pin-1", "new-pin-2", "new-pin-2")
-        # The change is under way (each command takes the key 300 ms): pulled out now.
-        t.wait_for("changing the PIN…")
+        # The change is under way (each command takes the key a second): pulled out now.
+        t.glimpse("changing the PIN…")
         usb("unplug")
         after = t.wait_for("Try the old first", timeout=10)
         plugged = time.monotonic()
@@ -410,6 +410,8 @@ def three_keys(home, port):
         return code
 
     try:
+        # The USB key's serial, read while it is the only key (the list is in pcscd's reader order).
+        usb_serial = json.loads(ykterm("list", "--json").stdout)[0]["serial"]
         for offset, serial, extra in ((0, 41000012, []), (1, 41000013, ["--firmware", "5.4.3", "--accounts", "32"])):
             log = open(Path(home) / f"serve-{serial}.log", "wb")
             logs.append(log)
@@ -417,7 +419,6 @@ def three_keys(home, port):
                 [str(YKTERM), "virtual-key", "serve", "--vpcd", f"127.0.0.1:{port + offset}", "--serial",
                  str(serial), "--state", str(Path(home) / f"{serial}.json"), *extra],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
-        usb_serial = json.loads(ykterm("list", "--json").stdout)[0]["serial"]
         deadline = time.monotonic() + 20
         while serials() != sorted([usb_serial, 41000012, 41000013]) and time.monotonic() < deadline:
             time.sleep(0.2)
