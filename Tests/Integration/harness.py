@@ -109,8 +109,8 @@ def reads_done(pid):
         return -1
 
 
-def _polls_stdin(pid, address, count):
-    """Whether the pollfd array at `address` in `pid` (poll's first argument) asks for input on fd 0."""
+def _polls_input(pid, address, count, fds):
+    """Whether the pollfd array at `address` in `pid` (poll's first argument) asks for input on one of `fds`."""
     try:
         with open(f"/proc/{pid}/mem", "rb") as mem:
             mem.seek(address)
@@ -120,7 +120,7 @@ def _polls_stdin(pid, address, count):
     for i in range(0, len(data) - 7, 8):
         fd = int.from_bytes(data[i:i + 4], sys.byteorder, signed=True)
         events = int.from_bytes(data[i + 4:i + 6], sys.byteorder)
-        if fd == 0 and events & select.POLLIN:
+        if fd in fds and events & select.POLLIN:
             return True
     return False
 
@@ -128,6 +128,22 @@ def _polls_stdin(pid, address, count):
 def reading_stdin(pid):
     """True when a thread of `pid` is blocked in read(2) on its standard input, or in poll(2)/ppoll(2) waiting
     for input on it: it waits for what is typed."""
+    return _waits_for_input(pid, {0})
+
+
+def reading_terminal(pid):
+    """reading_stdin for a program that reads its terminal through a descriptor of its own (the TUI opens
+    /dev/tty): blocked reading, or polling for input on, any descriptor open on /dev/tty or on the terminal of
+    its stdin."""
+    try:
+        terminals = {os.readlink(f"/proc/{pid}/fd/0"), "/dev/tty"}
+        fds = {int(fd) for fd in os.listdir(f"/proc/{pid}/fd") if os.readlink(f"/proc/{pid}/fd/{fd}") in terminals}
+    except OSError:
+        return False
+    return _waits_for_input(pid, fds)
+
+
+def _waits_for_input(pid, fds):
     if _SYSCALLS is None:
         raise RuntimeError(f"the system call numbers of {os.uname().machine} are not known here")
     try:
@@ -143,9 +159,9 @@ def reading_stdin(pid):
         if len(fields) < 3 or not fields[0].isdigit():
             continue
         number, first, second = int(fields[0]), int(fields[1], 16), int(fields[2], 16)
-        if number == _SYSCALLS["read"] and first == 0:
+        if number == _SYSCALLS["read"] and first in fds:
             return True
-        if number in (_SYSCALLS.get("poll"), _SYSCALLS["ppoll"]) and _polls_stdin(pid, first, second):
+        if number in (_SYSCALLS.get("poll"), _SYSCALLS["ppoll"]) and _polls_input(pid, first, second, fds):
             return True
     return False
 
@@ -292,7 +308,8 @@ class PrivatePCSC:
         self.log = open(self.dir / "pcscd.log", "ab")
         self.proc = subprocess.Popen(unshare + ["sh", "-c", script, str(self.dir / "reader.conf.d")],
                                      stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
+        # Generous limits: each wait ends as soon as pcscd is there, and a busy machine may need them.
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("pcscd exited: " + (self.dir / "pcscd.log").read_text())
@@ -302,7 +319,7 @@ class PrivatePCSC:
         else:
             raise RuntimeError("pcscd did not create its socket")
         # Wait until both vpcd readers are registered.
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             r = run_ykterm("list", "--readers", env=self.env(), check=False)
             if self.READER0 in r.stdout and self.READER1 in r.stdout:
@@ -363,7 +380,7 @@ class ServedKey:
             self.wait_present()
         return self
 
-    def wait_present(self, timeout=10):
+    def wait_present(self, timeout=30):
         """Until the key answers, twice 0.3 s apart: a row that says it could not be read (vpcd answers "card
         reset" for a moment after a card comes or goes in another of its readers) does not count, and neither
         does a first answer that such a moment may still follow (a client's first connect then fails)."""
@@ -395,10 +412,14 @@ class ServedKey:
     def stop(self, wait=True):
         if self in ServedKey.running:
             ServedKey.running.remove(self)
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None:
             return
-        stop_pid(self.proc)
-        self.log.close()
+        # Stopped before without waiting (a key pulled out), it is still waited for here: the next test must
+        # not find pcscd still showing it.
+        if self.proc.poll() is None:
+            stop_pid(self.proc)
+        if not self.log.closed:
+            self.log.close()
         if wait and self.pcsc.proc is not None and self.pcsc.proc.poll() is None:
             self.wait_absent()
 

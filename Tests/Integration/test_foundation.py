@@ -116,12 +116,14 @@ def test_key_pulled_mid_command_ends_quickly(pcsc, tmp_path):
     slow = ServedKey(pcsc, slot=1, latency_ms=8000, extra=["--log-apdus"]).start(wait=False)
     try:
         # Wait for the card to be present without sending APDUs (they would take 8 s each).
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             out = run_ykterm("list", "--readers", env=pcsc.env(), check=False).stdout
             if f"{pcsc.READER1}: key present" in out:
                 break
             time.sleep(0.1)
+        else:
+            pytest.fail(f"the slow key never showed in {pcsc.READER1}: {out}")
         def apdus():
             return slow.log_path.read_text().count("apdu ")
         before = apdus()
@@ -151,7 +153,7 @@ def test_monitor_reports_arrival_and_departure(pcsc):
     threading.Thread(target=lambda: [lines.put(line) for line in mon.stdout], daemon=True).start()
     events = []
 
-    def next_event(timeout=10):
+    def next_event(timeout=30):
         try:
             e = json.loads(lines.get(timeout=timeout))
         except queue.Empty:
