@@ -269,21 +269,13 @@ def test_oath_code_on_the_server_gives_the_codes_of_the_key_here(key, env, sshd,
     assert list(local_tmp.iterdir()) == [], list(local_tmp.iterdir())
 
 
-def test_a_server_without_ykterm_is_named_and_nothing_is_left(key, env, sshd, local_tmp):
-    r = remote(sshd, env, "oath", "code", remote_command="/nonexistent/ykterm", local_tmp=local_tmp)
-    assert r.returncode == 1 and "has no /nonexistent/ykterm" in r.stderr and "--remote-command" in r.stderr, r
-    assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
-
-
-def test_a_control_socket_still_there_after_ssh_O_exit_is_removed_too(key, env, sshd, local_tmp, tmp_path):
-    """ssh -O exit returns once the control master has agreed to exit; the master removes its socket as it exits,
-    which under load comes after ykterm has gone on. An ssh that always answers that way (the socket's name still
-    there when -O exit returns) shows that ykterm removes its local directory whatever the master's timing."""
-    real = shutil.which("ssh")
-    slow = tmp_path / "bin"
-    slow.mkdir()
-    (slow / "ssh").write_text(f"""#!/bin/sh
-{shlex.quote(real)} "$@"
+def ssh_whose_master_exits_late(directory):
+    """A directory with an ssh that returns from -O exit with the control socket's name still there. ssh -O exit
+    returns once the control master has agreed to exit, and the master removes its socket as it exits, which under
+    load comes after the caller has gone on: this ssh answers that way every time."""
+    directory.mkdir()
+    (directory / "ssh").write_text(f"""#!/bin/sh
+{shlex.quote(shutil.which("ssh"))} "$@"
 status=$?
 case " $* " in
 *" -O exit "*)
@@ -293,10 +285,16 @@ case " $* " in
 esac
 exit $status
 """)
-    (slow / "ssh").chmod(0o755)
-    e = dict(env, PATH=f"{slow}:{env['PATH']}")
-    r = remote(sshd, e, "oath", "code", remote_command="/nonexistent/ykterm", local_tmp=local_tmp)
-    assert r.returncode == 1 and "has no /nonexistent/ykterm" in r.stderr, r
+    (directory / "ssh").chmod(0o755)
+    return directory
+
+
+@pytest.mark.parametrize("master", ["exits at once", "exits late"])
+def test_a_server_without_ykterm_is_named_and_nothing_is_left(key, env, sshd, local_tmp, tmp_path, master):
+    if master == "exits late":
+        env = dict(env, PATH=f"{ssh_whose_master_exits_late(tmp_path / 'bin')}:{env['PATH']}")
+    r = remote(sshd, env, "oath", "code", remote_command="/nonexistent/ykterm", local_tmp=local_tmp)
+    assert r.returncode == 1 and "has no /nonexistent/ykterm" in r.stderr and "--remote-command" in r.stderr, r
     assert sshd.leftovers() == [] and list(local_tmp.iterdir()) == []
 
 

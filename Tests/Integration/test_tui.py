@@ -120,31 +120,28 @@ class Tmux:
     def wait_for(self, pattern, timeout=15):
         return self.settled(lambda text: re.search(pattern, text), timeout, f"{pattern!r} not on screen")
 
-    def glimpse(self, pattern, timeout=15):
-        """The first capture that shows `pattern`, for what shows only for a moment (a touch prompt, a status
-        line that goes when the key answers): no settling, as it may be gone by the next capture."""
+    def polled(self, accept, timeout, failure, interval):
+        """The first capture `accept` takes, with no settling (see settled for when that matters)."""
         deadline = time.monotonic() + timeout
         text = ""
         while time.monotonic() < deadline:
             text = self.screen()
-            if re.search(pattern, text):
+            if accept(text):
                 return text
-            time.sleep(0.02)
-        raise AssertionError(f"{pattern!r} never on screen in {timeout} s:\n{text}")
+            time.sleep(interval)
+        raise AssertionError(f"{failure} after {timeout} s:\n{text}")
+
+    def glimpse(self, pattern, timeout=15):
+        """The first capture that shows `pattern`, for what shows only for a moment (a touch prompt, a status
+        line that goes when the key answers): no settling, as it may be gone by the next capture."""
+        return self.polled(lambda text: re.search(pattern, text), timeout, f"{pattern!r} never on screen", 0.02)
 
     def wait_until(self, check, timeout=15):
         """The first screen `check` accepts, drawn whole (see settled)."""
         return self.settled(check, timeout, "no screen as expected")
 
     def wait_gone(self, pattern, timeout=15):
-        deadline = time.monotonic() + timeout
-        text = ""
-        while time.monotonic() < deadline:
-            text = self.screen()
-            if not re.search(pattern, text):
-                return text
-            time.sleep(0.1)
-        raise AssertionError(f"{pattern!r} still on screen after {timeout} s:\n{text}")
+        return self.polled(lambda text: not re.search(pattern, text), timeout, f"{pattern!r} still on screen", 0.1)
 
     def pid_of(self, executable, timeout=10):
         """The PID of a process below the tmux server running `executable` (its argv[0])."""
