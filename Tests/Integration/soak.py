@@ -551,12 +551,12 @@ class Soak:
             self.switch_second(TABS[0])
             self.pause(self.tab_rng.uniform(*ON_OATH))
             away = self.tab_rng.uniform(*ON_OTHER)
-            now = time.time()
-            minute = now - now % 60 + 60
-            # Back on the OATH tab 3 s before the next full minute; stays there until WINDOW + 0.5 s after it.
-            if self.hold.is_set() or now + away + 0.5 > minute - 3:
-                self.pause(max(0.0, minute + WINDOW + 0.5 - now) if not self.hold.is_set() else 1.0)
+            if self.hold.is_set():
+                self.pause(1.0)
                 continue
+            # On the OATH tab from 3 s before every full minute until WINDOW + 0.5 s after it: a stay that ends
+            # just after a minute waits out that minute's window too, not only the next one's lead.
+            self.clear_of_minute(away + 0.5 + 3)
             if self.switch_second(TABS[1 + others % (len(TABS) - 1)], unless_held=True):
                 others += 1
                 self.pause(away)
