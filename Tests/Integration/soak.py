@@ -24,7 +24,7 @@ What runs, all at once, for the whole run:
     fatal signal's report goes there); each screen is read every 0.1 s (capture-pane). The first stays on the
     OATH tab. The second moves between the tabs: the OATH tab for 4 to 8 s, then the next of the others (OTP,
     FIDO2, APDU, PIV in turn) for 2 to 4 s, and back; it is on the OATH tab over every full minute (from 3 s
-    before to 1.5 s after) and while the figures at rest are taken;
+    before to 3.5 s after, the WINDOW and half a second) and while the figures at rest are taken;
   - the USB key is pulled out (for 0.5 to 2 s) and plugged back in (for 2 to 5 s) again and again
     (`ykterm virtual-key usb unplug|plug`);
   - the served key N is stopped and started again every 10 to 20 s: it starts while U is out, and stops
