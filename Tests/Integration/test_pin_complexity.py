@@ -1,7 +1,9 @@
 """An Enhanced PIN key (`virtual-key serve --pin-complexity`): ykman and ykterm both see that it enforces PIN
 complexity; PIV, OpenPGP and FIDO2 refuse a PIN too easy to guess from either client (ykman reads the key's
 answers as a real key's: "does not meet complexity requirement"), ykterm explains the refusal in English and
-German, changes nothing, and a PIN that meets the rule is taken and works for ykman."""
+German, changes nothing, and a PIN that meets the rule is taken and works for ykman. An OTP access code of one
+byte repeated is refused by both clients on such a key (the key itself takes it: ykman's rule), and taken on
+an ordinary key."""
 
 import json
 import re
@@ -88,3 +90,46 @@ def test_fido2(enhanced, env):
     r = fido("pin", "change", input="4829-16\n7777777\n")
     assert r.returncode == 1 and "breaks the key's PIN rules" in r.stderr, r.stderr
     run_ykman(enhanced.reader, "fido", "access", "change-pin", "--pin", "4829-16", "--new-pin", "5192-83", env=env)
+
+
+TRIVIAL = "111111111111"
+GOOD = "a0b0c0d0e0f0"
+
+
+def program_slot_1(k, env):
+    run_ykman(k.reader, "otp", "chalresp", "1", "0102030405", "--force", env=env)
+
+
+def test_otp_access_code(enhanced, env):
+    def otp(*args, lang=None, **kw):
+        e = dict(env, LANG=lang) if lang else env
+        return run_ykterm("otp", *args, "--reader", enhanced.reader, env=e, check=False, **kw)
+
+    program_slot_1(enhanced, env)
+    r = run_ykman(enhanced.reader, "otp", "settings", "1", "--new-access-code", TRIVIAL, "--force", env=env,
+                  check=False)
+    assert r.returncode != 0 and "Access code does not meet complexity requirement" in r.stderr, r.stderr
+    for r in (otp("settings", "--slot", "1", "--lock", "--force", input=TRIVIAL + "\n"),
+              otp("chalresp", "--slot", "2", "--lock", "--force", "0a0b0c", input=TRIVIAL + "\n")):
+        assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+        assert "the key enforces PIN complexity, so a new access code must not be one byte repeated" in r.stderr, \
+            r.stderr
+    r = otp("settings", "--slot", "1", "--lock", "--force", input=TRIVIAL + "\n", lang="de_DE.UTF-8")
+    assert r.returncode == 2 and "verlangt komplexe PINs" in r.stderr and "Zugangscode" in r.stderr, r.stderr
+    # Nothing was written: slot 1 has no access code (ykman changes it without one), slot 2 is still empty.
+    out = run_ykman(enhanced.reader, "otp", "info", env=env).stdout
+    assert re.search(r"^Slot 2:\s+empty", out, re.M), out
+    run_ykman(enhanced.reader, "otp", "settings", "1", "--pacing", "20", "--force", env=env)
+    # A code of two different bytes is taken, and guards the slot for ykman.
+    assert otp("settings", "--slot", "1", "--lock", "--force", input=GOOD + "\n").returncode == 0
+    r = run_ykman(enhanced.reader, "otp", "delete", "1", "--force", env=env, check=False)
+    assert r.returncode != 0, r.stdout
+    run_ykman(enhanced.reader, "otp", "--access-code", GOOD, "delete", "1", "--force", env=env)
+
+
+def test_an_ordinary_key_takes_any_access_code(key, env):
+    program_slot_1(key, env)
+    r = run_ykterm("otp", "settings", "--slot", "1", "--lock", "--force", "--reader", key.reader, env=env,
+                   input=TRIVIAL + "\n")
+    assert "Settings of slot 1 updated" in r.stdout, r.stdout
+    run_ykman(key.reader, "otp", "--access-code", TRIVIAL, "delete", "1", "--force", env=env)

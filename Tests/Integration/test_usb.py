@@ -649,6 +649,30 @@ emit(pgp=json.loads(pgp.stdout) if pgp.returncode == 0 else pgp.stderr)
     assert r["pgp"]["kdf_enabled"] is True and r["pgp"]["pin_tries"] == 3, r["pgp"]
 
 
+def test_enhanced_pin_otp_access_code_over_the_keyboard_interface():
+    """An Enhanced PIN USB key with CCID turned off (OTP and FIDO HID): the OTP application is on the keyboard
+    interface and Management answers over HID, so ykterm learns there that the key enforces PIN complexity and
+    refuses a new access code of one byte repeated, writing nothing; a code of two different bytes is set over
+    OTP HID and guards the slot for ykman."""
+    r = results(serve_usb("--pin-complexity", "--interfaces", "otp,fido", script=PRELUDE + """
+def run(argv, stdin):
+    return subprocess.run([YKTERM] + argv, input=stdin, capture_output=True, text=True, timeout=60)
+trivial = run(["otp", "chalresp", "--slot", "2", "--lock", "--force", "0a0b0c"], "111111111111\\n")
+info = ykman("otp", "info")
+good = run(["otp", "chalresp", "--slot", "2", "--lock", "--force", "0a0b0c"], "a0b0c0d0e0f0\\n")
+unguarded = ykman("otp", "delete", "2", "--force")
+guarded = ykman("otp", "--access-code", "a0b0c0d0e0f0", "delete", "2", "--force")
+emit(trivial=[trivial.returncode, trivial.stderr], info=info.stdout, good=[good.returncode, good.stderr],
+     unguarded=unguarded.returncode, guarded=[guarded.returncode, guarded.stderr])
+"""))
+    code, err = r["trivial"]
+    assert code == 2 and "a new access code must not be one byte repeated" in err, err
+    assert re.search(r"^Slot 2:\s+empty", r["info"], re.M), r["info"]
+    assert r["good"][0] == 0, r["good"][1]
+    assert r["unguarded"] != 0
+    assert r["guarded"][0] == 0, r["guarded"][1]
+
+
 def test_nfc_restricted_on_a_security_key_over_its_fido_interface():
     """A Security Key NFC (FIDO HID only, no CCID): config nfc --restrict goes to its Management application over
     FIDO HID; ykterm and ykman read NFC restricted, and USB power (unplug, plug) lifts it."""

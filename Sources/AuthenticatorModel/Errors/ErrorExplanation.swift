@@ -129,6 +129,7 @@ public enum ErrorKind: String, CaseIterable, Sendable {
     case challengeTooLong = "challenge-too-long"
     case hmacKeyLength = "hmac-key-length"
     case accessCodeLength = "access-code-length"
+    case accessCodeTooSimple = "access-code-too-simple"
     case publicIDLength = "public-id-length"
     case privateIDLength = "private-id-length"
     case aesKeyLength = "aes-key-length"
@@ -275,7 +276,8 @@ public enum ErrorKind: String, CaseIterable, Sendable {
         case .pcscdNotRunning, .pcscdNotInstalled, .pcscdRefused, .noReaders, .noKeyFound, .noKeyInReader: return .noKey
         case .severalKeys, .invalidAccount, .invalidURI, .notHex, .oddHex, .pinTooShort, .pinTooLong, .pinHasNUL,
             .invalidInput, .minPINLengthDecrease, .tooManyRelyingParties, .fingerprintNameTooLong,
-            .challengeTooLong, .hmacKeyLength, .accessCodeLength, .noSuchSlot, .pivPINLength, .managementKeyLength,
+            .challengeTooLong, .hmacKeyLength, .accessCodeLength, .accessCodeTooSimple, .noSuchSlot, .pivPINLength,
+            .managementKeyLength,
             .pivAlgorithm, .publicIDLength, .privateIDLength, .aesKeyLength, .staticPasswordLength,
             .staticPasswordCharacter, .hotpCounter, .hotpDigits, .ndefURILength, .hotpTokenIdentifier, .lockCodeFormat,
             .lockCodeMismatch,
@@ -338,6 +340,7 @@ extension ErrorExplanation {
             case .tooManyRelyingParties(let max, let given):
                 return ErrorExplanation(kind: .tooManyRelyingParties, ["max": String(max), "count": String(given)])
             }
+        case OTPOperationError.accessCodeTooSimple: return ErrorExplanation(kind: .accessCodeTooSimple)
         // The command line asks before a fixed touch policy; an answer it did not give changed nothing.
         case is OpenPGPOperationError: return ErrorExplanation(kind: .declined)
         case let e as Gzip.Error: return .malformedAnswer(Malformation(.certificate, .gzip(e)))

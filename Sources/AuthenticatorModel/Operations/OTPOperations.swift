@@ -18,11 +18,19 @@ extension BackendKey: OTPOpener {
 /// Each opens the OTP application where `OTPOpener` finds it, does one thing and closes it, whether it succeeded
 /// or not. None prints, prompts or formats. A write over a programmed slot is refused with
 /// `OTPOperationError.slotProgrammed` unless `replacing` says the user agreed; the face asks, and calls again.
+///
+/// A key that enforces PIN complexity (an Enhanced PIN key) takes any access code, but its owner asked for codes
+/// that are not trivial: a write that sets a new access code of one repeated byte is refused on such a key
+/// (`OTPOperationError.accessCodeTooSimple`), as ykman refuses it. Only such a code makes the operation read the
+/// device information (through Management, before the OTP application is opened again).
 public struct OTPOperations: Sendable {
     public let opener: any OTPOpener
+    /// What tells whether the key enforces PIN complexity.
+    let management: any ManagementOpener
 
-    public init(_ opener: any OTPOpener) {
+    public init(_ opener: any OTPOpener & ManagementOpener) {
         self.opener = opener
+        self.management = opener
     }
 
     /// The slots after an operation, and the interface they were read on.
@@ -61,9 +69,14 @@ public struct OTPOperations: Sendable {
         slot: Int, replacing: Bool, currentAccessCode: [UInt8]?, readSerial: Bool = false,
         _ make: (UInt32?) throws -> OTPSlotConfiguration
     ) async throws -> Slots {
-        try await writing(readSerial: readSerial) { s, serial in
-            try await Self.refuseOverwrite(s, slot: slot, replacing: replacing)
-            try await s.put(slot: slot, try make(serial), currentAccessCode: currentAccessCode)
+        try await refusingTrivialAccessCodes(current: currentAccessCode) { check in
+            try await writing(readSerial: readSerial) { s, serial in
+                // A code refused is said before the question whether to replace the slot.
+                let configuration = try make(serial)
+                try check(configuration)
+                try await Self.refuseOverwrite(s, slot: slot, replacing: replacing)
+                try await s.put(slot: slot, configuration, currentAccessCode: currentAccessCode)
+            }
         }
     }
 
@@ -94,9 +107,12 @@ public struct OTPOperations: Sendable {
 
     /// Changes a programmed slot's settings and access code (UPDATE), keeping its secret.
     public func update(slot: Int, _ update: OTPSlotConfiguration, currentAccessCode: [UInt8]?) async throws -> Slots {
-        try await writing { s, _ in
-            try await Self.requireProgrammed(s, slot: slot)
-            try await s.update(slot: slot, update, currentAccessCode: currentAccessCode)
+        try await refusingTrivialAccessCodes(current: currentAccessCode) { check in
+            try await writing { s, _ in
+                try await Self.requireProgrammed(s, slot: slot)
+                try check(update)
+                try await s.update(slot: slot, update, currentAccessCode: currentAccessCode)
+            }
         }
     }
 
@@ -128,6 +144,38 @@ public struct OTPOperations: Sendable {
         return code
     }
 
+    /// Runs a write, handing it the check for the configuration it is about to write: one that sets a new access
+    /// code of one repeated byte needs to know whether the key enforces PIN complexity. Management cannot be opened
+    /// while the OTP application is (both may need the one reader), so the first such check ends the write before
+    /// anything is written; the device information is read, and the write runs again with the answer.
+    private func refusingTrivialAccessCodes(
+        current: [UInt8]?, _ write: (_ check: (OTPSlotConfiguration) throws -> Void) async throws -> Slots
+    ) async throws -> Slots {
+        var enforced: Bool?
+        while true {
+            do {
+                return try await write { configuration in
+                    guard Self.setsTrivialAccessCode(configuration, current: current) else { return }
+                    guard let enforced else { throw ComplexityUnknown() }
+                    if enforced { throw OTPOperationError.accessCodeTooSimple }
+                }
+            } catch is ComplexityUnknown {
+                // Device information that cannot be read (a key too old to tell it) leaves the rule out, as the
+                // key itself does not enforce it; a key gone fails the write that runs again.
+                enforced = (try? await DeviceOperations(management).device())?.info.pinComplexity ?? false
+            }
+        }
+    }
+
+    /// The write stopped before writing: whether the key enforces PIN complexity is not known yet.
+    private struct ComplexityUnknown: Error {}
+
+    /// `configuration` sets an access code (not none) other than `current`, made of one repeated byte: ykman's rule
+    /// for a key that enforces PIN complexity (at least two different bytes).
+    static func setsTrivialAccessCode(_ configuration: OTPSlotConfiguration, current: [UInt8]?) -> Bool {
+        configuration.hasAccessCode && configuration.accessCode != current && Set(configuration.accessCode).count < 2
+    }
+
     static func requireProgrammed(_ s: OTPSession, slot: Int) async throws {
         guard await s.status.isConfigured(slot: slot) else { throw OTPError.slotEmpty(slot) }
     }
@@ -141,6 +189,8 @@ public struct OTPOperations: Sendable {
 public enum OTPOperationError: Error, Sendable, Equatable {
     /// The slot is programmed, and the write was not told to replace it: nothing was written.
     case slotProgrammed(Int)
+    /// The key enforces PIN complexity, and the new access code is one byte repeated: nothing was written.
+    case accessCodeTooSimple
 }
 
 /// The key's NDEF tag (what a touch over NFC gives: the OTP in a URI or a text record), read for the OTP tab and

@@ -89,6 +89,7 @@ import Testing
         (OTPError.notChallengeResponse(2), .slotNotChallengeResponse), (OTPError.touchTimeout(2), .touchTimeout),
         (OTPError.challengeTooLong(65), .challengeTooLong), (OTPError.invalidKey(21), .hmacKeyLength),
         (OTPError.invalidAccessCode, .accessCodeLength), (OTPError.configurationRefused, .slotRefused),
+        (OTPOperationError.accessCodeTooSimple, .accessCodeTooSimple),
         (OTPError.unexpectedResponse(Malformation(.hmacResponse, .length(3))), .malformedAnswer),
         (OTPError.invalidPublicID(17), .publicIDLength), (OTPError.invalidPrivateID(5), .privateIDLength),
         (OTPError.invalidAESKey(15), .aesKeyLength), (OTPError.invalidPasswordLength(39), .staticPasswordLength),

@@ -402,4 +402,21 @@ struct OTPSlotsWorkTests {
         let (deleted, _) = try await h.run(.otp(.deleteSlot(d, slot: 1, accessCode: nil)), Self.written)
         #expect(deleted == .deleted(slot: 1))
     }
+
+    /// A key that enforces PIN complexity: a new access code of one byte repeated is refused in its own words
+    /// (the dialog keeps them for another try), and the slot gets no code.
+    @Test func anEnhancedPINKeyRefusesAnAccessCodeOfOneRepeatedByte() async throws {
+        var state = VirtualKeyState.yubiKey5NFC()
+        state.pinComplexity = true
+        let h = Harness(InProcessBackend(state), directory: temporaryDirectory())
+        let d = InProcessBackend.descriptor
+        let secret = Array("12345678901234567890".utf8)
+        _ = try await h.run(.otp(.program(d, slot: 1, .hotp(secret: secret, digits: 6), accessCode: nil)), Self.written)
+        let trivial = [UInt8](repeating: 0xA1, count: OTPSlotConfiguration.accessCodeSize)
+        let refused = try await h.run(
+            .otp(.setAccessCode(d, slot: 1, current: nil, new: trivial)), OTPTabWorkTests.failure)
+        #expect(refused.operation == .slots && refused.message.key == "error.access-code-too-simple")
+        let (deleted, _) = try await h.run(.otp(.deleteSlot(d, slot: 1, accessCode: nil)), Self.written)
+        #expect(deleted == .deleted(slot: 1))
+    }
 }
