@@ -147,23 +147,25 @@ public struct OTPOperations: Sendable {
     /// Runs a write, handing it the check for the configuration it is about to write: one that sets a new access
     /// code of one repeated byte needs to know whether the key enforces PIN complexity. Management cannot be opened
     /// while the OTP application is (both may need the one reader), so the first such check ends the write before
-    /// anything is written; the device information is read, and the write runs again with the answer.
+    /// anything is written; the device information is read, and the write runs once more with the answer.
     private func refusingTrivialAccessCodes(
         current: [UInt8]?, _ write: (_ check: (OTPSlotConfiguration) throws -> Void) async throws -> Slots
     ) async throws -> Slots {
-        var enforced: Bool?
-        while true {
-            do {
-                return try await write { configuration in
-                    guard Self.setsTrivialAccessCode(configuration, current: current) else { return }
-                    guard let enforced else { throw ComplexityUnknown() }
-                    if enforced { throw OTPOperationError.accessCodeTooSimple }
-                }
-            } catch is ComplexityUnknown {
-                // Device information that cannot be read (a key too old to tell it) leaves the rule out, as the
-                // key itself does not enforce it; a key gone fails the write that runs again.
-                enforced = (try? await DeviceOperations(management).device())?.info.pinComplexity ?? false
+        /// The check, knowing whether the key enforces PIN complexity (nil: not known yet).
+        func check(enforced: Bool?) -> (OTPSlotConfiguration) throws -> Void {
+            { configuration in
+                guard Self.setsTrivialAccessCode(configuration, current: current) else { return }
+                guard let enforced else { throw ComplexityUnknown() }
+                if enforced { throw OTPOperationError.accessCodeTooSimple }
             }
+        }
+        do {
+            return try await write(check(enforced: nil))
+        } catch is ComplexityUnknown {
+            // Device information that cannot be read (a key too old to tell it) leaves the rule out, as the key
+            // itself does not enforce it; a key gone fails the write that runs again.
+            let enforced = (try? await DeviceOperations(management).device())?.info.pinComplexity ?? false
+            return try await write(check(enforced: enforced))
         }
     }
 
